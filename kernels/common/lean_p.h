@@ -1,0 +1,59 @@
+// Lean P: the e4m3fn code of a probability from one FMA and one float-to-int conversion.
+//
+// An e4m3fn code read as an integer grows by 8 each time the value doubles (3 mantissa bits) and
+// is 56 at 1.0 (bias 7), so code(2^x) ~= 8x + 56. For t = s*log2e*scale - m (<= 0) and a block
+// scale exponent k, the code of 2^(t+k) is
+//     code = cvt(clamp(fma(s_raw, 8 * scale_log2, bias), 0, 126)),  bias = 56 + c + 8k - 8m,
+// with no exponential and no separate fp32->fp8 conversion. Between powers of two the code is
+// linear in x while 2^x is not, so the value read back is 1..1.086x the true one before rounding;
+// the constant c centres that error.
+//
+// c = -15/32 minimises the RMS relative error of the decoded value against 2^x for uniformly
+// distributed x (a sweep of c over [-1, 0.5] in steps of 1/200, 2026-11-29: 3.14% RMS vs 2.65%
+// for round-to-nearest-even of exp2, mean bias -0.1%). It is not -0.5, which would put the row maximum (code 120 - 0.5)
+// exactly on a rounding tie that fp32 noise then decides.
+//
+// Conversions differ by target: NVIDIA's cvt.rni rounds to nearest even, AMD's v_cvt_i32_f32
+// truncates. A truncating target uses c + 0.5 so that both produce the same code except on exact
+// ties (measure-zero for real scores); the CPU model reproduces either bit for bit.
+#ifndef ZYFA_KERNELS_COMMON_LEAN_P_H
+#define ZYFA_KERNELS_COMMON_LEAN_P_H
+
+#include "device_compat.h"
+#include "fp8_e4m3.h"
+
+namespace zyfa {
+namespace numerics {
+
+constexpr float kLeanPCentre = -0.46875f;  // -15/32, for a round-to-nearest conversion
+
+// Code of 1.0 (8 * bias) and the largest finite code: e4m3fn 56 and 126 (448; 0x7F is NaN),
+// e4m3fnuz 64 and 127 (240). The same formula serves both formats.
+ZYFA_HD float lean_p_code_of_one(Fp8Format f) { return f == Fp8Format::E4M3FN ? 56.0f : 64.0f; }
+ZYFA_HD float lean_p_max_code(Fp8Format f) { return f == Fp8Format::E4M3FN ? 126.0f : 127.0f; }
+
+enum class FloatToIntRounding : int { NearestEven = 0, TowardZero = 1 };
+
+// The constant c a target must use so that its conversion yields the reference codes.
+ZYFA_HD float lean_p_centre_for(FloatToIntRounding rounding) {
+    return rounding == FloatToIntRounding::NearestEven ? kLeanPCentre : kLeanPCentre + 0.5f;
+}
+
+// Per (row, block) constant of the FMA: 56 + c + 8k - 8m, evaluated in fp32 in this order.
+ZYFA_HD float lean_p_bias(float running_max_log2, int block_exponent, float centre, Fp8Format f) {
+    return (lean_p_code_of_one(f) + centre + 8.0f * (float)block_exponent) - 8.0f * running_max_log2;
+}
+
+// The code itself: scale8_log2 = 8 * softmax_scale * descales * log2(e), s_raw the raw dot product.
+// A masked score (-inf) or a NaN clamps to 0, which decodes to exactly 0.
+ZYFA_HD uint8_t lean_p_code(float s_raw, float scale8_log2, float bias, FloatToIntRounding rounding,
+                            Fp8Format f) {
+    const float y = clamp_float(fmaf(s_raw, scale8_log2, bias), 0.0f, lean_p_max_code(f));
+    const float integral = rounding == FloatToIntRounding::NearestEven ? round_half_even(y) : truncf(y);
+    return (uint8_t)(int)integral;
+}
+
+}  // namespace numerics
+}  // namespace zyfa
+
+#endif

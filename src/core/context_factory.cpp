@@ -1,0 +1,108 @@
+#include "context_factory.hpp"
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+#include "cpu/cpu_backend.hpp"
+#include "errors.hpp"
+#include "versioned_struct.hpp"
+
+namespace zyfa {
+namespace {
+
+struct BackendSlot {
+    zyfa_backend kind;
+    const char* name;        // for messages: "HIP"
+    const char* build_name;  // for zyfa_build_info: "hip"
+    // Null when the backend is not compiled into this build.
+    std::unique_ptr<Backend> (*create)(const zyfa_context_options& options);
+};
+
+std::unique_ptr<Backend> create_cpu(const zyfa_context_options& options) {
+    return cpu::make_cpu_backend(options.num_threads);
+}
+
+// The order AUTO tries. The GPU backends fill their slots when they are compiled in.
+constexpr BackendSlot kBackendSlots[] = {
+    {ZYFA_BACKEND_HIP, "HIP", "hip", nullptr},
+    {ZYFA_BACKEND_CUDA, "CUDA", "cuda", nullptr},
+    {ZYFA_BACKEND_CPU, "CPU", "cpu", &create_cpu},
+};
+
+zyfa_context_options read_options(const zyfa_context_options* user) {
+    zyfa_context_options defaults;
+    zyfa_context_options_init(&defaults, sizeof(defaults));
+    if (user == nullptr) return defaults;
+
+    const size_t readable =
+        checked_struct_size(user, sizeof(zyfa_context_options), sizeof(uint32_t), "options", "struct_size");
+    zyfa_context_options options = defaults;
+    std::memcpy(&options, user, readable);
+    options.struct_size = sizeof(options);
+    if (!field_within(readable, offsetof(zyfa_context_options, backend), sizeof(options.backend))) {
+        options.backend = defaults.backend;
+    }
+    if (!field_within(readable, offsetof(zyfa_context_options, device), sizeof(options.device))) {
+        options.device = defaults.device;
+    }
+    if (!field_within(readable, offsetof(zyfa_context_options, num_threads), sizeof(options.num_threads))) {
+        options.num_threads = defaults.num_threads;
+    }
+    return options;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> create_backend(const zyfa_context_options* user_options) {
+    const zyfa_context_options options = read_options(user_options);
+    if (options.backend < ZYFA_BACKEND_AUTO || options.backend > ZYFA_BACKEND_CUDA) {
+        throw_invalid("options.backend = " + std::to_string(options.backend) + " is not a zyfa_backend");
+    }
+    if (options.device < 0) {
+        throw_invalid("options.device = " + std::to_string(options.device) + " is negative");
+    }
+    if (options.num_threads < 0) {
+        throw_invalid("options.num_threads = " + std::to_string(options.num_threads) +
+                      " is negative (0 = all hardware threads)");
+    }
+
+    if (options.backend == ZYFA_BACKEND_AUTO) {
+        for (const BackendSlot& slot : kBackendSlots) {
+            if (slot.create == nullptr) continue;
+            try {
+                return slot.create(options);
+            } catch (const Error& error) {
+                // No device, or its runtime is not installed here: try the next backend.
+                if (error.status() != ZYFA_ERROR_NO_DEVICE && error.status() != ZYFA_ERROR_NOT_SUPPORTED) throw;
+            }
+        }
+        throw Error(ZYFA_ERROR_NO_DEVICE, "options.backend = AUTO: no compiled-in backend found a device");
+    }
+    for (const BackendSlot& slot : kBackendSlots) {
+        if (slot.kind != options.backend) continue;
+        if (slot.create == nullptr) {
+            throw_not_supported(std::string("options.backend = ") + slot.name + ": backend " + slot.name +
+                                " is not compiled into this build");
+        }
+        return slot.create(options);
+    }
+    throw Error(ZYFA_ERROR_INTERNAL, "backend " + std::to_string(options.backend) + " has no slot");
+}
+
+const char* compiled_backend_names() noexcept {
+    struct Names {
+        char text[64] = "";
+        Names() noexcept {
+            for (const BackendSlot& slot : kBackendSlots) {
+                if (slot.create == nullptr) continue;
+                if (text[0] != '\0') std::strncat(text, ", ", sizeof(text) - std::strlen(text) - 1);
+                std::strncat(text, slot.build_name, sizeof(text) - std::strlen(text) - 1);
+            }
+        }
+    };
+    static const Names names;
+    return names.text;
+}
+
+}  // namespace zyfa

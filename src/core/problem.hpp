@@ -1,0 +1,77 @@
+// The validated, normalised form of a request: what every backend receives. Produced only by
+// src/core/validate_*.cpp, so a backend may trust every field (strides non-overlapping, sizes
+// free of overflow, softmax and scale resolved, cu_seqlens checked).
+#pragma once
+
+#include <cstdint>
+
+#include "zyfa.h"
+
+namespace zyfa {
+
+struct TensorView {
+    void* data = nullptr;
+    zyfa_dtype dtype = 0;
+    int64_t stride_batch = 0;  // 0 when varlen (packed along seq)
+    int64_t stride_seq = 0;
+    int64_t stride_head = 0;
+};
+
+struct AttnProblem {
+    zyfa_mask mask = ZYFA_MASK_NONE;
+    int64_t batch = 0;
+    int64_t seqlen_q = 0;  // longest sequence when varlen
+    int64_t seqlen_k = 0;
+    int64_t heads_q = 0;
+    int64_t heads_kv = 0;
+    int64_t head_dim_qk = 0;
+    int64_t head_dim_v = 0;
+    float softmax_scale = 0.0f;              // resolved: never 0
+    zyfa_softmax softmax = ZYFA_SOFTMAX_EXACT;  // resolved: EXACT or LEAN, never AUTO
+    int32_t window_left = -1;
+    int32_t window_right = -1;
+    const int32_t* cu_seqlens_q = nullptr;  // both set (varlen) or both null
+    const int32_t* cu_seqlens_k = nullptr;
+    const float* q_descale = nullptr;  // [batch, heads_kv] or null (= 1)
+    const float* k_descale = nullptr;
+    const float* v_descale = nullptr;
+    float* lse = nullptr;
+    TensorView q, k, v, o;
+
+    bool varlen() const { return cu_seqlens_q != nullptr; }
+    bool empty() const { return batch == 0 || seqlen_q == 0 || seqlen_k == 0; }
+    bool fp8() const { return q.dtype == ZYFA_DTYPE_FP8_E4M3FN || q.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ; }
+    // Per-sequence lengths and first packed row (row offsets are 0 when not varlen).
+    int64_t len_q(int64_t b) const { return varlen() ? cu_seqlens_q[b + 1] - cu_seqlens_q[b] : seqlen_q; }
+    int64_t len_k(int64_t b) const { return varlen() ? cu_seqlens_k[b + 1] - cu_seqlens_k[b] : seqlen_k; }
+    int64_t first_q(int64_t b) const { return varlen() ? cu_seqlens_q[b] : 0; }
+    int64_t first_k(int64_t b) const { return varlen() ? cu_seqlens_k[b] : 0; }
+    int64_t total_q() const { return varlen() ? cu_seqlens_q[batch] : batch * seqlen_q; }
+    // Element offset of [b, s, h, 0]; s is relative to the sequence, b selects the packed range.
+    static int64_t offset(const TensorView& t, int64_t first_row, int64_t b, int64_t s, int64_t h) {
+        return b * t.stride_batch + (first_row + s) * t.stride_seq + h * t.stride_head;
+    }
+    // lse index of (b, h, s) per docs/api.md: [batch, heads_q, seqlen_q] or [heads_q, total_q].
+    int64_t lse_index(int64_t b, int64_t h, int64_t s) const {
+        return varlen() ? h * total_q() + first_q(b) + s : (b * heads_q + h) * seqlen_q + s;
+    }
+    int64_t kv_head(int64_t h) const { return h / (heads_q / heads_kv); }
+};
+
+struct QuantProblem {
+    bool hadamard = false;
+    int64_t batch = 0;
+    int64_t seqlen = 0;  // longest sequence when varlen
+    int64_t heads = 0;
+    int64_t head_dim = 0;
+    const int32_t* cu_seqlens = nullptr;
+    TensorView in, out;
+    float* descale = nullptr;  // [batch, heads]
+
+    bool varlen() const { return cu_seqlens != nullptr; }
+    bool empty() const { return batch == 0 || seqlen == 0; }
+    int64_t len(int64_t b) const { return varlen() ? cu_seqlens[b + 1] - cu_seqlens[b] : seqlen; }
+    int64_t first(int64_t b) const { return varlen() ? cu_seqlens[b] : 0; }
+};
+
+}  // namespace zyfa

@@ -1,0 +1,58 @@
+// Argument checking: turns the caller's C structs into the normalised problems of problem.hpp or
+// throws zyfa::Error (INVALID_ARGUMENT for a caller bug, NOT_SUPPORTED for a valid request that
+// this backend kind cannot take) with a message naming the field and its value. Reads only within
+// each struct_size and, on the CPU backend, the host cu_seqlens arrays; never any tensor data.
+#pragma once
+
+#include <cstdint>
+
+#include "problem.hpp"
+#include "zyfa.h"
+
+namespace zyfa {
+
+// `backend` is the context's backend (never AUTO): FP32 inputs, pointer alignment and whether
+// cu_seqlens can be read on the host depend on it.
+AttnProblem validate_attn(const zyfa_attn_params* p, const zyfa_tensor* q, const zyfa_tensor* k,
+                          const zyfa_tensor* v, const zyfa_tensor* o, zyfa_backend backend);
+
+QuantProblem validate_quant(const zyfa_quant_params* p, const zyfa_tensor* in, const zyfa_tensor* out,
+                            float* descale, zyfa_backend backend);
+
+namespace validation {
+
+// Helpers shared by validate_attn.cpp and validate_quant.cpp (validate_layout.cpp).
+
+bool is_fp8(zyfa_dtype dtype);
+bool is_known_dtype(zyfa_dtype dtype);
+int64_t element_size(zyfa_dtype dtype);  // bytes; the dtype must be known
+const char* dtype_name(zyfa_dtype dtype);  // "BF16", ..., "unknown"
+
+// The logical shape of one [batch, seq, head, dim] tensor. When varlen the batch axis is folded
+// into the packed seq axis: rows is the packed total (or an upper bound of it on GPU backends).
+struct TensorShape {
+    int64_t batch = 0;
+    int64_t rows = 0;  // seqlen per batch, or the packed total when varlen
+    int64_t heads = 0;
+    int64_t head_dim = 0;
+    bool varlen = false;
+};
+
+// Checks reserved, strides (non-negative, non-overlapping), int64 overflow of element and byte
+// offsets, data != NULL unless the problem is empty, and on GPU backends the 16-byte alignment of
+// FP8 tensors. The dtype must already be known. Returns the normalised view.
+TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const TensorShape& shape,
+                               bool empty_problem, zyfa_backend backend);
+
+// Checks that the packed lengths of `batch` sequences fit and returns the packed total. On the CPU
+// backend the host array cu[batch + 1] is read and checked (starts at 0, never decreases, each
+// length <= max_len); on GPU backends it is device memory, so the bound batch * max_len (at most
+// INT32_MAX) is returned instead.
+int64_t checked_packed_rows(const int32_t* cu, const char* name, int64_t batch, int64_t max_len,
+                            const char* max_len_name, zyfa_backend backend);
+
+// a * b, throwing INVALID_ARGUMENT naming `what` when it overflows int64.
+int64_t checked_mul(int64_t a, int64_t b, const char* what);
+
+}  // namespace validation
+}  // namespace zyfa

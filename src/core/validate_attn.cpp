@@ -1,0 +1,205 @@
+// validate_attn: zyfa_attn_params + four tensor views -> AttnProblem, or zyfa::Error.
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+#include "errors.hpp"
+#include "validate.hpp"
+#include "versioned_struct.hpp"
+
+namespace zyfa {
+namespace {
+
+using namespace validation;
+
+constexpr int64_t kMaxHeadDim = 512;
+
+// The caller's params with every field it did not pass (an older, smaller struct) at its default.
+zyfa_attn_params read_params(const zyfa_attn_params* user) {
+    const size_t min_size = offsetof(zyfa_attn_params, head_dim_v) + sizeof(user->head_dim_v);
+    const size_t readable = checked_struct_size(user, sizeof(zyfa_attn_params), min_size, "params", "head_dim_v");
+
+    zyfa_attn_params defaults;
+    zyfa_attn_params_init(&defaults, sizeof(defaults));
+    zyfa_attn_params params = defaults;
+    std::memcpy(&params, user, readable);
+    params.struct_size = sizeof(params);
+    // A field cut in two by struct_size is not the caller's: restore its default.
+#define ZYFA_DEFAULT_BEYOND(member)                                                                     \
+    if (!field_within(readable, offsetof(zyfa_attn_params, member), sizeof(params.member))) {          \
+        params.member = defaults.member;                                                                \
+    }
+    ZYFA_DEFAULT_BEYOND(softmax_scale)
+    ZYFA_DEFAULT_BEYOND(softmax)
+    ZYFA_DEFAULT_BEYOND(window_left)
+    ZYFA_DEFAULT_BEYOND(window_right)
+    ZYFA_DEFAULT_BEYOND(cu_seqlens_q)
+    ZYFA_DEFAULT_BEYOND(cu_seqlens_k)
+    ZYFA_DEFAULT_BEYOND(q_descale)
+    ZYFA_DEFAULT_BEYOND(k_descale)
+    ZYFA_DEFAULT_BEYOND(v_descale)
+    ZYFA_DEFAULT_BEYOND(lse)
+    ZYFA_DEFAULT_BEYOND(flags)
+#undef ZYFA_DEFAULT_BEYOND
+    return params;
+}
+
+void require_non_negative(int64_t value, const char* name) {
+    if (value < 0) throw_invalid(std::string("params.") + name + " = " + std::to_string(value) + " is negative");
+}
+
+void require_head_count(int64_t value, const char* name) {
+    if (value <= 0) throw_invalid(std::string("params.") + name + " = " + std::to_string(value) + ", must be > 0");
+}
+
+void require_head_dim(int64_t value, const char* name) {
+    if (value <= 0 || value > kMaxHeadDim) {
+        throw_invalid(std::string("params.") + name + " = " + std::to_string(value) + " is outside [1, " +
+                      std::to_string(kMaxHeadDim) + "]");
+    }
+}
+
+void require_window(int32_t value, const char* name) {
+    if (value < -1) {
+        throw_invalid(std::string("params.") + name + " = " + std::to_string(value) + ", must be >= -1 (-1 = unbounded)");
+    }
+}
+
+void check_input_dtype(const zyfa_tensor& t, const char* name, zyfa_dtype q_dtype) {
+    if (!is_known_dtype(t.dtype)) {
+        throw_invalid(std::string(name) + ".dtype = " + std::to_string(t.dtype) + " is not a zyfa_dtype");
+    }
+    if (t.dtype != q_dtype) {
+        throw_invalid(std::string(name) + ".dtype = " + dtype_name(t.dtype) + " differs from q.dtype = " +
+                      dtype_name(q_dtype) + " (q, k and v share one dtype)");
+    }
+}
+
+void check_descale_absent(const float* descale, const char* name, zyfa_dtype dtype) {
+    if (descale != nullptr) {
+        throw_invalid(std::string("params.") + name + " is set but q.dtype = " + dtype_name(dtype) +
+                      " is not FP8 (descales are for FP8 inputs only)");
+    }
+}
+
+}  // namespace
+
+AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor* q, const zyfa_tensor* k,
+                          const zyfa_tensor* v, const zyfa_tensor* o, zyfa_backend backend) {
+    if (user_params == nullptr) throw_invalid("params is NULL");
+    if (q == nullptr) throw_invalid("q is NULL");
+    if (k == nullptr) throw_invalid("k is NULL");
+    if (v == nullptr) throw_invalid("v is NULL");
+    if (o == nullptr) throw_invalid("o is NULL");
+    const zyfa_attn_params p = read_params(user_params);
+
+    if (p.flags != 0) throw_invalid("params.flags = " + std::to_string(p.flags) + ", must be 0 in zyfa 0.1");
+    require_non_negative(p.batch, "batch");
+    require_non_negative(p.seqlen_q, "seqlen_q");
+    require_non_negative(p.seqlen_k, "seqlen_k");
+    require_head_count(p.heads_q, "heads_q");
+    require_head_count(p.heads_kv, "heads_kv");
+    require_head_dim(p.head_dim_qk, "head_dim_qk");
+    require_head_dim(p.head_dim_v, "head_dim_v");
+    if (p.heads_q % p.heads_kv != 0) {
+        throw_invalid("params.heads_kv = " + std::to_string(p.heads_kv) + " does not divide params.heads_q = " +
+                      std::to_string(p.heads_q));
+    }
+    if (p.mask != ZYFA_MASK_NONE && p.mask != ZYFA_MASK_CAUSAL && p.mask != ZYFA_MASK_CAUSAL_BOTTOM_RIGHT) {
+        throw_invalid("params.mask = " + std::to_string(p.mask) + " is not a zyfa_mask");
+    }
+    if (p.softmax != ZYFA_SOFTMAX_AUTO && p.softmax != ZYFA_SOFTMAX_EXACT && p.softmax != ZYFA_SOFTMAX_LEAN) {
+        throw_invalid("params.softmax = " + std::to_string(p.softmax) + " is not a zyfa_softmax");
+    }
+    require_window(p.window_left, "window_left");
+    require_window(p.window_right, "window_right");
+    if (!std::isfinite(p.softmax_scale)) {
+        throw_invalid("params.softmax_scale = " + std::to_string(p.softmax_scale) + " is not finite");
+    }
+
+    // dtypes: q, k, v share one; o is a 16- or 32-bit float.
+    for (const zyfa_tensor* t : {q, k, v, o}) {
+        const char* name = t == q ? "q" : t == k ? "k" : t == v ? "v" : "o";
+        if (t->reserved != 0) {
+            throw_invalid(std::string(name) + ".reserved = " + std::to_string(t->reserved) + ", must be 0");
+        }
+    }
+    if (!is_known_dtype(q->dtype)) {
+        throw_invalid("q.dtype = " + std::to_string(q->dtype) + " is not a zyfa_dtype");
+    }
+    check_input_dtype(*k, "k", q->dtype);
+    check_input_dtype(*v, "v", q->dtype);
+    if (o->dtype != ZYFA_DTYPE_BF16 && o->dtype != ZYFA_DTYPE_FP16 && o->dtype != ZYFA_DTYPE_FP32) {
+        throw_invalid("o.dtype = " + std::to_string(o->dtype) + " (" + dtype_name(o->dtype) +
+                      ") is not an output dtype (BF16, FP16 or FP32)");
+    }
+    const bool fp8 = is_fp8(q->dtype);
+    if (!fp8) {
+        check_descale_absent(p.q_descale, "q_descale", q->dtype);
+        check_descale_absent(p.k_descale, "k_descale", q->dtype);
+        check_descale_absent(p.v_descale, "v_descale", q->dtype);
+    }
+
+    // Packed sequences: both cu_seqlens or neither.
+    if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr)) {
+        throw_invalid(p.cu_seqlens_q != nullptr ? "params.cu_seqlens_q is set but params.cu_seqlens_k is NULL (both or neither)"
+                                                : "params.cu_seqlens_k is set but params.cu_seqlens_q is NULL (both or neither)");
+    }
+    const bool varlen = p.cu_seqlens_q != nullptr;
+    int64_t rows_q = p.seqlen_q;
+    int64_t rows_k = p.seqlen_k;
+    if (varlen) {
+        rows_q = checked_packed_rows(p.cu_seqlens_q, "params.cu_seqlens_q", p.batch, p.seqlen_q, "params.seqlen_q", backend);
+        rows_k = checked_packed_rows(p.cu_seqlens_k, "params.cu_seqlens_k", p.batch, p.seqlen_k, "params.seqlen_k", backend);
+    }
+
+    AttnProblem problem;
+    problem.mask = p.mask;
+    problem.batch = p.batch;
+    problem.seqlen_q = p.seqlen_q;
+    problem.seqlen_k = p.seqlen_k;
+    problem.heads_q = p.heads_q;
+    problem.heads_kv = p.heads_kv;
+    problem.head_dim_qk = p.head_dim_qk;
+    problem.head_dim_v = p.head_dim_v;
+    problem.softmax_scale = p.softmax_scale != 0.0f
+                                ? p.softmax_scale
+                                : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim_qk)));
+    problem.softmax = p.softmax != ZYFA_SOFTMAX_AUTO ? p.softmax : fp8 ? ZYFA_SOFTMAX_LEAN : ZYFA_SOFTMAX_EXACT;
+    problem.window_left = p.window_left;
+    problem.window_right = p.window_right;
+    problem.cu_seqlens_q = p.cu_seqlens_q;
+    problem.cu_seqlens_k = p.cu_seqlens_k;
+    problem.q_descale = p.q_descale;
+    problem.k_descale = p.k_descale;
+    problem.v_descale = p.v_descale;
+    problem.lse = p.lse;
+
+    const bool empty = problem.empty();
+    const TensorShape shape_q{p.batch, rows_q, p.heads_q, p.head_dim_qk, varlen};
+    const TensorShape shape_k{p.batch, rows_k, p.heads_kv, p.head_dim_qk, varlen};
+    const TensorShape shape_v{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen};
+    const TensorShape shape_o{p.batch, rows_q, p.heads_q, p.head_dim_v, varlen};
+    problem.q = check_tensor_layout(*q, "q", shape_q, empty, backend);
+    problem.k = check_tensor_layout(*k, "k", shape_k, empty, backend);
+    problem.v = check_tensor_layout(*v, "v", shape_v, empty, backend);
+    problem.o = check_tensor_layout(*o, "o", shape_o, empty, backend);
+
+    // lse: [batch, heads_q, seqlen_q] or [heads_q, total_q] fp32; descales: [batch, heads_kv] fp32.
+    const int64_t lse_rows = varlen ? rows_q : checked_mul(p.batch, p.seqlen_q, "params.lse size batch * seqlen_q");
+    checked_mul(checked_mul(lse_rows, p.heads_q, "params.lse size"), 4, "params.lse bytes");
+    if (fp8) checked_mul(checked_mul(p.batch, p.heads_kv, "params.q_descale size"), 4, "params.q_descale bytes");
+
+    // A well-formed request that this kind of backend has no kernel for. Checked last, so that a
+    // malformed request is reported as INVALID_ARGUMENT rather than sending the caller to a fallback.
+    if (!fp8 && p.softmax == ZYFA_SOFTMAX_LEAN) {
+        throw_not_supported(std::string("params.softmax = LEAN needs FP8 inputs, q.dtype = ") + dtype_name(q->dtype));
+    }
+    if (q->dtype == ZYFA_DTYPE_FP32 && backend != ZYFA_BACKEND_CPU) {
+        throw_not_supported("q.dtype = FP32 is accepted by the CPU backend only");
+    }
+    return problem;
+}
+
+}  // namespace zyfa

@@ -1,0 +1,94 @@
+// validate_quant: zyfa_quant_params + input/output views + descale -> QuantProblem, or zyfa::Error.
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+#include "errors.hpp"
+#include "validate.hpp"
+#include "versioned_struct.hpp"
+
+namespace zyfa {
+namespace {
+
+using namespace validation;
+
+constexpr uint32_t kKnownQuantFlags = ZYFA_QUANT_HADAMARD;
+
+// The caller's params with every field it did not pass (an older, smaller struct) at its default.
+zyfa_quant_params read_params(const zyfa_quant_params* user) {
+    const size_t min_size = offsetof(zyfa_quant_params, head_dim) + sizeof(user->head_dim);
+    const size_t readable = checked_struct_size(user, sizeof(zyfa_quant_params), min_size, "params", "head_dim");
+
+    zyfa_quant_params defaults;
+    zyfa_quant_params_init(&defaults, sizeof(defaults));
+    zyfa_quant_params params = defaults;
+    std::memcpy(&params, user, readable);
+    params.struct_size = sizeof(params);
+    if (!field_within(readable, offsetof(zyfa_quant_params, cu_seqlens), sizeof(params.cu_seqlens))) {
+        params.cu_seqlens = defaults.cu_seqlens;
+    }
+    return params;
+}
+
+bool hadamard_size_supported(int64_t head_dim) {
+    const bool power_of_two = (head_dim & (head_dim - 1)) == 0;
+    return power_of_two || head_dim % 64 == 0;
+}
+
+}  // namespace
+
+QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_tensor* in, const zyfa_tensor* out,
+                            float* descale, zyfa_backend backend) {
+    if (user_params == nullptr) throw_invalid("params is NULL");
+    if (in == nullptr) throw_invalid("in is NULL");
+    if (out == nullptr) throw_invalid("out is NULL");
+    if (descale == nullptr) throw_invalid("descale is NULL");
+    const zyfa_quant_params p = read_params(user_params);
+
+    if ((p.flags & ~kKnownQuantFlags) != 0) {
+        throw_invalid("params.flags = " + std::to_string(p.flags) + " has bits other than ZYFA_QUANT_HADAMARD");
+    }
+    if (p.batch < 0) throw_invalid("params.batch = " + std::to_string(p.batch) + " is negative");
+    if (p.seqlen < 0) throw_invalid("params.seqlen = " + std::to_string(p.seqlen) + " is negative");
+    if (p.heads <= 0) throw_invalid("params.heads = " + std::to_string(p.heads) + ", must be > 0");
+    if (p.head_dim <= 0) throw_invalid("params.head_dim = " + std::to_string(p.head_dim) + ", must be > 0");
+
+    if (in->reserved != 0) throw_invalid("in.reserved = " + std::to_string(in->reserved) + ", must be 0");
+    if (out->reserved != 0) throw_invalid("out.reserved = " + std::to_string(out->reserved) + ", must be 0");
+    if (in->dtype != ZYFA_DTYPE_FP32 && in->dtype != ZYFA_DTYPE_FP16 && in->dtype != ZYFA_DTYPE_BF16) {
+        throw_invalid("in.dtype = " + std::to_string(in->dtype) + " (" + dtype_name(in->dtype) +
+                      ") is not an input dtype of zyfa_quantize_fp8 (FP32, FP16 or BF16)");
+    }
+    if (!is_fp8(out->dtype)) {
+        throw_invalid("out.dtype = " + std::to_string(out->dtype) + " (" + dtype_name(out->dtype) +
+                      ") is not FP8 (FP8_E4M3FN or FP8_E4M3FNUZ)");
+    }
+
+    const bool varlen = p.cu_seqlens != nullptr;
+    const int64_t rows = varlen ? checked_packed_rows(p.cu_seqlens, "params.cu_seqlens", p.batch, p.seqlen,
+                                                      "params.seqlen", backend)
+                                : p.seqlen;
+
+    QuantProblem problem;
+    problem.hadamard = (p.flags & ZYFA_QUANT_HADAMARD) != 0;
+    problem.batch = p.batch;
+    problem.seqlen = p.seqlen;
+    problem.heads = p.heads;
+    problem.head_dim = p.head_dim;
+    problem.cu_seqlens = p.cu_seqlens;
+    problem.descale = descale;
+
+    const TensorShape shape{p.batch, rows, p.heads, p.head_dim, varlen};
+    problem.in = check_tensor_layout(*in, "in", shape, problem.empty(), backend);
+    problem.out = check_tensor_layout(*out, "out", shape, problem.empty(), backend);
+    checked_mul(checked_mul(p.batch, p.heads, "descale size batch * heads"), 4, "descale bytes");
+
+    // Well-formed but without a kernel: checked last (see validate_attn).
+    if (problem.hadamard && !hadamard_size_supported(p.head_dim)) {
+        throw_not_supported("params.head_dim = " + std::to_string(p.head_dim) +
+                            " with ZYFA_QUANT_HADAMARD: needs a power of two or a multiple of 64");
+    }
+    return problem;
+}
+
+}  // namespace zyfa

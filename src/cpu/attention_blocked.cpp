@@ -1,0 +1,268 @@
+// The blocked attention of the GPU kernels, one (batch, query head, query tile) per work item:
+//   for each key block of model.key_block keys (aligned to the sequence start, as on the GPU):
+//     S = Q K^T (fp32, raw dot products), x = S * scale_log2 (log2 domain)
+//     m_new = max(m_old, block max), alpha = exp2(m_old - m_new)
+//     P = the scheme's rounded probabilities (scaled by 2^k), l = alpha*l + row sum
+//     acc = alpha*acc + 2^-k * (P V)
+//   O = acc * (v_descale / l), lse = ln2 * (m + log2 l).
+// Every product and sum is fp32 in a fixed order, so the result does not depend on threads.
+#include "attention_blocked.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "common/attention_mask.h"
+#include "common/block_scale.h"
+#include "common/fp8_e4m3.h"
+#include "common/half_types.h"
+#include "common/lean_p.h"
+#include "core/errors.hpp"
+#include "tensor_access.hpp"
+
+namespace zyfa {
+namespace cpu {
+
+namespace {
+
+constexpr int64_t kQueryTile = 32;  // rows per work item: K/V blocks are decoded once per tile
+constexpr float kLog2e = 1.44269504088896340736f;
+constexpr float kLn2 = 0.693147180559945309417f;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// How P is rounded before P.V, decided by the input dtype and the scheme.
+enum class PRounding { None, Bf16, Fp16, Fp8Rne, LeanCode };
+
+struct WorkItem {
+    int64_t batch;
+    int64_t head;
+    int64_t row_begin;
+    int64_t row_end;
+};
+
+struct Scratch {
+    std::vector<float> q;        // [tile][dqk]
+    std::vector<float> kt;       // [dqk][block]  K block transposed
+    std::vector<float> v;        // [block][dv]
+    std::vector<float> s;        // [tile][block] raw scores
+    std::vector<float> p;        // [block]       one row's rounded probabilities (scaled)
+    std::vector<float> partial;  // [dv]
+    std::vector<float> acc;      // [tile][dv]
+    std::vector<float> m, l;     // [tile]
+};
+
+float descale_or_one(const float* descale, const AttnProblem& p, int64_t b, int64_t hk) {
+    return descale ? descale[b * p.heads_kv + hk] : 1.0f;
+}
+
+class BlockedAttention {
+public:
+    BlockedAttention(const AttnProblem& problem, const NumericsModel& model) : p_(problem), model_(model) {
+        if (model.key_block <= 0) throw Error(ZYFA_ERROR_INTERNAL, "numerics model: key_block must be > 0");
+        fp8_ = dtype_is_fp8(p_.q.dtype);
+        format_ = fp8_format_of(p_.q.dtype);
+        if (model.scheme == SoftmaxScheme::Lean) {
+            if (!fp8_) throw_not_supported("softmax LEAN needs FP8 q/k/v");
+            rounding_ = PRounding::LeanCode;
+        } else if (fp8_) {
+            rounding_ = PRounding::Fp8Rne;
+        } else if (p_.q.dtype == ZYFA_DTYPE_BF16) {
+            rounding_ = PRounding::Bf16;
+        } else if (p_.q.dtype == ZYFA_DTYPE_FP16) {
+            rounding_ = PRounding::Fp16;
+        } else {
+            rounding_ = PRounding::None;
+        }
+        // EXACT scales P by 2^8 (2^7 in fnuz) before rounding to FP8; NAIVE does not.
+        fixed_exponent_ = (fp8_ && model.scheme == SoftmaxScheme::Exact) ? numerics::p_scale_base_exponent(format_) : 0;
+        if (model.scheme == SoftmaxScheme::Lean) fixed_exponent_ = numerics::p_scale_base_exponent(format_);
+        build_items();
+    }
+
+    int64_t item_count() const { return static_cast<int64_t>(items_.size()); }
+
+    void run_item(int64_t index) const {
+        thread_local Scratch scratch;
+        run(items_[static_cast<size_t>(index)], scratch);
+    }
+
+private:
+    void build_items() {
+        for (int64_t b = 0; b < p_.batch; ++b) {
+            const int64_t sq = p_.len_q(b);
+            for (int64_t h = 0; h < p_.heads_q; ++h)
+                for (int64_t r = 0; r < sq; r += kQueryTile)
+                    items_.push_back(WorkItem{b, h, r, std::min(sq, r + kQueryTile)});
+        }
+        // Longest first (the last tiles of a causal sequence see the most keys): better balance.
+        std::stable_sort(items_.begin(), items_.end(),
+                         [](const WorkItem& a, const WorkItem& b) { return a.row_begin > b.row_begin; });
+    }
+
+    void run(const WorkItem& item, Scratch& sc) const {
+        const AttnProblem& p = p_;
+        const int64_t b = item.batch, h = item.head, hk = p.kv_head(h);
+        const int64_t sq = p.len_q(b), sk = p.len_k(b);
+        const int64_t rows = item.row_end - item.row_begin;
+        const int64_t dqk = p.head_dim_qk, dv = p.head_dim_v, bk = model_.key_block;
+        const auto mask = static_cast<numerics::MaskKind>(p.mask);
+
+        // fp32 constants of this (batch, kv head), in the order the kernels compute them.
+        const float qd = descale_or_one(p.q_descale, p, b, hk);
+        const float kd = descale_or_one(p.k_descale, p, b, hk);
+        const float vd = descale_or_one(p.v_descale, p, b, hk);
+        const float scale_log2 = ((p.softmax_scale * qd) * kd) * kLog2e;
+        const float scale8_log2 = 8.0f * scale_log2;
+
+        sc.q.resize(static_cast<size_t>(rows * dqk));
+        sc.kt.resize(static_cast<size_t>(dqk * bk));
+        sc.v.resize(static_cast<size_t>(bk * dv));
+        sc.s.resize(static_cast<size_t>(rows * bk));
+        sc.p.resize(static_cast<size_t>(bk));
+        sc.partial.resize(static_cast<size_t>(dv));
+        sc.acc.assign(static_cast<size_t>(rows * dv), 0.0f);
+        sc.m.assign(static_cast<size_t>(rows), kNegInf);
+        sc.l.assign(static_cast<size_t>(rows), 0.0f);
+
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t off = AttnProblem::offset(p.q, p.first_q(b), b, item.row_begin + r, h);
+            for (int64_t d = 0; d < dqk; ++d) sc.q[r * dqk + d] = load_as_float(p.q.data, p.q.dtype, off + d);
+        }
+
+        // Keys any row of the tile sees; blocks are aligned to multiples of bk from key 0.
+        int64_t keys_begin = sk, keys_end = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+            const auto range = numerics::visible_keys(item.row_begin + r, sq, sk, mask, p.window_left, p.window_right);
+            if (range.begin < range.end) {
+                keys_begin = std::min(keys_begin, range.begin);
+                keys_end = std::max(keys_end, range.end);
+            }
+        }
+        for (int64_t block = keys_begin - keys_begin % bk; block < keys_end; block += bk) {
+            const int64_t n = std::min(bk, sk - block);
+            load_kv_block(b, hk, block, n, sc);
+            compute_scores(rows, n, sc);
+            for (int64_t r = 0; r < rows; ++r) {
+                const auto range = numerics::visible_keys(item.row_begin + r, sq, sk, mask, p.window_left, p.window_right);
+                const int64_t lo = std::max(range.begin, block) - block;
+                const int64_t hi = std::min(range.end, block + n) - block;
+                if (lo >= hi) continue;  // the block is invisible to this row: its state is unchanged
+                update_row(&sc.s[r * bk], lo, hi, n, scale_log2, scale8_log2, sc.m[r], sc.l[r], &sc.acc[r * dv], sc);
+            }
+        }
+
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t i = item.row_begin + r;
+            const int64_t off = AttnProblem::offset(p.o, p.first_q(b), b, i, h);
+            const float l = sc.l[r];
+            const float out_scale = l > 0.0f ? vd / l : 0.0f;  // a row that sees no key gets O = 0
+            for (int64_t d = 0; d < dv; ++d)
+                store_from_float(p.o.data, p.o.dtype, off + d, l > 0.0f ? sc.acc[r * dv + d] * out_scale : 0.0f);
+            if (p.lse) p.lse[p.lse_index(b, h, i)] = l > 0.0f ? kLn2 * (sc.m[r] + std::log2(l)) : kNegInf;
+        }
+    }
+
+    void load_kv_block(int64_t b, int64_t hk, int64_t block, int64_t n, Scratch& sc) const {
+        const AttnProblem& p = p_;
+        const int64_t dqk = p.head_dim_qk, dv = p.head_dim_v, bk = model_.key_block;
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t k_off = AttnProblem::offset(p.k, p.first_k(b), b, block + j, hk);
+            for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = load_as_float(p.k.data, p.k.dtype, k_off + d);
+            const int64_t v_off = AttnProblem::offset(p.v, p.first_k(b), b, block + j, hk);
+            for (int64_t d = 0; d < dv; ++d) sc.v[j * dv + d] = load_as_float(p.v.data, p.v.dtype, v_off + d);
+        }
+        for (int64_t j = n; j < bk; ++j)
+            for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = 0.0f;
+    }
+
+    // S[r][j] = sum over d in order of q[r][d] * k[j][d]: vectorised across keys, never reassociated.
+    void compute_scores(int64_t rows, int64_t n, Scratch& sc) const {
+        const int64_t dqk = p_.head_dim_qk, bk = model_.key_block;
+        (void)n;
+        for (int64_t r = 0; r < rows; ++r) {
+            float* s = &sc.s[r * bk];
+            const float* q = &sc.q[r * dqk];
+            for (int64_t j = 0; j < bk; ++j) s[j] = 0.0f;
+            for (int64_t d = 0; d < dqk; ++d) {
+                const float qv = q[d];
+                const float* kt = &sc.kt[d * bk];
+                for (int64_t j = 0; j < bk; ++j) s[j] += qv * kt[j];
+            }
+        }
+    }
+
+    void update_row(const float* s, int64_t lo, int64_t hi, int64_t n, float scale_log2, float scale8_log2,
+                    float& m, float& l, float* acc, Scratch& sc) const {
+        const int64_t dv = p_.head_dim_v;
+        float block_max = kNegInf;
+        for (int64_t j = lo; j < hi; ++j) block_max = std::max(block_max, s[j] * scale_log2);
+        const float m_new = std::max(m, block_max);
+        const float alpha = m == kNegInf ? 0.0f : std::exp2(m - m_new);
+
+        int exponent = fixed_exponent_;
+        if (model_.scheme == SoftmaxScheme::Lean && model_.block_scaling)
+            exponent = numerics::block_scale_exponent(m_new, block_max, model_.max_block_exponent, format_);
+
+        float row_sum = 0.0f;
+        float* pr = sc.p.data();
+        for (int64_t j = 0; j < n; ++j) pr[j] = 0.0f;
+        if (rounding_ == PRounding::LeanCode) {
+            const float bias = numerics::lean_p_bias(m_new, exponent, model_.lean_centre, format_);
+            for (int64_t j = lo; j < hi; ++j) {
+                const uint8_t code = numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
+                pr[j] = numerics::fp8_decode(code, format_);
+                // The rounded row sum: what multiplies V, not what exp2 would have given.
+                row_sum += model_.rounded_row_sum ? pr[j] : std::exp2(s[j] * scale_log2 - m_new);
+            }
+            if (model_.rounded_row_sum) row_sum *= numerics::exp2_int(-exponent);
+        } else {
+            const float up = numerics::exp2_int(exponent);
+            for (int64_t j = lo; j < hi; ++j) {
+                const float prob = std::exp2(s[j] * scale_log2 - m_new);
+                row_sum += prob;  // EXACT and NAIVE: the denominator of unrounded probabilities
+                pr[j] = round_p(prob * up);
+            }
+        }
+
+        float* partial = sc.partial.data();
+        for (int64_t d = 0; d < dv; ++d) partial[d] = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+            const float pj = pr[j];
+            const float* vj = &sc.v[j * dv];
+            for (int64_t d = 0; d < dv; ++d) partial[d] += pj * vj[d];
+        }
+        const float down = numerics::exp2_int(-exponent);
+        for (int64_t d = 0; d < dv; ++d) acc[d] = acc[d] * alpha + partial[d] * down;
+        l = l * alpha + row_sum;
+        m = m_new;
+    }
+
+    float round_p(float scaled) const {
+        switch (rounding_) {
+            case PRounding::Bf16: return numerics::bf16_to_float(numerics::float_to_bf16(scaled));
+            case PRounding::Fp16: return numerics::fp16_to_float(numerics::float_to_fp16(scaled));
+            case PRounding::Fp8Rne: return numerics::fp8_decode(numerics::fp8_encode(scaled, format_), format_);
+            default: return scaled;
+        }
+    }
+
+    const AttnProblem& p_;
+    const NumericsModel& model_;
+    bool fp8_ = false;
+    numerics::Fp8Format format_ = numerics::Fp8Format::E4M3FN;
+    PRounding rounding_ = PRounding::None;
+    int fixed_exponent_ = 0;
+    std::vector<WorkItem> items_;
+};
+
+}  // namespace
+
+void attention_blocked(const AttnProblem& problem, const NumericsModel& model, WorkerPool& pool) {
+    if (problem.empty()) return;
+    BlockedAttention attention(problem, model);
+    pool.parallel_for(attention.item_count(), [&](int64_t i) { attention.run_item(i); });
+}
+
+}  // namespace cpu
+}  // namespace zyfa

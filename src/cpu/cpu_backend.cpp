@@ -1,0 +1,63 @@
+#include "cpu_backend.hpp"
+
+#include "attention_blocked.hpp"
+#include "core/errors.hpp"
+#include "numerics_model.hpp"
+#include "quantize_fp8.hpp"
+#include "worker_pool.hpp"
+
+namespace zyfa {
+namespace cpu {
+
+namespace {
+
+// Kernel names: backend, input dtype, softmax mode, key block. Static strings (the ABI says so).
+const char* kernel_name_for(zyfa_dtype dtype, zyfa_softmax softmax) {
+    const bool lean = softmax == ZYFA_SOFTMAX_LEAN;
+    switch (dtype) {
+        case ZYFA_DTYPE_FP8_E4M3FN: return lean ? "cpu_fwd_e4m3fn_lean_bk64" : "cpu_fwd_e4m3fn_exact_bk64";
+        case ZYFA_DTYPE_FP8_E4M3FNUZ: return lean ? "cpu_fwd_e4m3fnuz_lean_bk64" : "cpu_fwd_e4m3fnuz_exact_bk64";
+        case ZYFA_DTYPE_BF16: return "cpu_fwd_bf16_exact_bk64";
+        case ZYFA_DTYPE_FP16: return "cpu_fwd_fp16_exact_bk64";
+        case ZYFA_DTYPE_FP32: return "cpu_fwd_fp32_exact_bk64";
+        default: return nullptr;
+    }
+}
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(int num_threads) : pool_(num_threads) {}
+
+    zyfa_backend kind() const override { return ZYFA_BACKEND_CPU; }
+    const char* device_name() const override { return "cpu"; }
+
+    // The CPU backend runs every valid request: every dtype, mask, window, head dim up to 512.
+    void check_attn_supported(const AttnProblem& problem) const override {
+        if (!kernel_name_for(problem.q.dtype, problem.softmax))
+            throw_not_supported("the CPU backend has no kernel for this q dtype");
+        if (problem.softmax == ZYFA_SOFTMAX_LEAN && !problem.fp8())
+            throw_not_supported("params.softmax = LEAN needs FP8 q/k/v");
+    }
+
+    const char* attn_kernel_name(const AttnProblem& problem) const override {
+        return kernel_name_for(problem.q.dtype, problem.softmax);
+    }
+
+    void attn_fwd(const AttnProblem& problem, void* /*stream: the CPU backend is synchronous*/) override {
+        attention_blocked(problem, NumericsModel::for_problem(problem), pool_);
+    }
+
+    void check_quantize_supported(const QuantProblem&) const override {}
+
+    void quantize_fp8(const QuantProblem& problem, void* /*stream*/) override { cpu::quantize_fp8(problem, pool_); }
+
+private:
+    WorkerPool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int num_threads) { return std::make_unique<CpuBackend>(num_threads); }
+
+}  // namespace cpu
+}  // namespace zyfa

@@ -1,0 +1,142 @@
+// zyfa_quantize_fp8 on the CPU. Two passes over every (batch, head) slice: the first finds the
+// slice's amax (over all its rows and dims, after the optional Hadamard rotation) and checks that
+// everything is finite; only when every slice passed does the second pass write codes and
+// descales, so a rejected call writes nothing. The rotation is recomputed in the second pass
+// rather than stored: it is deterministic, cheap (n log n per row) and needs no scratch tensor.
+#include "quantize_fp8.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/fp8_e4m3.h"
+#include "common/hadamard.h"
+#include "core/errors.hpp"
+#include "tensor_access.hpp"
+
+namespace zyfa {
+namespace cpu {
+namespace {
+
+// Below this amax, fp8_max / amax could overflow fp32; such slices are first multiplied by
+// 2^kTinyShift (exact: a power of two, and far from overflow), which leaves the codes unchanged.
+constexpr float kTinyAmax = 0x1p-100f;
+constexpr float kTinyShift = 0x1p100f;
+
+// One (batch, head) slice of the problem.
+struct Slice {
+    int64_t batch;
+    int64_t head;
+};
+
+class SliceRows {
+public:
+    SliceRows(const QuantProblem& problem, Slice slice) : problem_(problem), slice_(slice) {}
+
+    int64_t count() const { return problem_.len(slice_.batch); }
+
+    // Reads row s as fp32 into `row` (head_dim values), rotated when the problem asks for it.
+    void load(int64_t s, float* row) const {
+        const int64_t base = offset(problem_.in, s);
+        for (int64_t d = 0; d < problem_.head_dim; ++d) row[d] = load_as_float(problem_.in.data, problem_.in.dtype, base + d);
+    }
+
+    void rotate(float* row) const {
+        if (problem_.hadamard && !numerics::hadamard_rotate_row(row, problem_.head_dim)) {
+            // The validator rejects such head dims; reaching this is a bug, not a caller error.
+            throw Error(ZYFA_ERROR_INTERNAL, "quantize_fp8: Hadamard rotation of head_dim " +
+                                                 std::to_string(problem_.head_dim) + " is unsupported");
+        }
+    }
+
+    int64_t offset(const TensorView& t, int64_t s) const {
+        // Varlen rows are packed along seq: stride_batch is ignored there, per the ABI.
+        const int64_t batch_term = problem_.varlen() ? 0 : slice_.batch * t.stride_batch;
+        return batch_term + (problem_.first(slice_.batch) + s) * t.stride_seq + slice_.head * t.stride_head;
+    }
+
+private:
+    const QuantProblem& problem_;
+    Slice slice_;
+};
+
+std::string slice_name(Slice slice) {
+    return "batch " + std::to_string(slice.batch) + ", head " + std::to_string(slice.head);
+}
+
+// Pass 1: amax of the (rotated) slice; throws INVALID_ARGUMENT on a non-finite value.
+float slice_amax(const QuantProblem& problem, Slice slice) {
+    const SliceRows rows(problem, slice);
+    std::vector<float> row(static_cast<size_t>(problem.head_dim));
+    float amax = 0.0f;
+    for (int64_t s = 0; s < rows.count(); ++s) {
+        rows.load(s, row.data());
+        for (float x : row) {
+            if (!std::isfinite(x)) {
+                throw_invalid("zyfa_quantize_fp8: input holds a non-finite value (" + slice_name(slice) +
+                              ", row " + std::to_string(s) + ")");
+            }
+        }
+        rows.rotate(row.data());
+        for (float x : row) {
+            const float magnitude = std::fabs(x);
+            if (!std::isfinite(magnitude)) {
+                throw_invalid("zyfa_quantize_fp8: the Hadamard rotation overflows fp32 (" + slice_name(slice) +
+                              ", row " + std::to_string(s) + ")");
+            }
+            if (magnitude > amax) amax = magnitude;
+        }
+    }
+    return amax;
+}
+
+// Pass 2: codes of the slice and its descale.
+void write_slice(const QuantProblem& problem, Slice slice, float amax) {
+    const numerics::Fp8Format format = fp8_format_of(problem.out.dtype);
+    const float fp8_max = numerics::fp8_max(format);
+    float* descale = problem.descale + slice.batch * problem.heads + slice.head;
+    const SliceRows rows(problem, slice);
+    auto* out = static_cast<uint8_t*>(problem.out.data);
+
+    if (amax == 0.0f) {  // all zeros: any scale is exact; 1 keeps the descale harmless
+        for (int64_t s = 0; s < rows.count(); ++s) {
+            const int64_t base = rows.offset(problem.out, s);
+            for (int64_t d = 0; d < problem.head_dim; ++d) out[base + d] = 0;
+        }
+        *descale = 1.0f;
+        return;
+    }
+
+    const float pre_shift = amax < kTinyAmax ? kTinyShift : 1.0f;
+    const float scale = fp8_max / (amax * pre_shift);
+    std::vector<float> row(static_cast<size_t>(problem.head_dim));
+    for (int64_t s = 0; s < rows.count(); ++s) {
+        rows.load(s, row.data());
+        rows.rotate(row.data());
+        const int64_t base = rows.offset(problem.out, s);
+        // Saturating RNE encoder: amax * scale may round a hair above fp8_max; it still maps to max.
+        for (int64_t d = 0; d < problem.head_dim; ++d) {
+            out[base + d] = numerics::fp8_encode((row[static_cast<size_t>(d)] * pre_shift) * scale, format);
+        }
+    }
+    *descale = amax / fp8_max;
+}
+
+}  // namespace
+
+void quantize_fp8(const QuantProblem& problem, WorkerPool& pool) {
+    // An empty problem (batch or seqlen 0) writes nothing, like every zyfa call on an empty problem.
+    if (problem.empty() || problem.heads == 0 || problem.head_dim == 0) return;
+    if (!dtype_is_fp8(problem.out.dtype)) {
+        throw Error(ZYFA_ERROR_INTERNAL, "quantize_fp8: output dtype is not FP8 (validation missed it)");
+    }
+    const int64_t slices = problem.batch * problem.heads;
+    auto slice_of = [&](int64_t i) { return Slice{i / problem.heads, i % problem.heads}; };
+
+    std::vector<float> amax(static_cast<size_t>(slices));
+    pool.parallel_for(slices, [&](int64_t i) { amax[static_cast<size_t>(i)] = slice_amax(problem, slice_of(i)); });
+    pool.parallel_for(slices, [&](int64_t i) { write_slice(problem, slice_of(i), amax[static_cast<size_t>(i)]); });
+}
+
+}  // namespace cpu
+}  // namespace zyfa

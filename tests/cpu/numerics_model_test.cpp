@@ -1,0 +1,148 @@
+// The parameters of the numerics model: key block sizes, the conversion's rounding, the NAIVE
+// baseline and LEAN's ablations, run through cpu::attention_blocked directly.
+#include <cmath>
+#include <cstring>
+
+#include "cpu/attention_blocked.hpp"
+#include "reference_check.hpp"
+
+using namespace zyfa_test;
+using zyfa::cpu::NumericsModel;
+using zyfa::cpu::SoftmaxScheme;
+
+namespace {
+
+struct ModelRun {
+    std::vector<uint8_t> o;
+    ErrorStats error;
+};
+
+ModelRun run_model(AttentionCase& c, const NumericsModel& model) {
+    const zyfa::AttnProblem problem = zyfa::validate_attn(&c.params, &c.tq, &c.tk, &c.tv, &c.to, ZYFA_BACKEND_CPU);
+    zyfa::cpu::WorkerPool pool(2);
+    zyfa::cpu::attention_blocked(problem, model, pool);
+    ModelRun run;
+    run.o = c.o;
+    run.error = compare(c, zyfa::cpu::attention_reference_fp64(problem));
+    return run;
+}
+
+NumericsModel lean() {
+    NumericsModel m;
+    m.scheme = SoftmaxScheme::Lean;
+    return m;
+}
+
+CaseShape fp8_case() {
+    CaseShape s;
+    s.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    s.softmax = ZYFA_SOFTMAX_LEAN;
+    s.seqlen_q = s.seqlen_k = 257;
+    s.head_dim_qk = s.head_dim_v = 128;
+    return s;
+}
+
+void test_key_block_sizes_stay_accurate(void**) {
+    for (int block : {16, 32, 64, 128, 256}) {
+        AttentionCase c(fp8_case());
+        NumericsModel m = lean();
+        m.key_block = block;
+        const ModelRun r = run_model(c, m);
+        std::printf("  key_block %3d: rel_rms %.3e\n", block, r.error.rel_rms);
+        assert_true(r.error.rel_rms <= o_tolerance(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, ZYFA_DTYPE_FP32));
+    }
+}
+
+void test_key_block_changes_the_bits(void**) {
+    // Block boundaries decide LEAN's block scales, so a model with another block size is a
+    // different kernel: the model must be told the GPU kernel's block to reproduce it.
+    AttentionCase a(fp8_case()), b(fp8_case());
+    NumericsModel m64 = lean(), m128 = lean();
+    m128.key_block = 128;
+    assert_true(std::memcmp(run_model(a, m64).o.data(), run_model(b, m128).o.data(), a.o.size()) != 0);
+}
+
+void test_truncating_conversion_matches_rounding(void**) {
+    // AMD truncates, NVIDIA rounds: with c + 0.5 the truncating model gives the same bits.
+    AttentionCase a(fp8_case()), b(fp8_case());
+    NumericsModel rne = lean(), trunc = lean();
+    trunc.rounding = zyfa::numerics::FloatToIntRounding::TowardZero;
+    trunc.lean_centre = zyfa::numerics::lean_p_centre_for(trunc.rounding);
+    assert_memory_equal(run_model(a, rne).o.data(), run_model(b, trunc).o.data(), a.o.size());
+}
+
+// An attention sink: key 0 scores far above the rest (q all 1.0; key 0 all `sink_value`; other
+// keys N(0, 0.25^2), so their scores are ~N(0, 0.25^2) against the sink's hd * sink_value / sqrt(hd)).
+CaseShape sink_case() {
+    CaseShape s = fp8_case();
+    s.mask = ZYFA_MASK_NONE;
+    s.seqlen_q = 64;
+    s.seqlen_k = 2048;
+    s.input_scale = 0.25f;
+    return s;
+}
+
+void make_sink(AttentionCase& c, float sink_value, float v_shift) {
+    const auto f = zyfa::numerics::Fp8Format::E4M3FN;
+    for (size_t i = 0; i < c.q.size(); ++i) c.q[i] = zyfa::numerics::fp8_encode(1.0f, f);
+    for (int64_t h = 0; h < c.shape.heads_kv; ++h)
+        for (int64_t d = 0; d < c.shape.head_dim_qk; ++d)
+            c.k[h * c.shape.head_dim_qk + d] = zyfa::numerics::fp8_encode(sink_value, f);
+    for (size_t i = 0; i < c.v.size(); ++i)
+        c.v[i] = zyfa::numerics::fp8_encode(zyfa::numerics::fp8_decode(c.v[i], f) + v_shift, f);
+}
+
+// With sink value 0.75 the sink's score is 8.5 (12.2 in log2) above the rest: 2047 keys each near
+// 2^-12 of the maximum, together ~50% of the mass. NAIVE rounds 2^-12 to zero (e4m3's smallest
+// subnormal is 2^-9) yet counts it in the denominator, so with V of non-zero mean its O is far
+// off; EXACT (x 2^8) and LEAN (block scaled) keep those probabilities.
+void test_lean_beats_naive_on_a_sink(void**) {
+    AttentionCase a(sink_case()), b(sink_case()), e(sink_case());
+    make_sink(a, 0.75f, 1.0f);
+    make_sink(b, 0.75f, 1.0f);
+    make_sink(e, 0.75f, 1.0f);
+    NumericsModel naive;
+    naive.scheme = SoftmaxScheme::Naive;
+    NumericsModel exact;
+    exact.scheme = SoftmaxScheme::Exact;
+    const double err_naive = run_model(a, naive).error.rel_rms;
+    const double err_exact = run_model(e, exact).error.rel_rms;
+    const double err_lean = run_model(b, lean()).error.rel_rms;
+    std::printf("  sink: NAIVE %.3e  EXACT %.3e  LEAN %.3e\n", err_naive, err_exact, err_lean);
+    assert_true(err_naive > 0.1);
+    assert_true(err_lean < 0.1 * err_naive);
+    assert_true(err_exact < 0.1 * err_naive);
+}
+
+// Sink value 1.0: the rest sit near 2^-16 of the maximum, below what 2^8 scaling keeps normal in
+// e4m3 (2^-14); only LEAN's per-block scaling keeps them.
+void test_ablations_change_the_result(void**) {
+    AttentionCase full(sink_case()), no_scale(sink_case()), no_rowsum(sink_case());
+    make_sink(full, 1.0f, 1.0f);
+    make_sink(no_scale, 1.0f, 1.0f);
+    make_sink(no_rowsum, 1.0f, 1.0f);
+    NumericsModel m_no_scale = lean(), m_no_rowsum = lean();
+    m_no_scale.block_scaling = false;
+    m_no_rowsum.rounded_row_sum = false;
+    const ModelRun r_full = run_model(full, lean());
+    const ModelRun r_no_scale = run_model(no_scale, m_no_scale);
+    const ModelRun r_no_rowsum = run_model(no_rowsum, m_no_rowsum);
+    std::printf("  sink LEAN %.3e, without block scaling %.3e, without rounded row sum %.3e\n",
+                r_full.error.rel_rms, r_no_scale.error.rel_rms, r_no_rowsum.error.rel_rms);
+    assert_true(std::memcmp(r_full.o.data(), r_no_scale.o.data(), r_full.o.size()) != 0);
+    assert_true(std::memcmp(r_full.o.data(), r_no_rowsum.o.data(), r_full.o.size()) != 0);
+    assert_true(r_full.error.rel_rms < r_no_scale.error.rel_rms);
+}
+
+}  // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_key_block_sizes_stay_accurate),
+        cmocka_unit_test(test_key_block_changes_the_bits),
+        cmocka_unit_test(test_truncating_conversion_matches_rounding),
+        cmocka_unit_test(test_lean_beats_naive_on_a_sink),
+        cmocka_unit_test(test_ablations_change_the_result),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

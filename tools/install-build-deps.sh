@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building and testing zyfa needs on Debian 12 (or Ubuntu), and nothing when it is
+# all present already: cmake, a C and C++ compiler, make, pkg-config and CMocka. Runs apt-get
+# update once, only when something is missing; uses sudo only when not root.
+# Used by tools/run-bench.sh and tools/run-tests.sh; can be run on its own.
+set -euo pipefail
+
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+command -v make >/dev/null 2>&1 || missing+=(make)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists cmocka; then
+  missing+=(libcmocka-dev)
+fi
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "missing: ${missing[*]}; install them with your package manager (no apt-get here)" >&2
+  exit 1
+fi
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null 2>&1 || { echo "missing: ${missing[*]}; run as root or install sudo" >&2; exit 1; }
+  as_root=(sudo)
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -q
+"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
