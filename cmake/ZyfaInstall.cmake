@@ -1,7 +1,8 @@
 # Installation of libzyfa: the header, the shared library with its SONAME chain
 # (libzyfa.so -> libzyfa.so.0 -> libzyfa.so.0.1.0), a CMake package exporting zyfa::zyfa, and
-# zyfa.pc. GPU runtimes are loaded with dlopen at run time, so neither file names one as a
-# dependency. The static zyfa_internal archive is for tests only and is never installed.
+# zyfa.pc. GPU runtimes are loaded with dlopen at run time, so neither the CMake package nor
+# zyfa.pc names one as a dependency. The static zyfa_internal archive is for tests only and is
+# never installed.
 include(CMakePackageConfigHelpers)
 
 set(ZYFA_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/zyfa)
@@ -9,8 +10,8 @@ set(ZYFA_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/zyfa)
 install(TARGETS zyfa EXPORT zyfaTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The include directory reaches zyfa::zyfa through the target's $<INSTALL_INTERFACE:...> entry.
 install(FILES ${PROJECT_SOURCE_DIR}/include/zyfa.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 # --- CMake package: find_package(zyfa) + target_link_libraries(app PRIVATE zyfa::zyfa) ---------

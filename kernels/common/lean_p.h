@@ -13,6 +13,11 @@
 // for round-to-nearest-even of exp2, mean bias -0.1%). It is not -0.5, which would put the row maximum (code 120 - 0.5)
 // exactly on a rounding tie that fp32 noise then decides.
 //
+// Codes 1..7 are e4m3 subnormals (code * 2^-9), below the linear law (code 4 reads 2^-7, the law
+// says 2^-6.5). They are kept, not flushed: with per-block scaling they only occur for probabilities
+// more than 2^13 below their block's maximum, and the rounded row sum counts exactly the value that
+// multiplies V, so numerator and denominator stay consistent. Flushing would cost an extra compare.
+//
 // Conversions differ by target: NVIDIA's cvt.rni rounds to nearest even, AMD's v_cvt_i32_f32
 // truncates. A truncating target uses c + 0.5 so that both produce the same code except on exact
 // ties (measure-zero for real scores); the CPU model reproduces either bit for bit.

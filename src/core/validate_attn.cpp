@@ -187,9 +187,13 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.o = check_tensor_layout(*o, "o", shape_o, empty, backend);
 
     // lse: [batch, heads_q, seqlen_q] or [heads_q, total_q] fp32; descales: [batch, heads_kv] fp32.
-    const int64_t lse_rows = varlen ? rows_q : checked_mul(p.batch, p.seqlen_q, "params.lse size batch * seqlen_q");
-    checked_mul(checked_mul(lse_rows, p.heads_q, "params.lse size"), 4, "params.lse bytes");
-    if (fp8) checked_mul(checked_mul(p.batch, p.heads_kv, "params.q_descale size"), 4, "params.q_descale bytes");
+    if (p.lse != nullptr) {
+        const int64_t lse_rows = varlen ? rows_q : checked_mul(p.batch, p.seqlen_q, "params.lse size batch * seqlen_q");
+        checked_mul(checked_mul(lse_rows, p.heads_q, "params.lse size"), 4, "params.lse bytes");
+    }
+    if (p.q_descale != nullptr || p.k_descale != nullptr || p.v_descale != nullptr) {
+        checked_mul(checked_mul(p.batch, p.heads_kv, "params descale size batch * heads_kv"), 4, "params descale bytes");
+    }
 
     // A well-formed request that this kind of backend has no kernel for. Checked last, so that a
     // malformed request is reported as INVALID_ARGUMENT rather than sending the caller to a fallback.

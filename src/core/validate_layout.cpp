@@ -114,8 +114,9 @@ TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const Ten
         }
         int64_t bytes = 0;
         if (__builtin_mul_overflow(span, element_size(t.dtype), &bytes)) {
-            throw_invalid(std::string(name) + " spans " + std::to_string(span) +
-                          " elements, whose byte offsets overflow int64");
+            throw_invalid(field(name, "stride_batch/stride_seq/stride_head") + " span " + std::to_string(span) +
+                          " elements of " + std::to_string(element_size(t.dtype)) +
+                          " bytes: byte offsets overflow int64");
         }
     }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "common/hadamard.h"
 #include "validate.hpp"
 #include "versioned_struct.hpp"
 
@@ -28,11 +29,6 @@ zyfa_quant_params read_params(const zyfa_quant_params* user) {
         params.cu_seqlens = defaults.cu_seqlens;
     }
     return params;
-}
-
-bool hadamard_size_supported(int64_t head_dim) {
-    const bool power_of_two = (head_dim & (head_dim - 1)) == 0;
-    return power_of_two || head_dim % 64 == 0;
 }
 
 }  // namespace
@@ -84,7 +80,7 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     checked_mul(checked_mul(p.batch, p.heads, "descale size batch * heads"), 4, "descale bytes");
 
     // Well-formed but without a kernel: checked last (see validate_attn).
-    if (problem.hadamard && !hadamard_size_supported(p.head_dim)) {
+    if (problem.hadamard && !numerics::hadamard_supported(p.head_dim)) {
         throw_not_supported("params.head_dim = " + std::to_string(p.head_dim) +
                             " with ZYFA_QUANT_HADAMARD: needs a power of two or a multiple of 64");
     }

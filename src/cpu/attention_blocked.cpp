@@ -52,6 +52,39 @@ struct Scratch {
     std::vector<float> m, l;     // [tile]
 };
 
+// The two hot loops, compiled for AVX2 as well as the baseline and picked at load time. Without
+// FMA contraction (-ffp-contract=off) and without reassociation every lane computes the same
+// sums in the same order, so both clones give identical bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define ZYFA_HOT_LOOP __attribute__((target_clones("avx2", "default")))
+#else
+#define ZYFA_HOT_LOOP
+#endif
+
+// s[r][j] = sum over d in order of q[r][d] * kt[d][j]: vectorised across keys, never reassociated.
+ZYFA_HOT_LOOP void scores_tile(const float* q, const float* kt, float* s, int64_t rows, int64_t dqk, int64_t bk) {
+    for (int64_t r = 0; r < rows; ++r) {
+        float* sr = s + r * bk;
+        const float* qr = q + r * dqk;
+        for (int64_t j = 0; j < bk; ++j) sr[j] = 0.0f;
+        for (int64_t d = 0; d < dqk; ++d) {
+            const float qv = qr[d];
+            const float* ktd = kt + d * bk;
+            for (int64_t j = 0; j < bk; ++j) sr[j] += qv * ktd[j];
+        }
+    }
+}
+
+// partial[d] = sum over keys in order of p[j] * v[j][d].
+ZYFA_HOT_LOOP void probabilities_times_values(const float* p, const float* v, float* partial, int64_t n, int64_t dv) {
+    for (int64_t d = 0; d < dv; ++d) partial[d] = 0.0f;
+    for (int64_t j = 0; j < n; ++j) {
+        const float pj = p[j];
+        const float* vj = v + j * dv;
+        for (int64_t d = 0; d < dv; ++d) partial[d] += pj * vj[d];
+    }
+}
+
 float descale_or_one(const float* descale, const AttnProblem& p, int64_t b, int64_t hk) {
     return descale ? descale[b * p.heads_kv + hk] : 1.0f;
 }
@@ -62,6 +95,7 @@ public:
         if (model.key_block <= 0) throw Error(ZYFA_ERROR_INTERNAL, "numerics model: key_block must be > 0");
         fp8_ = dtype_is_fp8(p_.q.dtype);
         format_ = fp8_format_of(p_.q.dtype);
+        p_values_ = fp8_values(p_.q.dtype);
         if (model.scheme == SoftmaxScheme::Lean) {
             if (!fp8_) throw_not_supported("softmax LEAN needs FP8 q/k/v");
             rounding_ = PRounding::LeanCode;
@@ -142,7 +176,7 @@ private:
         for (int64_t block = keys_begin - keys_begin % bk; block < keys_end; block += bk) {
             const int64_t n = std::min(bk, sk - block);
             load_kv_block(b, hk, block, n, sc);
-            compute_scores(rows, n, sc);
+            scores_tile(sc.q.data(), sc.kt.data(), sc.s.data(), rows, p.head_dim_qk, bk);
             for (int64_t r = 0; r < rows; ++r) {
                 const auto range = numerics::visible_keys(item.row_begin + r, sq, sk, mask, p.window_left, p.window_right);
                 const int64_t lo = std::max(range.begin, block) - block;
@@ -176,21 +210,6 @@ private:
             for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = 0.0f;
     }
 
-    // S[r][j] = sum over d in order of q[r][d] * k[j][d]: vectorised across keys, never reassociated.
-    void compute_scores(int64_t rows, int64_t n, Scratch& sc) const {
-        const int64_t dqk = p_.head_dim_qk, bk = model_.key_block;
-        (void)n;
-        for (int64_t r = 0; r < rows; ++r) {
-            float* s = &sc.s[r * bk];
-            const float* q = &sc.q[r * dqk];
-            for (int64_t j = 0; j < bk; ++j) s[j] = 0.0f;
-            for (int64_t d = 0; d < dqk; ++d) {
-                const float qv = q[d];
-                const float* kt = &sc.kt[d * bk];
-                for (int64_t j = 0; j < bk; ++j) s[j] += qv * kt[j];
-            }
-        }
-    }
 
     void update_row(const float* s, int64_t lo, int64_t hi, int64_t n, float scale_log2, float scale8_log2,
                     float& m, float& l, float* acc, Scratch& sc) const {
@@ -211,7 +230,7 @@ private:
             const float bias = numerics::lean_p_bias(m_new, exponent, model_.lean_centre, format_);
             for (int64_t j = lo; j < hi; ++j) {
                 const uint8_t code = numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
-                pr[j] = numerics::fp8_decode(code, format_);
+                pr[j] = p_values_[code];
                 // The rounded row sum: what multiplies V, not what exp2 would have given.
                 row_sum += model_.rounded_row_sum ? pr[j] : std::exp2(s[j] * scale_log2 - m_new);
             }
@@ -226,12 +245,7 @@ private:
         }
 
         float* partial = sc.partial.data();
-        for (int64_t d = 0; d < dv; ++d) partial[d] = 0.0f;
-        for (int64_t j = 0; j < n; ++j) {
-            const float pj = pr[j];
-            const float* vj = &sc.v[j * dv];
-            for (int64_t d = 0; d < dv; ++d) partial[d] += pj * vj[d];
-        }
+        probabilities_times_values(pr, sc.v.data(), partial, n, dv);
         const float down = numerics::exp2_int(-exponent);
         for (int64_t d = 0; d < dv; ++d) acc[d] = acc[d] * alpha + partial[d] * down;
         l = l * alpha + row_sum;
@@ -242,7 +256,7 @@ private:
         switch (rounding_) {
             case PRounding::Bf16: return numerics::bf16_to_float(numerics::float_to_bf16(scaled));
             case PRounding::Fp16: return numerics::fp16_to_float(numerics::float_to_fp16(scaled));
-            case PRounding::Fp8Rne: return numerics::fp8_decode(numerics::fp8_encode(scaled, format_), format_);
+            case PRounding::Fp8Rne: return p_values_[numerics::fp8_encode(scaled, format_)];
             default: return scaled;
         }
     }
@@ -251,6 +265,7 @@ private:
     const NumericsModel& model_;
     bool fp8_ = false;
     numerics::Fp8Format format_ = numerics::Fp8Format::E4M3FN;
+    const float* p_values_ = nullptr;  // decoded FP8 codes of the P format
     PRounding rounding_ = PRounding::None;
     int fixed_exponent_ = 0;
     std::vector<WorkItem> items_;

@@ -18,8 +18,9 @@ namespace zyfa {
 namespace cpu {
 namespace {
 
-// Below this amax, fp8_max / amax could overflow fp32; such slices are first multiplied by
-// 2^kTinyShift (exact: a power of two, and far from overflow), which leaves the codes unchanged.
+// Below this amax, fp8_max / amax could overflow fp32 (0 * inf would then be NaN); such slices are
+// first multiplied by kTinyShift, a power of two, so exactly and far from overflow: the codes are
+// those the unshifted scale would give.
 constexpr float kTinyAmax = 0x1p-100f;
 constexpr float kTinyShift = 0x1p100f;
 
@@ -35,12 +36,13 @@ public:
 
     int64_t count() const { return problem_.len(slice_.batch); }
 
-    // Reads row s as fp32 into `row` (head_dim values), rotated when the problem asks for it.
+    // Reads row s as fp32 into `row` (head_dim values).
     void load(int64_t s, float* row) const {
         const int64_t base = offset(problem_.in, s);
         for (int64_t d = 0; d < problem_.head_dim; ++d) row[d] = load_as_float(problem_.in.data, problem_.in.dtype, base + d);
     }
 
+    // The Hadamard rotation of a loaded row, when the problem asks for it.
     void rotate(float* row) const {
         if (problem_.hadamard && !numerics::hadamard_rotate_row(row, problem_.head_dim)) {
             // The validator rejects such head dims; reaching this is a bug, not a caller error.

@@ -30,6 +30,21 @@ inline numerics::Fp8Format fp8_format_of(zyfa_dtype dtype) {
     return dtype == ZYFA_DTYPE_FP8_E4M3FNUZ ? numerics::Fp8Format::E4M3FNUZ : numerics::Fp8Format::E4M3FN;
 }
 
+// All 256 values of an FP8 format, decoded once by the shared codec: a table load is what the
+// CPU's hot loops can afford per element, and it holds exactly fp8_decode's values.
+struct Fp8DecodeTable {
+    float value[256];
+    explicit Fp8DecodeTable(numerics::Fp8Format f) {
+        for (int code = 0; code < 256; ++code) value[code] = numerics::fp8_decode(static_cast<uint8_t>(code), f);
+    }
+};
+
+inline const float* fp8_values(zyfa_dtype dtype) {
+    static const Fp8DecodeTable e4m3fn(numerics::Fp8Format::E4M3FN);
+    static const Fp8DecodeTable e4m3fnuz(numerics::Fp8Format::E4M3FNUZ);
+    return dtype == ZYFA_DTYPE_FP8_E4M3FNUZ ? e4m3fnuz.value : e4m3fn.value;
+}
+
 // Element `index` (in elements) of a buffer of the given dtype, as fp32 (exact for every dtype).
 inline float load_as_float(const void* base, zyfa_dtype dtype, int64_t index) {
     switch (dtype) {
@@ -37,8 +52,7 @@ inline float load_as_float(const void* base, zyfa_dtype dtype, int64_t index) {
         case ZYFA_DTYPE_FP16: return numerics::fp16_to_float(static_cast<const uint16_t*>(base)[index]);
         case ZYFA_DTYPE_BF16: return numerics::bf16_to_float(static_cast<const uint16_t*>(base)[index]);
         case ZYFA_DTYPE_FP8_E4M3FN:
-        case ZYFA_DTYPE_FP8_E4M3FNUZ:
-            return numerics::fp8_decode(static_cast<const uint8_t*>(base)[index], fp8_format_of(dtype));
+        case ZYFA_DTYPE_FP8_E4M3FNUZ: return fp8_values(dtype)[static_cast<const uint8_t*>(base)[index]];
         default: return 0.0f;
     }
 }

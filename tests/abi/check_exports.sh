@@ -55,7 +55,7 @@ if ! diff -u "$exports" "$work/library.txt" >"$work/library.diff"; then
   fail "exported symbols of $library differ from exports.txt (- exports.txt, + library):"
   cat "$work/library.diff" >&2
 fi
-while read -r type bind vis ndx name; do
+while read -r type bind vis _section name; do
   [[ $type == FUNC ]] || fail "$name is exported as $type, not FUNC"
   [[ $bind == GLOBAL ]] || fail "$name has binding $bind, not GLOBAL"
   [[ $vis == DEFAULT ]] || fail "$name has visibility $vis, not DEFAULT"

@@ -60,7 +60,7 @@ step "consumer built with pkg-config (C99, warnings are errors)"
 "$cc" -std=c99 -pedantic-errors -Wall -Wextra -Werror $cflags "$here/consumer_attention.c" -o "$work/consumer_pkgconfig" \
       $libs -lm -Wl,-rpath,"$libdir"
 # shellcheck disable=SC2086
-"$cc" -std=c99 $cflags -M "$here/consumer_attention.c" | tr ' \\' '\n\n' | grep -qx "$prefix/include/zyfa.h" \
+"$cc" -std=c99 $cflags -M "$here/consumer_attention.c" | tr -d '\134' | tr ' ' '\n' | grep -qx "$prefix/include/zyfa.h" \
   || die "the consumer did not read zyfa.h from the installed prefix"
 ldd "$work/consumer_pkgconfig" | grep -q "$libdir/libzyfa.so.0" || { ldd "$work/consumer_pkgconfig"; die "the consumer does not load libzyfa.so.0 from $libdir"; }
 "$work/consumer_pkgconfig" | tee "$work/pkgconfig.out"
@@ -73,7 +73,7 @@ cmake -S "$here/cmake_consumer" -B "$work/cmake_consumer" -DCMAKE_PREFIX_PATH="$
 cmake --build "$work/cmake_consumer" >>"$work/cmake_consumer.log" \
   || { cat "$work/cmake_consumer.log"; die "building the CMake consumer failed"; }
 ldd "$work/cmake_consumer/zyfa_cmake_consumer" | grep -q "$libdir/libzyfa.so.0" \
-  || die "the CMake consumer does not load libzyfa.so.0 from $libdir"
+  || { ldd "$work/cmake_consumer/zyfa_cmake_consumer"; die "the CMake consumer does not load libzyfa.so.0 from $libdir"; }
 "$work/cmake_consumer/zyfa_cmake_consumer"
 
 step "find_package version compatibility"

@@ -220,3 +220,32 @@ static inline int attn_fixture_outputs_untouched(const attn_fixture* f) {
 }
 
 #endif /* ZYFA_UNIT_SUPPORT_H */
+
+#ifndef ZYFA_UNIT_STDERR_CAPTURE
+#define ZYFA_UNIT_STDERR_CAPTURE
+#include <unistd.h>
+
+/* Runs fwd on f with stderr redirected to a temporary file; returns what was written there
+ * (malloc'ed, NUL-terminated) and stores the call's status. */
+static inline char* attn_fixture_fwd_capturing_stderr(attn_fixture* f, zyfa_status* status) {
+    char path[] = "/tmp/zyfa_unit_stderr_XXXXXX";
+    const int file = mkstemp(path);
+    assert_true(file >= 0);
+    fflush(stderr);
+    const int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
+    assert_true(dup2(file, STDERR_FILENO) >= 0);
+    *status = attn_fixture_fwd(f);
+    fflush(stderr);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);
+    close(saved);
+    const off_t length = lseek(file, 0, SEEK_END);
+    assert_true(length >= 0);
+    char* text = (char*)unit_alloc((size_t)length + 1);
+    assert_int_equal(pread(file, text, (size_t)length, 0), length);
+    text[length] = '\0';
+    close(file);
+    unlink(path);
+    return text;
+}
+#endif

@@ -1,0 +1,20 @@
+#include "common/fp8_e4m3.h"
+#include "common/half_types.h"
+#include "common/lean_p.h"
+#include "common/block_scale.h"
+#include "common/attention_mask.h"
+#include "common/hadamard.h"
+using namespace zyfa::numerics;
+// Instantiates every function of kernels/common in device code: the numerics the CPU backend uses
+// are the ones the CUDA (and HIP) kernels will include.
+__global__ void numerics_in_device_code(const float* in, uint8_t* out, float* f) {
+  int i = threadIdx.x;
+  int e = block_scale_exponent(in[0], in[i], 64, Fp8Format::E4M3FN);
+  out[i] = lean_p_code(in[i], 8.f, lean_p_bias(in[0], e, kLeanPCentre, Fp8Format::E4M3FN), FloatToIntRounding::NearestEven, Fp8Format::E4M3FN);
+  f[i] = fp8_decode(fp8_encode(in[i], Fp8Format::E4M3FNUZ), Fp8Format::E4M3FNUZ) + bf16_to_float(float_to_bf16(in[i])) + fp16_to_float(float_to_fp16(in[i]));
+  float row[192];
+  for (int d = 0; d < 192; ++d) row[d] = in[d];
+  hadamard_rotate_row(row, 192);
+  f[i] += row[i % 192];
+  KeyRange r = visible_keys(i, 10, 10, MaskKind::Causal, -1, -1); f[i] += r.end + key_visible(i, 3, 10, 10, MaskKind::None, 2, 2);
+}

@@ -1,0 +1,57 @@
+// zyfa-bench's command line: what to run (one or more cases on one problem shape) and how.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "zyfa.h"
+
+namespace zyfa_bench {
+
+// A command-line mistake: printed with a hint to --help, exit code 2.
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// One timed configuration: the q/k/v dtype and the softmax mode.
+struct BenchCase {
+    zyfa_dtype dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    zyfa_softmax softmax = ZYFA_SOFTMAX_AUTO;
+};
+
+struct BenchOptions {
+    zyfa_backend backend = ZYFA_BACKEND_AUTO;
+    std::vector<BenchCase> cases;  // the default trio unless --dtype / --softmax narrow it to one
+    zyfa_mask mask = ZYFA_MASK_CAUSAL;
+    int32_t window_left = -1;
+    int32_t window_right = -1;
+    int64_t batch = 1;
+    int64_t heads_q = 8;
+    int64_t heads_kv = 8;
+    int64_t seqlen_q = 2048;
+    int64_t seqlen_k = 2048;
+    int64_t head_dim_qk = 128;
+    int64_t head_dim_v = 128;
+    bool varlen = false;
+    int repeats = 3;
+    int threads = 0;  // 0 = all hardware threads
+    bool check = true;
+    bool csv = false;
+    bool help = false;
+    uint64_t seed = 1;
+};
+
+// Throws UsageError for an unknown flag or a malformed value.
+BenchOptions parse_options(int argc, char** argv);
+
+std::string usage_text();
+
+const char* dtype_label(zyfa_dtype dtype);        // "fp8", "fp8fnuz", "bf16", ...
+const char* softmax_label(zyfa_softmax softmax);  // "auto", "exact", "lean"
+const char* mask_label(zyfa_mask mask);           // "none", "causal", "causal-br"
+const char* backend_label(zyfa_backend backend);  // "auto", "cpu", "hip", "cuda"
+
+}  // namespace zyfa_bench

@@ -1,0 +1,199 @@
+// zyfa-bench: times zyfa_attn_fwd on one problem shape for one or more (dtype, softmax) cases
+// and reports TFLOP/s and the error against the fp64 reference. `zyfa-bench --help` explains it.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attention_flops.hpp"
+#include "bench_inputs.hpp"
+#include "bench_options.hpp"
+#include "core/errors.hpp"
+#include "reference_check.hpp"
+#include "zyfa.h"
+
+namespace zyfa_bench {
+namespace {
+
+struct ContextHandle {
+    zyfa_context* ctx = nullptr;
+    ~ContextHandle() { zyfa_context_destroy(ctx); }
+};
+
+struct ResultRow {
+    std::string label, backend, kernel, shape;
+    double time_ms = 0.0, tflops = 0.0;
+    bool checked = false;
+    ReferenceCheck check;
+};
+
+std::string case_label(const BenchCase& c) {
+    return std::string(dtype_label(c.dtype)) + " " + softmax_label(c.softmax);
+}
+
+std::string shape_label(const BenchOptions& o) {
+    std::string s = "b" + std::to_string(o.batch) + " h" + std::to_string(o.heads_q) + "/" + std::to_string(o.heads_kv) +
+                    " s" + std::to_string(o.seqlen_q) + "/" + std::to_string(o.seqlen_k) + " d" +
+                    std::to_string(o.head_dim_qk) + "/" + std::to_string(o.head_dim_v) + " " + mask_label(o.mask);
+    if (o.window_left >= 0 || o.window_right >= 0)
+        s += " w" + std::to_string(o.window_left) + "," + std::to_string(o.window_right);
+    if (o.varlen) s += " varlen";
+    return s;
+}
+
+std::string heads_list(const std::vector<int64_t>& heads) {
+    std::string s;
+    for (int64_t h : heads) s += (s.empty() ? "" : ", ") + std::to_string(h);
+    return s;
+}
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+void print_row(const ResultRow& r, bool csv) {
+    char errors[64];
+    if (r.checked) {
+        std::snprintf(errors, sizeof errors, csv ? "%.6e,%.6e" : "%9.3e  %9.3e", r.check.relative_rms, r.check.max_abs);
+    } else {
+        std::snprintf(errors, sizeof errors, csv ? "," : "%9s  %9s", "-", "-");
+    }
+    if (csv) {
+        std::printf("%s,%s,%s,%s,%.4f,%.6f,%s\n", r.label.c_str(), r.backend.c_str(), r.kernel.c_str(), r.shape.c_str(),
+                    r.time_ms, r.tflops, errors);
+    } else {
+        std::printf("%-13s %-7s %-28s %-40s %10.2f %9.4f  %s\n", r.label.c_str(), r.backend.c_str(), r.kernel.c_str(),
+                    r.shape.c_str(), r.time_ms, r.tflops, errors);
+    }
+    std::fflush(stdout);
+}
+
+int run(const BenchOptions& options) {
+    ContextHandle context;
+    zyfa_context_options context_options;
+    zyfa_context_options_init(&context_options, sizeof context_options);
+    context_options.backend = options.backend;
+    context_options.num_threads = options.threads;
+    check_status("zyfa_context_create", zyfa_context_create(&context_options, &context.ctx));
+    const zyfa_backend backend = zyfa_context_backend(context.ctx);
+    if (backend != ZYFA_BACKEND_CPU) {
+        // GPU backends take device pointers; this tool allocates host buffers only so far.
+        std::fprintf(stderr,
+                     "zyfa-bench: the %s backend (device %s) needs device buffers, which this zyfa-bench cannot "
+                     "allocate yet; use --backend cpu\n",
+                     backend_label(backend), zyfa_context_device_name(context.ctx));
+        return 1;
+    }
+    const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+
+    const Activations activations = make_activations(options);
+    const int64_t pairs = visible_pairs(activations.lengths_q, activations.lengths_k, options.mask,
+                                        options.window_left, options.window_right);
+    const double flops = attention_flops(pairs, options.heads_q, options.head_dim_qk, options.head_dim_v);
+    std::vector<int64_t> checked_heads;
+    if (options.check) checked_heads = reference_heads(options, pairs, activations);
+
+    if (!options.csv) {
+        double all_pairs = 0.0;
+        for (size_t b = 0; b < activations.lengths_q.size(); ++b)
+            all_pairs += static_cast<double>(activations.lengths_q[b]) * static_cast<double>(activations.lengths_k[b]);
+        std::printf("zyfa %s | %s\n", zyfa_version_string(), zyfa_build_info());
+        std::printf("context: backend %s, device %s, threads %d\n", backend_label(backend),
+                    zyfa_context_device_name(context.ctx), threads);
+        std::printf("problem: batch %lld, heads %lld/%lld (%s), seqlen %lld/%lld%s, head_dim %lld/%lld, mask %s, "
+                    "window %d,%d, random normal inputs (seed %llu), O in %s\n",
+                    (long long)options.batch, (long long)options.heads_q, (long long)options.heads_kv,
+                    options.heads_kv == options.heads_q ? "MHA" : (options.heads_kv == 1 ? "MQA" : "GQA"),
+                    (long long)options.seqlen_q, (long long)options.seqlen_k,
+                    options.varlen ? " (longest; varlen)" : "", (long long)options.head_dim_qk,
+                    (long long)options.head_dim_v, mask_label(options.mask), options.window_left,
+                    options.window_right, (unsigned long long)options.seed,
+                    options.cases.size() == 1 && options.cases[0].dtype == ZYFA_DTYPE_FP32 ? "FP32" : "BF16");
+        std::printf("FLOPs per call: 2 * (%lld + %lld) * %lld visible pairs * %lld heads = %.4g (%.2f%% of all pairs)\n",
+                    (long long)options.head_dim_qk, (long long)options.head_dim_v, (long long)pairs,
+                    (long long)options.heads_q, flops, all_pairs > 0 ? 100.0 * static_cast<double>(pairs) / all_pairs : 0.0);
+        std::printf("timing: median of %d calls after 1 warm-up call\n", options.repeats);
+        if (!options.check) {
+            std::printf("reference: skipped (--no-check)\n");
+        } else if (static_cast<int64_t>(checked_heads.size()) == options.heads_q) {
+            std::printf("reference: fp64 on all %lld query heads, all rows, same quantised inputs and descales\n",
+                        (long long)options.heads_q);
+        } else {
+            std::printf("reference: fp64 on query heads %s of %lld (a subset, to keep the run short), all rows, same "
+                        "quantised inputs and descales\n",
+                        heads_list(checked_heads).c_str(), (long long)options.heads_q);
+        }
+        std::printf("\n%-13s %-7s %-28s %-40s %10s %9s  %9s  %9s\n", "case", "backend", "kernel", "shape", "time_ms",
+                    "TFLOP/s", "rel_rms", "max_abs");
+    } else {
+        std::printf("case,backend,kernel,shape,time_ms,tflops,rel_rms,max_abs\n");
+    }
+
+    for (const BenchCase& bench_case : options.cases) {
+        auto buffers = std::make_unique<CaseBuffers>();
+        make_case_buffers(context.ctx, options, bench_case, activations, *buffers);
+        const zyfa_attn_params& p = buffers->params;
+        const zyfa_tensor *q = &buffers->q.view, *k = &buffers->k.view, *v = &buffers->v.view, *o = &buffers->o.view;
+
+        const char* kernel = zyfa_attn_kernel_name(context.ctx, &p, q, k, v, o);
+        if (kernel == nullptr) throw LibraryError("zyfa_attn_kernel_name", zyfa_attn_supported(context.ctx, &p, q, k, v, o));
+
+        check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));  // warm-up
+        std::vector<double> seconds;
+        for (int r = 0; r < options.repeats; ++r) {
+            const auto start = std::chrono::steady_clock::now();
+            check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));
+            seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+
+        ResultRow row;
+        row.label = case_label(bench_case);
+        row.backend = backend_label(backend);
+        row.kernel = kernel;
+        row.shape = shape_label(options);
+        const double time_s = median(seconds);
+        row.time_ms = 1e3 * time_s;
+        row.tflops = time_s > 0.0 ? flops / time_s * 1e-12 : 0.0;
+        if (options.check && !checked_heads.empty()) {
+            row.check = check_against_reference(*buffers, checked_heads, options.threads);
+            row.checked = true;
+        }
+        print_row(row, options.csv);
+    }
+    return 0;
+}
+
+}  // namespace
+}  // namespace zyfa_bench
+
+int main(int argc, char** argv) {
+    using namespace zyfa_bench;
+    BenchOptions options;
+    try {
+        options = parse_options(argc, argv);
+    } catch (const UsageError& error) {
+        std::fprintf(stderr, "zyfa-bench: %s (see --help)\n", error.what());
+        return 2;
+    }
+    if (options.help) {
+        std::fputs(usage_text().c_str(), stdout);
+        return 0;
+    }
+    try {
+        return run(options);
+    } catch (const LibraryError& error) {
+        std::fprintf(stderr, "zyfa-bench: %s\n", error.what());
+        return 1;
+    } catch (const zyfa::Error& error) {  // from the internal reference's argument checks
+        std::fprintf(stderr, "zyfa-bench: reference: %s: %s\n", zyfa_status_string(error.status()), error.what());
+        return 1;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "zyfa-bench: %s\n", error.what());
+        return 1;
+    }
+}
