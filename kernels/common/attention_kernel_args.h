@@ -1,0 +1,54 @@
+// The one argument struct of every GPU attention kernel, shared by the host launch code
+// (src/gpu, src/cuda, src/hip) and the device code (kernels/nvidia, kernels/amd). Passed by value
+// as the kernel's single parameter. Plain fixed-width fields only, so host and device agree on its
+// layout; kernels never include the public header.
+#ifndef ZYFA_KERNELS_COMMON_ATTENTION_KERNEL_ARGS_H
+#define ZYFA_KERNELS_COMMON_ATTENTION_KERNEL_ARGS_H
+
+#include <stdint.h>
+
+namespace zyfa {
+
+// Bump when a field changes: the host checks it against what the embedded kernels were built with.
+constexpr uint32_t kAttnKernelArgsVersion = 1;
+
+enum AttnKernelDtype : int32_t {  // = zyfa_dtype values
+    kKernelFp32 = 1,
+    kKernelFp16 = 2,
+    kKernelBf16 = 3,
+    kKernelE4m3fn = 4,
+    kKernelE4m3fnuz = 5,
+};
+
+struct AttnKernelArgs {
+    const void* q;
+    const void* k;
+    const void* v;
+    void* o;
+    float* lse;                  // null: not written
+    const int32_t* cu_seqlens_q;  // null: fixed length
+    const int32_t* cu_seqlens_k;
+    const float* q_descale;  // [batch, heads_kv] or null (= 1)
+    const float* k_descale;
+    const float* v_descale;
+    int64_t q_stride_batch, q_stride_seq, q_stride_head;  // elements; batch strides 0 when varlen
+    int64_t k_stride_batch, k_stride_seq, k_stride_head;
+    int64_t v_stride_batch, v_stride_seq, v_stride_head;
+    int64_t o_stride_batch, o_stride_seq, o_stride_head;
+    int32_t batch, seqlen_q, seqlen_k;  // seqlens: the longest sequence when varlen
+    int32_t heads_q, heads_kv;
+    int32_t head_dim_qk, head_dim_v;
+    int32_t mask;  // zyfa_mask values
+    int32_t window_left, window_right;
+    int32_t in_dtype, out_dtype;  // AttnKernelDtype
+    int32_t softmax;              // zyfa_softmax values, resolved: 1 EXACT, 2 LEAN
+    int32_t max_block_exponent;   // LEAN block-scale cap (numerics::kBlockScaleMaxExponent)
+    float softmax_scale;          // resolved, never 0
+    float lean_centre;            // the Lean P constant c for this target's conversion
+    int32_t reserved0;  // zero; when varlen the kernel reads total_q = cu_seqlens_q[batch] itself
+    int32_t reserved1;
+};
+
+}  // namespace zyfa
+
+#endif
