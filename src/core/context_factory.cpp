@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cpu/cpu_backend.hpp"
+#include "cuda/cuda_backend.hpp"
 #include "errors.hpp"
 #include "versioned_struct.hpp"
 
@@ -23,10 +24,19 @@ std::unique_ptr<Backend> create_cpu(const zyfa_context_options& options) {
     return cpu::make_cpu_backend(options.num_threads);
 }
 
+#ifdef ZYFA_WITH_CUDA
+std::unique_ptr<Backend> create_cuda(const zyfa_context_options& options) {
+    return cuda::make_cuda_backend(options.device);
+}
+constexpr auto kCreateCuda = &create_cuda;
+#else
+constexpr std::unique_ptr<Backend> (*kCreateCuda)(const zyfa_context_options&) = nullptr;
+#endif
+
 // The order AUTO tries. The GPU backends fill their slots when they are compiled in.
 constexpr BackendSlot kBackendSlots[] = {
     {ZYFA_BACKEND_HIP, "HIP", "hip", nullptr},
-    {ZYFA_BACKEND_CUDA, "CUDA", "cuda", nullptr},
+    {ZYFA_BACKEND_CUDA, "CUDA", "cuda", kCreateCuda},
     {ZYFA_BACKEND_CPU, "CPU", "cpu", &create_cpu},
 };
 

@@ -1,18 +1,17 @@
 #include "version.hpp"
 
 #include <cstdio>
+#include <exception>
+#include <string>
 
 #include "context_factory.hpp"
+#include "gpu/kernel_registry.hpp"
 
 #ifndef ZYFA_VERSION_STRING
 #error "ZYFA_VERSION_STRING must come from the build (the CMake project version)"
 #endif
 #ifndef ZYFA_COMPILER
 #define ZYFA_COMPILER "unknown"
-#endif
-// GPU code-object targets embedded in this build; GPU backends define it when they add some.
-#ifndef ZYFA_GPU_TARGETS
-#define ZYFA_GPU_TARGETS "none"
 #endif
 
 namespace zyfa {
@@ -35,10 +34,17 @@ static_assert(same_text(ZYFA_VERSION_STRING, ZYFA_STRINGIFY(ZYFA_VERSION_MAJOR) 
               "CMake project version differs from ZYFA_VERSION_MAJOR/MINOR/PATCH in zyfa.h");
 
 struct BuildInfoText {
-    char text[256];
+    char text[512];
     BuildInfoText() noexcept {
+        // The archs of the GPU code objects embedded in this build ("sm_90a, sm_80"), or "none".
+        std::string targets;
+        try {
+            targets = gpu::KernelRegistry::embedded().list_archs();
+        } catch (const std::exception& error) {
+            targets = std::string("unreadable (") + error.what() + ")";
+        }
         std::snprintf(text, sizeof(text), "zyfa %s; backends: %s; gpu targets: %s; compiler %s",
-                      ZYFA_VERSION_STRING, compiled_backend_names(), ZYFA_GPU_TARGETS, ZYFA_COMPILER);
+                      ZYFA_VERSION_STRING, compiled_backend_names(), targets.c_str(), ZYFA_COMPILER);
     }
 };
 

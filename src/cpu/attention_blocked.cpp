@@ -229,7 +229,8 @@ private:
         if (rounding_ == PRounding::LeanCode) {
             const float bias = numerics::lean_p_bias(m_new, exponent, model_.lean_centre, format_);
             for (int64_t j = lo; j < hi; ++j) {
-                const uint8_t code = numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
+                uint8_t code = numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
+                if (model_.flush_subnormal_codes && code < 8) code = 0;
                 pr[j] = p_values_[code];
                 // The rounded row sum: what multiplies V, not what exp2 would have given.
                 row_sum += model_.rounded_row_sum ? pr[j] : std::exp2(s[j] * scale_log2 - m_new);

@@ -27,6 +27,9 @@ struct NumericsModel {
     bool block_scaling = true;
     bool rounded_row_sum = true;
     int max_block_exponent = numerics::kBlockScaleMaxExponent;
+    // Lean P codes 1..7 are e4m3 subnormals; true maps them to 0 (an accuracy study only: the
+    // kernels keep them, see common/lean_p.h and docs/accuracy.md).
+    bool flush_subnormal_codes = false;
 
     // The model a resolved problem runs with by default (softmax EXACT or LEAN).
     static NumericsModel for_problem(const AttnProblem& problem) {

@@ -97,7 +97,9 @@ options:
   --help                        this text
 
 columns:
-  time_ms    median wall time of one zyfa_attn_fwd (the CPU backend is synchronous)
+  time_ms    median time of one zyfa_attn_fwd: wall time on the CPU backend (synchronous); on
+             a GPU backend the time between device events recorded around each call on the
+             tool's own stream (inputs in device memory; O is copied back for the check)
   TFLOP/s    FLOPs / time, counting only the (query, key) pairs the mask and window leave
              visible, exactly:
                  FLOPs = 2 * (head_dim_qk + head_dim_v) * visible_pairs * heads_q

@@ -11,6 +11,7 @@
 #include "attention_flops.hpp"
 #include "bench_inputs.hpp"
 #include "bench_options.hpp"
+#include "device_buffers.hpp"
 #include "core/errors.hpp"
 #include "reference_check.hpp"
 #include "zyfa.h"
@@ -50,6 +51,38 @@ std::string heads_list(const std::vector<int64_t>& heads) {
     return s;
 }
 
+// One warm-up call, then `repeats` calls each between two events on a stream of the tool's own;
+// returns seconds per call. The stream, events and synchronisation are the tool's: zyfa_attn_fwd
+// itself only enqueues.
+template <class Call>
+std::vector<double> time_on_device(zyfa::gpu::GpuRuntime& runtime, int repeats, Call&& call) {
+    struct Resources {
+        zyfa::gpu::GpuRuntime& runtime;
+        void* stream = nullptr;
+        void* start = nullptr;
+        void* end = nullptr;
+        ~Resources() {
+            runtime.destroy_event(end);
+            runtime.destroy_event(start);
+            runtime.destroy_stream(stream);
+        }
+    } r{runtime};
+    r.stream = runtime.create_stream();
+    r.start = runtime.create_event();
+    r.end = runtime.create_event();
+    call(r.stream);
+    runtime.synchronize_stream(r.stream);
+    std::vector<double> seconds;
+    for (int i = 0; i < repeats; ++i) {
+        runtime.record_event(r.start, r.stream);
+        call(r.stream);
+        runtime.record_event(r.end, r.stream);
+        seconds.push_back(1e-3 * static_cast<double>(runtime.elapsed_ms(r.start, r.end)));
+    }
+    runtime.synchronize_stream(r.stream);
+    return seconds;
+}
+
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     const size_t n = values.size();
@@ -81,13 +114,18 @@ int run(const BenchOptions& options) {
     context_options.num_threads = options.threads;
     check_status("zyfa_context_create", zyfa_context_create(&context_options, &context.ctx));
     const zyfa_backend backend = zyfa_context_backend(context.ctx);
-    if (backend != ZYFA_BACKEND_CPU) {
-        // GPU backends take device pointers; this tool allocates host buffers only so far.
-        std::fprintf(stderr,
-                     "zyfa-bench: the %s backend (device %s) needs device buffers, which this zyfa-bench cannot "
-                     "allocate yet; use --backend cpu\n",
-                     backend_label(backend), zyfa_context_device_name(context.ctx));
-        return 1;
+    const bool on_device = backend != ZYFA_BACKEND_CPU;
+    // GPU runs: device buffers and event timing through the library's runtime helpers; FP8 inputs
+    // are quantised on the host by a CPU context (the same codes and descales the GPU then reads).
+    std::unique_ptr<zyfa::gpu::GpuRuntime> runtime;
+    ContextHandle host_context;
+    zyfa_context* quantise_ctx = context.ctx;
+    if (on_device) {
+        runtime = open_device_runtime(backend, context_options.device);
+        zyfa_context_options cpu_options = context_options;
+        cpu_options.backend = ZYFA_BACKEND_CPU;
+        check_status("zyfa_context_create", zyfa_context_create(&cpu_options, &host_context.ctx));
+        quantise_ctx = host_context.ctx;
     }
     const int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
 
@@ -117,7 +155,13 @@ int run(const BenchOptions& options) {
         std::printf("FLOPs per call: 2 * (%lld + %lld) * %lld visible pairs * %lld heads = %.4g (%.2f%% of all pairs)\n",
                     (long long)options.head_dim_qk, (long long)options.head_dim_v, (long long)pairs,
                     (long long)options.heads_q, flops, all_pairs > 0 ? 100.0 * static_cast<double>(pairs) / all_pairs : 0.0);
-        std::printf("timing: median of %d calls after 1 warm-up call\n", options.repeats);
+        if (on_device) {
+            std::printf("timing: median of %d calls after 1 warm-up call, each timed by device events on its own "
+                        "stream (%s, %d SMs)\n",
+                        options.repeats, runtime->device().name.c_str(), runtime->device().multiprocessors);
+        } else {
+            std::printf("timing: median of %d calls after 1 warm-up call\n", options.repeats);
+        }
         if (!options.check) {
             std::printf("reference: skipped (--no-check)\n");
         } else if (static_cast<int64_t>(checked_heads.size()) == options.heads_q) {
@@ -136,19 +180,31 @@ int run(const BenchOptions& options) {
 
     for (const BenchCase& bench_case : options.cases) {
         auto buffers = std::make_unique<CaseBuffers>();
-        make_case_buffers(context.ctx, options, bench_case, activations, *buffers);
-        const zyfa_attn_params& p = buffers->params;
-        const zyfa_tensor *q = &buffers->q.view, *k = &buffers->k.view, *v = &buffers->v.view, *o = &buffers->o.view;
+        make_case_buffers(quantise_ctx, options, bench_case, activations, *buffers);
+        std::unique_ptr<DeviceCase> device_case;
+        if (on_device) device_case = std::make_unique<DeviceCase>(*runtime, *buffers);
+        const zyfa_attn_params& p = on_device ? device_case->params() : buffers->params;
+        const zyfa_tensor* q = on_device ? &device_case->q() : &buffers->q.view;
+        const zyfa_tensor* k = on_device ? &device_case->k() : &buffers->k.view;
+        const zyfa_tensor* v = on_device ? &device_case->v() : &buffers->v.view;
+        const zyfa_tensor* o = on_device ? &device_case->o() : &buffers->o.view;
 
         const char* kernel = zyfa_attn_kernel_name(context.ctx, &p, q, k, v, o);
         if (kernel == nullptr) throw LibraryError("zyfa_attn_kernel_name", zyfa_attn_supported(context.ctx, &p, q, k, v, o));
 
-        check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));  // warm-up
         std::vector<double> seconds;
-        for (int r = 0; r < options.repeats; ++r) {
-            const auto start = std::chrono::steady_clock::now();
-            check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));
-            seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (on_device) {
+            seconds = time_on_device(*runtime, options.repeats, [&](void* stream) {
+                check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, stream));
+            });
+            device_case->copy_output_to(*buffers);
+        } else {
+            check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));  // warm-up
+            for (int r = 0; r < options.repeats; ++r) {
+                const auto start = std::chrono::steady_clock::now();
+                check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));
+                seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            }
         }
 
         ResultRow row;

@@ -1,0 +1,3 @@
+module zyfa.dev/zyfa
+
+go 1.19

@@ -1,0 +1,333 @@
+package zyfa
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// values returns deterministic pseudo-random numbers in [-1, 1) (a 64-bit LCG).
+func values(n int, seed uint64) []float32 {
+	state := seed*6364136223846793005 + 1442695040888963407
+	out := make([]float32, n)
+	for i := range out {
+		state = state*6364136223846793005 + 1442695040888963407
+		out[i] = float32(float64(state>>40)/float64(1<<24)*2 - 1)
+	}
+	return out
+}
+
+// reference is fp64 attention of one sequence: q [sq, hq, d], k [sk, hkv, d], v [sk, hkv, dv];
+// returns o [sq, hq, dv] and lse [hq, sq] (docs/api.md visibility rule).
+func reference(q, k, v []float64, sq, sk, hq, hkv, d, dv int, mask Mask, wl, wr int) ([]float64, []float64) {
+	scale := 1 / math.Sqrt(float64(d))
+	diag := sk - sq
+	if mask == MaskCausal {
+		diag = 0
+	}
+	o := make([]float64, sq*hq*dv)
+	lse := make([]float64, hq*sq)
+	for h := 0; h < hq; h++ {
+		kh := h / (hq / hkv)
+		for i := 0; i < sq; i++ {
+			scores := make([]float64, sk)
+			max := math.Inf(-1)
+			for j := 0; j < sk; j++ {
+				visible := (mask == MaskNone || j <= i+diag) && (wl < 0 || j >= i+diag-wl) && (wr < 0 || j <= i+diag+wr)
+				scores[j] = math.Inf(-1)
+				if !visible {
+					continue
+				}
+				dot := 0.0
+				for x := 0; x < d; x++ {
+					dot += q[(i*hq+h)*d+x] * k[(j*hkv+kh)*d+x]
+				}
+				scores[j] = scale * dot
+				max = math.Max(max, scores[j])
+			}
+			lse[h*sq+i] = math.Inf(-1)
+			if math.IsInf(max, -1) {
+				continue
+			}
+			sum := 0.0
+			for j, s := range scores {
+				if math.IsInf(s, -1) {
+					continue
+				}
+				p := math.Exp(s - max)
+				sum += p
+				for x := 0; x < dv; x++ {
+					o[(i*hq+h)*dv+x] += p * v[(j*hkv+kh)*dv+x]
+				}
+			}
+			for x := 0; x < dv; x++ {
+				o[(i*hq+h)*dv+x] /= sum
+			}
+			lse[h*sq+i] = max + math.Log(sum)
+		}
+	}
+	return o, lse
+}
+
+func widen(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, a := range x {
+		out[i] = float64(a)
+	}
+	return out
+}
+
+func relRMS(x []float32, ref []float64) float64 {
+	var err2, ref2 float64
+	for i := range ref {
+		err2 += (float64(x[i]) - ref[i]) * (float64(x[i]) - ref[i])
+		ref2 += ref[i] * ref[i]
+	}
+	return math.Sqrt(err2 / ref2)
+}
+
+// Tolerances as tests/cpu/reference_check.hpp derives them: O's relative RMS within the largest
+// rounding of one element of P (fp32 1e-5; FP8 Lean P 8.5%); lse 1e-4 (exact) or 0.085 (Lean).
+const (
+	fp32Tol = 1e-5
+	leanTol = 0.085
+)
+
+func cpuContext(t *testing.T) *Context {
+	t.Helper()
+	ctx, err := NewContext(&ContextOptions{Backend: BackendCPU, NumThreads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctx.Close() })
+	return ctx
+}
+
+// must(t)(Float32(...)) unwraps a view constructor's result, failing the test on an error.
+func must(t *testing.T) func(Tensor, error) Tensor {
+	return func(tensor Tensor, err error) Tensor {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tensor
+	}
+}
+
+func TestFloat32AgainstFP64(t *testing.T) {
+	ctx := cpuContext(t)
+	if ctx.Backend() != BackendCPU || ctx.DeviceName() != "cpu" {
+		t.Fatalf("backend %v device %q", ctx.Backend(), ctx.DeviceName())
+	}
+	b, sq, sk, hq, hkv, d := 2, 37, 70, 4, 2, 64
+	q, k, v := values(b*sq*hq*d, 1), values(b*sk*hkv*d, 2), values(b*sk*hkv*d, 3)
+	cases := []struct {
+		mask   Mask
+		window *Window
+	}{{MaskNone, nil}, {MaskCausal, nil}, {MaskCausalBottomRight, nil}, {MaskNone, &Window{8, 3}}}
+	for _, c := range cases {
+		o := make([]float32, b*sq*hq*d)
+		lse := make([]float32, b*hq*sq)
+		err := ctx.Attention(must(t)(Float32(q, b, sq, hq, d)), must(t)(Float32(k, b, sk, hkv, d)),
+			must(t)(Float32(v, b, sk, hkv, d)), must(t)(Float32(o, b, sq, hq, d)),
+			&AttentionOptions{Mask: c.mask, Window: c.window, LSE: lse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl, wr := -1, -1
+		if c.window != nil {
+			wl, wr = int(c.window.Left), int(c.window.Right)
+		}
+		for batch := 0; batch < b; batch++ {
+			qs, ks := sq*hq*d, sk*hkv*d
+			oRef, lseRef := reference(widen(q[batch*qs:][:qs]), widen(k[batch*ks:][:ks]), widen(v[batch*ks:][:ks]),
+				sq, sk, hq, hkv, d, d, c.mask, wl, wr)
+			if e := relRMS(o[batch*qs:][:qs], oRef); e > fp32Tol {
+				t.Errorf("mask %d window %v: rel_rms %g > %g", c.mask, c.window, e, fp32Tol)
+			}
+			for i, r := range lseRef {
+				x := float64(lse[batch*hq*sq+i])
+				if !(x == r || math.Abs(x-r) <= 1e-4) {
+					t.Fatalf("lse[%d] %g vs %g", i, x, r)
+				}
+			}
+		}
+	}
+}
+
+func TestPackedBF16AndQuantizedFP8(t *testing.T) {
+	ctx := cpuContext(t)
+	hq, d := 2, 128
+	cu := []int32{0, 10, 10, 64}
+	x := [3][]float32{values(64*hq*d, 7), values(64*hq*d, 8), values(64*hq*d, 9)}
+	var codes [3][]byte
+	var scales [3][]float32
+	for i := range x {
+		codes[i] = make([]byte, len(x[i]))
+		scales[i] = make([]float32, 3*hq)
+		err := ctx.QuantizeFP8(must(t)(Float32(x[i], 64, hq, d)), must(t)(Bytes(codes[i], FP8E4M3FN, 64, hq, d)),
+			scales[i], false, cu, 54)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := make([]float32, 64*hq*d)
+	lse := make([]float32, hq*64)
+	opts := &AttentionOptions{Mask: MaskCausalBottomRight, Softmax: SoftmaxLean, QDescale: scales[0],
+		KDescale: scales[1], VDescale: scales[2], CuSeqlensQ: cu, CuSeqlensK: cu, MaxSeqlenQ: 54, MaxSeqlenK: 54, LSE: lse}
+	qt := must(t)(Bytes(codes[0], FP8E4M3FN, 64, hq, d))
+	kt := must(t)(Bytes(codes[1], FP8E4M3FN, 64, hq, d))
+	vt := must(t)(Bytes(codes[2], FP8E4M3FN, 64, hq, d))
+	ot := must(t)(Float32(o, 64, hq, d))
+	name, err := ctx.AttentionKernelName(qt, kt, vt, ot, opts)
+	if err != nil || !strings.HasPrefix(name, "cpu_") {
+		t.Fatalf("kernel name %q, %v", name, err)
+	}
+	if err := ctx.Attention(qt, kt, vt, ot, opts); err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 3; s++ {
+		a, e := int(cu[s]), int(cu[s+1])
+		if a == e {
+			continue
+		}
+		var deq [3][]float64
+		for i := range deq {
+			for r := a; r < e; r++ {
+				for h := 0; h < hq; h++ {
+					for c := 0; c < d; c++ {
+						deq[i] = append(deq[i], e4m3fn(codes[i][(r*hq+h)*d+c])*float64(scales[i][s*hq+h]))
+					}
+				}
+			}
+		}
+		oRef, lseRef := reference(deq[0], deq[1], deq[2], e-a, e-a, hq, hq, d, d, MaskCausalBottomRight, -1, -1)
+		if err := relRMS(o[a*hq*d:e*hq*d], oRef); err > leanTol {
+			t.Errorf("sequence %d: rel_rms %g > %g", s, err, leanTol)
+		}
+		for h := 0; h < hq; h++ {
+			for i := 0; i < e-a; i++ {
+				if diff := math.Abs(float64(lse[h*64+a+i]) - lseRef[h*(e-a)+i]); diff > leanTol {
+					t.Fatalf("lse sequence %d head %d row %d off by %g", s, h, i, diff)
+				}
+			}
+		}
+	}
+}
+
+// e4m3fn decodes an OCP e4m3 code (bias 7; the test never meets NaN).
+func e4m3fn(c byte) float64 {
+	sign := 1.0
+	if c&0x80 != 0 {
+		sign = -1
+	}
+	exp, man := int(c>>3&0xF), float64(c&7)
+	if exp == 0 {
+		return sign * man / 8 * math.Pow(2, -6)
+	}
+	return sign * (1 + man/8) * math.Pow(2, float64(exp-7))
+}
+
+func TestErrorsCarryStatusAndMessage(t *testing.T) {
+	ctx := cpuContext(t)
+	q, k := values(16*6*64, 1), values(16*4*64, 2)
+	o := make([]float32, len(q))
+	for i := range o {
+		o[i] = 7
+	}
+	err := ctx.Attention(must(t)(Float32(q, 1, 16, 6, 64)), must(t)(Float32(k, 1, 16, 4, 64)),
+		must(t)(Float32(k, 1, 16, 4, 64)), must(t)(Float32(o, 1, 16, 6, 64)), nil)
+	var zerr *Error
+	if !errors.As(err, &zerr) || zerr.Status != StatusInvalidArgument || !strings.Contains(zerr.Message, "heads") {
+		t.Fatalf("got %v", err)
+	}
+	if !errors.Is(err, StatusInvalidArgument) || !strings.HasPrefix(err.Error(), "zyfa: invalid argument: ") {
+		t.Fatalf("errors.Is / message: %v", err)
+	}
+	for _, x := range o {
+		if x != 7 {
+			t.Fatal("a failed call wrote its output")
+		}
+	}
+	qt := must(t)(Float32(q[:16*4*64], 1, 16, 4, 64))
+	err = ctx.Attention(qt, qt, qt, must(t)(Float32(o[:16*4*64], 1, 16, 4, 64)), &AttentionOptions{Softmax: SoftmaxLean})
+	if !IsStatus(err, StatusNotSupported) {
+		t.Fatalf("lean on fp32: %v", err)
+	}
+	if _, err := Float32(q, 1, 16, 100, 64); !IsStatus(err, StatusInvalidArgument) {
+		t.Fatalf("a shape larger than the slice: %v", err)
+	}
+	if err := ctx.Attention(qt, qt, qt, must(t)(Float32(o, 1, 16, 4, 32)), nil); err == nil ||
+		!strings.Contains(err.Error(), "head_dim") {
+		t.Fatalf("o head_dim mismatch: %v", err)
+	}
+	gpu, err := NewContext(&ContextOptions{Backend: BackendCUDA})
+	if err == nil {
+		gpu.Close() // a CUDA build on a machine with a GPU
+	} else if !IsStatus(err, StatusNotSupported) && !IsStatus(err, StatusNoDevice) {
+		t.Fatalf("CUDA context: %v", err)
+	}
+}
+
+func TestCloseIsIdempotentAndCallsAfterCloseFail(t *testing.T) {
+	ctx, err := NewContext(&ContextOptions{Backend: BackendCPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx.Close()
+	ctx.Close()
+	q := must(t)(Float32(values(8*64, 1), 1, 8, 1, 64))
+	if err := ctx.Attention(q, q, q, q, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+	if ctx.DeviceName() != "" {
+		t.Fatal("DeviceName after Close")
+	}
+}
+
+func TestConcurrentGoroutinesShareAContext(t *testing.T) {
+	ctx := cpuContext(t)
+	q := values(32*4*64, 11)
+	run := func() ([]float32, error) {
+		o := make([]float32, len(q))
+		qt := must(t)(Float32(q, 1, 32, 4, 64))
+		err := ctx.Attention(qt, qt, qt, must(t)(Float32(o, 1, 32, 4, 64)), &AttentionOptions{Mask: MaskCausal})
+		return o, err
+	}
+	expected, err := run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	results := make([][]float32, 8)
+	errs := make([]error, 8)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i], errs[i] = run()
+		}(i)
+	}
+	wg.Wait()
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		for j := range expected {
+			if results[i][j] != expected[j] {
+				t.Fatalf("goroutine %d differs at %d (the CPU backend is deterministic)", i, j)
+			}
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if err := CheckVersion(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(BuildInfo(), "cpu") {
+		t.Fatalf("build info %q", BuildInfo())
+	}
+}

@@ -1,0 +1,357 @@
+"""attention() and quantize_fp8(): the Pythonic layer over zyfa_attn_fwd and zyfa_quantize_fp8.
+
+numpy arrays run on the CPU backend. torch tensors run on their device's backend (CUDA or ROCm,
+enqueued on the current stream, or the CPU) and, without an explicit context, go through the torch
+custom ops zyfa::attention / zyfa::quantize_fp8 so that torch.compile and CUDA graphs see them.
+"""
+import ctypes
+
+from . import _lib
+from ._context import Context, default_context
+from ._errors import check
+from ._tensors import (FP8_DTYPES, c_tensor, dtype_code, is_torch, numpy_dtype, require_dim_contiguous,
+                       torch_dtype, torch_module, view)
+
+_SOFTMAX = {"auto": _lib.SOFTMAX_AUTO, "exact": _lib.SOFTMAX_EXACT, "lean": _lib.SOFTMAX_LEAN}
+
+
+def mask_code(causal):
+    """causal: False, True (top-left, as ZYFA_MASK_CAUSAL), 'top_left' or 'bottom_right'."""
+    if causal is False or causal is None or causal == "none":
+        return _lib.MASK_NONE
+    if causal is True or causal == "top_left":
+        return _lib.MASK_CAUSAL
+    if causal == "bottom_right":
+        return _lib.MASK_CAUSAL_BOTTOM_RIGHT
+    raise ValueError("causal must be False, True, 'top_left' or 'bottom_right', not %r" % (causal,))
+
+
+def softmax_code(softmax):
+    if isinstance(softmax, int):
+        return softmax
+    if softmax not in _SOFTMAX:
+        raise ValueError("softmax must be 'auto', 'exact' or 'lean', not %r" % (softmax,))
+    return _SOFTMAX[softmax]
+
+
+def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
+              return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
+              max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None):
+    """Attention forward: softmax(softmax_scale * Q K^T + mask) V.
+
+    q [batch, seqlen_q, heads_q, head_dim], k [batch, seqlen_k, heads_kv, head_dim],
+    v [batch, seqlen_k, heads_kv, head_dim_v]; with cu_seqlens_q/k (int32 [batch+1] prefix sums)
+    the sequences are packed: q [total_q, heads_q, head_dim], k/v [total_k, heads_kv, ...].
+    Query head h reads kv head h // (heads_q // heads_kv).
+
+    causal: False, True / 'top_left' (query i sees keys j <= i) or 'bottom_right'
+            (j <= i + seqlen_k - seqlen_q, as flash_attn).
+    window: (left, right) sliding window, -1 = unbounded (see docs/api.md for the diagonal).
+    softmax_scale: None = 1/sqrt(head_dim).
+    descale: None or (q_descale, k_descale, v_descale) for FP8 inputs, each None, a float or an
+             fp32 [batch, heads_kv] array/tensor (on the inputs' device).
+    dtype:   element type of uint8/uint16 numpy storage: 'e4m3fn', 'e4m3fnuz' or 'bf16'.
+    out_dtype: 'bf16', 'fp16' or 'fp32' (or a torch dtype); default: the input dtype for 16/32-bit
+             torch inputs and bf16 for FP8 ones; float32 for numpy (bf16 comes back as uint16).
+    out:     an output to write into instead of allocating one.
+    softmax: 'auto' (lean for FP8, exact otherwise), 'exact' or 'lean'.
+    context: a zyfa.Context; None picks a shared one for the inputs' device.
+    Returns out, or (out, lse) with return_lse: lse fp32 [batch, heads_q, seqlen_q], or
+    [heads_q, total_q] when packed.
+    """
+    mask = mask_code(causal)
+    window_left, window_right = (int(w) for w in window)
+    scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    sm = softmax_code(softmax)
+    q_d, k_d, v_d = descale if descale is not None else (None, None, None)
+    if is_torch(q) and context is None and dtype is None:
+        from . import _torch_ops
+        return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
+                                    return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                    out, out_dtype)
+    o, lse = attention_direct(context, q, k, v, mask=mask, window_left=window_left,
+                              window_right=window_right, softmax_scale=scale, softmax=sm,
+                              q_descale=q_d, k_descale=k_d, v_descale=v_d, return_lse=return_lse,
+                              cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                              max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
+                              out_dtype=out_dtype, dtype=dtype)
+    return (o, lse) if return_lse else o
+
+
+def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
+                          cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+                          softmax="auto", context=None, dtype=None, out_dtype=None):
+    """The kernel attention() would run for these arguments; raises ZyfaError if unsupported."""
+    q_d, k_d, v_d = descale if descale is not None else (None, None, None)
+    call = _prepare(context, q, k, v, mask_code(causal), int(window[0]), int(window[1]),
+                    0.0 if softmax_scale is None else float(softmax_scale), softmax_code(softmax),
+                    q_d, k_d, v_d, False, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                    None, out_dtype, dtype)
+    lib = _lib.lib()
+    name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
+    if name is None:
+        check(lib.zyfa_attn_supported(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs()))
+    return name.decode()
+
+
+def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, window_right=-1,
+                     softmax_scale=0.0, softmax=_lib.SOFTMAX_AUTO, q_descale=None, k_descale=None,
+                     v_descale=None, return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None,
+                     max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None):
+    """attention() without the torch op layer: runs now, returns (out, lse or None)."""
+    call = _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax,
+                    q_descale, k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k,
+                    max_seqlen_q, max_seqlen_k, out, out_dtype, dtype)
+    lib = _lib.lib()
+    check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
+                            call.stream))
+    return call.out, call.lse
+
+
+class _Call:
+    """Everything one C call needs, and the Python objects that own the memory it points to."""
+
+    def __init__(self):
+        self.keep = []
+
+    def tensor_refs(self):
+        return [ctypes.byref(t) for t in self.tensors]
+
+
+def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale,
+             k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+             out, out_dtype, dtype):
+    call = _Call()
+    qv, kv, vv = view(q, "q", dtype), view(k, "k", dtype), view(v, "v", dtype)
+    torch_inputs = is_torch(q)
+    for name, x in (("k", kv), ("v", vv)):
+        if is_torch(x.obj) != torch_inputs or (x.device, x.device_index) != (qv.device, qv.device_index):
+            raise ValueError("q and %s must be of one kind (numpy or torch) on one device" % name)
+    if (cu_seqlens_q is None) != (cu_seqlens_k is None):
+        raise ValueError("pass cu_seqlens_q and cu_seqlens_k together (both or neither)")
+    varlen = cu_seqlens_q is not None
+    rank = 3 if varlen else 4
+    layout = "[total, heads, head_dim]" if varlen else "[batch, seqlen, heads, head_dim]"
+    for name, x in (("q", qv), ("k", kv), ("v", vv)):
+        if len(x.shape) != rank:
+            raise ValueError("%s must be %d-D %s, got shape %s" % (name, rank, layout, x.shape))
+        require_dim_contiguous(x, name)
+    s = 1 if not varlen else 0  # first axis after batch
+    heads_q, head_dim_qk = qv.shape[s + 1], qv.shape[s + 2]
+    heads_kv, head_dim_v = kv.shape[s + 1], vv.shape[s + 2]
+    if kv.shape[s + 2] != head_dim_qk:
+        raise ValueError("k head_dim %d != q head_dim %d" % (kv.shape[s + 2], head_dim_qk))
+    if vv.shape[:s + 2] != kv.shape[:s + 2]:
+        raise ValueError("v shape %s does not match k shape %s in its leading axes" % (vv.shape, kv.shape))
+
+    call.ctx = _context_for(context, qv)
+    call.stream = _stream_for(qv)
+
+    if varlen:
+        cu_q = _int32_array(cu_seqlens_q, qv, "cu_seqlens_q")
+        cu_k = _int32_array(cu_seqlens_k, qv, "cu_seqlens_k")
+        if cu_q.shape != cu_k.shape or len(cu_q.shape) != 1 or cu_q.shape[0] < 1:
+            raise ValueError("cu_seqlens_q and cu_seqlens_k must be 1-D of equal length batch+1")
+        batch = cu_q.shape[0] - 1
+        seqlen_q = _max_seqlen(max_seqlen_q, cu_q, qv, "cu_seqlens_q", qv.shape[0])
+        seqlen_k = _max_seqlen(max_seqlen_k, cu_k, qv, "cu_seqlens_k", kv.shape[0])
+        call.keep += [cu_q, cu_k]
+    else:
+        batch, seqlen_q, seqlen_k = qv.shape[0], qv.shape[1], kv.shape[1]
+        if kv.shape[0] != batch:
+            raise ValueError("k batch %d != q batch %d" % (kv.shape[0], batch))
+
+    out_shape = qv.shape[:s + 2] + (head_dim_v,)
+    call.out = _output(out, out_shape, dtype_code(out_dtype), qv, "out")
+    ov = view(call.out, "out", _out_storage_dtype(call.out, out_dtype))
+    require_dim_contiguous(ov, "out")
+    call.lse = None
+    if return_lse:
+        lse_shape = (heads_q, qv.shape[0]) if varlen else (batch, heads_q, seqlen_q)
+        call.lse = _empty(lse_shape, _lib.DTYPE_FP32, qv)
+
+    params = _lib.AttnParams()
+    _lib.lib().zyfa_attn_params_init(ctypes.byref(params), ctypes.sizeof(params))
+    params.mask = mask
+    params.batch, params.seqlen_q, params.seqlen_k = batch, seqlen_q, seqlen_k
+    params.heads_q, params.heads_kv = heads_q, heads_kv
+    params.head_dim_qk, params.head_dim_v = head_dim_qk, head_dim_v
+    params.softmax_scale = softmax_scale
+    params.softmax = softmax
+    params.window_left, params.window_right = window_left, window_right
+    if varlen:
+        params.cu_seqlens_q, params.cu_seqlens_k = _ptr(cu_q), _ptr(cu_k)
+    for field, d in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale)):
+        if d is not None:
+            arr = _descale_array(d, batch, heads_kv, qv, field)
+            call.keep.append(arr)
+            setattr(params, field, _ptr(arr))
+    if call.lse is not None:
+        params.lse = _ptr(call.lse)
+    call.params = params
+    call.tensors = [c_tensor(x, varlen) for x in (qv, kv, vv, ov)]
+    call.keep += [qv, kv, vv, ov]
+    return call
+
+
+def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=None, context=None,
+                 out=None, in_dtype=None):
+    """Quantises x [batch, seqlen, heads, head_dim] (or packed [total, heads, head_dim] with
+    cu_seqlens) to FP8 with one scale per (batch, head). Returns (x_fp8, descale fp32 [batch, heads]):
+    x ~= x_fp8 * descale. hadamard=True rotates the head dimension first (use it on Q and K alike).
+    numpy results are uint8 arrays holding e4m3 codes; torch results are float8 tensors.
+    in_dtype: 'bf16' for a numpy uint16 input.
+    """
+    if is_torch(x) and context is None and in_dtype is None and out is None:
+        from . import _torch_ops
+        return _torch_ops.quantize_fp8(x, dtype_code(dtype), bool(hadamard), cu_seqlens, max_seqlen)
+    return quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens, max_seqlen, out, in_dtype)
+
+
+def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, max_seqlen=None, out=None,
+                        in_dtype=None):
+    if out_code not in FP8_DTYPES:
+        raise ValueError("dtype must be 'e4m3fn' or 'e4m3fnuz'")
+    xv = view(x, "x", in_dtype)
+    varlen = cu_seqlens is not None
+    rank = 3 if varlen else 4
+    if len(xv.shape) != rank:
+        raise ValueError("x must be %d-D, got shape %s" % (rank, xv.shape))
+    require_dim_contiguous(xv, "x")
+    ctx = _context_for(context, xv)
+    keep = [xv]
+    params = _lib.QuantParams()
+    _lib.lib().zyfa_quant_params_init(ctypes.byref(params), ctypes.sizeof(params))
+    params.flags = _lib.QUANT_HADAMARD if hadamard else 0
+    if varlen:
+        cu = _int32_array(cu_seqlens, xv, "cu_seqlens")
+        keep.append(cu)
+        params.batch = cu.shape[0] - 1
+        params.seqlen = _max_seqlen(max_seqlen, cu, xv, "cu_seqlens", xv.shape[0])
+        params.cu_seqlens = _ptr(cu)
+    else:
+        params.batch, params.seqlen = xv.shape[0], xv.shape[1]
+    params.heads, params.head_dim = xv.shape[-2], xv.shape[-1]
+    q = _output(out, xv.shape, out_code, xv, "out")
+    qv = view(q, "out", out_code)
+    require_dim_contiguous(qv, "out")
+    descale = _empty((params.batch, params.heads), _lib.DTYPE_FP32, xv)
+    keep += [qv, descale]
+    check(_lib.lib().zyfa_quantize_fp8(ctx.handle, ctypes.byref(params), ctypes.byref(c_tensor(xv, varlen)),
+                                       ctypes.byref(c_tensor(qv, varlen)), _ptr(descale), _stream_for(xv)))
+    return q, descale
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def _context_for(context, v):
+    """The given context (checked against the data's device) or the shared one for that device."""
+    if v.device == "cpu":
+        if context is None:
+            return default_context("cpu")
+        if context.backend != "cpu":
+            raise ValueError("host memory (numpy or a CPU tensor) needs a CPU context, not %r" % context)
+        return context
+    gpu_backend = "hip" if getattr(torch_module().version, "hip", None) else "cuda"
+    if context is None:
+        return default_context(gpu_backend, v.device_index)
+    if not isinstance(context, Context) or context.backend not in ("cuda", "hip") or \
+            context.device != v.device_index:
+        raise ValueError("tensors on cuda:%d need a %s context on device %d, not %r" % (
+            v.device_index, gpu_backend, v.device_index, context))
+    return context
+
+
+def _stream_for(v):
+    """The caller's current stream for device tensors (cudaStream_t / hipStream_t), else NULL."""
+    if v.device != "cuda":
+        return None
+    torch = torch_module()
+    return ctypes.c_void_p(torch.cuda.current_stream(v.device_index).cuda_stream)
+
+
+def _ptr(x):
+    if is_torch(x):
+        return x.data_ptr()
+    return x.__array_interface__["data"][0]
+
+
+def _empty(shape, code, like):
+    if is_torch(like.obj):
+        torch = torch_module()
+        return torch.empty(shape, dtype=torch_dtype(code), device=like.obj.device)
+    import numpy as np
+    return np.empty(shape, dtype=numpy_dtype(code))
+
+
+def _default_out_code(like):
+    if is_torch(like.obj):
+        return _lib.DTYPE_BF16 if like.dtype in FP8_DTYPES else like.dtype
+    return _lib.DTYPE_FP32
+
+
+def _out_storage_dtype(out, out_dtype):
+    """The dtype= override that views an output: a numpy uint16 output holds bf16."""
+    if not is_torch(out) and out.dtype.name == "uint16":
+        return "bf16"
+    return None
+
+
+def _output(out, shape, code, like, name):
+    """out as given (checked), or a new output of dtype code (None = the default for the inputs)."""
+    if out is None:
+        return _empty(shape, code or _default_out_code(like), like)
+    if is_torch(out) != is_torch(like.obj):
+        raise ValueError("%s must be of the inputs' kind (numpy or torch)" % name)
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError("%s has shape %s, expected %s" % (name, tuple(out.shape), tuple(shape)))
+    if is_torch(out) and out.device != like.obj.device:
+        raise ValueError("%s is on %s, the inputs on %s" % (name, out.device, like.obj.device))
+    return out
+
+
+def _int32_array(x, like, name):
+    if is_torch(like.obj):
+        torch = torch_module()
+        if not isinstance(x, torch.Tensor):
+            x = torch.tensor(x, dtype=torch.int32, device=like.obj.device)
+        if x.device != like.obj.device:
+            raise ValueError("%s must be on %s like q, not %s" % (name, like.obj.device, x.device))
+        return x.to(torch.int32).contiguous()
+    import numpy as np
+    return np.ascontiguousarray(x, dtype=np.int32)
+
+
+def _max_seqlen(given, cu, like, name, rows):
+    """max_seqlen as given, or computed (on the host; for device tensors this synchronises)."""
+    if like.device == "cpu":
+        total = int(cu[-1])
+        if total > rows:
+            raise ValueError("%s[-1] = %d exceeds the %d packed rows" % (name, total, rows))
+    if given is not None:
+        return int(given)
+    if cu.shape[0] < 2:
+        return 0
+    return int((cu[1:] - cu[:-1]).max())
+
+
+def _descale_array(d, batch, heads_kv, like, name):
+    if is_torch(like.obj):
+        torch = torch_module()
+        if not isinstance(d, torch.Tensor):
+            return torch.full((batch, heads_kv), float(d), dtype=torch.float32, device=like.obj.device)
+        if d.device != like.obj.device:
+            raise ValueError("%s must be on %s like q, not %s" % (name, like.obj.device, d.device))
+        if d.numel() == 1:
+            return d.to(torch.float32).reshape(1, 1).expand(batch, heads_kv).contiguous()
+        if tuple(d.shape) != (batch, heads_kv):
+            raise ValueError("%s has shape %s, expected [batch, heads_kv] = %s" % (
+                name, tuple(d.shape), (batch, heads_kv)))
+        return d.to(torch.float32).contiguous()
+    import numpy as np
+    arr = np.asarray(d, dtype=np.float32)
+    if arr.size == 1:
+        return np.full((batch, heads_kv), float(arr.reshape(())), dtype=np.float32)
+    if arr.shape != (batch, heads_kv):
+        raise ValueError("%s has shape %s, expected [batch, heads_kv] = %s" % (name, arr.shape, (batch, heads_kv)))
+    return np.ascontiguousarray(arr)

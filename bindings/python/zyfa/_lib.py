@@ -1,0 +1,196 @@
+"""Loading libzyfa and the ctypes mirror of include/zyfa.h (struct layouts, prototypes, constants).
+
+The library is searched in this order: $ZYFA_LIBRARY_PATH (a file, or a folder holding
+libzyfa.so), the package folder, then the system loader (LD_LIBRARY_PATH, ldconfig, via the
+SONAME and ctypes.util.find_library). It is loaded on first use, so `import zyfa` works without it.
+"""
+import ctypes
+import ctypes.util
+import os
+import threading
+
+# The header this binding mirrors. Structs only ever grow at the end, so an older binding keeps
+# working with a newer library of the same major version.
+VERSION_MAJOR = 0
+VERSION_MINOR = 1
+
+SUCCESS = 0
+ERROR_INVALID_ARGUMENT = 1
+ERROR_NOT_SUPPORTED = 2
+ERROR_NO_DEVICE = 3
+ERROR_DEVICE = 4
+ERROR_OUT_OF_MEMORY = 5
+ERROR_INTERNAL = 6
+
+DTYPE_FP32 = 1
+DTYPE_FP16 = 2
+DTYPE_BF16 = 3
+DTYPE_FP8_E4M3FN = 4
+DTYPE_FP8_E4M3FNUZ = 5
+
+BACKEND_AUTO = 0
+BACKEND_CPU = 1
+BACKEND_HIP = 2
+BACKEND_CUDA = 3
+
+MASK_NONE = 0
+MASK_CAUSAL = 1
+MASK_CAUSAL_BOTTOM_RIGHT = 2
+
+SOFTMAX_AUTO = 0
+SOFTMAX_EXACT = 1
+SOFTMAX_LEAN = 2
+
+QUANT_HADAMARD = 1
+
+
+class ContextOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("backend", ctypes.c_int32),
+        ("device", ctypes.c_int32),
+        ("num_threads", ctypes.c_int32),
+    ]
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("stride_batch", ctypes.c_int64),
+        ("stride_seq", ctypes.c_int64),
+        ("stride_head", ctypes.c_int64),
+    ]
+
+
+class AttnParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("mask", ctypes.c_int32),
+        ("batch", ctypes.c_int64),
+        ("seqlen_q", ctypes.c_int64),
+        ("seqlen_k", ctypes.c_int64),
+        ("heads_q", ctypes.c_int64),
+        ("heads_kv", ctypes.c_int64),
+        ("head_dim_qk", ctypes.c_int64),
+        ("head_dim_v", ctypes.c_int64),
+        ("softmax_scale", ctypes.c_float),
+        ("softmax", ctypes.c_int32),
+        ("window_left", ctypes.c_int32),
+        ("window_right", ctypes.c_int32),
+        ("cu_seqlens_q", ctypes.c_void_p),
+        ("cu_seqlens_k", ctypes.c_void_p),
+        ("q_descale", ctypes.c_void_p),
+        ("k_descale", ctypes.c_void_p),
+        ("v_descale", ctypes.c_void_p),
+        ("lse", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+    ]
+
+
+class QuantParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("batch", ctypes.c_int64),
+        ("seqlen", ctypes.c_int64),
+        ("heads", ctypes.c_int64),
+        ("head_dim", ctypes.c_int64),
+        ("cu_seqlens", ctypes.c_void_p),
+    ]
+
+
+class LibraryNotFoundError(OSError):
+    """libzyfa could not be loaded, or its major version is not the one this binding mirrors."""
+
+
+_P = ctypes.POINTER
+_PROTOTYPES = {
+    "zyfa_version": (ctypes.c_uint32, []),
+    "zyfa_version_string": (ctypes.c_char_p, []),
+    "zyfa_build_info": (ctypes.c_char_p, []),
+    "zyfa_status_string": (ctypes.c_char_p, [ctypes.c_int32]),
+    "zyfa_last_error_message": (ctypes.c_char_p, []),
+    "zyfa_context_options_init": (None, [_P(ContextOptions), ctypes.c_size_t]),
+    "zyfa_context_create": (ctypes.c_int32, [_P(ContextOptions), _P(ctypes.c_void_p)]),
+    "zyfa_context_destroy": (None, [ctypes.c_void_p]),
+    "zyfa_context_backend": (ctypes.c_int32, [ctypes.c_void_p]),
+    "zyfa_context_device_name": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "zyfa_attn_params_init": (None, [_P(AttnParams), ctypes.c_size_t]),
+    "zyfa_attn_supported": (ctypes.c_int32, [ctypes.c_void_p, _P(AttnParams)] + [_P(Tensor)] * 4),
+    "zyfa_attn_kernel_name": (ctypes.c_char_p, [ctypes.c_void_p, _P(AttnParams)] + [_P(Tensor)] * 4),
+    "zyfa_attn_fwd": (ctypes.c_int32,
+                      [ctypes.c_void_p, _P(AttnParams)] + [_P(Tensor)] * 4 + [ctypes.c_void_p]),
+    "zyfa_quant_params_init": (None, [_P(QuantParams), ctypes.c_size_t]),
+    "zyfa_quantize_fp8": (ctypes.c_int32, [ctypes.c_void_p, _P(QuantParams), _P(Tensor), _P(Tensor),
+                                           ctypes.c_void_p, ctypes.c_void_p]),
+}
+
+_lock = threading.Lock()
+_lib = None
+_lib_path = None
+
+
+def _candidates():
+    """Paths or names to try, in the documented order."""
+    env = os.environ.get("ZYFA_LIBRARY_PATH")
+    if env:
+        if os.path.isdir(env):
+            yield os.path.join(env, "libzyfa.so")
+            yield os.path.join(env, "libzyfa.so.%d" % VERSION_MAJOR)
+        else:
+            yield env
+        return  # an explicit path is the only one tried: silently loading another would mislead
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("libzyfa.so", "libzyfa.so.%d" % VERSION_MAJOR):
+        path = os.path.join(here, name)
+        if os.path.exists(path):
+            yield path
+    yield "libzyfa.so.%d" % VERSION_MAJOR  # the SONAME, through LD_LIBRARY_PATH and ldconfig
+    found = ctypes.util.find_library("zyfa")
+    if found:
+        yield found
+
+
+def _load():
+    errors = []
+    for candidate in _candidates():
+        try:
+            lib = ctypes.CDLL(candidate)
+        except OSError as e:
+            errors.append("%s: %s" % (candidate, e))
+            continue
+        for name, (restype, argtypes) in _PROTOTYPES.items():
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+        number = lib.zyfa_version()
+        major, minor = number // 10000, number // 100 % 100
+        # Before 1.0 a minor release may change the ABI (cmake/ZyfaInstall.cmake), so 0.x must
+        # match the minor as well; from 1.0 on, any library of the same major will do.
+        if major != VERSION_MAJOR or (major == 0 and minor != VERSION_MINOR):
+            raise LibraryNotFoundError(
+                "%s is libzyfa %s; this binding needs %d.%s" % (
+                    candidate, lib.zyfa_version_string().decode(), VERSION_MAJOR,
+                    str(VERSION_MINOR) if VERSION_MAJOR == 0 else "x"))
+        return lib, candidate
+    raise LibraryNotFoundError(
+        "libzyfa not found; set ZYFA_LIBRARY_PATH to libzyfa.so or its folder, or install it where "
+        "the loader finds it. Tried: " + "; ".join(errors))
+
+
+def lib():
+    """The loaded library (loaded on first call)."""
+    global _lib, _lib_path
+    if _lib is None:
+        with _lock:
+            if _lib is None:
+                _lib, _lib_path = _load()
+    return _lib
+
+
+def library_path():
+    """The path or name libzyfa was loaded from."""
+    lib()
+    return _lib_path

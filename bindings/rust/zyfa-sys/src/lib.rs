@@ -1,0 +1,162 @@
+//! Raw declarations of libzyfa's C ABI, written by hand from include/zyfa.h (version 0.1) and
+//! checked against the C compiler's layout by tests/layout.rs. Everything here is `unsafe` to
+//! call; the `zyfa` crate is the safe layer. Later library versions only append, so these stay
+//! valid for every 0.1.x library.
+#![allow(non_camel_case_types)]
+
+use std::marker::{PhantomData, PhantomPinned};
+use std::os::raw::{c_char, c_void};
+
+pub const ZYFA_VERSION_MAJOR: u32 = 0;
+pub const ZYFA_VERSION_MINOR: u32 = 1;
+pub const ZYFA_VERSION_PATCH: u32 = 0;
+pub const ZYFA_VERSION_NUMBER: u32 = ZYFA_VERSION_MAJOR * 10000 + ZYFA_VERSION_MINOR * 100 + ZYFA_VERSION_PATCH;
+
+pub type zyfa_status = i32;
+pub const ZYFA_SUCCESS: zyfa_status = 0;
+pub const ZYFA_ERROR_INVALID_ARGUMENT: zyfa_status = 1;
+pub const ZYFA_ERROR_NOT_SUPPORTED: zyfa_status = 2;
+pub const ZYFA_ERROR_NO_DEVICE: zyfa_status = 3;
+pub const ZYFA_ERROR_DEVICE: zyfa_status = 4;
+pub const ZYFA_ERROR_OUT_OF_MEMORY: zyfa_status = 5;
+pub const ZYFA_ERROR_INTERNAL: zyfa_status = 6;
+
+pub type zyfa_dtype = i32;
+pub const ZYFA_DTYPE_FP32: zyfa_dtype = 1;
+pub const ZYFA_DTYPE_FP16: zyfa_dtype = 2;
+pub const ZYFA_DTYPE_BF16: zyfa_dtype = 3;
+pub const ZYFA_DTYPE_FP8_E4M3FN: zyfa_dtype = 4;
+pub const ZYFA_DTYPE_FP8_E4M3FNUZ: zyfa_dtype = 5;
+
+pub type zyfa_backend = i32;
+pub const ZYFA_BACKEND_AUTO: zyfa_backend = 0;
+pub const ZYFA_BACKEND_CPU: zyfa_backend = 1;
+pub const ZYFA_BACKEND_HIP: zyfa_backend = 2;
+pub const ZYFA_BACKEND_CUDA: zyfa_backend = 3;
+
+pub type zyfa_mask = i32;
+pub const ZYFA_MASK_NONE: zyfa_mask = 0;
+pub const ZYFA_MASK_CAUSAL: zyfa_mask = 1;
+pub const ZYFA_MASK_CAUSAL_BOTTOM_RIGHT: zyfa_mask = 2;
+
+pub type zyfa_softmax = i32;
+pub const ZYFA_SOFTMAX_AUTO: zyfa_softmax = 0;
+pub const ZYFA_SOFTMAX_EXACT: zyfa_softmax = 1;
+pub const ZYFA_SOFTMAX_LEAN: zyfa_softmax = 2;
+
+pub const ZYFA_QUANT_HADAMARD: u32 = 1;
+
+/// Opaque context handle.
+#[repr(C)]
+pub struct zyfa_context {
+    _private: [u8; 0],
+    _marker: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct zyfa_context_options {
+    pub struct_size: u32,
+    pub backend: zyfa_backend,
+    pub device: i32,
+    pub num_threads: i32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct zyfa_tensor {
+    pub data: *mut c_void,
+    pub dtype: zyfa_dtype,
+    pub reserved: i32,
+    pub stride_batch: i64,
+    pub stride_seq: i64,
+    pub stride_head: i64,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct zyfa_attn_params {
+    pub struct_size: u32,
+    pub mask: zyfa_mask,
+    pub batch: i64,
+    pub seqlen_q: i64,
+    pub seqlen_k: i64,
+    pub heads_q: i64,
+    pub heads_kv: i64,
+    pub head_dim_qk: i64,
+    pub head_dim_v: i64,
+    pub softmax_scale: f32,
+    pub softmax: zyfa_softmax,
+    pub window_left: i32,
+    pub window_right: i32,
+    pub cu_seqlens_q: *const i32,
+    pub cu_seqlens_k: *const i32,
+    pub q_descale: *const f32,
+    pub k_descale: *const f32,
+    pub v_descale: *const f32,
+    pub lse: *mut f32,
+    pub flags: u64,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct zyfa_quant_params {
+    pub struct_size: u32,
+    pub flags: u32,
+    pub batch: i64,
+    pub seqlen: i64,
+    pub heads: i64,
+    pub head_dim: i64,
+    pub cu_seqlens: *const i32,
+}
+
+extern "C" {
+    pub fn zyfa_version() -> u32;
+    pub fn zyfa_version_string() -> *const c_char;
+    pub fn zyfa_build_info() -> *const c_char;
+    pub fn zyfa_status_string(status: zyfa_status) -> *const c_char;
+    pub fn zyfa_last_error_message() -> *const c_char;
+
+    pub fn zyfa_context_options_init(opts: *mut zyfa_context_options, struct_size: usize);
+    pub fn zyfa_context_create(opts: *const zyfa_context_options, out: *mut *mut zyfa_context) -> zyfa_status;
+    pub fn zyfa_context_destroy(ctx: *mut zyfa_context);
+    pub fn zyfa_context_backend(ctx: *const zyfa_context) -> zyfa_backend;
+    pub fn zyfa_context_device_name(ctx: *const zyfa_context) -> *const c_char;
+
+    pub fn zyfa_attn_params_init(p: *mut zyfa_attn_params, struct_size: usize);
+    pub fn zyfa_attn_supported(
+        ctx: *mut zyfa_context,
+        p: *const zyfa_attn_params,
+        q: *const zyfa_tensor,
+        k: *const zyfa_tensor,
+        v: *const zyfa_tensor,
+        o: *const zyfa_tensor,
+    ) -> zyfa_status;
+    pub fn zyfa_attn_kernel_name(
+        ctx: *mut zyfa_context,
+        p: *const zyfa_attn_params,
+        q: *const zyfa_tensor,
+        k: *const zyfa_tensor,
+        v: *const zyfa_tensor,
+        o: *const zyfa_tensor,
+    ) -> *const c_char;
+    pub fn zyfa_attn_fwd(
+        ctx: *mut zyfa_context,
+        p: *const zyfa_attn_params,
+        q: *const zyfa_tensor,
+        k: *const zyfa_tensor,
+        v: *const zyfa_tensor,
+        o: *const zyfa_tensor,
+        stream: *mut c_void,
+    ) -> zyfa_status;
+
+    pub fn zyfa_quant_params_init(p: *mut zyfa_quant_params, struct_size: usize);
+    pub fn zyfa_quantize_fp8(
+        ctx: *mut zyfa_context,
+        p: *const zyfa_quant_params,
+        input: *const zyfa_tensor,
+        output: *const zyfa_tensor,
+        descale: *mut f32,
+        stream: *mut c_void,
+    ) -> zyfa_status;
+}

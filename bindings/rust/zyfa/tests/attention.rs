@@ -1,0 +1,287 @@
+//! The CPU backend through the safe layer against a Rust fp64 reference, and the error paths.
+use std::sync::Arc;
+use zyfa::*;
+
+/// Deterministic pseudo-random values in [-1, 1) (a 64-bit LCG; no crates needed).
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 40) as f64 / (1u64 << 24) as f64 * 2.0 - 1.0) as f32
+        })
+        .collect()
+}
+
+/// fp64 attention of one sequence; q [sq, hq, d], k [sk, hkv, d], v [sk, hkv, dv] (row-major).
+/// Returns o [sq, hq, dv] and lse [hq, sq] (docs/api.md: key j visible when the mask and window
+/// conditions hold; d = 0 for Causal, sk - sq otherwise).
+#[allow(clippy::too_many_arguments)]
+fn reference(q: &[f64], k: &[f64], v: &[f64], sq: usize, sk: usize, hq: usize, hkv: usize, d: usize, dv: usize,
+             mask: Mask, window: (i32, i32)) -> (Vec<f64>, Vec<f64>) {
+    let scale = 1.0 / (d as f64).sqrt();
+    let diag = if mask == Mask::Causal { 0 } else { sk as i64 - sq as i64 };
+    let mut o = vec![0.0; sq * hq * dv];
+    let mut lse = vec![f64::NEG_INFINITY; hq * sq];
+    for h in 0..hq {
+        let kh = h / (hq / hkv);
+        for i in 0..sq {
+            let visible = |j: usize| {
+                let (i, j) = (i as i64, j as i64);
+                (mask == Mask::None || j <= i + diag)
+                    && (window.0 < 0 || j >= i + diag - window.0 as i64)
+                    && (window.1 < 0 || j <= i + diag + window.1 as i64)
+            };
+            let scores: Vec<Option<f64>> = (0..sk)
+                .map(|j| {
+                    if !visible(j) {
+                        return None;
+                    }
+                    let dot: f64 = (0..d).map(|x| q[(i * hq + h) * d + x] * k[(j * hkv + kh) * d + x]).sum();
+                    Some(scale * dot)
+                })
+                .collect();
+            let max = scores.iter().flatten().cloned().fold(f64::NEG_INFINITY, f64::max);
+            if max == f64::NEG_INFINITY {
+                continue;
+            }
+            let mut sum = 0.0;
+            for (j, s) in scores.iter().enumerate() {
+                if let Some(s) = s {
+                    let p = (s - max).exp();
+                    sum += p;
+                    for x in 0..dv {
+                        o[(i * hq + h) * dv + x] += p * v[(j * hkv + kh) * dv + x];
+                    }
+                }
+            }
+            for x in 0..dv {
+                o[(i * hq + h) * dv + x] /= sum;
+            }
+            lse[h * sq + i] = max + sum.ln();
+        }
+    }
+    (o, lse)
+}
+
+fn rel_rms(x: &[f32], reference: &[f64]) -> f64 {
+    let err2: f64 = x.iter().zip(reference).map(|(a, b)| (*a as f64 - b).powi(2)).sum();
+    let ref2: f64 = reference.iter().map(|b| b * b).sum();
+    (err2 / ref2).sqrt()
+}
+
+fn widen(x: &[f32]) -> Vec<f64> {
+    x.iter().map(|&a| a as f64).collect()
+}
+
+// Tolerances as tests/cpu/reference_check.hpp derives them: relative RMS of O within the largest
+// rounding of one element of P (fp32: 1e-5; bf16 P and output: 2^-9 each; FP8 Lean P: 8.5%),
+// lse within 1e-4 (exact fp32 sums) or 0.085 (Lean: rounded probabilities).
+const FP32_TOL: f64 = 1e-5;
+const BF16_TOL: f64 = 2.0 / 512.0;
+const LEAN_TOL: f64 = 0.085;
+
+#[test]
+fn fp32_masks_windows_gqa_against_fp64() {
+    let ctx = Context::new(&ContextOptions { backend: Backend::Cpu, num_threads: 2, ..Default::default() }).unwrap();
+    assert_eq!(ctx.backend(), Backend::Cpu);
+    assert_eq!(ctx.device_name(), "cpu");
+    let (b, sq, sk, hq, hkv, d) = (2, 37, 70, 4, 2, 64);
+    let q = values(b * sq * hq * d, 1);
+    let k = values(b * sk * hkv * d, 2);
+    let v = values(b * sk * hkv * d, 3);
+    for (mask, window) in [(Mask::None, (-1, -1)), (Mask::Causal, (-1, -1)), (Mask::CausalBottomRight, (-1, -1)),
+                           (Mask::None, (8, 3))] {
+        let mut o = vec![0f32; b * sq * hq * d];
+        let mut lse = vec![0f32; b * hq * sq];
+        let opts = AttentionOptions { mask, window, ..Default::default() };
+        ctx.attention(&opts, &Tensor::new(&q, [b, sq, hq, d]).unwrap(), &Tensor::new(&k, [b, sk, hkv, d]).unwrap(),
+                      &Tensor::new(&v, [b, sk, hkv, d]).unwrap(), &mut TensorMut::new(&mut o, [b, sq, hq, d]).unwrap(),
+                      Some(&mut lse))
+            .unwrap();
+        for batch in 0..b {
+            let (qs, ks) = (sq * hq * d, sk * hkv * d);
+            let (o_ref, lse_ref) = reference(&widen(&q[batch * qs..][..qs]), &widen(&k[batch * ks..][..ks]),
+                                             &widen(&v[batch * ks..][..ks]), sq, sk, hq, hkv, d, d, mask, window);
+            let err = rel_rms(&o[batch * qs..][..qs], &o_ref);
+            assert!(err <= FP32_TOL, "{:?} {:?}: rel_rms {:e}", mask, window, err);
+            for (x, r) in lse[batch * hq * sq..][..hq * sq].iter().zip(&lse_ref) {
+                assert!((*x as f64 == *r) || (*x as f64 - r).abs() <= 1e-4, "lse {} vs {}", x, r);
+            }
+        }
+    }
+}
+
+#[test]
+fn bf16_varlen_against_fp64() {
+    let ctx = Context::cpu().unwrap();
+    let (hq, hkv, d) = (4, 1, 64);
+    let cu_q = [0, 5, 5, 40];
+    let cu_k = [0, 9, 12, 50];
+    let to_bf16 = |x: Vec<f32>| x.into_iter().map(Bf16::from_f32).collect::<Vec<_>>();
+    let q = to_bf16(values(40 * hq * d, 4));
+    let k = to_bf16(values(50 * hkv * d, 5));
+    let v = to_bf16(values(50 * hkv * d, 6));
+    let mut o = vec![Bf16::default(); 40 * hq * d];
+    let opts = AttentionOptions {
+        mask: Mask::CausalBottomRight,
+        varlen: Some(Varlen { cu_seqlens_q: &cu_q, cu_seqlens_k: &cu_k, max_seqlen_q: 35, max_seqlen_k: 38 }),
+        ..Default::default()
+    };
+    let (qt, kt, vt) = (Tensor::packed(&q, [40, hq, d]).unwrap(), Tensor::packed(&k, [50, hkv, d]).unwrap(),
+                        Tensor::packed(&v, [50, hkv, d]).unwrap());
+    let mut ot = TensorMut::packed(&mut o, [40, hq, d]).unwrap();
+    assert!(ctx.attention_kernel_name(&opts, &qt, &kt, &vt, &ot).unwrap().starts_with("cpu_"));
+    ctx.attention(&opts, &qt, &kt, &vt, &mut ot, None).unwrap();
+    let wide = |x: &[Bf16]| x.iter().map(|e| e.to_f32() as f64).collect::<Vec<_>>();
+    for s in 0..3 {
+        let (q0, q1, k0, k1) = (cu_q[s] as usize, cu_q[s + 1] as usize, cu_k[s] as usize, cu_k[s + 1] as usize);
+        if q1 == q0 {
+            continue;
+        }
+        let (o_ref, _) = reference(&wide(&q[q0 * hq * d..q1 * hq * d]), &wide(&k[k0 * hkv * d..k1 * hkv * d]),
+                                   &wide(&v[k0 * hkv * d..k1 * hkv * d]), q1 - q0, k1 - k0, hq, hkv, d, d,
+                                   Mask::CausalBottomRight, (-1, -1));
+        let got: Vec<f32> = o[q0 * hq * d..q1 * hq * d].iter().map(|e| e.to_f32()).collect();
+        let err = rel_rms(&got, &o_ref);
+        assert!(err <= BF16_TOL, "sequence {}: rel_rms {:e}", s, err);
+    }
+}
+
+#[test]
+fn fp8_quantized_with_descales_against_fp64() {
+    let ctx = Context::cpu().unwrap();
+    let (b, s, h, d) = (1, 64, 2, 128);
+    let mut codes = Vec::new();
+    let mut scales = Vec::new();
+    for seed in 7..10 {
+        let x = values(b * s * h * d, seed);
+        let mut q8 = vec![E4m3fn::default(); x.len()];
+        let mut descale = vec![0f32; b * h];
+        ctx.quantize_fp8(&Tensor::new(&x, [b, s, h, d]).unwrap(), &mut TensorMut::new(&mut q8, [b, s, h, d]).unwrap(),
+                         &mut descale, false, None)
+            .unwrap();
+        for head in 0..h {
+            let amax = (0..s * d).map(|i| x[(i / d * h + head) * d + i % d].abs()).fold(0f32, f32::max);
+            assert!((descale[head] - amax / 448.0).abs() <= 1e-6 * descale[head], "descale = amax / 448");
+        }
+        codes.push(q8);
+        scales.push(descale);
+    }
+    let mut o = vec![0f32; b * s * h * d];
+    let mut lse = vec![0f32; b * h * s];
+    let opts = AttentionOptions {
+        mask: Mask::Causal,
+        softmax: Softmax::Lean,
+        descale: Some(Descale { q: &scales[0], k: &scales[1], v: &scales[2] }),
+        ..Default::default()
+    };
+    ctx.attention(&opts, &Tensor::new(&codes[0], [b, s, h, d]).unwrap(), &Tensor::new(&codes[1], [b, s, h, d]).unwrap(),
+                  &Tensor::new(&codes[2], [b, s, h, d]).unwrap(), &mut TensorMut::new(&mut o, [b, s, h, d]).unwrap(),
+                  Some(&mut lse))
+        .unwrap();
+    let dequant = |c: &[E4m3fn], sc: &[f32]| {
+        c.iter().enumerate().map(|(i, e)| e.to_f32() as f64 * sc[(i / d) % h] as f64).collect::<Vec<_>>()
+    };
+    let (o_ref, lse_ref) = reference(&dequant(&codes[0], &scales[0]), &dequant(&codes[1], &scales[1]),
+                                     &dequant(&codes[2], &scales[2]), s, s, h, h, d, d, Mask::Causal, (-1, -1));
+    let err = rel_rms(&o, &o_ref);
+    assert!(err <= LEAN_TOL, "rel_rms {:e}", err);
+    for (x, r) in lse.iter().zip(&lse_ref) {
+        assert!((*x as f64 - r).abs() <= LEAN_TOL, "lse {} vs {}", x, r);
+    }
+}
+
+#[test]
+fn library_errors_carry_status_and_message() {
+    let ctx = Context::cpu().unwrap();
+    let (q, k) = (values(16 * 6 * 64, 1), values(16 * 4 * 64, 2));
+    let mut o = vec![7f32; 16 * 6 * 64];
+    let err = ctx
+        .attention(&AttentionOptions::default(), &Tensor::new(&q, [1, 16, 6, 64]).unwrap(),
+                   &Tensor::new(&k, [1, 16, 4, 64]).unwrap(), &Tensor::new(&k, [1, 16, 4, 64]).unwrap(),
+                   &mut TensorMut::new(&mut o, [1, 16, 6, 64]).unwrap(), None)
+        .unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.contains("heads"), "{}", err.message);
+    assert!(err.to_string().starts_with("invalid argument: "));
+    assert!(o.iter().all(|&x| x == 7.0), "a failed call writes nothing");
+
+    let q = values(16 * 4 * 64, 3);
+    let mut o = vec![0f32; q.len()];
+    let t = Tensor::new(&q, [1, 16, 4, 64]).unwrap();
+    let lean = AttentionOptions { softmax: Softmax::Lean, ..Default::default() };
+    let err = ctx.attention(&lean, &t, &t, &t, &mut TensorMut::new(&mut o, [1, 16, 4, 64]).unwrap(), None).unwrap_err();
+    assert_eq!(err.status, Status::NotSupported);
+    assert_eq!(err.status.code(), zyfa::sys::ZYFA_ERROR_NOT_SUPPORTED);
+
+    match Context::new(&ContextOptions { backend: Backend::Cuda, ..Default::default() }) {
+        Ok(gpu) => assert_eq!(gpu.backend(), Backend::Cuda), // a CUDA build on a machine with a GPU
+        Err(e) => assert!(matches!(e.status, Status::NotSupported | Status::NoDevice), "{}", e),
+    }
+}
+
+#[test]
+fn binding_checks_protect_the_slices() {
+    let data = vec![0f32; 100];
+    let err = Tensor::new(&data, [1, 4, 4, 8]).unwrap_err(); // 128 elements needed
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(Tensor::with_strides(&data, Shape::Batched([1, 4, 1, 8]), [0, 24, 0]).is_ok()); // spans 80
+    assert!(Tensor::with_strides(&data, Shape::Batched([1, 5, 1, 8]), [0, 24, 0]).is_err()); // spans 104
+    let ctx = Context::cpu().unwrap();
+    let q = values(8 * 2 * 64, 1);
+    let t = Tensor::new(&q, [1, 8, 2, 64]).unwrap();
+    let mut o = vec![0f32; 8 * 2 * 32];
+    let err = ctx
+        .attention(&AttentionOptions::default(), &t, &t, &t, &mut TensorMut::new(&mut o, [1, 8, 2, 32]).unwrap(), None)
+        .unwrap_err();
+    assert!(err.message.contains("o has shape"), "{}", err.message);
+    let packed = Tensor::packed(&q, [8, 2, 64]).unwrap();
+    let mut o = vec![0f32; q.len()];
+    let cu = [0, 9];
+    let opts = AttentionOptions {
+        varlen: Some(Varlen { cu_seqlens_q: &cu, cu_seqlens_k: &cu, max_seqlen_q: 9, max_seqlen_k: 9 }),
+        ..Default::default()
+    };
+    let err = ctx
+        .attention(&opts, &packed, &packed, &packed, &mut TensorMut::packed(&mut o, [8, 2, 64]).unwrap(), None)
+        .unwrap_err();
+    assert!(err.message.contains("cu_seqlens_q"), "{}", err.message);
+}
+
+#[test]
+fn context_is_send_and_sync_and_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Context>();
+    let ctx = Arc::new(Context::cpu().unwrap());
+    let q = Arc::new(values(32 * 4 * 64, 11));
+    let run = |ctx: &Context, q: &[f32]| {
+        let mut o = vec![0f32; q.len()];
+        let t = Tensor::new(q, [1, 32, 4, 64]).unwrap();
+        let opts = AttentionOptions { mask: Mask::Causal, ..Default::default() };
+        ctx.attention(&opts, &t, &t, &t, &mut TensorMut::new(&mut o, [1, 32, 4, 64]).unwrap(), None).unwrap();
+        o
+    };
+    let expected = run(&ctx, &q);
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (ctx, q) = (Arc::clone(&ctx), Arc::clone(&q));
+            std::thread::spawn(move || run(&ctx, &q))
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), expected, "the CPU backend is deterministic");
+    }
+}
+
+#[test]
+fn version_and_codecs() {
+    assert!(library_is_compatible(), "library {} vs binding 0.1", version());
+    assert!(build_info().contains("cpu"));
+    assert_eq!(E4m3fn(0x7E).to_f32(), 448.0);
+    assert_eq!(E4m3fnuz(0x7F).to_f32(), 240.0);
+    assert!(E4m3fn(0x7F).to_f32().is_nan() && E4m3fnuz(0x80).to_f32().is_nan());
+    assert_eq!(Bf16::from_f32(1.0 + 1.0 / 256.0).to_f32(), 1.0); // tie to even
+    assert_eq!(Bf16::from_f32(1.0 + 3.0 / 256.0).to_f32(), 1.015625);
+    assert_eq!(F16(0x3C00).to_f32(), 1.0);
+}

@@ -1,0 +1,165 @@
+#include "attention_launch_plan.hpp"
+
+#include <cstdint>
+#include <string>
+
+#include "common/lean_p.h"
+#include "core/errors.hpp"
+#include "nvidia/attention_tile_shape.h"
+
+namespace zyfa {
+namespace cuda {
+namespace {
+
+constexpr int kWarps = 8;  // every variant: 128-row query tiles (kernels/nvidia/CMakeLists.txt)
+constexpr uint32_t kVectorBytes = 16;  // the kernels load global memory with 16-byte cp.async
+
+struct KernelFamily {
+    bool fp8;
+    int head_dim_qk;
+    int head_dim_v;
+    const char* variant;
+    const char* symbol_a;  // BF16 or e4m3 EXACT
+    const char* symbol_b;  // FP16 or e4m3 LEAN
+    uint32_t shared_bytes;
+    bool on_sm80;
+};
+
+template <int ELEM, int DQK, int DV>
+constexpr uint32_t shared_bytes_of() {
+    return static_cast<uint32_t>(nvidia::TileShape<ELEM, DQK, DV, kWarps>::kSharedBytes);
+}
+
+constexpr KernelFamily kFamilies[] = {
+    {false, 64, 64, "attn_fwd_b16_d64", "zyfa_attn_fwd_bf16_d64", "zyfa_attn_fwd_fp16_d64", shared_bytes_of<2, 64, 64>(), true},
+    {false, 128, 128, "attn_fwd_b16_d128", "zyfa_attn_fwd_bf16_d128", "zyfa_attn_fwd_fp16_d128",
+     shared_bytes_of<2, 128, 128>(), true},
+    {false, 256, 256, "attn_fwd_b16_d256", "zyfa_attn_fwd_bf16_d256", "zyfa_attn_fwd_fp16_d256",
+     shared_bytes_of<2, 256, 256>(), false},
+    {false, 192, 128, "attn_fwd_b16_d192_128", "zyfa_attn_fwd_bf16_d192_128", "zyfa_attn_fwd_fp16_d192_128",
+     shared_bytes_of<2, 192, 128>(), true},
+    {true, 64, 64, "attn_fwd_e4m3_d64", "zyfa_attn_fwd_e4m3_exact_d64", "zyfa_attn_fwd_e4m3_lean_d64",
+     shared_bytes_of<1, 64, 64>(), false},
+    {true, 128, 128, "attn_fwd_e4m3_d128", "zyfa_attn_fwd_e4m3_exact_d128", "zyfa_attn_fwd_e4m3_lean_d128",
+     shared_bytes_of<1, 128, 128>(), false},
+    {true, 256, 256, "attn_fwd_e4m3_d256", "zyfa_attn_fwd_e4m3_exact_d256", "zyfa_attn_fwd_e4m3_lean_d256",
+     shared_bytes_of<1, 256, 256>(), false},
+    {true, 192, 128, "attn_fwd_e4m3_d192_128", "zyfa_attn_fwd_e4m3_exact_d192_128",
+     "zyfa_attn_fwd_e4m3_lean_d192_128", shared_bytes_of<1, 192, 128>(), false},
+};
+
+bool family_on_arch(const KernelFamily& family, const std::string& arch) {
+    if (arch == "sm_90a") return true;
+    if (arch == "sm_80") return family.on_sm80;
+    return false;
+}
+
+const char* dtype_label(zyfa_dtype dtype) {
+    switch (dtype) {
+        case ZYFA_DTYPE_FP32: return "FP32";
+        case ZYFA_DTYPE_FP16: return "FP16";
+        case ZYFA_DTYPE_BF16: return "BF16";
+        case ZYFA_DTYPE_FP8_E4M3FN: return "FP8_E4M3FN";
+        case ZYFA_DTYPE_FP8_E4M3FNUZ: return "FP8_E4M3FNUZ";
+        default: return "unknown";
+    }
+}
+
+// The kernels read q, k, v rows with 16-byte vector loads: base and every stride must keep that.
+void require_vector_aligned(const TensorView& t, const char* name, int64_t elem_bytes) {
+    if (reinterpret_cast<uintptr_t>(t.data) % kVectorBytes != 0) {
+        throw_not_supported(std::string(name) + ".data is not 16-byte aligned: the NVIDIA kernels load " + name +
+                            " with 16-byte vector loads");
+    }
+    const int64_t strides[] = {t.stride_batch, t.stride_seq, t.stride_head};
+    const char* stride_names[] = {"stride_batch", "stride_seq", "stride_head"};
+    for (int i = 0; i < 3; ++i) {
+        if ((strides[i] * elem_bytes) % kVectorBytes != 0) {
+            throw_not_supported(std::string(name) + "." + stride_names[i] + " = " + std::to_string(strides[i]) +
+                                " elements is not a multiple of 16 bytes, which the NVIDIA kernels' vector loads need");
+        }
+    }
+}
+
+class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
+public:
+    std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
+        std::vector<gpu::KernelSpec> specs;
+        for (const KernelFamily& family : kFamilies) {
+            if (!family_on_arch(family, image_arch)) continue;
+            specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
+            specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
+        }
+        return specs;
+    }
+
+    gpu::AttnLaunch plan(const AttnProblem& p, const gpu::DeviceInfo& device,
+                         const std::string& image_arch) const override {
+        const zyfa_dtype dtype = p.q.dtype;
+        if (dtype == ZYFA_DTYPE_FP8_E4M3FNUZ) {
+            throw_not_supported("q.dtype = FP8_E4M3FNUZ has no NVIDIA kernel (e4m3fnuz is the gfx942 format; "
+                                "NVIDIA GPUs use FP8_E4M3FN)");
+        }
+        if (dtype != ZYFA_DTYPE_BF16 && dtype != ZYFA_DTYPE_FP16 && dtype != ZYFA_DTYPE_FP8_E4M3FN) {
+            throw_not_supported(std::string("q.dtype = ") + dtype_label(dtype) + " has no NVIDIA kernel");
+        }
+        const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN;
+        const KernelFamily* family = nullptr;
+        for (const KernelFamily& f : kFamilies) {
+            if (f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) family = &f;
+        }
+        if (!family) {
+            throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +
+                                std::to_string(p.head_dim_v) +
+                                ": the NVIDIA kernels support head dims 64, 128, 256 and 192/128");
+        }
+        if (!family_on_arch(*family, image_arch)) {
+            throw_not_supported(std::string("no NVIDIA kernel for ") + dtype_label(dtype) + " with head dims " +
+                                std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
+                                device.arch + " (this build's " + image_arch +
+                                " cubins: e4m3 needs sm_90a, head dim 256 needs sm_90a's shared memory)");
+        }
+        if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
+            throw_not_supported("params.softmax = LEAN needs FP8 inputs");
+        }
+        const int64_t elem_bytes = fp8 ? 1 : 2;
+        require_vector_aligned(p.q, "q", elem_bytes);
+        require_vector_aligned(p.k, "k", elem_bytes);
+        require_vector_aligned(p.v, "v", elem_bytes);
+        if (device.max_shared_bytes_per_block > 0 &&
+            family->shared_bytes > static_cast<uint32_t>(device.max_shared_bytes_per_block)) {
+            throw_not_supported(std::string(family->variant) + " needs " + std::to_string(family->shared_bytes) +
+                                " bytes of shared memory per block, " + device.arch + " allows " +
+                                std::to_string(device.max_shared_bytes_per_block));
+        }
+
+        using Shape = nvidia::TileShape<2, 64, 64, kWarps>;  // rows and threads do not depend on dims
+        const int64_t tiles = (p.seqlen_q + Shape::kRows - 1) / Shape::kRows;
+        if (tiles > INT32_MAX || p.heads_q > 65535 || p.batch > 65535) {
+            throw_not_supported("grid (" + std::to_string(tiles) + ", heads_q = " + std::to_string(p.heads_q) +
+                                ", batch = " + std::to_string(p.batch) +
+                                ") exceeds CUDA's grid limits (2^31-1, 65535, 65535)");
+        }
+        gpu::AttnLaunch launch;
+        launch.variant = family->variant;
+        const bool second = fp8 ? p.softmax == ZYFA_SOFTMAX_LEAN : dtype == ZYFA_DTYPE_FP16;
+        launch.symbol = second ? family->symbol_b : family->symbol_a;
+        launch.kernel_name = launch.symbol;
+        launch.grid.x = static_cast<uint32_t>(tiles);
+        launch.grid.y = static_cast<uint32_t>(p.heads_q);
+        launch.grid.z = static_cast<uint32_t>(p.batch);
+        launch.block.x = Shape::kThreads;
+        launch.shared_bytes = family->shared_bytes;
+        return launch;
+    }
+
+    // cvt.rni / the magic-number rounding round to nearest even: the reference constant.
+    float lean_centre() const override { return numerics::lean_p_centre_for(numerics::FloatToIntRounding::NearestEven); }
+};
+
+}  // namespace
+
+std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue() { return std::make_unique<CudaAttnCatalogue>(); }
+
+}  // namespace cuda
+}  // namespace zyfa

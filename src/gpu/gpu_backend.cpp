@@ -1,0 +1,211 @@
+#include "gpu_backend.hpp"
+
+#include <climits>
+#include <cstring>
+
+#include "common/block_scale.h"
+#include "core/errors.hpp"
+
+namespace zyfa {
+namespace gpu {
+namespace {
+
+int32_t fit_int32(int64_t value, const char* name) {
+    if (value < 0 || value > INT32_MAX) {
+        throw_not_supported(std::string("params.") + name + " = " + std::to_string(value) +
+                            " exceeds the GPU kernels' int32 range");
+    }
+    return static_cast<int32_t>(value);
+}
+
+// A loaded kernel: the function handle, or why it cannot run on this device.
+struct LoadedKernel {
+    std::string variant;
+    std::string symbol;
+    FunctionHandle function = nullptr;
+    uint32_t max_shared_bytes = 0;
+    std::string unavailable;  // empty when runnable
+};
+
+class GpuBackend final : public Backend {
+public:
+    GpuBackend(zyfa_backend kind, std::unique_ptr<GpuRuntime> runtime, std::unique_ptr<AttnKernelCatalogue> catalogue,
+               const KernelRegistry& registry)
+        : kind_(kind), runtime_(std::move(runtime)), catalogue_(std::move(catalogue)) {
+        const DeviceInfo& device = runtime_->device();
+        image_arch_ = select_image_arch(registry, runtime_->vendor(), device);
+        if (image_arch_.empty()) {
+            no_image_reason_ = std::string("this build of zyfa has no ") + runtime_->vendor() + " kernels for " +
+                               device.arch + " (" + device.name + "); embedded: " +
+                               registry.list_archs(runtime_->vendor());
+            return;
+        }
+        try {
+            load_kernels(registry);
+        } catch (...) {
+            unload_modules();
+            throw;
+        }
+    }
+
+    ~GpuBackend() override { unload_modules(); }
+
+    zyfa_backend kind() const override { return kind_; }
+    const char* device_name() const override { return runtime_->device().arch.c_str(); }
+
+    void check_attn_supported(const AttnProblem& problem) const override { resolve(problem); }
+
+    const char* attn_kernel_name(const AttnProblem& problem) const override { return resolve(problem).first.kernel_name; }
+
+    void attn_fwd(const AttnProblem& problem, void* stream) override {
+        const std::pair<AttnLaunch, const LoadedKernel*> planned = resolve(problem);
+        AttnKernelArgs args = make_attn_kernel_args(problem, catalogue_->lean_centre());
+        void* parameters[] = {&args};
+        runtime_->launch(planned.second->function, planned.first.grid, planned.first.block,
+                         planned.first.shared_bytes, stream, parameters);
+    }
+
+    void check_quantize_supported(const QuantProblem&) const override {
+        throw_not_supported(std::string("zyfa_quantize_fp8 has no ") + runtime_->vendor() +
+                            " kernel yet; quantise with the CPU backend or on the host");
+    }
+
+    void quantize_fp8(const QuantProblem& problem, void*) override { check_quantize_supported(problem); }
+
+private:
+    void load_kernels(const KernelRegistry& registry) {
+        const DeviceInfo& device = runtime_->device();
+        for (const KernelSpec& spec : catalogue_->kernels(image_arch_)) {
+            LoadedKernel kernel;
+            kernel.variant = spec.variant;
+            kernel.symbol = spec.symbol;
+            kernel.max_shared_bytes = spec.max_shared_bytes;
+            ModuleHandle module = module_for(registry, spec.variant);
+            kernel.function = runtime_->get_function(module, spec.symbol);
+            if (device.max_shared_bytes_per_block > 0 &&
+                spec.max_shared_bytes > static_cast<uint32_t>(device.max_shared_bytes_per_block)) {
+                kernel.unavailable = std::string("kernel ") + spec.symbol + " needs " +
+                                     std::to_string(spec.max_shared_bytes) + " bytes of shared memory, " +
+                                     device.arch + " allows " + std::to_string(device.max_shared_bytes_per_block);
+            } else if (spec.max_shared_bytes > 0) {
+                runtime_->set_max_dynamic_shared_bytes(kernel.function, spec.max_shared_bytes);
+            }
+            kernels_.push_back(std::move(kernel));
+        }
+    }
+
+    // Loads each variant's image once.
+    ModuleHandle module_for(const KernelRegistry& registry, const char* variant) {
+        for (const auto& loaded : modules_) {
+            if (loaded.first == variant) return loaded.second;
+        }
+        const EmbeddedImage* image = registry.find(runtime_->vendor(), image_arch_.c_str(), variant);
+        if (image == nullptr) {
+            throw Error(ZYFA_ERROR_INTERNAL, std::string("the kernel catalogue lists variant ") + variant + " for " +
+                                                 image_arch_ + " but this build embeds no such image");
+        }
+        ModuleHandle module = runtime_->load_module(image->data, image->size);
+        modules_.emplace_back(variant, module);
+        return module;
+    }
+
+    void unload_modules() noexcept {
+        for (auto& loaded : modules_) runtime_->unload_module(loaded.second);
+        modules_.clear();
+    }
+
+    std::pair<AttnLaunch, const LoadedKernel*> resolve(const AttnProblem& problem) const {
+        if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
+        AttnLaunch launch = catalogue_->plan(problem, runtime_->device(), image_arch_);
+        if (launch.variant == nullptr || launch.symbol == nullptr || launch.kernel_name == nullptr) {
+            throw Error(ZYFA_ERROR_INTERNAL, "the kernel plan named no kernel");
+        }
+        for (const LoadedKernel& kernel : kernels_) {
+            if (kernel.variant != launch.variant || kernel.symbol != launch.symbol) continue;
+            if (!kernel.unavailable.empty()) throw_not_supported(kernel.unavailable);
+            if (launch.shared_bytes > kernel.max_shared_bytes && launch.shared_bytes > kDefaultSharedBytes) {
+                throw Error(ZYFA_ERROR_INTERNAL, std::string("the plan for ") + launch.symbol + " asks for " +
+                                                     std::to_string(launch.shared_bytes) +
+                                                     " bytes of shared memory, more than its catalogue entry's " +
+                                                     std::to_string(kernel.max_shared_bytes));
+            }
+            return {launch, &kernel};
+        }
+        throw Error(ZYFA_ERROR_INTERNAL, std::string("the kernel plan chose ") + launch.variant + "/" + launch.symbol +
+                                             ", which the catalogue does not list for " + image_arch_);
+    }
+
+    // Dynamic shared memory every kernel may use without raising its limit (CUDA and HIP).
+    static constexpr uint32_t kDefaultSharedBytes = 48 * 1024;
+
+    zyfa_backend kind_;
+    std::unique_ptr<GpuRuntime> runtime_;
+    std::unique_ptr<AttnKernelCatalogue> catalogue_;
+    std::string image_arch_;
+    std::string no_image_reason_;
+    std::vector<std::pair<std::string, ModuleHandle>> modules_;
+    std::vector<LoadedKernel> kernels_;
+};
+
+}  // namespace
+
+AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_centre) {
+    AttnKernelArgs args;
+    std::memset(&args, 0, sizeof(args));  // reserved fields are zero
+    args.q = problem.q.data;
+    args.k = problem.k.data;
+    args.v = problem.v.data;
+    args.o = problem.o.data;
+    args.lse = problem.lse;
+    args.cu_seqlens_q = problem.cu_seqlens_q;
+    args.cu_seqlens_k = problem.cu_seqlens_k;
+    args.q_descale = problem.q_descale;
+    args.k_descale = problem.k_descale;
+    args.v_descale = problem.v_descale;
+    args.q_stride_batch = problem.q.stride_batch;
+    args.q_stride_seq = problem.q.stride_seq;
+    args.q_stride_head = problem.q.stride_head;
+    args.k_stride_batch = problem.k.stride_batch;
+    args.k_stride_seq = problem.k.stride_seq;
+    args.k_stride_head = problem.k.stride_head;
+    args.v_stride_batch = problem.v.stride_batch;
+    args.v_stride_seq = problem.v.stride_seq;
+    args.v_stride_head = problem.v.stride_head;
+    args.o_stride_batch = problem.o.stride_batch;
+    args.o_stride_seq = problem.o.stride_seq;
+    args.o_stride_head = problem.o.stride_head;
+    args.batch = fit_int32(problem.batch, "batch");
+    args.seqlen_q = fit_int32(problem.seqlen_q, "seqlen_q");
+    args.seqlen_k = fit_int32(problem.seqlen_k, "seqlen_k");
+    args.heads_q = fit_int32(problem.heads_q, "heads_q");
+    args.heads_kv = fit_int32(problem.heads_kv, "heads_kv");
+    args.head_dim_qk = fit_int32(problem.head_dim_qk, "head_dim_qk");
+    args.head_dim_v = fit_int32(problem.head_dim_v, "head_dim_v");
+    args.mask = problem.mask;
+    args.window_left = problem.window_left;
+    args.window_right = problem.window_right;
+    args.in_dtype = problem.q.dtype;
+    args.out_dtype = problem.o.dtype;
+    args.softmax = problem.softmax;
+    args.max_block_exponent = numerics::kBlockScaleMaxExponent;
+    args.softmax_scale = problem.softmax_scale;
+    args.lean_centre = lean_centre;
+    return args;
+}
+
+std::string select_image_arch(const KernelRegistry& registry, const char* vendor, const DeviceInfo& device) {
+    for (const std::string& arch : device.image_archs) {
+        if (registry.has_arch(vendor, arch.c_str())) return arch;
+    }
+    return "";
+}
+
+std::unique_ptr<Backend> make_gpu_backend(zyfa_backend kind, std::unique_ptr<GpuRuntime> runtime,
+                                          std::unique_ptr<AttnKernelCatalogue> catalogue,
+                                          const KernelRegistry& registry) {
+    if (!runtime || !catalogue) throw Error(ZYFA_ERROR_INTERNAL, "make_gpu_backend: no runtime or catalogue");
+    return std::make_unique<GpuBackend>(kind, std::move(runtime), std::move(catalogue), registry);
+}
+
+}  // namespace gpu
+}  // namespace zyfa

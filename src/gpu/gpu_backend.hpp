@@ -1,0 +1,88 @@
+// The GPU Backend shared by CUDA (now) and HIP (later): a gpu::GpuRuntime for the device, the
+// embedded code objects (kernel_registry.hpp), and a vendor's attention kernel catalogue that
+// says which kernels exist and how to launch one for a problem.
+//
+// Lifecycle. zyfa_context_create -> make_gpu_backend: picks the device's image arch (the first of
+// DeviceInfo::image_archs with an embedded image of this vendor), loads every module the
+// catalogue lists for that arch, gets every function and raises its dynamic shared memory limit.
+// zyfa_attn_fwd -> plan + AttnKernelArgs + one launch on the caller's stream: nothing is
+// allocated, loaded or synchronised there, so it is safe under graph capture and concurrently
+// from several threads on one context (the state is read-only after creation).
+//
+// A GPU for which this build embeds no code object still gets a context (so AUTO does not hand
+// device pointers to the CPU backend); every zyfa_attn_supported / zyfa_attn_fwd on it returns
+// ZYFA_ERROR_NOT_SUPPORTED naming the device arch and the archs this build has.
+//
+// ---- For the kernel author (N2): what src/cuda/attention_launch_plan.{hpp,cpp} provides -------
+//   namespace zyfa { namespace cuda {
+//     std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue();
+//   } }
+// implementing gpu::AttnKernelCatalogue below:
+//   - kernels(image_arch): every (variant, symbol, max_shared_bytes) a context on that arch may
+//     launch. `variant` is the VARIANT given to zyfa_add_embedded_image (VENDOR nvidia, ARCH =
+//     image_arch) and `symbol` an extern "C" __global__ function in that cubin. Return an empty
+//     list for an arch you have no kernels for.
+//   - plan(problem, device, image_arch): the launch for a validated problem, or throw
+//     Error(ZYFA_ERROR_NOT_SUPPORTED, "<reason naming the field and value>") (core/errors.hpp:
+//     throw_not_supported). The returned (variant, symbol) must be one of kernels(image_arch);
+//     kernel_name is a static string (zyfa_attn_kernel_name returns it).
+//   - lean_centre(): the Lean P constant c for this target's float-to-int conversion.
+// The kernel's only parameter is zyfa::AttnKernelArgs (kernels/common/attention_kernel_args.h)
+// by value, filled by make_attn_kernel_args() below from the validated problem.
+// ------------------------------------------------------------------------------------------------
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/attention_kernel_args.h"
+#include "core/backend.hpp"
+#include "gpu_runtime.hpp"
+#include "kernel_registry.hpp"
+
+namespace zyfa {
+namespace gpu {
+
+// One kernel a context may launch.
+struct KernelSpec {
+    const char* variant;        // registry variant: one embedded image = one module
+    const char* symbol;         // extern "C" kernel name inside that image
+    uint32_t max_shared_bytes;  // the most dynamic shared memory any launch of it asks for
+};
+
+// How to launch one problem.
+struct AttnLaunch {
+    const char* variant = nullptr;
+    const char* symbol = nullptr;
+    const char* kernel_name = nullptr;  // static string for zyfa_attn_kernel_name / ZYFA_LOG=info
+    Dim3 grid;
+    Dim3 block;
+    uint32_t shared_bytes = 0;          // dynamic shared memory of this launch
+};
+
+class AttnKernelCatalogue {
+public:
+    virtual ~AttnKernelCatalogue() = default;
+    virtual std::vector<KernelSpec> kernels(const std::string& image_arch) const = 0;
+    // Throws Error(NOT_SUPPORTED) with a reason when no kernel runs this problem.
+    virtual AttnLaunch plan(const AttnProblem& problem, const DeviceInfo& device,
+                            const std::string& image_arch) const = 0;
+    virtual float lean_centre() const = 0;
+};
+
+// The kernel argument struct for a validated problem. Throws Error(NOT_SUPPORTED) when a size
+// does not fit the struct's int32 fields.
+AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_centre);
+
+// The registry arch whose images run on `device` (first match of device.image_archs), or "" when
+// this build has none.
+std::string select_image_arch(const KernelRegistry& registry, const char* vendor, const DeviceInfo& device);
+
+// A Backend of kind `kind` over `runtime`, loading the catalogue's kernels from `registry`.
+std::unique_ptr<Backend> make_gpu_backend(zyfa_backend kind, std::unique_ptr<GpuRuntime> runtime,
+                                          std::unique_ptr<AttnKernelCatalogue> catalogue,
+                                          const KernelRegistry& registry);
+
+}  // namespace gpu
+}  // namespace zyfa

@@ -1,0 +1,328 @@
+/*
+ * The byte format of one fuzz input: the choices (params, struct_size, dtypes, strides, packed
+ * lengths, data) that tests/fuzz/fuzz_api.c turns into one request. Decoding and encoding sit
+ * side by side here so that the seed writer (make_seed_corpus.c) writes exactly what the harness
+ * reads. Every byte string decodes to something: a reader past the end yields zeros.
+ *
+ * Integers use a one-byte tag so that small values (what real requests hold) are one byte and the
+ * fuzzer still reaches the edges: tags 0..0xDF are the value itself, then -1, INT64_MAX,
+ * INT64_MIN, INT32_MAX, INT32_MIN, 2^31, 2^32, a raw u16, a raw i32 and a raw i64.
+ */
+#ifndef ZYFA_FUZZ_INPUT_H
+#define ZYFA_FUZZ_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Packed lengths are read only for batch <= this (the harness owns an array of batch + 1). */
+#define FUZZ_MAX_VARLEN_BATCH 64
+
+enum fuzz_op { FUZZ_OP_ATTN = 0, FUZZ_OP_QUANT = 1, FUZZ_OP_COUNT = 2 };
+
+/* struct_size choices. */
+enum fuzz_size_kind {
+    FUZZ_SIZE_CURRENT = 0,  /* sizeof the struct of this header */
+    FUZZ_SIZE_BOUNDARY = 1, /* the end of one field: an older caller (value picks the field) */
+    FUZZ_SIZE_ANY = 2,      /* value % 8192 bytes, exactly that many allocated */
+    FUZZ_SIZE_GARBAGE = 3,  /* UINT32_MAX (an uninitialised struct), only sizeof allocated */
+    FUZZ_SIZE_KIND_COUNT = 4
+};
+
+/* Tensor layouts. The first three are well formed by construction (non-overlapping). */
+enum fuzz_layout {
+    FUZZ_LAYOUT_DENSE = 0,       /* [batch, seq, head, dim] contiguous */
+    FUZZ_LAYOUT_PADDED = 1,      /* dense plus pad elements after each row, head and batch */
+    FUZZ_LAYOUT_HEAD_MAJOR = 2,  /* [batch, head, seq, dim] plus pad after each row */
+    FUZZ_LAYOUT_RAW = 3,         /* the three strides as given */
+    FUZZ_LAYOUT_COUNT = 4
+};
+
+/* Packed sequences. */
+enum fuzz_varlen {
+    FUZZ_VARLEN_NONE = 0,
+    FUZZ_VARLEN_LENGTHS = 1, /* prefix sums of value % (seqlen + 1): well formed */
+    FUZZ_VARLEN_Q_ONLY = 2,  /* cu_seqlens_q without cu_seqlens_k (attention only) */
+    FUZZ_VARLEN_K_ONLY = 3,
+    FUZZ_VARLEN_RAW = 4,     /* the cu_seqlens entries as given */
+    FUZZ_VARLEN_COUNT = 5
+};
+
+/* Input data. */
+enum fuzz_data {
+    FUZZ_DATA_SMOOTH = 0, /* values in [-2, 2) */
+    FUZZ_DATA_BITS = 1,   /* any bit pattern: NaN, Inf, every FP8 code */
+    FUZZ_DATA_ZERO = 2,
+    FUZZ_DATA_LARGE = 3,  /* large finite magnitudes */
+    FUZZ_DATA_COUNT = 4
+};
+
+typedef struct fuzz_tensor_choice {
+    int64_t dtype; /* k, v: 0 means "as q" */
+    int64_t reserved;
+    uint8_t layout;
+    uint8_t null_data;
+    int64_t pad;       /* PADDED / HEAD_MAJOR */
+    int64_t stride[3]; /* RAW: batch, seq, head */
+} fuzz_tensor_choice;
+
+typedef struct fuzz_size_choice {
+    uint8_t kind;
+    int64_t value;
+    uint8_t tail_byte; /* bytes beyond this header's struct: all zero but one, which is this */
+    int64_t tail_pos;
+} fuzz_size_choice;
+
+typedef struct fuzz_attn_choice {
+    fuzz_size_choice size;
+    int64_t mask, batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim_qk, head_dim_v;
+    uint8_t scale_kind; /* 0: 0 (default), 1: value / 16, 2: raw float bits */
+    int64_t scale_value;
+    int64_t softmax, window_left, window_right, flags;
+    fuzz_tensor_choice q, k, v, o;
+    uint8_t descales; /* bit 0 q, bit 1 k, bit 2 v */
+    uint8_t lse;
+    uint8_t varlen;
+    int64_t cu_q[FUZZ_MAX_VARLEN_BATCH + 1], cu_k[FUZZ_MAX_VARLEN_BATCH + 1];
+} fuzz_attn_choice;
+
+typedef struct fuzz_quant_choice {
+    fuzz_size_choice size;
+    int64_t flags, batch, seqlen, heads, head_dim;
+    fuzz_tensor_choice in, out;
+    uint8_t null_descale;
+    uint8_t varlen;
+    int64_t cu[FUZZ_MAX_VARLEN_BATCH + 1];
+} fuzz_quant_choice;
+
+typedef struct fuzz_choice {
+    uint8_t op;
+    uint8_t context; /* which of the harness's CPU contexts (1 or 2 worker threads) */
+    uint8_t data;
+    uint32_t seed;
+    fuzz_attn_choice attn;
+    fuzz_quant_choice quant;
+} fuzz_choice;
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+typedef struct fuzz_reader {
+    const uint8_t* data;
+    size_t size, pos;
+} fuzz_reader;
+
+static inline uint8_t fuzz_read_u8(fuzz_reader* r) { return r->pos < r->size ? r->data[r->pos++] : 0; }
+
+static inline uint64_t fuzz_read_raw(fuzz_reader* r, int bytes) {
+    uint64_t value = 0;
+    for (int i = 0; i < bytes; ++i) value |= (uint64_t)fuzz_read_u8(r) << (8 * i);
+    return value;
+}
+
+/* Two's complement reinterpretation without implementation-defined conversions. */
+static inline int64_t fuzz_i64_from_bits(uint64_t bits) {
+    int64_t value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+static inline int64_t fuzz_read_int(fuzz_reader* r) {
+    const uint8_t tag = fuzz_read_u8(r);
+    if (tag < 0xE0) return tag;
+    switch (tag) {
+        case 0xE0: return -1;
+        case 0xE1: return INT64_MAX;
+        case 0xE2: return INT64_MIN;
+        case 0xE3: return INT32_MAX;
+        case 0xE4: return INT32_MIN;
+        case 0xE5: return (int64_t)1 << 31;
+        case 0xE6: return (int64_t)1 << 32;
+        case 0xE7: return (int64_t)fuzz_read_raw(r, 2);
+        case 0xE8: return (int64_t)(int32_t)(uint32_t)fuzz_read_raw(r, 4);
+        default: return fuzz_i64_from_bits(fuzz_read_raw(r, 8));
+    }
+}
+
+static inline void fuzz_read_size(fuzz_reader* r, fuzz_size_choice* s) {
+    s->kind = (uint8_t)(fuzz_read_u8(r) % FUZZ_SIZE_KIND_COUNT);
+    s->value = fuzz_read_int(r);
+    s->tail_byte = fuzz_read_u8(r);
+    s->tail_pos = fuzz_read_int(r);
+}
+
+static inline void fuzz_read_tensor(fuzz_reader* r, fuzz_tensor_choice* t) {
+    t->dtype = fuzz_read_int(r);
+    t->reserved = fuzz_read_int(r);
+    const uint8_t flags = fuzz_read_u8(r);
+    t->layout = (uint8_t)(flags % FUZZ_LAYOUT_COUNT);
+    t->null_data = (uint8_t)((flags >> 4) & 1);
+    t->pad = 0;
+    t->stride[0] = t->stride[1] = t->stride[2] = 0;
+    if (t->layout == FUZZ_LAYOUT_PADDED || t->layout == FUZZ_LAYOUT_HEAD_MAJOR) t->pad = fuzz_read_int(r);
+    if (t->layout == FUZZ_LAYOUT_RAW) {
+        for (int i = 0; i < 3; ++i) t->stride[i] = fuzz_read_int(r);
+    }
+}
+
+/* Packed lengths come last: how many there are depends on batch. */
+static inline void fuzz_read_cu(fuzz_reader* r, int64_t batch, int64_t* cu) {
+    memset(cu, 0, sizeof(int64_t) * (FUZZ_MAX_VARLEN_BATCH + 1));
+    if (batch < 0 || batch > FUZZ_MAX_VARLEN_BATCH) return;
+    for (int64_t i = 0; i <= batch; ++i) cu[i] = fuzz_read_int(r);
+}
+
+static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c) {
+    fuzz_reader reader = {data, size, 0};
+    fuzz_reader* r = &reader;
+    memset(c, 0, sizeof *c);
+    c->op = (uint8_t)(fuzz_read_u8(r) % FUZZ_OP_COUNT);
+    c->context = (uint8_t)(fuzz_read_u8(r) % 2);
+    c->data = (uint8_t)(fuzz_read_u8(r) % FUZZ_DATA_COUNT);
+    c->seed = (uint32_t)fuzz_read_raw(r, 4);
+    if (c->op == FUZZ_OP_ATTN) {
+        fuzz_attn_choice* a = &c->attn;
+        fuzz_read_size(r, &a->size);
+        a->mask = fuzz_read_int(r);
+        a->batch = fuzz_read_int(r);
+        a->seqlen_q = fuzz_read_int(r);
+        a->seqlen_k = fuzz_read_int(r);
+        a->heads_q = fuzz_read_int(r);
+        a->heads_kv = fuzz_read_int(r);
+        a->head_dim_qk = fuzz_read_int(r);
+        a->head_dim_v = fuzz_read_int(r);
+        a->scale_kind = (uint8_t)(fuzz_read_u8(r) % 3);
+        a->scale_value = fuzz_read_int(r);
+        a->softmax = fuzz_read_int(r);
+        a->window_left = fuzz_read_int(r);
+        a->window_right = fuzz_read_int(r);
+        a->flags = fuzz_read_int(r);
+        fuzz_read_tensor(r, &a->q);
+        fuzz_read_tensor(r, &a->k);
+        fuzz_read_tensor(r, &a->v);
+        fuzz_read_tensor(r, &a->o);
+        a->descales = (uint8_t)(fuzz_read_u8(r) & 7);
+        a->lse = (uint8_t)(fuzz_read_u8(r) & 1);
+        a->varlen = (uint8_t)(fuzz_read_u8(r) % FUZZ_VARLEN_COUNT);
+        if (a->varlen != FUZZ_VARLEN_NONE) {
+            fuzz_read_cu(r, a->batch, a->cu_q);
+            fuzz_read_cu(r, a->batch, a->cu_k);
+        }
+    } else {
+        fuzz_quant_choice* q = &c->quant;
+        fuzz_read_size(r, &q->size);
+        q->flags = fuzz_read_int(r);
+        q->batch = fuzz_read_int(r);
+        q->seqlen = fuzz_read_int(r);
+        q->heads = fuzz_read_int(r);
+        q->head_dim = fuzz_read_int(r);
+        fuzz_read_tensor(r, &q->in);
+        fuzz_read_tensor(r, &q->out);
+        q->null_descale = (uint8_t)(fuzz_read_u8(r) & 1);
+        q->varlen = (uint8_t)(fuzz_read_u8(r) % FUZZ_VARLEN_COUNT);
+        if (q->varlen != FUZZ_VARLEN_NONE) fuzz_read_cu(r, q->batch, q->cu);
+    }
+}
+
+/* ---- writing (seed corpus) ----------------------------------------------------------------- */
+
+typedef struct fuzz_writer {
+    uint8_t* data;
+    size_t capacity, size;
+} fuzz_writer;
+
+static inline void fuzz_write_u8(fuzz_writer* w, uint8_t byte) {
+    if (w->size < w->capacity) w->data[w->size] = byte;
+    w->size++;
+}
+
+static inline void fuzz_write_raw(fuzz_writer* w, uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) fuzz_write_u8(w, (uint8_t)(value >> (8 * i)));
+}
+
+static inline void fuzz_write_int(fuzz_writer* w, int64_t value) {
+    if (value >= 0 && value < 0xE0) {
+        fuzz_write_u8(w, (uint8_t)value);
+    } else {
+        fuzz_write_u8(w, 0xE9);
+        uint64_t bits;
+        memcpy(&bits, &value, sizeof bits);
+        fuzz_write_raw(w, bits, 8);
+    }
+}
+
+static inline void fuzz_write_size(fuzz_writer* w, const fuzz_size_choice* s) {
+    fuzz_write_u8(w, s->kind);
+    fuzz_write_int(w, s->value);
+    fuzz_write_u8(w, s->tail_byte);
+    fuzz_write_int(w, s->tail_pos);
+}
+
+static inline void fuzz_write_tensor(fuzz_writer* w, const fuzz_tensor_choice* t) {
+    fuzz_write_int(w, t->dtype);
+    fuzz_write_int(w, t->reserved);
+    fuzz_write_u8(w, (uint8_t)(t->layout | (t->null_data ? 0x10 : 0)));
+    if (t->layout == FUZZ_LAYOUT_PADDED || t->layout == FUZZ_LAYOUT_HEAD_MAJOR) fuzz_write_int(w, t->pad);
+    if (t->layout == FUZZ_LAYOUT_RAW) {
+        for (int i = 0; i < 3; ++i) fuzz_write_int(w, t->stride[i]);
+    }
+}
+
+static inline void fuzz_write_cu(fuzz_writer* w, int64_t batch, const int64_t* cu) {
+    if (batch < 0 || batch > FUZZ_MAX_VARLEN_BATCH) return;
+    for (int64_t i = 0; i <= batch; ++i) fuzz_write_int(w, cu[i]);
+}
+
+/* Returns the encoded size (which may exceed capacity: then only capacity bytes were written). */
+static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t capacity) {
+    fuzz_writer writer = {data, capacity, 0};
+    fuzz_writer* w = &writer;
+    fuzz_write_u8(w, c->op);
+    fuzz_write_u8(w, c->context);
+    fuzz_write_u8(w, c->data);
+    fuzz_write_raw(w, c->seed, 4);
+    if (c->op == FUZZ_OP_ATTN) {
+        const fuzz_attn_choice* a = &c->attn;
+        fuzz_write_size(w, &a->size);
+        fuzz_write_int(w, a->mask);
+        fuzz_write_int(w, a->batch);
+        fuzz_write_int(w, a->seqlen_q);
+        fuzz_write_int(w, a->seqlen_k);
+        fuzz_write_int(w, a->heads_q);
+        fuzz_write_int(w, a->heads_kv);
+        fuzz_write_int(w, a->head_dim_qk);
+        fuzz_write_int(w, a->head_dim_v);
+        fuzz_write_u8(w, a->scale_kind);
+        fuzz_write_int(w, a->scale_value);
+        fuzz_write_int(w, a->softmax);
+        fuzz_write_int(w, a->window_left);
+        fuzz_write_int(w, a->window_right);
+        fuzz_write_int(w, a->flags);
+        fuzz_write_tensor(w, &a->q);
+        fuzz_write_tensor(w, &a->k);
+        fuzz_write_tensor(w, &a->v);
+        fuzz_write_tensor(w, &a->o);
+        fuzz_write_u8(w, a->descales);
+        fuzz_write_u8(w, a->lse);
+        fuzz_write_u8(w, a->varlen);
+        if (a->varlen != FUZZ_VARLEN_NONE) {
+            fuzz_write_cu(w, a->batch, a->cu_q);
+            fuzz_write_cu(w, a->batch, a->cu_k);
+        }
+    } else {
+        const fuzz_quant_choice* q = &c->quant;
+        fuzz_write_size(w, &q->size);
+        fuzz_write_int(w, q->flags);
+        fuzz_write_int(w, q->batch);
+        fuzz_write_int(w, q->seqlen);
+        fuzz_write_int(w, q->heads);
+        fuzz_write_int(w, q->head_dim);
+        fuzz_write_tensor(w, &q->in);
+        fuzz_write_tensor(w, &q->out);
+        fuzz_write_u8(w, q->null_descale);
+        fuzz_write_u8(w, q->varlen);
+        if (q->varlen != FUZZ_VARLEN_NONE) fuzz_write_cu(w, q->batch, q->cu);
+    }
+    return w->size;
+}
+
+#endif /* ZYFA_FUZZ_INPUT_H */

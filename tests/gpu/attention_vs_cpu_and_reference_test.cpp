@@ -1,0 +1,247 @@
+// The CUDA backend against the CPU backend (same numerics model: tight tolerance) and the fp64
+// reference (the CPU tier's tolerances), over every case of tests/cpu/attention_vs_reference_test.cpp
+// that NVIDIA supports: BF16, FP16, FP8 e4m3fn EXACT and LEAN; masks, windows, GQA/MQA up to
+// ratio 12, varlen with empty and length-1 sequences, seqlen_q != seqlen_k, head dims
+// 64/128/256/192-128, lse, descales, every output dtype. (FP32 inputs and e4m3fnuz are CPU-only.)
+#include <string>
+#include <vector>
+
+#include "gpu_check.hpp"
+
+using namespace zyfa_gpu_test;
+
+namespace {
+
+struct DtypeMode {
+    zyfa_dtype dtype;
+    zyfa_softmax softmax;
+    const char* name;
+};
+
+const DtypeMode kModes[] = {
+    {ZYFA_DTYPE_FP16, ZYFA_SOFTMAX_EXACT, "fp16"},
+    {ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"},
+    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_EXACT, "e4m3fn-exact"},
+    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, "e4m3fn-lean"},
+};
+
+CaseShape base(const DtypeMode& m) {
+    CaseShape s;
+    s.dtype = m.dtype;
+    s.softmax = m.softmax;
+    s.descales = m.dtype == ZYFA_DTYPE_FP8_E4M3FN;
+    return s;
+}
+
+void run_for_all_modes(const char* what, void (*shape_of)(CaseShape&)) {
+    for (const DtypeMode& m : kModes) {
+        CaseShape s = base(m);
+        shape_of(s);
+        check_gpu_case(s, std::string(what) + " " + m.name);
+    }
+}
+
+void test_causal_mha(void**) {
+    run_for_all_modes("causal hd128 sq=sk=200", [](CaseShape& s) {
+        s.seqlen_q = s.seqlen_k = 200;
+        s.head_dim_qk = s.head_dim_v = 128;
+    });
+    // Several query tiles and key blocks of a longer sequence, batch > 1.
+    run_for_all_modes("causal hd128 b2 s=700", [](CaseShape& s) {
+        s.batch = 2;
+        s.seqlen_q = s.seqlen_k = 700;
+        s.head_dim_qk = s.head_dim_v = 128;
+    });
+}
+
+void test_no_mask_rectangular(void**) {
+    run_for_all_modes("none sq=37 sk=150 hd64", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_NONE;
+        s.seqlen_q = 37;
+        s.seqlen_k = 150;
+    });
+}
+
+void test_causal_bottom_right(void**) {
+    run_for_all_modes("causal-br sq=50 sk=130", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.seqlen_q = 50;
+        s.seqlen_k = 130;
+    });
+    run_for_all_modes("causal-br sq=130 sk=50 (rows with no key)", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.seqlen_q = 130;
+        s.seqlen_k = 50;
+    });
+    run_for_all_modes("causal top-left sq=50 sk=130", [](CaseShape& s) {
+        s.seqlen_q = 50;
+        s.seqlen_k = 130;
+    });
+}
+
+void test_sliding_windows(void**) {
+    run_for_all_modes("causal window 17,-1 s=160", [](CaseShape& s) {
+        s.seqlen_q = s.seqlen_k = 160;
+        s.window_left = 17;
+    });
+    run_for_all_modes("none window 8,3 s=100", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_NONE;
+        s.seqlen_q = s.seqlen_k = 100;
+        s.window_left = 8;
+        s.window_right = 3;
+    });
+    run_for_all_modes("none window 0,0 (diagonal only)", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_NONE;
+        s.seqlen_q = s.seqlen_k = 70;
+        s.window_left = 0;
+        s.window_right = 0;
+    });
+    // A window much shorter than the sequence: most key blocks are skipped entirely.
+    run_for_all_modes("causal window 100,-1 s=600 hd128", [](CaseShape& s) {
+        s.seqlen_q = s.seqlen_k = 600;
+        s.window_left = 100;
+        s.head_dim_qk = s.head_dim_v = 128;
+    });
+}
+
+void test_gqa_ratios(void**) {
+    run_for_all_modes("gqa 8/2 batch 2", [](CaseShape& s) {
+        s.batch = 2;
+        s.heads_q = 8;
+        s.heads_kv = 2;
+        s.seqlen_q = s.seqlen_k = 90;
+    });
+    run_for_all_modes("gqa 12/1 (mqa, ratio 12)", [](CaseShape& s) {
+        s.heads_q = 12;
+        s.heads_kv = 1;
+        s.seqlen_q = s.seqlen_k = 70;
+    });
+    run_for_all_modes("gqa 24/2 (ratio 12)", [](CaseShape& s) {
+        s.heads_q = 24;
+        s.heads_kv = 2;
+        s.seqlen_q = s.seqlen_k = 40;
+        s.head_dim_qk = s.head_dim_v = 128;
+    });
+}
+
+void test_varlen(void**) {
+    run_for_all_modes("varlen q{5,0,1,70,1} k{7,3,0,70,1} gqa 4/2", [](CaseShape& s) {
+        s.batch = 5;
+        s.lengths_q = {5, 0, 1, 70, 1};
+        s.lengths_k = {7, 3, 0, 70, 1};
+        s.seqlen_q = s.seqlen_k = 70;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+    });
+    run_for_all_modes("varlen causal-br q{3,65} k{130,65}", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.batch = 2;
+        s.lengths_q = {3, 65};
+        s.lengths_k = {130, 65};
+        s.seqlen_q = 65;
+        s.seqlen_k = 130;
+    });
+    run_for_all_modes("varlen causal q{1,300,0,129} hd128", [](CaseShape& s) {
+        s.batch = 4;
+        s.lengths_q = {1, 300, 0, 129};
+        s.lengths_k = {1, 300, 0, 129};
+        s.seqlen_q = s.seqlen_k = 300;
+        s.head_dim_qk = s.head_dim_v = 128;
+    });
+}
+
+void test_head_dims(void**) {
+    const int64_t dims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+    for (const auto& d : dims) {
+        for (const DtypeMode& m : kModes) {
+            CaseShape s = base(m);
+            s.seqlen_q = s.seqlen_k = 96;
+            s.head_dim_qk = d[0];
+            s.head_dim_v = d[1];
+            check_gpu_case(s, "hd " + std::to_string(d[0]) + "/" + std::to_string(d[1]) + " " + m.name);
+            s.mask = ZYFA_MASK_NONE;
+            s.seqlen_q = 33;
+            s.seqlen_k = 257;
+            check_gpu_case(s, "hd " + std::to_string(d[0]) + "/" + std::to_string(d[1]) + " none 33x257 " + m.name);
+        }
+    }
+}
+
+void test_output_dtypes(void**) {
+    for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
+        for (const DtypeMode& m : kModes) {
+            CaseShape s = base(m);
+            s.out_dtype = out;
+            s.seqlen_q = s.seqlen_k = 80;
+            check_gpu_case(s, "out dtype " + std::to_string(out) + " " + m.name);
+        }
+    }
+}
+
+void test_without_lse_and_descales(void**) {
+    for (const DtypeMode& m : kModes) {
+        CaseShape s = base(m);
+        s.with_lse = false;
+        s.descales = false;
+        s.seqlen_q = s.seqlen_k = 150;
+        check_gpu_case(s, std::string("no lse, no descales ") + m.name);
+    }
+}
+
+void test_softmax_auto_resolves_by_dtype(void**) {
+    CaseShape s;
+    s.softmax = ZYFA_SOFTMAX_AUTO;
+    s.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    check_gpu_case(s, "auto e4m3fn (LEAN)");
+    s.dtype = ZYFA_DTYPE_BF16;
+    check_gpu_case(s, "auto bf16 (EXACT)");
+}
+
+void test_explicit_scales_and_input_scale(void**) {
+    for (float scale : {0.02f, 0.5f}) {
+        for (const DtypeMode& m : kModes) {
+            CaseShape s = base(m);
+            s.seqlen_q = s.seqlen_k = 130;
+            s.input_scale = 2.0f;  // peaked rows: large score spread, many tiny probabilities
+            check_gpu_case(s, "scale " + std::to_string(scale) + " input x2 " + m.name,
+                           [scale](AttentionCase& c) { c.params.softmax_scale = scale; });
+        }
+    }
+}
+
+// NVIDIA-unsupported requests answer NOT_SUPPORTED (a caller may fall back), never a crash.
+void test_unsupported_requests_say_so(void**) {
+    Session& s = session();
+    CaseShape fp32;
+    fp32.dtype = ZYFA_DTYPE_FP32;
+    GpuCase a(*s.runtime, fp32);
+    assert_int_equal(a.launch(s.cuda, s.stream), ZYFA_ERROR_NOT_SUPPORTED);
+    CaseShape bf16_lean;
+    bf16_lean.dtype = ZYFA_DTYPE_BF16;
+    bf16_lean.softmax = ZYFA_SOFTMAX_LEAN;
+    GpuCase b(*s.runtime, bf16_lean);
+    assert_int_equal(b.launch(s.cuda, s.stream), ZYFA_ERROR_NOT_SUPPORTED);
+}
+
+}  // namespace
+
+int main(void) {
+    if (const int rc = open_session_or_skip("gpu_attention_vs_cpu_and_reference")) return rc;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_causal_mha),
+        cmocka_unit_test(test_no_mask_rectangular),
+        cmocka_unit_test(test_causal_bottom_right),
+        cmocka_unit_test(test_sliding_windows),
+        cmocka_unit_test(test_gqa_ratios),
+        cmocka_unit_test(test_varlen),
+        cmocka_unit_test(test_head_dims),
+        cmocka_unit_test(test_output_dtypes),
+        cmocka_unit_test(test_without_lse_and_descales),
+        cmocka_unit_test(test_softmax_auto_resolves_by_dtype),
+        cmocka_unit_test(test_explicit_scales_and_input_scale),
+        cmocka_unit_test(test_unsupported_requests_say_so),
+    };
+    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    close_session();
+    return failed;
+}

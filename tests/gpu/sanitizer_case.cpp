@@ -1,0 +1,61 @@
+// A few small launches for compute-sanitizer (memcheck, racecheck: run_compute_sanitizer.sh):
+// one per kernel family and edge (partial tiles, varlen with empty and length-1 sequences, GQA,
+// windows, 192/128, every input dtype), small enough that racecheck's instrumentation stays
+// within seconds. Each result is still checked against the CPU backend and the fp64 reference.
+#include "gpu_check.hpp"
+
+using namespace zyfa_gpu_test;
+
+namespace {
+
+void test_small_cases(void**) {
+    CaseShape bf16;
+    bf16.dtype = ZYFA_DTYPE_BF16;
+    bf16.out_dtype = ZYFA_DTYPE_BF16;
+    bf16.seqlen_q = bf16.seqlen_k = 100;
+    bf16.head_dim_qk = bf16.head_dim_v = 128;
+    check_gpu_case(bf16, "bf16 causal hd128 s=100");
+
+    CaseShape lean;
+    lean.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    lean.softmax = ZYFA_SOFTMAX_LEAN;
+    lean.descales = true;
+    lean.batch = 3;
+    lean.lengths_q = {1, 0, 70};
+    lean.lengths_k = {1, 5, 70};
+    lean.seqlen_q = lean.seqlen_k = 70;
+    lean.heads_q = 4;
+    lean.heads_kv = 2;
+    check_gpu_case(lean, "e4m3fn-lean varlen {1,0,70} gqa 4/2 hd64");
+
+    CaseShape exact;
+    exact.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    exact.softmax = ZYFA_SOFTMAX_EXACT;
+    exact.descales = true;
+    exact.mask = ZYFA_MASK_NONE;
+    exact.seqlen_q = 33;
+    exact.seqlen_k = 100;
+    exact.head_dim_qk = 192;
+    exact.head_dim_v = 128;
+    check_gpu_case(exact, "e4m3fn-exact none 33x100 hd192/128");
+
+    CaseShape fp16;
+    fp16.dtype = ZYFA_DTYPE_FP16;
+    fp16.out_dtype = ZYFA_DTYPE_FP16;
+    fp16.mask = ZYFA_MASK_NONE;
+    fp16.window_left = 8;
+    fp16.window_right = 3;
+    fp16.seqlen_q = fp16.seqlen_k = 70;
+    fp16.head_dim_qk = fp16.head_dim_v = 256;
+    check_gpu_case(fp16, "fp16 window 8,3 hd256 s=70");
+}
+
+}  // namespace
+
+int main(void) {
+    if (const int rc = open_session_or_skip("gpu_sanitizer_case")) return rc;
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_small_cases)};
+    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    close_session();
+    return failed;
+}

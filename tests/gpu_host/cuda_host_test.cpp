@@ -1,0 +1,453 @@
+// The host side of the NVIDIA backend without a GPU: what happens with no driver, with the real
+// soname on a machine that has none, with a driver whose cuInit fails, and over a test double of
+// libcuda.so.1 that records module loads, context switches and launches. argv[1] names the
+// scenario; CTest runs each in its own process (the driver is loaded once per process).
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+}
+
+#include "common/attention_kernel_args.h"
+#include "core/errors.hpp"
+#include "core/validate.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "cuda/cuda_runtime.hpp"
+#include "fake_cuda_state.h"
+#include "gpu/gpu_backend.hpp"
+#include "zyfa.h"
+
+namespace zyfa {
+namespace gpu {
+EmbeddedImageTable fixture_image_table() noexcept;
+}
+}  // namespace zyfa
+
+namespace {
+
+constexpr int kSkip = 77;
+
+template <class Body>
+void expect_error(Body&& body, zyfa_status status, const char* needle) {
+    try {
+        body();
+        fail_msg("expected status %d, got success", status);
+    } catch (const zyfa::Error& error) {
+        if (error.status() != status || std::strstr(error.what(), needle) == nullptr) {
+            fail_msg("expected status %d with \"%s\", got %d: %s", status, needle, error.status(), error.what());
+        }
+    }
+}
+
+// Public API: the CUDA backend fails with `status` and AUTO falls back to the CPU backend.
+void expect_public_api_falls_back(zyfa_status cuda_status, const char* needle) {
+    zyfa_context_options options;
+    zyfa_context_options_init(&options, sizeof(options));
+    options.backend = ZYFA_BACKEND_CUDA;
+    zyfa_context* ctx = nullptr;
+#ifdef ZYFA_TEST_CUDA_COMPILED_IN
+    assert_int_equal(zyfa_context_create(&options, &ctx), cuda_status);
+    assert_non_null(std::strstr(zyfa_last_error_message(), needle));
+#else
+    (void)cuda_status;
+    (void)needle;
+    assert_int_equal(zyfa_context_create(&options, &ctx), ZYFA_ERROR_NOT_SUPPORTED);
+    assert_non_null(std::strstr(zyfa_last_error_message(), "not compiled into this build"));
+#endif
+    assert_null(ctx);
+    options.backend = ZYFA_BACKEND_AUTO;
+    assert_int_equal(zyfa_context_create(&options, &ctx), ZYFA_SUCCESS);
+    assert_int_equal(zyfa_context_backend(ctx), ZYFA_BACKEND_CPU);
+    zyfa_context_destroy(ctx);
+}
+
+// --- missing_library: ZYFA_CUDA_LIBRARY names a file that does not exist -----------------------
+void missing_library_is_no_device(void**) {
+    expect_error([] { zyfa::cuda::make_cuda_backend(0); }, ZYFA_ERROR_NO_DEVICE, "ZYFA_CUDA_LIBRARY");
+    expect_error([] { zyfa::cuda::open_cuda_runtime(0); }, ZYFA_ERROR_NO_DEVICE, "no-such-dir/libcuda.so.1");
+    expect_public_api_falls_back(ZYFA_ERROR_NO_DEVICE, "cannot load the CUDA driver");
+}
+
+// --- default_soname: no override; this machine's libcuda.so.1, if any --------------------------
+void default_soname_without_driver(void**) {
+    expect_error([] { zyfa::cuda::make_cuda_backend(0); }, ZYFA_ERROR_NO_DEVICE, "libcuda.so.1");
+    expect_public_api_falls_back(ZYFA_ERROR_NO_DEVICE, "libcuda.so.1");
+}
+
+// --- init_errors: the double's cuInit fails ---------------------------------------------------
+void init_errors_are_no_device_with_driver_text(void**) {
+    setenv("FAKE_CUDA_INIT_ERROR", "100", 1);
+    expect_error([] { zyfa::cuda::make_cuda_backend(0); }, ZYFA_ERROR_NO_DEVICE,
+                 "cuInit");
+    expect_error([] { zyfa::cuda::make_cuda_backend(0); }, ZYFA_ERROR_NO_DEVICE,
+                 "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)");
+    setenv("FAKE_CUDA_INIT_ERROR", "34", 1);  // the toolkit's stub library
+    expect_error([] { zyfa::cuda::make_cuda_backend(0); }, ZYFA_ERROR_NO_DEVICE, "CUDA_ERROR_STUB_LIBRARY");
+    expect_public_api_falls_back(ZYFA_ERROR_NO_DEVICE, "CUDA_ERROR_STUB_LIBRARY");
+    setenv("FAKE_CUDA_INIT_ERROR", "999", 1);  // unknown to the driver's name table
+    expect_error([] { zyfa::cuda::make_cuda_backend(0); }, ZYFA_ERROR_DEVICE, "CUresult 999");
+    unsetenv("FAKE_CUDA_INIT_ERROR");
+}
+
+// --- fake_device: the double reports one device ------------------------------------------------
+fake_cuda_state* fake_state() {
+    void* handle = dlopen(std::getenv("ZYFA_CUDA_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(handle);
+    auto get = reinterpret_cast<fake_cuda_state_fn>(dlsym(handle, "fake_cuda_state"));
+    assert_non_null(reinterpret_cast<void*>(get));
+    return get();
+}
+
+// A catalogue over the fixture images: sm_90a has fixture_a (two kernels) and fixture_c (one that
+// needs more shared memory than some devices allow).
+class TestCatalogue final : public zyfa::gpu::AttnKernelCatalogue {
+public:
+    std::vector<zyfa::gpu::KernelSpec> kernels(const std::string& image_arch) const override {
+        if (image_arch == "sm_90a") {
+            return {{"fixture_a", "attn_test", 100 * 1024}, {"fixture_a", "attn_small", 0},
+                    {"fixture_c", "attn_huge", 200 * 1024}};
+        }
+        if (image_arch == "sm_80") return {{"fixture_b", "attn_test", 0}};
+        return {};
+    }
+    zyfa::gpu::AttnLaunch plan(const zyfa::AttnProblem& problem, const zyfa::gpu::DeviceInfo&,
+                               const std::string& image_arch) const override {
+        if (problem.head_dim_qk == 64) zyfa::throw_not_supported("test catalogue: params.head_dim_qk = 64");
+        zyfa::gpu::AttnLaunch launch;
+        launch.variant = image_arch == "sm_80" ? "fixture_b" : problem.head_dim_qk == 256 ? "fixture_c" : "fixture_a";
+        launch.symbol = problem.head_dim_qk == 256 ? "attn_huge" : "attn_test";
+        launch.kernel_name = "test_kernel";
+        launch.grid = {static_cast<uint32_t>((problem.seqlen_q + 63) / 64), static_cast<uint32_t>(problem.heads_q),
+                       static_cast<uint32_t>(problem.batch)};
+        launch.block = {128, 1, 1};
+        launch.shared_bytes = image_arch == "sm_80" ? 0 : problem.head_dim_qk == 256 ? 200 * 1024 : 100 * 1024;
+        return launch;
+    }
+    float lean_centre() const override { return 0.25f; }
+};
+
+struct Request {
+    zyfa_attn_params params;
+    zyfa_tensor q, k, v, o;
+    float lse_marker = 0.0f;
+
+    explicit Request(int64_t head_dim) {
+        zyfa_attn_params_init(&params, sizeof(params));
+        params.batch = 2;
+        params.seqlen_q = 100;
+        params.seqlen_k = 130;
+        params.heads_q = 8;
+        params.heads_kv = 2;
+        params.head_dim_qk = params.head_dim_v = head_dim;
+        params.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        params.window_left = 17;
+        params.lse = &lse_marker;  // never dereferenced: the double does not run kernels
+        q = view(0x100000, 8, head_dim, params.seqlen_q);
+        k = view(0x200000, 2, head_dim, params.seqlen_k);
+        v = view(0x300000, 2, head_dim, params.seqlen_k);
+        o = view(0x400000, 8, head_dim, params.seqlen_q);
+        o.dtype = ZYFA_DTYPE_FP16;
+    }
+    // Device pointers the double never touches.
+    static zyfa_tensor view(uintptr_t address, int64_t heads, int64_t dim, int64_t seq) {
+        zyfa_tensor t;
+        std::memset(&t, 0, sizeof(t));
+        t.data = reinterpret_cast<void*>(address);
+        t.dtype = ZYFA_DTYPE_BF16;
+        t.stride_head = dim;
+        t.stride_seq = heads * dim;
+        t.stride_batch = seq * heads * dim;
+        return t;
+    }
+    zyfa::AttnProblem problem() const { return zyfa::validate_attn(&params, &q, &k, &v, &o, ZYFA_BACKEND_CUDA); }
+};
+
+std::unique_ptr<zyfa::Backend> fixture_backend(const zyfa::gpu::KernelRegistry& registry) {
+    return zyfa::cuda::make_cuda_backend(zyfa::cuda::open_cuda_runtime(0), std::make_unique<TestCatalogue>(),
+                                         registry);
+}
+
+void device_info_from_the_driver(void**) {
+    setenv("FAKE_CUDA_CC", "86", 1);
+    std::unique_ptr<zyfa::gpu::GpuRuntime> runtime = zyfa::cuda::open_cuda_runtime(0);
+    const zyfa::gpu::DeviceInfo& device = runtime->device();
+    assert_string_equal(device.name.c_str(), "Fake CUDA Device");
+    assert_string_equal(device.arch.c_str(), "sm_86");
+    assert_int_equal(device.multiprocessors, 132);
+    assert_int_equal(device.compute_major, 8);
+    assert_int_equal(device.compute_minor, 6);
+    // "a" cubins run only on their exact arch; plain cubins on the same major with minor <= ours.
+    const char* expected[] = {"sm_86a", "sm_86", "sm_85", "sm_84", "sm_83", "sm_82", "sm_81", "sm_80"};
+    assert_int_equal(device.image_archs.size(), 8);
+    for (size_t i = 0; i < 8; ++i) assert_string_equal(device.image_archs[i].c_str(), expected[i]);
+    const zyfa::gpu::KernelRegistry registry(zyfa::gpu::fixture_image_table());
+    assert_string_equal(zyfa::gpu::select_image_arch(registry, "nvidia", device).c_str(), "sm_80");
+    expect_error([] { zyfa::cuda::open_cuda_runtime(1); }, ZYFA_ERROR_NO_DEVICE, "sees 1 device");
+    setenv("FAKE_CUDA_CC", "90", 1);
+    runtime = zyfa::cuda::open_cuda_runtime(0);
+    assert_string_equal(zyfa::gpu::select_image_arch(registry, "nvidia", runtime->device()).c_str(), "sm_90a");
+}
+
+void creation_loads_each_module_once_and_raises_shared_memory(void**) {
+    setenv("FAKE_CUDA_CC", "90", 1);
+    fake_cuda_state* state = fake_state();
+    const zyfa::gpu::KernelRegistry registry(zyfa::gpu::fixture_image_table());
+    const int loaded_before = state->modules_loaded;
+    const int unloaded_before = state->modules_unloaded;
+    {
+        std::unique_ptr<zyfa::Backend> backend = fixture_backend(registry);
+        assert_string_equal(backend->device_name(), "sm_90");
+        assert_int_equal(backend->kind(), ZYFA_BACKEND_CUDA);
+        // fixture_a holds two kernels, fixture_c one: two modules, each the embedded bytes.
+        assert_int_equal(state->modules_loaded - loaded_before, 2);
+        assert_ptr_equal(state->module_images[loaded_before], registry.find("nvidia", "sm_90a", "fixture_a")->data);
+        assert_ptr_equal(state->module_images[loaded_before + 1], registry.find("nvidia", "sm_90a", "fixture_c")->data);
+        assert_int_equal(state->max_dynamic_shared, 200 * 1024);
+        assert_int_equal(state->calls_without_context, 0);
+        assert_int_equal(state->context_depth, 0);  // the caller's (empty) context stack restored
+    }
+    assert_int_equal(state->modules_unloaded - unloaded_before, 2);
+    assert_int_equal(state->primary_retains, 0);
+}
+
+void fwd_launches_the_plan_with_the_problem_as_arguments(void**) {
+    setenv("FAKE_CUDA_CC", "90", 1);
+    fake_cuda_state* state = fake_state();
+    state->param_bytes = sizeof(zyfa::AttnKernelArgs);
+    const zyfa::gpu::KernelRegistry registry(zyfa::gpu::fixture_image_table());
+    std::unique_ptr<zyfa::Backend> backend = fixture_backend(registry);
+    const Request request(128);
+    const zyfa::AttnProblem problem = request.problem();
+    backend->check_attn_supported(problem);
+    assert_string_equal(backend->attn_kernel_name(problem), "test_kernel");
+
+    const int launches_before = state->launches;
+    const int syncs_before = state->synchronizations;
+    int stream_marker = 0;
+    backend->attn_fwd(problem, &stream_marker);
+    assert_int_equal(state->launches - launches_before, 1);
+    assert_int_equal(state->synchronizations, syncs_before);  // never synchronises
+    assert_ptr_equal(state->stream, &stream_marker);          // the caller's stream
+    assert_int_equal(state->grid[0], 2);
+    assert_int_equal(state->grid[1], 8);
+    assert_int_equal(state->grid[2], 2);
+    assert_int_equal(state->block[0], 128);
+    assert_int_equal(state->shared_bytes, 100 * 1024);
+    assert_int_equal(state->calls_without_context, 0);
+    assert_int_equal(state->context_depth, 0);
+
+    zyfa::AttnKernelArgs args;
+    std::memcpy(&args, state->param, sizeof(args));
+    assert_ptr_equal(args.q, request.q.data);
+    assert_ptr_equal(args.k, request.k.data);
+    assert_ptr_equal(args.v, request.v.data);
+    assert_ptr_equal(args.o, request.o.data);
+    assert_ptr_equal(args.lse, &request.lse_marker);
+    assert_null(args.cu_seqlens_q);
+    assert_null(args.q_descale);
+    assert_int_equal(args.q_stride_seq, 8 * 128);
+    assert_int_equal(args.k_stride_seq, 2 * 128);
+    assert_int_equal(args.v_stride_batch, 130 * 2 * 128);
+    assert_int_equal(args.o_stride_batch, 100 * 8 * 128);
+    assert_int_equal(args.batch, 2);
+    assert_int_equal(args.seqlen_q, 100);
+    assert_int_equal(args.seqlen_k, 130);
+    assert_int_equal(args.heads_q, 8);
+    assert_int_equal(args.heads_kv, 2);
+    assert_int_equal(args.head_dim_qk, 128);
+    assert_int_equal(args.head_dim_v, 128);
+    assert_int_equal(args.mask, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT);
+    assert_int_equal(args.window_left, 17);
+    assert_int_equal(args.window_right, -1);
+    assert_int_equal(args.in_dtype, zyfa::kKernelBf16);
+    assert_int_equal(args.out_dtype, zyfa::kKernelFp16);
+    assert_int_equal(args.softmax, ZYFA_SOFTMAX_EXACT);
+    assert_true(args.softmax_scale == problem.softmax_scale);
+    assert_true(args.lean_centre == 0.25f);
+    assert_int_equal(args.reserved0, 0);
+    assert_int_equal(args.reserved1, 0);
+
+}
+
+void unsupported_plans_and_devices_are_not_supported(void**) {
+    setenv("FAKE_CUDA_CC", "90", 1);
+    const zyfa::gpu::KernelRegistry registry(zyfa::gpu::fixture_image_table());
+    {
+        std::unique_ptr<zyfa::Backend> backend = fixture_backend(registry);
+        const Request small(64);
+        expect_error([&] { backend->check_attn_supported(small.problem()); }, ZYFA_ERROR_NOT_SUPPORTED,
+                     "params.head_dim_qk = 64");
+        // quantize_fp8 has no NVIDIA kernel yet.
+        expect_error([&] { backend->check_quantize_supported(zyfa::QuantProblem()); }, ZYFA_ERROR_NOT_SUPPORTED,
+                     "zyfa_quantize_fp8");
+    }
+    // A device whose opt-in shared memory is below what attn_huge needs: that kernel only.
+    setenv("FAKE_CUDA_SHARED_OPTIN", "167936", 1);  // 164 KiB, as on sm_80
+    {
+        std::unique_ptr<zyfa::Backend> backend = fixture_backend(registry);
+        const Request huge(256);
+        expect_error([&] { backend->check_attn_supported(huge.problem()); }, ZYFA_ERROR_NOT_SUPPORTED,
+                     "needs 204800 bytes of shared memory");
+        backend->check_attn_supported(Request(128).problem());
+    }
+    unsetenv("FAKE_CUDA_SHARED_OPTIN");
+    // A GPU without any embedded image: creation succeeds, every problem is NOT_SUPPORTED.
+    setenv("FAKE_CUDA_CC", "75", 1);
+    std::unique_ptr<zyfa::Backend> backend = fixture_backend(registry);
+    assert_string_equal(backend->device_name(), "sm_75");
+    expect_error([&] { backend->check_attn_supported(Request(128).problem()); }, ZYFA_ERROR_NOT_SUPPORTED,
+                 "no nvidia kernels for sm_75 (Fake CUDA Device); embedded: sm_90a, sm_80");
+    setenv("FAKE_CUDA_CC", "90", 1);
+}
+
+void runtime_helpers_reach_the_driver(void**) {
+    std::unique_ptr<zyfa::gpu::GpuRuntime> runtime = zyfa::cuda::open_cuda_runtime(0);
+    void* buffer = runtime->malloc_device(64);
+    const char text[] = "zyfa";
+    runtime->copy_to_device(buffer, text, sizeof(text));
+    char back[sizeof(text)] = {};
+    runtime->copy_to_host(back, buffer, sizeof(back));
+    assert_string_equal(back, "zyfa");
+    runtime->free_device(buffer);
+    void* stream = runtime->create_stream();
+    void* start = runtime->create_event();
+    runtime->record_event(start, stream);
+    assert_true(runtime->elapsed_ms(start, start) == 1.5f);  // the double's fixed answer
+    runtime->begin_capture(stream);
+    void* graph = runtime->end_capture(stream);
+    void* exec = runtime->instantiate_graph(graph);
+    runtime->launch_graph(exec, stream);
+    runtime->synchronize_stream(stream);
+    runtime->destroy_graph_exec(exec);
+    runtime->destroy_graph(graph);
+    runtime->destroy_event(start);
+    runtime->destroy_stream(stream);
+    assert_int_equal(fake_state()->calls_without_context, 0);
+    assert_int_equal(fake_state()->context_depth, 0);
+}
+
+// Public API over the double: an sm_75 device has no embedded cubin in any build.
+#ifdef ZYFA_TEST_CUDA_COMPILED_IN
+void public_api_on_a_device_without_cubins(void**) {
+    setenv("FAKE_CUDA_CC", "75", 1);
+    zyfa_context_options options;
+    zyfa_context_options_init(&options, sizeof(options));
+    options.backend = ZYFA_BACKEND_CUDA;
+    zyfa_context* ctx = nullptr;
+    assert_int_equal(zyfa_context_create(&options, &ctx), ZYFA_SUCCESS);
+    assert_string_equal(zyfa_context_device_name(ctx), "sm_75");
+    const Request request(128);
+    assert_int_equal(zyfa_attn_supported(ctx, &request.params, &request.q, &request.k, &request.v, &request.o),
+                     ZYFA_ERROR_NOT_SUPPORTED);
+    assert_non_null(std::strstr(zyfa_last_error_message(), "sm_75"));
+    assert_null(zyfa_attn_kernel_name(ctx, &request.params, &request.q, &request.k, &request.v, &request.o));
+    zyfa_context_destroy(ctx);
+    options.backend = ZYFA_BACKEND_AUTO;  // HIP is absent, the CUDA device is found
+    assert_int_equal(zyfa_context_create(&options, &ctx), ZYFA_SUCCESS);
+    assert_int_equal(zyfa_context_backend(ctx), ZYFA_BACKEND_CUDA);
+    zyfa_context_destroy(ctx);
+    setenv("FAKE_CUDA_CC", "90", 1);
+}
+
+// Public API over the double with this build's own cubins and launch plan (when it embeds sm_90a):
+// zyfa_attn_fwd enqueues exactly one launch on the caller's stream, with the caller's pointers,
+// and allocates, synchronises and leaves the caller's context stack as it was.
+void public_api_fwd_enqueues_one_launch(void**) {
+    setenv("FAKE_CUDA_CC", "90", 1);
+    fake_cuda_state* state = fake_state();
+    state->param_bytes = sizeof(zyfa::AttnKernelArgs);
+    zyfa_context_options options;
+    zyfa_context_options_init(&options, sizeof(options));
+    options.backend = ZYFA_BACKEND_CUDA;
+    zyfa_context* ctx = nullptr;
+    assert_int_equal(zyfa_context_create(&options, &ctx), ZYFA_SUCCESS);
+    assert_string_equal(zyfa_context_device_name(ctx), "sm_90");
+
+    Request request(128);
+    request.params.lse = nullptr;
+    if (!zyfa::gpu::KernelRegistry::embedded().has_arch("nvidia", "sm_90a")) {
+        // A build without sm_90a cubins (ZYFA_CUDA_ARCHS): the same device is NOT_SUPPORTED.
+        assert_int_equal(zyfa_attn_supported(ctx, &request.params, &request.q, &request.k, &request.v, &request.o),
+                         ZYFA_ERROR_NOT_SUPPORTED);
+        assert_non_null(std::strstr(zyfa_last_error_message(), "sm_90"));
+        zyfa_context_destroy(ctx);
+        return;
+    }
+    assert_int_equal(zyfa_attn_supported(ctx, &request.params, &request.q, &request.k, &request.v, &request.o),
+                     ZYFA_SUCCESS);
+    const int launches = state->launches, allocations = state->allocations, syncs = state->synchronizations;
+    const int loads = state->modules_loaded;
+    int stream_marker = 0;
+    assert_int_equal(zyfa_attn_fwd(ctx, &request.params, &request.q, &request.k, &request.v, &request.o, &stream_marker),
+                     ZYFA_SUCCESS);
+    assert_int_equal(state->launches - launches, 1);
+    assert_int_equal(state->allocations, allocations);
+    assert_int_equal(state->synchronizations, syncs);
+    assert_int_equal(state->modules_loaded, loads);  // everything was loaded at create time
+    assert_ptr_equal(state->stream, &stream_marker);
+    assert_int_equal(state->context_depth, 0);
+    assert_int_equal(state->calls_without_context, 0);
+    zyfa::AttnKernelArgs args;
+    std::memcpy(&args, state->param, sizeof(args));
+    assert_ptr_equal(args.q, request.q.data);
+    assert_ptr_equal(args.o, request.o.data);
+    assert_int_equal(args.seqlen_k, 130);
+
+    request.params.batch = 0;  // an empty problem: success, no launch
+    assert_int_equal(zyfa_attn_fwd(ctx, &request.params, &request.q, &request.k, &request.v, &request.o, nullptr),
+                     ZYFA_SUCCESS);
+    assert_int_equal(state->launches - launches, 1);
+    zyfa_context_destroy(ctx);
+    assert_int_equal(state->modules_unloaded, state->modules_loaded);
+}
+#endif  // ZYFA_TEST_CUDA_COMPILED_IN
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string scenario = argc > 1 ? argv[1] : "";
+    if (scenario == "missing_library") {
+        const struct CMUnitTest tests[] = {cmocka_unit_test(missing_library_is_no_device)};
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+    }
+    if (scenario == "default_soname") {
+        unsetenv("ZYFA_CUDA_LIBRARY");
+        if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+            dlclose(driver);
+            std::printf("SKIP: this machine has a CUDA driver (libcuda.so.1); the no-driver path is not testable here\n");
+            return kSkip;
+        }
+        const struct CMUnitTest tests[] = {cmocka_unit_test(default_soname_without_driver)};
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+    }
+    if (scenario == "init_errors") {
+        const struct CMUnitTest tests[] = {cmocka_unit_test(init_errors_are_no_device_with_driver_text)};
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+    }
+    if (scenario == "fake_device") {
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(device_info_from_the_driver),
+            cmocka_unit_test(creation_loads_each_module_once_and_raises_shared_memory),
+            cmocka_unit_test(fwd_launches_the_plan_with_the_problem_as_arguments),
+            cmocka_unit_test(unsupported_plans_and_devices_are_not_supported),
+            cmocka_unit_test(runtime_helpers_reach_the_driver),
+#ifdef ZYFA_TEST_CUDA_COMPILED_IN  // without the CUDA slot the public API cannot reach the double
+            cmocka_unit_test(public_api_on_a_device_without_cubins),
+            cmocka_unit_test(public_api_fwd_enqueues_one_launch),
+#endif
+        };
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+    }
+    std::fprintf(stderr, "usage: gpu_host_cuda missing_library|default_soname|init_errors|fake_device\n");
+    return 2;
+}

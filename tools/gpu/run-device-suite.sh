@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Everything zyfa checks and measures on an NVIDIA GPU, in one call of the device machine:
+#   1. CMocka (and pkg-config if missing) from the Debian packages carried in .device-deps/,
+#      unpacked under /tmp (never into /);
+#   2. configure and build build-gpu/ with the NVIDIA backend (nvcc there), Release, -Werror;
+#   3. ctest -L gpu, verbose (every case prints its figures), then the other labels;
+#   4. bench/run_benchmark.py: zyfa vs cuDNN / flash SDPA (BF16) and the Triton FP8 kernel, CSV;
+#   5. bench/plot_results.py: the PNG, when matplotlib is there.
+# Files land in $OUT (at most 8 come back, none deeper than 2 folders): suite.log (environment and
+# summary), build.log, ctest-gpu.log, ctest-other.log, bench.log, bench.csv, bench.png.
+#
+# Usage (what the lead passes to the device tool's run, with carry [".device-deps"]):
+#   tools/gpu/run-device-suite.sh [--quick] [--no-bench] [--budget SECONDS]
+#   --quick     correctness first: the gpu tier only, and a two-row benchmark
+#   --no-bench  skip steps 4 and 5
+#   --budget    wall-clock budget for the whole script (default 540 s: the tool's limit is 600)
+# Exit status: 0 only when every step ran and passed and no gpu test was skipped (a skip on a
+# GPU machine means the tier did not run, which is a failure here).
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 1
+
+quick=0
+bench=1
+budget=540
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) quick=1 ;;
+    --no-bench) bench=0 ;;
+    --budget) budget=$2; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+OUT=${OUT:-$repo/device-out}
+mkdir -p "$OUT"
+build=$repo/build-gpu
+jobs=$(nproc 2>/dev/null || echo 16)
+start=$(date +%s)
+deadline=$((start + budget))
+summary=()
+failed=0
+export PATH=$PATH:/usr/local/cuda/bin
+export PYTHONUNBUFFERED=1
+
+log() { echo "$*" | tee -a "$OUT/suite.log"; }
+left() { echo $((deadline - $(date +%s))); }
+# step NAME CAP_SECONDS LOGFILE COMMAND...: runs with a timeout of min(CAP, time left - 20 s).
+step() {
+  local name=$1 cap=$2 logfile=$3 t0 rc limit
+  shift 3
+  limit=$(left)
+  limit=$((limit - 20))
+  ((limit > cap)) && limit=$cap
+  if ((limit < 10)); then
+    summary+=("$(printf '%-34s %-8s' "$name" "no time")")
+    failed=1
+    return 1
+  fi
+  log "=== $name (limit ${limit}s) -> $(basename "$logfile")"
+  t0=$(date +%s)
+  timeout "$limit" "$@" >>"$logfile" 2>&1
+  rc=$?
+  local status=ok
+  ((rc == 124)) && status=TIMEOUT
+  ((rc != 0 && rc != 124)) && status="FAILED($rc)"
+  [[ $status != ok ]] && failed=1
+  summary+=("$(printf '%-34s %-10s %5ss' "$name" "$status" $(($(date +%s) - t0)))")
+  return $rc
+}
+
+# --- environment ---------------------------------------------------------------------------------
+{
+  echo "zyfa device suite, $(date -u +%Y-%m-%dT%H:%M:%SZ), mode: $([[ $quick -eq 1 ]] && echo quick || echo full)"
+  echo "git: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown) $(git -C "$repo" status --porcelain 2>/dev/null | wc -l) changed files"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,power.limit --format=csv 2>&1
+  nvcc --version 2>&1 | tail -2
+  cmake --version | head -1
+  python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "triton", triton.__version__)' 2>&1
+  echo "cores: $jobs"
+} >>"$OUT/suite.log" 2>&1
+
+# --- 1. CMocka (and pkg-config) from carried Debian packages --------------------------------------
+deps=/tmp/zyfa-device-deps
+if ! { command -v pkg-config >/dev/null && pkg-config --exists cmocka; }; then
+  if ! ls "$repo"/.device-deps/*.deb >/dev/null 2>&1; then
+    log "no CMocka here and no .device-deps/*.deb carried: run 'apt-get download libcmocka0 libcmocka-dev pkgconf pkgconf-bin libpkgconf3' into .device-deps/ and carry it"
+    exit 1
+  fi
+  rm -rf "$deps" && mkdir -p "$deps"
+  for deb in "$repo"/.device-deps/*.deb; do dpkg -x "$deb" "$deps"; done
+  pcdir=$deps/usr/lib/x86_64-linux-gnu/pkgconfig
+  sed -i "s#/usr#$deps/usr#g" "$pcdir/cmocka.pc"
+  export PKG_CONFIG_PATH=$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  if ! command -v pkg-config >/dev/null; then
+    export PATH=$deps/usr/bin:$PATH  # pkgconf's pkg-config link
+  fi
+  log "CMocka from .device-deps: $(pkg-config --modversion cmocka 2>&1) via $(command -v pkg-config)"
+fi
+
+# --- 2. configure and build ----------------------------------------------------------------------
+if step "configure build-gpu (CUDA, Werror)" 120 "$OUT/build.log" \
+     cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DZYFA_WERROR=ON -DZYFA_CUDA=ON &&
+   step "build build-gpu (-j$jobs)" 300 "$OUT/build.log" cmake --build "$build" -j "$jobs"; then
+  built=1
+  grep -E 'zyfa: (NVIDIA|embedded)' "$OUT/build.log" | tee -a "$OUT/suite.log"
+else
+  built=0
+fi
+
+# --- 3. tests --------------------------------------------------------------------------------------
+if ((built)); then
+  step "ctest -L gpu" 300 "$OUT/ctest-gpu.log" \
+    ctest --test-dir "$build" -L '^gpu$' -V --no-tests=error --timeout 280
+  skipped=$(grep -c '\*\*\*Skipped' "$OUT/ctest-gpu.log")
+  if ((skipped > 0)); then
+    failed=1
+    summary+=("$(printf '%-34s %s' "gpu tests skipped on a GPU machine" "$skipped (FAILED)")")
+    grep '^[0-9]*: SKIP' "$OUT/ctest-gpu.log" | tee -a "$OUT/suite.log"
+  fi
+  if ((!quick)); then
+    step "ctest other labels (not gpu, install)" 150 "$OUT/ctest-other.log" \
+      ctest --test-dir "$build" -LE '^(gpu|install)$' --output-on-failure -j "$jobs" --timeout 140
+  fi
+fi
+
+# --- 4. benchmark, 5. plot ---------------------------------------------------------------------------
+if ((bench && built)); then
+  bench_args=(--library "$build/libzyfa.so" --csv "$OUT/bench.csv")
+  ((quick)) && bench_args+=(--quick)
+  step "benchmark" 240 "$OUT/bench.log" python3 "$repo/bench/run_benchmark.py" "${bench_args[@]}"
+  if [[ -s $OUT/bench.csv ]]; then
+    if python3 -c 'import matplotlib' 2>/dev/null; then
+      step "plot" 60 "$OUT/bench.log" python3 "$repo/bench/plot_results.py" "$OUT/bench.csv" "$OUT/bench.png"
+    else
+      summary+=("plot                               skipped (no matplotlib: render bench.csv elsewhere)")
+    fi
+  fi
+fi
+
+# --- summary (printed last: the tool returns the end of the output) --------------------------------
+{
+  echo
+  echo "=== gpu tests"
+  grep -E '^ *[0-9]+/[0-9]+ Test' "$OUT/ctest-gpu.log" 2>/dev/null
+  grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" 2>/dev/null
+  grep -E 'P mismatches|LEAN P codes differing|launches:|graph replay|memcheck:|racecheck:' "$OUT/ctest-gpu.log" 2>/dev/null |
+    sed 's/^[0-9]*: //' | head -40
+  if [[ -s $OUT/ctest-other.log ]]; then
+    echo "=== other labels"
+    grep -E 'tests passed|tests failed|Failed|\*\*\*' "$OUT/ctest-other.log"
+  fi
+  if [[ -s $OUT/bench.log ]]; then
+    echo "=== benchmark"
+    sed -n '/^== results/,$p' "$OUT/bench.log"
+  fi
+  echo "=== steps"
+  printf '%s\n' "${summary[@]}"
+  printf '%-34s %-10s %5ss\n' total "$([[ $failed -eq 0 ]] && echo ok || echo FAILED)" $(($(date +%s) - start))
+} | tee -a "$OUT/suite.log"
+exit $failed

@@ -1,0 +1,214 @@
+#include "accuracy_run.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "common/half_types.h"
+#include "core/validate.hpp"
+#include "cpu/attention_blocked.hpp"
+#include "cpu/attention_reference.hpp"
+
+namespace zyfa_accuracy {
+
+namespace {
+
+zyfa_tensor dense_view(void* data, zyfa_dtype dtype, int64_t heads, int64_t dim) {
+    zyfa_tensor t;
+    std::memset(&t, 0, sizeof t);
+    t.data = data;
+    t.dtype = dtype;
+    t.stride_head = dim;
+    t.stride_seq = heads * dim;
+    t.stride_batch = 0;
+    return t;
+}
+
+void check(const char* call, zyfa_status st) {
+    if (st != ZYFA_SUCCESS)
+        throw std::runtime_error(std::string(call) + ": " + zyfa_status_string(st) + ": " + zyfa_last_error_message());
+}
+
+size_t element_size(zyfa_dtype dtype) {
+    return dtype == ZYFA_DTYPE_FP32 ? 4 : (dtype == ZYFA_DTYPE_BF16 || dtype == ZYFA_DTYPE_FP16) ? 2 : 1;
+}
+
+// Rows of the sampled tiles: every tile when there are at most max_tiles, else max_tiles spread
+// evenly over the sequence, always including the last (the longest rows).
+std::vector<int64_t> sample_tiles(int64_t seqlen, int64_t max_tiles) {
+    const int64_t count = seqlen / kTileRows;
+    std::vector<int64_t> rows;
+    if (count <= max_tiles) {
+        for (int64_t t = 0; t < count; ++t) rows.push_back(t * kTileRows);
+    } else {
+        for (int64_t i = 0; i < max_tiles; ++i) rows.push_back(((i + 1) * count / max_tiles - 1) * kTileRows);
+    }
+    return rows;
+}
+
+}  // namespace
+
+AccuracyConfig::AccuracyConfig(const ActivationShape& shape, int64_t max_tiles, zyfa::cpu::WorkerPool& pool,
+                               zyfa_context* ctx)
+    : shape_(shape), act_(make_activations(shape)), tiles_(sample_tiles(shape.seqlen, max_tiles)), pool_(pool),
+      ctx_(ctx) {
+    if (shape.seqlen % kTileRows != 0) throw std::runtime_error("seqlen must be a multiple of 32");
+}
+
+KernelInputs AccuracyConfig::original() const {
+    KernelInputs in;
+    in.dtype = ZYFA_DTYPE_FP32;
+    auto bytes = [](const std::vector<float>& x) {
+        std::vector<uint8_t> b(x.size() * 4);
+        std::memcpy(b.data(), x.data(), b.size());
+        return b;
+    };
+    in.q = bytes(act_.q);
+    in.k = bytes(act_.k);
+    in.v = bytes(act_.v);
+    return in;
+}
+
+KernelInputs AccuracyConfig::bf16() const {
+    KernelInputs in;
+    in.dtype = ZYFA_DTYPE_BF16;
+    auto bytes = [](const std::vector<float>& x) {
+        std::vector<uint8_t> b(x.size() * 2);
+        for (size_t i = 0; i < x.size(); ++i) {
+            const uint16_t h = zyfa::numerics::float_to_bf16(x[i]);
+            std::memcpy(&b[2 * i], &h, 2);
+        }
+        return b;
+    };
+    in.q = bytes(act_.q);
+    in.k = bytes(act_.k);
+    in.v = bytes(act_.v);
+    return in;
+}
+
+KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk) const {
+    KernelInputs in;
+    in.dtype = format;
+    const int64_t H = shape_.heads;
+    auto quantise = [&](const std::vector<float>& x, int64_t dim, bool hadamard, std::vector<uint8_t>& out,
+                        std::vector<float>& descale) {
+        zyfa_quant_params qp;
+        zyfa_quant_params_init(&qp, sizeof qp);
+        qp.flags = hadamard ? ZYFA_QUANT_HADAMARD : 0u;
+        qp.batch = 1;
+        qp.seqlen = shape_.seqlen;
+        qp.heads = H;
+        qp.head_dim = dim;
+        out.assign(x.size(), 0);
+        descale.assign(static_cast<size_t>(H), 1.0f);
+        const zyfa_tensor tin = dense_view(const_cast<float*>(x.data()), ZYFA_DTYPE_FP32, H, dim);
+        const zyfa_tensor tout = dense_view(out.data(), format, H, dim);
+        check("zyfa_quantize_fp8", zyfa_quantize_fp8(ctx_, &qp, &tin, &tout, descale.data(), nullptr));
+    };
+    quantise(act_.q, shape_.head_dim_qk, hadamard_qk, in.q, in.q_descale);
+    quantise(act_.k, shape_.head_dim_qk, hadamard_qk, in.k, in.k_descale);
+    quantise(act_.v, shape_.head_dim_v, false, in.v, in.v_descale);  // rotating V would rotate O
+    return in;
+}
+
+// Rows [row_begin, row_begin + 32) of the causal problem see keys [0, row_begin + 32): as a problem of
+// 32 queries with bottom-right causal masking over that key prefix, each row computes exactly what
+// it computes in the full sequence (key blocks stay aligned to key 0).
+zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse) const {
+    const int64_t H = shape_.heads, DQ = shape_.head_dim_qk, DV = shape_.head_dim_v;
+    const size_t es = element_size(in.dtype);
+    zyfa_attn_params p;
+    zyfa_attn_params_init(&p, sizeof p);
+    p.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+    p.batch = 1;
+    p.seqlen_q = kTileRows;
+    p.seqlen_k = row_begin + kTileRows;
+    p.heads_q = p.heads_kv = H;
+    p.head_dim_qk = DQ;
+    p.head_dim_v = DV;
+    p.softmax_scale = act_.softmax_scale;
+    p.softmax = ZYFA_SOFTMAX_EXACT;  // the numerics model passed to attention_blocked decides
+    p.q_descale = in.q_descale.empty() ? nullptr : in.q_descale.data();
+    p.k_descale = in.k_descale.empty() ? nullptr : in.k_descale.data();
+    p.v_descale = in.v_descale.empty() ? nullptr : in.v_descale.data();
+    p.lse = lse;
+    auto* qbase = const_cast<uint8_t*>(in.q.data()) + static_cast<size_t>(row_begin * H * DQ) * es;
+    const zyfa_tensor tq = dense_view(qbase, in.dtype, H, DQ);
+    const zyfa_tensor tk = dense_view(const_cast<uint8_t*>(in.k.data()), in.dtype, H, DQ);
+    const zyfa_tensor tv = dense_view(const_cast<uint8_t*>(in.v.data()), in.dtype, H, DV);
+    const zyfa_tensor to = dense_view(o, ZYFA_DTYPE_FP32, H, DV);
+    return zyfa::validate_attn(&p, &tq, &tk, &tv, &to, ZYFA_BACKEND_CPU);
+}
+
+TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs* v_from) const {
+    const int64_t H = shape_.heads, DV = shape_.head_dim_v;
+    const size_t o_size = static_cast<size_t>(kTileRows * H * DV), lse_size = static_cast<size_t>(kTileRows * H);
+    TileOutputs out;
+    out.o.assign(tiles_.size() * o_size, 0.0);
+    out.lse.assign(tiles_.size() * lse_size, 0.0);
+    // One (tile, head) per index: the reference is single-threaded, the pool spreads it.
+    pool_.parallel_for(static_cast<int64_t>(tiles_.size()) * H, [&](int64_t index) {
+        const size_t t = static_cast<size_t>(index / H);
+        const int64_t h = index % H;
+        std::vector<float> o_dummy(o_size), lse_dummy(lse_size);
+        zyfa::AttnProblem p = tile_problem(in, tiles_[t], o_dummy.data(), lse_dummy.data());
+        // One head: shift the views to head h and make the problem single-headed.
+        if (v_from) {
+            p.v.data = const_cast<uint8_t*>(v_from->v.data());
+            p.v.dtype = v_from->dtype;
+            p.v_descale = v_from->v_descale.empty() ? nullptr : v_from->v_descale.data();
+        }
+        auto shift = [&](zyfa::TensorView& v, int64_t dim) {
+            v.data = static_cast<uint8_t*>(v.data) + static_cast<size_t>(h * dim) * element_size(v.dtype);
+        };
+        shift(p.q, p.head_dim_qk);
+        shift(p.k, p.head_dim_qk);
+        shift(p.v, p.head_dim_v);
+        if (p.q_descale) p.q_descale += h;
+        if (p.k_descale) p.k_descale += h;
+        if (p.v_descale) p.v_descale += h;
+        p.heads_q = p.heads_kv = 1;
+        const zyfa::cpu::ReferenceOutput ref = zyfa::cpu::attention_reference_fp64(p);
+        for (int64_t r = 0; r < kTileRows; ++r) {
+            for (int64_t d = 0; d < DV; ++d)
+                out.o[t * o_size + static_cast<size_t>((r * H + h) * DV + d)] = ref.o[static_cast<size_t>(r * DV + d)];
+            out.lse[t * lse_size + static_cast<size_t>(h * kTileRows + r)] = ref.lse[static_cast<size_t>(r)];
+        }
+    });
+    return out;
+}
+
+TileOutputs AccuracyConfig::run_model(const KernelInputs& in, const zyfa::cpu::NumericsModel& model) const {
+    const int64_t H = shape_.heads, DV = shape_.head_dim_v;
+    const size_t o_size = static_cast<size_t>(kTileRows * H * DV), lse_size = static_cast<size_t>(kTileRows * H);
+    TileOutputs out;
+    out.o.assign(tiles_.size() * o_size, 0.0);
+    out.lse.assign(tiles_.size() * lse_size, 0.0);
+    std::vector<float> o(o_size), lse(lse_size);
+    for (size_t t = 0; t < tiles_.size(); ++t) {
+        const zyfa::AttnProblem p = tile_problem(in, tiles_[t], o.data(), lse.data());
+        zyfa::cpu::attention_blocked(p, model, pool_);
+        for (size_t i = 0; i < o_size; ++i) out.o[t * o_size + i] = o[i];
+        for (size_t i = 0; i < lse_size; ++i) out.lse[t * lse_size + i] = lse[i];
+    }
+    return out;
+}
+
+ErrorFigures AccuracyConfig::compare(const TileOutputs& got, const TileOutputs& want) {
+    ErrorFigures e;
+    double err2 = 0.0, ref2 = 0.0;
+    for (size_t i = 0; i < want.o.size(); ++i) {
+        const double diff = got.o[i] - want.o[i];
+        err2 += diff * diff;
+        ref2 += want.o[i] * want.o[i];
+        e.max_abs = std::isnan(diff) ? INFINITY : std::fmax(e.max_abs, std::fabs(diff));
+    }
+    e.rel_rms = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+    for (size_t i = 0; i < want.lse.size(); ++i) {
+        const double diff = got.lse[i] - want.lse[i];
+        e.lse_max_abs = std::isnan(diff) ? INFINITY : std::fmax(e.lse_max_abs, std::fabs(diff));
+    }
+    return e;
+}
+
+}  // namespace zyfa_accuracy

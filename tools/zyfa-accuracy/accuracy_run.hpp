@@ -1,0 +1,67 @@
+// One accuracy configuration (distribution x seqlen x head dims): the kernel inputs it needs, the
+// fp64 references on sampled query tiles, and the error of each numerics model against them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "activations.hpp"
+#include "cpu/numerics_model.hpp"
+#include "cpu/worker_pool.hpp"
+#include "zyfa.h"
+
+namespace zyfa_accuracy {
+
+constexpr int64_t kTileRows = 32;  // query rows per sampled tile (the CPU model's query tile)
+
+// Kernel inputs of one sequence in one dtype: raw bytes [seqlen, heads, dim] and per-head descales.
+struct KernelInputs {
+    zyfa_dtype dtype = ZYFA_DTYPE_FP32;
+    std::vector<uint8_t> q, k, v;
+    std::vector<float> q_descale, k_descale, v_descale;  // empty: no descale (= 1)
+};
+
+// The outputs for all sampled tiles, tile after tile: o [tile][row][head][dv], lse [tile][head][row].
+struct TileOutputs {
+    std::vector<double> o, lse;
+};
+
+struct ErrorFigures {
+    double rel_rms = 0.0;  // sqrt(sum (o - ref)^2 / sum ref^2) over all sampled elements
+    double max_abs = 0.0;  // of o
+    double lse_max_abs = 0.0;
+};
+
+class AccuracyConfig {
+public:
+    AccuracyConfig(const ActivationShape& shape, int64_t max_tiles, zyfa::cpu::WorkerPool& pool, zyfa_context* ctx);
+
+    const ActivationShape& shape() const { return shape_; }
+    const std::vector<int64_t>& tiles() const { return tiles_; }  // first query row of each sampled tile
+    int64_t sampled_rows() const { return static_cast<int64_t>(tiles_.size()) * kTileRows; }
+
+    // The fp32 activations (end-to-end reference), rounded to bf16, or quantised to FP8.
+    KernelInputs original() const;
+    KernelInputs bf16() const;
+    KernelInputs fp8(zyfa_dtype format, bool hadamard_qk) const;
+
+    // The fp64 reference on these inputs (decoded, descales applied) for the sampled tiles.
+    // With v_from set, V (and its descale) come from v_from instead: the input error of Q and K alone.
+    TileOutputs reference(const KernelInputs& in, const KernelInputs* v_from = nullptr) const;
+    // cpu::attention_blocked with `model` on these inputs for the sampled tiles.
+    TileOutputs run_model(const KernelInputs& in, const zyfa::cpu::NumericsModel& model) const;
+
+    static ErrorFigures compare(const TileOutputs& got, const TileOutputs& want);
+
+private:
+    zyfa::AttnProblem tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse) const;
+
+    ActivationShape shape_;
+    Activations act_;
+    std::vector<int64_t> tiles_;
+    zyfa::cpu::WorkerPool& pool_;
+    zyfa_context* ctx_;
+};
+
+}  // namespace zyfa_accuracy

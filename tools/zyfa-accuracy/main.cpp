@@ -1,0 +1,313 @@
+// zyfa-accuracy: the error of zyfa's FP8 softmax schemes against fp64 on Gaussian and LLM-like
+// inputs, kernel-only (inputs exact in their dtype) and end to end (quantised from fp32, with and
+// without the Hadamard rotation of Q and K). Runs the CPU model of the GPU numerics
+// (cpu::attention_blocked) with explicit numerics models, so NAIVE and LEAN's ablations are
+// available although the library ships only EXACT and LEAN.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "accuracy_run.hpp"
+#include "per_element.hpp"
+#include "zyfa.h"
+
+namespace zyfa_accuracy {
+namespace {
+
+using zyfa::cpu::NumericsModel;
+using zyfa::cpu::SoftmaxScheme;
+
+struct Options {
+    std::vector<Distribution> distributions{Distribution::Gaussian, Distribution::LlmLike};
+    std::vector<int64_t> seqlens{1024, 4096, 16384, 32768};
+    std::vector<std::pair<int64_t, int64_t>> head_dims{{128, 128}};
+    int64_t heads = 4;
+    int64_t max_tiles = 32;
+    uint64_t seed = 1;
+    zyfa_dtype format = ZYFA_DTYPE_FP8_E4M3FN;
+    int threads = 2;
+    std::string csv;
+    bool study = false;
+    bool per_element = false;
+};
+
+const char* kUsage =
+    "usage: zyfa-accuracy [options]\n"
+    "Relative RMS error (and max abs error of O, max abs error of lse) against fp64 of BF16 and the FP8\n"
+    "softmax schemes NAIVE, EXACT, LEAN and LEAN's ablations, run on the CPU model of the kernels.\n"
+    "Causal self-attention, batch 1, heads_q = heads_kv. For each configuration:\n"
+    "  kernel: inputs exact in their dtype (fp32 activations quantised by zyfa_quantize_fp8, or\n"
+    "          rounded to bf16), reference = fp64 on those decoded inputs: the kernel's own error;\n"
+    "  e2e:    reference = fp64 on the fp32 activations: input quantisation + kernel error;\n"
+    "  e2e-hadamard: the same with ZYFA_QUANT_HADAMARD on Q and K (V is never rotated);\n"
+    "  the row INPUT is fp64 attention on the quantised inputs: the input error alone; INPUT-QK\n"
+    "          quantises only Q and K (V stays fp32): the part a rotation of Q and K can change.\n"
+    "Rows of long sequences are sampled: the fp64 reference is O(S^2 D) in double, so at most\n"
+    "--tiles tiles of 32 consecutive query rows per head are evaluated, spread evenly over the\n"
+    "sequence and including the last tile (all rows when seqlen/32 <= --tiles). Each sampled row is\n"
+    "computed exactly as in the full causal problem (same key blocks, same fp32 order).\n"
+    "\n"
+    "options:\n"
+    "  --dist LIST        gaussian,llm (default both)\n"
+    "  --seqlens LIST     default 1024,4096,16384,32768 (multiples of 32)\n"
+    "  --head-dims LIST   QK/V pairs, default 128/128; e.g. 128/128,192/128\n"
+    "  --heads N          default 4 (LLM-like: even heads peaked, odd heads flat)\n"
+    "  --tiles N          sampled 32-row query tiles per head, default 32\n"
+    "  --seed N           default 1\n"
+    "  --format F         e4m3fn (default) or e4m3fnuz\n"
+    "  --threads N        default 2\n"
+    "  --csv FILE         also write every row as CSV\n"
+    "  --study            add the decision studies: Lean P constant c (RNE and truncating\n"
+    "                     conversion), subnormal codes flushed, block-scale policy and cap,\n"
+    "                     rounded row sum versus V's mean\n"
+    "  --per-element      print the per-element error of P for each method and exit\n"
+    "  --help\n"
+    "\n"
+    "distributions:\n";
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(item);
+    return out;
+}
+
+int64_t to_int(const std::string& s) {
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (end == s.c_str() || *end != '\0') throw std::invalid_argument("not an integer: " + s);
+    return v;
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            std::printf("%s%s", kUsage, kDistributionHelp);
+            std::exit(0);
+        } else if (a == "--dist") {
+            o.distributions.clear();
+            for (const auto& d : split(value())) {
+                if (d == "gaussian") o.distributions.push_back(Distribution::Gaussian);
+                else if (d == "llm") o.distributions.push_back(Distribution::LlmLike);
+                else throw std::invalid_argument("unknown distribution " + d);
+            }
+        } else if (a == "--seqlens") {
+            o.seqlens.clear();
+            for (const auto& s : split(value())) o.seqlens.push_back(to_int(s));
+        } else if (a == "--head-dims") {
+            o.head_dims.clear();
+            for (const auto& s : split(value())) {
+                const auto slash = s.find('/');
+                if (slash == std::string::npos) throw std::invalid_argument("head dims are QK/V: " + s);
+                o.head_dims.push_back({to_int(s.substr(0, slash)), to_int(s.substr(slash + 1))});
+            }
+        } else if (a == "--heads") {
+            o.heads = to_int(value());
+        } else if (a == "--tiles") {
+            o.max_tiles = to_int(value());
+        } else if (a == "--seed") {
+            o.seed = static_cast<uint64_t>(to_int(value()));
+        } else if (a == "--format") {
+            const std::string f = value();
+            if (f == "e4m3fn") o.format = ZYFA_DTYPE_FP8_E4M3FN;
+            else if (f == "e4m3fnuz") o.format = ZYFA_DTYPE_FP8_E4M3FNUZ;
+            else throw std::invalid_argument("unknown format " + f);
+        } else if (a == "--threads") {
+            o.threads = static_cast<int>(to_int(value()));
+        } else if (a == "--csv") {
+            o.csv = value();
+        } else if (a == "--study") {
+            o.study = true;
+        } else if (a == "--per-element") {
+            o.per_element = true;
+        } else {
+            throw std::invalid_argument("unknown option " + a);
+        }
+    }
+    for (int64_t s : o.seqlens)
+        if (s <= 0 || s % kTileRows != 0) throw std::invalid_argument("seqlens must be positive multiples of 32");
+    if (o.heads <= 0 || o.max_tiles <= 0) throw std::invalid_argument("--heads and --tiles must be positive");
+    return o;
+}
+
+NumericsModel model(SoftmaxScheme scheme) {
+    NumericsModel m;
+    m.scheme = scheme;
+    return m;
+}
+
+NumericsModel lean_ablation(bool block_scaling, bool rounded_row_sum) {
+    NumericsModel m = model(SoftmaxScheme::Lean);
+    m.block_scaling = block_scaling;
+    m.rounded_row_sum = rounded_row_sum;
+    return m;
+}
+
+class Report {
+public:
+    explicit Report(const std::string& csv_path) {
+        if (!csv_path.empty()) {
+            csv_.reset(std::fopen(csv_path.c_str(), "w"));
+            if (!csv_) throw std::runtime_error("cannot write " + csv_path);
+            std::fprintf(csv_.get(), "dist,seqlen,head_dim_qk,head_dim_v,heads,sampled_rows,format,inputs,scheme,"
+                                     "rel_rms,max_abs,lse_max_abs\n");
+        }
+    }
+
+    void header(const AccuracyConfig& c, const char* format) {
+        const ActivationShape& s = c.shape();
+        std::printf("\n== %s  seqlen %lld  head dims %lld/%lld  heads %lld  %s  sampled rows/head %lld of %lld\n",
+                    distribution_name(s.distribution), static_cast<long long>(s.seqlen),
+                    static_cast<long long>(s.head_dim_qk), static_cast<long long>(s.head_dim_v),
+                    static_cast<long long>(s.heads), format, static_cast<long long>(c.sampled_rows()),
+                    static_cast<long long>(s.seqlen));
+        std::printf("%-14s %-24s %10s %10s %10s\n", "inputs", "scheme", "rel_rms", "max_abs", "lse_err");
+    }
+
+    void row(const AccuracyConfig& c, const char* format, const char* inputs, const std::string& scheme,
+             const ErrorFigures& e) {
+        std::printf("%-14s %-24s %10.4e %10.3e %10.3e\n", inputs, scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs);
+        std::fflush(stdout);
+        if (csv_) {
+            const ActivationShape& s = c.shape();
+            std::fprintf(csv_.get(), "%s,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%.6e,%.6e,%.6e\n",
+                         distribution_name(s.distribution), static_cast<long long>(s.seqlen),
+                         static_cast<long long>(s.head_dim_qk), static_cast<long long>(s.head_dim_v),
+                         static_cast<long long>(s.heads), static_cast<long long>(c.sampled_rows()), format, inputs,
+                         scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs);
+            std::fflush(csv_.get());
+        }
+    }
+
+private:
+    struct Closer {
+        void operator()(std::FILE* f) const { std::fclose(f); }
+    };
+    std::unique_ptr<std::FILE, Closer> csv_;
+};
+
+void run_config(const AccuracyConfig& c, const Options& o, Report& report) {
+    const char* format = o.format == ZYFA_DTYPE_FP8_E4M3FN ? "e4m3fn" : "e4m3fnuz";
+    report.header(c, format);
+    const KernelInputs fp8 = c.fp8(o.format, false);
+    const TileOutputs ref_fp8 = c.reference(fp8);
+    auto kernel = [&](const std::string& name, const NumericsModel& m) {
+        report.row(c, format, "kernel", name, AccuracyConfig::compare(c.run_model(fp8, m), ref_fp8));
+    };
+    {
+        const KernelInputs bf = c.bf16();
+        report.row(c, format, "kernel", "BF16", AccuracyConfig::compare(c.run_model(bf, model(SoftmaxScheme::Exact)),
+                                                                        c.reference(bf)));
+    }
+    kernel("NAIVE", model(SoftmaxScheme::Naive));
+    kernel("EXACT", model(SoftmaxScheme::Exact));
+    kernel("LEAN", model(SoftmaxScheme::Lean));
+    kernel("LEAN-P", lean_ablation(false, false));
+    kernel("LEAN-P+blockscale", lean_ablation(true, false));
+    kernel("LEAN-P+rowsum", lean_ablation(false, true));
+
+    if (o.study) {
+        for (float c_rne : {-0.625f, -0.5625f, -0.4375f, -0.375f, -0.25f}) {
+            NumericsModel m = model(SoftmaxScheme::Lean);
+            m.lean_centre = c_rne;
+            char name[64];
+            std::snprintf(name, sizeof name, "LEAN c=%+.4f", c_rne);
+            kernel(name, m);
+        }
+        NumericsModel trunc = model(SoftmaxScheme::Lean);
+        trunc.rounding = zyfa::numerics::FloatToIntRounding::TowardZero;
+        trunc.lean_centre = zyfa::numerics::lean_p_centre_for(trunc.rounding);
+        kernel("LEAN trunc (c+0.5)", trunc);
+        NumericsModel flush = model(SoftmaxScheme::Lean);
+        flush.flush_subnormal_codes = true;
+        kernel("LEAN flush-subnormal", flush);
+        for (int cap : {8, 12, 16, 24}) {
+            NumericsModel m = model(SoftmaxScheme::Lean);
+            m.max_block_exponent = cap;
+            char name[64];
+            std::snprintf(name, sizeof name, "LEAN blockscale cap %d", cap);
+            kernel(name, m);
+        }
+        kernel("LEAN no-blockscale", lean_ablation(false, true));
+        kernel("LEAN unrounded-sum", lean_ablation(true, false));
+    }
+
+    const KernelInputs orig = c.original();
+    const TileOutputs ref_orig = c.reference(orig);
+    {
+        const KernelInputs bf = c.bf16();
+        report.row(c, format, "e2e", "INPUT (fp64 on bf16)", AccuracyConfig::compare(c.reference(bf), ref_orig));
+        report.row(c, format, "e2e", "BF16",
+                   AccuracyConfig::compare(c.run_model(bf, model(SoftmaxScheme::Exact)), ref_orig));
+    }
+    for (bool hadamard : {false, true}) {
+        const char* inputs = hadamard ? "e2e-hadamard" : "e2e";
+        const KernelInputs in = hadamard ? c.fp8(o.format, true) : fp8;
+        report.row(c, format, inputs, "INPUT (fp64 on fp8)", AccuracyConfig::compare(c.reference(in), ref_orig));
+        report.row(c, format, inputs, "INPUT-QK (fp8 Q,K only)",
+                   AccuracyConfig::compare(c.reference(in, &orig), ref_orig));
+        for (auto [name, scheme] : {std::pair<const char*, SoftmaxScheme>{"NAIVE", SoftmaxScheme::Naive},
+                                    {"EXACT", SoftmaxScheme::Exact},
+                                    {"LEAN", SoftmaxScheme::Lean}})
+            report.row(c, format, inputs, name, AccuracyConfig::compare(c.run_model(in, model(scheme)), ref_orig));
+    }
+}
+
+int run(const Options& o) {
+    if (o.per_element) {
+        print_per_element_study();
+        return 0;
+    }
+    zyfa_context_options copts;
+    zyfa_context_options_init(&copts, sizeof copts);
+    copts.backend = ZYFA_BACKEND_CPU;
+    copts.num_threads = o.threads;
+    zyfa_context* ctx = nullptr;
+    if (zyfa_context_create(&copts, &ctx) != ZYFA_SUCCESS)
+        throw std::runtime_error(std::string("zyfa_context_create: ") + zyfa_last_error_message());
+    std::unique_ptr<zyfa_context, void (*)(zyfa_context*)> guard(ctx, zyfa_context_destroy);
+    zyfa::cpu::WorkerPool pool(o.threads);
+    Report report(o.csv);
+    for (Distribution d : o.distributions)
+        for (auto [dqk, dv] : o.head_dims)
+            for (int64_t s : o.seqlens) {
+                ActivationShape shape;
+                shape.distribution = d;
+                shape.seqlen = s;
+                shape.heads = o.heads;
+                shape.head_dim_qk = dqk;
+                shape.head_dim_v = dv;
+                shape.seed = o.seed;
+                const AccuracyConfig config(shape, o.max_tiles, pool, ctx);
+                run_config(config, o, report);
+            }
+    return 0;
+}
+
+}  // namespace
+}  // namespace zyfa_accuracy
+
+int main(int argc, char** argv) {
+    try {
+        return zyfa_accuracy::run(zyfa_accuracy::parse(argc, argv));
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "zyfa-accuracy: %s (see --help)\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "zyfa-accuracy: %s\n", e.what());
+        return 1;
+    }
+}
