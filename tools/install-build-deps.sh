@@ -14,6 +14,12 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists cmocka; then
   missing+=(libcmocka-dev)
 fi
+# The bindings tier (label bindings): Python (Debian's python3 with numpy, pytest, venv), Go, Rust.
+dpkg -s python3-numpy >/dev/null 2>&1 || missing+=(python3-numpy)
+dpkg -s python3-pytest >/dev/null 2>&1 || missing+=(python3-pytest)
+dpkg -s python3-venv >/dev/null 2>&1 || missing+=(python3-venv)
+command -v go >/dev/null 2>&1 || dpkg -s golang-go >/dev/null 2>&1 || missing+=(golang-go)
+command -v cargo >/dev/null 2>&1 || [[ -x $HOME/.cargo/bin/cargo ]] || missing+=(cargo)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

@@ -55,7 +55,8 @@ struct Scratch {
 // The two hot loops, compiled for AVX2 as well as the baseline and picked at load time. Without
 // FMA contraction (-ffp-contract=off) and without reassociation every lane computes the same
 // sums in the same order, so both clones give identical bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)  /* sanitizer-instrumented ifunc resolvers run before the runtime starts */
 #define ZYFA_HOT_LOOP __attribute__((target_clones("avx2", "default")))
 #else
 #define ZYFA_HOT_LOOP

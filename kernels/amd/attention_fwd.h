@@ -1,0 +1,361 @@
+// FlashAttention forward for gfx950 / gfx942 in HIP C++ with MFMA builtins (no ROCm headers).
+//
+// Work split (attention_tile_shape.h): one workgroup of 8 waves per (tile of 256 queries, query
+// head, batch); wave w owns queries 32w..32w+31 of the tile; lane l and lane l + 32 both hold query
+// l % 32. Scores are computed transposed, S^T = K Q^T, so that a lane's accumulator column is its
+// own query: row max and row sum are in-lane reductions plus one exchange with lane l ^ 32, and the
+// output O^T = V^T P^T again has the query as the column, so alpha, l and the output scale are
+// per-lane scalars.
+//
+// 32x32 accumulator layout (gfx950-notes.md 2.2): lane l, register v holds D[i][j] with
+// j = l % 32 and i = 8 (v / 4) + 4 (l / 32) + v % 4. For S^T tile t of the 64-key block, register v
+// of lane l is the score of key 32t + 8 (v / 4) + 4 (l / 32) + v % 4. P inherits that layout and is
+// used as the B operand of P.V without moving: its "flat" index f = 16t + v is split into MFMA
+// steps of E elements (step f / E, element f % E); mfma_ops.h explains why only A and B agreeing
+// matters. V is stored transposed in LDS with the keys permuted by vt_position() so that the A
+// operand of each lane (d = l % 32, half h, step st) is E contiguous elements.
+//
+// The numerics are those of the CPU model (src/cpu/attention_blocked.cpp), step by step:
+//   S raw fp32 from the MFMA (its summation order is the only permitted difference),
+//   x = S * scale_log2 with scale_log2 = ((softmax_scale * qd) * kd) * log2e,
+//   per query and block: only keys in the query's visible interval count; a query that sees no
+//   key of the block keeps m, l and acc; m_new = max(m, block max of x);
+//   alpha = m == -inf ? 0 : 2^(m - m_new)  (BF16: v_exp_f32; LEAN: exp2_without_transcendental);
+//   BF16 EXACT: p = 2^(x - m_new), row sum of unrounded p, P operand = p rounded to bf16 (RNE);
+//   FP8 LEAN: k = numerics::block_scale_exponent, code = numerics::lean_p_code with v_cvt_i32_f32
+//     truncation (the launch plan passes lean_p_centre_for(TowardZero)), codes are the FP8 B
+//     operand; row sum = one extra MFMA of the codes against a ones operand (exact: the codes are
+//     multiples of 2^-9 (2^-10 fnuz) below 2^9, at most 64 of them);
+//     gfx950: 2^-k is the scaled MFMA's E8M0 operand (127 - k) for both P.V and the row sum;
+//     gfx942: the fp32 partial product and the row sum are multiplied by 2^-k;
+//   partial = P.V in fresh fp32 accumulators per 32 output columns, acc = acc*alpha + partial*2^-k,
+//   l = l*alpha + row sum; finally O = acc * (v_descale / l), lse = ln2 * (m + log2(l)); queries with
+//   l == 0 get O = 0 and lse = -inf.
+// Built with -ffp-contract=off: no a*b+c is fused unless written as fmaf, as in the CPU model.
+//
+// Not tuned yet: one K/V buffer in LDS (global -> registers -> LDS, two barriers per block), no
+// ping-pong between the waves of a SIMD. The static checks (tests/amd) hold the register,
+// LDS and instruction budgets; the emulator issue runs it.
+#ifndef ZYFA_KERNELS_AMD_ATTENTION_FWD_H
+#define ZYFA_KERNELS_AMD_ATTENTION_FWD_H
+
+#include "amd/attention_tile_shape.h"
+#include "amd/hip_device.h"
+#include "amd/mfma_ops.h"
+#include "common/attention_kernel_args.h"
+#include "common/attention_mask.h"
+#include "common/block_scale.h"
+#include "common/fp8_e4m3.h"
+#include "common/half_types.h"
+#include "common/lean_p.h"
+
+namespace zyfa {
+namespace amd {
+
+constexpr float kLog2e = 1.44269504088896340736f;
+constexpr float kLn2 = 0.693147180559945309417f;
+
+// 2^x for x <= 0 from FMAs only (LEAN kernels contain no v_exp_f32): x = n + f with n the nearest
+// integer and |f| <= 1/2, 2^f by its degree-7 Taylor polynomial in f*ln2 (truncation error
+// (ln2/2)^8/8! = 5e-9 relative, below fp32 resolution), 2^n exactly. Below 2^-126 it returns 0:
+// alpha then scales state that is < 2^-126 of the new maximum's contribution.
+__device__ inline float exp2_without_transcendental(float x) {
+    if (!(x >= -126.0f)) return 0.0f;
+    const float n = numerics::round_half_even(x);
+    const float f = x - n;
+    float p = 1.525273380405984e-05f;  // ln2^7 / 7!
+    p = fmaf(p, f, 1.5403530393381606e-04f);
+    p = fmaf(p, f, 1.3333558146428443e-03f);
+    p = fmaf(p, f, 9.6181291076284772e-03f);
+    p = fmaf(p, f, 5.5504108664821580e-02f);
+    p = fmaf(p, f, 2.4022650695910071e-01f);
+    p = fmaf(p, f, 6.9314718055994531e-01f);
+    p = fmaf(p, f, 1.0f);
+    return p * numerics::exp2_int((int)n);
+}
+
+// LDS column of key j (0..63) in the transposed V block: lane half h's E elements of P.V step st
+// are contiguous at st * 2E + h * E (see the top of the file).
+template <int E>
+__device__ constexpr int vt_position(int key) {
+    const int t = key / 32, w = key % 32;
+    const int h = (w / 4) % 2;
+    const int flat = 16 * t + 4 * (w / 8) + w % 4;
+    return (flat / E) * 2 * E + h * E + flat % E;
+}
+
+__device__ inline void store_output(void* o, int32_t dtype, int64_t index, float value) {
+    if (dtype == kKernelFp32) {
+        global_ptr_mut<float>(o)[index] = value;
+    } else if (dtype == kKernelBf16) {
+        global_ptr_mut<uint16_t>(o)[index] = numerics::float_to_bf16(value);
+    } else {
+        global_ptr_mut<uint16_t>(o)[index] = numerics::float_to_fp16(value);
+    }
+}
+
+template <bool FP8, bool LEAN, int DQK, int DV>
+__device__ inline void attention_forward(const AttnKernelArgs& a) {
+    static_assert(!LEAN || FP8, "LEAN needs FP8 inputs");
+    using M = Mfma<FP8>;
+    using Operand = typename M::Operand;
+    constexpr int kElem = FP8 ? 1 : 2;
+    using Shape = TileShape<kElem, DQK, DV>;
+    constexpr int E = M::kElems;
+    constexpr int kStep = 2 * E;
+    constexpr int kQkSteps = DQK / kStep;
+    constexpr int kPvSteps = kKeyBlock / kStep;
+    constexpr int kDTiles = DV / 32;
+    constexpr float kNegInf = -__builtin_huge_valf();
+    static_assert(DQK % kStep == 0, "head_dim_qk must be a multiple of the MFMA step");
+
+    static ZYFA_SHARED u32x4 lds_words[(Shape::kLdsBytes + 15) / 16];
+    unsigned char* lds = reinterpret_cast<unsigned char*>(lds_words);
+    int* tile_keys = reinterpret_cast<int*>(lds);  // [0] first, [1] one past the last visible key
+    unsigned char* k_lds = lds + Shape::kKOffset;
+    unsigned char* vt_lds = lds + Shape::kVtOffset;
+
+    const int tid = thread_id();
+    const int wave = tid / kWaveSize, lane = tid % kWaveSize;
+    const int col = lane % 32, half = lane / 32;
+
+    // Heaviest tiles (the last ones under a causal mask) first.
+    const int tiles = (a.seqlen_q + kRows - 1) / kRows;
+    const int tile = tiles - 1 - block_id_x();
+    const int head = block_id_y(), batch = block_id_z();
+    int64_t first_q = 0, first_k = 0;
+    int seqlen_q = a.seqlen_q, seqlen_k = a.seqlen_k;
+    if (a.cu_seqlens_q) {
+        first_q = a.cu_seqlens_q[batch];
+        seqlen_q = a.cu_seqlens_q[batch + 1] - a.cu_seqlens_q[batch];
+        first_k = a.cu_seqlens_k[batch];
+        seqlen_k = a.cu_seqlens_k[batch + 1] - a.cu_seqlens_k[batch];
+    }
+    const int row0 = tile * kRows;
+    if (row0 >= seqlen_q) return;  // uniform over the workgroup, before any barrier
+    const int head_kv = head / (a.heads_q / a.heads_kv);
+    const auto mask = static_cast<numerics::MaskKind>(a.mask);
+
+    // This lane's query and its visible keys [row_lo, row_hi).
+    const int query = row0 + wave * kRowsPerWave + col;
+    int row_lo = 0, row_hi = 0;
+    if (query < seqlen_q) {
+        const numerics::KeyRange range =
+            numerics::visible_keys(query, seqlen_q, seqlen_k, mask, a.window_left, a.window_right);
+        row_lo = static_cast<int>(range.begin);
+        row_hi = static_cast<int>(range.end);
+    }
+
+    // The tile's keys: the union of its queries' visible intervals.
+    if (tid == 0) {
+        tile_keys[0] = seqlen_k;
+        tile_keys[1] = 0;
+    }
+    sync_workgroup();
+    if (half == 0 && row_lo < row_hi) {
+        __atomic_fetch_min(&tile_keys[0], row_lo, __ATOMIC_RELAXED);
+        __atomic_fetch_max(&tile_keys[1], row_hi, __ATOMIC_RELAXED);
+    }
+    sync_workgroup();
+    const int keys_begin = tile_keys[0], keys_end = tile_keys[1];
+
+    // Q^T as the B operand of S^T = K Q^T, in registers for the whole kernel.
+    Operand q_operand[kQkSteps];
+    {
+        const unsigned char* q_row = static_cast<const unsigned char*>(a.q) +
+            (batch * a.q_stride_batch + (first_q + query) * a.q_stride_seq + head * a.q_stride_head) * kElem;
+        #pragma unroll
+        for (int ds = 0; ds < kQkSteps; ++ds) {
+            q_operand[ds] = query < seqlen_q ? load_global_operand<Operand>(q_row + (ds * kStep + half * E) * kElem)
+                                             : splat_bytes<Operand>(0u);
+        }
+    }
+
+    const unsigned char* k_base = static_cast<const unsigned char*>(a.k) +
+        (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
+    const unsigned char* v_base = static_cast<const unsigned char*>(a.v) +
+        (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
+
+    // fp32 constants of this (batch, kv head), in the CPU model's order.
+    const int descale_index = batch * a.heads_kv + head_kv;
+    const float qd = a.q_descale ? a.q_descale[descale_index] : 1.0f;
+    const float kd = a.k_descale ? a.k_descale[descale_index] : 1.0f;
+    const float vd = a.v_descale ? a.v_descale[descale_index] : 1.0f;
+    const float scale_log2 = ((a.softmax_scale * qd) * kd) * kLog2e;
+    const float scale8_log2 = 8.0f * scale_log2;
+
+    f32x16 acc[kDTiles];
+    #pragma unroll
+    for (int dt = 0; dt < kDTiles; ++dt) acc[dt] = f32x16{};
+    float m = kNegInf, l = 0.0f;
+
+    for (int block = keys_begin - keys_begin % kKeyBlock; block < keys_end; block += kKeyBlock) {
+        sync_workgroup();  // every wave is done with the previous block's K and V
+        // K block -> LDS [key][d]; keys past the sequence are zero.
+        constexpr int kKChunks = DQK * kElem / kVectorBytes;
+        for (int i = tid; i < kKeyBlock * kKChunks; i += kThreads) {
+            const int r = i / kKChunks, c = i % kKChunks;
+            u32x4 value = {0u, 0u, 0u, 0u};
+            if (block + r < seqlen_k) {
+                value = *global_ptr<u32x4>(k_base + (int64_t)(block + r) * a.k_stride_seq * kElem + c * kVectorBytes);
+            }
+            *reinterpret_cast<u32x4*>(k_lds + r * Shape::kKRowBytes + c * kVectorBytes) = value;
+        }
+        // V block -> LDS transposed [d][vt_position(key)]; zero past the sequence (0 * garbage
+        // could be NaN).
+        constexpr int kVChunks = DV * kElem / kVectorBytes;
+        constexpr int kPerChunk = kVectorBytes / kElem;
+        for (int i = tid; i < kKeyBlock * kVChunks; i += kThreads) {
+            const int r = i / kVChunks, c = i % kVChunks;
+            u32x4 value = {0u, 0u, 0u, 0u};
+            if (block + r < seqlen_k) {
+                value = *global_ptr<u32x4>(v_base + (int64_t)(block + r) * a.v_stride_seq * kElem + c * kVectorBytes);
+            }
+            unsigned char* column = vt_lds + vt_position<E>(r) * kElem;
+            #pragma unroll
+            for (int e = 0; e < kPerChunk; ++e) {
+                const int d = c * kPerChunk + e;
+                if constexpr (FP8) {
+                    column[d * Shape::kVtRowBytes] = static_cast<unsigned char>(value[e / 4] >> (8 * (e % 4)));
+                } else {
+                    *reinterpret_cast<uint16_t*>(column + d * Shape::kVtRowBytes) =
+                        static_cast<uint16_t>(value[e / 2] >> (16 * (e % 2)));
+                }
+            }
+        }
+        sync_workgroup();
+
+        // S^T = K Q^T: two 32x32 tiles (keys 0..31, 32..63 of the block) x this wave's 32 queries.
+        f32x16 s[2];
+        #pragma unroll
+        for (int t = 0; t < 2; ++t) {
+            s[t] = f32x16{};
+            const unsigned char* k_row = k_lds + (32 * t + col) * Shape::kKRowBytes + half * E * kElem;
+            #pragma unroll
+            for (int ds = 0; ds < kQkSteps; ++ds) {
+                s[t] = M::mac(load_operand<Operand>(k_row + ds * kStep * kElem), q_operand[ds], s[t], kE8m0One,
+                              kE8m0One);
+            }
+        }
+
+        // Online softmax for this lane's query.
+        const bool active = (row_lo > block ? row_lo : block) < (row_hi < block + kKeyBlock ? row_hi : block + kKeyBlock);
+        float block_max = kNegInf;
+        #pragma unroll
+        for (int f = 0; f < 32; ++f) {
+            const int t = f / 16, v = f % 16;
+            const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
+            if (key >= row_lo && key < row_hi) block_max = __builtin_fmaxf(block_max, s[t][v] * scale_log2);
+        }
+        block_max = __builtin_fmaxf(block_max, other_half(block_max, lane));
+        const float m_new = __builtin_fmaxf(m, block_max);
+        float alpha;
+        if constexpr (LEAN) {
+            alpha = m == kNegInf ? 0.0f : exp2_without_transcendental(m - m_new);
+        } else {
+            alpha = m == kNegInf ? 0.0f : __builtin_exp2f(m - m_new);
+        }
+
+        // P as the B operand of P.V: flat index f -> step f / E, element f % E.
+        Operand p_operand[kPvSteps];
+        #pragma unroll
+        for (int st = 0; st < kPvSteps; ++st) p_operand[st] = splat_bytes<Operand>(0u);
+        float row_sum = 0.0f;
+        int exponent = 0;
+        if constexpr (LEAN) {
+            constexpr numerics::Fp8Format kFormat = M::kFormat;
+            exponent = numerics::block_scale_exponent(m_new, block_max, a.max_block_exponent, kFormat);
+            const float bias = numerics::lean_p_bias(m_new, exponent, a.lean_centre, kFormat);
+            #pragma unroll
+            for (int f = 0; f < 32; ++f) {
+                const int t = f / 16, v = f % 16;
+                const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
+                const uint32_t lean = numerics::lean_p_code(s[t][v], scale8_log2, bias,
+                                                            numerics::FloatToIntRounding::TowardZero, kFormat);
+                const uint32_t code = (key >= row_lo && key < row_hi) ? lean : 0u;
+                const int e = f % E;
+                p_operand[f / E][e / 4] |= code << (8 * (e % 4));
+            }
+        } else {
+            #pragma unroll
+            for (int f = 0; f < 32; ++f) {
+                const int t = f / 16, v = f % 16;
+                const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
+                // exp2(-inf) = 0 for a key this query does not see: no branch around the exponential.
+                const float x = (key >= row_lo && key < row_hi) ? s[t][v] * scale_log2 - m_new : kNegInf;
+                const float p = __builtin_exp2f(x);
+                row_sum += p;  // EXACT: the denominator of unrounded probabilities
+                const int e = f % E;
+                p_operand[f / E][e / 2] |= static_cast<uint32_t>(numerics::float_to_bf16(p)) << (16 * (e % 2));
+            }
+            row_sum = row_sum + other_half(row_sum, lane);  // the same bits on both lanes
+        }
+        // 2^-k: inside the scaled MFMA on gfx950, on the fp32 partial product elsewhere.
+        const int p_scale = M::kScaled ? kE8m0One - exponent : kE8m0One;
+        const float down = M::kScaled ? 1.0f : numerics::exp2_int(-exponent);
+        if constexpr (LEAN) {
+            // The rounded row sum: the codes that multiply V, summed by the matrix unit.
+            const Operand ones = splat_bytes<Operand>(
+                static_cast<uint32_t>(numerics::fp8_encode(1.0f, M::kFormat)));
+            f32x16 sums = f32x16{};
+            #pragma unroll
+            for (int st = 0; st < kPvSteps; ++st) sums = M::mac(ones, p_operand[st], sums, kE8m0One, p_scale);
+            row_sum = sums[0] * down;
+        }
+
+        // partial = V^T P^T per 32 output columns, then acc = acc*alpha + partial*2^-k.
+        #pragma unroll
+        for (int dt = 0; dt < kDTiles; ++dt) {
+            const unsigned char* vt_row = vt_lds + (32 * dt + col) * Shape::kVtRowBytes + half * E * kElem;
+            f32x16 partial = f32x16{};
+            #pragma unroll
+            for (int st = 0; st < kPvSteps; ++st) {
+                partial = M::mac(load_operand<Operand>(vt_row + st * kStep * kElem), p_operand[st], partial, kE8m0One,
+                                 p_scale);
+            }
+            if (active) {
+                #pragma unroll
+                for (int v = 0; v < 16; ++v) acc[dt][v] = acc[dt][v] * alpha + partial[v] * down;
+            }
+        }
+        if (active) {
+            l = l * alpha + row_sum;
+            m = m_new;
+        }
+    }
+
+    // Epilogue: O = acc * (v_descale / l); queries that saw no key get 0 and lse = -inf.
+    if (query >= seqlen_q) return;
+    const float out_scale = l > 0.0f ? vd / l : 0.0f;
+    const int64_t o_row = batch * a.o_stride_batch + (first_q + query) * a.o_stride_seq + head * a.o_stride_head;
+    #pragma unroll
+    for (int dt = 0; dt < kDTiles; ++dt) {
+        #pragma unroll
+        for (int v = 0; v < 16; ++v) {
+            const int d = 32 * dt + 8 * (v / 4) + 4 * half + v % 4;
+            store_output(a.o, a.out_dtype, o_row + d, l > 0.0f ? acc[dt][v] * out_scale : 0.0f);
+        }
+    }
+    if (a.lse && half == 0) {
+        const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
+        const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + query
+                                             : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + query;
+        global_ptr_mut<float>(a.lse)[index] = l > 0.0f ? kLn2 * (m + __builtin_log2f(l)) : kNegInf;
+    }
+}
+
+}  // namespace amd
+}  // namespace zyfa
+
+// One extern "C" kernel per (input family / P scheme, head dims); the symbol names are the launch
+// plan's (src/hip/attention_launch_plan.cpp). Eight waves per workgroup and two waves per SIMD: one
+// workgroup per CU, whose LDS (at most 44 KiB) then also fits gfx942's 64 KiB.
+#define ZYFA_AMD_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv)                                              \
+    extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(zyfa::amd::kThreads,             \
+                                                                          zyfa::amd::kThreads),            \
+                                              amdgpu_waves_per_eu(zyfa::amd::kWavesPerSimd)))             \
+    symbol(const zyfa::AttnKernelArgs args) {                                                             \
+        zyfa::amd::attention_forward<fp8, lean, dqk, dv>(args);                                           \
+    }
+
+#endif

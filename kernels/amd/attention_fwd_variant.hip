@@ -1,0 +1,25 @@
+// One code object per compilation: kernels/amd/CMakeLists.txt compiles this file once per
+// (arch, input family, head dims) with
+//   --offload-arch=gfx950|gfx942 -DZYFA_FAMILY_FP8=0|1 -DZYFA_HEAD_DIM_QK=.. -DZYFA_HEAD_DIM_V=..
+//   -DZYFA_DIMS_SUFFIX=d128|d192_128
+// Kernels (the names src/hip/attention_launch_plan.cpp launches):
+//   BF16: zyfa_attn_fwd_bf16_<dims>        (softmax EXACT)
+//   FP8:  zyfa_attn_fwd_e4m3_lean_<dims>   (gfx950, e4m3fn; softmax LEAN)
+//         zyfa_attn_fwd_e4m3fnuz_lean_<dims> (gfx942, e4m3fnuz; softmax LEAN)
+#include "amd/attention_fwd.h"
+
+#define ZYFA_PASTE_(a, b) a##b
+#define ZYFA_PASTE(a, b) ZYFA_PASTE_(a, b)
+
+#if ZYFA_FAMILY_FP8
+#if defined(__gfx950__)
+ZYFA_AMD_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_e4m3_lean_, ZYFA_DIMS_SUFFIX), true, true, ZYFA_HEAD_DIM_QK,
+                          ZYFA_HEAD_DIM_V)
+#else
+ZYFA_AMD_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_e4m3fnuz_lean_, ZYFA_DIMS_SUFFIX), true, true, ZYFA_HEAD_DIM_QK,
+                          ZYFA_HEAD_DIM_V)
+#endif
+#else
+ZYFA_AMD_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_bf16_, ZYFA_DIMS_SUFFIX), false, false, ZYFA_HEAD_DIM_QK,
+                          ZYFA_HEAD_DIM_V)
+#endif
