@@ -14,6 +14,11 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists cmocka; then
   missing+=(libcmocka-dev)
 fi
+# The AMD code objects (HIP C++ compiled by Debian's clang-22 for gfx950/gfx942) and their static
+# checks (llvm-readelf-22, llvm-objdump-22); also the libFuzzer build.
+command -v clang++-22 >/dev/null 2>&1 || missing+=(clang-22)
+command -v ld.lld-22 >/dev/null 2>&1 || missing+=(lld-22)
+command -v llvm-objdump-22 >/dev/null 2>&1 || missing+=(llvm-22)
 # The bindings tier (label bindings): Python (Debian's python3 with numpy, pytest, venv), Go, Rust.
 dpkg -s python3-numpy >/dev/null 2>&1 || missing+=(python3-numpy)
 dpkg -s python3-pytest >/dev/null 2>&1 || missing+=(python3-pytest)

@@ -2,9 +2,15 @@
 # README command 2 (and what CI runs, through .ci/run): every test tier of zyfa.
 #   1. build/       Release, warnings are errors; ctest runs every label except install;
 #   2. build-asan/  RelWithDebInfo with AddressSanitizer + UndefinedBehaviorSanitizer; ctest runs
-#                   the C tiers (unit, cpu, abi) with leak detection, halting on the first UB report;
+#                   the C tiers (unit, cpu, abi, concurrency) with LeakSanitizer, halting on the
+#                   first UB report; the unit test leak_sanitizer_active fails unless a deliberate
+#                   leak is reported, so leak detection is known to run on this machine;
 #   3. the install test (label install): build/ installed into a temporary prefix, consumers built
-#      against it with pkg-config and with find_package(zyfa).
+#      against it with pkg-config and with find_package(zyfa);
+#   4. build-tsan/  ThreadSanitizer (GCC): only the concurrency tier (16 threads on one context,
+#                   contexts created and destroyed from 16 threads), fewer iterations than build/;
+#   5. build-fuzz/  clang libFuzzer + ASan + UBSan: the fuzz target of the C ABI runs for
+#                   ZYFA_FUZZ_SECONDS (default 120) from the seed and regression corpus.
 # On a fresh Debian 12 machine it first installs the build tools (needs root or sudo). Later steps
 # still run after a failed one where they can, so one run reports everything; the exit status is
 # non-zero if any step failed. Both trees are reused between runs, so a second run is incremental.
@@ -57,11 +63,11 @@ fi
 if run_step "configure build-asan/ (ASan+UBSan)" \
      cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYFA_SANITIZE=address,undefined &&
    run_step "build build-asan/" cmake --build build-asan -j "$jobs"; then
-  run_step "ctest build-asan/ (unit|cpu|abi)" \
+  run_step "ctest build-asan/ (C tiers, LSan)" \
     env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$jobs" -L 'unit|cpu|abi'
+    ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$jobs" -L 'unit|cpu|abi|concurrency'
 else
-  skip_step "ctest build-asan/ (unit|cpu|abi)" "build-asan/ did not build"
+  skip_step "ctest build-asan/ (C tiers, LSan)" "build-asan/ did not build"
 fi
 
 # --- 3. Install and consume ----------------------------------------------------------------------
@@ -69,6 +75,44 @@ if [[ $release_built -eq 1 ]]; then
   run_step "install test (build/)" ctest --test-dir build --output-on-failure --no-tests=error -L '^install$'
 else
   skip_step "install test (build/)" "build/ did not build"
+fi
+
+# --- 4. ThreadSanitizer: the concurrency tier ------------------------------------------------------
+# Only the library and the two concurrency programs are built. 30 iterations per thread: TSan
+# makes each call 10-20x slower, and races show up in the first overlapping calls.
+tsan_targets=(concurrency_shared_context_test concurrency_context_lifecycle_test)
+if run_step "configure build-tsan/ (TSan)" \
+     cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYFA_SANITIZE=thread &&
+   run_step "build build-tsan/ (concurrency tests)" cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}"; then
+  run_step "ctest build-tsan/ (concurrency)" \
+    env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ZYFA_CONCURRENCY_ITERATIONS=30 \
+    ctest --test-dir build-tsan --output-on-failure --no-tests=error -L '^concurrency$'
+else
+  skip_step "ctest build-tsan/ (concurrency)" "build-tsan/ did not build"
+fi
+
+# --- 5. libFuzzer: the C ABI, bounded in time --------------------------------------------------------
+# The newest clang that links -fsanitize=fuzzer (Debian: clang-NN plus libclang-rt-NN-dev).
+fuzz_clang=""
+for version in 22 21 20 19 18 17 16 15 14; do
+  command -v "clang-$version" >/dev/null 2>&1 && command -v "clang++-$version" >/dev/null 2>&1 || continue
+  if printf 'int LLVMFuzzerTestOneInput(const char* d, unsigned long n) { (void)d; (void)n; return 0; }\n' |
+       "clang-$version" -fsanitize=fuzzer,address,undefined -x c - -o /dev/null >/dev/null 2>&1; then
+    fuzz_clang=$version
+    break
+  fi
+done
+if [[ -z $fuzz_clang ]]; then
+  skip_step "ctest build-fuzz/ (fuzz)" "no clang with libFuzzer: install clang-22 libclang-rt-22-dev"
+elif run_step "configure build-fuzz/ (clang-$fuzz_clang libFuzzer)" \
+       env CC="clang-$fuzz_clang" CXX="clang++-$fuzz_clang" \
+       cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYFA_SANITIZE=address,undefined -DZYFA_FUZZ=ON \
+         -DZYFA_FUZZ_SECONDS="${ZYFA_FUZZ_SECONDS:-120}" &&
+     run_step "build build-fuzz/ (fuzz target)" cmake --build build-fuzz -j "$jobs" --target zyfa_fuzz_api; then
+  run_step "ctest build-fuzz/ (fuzz, ${ZYFA_FUZZ_SECONDS:-120}s)" \
+    ctest --test-dir build-fuzz --output-on-failure --no-tests=error -V -L '^fuzz$'
+else
+  skip_step "ctest build-fuzz/ (fuzz)" "build-fuzz/ did not build"
 fi
 
 printf '\n=== summary (%s jobs)\n' "$jobs"

@@ -7,6 +7,7 @@
 #include "cpu/cpu_backend.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "errors.hpp"
+#include "hip/hip_backend.hpp"
 #include "versioned_struct.hpp"
 
 namespace zyfa {
@@ -24,6 +25,15 @@ std::unique_ptr<Backend> create_cpu(const zyfa_context_options& options) {
     return cpu::make_cpu_backend(options.num_threads);
 }
 
+#ifdef ZYFA_WITH_HIP
+std::unique_ptr<Backend> create_hip(const zyfa_context_options& options) {
+    return hip::make_hip_backend(options.device);
+}
+constexpr auto kCreateHip = &create_hip;
+#else
+constexpr std::unique_ptr<Backend> (*kCreateHip)(const zyfa_context_options&) = nullptr;
+#endif
+
 #ifdef ZYFA_WITH_CUDA
 std::unique_ptr<Backend> create_cuda(const zyfa_context_options& options) {
     return cuda::make_cuda_backend(options.device);
@@ -35,7 +45,7 @@ constexpr std::unique_ptr<Backend> (*kCreateCuda)(const zyfa_context_options&) =
 
 // The order AUTO tries. The GPU backends fill their slots when they are compiled in.
 constexpr BackendSlot kBackendSlots[] = {
-    {ZYFA_BACKEND_HIP, "HIP", "hip", nullptr},
+    {ZYFA_BACKEND_HIP, "HIP", "hip", kCreateHip},
     {ZYFA_BACKEND_CUDA, "CUDA", "cuda", kCreateCuda},
     {ZYFA_BACKEND_CPU, "CPU", "cpu", &create_cpu},
 };

@@ -1,11 +1,13 @@
 #include "attention_launch_plan.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "common/lean_p.h"
 #include "core/errors.hpp"
 #include "nvidia/attention_tile_shape.h"
+#include "nvidia/attention_wgmma_tile_shape.h"
 
 namespace zyfa {
 namespace cuda {
@@ -48,6 +50,29 @@ constexpr KernelFamily kFamilies[] = {
      "zyfa_attn_fwd_e4m3_lean_d192_128", shared_bytes_of<1, 192, 128>(), false},
 };
 
+// The sm_90a wgmma kernels (kernels/nvidia/attention_fwd_wgmma.cuh): 128-row tiles of two
+// warpgroups, 256 threads like the mma.sync kernels, so the grid is the same. Head dim 128 only.
+template <int ELEM, int DQK, int DV>
+constexpr uint32_t wgmma_shared_bytes_of() {
+    return static_cast<uint32_t>(nvidia::WgmmaTileShape<ELEM, DQK, DV>::kSharedBytes);
+}
+
+constexpr KernelFamily kWgmmaFamilies[] = {
+    {false, 128, 128, "attn_fwd_wg_b16_d128", "zyfa_attn_fwd_wg_bf16_d128", "zyfa_attn_fwd_wg_fp16_d128",
+     wgmma_shared_bytes_of<2, 128, 128>(), false},
+    {true, 128, 128, "attn_fwd_wg_e4m3_d128", "zyfa_attn_fwd_wg_e4m3_exact_d128", "zyfa_attn_fwd_wg_e4m3_lean_d128",
+     wgmma_shared_bytes_of<1, 128, 128>(), false},
+};
+static_assert(nvidia::WgmmaTileShape<2, 128, 128>::kRows == nvidia::TileShape<2, 128, 128, 8>::kRows &&
+                  nvidia::WgmmaTileShape<2, 128, 128>::kThreads == nvidia::TileShape<2, 128, 128, 8>::kThreads,
+              "the wgmma kernels launch with the mma.sync kernels' grid and block");
+
+// ZYFA_NVIDIA_WGMMA=0 keeps the mma.sync kernels on sm_90a (A/B timing, a fallback in the field).
+bool wgmma_enabled() {
+    const char* value = std::getenv("ZYFA_NVIDIA_WGMMA");
+    return !(value && value[0] == '0' && value[1] == '\0');
+}
+
 bool family_on_arch(const KernelFamily& family, const std::string& arch) {
     if (arch == "sm_90a") return true;
     if (arch == "sm_80") return family.on_sm80;
@@ -81,6 +106,14 @@ void require_vector_aligned(const TensorView& t, const char* name, int64_t elem_
     }
 }
 
+// The wgmma kernels store O two elements at a time (8 bytes fp32, 4 bytes 16-bit): O's base and
+// strides must keep every even element aligned to that; otherwise the mma.sync kernel runs.
+bool output_pairs_aligned(const TensorView& o) {
+    const int64_t elem_bytes = o.dtype == ZYFA_DTYPE_FP32 ? 4 : 2;
+    if (reinterpret_cast<uintptr_t>(o.data) % static_cast<uintptr_t>(2 * elem_bytes) != 0) return false;
+    return o.stride_batch % 2 == 0 && o.stride_seq % 2 == 0 && o.stride_head % 2 == 0;
+}
+
 class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
@@ -89,6 +122,12 @@ public:
             if (!family_on_arch(family, image_arch)) continue;
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
+        }
+        if (image_arch == "sm_90a") {
+            for (const KernelFamily& family : kWgmmaFamilies) {
+                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
+                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
+            }
         }
         return specs;
     }
@@ -118,6 +157,11 @@ public:
                                 std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
                                 device.arch + " (this build's " + image_arch +
                                 " cubins: e4m3 needs sm_90a, head dim 256 needs sm_90a's shared memory)");
+        }
+        if (image_arch == "sm_90a" && wgmma_enabled() && output_pairs_aligned(p.o)) {  // faster, same problems
+            for (const KernelFamily& f : kWgmmaFamilies) {
+                if (f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) family = &f;
+            }
         }
         if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
             throw_not_supported("params.softmax = LEAN needs FP8 inputs");

@@ -7,8 +7,14 @@
 //   <dims>: d64, d128, d256 (head_dim_qk = head_dim_v) or d192_128.
 // Archs: sm_90a has all of them; sm_80 (also run by 8.6/8.9 GPUs) has the 16-bit kernels of head
 // dims 64, 128 and 192/128 (no e4m3 MMA there; head dim 256 needs more shared memory than sm_80).
-// Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 256 threads (8 warps x 16 query rows),
-// dynamic shared memory from kernels/nvidia/attention_tile_shape.h.
+// sm_90a also has the wgmma kernels (kernels/nvidia/attention_fwd_wgmma.cuh) for head dim 128:
+//   variant attn_fwd_wg_b16_d128:  zyfa_attn_fwd_wg_bf16_d128, zyfa_attn_fwd_wg_fp16_d128
+//   variant attn_fwd_wg_e4m3_d128: zyfa_attn_fwd_wg_e4m3_exact_d128, zyfa_attn_fwd_wg_e4m3_lean_d128
+// which the plan picks there for head dim 128/128 (ZYFA_NVIDIA_WGMMA=0 in the environment keeps
+// the mma.sync kernels).
+// Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 256 threads (8 warps x 16 query rows, or
+// 2 warpgroups x 64 rows), dynamic shared memory from kernels/nvidia/attention_tile_shape.h or
+// attention_wgmma_tile_shape.h.
 #pragma once
 
 #include <memory>

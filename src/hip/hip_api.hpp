@@ -49,7 +49,8 @@ constexpr int HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 constexpr int HIP_FUNC_ATTRIBUTE_NUM_REGS = 4;
 
 // Byte offsets of the fields zyfa reads in the two hipDeviceProp_t layouts (x86-64 / AArch64 LP64,
-// from the ROCm headers: R0600 = ROCm 6+ hipDeviceProp_t, R0000 = ROCm 5).
+// from the ROCm headers: R0600 = ROCm 6+ hipDeviceProp_t, R0000 = ROCm 5; checked by compiling
+// transcriptions of both declarations and printing offsetof).
 struct DevicePropLayout {
     size_t name;                       // char[256]
     size_t shared_mem_per_block;       // size_t
@@ -58,7 +59,7 @@ struct DevicePropLayout {
 };
 constexpr DevicePropLayout kPropsR0600{0, 296, 388, 1160};
 constexpr DevicePropLayout kPropsR0000{0, 264, 336, 396};
-// Larger than either struct (R0600: 1,512 bytes), so a runtime never writes past the buffer.
+// Larger than either struct (R0600: 1,472 bytes), so a runtime never writes past the buffer.
 constexpr size_t kDevicePropBufferBytes = 4096;
 
 struct HipApi {

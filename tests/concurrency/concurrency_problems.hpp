@@ -113,9 +113,10 @@ public:
 
 private:
     void clear_outputs() {
-        std::memset(output_.data(), kSentinel, output_.size());
-        std::memset(lse_.data(), kSentinel, lse_.size() * sizeof(float));
-        std::memset(descale_.data(), kSentinel, descale_.size() * sizeof(float));
+        // memset with a null pointer is undefined even for 0 bytes (an empty vector's data()).
+        if (!output_.empty()) std::memset(output_.data(), kSentinel, output_.size());
+        if (!lse_.empty()) std::memset(lse_.data(), kSentinel, lse_.size() * sizeof(float));
+        if (!descale_.empty()) std::memset(descale_.data(), kSentinel, descale_.size() * sizeof(float));
     }
 
     static zyfa_tensor view(void* data, zyfa_dtype dtype, int64_t rows, int64_t heads, int64_t dim, int64_t pad) {

@@ -257,7 +257,7 @@ void run_config(const AccuracyConfig& c, const Options& o, Report& report) {
         const char* inputs = hadamard ? "e2e-hadamard" : "e2e";
         const KernelInputs in = hadamard ? c.fp8(o.format, true) : fp8;
         report.row(c, format, inputs, "INPUT (fp64 on fp8)", AccuracyConfig::compare(c.reference(in), ref_orig));
-        report.row(c, format, inputs, "INPUT-QK (fp8 Q,K only)",
+        report.row(c, format, inputs, "INPUT-QK (fp8 Q+K only)",
                    AccuracyConfig::compare(c.reference(in, &orig), ref_orig));
         for (auto [name, scheme] : {std::pair<const char*, SoftmaxScheme>{"NAIVE", SoftmaxScheme::Naive},
                                     {"EXACT", SoftmaxScheme::Exact},

@@ -1,0 +1,248 @@
+// Static checks of one AMD code object built by kernels/amd (no GPU needed):
+//   usage: amd_code_object_check READELF OBJDUMP FILE ARCH VARIANT
+// Rules (each failure prints "FILE: rule <name>: <what>" and the exit status is 1):
+//   elf        an ELF64 little-endian AMDGPU HSA code object, code object v5 (ABI version 3), whose
+//              e_flags processor is ARCH (gfx950 0x4f, gfx942 0x4c); metadata target names ARCH;
+//   kernels    the metadata lists exactly the kernels the HIP launch plan's catalogue has for
+//              (ARCH, VARIANT), each with one by-value argument of sizeof(AttnKernelArgs) at offset
+//              0, wavefront 64, max_flat_workgroup_size = the plan's block size;
+//   registers  VGPRs + AGPRs (AGPRs start at the next multiple of 4) <= 512 and
+//              <= 512 / kWavesPerSimd (the intended waves per SIMD); no VGPR spills;
+//   lds        group segment <= 160 KiB (gfx950) / 64 KiB (gfx942);
+//   scratch    private segment 0, no dynamic stack, no scratch_* instruction;
+//   mfma       BF16: v_mfma_f32_32x32x16_bf16 (gfx950) / v_mfma_f32_32x32x8_bf16 (gfx942);
+//              FP8 LEAN: v_mfma_scale_f32_32x32x64_f8f6f4 (gfx950) / v_mfma_f32_32x32x16_fp8_fp8
+//              (gfx942), and no v_exp_f32 (Lean P needs no exponential).
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "amd/attention_tile_shape.h"
+#include "common/attention_kernel_args.h"
+#include "hip/attention_launch_plan.hpp"
+
+namespace {
+
+int failures = 0;
+std::string object_name;
+std::set<std::string> failed_rules;
+
+void fail(const std::string& rule, const std::string& what) {
+    std::fprintf(stderr, "%s: rule %s: %s\n", object_name.c_str(), rule.c_str(), what.c_str());
+    failed_rules.insert(rule);
+    ++failures;
+}
+
+std::string run(const std::string& command) {
+    std::string output;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return output;
+    char buffer[4096];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+    if (pclose(pipe) != 0) fail("tools", "command failed: " + command);
+    return output;
+}
+
+std::string trim(const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t");
+    const size_t e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// One kernel of the amdhsa.kernels metadata list: its scalar fields and its args.
+struct KernelMetadata {
+    std::map<std::string, std::string> fields;
+    std::vector<std::map<std::string, std::string>> args;
+    long number(const std::string& key) const {
+        auto it = fields.find(key);
+        return it == fields.end() ? -1 : std::strtol(it->second.c_str(), nullptr, 10);
+    }
+};
+
+// Parses llvm-readelf --notes YAML: "  - .name: x" starts a kernel, "      - .offset:" an arg.
+std::vector<KernelMetadata> parse_kernels(const std::string& notes, std::string& target) {
+    std::vector<KernelMetadata> kernels;
+    std::istringstream in(notes);
+    std::string line;
+    bool in_kernels = false, in_args = false;
+    while (std::getline(in, line)) {
+        const size_t indent = line.find_first_not_of(' ');
+        if (indent == std::string::npos) continue;
+        const std::string body = trim(line);
+        if (body.rfind("amdhsa.target:", 0) == 0) target = trim(body.substr(14));
+        if (indent == 0) {
+            in_kernels = body == "amdhsa.kernels:";
+            continue;
+        }
+        if (!in_kernels) continue;
+        std::string entry = body;
+        bool starts_item = false;
+        if (entry.rfind("- ", 0) == 0) {
+            entry = trim(entry.substr(2));
+            starts_item = true;
+        }
+        const size_t colon = entry.find(':');
+        if (colon == std::string::npos) continue;
+        const std::string key = entry.substr(0, colon);
+        const std::string value = trim(entry.substr(colon + 1));
+        if (indent == 2 && starts_item) {
+            kernels.emplace_back();
+            in_args = false;
+        }
+        if (kernels.empty()) continue;
+        if (indent <= 4 && !starts_item) in_args = false;
+        if (key == ".args") {
+            in_args = true;
+            continue;
+        }
+        if (in_args && indent >= 6) {
+            if (starts_item) kernels.back().args.emplace_back();
+            if (!kernels.back().args.empty()) kernels.back().args.back()[key] = value;
+        } else {
+            kernels.back().fields[key] = value;
+        }
+    }
+    return kernels;
+}
+
+void check_elf(const std::string& path, const std::string& arch) {
+    std::ifstream file(path, std::ios::binary);
+    std::vector<unsigned char> h((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (h.size() < 64 || h[0] != 0x7f || h[1] != 'E' || h[2] != 'L' || h[3] != 'F') {
+        fail("elf", "not an ELF file");
+        return;
+    }
+    if (h[4] != 2 || h[5] != 1) fail("elf", "not ELF64 little-endian");
+    if (h[7] != 64) fail("elf", "OS/ABI " + std::to_string(h[7]) + ", expected 64 (AMDGPU HSA)");
+    if (h[8] != 3) fail("elf", "ABI version " + std::to_string(h[8]) + ", expected 3 (code object v5)");
+    const unsigned machine = h[18] | (h[19] << 8);
+    if (machine != 224) fail("elf", "e_machine " + std::to_string(machine) + ", expected 224 (EM_AMDGPU)");
+    const unsigned flags = h[48] | (h[49] << 8) | (h[50] << 16) | (static_cast<unsigned>(h[51]) << 24);
+    const unsigned expected_mach = arch == "gfx950" ? 0x4f : arch == "gfx942" ? 0x4c : 0;
+    if ((flags & 0xff) != expected_mach) {
+        char text[128];
+        std::snprintf(text, sizeof text, "e_flags processor 0x%02x, expected 0x%02x (%s)", flags & 0xff, expected_mach,
+                      arch.c_str());
+        fail("elf", text);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 6) {
+        std::fprintf(stderr, "usage: %s READELF OBJDUMP FILE ARCH VARIANT\n", argv[0]);
+        return 2;
+    }
+    const std::string readelf = argv[1], objdump = argv[2], path = argv[3], arch = argv[4], variant = argv[5];
+    object_name = path;
+
+    check_elf(path, arch);
+
+    std::string target;
+    const std::vector<KernelMetadata> kernels = parse_kernels(run(readelf + " --notes '" + path + "'"), target);
+    if (target.find("--" + arch) == std::string::npos) fail("elf", "metadata target '" + target + "' is not " + arch);
+
+    // The kernels the launch plan may launch from this object.
+    std::set<std::string> expected;
+    for (const auto& spec : zyfa::hip::make_hip_attn_catalogue()->kernels(arch)) {
+        if (variant == spec.variant) expected.insert(spec.symbol);
+    }
+    if (expected.empty()) fail("kernels", "the HIP catalogue lists no kernel of variant " + variant + " on " + arch);
+    std::set<std::string> found;
+    for (const KernelMetadata& k : kernels) found.insert(k.fields.count(".name") ? k.fields.at(".name") : "?");
+    if (found != expected) {
+        std::string text = "metadata kernels {";
+        for (const auto& name : found) text += " " + name;
+        text += " }, the catalogue expects {";
+        for (const auto& name : expected) text += " " + name;
+        fail("kernels", text + " }");
+    }
+
+    const long args_size = static_cast<long>(sizeof(zyfa::AttnKernelArgs));
+    const long register_budget = 512 / zyfa::amd::kWavesPerSimd;
+    const long lds_limit = arch == "gfx950" ? 160 * 1024 : 64 * 1024;
+    for (const KernelMetadata& k : kernels) {
+        const std::string name = k.fields.count(".name") ? k.fields.at(".name") : "?";
+        const std::string where = "kernel " + name + ": ";
+        if (k.args.size() != 1 || k.args[0].count(".value_kind") == 0 || k.args[0].at(".value_kind") != "by_value" ||
+            std::strtol(k.args[0].at(".offset").c_str(), nullptr, 10) != 0 ||
+            std::strtol(k.args[0].at(".size").c_str(), nullptr, 10) != args_size) {
+            fail("kernels", where + "expected exactly one by_value argument of " + std::to_string(args_size) +
+                                " bytes (AttnKernelArgs) at offset 0, found " + std::to_string(k.args.size()) +
+                                " argument(s)");
+        }
+        if (k.number(".kernarg_segment_size") < args_size) {
+            fail("kernels", where + "kernarg_segment_size " + std::to_string(k.number(".kernarg_segment_size")));
+        }
+        if (k.number(".wavefront_size") != 64) fail("kernels", where + "wavefront_size is not 64");
+        if (k.number(".max_flat_workgroup_size") != zyfa::amd::kThreads) {
+            fail("kernels", where + "max_flat_workgroup_size " + std::to_string(k.number(".max_flat_workgroup_size")) +
+                                ", the plan launches " + std::to_string(zyfa::amd::kThreads) + " threads");
+        }
+        const long vgprs = k.number(".vgpr_count");
+        const long agprs = k.number(".agpr_count") < 0 ? 0 : k.number(".agpr_count");
+        const long total = agprs > 0 ? (vgprs + 3) / 4 * 4 + agprs : vgprs;
+        if (vgprs <= 0 || total > 512 || total > register_budget) {
+            fail("registers", where + std::to_string(vgprs) + " VGPRs + " + std::to_string(agprs) + " AGPRs = " +
+                                  std::to_string(total) + ", over " + std::to_string(register_budget) + " for " +
+                                  std::to_string(zyfa::amd::kWavesPerSimd) + " waves per SIMD");
+        }
+        if (k.number(".vgpr_spill_count") > 0) {
+            fail("registers", where + std::to_string(k.number(".vgpr_spill_count")) + " VGPRs spilled");
+        }
+        const long lds = k.number(".group_segment_fixed_size");
+        if (lds < 0 || lds > lds_limit) {
+            fail("lds", where + "group segment " + std::to_string(lds) + " bytes, " + arch + " allows " +
+                            std::to_string(lds_limit));
+        }
+        if (k.number(".private_segment_fixed_size") != 0) {
+            fail("scratch", where + "private segment " + std::to_string(k.number(".private_segment_fixed_size")) +
+                                " bytes per lane (spills or a stack), expected 0");
+        }
+        if (k.fields.count(".uses_dynamic_stack") && k.fields.at(".uses_dynamic_stack") != "false") {
+            fail("scratch", where + "uses a dynamic stack");
+        }
+    }
+
+    // Instructions: the object holds one kernel family, so the whole disassembly is checked.
+    const std::string code = run(objdump + " -d --mcpu=" + arch + " '" + path + "'");
+    auto contains = [&](const std::string& mnemonic) {
+        std::istringstream in(code);
+        std::string line;
+        while (std::getline(in, line)) {
+            const std::string body = trim(line);
+            if (body.compare(0, mnemonic.size(), mnemonic) == 0 &&
+                (body.size() == mnemonic.size() || body[mnemonic.size()] == ' ' || body[mnemonic.size()] == '_'))
+                return true;
+        }
+        return false;
+    };
+    if (code.find("scratch_") != std::string::npos) fail("scratch", "the code contains scratch_* instructions");
+    const bool fp8 = variant.find("_fp8_") != std::string::npos;
+    std::string mfma;
+    if (fp8) {
+        mfma = arch == "gfx950" ? "v_mfma_scale_f32_32x32x64_f8f6f4" : "v_mfma_f32_32x32x16_fp8_fp8";
+        if (contains("v_exp_f32")) fail("mfma", "an FP8 LEAN kernel contains v_exp_f32 (Lean P needs no exponential)");
+    } else {
+        mfma = arch == "gfx950" ? "v_mfma_f32_32x32x16_bf16" : "v_mfma_f32_32x32x8_bf16";
+    }
+    if (!contains(mfma)) fail("mfma", "no " + mfma + " in the code");
+
+    if (failures == 0) {
+        std::printf("%s: %zu kernel(s), all rules hold (elf, kernels, registers, lds, scratch, mfma)\n", path.c_str(),
+                    kernels.size());
+        return 0;
+    }
+    std::string rules;
+    for (const std::string& rule : failed_rules) rules += " " + rule;
+    std::fprintf(stderr, "%s: FAILED rules:%s\n", path.c_str(), rules.c_str());
+    return 1;
+}

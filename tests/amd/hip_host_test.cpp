@@ -1,0 +1,350 @@
+// The host side of the AMD backend without an AMD GPU: the real library search on a machine with
+// no ROCm, an override path that does not exist, and a test double of libamdhip64
+// (fake_hip_runtime.cpp, through ZYFA_HIP_LIBRARY) that reports gfx950 or gfx942, so that dispatch,
+// loading of the embedded code objects (the double checks their ELF header and kernel symbols)
+// and kernel-argument packing run through the public C API. Nothing executes. argv[1] names the
+// scenario; CTest runs each in its own process (the runtime is loaded once per process).
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+}
+
+#include "common/block_scale.h"
+#include "common/lean_p.h"
+#include "fake_hip_state.h"
+#include "hip/hip_api.hpp"
+#include "zyfa.h"
+
+namespace {
+
+constexpr int kSkip = 77;
+
+zyfa_context* create(zyfa_backend backend, zyfa_status expected, int device = 0) {
+    zyfa_context_options options;
+    zyfa_context_options_init(&options, sizeof options);
+    options.backend = backend;
+    options.device = device;
+    zyfa_context* ctx = nullptr;
+    const zyfa_status status = zyfa_context_create(&options, &ctx);
+    if (status != expected) {
+        fail_msg("zyfa_context_create(backend %d): status %d, expected %d (%s)", backend, status, expected,
+                 zyfa_last_error_message());
+    }
+    return ctx;
+}
+
+void expect_message(const char* needle) {
+    const char* message = zyfa_last_error_message();
+    if (std::strstr(message, needle) == nullptr) fail_msg("message \"%s\" lacks \"%s\"", message, needle);
+}
+
+// AUTO skips a HIP runtime that finds no device and lands on another backend (the CPU here).
+void auto_falls_back() {
+    zyfa_context* ctx = create(ZYFA_BACKEND_AUTO, ZYFA_SUCCESS);
+    assert_int_not_equal(zyfa_context_backend(ctx), ZYFA_BACKEND_HIP);
+    zyfa_context_destroy(ctx);
+}
+
+void no_rocm_is_no_device(void**) {
+#ifdef ZYFA_TEST_HIP_COMPILED_IN
+    create(ZYFA_BACKEND_HIP, ZYFA_ERROR_NO_DEVICE);
+    expect_message("libamdhip64.so");
+#else
+    create(ZYFA_BACKEND_HIP, ZYFA_ERROR_NOT_SUPPORTED);
+    expect_message("not compiled");
+#endif
+    auto_falls_back();
+}
+
+void missing_override_is_no_device(void**) {
+#ifdef ZYFA_TEST_HIP_COMPILED_IN
+    create(ZYFA_BACKEND_HIP, ZYFA_ERROR_NO_DEVICE);
+    expect_message("ZYFA_HIP_LIBRARY");
+    expect_message("no-such-dir");
+#endif
+    auto_falls_back();
+}
+
+void arch_names_lose_their_features(void**) {
+    assert_string_equal(zyfa::hip::arch_without_features("gfx950:sramecc+:xnack-").c_str(), "gfx950");
+    assert_string_equal(zyfa::hip::arch_without_features("gfx942").c_str(), "gfx942");
+}
+
+// ---- over the test double (only reachable through the public API when the HIP slot exists) ---
+#ifdef ZYFA_TEST_HIP_COMPILED_IN
+
+fake_hip_state* fake() {
+    // The same path as zyfa dlopens, so the same object (and record) whichever loads first.
+    void* library = dlopen(std::getenv("ZYFA_HIP_LIBRARY"), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return nullptr;
+    auto accessor = reinterpret_cast<fake_hip_state* (*)()>(dlsym(library, "fake_hip_state_record"));
+    return accessor != nullptr ? accessor() : nullptr;
+}
+
+// Host buffers stand in for device memory: the double never reads them.
+struct Problem {
+    zyfa_attn_params params;
+    zyfa_tensor q{}, k{}, v{}, o{};
+    std::vector<uint64_t> storage = std::vector<uint64_t>(1 << 20);  // 8 MiB, 16-byte aligned slices
+
+    Problem(zyfa_dtype in, int64_t dqk, int64_t dv) {
+        zyfa_attn_params_init(&params, sizeof params);
+        params.batch = 2;
+        params.seqlen_q = 300;
+        params.seqlen_k = 300;
+        params.heads_q = 8;
+        params.heads_kv = 2;
+        params.head_dim_qk = dqk;
+        params.head_dim_v = dv;
+        params.mask = ZYFA_MASK_CAUSAL;
+        char* base = reinterpret_cast<char*>(storage.data());
+        set(q, in, base, params.heads_q, dqk);
+        set(k, in, base + (2 << 20), params.heads_kv, dqk);
+        set(v, in, base + (4 << 20), params.heads_kv, dv);
+        set(o, ZYFA_DTYPE_BF16, base + (6 << 20), params.heads_q, dv);
+    }
+    void set(zyfa_tensor& t, zyfa_dtype dtype, char* data, int64_t heads, int64_t dim) {
+        t.data = data;
+        t.dtype = dtype;
+        t.stride_head = dim;
+        t.stride_seq = heads * dim;
+        t.stride_batch = params.seqlen_q * heads * dim;
+    }
+    zyfa_status supported(zyfa_context* ctx) { return zyfa_attn_supported(ctx, &params, &q, &k, &v, &o); }
+    zyfa_status run(zyfa_context* ctx, void* stream) { return zyfa_attn_fwd(ctx, &params, &q, &k, &v, &o, stream); }
+};
+
+void gfx950_loads_every_code_object_and_unloads_them(void**) {
+    fake_hip_state* state = fake();
+    assert_non_null(state);
+    const int loaded_before = state->modules_loaded;
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    assert_int_equal(zyfa_context_backend(ctx), ZYFA_BACKEND_HIP);
+    assert_string_equal(zyfa_context_device_name(ctx), "gfx950");
+    // Four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each, all found.
+    assert_int_equal(state->modules_loaded - loaded_before, 4);
+    assert_int_equal(state->images_rejected, 0);
+    assert_int_equal(state->functions_missing, 0);
+    assert_true(state->functions_found >= 4);
+    zyfa_context_destroy(ctx);
+    assert_int_equal(state->modules_unloaded, state->modules_loaded);
+}
+
+void bf16_launch_packs_the_problem(void**) {
+    fake_hip_state* state = fake();
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    Problem p(ZYFA_DTYPE_BF16, 128, 128);
+    std::vector<float> lse(2 * 8 * 300);
+    p.params.lse = lse.data();
+    p.params.window_left = 100;
+    assert_int_equal(p.supported(ctx), ZYFA_SUCCESS);
+    assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), "zyfa_attn_fwd_bf16_d128");
+    const int launches = state->launches;
+    int stream_token = 0;
+    assert_int_equal(p.run(ctx, &stream_token), ZYFA_SUCCESS);
+    assert_int_equal(state->launches, launches + 1);
+    const fake_hip_launch& l = state->last_launch;
+    assert_string_equal(l.symbol, "zyfa_attn_fwd_bf16_d128");
+    assert_int_equal(l.grid[0], 2);  // ceil(300 / 256)
+    assert_int_equal(l.grid[1], 8);
+    assert_int_equal(l.grid[2], 2);
+    assert_int_equal(l.block[0], 512);
+    assert_int_equal(l.block[1], 1);
+    assert_int_equal(l.shared_bytes, 0);
+    assert_ptr_equal(l.stream, &stream_token);
+    const zyfa::AttnKernelArgs& a = l.args;
+    assert_ptr_equal(a.q, p.q.data);
+    assert_ptr_equal(a.k, p.k.data);
+    assert_ptr_equal(a.v, p.v.data);
+    assert_ptr_equal(a.o, p.o.data);
+    assert_ptr_equal(a.lse, lse.data());
+    assert_null(a.cu_seqlens_q);
+    assert_int_equal(a.q_stride_seq, 8 * 128);
+    assert_int_equal(a.k_stride_seq, 2 * 128);
+    assert_int_equal(a.k_stride_batch, 300 * 2 * 128);
+    assert_int_equal(a.batch, 2);
+    assert_int_equal(a.heads_q, 8);
+    assert_int_equal(a.heads_kv, 2);
+    assert_int_equal(a.mask, ZYFA_MASK_CAUSAL);
+    assert_int_equal(a.window_left, 100);
+    assert_int_equal(a.window_right, -1);
+    assert_int_equal(a.in_dtype, ZYFA_DTYPE_BF16);
+    assert_int_equal(a.out_dtype, ZYFA_DTYPE_BF16);
+    assert_int_equal(a.softmax, ZYFA_SOFTMAX_EXACT);
+    assert_true(a.softmax_scale == static_cast<float>(1.0 / std::sqrt(128.0)));
+    zyfa_context_destroy(ctx);
+}
+
+void fp8_lean_launch_packs_varlen_and_descales(void**) {
+    fake_hip_state* state = fake();
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    Problem p(ZYFA_DTYPE_FP8_E4M3FN, 192, 128);
+    const int32_t cu_q[] = {0, 100, 300};
+    const int32_t cu_k[] = {0, 120, 300};
+    const float descale[4] = {0.5f, 0.5f, 0.25f, 0.25f};
+    p.params.cu_seqlens_q = cu_q;
+    p.params.cu_seqlens_k = cu_k;
+    p.params.seqlen_q = 200;
+    p.params.seqlen_k = 180;
+    p.params.q_descale = p.params.k_descale = p.params.v_descale = descale;
+    p.params.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+    p.q.stride_batch = p.k.stride_batch = p.v.stride_batch = p.o.stride_batch = 0;
+    assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+    const fake_hip_launch& l = state->last_launch;
+    assert_string_equal(l.symbol, "zyfa_attn_fwd_e4m3_lean_d192_128");
+    assert_int_equal(l.grid[0], 1);  // ceil(200 / 256): the longest sequence
+    assert_null(l.stream);
+    const zyfa::AttnKernelArgs& a = l.args;
+    assert_ptr_equal(a.cu_seqlens_q, cu_q);
+    assert_ptr_equal(a.cu_seqlens_k, cu_k);
+    assert_ptr_equal(a.q_descale, descale);
+    assert_ptr_equal(a.v_descale, descale);
+    assert_int_equal(a.head_dim_qk, 192);
+    assert_int_equal(a.head_dim_v, 128);
+    assert_int_equal(a.in_dtype, ZYFA_DTYPE_FP8_E4M3FN);
+    assert_int_equal(a.softmax, ZYFA_SOFTMAX_LEAN);  // AUTO resolves to LEAN for FP8
+    assert_int_equal(a.mask, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT);
+    // v_cvt_i32_f32 truncates: the plan passes the truncating target's Lean P constant.
+    assert_true(a.lean_centre ==
+                zyfa::numerics::lean_p_centre_for(zyfa::numerics::FloatToIntRounding::TowardZero));
+    assert_int_equal(a.max_block_exponent, zyfa::numerics::kBlockScaleMaxExponent);
+    zyfa_context_destroy(ctx);
+}
+
+void unsupported_requests_say_why(void**) {
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    {
+        Problem p(ZYFA_DTYPE_FP16, 128, 128);
+        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message("FP16");
+    }
+    {
+        Problem p(ZYFA_DTYPE_FP8_E4M3FNUZ, 128, 128);
+        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message("gfx950");
+    }
+    {
+        Problem p(ZYFA_DTYPE_FP8_E4M3FN, 128, 128);
+        p.params.softmax = ZYFA_SOFTMAX_EXACT;
+        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message("EXACT");
+    }
+    {
+        Problem p(ZYFA_DTYPE_BF16, 64, 64);
+        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message("head dims");
+    }
+    {
+        Problem p(ZYFA_DTYPE_BF16, 128, 128);
+        p.q.stride_seq = 8 * 128 + 4;  // 8-byte rows offsets: not 16-byte vectors
+        p.q.stride_batch = 300 * p.q.stride_seq;
+        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message("q.stride_seq");
+    }
+    zyfa_context_destroy(ctx);
+}
+
+void gfx942_runs_the_fnuz_kernels(void**) {
+    setenv("FAKE_HIP_ARCH", "gfx942:sramecc+:xnack-", 1);
+    fake_hip_state* state = fake();
+    const int rejected = state->images_rejected;
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    assert_string_equal(zyfa_context_device_name(ctx), "gfx942");
+    assert_int_equal(state->images_rejected, rejected);  // the double accepts only gfx942 objects now
+    Problem p(ZYFA_DTYPE_FP8_E4M3FNUZ, 128, 128);
+    assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+    assert_string_equal(state->last_launch.symbol, "zyfa_attn_fwd_e4m3fnuz_lean_d128");
+    assert_int_equal(state->last_launch.args.in_dtype, ZYFA_DTYPE_FP8_E4M3FNUZ);
+    Problem ocp(ZYFA_DTYPE_FP8_E4M3FN, 128, 128);
+    assert_int_equal(ocp.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+    expect_message("gfx942");
+    zyfa_context_destroy(ctx);
+    unsetenv("FAKE_HIP_ARCH");
+}
+
+void unknown_arch_gets_a_context_but_no_kernels(void**) {
+    setenv("FAKE_HIP_ARCH", "gfx1100", 1);
+    fake_hip_state* state = fake();
+    const int loaded = state->modules_loaded;
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    assert_int_equal(state->modules_loaded, loaded);
+    Problem p(ZYFA_DTYPE_BF16, 128, 128);
+    assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+    expect_message("gfx1100");
+    zyfa_context_destroy(ctx);
+    unsetenv("FAKE_HIP_ARCH");
+}
+
+void rejected_images_fail_creation_with_the_runtime_text(void**) {
+    setenv("FAKE_HIP_REJECT_IMAGES", "1", 1);
+    create(ZYFA_BACKEND_HIP, ZYFA_ERROR_DEVICE);
+    expect_message("hipModuleLoadData");
+    expect_message("hipErrorInvalidImage");
+    unsetenv("FAKE_HIP_REJECT_IMAGES");
+}
+
+void no_device_and_bad_ordinal_are_no_device(void**) {
+    create(ZYFA_BACKEND_HIP, ZYFA_ERROR_NO_DEVICE, 1);
+    expect_message("sees 1 device");
+    setenv("FAKE_HIP_DEVICES", "0", 1);
+    create(ZYFA_BACKEND_HIP, ZYFA_ERROR_NO_DEVICE);
+    expect_message("hipErrorNoDevice");
+    auto_falls_back();
+    unsetenv("FAKE_HIP_DEVICES");
+}
+#endif  // ZYFA_TEST_HIP_COMPILED_IN
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string scenario = argc > 1 ? argv[1] : "";
+    if (scenario == "no_rocm") {
+        unsetenv("ZYFA_HIP_LIBRARY");
+        for (const char* name : {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}) {
+            if (void* runtime = dlopen(name, RTLD_NOW | RTLD_LOCAL)) {
+                dlclose(runtime);
+                std::printf("SKIP: this machine has a HIP runtime (%s); the no-ROCm path is not testable here\n", name);
+                return kSkip;
+            }
+        }
+        const struct CMUnitTest tests[] = {cmocka_unit_test(no_rocm_is_no_device),
+                                           cmocka_unit_test(arch_names_lose_their_features)};
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+    }
+    if (scenario == "missing_override") {
+        const struct CMUnitTest tests[] = {cmocka_unit_test(missing_override_is_no_device)};
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+    }
+    if (scenario == "fake_device") {
+#ifndef ZYFA_TEST_HIP_COMPILED_IN
+        std::printf("SKIP: the HIP backend is not compiled in (ZYFA_AMD=OFF)\n");
+        return kSkip;
+#else
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(gfx950_loads_every_code_object_and_unloads_them),
+            cmocka_unit_test(bf16_launch_packs_the_problem),
+            cmocka_unit_test(fp8_lean_launch_packs_varlen_and_descales),
+            cmocka_unit_test(unsupported_requests_say_why),
+            cmocka_unit_test(gfx942_runs_the_fnuz_kernels),
+            cmocka_unit_test(unknown_arch_gets_a_context_but_no_kernels),
+            cmocka_unit_test(rejected_images_fail_creation_with_the_runtime_text),
+            cmocka_unit_test(no_device_and_bad_ordinal_are_no_device),
+        };
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+#endif
+    }
+    std::fprintf(stderr, "usage: amd_hip_host no_rocm|missing_override|fake_device\n");
+    return 2;
+}
