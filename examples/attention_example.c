@@ -1,4 +1,5 @@
-/* The README's example: causal BF16 attention on the best backend present (here the CPU). */
+/* The README's example: causal BF16 attention on host buffers, so on the CPU backend. With device
+ * buffers, leave the backend AUTO (HIP, then CUDA, then CPU) and pass your stream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <zyfa.h>
@@ -11,8 +12,11 @@ int main(void) {
     float* o = calloc((size_t)B * S * H * D, 4);
     for (size_t i = 0; i < (size_t)B * S * H * D; ++i) v[i] = 0x3F80; /* 1.0: every output is 1 */
 
+    zyfa_context_options opts;
+    zyfa_context_options_init(&opts, sizeof opts);
+    opts.backend = ZYFA_BACKEND_CPU; /* host pointers */
     zyfa_context* ctx = NULL;
-    zyfa_status st = zyfa_context_create(NULL, &ctx); /* backend AUTO: HIP, CUDA, then CPU */
+    zyfa_status st = zyfa_context_create(&opts, &ctx);
     zyfa_attn_params p;
     zyfa_attn_params_init(&p, sizeof p);
     p.mask = ZYFA_MASK_CAUSAL;

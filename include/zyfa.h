@@ -277,7 +277,8 @@ ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
  * e4m3fnuz) with one scale per (batch, head): out = round(x * max_fp8 / amax), and writes
  * descale[b * heads + h] = amax / max_fp8 (1 when amax is 0). With ZYFA_QUANT_HADAMARD the head
  * dimension is first multiplied by the normalised Hadamard matrix H/sqrt(n) (n = head_dim when a
- * power of two, else 64 blocks of a multiple of 64); use it on Q and K alike so QK^T is unchanged.
+ * power of two, else blocks of 64 for a multiple of 64); use it on Q and K alike so QK^T is
+ * unchanged. head_dim is at most 65536.
  * Thread safety: safe from any thread, also concurrently on one context.
  * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
 ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_params* p,

@@ -19,6 +19,7 @@ fi
 command -v clang++-22 >/dev/null 2>&1 || missing+=(clang-22)
 command -v ld.lld-22 >/dev/null 2>&1 || missing+=(lld-22)
 command -v llvm-objdump-22 >/dev/null 2>&1 || missing+=(llvm-22)
+dpkg -s libclang-rt-22-dev >/dev/null 2>&1 || missing+=(libclang-rt-22-dev)  # libFuzzer runtime
 # The bindings tier (label bindings): Python (Debian's python3 with numpy, pytest, venv), Go, Rust.
 dpkg -s python3-numpy >/dev/null 2>&1 || missing+=(python3-numpy)
 dpkg -s python3-pytest >/dev/null 2>&1 || missing+=(python3-pytest)

@@ -313,15 +313,19 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
                 partial = M::mac(load_operand<Operand>(vt_row + st * kStep * kElem), p_operand[st], partial, kE8m0One,
                                  p_scale);
             }
-            if (active) {
-                #pragma unroll
-                for (int v = 0; v < 16; ++v) acc[dt][v] = acc[dt][v] * alpha + partial[v] * down;
+            // A select, not a branch: every lane computes and a query that sees no key of the
+            // block keeps its state. Under `if (active)` the compiler sinks the MFMAs whose
+            // results only that branch uses into it, and an MFMA must run with a full EXEC
+            // (tests/emu runs the emulator's strict default, which rejects a partial one).
+            #pragma unroll
+            for (int v = 0; v < 16; ++v) {
+                const float updated = acc[dt][v] * alpha + partial[v] * down;
+                acc[dt][v] = active ? updated : acc[dt][v];
             }
         }
-        if (active) {
-            l = l * alpha + row_sum;
-            m = m_new;
-        }
+        const float l_updated = l * alpha + row_sum;
+        l = active ? l_updated : l;
+        m = active ? m_new : m;
     }
 
     // Epilogue: O = acc * (v_descale / l); queries that saw no key get 0 and lse = -inf.

@@ -1,9 +1,10 @@
 // The sm_90a wgmma kernels, one variant per compilation (kernels/nvidia/CMakeLists.txt):
 //   -DZYFA_FAMILY_E4M3=0|1 -DZYFA_HEAD_DIM_QK=.. -DZYFA_HEAD_DIM_V=.. -DZYFA_DIMS_SUFFIX=d128
-// Each cubin holds the kernels of its family, for 128-row tiles (wg_, two warpgroups) and 64-row
-// tiles (wg1_, one warpgroup):
-//   16-bit: zyfa_attn_fwd_wg[1]_bf16_<dims>, zyfa_attn_fwd_wg[1]_fp16_<dims> (softmax EXACT);
-//   FP8:    zyfa_attn_fwd_wg[1]_e4m3_exact_<dims>, zyfa_attn_fwd_wg[1]_e4m3_lean_<dims>.
+// Each cubin holds the kernels of its family, 128-row tiles of two warpgroups:
+//   16-bit: zyfa_attn_fwd_wg_bf16_<dims>, zyfa_attn_fwd_wg_fp16_<dims> (softmax EXACT);
+//   FP8:    zyfa_attn_fwd_wg_e4m3_exact_<dims>, zyfa_attn_fwd_wg_e4m3_lean_<dims>.
+// (The kernel template also builds 64-row tiles of one warpgroup, two CTAs per SM: measured
+// slower on the H200, 2026-11-29, see docs/performance.md, so no cubin carries them.)
 #include "attention_fwd_wgmma.cuh"
 
 #define ZYFA_PASTE_(a, b) a##b
@@ -22,8 +23,6 @@
 
 #if ZYFA_FAMILY_E4M3
 ZYFA_WG_KERNELS(zyfa_attn_fwd_wg_, 2)
-ZYFA_WG_KERNELS(zyfa_attn_fwd_wg1_, 1)
 #else
 ZYFA_WG_KERNELS_16(zyfa_attn_fwd_wg_, 2)
-ZYFA_WG_KERNELS_16(zyfa_attn_fwd_wg1_, 1)
 #endif

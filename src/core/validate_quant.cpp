@@ -11,6 +11,8 @@
 namespace zyfa {
 namespace {
 
+constexpr int64_t kMaxQuantHeadDim = 65536;
+
 using namespace validation;
 
 constexpr uint32_t kKnownQuantFlags = ZYFA_QUANT_HADAMARD;
@@ -48,6 +50,11 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     if (p.seqlen < 0) throw_invalid("params.seqlen = " + std::to_string(p.seqlen) + " is negative");
     if (p.heads <= 0) throw_invalid("params.heads = " + std::to_string(p.heads) + ", must be > 0");
     if (p.head_dim <= 0) throw_invalid("params.head_dim = " + std::to_string(p.head_dim) + ", must be > 0");
+    // A row is rotated in a scratch row of head_dim floats: bound it, as attention bounds its head dims.
+    if (p.head_dim > kMaxQuantHeadDim) {
+        throw_invalid("params.head_dim = " + std::to_string(p.head_dim) + ", must be <= " +
+                      std::to_string(kMaxQuantHeadDim));
+    }
 
     if (in->reserved != 0) throw_invalid("in.reserved = " + std::to_string(in->reserved) + ", must be 0");
     if (out->reserved != 0) throw_invalid("out.reserved = " + std::to_string(out->reserved) + ", must be 0");

@@ -126,6 +126,7 @@ private:
     void build_items() {
         for (int64_t b = 0; b < p_.batch; ++b) {
             const int64_t sq = p_.len_q(b);
+            if (sq == 0) continue;  // work follows the rows that exist, never batch x heads alone
             for (int64_t h = 0; h < p_.heads_q; ++h)
                 for (int64_t r = 0; r < sq; r += kQueryTile)
                     items_.push_back(WorkItem{b, h, r, std::min(sq, r + kQueryTile)});

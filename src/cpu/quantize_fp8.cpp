@@ -75,7 +75,7 @@ float slice_amax(const QuantProblem& problem, Slice slice) {
         rows.load(s, row.data());
         for (float x : row) {
             if (!std::isfinite(x)) {
-                throw_invalid("zyfa_quantize_fp8: input holds a non-finite value (" + slice_name(slice) +
+                throw_invalid("input holds a non-finite value (" + slice_name(slice) +
                               ", row " + std::to_string(s) + ")");
             }
         }
@@ -83,7 +83,7 @@ float slice_amax(const QuantProblem& problem, Slice slice) {
         for (float x : row) {
             const float magnitude = std::fabs(x);
             if (!std::isfinite(magnitude)) {
-                throw_invalid("zyfa_quantize_fp8: the Hadamard rotation overflows fp32 (" + slice_name(slice) +
+                throw_invalid("the Hadamard rotation overflows fp32 (" + slice_name(slice) +
                               ", row " + std::to_string(s) + ")");
             }
             if (magnitude > amax) amax = magnitude;

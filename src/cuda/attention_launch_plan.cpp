@@ -50,24 +50,27 @@ constexpr KernelFamily kFamilies[] = {
      "zyfa_attn_fwd_e4m3_lean_d192_128", shared_bytes_of<1, 192, 128>(), false},
 };
 
-// The sm_90a wgmma kernels (kernels/nvidia/attention_fwd_wgmma.cuh): 128-row tiles of two
-// warpgroups, 256 threads like the mma.sync kernels, so the grid is the same. Head dim 128 only.
-template <int ELEM, int DQK, int DV>
+// The sm_90a wgmma kernels (kernels/nvidia/attention_fwd_wgmma.cuh), head dim 128: 128-row tiles
+// of two warpgroups, 256 threads, one CTA per SM.
+template <int ELEM, int DQK, int DV, int WARPGROUPS>
 constexpr uint32_t wgmma_shared_bytes_of() {
-    return static_cast<uint32_t>(nvidia::WgmmaTileShape<ELEM, DQK, DV>::kSharedBytes);
+    return static_cast<uint32_t>(nvidia::WgmmaTileShape<ELEM, DQK, DV, WARPGROUPS>::kSharedBytes);
 }
 
-constexpr KernelFamily kWgmmaFamilies[] = {
-    {false, 128, 128, "attn_fwd_wg_b16_d128", "zyfa_attn_fwd_wg_bf16_d128", "zyfa_attn_fwd_wg_fp16_d128",
-     wgmma_shared_bytes_of<2, 128, 128>(), false},
-    {true, 128, 128, "attn_fwd_wg_e4m3_d128", "zyfa_attn_fwd_wg_e4m3_exact_d128", "zyfa_attn_fwd_wg_e4m3_lean_d128",
-     wgmma_shared_bytes_of<1, 128, 128>(), false},
+struct WgmmaFamily {
+    KernelFamily kernels;
+    int warpgroups;
 };
-static_assert(nvidia::WgmmaTileShape<2, 128, 128>::kRows == nvidia::TileShape<2, 128, 128, 8>::kRows &&
-                  nvidia::WgmmaTileShape<2, 128, 128>::kThreads == nvidia::TileShape<2, 128, 128, 8>::kThreads,
-              "the wgmma kernels launch with the mma.sync kernels' grid and block");
 
-// ZYFA_NVIDIA_WGMMA=0 keeps the mma.sync kernels on sm_90a (A/B timing, a fallback in the field).
+constexpr WgmmaFamily kWgmmaFamilies[] = {
+    {{false, 128, 128, "attn_fwd_wg_b16_d128", "zyfa_attn_fwd_wg_bf16_d128", "zyfa_attn_fwd_wg_fp16_d128",
+      wgmma_shared_bytes_of<2, 128, 128, 2>(), false}, 2},
+    {{true, 128, 128, "attn_fwd_wg_e4m3_d128", "zyfa_attn_fwd_wg_e4m3_exact_d128", "zyfa_attn_fwd_wg_e4m3_lean_d128",
+      wgmma_shared_bytes_of<1, 128, 128, 2>(), false}, 2},
+};
+
+// ZYFA_NVIDIA_WGMMA=0 in the environment keeps the mma.sync kernels on sm_90a (A/B timing, a
+// fallback in the field); read at every plan, so a process can switch between launches.
 bool wgmma_enabled() {
     const char* value = std::getenv("ZYFA_NVIDIA_WGMMA");
     return !(value && value[0] == '0' && value[1] == '\0');
@@ -124,7 +127,8 @@ public:
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
         }
         if (image_arch == "sm_90a") {
-            for (const KernelFamily& family : kWgmmaFamilies) {
+            for (const WgmmaFamily& wgmma : kWgmmaFamilies) {
+                const KernelFamily& family = wgmma.kernels;
                 specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
                 specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
             }
@@ -158,9 +162,15 @@ public:
                                 device.arch + " (this build's " + image_arch +
                                 " cubins: e4m3 needs sm_90a, head dim 256 needs sm_90a's shared memory)");
         }
-        if (image_arch == "sm_90a" && wgmma_enabled() && output_pairs_aligned(p.o)) {  // faster, same problems
-            for (const KernelFamily& f : kWgmmaFamilies) {
-                if (f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) family = &f;
+        using MmaShape = nvidia::TileShape<2, 64, 64, kWarps>;  // rows and threads do not depend on dims
+        int rows = MmaShape::kRows, threads = MmaShape::kThreads;
+        const bool wgmma = image_arch == "sm_90a" && wgmma_enabled() && output_pairs_aligned(p.o);
+        for (const WgmmaFamily& candidate : kWgmmaFamilies) {  // faster kernels for the same problems
+            const KernelFamily& f = candidate.kernels;
+            if (wgmma && f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) {
+                family = &f;
+                rows = 64 * candidate.warpgroups;
+                threads = 128 * candidate.warpgroups;
             }
         }
         if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
@@ -177,8 +187,7 @@ public:
                                 std::to_string(device.max_shared_bytes_per_block));
         }
 
-        using Shape = nvidia::TileShape<2, 64, 64, kWarps>;  // rows and threads do not depend on dims
-        const int64_t tiles = (p.seqlen_q + Shape::kRows - 1) / Shape::kRows;
+        const int64_t tiles = (p.seqlen_q + rows - 1) / rows;
         if (tiles > INT32_MAX || p.heads_q > 65535 || p.batch > 65535) {
             throw_not_supported("grid (" + std::to_string(tiles) + ", heads_q = " + std::to_string(p.heads_q) +
                                 ", batch = " + std::to_string(p.batch) +
@@ -192,9 +201,22 @@ public:
         launch.grid.x = static_cast<uint32_t>(tiles);
         launch.grid.y = static_cast<uint32_t>(p.heads_q);
         launch.grid.z = static_cast<uint32_t>(p.batch);
-        launch.block.x = Shape::kThreads;
+        launch.block.x = static_cast<uint32_t>(threads);
         launch.shared_bytes = family->shared_bytes;
         return launch;
+    }
+
+    // kernels/nvidia/quantize_fp8.cu, built for every arch of ZYFA_CUDA_ARCHS (no FP8 hardware
+    // needed: the encoder is integer and fp32 arithmetic).
+    gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
+        if (image_arch != "sm_90a" && image_arch != "sm_80") return {};
+        gpu::QuantKernelSpec spec;
+        spec.variant = "quantize_fp8";
+        spec.clear = "zyfa_quantize_fp8_clear";
+        spec.amax = "zyfa_quantize_fp8_amax";
+        spec.encode = "zyfa_quantize_fp8_encode";
+        spec.finish = "zyfa_quantize_fp8_finish";
+        return spec;
     }
 
     // cvt.rni / the magic-number rounding round to nearest even: the reference constant.

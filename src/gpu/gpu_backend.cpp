@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/block_scale.h"
+#include "common/hadamard.h"
 #include "core/errors.hpp"
 
 namespace zyfa {
@@ -25,6 +26,20 @@ struct LoadedKernel {
     FunctionHandle function = nullptr;
     uint32_t max_shared_bytes = 0;
     std::string unavailable;  // empty when runnable
+};
+
+// The quantize kernels' function handles; all null when the catalogue has none for the arch.
+struct QuantKernels {
+    FunctionHandle clear = nullptr;
+    FunctionHandle amax = nullptr;
+    FunctionHandle encode = nullptr;
+    FunctionHandle finish = nullptr;
+};
+
+// Grids of the quantize launches (quantize_fp8_args.h): per slice, and per (row chunk, head, batch).
+struct QuantGrids {
+    Dim3 slices;
+    Dim3 rows;
 };
 
 class GpuBackend final : public Backend {
@@ -65,12 +80,22 @@ public:
                          planned.first.shared_bytes, stream, parameters);
     }
 
-    void check_quantize_supported(const QuantProblem&) const override {
-        throw_not_supported(std::string("zyfa_quantize_fp8 has no ") + runtime_->vendor() +
-                            " kernel yet; quantise with the CPU backend or on the host");
-    }
+    void check_quantize_supported(const QuantProblem& problem) const override { plan_quantize(problem); }
 
-    void quantize_fp8(const QuantProblem& problem, void*) override { check_quantize_supported(problem); }
+    // Four launches in stream order; the non-finite input the CPU backend rejects is not checked
+    // here (that needs a synchronisation): it shows as a NaN or +inf descale (quantize_fp8.cu).
+    void quantize_fp8(const QuantProblem& problem, void* stream) override {
+        const QuantGrids grids = plan_quantize(problem);
+        if (problem.empty()) return;
+        QuantFp8KernelArgs args = make_quant_kernel_args(problem);
+        void* parameters[] = {&args};
+        Dim3 block;
+        block.x = static_cast<uint32_t>(kQuantThreads);
+        runtime_->launch(quant_.clear, grids.slices, block, 0, stream, parameters);
+        runtime_->launch(quant_.amax, grids.rows, block, 0, stream, parameters);
+        runtime_->launch(quant_.encode, grids.rows, block, 0, stream, parameters);
+        runtime_->launch(quant_.finish, grids.slices, block, 0, stream, parameters);
+    }
 
 private:
     void load_kernels(const KernelRegistry& registry) {
@@ -91,6 +116,14 @@ private:
                 runtime_->set_max_dynamic_shared_bytes(kernel.function, spec.max_shared_bytes);
             }
             kernels_.push_back(std::move(kernel));
+        }
+        const QuantKernelSpec quant = catalogue_->quantize_kernels(image_arch_);
+        if (quant.variant != nullptr) {
+            ModuleHandle module = module_for(registry, quant.variant);
+            quant_.clear = runtime_->get_function(module, quant.clear);
+            quant_.amax = runtime_->get_function(module, quant.amax);
+            quant_.encode = runtime_->get_function(module, quant.encode);
+            quant_.finish = runtime_->get_function(module, quant.finish);
         }
     }
 
@@ -135,6 +168,26 @@ private:
                                              ", which the catalogue does not list for " + image_arch_);
     }
 
+    QuantGrids plan_quantize(const QuantProblem& problem) const {
+        if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
+        if (quant_.clear == nullptr) {
+            throw_not_supported(std::string("zyfa_quantize_fp8 has no ") + runtime_->vendor() + " kernel for " +
+                                image_arch_ + "; quantise with the CPU backend or on the host");
+        }
+        const QuantFp8KernelArgs args = make_quant_kernel_args(problem);  // the int32 and Hadamard checks
+        if (problem.heads > 65535 || problem.batch > 65535) {
+            throw_not_supported("zyfa_quantize_fp8: params.heads = " + std::to_string(problem.heads) +
+                                ", params.batch = " + std::to_string(problem.batch) +
+                                " exceed the GPU grid limit of 65535");
+        }
+        QuantGrids grids;
+        grids.slices.x = static_cast<uint32_t>((int64_t{args.slices} + kQuantThreads - 1) / kQuantThreads);
+        grids.rows.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
+        grids.rows.y = static_cast<uint32_t>(args.heads);
+        grids.rows.z = static_cast<uint32_t>(args.batch);
+        return grids;
+    }
+
     // Dynamic shared memory every kernel may use without raising its limit (CUDA and HIP).
     static constexpr uint32_t kDefaultSharedBytes = 48 * 1024;
 
@@ -145,6 +198,7 @@ private:
     std::string no_image_reason_;
     std::vector<std::pair<std::string, ModuleHandle>> modules_;
     std::vector<LoadedKernel> kernels_;
+    QuantKernels quant_;
 };
 
 }  // namespace
@@ -190,6 +244,40 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
     args.max_block_exponent = numerics::kBlockScaleMaxExponent;
     args.softmax_scale = problem.softmax_scale;
     args.lean_centre = lean_centre;
+    return args;
+}
+
+QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
+    QuantFp8KernelArgs args;
+    std::memset(&args, 0, sizeof(args));
+    args.in = problem.in.data;
+    args.out = problem.out.data;
+    args.descale = problem.descale;
+    args.cu_seqlens = problem.cu_seqlens;
+    args.in_stride_batch = problem.in.stride_batch;
+    args.in_stride_seq = problem.in.stride_seq;
+    args.in_stride_head = problem.in.stride_head;
+    args.out_stride_batch = problem.out.stride_batch;
+    args.out_stride_seq = problem.out.stride_seq;
+    args.out_stride_head = problem.out.stride_head;
+    args.batch = fit_int32(problem.batch, "batch");
+    args.seqlen = fit_int32(problem.seqlen, "seqlen");
+    args.heads = fit_int32(problem.heads, "heads");
+    args.head_dim = fit_int32(problem.head_dim, "head_dim");
+    int64_t slices = 0;
+    if (__builtin_mul_overflow(problem.batch, problem.heads, &slices)) slices = -1;
+    args.slices = fit_int32(slices, "batch * params.heads");
+    args.in_dtype = problem.in.dtype;
+    args.out_dtype = problem.out.dtype;
+    if (problem.hadamard) {
+        const int64_t block = numerics::hadamard_block_size(problem.head_dim);
+        if (block > kQuantMaxHadamardBlock) {
+            throw_not_supported("params.head_dim = " + std::to_string(problem.head_dim) +
+                                " with ZYFA_QUANT_HADAMARD: the GPU kernels rotate blocks of at most " +
+                                std::to_string(kQuantMaxHadamardBlock) + " channels (power-of-two head dims are one block)");
+        }
+        args.hadamard_block = static_cast<int32_t>(block);
+    }
     return args;
 }
 

@@ -8,6 +8,8 @@
 // zyfa_attn_fwd -> plan + AttnKernelArgs + one launch on the caller's stream: nothing is
 // allocated, loaded or synchronised there, so it is safe under graph capture and concurrently
 // from several threads on one context (the state is read-only after creation).
+// zyfa_quantize_fp8 -> four launches on the caller's stream (nvidia/quantize_fp8_args.h), the
+// caller's descale buffer doubling as the amax scratch: likewise no allocation, no synchronisation.
 //
 // A GPU for which this build embeds no code object still gets a context (so AUTO does not hand
 // device pointers to the CPU backend); every zyfa_attn_supported / zyfa_attn_fwd on it returns
@@ -27,6 +29,8 @@
 //     throw_not_supported). The returned (variant, symbol) must be one of kernels(image_arch);
 //     kernel_name is a static string (zyfa_attn_kernel_name returns it).
 //   - lean_centre(): the Lean P constant c for this target's float-to-int conversion.
+//   - quantize_kernels(image_arch): the image and the four symbols of zyfa_quantize_fp8
+//     (kernels/nvidia/quantize_fp8_args.h); the default, none, makes it NOT_SUPPORTED.
 // The kernel's only parameter is zyfa::AttnKernelArgs (kernels/common/attention_kernel_args.h)
 // by value, filled by make_attn_kernel_args() below from the validated problem.
 // ------------------------------------------------------------------------------------------------
@@ -40,6 +44,7 @@
 #include "core/backend.hpp"
 #include "gpu_runtime.hpp"
 #include "kernel_registry.hpp"
+#include "nvidia/quantize_fp8_args.h"
 
 namespace zyfa {
 namespace gpu {
@@ -61,6 +66,16 @@ struct AttnLaunch {
     uint32_t shared_bytes = 0;          // dynamic shared memory of this launch
 };
 
+// The zyfa_quantize_fp8 kernels of an arch: one image holding the four launches of
+// quantize_fp8_args.h, in launch order. All null when the arch has none.
+struct QuantKernelSpec {
+    const char* variant = nullptr;
+    const char* clear = nullptr;
+    const char* amax = nullptr;
+    const char* encode = nullptr;
+    const char* finish = nullptr;
+};
+
 class AttnKernelCatalogue {
 public:
     virtual ~AttnKernelCatalogue() = default;
@@ -69,11 +84,19 @@ public:
     virtual AttnLaunch plan(const AttnProblem& problem, const DeviceInfo& device,
                             const std::string& image_arch) const = 0;
     virtual float lean_centre() const = 0;
+    virtual QuantKernelSpec quantize_kernels(const std::string& image_arch) const {
+        (void)image_arch;
+        return {};
+    }
 };
 
 // The kernel argument struct for a validated problem. Throws Error(NOT_SUPPORTED) when a size
 // does not fit the struct's int32 fields.
 AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_centre);
+
+// The quantize kernels' argument struct for a validated problem. Throws Error(NOT_SUPPORTED) when
+// a size does not fit its int32 fields or the Hadamard block exceeds kQuantMaxHadamardBlock.
+QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem);
 
 // The registry arch whose images run on `device` (first match of device.image_archs), or "" when
 // this build has none.

@@ -12,7 +12,9 @@
 //   scratch    private segment 0, no dynamic stack, no scratch_* instruction;
 //   mfma       BF16: v_mfma_f32_32x32x16_bf16 (gfx950) / v_mfma_f32_32x32x8_bf16 (gfx942);
 //              FP8 LEAN: v_mfma_scale_f32_32x32x64_f8f6f4 (gfx950) / v_mfma_f32_32x32x16_fp8_fp8
-//              (gfx942), and no v_exp_f32 (Lean P needs no exponential).
+//              (gfx942), and no v_exp_f32 (Lean P needs no exponential);
+//   uniform-mfma  every MFMA runs with a full EXEC on every path from the kernel entry
+//              (exec_mask_analysis.hpp: a dataflow proof over the disassembly's control flow).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -25,6 +27,7 @@
 
 #include "amd/attention_tile_shape.h"
 #include "common/attention_kernel_args.h"
+#include "exec_mask_analysis.hpp"
 #include "hip/attention_launch_plan.hpp"
 
 namespace {
@@ -236,9 +239,20 @@ int main(int argc, char** argv) {
     }
     if (!contains(mfma)) fail("mfma", "no " + mfma + " in the code");
 
+    const zyfa_amd_check::ExecReport exec = zyfa_amd_check::find_mfma_under_partial_exec(code);
+    if (!exec.error.empty()) fail("uniform-mfma", "the disassembly could not be analysed: " + exec.error);
+    if (exec.error.empty() && exec.mfma_count == 0) fail("uniform-mfma", "no MFMA reached from a kernel entry");
+    for (const zyfa_amd_check::ExecFinding& f : exec.partial_exec) {
+        char where[512];
+        std::snprintf(where, sizeof where, "PC 0x%llx (%s+0x%llx)", static_cast<unsigned long long>(f.address),
+                      f.kernel.c_str(), static_cast<unsigned long long>(f.kernel_offset));
+        fail("uniform-mfma", std::string(where) + ": EXEC is not proven full at '" + f.instruction + "'");
+    }
+
     if (failures == 0) {
-        std::printf("%s: %zu kernel(s), all rules hold (elf, kernels, registers, lds, scratch, mfma)\n", path.c_str(),
-                    kernels.size());
+        std::printf("%s: %zu kernel(s), all rules hold (elf, kernels, registers, lds, scratch, mfma, "
+                    "uniform-mfma: %zu MFMAs with a full EXEC)\n",
+                    path.c_str(), kernels.size(), exec.mfma_count);
         return 0;
     }
     std::string rules;

@@ -183,7 +183,13 @@ void test_default_scale_and_explicit_scale(void**) {
     }
 }
 
-int setup(void**) { return zyfa_context_create(nullptr, &g_ctx) == ZYFA_SUCCESS ? 0 : -1; }
+// Host buffers: the CPU backend explicitly (AUTO would pick a GPU where one is present).
+int setup(void**) {
+    zyfa_context_options opts;
+    zyfa_context_options_init(&opts, sizeof opts);
+    opts.backend = ZYFA_BACKEND_CPU;
+    return zyfa_context_create(&opts, &g_ctx) == ZYFA_SUCCESS ? 0 : -1;
+}
 int teardown(void**) {
     zyfa_context_destroy(g_ctx);
     return 0;

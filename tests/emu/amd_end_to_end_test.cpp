@@ -4,10 +4,24 @@
 // by tests/gpu/gpu_check.hpp (its tolerances and their reasons: MFMA accumulation order differs
 // from the CPU model's, everything else follows the model). Small shapes keep the tier within
 // CI time. The target is chosen by ZYFA_EMU_ARCH (gfx950 or gfx942), set per CTest test.
+//
+// Bitwise where the CPU model fixes the result (test_bitwise_*): with the scores made exact
+// (small integers in Q and K: every product and every partial sum is an integer far below 2^24,
+// so the MFMA's summation order cannot change S) the kernel and the model perform the same fp32
+// operations on the same values from S on. The model is run with the AMD catalogue's conversion
+// (v_cvt_i32_f32 truncates: FloatToIntRounding::TowardZero and the catalogue's lean_centre), not
+// the CPU backend's default. One-hot V (key j has a 1 in dimension j) makes O[i][j] = P[i][j] * c
+// with c one constant per row, so O shows every P value.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "common/attention_mask.h"
+#include "cpu/attention_blocked.hpp"
+#include "core/validate.hpp"
 #include "gpu/gpu_check.hpp"
+#include "hip/attention_launch_plan.hpp"
 #include "hip/hip_runtime.hpp"
 
 using namespace zyfa_gpu_test;
@@ -97,6 +111,202 @@ void test_head_dims_lse_descales(void**) {
     });
 }
 
+// ------------------------------------------------------------------ bitwise against the model
+
+// Q and K of integers in [-2, 2] (exact in bf16 and both e4m3 formats).
+void integer_qk(AttentionCase& c, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> small(-2, 2);
+    const size_t elem = zyfa::cpu::dtype_size(c.shape.dtype);
+    for (size_t i = 0; i < c.q.size() / elem; ++i) zyfa::cpu::store_from_float(c.q.data(), c.shape.dtype, int64_t(i), float(small(rng)));
+    for (size_t i = 0; i < c.k.size() / elem; ++i) zyfa::cpu::store_from_float(c.k.data(), c.shape.dtype, int64_t(i), float(small(rng)));
+}
+
+// v_j = e_j (fixed-length layout [batch, seqlen_k, heads_kv, head_dim_v]; seqlen_k <= head_dim_v).
+void one_hot_v(AttentionCase& c) {
+    const CaseShape& s = c.shape;
+    const int64_t n = static_cast<int64_t>(c.v.size() / zyfa::cpu::dtype_size(s.dtype));
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t d = i % s.head_dim_v, key = (i / (s.head_dim_v * s.heads_kv)) % s.seqlen_k;
+        zyfa::cpu::store_from_float(c.v.data(), s.dtype, i, d == key ? 1.0f : 0.0f);
+    }
+}
+
+// The CPU model as the AMD kernels round: EXACT unchanged; LEAN with truncating conversion and
+// the HIP catalogue's Lean P centre.
+void run_amd_model(AttentionCase& c) {
+    const zyfa::AttnProblem problem = zyfa::validate_attn(&c.params, &c.tq, &c.tk, &c.tv, &c.to, ZYFA_BACKEND_CPU);
+    zyfa::cpu::NumericsModel model = zyfa::cpu::NumericsModel::for_problem(problem);
+    if (problem.softmax == ZYFA_SOFTMAX_LEAN) {
+        const float centre = zyfa::hip::make_hip_attn_catalogue()->lean_centre();
+        assert_true(centre == zyfa::numerics::lean_p_centre_for(zyfa::numerics::FloatToIntRounding::TowardZero));
+        model.rounding = zyfa::numerics::FloatToIntRounding::TowardZero;
+        model.lean_centre = centre;
+    }
+    zyfa::cpu::WorkerPool pool(1);
+    zyfa::cpu::attention_blocked(problem, model, pool);
+}
+
+uint32_t bits_of(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+
+struct BitwiseReport {
+    int64_t elements = 0, bitwise_equal = 0;
+    int64_t masked = 0, masked_not_zero = 0;     // O elements of keys the row does not see
+    int64_t rows = 0, empty_rows = 0, lse_infinity_mismatch = 0;
+    double lse_max_rel = 0.0;                    // over rows finite on both sides
+    int64_t p_compared = 0, p_mismatched = 0;    // P values read from O (one-hot V), by ratio
+};
+
+// Compares the emulated kernel's O/lse with the model's: bit counts, masked elements (must be +0),
+// the -inf rows of lse, and the P values behind O (ratios within one row and 64-key block must
+// all be equal where P agrees; a step of P's format is >= 1/15 (e4m3) or 2^-8 (bf16)).
+BitwiseReport compare_bitwise(const AttentionCase& gpu, const AttentionCase& model) {
+    const CaseShape& s = model.shape;
+    const auto mask = static_cast<zyfa::numerics::MaskKind>(s.mask);
+    const double step = s.dtype == ZYFA_DTYPE_BF16 ? 1.5e-3 : 3e-2;  // half a format step, as a ratio
+    BitwiseReport r;
+    for (int64_t b = 0; b < s.batch; ++b) {
+        for (int64_t row = 0; row < s.seqlen_q; ++row) {
+            const zyfa::numerics::KeyRange range =
+                zyfa::numerics::visible_keys(row, s.seqlen_q, s.seqlen_k, mask, s.window_left, s.window_right);
+            for (int64_t h = 0; h < s.heads_q; ++h) {
+                const int64_t base = ((b * s.seqlen_q + row) * s.heads_q + h) * s.head_dim_v;
+                ++r.rows;
+                const float lg = gpu.lse[size_t((b * s.heads_q + h) * s.seqlen_q + row)];
+                const float lm = model.lse[size_t((b * s.heads_q + h) * s.seqlen_q + row)];
+                if (std::isinf(lm)) ++r.empty_rows;
+                if ((lg == -INFINITY) != (lm == -INFINITY)) {
+                    ++r.lse_infinity_mismatch;
+                } else if (lm != -INFINITY) {
+                    r.lse_max_rel = std::max(r.lse_max_rel, std::fabs(double(lg) - lm) / std::max(1.0, std::fabs(double(lm))));
+                }
+                for (int64_t block = 0; block < s.head_dim_v; block += 64) {
+                    std::vector<double> ratios;
+                    for (int64_t j = block; j < std::min<int64_t>(block + 64, s.head_dim_v); ++j) {
+                        const float g = gpu.out(base + j), m = model.out(base + j);
+                        ++r.elements;
+                        r.bitwise_equal += bits_of(g) == bits_of(m);
+                        if (j < range.begin || j >= range.end) {
+                            ++r.masked;
+                            r.masked_not_zero += bits_of(g) != 0u;
+                            continue;
+                        }
+                        if (g == 0.0f && m == 0.0f) continue;
+                        ++r.p_compared;
+                        if (!(double(g) / m > 0.0)) {
+                            ++r.p_mismatched;  // zero on one side, a sign flip or a NaN
+                        } else {
+                            ratios.push_back(double(g) / m);
+                        }
+                    }
+                    if (ratios.empty()) continue;
+                    std::vector<double> sorted = ratios;
+                    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+                    const double median = sorted[sorted.size() / 2];
+                    for (double q : ratios) r.p_mismatched += std::fabs(q / median - 1.0) > step;
+                }
+            }
+        }
+    }
+    return r;
+}
+
+struct BitwiseShape {
+    const char* what;
+    zyfa_mask mask;
+    int64_t seqlen_q, seqlen_k, head_dim_qk;
+    int32_t window_left, window_right;
+};
+
+void run_bitwise(const BitwiseShape& b, const Mode& m) {
+    CaseShape s;
+    s.dtype = m.dtype;
+    s.softmax = m.softmax;
+    s.out_dtype = ZYFA_DTYPE_FP32;
+    s.descales = m.dtype != ZYFA_DTYPE_BF16;  // their folding order is part of the model
+    s.mask = b.mask;
+    s.batch = 2;
+    s.heads_q = 4;
+    s.heads_kv = 2;
+    s.seqlen_q = b.seqlen_q;
+    s.seqlen_k = b.seqlen_k;
+    s.head_dim_qk = b.head_dim_qk;
+    s.head_dim_v = 128;
+    s.window_left = b.window_left;
+    s.window_right = b.window_right;
+    s.seed = 5;
+    const GpuCase::Edit edit = [](AttentionCase& c) {
+        integer_qk(c, 17);
+        one_hot_v(c);
+    };
+    Session& session_ = session();
+    GpuCase gpu(*session_.runtime, s, edit);
+    const zyfa_status st = gpu.run(session_.cuda, *session_.runtime, session_.stream);
+    if (st != ZYFA_SUCCESS) {
+        std::printf("  %s %s: zyfa_attn_fwd(HIP) failed: %s\n", b.what, m.name, zyfa_last_error_message());
+        fail();
+    }
+    AttentionCase model(s);
+    edit(model);
+    run_amd_model(model);
+    const BitwiseReport r = compare_bitwise(gpu.host, model);
+    const bool lean = m.softmax == ZYFA_SOFTMAX_LEAN;
+    const bool one_block = s.seqlen_k <= 64;
+    std::printf("  exact S, one-hot V  %-34s %-13s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)"
+                "  lse: -inf rows %lld/%lld (mismatch %lld) max rel %.1e\n",
+                b.what, m.name, (long long)r.bitwise_equal, (long long)r.elements, (long long)r.p_mismatched,
+                (long long)r.p_compared, (long long)r.masked, (long long)r.masked_not_zero, (long long)r.empty_rows,
+                (long long)r.rows, (long long)r.lse_infinity_mismatch, r.lse_max_rel);
+    assert_true(r.p_compared > 0);
+    // Structure: a key the row does not see contributes exactly +0, and lse is -inf on exactly
+    // the rows where the model's is.
+    assert_int_equal(r.masked_not_zero, 0);
+    assert_int_equal(r.lse_infinity_mismatch, 0);
+    if (lean) {
+        // LEAN: the same S and the same fp32 operations give the same codes, bit for bit.
+        assert_int_equal(r.p_mismatched, 0);
+        // One key block: m, the block exponent, l (an exact MFMA sum of codes) and v_descale / l
+        // are the model's bits, so O is too. Over two blocks the rescale alpha (a polynomial on
+        // the GPU, exp2f on the CPU) may differ in its last bit.
+        if (one_block) {
+            assert_int_equal(r.bitwise_equal, r.elements);
+            assert_true(r.lse_max_rel == 0.0);  // the same m and l; v_log_f32 is modelled correctly rounded
+        }
+    } else {
+        // EXACT rounds exp2(t) to bf16: an exp2 an ulp away from the CPU's flips a value lying
+        // on a bf16 rounding boundary, with probability ~6e-5 per element; 0.5% bounds it.
+        assert_true(r.p_mismatched * 200 <= r.p_compared);
+    }
+    // m and l agree (LEAN: bit for bit in one block); log2 and an alpha's last bit remain: 1e-5.
+    assert_true(r.lse_max_rel <= 1e-5);
+}
+
+const BitwiseShape kBitwiseShapes[] = {
+    {"causal s=64 gqa 2:1", ZYFA_MASK_CAUSAL, 64, 64, 128, -1, -1},
+    {"none sq=37 sk=50", ZYFA_MASK_NONE, 37, 50, 128, -1, -1},
+    {"causal-br sq=40 sk=30 (10 empty rows)", ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, 40, 30, 128, -1, -1},
+    {"window (5,2) s=60", ZYFA_MASK_NONE, 60, 60, 128, 5, 2},
+    {"causal window 7 s=64", ZYFA_MASK_CAUSAL, 64, 64, 128, 7, -1},
+    {"hd 192/128 causal s=48", ZYFA_MASK_CAUSAL, 48, 48, 192, -1, -1},
+    {"causal s=128 (2 key blocks)", ZYFA_MASK_CAUSAL, 128, 128, 128, -1, -1},
+    {"none sq=50 sk=128 (2 key blocks)", ZYFA_MASK_NONE, 50, 128, 128, -1, -1},
+};
+
+void test_bitwise_lean(void**) {
+    const Mode lean = {g_gfx942 ? ZYFA_DTYPE_FP8_E4M3FNUZ : ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN,
+                       g_gfx942 ? "e4m3fnuz-lean" : "e4m3fn-lean"};
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, lean);
+}
+
+void test_bitwise_bf16_structure(void**) {
+    const Mode bf16 = {ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"};
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, bf16);
+}
+
 }  // namespace
 
 int main() {
@@ -131,6 +341,8 @@ int main() {
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_gqa_varlen),
         cmocka_unit_test(test_head_dims_lse_descales),
+        cmocka_unit_test(test_bitwise_lean),
+        cmocka_unit_test(test_bitwise_bf16_structure),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

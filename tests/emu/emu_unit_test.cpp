@@ -276,6 +276,8 @@ void test_faults(void**) {
     expect_fault(emu_test::run(*object, "fault_valu_to_mfma", bufs), "after a VALU write; 2 required");
     expect_fault(emu_test::run(*object, "fault_mfma_to_mfma", bufs), "MFMA hazard: reads v16 4 wait states");
     expect_ok(emu_test::run(*object, "ok_mfma_chain", bufs));
+    expect_fault(emu_test::run(*object, "fault_mfma_partial_exec", bufs), "MFMA under a partial EXEC mask");
+    expect_ok(emu_test::run(*object, "ok_mfma_full_exec", bufs));
     expect_fault(emu_test::run(*object, "fault_vmcnt", bufs), "reads v3 before the s_waitcnt vmcnt");
     expect_ok(emu_test::run(*object, "ok_vmcnt", bufs));
     expect_fault(emu_test::run(*object, "fault_lgkmcnt", bufs), "reads s4 before the s_waitcnt lgkmcnt");

@@ -766,7 +766,7 @@ static void fuzz_quantize(const fuzz_choice* c) {
     const int empty = full.batch == 0 || full.seqlen == 0;
     const int malformed =
         !size_ok || (full.flags & ~ZYFA_QUANT_HADAMARD) != 0 || full.batch < 0 || full.seqlen < 0 || full.heads <= 0 ||
-        full.head_dim <= 0 || in.view.reserved != 0 || out.view.reserved != 0 ||
+        full.head_dim <= 0 || full.head_dim > 65536 /* documented bound */ || in.view.reserved != 0 || out.view.reserved != 0 ||
         (in_dtype != ZYFA_DTYPE_FP32 && in_dtype != ZYFA_DTYPE_FP16 && in_dtype != ZYFA_DTYPE_BF16) ||
         !is_fp8(out_dtype) || qc->null_descale || (packed && !cu.well_formed) || in.malformed || out.malformed ||
         (!empty && (in.view.data == NULL || out.view.data == NULL)) || descale_overflow;

@@ -12,7 +12,7 @@ if [[ $# -lt 4 ]]; then
 fi
 fuzzer=$1 seconds=$2 work=$3
 shift 3
-rm -rf "$work/corpus"
+rm -rf "$work/corpus" "$work/artifacts"
 mkdir -p "$work/corpus" "$work/artifacts"
 for dir in "$@"; do
   find "$dir" -maxdepth 1 -type f ! -name '.*' -exec cp {} "$work/corpus/" \;

@@ -25,6 +25,7 @@ extern "C" {
 #include "cuda/cuda_runtime.hpp"
 #include "fake_cuda_state.h"
 #include "gpu/gpu_backend.hpp"
+#include "nvidia/quantize_fp8_args.h"
 #include "zyfa.h"
 
 namespace zyfa {
@@ -287,7 +288,7 @@ void unsupported_plans_and_devices_are_not_supported(void**) {
         const Request small(64);
         expect_error([&] { backend->check_attn_supported(small.problem()); }, ZYFA_ERROR_NOT_SUPPORTED,
                      "params.head_dim_qk = 64");
-        // quantize_fp8 has no NVIDIA kernel yet.
+        // The test catalogue lists no quantize kernels.
         expect_error([&] { backend->check_quantize_supported(zyfa::QuantProblem()); }, ZYFA_ERROR_NOT_SUPPORTED,
                      "zyfa_quantize_fp8");
     }
@@ -410,6 +411,85 @@ void public_api_fwd_enqueues_one_launch(void**) {
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }
+
+// Public API over the double with this build's quantize cubin: zyfa_quantize_fp8 enqueues exactly
+// four launches (clear, amax, encode, finish) on the caller's stream, allocates nothing (the
+// caller's descale buffer is the amax scratch) and never synchronises.
+void public_api_quantize_enqueues_four_launches(void**) {
+    setenv("FAKE_CUDA_CC", "90", 1);
+    fake_cuda_state* state = fake_state();
+    state->param_bytes = sizeof(zyfa::QuantFp8KernelArgs);
+    zyfa_context_options options;
+    zyfa_context_options_init(&options, sizeof(options));
+    options.backend = ZYFA_BACKEND_CUDA;
+    zyfa_context* ctx = nullptr;
+    assert_int_equal(zyfa_context_create(&options, &ctx), ZYFA_SUCCESS);
+
+    zyfa_quant_params params;
+    zyfa_quant_params_init(&params, sizeof(params));
+    params.flags = ZYFA_QUANT_HADAMARD;
+    params.batch = 2;
+    params.seqlen = 100;
+    params.heads = 300;
+    params.head_dim = 128;
+    zyfa_tensor in = Request::view(0x100000, params.heads, params.head_dim, params.seqlen);
+    zyfa_tensor out = Request::view(0x900000, params.heads, params.head_dim, params.seqlen);
+    out.dtype = ZYFA_DTYPE_FP8_E4M3FNUZ;
+    float* descale = reinterpret_cast<float*>(uintptr_t{0x500000});  // never dereferenced by the double
+    const bool embedded = zyfa::gpu::KernelRegistry::embedded().find("nvidia", "sm_90a", "quantize_fp8") != nullptr ||
+                          zyfa::gpu::KernelRegistry::embedded().find("nvidia", "sm_80", "quantize_fp8") != nullptr;
+    int stream_marker = 0;
+    if (!embedded) {  // a build without NVIDIA cubins for this device: NOT_SUPPORTED, nothing launched
+        const int launches = state->launches;
+        assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_ERROR_NOT_SUPPORTED);
+        assert_int_equal(state->launches, launches);
+        zyfa_context_destroy(ctx);
+        return;
+    }
+    const int launches = state->launches, allocations = state->allocations, syncs = state->synchronizations;
+    const int loads = state->modules_loaded;
+    assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_SUCCESS);
+    assert_int_equal(state->launches - launches, 4);
+    assert_int_equal(state->allocations, allocations);
+    assert_int_equal(state->synchronizations, syncs);
+    assert_int_equal(state->modules_loaded, loads);
+    assert_ptr_equal(state->stream, &stream_marker);
+    assert_int_equal(state->context_depth, 0);
+    assert_int_equal(state->calls_without_context, 0);
+    // The last launch is finish: one thread per (batch, head) slice, 600 slices in blocks of 256.
+    assert_int_equal(state->grid[0], 3);
+    assert_int_equal(state->grid[1], 1);
+    assert_int_equal(state->block[0], zyfa::kQuantThreads);
+    zyfa::QuantFp8KernelArgs args;
+    std::memcpy(&args, state->param, sizeof(args));
+    assert_ptr_equal(args.in, in.data);
+    assert_ptr_equal(args.out, out.data);
+    assert_ptr_equal(args.descale, descale);
+    assert_null(args.cu_seqlens);
+    assert_int_equal(args.in_stride_seq, 300 * 128);
+    assert_int_equal(args.out_stride_batch, 100 * 300 * 128);
+    assert_int_equal(args.seqlen, 100);
+    assert_int_equal(args.heads, 300);
+    assert_int_equal(args.slices, 600);
+    assert_int_equal(args.in_dtype, zyfa::kKernelBf16);
+    assert_int_equal(args.out_dtype, zyfa::kKernelE4m3fnuz);
+    assert_int_equal(args.hadamard_block, 128);
+
+    // An empty problem: success, no launch.
+    params.seqlen = 0;
+    assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_SUCCESS);
+    assert_int_equal(state->launches - launches, 4);
+    // A Hadamard block wider than the kernels' shared buffer: NOT_SUPPORTED, nothing launched.
+    params.seqlen = 4;
+    params.head_dim = 2048;
+    in = Request::view(0x100000, params.heads, params.head_dim, params.seqlen);
+    out = Request::view(0x900000, params.heads, params.head_dim, params.seqlen);
+    out.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_ERROR_NOT_SUPPORTED);
+    assert_non_null(std::strstr(zyfa_last_error_message(), "params.head_dim = 2048"));
+    assert_int_equal(state->launches - launches, 4);
+    zyfa_context_destroy(ctx);
+}
 #endif  // ZYFA_TEST_CUDA_COMPILED_IN
 
 }  // namespace
@@ -444,6 +524,7 @@ int main(int argc, char** argv) {
 #ifdef ZYFA_TEST_CUDA_COMPILED_IN  // without the CUDA slot the public API cannot reach the double
             cmocka_unit_test(public_api_on_a_device_without_cubins),
             cmocka_unit_test(public_api_fwd_enqueues_one_launch),
+            cmocka_unit_test(public_api_quantize_enqueues_four_launches),
 #endif
         };
         return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -1,7 +1,7 @@
 """The wgmma kernels against the mma.sync kernels and the anchors, in one process (device only).
 
 Times zyfa FP8 LEAN, FP8 EXACT and BF16 with the sm_90a wgmma kernels (the default there) and with
-ZYFA_NVIDIA_WGMMA=0 (the mma.sync kernels, read by the launch plan at every call), beside torch SDPA
+ZYFA_NVIDIA_WGMMA=0 (the mma.sync kernels; the launch plan reads it at every call), beside torch SDPA
 cuDNN / flash BF16 and the Triton FP8 kernel, on bench/run_benchmark.py's inputs and timing
 (causal, head dim 128, batch * seqlen = 32K tokens, 16 heads). Each zyfa kernel is first checked
 against an fp32 torch reference on the same inputs. Usage: wgmma_ab_timing.py LIBRARY [SEQLEN...]
@@ -49,7 +49,7 @@ def main():
                 median, lo, hi = rb.time_launch(torch, launch, 5)
                 print("  %-15s %-9s %8.3f ms %7.1f TFLOP/s  %s %s" % (impl, label, median, flops / median / 1e9,
                                                                      kernel, err), flush=True)
-        os.environ["ZYFA_NVIDIA_WGMMA"] = "1"
+        os.environ.pop("ZYFA_NVIDIA_WGMMA")
         for impl in ["sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8"]:
             try:
                 launch, kernel = rb.make_launch(impl, torch, zyfa, inp)

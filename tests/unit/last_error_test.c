@@ -44,7 +44,10 @@ static void* fail_with_bad_backend(void* arg) {
     snprintf(result->message_after_failure, sizeof(result->message_after_failure), "%s", zyfa_last_error_message());
     pthread_barrier_wait(&both_checked);
     zyfa_context* cpu = NULL; /* no cmocka asserts off the main thread: record, check later */
-    const zyfa_status created = zyfa_context_create(NULL, &cpu);
+    zyfa_context_options cpu_options; /* host buffers: the CPU backend, whatever GPU is present */
+    zyfa_context_options_init(&cpu_options, sizeof(cpu_options));
+    cpu_options.backend = ZYFA_BACKEND_CPU;
+    const zyfa_status created = zyfa_context_create(&cpu_options, &cpu);
     zyfa_quant_params qp;
     zyfa_quant_params_init(&qp, sizeof(qp));
     qp.heads = 1;

@@ -34,6 +34,7 @@ WorkgroupRunner::WorkgroupRunner(const CodeObject& object, const Kernel& k, cons
       random_(config.random_schedule),
       memory_(memory) {
     std::memcpy(group_id_, group_id, sizeof group_id_);
+    if (config.trace && group_id[0] == 0 && group_id[1] == 0 && group_id[2] == 0) trace_ = config.trace;
     const uint32_t lds_bytes = k.descriptor.group_segment_fixed_size + config.dynamic_lds;
     const uint32_t lds_limit = arch == Arch::Gfx950 ? 163840 : 65536;
     if (lds_bytes > lds_limit) {
@@ -43,6 +44,7 @@ WorkgroupRunner::WorkgroupRunner(const CodeObject& object, const Kernel& k, cons
     lds_.assign(lds_bytes, 0);
     lds_track_.assign(lds_bytes, LdsByteTrack());
     init_waves(config, kernarg_address);
+    if (trace_) trace_->assign(waves_.size(), {});
 }
 
 void WorkgroupRunner::init_waves(const LaunchConfig& config, uint64_t kernarg_address) {
@@ -595,6 +597,7 @@ bool WorkgroupRunner::step(Wave& w) {
         fail(w, *inst, "unknown instruction '" + inst->mnemonic + "' (the emulator does not implement it)");
     }
     check_operands(w, *inst);
+    if (trace_) (*trace_)[static_cast<size_t>(w.id)].push_back(inst->address);
     current_op_ = 0;
     if (inst->unit == Unit::Vmem || inst->unit == Unit::Ds || inst->unit == Unit::Smem) {
         current_op_ = next_op_++;

@@ -32,6 +32,8 @@ struct LaunchConfig {
     bool random_schedule = true;  // false: round robin, one instruction per turn
     int threads = 0;               // 0: ZYFA_EMU_THREADS or the host's cores
     std::vector<MemoryRange> memory;
+    // When set: the PCs each wave of workgroup (0,0,0) executes, in order (cycle_model.hpp).
+    std::vector<std::vector<uint64_t>>* trace = nullptr;
 };
 
 struct RunStats {
@@ -122,6 +124,7 @@ private:
     uint64_t next_op_ = 1;
     uint64_t current_op_ = 0;
     uint64_t instructions_ = 0;
+    std::vector<std::vector<uint64_t>>* trace_ = nullptr;
 };
 
 // Registry of instruction semantics (semantics_*.cpp).

@@ -97,11 +97,15 @@ void ds_write(R& r, Wave& w, const Instruction& in) {
 template <int BYTES, int STRIDE>
 void ds_read2(R& r, Wave& w, const Instruction& in) {
     each_lane(w, [&](int l) {
+        // Both elements are read before the destination is written: the address VGPR may be
+        // part of the destination (clang emits ds_read2_b64 v[20:23], v20).
+        uint8_t data[2][8];
         for (int e = 0; e < 2; ++e) {
-            uint8_t data[8];
             const int64_t off = (e == 0 ? in.offset0 : in.offset1) * BYTES * STRIDE;
-            r.lds_read(w, in, ds_address(r, w, in, 1, l, off), data, BYTES);
-            for (int k = 0; k < BYTES / 4; ++k) std::memcpy(&r.reg(w, in.ops[0], e * (BYTES / 4) + k, l), data + 4 * k, 4);
+            r.lds_read(w, in, ds_address(r, w, in, 1, l, off), data[e], BYTES);
+        }
+        for (int e = 0; e < 2; ++e) {
+            for (int k = 0; k < BYTES / 4; ++k) std::memcpy(&r.reg(w, in.ops[0], e * (BYTES / 4) + k, l), data[e] + 4 * k, 4);
         }
     });
 }

@@ -29,6 +29,28 @@ KERNEL_BEGIN ok_mfma_read
   global_store_dword v1, v2, s[4:5]
   s_endpgm
 KERNEL_END ok_mfma_read, 40
+// MFMA inside a divergent `if` (lanes 0..39 active): what the matrix unit does with a partial
+// EXEC is undocumented, so the strict default rejects it; the twin restores EXEC first.
+KERNEL_BEGIN fault_mfma_partial_exec
+  PROLOGUE
+  v_cmp_gt_u32_e32 vcc, 40, v0
+  s_and_saveexec_b64 s[8:9], vcc
+  s_cbranch_execz .Lfault_mfma_partial_exec_join
+  v_mfma_f32_32x32x16_bf16 v[16:31], v[32:35], v[36:39], 0
+  s_nop 15
+.Lfault_mfma_partial_exec_join:
+  s_or_b64 exec, exec, s[8:9]
+  s_endpgm
+KERNEL_END fault_mfma_partial_exec, 40
+KERNEL_BEGIN ok_mfma_full_exec
+  PROLOGUE
+  v_cmp_gt_u32_e32 vcc, 40, v0
+  s_and_saveexec_b64 s[8:9], vcc
+  s_or_b64 exec, exec, s[8:9]
+  v_mfma_f32_32x32x16_bf16 v[16:31], v[32:35], v[36:39], 0
+  s_nop 15
+  s_endpgm
+KERNEL_END ok_mfma_full_exec, 40
 // VALU write feeding an MFMA operand with one wait state (2 required).
 KERNEL_BEGIN fault_valu_to_mfma
   PROLOGUE

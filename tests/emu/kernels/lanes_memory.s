@@ -69,7 +69,7 @@ KERNEL_BEGIN lanes_memory
   s_waitcnt vmcnt(0)
   ST 9, v9
   // LDS: each wave writes its a[lane] * (wave + 1) at [wave][lane]; after the barrier it reads
-  // the other wave's row, with ds_read2 and a 16-bit d16_hi write.
+  // the other wave's row, with ds_read2 (address VGPR = destination) and a 16-bit d16_hi write.
   v_add_u32 v11, 1, v21
   v_mul_lo_u32 v12, v2, v11
   v_lshlrev_b32 v13, 8, v21
@@ -80,7 +80,8 @@ KERNEL_BEGIN lanes_memory
   s_barrier
   v_xor_b32 v15, 0x100, v13         // the other wave's row
   ds_read_b32 v5, v15
-  ds_read2_b32 v[16:17], v1 offset1:64
+  v_mov_b32 v16, v1                 // the address VGPR is also the first destination, as
+  ds_read2_b32 v[16:17], v16 offset1:64  // clang emits: both addresses are read first
   s_waitcnt lgkmcnt(0)
   ST 10, v5
   ST 11, v16

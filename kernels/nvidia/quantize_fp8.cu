@@ -1,0 +1,140 @@
+// zyfa_quantize_fp8 on NVIDIA GPUs: the four kernels of quantize_fp8_args.h (clear, amax, encode,
+// finish), one cubin per arch. The codes and descales are bit-identical to the CPU backend
+// (src/cpu/quantize_fp8.cpp, the spec): the same fp32 loads, the Hadamard butterflies of
+// common/hadamard.h (each butterfly of a stage is independent, so spreading a stage over a warp's
+// lanes gives the same bits), the same scale expression and common/fp8_e4m3.h's encoder; built
+// with -fmad=false so no multiply is fused into an add.
+//
+// What the GPU does not do: check the input for NaN/inf (the CPU backend's INVALID_ARGUMENT would
+// need a synchronisation). A slice holding a NaN gets amax = NaN (NaN's bits order above +inf),
+// so its descale is NaN and its codes are NaN codes; a slice holding +-inf (or whose rotation
+// overflows) gets descale = +inf and codes 0 (finite elements) or NaN (the infinite ones).
+#include "common/fp8_e4m3.h"
+#include "common/hadamard.h"
+#include "common/half_types.h"
+#include "common/attention_kernel_args.h"
+#include "nvidia/quantize_fp8_args.h"
+
+namespace zyfa {
+namespace nvidia {
+namespace {
+
+// As src/cpu/quantize_fp8.cpp: below this amax, fp8_max / amax could overflow fp32, so such
+// slices are first scaled by a power of two (exact), giving the codes the unshifted scale would.
+constexpr float kTinyAmax = 0x1p-100f;
+constexpr float kTinyShift = 0x1p100f;
+
+__device__ __forceinline__ float load_input(const QuantFp8KernelArgs& a, int64_t index) {
+    switch (a.in_dtype) {
+        case kKernelFp16: return numerics::fp16_to_float(static_cast<const uint16_t*>(a.in)[index]);
+        case kKernelBf16: return numerics::bf16_to_float(static_cast<const uint16_t*>(a.in)[index]);
+        default: return static_cast<const float*>(a.in)[index];
+    }
+}
+
+__device__ __forceinline__ numerics::Fp8Format output_format(const QuantFp8KernelArgs& a) {
+    return a.out_dtype == kKernelE4m3fnuz ? numerics::Fp8Format::E4M3FNUZ : numerics::Fp8Format::E4M3FN;
+}
+
+// Calls visit(out_index, value) for every element of this block's rows of slice (blockIdx.z,
+// blockIdx.y), value being the fp32 the CPU model quantises: the loaded element, or its Hadamard
+// rotation computed exactly as common/hadamard.h orders it. One warp per row; `buffer` is the
+// warp's kQuantMaxHadamardBlock floats of shared memory.
+template <class Visit>
+__device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, float* buffer, Visit visit) {
+    const int32_t b = static_cast<int32_t>(blockIdx.z);
+    const int32_t h = static_cast<int32_t>(blockIdx.y);
+    const bool varlen = a.cu_seqlens != nullptr;
+    const int64_t first = varlen ? a.cu_seqlens[b] : 0;
+    const int64_t count = varlen ? static_cast<int64_t>(a.cu_seqlens[b + 1]) - a.cu_seqlens[b] : a.seqlen;
+    const int64_t row_begin = static_cast<int64_t>(blockIdx.x) * kQuantRowsPerBlock;
+    const int64_t row_end = count < row_begin + kQuantRowsPerBlock ? count : row_begin + kQuantRowsPerBlock;
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const int n = a.hadamard_block;
+    const float normaliser = n > 0 ? numerics::hadamard_normaliser(n) : 1.0f;
+    // Varlen rows are packed along seq: the batch stride is ignored there, per the ABI.
+    const int64_t in_slice = (varlen ? 0 : b * a.in_stride_batch) + h * a.in_stride_head;
+    const int64_t out_slice = (varlen ? 0 : b * a.out_stride_batch) + h * a.out_stride_head;
+
+    for (int64_t s = row_begin + warp; s < row_end; s += kQuantWarps) {  // warp-uniform loop
+        const int64_t in_row = in_slice + (first + s) * a.in_stride_seq;
+        const int64_t out_row = out_slice + (first + s) * a.out_stride_seq;
+        if (n == 0) {
+            for (int d = lane; d < a.head_dim; d += 32) visit(out_row + d, load_input(a, in_row + d));
+            continue;
+        }
+        for (int start = 0; start < a.head_dim; start += n) {
+            for (int j = lane; j < n; j += 32) buffer[j] = load_input(a, in_row + start + j);
+            __syncwarp();
+            for (int span = 1; span < n; span *= 2) {
+                // Butterfly p of this stage: (j, j + span), j = p with a zero inserted at bit log2(span).
+                for (int p = lane; p < n / 2; p += 32) {
+                    const int j = ((p & ~(span - 1)) << 1) | (p & (span - 1));
+                    const float x = buffer[j];
+                    const float y = buffer[j + span];
+                    buffer[j] = x + y;
+                    buffer[j + span] = x - y;
+                }
+                __syncwarp();
+            }
+            for (int j = lane; j < n; j += 32) visit(out_row + start + j, buffer[j] * normaliser);
+            __syncwarp();  // the next block's loads overwrite the buffer
+        }
+    }
+}
+
+__device__ __forceinline__ int64_t slice_index(const QuantFp8KernelArgs& a) {
+    return static_cast<int64_t>(blockIdx.z) * a.heads + blockIdx.y;
+}
+
+}  // namespace
+}  // namespace nvidia
+}  // namespace zyfa
+
+using zyfa::QuantFp8KernelArgs;
+
+// Launch 1: every slice's amax starts at +0 (bits 0), the identity of the unsigned max.
+extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_fp8_clear(const QuantFp8KernelArgs a) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < a.slices) a.descale[i] = 0.0f;
+}
+
+// The row kernels ask for 4 resident blocks per SM (64 registers per thread): without the hint
+// ptxas sizes registers for the occupancy the 32 KiB of shared memory allows and spills.
+
+// Launch 2: amax of |value| over this block's rows, merged into descale[slice] as fp32 bits.
+extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads, 4) zyfa_quantize_fp8_amax(const QuantFp8KernelArgs a) {
+    __shared__ float buffers[zyfa::kQuantWarps][zyfa::kQuantMaxHadamardBlock];
+    uint32_t amax_bits = 0;  // |x| as bits: the unsigned order of non-negative floats, NaN on top
+    zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [&](int64_t, float value) {
+        const uint32_t magnitude = zyfa::numerics::float_bits(value) & 0x7FFFFFFFu;
+        amax_bits = magnitude > amax_bits ? magnitude : amax_bits;
+    });
+    amax_bits = __reduce_max_sync(0xFFFFFFFFu, amax_bits);
+    if (threadIdx.x % 32 == 0 && amax_bits != 0) {
+        atomicMax(reinterpret_cast<unsigned int*>(a.descale + zyfa::nvidia::slice_index(a)), amax_bits);
+    }
+}
+
+// Launch 3: the codes, from the slice's finished amax (launch 2 completed before this started).
+extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads, 4) zyfa_quantize_fp8_encode(const QuantFp8KernelArgs a) {
+    __shared__ float buffers[zyfa::kQuantWarps][zyfa::kQuantMaxHadamardBlock];
+    const zyfa::numerics::Fp8Format format = zyfa::nvidia::output_format(a);
+    const float amax = a.descale[zyfa::nvidia::slice_index(a)];
+    const bool all_zero = amax == 0.0f;  // every element is +-0: codes 0, as the CPU writes them
+    const float pre_shift = amax < zyfa::nvidia::kTinyAmax ? zyfa::nvidia::kTinyShift : 1.0f;
+    const float scale = zyfa::numerics::fp8_max(format) / (amax * pre_shift);
+    auto* out = static_cast<uint8_t*>(a.out);
+    zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [=](int64_t index, float value) {
+        out[index] = all_zero ? uint8_t{0} : zyfa::numerics::fp8_encode((value * pre_shift) * scale, format);
+    });
+}
+
+// Launch 4: amax -> descale (after launch 3 read the amax).
+extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_fp8_finish(const QuantFp8KernelArgs a) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= a.slices) return;
+    const float amax = a.descale[i];
+    a.descale[i] = amax == 0.0f ? 1.0f : amax / zyfa::numerics::fp8_max(zyfa::nvidia::output_format(a));
+}
