@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cycle_model.hpp"
 #include "emu_harness.hpp"
 
 // After the emulator headers: cmocka defines a fail() macro.
@@ -297,12 +298,41 @@ void test_faults(void**) {
     expect_ok(emu_test::run(*object, "ok_barrier", bufs, 128, 1, false));
 }
 
+// ------------------------------------------------------------------ cycle model
+
+double cycle_busy(const zyfa::emu::CodeObject& object, const char* kernel) {
+    zyfa::emu::LaunchConfig config;
+    config.block[0] = 128;
+    config.kernarg.assign(64, 0);
+    config.threads = 1;
+    std::vector<std::vector<uint64_t>> traces;
+    config.trace = &traces;
+    zyfa::emu::run_kernel(object, *object.find_kernel(kernel), config);
+    assert_int_equal(traces.size(), 2);
+    const zyfa::emu::CycleEstimate e = zyfa::emu::estimate_mfma_busy(object, traces[0], traces[1], {});
+    std::printf("  cycle model %-18s trips %d (measured %d), %.1f cycles/trip, MFMA busy %.3f\n", kernel, e.iterations,
+                e.window_iterations, e.cycles_per_iteration, e.mfma_busy_fraction);
+    assert_true(e.loop_found);
+    assert_int_equal(e.window_iterations, 6);  // 8 trips, the first and the last left out
+    return e.mfma_busy_fraction;
+}
+
+void test_cycle_model(void**) {
+    auto object = emu_test::load("cycle.gfx950.hsaco");
+    // Two waves each issuing 64 pipe cycles per trip with 3 cycles of other work: the pipe never idles.
+    assert_true(cycle_busy(*object, "cycle_mfma_bound") >= 0.99);
+    // 2 x 32 busy cycles in a 132-cycle trip.
+    const double nop_bound = cycle_busy(*object, "cycle_nop_bound");
+    assert_true(nop_bound > 64.0 / 134 && nop_bound < 64.0 / 130);
+}
+
 }  // namespace
 
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalar),       cmocka_unit_test(test_vector),      cmocka_unit_test(test_lanes_memory),
         cmocka_unit_test(test_mfma_gfx950),  cmocka_unit_test(test_mfma_gfx942), cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_cycle_model),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

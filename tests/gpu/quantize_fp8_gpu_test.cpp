@@ -278,7 +278,7 @@ void fixed_length_d192_padded(void**) {
             QuantShape s = shape(hadamard ? "d192 hadamard padded" : "d192 plain padded", in, hadamard ? kFn : kFnuz,
                                  hadamard, 3, 77, 2, 192);
             s.in_pad = 8;
-            s.out_pad = 24;
+            s.out_pad = 32;  // GPU backends need FP8 strides in multiples of 16 elements
             s.seed = static_cast<uint32_t>(7 + in);
             check_bitwise(s);
         }
@@ -306,8 +306,9 @@ void other_head_dims(void**) {
     check_bitwise(shape("fp32 d1024 hadamard (largest GPU block)", ZYFA_DTYPE_FP32, kFn, true, 1, 40, 2, 1024));
     check_bitwise(shape("fp16 d320 hadamard (5 blocks of 64)", ZYFA_DTYPE_FP16, kFn, true, 1, 33, 2, 320));
     check_bitwise(shape("bf16 d80 plain", ZYFA_DTYPE_BF16, kFn, false, 2, 50, 3, 80));
-    check_bitwise(shape("fp32 d1 plain", ZYFA_DTYPE_FP32, kFnuz, false, 1, 7, 5, 1));
-    check_bitwise(shape("fp32 d2 hadamard", ZYFA_DTYPE_FP32, kFn, true, 1, 9, 2, 2));
+    // The smallest head dims a GPU FP8 output allows (its strides are multiples of 16 elements).
+    check_bitwise(shape("fp32 d16 hadamard", ZYFA_DTYPE_FP32, kFn, true, 1, 9, 2, 16));
+    check_bitwise(shape("fp32 d48 plain", ZYFA_DTYPE_FP32, kFnuz, false, 1, 7, 5, 48));
 }
 
 void zero_tiny_subnormal_and_signed_zero_slices(void**) {
@@ -418,9 +419,15 @@ void timing_of_a_large_call(void**) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     const int opened = open_session_or_skip("gpu_quantize_fp8");
     if (opened != 0) return opened;
+    // "small": the cases compute-sanitizer can run in seconds (no timing, no 4096-row problem).
+    const bool small = argc > 1 && std::strcmp(argv[1], "small") == 0;
+    const struct CMUnitTest small_tests[] = {
+        cmocka_unit_test(varlen_with_empty_sequence),
+        cmocka_unit_test(other_head_dims),
+    };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixed_length_d128),
         cmocka_unit_test(fixed_length_d192_padded),
@@ -431,7 +438,8 @@ int main() {
         cmocka_unit_test(graph_capture_and_replay),
         cmocka_unit_test(timing_of_a_large_call),
     };
-    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    const int failed = small ? cmocka_run_group_tests(small_tests, nullptr, nullptr)
+                             : cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();
     return failed;
 }
