@@ -123,14 +123,9 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
     const int tiles = (a.seqlen_q + kRows - 1) / kRows;
     const int tile = tiles - 1 - block_id_x();
     const int head = block_id_y(), batch = block_id_z();
-    int64_t first_q = 0, first_k = 0;
-    int seqlen_q = a.seqlen_q, seqlen_k = a.seqlen_k;
-    if (a.cu_seqlens_q) {
-        first_q = a.cu_seqlens_q[batch];
-        seqlen_q = a.cu_seqlens_q[batch + 1] - a.cu_seqlens_q[batch];
-        first_k = a.cu_seqlens_k[batch];
-        seqlen_k = a.cu_seqlens_k[batch + 1] - a.cu_seqlens_k[batch];
-    }
+    const SequenceSpan span = sequence_span(a, batch);
+    const int64_t first_q = span.first_q, first_k = span.first_k;
+    const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int row0 = tile * kRows;
     if (row0 >= seqlen_q) return;  // uniform over the workgroup, before any barrier
     const int head_kv = head / (a.heads_q / a.heads_kv);

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "device_compat.h"
+
 namespace zyfa {
 
 // Bump when a field changes: the host checks it against what the embedded kernels were built with.
@@ -48,6 +50,21 @@ struct AttnKernelArgs {
     int32_t reserved0;  // zero; when varlen the kernel reads total_q = cu_seqlens_q[batch] itself
     int32_t reserved1;
 };
+
+// One sequence of the batch: where its rows start in the (possibly packed) tensors and how long it
+// is. Fixed length: rows start at 0 (stride_batch selects the sequence) and the lengths are the
+// problem's; varlen: from cu_seqlens (device memory on GPU backends).
+struct SequenceSpan {
+    int64_t first_q, first_k;
+    int seqlen_q, seqlen_k;
+};
+
+ZYFA_HD SequenceSpan sequence_span(const AttnKernelArgs& a, int batch) {
+    if (!a.cu_seqlens_q) return SequenceSpan{0, 0, a.seqlen_q, a.seqlen_k};
+    return SequenceSpan{a.cu_seqlens_q[batch], a.cu_seqlens_k[batch],
+                        a.cu_seqlens_q[batch + 1] - a.cu_seqlens_q[batch],
+                        a.cu_seqlens_k[batch + 1] - a.cu_seqlens_k[batch]};
+}
 
 }  // namespace zyfa
 

@@ -153,14 +153,9 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
     // Heaviest tiles (the last ones under a causal mask) first.
     const int tile = gridDim.x - 1 - blockIdx.x;
     const int head = blockIdx.y, batch = blockIdx.z;
-    int64_t first_q = 0, first_k = 0;
-    int seqlen_q = a.seqlen_q, seqlen_k = a.seqlen_k;
-    if (a.cu_seqlens_q) {
-        first_q = a.cu_seqlens_q[batch];
-        seqlen_q = a.cu_seqlens_q[batch + 1] - a.cu_seqlens_q[batch];
-        first_k = a.cu_seqlens_k[batch];
-        seqlen_k = a.cu_seqlens_k[batch + 1] - a.cu_seqlens_k[batch];
-    }
+    const SequenceSpan span = sequence_span(a, batch);
+    const int64_t first_q = span.first_q, first_k = span.first_k;
+    const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int row0 = tile * kRows;
     if (row0 >= seqlen_q) return;
     const int head_kv = head / (a.heads_q / a.heads_kv);

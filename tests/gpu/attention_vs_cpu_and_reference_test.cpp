@@ -7,8 +7,12 @@
 #include <vector>
 
 #include "gpu_check.hpp"
+#include "support/attention_grid.hpp"
 
 using namespace zyfa_gpu_test;
+using zyfa_test::attention_grid;
+using zyfa_test::GridGroup;
+using zyfa_test::GridShape;
 
 namespace {
 
@@ -33,6 +37,7 @@ CaseShape base(const DtypeMode& m) {
     return s;
 }
 
+
 void run_for_all_modes(const char* what, void (*shape_of)(CaseShape&)) {
     for (const DtypeMode& m : kModes) {
         CaseShape s = base(m);
@@ -41,11 +46,14 @@ void run_for_all_modes(const char* what, void (*shape_of)(CaseShape&)) {
     }
 }
 
+// The shared grid (tests/support/attention_grid.hpp), every mode.
+void run_grid_group(GridGroup group) {
+    for (const GridShape& shape : attention_grid())
+        if (shape.group == group) run_for_all_modes(shape.name, shape.apply);
+}
+
 void test_causal_mha(void**) {
-    run_for_all_modes("causal hd128 sq=sk=200", [](CaseShape& s) {
-        s.seqlen_q = s.seqlen_k = 200;
-        s.head_dim_qk = s.head_dim_v = 128;
-    });
+    run_grid_group(GridGroup::Causal);
     // Several query tiles and key blocks of a longer sequence, batch > 1.
     run_for_all_modes("causal hd128 b2 s=700", [](CaseShape& s) {
         s.batch = 2;
@@ -55,47 +63,15 @@ void test_causal_mha(void**) {
 }
 
 void test_no_mask_rectangular(void**) {
-    run_for_all_modes("none sq=37 sk=150 hd64", [](CaseShape& s) {
-        s.mask = ZYFA_MASK_NONE;
-        s.seqlen_q = 37;
-        s.seqlen_k = 150;
-    });
+    run_grid_group(GridGroup::NoMask);
 }
 
 void test_causal_bottom_right(void**) {
-    run_for_all_modes("causal-br sq=50 sk=130", [](CaseShape& s) {
-        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
-        s.seqlen_q = 50;
-        s.seqlen_k = 130;
-    });
-    run_for_all_modes("causal-br sq=130 sk=50 (rows with no key)", [](CaseShape& s) {
-        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
-        s.seqlen_q = 130;
-        s.seqlen_k = 50;
-    });
-    run_for_all_modes("causal top-left sq=50 sk=130", [](CaseShape& s) {
-        s.seqlen_q = 50;
-        s.seqlen_k = 130;
-    });
+    run_grid_group(GridGroup::BottomRight);
 }
 
 void test_sliding_windows(void**) {
-    run_for_all_modes("causal window 17,-1 s=160", [](CaseShape& s) {
-        s.seqlen_q = s.seqlen_k = 160;
-        s.window_left = 17;
-    });
-    run_for_all_modes("none window 8,3 s=100", [](CaseShape& s) {
-        s.mask = ZYFA_MASK_NONE;
-        s.seqlen_q = s.seqlen_k = 100;
-        s.window_left = 8;
-        s.window_right = 3;
-    });
-    run_for_all_modes("none window 0,0 (diagonal only)", [](CaseShape& s) {
-        s.mask = ZYFA_MASK_NONE;
-        s.seqlen_q = s.seqlen_k = 70;
-        s.window_left = 0;
-        s.window_right = 0;
-    });
+    run_grid_group(GridGroup::Windows);
     // A window much shorter than the sequence: most key blocks are skipped entirely.
     run_for_all_modes("causal window 100,-1 s=600 hd128", [](CaseShape& s) {
         s.seqlen_q = s.seqlen_k = 600;
@@ -105,42 +81,11 @@ void test_sliding_windows(void**) {
 }
 
 void test_gqa_ratios(void**) {
-    run_for_all_modes("gqa 8/2 batch 2", [](CaseShape& s) {
-        s.batch = 2;
-        s.heads_q = 8;
-        s.heads_kv = 2;
-        s.seqlen_q = s.seqlen_k = 90;
-    });
-    run_for_all_modes("gqa 12/1 (mqa, ratio 12)", [](CaseShape& s) {
-        s.heads_q = 12;
-        s.heads_kv = 1;
-        s.seqlen_q = s.seqlen_k = 70;
-    });
-    run_for_all_modes("gqa 24/2 (ratio 12)", [](CaseShape& s) {
-        s.heads_q = 24;
-        s.heads_kv = 2;
-        s.seqlen_q = s.seqlen_k = 40;
-        s.head_dim_qk = s.head_dim_v = 128;
-    });
+    run_grid_group(GridGroup::Gqa);
 }
 
 void test_varlen(void**) {
-    run_for_all_modes("varlen q{5,0,1,70,1} k{7,3,0,70,1} gqa 4/2", [](CaseShape& s) {
-        s.batch = 5;
-        s.lengths_q = {5, 0, 1, 70, 1};
-        s.lengths_k = {7, 3, 0, 70, 1};
-        s.seqlen_q = s.seqlen_k = 70;
-        s.heads_q = 4;
-        s.heads_kv = 2;
-    });
-    run_for_all_modes("varlen causal-br q{3,65} k{130,65}", [](CaseShape& s) {
-        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
-        s.batch = 2;
-        s.lengths_q = {3, 65};
-        s.lengths_k = {130, 65};
-        s.seqlen_q = 65;
-        s.seqlen_k = 130;
-    });
+    run_grid_group(GridGroup::Varlen);
     run_for_all_modes("varlen causal q{1,300,0,129} hd128", [](CaseShape& s) {
         s.batch = 4;
         s.lengths_q = {1, 300, 0, 129};
