@@ -48,12 +48,12 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/score_scale.h"
 
 namespace zyfa {
 namespace amd {
 
-constexpr float kLog2e = 1.44269504088896340736f;
-constexpr float kLn2 = 0.693147180559945309417f;
+using numerics::kLn2;  // kernels/common/score_scale.h
 
 // 2^x for x <= 0 from FMAs only (LEAN kernels contain no v_exp_f32): x = n + f with n the nearest
 // integer and |f| <= 1/2, 2^f by its degree-7 Taylor polynomial in f*ln2 (truncation error
@@ -176,7 +176,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
     const float qd = a.q_descale ? a.q_descale[descale_index] : 1.0f;
     const float kd = a.k_descale ? a.k_descale[descale_index] : 1.0f;
     const float vd = a.v_descale ? a.v_descale[descale_index] : 1.0f;
-    const float scale_log2 = ((a.softmax_scale * qd) * kd) * kLog2e;
+    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, qd, kd);
     const float scale8_log2 = 8.0f * scale_log2;
 
     f32x16 acc[kDTiles];

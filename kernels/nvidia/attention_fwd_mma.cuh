@@ -35,6 +35,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/score_scale.h"
 #include "nvidia/attention_tile_shape.h"
 
 namespace zyfa {
@@ -43,8 +44,7 @@ namespace nvidia {
 enum class InKind { Bf16, Fp16, E4m3 };
 enum class PMode { Exact, Lean };
 
-constexpr float kLog2e = 1.44269504088896340736f;
-constexpr float kLn2 = 0.693147180559945309417f;
+using numerics::kLn2;  // kernels/common/score_scale.h
 
 // ---- PTX wrappers --------------------------------------------------------------------------------
 
@@ -255,7 +255,7 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
     const float qd = a.q_descale ? a.q_descale[descale_index] : 1.0f;
     const float kd = a.k_descale ? a.k_descale[descale_index] : 1.0f;
     const float vd = a.v_descale ? a.v_descale[descale_index] : 1.0f;
-    const float scale_log2 = ((a.softmax_scale * qd) * kd) * kLog2e;
+    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, qd, kd);
     const float scale8_log2 = 8.0f * scale_log2;
     const float lean_centre = a.lean_centre;
     const int max_block_exponent = a.max_block_exponent;

@@ -224,7 +224,7 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
     const float qd = a.q_descale ? a.q_descale[descale_index] : 1.0f;
     const float kd = a.k_descale ? a.k_descale[descale_index] : 1.0f;
     const float vd = a.v_descale ? a.v_descale[descale_index] : 1.0f;
-    const float scale_log2 = ((a.softmax_scale * qd) * kd) * kLog2e;
+    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, qd, kd);
     const float scale8_log2 = 8.0f * scale_log2;
     const float lean_centre = a.lean_centre;
     const int max_block_exponent = a.max_block_exponent;

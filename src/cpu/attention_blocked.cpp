@@ -18,6 +18,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/score_scale.h"
 #include "core/errors.hpp"
 #include "tensor_access.hpp"
 
@@ -27,8 +28,7 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kQueryTile = 32;  // rows per work item: K/V blocks are decoded once per tile
-constexpr float kLog2e = 1.44269504088896340736f;
-constexpr float kLn2 = 0.693147180559945309417f;
+using numerics::kLn2;  // kernels/common/score_scale.h
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // How P is rounded before P.V, decided by the input dtype and the scheme.
@@ -148,7 +148,7 @@ private:
         const float qd = descale_or_one(p.q_descale, p, b, hk);
         const float kd = descale_or_one(p.k_descale, p, b, hk);
         const float vd = descale_or_one(p.v_descale, p, b, hk);
-        const float scale_log2 = ((p.softmax_scale * qd) * kd) * kLog2e;
+        const float scale_log2 = numerics::score_scale_log2(p.softmax_scale, qd, kd);
         const float scale8_log2 = 8.0f * scale_log2;
 
         sc.q.resize(static_cast<size_t>(rows * dqk));

@@ -1,6 +1,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/score_scale.h"
 #include "common/block_scale.h"
 #include "common/attention_mask.h"
 #include "common/hadamard.h"
@@ -15,6 +16,6 @@ __global__ void numerics_in_device_code(const float* in, uint8_t* out, float* f)
   float row[192];
   for (int d = 0; d < 192; ++d) row[d] = in[d];
   hadamard_rotate_row(row, 192);
-  f[i] += row[i % 192];
+  f[i] += row[i % 192] * score_scale_log2(in[1], in[2], in[3]) + kLn2;
   KeyRange r = visible_keys(i, 10, 10, MaskKind::Causal, -1, -1); f[i] += r.end + key_visible(i, 3, 10, 10, MaskKind::None, 2, 2);
 }
