@@ -53,6 +53,8 @@ python)
     -c "$here/python/pyproject.toml" "$here/python/tests"
   ;;
 rust)
+  # rustup installs into ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
+  command -v cargo >/dev/null || { [[ -x $HOME/.cargo/bin/cargo ]] && export PATH=$HOME/.cargo/bin:$PATH; }
   command -v cargo >/dev/null || skip "no cargo (Debian: cargo)"
   command -v pkg-config >/dev/null || skip "no pkg-config"
   cd "$here/rust"
