@@ -128,18 +128,13 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
     const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int row0 = tile * kRows;
     if (row0 >= seqlen_q) return;  // uniform over the workgroup, before any barrier
-    const int head_kv = head / (a.heads_q / a.heads_kv);
+    const int head_kv = kv_head_of(a, head);
     const auto mask = static_cast<numerics::MaskKind>(a.mask);
 
     // This lane's query and its visible keys [row_lo, row_hi).
     const int query = row0 + wave * kRowsPerWave + col;
-    int row_lo = 0, row_hi = 0;
-    if (query < seqlen_q) {
-        const numerics::KeyRange range =
-            numerics::visible_keys(query, seqlen_q, seqlen_k, mask, a.window_left, a.window_right);
-        row_lo = static_cast<int>(range.begin);
-        row_hi = static_cast<int>(range.end);
-    }
+    const RowKeys row_keys = row_visible_keys(a, span, mask, query);
+    const int row_lo = row_keys.begin, row_hi = row_keys.end;
 
     // The tile's keys: the union of its queries' visible intervals.
     if (tid == 0) {
@@ -172,11 +167,9 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
 
     // fp32 constants of this (batch, kv head), in the CPU model's order.
-    const int descale_index = batch * a.heads_kv + head_kv;
-    const float qd = a.q_descale ? a.q_descale[descale_index] : 1.0f;
-    const float kd = a.k_descale ? a.k_descale[descale_index] : 1.0f;
-    const float vd = a.v_descale ? a.v_descale[descale_index] : 1.0f;
-    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, qd, kd);
+    const HeadDescales descale = head_descales(a, batch, head_kv);
+    const float vd = descale.v;
+    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
     const float scale8_log2 = 8.0f * scale_log2;
 
     f32x16 acc[kDTiles];

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "attention_mask.h"
 #include "device_compat.h"
 
 namespace zyfa {
@@ -64,6 +65,38 @@ ZYFA_HD SequenceSpan sequence_span(const AttnKernelArgs& a, int batch) {
     return SequenceSpan{a.cu_seqlens_q[batch], a.cu_seqlens_k[batch],
                         a.cu_seqlens_q[batch + 1] - a.cu_seqlens_q[batch],
                         a.cu_seqlens_k[batch + 1] - a.cu_seqlens_k[batch]};
+}
+
+// The K/V head a query head reads under GQA/MQA (heads_q is a multiple of heads_kv).
+ZYFA_HD int kv_head_of(const AttnKernelArgs& a, int head) { return head / (a.heads_q / a.heads_kv); }
+
+// The dequantisation factors of one (batch, kv head), 1 where a descale pointer is null.
+struct HeadDescales {
+    float q, k, v;
+};
+
+ZYFA_HD HeadDescales head_descales(const AttnKernelArgs& a, int batch, int head_kv) {
+    const int index = batch * a.heads_kv + head_kv;
+    return HeadDescales{a.q_descale ? a.q_descale[index] : 1.0f, a.k_descale ? a.k_descale[index] : 1.0f,
+                        a.v_descale ? a.v_descale[index] : 1.0f};
+}
+
+// The keys [begin, end) query `row` of a sequence sees (attention_mask.h; `mask` is a.mask, which
+// the kernels convert once); empty (0, 0) for a row past the sequence, as in a tile's partial tail.
+struct RowKeys {
+    int begin, end;
+};
+
+ZYFA_HD RowKeys row_visible_keys(const AttnKernelArgs& a, const SequenceSpan& span, numerics::MaskKind mask,
+                                 int row) {
+    RowKeys keys{0, 0};
+    if (row < span.seqlen_q) {
+        const numerics::KeyRange range =
+            numerics::visible_keys(row, span.seqlen_q, span.seqlen_k, mask, a.window_left, a.window_right);
+        keys.begin = static_cast<int>(range.begin);
+        keys.end = static_cast<int>(range.end);
+    }
+    return keys;
 }
 
 }  // namespace zyfa

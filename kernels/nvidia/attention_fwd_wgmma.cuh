@@ -158,7 +158,7 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
     const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int row0 = tile * kRows;
     if (row0 >= seqlen_q) return;
-    const int head_kv = head / (a.heads_q / a.heads_kv);
+    const int head_kv = kv_head_of(a, head);
     const auto mask = static_cast<numerics::MaskKind>(a.mask);
 
     if (threadIdx.x == 0) {
@@ -220,11 +220,9 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
     cp_async_commit();  // group 1: K of block 1
 
     // fp32 constants of this (batch, kv head), in the CPU model's order.
-    const int descale_index = batch * a.heads_kv + head_kv;
-    const float qd = a.q_descale ? a.q_descale[descale_index] : 1.0f;
-    const float kd = a.k_descale ? a.k_descale[descale_index] : 1.0f;
-    const float vd = a.v_descale ? a.v_descale[descale_index] : 1.0f;
-    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, qd, kd);
+    const HeadDescales descale = head_descales(a, batch, head_kv);
+    const float vd = descale.v;
+    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
     const float scale8_log2 = 8.0f * scale_log2;
     const float lean_centre = a.lean_centre;
     const int max_block_exponent = a.max_block_exponent;
@@ -235,14 +233,9 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
     int row_first_key[2], row_end_key[2];
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
-        const int row = row0 + warp * 16 + group + 8 * rr;
-        row_first_key[rr] = 0;
-        row_end_key[rr] = 0;
-        if (row < seqlen_q) {
-            const auto range = numerics::visible_keys(row, seqlen_q, seqlen_k, mask, a.window_left, a.window_right);
-            row_first_key[rr] = static_cast<int>(range.begin);
-            row_end_key[rr] = static_cast<int>(range.end);
-        }
+        const RowKeys keys = row_visible_keys(a, span, mask, row0 + warp * 16 + group + 8 * rr);
+        row_first_key[rr] = keys.begin;
+        row_end_key[rr] = keys.end;
     }
 
     float m[2] = {kNegInf, kNegInf};

@@ -6,6 +6,8 @@
 
 #include "common/lean_p.h"
 #include "core/errors.hpp"
+#include "core/validate.hpp"
+#include "gpu/vector_alignment.hpp"
 #include "nvidia/attention_tile_shape.h"
 #include "nvidia/attention_wgmma_tile_shape.h"
 
@@ -14,7 +16,7 @@ namespace cuda {
 namespace {
 
 constexpr int kWarps = 8;  // every variant: 128-row query tiles (kernels/nvidia/CMakeLists.txt)
-constexpr uint32_t kVectorBytes = 16;  // the kernels load global memory with 16-byte cp.async
+using validation::dtype_name;
 
 struct KernelFamily {
     bool fp8;
@@ -70,8 +72,9 @@ constexpr WgmmaFamily kWgmmaFamilies[] = {
 };
 
 // ZYFA_NVIDIA_WGMMA=0 in the environment keeps the mma.sync kernels on sm_90a (A/B timing, a
-// fallback in the field); read at every plan, so a process can switch between launches.
-bool wgmma_enabled() {
+// fallback in the field). Read once, when a context's catalogue is made (zyfa_context_create):
+// each context keeps the choice it was created with, and zyfa_attn_fwd does no getenv.
+bool wgmma_enabled_by_environment() {
     const char* value = std::getenv("ZYFA_NVIDIA_WGMMA");
     return !(value && value[0] == '0' && value[1] == '\0');
 }
@@ -80,33 +83,6 @@ bool family_on_arch(const KernelFamily& family, const std::string& arch) {
     if (arch == "sm_90a") return true;
     if (arch == "sm_80") return family.on_sm80;
     return false;
-}
-
-const char* dtype_label(zyfa_dtype dtype) {
-    switch (dtype) {
-        case ZYFA_DTYPE_FP32: return "FP32";
-        case ZYFA_DTYPE_FP16: return "FP16";
-        case ZYFA_DTYPE_BF16: return "BF16";
-        case ZYFA_DTYPE_FP8_E4M3FN: return "FP8_E4M3FN";
-        case ZYFA_DTYPE_FP8_E4M3FNUZ: return "FP8_E4M3FNUZ";
-        default: return "unknown";
-    }
-}
-
-// The kernels read q, k, v rows with 16-byte vector loads: base and every stride must keep that.
-void require_vector_aligned(const TensorView& t, const char* name, int64_t elem_bytes) {
-    if (reinterpret_cast<uintptr_t>(t.data) % kVectorBytes != 0) {
-        throw_not_supported(std::string(name) + ".data is not 16-byte aligned: the NVIDIA kernels load " + name +
-                            " with 16-byte vector loads");
-    }
-    const int64_t strides[] = {t.stride_batch, t.stride_seq, t.stride_head};
-    const char* stride_names[] = {"stride_batch", "stride_seq", "stride_head"};
-    for (int i = 0; i < 3; ++i) {
-        if ((strides[i] * elem_bytes) % kVectorBytes != 0) {
-            throw_not_supported(std::string(name) + "." + stride_names[i] + " = " + std::to_string(strides[i]) +
-                                " elements is not a multiple of 16 bytes, which the NVIDIA kernels' vector loads need");
-        }
-    }
 }
 
 // The wgmma kernels store O two elements at a time (8 bytes fp32, 4 bytes 16-bit): O's base and
@@ -119,6 +95,8 @@ bool output_pairs_aligned(const TensorView& o) {
 
 class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
+    explicit CudaAttnCatalogue(bool wgmma_enabled) : wgmma_enabled_(wgmma_enabled) {}
+
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
         std::vector<gpu::KernelSpec> specs;
         for (const KernelFamily& family : kFamilies) {
@@ -144,7 +122,7 @@ public:
                                 "NVIDIA GPUs use FP8_E4M3FN)");
         }
         if (dtype != ZYFA_DTYPE_BF16 && dtype != ZYFA_DTYPE_FP16 && dtype != ZYFA_DTYPE_FP8_E4M3FN) {
-            throw_not_supported(std::string("q.dtype = ") + dtype_label(dtype) + " has no NVIDIA kernel");
+            throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no NVIDIA kernel");
         }
         const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN;
         const KernelFamily* family = nullptr;
@@ -157,14 +135,14 @@ public:
                                 ": the NVIDIA kernels support head dims 64, 128, 256 and 192/128");
         }
         if (!family_on_arch(*family, image_arch)) {
-            throw_not_supported(std::string("no NVIDIA kernel for ") + dtype_label(dtype) + " with head dims " +
+            throw_not_supported(std::string("no NVIDIA kernel for ") + dtype_name(dtype) + " with head dims " +
                                 std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
                                 device.arch + " (this build's " + image_arch +
                                 " cubins: e4m3 needs sm_90a, head dim 256 needs sm_90a's shared memory)");
         }
         using MmaShape = nvidia::TileShape<2, 64, 64, kWarps>;  // rows and threads do not depend on dims
         int rows = MmaShape::kRows, threads = MmaShape::kThreads;
-        const bool wgmma = image_arch == "sm_90a" && wgmma_enabled() && output_pairs_aligned(p.o);
+        const bool wgmma = image_arch == "sm_90a" && wgmma_enabled_ && output_pairs_aligned(p.o);
         for (const WgmmaFamily& candidate : kWgmmaFamilies) {  // faster kernels for the same problems
             const KernelFamily& f = candidate.kernels;
             if (wgmma && f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) {
@@ -177,9 +155,9 @@ public:
             throw_not_supported("params.softmax = LEAN needs FP8 inputs");
         }
         const int64_t elem_bytes = fp8 ? 1 : 2;
-        require_vector_aligned(p.q, "q", elem_bytes);
-        require_vector_aligned(p.k, "k", elem_bytes);
-        require_vector_aligned(p.v, "v", elem_bytes);
+        gpu::require_vector_aligned(p.q, "q", elem_bytes, "NVIDIA");
+        gpu::require_vector_aligned(p.k, "k", elem_bytes, "NVIDIA");
+        gpu::require_vector_aligned(p.v, "v", elem_bytes, "NVIDIA");
         if (device.max_shared_bytes_per_block > 0 &&
             family->shared_bytes > static_cast<uint32_t>(device.max_shared_bytes_per_block)) {
             throw_not_supported(std::string(family->variant) + " needs " + std::to_string(family->shared_bytes) +
@@ -221,11 +199,16 @@ public:
 
     // cvt.rni / the magic-number rounding round to nearest even: the reference constant.
     float lean_centre() const override { return numerics::lean_p_centre_for(numerics::FloatToIntRounding::NearestEven); }
+
+private:
+    bool wgmma_enabled_;
 };
 
 }  // namespace
 
-std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue() { return std::make_unique<CudaAttnCatalogue>(); }
+std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue() {
+    return std::make_unique<CudaAttnCatalogue>(wgmma_enabled_by_environment());
+}
 
 }  // namespace cuda
 }  // namespace zyfa

@@ -36,11 +36,20 @@ struct QuantKernels {
     FunctionHandle finish = nullptr;
 };
 
-// Grids of the quantize launches (quantize_fp8_args.h): per slice, and per (row chunk, head, batch).
-struct QuantGrids {
+// The quantize launches (quantize_fp8_args.h): their one argument struct and grids, per slice and
+// per (row chunk, head, batch).
+struct QuantLaunch {
+    QuantFp8KernelArgs args;
     Dim3 slices;
     Dim3 rows;
 };
+
+// Copies a tensor's three strides into the kernel argument fields of that tensor.
+void set_strides(const TensorView& t, int64_t& stride_batch, int64_t& stride_seq, int64_t& stride_head) {
+    stride_batch = t.stride_batch;
+    stride_seq = t.stride_seq;
+    stride_head = t.stride_head;
+}
 
 class GpuBackend final : public Backend {
 public:
@@ -85,16 +94,15 @@ public:
     // Four launches in stream order; the non-finite input the CPU backend rejects is not checked
     // here (that needs a synchronisation): it shows as a NaN or +inf descale (quantize_fp8.cu).
     void quantize_fp8(const QuantProblem& problem, void* stream) override {
-        const QuantGrids grids = plan_quantize(problem);
+        QuantLaunch planned = plan_quantize(problem);
         if (problem.empty()) return;
-        QuantFp8KernelArgs args = make_quant_kernel_args(problem);
-        void* parameters[] = {&args};
+        void* parameters[] = {&planned.args};
         Dim3 block;
         block.x = static_cast<uint32_t>(kQuantThreads);
-        runtime_->launch(quant_.clear, grids.slices, block, 0, stream, parameters);
-        runtime_->launch(quant_.amax, grids.rows, block, 0, stream, parameters);
-        runtime_->launch(quant_.encode, grids.rows, block, 0, stream, parameters);
-        runtime_->launch(quant_.finish, grids.slices, block, 0, stream, parameters);
+        runtime_->launch(quant_.clear, planned.slices, block, 0, stream, parameters);
+        runtime_->launch(quant_.amax, planned.rows, block, 0, stream, parameters);
+        runtime_->launch(quant_.encode, planned.rows, block, 0, stream, parameters);
+        runtime_->launch(quant_.finish, planned.slices, block, 0, stream, parameters);
     }
 
 private:
@@ -168,24 +176,25 @@ private:
                                              ", which the catalogue does not list for " + image_arch_);
     }
 
-    QuantGrids plan_quantize(const QuantProblem& problem) const {
+    QuantLaunch plan_quantize(const QuantProblem& problem) const {
         if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
         if (quant_.clear == nullptr) {
             throw_not_supported(std::string("zyfa_quantize_fp8 has no ") + runtime_->vendor() + " kernel for " +
                                 image_arch_ + "; quantise with the CPU backend or on the host");
         }
-        const QuantFp8KernelArgs args = make_quant_kernel_args(problem);  // the int32 and Hadamard checks
+        QuantLaunch launch;
+        launch.args = make_quant_kernel_args(problem);  // also the int32 and Hadamard checks
+        const QuantFp8KernelArgs& args = launch.args;
         if (problem.heads > 65535 || problem.batch > 65535) {
             throw_not_supported("zyfa_quantize_fp8: params.heads = " + std::to_string(problem.heads) +
                                 ", params.batch = " + std::to_string(problem.batch) +
                                 " exceed the GPU grid limit of 65535");
         }
-        QuantGrids grids;
-        grids.slices.x = static_cast<uint32_t>((int64_t{args.slices} + kQuantThreads - 1) / kQuantThreads);
-        grids.rows.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
-        grids.rows.y = static_cast<uint32_t>(args.heads);
-        grids.rows.z = static_cast<uint32_t>(args.batch);
-        return grids;
+        launch.slices.x = static_cast<uint32_t>((int64_t{args.slices} + kQuantThreads - 1) / kQuantThreads);
+        launch.rows.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
+        launch.rows.y = static_cast<uint32_t>(args.heads);
+        launch.rows.z = static_cast<uint32_t>(args.batch);
+        return launch;
     }
 
     // Dynamic shared memory every kernel may use without raising its limit (CUDA and HIP).
@@ -216,18 +225,10 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
     args.q_descale = problem.q_descale;
     args.k_descale = problem.k_descale;
     args.v_descale = problem.v_descale;
-    args.q_stride_batch = problem.q.stride_batch;
-    args.q_stride_seq = problem.q.stride_seq;
-    args.q_stride_head = problem.q.stride_head;
-    args.k_stride_batch = problem.k.stride_batch;
-    args.k_stride_seq = problem.k.stride_seq;
-    args.k_stride_head = problem.k.stride_head;
-    args.v_stride_batch = problem.v.stride_batch;
-    args.v_stride_seq = problem.v.stride_seq;
-    args.v_stride_head = problem.v.stride_head;
-    args.o_stride_batch = problem.o.stride_batch;
-    args.o_stride_seq = problem.o.stride_seq;
-    args.o_stride_head = problem.o.stride_head;
+    set_strides(problem.q, args.q_stride_batch, args.q_stride_seq, args.q_stride_head);
+    set_strides(problem.k, args.k_stride_batch, args.k_stride_seq, args.k_stride_head);
+    set_strides(problem.v, args.v_stride_batch, args.v_stride_seq, args.v_stride_head);
+    set_strides(problem.o, args.o_stride_batch, args.o_stride_seq, args.o_stride_head);
     args.batch = fit_int32(problem.batch, "batch");
     args.seqlen_q = fit_int32(problem.seqlen_q, "seqlen_q");
     args.seqlen_k = fit_int32(problem.seqlen_k, "seqlen_k");
@@ -254,12 +255,8 @@ QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
     args.out = problem.out.data;
     args.descale = problem.descale;
     args.cu_seqlens = problem.cu_seqlens;
-    args.in_stride_batch = problem.in.stride_batch;
-    args.in_stride_seq = problem.in.stride_seq;
-    args.in_stride_head = problem.in.stride_head;
-    args.out_stride_batch = problem.out.stride_batch;
-    args.out_stride_seq = problem.out.stride_seq;
-    args.out_stride_head = problem.out.stride_head;
+    set_strides(problem.in, args.in_stride_batch, args.in_stride_seq, args.in_stride_head);
+    set_strides(problem.out, args.out_stride_batch, args.out_stride_seq, args.out_stride_head);
     args.batch = fit_int32(problem.batch, "batch");
     args.seqlen = fit_int32(problem.seqlen, "seqlen");
     args.heads = fit_int32(problem.heads, "heads");

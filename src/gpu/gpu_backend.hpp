@@ -1,4 +1,4 @@
-// The GPU Backend shared by CUDA (now) and HIP (later): a gpu::GpuRuntime for the device, the
+// The GPU Backend shared by CUDA and HIP: a gpu::GpuRuntime for the device, the
 // embedded code objects (kernel_registry.hpp), and a vendor's attention kernel catalogue that
 // says which kernels exist and how to launch one for a problem.
 //

@@ -1,5 +1,5 @@
 // The GPU runtime as zyfa needs it: one device, modules of embedded code objects, kernel launches
-// on the caller's stream. Implemented by src/cuda (CUDA driver API, loaded with dlopen) and later
+// on the caller's stream. Implemented by src/cuda (CUDA driver API, loaded with dlopen) and
 // src/hip (HIP module API, loaded with dlopen); a test double can stand in for either. The
 // implementations never link a GPU library, so libzyfa.so loads on machines without one.
 //

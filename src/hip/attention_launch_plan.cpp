@@ -7,10 +7,15 @@
 #include "amd/attention_tile_shape.h"
 #include "common/lean_p.h"
 #include "core/errors.hpp"
+#include "core/validate.hpp"
+#include "gpu/vector_alignment.hpp"
 
 namespace zyfa {
 namespace hip {
 namespace {
+
+static_assert(amd::kVectorBytes == gpu::kVectorLoadBytes, "the AMD kernels' vector loads are the 16 bytes checked");
+using validation::dtype_name;
 
 struct KernelFamily {
     bool fp8;
@@ -43,33 +48,6 @@ const char* symbol_of(const KernelFamily& family, const std::string& arch) {
     return fp8_dtype_of(arch) == ZYFA_DTYPE_FP8_E4M3FN ? family.e4m3fn_symbol : family.e4m3fnuz_symbol;
 }
 
-const char* dtype_label(zyfa_dtype dtype) {
-    switch (dtype) {
-        case ZYFA_DTYPE_FP32: return "FP32";
-        case ZYFA_DTYPE_FP16: return "FP16";
-        case ZYFA_DTYPE_BF16: return "BF16";
-        case ZYFA_DTYPE_FP8_E4M3FN: return "FP8_E4M3FN";
-        case ZYFA_DTYPE_FP8_E4M3FNUZ: return "FP8_E4M3FNUZ";
-        default: return "unknown";
-    }
-}
-
-// The kernels load q, k, v with 16-byte vector loads: base and every stride must keep that.
-void require_vector_aligned(const TensorView& t, const char* name, int64_t elem_bytes) {
-    if (reinterpret_cast<uintptr_t>(t.data) % amd::kVectorBytes != 0) {
-        throw_not_supported(std::string(name) + ".data is not 16-byte aligned: the AMD kernels load " + name +
-                            " with 16-byte vector loads");
-    }
-    const int64_t strides[] = {t.stride_batch, t.stride_seq, t.stride_head};
-    const char* stride_names[] = {"stride_batch", "stride_seq", "stride_head"};
-    for (int i = 0; i < 3; ++i) {
-        if ((strides[i] * elem_bytes) % amd::kVectorBytes != 0) {
-            throw_not_supported(std::string(name) + "." + stride_names[i] + " = " + std::to_string(strides[i]) +
-                                " elements is not a multiple of 16 bytes, which the AMD kernels' vector loads need");
-        }
-    }
-}
-
 class HipAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
@@ -88,12 +66,12 @@ public:
         if (arch_fp8 == 0) throw_not_supported("no AMD kernels for " + device.arch);
         const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN || dtype == ZYFA_DTYPE_FP8_E4M3FNUZ;
         if (fp8 && dtype != arch_fp8) {
-            throw_not_supported(std::string("q.dtype = ") + dtype_label(dtype) + " on " + device.arch + ": its matrix " +
-                                "unit reads " + dtype_label(arch_fp8) + " (gfx950: OCP e4m3fn, gfx942: e4m3fnuz)");
+            throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " on " + device.arch + ": its matrix " +
+                                "unit reads " + dtype_name(arch_fp8) + " (gfx950: OCP e4m3fn, gfx942: e4m3fnuz)");
         }
         if (!fp8 && dtype != ZYFA_DTYPE_BF16) {
-            throw_not_supported(std::string("q.dtype = ") + dtype_label(dtype) + " has no AMD kernel (BF16 and " +
-                                dtype_label(arch_fp8) + " on " + device.arch + ")");
+            throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no AMD kernel (BF16 and " +
+                                dtype_name(arch_fp8) + " on " + device.arch + ")");
         }
         if (fp8 && p.softmax != ZYFA_SOFTMAX_LEAN) {
             throw_not_supported("params.softmax = EXACT with FP8 inputs has no AMD kernel (the AMD FP8 kernels use "
@@ -109,9 +87,9 @@ public:
                                 std::to_string(p.head_dim_v) + ": the AMD kernels support head dims 128 and 192/128");
         }
         const int64_t elem_bytes = fp8 ? 1 : 2;
-        require_vector_aligned(p.q, "q", elem_bytes);
-        require_vector_aligned(p.k, "k", elem_bytes);
-        require_vector_aligned(p.v, "v", elem_bytes);
+        gpu::require_vector_aligned(p.q, "q", elem_bytes, "AMD");
+        gpu::require_vector_aligned(p.k, "k", elem_bytes, "AMD");
+        gpu::require_vector_aligned(p.v, "v", elem_bytes, "AMD");
 
         const int64_t tiles = (p.seqlen_q + amd::kRows - 1) / amd::kRows;
         if (tiles * amd::kThreads > INT32_MAX || p.heads_q > 65535 || p.batch > 65535) {

@@ -5,28 +5,20 @@
 // LeakSanitizer (ASan build) a context that leaks fails the test; under ThreadSanitizer a race in
 // creation, worker start-up or teardown does.
 //   context_lifecycle_test [rounds]   (default 50; env ZYFA_CONCURRENCY_ITERATIONS overrides)
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "concurrency_problems.hpp"
+#include "failure_report.hpp"
 
 using namespace zyfa_concurrency;
 
 namespace {
 
 constexpr int kThreads = 16;
-std::mutex g_report_mutex;
-std::atomic<int> g_failures{0};
-
-void report(const std::string& what) {
-    std::lock_guard<std::mutex> lock(g_report_mutex);
-    if (g_failures.fetch_add(1) < 20) std::fprintf(stderr, "FAIL: %s\n", what.c_str());
-}
 
 void expect_creation_fails(zyfa_context_options options, const char* what) {
     zyfa_context* ctx = reinterpret_cast<zyfa_context*>(&options);  // must be overwritten with NULL
@@ -39,7 +31,7 @@ void expect_creation_fails(zyfa_context_options options, const char* what) {
 
 void worker(int t, int rounds, const std::vector<uint8_t>& expected) {
     Problem problem(1);  // bf16, padded strides: each thread owns its own buffers
-    for (int r = 0; r < rounds && g_failures.load() == 0; ++r) {
+    for (int r = 0; r < rounds && failure_count().load() == 0; ++r) {
         zyfa_context* ctx = cpu_context(1 + (t + r) % 3);
         if (ctx == nullptr) {
             report("thread " + std::to_string(t) + ": creation failed: " + zyfa_last_error_message());
@@ -89,10 +81,7 @@ int main(int argc, char** argv) {
     for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t, rounds, std::cref(expected));
     for (auto& thread : threads) thread.join();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    if (g_failures.load() != 0) {
-        std::fprintf(stderr, "%d failure(s)\n", g_failures.load());
-        return 1;
-    }
+    if (report_failures() != 0) return 1;
     std::printf("%d threads x %d rounds of create / run / destroy (%d contexts) and failing creations: ok, %.2f s\n",
                 kThreads, rounds, kThreads * rounds, seconds);
     return 0;

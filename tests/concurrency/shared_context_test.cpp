@@ -16,20 +16,13 @@
 #include <vector>
 
 #include "concurrency_problems.hpp"
+#include "failure_report.hpp"
 
 using namespace zyfa_concurrency;
 
 namespace {
 
 constexpr int kThreads = 16;
-
-std::mutex g_report_mutex;
-std::atomic<int> g_failures{0};
-
-void report(const std::string& what) {
-    std::lock_guard<std::mutex> lock(g_report_mutex);
-    if (g_failures.fetch_add(1) < 20) std::fprintf(stderr, "FAIL: %s\n", what.c_str());
-}
 
 // All threads start their loops together, so calls overlap from the first iteration.
 class StartLine {
@@ -56,7 +49,7 @@ void worker(int t, zyfa_context* shared, Problem& problem, const std::vector<uin
             StartLine& start) {
     start.wait();
     const int64_t marker = 1000 + t;  // unique per thread: "1003" is no substring of another marker
-    for (int it = 0; it < iterations && g_failures.load() == 0; ++it) {
+    for (int it = 0; it < iterations && failure_count().load() == 0; ++it) {
         const zyfa_status status = problem.run(shared);
         if (status != ZYFA_SUCCESS) {
             report(problem.describe() + ": iteration " + std::to_string(it) + " failed: " + zyfa_last_error_message());
@@ -120,10 +113,7 @@ int main(int argc, char** argv) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     zyfa_context_destroy(shared);
 
-    if (g_failures.load() != 0) {
-        std::fprintf(stderr, "%d failure(s)\n", g_failures.load());
-        return 1;
-    }
+    if (report_failures() != 0) return 1;
     std::printf("%d threads x %d iterations on one context (+ %d malformed requests per thread): all bitwise equal "
                 "to the single-threaded results, %.2f s\n",
                 kThreads, iterations_per_thread, iterations_per_thread / 2, seconds);

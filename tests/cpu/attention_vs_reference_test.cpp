@@ -1,11 +1,12 @@
 // The CPU backend against the fp64 reference over a grid of shapes: every dtype and softmax mode,
 // masks, windows, GQA/MQA ratios, varlen with empty and length-1 sequences, seqlen_q != seqlen_k,
 // head dims 64/128/192-128/256, lse, descales, every output dtype.
+#include <array>
 #include <string>
 #include <vector>
 
 #include "reference_check.hpp"
-#include "support/attention_grid.hpp"
+#include "support/attention_modes.hpp"
 
 using namespace zyfa_test;
 
@@ -13,44 +14,11 @@ namespace {
 
 zyfa_context* g_ctx = nullptr;
 
-struct DtypeMode {
-    zyfa_dtype dtype;
-    zyfa_softmax softmax;
-    const char* name;
-};
-
-const DtypeMode kModes[] = {
-    {ZYFA_DTYPE_FP32, ZYFA_SOFTMAX_EXACT, "fp32"},
-    {ZYFA_DTYPE_FP16, ZYFA_SOFTMAX_EXACT, "fp16"},
-    {ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"},
-    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_EXACT, "e4m3fn-exact"},
-    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, "e4m3fn-lean"},
-    {ZYFA_DTYPE_FP8_E4M3FNUZ, ZYFA_SOFTMAX_EXACT, "e4m3fnuz-exact"},
-    {ZYFA_DTYPE_FP8_E4M3FNUZ, ZYFA_SOFTMAX_LEAN, "e4m3fnuz-lean"},
-};
-
-CaseShape base(const DtypeMode& m) {
-    CaseShape s;
-    s.dtype = m.dtype;
-    s.softmax = m.softmax;
-    s.descales = m.dtype == ZYFA_DTYPE_FP8_E4M3FN || m.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ;
-    return s;
-}
-
-
-void run_for_all_modes(const char* what, void (*shape_of)(CaseShape&)) {
-    for (const DtypeMode& m : kModes) {
-        CaseShape s = base(m);
-        shape_of(s);
-        check_case(g_ctx, s, (std::string(what) + " " + m.name).c_str());
-    }
-}
+// Checks one case against the fp64 reference (reference_check.hpp), printing its figures.
+void check(const CaseShape& s, const std::string& label) { check_case(g_ctx, s, label.c_str()); }
 
 // The shared grid (tests/support/attention_grid.hpp), every mode.
-void run_grid_group(GridGroup group) {
-    for (const GridShape& shape : attention_grid())
-        if (shape.group == group) run_for_all_modes(shape.name, shape.apply);
-}
+void run_grid_group(GridGroup group) { for_grid_group(all_modes(), group, check); }
 
 void test_causal_mha(void**) {
     run_grid_group(GridGroup::Causal);
@@ -77,29 +45,21 @@ void test_varlen(void**) {
 }
 
 void test_head_dims(void**) {
-    const int64_t dims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}, {32, 96}};
-    for (const auto& d : dims) {
-        for (const DtypeMode& m : kModes) {
-            CaseShape s = base(m);
-            s.seqlen_q = s.seqlen_k = 96;
-            s.head_dim_qk = d[0];
-            s.head_dim_v = d[1];
-            const std::string label = "hd " + std::to_string(d[0]) + "/" + std::to_string(d[1]) + " " + m.name;
-            check_case(g_ctx, s, label.c_str());
-        }
-    }
+    std::vector<std::array<int64_t, 2>> dims;
+    for (const auto& d : kKernelHeadDims) dims.push_back({d[0], d[1]});
+    dims.push_back({32, 96});  // the CPU backend also runs dims no kernel is built for
+    for (const auto& d : dims)
+        for_each_mode(all_modes(), head_dims_label(d[0], d[1]),
+                      [&d](CaseShape& s) {
+                          s.seqlen_q = s.seqlen_k = 96;
+                          s.head_dim_qk = d[0];
+                          s.head_dim_v = d[1];
+                      },
+                      check);
 }
 
 void test_output_dtypes(void**) {
-    for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
-        for (const DtypeMode& m : kModes) {
-            CaseShape s = base(m);
-            s.out_dtype = out;
-            s.seqlen_q = s.seqlen_k = 80;
-            const std::string label = "out dtype " + std::to_string(out) + " " + m.name;
-            check_case(g_ctx, s, label.c_str());
-        }
-    }
+    for_each_output_dtype(all_modes(), check);
 }
 
 void test_softmax_auto_resolves_by_dtype(void**) {

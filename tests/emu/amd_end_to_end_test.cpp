@@ -20,38 +20,29 @@
 #include "common/attention_mask.h"
 #include "cpu/attention_blocked.hpp"
 #include "core/validate.hpp"
+#include "gpu/exact_score_inputs.hpp"
 #include "gpu/gpu_check.hpp"
 #include "hip/attention_launch_plan.hpp"
 #include "hip/hip_runtime.hpp"
+#include "support/attention_modes.hpp"
 
 using namespace zyfa_gpu_test;
+using namespace zyfa_test;
 
 namespace {
 
 bool g_gfx942 = false;
 
-struct Mode {
-    zyfa_dtype dtype;
-    zyfa_softmax softmax;
-    const char* name;
-};
-
 // BF16 EXACT and FP8 LEAN in the target's FP8 format.
+const DtypeMode& fp8_lean() { return g_gfx942 ? kE4m3fnuzLean : kE4m3fnLean; }
+
 void for_modes(const char* what, void (*shape_of)(CaseShape&)) {
-    const Mode modes[] = {
-        {ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"},
-        {g_gfx942 ? ZYFA_DTYPE_FP8_E4M3FNUZ : ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN,
-         g_gfx942 ? "e4m3fnuz-lean" : "e4m3fn-lean"},
-    };
-    for (const Mode& m : modes) {
-        CaseShape s;
-        s.dtype = m.dtype;
-        s.softmax = m.softmax;
-        s.descales = m.dtype != ZYFA_DTYPE_BF16;
-        s.head_dim_qk = s.head_dim_v = 128;
-        shape_of(s);
-        check_gpu_case(s, std::string(what) + " " + m.name);
-    }
+    for_each_mode({kBf16, fp8_lean()}, what,
+                  [shape_of](CaseShape& s) {
+                      s.head_dim_qk = s.head_dim_v = 128;
+                      shape_of(s);
+                  },
+                  [](const CaseShape& s, const std::string& label) { check_gpu_case(s, label); });
 }
 
 void test_masks(void**) {
@@ -113,25 +104,6 @@ void test_head_dims_lse_descales(void**) {
 
 // ------------------------------------------------------------------ bitwise against the model
 
-// Q and K of integers in [-2, 2] (exact in bf16 and both e4m3 formats).
-void integer_qk(AttentionCase& c, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int> small(-2, 2);
-    const size_t elem = zyfa::cpu::dtype_size(c.shape.dtype);
-    for (size_t i = 0; i < c.q.size() / elem; ++i) zyfa::cpu::store_from_float(c.q.data(), c.shape.dtype, int64_t(i), float(small(rng)));
-    for (size_t i = 0; i < c.k.size() / elem; ++i) zyfa::cpu::store_from_float(c.k.data(), c.shape.dtype, int64_t(i), float(small(rng)));
-}
-
-// v_j = e_j (fixed-length layout [batch, seqlen_k, heads_kv, head_dim_v]; seqlen_k <= head_dim_v).
-void one_hot_v(AttentionCase& c) {
-    const CaseShape& s = c.shape;
-    const int64_t n = static_cast<int64_t>(c.v.size() / zyfa::cpu::dtype_size(s.dtype));
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t d = i % s.head_dim_v, key = (i / (s.head_dim_v * s.heads_kv)) % s.seqlen_k;
-        zyfa::cpu::store_from_float(c.v.data(), s.dtype, i, d == key ? 1.0f : 0.0f);
-    }
-}
-
 // The CPU model as the AMD kernels round: EXACT unchanged; LEAN with truncating conversion and
 // the HIP catalogue's Lean P centre.
 void run_amd_model(AttentionCase& c) {
@@ -167,7 +139,7 @@ struct BitwiseReport {
 BitwiseReport compare_bitwise(const AttentionCase& gpu, const AttentionCase& model) {
     const CaseShape& s = model.shape;
     const auto mask = static_cast<zyfa::numerics::MaskKind>(s.mask);
-    const double step = s.dtype == ZYFA_DTYPE_BF16 ? 1.5e-3 : 3e-2;  // half a format step, as a ratio
+    const double step = p_step_threshold(s.dtype);
     BitwiseReport r;
     for (int64_t b = 0; b < s.batch; ++b) {
         for (int64_t row = 0; row < s.seqlen_q; ++row) {
@@ -203,11 +175,7 @@ BitwiseReport compare_bitwise(const AttentionCase& gpu, const AttentionCase& mod
                             ratios.push_back(double(g) / m);
                         }
                     }
-                    if (ratios.empty()) continue;
-                    std::vector<double> sorted = ratios;
-                    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-                    const double median = sorted[sorted.size() / 2];
-                    for (double q : ratios) r.p_mismatched += std::fabs(q / median - 1.0) > step;
+                    r.p_mismatched += ratio_jumps(ratios, step);
                 }
             }
         }
@@ -222,12 +190,9 @@ struct BitwiseShape {
     int32_t window_left, window_right;
 };
 
-void run_bitwise(const BitwiseShape& b, const Mode& m) {
-    CaseShape s;
-    s.dtype = m.dtype;
-    s.softmax = m.softmax;
+void run_bitwise(const BitwiseShape& b, const DtypeMode& m) {
+    CaseShape s = mode_shape(m);  // FP8 with descales: their folding order is part of the model
     s.out_dtype = ZYFA_DTYPE_FP32;
-    s.descales = m.dtype != ZYFA_DTYPE_BF16;  // their folding order is part of the model
     s.mask = b.mask;
     s.batch = 2;
     s.heads_q = 4;
@@ -297,14 +262,11 @@ const BitwiseShape kBitwiseShapes[] = {
 };
 
 void test_bitwise_lean(void**) {
-    const Mode lean = {g_gfx942 ? ZYFA_DTYPE_FP8_E4M3FNUZ : ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN,
-                       g_gfx942 ? "e4m3fnuz-lean" : "e4m3fn-lean"};
-    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, lean);
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, fp8_lean());
 }
 
 void test_bitwise_bf16_structure(void**) {
-    const Mode bf16 = {ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"};
-    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, bf16);
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, kBf16);
 }
 
 }  // namespace

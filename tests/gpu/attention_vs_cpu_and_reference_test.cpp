@@ -7,50 +7,23 @@
 #include <vector>
 
 #include "gpu_check.hpp"
-#include "support/attention_grid.hpp"
+#include "support/attention_modes.hpp"
 
 using namespace zyfa_gpu_test;
-using zyfa_test::attention_grid;
-using zyfa_test::GridGroup;
-using zyfa_test::GridShape;
+using namespace zyfa_test;
 
 namespace {
 
-struct DtypeMode {
-    zyfa_dtype dtype;
-    zyfa_softmax softmax;
-    const char* name;
-};
+// Checks one case against the CPU backend and the fp64 reference (gpu_check.hpp).
+void check(const CaseShape& s, const std::string& label) { check_gpu_case(s, label); }
 
-const DtypeMode kModes[] = {
-    {ZYFA_DTYPE_FP16, ZYFA_SOFTMAX_EXACT, "fp16"},
-    {ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"},
-    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_EXACT, "e4m3fn-exact"},
-    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, "e4m3fn-lean"},
-};
-
-CaseShape base(const DtypeMode& m) {
-    CaseShape s;
-    s.dtype = m.dtype;
-    s.softmax = m.softmax;
-    s.descales = m.dtype == ZYFA_DTYPE_FP8_E4M3FN;
-    return s;
-}
-
-
-void run_for_all_modes(const char* what, void (*shape_of)(CaseShape&)) {
-    for (const DtypeMode& m : kModes) {
-        CaseShape s = base(m);
-        shape_of(s);
-        check_gpu_case(s, std::string(what) + " " + m.name);
-    }
+template <class ShapeOf>
+void run_for_all_modes(const std::string& what, ShapeOf shape_of) {
+    for_each_mode(nvidia_modes(), what, shape_of, check);
 }
 
 // The shared grid (tests/support/attention_grid.hpp), every mode.
-void run_grid_group(GridGroup group) {
-    for (const GridShape& shape : attention_grid())
-        if (shape.group == group) run_for_all_modes(shape.name, shape.apply);
-}
+void run_grid_group(GridGroup group) { for_grid_group(nvidia_modes(), group, check); }
 
 void test_causal_mha(void**) {
     run_grid_group(GridGroup::Causal);
@@ -96,41 +69,33 @@ void test_varlen(void**) {
 }
 
 void test_head_dims(void**) {
-    const int64_t dims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
-    for (const auto& d : dims) {
-        for (const DtypeMode& m : kModes) {
-            CaseShape s = base(m);
+    for (const auto& d : kKernelHeadDims) {
+        const std::string label = head_dims_label(d[0], d[1]);
+        run_for_all_modes(label, [&d](CaseShape& s) {
             s.seqlen_q = s.seqlen_k = 96;
             s.head_dim_qk = d[0];
             s.head_dim_v = d[1];
-            check_gpu_case(s, "hd " + std::to_string(d[0]) + "/" + std::to_string(d[1]) + " " + m.name);
+        });
+        run_for_all_modes(label + " none 33x257", [&d](CaseShape& s) {
             s.mask = ZYFA_MASK_NONE;
             s.seqlen_q = 33;
             s.seqlen_k = 257;
-            check_gpu_case(s, "hd " + std::to_string(d[0]) + "/" + std::to_string(d[1]) + " none 33x257 " + m.name);
-        }
+            s.head_dim_qk = d[0];
+            s.head_dim_v = d[1];
+        });
     }
 }
 
 void test_output_dtypes(void**) {
-    for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
-        for (const DtypeMode& m : kModes) {
-            CaseShape s = base(m);
-            s.out_dtype = out;
-            s.seqlen_q = s.seqlen_k = 80;
-            check_gpu_case(s, "out dtype " + std::to_string(out) + " " + m.name);
-        }
-    }
+    for_each_output_dtype(nvidia_modes(), check);
 }
 
 void test_without_lse_and_descales(void**) {
-    for (const DtypeMode& m : kModes) {
-        CaseShape s = base(m);
+    run_for_all_modes("no lse, no descales", [](CaseShape& s) {
         s.with_lse = false;
         s.descales = false;
         s.seqlen_q = s.seqlen_k = 150;
-        check_gpu_case(s, std::string("no lse, no descales ") + m.name);
-    }
+    });
 }
 
 void test_softmax_auto_resolves_by_dtype(void**) {
@@ -144,13 +109,14 @@ void test_softmax_auto_resolves_by_dtype(void**) {
 
 void test_explicit_scales_and_input_scale(void**) {
     for (float scale : {0.02f, 0.5f}) {
-        for (const DtypeMode& m : kModes) {
-            CaseShape s = base(m);
-            s.seqlen_q = s.seqlen_k = 130;
-            s.input_scale = 2.0f;  // peaked rows: large score spread, many tiny probabilities
-            check_gpu_case(s, "scale " + std::to_string(scale) + " input x2 " + m.name,
-                           [scale](AttentionCase& c) { c.params.softmax_scale = scale; });
-        }
+        for_each_mode(nvidia_modes(), "scale " + std::to_string(scale) + " input x2",
+                      [](CaseShape& s) {
+                          s.seqlen_q = s.seqlen_k = 130;
+                          s.input_scale = 2.0f;  // peaked rows: large score spread, many tiny probabilities
+                      },
+                      [scale](const CaseShape& s, const std::string& label) {
+                          check_gpu_case(s, label, [scale](AttentionCase& c) { c.params.softmax_scale = scale; });
+                      });
     }
 }
 

@@ -6,24 +6,23 @@
 #include <vector>
 
 #include "gpu_check.hpp"
+#include "support/attention_modes.hpp"
 
 using namespace zyfa_gpu_test;
+using namespace zyfa_test;
 
 namespace {
 
 constexpr int kLaunches = 1000;
 
-CaseShape shape_for(zyfa_dtype dtype, zyfa_softmax softmax) {
-    CaseShape s;
-    s.dtype = dtype;
-    s.softmax = softmax;
+CaseShape shape_for(const DtypeMode& m) {
+    CaseShape s = mode_shape(m);
     s.out_dtype = ZYFA_DTYPE_BF16;
     s.batch = 2;
     s.seqlen_q = s.seqlen_k = 517;  // partial last query tile and key block
     s.heads_q = 8;
     s.heads_kv = 2;
     s.head_dim_qk = s.head_dim_v = 128;
-    s.descales = dtype == ZYFA_DTYPE_FP8_E4M3FN;
     return s;
 }
 
@@ -47,9 +46,9 @@ bool same_bits(const Outputs& a, const Outputs& b) {
            std::memcmp(a.lse.data(), b.lse.data(), a.lse.size() * sizeof(float)) == 0;
 }
 
-void launches_are_bitwise_identical(zyfa_dtype dtype, zyfa_softmax softmax, const char* name) {
+void launches_are_bitwise_identical(const DtypeMode& m) {
     Session& s = session();
-    GpuCase c(*s.runtime, shape_for(dtype, softmax));
+    GpuCase c(*s.runtime, shape_for(m));
     const Outputs sentinel = snapshot(c);  // the host buffers still hold the sentinels
     assert_int_equal(c.run(s.cuda, *s.runtime, s.stream), ZYFA_SUCCESS);
     const Outputs first = snapshot(c);
@@ -60,25 +59,25 @@ void launches_are_bitwise_identical(zyfa_dtype dtype, zyfa_softmax softmax, cons
         assert_int_equal(c.run(s.cuda, *s.runtime, s.stream), ZYFA_SUCCESS);
         if (!same_bits(snapshot(c), first)) ++differing;
     }
-    std::printf("  %-13s %d launches: %d differ from the first\n", name, kLaunches, differing);
+    std::printf("  %-13s %d launches: %d differ from the first\n", m.name, kLaunches, differing);
     assert_int_equal(differing, 0);
     assert_true(c.guards_intact());
 }
 
 void test_1000_launches_fp8_lean(void**) {
-    guarded([] { launches_are_bitwise_identical(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, "e4m3fn-lean"); });
+    guarded([] { launches_are_bitwise_identical(kE4m3fnLean); });
 }
 void test_1000_launches_fp8_exact(void**) {
-    guarded([] { launches_are_bitwise_identical(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_EXACT, "e4m3fn-exact"); });
+    guarded([] { launches_are_bitwise_identical(kE4m3fnExact); });
 }
 void test_1000_launches_bf16(void**) {
-    guarded([] { launches_are_bitwise_identical(ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"); });
+    guarded([] { launches_are_bitwise_identical(kBf16); });
 }
 
-void graph_replay_matches_plain_launch(zyfa_dtype dtype, zyfa_softmax softmax, const char* name) {
+void graph_replay_matches_plain_launch(const DtypeMode& m) {
     Session& s = session();
     GpuRuntime& rt = *s.runtime;
-    GpuCase c(rt, shape_for(dtype, softmax));
+    GpuCase c(rt, shape_for(m));
     const Outputs sentinel = snapshot(c);
     assert_int_equal(c.run(s.cuda, rt, s.stream), ZYFA_SUCCESS);
     const Outputs plain = snapshot(c);
@@ -103,7 +102,7 @@ void graph_replay_matches_plain_launch(zyfa_dtype dtype, zyfa_softmax softmax, c
         if (!same_bits(snapshot(c), plain)) ++differing;
     }
     // New inputs in the same buffers: the replay computes them, it does not repeat old bits.
-    CaseShape other = shape_for(dtype, softmax);
+    CaseShape other = shape_for(m);
     other.seed = 99;
     AttentionCase fresh(other);
     GpuCase plain_other(rt, other);
@@ -114,7 +113,7 @@ void graph_replay_matches_plain_launch(zyfa_dtype dtype, zyfa_softmax softmax, c
     rt.synchronize_stream(s.stream);
     c.download();
     const bool replay_follows_inputs = same_bits(snapshot(c), snapshot(plain_other)) && !same_bits(snapshot(c), plain);
-    std::printf("  %-13s graph replay: %d of 10 replays differ from a plain launch; replay on new inputs %s\n", name,
+    std::printf("  %-13s graph replay: %d of 10 replays differ from a plain launch; replay on new inputs %s\n", m.name,
                 differing, replay_follows_inputs ? "matches a plain launch on them" : "DOES NOT match");
     rt.destroy_graph_exec(exec);
     rt.destroy_graph(graph);
@@ -123,13 +122,13 @@ void graph_replay_matches_plain_launch(zyfa_dtype dtype, zyfa_softmax softmax, c
 }
 
 void test_graph_replay_fp8_lean(void**) {
-    guarded([] { graph_replay_matches_plain_launch(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, "e4m3fn-lean"); });
+    guarded([] { graph_replay_matches_plain_launch(kE4m3fnLean); });
 }
 void test_graph_replay_fp8_exact(void**) {
-    guarded([] { graph_replay_matches_plain_launch(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_EXACT, "e4m3fn-exact"); });
+    guarded([] { graph_replay_matches_plain_launch(kE4m3fnExact); });
 }
 void test_graph_replay_bf16(void**) {
-    guarded([] { graph_replay_matches_plain_launch(ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"); });
+    guarded([] { graph_replay_matches_plain_launch(kBf16); });
 }
 
 }  // namespace

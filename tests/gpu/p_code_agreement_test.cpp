@@ -24,9 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "exact_score_inputs.hpp"
 #include "gpu_check.hpp"
+#include "support/attention_modes.hpp"
 
 using namespace zyfa_gpu_test;
+using namespace zyfa_test;
 
 namespace {
 
@@ -37,22 +40,12 @@ struct CodeAgreement {
     int64_t mismatched = 0;  // of those, elements whose P differs
 };
 
-// Half the smallest relative step between adjacent values of P's format: a ratio moving by more
-// than this is a different P. (O's own fp32 rounding moves the ratio by ~1e-7.)
-double step_threshold(zyfa_dtype dtype) {
-    switch (dtype) {
-        case ZYFA_DTYPE_BF16: return 1.5e-3;  // adjacent bf16 differ by >= 2^-8 relative
-        case ZYFA_DTYPE_FP16: return 2.0e-4;  // fp16: >= 2^-11
-        default: return 3.0e-2;               // e4m3: >= 1/15 (1.875 -> 2.0)
-    }
-}
-
 // Counts differing P elements from O (fp32 out, one-hot V, seqlen_k <= head_dim_v).
 CodeAgreement count_p_mismatches(const AttentionCase& gpu, const AttentionCase& cpu) {
     const CaseShape& s = cpu.shape;
     const int64_t rows = static_cast<int64_t>(cpu.lse.size()) / s.heads_q;
     const int64_t dv = s.head_dim_v;
-    const double threshold = step_threshold(s.dtype);
+    const double threshold = p_step_threshold(s.dtype);
     CodeAgreement a;
     std::vector<double> ratios;
     for (int64_t row = 0; row < rows; ++row) {
@@ -71,58 +64,12 @@ CodeAgreement count_p_mismatches(const AttentionCase& gpu, const AttentionCase& 
                     }
                     ratios.push_back(g / c);
                 }
-                if (ratios.empty()) continue;
-                std::vector<double> sorted = ratios;
-                std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-                const double median = sorted[sorted.size() / 2];
-                for (double r : ratios)
-                    if (std::fabs(r / median - 1.0) > threshold) ++a.mismatched;
+                a.mismatched += ratio_jumps(ratios, threshold);
             }
         }
     }
     return a;
 }
-
-// Q and K of small integers: every score is exact in fp32 whatever the summation order.
-void integer_qk(AttentionCase& c, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int> small(-2, 2);
-    const int64_t nq = static_cast<int64_t>(c.q.size() / zyfa::cpu::dtype_size(c.shape.dtype));
-    const int64_t nk = static_cast<int64_t>(c.k.size() / zyfa::cpu::dtype_size(c.shape.dtype));
-    for (int64_t i = 0; i < nq; ++i) zyfa::cpu::store_from_float(c.q.data(), c.shape.dtype, i, float(small(rng)));
-    for (int64_t i = 0; i < nk; ++i) zyfa::cpu::store_from_float(c.k.data(), c.shape.dtype, i, float(small(rng)));
-}
-
-// v_j = e_j for every kv head (fixed-length [batch, seqlen_k, heads_kv, head_dim_v] layout).
-void one_hot_v(AttentionCase& c) {
-    const CaseShape& s = c.shape;
-    const int64_t n = static_cast<int64_t>(c.v.size() / zyfa::cpu::dtype_size(s.dtype));
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t d = i % s.head_dim_v;
-        const int64_t key = (i / (s.head_dim_v * s.heads_kv)) % s.seqlen_k;
-        zyfa::cpu::store_from_float(c.v.data(), s.dtype, i, d == key ? 1.0f : 0.0f);
-    }
-}
-
-void integer_v(AttentionCase& c, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int> unit(-1, 1);
-    const int64_t n = static_cast<int64_t>(c.v.size() / zyfa::cpu::dtype_size(c.shape.dtype));
-    for (int64_t i = 0; i < n; ++i) zyfa::cpu::store_from_float(c.v.data(), c.shape.dtype, i, float(unit(rng)));
-}
-
-struct DtypeMode {
-    zyfa_dtype dtype;
-    zyfa_softmax softmax;
-    const char* name;
-};
-
-const DtypeMode kModes[] = {
-    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, "e4m3fn-lean"},
-    {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_EXACT, "e4m3fn-exact"},
-    {ZYFA_DTYPE_BF16, ZYFA_SOFTMAX_EXACT, "bf16"},
-    {ZYFA_DTYPE_FP16, ZYFA_SOFTMAX_EXACT, "fp16"},
-};
 
 struct Run {
     GpuCase gpu;
@@ -141,9 +88,7 @@ struct Run {
 };
 
 CaseShape one_hot_shape(const DtypeMode& m, int64_t dqk, int64_t dv, zyfa_mask mask, int64_t seqlen_q) {
-    CaseShape s;
-    s.dtype = m.dtype;
-    s.softmax = m.softmax;
+    CaseShape s = mode_shape(m);  // FP8 with descales: their folding order is part of the model
     s.out_dtype = ZYFA_DTYPE_FP32;
     s.mask = mask;
     s.batch = 2;
@@ -153,19 +98,20 @@ CaseShape one_hot_shape(const DtypeMode& m, int64_t dqk, int64_t dv, zyfa_mask m
     s.seqlen_k = dv;  // one-hot V needs a dimension per key
     s.head_dim_qk = dqk;
     s.head_dim_v = dv;
-    s.descales = m.dtype == ZYFA_DTYPE_FP8_E4M3FN;  // their folding order is part of the model
     s.with_lse = true;
     s.seed = 7;
     return s;
 }
 
-const int64_t kDims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+// lse on exact scores: m is exact and l is the same sum (LEAN: of identical codes) up to order
+// and the last ulp of log2; 2e-4 leaves room for a row sum taken through a narrow FP8 adder.
+constexpr double kExactScoreLseTol = 2e-4;
 
 // 1 + 2: exact scores, P read back through one-hot V. LEAN: every code agrees.
 void test_exact_scores_p_agrees(void**) {
     int64_t lean_mismatches = 0;
-    for (const DtypeMode& m : kModes) {
-        for (const auto& d : kDims) {
+    for (const DtypeMode& m : nvidia_modes()) {
+        for (const auto& d : kKernelHeadDims) {
             for (zyfa_mask mask : {ZYFA_MASK_CAUSAL, ZYFA_MASK_NONE}) {
                 const CaseShape shape = one_hot_shape(m, d[0], d[1], mask, mask == ZYFA_MASK_CAUSAL ? d[1] : 37);
                 Run r(shape, [](AttentionCase& c) {
@@ -174,9 +120,7 @@ void test_exact_scores_p_agrees(void**) {
                 });
                 const CodeAgreement a = count_p_mismatches(r.gpu.host, r.cpu);
                 const CpuDiff diff = compare_with_cpu(r.gpu.host, r.cpu);
-                // lse: m is exact and l is the same sum (LEAN: of identical codes) up to order and the
-                // last ulp of log2; 2e-4 leaves room for a row sum taken through a narrow FP8 adder.
-                const double lse_tol = 2e-4;
+                const double lse_tol = kExactScoreLseTol;
                 std::printf("  exact S, one-hot V  %-13s hd %3lld/%3lld %-6s P mismatches %lld of %lld  lse diff %.1e (tol %.0e)\n",
                             m.name, static_cast<long long>(d[0]), static_cast<long long>(d[1]),
                             mask == ZYFA_MASK_CAUSAL ? "causal" : "none", static_cast<long long>(a.mismatched),
@@ -200,11 +144,9 @@ void test_exact_scores_p_agrees(void**) {
 
 // 3: exact scores, integer V, many key blocks, GQA, varying rows: O equals the CPU's up to P.V order.
 void test_exact_scores_o_matches_model(void**) {
-    for (const DtypeMode& m : kModes) {
-        for (const auto& d : kDims) {
-            CaseShape s;
-            s.dtype = m.dtype;
-            s.softmax = m.softmax;
+    for (const DtypeMode& m : nvidia_modes()) {
+        for (const auto& d : kKernelHeadDims) {
+            CaseShape s = mode_shape(m);
             s.out_dtype = ZYFA_DTYPE_FP32;
             s.batch = 2;
             s.heads_q = 8;
@@ -212,7 +154,6 @@ void test_exact_scores_o_matches_model(void**) {
             s.seqlen_q = s.seqlen_k = 333;
             s.head_dim_qk = d[0];
             s.head_dim_v = d[1];
-            s.descales = m.dtype == ZYFA_DTYPE_FP8_E4M3FN;
             Run r(s, [](AttentionCase& c) {
                 integer_qk(c, 21);
                 integer_v(c, 22);
@@ -229,7 +170,7 @@ void test_exact_scores_o_matches_model(void**) {
                         static_cast<long long>(diff.bitwise_equal), static_cast<long long>(diff.elements),
                         diff.lse_max_abs);
             assert_true(diff.rel_rms <= tol);
-            assert_true(diff.lse_max_abs <= 2e-4);
+            assert_true(diff.lse_max_abs <= kExactScoreLseTol);
         }
     }
 }
@@ -238,9 +179,9 @@ void test_exact_scores_o_matches_model(void**) {
 // order causes, counted and reported. A mismatch needs a score within the MMA's rounding noise
 // of a code boundary; 2% bounds it loosely (the printed rate is the figure to read).
 void test_random_scores_p_mismatch_rate(void**) {
-    for (const DtypeMode& m : kModes) {
+    for (const DtypeMode& m : nvidia_modes()) {
         if (m.dtype != ZYFA_DTYPE_FP8_E4M3FN) continue;
-        for (const auto& d : kDims) {
+        for (const auto& d : kKernelHeadDims) {
             const CaseShape shape = one_hot_shape(m, d[0], d[1], ZYFA_MASK_CAUSAL, d[1]);
             Run r(shape, [](AttentionCase& c) { one_hot_v(c); });
             const CodeAgreement a = count_p_mismatches(r.gpu.host, r.cpu);

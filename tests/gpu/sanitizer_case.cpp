@@ -3,8 +3,10 @@
 // windows, 192/128, every input dtype), small enough that racecheck's instrumentation stays
 // within seconds. Each result is still checked against the CPU backend and the fp64 reference.
 #include "gpu_check.hpp"
+#include "support/attention_modes.hpp"
 
 using namespace zyfa_gpu_test;
+using namespace zyfa_test;
 
 namespace {
 
@@ -16,10 +18,7 @@ void test_small_cases(void**) {
     bf16.head_dim_qk = bf16.head_dim_v = 128;
     check_gpu_case(bf16, "bf16 causal hd128 s=100");
 
-    CaseShape lean;
-    lean.dtype = ZYFA_DTYPE_FP8_E4M3FN;
-    lean.softmax = ZYFA_SOFTMAX_LEAN;
-    lean.descales = true;
+    CaseShape lean = mode_shape(kE4m3fnLean);  // with descales
     lean.batch = 3;
     lean.lengths_q = {1, 0, 70};
     lean.lengths_k = {1, 5, 70};
@@ -28,10 +27,7 @@ void test_small_cases(void**) {
     lean.heads_kv = 2;
     check_gpu_case(lean, "e4m3fn-lean varlen {1,0,70} gqa 4/2 hd64");
 
-    CaseShape exact;
-    exact.dtype = ZYFA_DTYPE_FP8_E4M3FN;
-    exact.softmax = ZYFA_SOFTMAX_EXACT;
-    exact.descales = true;
+    CaseShape exact = mode_shape(kE4m3fnExact);  // with descales
     exact.mask = ZYFA_MASK_NONE;
     exact.seqlen_q = 33;
     exact.seqlen_k = 100;

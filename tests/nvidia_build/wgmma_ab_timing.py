@@ -1,7 +1,8 @@
 """The wgmma kernels against the mma.sync kernels and the anchors, in one process (device only).
 
 Times zyfa FP8 LEAN, FP8 EXACT and BF16 with the sm_90a wgmma kernels (the default there) and with
-ZYFA_NVIDIA_WGMMA=0 (the mma.sync kernels; the launch plan reads it at every call), beside torch SDPA
+ZYFA_NVIDIA_WGMMA=0 (the mma.sync kernels; read once when a context is created, so each mode opens
+its own zyfa caller and context after setting it), beside torch SDPA
 cuDNN / flash BF16 and the Triton FP8 kernel, on bench/run_benchmark.py's inputs and timing
 (causal, head dim 128, batch * seqlen = 32K tokens, 16 heads). Each zyfa kernel is first checked
 against an fp32 torch reference on the same inputs. Usage: wgmma_ab_timing.py LIBRARY [SEQLEN...]
@@ -23,9 +24,14 @@ def main():
         api = "ctypes"
 
     Args.library = library
-    zyfa = rb.open_zyfa(Args, torch)
-    print(zyfa.describe())
     modes = [("wgmma", "1"), ("mma.sync", "0")]
+    callers = {}
+    for label, flag in modes:  # the variable is read at context creation: one caller per mode
+        os.environ["ZYFA_NVIDIA_WGMMA"] = flag
+        callers[label] = rb.open_zyfa(Args, torch)
+    os.environ.pop("ZYFA_NVIDIA_WGMMA")
+    zyfa = callers["wgmma"]
+    print(zyfa.describe())
     for seqlen in seqlens:
         batch, heads = max(1, 32768 // seqlen), 16
         flops = rb.causal_flops(batch, seqlen, heads, 128, 128)
@@ -37,9 +43,8 @@ def main():
                 qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
                 ref[kind] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=True).transpose(1, 2)
         for impl in ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_bf16"]:
-            for label, flag in modes:
-                os.environ["ZYFA_NVIDIA_WGMMA"] = flag
-                launch, kernel = rb.make_launch(impl, torch, zyfa, inp)
+            for label, _ in modes:
+                launch, kernel = rb.make_launch(impl, torch, callers[label], inp)
                 err = ""
                 if ref:
                     inp.out.fill_(float("nan"))
@@ -49,7 +54,6 @@ def main():
                 median, lo, hi = rb.time_launch(torch, launch, 5)
                 print("  %-15s %-9s %8.3f ms %7.1f TFLOP/s  %s %s" % (impl, label, median, flops / median / 1e9,
                                                                      kernel, err), flush=True)
-        os.environ.pop("ZYFA_NVIDIA_WGMMA")
         for impl in ["sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8"]:
             try:
                 launch, kernel = rb.make_launch(impl, torch, zyfa, inp)

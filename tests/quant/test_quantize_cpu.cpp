@@ -360,6 +360,22 @@ std::vector<double> reconstruct_row(const QuantRun& run, int64_t b, int64_t r, i
     return x;
 }
 
+// One row's squared reconstruction error and squared norm, in fp64.
+struct RowError {
+    double err2 = 0.0, norm2 = 0.0;
+};
+RowError row_error(const QuantRun& run, int64_t b, int64_t r, int64_t h) {
+    const std::vector<double> x_hat = reconstruct_row(run, b, r, h);
+    RowError e;
+    for (int64_t d = 0; d < run.shape.head_dim; ++d) {
+        const double x = run.in(r, h, d);
+        const double diff = x_hat[static_cast<size_t>(d)] - x;
+        e.err2 += diff * diff;
+        e.norm2 += x * x;
+    }
+    return e;
+}
+
 // With the rotation, each row's reconstruction error (a norm, which the rotation preserves) stays
 // within the e4m3 bound of the rotated values; 128 and the block-diagonal 192.
 void test_hadamard_round_trip(void** state) {
@@ -377,12 +393,9 @@ void test_hadamard_round_trip(void** state) {
                 const double descale = run.descale[static_cast<size_t>(b * c.heads + h)];
                 for (int64_t s = 0; s < c.seqlen; ++s) {
                     const int64_t r = c.row(b, s);
-                    const std::vector<double> x_hat = reconstruct_row(run, b, r, h);
-                    double err2 = 0.0, bound2 = 0.0, norm2 = 0.0;
+                    const RowError e = row_error(run, b, r, h);
+                    double bound2 = 0.0;
                     for (int64_t d = 0; d < n; ++d) {
-                        const double x = run.in(r, h, d);
-                        err2 += (x_hat[static_cast<size_t>(d)] - x) * (x_hat[static_cast<size_t>(d)] - x);
-                        norm2 += x * x;
                         // The code's own magnitude, nudged up by 2^-20 relative, picks the binade of the
                         // rotated value (it may have rounded up into the next one: then this over-estimates).
                         const double scaled = std::fabs(numerics::fp8_decode(run.code(r, h, d), c.format())) * (1.0 + 0x1p-20);
@@ -390,7 +403,7 @@ void test_hadamard_round_trip(void** state) {
                         bound2 += q * q;
                     }
                     // fp32 rotation and scaling add a few 2^-24 of the row norm: 1e-5 * ||x|| covers them.
-                    assert_true(std::sqrt(err2) <= std::sqrt(bound2) + 1e-5 * std::sqrt(norm2));
+                    assert_true(std::sqrt(e.err2) <= std::sqrt(bound2) + 1e-5 * std::sqrt(e.norm2));
                 }
             }
         }
@@ -406,15 +419,8 @@ double mean_row_relative_error(const QuantRun& run) {
     for (int64_t b = 0; b < c.batch; ++b)
         for (int64_t h = 0; h < c.heads; ++h)
             for (int64_t s = 0; s < c.len(b); ++s) {
-                const int64_t r = c.row(b, s);
-                const std::vector<double> x_hat = reconstruct_row(run, b, r, h);
-                double err2 = 0.0, norm2 = 0.0;
-                for (int64_t d = 0; d < c.head_dim; ++d) {
-                    const double x = run.in(r, h, d);
-                    err2 += (x_hat[static_cast<size_t>(d)] - x) * (x_hat[static_cast<size_t>(d)] - x);
-                    norm2 += x * x;
-                }
-                total += std::sqrt(err2 / norm2);
+                const RowError e = row_error(run, b, c.row(b, s), h);
+                total += std::sqrt(e.err2 / e.norm2);
                 ++count;
             }
     return total / static_cast<double>(count);

@@ -11,6 +11,10 @@ namespace zyfa_test {
 
 enum class GridGroup { Causal, NoMask, BottomRight, Windows, Gqa, Varlen };
 
+// The (head_dim_qk, head_dim_v) pairs the GPU kernels are built for; a tier may add pairs its
+// backend also runs.
+constexpr int64_t kKernelHeadDims[][2] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+
 struct GridShape {
     GridGroup group;
     const char* name;

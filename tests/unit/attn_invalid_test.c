@@ -167,22 +167,22 @@ static const bad_case cases[] = {
     {"FP8 q with BF16 k", FP8, fp8_k_is_bf16, INVALID, "k.dtype = BF16"},
 };
 
-static void check_case(const bad_case* c) {
-    attn_fixture* f = attn_fixture_create(c->input, ZYFA_DTYPE_FP32);
-    if (c->input == FP8) {
+/* The valid base problem of the table: FP8 inputs carry descales. */
+static attn_fixture* base_problem(zyfa_dtype input) {
+    attn_fixture* f = attn_fixture_create(input, ZYFA_DTYPE_FP32);
+    if (input == FP8) {
         f->big.params.q_descale = f->descale;
         f->big.params.k_descale = f->descale;
         f->big.params.v_descale = f->descale;
     }
+    return f;
+}
+
+static void check_case(const bad_case* c) {
+    attn_fixture* f = base_problem(c->input);
     c->mutate(f);
 
-    const zyfa_status status = attn_fixture_fwd(f);
-    if (status != c->status) {
-        fail_msg("%s: zyfa_attn_fwd returned %d (%s), expected %d; message \"%s\"", c->name, status,
-                 zyfa_status_string(status), c->status, zyfa_last_error_message());
-    }
-    unit_assert_message_contains(c->name, c->needle);
-    unit_assert_message_contains(c->name, "zyfa_attn_fwd");
+    unit_assert_refused(c->name, attn_fixture_fwd(f), c->status, "zyfa_attn_fwd", c->needle);
     if (!attn_fixture_outputs_untouched(f)) fail_msg("%s: a failed call wrote to o or lse", c->name);
 
     /* The queries refuse it alike, with the same detail, and run nothing. */
@@ -205,12 +205,7 @@ static void test_unmutated_problems_run(void** state) {
     (void)state;
     const zyfa_dtype inputs[] = {BF16, FP8};
     for (size_t i = 0; i < 2; ++i) {
-        attn_fixture* f = attn_fixture_create(inputs[i], ZYFA_DTYPE_FP32);
-        if (inputs[i] == FP8) {
-            f->big.params.q_descale = f->descale;
-            f->big.params.k_descale = f->descale;
-            f->big.params.v_descale = f->descale;
-        }
+        attn_fixture* f = base_problem(inputs[i]);
         assert_int_equal(attn_fixture_fwd(f), ZYFA_SUCCESS);
         assert_false(attn_fixture_outputs_untouched(f));
         attn_fixture_destroy(f);

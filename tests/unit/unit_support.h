@@ -102,6 +102,17 @@ static inline void unit_assert_message_contains(const char* what, const char* ne
     }
 }
 
+/* A refused call: the status expected, and a message naming both the function and the detail. */
+static inline void unit_assert_refused(const char* what, zyfa_status got, zyfa_status want, const char* function,
+                                       const char* needle) {
+    if (got != want) {
+        fail_msg("%s: %s returned %d (%s), expected %d; message \"%s\"", what, function, got, zyfa_status_string(got),
+                 want, zyfa_last_error_message());
+    }
+    unit_assert_message_contains(what, needle);
+    unit_assert_message_contains(what, function);
+}
+
 typedef struct attn_fixture {
     zyfa_context* owned_ctx;
     /* A params struct with room behind it, for a newer caller's larger struct_size. */

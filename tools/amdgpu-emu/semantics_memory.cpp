@@ -24,36 +24,48 @@ uint64_t global_address(R& r, const Wave& w, const Instruction& in, int vaddr_in
     return r.read_scalar64(w, saddr) + r.read32(w, in.ops[vaddr_index], lane) + uint64_t(in.offset);
 }
 
-// Loads of `bytes` (1, 2, 4, 8, 12, 16); sub-dword kinds: 0 zero-extend, 1 sign-extend,
-// 2 d16 low half (keeps the high half), 3 d16 high half (keeps the low half).
+// The BYTES (1, 2, 4, 8, 12, 16) a load read, into the destination VGPRs (ops[0]) of lane l;
+// sub-dword kinds: 0 zero-extend, 1 sign-extend, 2 d16 low half (keeps the high half), 3 d16
+// high half (keeps the low half).
+template <int BYTES, int KIND>
+void write_loaded(R& r, Wave& w, const Instruction& in, int l, const uint8_t* data) {
+    if (BYTES >= 4) {
+        for (int k = 0; k < BYTES / 4; ++k) std::memcpy(&r.reg(w, in.ops[0], k, l), data + 4 * k, 4);
+        return;
+    }
+    uint32_t v = BYTES == 1 ? data[0] : uint32_t(data[0] | data[1] << 8);
+    uint32_t& d = r.reg(w, in.ops[0], 0, l);
+    if (KIND == 1) v = BYTES == 1 ? uint32_t(int32_t(int8_t(v))) : uint32_t(int32_t(int16_t(v)));
+    if (KIND == 2) v = (d & 0xffff0000u) | (v & 0xffff);
+    if (KIND == 3) v = (d & 0x0000ffffu) | (v << 16);
+    d = v;
+}
+
+// The data VGPRs (ops[1]) of lane l that a store writes, whole dwords; KIND 1: the high 16 bits
+// of the data (d16_hi).
+template <int BYTES, int KIND>
+void read_store_data(R& r, Wave& w, const Instruction& in, int l, uint8_t* data) {
+    for (int k = 0; k < (BYTES + 3) / 4; ++k) {
+        uint32_t v = r.reg_value(w, in.ops[1], k, l);
+        if (KIND == 1) v >>= 16;
+        std::memcpy(data + 4 * k, &v, 4);
+    }
+}
+
 template <int BYTES, int KIND>
 void global_load(R& r, Wave& w, const Instruction& in) {
     each_lane(w, [&](int l) {
         uint8_t data[16] = {};
         r.global_read(w, in, global_address(r, w, in, 1, l), data, BYTES);
-        if (BYTES >= 4) {
-            for (int k = 0; k < BYTES / 4; ++k) std::memcpy(&r.reg(w, in.ops[0], k, l), data + 4 * k, 4);
-            return;
-        }
-        uint32_t v = BYTES == 1 ? data[0] : uint32_t(data[0] | data[1] << 8);
-        uint32_t& d = r.reg(w, in.ops[0], 0, l);
-        if (KIND == 1) v = BYTES == 1 ? uint32_t(int32_t(int8_t(v))) : uint32_t(int32_t(int16_t(v)));
-        if (KIND == 2) v = (d & 0xffff0000u) | (v & 0xffff);
-        if (KIND == 3) v = (d & 0x0000ffffu) | (v << 16);
-        d = v;
+        write_loaded<BYTES, KIND>(r, w, in, l, data);
     });
 }
 
-// Stores; KIND 1: the high 16 bits of the data (d16_hi).
 template <int BYTES, int KIND>
 void global_store(R& r, Wave& w, const Instruction& in) {
     each_lane(w, [&](int l) {
         uint8_t data[16];
-        for (int k = 0; k < (BYTES + 3) / 4; ++k) {
-            uint32_t v = r.reg_value(w, in.ops[1], k, l);
-            if (KIND == 1) v >>= 16;
-            std::memcpy(data + 4 * k, &v, 4);
-        }
+        read_store_data<BYTES, KIND>(r, w, in, l, data);
         r.global_write(w, in, global_address(r, w, in, 0, l), data, BYTES);
     });
 }
@@ -67,16 +79,7 @@ void ds_read(R& r, Wave& w, const Instruction& in) {
     each_lane(w, [&](int l) {
         uint8_t data[16] = {};
         r.lds_read(w, in, ds_address(r, w, in, 1, l, in.offset), data, BYTES);
-        if (BYTES >= 4) {
-            for (int k = 0; k < BYTES / 4; ++k) std::memcpy(&r.reg(w, in.ops[0], k, l), data + 4 * k, 4);
-            return;
-        }
-        uint32_t v = BYTES == 1 ? data[0] : uint32_t(data[0] | data[1] << 8);
-        uint32_t& d = r.reg(w, in.ops[0], 0, l);
-        if (KIND == 1) v = BYTES == 1 ? uint32_t(int32_t(int8_t(v))) : uint32_t(int32_t(int16_t(v)));
-        if (KIND == 2) v = (d & 0xffff0000u) | (v & 0xffff);
-        if (KIND == 3) v = (d & 0x0000ffffu) | (v << 16);
-        d = v;
+        write_loaded<BYTES, KIND>(r, w, in, l, data);
     });
 }
 
@@ -84,11 +87,7 @@ template <int BYTES, int KIND>
 void ds_write(R& r, Wave& w, const Instruction& in) {
     each_lane(w, [&](int l) {
         uint8_t data[16];
-        for (int k = 0; k < (BYTES + 3) / 4; ++k) {
-            uint32_t v = r.reg_value(w, in.ops[1], k, l);
-            if (KIND == 1) v >>= 16;
-            std::memcpy(data + 4 * k, &v, 4);
-        }
+        read_store_data<BYTES, KIND>(r, w, in, l, data);
         r.lds_write(w, in, ds_address(r, w, in, 0, l, in.offset), data, BYTES);
     });
 }

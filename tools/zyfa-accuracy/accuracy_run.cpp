@@ -8,6 +8,7 @@
 #include "core/validate.hpp"
 #include "cpu/attention_blocked.hpp"
 #include "cpu/attention_reference.hpp"
+#include "cpu/tensor_access.hpp"
 
 namespace zyfa_accuracy {
 
@@ -27,10 +28,6 @@ zyfa_tensor dense_view(void* data, zyfa_dtype dtype, int64_t heads, int64_t dim)
 void check(const char* call, zyfa_status st) {
     if (st != ZYFA_SUCCESS)
         throw std::runtime_error(std::string(call) + ": " + zyfa_status_string(st) + ": " + zyfa_last_error_message());
-}
-
-size_t element_size(zyfa_dtype dtype) {
-    return dtype == ZYFA_DTYPE_FP32 ? 4 : (dtype == ZYFA_DTYPE_BF16 || dtype == ZYFA_DTYPE_FP16) ? 2 : 1;
 }
 
 // Rows of the sampled tiles: every tile when there are at most max_tiles, else max_tiles spread
@@ -116,7 +113,7 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk) const {
 // it computes in the full sequence (key blocks stay aligned to key 0).
 zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse) const {
     const int64_t H = shape_.heads, DQ = shape_.head_dim_qk, DV = shape_.head_dim_v;
-    const size_t es = element_size(in.dtype);
+    const size_t es = zyfa::cpu::dtype_size(in.dtype);
     zyfa_attn_params p;
     zyfa_attn_params_init(&p, sizeof p);
     p.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
@@ -159,7 +156,7 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
             p.v_descale = v_from->v_descale.empty() ? nullptr : v_from->v_descale.data();
         }
         auto shift = [&](zyfa::TensorView& v, int64_t dim) {
-            v.data = static_cast<uint8_t*>(v.data) + static_cast<size_t>(h * dim) * element_size(v.dtype);
+            v.data = static_cast<uint8_t*>(v.data) + static_cast<size_t>(h * dim) * zyfa::cpu::dtype_size(v.dtype);
         };
         shift(p.q, p.head_dim_qk);
         shift(p.k, p.head_dim_qk);

@@ -5,20 +5,10 @@
 #include <random>
 
 #include "common/half_types.h"
+#include "cpu/tensor_access.hpp"
 
 namespace zyfa_bench {
 namespace {
-
-size_t dtype_size(zyfa_dtype dtype) {
-    switch (dtype) {
-        case ZYFA_DTYPE_FP32: return 4;
-        case ZYFA_DTYPE_FP16:
-        case ZYFA_DTYPE_BF16: return 2;
-        default: return 1;
-    }
-}
-
-bool is_fp8(zyfa_dtype dtype) { return dtype == ZYFA_DTYPE_FP8_E4M3FN || dtype == ZYFA_DTYPE_FP8_E4M3FNUZ; }
 
 // A dense [batch, seq, heads, dim] view, or packed [rows, heads, dim] when varlen.
 zyfa_tensor dense_view(void* data, zyfa_dtype dtype, int64_t seqlen, int64_t heads, int64_t head_dim, bool varlen) {
@@ -55,7 +45,7 @@ std::vector<float> normal_values(size_t count, std::mt19937_64& rng) {
 
 // The activations in a 16-bit or 32-bit dtype (round to nearest even).
 void convert(const std::vector<float>& values, zyfa_dtype dtype, HostTensor& tensor) {
-    tensor.bytes.resize(values.size() * dtype_size(dtype));
+    tensor.bytes.resize(values.size() * zyfa::cpu::dtype_size(dtype));
     if (dtype == ZYFA_DTYPE_FP32) {
         std::memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
         return;
@@ -130,7 +120,7 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
                        const Activations& activations, CaseBuffers& buffers) {
     const zyfa_dtype dtype = bench_case.dtype;
     const bool varlen = options.varlen;
-    if (is_fp8(dtype)) {
+    if (zyfa::cpu::dtype_is_fp8(dtype)) {
         quantise(ctx, activations.q, dtype, options, activations, options.seqlen_q, options.heads_q,
                  options.head_dim_qk, true, buffers.q, buffers.q_descale);
         quantise(ctx, activations.k, dtype, options, activations, options.seqlen_k, options.heads_kv,
@@ -149,7 +139,7 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
     // O in BF16, what a serving stack keeps; FP32 inputs (a CPU-only accuracy mode) get FP32 O.
     const zyfa_dtype out_dtype = dtype == ZYFA_DTYPE_FP32 ? ZYFA_DTYPE_FP32 : ZYFA_DTYPE_BF16;
     buffers.o.bytes.assign(static_cast<size_t>(activations.rows_q * options.heads_q * options.head_dim_v) *
-                               dtype_size(out_dtype),
+                               zyfa::cpu::dtype_size(out_dtype),
                            0);
     buffers.o.view = dense_view(buffers.o.bytes.data(), out_dtype, options.seqlen_q, options.heads_q, options.head_dim_v, varlen);
 
@@ -170,7 +160,7 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
         p.cu_seqlens_q = activations.cu_seqlens_q.data();
         p.cu_seqlens_k = activations.cu_seqlens_k.data();
     }
-    if (is_fp8(dtype)) {
+    if (zyfa::cpu::dtype_is_fp8(dtype)) {
         p.q_descale = buffers.q_descale.data();
         p.k_descale = buffers.k_descale.data();
         p.v_descale = buffers.v_descale.data();
