@@ -10,6 +10,7 @@
 #include "gpu/vector_alignment.hpp"
 #include "nvidia/attention_tile_shape.h"
 #include "nvidia/attention_wgmma_tile_shape.h"
+#include "nvidia/attention_ws_tile_shape.h"
 
 namespace zyfa {
 namespace cuda {
@@ -71,12 +72,46 @@ constexpr WgmmaFamily kWgmmaFamilies[] = {
       wgmma_shared_bytes_of<1, 128, 128, 2>(), false}, 2},
 };
 
+// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), head dim 128:
+// 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups), one CTA per SM.
+template <int ELEM, int DQK, int DV>
+constexpr uint32_t ws_shared_bytes_of() {
+    return static_cast<uint32_t>(nvidia::WsTileShape<ELEM, DQK, DV>::kSharedBytes);
+}
+
+constexpr KernelFamily kWsFamilies[] = {
+    {false, 128, 128, "attn_fwd_ws_b16_d128", "zyfa_attn_fwd_ws_bf16_d128", "zyfa_attn_fwd_ws_fp16_d128",
+     ws_shared_bytes_of<2, 128, 128>(), false},
+    {true, 128, 128, "attn_fwd_ws_e4m3_d128", "zyfa_attn_fwd_ws_e4m3_exact_d128", "zyfa_attn_fwd_ws_e4m3_lean_d128",
+     ws_shared_bytes_of<1, 128, 128>(), false},
+};
+
 // ZYFA_NVIDIA_WGMMA=0 in the environment keeps the mma.sync kernels on sm_90a (A/B timing, a
 // fallback in the field). Read once, when a context's catalogue is made (zyfa_context_create):
 // each context keeps the choice it was created with, and zyfa_attn_fwd does no getenv.
-bool wgmma_enabled_by_environment() {
-    const char* value = std::getenv("ZYFA_NVIDIA_WGMMA");
+bool enabled_by_environment(const char* name) {
+    const char* value = std::getenv(name);
     return !(value && value[0] == '0' && value[1] == '\0');
+}
+
+// Which problems the warp-specialised kernels take (ZYFA_NVIDIA_WS, read like ZYFA_NVIDIA_WGMMA):
+//   unset or 2: 16-bit inputs and FP8 LEAN (the e4m3 wgmma for both products: its adder is
+//      narrower than fp32, which moves O by ~2e-4 against the CPU model and leaves the error
+//      against fp64 unchanged; docs/hopper-kernel-notes.md);
+//   1: 16-bit inputs only; FP8 stays on the FP16-widened wgmma kernel (fp32 sums throughout);
+//   3: FP8 EXACT too (its lse then moves by up to ~4e-3, beyond EXACT's bound: Lean P against
+//      the exact exponential in the same kernel, for timing only);
+//   0: none (the wgmma kernels without specialisation).
+enum class WsChoice { None, Bits16, Lean, All };
+WsChoice ws_choice_by_environment() {
+    const char* value = std::getenv("ZYFA_NVIDIA_WS");
+    if (!value || value[0] == '\0' || value[1] != '\0') return WsChoice::Lean;
+    switch (value[0]) {
+        case '0': return WsChoice::None;
+        case '1': return WsChoice::Bits16;
+        case '3': return WsChoice::All;
+        default: return WsChoice::Lean;
+    }
 }
 
 bool family_on_arch(const KernelFamily& family, const std::string& arch) {
@@ -95,7 +130,7 @@ bool output_pairs_aligned(const TensorView& o) {
 
 class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
-    explicit CudaAttnCatalogue(bool wgmma_enabled) : wgmma_enabled_(wgmma_enabled) {}
+    CudaAttnCatalogue(bool wgmma_enabled, WsChoice ws) : wgmma_enabled_(wgmma_enabled), ws_(ws) {}
 
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
         std::vector<gpu::KernelSpec> specs;
@@ -107,6 +142,10 @@ public:
         if (image_arch == "sm_90a") {
             for (const WgmmaFamily& wgmma : kWgmmaFamilies) {
                 const KernelFamily& family = wgmma.kernels;
+                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
+                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
+            }
+            for (const KernelFamily& family : kWsFamilies) {
                 specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
                 specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
             }
@@ -149,6 +188,15 @@ public:
                 family = &f;
                 rows = 64 * candidate.warpgroups;
                 threads = 128 * candidate.warpgroups;
+            }
+        }
+        const bool ws = wgmma && ws_ != WsChoice::None &&
+                        (!fp8 || ws_ == WsChoice::All || (ws_ == WsChoice::Lean && p.softmax == ZYFA_SOFTMAX_LEAN));
+        for (const KernelFamily& f : kWsFamilies) {  // faster still where they exist
+            if (ws && f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) {
+                family = &f;
+                rows = nvidia::WsTileShape<1, 128, 128>::kRows;
+                threads = nvidia::WsTileShape<1, 128, 128>::kThreads;
             }
         }
         if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
@@ -202,12 +250,14 @@ public:
 
 private:
     bool wgmma_enabled_;
+    WsChoice ws_;
 };
 
 }  // namespace
 
 std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue() {
-    return std::make_unique<CudaAttnCatalogue>(wgmma_enabled_by_environment());
+    return std::make_unique<CudaAttnCatalogue>(enabled_by_environment("ZYFA_NVIDIA_WGMMA"),
+                                               ws_choice_by_environment());
 }
 
 }  // namespace cuda

@@ -159,11 +159,13 @@ void test_exact_scores_o_matches_model(void**) {
                 integer_v(c, 22);
             });
             const CpuDiff diff = compare_with_cpu(r.gpu.host, r.cpu);
-            // LEAN: P is identical (test above), so only the order of the P.V sums, the per-block
-            // rescale exp2 and the final reciprocal differ: ~1e-6; 1e-4 leaves room for an FP8 adder
-            // narrower than fp32, and is still 30x under what an unrounded row sum would give (~3e-3).
+            // LEAN: P is identical (test above), so only the P.V sums, the per-block rescale exp2
+            // and the final reciprocal differ: ~1e-6 with fp32 sums. The sm_90a warp-specialised
+            // kernel adds P.V in the e4m3 wgmma's adder, narrower than fp32: measured 1.9e-4 on the
+            // H200 (docs/hopper-kernel-notes.md). 5e-4 holds that and is still 6x under what an
+            // unrounded row sum would give (~3e-3), so a wrong normalisation still fails.
             // EXACT / 16-bit: a few P values may also flip (test above): 1e-3.
-            const double tol = m.softmax == ZYFA_SOFTMAX_LEAN ? 1e-4 : 1e-3;
+            const double tol = m.softmax == ZYFA_SOFTMAX_LEAN ? 5e-4 : 1e-3;
             std::printf("  exact S, integer V  %-13s hd %3lld/%3lld s=333 gqa 8/2: O vs cpu rel_rms %.2e (tol %.0e) "
                         "bitwise %lld/%lld lse %.1e\n",
                         m.name, static_cast<long long>(d[0]), static_cast<long long>(d[1]), diff.rel_rms, tol,

@@ -27,6 +27,15 @@ void test_small_cases(void**) {
     lean.heads_kv = 2;
     check_gpu_case(lean, "e4m3fn-lean varlen {1,0,70} gqa 4/2 hd64");
 
+    // hd128 FP8 LEAN runs the sm_90a warp-specialised kernel by default: 300 keys wrap its
+    // three-stage K/V ring (producer cp.async, V transpose, mbarriers) so racecheck sees reuse.
+    CaseShape lean_ws = mode_shape(kE4m3fnLean);
+    lean_ws.seqlen_q = lean_ws.seqlen_k = 300;
+    lean_ws.heads_q = 2;
+    lean_ws.heads_kv = 1;
+    lean_ws.head_dim_qk = lean_ws.head_dim_v = 128;
+    check_gpu_case(lean_ws, "e4m3fn-lean causal s=300 gqa 2/1 hd128");
+
     CaseShape exact = mode_shape(kE4m3fnExact);  // with descales
     exact.mask = ZYFA_MASK_NONE;
     exact.seqlen_q = 33;

@@ -1,0 +1,630 @@
+// Hopper (sm_90a) forward kernel, warp-specialised: one producer warpgroup, two consumer
+// warpgroups, native FP8 wgmma for both products.
+//
+// One CTA of 384 threads per (query tile of 128 rows, query head, batch), heaviest (last, under a
+// causal mask) tiles first. Keys are visited in blocks of exactly 64 keys aligned to the start of
+// the sequence (the CPU model's key_block; LEAN's block scales depend on it).
+//   Warpgroup 0, the producer (setmaxnreg down to kProducerRegisters): loads Q once, then K and V
+//   blocks with cp.async into a ring of three stages (attention_ws_tile_shape.h), each copy
+//   completing on the stage's "full" mbarrier (cp.async.mbarrier.arrive.noinc); it waits on the
+//   stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
+//   producer writes their byte transpose into the stage (transpose_v_block below): the e4m3 wgmma
+//   reads both operands K-major, so P.V needs V with keys contiguous.
+//   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
+//   Per block: S = Q K^T (wgmma m64n64, Q's A fragments held in registers, K from shared memory),
+//   the online softmax on the accumulator registers, P packed in registers into the A operand of
+//   O += P V (wgmma m64n128, V from shared memory). FlashAttention-3's order inside a warpgroup:
+//   block n's P.V runs while block n+1's softmax runs (two P buffers); between the warpgroups,
+//   ping-pong: they take turns to issue their wgmmas (named barriers).
+// Measured design, figures and where the time goes: docs/hopper-kernel-notes.md. The launch plan
+// uses these kernels for 16-bit inputs, and for FP8 only with ZYFA_NVIDIA_WS=2 (LEAN) or 3 (both).
+//
+// FP8 goes through the e4m3 wgmma (k = 32), whose adder is narrower than fp32: scores and the P.V
+// partial sums carry an extra relative error of about 1e-3 over the CPU model (the reason the
+// older attention_fwd_wgmma.cuh widens to FP16); tests/gpu/ws_kernel_test.cpp holds the measured
+// bounds. P's A fragment for k = 32 takes, per thread, keys 4t..4t+3 and 16+4t..16+4t+3 of each
+// 32-key chunk, while the thread's scores are keys 8j + 2t + {0,1}: the transpose permutes the
+// keys of every 16-key group (column 4t + 2jj + e holds key 8jj + 2t + e, as in
+// attention_fwd_mma.cuh), so the thread's scores are exactly its A bytes; P.V sums over keys, so
+// a permutation applied to both P and V is exact.
+//
+// Otherwise the numerics are those of attention_fwd_wgmma.cuh (the CPU model step by step, O
+// accumulated by the tensor core as acc * 2^e, LEAN's row sum exact from the codes), except that
+// P enters the FP8 wgmma as e4m3 itself: its block exponent is the model's k (no 2^-8 of the
+// FP16 route).
+#ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
+#define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
+
+#include "nvidia/attention_fwd_wgmma.cuh"
+#include "nvidia/attention_ws_tile_shape.h"
+#include "nvidia/mbarrier_ops.cuh"
+
+namespace zyfa {
+namespace nvidia {
+
+constexpr int kProducerRegisters = 56;
+constexpr int kConsumerRegisters = 224;  // 128 * 56 + 256 * 224 <= 64K registers of the SM
+constexpr int kProducerBarrier = 1;      // named barrier of the producer's 128 threads
+constexpr int kFirstConsumerBarrier = 2;  // named barriers 2, 3: the consumers' ping-pong turns
+#ifndef ZYFA_WS_PINGPONG
+#define ZYFA_WS_PINGPONG 1
+#endif
+constexpr bool kPingPong = ZYFA_WS_PINGPONG != 0;
+// Timing experiments only (wrong results; never in a shipped build): 1 = no softmax (P from the
+// score bits), 2 = no V transpose, 3 = no K/V copies (zero fill), 4 = a producer that only
+// signals (no copies, no transpose), 5 = consumers that only wait and release (no wgmma, no
+// softmax). See docs/hopper-kernel-notes.md.
+#ifndef ZYFA_WS_EXPERIMENT
+#define ZYFA_WS_EXPERIMENT 0
+#endif
+constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
+// Q as the register (A) operand of the score wgmma instead of shared memory.
+#ifndef ZYFA_WS_Q_IN_REGISTERS
+#define ZYFA_WS_Q_IN_REGISTERS 1
+#endif
+constexpr bool kQInRegisters = ZYFA_WS_Q_IN_REGISTERS != 0;
+
+// Byte transpose of one FP8 V block: raw (chunk-major, rows = 64 keys, DV / 16 chunks of 16
+// columns) -> vt (rows = DV output columns, 4 chunks of 16 keys; chunk-major, or 64-byte
+// swizzled with ZYFA_WS_SWIZZLE), with the keys of
+// each 16-key group in the order [0,1,8,9, 2,3,10,11, 4,5,12,13, 6,7,14,15] (see the top).
+// A work item is 4 keys x 4 columns: 4 words in, a 4x4 byte transpose (8 PRMT), 4 words out.
+// Lane = 4 * cq + t: t picks the keys {2t, 2t+1, 2t+8, 2t+9} of the group (= output word t), cq
+// the 4 columns 4 cq .. 4 cq + 3 of a 32-column quarter (one per warp); the output rows are
+// written in a lane-rotated order so that the 32 lanes' words fill 32 different banks.
+template <int DV, bool SWIZZLED>
+__device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsigned char* raw, int producer_thread) {
+    constexpr int kKeys = 64;
+    static_assert(DV == 128, "one warp per 32 columns, 4 warps");
+    const int lane = producer_thread % 32, warp = producer_thread / 32;
+    const int t = lane % 4, cq = lane / 4;
+    const int col0 = 32 * warp + 4 * cq;                // first of the item's 4 columns
+    const int rotate = (cq / 2) % 4;                     // store row order, for the banks
+#pragma unroll
+    for (int group = 0; group < kKeys / 16; ++group) {
+        const int key0 = 16 * group + 2 * t;
+        const unsigned char* src = raw + (col0 / 16) * (kKeys * 16) + (col0 % 16);
+        uint32_t w[4];
+        w[0] = *reinterpret_cast<const uint32_t*>(src + (key0 + 0) * 16);
+        w[1] = *reinterpret_cast<const uint32_t*>(src + (key0 + 1) * 16);
+        w[2] = *reinterpret_cast<const uint32_t*>(src + (key0 + 8) * 16);
+        w[3] = *reinterpret_cast<const uint32_t*>(src + (key0 + 9) * 16);
+        // Rotate each word by `rotate` bytes so that output s below is column (s + rotate) % 4.
+#pragma unroll
+        for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(w[i], w[i], 8 * rotate);
+        const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), hi01 = __byte_perm(w[0], w[1], 0x7362);
+        const uint32_t lo23 = __byte_perm(w[2], w[3], 0x5140), hi23 = __byte_perm(w[2], w[3], 0x7362);
+        const uint32_t out[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
+                                 __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+            const int col = col0 + ((s + rotate) % 4);  // the output row (V's column)
+            // Chunk `group` of row col: 64-byte swizzled or chunk-major (attention_ws_tile_shape.h).
+            const int offset = SWIZZLED ? col * 64 + ((group ^ ((col / 2) % 4)) * 16) : group * (DV * 16) + col * 16;
+            *reinterpret_cast<uint32_t*>(vt + offset + 4 * t) = out[s];
+        }
+    }
+}
+
+// load_chunk_major (attention_fwd_wgmma.cuh) for the producer's 128 threads as a loop unrolled
+// by 2: fully unrolled it keeps every copy's address live and spills under the producer's 56
+// registers; by 2 measured BF16 +5% and FP8 -3% against 1 (docs/hopper-kernel-notes.md).
+// SWIZZLE128: the 128-byte swizzled layout of rows of 8 chunks instead (attention_ws_tile_shape.h).
+template <int kTileRows, int kChunks, bool SWIZZLE128 = false>
+__device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const unsigned char* global, int64_t row_bytes,
+                                                   int valid_rows, int producer_thread) {
+    static_assert((kTileRows * kChunks) % 128 == 0 && kTileRows % 8 == 0 && kChunks % 4 == 0, "loader shape");
+    static_assert(!SWIZZLE128 || kChunks == 8, "128-byte rows");
+#pragma unroll 2
+    for (int i = producer_thread; i < kTileRows * kChunks; i += 128) {
+        // Chunk-major: a warp moves 8 rows x 4 chunks (4 wavefronts of 128 contiguous bytes).
+        // Swizzled: 4 whole rows (each 128 contiguous bytes in global and in one bank cycle).
+        const int r = SWIZZLE128 ? i / 8 : (i % 8) + 8 * ((i / 32) % (kTileRows / 8));
+        const int c = SWIZZLE128 ? i % 8 : ((i / 8) % 4) + 4 * (i / (32 * (kTileRows / 8)));
+        const bool valid = r < valid_rows;
+        const uint32_t dst = SWIZZLE128 ? r * 128 + ((c ^ (r % 8)) * 16) : c * (kTileRows * 16) + r * 16;
+        cp_async_16(smem_addr + dst, valid ? global + r * row_bytes + c * 16 : global, valid ? 16 : 0);
+    }
+}
+
+// S = Q K^T with Q (A) from registers, K (B) K-major from shared memory: m64n64, operands 32..35
+// the A fragment, 36 the K descriptor, 37 scale_d; 16-bit types end with tnspB = 0 (K-major).
+#define ZYFA_WS_D32_REGS                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define ZYFA_WS_D32_OUTPUTS                                                                           \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),   \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),         \
+    "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),       \
+    "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),       \
+    "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+template <InKind IN>
+__device__ __forceinline__ void wgmma_rs_scores(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+    if constexpr (IN == InKind::E4m3) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " ZYFA_WS_D32_REGS
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                     : ZYFA_WS_D32_OUTPUTS
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+    } else if constexpr (IN == InKind::Bf16) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " ZYFA_WS_D32_REGS
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                     : ZYFA_WS_D32_OUTPUTS
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " ZYFA_WS_D32_REGS
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                     : ZYFA_WS_D32_OUTPUTS
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+    }
+}
+#undef ZYFA_WS_D32_REGS
+#undef ZYFA_WS_D32_OUTPUTS
+
+// Layout type of a wgmma shared-memory descriptor (bits 62-63): 1 = 128-byte swizzle, 2 = 64-byte.
+constexpr uint64_t kSwizzle128Bits = uint64_t{1} << 62;
+constexpr uint64_t kSwizzle64Bits = uint64_t{2} << 62;
+
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// The byte pair (lo, hi) of two magic-number sums (low byte = a Lean P code), in the low half.
+__device__ __forceinline__ uint32_t code_pair(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x0040); }
+
+template <InKind IN, PMode PM, int DQK, int DV>
+__device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
+    using Shape = WsTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV>;
+    constexpr int kRows = Shape::kRows, kElem = Shape::kElem, kKeys = Shape::kKeys, kStages = Shape::kStages;
+    constexpr bool kFp8 = IN == InKind::E4m3;
+    constexpr float kNegInf = -__builtin_huge_valf();
+    extern __shared__ __align__(1024) unsigned char smem[];
+    int* tile_keys = reinterpret_cast<int*>(smem + Shape::kKeyRangeOffset);  // as in attention_fwd_wgmma.cuh
+
+    const int tile = gridDim.x - 1 - blockIdx.x;
+    const int head = blockIdx.y, batch = blockIdx.z;
+    const SequenceSpan span = sequence_span(a, batch);
+    const int64_t first_q = span.first_q, first_k = span.first_k;
+    const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
+    const int row0 = tile * kRows;
+    if (row0 >= seqlen_q) return;
+    const int head_kv = kv_head_of(a, head);
+    const auto mask = static_cast<numerics::MaskKind>(a.mask);
+    const uint32_t smem_base = shared_address(smem);
+    const uint32_t q_full = smem_base + Shape::kQFullOffset;
+    auto k_full = [&](int stage) { return smem_base + Shape::kKFullOffset + 8 * stage; };
+    auto v_full = [&](int stage) { return smem_base + Shape::kVFullOffset + 8 * stage; };
+    auto empty = [&](int stage) { return smem_base + Shape::kEmptyOffset + 8 * stage; };
+
+    if (threadIdx.x == 0) {
+        tile_keys[0] = seqlen_k;
+        tile_keys[1] = 0;
+        tile_keys[2] = 0;
+        tile_keys[3] = seqlen_k;
+        mbarrier_init(q_full, 128);
+        for (int st = 0; st < kStages; ++st) {
+            mbarrier_init(k_full(st), 128);  // one (cp.async-tracked) arrival per producer thread
+            mbarrier_init(v_full(st), 128);
+            mbarrier_init(empty(st), 8);  // one arrival per consumer warp
+        }
+        mbarrier_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x < kRows) {
+        bool sees_keys = false;
+        if (row0 + static_cast<int>(threadIdx.x) < seqlen_q) {
+            const auto range = numerics::visible_keys(row0 + threadIdx.x, seqlen_q, seqlen_k, mask, a.window_left,
+                                                      a.window_right);
+            if (range.begin < range.end) {
+                sees_keys = true;
+                atomicMin(&tile_keys[0], static_cast<int>(range.begin));
+                atomicMax(&tile_keys[1], static_cast<int>(range.end));
+                atomicMax(&tile_keys[2], static_cast<int>(range.begin));
+                atomicMin(&tile_keys[3], static_cast<int>(range.end));
+            }
+        }
+        if (!sees_keys) atomicMin(&tile_keys[3], 0);  // a row seeing nothing: every block is masked
+    }
+    __syncthreads();
+    const int keys_begin = tile_keys[0], keys_end = tile_keys[1];
+    const int whole_begin = tile_keys[2], whole_end = tile_keys[3];
+    const int block_begin = keys_begin - keys_begin % kKeys;
+    const int blocks = keys_end > block_begin ? (keys_end - block_begin + kKeys - 1) / kKeys : 0;
+
+    if (threadIdx.x < 128) {
+        // ---- Producer ----------------------------------------------------------------------------
+        setmaxnreg_dec<kProducerRegisters>();
+        const int pt = threadIdx.x;
+        const unsigned char* q_global = static_cast<const unsigned char*>(a.q) +
+            (batch * a.q_stride_batch + (first_q + row0) * a.q_stride_seq + head * a.q_stride_head) * kElem;
+        const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
+            (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
+        const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
+            (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
+        producer_load_tile<kRows, Shape::kQkChunks, Shape::kSwizzledQk>(smem_base + Shape::kQOffset, q_global, a.q_stride_seq * kElem,
+                                                   min(kRows, seqlen_q - row0), pt);
+        cp_async_arrive_on(q_full);
+        auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
+            named_barrier_sync(kProducerBarrier, 128);  // every producer thread's copies are visible
+            if constexpr (kExperiment != 2) {
+                transpose_v_block<DV, Shape::kSwizzledV>(
+                    smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                    smem + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVBytes, pt);
+            }
+            fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+            mbarrier_arrive(v_full(index % kStages));
+        };
+        for (int index = 0; index < blocks; ++index) {
+            const int stage = index % kStages;
+            const int block = block_begin + index * kKeys;
+            const int valid = kExperiment == 3 ? 0 : min(kKeys, seqlen_k - block);
+            if constexpr (kExperiment == 4) {
+                mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
+                cp_async_arrive_on(k_full(stage));
+                mbarrier_arrive(v_full(stage));
+                continue;
+            }
+            mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
+            producer_load_tile<kKeys, Shape::kQkChunks, Shape::kSwizzledQk>(smem_base + Shape::kKOffset + stage * Shape::kKBytes,
+                                                        k_global + block * a.k_stride_seq * kElem,
+                                                        a.k_stride_seq * kElem, valid, pt);
+            cp_async_arrive_on(k_full(stage));
+            if constexpr (kFp8) {
+                // Three staging buffers: the one written here was last read by finish_v(index - 3),
+                // which every producer thread left before the barrier of finish_v(index - 2).
+                producer_load_tile<kKeys, Shape::kVChunks>(
+                    smem_base + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVBytes,
+                    v_global + block * a.v_stride_seq * kElem, a.v_stride_seq * kElem, valid, pt);
+                cp_async_commit();
+                if (index > 0) {
+                    cp_async_wait_group<1>();  // V of block index - 1
+                    finish_v(index - 1);
+                }
+            } else {
+                producer_load_tile<kKeys, Shape::kVChunks>(smem_base + Shape::kVOffset + stage * Shape::kVBytes,
+                                                       v_global + block * a.v_stride_seq * kElem,
+                                                       a.v_stride_seq * kElem, valid, pt);
+                cp_async_arrive_on(v_full(stage));
+            }
+        }
+        if constexpr (kFp8 && kExperiment != 4) {
+            if (blocks > 0) {
+                cp_async_wait_group<0>();
+                finish_v(blocks - 1);
+            }
+        }
+        cp_async_wait_all();
+    } else {
+        // ---- Consumers ---------------------------------------------------------------------------
+        setmaxnreg_inc<kConsumerRegisters>();
+        const int ct = threadIdx.x - 128;
+        const int consumer = ct / 128;  // 0 or 1: rows 64 * consumer .. + 63 of the tile
+        const int warp = (ct / 32) % 4, lane = ct % 32;
+        if constexpr (kExperiment == 5) {
+            for (int index = 0; index < blocks; ++index) {
+                mbarrier_wait(k_full(index % kStages), (index / kStages) & 1);
+                mbarrier_wait(v_full(index % kStages), (index / kStages) & 1);
+                if (lane == 0) mbarrier_arrive(empty(index % kStages));
+            }
+            return;
+        }
+        const int group = lane / 4, quad_lane = lane % 4;
+        const int row_base = row0 + 64 * consumer + 16 * warp + group;  // + 8 * rr
+
+        const HeadDescales descale = head_descales(a, batch, head_kv);
+        const float vd = descale.v;
+        const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
+        const float scale8_log2 = 8.0f * scale_log2;
+        const float lean_centre = a.lean_centre;
+        const int max_block_exponent = a.max_block_exponent;
+        int row_first_key[2], row_end_key[2];
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+            const RowKeys keys = row_visible_keys(a, span, mask, row_base + 8 * rr);
+            row_first_key[rr] = keys.begin;
+            row_end_key[rr] = keys.end;
+        }
+
+        float m[2] = {kNegInf, kNegInf};
+        float l[2] = {0.0f, 0.0f};
+        int acc_exponent[2] = {0, 0};  // acc holds O's accumulator times 2^acc_exponent
+        float acc[DV / 2];
+#pragma unroll
+        for (int i = 0; i < DV / 2; ++i) acc[i] = 0.0f;
+
+        // Descriptors (attention_wgmma_tile_shape.h): one wgmma k-step is 32 bytes of a row, two
+        // chunks, for 16-bit (k = 16) and e4m3 (k = 32) alike.
+        constexpr int kQkSteps = DQK * kElem / 32;
+        // Swizzled (FP8): a k-step moves the start 32 bytes along the 128-byte rows; 8-row groups
+        // are 1024 bytes apart; the leading offset is unused.
+        constexpr bool kSw = Shape::kSwizzledQk;
+        const uint64_t desc_q =
+            kSw ? wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 128, 16, 1024) | kSwizzle128Bits
+                : wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 16, kRows * 16, 128);
+        constexpr uint32_t kQStepBytes = kSw ? 32 : 2 * kRows * 16;
+        constexpr uint32_t kKStepBytes = kSw ? 32 : 2 * kKeys * 16;
+        // With kQInRegisters, Q's A fragments are read from shared memory once per tile and the
+        // score wgmma takes A from registers: per block only K is read from shared memory.
+        // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
+        // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of wgmma_ops.cuh).
+        uint32_t qa[kQInRegisters ? kQkSteps : 1][4];
+        auto load_q_fragments = [&] {
+#pragma unroll
+            for (int ks = 0; ks < kQkSteps; ++ks)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const int row = 64 * consumer + 16 * warp + group + 8 * (j % 2);
+                    const int chunk = 2 * ks + j / 2;
+                    const int offset = kSw ? row * 128 + ((chunk ^ (row % 8)) * 16) : chunk * (kRows * 16) + row * 16;
+                    qa[kQInRegisters ? ks : 0][j] =
+                        *reinterpret_cast<const uint32_t*>(smem + Shape::kQOffset + offset + 4 * quad_lane);
+                }
+        };
+        auto issue_scores = [&](float (&s)[32], int index) {
+            const uint32_t k_addr = smem_base + Shape::kKOffset + (index % kStages) * Shape::kKBytes;
+            const uint64_t desc_k = kSw ? wgmma_descriptor(k_addr, 16, 1024) | kSwizzle128Bits
+                                        : wgmma_descriptor(k_addr, kKeys * 16, 128);
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < kQkSteps; ++ks) {
+                if constexpr (kQInRegisters) {
+                    wgmma_rs_scores<IN>(s, qa[ks], desc_k + ((ks * kKStepBytes) >> 4), ks > 0);
+                } else {
+                    wgmma_scores<IN>(s, desc_q + ((ks * kQStepBytes) >> 4), desc_k + ((ks * kKStepBytes) >> 4), ks > 0);
+                }
+            }
+            wgmma_commit();
+        };
+
+        // Per block n, in this order (FlashAttention-3's intra-warpgroup overlap):
+        //   issue S(n+1) = Q K(n+1)^T; issue O += P(n) V(n); wait for S(n+1) only; softmax of
+        //   block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
+        //   wait for P(n) V(n); release the stage; O *= the rescale of block n+1.
+        // So block n's P.V runs on the tensor cores while block n+1's softmax runs.
+        constexpr int kPvSteps = kFp8 ? 2 : 4;  // k-steps of P.V over a 64-key block
+        float s[32];
+        uint32_t pa[kPvSteps][4];
+        float rescale[2] = {1.0f, 1.0f};
+        // Online softmax of block `index` (scores in s) -> its P in `out`, m, l, rescale.
+        auto softmax = [&](int index, auto& out, auto masked_tag) {
+            constexpr bool kMasked = decltype(masked_tag)::value;
+            const int block = block_begin + index * kKeys;
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
+                const int lo = row_first_key[rr], hi = row_end_key[rr];
+                const bool active = kMasked ? max(lo, block) < min(hi, block + kKeys) : true;
+                auto visible = [&](int n, int e) {
+                    if constexpr (!kMasked) return true;
+                    const int key = block + 8 * n + 2 * quad_lane + e;
+                    return key >= lo && key < hi;
+                };
+                // max(s * c) = max(s) * c for c >= 0 and min(s) * c for c < 0 (rounding is
+                // monotonic): one multiply per row instead of one per score.
+                const float sign = scale_log2 >= 0.0f ? 1.0f : -1.0f;
+                float signed_max = kNegInf;
+#pragma unroll
+                for (int n = 0; n < 8; ++n)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        if (visible(n, e)) signed_max = fmaxf(signed_max, s[4 * n + 2 * rr + e] * sign);
+                // -inf when this thread sees nothing of the block
+                float block_max = signed_max == kNegInf ? kNegInf : (signed_max * sign) * scale_log2;
+                block_max = quad_max(block_max);
+                const float m_new = fmaxf(m[rr], block_max);
+                const float alpha = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
+                int exponent = 0;  // the model's k: P is scaled by 2^k before rounding
+                float row_sum = 0.0f;
+                uint32_t pairs[8];  // the P pair of S tile n, in the low 16 bits for FP8
+                if constexpr (PM == PMode::Lean) {
+                    exponent = numerics::block_scale_exponent(m_new, block_max, max_block_exponent,
+                                                              numerics::Fp8Format::E4M3FN);
+                    const float bias = numerics::lean_p_bias(m_new, exponent, lean_centre, numerics::Fp8Format::E4M3FN);
+#pragma unroll
+                    for (int n = 0; n < 8; ++n) {
+                        uint32_t bits[2];  // magic-number sums: low byte = the code
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            const float y = numerics::clamp_float(fmaf(s[4 * n + 2 * rr + e], scale8_log2, bias), 0.0f,
+                                                                  numerics::lean_p_max_code(numerics::Fp8Format::E4M3FN));
+                            bits[e] = visible(n, e) ? numerics::float_bits(y + 12582912.0f) : 0x4B400000u;
+                            row_sum += numerics::bits_float(bits[e] << 20);  // code * 2^-120, exact sums
+                        }
+                        pairs[n] = code_pair(bits[0], bits[1]);
+                    }
+                    row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_int(-exponent);
+                } else {
+                    if constexpr (kFp8) exponent = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+                    const float up = numerics::exp2_int(exponent);
+#pragma unroll
+                    for (int n = 0; n < 8; ++n) {
+                        float p[2];
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            p[e] = visible(n, e) ? exp2f(s[4 * n + 2 * rr + e] * scale_log2 - m_new) : 0.0f;
+                            row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
+                        }
+                        if constexpr (kFp8) {
+                            pairs[n] = pack_e4m3x2(p[0] * up, p[1] * up);
+                        } else {
+                            pairs[n] = pack_p16<IN>(p[0], p[1]);
+                        }
+                    }
+                    row_sum = quad_sum(row_sum);
+                }
+                // A fragments: 16-bit (k16) out[n/2][2*(n%2) + rr] = the pair of tile n; e4m3 (k32)
+                // out[n/4][2*((n%4)/2) + rr] = the pairs of tiles n, n+1 (n even).
+#pragma unroll
+                for (int n = 0; n < 8; ++n) {
+                    if constexpr (kFp8) {
+                        if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x5410);
+                    } else {
+                        out[n / 2][2 * (n % 2) + rr] = pairs[n];
+                    }
+                }
+                rescale[rr] = 1.0f;  // a row that sees nothing of the block keeps m, l and acc
+                if (active) {
+                    l[rr] = l[rr] * alpha + row_sum;
+                    m[rr] = m_new;
+                    rescale[rr] = alpha * numerics::exp2_int(exponent - acc_exponent[rr]);
+                    acc_exponent[rr] = exponent;
+                }
+            }
+        };
+        auto run_softmax = [&](int index, auto& out) {
+            const int block = block_begin + index * kKeys;
+            if constexpr (kExperiment == 1) {
+#pragma unroll
+                for (int kk = 0; kk < kPvSteps; ++kk)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) out[kk][j] = __float_as_uint(s[8 * kk + j]) & 0x1F1F1F1Fu;
+                l[0] = l[1] = 1.0f;
+                m[0] = m[1] = 0.0f;
+                return;
+            }
+            if (block >= whole_begin && block + kKeys <= whole_end) {
+                softmax(index, out, MaskedTag<false>{});
+            } else {
+                softmax(index, out, MaskedTag<true>{});
+            }
+        };
+
+        // Ping-pong (ZYFA_WS_PINGPONG): the two consumer warpgroups take turns to issue their
+        // wgmmas, each batch between a bar.sync on its own named barrier and a bar.arrive on the
+        // other's, so one's softmax runs while the other's products occupy the tensor cores.
+        // Consumer 1 opens with an arrival for consumer 0; both issue blocks + 1 batches, and
+        // consumer 0 takes consumer 1's last arrival before the epilogue (no arrival left over).
+        auto turn_begin = [&] {
+            if constexpr (kPingPong) named_barrier_sync(kFirstConsumerBarrier + consumer, 256);
+        };
+        auto turn_end = [&] {
+            if constexpr (kPingPong) named_barrier_arrive(kFirstConsumerBarrier + (1 - consumer), 256);
+        };
+        if constexpr (kPingPong) {
+            if (consumer == 1 && blocks > 0) named_barrier_arrive(kFirstConsumerBarrier + 0, 256);
+        }
+
+        mbarrier_wait(q_full, 0);
+        if constexpr (kQInRegisters) load_q_fragments();
+        if (blocks > 0) {
+            mbarrier_wait(k_full(0), 0);
+            fence_proxy_async_shared();
+            turn_begin();
+            issue_scores(s, 0);
+            turn_end();
+            wgmma_wait<0>();
+            pin_registers(s);
+            run_softmax(0, pa);  // acc is 0: its rescale changes nothing
+        }
+
+        // O += P(index) V(index), committed as one wgmma group.
+        auto wait_v = [&](int index) {
+            mbarrier_wait(v_full(index % kStages), (index / kStages) & 1);
+            fence_proxy_async_shared();
+        };
+        auto issue_pv = [&](int index, auto& p) {
+            const int stage = index % kStages;
+            const uint32_t v_addr = smem_base + Shape::kVOffset + stage * Shape::kVBytes;
+            // No pin_registers here: an asm that "defines" acc or P after this group's S wgmma
+            // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
+            wgmma_fence();
+            if constexpr (kFp8) {
+                // Vt: rows = DV output columns, chunks of 16 keys, K-major.
+                constexpr bool kSwV = Shape::kSwizzledV;
+                const uint64_t desc_v = kSwV ? wgmma_descriptor(v_addr, 16, 512) | kSwizzle64Bits
+                                             : wgmma_descriptor(v_addr, DV * 16, 128);
+                constexpr uint32_t kVStepBytes = kSwV ? 32 : 2 * DV * 16;
+#pragma unroll
+                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv<IN>(acc, p[kk], desc_v + ((kk * kVStepBytes) >> 4), 1);
+            } else {
+                const uint64_t desc_v = wgmma_descriptor(v_addr, 128, kKeys * 16);  // MN-major
+#pragma unroll
+                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv<IN>(acc, p[kk], desc_v + ((kk * 16 * 16) >> 4), 1);
+            }
+            wgmma_commit();
+        };
+        auto release = [&](int index) {
+            if (lane == 0) mbarrier_arrive(empty(index % kStages));  // this warp is done with the stage
+        };
+
+        // One block but the last, P(index) in p_now: the next block's scores and softmax (into
+        // p_next) overlap this block's P.V. No branch between the issues and the waits, and P in
+        // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous.
+        auto step = [&](int index, auto& p_now, auto& p_next) {
+            mbarrier_wait(k_full((index + 1) % kStages), ((index + 1) / kStages) & 1);
+            fence_proxy_async_shared();
+            wait_v(index);
+            turn_begin();
+            issue_scores(s, index + 1);  // s is free: block index's softmax is done
+            issue_pv(index, p_now);
+            turn_end();
+            wgmma_wait<1>();  // S(index + 1); P(index) V(index) may still run
+            pin_registers(s);
+            run_softmax(index + 1, p_next);
+            wgmma_wait<0>();
+            pin_registers(acc);
+#pragma unroll
+            for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
+            release(index);
+#pragma unroll
+            for (int i = 0; i < DV / 2; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
+        };
+        uint32_t pb[kPvSteps][4];  // pa's partner
+        for (int index = 0; index + 1 < blocks; index += 2) {
+            step(index, pa, pb);
+            if (index + 2 < blocks) step(index + 1, pb, pa);
+        }
+        if (blocks > 0) {  // the last block: P in pa when blocks is odd, in pb when even
+            wait_v(blocks - 1);
+            turn_begin();
+            if (blocks % 2) {
+                issue_pv(blocks - 1, pa);
+            } else {
+                issue_pv(blocks - 1, pb);
+            }
+            turn_end();
+            wgmma_wait<0>();
+            pin_registers(acc);
+            release(blocks - 1);
+            if constexpr (kPingPong) {
+                if (consumer == 0) named_barrier_sync(kFirstConsumerBarrier + 0, 256);
+            }
+        }
+
+        // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and lse = -inf.
+        const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+            const int row = row_base + 8 * rr;
+            if (row >= seqlen_q) continue;
+            const bool seen = l[rr] > 0.0f;
+            const float out_scale = seen ? vd / l[rr] : 0.0f;
+            const float unscale = numerics::exp2_int(-acc_exponent[rr]);
+            const int64_t o_row = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head;
+#pragma unroll
+            for (int n = 0; n < DV / 8; ++n) {
+                store_output_pair(a.o, a.out_dtype, o_row + 8 * n + 2 * quad_lane,
+                                  seen ? (acc[4 * n + 2 * rr] * unscale) * out_scale : 0.0f,
+                                  seen ? (acc[4 * n + 2 * rr + 1] * unscale) * out_scale : 0.0f);
+            }
+            if (a.lse && quad_lane == 0) {
+                const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
+                                                     : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
+                a.lse[index] = seen ? kLn2 * (m[rr] + log2f(l[rr])) : kNegInf;
+            }
+        }
+    }
+}
+
+}  // namespace nvidia
+}  // namespace zyfa
+
+// 384 threads, one CTA per SM: the register cap at entry that setmaxnreg needs.
+#define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv)                   \
+    extern "C" __global__ void __launch_bounds__(384, 1) symbol(const zyfa::AttnKernelArgs args) { \
+        zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv>(args);                  \
+    }
+
+#endif

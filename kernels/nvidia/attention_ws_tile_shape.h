@@ -1,0 +1,70 @@
+// The shared-memory layout of the warp-specialised sm_90a kernels (attention_fwd_ws.cuh), one
+// definition for the kernels and for the host launch plan (src/cuda/attention_launch_plan.cpp).
+//
+// Tiles are "chunk-major" as in attention_wgmma_tile_shape.h: 16-byte chunk c of row r at
+// c * (rows * 16) + r * 16, so a wgmma core matrix (8 rows x 16 bytes) is 128 contiguous bytes.
+// K and V go through a ring of kStages stages, each guarded by mbarriers (full: the producer's
+// copies landed; empty: both consumer warpgroups are done with the stage).
+// FP8 V is needed K-major by the e4m3 wgmma (keys contiguous per output column): the producer
+// loads each V block as it is (kVStagingBuffers raw buffers) and writes its byte transpose Vt
+// (rows = output columns, chunks = 16 keys) into the ring stage. 16-bit V is used as loaded
+// (an MN-major B operand), so it has no staging buffers.
+#ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
+#define ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
+
+// Kernel builds may set ZYFA_WS_SWIZZLE=0|1 (the swizzled FP8 layouts below); the shared-memory
+// size does not depend on it.
+#ifndef ZYFA_WS_SWIZZLE
+#define ZYFA_WS_SWIZZLE 0
+#endif
+
+namespace zyfa {
+namespace nvidia {
+
+template <int ELEM_BYTES, int DQK, int DV>
+struct WsTileShape {
+    static constexpr int kElem = ELEM_BYTES;
+    static constexpr bool kFp8 = ELEM_BYTES == 1;
+    static constexpr int kConsumerWarpgroups = 2;  // 64 query rows each
+    static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 is the producer
+    static constexpr int kRows = 64 * kConsumerWarpgroups;
+    static constexpr int kKeys = 64;  // keys per online-softmax step = the CPU model's key_block
+    // Stage n+2 loads while n (P.V) and n+1 (the next scores) are read: three stages.
+    static constexpr int kStages = 3;
+    // Three, not two: a staging buffer is rewritten (cp.async) only after a producer barrier that
+    // follows its last transpose read (finish_v in attention_fwd_ws.cuh). With two, a fast thread
+    // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
+    static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
+    static constexpr int kQkChunks = DQK * kElem / 16;
+    static constexpr int kVChunks = DV * kElem / 16;
+    // With ZYFA_WS_SWIZZLE, FP8 tiles in the 128-byte / 64-byte swizzled layouts of wgmma
+    // (measured: docs/hopper-kernel-notes.md): Q and K rows of 128 bytes (FP8 head dim
+    // 128), 16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16); Vt rows of 64 keys (64
+    // bytes), chunk h of row d at d * 64 + ((h ^ ((d / 2) % 4)) * 16). 16-bit tiles stay
+    // chunk-major (attention_wgmma_tile_shape.h).
+    static constexpr bool kSwizzledQk = ZYFA_WS_SWIZZLE && kFp8 && kQkChunks == 8;
+    static constexpr bool kSwizzledV = ZYFA_WS_SWIZZLE && kFp8;
+    static constexpr int kQBytes = kRows * DQK * kElem;
+    static constexpr int kKBytes = kKeys * DQK * kElem;
+    static constexpr int kVBytes = kKeys * DV * kElem;
+    // Header: the tile's key ranges (4 ints), then the mbarriers (8 bytes each).
+    static constexpr int kKeyRangeOffset = 0;
+    static constexpr int kQFullOffset = 64;
+    static constexpr int kKFullOffset = kQFullOffset + 8;
+    static constexpr int kVFullOffset = kKFullOffset + 8 * kStages;
+    static constexpr int kEmptyOffset = kVFullOffset + 8 * kStages;
+    static constexpr int kHeaderBytes = 1024;  // keeps the tiles 1024-byte aligned
+    static constexpr int kQOffset = kHeaderBytes;
+    static constexpr int kKOffset = kQOffset + kQBytes;
+    static constexpr int kVOffset = kKOffset + kStages * kKBytes;
+    static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
+    static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVBytes;
+    static_assert(kEmptyOffset + 8 * kStages <= kHeaderBytes, "header");
+    static_assert(kQkChunks % 4 == 0 && kVChunks % 4 == 0, "the loader moves 4 chunks of 8 rows per warp");
+    static_assert(DV == 128, "the P.V wgmma wrappers are written for 128 output columns");
+};
+
+}  // namespace nvidia
+}  // namespace zyfa
+
+#endif
