@@ -17,7 +17,11 @@
 //   block n's P.V runs while block n+1's softmax runs (two P buffers); between the warpgroups,
 //   ping-pong: they take turns to issue their wgmmas (named barriers).
 // Measured design, figures and where the time goes: docs/hopper-kernel-notes.md. The launch plan
-// uses these kernels for 16-bit inputs, and for FP8 only with ZYFA_NVIDIA_WS=2 (LEAN) or 3 (both).
+// uses these kernels for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 3 adds FP8 EXACT).
+// Head dims: 128, and 192/128 (MLA). Only DQK's chunk count depends on the head dim of Q and K
+// (Q/K tile sizes, the producer's copies, the k-steps of S = Q K^T and Q's register fragments);
+// V, P, O and the transpose are DV = 128 in both. At 192/128 Q's fragments take 24 (FP8) / 48
+// (16-bit) registers instead of 16 / 32, and ptxas still reports no spills (check_ws_kernels.sh).
 //
 // FP8 goes through the e4m3 wgmma (k = 32), whose adder is narrower than fp32: scores and the P.V
 // partial sums carry an extra relative error of about 1e-3 over the CPU model (the reason the

@@ -62,6 +62,9 @@ struct WsTileShape {
     static_assert(kEmptyOffset + 8 * kStages <= kHeaderBytes, "header");
     static_assert(kQkChunks % 4 == 0 && kVChunks % 4 == 0, "the loader moves 4 chunks of 8 rows per warp");
     static_assert(DV == 128, "the P.V wgmma wrappers are written for 128 output columns");
+    // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 111,616
+    // bytes, 16-bit 173,056 (Q and the K ring grow by half, V and its staging do not).
+    static_assert(kSharedBytes <= 227 * 1024, "shared memory beyond sm_90's per-block limit");
 };
 
 }  // namespace nvidia

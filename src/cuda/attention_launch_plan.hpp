@@ -12,11 +12,12 @@
 //   variant attn_fwd_wg_e4m3_d128: zyfa_attn_fwd_wg_e4m3_exact_d128, zyfa_attn_fwd_wg_e4m3_lean_d128
 // which the plan picks there for head dim 128/128 when O allows paired stores
 // (ZYFA_NVIDIA_WGMMA=0 in the environment when a context is created keeps its mma.sync kernels).
-// sm_90a also has the warp-specialised kernels (kernels/nvidia/attention_fwd_ws.cuh), head dim 128:
-//   variant attn_fwd_ws_b16_d128:  zyfa_attn_fwd_ws_bf16_d128, zyfa_attn_fwd_ws_fp16_d128
-//   variant attn_fwd_ws_e4m3_d128: zyfa_attn_fwd_ws_e4m3_exact_d128, zyfa_attn_fwd_ws_e4m3_lean_d128
-// which the plan picks over the wgmma kernels for 16-bit inputs, and for FP8 with ZYFA_NVIDIA_WS=2
-// (LEAN) or 3 (LEAN and EXACT); ZYFA_NVIDIA_WS=0 keeps the wgmma kernels. They run 384 threads.
+// sm_90a also has the warp-specialised kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims
+// 128 and 192/128 (DIMS = d128 or d192_128):
+//   variant attn_fwd_ws_b16_DIMS:  zyfa_attn_fwd_ws_bf16_DIMS, zyfa_attn_fwd_ws_fp16_DIMS
+//   variant attn_fwd_ws_e4m3_DIMS: zyfa_attn_fwd_ws_e4m3_exact_DIMS, zyfa_attn_fwd_ws_e4m3_lean_DIMS
+// which the plan picks by default for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 1:
+// 16-bit only; 3: FP8 EXACT too; 0: none). They run 384 threads.
 // Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 256 threads (8 warps x 16 query rows, or
 // 2 warpgroups x 64 rows), dynamic shared memory from kernels/nvidia/attention_tile_shape.h or
 // attention_wgmma_tile_shape.h.

@@ -36,7 +36,20 @@ void test_small_cases(void**) {
     lean_ws.head_dim_qk = lean_ws.head_dim_v = 128;
     check_gpu_case(lean_ws, "e4m3fn-lean causal s=300 gqa 2/1 hd128");
 
-    CaseShape exact = mode_shape(kE4m3fnExact);  // with descales
+    // hd192/128 FP8 LEAN runs the warp-specialised kernel of those dims by default: 400 keys are
+    // 7 blocks per query tile (the last one partial), so the ring wraps twice; 130 query rows
+    // make a second tile of 2 rows (Q rows past the end zero-filled).
+    CaseShape lean_ws192 = mode_shape(kE4m3fnLean);
+    lean_ws192.mask = ZYFA_MASK_NONE;
+    lean_ws192.seqlen_q = 130;
+    lean_ws192.seqlen_k = 400;
+    lean_ws192.heads_q = 2;
+    lean_ws192.heads_kv = 1;
+    lean_ws192.head_dim_qk = 192;
+    lean_ws192.head_dim_v = 128;
+    check_gpu_case(lean_ws192, "e4m3fn-lean none 130x400 gqa 2/1 hd192/128");
+
+    CaseShape exact = mode_shape(kE4m3fnExact);  // with descales; hd192/128 EXACT: the mma.sync kernel
     exact.mask = ZYFA_MASK_NONE;
     exact.seqlen_q = 33;
     exact.seqlen_k = 100;

@@ -1,10 +1,12 @@
-// Which kernel the NVIDIA launch plan picks for head dim 128 on an sm_90 device under each
-// ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA setting, without a GPU: the CUDA backend runs over the test
-// double of libcuda.so.1 (tests/gpu_host/fake_cuda_driver.c, one compute-capability-9.0 device),
-// loaded through ZYFA_CUDA_LIBRARY, which CTest sets. zyfa_attn_kernel_name reads no tensor data.
-//   unset / 1: 16-bit inputs on the warp-specialised kernels, FP8 on the widened wgmma kernels;
-//   2: FP8 LEAN too; 3: FP8 EXACT too; 0: none; ZYFA_NVIDIA_WGMMA=0: the mma.sync kernels.
-// Other head dims never pick them.
+// Which kernel the NVIDIA launch plan picks for head dims 128 and 192/128 on an sm_90 device under
+// each ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA setting, without a GPU: the CUDA backend runs over the
+// test double of libcuda.so.1 (tests/gpu_host/fake_cuda_driver.c, one compute-capability-9.0
+// device), loaded through ZYFA_CUDA_LIBRARY, which CTest sets. zyfa_attn_kernel_name reads no
+// tensor data.
+//   unset / 2: 16-bit inputs and FP8 LEAN on the warp-specialised kernels; 1: 16-bit only;
+//   3: FP8 EXACT too; 0: none; ZYFA_NVIDIA_WGMMA=0: the mma.sync kernels.
+// Each head dim gets its own kernel (the dims suffix of the name). Head dims 64 and 256 never
+// pick them.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -48,7 +50,7 @@ zyfa_context* context_with(const char* ws, const char* wgmma) {
     return ctx;
 }
 
-std::string kernel_for(zyfa_context* ctx, const Mode& m, int64_t head_dim) {
+std::string kernel_for(zyfa_context* ctx, const Mode& m, int64_t head_dim_qk, int64_t head_dim_v) {
     zyfa_attn_params p;
     zyfa_attn_params_init(&p, sizeof p);
     p.mask = ZYFA_MASK_CAUSAL;
@@ -56,20 +58,39 @@ std::string kernel_for(zyfa_context* ctx, const Mode& m, int64_t head_dim) {
     p.batch = 1;
     p.seqlen_q = p.seqlen_k = 256;
     p.heads_q = p.heads_kv = 2;
-    p.head_dim_qk = p.head_dim_v = head_dim;
-    zyfa_tensor t;
-    std::memset(&t, 0, sizeof t);
-    t.data = reinterpret_cast<void*>(uintptr_t{1} << 20);  // placeholder, never read
-    t.dtype = m.dtype;
-    t.stride_head = head_dim;
-    t.stride_seq = 2 * head_dim;
-    t.stride_batch = 256 * 2 * head_dim;
-    zyfa_tensor o = t;
-    o.dtype = ZYFA_DTYPE_BF16;
-    const char* name = zyfa_attn_kernel_name(ctx, &p, &t, &t, &t, &o);
-    if (!name) std::printf("  %s hd%lld: %s\n", m.name, static_cast<long long>(head_dim), zyfa_last_error_message());
+    p.head_dim_qk = head_dim_qk;
+    p.head_dim_v = head_dim_v;
+    // Placeholders, never read; Q and K with head_dim_qk columns, V and O with head_dim_v.
+    auto tensor = [&](zyfa_dtype dtype, int64_t dim) {
+        zyfa_tensor t;
+        std::memset(&t, 0, sizeof t);
+        t.data = reinterpret_cast<void*>(uintptr_t{1} << 20);
+        t.dtype = dtype;
+        t.stride_head = dim;
+        t.stride_seq = 2 * dim;
+        t.stride_batch = 256 * 2 * dim;
+        return t;
+    };
+    const zyfa_tensor qk = tensor(m.dtype, head_dim_qk), v = tensor(m.dtype, head_dim_v);
+    const zyfa_tensor o = tensor(ZYFA_DTYPE_BF16, head_dim_v);
+    const char* name = zyfa_attn_kernel_name(ctx, &p, &qk, &qk, &v, &o);
+    if (!name) {
+        std::printf("  %s hd%lld/%lld: %s\n", m.name, static_cast<long long>(head_dim_qk),
+                    static_cast<long long>(head_dim_v), zyfa_last_error_message());
+    }
     assert_non_null(name);
     return name;
+}
+
+// Head dims the warp-specialised kernels serve, with the dims suffix of their kernel names.
+struct WsDims {
+    int64_t qk, v;
+    const char* suffix;
+};
+constexpr WsDims kWsDims[] = {{128, 128, "_d128"}, {192, 128, "_d192_128"}};
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 bool is_ws(const std::string& name) { return name.find("_ws_") != std::string::npos; }
@@ -77,13 +98,18 @@ bool is_ws(const std::string& name) { return name.find("_ws_") != std::string::n
 void check_setting(const char* ws, const char* wgmma, bool bits16_ws, bool lean_ws, bool exact_ws) {
     zyfa_context* ctx = context_with(ws, wgmma);
     for (const Mode& m : kModes) {
-        const std::string name = kernel_for(ctx, m, 128);
-        std::printf("  ZYFA_NVIDIA_WS=%s ZYFA_NVIDIA_WGMMA=%s %-13s -> %s\n", ws ? ws : "(unset)",
-                    wgmma ? wgmma : "(unset)", m.name, name.c_str());
         const bool fp8 = m.dtype == ZYFA_DTYPE_FP8_E4M3FN;
         const bool expected = !fp8 ? bits16_ws : m.softmax == ZYFA_SOFTMAX_LEAN ? lean_ws : exact_ws;
-        assert_true(is_ws(name) == expected);
-        assert_false(is_ws(kernel_for(ctx, m, 64)));
+        for (const WsDims& d : kWsDims) {
+            const std::string name = kernel_for(ctx, m, d.qk, d.v);
+            std::printf("  ZYFA_NVIDIA_WS=%s ZYFA_NVIDIA_WGMMA=%s %-13s hd%lld/%lld -> %s\n", ws ? ws : "(unset)",
+                        wgmma ? wgmma : "(unset)", m.name, static_cast<long long>(d.qk), static_cast<long long>(d.v),
+                        name.c_str());
+            assert_true(is_ws(name) == expected);
+            assert_true(ends_with(name, d.suffix));  // the kernel built for these dims, never another's
+        }
+        assert_false(is_ws(kernel_for(ctx, m, 64, 64)));
+        assert_false(is_ws(kernel_for(ctx, m, 256, 256)));
     }
     zyfa_context_destroy(ctx);
 }

@@ -10,9 +10,10 @@
 # summary), build.log, ctest-gpu.log, ctest-other.log, bench.log, bench.csv, bench.png.
 #
 # Usage (what the lead passes to the device tool's run, with carry [".device-deps"]):
-#   tools/gpu/run-device-suite.sh [--quick] [--no-bench] [--budget SECONDS]
+#   tools/gpu/run-device-suite.sh [--quick] [--no-bench] [--no-other] [--budget SECONDS]
 #   --quick     correctness first: the gpu tier only, and a two-row benchmark
 #   --no-bench  skip steps 4 and 5
+#   --no-other  skip the other labels of step 3 (a short device lease: gpu tier and benchmark only)
 #   --budget    wall-clock budget for the whole script (default 540 s: the tool's limit is 600)
 # Exit status: 0 only when every step ran and passed and no gpu test was skipped (a skip on a
 # GPU machine means the tier did not run, which is a failure here).
@@ -22,11 +23,13 @@ cd "$repo" || exit 1
 
 quick=0
 bench=1
+other=1
 budget=540
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) quick=1 ;;
     --no-bench) bench=0 ;;
+    --no-other) other=0 ;;
     --budget) budget=$2; shift ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -121,7 +124,7 @@ if ((built)); then
     summary+=("$(printf '%-34s %s' "gpu tests skipped on a GPU machine" "$skipped (FAILED)")")
     grep '^[0-9]*: SKIP' "$OUT/ctest-gpu.log" | tee -a "$OUT/suite.log"
   fi
-  if ((!quick)); then
+  if ((!quick && other)); then
     step "ctest other labels (not gpu, install)" 150 "$OUT/ctest-other.log" \
       ctest --test-dir "$build" -LE '^(gpu|install)$' --output-on-failure -j "$jobs" --timeout 140
   fi

@@ -49,7 +49,7 @@ cmake --build $build -j"$(nproc)" --target zyfa zyfa-bench gpu_ws_kernel gpu_att
   gpu_p_code_agreement gpu_determinism_and_graph gpu_sanitizer_case >> "$OUT/build.log" 2>&1 ||
   { grep -E "error|Error" "$OUT/build.log" | head -30; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
-grep -A3 "attn_fwd_ws" "$OUT/build.log" | grep -E "registers|spill" | head -8
+grep -A3 "attn_fwd_ws" "$OUT/build.log" | grep -E "registers|spill" | head -16
 nvcc_flags="-O3;-std=c++17;-fmad=false;-Xptxas=-warn-spills;-Xptxas=-warn-lmem-usage"
 variant_args=()
 for ((i = 0; i < ${#variants[@]}; i += 2)); do
