@@ -2,9 +2,11 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "amd/attention_tile_shape.h"
+#include "amd/gfx950_fp8/generator/kernel_variant.hpp"
 #include "common/lean_p.h"
 #include "core/errors.hpp"
 #include "core/validate.hpp"
@@ -35,6 +37,51 @@ constexpr KernelFamily kFamilies[] = {
      "zyfa_attn_fwd_e4m3fnuz_lean_d192_128"},
 };
 
+// The gfx950 FP8 LEAN kernels in generated assembly (kernels/amd/gfx950_fp8) that this build
+// embeds: one row per committed code object, generated at configure time from
+// prebuilt/manifest.json. Each has one compile-time mask and head dims, no window.
+struct AsmKernel {
+    const char* variant;  // registry variant: attn_fwd_asm_fp8_<dims>_<mask>
+    const char* symbol;   // zyfa_gfx950_fp8_lean_<dims>_<mask>
+    int mask;             // zyfa_mask
+    int head_dim_qk;
+    int head_dim_v;
+    uint32_t out_dtypes;  // bit (1 << zyfa_dtype) for each supported output dtype
+};
+
+constexpr AsmKernel kAsmKernels[] = {
+#if defined(ZYFA_GFX950_FP8_TABLE)
+#include "gfx950_fp8_kernels.inc"
+#endif
+    {nullptr, nullptr, 0, 0, 0, 0u},  // end of the table
+};
+
+// The asm kernels launch exactly like the HIP C++ ones: the host side computes one grid.
+static_assert(gfx950_fp8::kRowsPerWorkgroup == amd::kRows && gfx950_fp8::kThreadsPerWorkgroup == amd::kThreads,
+              "the gfx950 FP8 asm kernels use the HIP C++ kernels' launch geometry");
+
+// ZYFA_AMD_ASM=0 in the environment keeps the HIP C++ FP8 kernels on gfx950 (A/B comparison, a
+// fallback in the field). Read once, when a context's catalogue is made (zyfa_context_create).
+bool asm_enabled_by_environment() {
+    const char* value = std::getenv("ZYFA_AMD_ASM");
+    return !(value && value[0] == '0' && value[1] == '\0');
+}
+
+// The asm kernel that computes `p` exactly as the HIP C++ FP8 kernel would, or null.
+const AsmKernel* asm_kernel_for(const AttnProblem& p) {
+    if (p.q.dtype != ZYFA_DTYPE_FP8_E4M3FN || p.softmax != ZYFA_SOFTMAX_LEAN) return nullptr;
+    if (p.window_left >= 0 || p.window_right >= 0) return nullptr;
+    if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
+    for (const AsmKernel& k : kAsmKernels) {
+        if (k.symbol == nullptr) break;
+        if (k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
+            (k.out_dtypes & (1u << p.o.dtype)) != 0) {
+            return &k;
+        }
+    }
+    return nullptr;
+}
+
 // The FP8 format an arch's matrix unit reads (the same mnemonics read e4m3fnuz on gfx942 and OCP
 // e4m3fn on gfx950), or 0 for an arch with no kernels.
 zyfa_dtype fp8_dtype_of(const std::string& arch) {
@@ -50,11 +97,18 @@ const char* symbol_of(const KernelFamily& family, const std::string& arch) {
 
 class HipAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
+    explicit HipAttnCatalogue(bool asm_enabled) : asm_enabled_(asm_enabled) {}
+
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
         std::vector<gpu::KernelSpec> specs;
         if (fp8_dtype_of(image_arch) == 0) return specs;
         for (const KernelFamily& family : kFamilies) {
             specs.push_back(gpu::KernelSpec{family.variant, symbol_of(family, image_arch), 0});
+        }
+        if (uses_asm(image_arch)) {
+            for (const AsmKernel& k : kAsmKernels) {
+                if (k.symbol != nullptr) specs.push_back(gpu::KernelSpec{k.variant, k.symbol, 0});
+            }
         }
         return specs;
     }
@@ -100,6 +154,10 @@ public:
         gpu::AttnLaunch launch;
         launch.variant = family->variant;
         launch.symbol = symbol_of(*family, image_arch);
+        if (const AsmKernel* asm_kernel = uses_asm(image_arch) ? asm_kernel_for(p) : nullptr) {
+            launch.variant = asm_kernel->variant;
+            launch.symbol = asm_kernel->symbol;
+        }
         launch.kernel_name = launch.symbol;
         launch.grid.x = static_cast<uint32_t>(tiles);
         launch.grid.y = static_cast<uint32_t>(p.heads_q);
@@ -111,11 +169,22 @@ public:
 
     // v_cvt_i32_f32 truncates toward zero.
     float lean_centre() const override { return numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero); }
+
+private:
+    bool uses_asm(const std::string& image_arch) const { return asm_enabled_ && image_arch == "gfx950"; }
+
+    bool asm_enabled_;
 };
 
 }  // namespace
 
-std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue() { return std::make_unique<HipAttnCatalogue>(); }
+std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue() {
+    return make_hip_attn_catalogue(asm_enabled_by_environment());
+}
+
+std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue(bool asm_enabled) {
+    return std::make_unique<HipAttnCatalogue>(asm_enabled);
+}
 
 }  // namespace hip
 }  // namespace zyfa

@@ -10,6 +10,12 @@
 // All take masks, windows, GQA/MQA, varlen, lse, descales and BF16/FP16/FP32 output. Not on AMD
 // (NOT_SUPPORTED, with the reason): FP16 or FP32 inputs, FP8 with softmax EXACT, the other FP8
 // format of an arch, other head dims, q/k/v not 16-byte aligned (base and strides).
+// gfx950 also has FP8 LEAN kernels in generated assembly (kernels/amd/gfx950_fp8, registry variants
+// attn_fwd_asm_fp8_<dims>_<mask>, symbols zyfa_gfx950_fp8_lean_<dims>_<mask>): one per mask (none,
+// causal, causal bottom-right) and head dims (128, 192/128), no window. The plan prefers one of
+// them whenever it covers the problem (e4m3fn, LEAN, no window, its mask, head dims and an output
+// dtype it supports) and falls back to the HIP C++ kernel otherwise; ZYFA_AMD_ASM=0 in the
+// environment at context creation keeps the HIP C++ kernels.
 // Launch: grid (ceil(seqlen_q / 256), heads_q, batch), 512 threads (8 waves x 32 queries), no
 // dynamic LDS (kernels/amd/attention_tile_shape.h).
 // Lean P: v_cvt_i32_f32 truncates, so lean_centre() is lean_p_centre_for(TowardZero); the CPU
@@ -23,7 +29,10 @@
 namespace zyfa {
 namespace hip {
 
+// The catalogue, with the asm kernels unless ZYFA_AMD_ASM=0 (read now).
 std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue();
+// The same with the choice made by the caller (tests compare both).
+std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue(bool asm_enabled);
 
 }  // namespace hip
 }  // namespace zyfa

@@ -1,9 +1,12 @@
 // The emulator's own tests (label emu): one hand-written kernel per instruction family checked
 // against values computed here, MFMA forms against a plain matrix product with the operand
 // layouts of gfx950-notes.md section 2, and kernels with deliberate faults that must be caught.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -298,6 +301,414 @@ void test_faults(void**) {
     expect_ok(emu_test::run(*object, "ok_barrier", bufs, 128, 1, false));
 }
 
+// ------------------------------------------------------------------ MUBUF buffer loads and stores
+
+// Raw buffer (stride 0) rules the test expects: a dword piece at byte offset o is in range when
+// o < num_records; out-of-range loads read 0 and out-of-range stores write nothing.
+void run_buffer_ops(const char* file) {
+    auto object = emu_test::load(file);
+    std::vector<uint32_t> in(256), out(0xc000 / 4, 0xdeadbeefu);
+    for (uint32_t i = 0; i < 256; ++i) in[i] = i * 2654435761u + 0x01020304u;
+    uint32_t params[4] = {600, 200, 0, 0};
+    const uint32_t n_in = params[0], n_out = params[1];
+    expect_ok(emu_test::run(*object, "buffer_ops", {{out.data(), out.size() * 4}, {in.data(), in.size() * 4}, {params, sizeof params}}));
+    auto load = [&](uint32_t offset) { return offset < n_in ? in[offset / 4] : 0u; };
+    for (uint32_t l = 0; l < 64; ++l) {
+        const uint32_t want[16] = {load(4 * l), load(512 + 4 * l),
+                                   load(16 * l), load(16 * l + 4), load(16 * l + 8), load(16 * l + 12),
+                                   (load(4 * l) >> 8) & 0xff, load(4 * l) >> 16, load(4 * l + 8), load(4 * l),
+                                   load(20), load(8 * l), load(8 * l + 4),
+                                   load(12 * l), load(12 * l + 4), load(12 * l + 8)};
+        for (int k = 0; k < 16; ++k) check_u32(file, k, int(l), out[64 * k + l], want[k]);
+    }
+    const uint32_t* area_a = &out[0x8000 / 4];
+    const uint32_t* area_b = &out[0x9000 / 4];
+    const uint8_t* area_c = reinterpret_cast<const uint8_t*>(&out[0xa000 / 4]);
+    const uint8_t* area_d = reinterpret_cast<const uint8_t*>(&out[0xb000 / 4]);
+    for (uint32_t w = 0; w < 128; ++w) {
+        // dword stores at 4 l (l < 64), and the dwordx2 at 256 + 8 l is wholly out of range.
+        check_u32("buffer_store_dword", 0, int(w), area_a[w], (w < 64 && 4 * w < n_out) ? 1000 + w : 0xdeadbeefu);
+        const uint32_t l = w / 4, k = w % 4;
+        check_u32("buffer_store_dwordx4", 1, int(w), area_b[w], (l < 64 && 4 * w < n_out) ? 1000 + 100 * k + l : 0xdeadbeefu);
+    }
+    for (uint32_t b = 0; b < 256; ++b) {
+        uint8_t want_c = 0xde - 0, want_d;
+        const uint8_t fill[4] = {0xef, 0xbe, 0xad, 0xde};
+        want_c = fill[b % 4];
+        if (b < 128 && b < n_out) want_c = uint8_t((1000 + b / 2) >> (8 * (b % 2)));  // short stores at 2 l
+        want_d = fill[b % 4];
+        if (b >= 3 && b - 3 < 64 && b < n_out) want_d = uint8_t(1000 + b - 3);      // byte stores at l + 3
+        check_u32("buffer_store_short", 2, int(b), area_c[b], want_c);
+        check_u32("buffer_store_byte", 3, int(b), area_d[b], want_d);
+    }
+}
+
+void test_buffer(void**) {
+    run_buffer_ops("buffer.gfx950.hsaco");
+    run_buffer_ops("buffer.gfx942.hsaco");
+    auto object = emu_test::load("buffer.gfx950.hsaco");
+    std::vector<uint32_t> in(256), out(0xc000 / 4);
+    uint32_t params[4] = {1024, 200, 0, 0};
+    const std::vector<Buffer> bufs = {{out.data(), out.size() * 4}, {in.data(), in.size() * 4}, {params, sizeof params}};
+    expect_fault(emu_test::run(*object, "fault_buffer_vmcnt", bufs), "reads v3 before the s_waitcnt vmcnt");
+    expect_fault(emu_test::run(*object, "fault_buffer_memory", bufs), "out-of-bounds global read of 4 bytes");
+    params[0] = 300;
+    expect_fault(emu_test::run(*object, "fault_buffer_soffset", bufs), "buffer range check depends on soffset");
+    // The same kernel with num_records past every lane's offset plus soffset is fine.
+    params[0] = 1024;
+    expect_ok(emu_test::run(*object, "fault_buffer_soffset", bufs));
+    expect_fault(emu_test::run(*object, "fault_buffer_sgpr_hazard", bufs), "reads s36 4 wait states after a VALU wrote it; 5 required");
+    expect_ok(emu_test::run(*object, "ok_buffer_sgpr_hazard", bufs));
+}
+
+// ------------------------------------------------------------------ DPP
+
+// The lane lane l reads under each DPP control of dpp.s, -1 when out of range (gfx9 semantics as
+// docs/emulator.md states them: shr moves data to higher lanes, bcast15 feeds row r from lane
+// 16 r - 1, bcast31 feeds rows 2-3 from lane 31, newbcast:n gives a row its lane n).
+int dpp_reference_source(int k, int l) {
+    const int row = l / 16, r = l % 16;
+    switch (k) {
+        case 0: { const int sel[4] = {1, 0, 3, 2}; return 4 * (l / 4) + sel[l % 4]; }
+        case 1: return r <= 14 ? l + 1 : -1;
+        case 2: return r >= 3 ? l - 3 : -1;
+        case 3: return 16 * row + (r + 12) % 16;
+        case 4: return 16 * row + 15 - r;
+        case 5: return 8 * (l / 8) + 7 - l % 8;
+        case 6: return row >= 1 ? 16 * row - 1 : -1;
+        case 7: return row >= 2 ? 31 : -1;
+        case 8: return l < 63 ? l + 1 : -1;
+        case 9: return l - 1;
+        case 10: return (l + 1) % 64;
+        case 11: return (l + 63) % 64;
+        case 12: return 16 * row + 5;
+        case 13: return r >= 1 ? l - 1 : -1;
+        case 14: case 15: { const int sel[4] = {1, 1, 0, 0}; return 4 * (l / 4) + sel[l % 4]; }
+        case 16: return r + 15 <= 15 ? l + 15 : -1;
+        default: return -1;
+    }
+}
+
+void run_dpp_ops(const char* file) {
+    auto object = emu_test::load(file);
+    std::vector<uint32_t> in(64), out(64 * 20, 0);
+    for (uint32_t l = 0; l < 64; ++l) in[l] = 0x3000u + l * 0x101u;
+    expect_ok(emu_test::run(*object, "dpp_ops", {{out.data(), out.size() * 4}, {in.data(), in.size() * 4}}));
+    for (int k = 0; k <= 16; ++k) {
+        const int row_mask = k == 6 ? 0xa : k == 7 ? 0xc : k == 16 ? 0x3 : 0xf;
+        const int bank_mask = k == 13 ? 0x5 : 0xf;
+        const bool bound_ctrl = k == 2 || k == 15 || k == 16;
+        for (int l = 0; l < 64; ++l) {
+            const bool active = k == 14 || k == 15 ? l % 2 == 0 : true;
+            int source = dpp_reference_source(k, l);
+            if (source >= 0 && (k == 14 || k == 15) && source % 2 != 0) source = -1;  // inactive source
+            const bool enabled = active && ((row_mask >> (l / 16)) & 1) && ((bank_mask >> ((l % 16) / 4)) & 1);
+            uint32_t want = 0xdead0000u | uint32_t(l);
+            if (enabled && (source >= 0 || bound_ctrl)) {
+                const uint32_t s0 = source >= 0 ? in[source] : 0u;
+                if (k == 13) {
+                    want = bits(-float(s0 & 0xffff) + float(l));
+                } else if (k == 16) {
+                    want = std::max(s0, uint32_t(l));
+                } else {
+                    want = s0;
+                }
+            }
+            check_u32(file, k, l, out[64 * k + l], want);
+        }
+    }
+}
+
+void test_dpp(void**) {
+    run_dpp_ops("dpp.gfx950.hsaco");
+    run_dpp_ops("dpp.gfx942.hsaco");
+    auto object = emu_test::load("dpp.gfx950.hsaco");
+    std::vector<uint32_t> in(64, 7), out(64 * 20, 0);
+    const std::vector<Buffer> bufs = {{out.data(), out.size() * 4}, {in.data(), in.size() * 4}};
+    expect_fault(emu_test::run(*object, "fault_dpp_hazard", bufs), "DPP hazard: reads v4 0 wait states");
+    expect_ok(emu_test::run(*object, "ok_dpp_hazard", bufs));
+    for (int l = 0; l < 64; ++l) check_u32("ok_dpp_hazard", 0, l, out[l], l % 16 == 0 ? 0u : 8u);
+    expect_fault(emu_test::run(*object, "fault_dpp_old_hazard", bufs), "DPP hazard: reads v3 0 wait states");
+}
+
+// ------------------------------------------------------------------ gfx940+ VALU hazards
+
+// valu_hazards.s: each rule of check_valu_hazards (runner.cpp) one wait state short must fault;
+// its twin with the required wait states must pass and compute the right values.
+void run_valu_hazards(const char* file, bool gfx950) {
+    auto object = emu_test::load(file);
+    std::vector<uint32_t> out(64 * 8, 0);
+    const std::vector<Buffer> bufs = {{out.data(), out.size() * 4}};
+    struct Fault {
+        const char* kernel;
+        const char* needle;
+    };
+    const Fault faults[] = {
+        {"fault_valu_sgpr_mask", "VALU read): reads s10 1 wait states after the VALU at PC"},
+        {"fault_valu_vcc_carry", "VALU read): reads vcc_lo 0 wait states"},
+        {"fault_valu_readlane_src", "the VGPR v_readlane/v_readfirstlane reads): reads v1 0 wait states"},
+        {"fault_valu_exec_readfirstlane", "EXEC before v_readlane/v_readfirstlane/v_writelane): reads exec_lo 3 wait states"},
+        {"fault_valu_writelane_select", "lane select of v_readlane/v_writelane): reads s10 3 wait states"},
+        {"fault_valu_div_fmas_vcc", "VCC before v_div_fmas): reads vcc_lo 3 wait states"},
+        {"fault_valu_exec_mfma", "EXEC before an MFMA): reads exec_lo 3 wait states"},
+        {"fault_valu_wide_store", "overwrites v6 1 wait states after a store of more than 8 bytes"},
+        {"fault_valu_sdwa_dst_sel", "uses v1 right after the VALU at PC"},
+        {"fault_valu_opsel_dst", "uses v1 right after the VALU at PC"},
+    };
+    // The dst-sel forwarding rule is an error unless ZYFA_EMU_DST_SEL_HAZARD=warning (runner.cpp).
+    setenv("ZYFA_EMU_DST_SEL_HAZARD", "warning", 1);
+    expect_ok(emu_test::run(*object, "fault_valu_sdwa_dst_sel", bufs));
+    expect_ok(emu_test::run(*object, "fault_valu_opsel_dst", bufs));
+    unsetenv("ZYFA_EMU_DST_SEL_HAZARD");
+    for (const Fault& f : faults) {
+        const std::string error = emu_test::run(*object, f.kernel, bufs);
+        expect_fault(error, f.needle);
+        expect_fault(error, f.kernel);  // the message names the kernel (and offset, workgroup, wave)
+    }
+    auto each_lane = [&](const char* kernel, uint32_t (*want)(int lane, bool gfx950)) {
+        std::fill(out.begin(), out.end(), 0u);
+        expect_ok(emu_test::run(*object, kernel, bufs));
+        for (int l = 0; l < 64; ++l) check_u32(kernel, 0, l, out[l], want(l, gfx950));
+    };
+    each_lane("ok_valu_sgpr_mask", [](int l, bool) { return l > 5 ? 1u : 0u; });
+    each_lane("ok_valu_vcc_carry", [](int l, bool) { return uint32_t(l + (l >= 1 ? 1 : 0)); });
+    each_lane("ok_valu_readlane_src", [](int, bool) { return 103u; });
+    each_lane("ok_valu_exec_readfirstlane", [](int, bool) { return 210u; });  // first lane of 10..63
+    each_lane("ok_valu_writelane_select", [](int l, bool) { return l == 40 ? 5u : 7u; });
+    each_lane("ok_valu_div_fmas_vcc", [](int l, bool) { return bits(6.0f + float(l)); });
+    each_lane("ok_valu_sdwa_dst_sel", [](int l, bool) { return (uint32_t(0x30 + l) << 16 | 0x5555u) + 1; });
+    // fp8 of 1.0 and 2.0 in the high word: e4m3fn 0x38, 0x40 (gfx950); e4m3fnuz 0x40, 0x48 (gfx942).
+    each_lane("ok_valu_opsel_dst", [](int, bool g950) { return g950 ? 0x40380000u : 0x48400000u; });
+    // A and B hold the bf16 pairs (0, 1.0) (f32 1.0): over K = 8, four products of 1 x 1.
+    each_lane("ok_valu_exec_mfma", [](int, bool) { return bits(4.0f); });
+    each_lane("ok_valu_trans_to_trans", [](int l, bool) { return bits(float(l)); });  // exact: 2^l
+    std::fill(out.begin(), out.end(), 0u);
+    expect_ok(emu_test::run(*object, "ok_valu_wide_store", bufs));
+    for (int l = 0; l < 64; ++l) {
+        for (int k = 0; k < 4; ++k) check_u32("ok_valu_wide_store", k, l, out[4 * l + k], uint32_t(l + 1 + k));
+        check_u32("ok_valu_wide_store", 4, l, out[256 + 2 * l], 0u);
+        check_u32("ok_valu_wide_store", 5, l, out[256 + 2 * l + 1], uint32_t(l + 4));
+    }
+}
+
+void test_valu_hazards(void**) {
+    run_valu_hazards("valu_hazards.gfx950.hsaco", true);
+    run_valu_hazards("valu_hazards.gfx942.hsaco", false);
+}
+
+// ------------------------------------------------------------------ fp8 / bf8 conversions
+
+// 8-bit float formats, decoded here from their definitions: e4m3 (fnuz: bias 8, 0x80 NaN; fn:
+// bias 7, S.1111.111 NaN) and e5m2 (fnuz: bias 16; OCP: bias 15, IEEE-like inf/NaN).
+struct Format8 {
+    int mbits, bias;
+    bool fnuz;
+};
+const Format8 kE4M3Fn{3, 7, false}, kE4M3Fnuz{3, 8, true}, kE5M2{2, 15, false}, kE5M2Fnuz{2, 16, true};
+
+bool is_nan8(uint32_t c, const Format8& f) {
+    if (f.fnuz) return c == 0x80;
+    if (f.mbits == 3) return (c & 0x7f) == 0x7f;
+    return (c & 0x7f) > 0x7c;
+}
+double decode8(uint32_t c, const Format8& f) {
+    const int ebits = 7 - f.mbits, e = int(c >> f.mbits) & ((1 << ebits) - 1), m = int(c) & ((1 << f.mbits) - 1);
+    if (!f.fnuz && f.mbits == 2 && e == 31 && m == 0) return (c & 0x80) ? -HUGE_VAL : HUGE_VAL;
+    const double v = e == 0 ? std::ldexp(m, 1 - f.bias - f.mbits) : std::ldexp((1 << f.mbits) + m, e - f.bias - f.mbits);
+    return (c & 0x80) ? -v : v;
+}
+// The largest finite positive code.
+uint32_t max_code8(const Format8& f) { return f.fnuz ? 0x7f : f.mbits == 3 ? 0x7e : 0x7b; }
+// Nearest code by search, ties to the even code; beyond the largest finite value (after
+// rounding) NaN for e4m3 / fnuz and inf for OCP e5m2 — the emulator's documented choice.
+uint32_t encode8_reference(double x, const Format8& f) {
+    const uint32_t sign = std::signbit(x) ? 0x80u : 0u;
+    const uint32_t overflow = f.fnuz ? 0x80u : f.mbits == 3 ? (sign | 0x7fu) : (sign | 0x7cu);
+    if (std::isnan(x)) return f.fnuz ? 0x80u : 0x7fu;
+    const double a = std::fabs(x);
+    const uint32_t top = max_code8(f);
+    const double vmax = decode8(top, f), half_ulp = (vmax - decode8(top - 1, f)) / 2;
+    if (a > vmax + half_ulp || (a == vmax + half_ulp && (top & 1))) return overflow;
+    uint32_t best = 0;
+    for (uint32_t c = 1; c <= top; ++c) {
+        const double d = std::fabs(decode8(c, f) - a), db = std::fabs(decode8(best, f) - a);
+        if (d < db || (d == db && (c & 1) == 0)) best = c;
+    }
+    if (best == 0) return f.fnuz ? 0u : sign;
+    return sign | best;
+}
+
+void run_cvt_ops(const char* file, bool gfx950) {
+    auto object = emu_test::load(file);
+    const Format8 fp8 = gfx950 ? kE4M3Fn : kE4M3Fnuz, bf8 = gfx950 ? kE5M2 : kE5M2Fnuz;
+    std::vector<float> a(64), b(64), scale(64);
+    std::vector<uint32_t> c(64), out(64 * 12, 0);
+    for (int l = 0; l < 64; ++l) {
+        // Mantissas k/16 put exact ties on every 3- and 2-bit grid; exponents -9..-2 and 2..9
+        // cover subnormals and overflow of both e4m3 variants (fn 448, fnuz 240).
+        a[l] = float((l % 2 ? -1.0 : 1.0) * (1.0 + (l % 16) / 16.0) * std::ldexp(1.0, l < 32 ? l / 4 - 9 : l / 4 - 6));
+        b[l] = float((l * 37 % 64 - 32) * 0.37);
+        scale[l] = float(1.75 * std::ldexp(1.0, l % 8 - 4));  // only the exponent counts
+        uint32_t word = 0;
+        for (int k = 0; k < 4; ++k) {
+            uint32_t code = uint32_t(l * 4 * 73 + k * 29 + 11) & 0xff;
+            if (is_nan8(code, kE4M3Fn) || is_nan8(code, kE4M3Fnuz) || (code & 0x7f) >= 0x7c) code ^= 0x40;
+            word |= code << (8 * k);
+        }
+        c[l] = word;
+    }
+    b[63] = std::numeric_limits<float>::infinity();
+    b[62] = std::numeric_limits<float>::quiet_NaN();
+    b[61] = -1e-30f;
+    expect_ok(emu_test::run(*object, "cvt_ops", {{out.data(), out.size() * 4}, {a.data(), 256}, {b.data(), 256},
+                                                  {c.data(), 256}, {scale.data(), 256}}));
+    for (int l = 0; l < 64; ++l) {
+        auto pair = [&](double x, double y, const Format8& f) { return encode8_reference(x, f) | encode8_reference(y, f) << 8; };
+        const uint32_t old = 0x12345678u;
+        const double s = std::ldexp(1.0, l % 8 - 4);
+        auto from8 = [&](uint32_t code, const Format8& f) { return bits(float(decode8(code & 0xff, f))); };
+        const uint32_t want[12] = {
+            (old & 0xffff0000u) | pair(a[l], b[l], fp8),
+            (old & 0xffffu) | pair(a[l], b[l], fp8) << 16,
+            (old & 0xffff0000u) | pair(a[l], b[l], bf8),
+            (old & 0xffffu) | pair(-a[l], std::fabs(b[l]), fp8) << 16,
+            from8(c[l], fp8), from8(c[l] >> 16, fp8), from8(c[l] >> 16, fp8), from8(c[l] >> 24, fp8),
+            from8(c[l], bf8),
+            gfx950 ? (old & 0xffff0000u) | pair(a[l] / s, b[l] / s, fp8) : 0u,
+            gfx950 ? (old & 0xffffu) | pair(a[l] / s, b[l] / s, fp8) << 16 : 0u,
+            from8(c[l] >> 8, bf8)};
+        for (int k = 0; k < 12; ++k) check_u32(file, k, l, out[64 * k + l], want[k]);
+    }
+    // The inputs reach every case the rule distinguishes.
+    int overflow = 0, ties = 0, subnormal = 0;
+    for (int l = 0; l < 64; ++l) {
+        const uint32_t code = encode8_reference(a[l], fp8);
+        overflow += is_nan8(code, fp8);
+        subnormal += (code & 0x78) == 0 && (code & 7) != 0;
+        ties += l % 2 == 1;
+    }
+    if (!(overflow > 0 && subnormal > 0 && ties > 0)) std::fprintf(stderr, "%s: overflow %d subnormal %d ties %d\n", file, overflow, subnormal, ties);
+    assert_true(overflow > 0 && subnormal > 0 && ties > 0);
+}
+
+void test_conversions(void**) {
+    run_cvt_ops("cvt.gfx950.hsaco", true);
+    run_cvt_ops("cvt.gfx942.hsaco", false);
+}
+
+// ------------------------------------------------------------------ transposing LDS reads (gfx950)
+
+void test_transpose_lds(void**) {
+    auto object = emu_test::load("transpose_lds.gfx950.hsaco");
+    std::vector<uint32_t> out(64 * 8, 0);
+    expect_ok(emu_test::run(*object, "transpose_ops", {{out.data(), out.size() * 4}}));
+    // The LDS image the kernel writes.
+    std::vector<uint8_t> lds(1024);
+    for (int h = 0; h < 256; ++h) {
+        lds[2 * h] = uint8_t(h);
+        lds[2 * h + 1] = uint8_t(h >> 8);
+    }
+    for (int j = 0; j < 512; ++j) lds[512 + j] = uint8_t(j);
+    for (int l = 0; l < 64; ++l) {
+        const int g = l / 16, t = l % 16;
+        // The property the layout promises (gfx950-notes.md 4, Triton's ds_read_tr layout): with
+        // each lane addressing 4 (b16) / 8 (b8) consecutive rows m of one column k of a 16-row
+        // block, lane t receives row m = t, columns k = 0.. in its elements.
+        const uint32_t h0 = uint32_t(64 * g + t);
+        check_u32("tr_b16 row t", 0, l, out[l], h0 | (h0 + 16) << 16);
+        check_u32("tr_b16 row t", 1, l, out[64 + l], (h0 + 32) | (h0 + 48) << 16);
+        uint32_t b8[2] = {0, 0};
+        for (int e = 0; e < 8; ++e) b8[e / 4] |= uint32_t((128 * g + t + 16 * e) & 0xff) << (8 * (e % 4));
+        check_u32("tr_b8 row t", 2, l, out[128 + l], b8[0]);
+        check_u32("tr_b8 row t", 3, l, out[192 + l], b8[1]);
+    }
+    // Arbitrary aligned addresses 8 ((5 l + 3) % 64): result[t].e = loaded[4e + t/4].element(t % 4)
+    // (b16) and loaded[2e + t/8].element(t % 8) (b8), lanes counted inside the 16-lane group.
+    auto address = [](int l) { return 8 * ((5 * l + 3) % 64); };
+    for (int l = 0; l < 64; ++l) {
+        const int g = l & ~15, t = l & 15;
+        uint8_t want16[8], want8[8];
+        for (int e = 0; e < 4; ++e) {
+            const int from = address(g + 4 * e + t / 4) + 2 * (t % 4);
+            want16[2 * e] = lds[from];
+            want16[2 * e + 1] = lds[from + 1];
+        }
+        for (int e = 0; e < 8; ++e) want8[e] = lds[512 + address(g + 2 * e + t / 8) + t % 8];
+        uint32_t w16[2], w8[2];
+        std::memcpy(w16, want16, 8);
+        std::memcpy(w8, want8, 8);
+        check_u32("tr_b16 any address", 4, l, out[256 + l], w16[0]);
+        check_u32("tr_b16 any address", 5, l, out[320 + l], w16[1]);
+        check_u32("tr_b8 any address", 6, l, out[384 + l], w8[0]);
+        check_u32("tr_b8 any address", 7, l, out[448 + l], w8[1]);
+    }
+    expect_fault(emu_test::run(*object, "fault_transpose_lgkmcnt", {{out.data(), out.size() * 4}}),
+                 "reads v42 before the s_waitcnt lgkmcnt");
+    expect_fault(emu_test::run(*object, "fault_transpose_exec", {{out.data(), out.size() * 4}}),
+                 "partly active 16-lane group");
+}
+
+// ------------------------------------------------------------------ direct-to-LDS loads
+
+// The LDS image of one wave's 4096-byte region in lds_dma.s, under the documented rule: LDS address
+// = M0 + instruction offset + lane * (4, or 16 for the 12/16-byte forms); an out-of-range buffer
+// piece writes 0.
+std::vector<uint32_t> lds_dma_region(const std::vector<uint32_t>& in, uint32_t num_records, bool gfx950) {
+    std::vector<uint32_t> region(1024, 0);
+    for (int q = 0; q < 128; ++q) region[q] = 0xffffffffu;  // the kernel's prefill
+    for (uint32_t l = 0; l < 64; ++l) {
+        const uint32_t offset = 16 + 4 * l;                          // buffer_load_dword offen offset:16 lds
+        region[offset / 4] = offset < num_records ? in[offset / 4] : 0u;
+        region[(1536 + 8 + 4 * l) / 4] = in[(8 + 4 * l) / 4];      // global_load_lds_dword offset:8
+        if (gfx950) {
+            for (uint32_t k = 0; k < 4; ++k) region[(512 + 16 * l) / 4 + k] = in[4 * l + k];      // x4
+            for (uint32_t k = 0; k < 3; ++k) region[(2048 + 16 * l) / 4 + k] = in[3 * l + k];   // x3, 16-byte lane stride
+        }
+    }
+    return region;
+}
+
+void run_lds_dma(const char* file, bool gfx950) {
+    auto object = emu_test::load(file);
+    std::vector<uint32_t> in(1024), out(2048, 0);
+    for (uint32_t i = 0; i < 1024; ++i) in[i] = 0x5000000u + i * 7919u;
+    uint32_t params[2] = {200, 0};
+    const std::vector<Buffer> bufs = {{out.data(), out.size() * 4}, {in.data(), in.size() * 4}, {params, sizeof params}};
+    const std::vector<uint32_t> region = lds_dma_region(in, params[0], gfx950);
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+        std::fill(out.begin(), out.end(), 0u);
+        expect_ok(emu_test::run(*object, "lds_dma_ops", bufs, 128, seed));
+        for (int w = 0; w < 2; ++w) {
+            for (int q = 0; q < 1024; ++q) check_u32(file, w, q, out[1024 * w + q], region[q]);
+        }
+    }
+    expect_fault(emu_test::run(*object, "fault_dma_vmcnt", bufs, 64),
+                 "before the s_waitcnt vmcnt that covers the direct-to-LDS load");
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+        expect_fault(emu_test::run(*object, "fault_dma_barrier", bufs, 128, seed), "was not waited for");
+    }
+    expect_fault(emu_test::run(*object, "fault_dma_m0", bufs, 64), "right after an SALU write of m0");
+    expect_fault(emu_test::run(*object, "fault_dma_ds_write", bufs, 64), "that a direct-to-LDS load of this wave still writes");
+    expect_fault(emu_test::run(*object, "fault_dma_lds_bounds", bufs, 64), "out-of-bounds LDS write of 4 bytes");
+}
+
+void test_lds_dma(void**) {
+    run_lds_dma("lds_dma.gfx950.hsaco", true);
+    run_lds_dma("lds_dma.gfx942.hsaco", false);
+}
+
+// ------------------------------------------------------------------ scalar edge cases
+
+void test_scalar_edges(void**) {
+    auto object = emu_test::load("edges.gfx950.hsaco");
+    std::vector<uint32_t> out(128, 0);
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+        std::fill(out.begin(), out.end(), 0u);
+        expect_ok(emu_test::run(*object, "edge_ops", {{out.data(), out.size() * 4}}, 128, seed));
+        for (int l = 0; l < 64; ++l) check_u32("edge_ops", 0, l, out[l], 104u);  // lane 4 is the first active
+    }
+}
+
 // ------------------------------------------------------------------ cycle model
 
 double cycle_busy(const zyfa::emu::CodeObject& object, const char* kernel) {
@@ -332,7 +743,11 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalar),       cmocka_unit_test(test_vector),      cmocka_unit_test(test_lanes_memory),
         cmocka_unit_test(test_mfma_gfx950),  cmocka_unit_test(test_mfma_gfx942), cmocka_unit_test(test_faults),
-        cmocka_unit_test(test_cycle_model),
+        cmocka_unit_test(test_cycle_model),  cmocka_unit_test(test_buffer),
+        cmocka_unit_test(test_dpp),         cmocka_unit_test(test_conversions),
+        cmocka_unit_test(test_transpose_lds), cmocka_unit_test(test_lds_dma),
+        cmocka_unit_test(test_scalar_edges),
+        cmocka_unit_test(test_valu_hazards),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,12 +1,23 @@
 // zyfa-amd-cycle-estimate: the MFMA-busy ESTIMATE of zyfa's AMD attention kernels
-// (cycle_model.hpp; docs/emulator.md, "Cycle estimate").
+// (cycle_model.hpp; docs/emulator.md, "Cycle estimate"; docs/performance.md, AMD).
 //   zyfa-amd-cycle-estimate [--valu-cycles N] [--trans-cycles N] [--lds-bytes-per-cycle N]
-//                           [--lds-latency N] [--memory-latency N] [--seqlen-k N] FILE.hsaco...
+//                           [--lds-latency N] [--memory-latency N] [--seqlen-k N]
+//                           [--mask none|causal_br] FILE...
 // For each code object it runs one workgroup (the kernel's 8 waves, 256 queries of one head,
-// seqlen_k keys, no mask, random inputs) in the emulator, keeps the traces of waves 0 and 4 (the
-// two waves of SIMD 0 when waves are placed round robin), and replays them through the issue
-// model. Prints one Markdown table row per kernel. Exits 1 if a kernel has no steady-state loop
-// or an estimate outside (0, 1].
+// seqlen_k keys, random inputs) in the emulator, keeps the traces of waves 0 and 4 (the two waves
+// of SIMD 0 when waves are placed round robin), and replays them through the issue model. Prints
+// one Markdown table row per kernel. Exits 1 if a kernel has no steady-state loop or an estimate
+// outside (0, 1].
+//
+// Kernels: the HIP C++ ones (kernels/amd: zyfa_attn_fwd_{bf16,e4m3_lean,e4m3fnuz_lean}_<dims>)
+// take the mask at run time, set by --mask: none (default; every block is a full, steady-state
+// block) or causal_br (seqlen_k - 256 keys before the tile: the last 256-row tile of a square
+// causal problem, full blocks then the diagonal). The gfx950 FP8 asm kernels
+// (kernels/amd/gfx950_fp8: zyfa_gfx950_fp8_lean_<dims>_<mask>) have their mask compiled in and run
+// with it: _none and _causal_br as above. _causal_tl is listed as n/a: the emulator traces only
+// workgroup 0, whose rows 0..255 of a top-left causal problem see at most 256 keys (wave 0: 32),
+// too few trips for a steady state; its steady-state blocks are the full blocks every causal tile
+// shares with _causal_br.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +31,8 @@
 
 #include "code_object.hpp"
 #include "common/attention_kernel_args.h"
+#include "common/block_scale.h"
+#include "common/lean_p.h"
 #include "cycle_model.hpp"
 #include "emu_error.hpp"
 #include "runner.hpp"
@@ -36,17 +49,40 @@ struct Buffer {
     }
 };
 
-CycleEstimate estimate(const std::string& path, int seqlen_k, const CycleParams& params, std::string& kernel_name) {
-    std::ifstream in(path, std::ios::binary);
-    std::vector<char> elf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (elf.empty()) throw zyfa::emu::EmuError("cannot read " + path);
-    auto object = zyfa::emu::CodeObject::load(elf.data(), elf.size());
-    if (object->kernels().empty()) throw zyfa::emu::EmuError(path + ": no kernel");
+// What the tool needs to know about a kernel, from its symbol.
+struct KernelKind {
+    bool asm_kernel = false;  // kernels/amd/gfx950_fp8
+    bool fp8 = false, fnuz = false;
+    int dqk = 128;
+    int mask = 0;             // zyfa_mask the launch passes (asm: the compiled-in one)
+    bool top_left_asm = false;
+};
+
+KernelKind kind_of(const std::string& name, int hip_cpp_mask) {
+    KernelKind k;
+    k.asm_kernel = name.rfind("zyfa_gfx950_fp8_", 0) == 0;
+    k.fp8 = k.asm_kernel || name.find("e4m3") != std::string::npos;
+    k.fnuz = name.find("fnuz") != std::string::npos;
+    k.dqk = name.find("d192_128") != std::string::npos ? 192 : 128;
+    k.mask = hip_cpp_mask;
+    if (k.asm_kernel) {
+        const auto ends_with = [&](const char* suffix) {
+            const std::string s(suffix);
+            return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+        };
+        k.mask = ends_with("_causal_tl") ? 1 : ends_with("_causal_br") ? 2 : 0;
+        k.top_left_asm = k.mask == 1;
+    }
+    return k;
+}
+
+CycleEstimate estimate(const zyfa::emu::CodeObject& loaded, const std::string& path, const KernelKind& kind,
+                       int seqlen_k, const CycleParams& params) {
+    const zyfa::emu::CodeObject* object = &loaded;
     const zyfa::emu::Kernel& kernel = object->kernels().front();
-    kernel_name = kernel.name;
-    const bool fp8 = kernel.name.find("e4m3") != std::string::npos;
-    const bool fnuz = kernel.name.find("fnuz") != std::string::npos;
-    const int dqk = kernel.name.find("d192_128") != std::string::npos ? 192 : 128, dv = 128;
+    const bool fp8 = kind.fp8;
+    const bool fnuz = kind.fnuz;
+    const int dqk = kind.dqk, dv = 128;
     const int seqlen_q = 256, elem = fp8 ? 1 : 2;
 
     // Inputs: small values (bf16 in [-1, 1]; e4m3 codes of magnitude <= 1) from a fixed seed.
@@ -71,7 +107,8 @@ CycleEstimate estimate(const std::string& path, int seqlen_k, const CycleParams&
     fill(q, static_cast<size_t>(seqlen_q) * dqk);
     fill(k, static_cast<size_t>(seqlen_k) * dqk);
     fill(v, static_cast<size_t>(seqlen_k) * dv);
-    o.bytes.assign(static_cast<size_t>(seqlen_q) * dv * 4, 0);
+    const zyfa::AttnKernelDtype out_dtype = kind.asm_kernel ? zyfa::kKernelBf16 : zyfa::kKernelFp32;  // asm: BF16 out
+    o.bytes.assign(static_cast<size_t>(seqlen_q) * dv * (out_dtype == zyfa::kKernelFp32 ? 4 : 2), 0);
     lse.bytes.assign(static_cast<size_t>(seqlen_q) * 4, 0);
 
     zyfa::AttnKernelArgs a;
@@ -96,14 +133,14 @@ CycleEstimate estimate(const std::string& path, int seqlen_k, const CycleParams&
     a.heads_q = a.heads_kv = 1;
     a.head_dim_qk = dqk;
     a.head_dim_v = dv;
-    a.mask = 0;  // none: every block is a full, steady-state block
+    a.mask = kind.mask;
     a.window_left = a.window_right = -1;
     a.in_dtype = fp8 ? (fnuz ? zyfa::kKernelE4m3fnuz : zyfa::kKernelE4m3fn) : zyfa::kKernelBf16;
-    a.out_dtype = zyfa::kKernelFp32;
+    a.out_dtype = out_dtype;
     a.softmax = fp8 ? 2 : 1;
-    a.max_block_exponent = 8;
+    a.max_block_exponent = zyfa::numerics::kBlockScaleMaxExponent;
     a.softmax_scale = 1.0f / std::sqrt(static_cast<float>(dqk));
-    a.lean_centre = 0.5f;  // the value does not change the instruction path
+    a.lean_centre = zyfa::numerics::lean_p_centre_for(zyfa::numerics::FloatToIntRounding::TowardZero);
 
     zyfa::emu::LaunchConfig config;
     config.block[0] = 512;
@@ -116,6 +153,7 @@ CycleEstimate estimate(const std::string& path, int seqlen_k, const CycleParams&
     config.trace = &traces;
     zyfa::emu::run_kernel(*object, kernel, config);
     if (traces.size() < 5) throw zyfa::emu::EmuError(path + ": fewer than 5 waves traced");
+    (void)path;
     return zyfa::emu::estimate_mfma_busy(*object, traces[0], traces[4], params);
 }
 
@@ -124,6 +162,8 @@ CycleEstimate estimate(const std::string& path, int seqlen_k, const CycleParams&
 int main(int argc, char** argv) {
     CycleParams params;
     int seqlen_k = 1024;
+    int hip_cpp_mask = 0;
+    bool bad_mask = false;
     std::vector<std::string> files;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -134,34 +174,54 @@ int main(int argc, char** argv) {
         else if (arg == "--lds-latency") params.lds_latency = value();
         else if (arg == "--memory-latency") params.memory_latency = value();
         else if (arg == "--seqlen-k") seqlen_k = value();
+        else if (arg == "--mask") {
+            const std::string mask = i + 1 < argc ? argv[++i] : "";
+            hip_cpp_mask = mask == "causal_br" ? 2 : 0;
+            bad_mask = mask != "none" && mask != "causal_br";
+        }
         else files.push_back(arg);
     }
     if (files.empty() || params.valu_cycles <= 0 || params.trans_cycles <= 0 || params.lds_bytes_per_cycle <= 0 ||
-        seqlen_k < 256) {
+        seqlen_k < 256 || bad_mask) {
         std::fprintf(stderr, "usage: %s [--valu-cycles N] [--trans-cycles N] [--lds-bytes-per-cycle N] "
-                             "[--lds-latency N] [--memory-latency N] [--seqlen-k N>=256] FILE.hsaco...\n", argv[0]);
+                             "[--lds-latency N] [--memory-latency N] [--seqlen-k N>=256] [--mask none|causal_br] FILE...\n",
+                     argv[0]);
         return 2;
     }
     std::printf("Issue model: VALU %d cycles, transcendental %d, LDS %d B/cycle + %d latency, memory latency %d, "
-                "scalar loads %d; one workgroup, 256 queries x %d keys, no mask; SIMD 0 = waves 0 and 4.\n\n",
+                "scalar loads %d; one workgroup, 256 queries x %d keys, HIP C++ kernels' mask %s (asm kernels: "
+                "their own); SIMD 0 = waves 0 and 4.\n\n",
                 params.valu_cycles, params.trans_cycles, params.lds_bytes_per_cycle, params.lds_latency,
-                params.memory_latency, params.smem_latency, seqlen_k);
-    std::printf("| kernel | arch | trips measured | MFMA / trip | MFMA pipe cycles / trip (one wave) | VALU / trip | "
-                "LDS / trip | cycles / trip | MFMA busy (estimate) |\n|---|---|---|---|---|---|---|---|---|\n");
+                params.memory_latency, params.smem_latency, seqlen_k, hip_cpp_mask == 2 ? "causal_br" : "none");
+    std::printf("| kernel | arch | mask | trips measured | MFMA / trip | MFMA pipe cycles / trip (one wave) | VALU / trip | "
+                "LDS / trip | cycles / trip | MFMA busy (estimate) |\n|---|---|---|---|---|---|---|---|---|---|\n");
     int failures = 0;
     for (const std::string& file : files) {
         std::string kernel;
         try {
-            const CycleEstimate e = estimate(file, seqlen_k, params, kernel);
+            std::ifstream in(file, std::ios::binary);
+            std::vector<char> elf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            if (elf.empty()) throw zyfa::emu::EmuError("cannot read " + file);
+            const auto object = zyfa::emu::CodeObject::load(elf.data(), elf.size());
+            if (object->kernels().empty()) throw zyfa::emu::EmuError(file + ": no kernel");
+            kernel = object->kernels().front().name;
+            const KernelKind kind = kind_of(kernel, hip_cpp_mask);
+            const char* mask_name = kind.mask == 0 ? "none" : kind.mask == 1 ? "causal (top-left)" : "causal_br";
+            const char* arch = object->arch() == zyfa::emu::Arch::Gfx942 ? "gfx942" : "gfx950";
+            if (kind.top_left_asm) {
+                std::printf("| %s | %s | %s | n/a: workgroup 0 of a top-left causal grid has no steady state "
+                            "(see the _causal_br row) | | | | | | |\n", kernel.c_str(), arch, mask_name);
+                continue;
+            }
+            const CycleEstimate e = estimate(*object, file, kind, seqlen_k, params);
             if (!e.loop_found || !(e.mfma_busy_fraction > 0.0 && e.mfma_busy_fraction <= 1.0)) {
                 std::fprintf(stderr, "%s (%s): no estimate: %s (fraction %g)\n", file.c_str(), kernel.c_str(),
                              e.message.c_str(), e.mfma_busy_fraction);
                 ++failures;
                 continue;
             }
-            const bool gfx942 = file.find("gfx942") != std::string::npos;
-            std::printf("| %s | %s | %d | %.0f | %.0f | %.0f (+%.0f transc.) | %.0f | %.0f | %.0f%% |\n", kernel.c_str(),
-                        gfx942 ? "gfx942" : "gfx950", e.window_iterations, e.mix.mfma, e.mix.mfma_pipe_cycles,
+            std::printf("| %s | %s | %s | %d | %.0f | %.0f | %.0f (+%.0f transc.) | %.0f | %.0f | %.0f%% |\n",
+                        kernel.c_str(), arch, mask_name, e.window_iterations, e.mix.mfma, e.mix.mfma_pipe_cycles,
                         e.mix.valu, e.mix.trans, e.mix.lds, e.cycles_per_iteration, 100.0 * e.mfma_busy_fraction);
         } catch (const std::exception& ex) {
             std::fprintf(stderr, "%s: %s\n", file.c_str(), ex.what());

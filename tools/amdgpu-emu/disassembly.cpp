@@ -3,7 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -161,6 +163,52 @@ int parse_sel(const std::string& v, const std::string& line) {
     bad_operand(v, line);
 }
 
+// DPP modifiers as llvm-objdump prints them: quad_perm:[a,b,c,d], row_shl:N, row_shr:N, row_ror:N,
+// wave_shl:1 (and shr/rol/ror), row_mirror, row_half_mirror, row_bcast:15|31, row_newbcast:N,
+// row_mask:0xM, bank_mask:0xM, bound_ctrl:1 (the assembler's bound_ctrl:0 sets the same bit).
+bool parse_dpp_modifier(const std::string& key, const std::string& value, Instruction& inst, const std::string& line) {
+    bool ok = true;
+    auto number = [&]() { return static_cast<int>(parse_int(value, &ok)); };
+    static const struct {
+        const char* name;
+        DppControl control;
+    } counted[] = {{"row_shl", DppControl::RowShl},   {"row_shr", DppControl::RowShr},
+                   {"row_ror", DppControl::RowRor},   {"wave_shl", DppControl::WaveShl},
+                   {"wave_shr", DppControl::WaveShr}, {"wave_rol", DppControl::WaveRol},
+                   {"wave_ror", DppControl::WaveRor}, {"row_newbcast", DppControl::RowNewBcast}};
+    const auto* control = std::find_if(std::begin(counted), std::end(counted), [&](const auto& c) { return key == c.name; });
+    if (control != std::end(counted)) {
+        inst.dpp = control->control;
+        inst.dpp_arg[0] = number();
+        if (inst.dpp_arg[0] < 0 || inst.dpp_arg[0] > 15) ok = false;
+    } else if (key == "quad_perm") {
+        int n = 0;
+        for (size_t i = 0; i < value.size(); ++i) {
+            if (value[i] >= '0' && value[i] <= '3' && n < 4) inst.dpp_arg[n++] = value[i] - '0';
+        }
+        if (n != 4 || value.front() != '[' || value.back() != ']') bad_operand(key + ":" + value, line);
+        inst.dpp = DppControl::QuadPerm;
+    } else if (key == "row_mirror") {
+        inst.dpp = DppControl::RowMirror;
+    } else if (key == "row_half_mirror") {
+        inst.dpp = DppControl::RowHalfMirror;
+    } else if (key == "row_bcast") {
+        const int n = number();
+        if (n != 15 && n != 31) ok = false;
+        inst.dpp = n == 15 ? DppControl::RowBcast15 : DppControl::RowBcast31;
+    } else if (key == "row_mask") {
+        inst.row_mask = number();
+    } else if (key == "bank_mask") {
+        inst.bank_mask = number();
+    } else if (key == "bound_ctrl") {
+        inst.bound_ctrl = true;
+    } else {
+        return false;
+    }
+    if (!ok) bad_operand(key + ":" + value, line);
+    return true;
+}
+
 void parse_modifier(const std::string& m, Instruction& inst, const std::string& line) {
     const size_t colon = m.find(':');
     const std::string key = m.substr(0, colon);
@@ -212,6 +260,12 @@ void parse_modifier(const std::string& m, Instruction& inst, const std::string& 
         }
     } else if (key == "lds") {
         inst.lds = true;
+    } else if (key == "offen") {
+        inst.offen = true;
+    } else if (key == "idxen") {
+        inst.idxen = true;
+    } else if (parse_dpp_modifier(key, value, inst, line)) {
+        // DPP control, masks or bound_ctrl.
     } else if (key == "sc0" || key == "sc1" || key == "nt" || key == "glc" || key == "slc") {
         // Cache policy: no effect on a host model of memory.
     } else {
@@ -286,6 +340,8 @@ bool parse_instruction_line(const std::string& raw, Instruction& inst) {
             break;
         }
     }
+    // global_load_lds_dword*: direct-to-LDS by mnemonic (MUBUF spells it with the lds modifier).
+    if (inst.mnemonic.rfind("global_load_lds_", 0) == 0) inst.lds = true;
     if (inst.mnemonic == "s_waitcnt") {
         parse_waitcnt(args, inst, body);
         return true;

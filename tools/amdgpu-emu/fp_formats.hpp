@@ -4,6 +4,7 @@
 #ifndef ZYFA_AMDGPU_EMU_FP_FORMATS_HPP
 #define ZYFA_AMDGPU_EMU_FP_FORMATS_HPP
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -71,6 +72,53 @@ inline double minifloat_to_double(uint32_t code, Minifloat format) {
     double value = exponent == 0 ? std::ldexp(mantissa, 1 - bias - mbits)
                                  : std::ldexp((1 << mbits) + mantissa, exponent - bias - mbits);
     return sign ? -value : value;
+}
+
+// Round to nearest even into an 8-bit format (the conversion instructions). Finite results keep
+// the sign (fnuz has no -0, so a negative value rounding to zero gives 0x00). A value that rounds
+// beyond the largest finite one, an infinity or a NaN gives NaN (e4m3 fn: S.1111.111; fnuz: 0x80)
+// or, for OCP e5m2, infinity (NaN stays NaN). Whether the hardware saturates instead is
+// unconfirmed (gfx950-notes.md section 4): kernels clamp first, as AMD's headers do.
+inline uint32_t double_to_minifloat_rne(double x, Minifloat format) {
+    int mbits, bias;
+    uint32_t max_code;
+    switch (format) {
+        case Minifloat::E4M3Fn: mbits = 3; bias = 7; max_code = 0x7e; break;
+        case Minifloat::E4M3Fnuz: mbits = 3; bias = 8; max_code = 0x7f; break;
+        case Minifloat::E5M2: mbits = 2; bias = 15; max_code = 0x7b; break;
+        case Minifloat::E5M2Fnuz: mbits = 2; bias = 16; max_code = 0x7f; break;
+        default: mbits = 1; bias = 1; max_code = 0x7; break;
+    }
+    const bool fnuz = format == Minifloat::E4M3Fnuz || format == Minifloat::E5M2Fnuz;
+    const uint32_t sign = std::signbit(x) ? 0x80u : 0u;
+    auto not_finite = [&](bool is_nan) -> uint32_t {
+        if (fnuz) return 0x80u;
+        if (format == Minifloat::E5M2) return is_nan ? 0x7fu : (sign | 0x7cu);
+        return sign | 0x7fu;
+    };
+    if (std::isnan(x)) return not_finite(true);
+    if (std::isinf(x)) return not_finite(false);
+    const double a = std::fabs(x);
+    if (a == 0.0) return fnuz ? 0u : sign;
+    int e2;
+    std::frexp(a, &e2);
+    const int unbiased = std::max(e2 - 1, 1 - bias);  // subnormals share the smallest exponent
+    const double quantum = std::ldexp(1.0, unbiased - mbits);
+    double steps = std::nearbyint(a / quantum);  // the host's default rounding: nearest even
+    if (steps * quantum > minifloat_to_double(max_code, format)) return not_finite(false);
+    if (steps == 0.0) return fnuz ? 0u : sign;
+    int exponent_field = unbiased + bias;
+    if (steps >= double(2 << mbits)) {  // rounded up into the next binade
+        steps /= 2;
+        ++exponent_field;
+    }
+    uint32_t code;
+    if (steps < double(1 << mbits)) {
+        code = static_cast<uint32_t>(steps);  // subnormal: exponent field 0
+    } else {
+        code = static_cast<uint32_t>(exponent_field) << mbits | (static_cast<uint32_t>(steps) - (1u << mbits));
+    }
+    return sign | code;
 }
 
 // E8M0 scale: 2^(e - 127); 255 is NaN.

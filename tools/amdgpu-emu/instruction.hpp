@@ -25,6 +25,12 @@ struct Operand {
     std::string text;
 };
 
+// DPP lane controls of gfx9 (docs/emulator.md, DPP).
+enum class DppControl {
+    None, QuadPerm, RowShl, RowShr, RowRor, WaveShl, WaveShr, WaveRol, WaveRor, RowMirror, RowHalfMirror,
+    RowBcast15, RowBcast31, RowNewBcast
+};
+
 // Which hardware unit and which hazard/counter rules apply.
 enum class Unit { Salu, Smem, Sopp, Valu, ValuTrans, Vmem, Ds, Mfma };
 
@@ -54,6 +60,14 @@ struct Instruction {
     // SDWA selections: 0..3 BYTE_n, 4..5 WORD_n, 6 DWORD; dst_unused 0 pad, 1 sext, 2 preserve.
     int dst_sel = 6, dst_unused = 0, src_sel[2] = {6, 6};
     bool lds = false;  // direct-to-LDS load
+    // MUBUF addressing: the VGPR operand holds a byte offset (offen), an index (idxen), or both
+    // (v[n] index, v[n+1] offset).
+    bool offen = false, idxen = false;
+    // DPP (encoding "dpp"): which lanes src0 is read from, and which lanes are written.
+    DppControl dpp = DppControl::None;
+    int dpp_arg[4] = {0, 0, 0, 0};  // quad_perm selectors, or the shift/rotate/broadcast count
+    int row_mask = 0xf, bank_mask = 0xf;
+    bool bound_ctrl = false;  // an invalid source lane reads 0 (else the lane is not written)
     // s_waitcnt limits (-1: not waited on).
     int vmcnt = -1, lgkmcnt = -1, expcnt = -1;
     uint64_t branch_target = 0;

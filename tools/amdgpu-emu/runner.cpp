@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "emu_error.hpp"
@@ -19,6 +20,37 @@ std::string hex(uint64_t v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
     return buf;
+}
+
+// The operand index of a store's data when it is wider than 8 bytes and so can be overwritten by
+// the next instructions before the store has read it (GCNHazardRecognizer::createsVALUHazard:
+// FLAT/GLOBAL data over 64 bits; MUBUF data over 64 bits unless soffset is an SGPR), else -1.
+int wide_store_data_operand(const Instruction& inst) {
+    if (inst.unit != Unit::Vmem || inst.mnemonic.find("_store_") == std::string::npos) return -1;
+    const bool buffer = inst.mnemonic.rfind("buffer_", 0) == 0;
+    const bool flat = inst.mnemonic.rfind("global_", 0) == 0 || inst.mnemonic.rfind("flat_", 0) == 0;
+    const size_t data = buffer ? 0 : 1;
+    if ((!buffer && !flat) || inst.ops.size() <= data) return -1;
+    const Operand& op = inst.ops[data];
+    if ((op.kind != OperandKind::Vgpr && op.kind != OperandKind::Agpr) || op.count <= 2) return -1;
+    if (buffer && (inst.ops.size() < 4 || inst.ops[3].kind == OperandKind::Sgpr || inst.ops[3].kind == OperandKind::M0)) {
+        return -1;
+    }
+    return static_cast<int>(data);
+}
+
+// A VALU that writes only part of its destination, shifting the result into place: SDWA with a
+// dst_sel other than DWORD, or a VOP3 op_sel with the destination bit (the bit after the sources').
+// GCNHazardRecognizer::getDstSelForwardingOperand (hasDstSelForwardingHazard, gfx940+). It tests
+// the DST_OP_SEL bit of src0_modifiers, which VOP3P shares with op_sel_hi[0] (SISrcMods), so LLVM
+// also treats every v_pk_* with op_sel_hi[0] = 1 (the default) as a producer: llc-22
+// -run-pass=post-RA-hazard-rec puts an s_nop 0 between v_pk_add_f32 and a v_mov of its result on
+// gfx942 and gfx950, and none with op_sel_hi[0] = 0. The emulator follows LLVM.
+bool partial_dst_write(const Instruction& inst) {
+    if (inst.encoding == "sdwa") return inst.dst_sel != 6;
+    if (inst.base.rfind("v_pk_", 0) == 0) return inst.op_sel_hi[0] != 0;
+    const int sources = static_cast<int>(inst.ops.size()) - inst.num_dst;
+    return sources >= 0 && sources < 4 && inst.op_sel[sources] != 0;
 }
 
 
@@ -116,11 +148,29 @@ void WorkgroupRunner::init_waves(const LaunchConfig& config, uint64_t kernarg_ad
     }
 }
 
+std::string WorkgroupRunner::located(const Wave& w, const Instruction& inst, const std::string& message) const {
+    return message + "\n  at PC " + hex(inst.address) + " (" + kernel.name + "+" + hex(inst.address - kernel.entry) +
+           "): " + inst.text + "\n  workgroup (" + std::to_string(group_id_[0]) + "," + std::to_string(group_id_[1]) +
+           "," + std::to_string(group_id_[2]) + "), wave " + std::to_string(w.id) + ", " + arch_name(arch);
+}
+
 [[noreturn]] void WorkgroupRunner::fail(const Wave& w, const Instruction& inst, const std::string& message) const {
-    throw EmuError(message + "\n  at PC " + hex(inst.address) + " (" + kernel.name + "+" +
-                   hex(inst.address - kernel.entry) + "): " + inst.text + "\n  workgroup (" +
-                   std::to_string(group_id_[0]) + "," + std::to_string(group_id_[1]) + "," +
-                   std::to_string(group_id_[2]) + "), wave " + std::to_string(w.id) + ", " + arch_name(arch));
+    throw EmuError(located(w, inst, message));
+}
+
+// The dst-sel forwarding rule is an error like the other hazards (every code object of zyfa keeps
+// it). ZYFA_EMU_DST_SEL_HAZARD=warning reports it instead, once per kernel address, and runs on:
+// for looking into code objects from elsewhere.
+void WorkgroupRunner::dst_sel_hazard(const Wave& w, const Instruction& inst, const std::string& message) const {
+    const char* mode = std::getenv("ZYFA_EMU_DST_SEL_HAZARD");
+    if (!mode || std::strcmp(mode, "warning") != 0) fail(w, inst, message);
+    static std::mutex reported_mutex;
+    static std::set<std::string> reported;
+    const std::string key = std::string(arch_name(arch)) + ":" + kernel.name + "+" + hex(inst.address - kernel.entry);
+    std::lock_guard<std::mutex> lock(reported_mutex);
+    if (!reported.insert(key).second) return;
+    std::fprintf(stderr, "zyfa ISA emulator warning (ZYFA_EMU_DST_SEL_HAZARD=warning; an error without it): %s\n",
+                 located(w, inst, message).c_str());
 }
 
 [[noreturn]] void WorkgroupRunner::fail(const Wave& w, const std::string& message) const {
@@ -175,6 +225,7 @@ static uint32_t float_modifiers(const Operand& op, uint32_t bits) {
 }
 
 uint32_t WorkgroupRunner::read32(const Wave& w, const Operand& op, int lane) const {
+    if (&op == dpp_operand_) return float_modifiers(op, dpp_values_[lane]);
     uint32_t bits = 0;
     switch (op.kind) {
         case OperandKind::Vgpr: bits = w.v[op.index][lane]; break;
@@ -355,6 +406,10 @@ void WorkgroupRunner::lds_read(Wave& w, const Instruction& inst, uint64_t addres
                                   std::to_string(t.writer) + " was not waited for (s_waitcnt) before the barrier");
             }
         }
+        if (t.writer == w.id && t.write_counter == Counter::Vm && op_outstanding(w, Counter::Vm, t.write_op)) {
+            fail(w, inst, "reads LDS address " + hex(address + i) +
+                              " before the s_waitcnt vmcnt that covers the direct-to-LDS load writing it");
+        }
         if (t.read_epoch != epoch_) {
             t.read_epoch = epoch_;
             t.read_mask = 0;
@@ -381,6 +436,12 @@ void WorkgroupRunner::lds_write(Wave& w, const Instruction& inst, uint64_t addre
             fail(w, inst, "LDS race: writes LDS address " + hex(address + i) +
                               " read by another wave since the last s_barrier (missing barrier)");
         }
+        if (t.writer == w.id && t.write_counter == Counter::Vm && counter != Counter::Vm &&
+            op_outstanding(w, Counter::Vm, t.write_op)) {
+            // The DS write and the outstanding load's LDS write are not ordered with each other.
+            fail(w, inst, "writes LDS address " + hex(address + i) +
+                              " that a direct-to-LDS load of this wave still writes (no s_waitcnt vmcnt)");
+        }
         t.writer = static_cast<int8_t>(w.id);
         t.write_epoch = epoch_;
         t.write_op = current_op_;
@@ -405,6 +466,12 @@ void WorkgroupRunner::check_read(Wave& w, const Instruction& inst, int slot, Rea
                           (t.pending == Counter::Vm ? "vmcnt" : "lgkmcnt") + " that covers the load at PC " +
                           hex(t.pending_pc));
     }
+    if (role == ReadRole::Memory && inst.unit == Unit::Vmem && slot >= kSlotSgpr &&
+        w.wait_states - t.valu_write - 1 < 5) {
+        // GCNHazardRecognizer::checkVMEMHazards (hasVMEMReadSGPRVALUDefHazard, gfx8+): 5 wait states.
+        fail(w, inst, "hazard: a vector memory instruction reads " + slot_name(slot) + " " +
+                          std::to_string(w.wait_states - t.valu_write - 1) + " wait states after a VALU wrote it; 5 required");
+    }
     if (slot >= kSlotSgpr) return;
     const int64_t now = w.wait_states;
     if (t.mfma_write != kNever) {
@@ -428,7 +495,15 @@ void WorkgroupRunner::check_read(Wave& w, const Instruction& inst, int slot, Rea
         fail(w, inst, "MFMA hazard: reads " + slot_name(slot) + " " + std::to_string(now - t.valu_write - 1) +
                           " wait states after a VALU write; 2 required");
     }
-    if (role == ReadRole::Valu && now - t.trans_write - 1 < 1) {
+    if (role == ReadRole::Dpp && now - t.any_write - 1 < 2) {
+        // GCNHazardRecognizer::checkDPPHazards: DppVgprWaitStates = 2 after any write of the VGPR.
+        fail(w, inst, "DPP hazard: reads " + slot_name(slot) + " " + std::to_string(now - t.any_write - 1) +
+                          " wait states after an instruction wrote it; 2 required");
+    }
+    // GCNHazardRecognizer::checkVALUHazards (hasTransForwardingHazard, gfx940+): a transcendental
+    // result feeding a non-transcendental VALU.
+    if ((role == ReadRole::Valu || role == ReadRole::Dpp) && inst.unit != Unit::ValuTrans &&
+        now - t.trans_write - 1 < 1) {
         fail(w, inst, "hazard: reads " + slot_name(slot) + " right after the transcendental VALU that wrote it; 1 wait state required");
     }
     if (role == ReadRole::Permlane && arch == Arch::Gfx950 && now - t.valu_write - 1 < 2) {
@@ -469,6 +544,86 @@ void WorkgroupRunner::check_write(Wave& w, const Instruction& inst, int slot, Wr
     }
 }
 
+// VALU hazards that gfx940+ (gfx942, gfx950) does not interlock, as LLVM's GCNHazardRecognizer
+// (llvm/lib/Target/AMDGPU/GCNHazardRecognizer.cpp, read 2026-11-29 in llvm/llvm-project and
+// ROCm/llvm-project) inserts wait states for them. LLVM counts MFMAs as VALU, so they are
+// consumers here too.
+//  - checkVALUHazards, hasVDecCoExecHazard (GFX940Insts): a VALU write of an SGPR, VCC, EXEC or M0
+//    -> a VALU reading it as an explicit source (VCC also implicitly): 2
+//    (VALUWriteSGPRVALUReadWaitstates); a VALU write of the VGPR v_readlane/v_readfirstlane reads
+//    (src0): 1 (VALUWriteVGPRReadlaneRead); a VALU write of EXEC -> v_readlane,
+//    v_readfirstlane, v_writelane: 4 (VALUWriteEXECRWLane).
+//  - checkRWLaneHazards (every target): a VALU write of the lane-select SGPR (src1) of
+//    v_readlane / v_writelane: 4.
+//  - checkDivFMasHazards (every target): a VALU write of VCC -> v_div_fmas: 4.
+//  - checkMAIHazards90A (gfx90a+): a VALU write of EXEC -> an MFMA: 4 (VALUWritesExecWaitStates).
+//  - checkVALUHazardsHelper (has12DWordStoreHazard): a VALU overwriting the data of a store wider
+//    than 8 bytes (wide_store_data_operand): 2 on gfx940+.
+//  - hasDstSelForwardingHazard (GFX940Insts): a VALU that wrote part of a VGPR
+//    (partial_dst_write) -> any VALU operand (source or destination) on it: 1.
+void WorkgroupRunner::check_valu_hazards(Wave& w, const Instruction& inst) {
+    const int64_t now = w.wait_states;
+    auto require_after_valu = [&](int slot, int need, const char* rule) {
+        const SlotTrack& t = w.track[slot];
+        const int64_t between = now - t.valu_write - 1;
+        if (t.valu_write != kNever && between < need) {
+            fail(w, inst, std::string("VALU hazard (") + rule + "): reads " + slot_name(slot) + " " + std::to_string(between) +
+                              " wait states after the VALU at PC " + hex(t.valu_write_pc) + " wrote it; " +
+                              std::to_string(need) + " required");
+        }
+    };
+    const bool read_lane = inst.base == "v_readlane_b32" || inst.base == "v_readfirstlane_b32";
+    const bool rw_lane = inst.base == "v_readlane_b32" || inst.base == "v_writelane_b32";
+    for (size_t i = static_cast<size_t>(inst.num_dst); i < inst.ops.size(); ++i) {
+        const Operand& op = inst.ops[i];
+        if (op.kind == OperandKind::Constant || op.kind == OperandKind::Off || op.kind == OperandKind::Scc ||
+            op.kind == OperandKind::Label) {
+            continue;
+        }
+        const int count = (op.kind == OperandKind::Vcc || op.kind == OperandKind::Exec) && op.index == 0 ? 2 : op.count;
+        const bool src0 = i == static_cast<size_t>(inst.num_dst);
+        for (int k = 0; k < count; ++k) {
+            const int slot = slot_of(w, &inst, op, k);
+            if (slot < 0) continue;
+            if (slot >= kSlotSgpr) {
+                require_after_valu(slot, 2, "VALU write of an SGPR or VCC, VALU read");
+                if (rw_lane && i == static_cast<size_t>(inst.num_dst) + 1) {
+                    require_after_valu(slot, 4, "VALU write of the lane select of v_readlane/v_writelane");
+                }
+            } else if (read_lane && src0 && op.kind == OperandKind::Vgpr) {
+                require_after_valu(slot, 1, "VALU write of the VGPR v_readlane/v_readfirstlane reads");
+            }
+        }
+    }
+    if (read_lane || rw_lane) {
+        for (int k = 0; k < 2; ++k) require_after_valu(kSlotExec + k, 4, "VALU write of EXEC before v_readlane/v_readfirstlane/v_writelane");
+    }
+    if (inst.base == "v_div_fmas_f32" || inst.base == "v_div_fmas_f64") {
+        for (int k = 0; k < 2; ++k) require_after_valu(kSlotVcc + k, 4, "VALU write of VCC before v_div_fmas");
+    }
+    if (inst.unit == Unit::Mfma) {
+        for (int k = 0; k < 2; ++k) require_after_valu(kSlotExec + k, 4, "VALU write of EXEC before an MFMA");
+    }
+    for (size_t i = 0; i < inst.ops.size(); ++i) {
+        const Operand& op = inst.ops[i];
+        if (op.kind != OperandKind::Vgpr && op.kind != OperandKind::Agpr) continue;
+        for (int k = 0; k < op.count; ++k) {
+            const int slot = slot_of(w, &inst, op, k);
+            const SlotTrack& t = w.track[slot];
+            if (static_cast<int>(i) < inst.num_dst && now - t.wide_store_read - 1 < 2) {
+                fail(w, inst, "VALU hazard: overwrites " + slot_name(slot) + " " +
+                                  std::to_string(now - t.wide_store_read - 1) +
+                                  " wait states after a store of more than 8 bytes read it as data; 2 required");
+            }
+            if (now - t.dst_sel_write - 1 < 1) {
+                dst_sel_hazard(w, inst, "VALU hazard: uses " + slot_name(slot) + " right after the VALU at PC " +
+                                  hex(t.valu_write_pc) +
+                                  " wrote part of it (SDWA dst_sel or op_sel destination); 1 wait state required");
+            }
+        }
+    }
+}
+
 void WorkgroupRunner::check_operands(Wave& w, const Instruction& inst) {
     const bool mfma = inst.unit == Unit::Mfma;
     for (size_t i = 0; i < inst.ops.size(); ++i) {
@@ -486,8 +641,16 @@ void WorkgroupRunner::check_operands(Wave& w, const Instruction& inst) {
                                                   ? WriteRole::Load
                                                   : inst.unit == Unit::Salu ? WriteRole::Salu : WriteRole::Valu;
                 check_write(w, inst, slot, role, op, first, count);
-                if (inst.reads_dst) check_read(w, inst, slot, inst.base.find("permlane") != std::string::npos
-                                                                  ? ReadRole::Permlane : ReadRole::Valu, op);
+                // A DPP instruction reads its destination as the "old" value of lanes it does not
+                // write (LLVM lists it among the DPP instruction's uses).
+                if (inst.encoding == "dpp" && op.kind == OperandKind::Vgpr && !inst.reads_dst) {
+                    check_read(w, inst, slot, ReadRole::Dpp, op);
+                }
+                if (inst.reads_dst) {
+                    const ReadRole role = inst.base.find("permlane") != std::string::npos ? ReadRole::Permlane
+                                          : inst.encoding == "dpp" ? ReadRole::Dpp : ReadRole::Valu;
+                    check_read(w, inst, slot, role, op);
+                }
             } else {
                 ReadRole role = ReadRole::Valu;
                 if (mfma) {
@@ -498,11 +661,33 @@ void WorkgroupRunner::check_operands(Wave& w, const Instruction& inst) {
                     role = ReadRole::Salu;
                 } else if (inst.base.find("permlane") != std::string::npos) {
                     role = ReadRole::Permlane;
+                } else if (inst.encoding == "dpp" && op.kind == OperandKind::Vgpr) {
+                    role = ReadRole::Dpp;
                 }
                 check_read(w, inst, slot, role, op);
             }
         }
     }
+    if (inst.encoding == "dpp") {
+        // GCNHazardRecognizer::checkDPPHazards: DppExecWaitStates = 5 after a VALU wrote EXEC.
+        for (int k = 0; k < 2; ++k) {
+            const int64_t between = w.wait_states - w.track[kSlotExec + k].valu_write - 1;
+            if (between < 5) {
+                fail(w, inst, "DPP hazard: " + std::to_string(between) +
+                                  " wait states after a VALU wrote EXEC; 5 required");
+            }
+        }
+    }
+    if (inst.lds) {
+        // M0 holds the LDS base of a direct-to-LDS load. LLVM's hazard recognizer separates an SALU
+        // write of M0 from the load by one wait state (clang-22 emits s_nop 0 there).
+        const SlotTrack& m0 = w.track[kSlotM0];
+        if (m0.pending != Counter::None) fail(w, inst, "reads m0 before the s_waitcnt that covers its load");
+        if (w.wait_states - m0.salu_write - 1 < 1) {
+            fail(w, inst, "hazard: direct-to-LDS load right after an SALU write of m0; 1 wait state required");
+        }
+    }
+    if (inst.unit == Unit::Valu || inst.unit == Unit::ValuTrans || inst.unit == Unit::Mfma) check_valu_hazards(w, inst);
     // Implicit VCC reads.
     if (inst.base == "v_div_fmas_f32" || inst.base == "v_div_fmas_f64" ||
         (inst.base.rfind("s_cbranch_vcc", 0) == 0)) {
@@ -529,6 +714,8 @@ void WorkgroupRunner::update_tracking(Wave& w, const Instruction& inst) {
             if (is_dst) {
                 t.mfma_write = kNever;
                 t.srcc_read = kNever;
+                t.any_write = now;
+                if (inst.unit == Unit::Salu) t.salu_write = now;
                 if (mfma) {
                     t.mfma_write = now;
                     t.mfma_passes = inst.passes;
@@ -541,11 +728,15 @@ void WorkgroupRunner::update_tracking(Wave& w, const Instruction& inst) {
                     t.pending_pc = inst.address;
                 } else if (inst.unit == Unit::Valu || inst.unit == Unit::ValuTrans) {
                     t.valu_write = now;
+                    t.valu_write_pc = inst.address;
                     if (inst.unit == Unit::ValuTrans) t.trans_write = now;
+                    if (partial_dst_write(inst)) t.dst_sel_write = now;
                 }
             } else if (mfma && i == 3) {
                 t.srcc_read = now;
                 t.srcc_passes = inst.passes;
+            } else if (static_cast<int>(i) == wide_store_data_operand(inst)) {
+                t.wide_store_read = now;
             }
         }
     }
@@ -588,6 +779,75 @@ void WorkgroupRunner::wait_counters(Wave& w, const Instruction& inst) {
     retire(w.lgkm, inst.lgkmcnt, Counter::Lgkm);
 }
 
+// ---------------------------------------------------------------- DPP
+
+namespace {
+
+// The lane whose src0 lane `lane` reads under the DPP control, or -1 when it is out of range.
+// Directions as LLVM uses them (AMDGPUAtomicOptimizer scans with row_shr: lane i reads lane i - n);
+// row_bcast:15 feeds row r from lane 16r - 1, row_bcast:31 feeds rows 2 and 3 from lane 31;
+// row_newbcast:n (gfx90a+, the encoding of gfx10's row_share) gives every lane of a row lane n of
+// that row.
+int dpp_source_lane(const Instruction& in, int lane) {
+    const int row = lane / 16, in_row = lane % 16, n = in.dpp_arg[0];
+    switch (in.dpp) {
+        case DppControl::QuadPerm: return (lane & ~3) | in.dpp_arg[lane & 3];
+        case DppControl::RowShl: return in_row + n < 16 ? lane + n : -1;
+        case DppControl::RowShr: return in_row - n >= 0 ? lane - n : -1;
+        case DppControl::RowRor: return row * 16 + (in_row - n + 16) % 16;
+        case DppControl::WaveShl: return lane + 1 < kLanes ? lane + 1 : -1;
+        case DppControl::WaveShr: return lane - 1;
+        case DppControl::WaveRol: return (lane + 1) % kLanes;
+        case DppControl::WaveRor: return (lane + kLanes - 1) % kLanes;
+        case DppControl::RowMirror: return row * 16 + 15 - in_row;
+        case DppControl::RowHalfMirror: return (lane & ~7) | (7 - (lane & 7));
+        case DppControl::RowBcast15: return row == 0 ? -1 : row * 16 - 1;
+        case DppControl::RowBcast31: return row < 2 ? -1 : 31;
+        case DppControl::RowNewBcast: return row * 16 + n;
+        default: return -1;
+    }
+}
+
+}  // namespace
+
+// A DPP instruction runs its ordinary semantics with src0 replaced by each lane's permuted source
+// and EXEC narrowed to the lanes that write: row_mask / bank_mask (bank = 4 consecutive lanes of a
+// row) select them, and a lane whose source is out of range or inactive (gfx9 has no
+// fetch-inactive) writes 0-sourced results with bound_ctrl, else keeps its destination.
+void WorkgroupRunner::execute_dpp(Wave& w, const Instruction& inst) {
+    if (inst.dpp == DppControl::None) fail(w, inst, "DPP instruction without a lane control");
+    if (inst.num_dst != 1 || inst.base.rfind("v_cmp", 0) == 0 || inst.ops.size() < 2 ||
+        inst.ops[1].kind != OperandKind::Vgpr || inst.ops[1].count != 1 || inst.ops[0].count != 1) {
+        fail(w, inst, "DPP is modelled on 32-bit VALU operations with one VGPR destination only");
+    }
+    const Operand& src0 = inst.ops[1];
+    uint64_t writes = 0;
+    for (int lane = 0; lane < kLanes; ++lane) {
+        if (!w.lane_active(lane)) continue;
+        if (!((inst.row_mask >> (lane / 16)) & 1) || !((inst.bank_mask >> ((lane % 16) / 4)) & 1)) continue;
+        const int source = dpp_source_lane(inst, lane);
+        if (source < 0 || !w.lane_active(source)) {
+            if (!inst.bound_ctrl) continue;
+            dpp_values_[lane] = 0;
+        } else {
+            dpp_values_[lane] = w.v[src0.index][source];
+        }
+        writes |= uint64_t(1) << lane;
+    }
+    const uint64_t exec = w.exec;
+    w.exec = writes;
+    dpp_operand_ = &src0;
+    try {
+        inst.handler(*this, w, inst);
+    } catch (...) {
+        w.exec = exec;
+        dpp_operand_ = nullptr;
+        throw;
+    }
+    w.exec = exec;
+    dpp_operand_ = nullptr;
+}
+
 // ---------------------------------------------------------------- execution
 
 bool WorkgroupRunner::step(Wave& w) {
@@ -606,7 +866,11 @@ bool WorkgroupRunner::step(Wave& w) {
     }
     if (inst->mnemonic == "s_waitcnt") wait_counters(w, *inst);
     const uint64_t pc_before = w.pc;
-    inst->handler(*this, w, *inst);
+    if (inst->encoding == "dpp") {
+        execute_dpp(w, *inst);
+    } else {
+        inst->handler(*this, w, *inst);
+    }
     update_tracking(w, *inst);
     w.wait_states += inst->mnemonic == "s_nop" ? (inst->immediate & 0xf) + 1 : 1;
     ++w.instructions_issued;

@@ -4,6 +4,7 @@
 #ifndef ZYFA_AMDGPU_EMU_RUNNER_HPP
 #define ZYFA_AMDGPU_EMU_RUNNER_HPP
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -44,7 +45,7 @@ struct RunStats {
 // Runs the grid; throws EmuError with the first fault (workgroup, wave, PC, instruction).
 RunStats run_kernel(const CodeObject& object, const Kernel& kernel, const LaunchConfig& config);
 
-enum class ReadRole { Valu, Memory, MfmaAB, MfmaC, Permlane, Salu };
+enum class ReadRole { Valu, Memory, MfmaAB, MfmaC, Permlane, Salu, Dpp };
 enum class WriteRole { Valu, Load, Mfma, Salu };
 
 // The per-byte record the LDS race check keeps.
@@ -96,14 +97,20 @@ public:
     [[noreturn]] void fail(const Wave& w, const std::string& message) const;
 
 private:
+    std::string located(const Wave& w, const Instruction& inst, const std::string& message) const;
+    void dst_sel_hazard(const Wave& w, const Instruction& inst, const std::string& message) const;
+
+private:
     void init_waves(const LaunchConfig& config, uint64_t kernarg_address);
     bool step(Wave& w);
     void check_operands(Wave& w, const Instruction& inst);
+    void check_valu_hazards(Wave& w, const Instruction& inst);
     void update_tracking(Wave& w, const Instruction& inst);
     void check_read(Wave& w, const Instruction& inst, int slot, ReadRole role, const Operand& op);
     void check_write(Wave& w, const Instruction& inst, int slot, WriteRole role, const Operand& op, int first,
                      int count);
     void wait_counters(Wave& w, const Instruction& inst);
+    void execute_dpp(Wave& w, const Instruction& inst);
     int slot_of(const Wave& w, const Instruction* inst, const Operand& op, int k) const;
     std::string slot_name(int slot) const;
     int mfma_result_wait(int passes) const;
@@ -125,6 +132,10 @@ private:
     uint64_t current_op_ = 0;
     uint64_t instructions_ = 0;
     std::vector<std::vector<uint64_t>>* trace_ = nullptr;
+    // While a DPP instruction executes: its src0 operand and the values read32 returns for it
+    // (each lane's permuted source).
+    const Operand* dpp_operand_ = nullptr;
+    std::array<uint32_t, kLanes> dpp_values_{};
 };
 
 // Registry of instruction semantics (semantics_*.cpp).

@@ -32,7 +32,10 @@ const HandlerInfo* find_handler(const std::string& base, const std::string& mnem
 }
 
 void bind_instruction(Instruction& inst, Arch) {
-    const HandlerInfo* h = find_handler(inst.base, inst.mnemonic);
+    // MUBUF direct-to-LDS loads share the mnemonic of the register form; their semantics are
+    // registered as "MNEMONIC lds".
+    const bool mubuf_lds = inst.lds && inst.mnemonic.rfind("buffer_", 0) == 0;
+    const HandlerInfo* h = mubuf_lds ? semantics().find(inst.mnemonic + " lds") : find_handler(inst.base, inst.mnemonic);
     if (!h) return;
     inst.handler = h->handler;
     inst.unit = h->unit;

@@ -104,6 +104,56 @@ uint32_t cvt_u32(float x) {
     return uint32_t(std::trunc(x));
 }
 
+Minifloat format_8bit(const R& r, bool bf8) {
+    if (r.arch == Arch::Gfx950) return bf8 ? Minifloat::E5M2 : Minifloat::E4M3Fn;
+    return bf8 ? Minifloat::E5M2Fnuz : Minifloat::E4M3Fnuz;
+}
+
+// v_cvt_pk_{fp8,bf8}_f32 vD, a, b and v_cvt_scalef32_pk_{fp8,bf8}_f32 vD, a, b, scale (gfx950):
+// byte 0 = a, byte 1 = b, rounded to nearest even (double_to_minifloat_rne: overflow gives
+// NaN/inf, unconfirmed). The scaled form divides by 2^(exponent of scale - 127): only scale's
+// exponent field counts (gfx950-notes.md section 4, S9); an exponent field of 255 is refused.
+void cvt_pk_8bit(R& r, Wave& w, const Instruction& in, bool bf8, bool scaled) {
+    if (scaled && r.arch != Arch::Gfx950) r.fail(w, in, in.base + " exists on gfx950 only");
+    if (in.clamp || in.omod != 1.0f) r.fail(w, in, "clamp/omod on an fp8 conversion are not modelled");
+    const Minifloat format = format_8bit(r, bf8);
+    const bool high = scaled ? in.op_sel[3] != 0 : in.op_sel[2] != 0;
+    each_lane(w, [&](int l) {
+        double a = as_float(r.read32(w, in.ops[1], l)), b = as_float(r.read32(w, in.ops[2], l));
+        if (scaled) {
+            const int exponent = static_cast<int>((r.read32(w, in.ops[3], l) >> 23) & 0xff);
+            if (exponent == 255) r.fail(w, in, "a scale with exponent field 255 (inf/NaN) is not modelled");
+            a = std::ldexp(a, 127 - exponent);
+            b = std::ldexp(b, 127 - exponent);
+        }
+        const uint32_t pair = double_to_minifloat_rne(a, format) | double_to_minifloat_rne(b, format) << 8;
+        uint32_t& d = r.reg(w, in.ops[0], 0, l);
+        d = high ? (d & 0x0000ffffu) | pair << 16 : (d & 0xffff0000u) | pair;
+    });
+}
+
+// v_cvt_f32_{fp8,bf8} vD, src (byte 0, or the SDWA byte) and v_cvt_pk_f32_{fp8,bf8} vD[2], src
+// (bytes 0 and 1 of the low word, or of the SDWA-selected word). A NaN code gives the default
+// quiet NaN (its sign is unconfirmed).
+void cvt_from_8bit(R& r, Wave& w, const Instruction& in, bool bf8, bool packed) {
+    if (in.encoding == "e64" || in.op_sel[0] || in.op_sel[1]) r.fail(w, in, "the VOP3 (op_sel) form of " + in.base + " is not modelled");
+    if (in.clamp || in.omod != 1.0f) r.fail(w, in, "clamp/omod on an fp8 conversion are not modelled");
+    const Minifloat format = format_8bit(r, bf8);
+    each_lane(w, [&](int l) {
+        uint32_t v = r.read32(w, in.ops[1], l);
+        if (in.encoding == "sdwa") {
+            const int sel = in.src_sel[0];
+            if (packed && sel < 4) r.fail(w, in, "a byte select on a packed fp8 conversion is not modelled");
+            if (sel != 6) v = sel <= 3 ? (v >> (8 * sel)) & 0xff : (v >> (16 * (sel - 4))) & 0xffff;
+            if (in.dst_sel != 6) r.fail(w, in, "dst_sel on an fp8 conversion is not modelled");
+        }
+        for (int k = 0; k < (packed ? 2 : 1); ++k) {
+            const float f = static_cast<float>(minifloat_to_double((v >> (8 * k)) & 0xff, format));
+            r.reg(w, in.ops[0], k, l) = as_bits(f);
+        }
+    });
+}
+
 }  // namespace
 
 void register_vector(Registry& reg) {
@@ -415,6 +465,18 @@ void register_vector(Registry& reg) {
     ZYFA_VI1("v_cvt_f32_ubyte1", as_bits(float((a >> 8) & 0xff)))
     ZYFA_VI1("v_cvt_f32_ubyte2", as_bits(float((a >> 16) & 0xff)))
     ZYFA_VI1("v_cvt_f32_ubyte3", as_bits(float(a >> 24)))
+    // fp8 / bf8 (gfx942: fnuz formats, gfx950: OCP). Packed conversions write two bytes into the
+    // low word of vD, or the high word with op_sel (dst bit, op_sel[2]; op_sel[3] for the scaled
+    // form); the other word is kept.
+    reg.add("v_cvt_pk_fp8_f32", [](R& r, Wave& w, const Instruction& in) { cvt_pk_8bit(r, w, in, false, false); }, V, 1, true);
+    reg.add("v_cvt_pk_bf8_f32", [](R& r, Wave& w, const Instruction& in) { cvt_pk_8bit(r, w, in, true, false); }, V, 1, true);
+    reg.add("v_cvt_scalef32_pk_fp8_f32", [](R& r, Wave& w, const Instruction& in) { cvt_pk_8bit(r, w, in, false, true); }, V, 1, true);
+    reg.add("v_cvt_scalef32_pk_bf8_f32", [](R& r, Wave& w, const Instruction& in) { cvt_pk_8bit(r, w, in, true, true); }, V, 1, true);
+    // 8-bit float -> f32: byte 0 (e32), or the SDWA-selected byte / word.
+    reg.add("v_cvt_f32_fp8", [](R& r, Wave& w, const Instruction& in) { cvt_from_8bit(r, w, in, false, false); }, V, 1);
+    reg.add("v_cvt_f32_bf8", [](R& r, Wave& w, const Instruction& in) { cvt_from_8bit(r, w, in, true, false); }, V, 1);
+    reg.add("v_cvt_pk_f32_fp8", [](R& r, Wave& w, const Instruction& in) { cvt_from_8bit(r, w, in, false, true); }, V, 1);
+    reg.add("v_cvt_pk_f32_bf8", [](R& r, Wave& w, const Instruction& in) { cvt_from_8bit(r, w, in, true, true); }, V, 1);
     ZYFA_VI2("v_cvt_pk_bf16_f32", uint32_t(float_to_bf16_rne(as_float(a))) | uint32_t(float_to_bf16_rne(as_float(b))) << 16)
 #undef ZYFA_VI1
 #undef ZYFA_VI2

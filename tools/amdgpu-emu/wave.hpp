@@ -30,9 +30,16 @@ struct SlotTrack {
     int mfma_first = 0, mfma_count = 0;  // the producing MFMA's whole destination (slots)
     uint64_t mfma_pc = 0;
     int64_t valu_write = kNever;
+    int64_t salu_write = kNever;  // M0 -> direct-to-LDS load hazard
+    int64_t any_write = kNever;   // DPP reads: any instruction's write counts (GCNHazardRecognizer)
     int64_t trans_write = kNever;
     int64_t srcc_read = kNever;  // an MFMA read it as SrcC
     int srcc_passes = 0;
+    // VALU hazards of gfx940+ (runner.cpp, check_valu_hazards): a store that reads it as more than
+    // 8 bytes of data, and a VALU that wrote part of it (SDWA dst_sel, VOP3 op_sel dst bit).
+    int64_t wide_store_read = kNever;
+    int64_t dst_sel_write = kNever;
+    uint64_t valu_write_pc = 0;
 };
 
 struct OutstandingOp {

@@ -27,6 +27,7 @@ KERNEL_BEGIN lanes_memory
   s_waitcnt vmcnt(0) lgkmcnt(0)
   s_barrier
   v_readlane_b32 s20, v2, 5
+  s_nop 1                         // gfx940+: VALU write of an SGPR -> VALU read, 2 wait states
   v_mov_b32 v5, s20
   ST 0, v5
   v_mov_b32 v5, 0

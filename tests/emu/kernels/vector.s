@@ -86,16 +86,20 @@ KERNEL_BEGIN vector_ops
   ST 34, v5
   // Compare + cndmask, carries.
   v_cmp_lt_i32_e32 vcc, v2, v3
+  s_nop 1                         // gfx940+: VALU write of VCC -> VALU read, 2 wait states
   v_cndmask_b32_e32 v5, v4, v2, vcc
   ST 35, v5
   v_cmp_gt_f32_e64 s[20:21], v2, v3
+  s_nop 1                         // gfx940+: VALU write of an SGPR -> VALU read, 2 wait states
   v_cndmask_b32_e64 v5, 1, 2, s[20:21]
   ST 36, v5
   v_add_co_u32_e32 v5, vcc, v2, v3
+  s_nop 1                         // gfx940+: VALU write of an SGPR or VCC -> VALU read, 2 wait states
   v_addc_co_u32_e32 v6, vcc, 0, v4, vcc
   ST 37, v5
   ST 38, v6
   v_sub_co_u32_e32 v5, vcc, v2, v3
+  s_nop 1                         // gfx940+: VALU write of an SGPR or VCC -> VALU read, 2 wait states
   v_subb_co_u32_e64 v6, s[20:21], v4, 0, vcc
   ST 39, v5
   ST 40, v6
@@ -110,6 +114,7 @@ KERNEL_BEGIN vector_ops
   v_cvt_f32_u32 v5, v3
   ST 45, v5
   v_cmp_nge_f32_e64 s[20:21], v2, v3
+  s_nop 1                         // gfx940+: VALU write of an SGPR or VCC -> VALU read, 2 wait states
   v_cndmask_b32_e64 v5, 0, 1, s[20:21]
   ST 46, v5
   v_rcp_f32 v5, v3

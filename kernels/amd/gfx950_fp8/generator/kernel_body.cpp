@@ -1,0 +1,318 @@
+// The kernel body: entry phases, the key-block loop and the epilogue.
+//
+// Two-wave ping-pong: each SIMD runs one wave of waves 0-3 and one of waves 4-7. Between two
+// barriers, i.e. for key block i, they run:
+//   waves 0-3: rowsum(i-1) rescale PV(i-1) QK(i)   | mask + Lean P(i)                   | store(i+1) load(i+2) | barrier
+//   waves 4-7: mask + Lean P(i-1)                   | rowsum(i-1) rescale PV(i-1) QK(i)  | store(i+1) load(i+2) | barrier
+// so each SIMD alternates one wave's nine-MFMA cluster with the other wave's Lean P (VALU).
+// Each wave reads block i's V^T operands into registers at the end of block i, before the
+// barrier, and keeps S^T of block i in registers across it, so both groups read only stage i % 2
+// between two barriers while block i + 1 is written into the other stage. After the loop, waves
+// 0-3 drain PV of the last block, waves 4-7 its Lean P and PV.
+//
+// Phases:
+//   load    (end of block i) issue block i + 2's K/V global loads into registers
+//   QK      S^T = K Q^T from LDS
+//   mask    only where some row of the wave does not see the whole block
+//   Lean P  row max, alpha, k, codes packed as the FP8 P operand
+//   rowsum  one MFMA: 1 . P 2^-k;  rescale: O *= alpha when the running max moved
+//   PV      O^T += V^T P^T 2^-k (four MFMAs); l = l alpha + row sum
+//   store   (end of block i) block i + 1's K/V registers into LDS; s_waitcnt lgkmcnt(0); s_barrier
+// The two LDS stages are unrolled, so every LDS address register and offset is static. A block
+// some row of a wave does not see is computed anyway with those keys masked (codes 0).
+#include <cstddef>
+
+#include "common/attention_kernel_args.h"
+#include "common/score_scale.h"
+#include "kernel_builder.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+void KernelBuilder::softmax(const Reg& block) {
+    const std::string no_mask = e_.unique_label("no_mask");
+    e_.pad_for_valu({r_.s_acc}, "QK MFMA result -> VALU");
+    {
+        const Reg end = tmp_s("block end");
+        e_.op("s_add_u32", {W(end), R(block), I(64)});
+        e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "does some row of the wave miss a key of the block?");
+        free(end);
+    }
+    e_.cbranch("scc0", no_mask);
+    mask_scores(block);
+    e_.label(no_mask);
+    row_max_and_alpha();
+    lean_p_codes();
+}
+
+void KernelBuilder::finish_block(int stage, const std::string& exit_label) {
+    const std::string no_store = e_.unique_label("no_store");
+    e_.op("s_add_u32", {W(r_.next_block), R(r_.block), I(64)});
+    e_.op("s_cmp_lt_i32", {R(r_.next_block), R(r_.keys_end)}, "", "store: is there a next block?");
+    e_.cbranch("scc0", no_store);
+    store_block_to_lds((stage + 1) % KernelLayout::kStages);
+    e_.op("s_add_u32", {W(r_.load_block), R(r_.next_block), I(64)});
+    e_.op("s_cmp_lt_i32", {R(r_.load_block), R(r_.keys_end)}, "", "load: and the one after?");
+    e_.cbranch("scc0", no_store);
+    issue_block_loads();
+    e_.label(no_store);
+    e_.waitcnt(-1, 0, "LDS writes visible and reads done before the barrier");
+    e_.op("s_barrier", {});
+    e_.op("s_mov_b32", {W(r_.block), R(r_.next_block)});
+    e_.op("s_cmp_ge_i32", {R(r_.block), R(r_.keys_end)});
+    e_.cbranch("scc1", exit_label);
+}
+
+// Waves 0-3: the previous block's rowsum / rescale / PV, then QK of this block (one MFMA cluster
+// of nine), then Lean P of this block.
+void KernelBuilder::key_block_mfma_first(int stage, const std::string& exit_label) {
+    // The previous block's V^T operands were read before the barrier: its MFMAs start at once.
+    const std::string first = e_.unique_label("no_previous_block");
+    e_.op("s_setprio", {I(1)}, "", "waves 0-3, stage " + std::to_string(stage) + ": MFMA cluster first");
+    e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "PV of the previous block");
+    e_.cbranch("scc1", first);
+    row_sum_mfma();
+    rescale_output();
+    pv_mfma(0);
+    e_.label(first);
+    update_running_sum();  // the previous block's (alpha 1, row sum 0 before the first); before QK reuses S^T
+    qk_mfma(stage);
+    e_.op("s_setprio", {I(0)});
+    // For the next body's PV, read before the barrier (after it block i + 2 overwrites the stage);
+    // issued now, their latency hides behind Lean P.
+    issue_v_operand_reads(stage);
+    softmax(r_.block);
+    finish_block(stage, exit_label);
+}
+
+// Waves 4-7: Lean P of the previous block (while waves 0-3 keep the matrix pipe busy), then its
+// rowsum / rescale / PV and QK of this block.
+void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_label) {
+    const std::string first = e_.unique_label("no_previous_block");
+    e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "waves 4-7, stage " + std::to_string(stage) + ": Lean P of the previous block");
+    e_.cbranch("scc1", first);
+    {
+        const Reg previous = tmp_s("previous key block");
+        e_.op("s_add_i32", {W(previous), R(r_.block), I(-64)});
+        softmax(previous);
+        free(previous);
+    }
+    e_.op("s_setprio", {I(1)}, "", "MFMA cluster");
+    row_sum_mfma();
+    rescale_output();
+    pv_mfma(0);
+    e_.label(first);
+    update_running_sum();  // the previous block's (alpha 1, row sum 0 before the first); before QK reuses S^T
+    e_.op("s_setprio", {I(1)}, "", "MFMA cluster");
+    qk_mfma(stage);
+    e_.op("s_setprio", {I(0)});
+    issue_v_operand_reads(stage);
+    finish_block(stage, exit_label);
+}
+
+void KernelBuilder::build() {
+    allocate_registers();
+    load_arguments();
+    sequence_span();
+    key_ranges();
+    constants();
+    chunk_addresses();
+
+    const std::string done = ".Lkey_blocks_done";
+    e_.op("s_cmp_le_i32", {R(r_.keys_end), I(0)}, "", "no visible key: straight to the epilogue");
+    e_.cbranch("scc1", done);
+    const std::string single = e_.unique_label("single_block");
+    e_.op("s_mov_b32", {W(r_.block), I(0)});
+    e_.op("s_mov_b32", {W(r_.load_block), I(0)});
+    issue_block_loads();
+    store_block_to_lds(0);
+    e_.op("s_mov_b32", {W(r_.load_block), I(64)});
+    e_.op("s_cmp_lt_i32", {R(r_.load_block), R(r_.keys_end)});
+    e_.cbranch("scc0", single);
+    issue_block_loads();
+    e_.label(single);
+    e_.waitcnt(-1, 0, "block 0 in LDS");
+    e_.op("s_barrier", {});
+    // Both groups: alpha 1 and row sum 0 make the first block's deferred l update l = l * 1 + 0.
+    e_.op("v_mov_b32", {W(r_.alpha_pair.at(0)), I("1.0")});
+    e_.op("v_mov_b32", {W(r_.row_sum.at(0)), I(0)});
+    const std::string softmax_first = ".Lsoftmax_first_group";
+    e_.op("s_cmp_ge_u32", {R(r_.wave), I(4)}, "", "waves 4-7 run Lean P half a block later");
+    e_.cbranch("scc1", softmax_first);
+
+    const std::string mfma_first_loop = ".Lmfma_first_loop";
+    e_.label(mfma_first_loop);
+    std::string drains[KernelLayout::kStages];
+    for (int stage = 0; stage < KernelLayout::kStages; ++stage) {
+        drains[stage] = ".Lmfma_first_drain_stage" + std::to_string(stage);
+        key_block_mfma_first(stage, drains[stage]);
+    }
+    e_.branch(mfma_first_loop);
+    for (int stage = 0; stage < KernelLayout::kStages; ++stage) {
+        e_.label(drains[stage]);  // V^T operands of the last block are in the ring already
+        row_sum_mfma();
+        rescale_output();
+        pv_mfma(0);
+        update_running_sum();
+        e_.branch(done);
+    }
+
+    e_.label(softmax_first);
+    const std::string softmax_first_loop = ".Lsoftmax_first_loop", drain = ".Lsoftmax_first_drain";
+    e_.label(softmax_first_loop);
+    for (int stage = 0; stage < KernelLayout::kStages; ++stage) key_block_softmax_first(stage, drain);
+    e_.branch(softmax_first_loop);
+    e_.label(drain);  // Lean P and PV of the last block (its S and V^T operands are in registers)
+    {
+        const Reg previous = tmp_s("last key block");
+        e_.op("s_add_i32", {W(previous), R(r_.block), I(-64)});
+        softmax(previous);
+        free(previous);
+    }
+    row_sum_mfma();
+    rescale_output();
+    pv_mfma(0);
+    update_running_sum();
+    e_.label(done);
+    epilogue();
+    e_.label(".Lkernel_end");
+    e_.op("s_endpgm", {});
+}
+
+void KernelBuilder::epilogue() {
+    write_output();
+    write_lse();
+}
+
+void KernelBuilder::write_output() {
+    // out_scale = l > 0 ? v_descale / l : 0 (correctly rounded division, as the model's).
+    const Reg l_positive = tmp_s("l > 0", 2, 2);
+    const Reg l_safe = tmp_v("l or 1"), den = tmp_v("div den"), num = tmp_v("div num"), rcp = tmp_v("div rcp"),
+              q = tmp_v("div quotient"), err = tmp_v("div error"), scale = tmp_v("out scale (pair)", 2, 2);
+    e_.op("v_cmp_lt_f32", {W(l_positive), I(0), R(r_.l)}, "", "epilogue: O = acc * (v_descale / l)");
+    e_.op_settled("v_cndmask_b32", {W(l_safe), I("1.0"), R(r_.l), R(l_positive)});
+    e_.op("v_div_scale_f32", {W(den), W(r_.carry), R(l_safe), R(l_safe), R(r_.v_descale)});
+    e_.op("v_div_scale_f32", {W(num), I("vcc"), R(r_.v_descale), R(l_safe), R(r_.v_descale)});
+    e_.op("v_rcp_f32", {W(rcp), R(den)});
+    e_.nop(1, "transcendental -> dependent VALU");
+    e_.op("v_fma_f32", {W(err), R(den, "-"), R(rcp), I("1.0")});
+    e_.op("v_fma_f32", {W(rcp), R(err), R(rcp), R(rcp)});
+    e_.op("v_mul_f32", {W(q), R(num), R(rcp)});
+    e_.op("v_fma_f32", {W(err), R(den, "-"), R(q), R(num)});
+    e_.op("v_fma_f32", {W(q), R(err), R(rcp), R(q)});
+    e_.op("v_fma_f32", {W(err), R(den, "-"), R(q), R(num)});
+    e_.op("v_div_fmas_f32", {W(q), R(err), R(rcp), R(q)});
+    e_.op("v_div_fixup_f32", {W(q), R(q), R(l_safe), R(r_.v_descale)});
+    e_.op("v_cndmask_b32", {W(scale.at(0)), I(0), R(q), R(l_positive)});
+    e_.op("v_mov_b32", {W(scale.at(1)), R(scale.at(0))});
+    free(den);
+    free(num);
+    free(rcp);
+    free(q);
+    free(err);
+    e_.pad_for_valu({r_.o_acc}, "PV MFMA result -> VALU");
+    for (int i = 0; i < r_.o_acc.count / 2; ++i) {
+        e_.op("v_pk_mul_f32", {W(r_.o_acc.at(2 * i, 2)), R(r_.o_acc.at(2 * i, 2)), R(scale)});
+    }
+    free(scale);
+
+    // Element offset of (batch, head, first_q + query, 4 half), then bytes per the output dtype.
+    const Reg offset = tmp_s("O element offset", 2, 2);
+    e_.op("s_mov_b64", {W(offset), I(0)});
+    add_scaled64(offset, arg(offsetof(AttnKernelArgs, o_stride_batch), 8), r_.group_z);
+    add_scaled64(offset, arg(offsetof(AttnKernelArgs, o_stride_head), 8), r_.group_y);
+    add_scaled64(offset, arg(offsetof(AttnKernelArgs, o_stride_seq), 8), r_.first_q);
+    const Reg o_stride_seq = arg(offsetof(AttnKernelArgs, o_stride_seq), 8);
+    const Reg addr = tmp_v("O address", 2, 2), t = tmp_v("O address part");
+    e_.op("v_mov_b32", {W(addr.at(0)), R(offset.at(0))});
+    e_.op("v_mov_b32", {W(addr.at(1)), R(offset.at(1))});
+    e_.op("v_mad_u64_u32", {W(addr), W(r_.carry), R(r_.query), R(o_stride_seq.at(0)), R(addr)});
+    e_.op("v_mul_lo_u32", {W(t), R(r_.query), R(o_stride_seq.at(1))});
+    e_.op("v_add_u32", {W(addr.at(1)), R(addr.at(1)), R(t)});
+    e_.op("v_mad_u64_u32", {W(addr), W(r_.carry), R(r_.half), I(4), R(addr)}, "", "+ 4 half elements");
+    free(offset);
+
+    const Reg o_ptr = arg(offsetof(AttnKernelArgs, o), 8), dtype = arg(offsetof(AttnKernelArgs, out_dtype), 4);
+    const std::string bf16 = e_.unique_label("out_bf16"), stored = e_.unique_label("out_stored");
+    e_.op("v_cmp_gt_i32", {I("vcc"), R(r_.seqlen_q), R(r_.query)});
+    e_.narrow_exec(r_.saved_exec, "vcc", "rows past the sequence write nothing");
+    e_.op("s_cmp_eq_u32", {R(dtype), I(static_cast<int>(kKernelFp32))});
+    e_.cbranch("scc0", bf16);
+    // fp32: 4 consecutive dims per register quad, dims 32 dt + 8 g + 4 half + (0..3).
+    e_.op("v_lshlrev_b64", {W(addr), I(2), R(addr)});
+    e_.op("v_lshl_add_u64", {W(addr), R(addr), I(0), R(o_ptr)});
+    for (int dt = 0; dt < layout_.o_tiles; ++dt) {
+        for (int g = 0; g < 4; ++g) {
+            e_.op("global_store_dwordx4", {R(addr), R(o_tile(dt).at(4 * g, 4)), I("off")},
+                  "offset:" + std::to_string((32 * dt + 8 * g) * 4), dt == 0 && g == 0 ? "O fp32" : "");
+        }
+    }
+    e_.branch(stored);
+    e_.label(bf16);
+    e_.op("v_lshlrev_b64", {W(addr), I(1), R(addr)});
+    e_.op("v_lshl_add_u64", {W(addr), R(addr), I(0), R(o_ptr)});
+    for (int dt = 0; dt < layout_.o_tiles; ++dt) {
+        for (int g = 0; g < 4; ++g) {
+            const Reg packed = ring(dt).at(2 * g, 2);
+            const Reg src = o_tile(dt).at(4 * g, 4);
+            e_.op("v_cvt_pk_bf16_f32", {W(packed.at(0)), R(src.at(0)), R(src.at(1))}, "", dt == 0 && g == 0 ? "O bf16 (RNE)" : "");
+            e_.op("v_cvt_pk_bf16_f32", {W(packed.at(1)), R(src.at(2)), R(src.at(3))});
+            e_.op("global_store_dwordx2", {R(addr), R(packed), I("off")}, "offset:" + std::to_string((32 * dt + 8 * g) * 2));
+        }
+    }
+    e_.label(stored);
+    e_.restore_exec(r_.saved_exec);
+    free(addr);
+    free(t);
+
+    // lse needs l_positive and l_safe: keep them for write_lse().
+    lse_l_positive_ = l_positive;
+    lse_l_safe_ = l_safe;
+}
+
+void KernelBuilder::write_lse() {
+    const Reg lse_ptr = arg(offsetof(AttnKernelArgs, lse), 8);
+    const std::string none = e_.unique_label("no_lse");
+    e_.op("s_cmp_eq_u64", {R(lse_ptr), I(0)}, "", "lse = ln2 (m + log2 l), -inf where l = 0");
+    e_.cbranch("scc1", none);
+    const Reg value = tmp_v("lse"), t = tmp_v("lse tmp");
+    e_.op("v_log_f32", {W(t), R(lse_l_safe_)});
+    e_.nop(1, "transcendental -> dependent VALU");
+    e_.op("v_add_f32", {W(t), R(r_.m), R(t)});
+    e_.op("v_mul_f32", {W(t), I(float_literal(numerics::kLn2)), R(t)});
+    e_.op("v_cndmask_b32", {W(value), R(r_.neg_inf), R(t), R(lse_l_positive_)});
+    // Row index: varlen head * total_q + first_q + query, else (batch * heads_q + head) * seqlen_q + query.
+    const Reg fixed = tmp_s("lse row base (fixed length)"), varlen = tmp_s("lse row base (varlen)");
+    e_.op("s_mul_i32", {W(fixed), R(r_.group_z), R(arg(offsetof(AttnKernelArgs, heads_q), 4))});
+    e_.op("s_add_u32", {W(fixed), R(fixed), R(r_.group_y)});
+    e_.op("s_mul_i32", {W(fixed), R(fixed), R(arg(offsetof(AttnKernelArgs, seqlen_q), 4))});
+    e_.op("s_mul_i32", {W(varlen), R(r_.group_y), R(r_.lse_total_q)});
+    e_.op("s_add_u32", {W(varlen), R(varlen), R(r_.first_q)});
+    e_.op("s_cmp_lg_u64", {R(arg(offsetof(AttnKernelArgs, cu_seqlens_q), 8)), I(0)});
+    e_.op("s_cselect_b32", {W(fixed), R(varlen), R(fixed)});
+    const Reg index = tmp_v("lse index"), addr = tmp_v("lse address", 2, 2);
+    e_.op("v_add_u32", {W(index), R(fixed), R(r_.query)});
+    e_.op("v_mad_u64_u32", {W(addr), W(r_.carry), R(index), I(4), R(lse_ptr)});
+    const Reg first_half = tmp_s("lanes of half 0", 2, 2);
+    e_.op("v_cmp_eq_u32", {W(first_half), I(0), R(r_.half)});
+    e_.op("v_cmp_gt_i32", {I("vcc"), R(r_.seqlen_q), R(r_.query)});
+    e_.op("s_and_b64", {I("vcc"), I("vcc"), R(first_half)});
+    e_.narrow_exec(r_.saved_exec, "vcc", "one lane per row in the sequence");
+    e_.op("global_store_dword", {R(addr), R(value), I("off")});
+    e_.restore_exec(r_.saved_exec);
+    free(value);
+    free(t);
+    free(fixed);
+    free(varlen);
+    free(index);
+    free(addr);
+    free(first_half);
+    e_.label(none);
+}
+
+int KernelBuilder::vgpr_count() const { return (vgprs_.high_water() + 7) / 8 * 8; }
+int KernelBuilder::sgpr_count() const { return sgprs_.high_water(); }
+std::string KernelBuilder::register_map() const { return vgprs_.map_text("//") + sgprs_.map_text("//"); }
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa

@@ -1,0 +1,119 @@
+// Builds the program of one variant: the registers it names, and the phases the schedule is made
+// of. The phases live in their own files:
+//   kernel_setup.cpp   entry: kernel arguments, sequence span, per-wave key ranges, constants, Q
+//   phase_load.cpp     K/V block: global -> registers (two blocks ahead) -> LDS stage (one ahead)
+//   phase_scores.cpp   QK MFMA (S^T = K Q^T) and the causal / tail mask
+//   phase_lean_p.cpp   row max, alpha, block exponent, Lean P codes packed as the FP8 operand
+//   phase_output.cpp   row-sum MFMA, O rescale, PV MFMA, running sum
+//   kernel_body.cpp    the two-wave ping-pong key-block loops (two LDS stages unrolled), epilogue
+#ifndef ZYFA_GFX950_FP8_KERNEL_BUILDER_HPP
+#define ZYFA_GFX950_FP8_KERNEL_BUILDER_HPP
+
+#include <string>
+#include <vector>
+
+#include "emitter.hpp"
+#include "kernel_layout.hpp"
+#include "kernel_variant.hpp"
+#include "register_allocator.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+// The registers of the kernel, by meaning. VGPRs hold per-lane values (lane l: query l % 32 of
+// the wave, key/dim half l / 32); SGPRs hold values uniform over the wave or workgroup.
+struct KernelRegs {
+    // entry state
+    Reg kernarg_ptr, group_x, group_y, group_z, thread_id;
+    Reg args;  // the whole AttnKernelArgs
+    // uniform scalars
+    Reg wave, first_q, first_k, seqlen_q, seqlen_k, head_kv, row0, keys_end;
+    Reg wave_min_hi, wave_max_hi;  // smallest / largest visible-key end over the wave's rows
+    Reg block, next_block, load_block;  // key block computed / stored to LDS / loaded from memory
+    Reg k_next, v_next;             // global address of the K / V rows of the block to load next
+    Reg lse_total_q, carry, saved_exec;
+    // per-lane constants and state
+    Reg col, half, query, row_hi_local;  // row_hi_local = visible-key end - 4 * half
+    Reg scale_log2, scale8_pair, code_of_one, cap_gap, scale_one, p_scale, neg_inf, max_code, v_descale, max_exponent;
+    Reg m, l, alpha_pair, bias_pair, block_max;
+    Reg ones;                // the FP8 1.0 operand of the row-sum MFMA
+    Reg q_op;                // Q^T operand, qk_steps x 8
+    Reg s_acc;               // S^T, 2 tiles x 16
+    Reg p_op;                // P codes, 8
+    Reg row_sum;             // the row-sum MFMA's 16 registers (= S^T tile 0; only register 0 is read)
+    Reg o_acc;               // O^T, o_tiles x 16
+    Reg operand_ring;        // 4 x 8: K then V operands from LDS
+    Reg k_prefetch, v_prefetch;
+    Reg k_global_off, v_global_off, k_row, v_row;  // per chunk: byte offset in the block, key row
+    Reg k_lds_write, vt_lds_write, k_lds_read, v_lds_read;
+};
+
+class KernelBuilder {
+public:
+    explicit KernelBuilder(const KernelVariant& variant);
+    void build();
+
+    const Emitter& emitter() const { return e_; }
+    const KernelLayout& layout() const { return layout_; }
+    const KernelVariant& variant() const { return variant_; }
+    int vgpr_count() const;
+    int sgpr_count() const;
+    std::string register_map() const;
+
+private:
+    // kernel_setup.cpp
+    void allocate_registers();
+    void load_arguments();
+    void sequence_span();
+    void key_ranges();
+    void constants();
+    void load_q();
+    void chunk_addresses();
+    Reg arg(size_t offset, size_t bytes) const;
+    void uniform_udiv(const Reg& quotient, const Reg& dividend, const Reg& divisor);
+    void add_scaled64(const Reg& address, const Reg& stride64, const Reg& index32);
+    void row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr);
+    // phase_load.cpp
+    int chunk_waves(int j) const;
+    void issue_block_loads();
+    void store_block_to_lds(int stage);
+    // phase_scores.cpp
+    void qk_mfma(int stage);
+    void issue_v_operand_reads(int stage);  // into ring slots 0..3
+    void mask_scores(const Reg& block);
+    // phase_lean_p.cpp
+    void row_max_and_alpha();
+    void lean_p_codes();
+    // phase_output.cpp
+    void row_sum_mfma();
+    void rescale_output();
+    void pv_mfma(int ring_first);
+    void update_running_sum();
+    // kernel_body.cpp
+    void softmax(const Reg& block);
+    void finish_block(int stage, const std::string& exit_label);
+    void key_block_mfma_first(int stage, const std::string& exit_label);
+    void key_block_softmax_first(int stage, const std::string& exit_label);
+    void epilogue();
+    void write_output();
+    void write_lse();
+
+    Reg ring(int i) const { return r_.operand_ring.at(8 * (i % 4), 8); }
+    Reg s_tile(int t) const { return r_.s_acc.at(16 * t, 16); }
+    Reg o_tile(int dt) const { return r_.o_acc.at(16 * dt, 16); }
+    Reg tmp_v(const std::string& name, int count = 1, int align = 1) { return vgprs_.allocate(name, count, align); }
+    Reg tmp_s(const std::string& name, int count = 1, int align = 1) { return sgprs_.allocate(name, count, align); }
+    void free(const Reg& r) { (r.file == RegFile::Vgpr ? vgprs_ : sgprs_).release(r); }
+
+    KernelVariant variant_;
+    KernelLayout layout_;
+    Emitter e_;
+    RegisterAllocator vgprs_, sgprs_;
+    KernelRegs r_;
+    Reg lse_l_positive_, lse_l_safe_;  // from write_output() to write_lse()
+};
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa
+
+#endif

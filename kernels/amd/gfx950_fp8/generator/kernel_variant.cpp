@@ -1,0 +1,28 @@
+#include "kernel_variant.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+std::string variant_symbol(const KernelVariant& v) {
+    std::string name = "zyfa_gfx950_fp8_lean_d" + std::to_string(v.head_dim_qk);
+    if (v.head_dim_v != v.head_dim_qk) name += "_" + std::to_string(v.head_dim_v);
+    switch (v.mask) {
+    case VariantMask::None: return name + "_none";
+    case VariantMask::CausalTopLeft: return name + "_causal_tl";
+    case VariantMask::CausalBottomRight: return name + "_causal_br";
+    }
+    return name;
+}
+
+std::vector<KernelVariant> all_variants() {
+    std::vector<KernelVariant> variants;
+    for (int dqk : {128, 192}) {
+        for (VariantMask mask : {VariantMask::CausalTopLeft, VariantMask::CausalBottomRight, VariantMask::None}) {
+            variants.push_back(KernelVariant{mask, dqk, 128});
+        }
+    }
+    return variants;
+}
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa

@@ -1,0 +1,49 @@
+// The variants the gfx950 FP8 assembly generator emits, and what the host needs to know to launch
+// each one. Shared by the generator (emission), the manifest writer and libzyfa's HIP launch plan.
+#ifndef ZYFA_GFX950_FP8_KERNEL_VARIANT_HPP
+#define ZYFA_GFX950_FP8_KERNEL_VARIANT_HPP
+
+#include <string>
+#include <vector>
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+// Compile-time mask of a variant. Windows fall back to the HIP C++ kernels.
+enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
+
+struct KernelVariant {
+    VariantMask mask;
+    int head_dim_qk;  // 128 or 192
+    int head_dim_v;   // 128
+};
+
+// Launch geometry shared by every variant: grid (ceil(seqlen_q / kRowsPerWorkgroup), heads_q,
+// batch), kWavesPerWorkgroup wave64s per workgroup, each wave owning kRowsPerWave query rows.
+// The kernel argument segment is one AttnKernelArgs (kernels/common/attention_kernel_args.h) at
+// offset 0, passed by value; nothing hidden.
+constexpr int kWavesPerWorkgroup = 8;
+constexpr int kRowsPerWave = 32;
+constexpr int kRowsPerWorkgroup = kWavesPerWorkgroup * kRowsPerWave;  // 256
+constexpr int kThreadsPerWorkgroup = kWavesPerWorkgroup * 64;       // 512
+constexpr int kKeysPerBlock = 64;
+
+// What the generator reports about one emitted kernel (the manifest and the launch plan read it).
+struct EmittedKernel {
+    KernelVariant variant;
+    std::string symbol;       // = variant_symbol(variant); also the .s / .co file stem
+    int lds_bytes = 0;        // group segment size
+    int vgprs = 0, agprs = 0, sgprs = 0;
+    std::vector<std::string> supported_out_dtypes;  // e.g. {"bf16", "fp16", "fp32"}
+};
+
+// zyfa_gfx950_fp8_lean_d128_causal_tl, ..._d192_128_none, ...
+std::string variant_symbol(const KernelVariant& v);
+
+// Every variant the generator emits (3 masks x head dims 128 and 192/128).
+std::vector<KernelVariant> all_variants();
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa
+
+#endif

@@ -1,0 +1,134 @@
+// Lean P phase (kernels/common/lean_p.h, block_scale.h), per lane = per query:
+//   block max of the raw scores (the scale is > 0, so max(S) * c = max(S * c) bit for bit),
+//   m_new = max(m, block max), alpha = 2^(m - m_new) from FMAs (no v_exp_f32),
+//   k = block_scale_exponent(m_new, block max), bias = ((56 + c) + 8k) - 8 m_new,
+//   code = trunc(clamp(fma(S, 8 scale_log2, bias), 0, 126)), written straight into its byte of
+//   the P operand (SDWA) in P's byte order (the S^T register order), the E8M0 scale of P = 127 - k.
+#include "common/block_scale.h"
+#include "common/fp8_e4m3.h"
+#include "kernel_builder.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+void KernelBuilder::row_max_and_alpha() {
+    const Reg mx = tmp_v("row max of raw scores"), other = tmp_v("other half's max");
+    const Reg s = r_.s_acc;
+    e_.op("v_max3_f32", {W(mx), R(s.at(0)), R(s.at(1)), R(s.at(2))}, "", "Lean P: row max");
+    for (int i = 3; i + 1 < 32; i += 2) e_.op("v_max3_f32", {W(mx), R(mx), R(s.at(i)), R(s.at(i + 1))});
+    e_.op("v_max_f32", {W(mx), R(mx), R(s.at(31))});
+    e_.op("v_mov_b32", {W(other), R(mx)});
+    e_.pad_for_permlane({mx, other}, "VALU write -> permlane");
+    e_.op("v_permlane32_swap_b32", {W(mx), W(other)}, "", "the other 32 keys are in lane l ^ 32");
+    e_.op("v_max_f32", {W(mx), R(mx), R(other)});
+    const Reg bm = r_.block_max;
+    e_.op("v_mul_f32", {W(bm), R(r_.scale_log2), R(mx)}, "", "block max (log2 units); -inf if none visible");
+    free(other);
+
+    const Reg m_new = mx, x = tmp_v("m - m_new");
+    e_.op("v_max_f32", {W(m_new), R(r_.m), R(bm)});
+    // alpha = 1 for every lane whose running max did not move; when none moved, skip the
+    // polynomial (m = m_new = -inf gives alpha 1 instead of 0: l and O are 0 there either way).
+    const std::string moved = e_.unique_label("max_moved"), alpha_done = e_.unique_label("alpha_done");
+    e_.op("v_cmp_lt_f32", {I("vcc"), R(r_.m), R(m_new)}, "", "alpha: did any running max move?");
+    e_.cbranch("vccnz", moved);
+    e_.op("v_mov_b32", {W(r_.alpha_pair.at(0)), I("1.0")});
+    e_.branch(alpha_done);
+    e_.label(moved);
+    e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
+    e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(-126.0f)), R(x)}, "", "read after the polynomial (lane mask: 2 wait states)");
+    // alpha = exp2_without_transcendental(x) (attention_fwd.h): x = n + f, 2^f by degree 7.
+    const Reg n = tmp_v("round(x)"), f = tmp_v("x - n"), p = r_.alpha_pair.at(0);
+    const float magic = 12582912.0f;  // 1.5 * 2^23: round_half_even (device_compat.h)
+    e_.op("v_add_f32", {W(n), I(float_literal(magic)), R(x)});
+    e_.op("v_subrev_f32", {W(n), I(float_literal(magic)), R(n)});
+    e_.op("v_sub_f32", {W(f), R(x), R(n)});
+    const float coefficients[8] = {1.525273380405984e-05f, 1.5403530393381606e-04f, 1.3333558146428443e-03f,
+                                   9.6181291076284772e-03f, 5.5504108664821580e-02f, 2.4022650695910071e-01f,
+                                   6.9314718055994531e-01f, 1.0f};
+    e_.op("v_mov_b32", {W(p), I(float_literal(coefficients[0]))});
+    for (int i = 1; i < 8; ++i) e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(coefficients[i]))});
+    e_.op("v_cvt_i32_f32", {W(n), R(n)});
+    e_.op("v_add_u32", {W(n), I(127), R(n)});
+    e_.op("v_lshlrev_b32", {W(n), I(23), R(n)});
+    e_.op("v_mul_f32", {W(p), R(p), R(n)}, "", "alpha = 2^f 2^n");
+    e_.op("v_cndmask_b32", {W(p), I(0), R(p), I("vcc")}, "", "x < -126, -inf or NaN (m = -inf): alpha = 0");
+    e_.label(alpha_done);
+    e_.op("v_mov_b32", {W(r_.alpha_pair.at(1)), R(p)});
+    free(n);
+    free(f);
+    free(x);
+
+    // k = block_scale_exponent(m_new, block_max, max_block_exponent, e4m3fn).
+    const Reg gap = tmp_v("m_new - block max"), k = tmp_v("block exponent k");
+    const int base = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+    const Reg positive_gap = tmp_s("gap > 0", 2, 2);
+    e_.op("v_sub_f32", {W(gap), R(m_new), R(bm)});
+    e_.op("v_cmp_lt_f32", {W(positive_gap), I(0), R(gap)});
+    e_.op("v_cmp_gt_f32", {I("vcc"), R(r_.cap_gap), R(gap)});
+    e_.op("v_floor_f32", {W(k), R(gap)});
+    e_.op("v_cvt_i32_f32", {W(k), R(k)});
+    e_.op("v_add_u32", {W(k), I(base), R(k)});
+    e_.op("v_cndmask_b32", {W(k), I(base), R(k), R(positive_gap)}, "", "gap <= 0: k = 8");
+    e_.op("v_cndmask_b32", {W(k), R(r_.max_exponent), R(k), I("vcc")}, "", "huge gap, inf or NaN: the cap");
+    free(positive_gap);
+    e_.op("v_sub_u32", {W(r_.p_scale), I(127), R(k)}, "", "E8M0 2^-k");
+    // bias = ((56 + c) + 8k) - 8 m_new; -inf when m_new is (no key seen yet: every code 0).
+    const Reg bias = r_.bias_pair.at(0), t = gap;
+    e_.op("v_cmp_lg_f32", {I("vcc"), R(r_.neg_inf), R(m_new)});
+    e_.op("v_cvt_f32_i32", {W(k), R(k)});
+    e_.op("v_mul_f32", {W(k), I(float_literal(8.0f)), R(k)});
+    e_.op("v_add_f32", {W(bias), R(r_.code_of_one), R(k)});
+    e_.op("v_mul_f32", {W(t), I(float_literal(8.0f)), R(m_new)});
+    e_.op("v_sub_f32", {W(bias), R(bias), R(t)});
+    e_.op("v_cndmask_b32", {W(bias), R(r_.neg_inf), R(bias), I("vcc")});
+    e_.op("v_mov_b32", {W(r_.bias_pair.at(1)), R(bias)});
+    e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m_new");
+    free(gap);
+    free(k);
+    free(mx);
+}
+
+void KernelBuilder::lean_p_codes() {
+    const Reg s = r_.s_acc;
+    for (int i = 0; i < 16; ++i) {
+        e_.op("v_pk_fma_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair), R(r_.bias_pair)}, "",
+              i == 0 ? "Lean P: fma(S, 8 scale_log2, bias)" : "");
+    }
+    // The clamp to [0, 126]: v_cvt_u32_f32 already maps y < 0 and NaN to 0, and y stays below 121
+    // when every lane's |m_new| < 2^19 (or m_new = -inf, bias -inf): the block maximum's code is
+    // 56 + c + 8 (k - gap) <= 120.03, k - gap <= 8 in every branch of block_scale_exponent, and the
+    // fp32 roundings of bias, block max and gap add at most 8 * 3 * ulp(2^19) / 2 = 0.75. So the
+    // upper clamp (v_med3_f32) only runs when some lane's running max is huge.
+    const std::string no_clamp = e_.unique_label("codes_need_no_clamp");
+    const Reg bound = tmp_s("2^19"), infinite = tmp_s("lanes with m = -inf", 2, 2);
+    e_.op("s_mov_b32", {W(bound), I(float_literal(524288.0f))});
+    e_.op("v_cmp_gt_f32", {I("vcc"), R(bound), Operand{"|" + r_.m.text() + "|", r_.m, Role::Read}});
+    e_.op("v_cmp_eq_f32", {W(infinite), R(r_.neg_inf), R(r_.m)});
+    e_.op("s_or_b64", {I("vcc"), I("vcc"), R(infinite)});
+    e_.op("s_cmp_eq_u64", {I("vcc"), I(-1)}, "", "every lane: |m| < 2^19 or m = -inf?");
+    e_.cbranch("scc1", no_clamp);
+    for (int i = 0; i < 32; ++i) {
+        e_.op("v_med3_f32", {W(s.at(i)), R(s.at(i)), I(0), R(r_.max_code)}, "", i == 0 ? "clamp [0, 126] (NaN -> 0)" : "");
+    }
+    e_.label(no_clamp);
+    free(bound);
+    free(infinite);
+    // Truncate to the code and pack: the SDWA form writes byte f % 4 of P dword f / 4 directly
+    // (P byte f = S^T register f = 16 t + v), keeping the other bytes. Byte 0 of every dword
+    // first, then byte 1, ...: a VALU right after a partial write of the same VGPR needs a wait
+    // state on gfx940+ (dst-sel forwarding), and 8 dwords apart the writes need none.
+    const int dwords = r_.p_op.count;
+    for (int byte = 0; byte < 4; ++byte) {
+        for (int d = 0; d < dwords; ++d) {
+            const int f = 4 * d + byte;
+            e_.op("v_cvt_u32_f32_sdwa", {W(r_.p_op.at(d)), R(s.at(f))},
+                  "dst_sel:BYTE_" + std::to_string(byte) +
+                      (byte == 0 ? " dst_unused:UNUSED_PAD" : " dst_unused:UNUSED_PRESERVE") + " src0_sel:DWORD",
+                  f == 0 ? "truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first" : "");
+        }
+    }
+}
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa

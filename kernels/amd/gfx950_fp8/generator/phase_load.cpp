@@ -1,0 +1,98 @@
+// Load phase: key block i + 2's K and V rows go global -> registers at the end of block i (their
+// latency hides behind the whole of block i + 1), then registers -> LDS stage (i + 2) % 2 at the
+// end of block i + 1: K row-major with one ds_write_b128, V transposed byte by byte into V^T.
+// Keys past the sequence are zero in LDS (0 * garbage could be NaN).
+#include <cstddef>
+#include <stdexcept>
+
+#include "common/attention_kernel_args.h"
+#include "kernel_builder.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+// Waves whose threads have a K chunk j (j > 0: d192's 768 chunks are 1.5 per thread, so waves 0-3).
+int KernelBuilder::chunk_waves(int j) const {
+    const int threads = kKeysPerBlock * layout_.k_chunks_per_row - kThreadsPerWorkgroup * j;
+    if (threads % 64 != 0) throw std::logic_error("K chunks do not end on a wave boundary");
+    return threads / 64;
+}
+
+void KernelBuilder::issue_block_loads() {
+    const KernelLayout& L = layout_;
+    const Reg rows_left = tmp_s("keys of the sequence from the block on");
+    const std::string tail = e_.unique_label("tail_block_loads"), loaded = e_.unique_label("block_loaded");
+    e_.op("s_sub_i32", {W(rows_left), R(r_.seqlen_k), R(r_.load_block)});
+    e_.op("s_cmp_lt_i32", {R(rows_left), I(64)}, "", "load: a whole block, or the sequence's tail?");
+    e_.cbranch("scc1", tail);
+    for (int j = 0; j < L.k_chunks_per_thread; ++j) {
+        const std::string no_chunk = e_.unique_label("no_second_chunk");
+        if (j > 0) {
+            e_.op("s_cmp_ge_u32", {R(r_.wave), I(chunk_waves(j))}, "", "waves with a second K chunk");
+            e_.cbranch("scc1", no_chunk);
+        }
+        e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_off.at(j)), R(r_.k_next)}, "",
+              "load: K chunk");
+        if (j > 0) e_.label(no_chunk);
+    }
+    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_off), R(r_.v_next)}, "", "load: V chunk");
+    e_.branch(loaded);
+    // The tail: rows past the sequence are zero.
+    e_.label(tail);
+    for (int j = 0; j < L.k_chunks_per_thread; ++j) {
+        const Reg data = r_.k_prefetch.at(4 * j, 4);
+        for (int w = 0; w < 4; ++w) e_.op("v_mov_b32", {W(data.at(w)), I(0)});
+        e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.k_row.at(j))});
+        e_.narrow_exec(r_.saved_exec, "vcc", "K rows inside the sequence");
+        e_.op("global_load_dwordx4", {W(data), R(r_.k_global_off.at(j)), R(r_.k_next)}, "", "load: K chunk (tail)");
+        e_.restore_exec(r_.saved_exec);
+    }
+    for (int w = 0; w < 4; ++w) e_.op("v_mov_b32", {W(r_.v_prefetch.at(w)), I(0)});
+    e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.v_row)});
+    e_.narrow_exec(r_.saved_exec, "vcc", "V rows inside the sequence");
+    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_off), R(r_.v_next)}, "", "load: V chunk (tail)");
+    e_.restore_exec(r_.saved_exec);
+    e_.label(loaded);
+    free(rows_left);
+
+    // Advance both row pointers by one block (64 rows).
+    const Reg step = tmp_s("64 rows of stride", 2, 2);
+    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, k_stride_seq), 8)), I(6)});
+    e_.op("s_add_u32", {W(r_.k_next.at(0)), R(r_.k_next.at(0)), R(step.at(0))});
+    e_.op("s_addc_u32", {W(r_.k_next.at(1)), R(r_.k_next.at(1)), R(step.at(1))});
+    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, v_stride_seq), 8)), I(6)});
+    e_.op("s_add_u32", {W(r_.v_next.at(0)), R(r_.v_next.at(0)), R(step.at(0))});
+    e_.op("s_addc_u32", {W(r_.v_next.at(1)), R(r_.v_next.at(1)), R(step.at(1))});
+    free(step);
+}
+
+void KernelBuilder::store_block_to_lds(int stage) {
+    const KernelLayout& L = layout_;
+    const int base = 0;  // the stage is in the address register
+    e_.wait_loads({r_.k_prefetch, r_.v_prefetch}, "the K and V loaded a block ago");
+    for (int j = 0; j < L.k_chunks_per_thread; ++j) {
+        const std::string no_chunk = e_.unique_label("no_second_chunk");
+        if (j > 0) {
+            e_.op("s_cmp_ge_u32", {R(r_.wave), I(chunk_waves(j))}, "", "waves with a second K chunk");
+            e_.cbranch("scc1", no_chunk);
+        }
+        e_.op("ds_write_b128", {R(r_.k_lds_write.at(KernelLayout::kStages * j + stage)), R(r_.k_prefetch.at(4 * j, 4))}, "offset:" + std::to_string(base),
+              "store: K chunk, row-major");
+        if (j > 0) e_.label(no_chunk);
+    }
+    // V^T: dim d = 16 c + 4 w + b of the chunk goes to row d, column vt_position(row).
+    const Reg shifted = tmp_v("V bytes 1 and 3");
+    for (int w = 0; w < 4; ++w) {
+        const Reg word = r_.v_prefetch.at(w);
+        auto offset = [&](int b) { return "offset:" + std::to_string(base + (4 * w + b) * L.vt_row_bytes); };
+        e_.op("v_lshrrev_b32", {W(shifted), I(8), R(word)});
+        e_.op("ds_write_b8", {R(r_.vt_lds_write.at(stage)), R(word)}, offset(0), w == 0 ? "store: V transposed" : "");
+        e_.op("ds_write_b8", {R(r_.vt_lds_write.at(stage)), R(shifted)}, offset(1));
+        e_.op("ds_write_b8_d16_hi", {R(r_.vt_lds_write.at(stage)), R(word)}, offset(2));
+        e_.op("ds_write_b8_d16_hi", {R(r_.vt_lds_write.at(stage)), R(shifted)}, offset(3));
+    }
+    free(shifted);
+}
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa

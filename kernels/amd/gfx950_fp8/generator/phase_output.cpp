@@ -1,0 +1,43 @@
+// Output phases: the row-sum MFMA (the codes against an FP8 1.0 operand, scaled by 2^-k: the
+// exact sum of the rounded P), the O rescale by alpha (only when some lane's alpha is not 1: the
+// running max moved), the PV MFMA accumulating V^T P^T 2^-k into O^T, and l = l alpha + row sum.
+#include "kernel_builder.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+void KernelBuilder::row_sum_mfma() {
+    e_.pad_for_mfma({r_.p_op, r_.p_scale}, "VALU write -> MFMA read");
+    e_.mfma_scaled(r_.row_sum, r_.ones, r_.p_op, Reg(), r_.scale_one, r_.p_scale, "row sum: 1 . P 2^-k");
+}
+
+void KernelBuilder::rescale_output() {
+    const std::string skip = e_.unique_label("no_rescale");
+    e_.op("v_cmp_neq_f32", {I("vcc"), I("1.0"), R(r_.alpha_pair.at(0))}, "", "rescale: any alpha != 1?");
+    e_.cbranch("vccz", skip);
+    e_.pad_for_valu({r_.o_acc}, "PV MFMA result -> VALU");
+    for (int i = 0; i < r_.o_acc.count / 2; ++i) {
+        e_.op("v_pk_mul_f32", {W(r_.o_acc.at(2 * i, 2)), R(r_.o_acc.at(2 * i, 2)), R(r_.alpha_pair)}, "",
+              i == 0 ? "O *= alpha" : "");
+    }
+    e_.label(skip);
+}
+
+void KernelBuilder::pv_mfma(int ring_first) {
+    for (int dt = 0; dt < layout_.o_tiles; ++dt) {
+        const Reg v_op = ring(ring_first + dt);
+        e_.wait_loads({v_op}, "V^T operand");
+        e_.pad_for_mfma_acc(o_tile(dt), "VALU write -> MFMA SrcC");
+        e_.mfma_scaled(o_tile(dt), v_op, r_.p_op, o_tile(dt), r_.scale_one, r_.p_scale,
+                       "PV: O^T tile " + std::to_string(dt) + " += V^T P^T 2^-k");
+    }
+}
+
+void KernelBuilder::update_running_sum() {
+    e_.pad_for_valu({r_.row_sum.at(0)}, "row-sum MFMA result -> VALU");
+    e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum");
+    e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum.at(0))});
+}
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa

@@ -1,0 +1,67 @@
+// QK MFMA phase: S^T = K Q^T for the block's two 32-key tiles (K from LDS as the A operand, Q^T
+// resident as B), each lane's accumulator column its own query; then the mask phase sets the
+// scores of keys a row does not see to -inf (only in blocks some row of the wave does not fully
+// see: the diagonal blocks and the sequence's tail).
+#include "kernel_builder.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+void KernelBuilder::qk_mfma(int stage) {
+    const KernelLayout& L = layout_;
+    const int operands = 2 * L.qk_steps;
+    auto read = [&](int i) {
+        const int t = i / L.qk_steps, step = i % L.qk_steps;
+        const int offset = 32 * t * L.k_row_bytes + step * KernelLayout::kStepBytes;
+        e_.op("ds_read_b128", {W(ring(i).at(0, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset),
+              "K tile " + std::to_string(t) + " step " + std::to_string(step));
+        e_.op("ds_read_b128", {W(ring(i).at(4, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset + 16));
+    };
+    for (int i = 0; i < operands && i < 4; ++i) read(i);
+    for (int i = 0; i < operands; ++i) {
+        const int t = i / L.qk_steps, step = i % L.qk_steps;
+        e_.wait_loads({ring(i)}, "K operand");
+        e_.mfma_scaled(s_tile(t), ring(i), r_.q_op.at(8 * step, 8), step == 0 ? Reg() : s_tile(t), r_.scale_one,
+                       r_.scale_one, "QK: S^T tile " + std::to_string(t) + " += K Q^T");
+        if (i + 4 < operands) read(i + 4);
+    }
+}
+
+void KernelBuilder::issue_v_operand_reads(int stage) {
+    const KernelLayout& L = layout_;
+    for (int dt = 0; dt < L.o_tiles; ++dt) {
+        const Reg op = ring(dt);
+        const int offset = 32 * dt * L.vt_row_bytes;
+        e_.op("ds_read_b128", {W(op.at(0, 4)), R(r_.v_lds_read.at(stage))}, "offset:" + std::to_string(offset),
+              "V^T tile " + std::to_string(dt));
+        e_.op("ds_read_b128", {W(op.at(4, 4)), R(r_.v_lds_read.at(stage))}, "offset:" + std::to_string(offset + 16));
+    }
+}
+
+void KernelBuilder::mask_scores(const Reg& block) {
+    // Register v of tile t holds key block + 32 t + 8 (v / 4) + 4 half + v % 4: visible iff
+    // 32 t + 8 (v / 4) + v % 4 < row_hi - block - 4 half. A VALU-written lane mask needs 2 wait
+    // states before a VALU reads it (gfx940+), so each compare runs two elements ahead of its
+    // select, rotating over VCC and two SGPR pairs.
+    const Reg limit = tmp_v("visible-key end relative to the block and half");
+    const Reg masks[2] = {tmp_s("lane mask", 2, 2), tmp_s("lane mask", 2, 2)};
+    e_.op("v_subrev_u32", {W(limit), R(block), R(r_.row_hi_local)});
+    auto mask_of = [&](int e) { return e % 3 == 0 ? I("vcc") : R(masks[e % 3 - 1]); };
+    auto mask_dst = [&](int e) { return e % 3 == 0 ? I("vcc") : W(masks[e % 3 - 1]); };
+    for (int e = 0; e < 32 + 2; ++e) {
+        if (e < 32) {
+            const int t = e / 16, v = e % 16;
+            e_.op("v_cmp_lt_i32", {mask_dst(e), I(32 * t + 8 * (v / 4) + v % 4), R(limit)});
+        }
+        if (e >= 2) {
+            const Reg s = r_.s_acc.at(e - 2);
+            e_.op("v_cndmask_b32", {W(s), R(r_.neg_inf), R(s), mask_of(e - 2)}, "", e == 2 ? "mask: -inf" : "");
+        }
+    }
+    free(limit);
+    free(masks[0]);
+    free(masks[1]);
+}
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa

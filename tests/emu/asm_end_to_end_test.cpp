@@ -1,0 +1,477 @@
+// The gfx950 FP8 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
+// the emulator: the public API with a HIP context on the stand-in (ZYFA_EMU_ARCH=gfx950), every
+// embedded variant, random wave interleaving under several ZYFA_EMU_SEED values, the emulator's
+// hazard, waitcnt, LDS-race and bounds checks on (they are always on; a fault fails the launch).
+//
+// ZYFA_HIP_LIBRARY is the launch recorder (launch_recorder.cpp: the stand-in plus a record of the
+// kernel each launch ran), so every case also asserts that the asm kernel, not the HIP C++ one,
+// actually ran; a second context made with ZYFA_AMD_ASM=0 must run the HIP C++ kernel instead.
+//
+// Checks:
+//   - bitwise, where the CPU model fixes the result (as tests/emu/amd_end_to_end_test.cpp's
+//     test_bitwise_lean): Q, K small integers (exact scores in any summation order), V one-hot
+//     (O shows every P value), the model cpu::attention_blocked run as the AMD kernels convert
+//     (FloatToIntRounding::TowardZero, the catalogue's lean_centre). No P code may differ; with one
+//     key block O and lse are bit-identical to the model; masked keys give exactly +0, and lse is
+//     -inf on exactly the model's rows;
+//   - tolerance cases on random inputs (tests/gpu/gpu_check.hpp: vs the CPU backend and the fp64
+//     reference, guard bands, no element left unwritten): GQA, varlen with empty and length-1
+//     sequences, lse or not, descales or not, seqlen_q not a multiple of 64 or 256, bottom-right
+//     rows that see no key, every output dtype the kernel takes.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "amd/gfx950_fp8/generator/kernel_variant.hpp"
+#include "common/attention_mask.h"
+#include "core/validate.hpp"
+#include "cpu/attention_blocked.hpp"
+#include "gpu/exact_score_inputs.hpp"
+#include "gpu/gpu_check.hpp"
+#include "hip/attention_launch_plan.hpp"
+#include "hip/hip_runtime.hpp"
+#include "support/attention_modes.hpp"
+#include "zyfa-check/check_tolerances.hpp"
+
+using namespace zyfa_gpu_test;
+using namespace zyfa_test;
+namespace asm_fp8 = zyfa::gfx950_fp8;
+
+namespace {
+
+// Scheduling seeds of the emulator's random wave interleaving (ZYFA_EMU_SEED, read per launch).
+const uint64_t kSeeds[] = {1, 2024, 99991};
+
+// An embedded asm kernel and what the test learned about it.
+struct AsmVariant {
+    asm_fp8::KernelVariant variant;
+    std::string symbol;
+    std::string hip_cpp_symbol;         // what the plan runs without the asm kernels
+    std::vector<zyfa_dtype> out_dtypes;  // output dtypes the plan sends to this kernel
+};
+
+std::vector<AsmVariant> g_variants;
+zyfa_context* g_hip_cpp_ctx = nullptr;  // HIP context created with ZYFA_AMD_ASM=0
+unsigned long (*g_last_launched)(char*, unsigned long) = nullptr;
+
+zyfa_mask mask_of(asm_fp8::VariantMask m) {
+    switch (m) {
+        case asm_fp8::VariantMask::None: return ZYFA_MASK_NONE;
+        case asm_fp8::VariantMask::CausalTopLeft: return ZYFA_MASK_CAUSAL;
+        case asm_fp8::VariantMask::CausalBottomRight: return ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+    }
+    return ZYFA_MASK_NONE;
+}
+
+void set_seed(uint64_t seed) { setenv("ZYFA_EMU_SEED", std::to_string(seed).c_str(), 1); }
+
+std::string last_launched() {
+    char name[256];
+    g_last_launched(name, sizeof name);
+    return name;
+}
+
+// The kernel the context's plan picks for `s` ("" with the reason printed when none).
+std::string planned_kernel(zyfa_context* ctx, const CaseShape& s) {
+    AttentionCase c(s);
+    const char* name = zyfa_attn_kernel_name(ctx, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
+    if (name == nullptr) {
+        std::printf("  no kernel: %s\n", zyfa_last_error_message());
+        return "";
+    }
+    return name;
+}
+
+// An FP8 LEAN shape of variant v: its mask and head dims, descales on, GQA 2:1.
+CaseShape variant_shape(const AsmVariant& v) {
+    CaseShape s = mode_shape(kE4m3fnLean);
+    s.mask = mask_of(v.variant.mask);
+    s.head_dim_qk = v.variant.head_dim_qk;
+    s.head_dim_v = v.variant.head_dim_v;
+    s.heads_q = 4;
+    s.heads_kv = 2;
+    return s;
+}
+
+void expect_asm_ran(const AsmVariant& v, const std::string& label) {
+    const std::string ran = last_launched();
+    if (ran != v.symbol) {
+        std::printf("  %s: launched %s, expected the asm kernel %s\n", label.c_str(), ran.c_str(), v.symbol.c_str());
+        fail();
+    }
+}
+
+// ------------------------------------------------------------------ the variants and the switch
+
+// Every variant the generator defines is embedded, and nothing else is.
+void test_every_variant_embedded(void**) {
+    int missing = 0;
+    for (const asm_fp8::KernelVariant& v : asm_fp8::all_variants()) {
+        const std::string symbol = asm_fp8::variant_symbol(v);
+        const bool found = std::any_of(g_variants.begin(), g_variants.end(),
+                                       [&](const AsmVariant& a) { return a.symbol == symbol; });
+        std::printf("  %-40s %s\n", symbol.c_str(), found ? "embedded" : "MISSING from prebuilt/");
+        missing += !found;
+    }
+    assert_int_equal(missing, 0);
+}
+
+// The plan prefers the asm kernel; ZYFA_AMD_ASM=0 and a window fall back to the HIP C++ kernel;
+// the recorder confirms which one ran.
+void test_asm_chosen_and_launched(void**) {
+    Session& session_ = session();
+    for (const AsmVariant& v : g_variants) {
+        CaseShape s = variant_shape(v);
+        s.seqlen_q = s.seqlen_k = 70;
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.symbol.c_str());
+        assert_string_equal(planned_kernel(g_hip_cpp_ctx, s).c_str(), v.hip_cpp_symbol.c_str());
+        set_seed(kSeeds[0]);
+        GpuCase on_asm(*session_.runtime, s);
+        assert_int_equal(on_asm.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        expect_asm_ran(v, "asm context");
+        GpuCase on_hip_cpp(*session_.runtime, s);
+        assert_int_equal(on_hip_cpp.run(g_hip_cpp_ctx, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        assert_string_equal(last_launched().c_str(), v.hip_cpp_symbol.c_str());
+        // Both compute the same function of the inputs.
+        const CpuDiff diff = compare_with_cpu(on_asm.host, on_hip_cpp.host);
+        std::printf("  %-40s asm vs HIP C++ (ZYFA_AMD_ASM=0): rel_rms %.2e, bitwise %lld/%lld\n", v.symbol.c_str(),
+                    diff.rel_rms, (long long)diff.bitwise_equal, (long long)diff.elements);
+        assert_true(diff.rel_rms <= o_tolerance_vs_cpu(s.dtype, s.out_dtype));  // both within it of the model
+        // An output dtype the asm kernel does not write falls back to the HIP C++ kernel.
+        for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
+            if (std::find(v.out_dtypes.begin(), v.out_dtypes.end(), out) != v.out_dtypes.end()) continue;
+            CaseShape other = s;
+            other.out_dtype = out;
+            assert_string_equal(planned_kernel(session_.cuda, other).c_str(), v.hip_cpp_symbol.c_str());
+        }
+        // A window is not in the asm kernels: the HIP C++ kernel runs it.
+        s.window_left = 9;
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.hip_cpp_symbol.c_str());
+    }
+}
+
+// zyfa-check (tools/zyfa-check, what README tells MI355X users to run) restates the GPU tier's
+// tolerances; they must stay the same numbers.
+void test_zyfa_check_tolerances_match(void**) {
+    for (zyfa_dtype in : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_DTYPE_FP8_E4M3FNUZ}) {
+        for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
+            assert_true(zyfa_check::o_tolerance(in, out) == o_tolerance_vs_cpu(in, out));
+        }
+    }
+    for (zyfa_softmax mode : {ZYFA_SOFTMAX_EXACT, ZYFA_SOFTMAX_LEAN}) {
+        assert_true(zyfa_check::lse_tolerance(mode) == lse_tolerance_vs_cpu(mode));
+    }
+}
+
+// ------------------------------------------------------------------ bitwise against the model
+
+// The CPU model as the AMD kernels round (v_cvt_i32_f32 truncates).
+void run_amd_model(AttentionCase& c) {
+    const zyfa::AttnProblem problem = zyfa::validate_attn(&c.params, &c.tq, &c.tk, &c.tv, &c.to, ZYFA_BACKEND_CPU);
+    zyfa::cpu::NumericsModel model = zyfa::cpu::NumericsModel::for_problem(problem);
+    const float centre = zyfa::hip::make_hip_attn_catalogue(true)->lean_centre();
+    assert_true(centre == zyfa::numerics::lean_p_centre_for(zyfa::numerics::FloatToIntRounding::TowardZero));
+    model.rounding = zyfa::numerics::FloatToIntRounding::TowardZero;
+    model.lean_centre = centre;
+    zyfa::cpu::WorkerPool pool(1);
+    zyfa::cpu::attention_blocked(problem, model, pool);
+}
+
+uint32_t bits_of(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+
+struct BitwiseReport {
+    int64_t elements = 0, bitwise_equal = 0, masked = 0, masked_not_zero = 0;
+    int64_t rows = 0, empty_rows = 0, lse_infinity_mismatch = 0, lse_bits_differ = 0;
+    int64_t p_compared = 0, p_mismatched = 0;
+};
+
+// O and lse of the kernel against the model's: bits, masked elements, -inf rows and the P values
+// behind O (within one row and 64-key block all ratios O_kernel / O_model are equal where P agrees).
+BitwiseReport compare_bitwise(const AttentionCase& gpu, const AttentionCase& model) {
+    const CaseShape& s = model.shape;
+    const auto mask = static_cast<zyfa::numerics::MaskKind>(s.mask);
+    BitwiseReport r;
+    for (int64_t b = 0; b < s.batch; ++b) {
+        for (int64_t row = 0; row < s.seqlen_q; ++row) {
+            const zyfa::numerics::KeyRange range = zyfa::numerics::visible_keys(row, s.seqlen_q, s.seqlen_k, mask, -1, -1);
+            for (int64_t h = 0; h < s.heads_q; ++h) {
+                ++r.rows;
+                const size_t lse_index = size_t((b * s.heads_q + h) * s.seqlen_q + row);
+                const float lg = gpu.lse[lse_index], lm = model.lse[lse_index];
+                r.empty_rows += lm == -INFINITY;
+                r.lse_infinity_mismatch += (lg == -INFINITY) != (lm == -INFINITY);
+                r.lse_bits_differ += bits_of(lg) != bits_of(lm);
+                const int64_t base = ((b * s.seqlen_q + row) * s.heads_q + h) * s.head_dim_v;
+                for (int64_t block = 0; block < s.head_dim_v; block += 64) {
+                    std::vector<double> ratios;
+                    for (int64_t j = block; j < std::min<int64_t>(block + 64, s.head_dim_v); ++j) {
+                        const float g = gpu.out(base + j), m = model.out(base + j);
+                        ++r.elements;
+                        r.bitwise_equal += bits_of(g) == bits_of(m);
+                        if (j < range.begin || j >= range.end) {
+                            ++r.masked;
+                            r.masked_not_zero += bits_of(g) != 0u;
+                            continue;
+                        }
+                        if (g == 0.0f && m == 0.0f) continue;
+                        ++r.p_compared;
+                        if (!(double(g) / m > 0.0)) {
+                            ++r.p_mismatched;
+                        } else {
+                            ratios.push_back(double(g) / m);
+                        }
+                    }
+                    r.p_mismatched += ratio_jumps(ratios, p_step_threshold(s.dtype));
+                }
+            }
+        }
+    }
+    return r;
+}
+
+struct BitwiseShape {
+    const char* what;
+    int64_t seqlen_q, seqlen_k;
+};
+
+// Per mask: one key block (O bit-identical) and two (P codes identical); seqlen_k <= 128 keeps V
+// one-hot over head_dim_v = 128.
+std::vector<BitwiseShape> bitwise_shapes(asm_fp8::VariantMask mask) {
+    switch (mask) {
+        case asm_fp8::VariantMask::CausalTopLeft:
+            return {{"s=64 (1 key block)", 64, 64}, {"s=128 (2 key blocks)", 128, 128}, {"sq=100 sk=128", 100, 128}};
+        case asm_fp8::VariantMask::None:
+            return {{"sq=37 sk=50 (1 key block)", 37, 50}, {"sq=50 sk=128 (2 key blocks)", 50, 128}};
+        case asm_fp8::VariantMask::CausalBottomRight:
+            return {{"sq=40 sk=30 (10 rows see no key)", 40, 30}, {"sq=100 sk=128 (2 key blocks)", 100, 128},
+                    {"sq=130 sk=64 (66 rows see no key)", 130, 64}};
+    }
+    return {};
+}
+
+void test_bitwise_lean(void**) {
+    Session& session_ = session();
+    for (const AsmVariant& v : g_variants) {
+        for (const BitwiseShape& b : bitwise_shapes(v.variant.mask)) {
+            for (uint64_t seed : kSeeds) {
+                CaseShape s = variant_shape(v);
+                s.out_dtype = ZYFA_DTYPE_FP32;
+                s.batch = 2;
+                s.seqlen_q = b.seqlen_q;
+                s.seqlen_k = b.seqlen_k;
+                s.seed = 5;
+                const GpuCase::Edit edit = [](AttentionCase& c) {
+                    integer_qk(c, 17);
+                    one_hot_v(c);
+                };
+                set_seed(seed);
+                GpuCase gpu(*session_.runtime, s, edit);
+                const zyfa_status st = gpu.run(session_.cuda, *session_.runtime, session_.stream);
+                if (st != ZYFA_SUCCESS) {
+                    std::printf("  %s %s seed %llu: zyfa_attn_fwd(HIP) failed: %s\n", v.symbol.c_str(), b.what,
+                                (unsigned long long)seed, zyfa_last_error_message());
+                    fail();
+                }
+                expect_asm_ran(v, b.what);
+                AttentionCase model(s);
+                edit(model);
+                run_amd_model(model);
+                const BitwiseReport r = compare_bitwise(gpu.host, model);
+                const bool one_block = s.seqlen_k <= asm_fp8::kKeysPerBlock;
+                std::printf("  %-38s %-34s seed %-5llu O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld "
+                            "(non-zero %lld)  lse -inf rows %lld/%lld (mismatch %lld), bits differ %lld\n",
+                            v.symbol.c_str(), b.what, (unsigned long long)seed, (long long)r.bitwise_equal,
+                            (long long)r.elements, (long long)r.p_mismatched, (long long)r.p_compared,
+                            (long long)r.masked, (long long)r.masked_not_zero, (long long)r.empty_rows,
+                            (long long)r.rows, (long long)r.lse_infinity_mismatch, (long long)r.lse_bits_differ);
+                assert_true(r.p_compared > 0);
+                assert_int_equal(r.masked_not_zero, 0);
+                assert_int_equal(r.lse_infinity_mismatch, 0);
+                // The same S and the same fp32 operations give the same Lean P codes, bit for bit.
+                assert_int_equal(r.p_mismatched, 0);
+                if (one_block) {
+                    // One key block: m, the block exponent, l (an exact MFMA sum of codes) and
+                    // v_descale / l are the model's bits, so O and lse are too.
+                    assert_int_equal(r.bitwise_equal, r.elements);
+                    assert_int_equal(r.lse_bits_differ, 0);
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ tolerance cases
+
+void check_asm_case(const AsmVariant& v, const CaseShape& s, const std::string& what, uint64_t seed) {
+    set_seed(seed);
+    const std::string label = v.symbol.substr(std::string("zyfa_gfx950_fp8_lean_").size()) + " " + what;
+    check_gpu_case(s, label);
+    expect_asm_ran(v, label);
+}
+
+void test_tolerance_cases(void**) {
+    for (const AsmVariant& v : g_variants) {
+        const bool bottom_right = v.variant.mask == asm_fp8::VariantMask::CausalBottomRight;
+        CaseShape s = variant_shape(v);
+        s.heads_q = 4;
+        s.heads_kv = 1;
+        s.seqlen_q = 300;  // two workgroups, the second partial; not a multiple of 64
+        s.seqlen_k = bottom_right ? 330 : 300;
+        check_asm_case(v, s, "gqa 4:1 sq=300 (2 workgroups)", kSeeds[0]);
+
+        s = variant_shape(v);
+        s.batch = 5;
+        s.lengths_q = {5, 0, 1, 77, 1};
+        s.lengths_k = {20, 3, 1, 70, 0};
+        s.seqlen_q = 77;
+        s.seqlen_k = 70;
+        check_asm_case(v, s, "varlen q(5,0,1,77,1) k(20,3,1,70,0)", kSeeds[1]);
+
+        s = variant_shape(v);
+        s.batch = 2;
+        s.with_lse = false;
+        s.descales = false;
+        s.seqlen_q = 33;
+        s.seqlen_k = 97;
+        check_asm_case(v, s, "no lse, no descales, batch 2 sq=33 sk=97", kSeeds[2]);
+
+        s = variant_shape(v);
+        s.seqlen_q = 90;
+        s.seqlen_k = 40;  // bottom-right: the first 50 rows see no key
+        check_asm_case(v, s, "sq=90 sk=40", kSeeds[0]);
+
+        // Long enough for the steady-state loop (the shapes above see at most 6 key blocks):
+        // 24+ blocks, a ragged last block.
+        s = variant_shape(v);
+        s.heads_q = 2;
+        s.heads_kv = 1;
+        const bool top_left = v.variant.mask == asm_fp8::VariantMask::CausalTopLeft;
+        s.seqlen_q = top_left ? 1100 : 256;  // top-left: the last tile sees 1,100 keys
+        s.seqlen_k = top_left ? 1100 : 1531;
+        check_asm_case(v, s, top_left ? "s=1100 (18 key blocks per late tile)" : "sq=256 sk=1531 (24 key blocks)",
+                       kSeeds[2]);
+
+        for (zyfa_dtype out : v.out_dtypes) {
+            s = variant_shape(v);
+            s.out_dtype = out;
+            s.seqlen_q = s.seqlen_k = 80;
+            check_asm_case(v, s, std::string("out ") + zyfa::validation::dtype_name(out) + " s=80", kSeeds[1]);
+        }
+    }
+}
+
+// The embedded asm kernels (the catalogue's attn_fwd_asm_fp8_* entries on gfx950), each matched
+// with its generator variant, the HIP C++ kernel it replaces, and the output dtypes the plan
+// routes to it.
+bool discover_variants() {
+    const auto catalogue = zyfa::hip::make_hip_attn_catalogue(true);
+    for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels("gfx950")) {
+        if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0) continue;
+        AsmVariant a;
+        a.symbol = spec.symbol;
+        bool known = false;
+        for (const asm_fp8::KernelVariant& v : asm_fp8::all_variants()) {
+            if (asm_fp8::variant_symbol(v) == a.symbol) {
+                a.variant = v;
+                known = true;
+            }
+        }
+        if (!known) {
+            std::printf("FAIL asm_end_to_end: embedded kernel %s is no variant of all_variants()\n", a.symbol.c_str());
+            return false;
+        }
+        a.hip_cpp_symbol = a.variant.head_dim_qk == 128 ? "zyfa_attn_fwd_e4m3_lean_d128" : "zyfa_attn_fwd_e4m3_lean_d192_128";
+        for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
+            CaseShape s = variant_shape(a);
+            s.out_dtype = out;
+            if (planned_kernel(session().cuda, s) == a.symbol) a.out_dtypes.push_back(out);
+        }
+        std::string outs;
+        for (zyfa_dtype out : a.out_dtypes) outs += std::string(" ") + zyfa::validation::dtype_name(out);
+        std::printf("  embedded: %s (output:%s)\n", a.symbol.c_str(), outs.c_str());
+        if (std::find(a.out_dtypes.begin(), a.out_dtypes.end(), ZYFA_DTYPE_BF16) == a.out_dtypes.end()) {
+            std::printf("FAIL asm_end_to_end: %s does not take BF16 output\n", a.symbol.c_str());
+            return false;
+        }
+        g_variants.push_back(a);
+    }
+    return true;
+}
+
+zyfa_context* hip_context(bool asm_enabled) {
+    if (!asm_enabled) setenv("ZYFA_AMD_ASM", "0", 1);
+    zyfa_context_options opts;
+    zyfa_context_options_init(&opts, sizeof opts);
+    opts.backend = ZYFA_BACKEND_HIP;
+    zyfa_context* ctx = nullptr;
+    const zyfa_status st = zyfa_context_create(&opts, &ctx);
+    unsetenv("ZYFA_AMD_ASM");
+    if (st != ZYFA_SUCCESS) {
+        std::printf("FAIL asm_end_to_end: zyfa_context_create(HIP, ZYFA_AMD_ASM=%d) on the stand-in: %s\n",
+                    asm_enabled ? 1 : 0, zyfa_last_error_message());
+        return nullptr;
+    }
+    return ctx;
+}
+
+}  // namespace
+
+int main() {
+    const char* library = std::getenv("ZYFA_HIP_LIBRARY");
+    const char* arch = std::getenv("ZYFA_EMU_ARCH");
+    if (!library || !arch || std::string(arch) != "gfx950") {
+        std::printf("SKIP asm_end_to_end: needs ZYFA_HIP_LIBRARY (the launch recorder) and ZYFA_EMU_ARCH=gfx950 "
+                    "(CTest sets both)\n");
+        return kSkipExitCode;
+    }
+    unsetenv("ZYFA_AMD_ASM");
+    Session& s = session();
+    s.cuda = hip_context(true);  // Session::cuda is the GPU context under test: here HIP with the asm kernels
+    g_hip_cpp_ctx = hip_context(false);
+    if (!s.cuda || !g_hip_cpp_ctx) return 1;
+    void* recorder = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+    g_last_launched = recorder ? reinterpret_cast<unsigned long (*)(char*, unsigned long)>(
+                                     dlsym(recorder, "zyfa_test_last_launched_kernel"))
+                               : nullptr;
+    if (!g_last_launched) {
+        std::printf("FAIL asm_end_to_end: %s is not the launch recorder (no zyfa_test_last_launched_kernel)\n", library);
+        return 1;
+    }
+    zyfa_context_options cpu_opts;
+    zyfa_context_options_init(&cpu_opts, sizeof cpu_opts);
+    cpu_opts.backend = ZYFA_BACKEND_CPU;
+    if (zyfa_context_create(&cpu_opts, &s.cpu) != ZYFA_SUCCESS) {
+        std::printf("FAIL asm_end_to_end: CPU context: %s\n", zyfa_last_error_message());
+        return 1;
+    }
+    s.runtime = zyfa::hip::open_hip_runtime(0);
+    s.stream = s.runtime->create_stream();
+    std::printf("asm_end_to_end: %s on the emulator; zyfa %s, built with: %s\n", zyfa_context_device_name(s.cuda),
+                zyfa_version_string(), zyfa_build_info());
+    if (!discover_variants()) return 1;
+    if (g_variants.empty()) {
+        close_session();
+        zyfa_context_destroy(g_hip_cpp_ctx);
+        std::printf("SKIP asm_end_to_end: this build embeds no gfx950 FP8 asm kernel "
+                    "(kernels/amd/gfx950_fp8/prebuilt/ is empty)\n");
+        return kSkipExitCode;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zyfa_check_tolerances_match),
+        cmocka_unit_test(test_every_variant_embedded),
+        cmocka_unit_test(test_asm_chosen_and_launched),
+        cmocka_unit_test(test_bitwise_lean),
+        cmocka_unit_test(test_tolerance_cases),
+    };
+    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    close_session();
+    zyfa_context_destroy(g_hip_cpp_ctx);
+    return failed;
+}
