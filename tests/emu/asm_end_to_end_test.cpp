@@ -33,11 +33,12 @@
 #include "gpu/gpu_check.hpp"
 #include "hip/attention_launch_plan.hpp"
 #include "hip/hip_runtime.hpp"
+#include "model_comparison.hpp"
 #include "support/attention_modes.hpp"
-#include "zyfa-check/check_tolerances.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
+using namespace zyfa_emu_test;
 namespace asm_fp8 = zyfa::gfx950_fp8;
 
 namespace {
@@ -153,88 +154,7 @@ void test_asm_chosen_and_launched(void**) {
     }
 }
 
-// zyfa-check (tools/zyfa-check, what README tells MI355X users to run) restates the GPU tier's
-// tolerances; they must stay the same numbers.
-void test_zyfa_check_tolerances_match(void**) {
-    for (zyfa_dtype in : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_DTYPE_FP8_E4M3FNUZ}) {
-        for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
-            assert_true(zyfa_check::o_tolerance(in, out) == o_tolerance_vs_cpu(in, out));
-        }
-    }
-    for (zyfa_softmax mode : {ZYFA_SOFTMAX_EXACT, ZYFA_SOFTMAX_LEAN}) {
-        assert_true(zyfa_check::lse_tolerance(mode) == lse_tolerance_vs_cpu(mode));
-    }
-}
-
 // ------------------------------------------------------------------ bitwise against the model
-
-// The CPU model as the AMD kernels round (v_cvt_i32_f32 truncates).
-void run_amd_model(AttentionCase& c) {
-    const zyfa::AttnProblem problem = zyfa::validate_attn(&c.params, &c.tq, &c.tk, &c.tv, &c.to, ZYFA_BACKEND_CPU);
-    zyfa::cpu::NumericsModel model = zyfa::cpu::NumericsModel::for_problem(problem);
-    const float centre = zyfa::hip::make_hip_attn_catalogue(true)->lean_centre();
-    assert_true(centre == zyfa::numerics::lean_p_centre_for(zyfa::numerics::FloatToIntRounding::TowardZero));
-    model.rounding = zyfa::numerics::FloatToIntRounding::TowardZero;
-    model.lean_centre = centre;
-    zyfa::cpu::WorkerPool pool(1);
-    zyfa::cpu::attention_blocked(problem, model, pool);
-}
-
-uint32_t bits_of(float f) {
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    return b;
-}
-
-struct BitwiseReport {
-    int64_t elements = 0, bitwise_equal = 0, masked = 0, masked_not_zero = 0;
-    int64_t rows = 0, empty_rows = 0, lse_infinity_mismatch = 0, lse_bits_differ = 0;
-    int64_t p_compared = 0, p_mismatched = 0;
-};
-
-// O and lse of the kernel against the model's: bits, masked elements, -inf rows and the P values
-// behind O (within one row and 64-key block all ratios O_kernel / O_model are equal where P agrees).
-BitwiseReport compare_bitwise(const AttentionCase& gpu, const AttentionCase& model) {
-    const CaseShape& s = model.shape;
-    const auto mask = static_cast<zyfa::numerics::MaskKind>(s.mask);
-    BitwiseReport r;
-    for (int64_t b = 0; b < s.batch; ++b) {
-        for (int64_t row = 0; row < s.seqlen_q; ++row) {
-            const zyfa::numerics::KeyRange range = zyfa::numerics::visible_keys(row, s.seqlen_q, s.seqlen_k, mask, -1, -1);
-            for (int64_t h = 0; h < s.heads_q; ++h) {
-                ++r.rows;
-                const size_t lse_index = size_t((b * s.heads_q + h) * s.seqlen_q + row);
-                const float lg = gpu.lse[lse_index], lm = model.lse[lse_index];
-                r.empty_rows += lm == -INFINITY;
-                r.lse_infinity_mismatch += (lg == -INFINITY) != (lm == -INFINITY);
-                r.lse_bits_differ += bits_of(lg) != bits_of(lm);
-                const int64_t base = ((b * s.seqlen_q + row) * s.heads_q + h) * s.head_dim_v;
-                for (int64_t block = 0; block < s.head_dim_v; block += 64) {
-                    std::vector<double> ratios;
-                    for (int64_t j = block; j < std::min<int64_t>(block + 64, s.head_dim_v); ++j) {
-                        const float g = gpu.out(base + j), m = model.out(base + j);
-                        ++r.elements;
-                        r.bitwise_equal += bits_of(g) == bits_of(m);
-                        if (j < range.begin || j >= range.end) {
-                            ++r.masked;
-                            r.masked_not_zero += bits_of(g) != 0u;
-                            continue;
-                        }
-                        if (g == 0.0f && m == 0.0f) continue;
-                        ++r.p_compared;
-                        if (!(double(g) / m > 0.0)) {
-                            ++r.p_mismatched;
-                        } else {
-                            ratios.push_back(double(g) / m);
-                        }
-                    }
-                    r.p_mismatched += ratio_jumps(ratios, p_step_threshold(s.dtype));
-                }
-            }
-        }
-    }
-    return r;
-}
 
 struct BitwiseShape {
     const char* what;
@@ -464,7 +384,6 @@ int main() {
         return kSkipExitCode;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zyfa_check_tolerances_match),
         cmocka_unit_test(test_every_variant_embedded),
         cmocka_unit_test(test_asm_chosen_and_launched),
         cmocka_unit_test(test_bitwise_lean),
