@@ -3,21 +3,22 @@
 //   zyfa-amd-cycle-estimate [--valu-cycles N] [--trans-cycles N] [--lds-bytes-per-cycle N]
 //                           [--lds-latency N] [--memory-latency N] [--seqlen-k N]
 //                           [--mask none|causal_br] FILE...
-// For each code object it runs one workgroup (the kernel's 8 waves, 256 queries of one head,
-// seqlen_k keys, random inputs) in the emulator, keeps the traces of waves 0 and 4 (the two waves
-// of SIMD 0 when waves are placed round robin), and replays them through the issue model. Prints
-// one Markdown table row per kernel. Exits 1 if a kernel has no steady-state loop or an estimate
-// outside (0, 1].
+// For each code object it runs the kernel in the emulator on random inputs (one head, seqlen_k
+// keys), keeps the traces of waves 0 and 4 of one workgroup (the two waves of SIMD 0 when waves
+// are placed round robin; a workgroup is 8 waves, 256 queries), and replays them through the issue
+// model. Prints one Markdown table row per kernel. Exits 1 if a kernel has no steady-state loop or
+// an estimate outside (0, 1].
 //
 // Kernels: the HIP C++ ones (kernels/amd: zyfa_attn_fwd_{bf16,e4m3_lean,e4m3fnuz_lean}_<dims>)
 // take the mask at run time, set by --mask: none (default; every block is a full, steady-state
 // block) or causal_br (seqlen_k - 256 keys before the tile: the last 256-row tile of a square
 // causal problem, full blocks then the diagonal). The gfx950 FP8 asm kernels
 // (kernels/amd/gfx950_fp8: zyfa_gfx950_fp8_lean_<dims>_<mask>) have their mask compiled in and run
-// with it: _none and _causal_br as above. _causal_tl is listed as n/a: the emulator traces only
-// workgroup 0, whose rows 0..255 of a top-left causal problem see at most 256 keys (wave 0: 32),
-// too few trips for a steady state; its steady-state blocks are the full blocks every causal tile
-// shares with _causal_br.
+// with it: _none and _causal_br run one workgroup of 256 queries as above. _causal_tl runs a
+// square problem (seqlen_q = seqlen_k, ceil(seqlen_k / 256) query workgroups) and traces the
+// workgroup of the LAST query tile (rows 768..1023 at 1024 keys), which sees every key: 12 full
+// blocks, then the diagonal. The first tile (rows 0..255) sees at most 256 keys, too few trips for
+// a steady state.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -76,14 +77,22 @@ KernelKind kind_of(const std::string& name, int hip_cpp_mask) {
     return k;
 }
 
-CycleEstimate estimate(const zyfa::emu::CodeObject& loaded, const std::string& path, const KernelKind& kind,
+// An estimate and the workgroup (grid x) whose waves it replayed.
+struct TracedEstimate {
+    CycleEstimate estimate;
+    uint32_t workgroup = 0;
+};
+
+TracedEstimate estimate(const zyfa::emu::CodeObject& loaded, const std::string& path, const KernelKind& kind,
                        int seqlen_k, const CycleParams& params) {
     const zyfa::emu::CodeObject* object = &loaded;
     const zyfa::emu::Kernel& kernel = object->kernels().front();
     const bool fp8 = kind.fp8;
     const bool fnuz = kind.fnuz;
     const int dqk = kind.dqk, dv = 128;
-    const int seqlen_q = 256, elem = fp8 ? 1 : 2;
+    // Top-left causal: a square problem whose last query tile is traced (see the top).
+    const int seqlen_q = kind.top_left_asm ? seqlen_k : 256, elem = fp8 ? 1 : 2;
+    const uint32_t query_workgroups = static_cast<uint32_t>((seqlen_q + 255) / 256);
 
     // Inputs: small values (bf16 in [-1, 1]; e4m3 codes of magnitude <= 1) from a fixed seed.
     std::mt19937 rng(7);
@@ -143,18 +152,31 @@ CycleEstimate estimate(const zyfa::emu::CodeObject& loaded, const std::string& p
     a.lean_centre = zyfa::numerics::lean_p_centre_for(zyfa::numerics::FloatToIntRounding::TowardZero);
 
     zyfa::emu::LaunchConfig config;
+    config.grid[0] = query_workgroups;
     config.block[0] = 512;
     config.kernarg.assign(std::max<size_t>(sizeof a, kernel.descriptor.kernarg_size), 0);
     std::memcpy(config.kernarg.data(), &a, sizeof a);
     config.threads = 1;
     config.seed = 1;
     config.memory = {q.range(false), k.range(false), v.range(false), o.range(true), lse.range(true)};
-    std::vector<std::vector<uint64_t>> traces;
+    // Which workgroup computes which query tile is the kernel's choice (the asm kernels run their
+    // tiles in reverse, longest first: generator/kernel_setup.cpp), so with several query
+    // workgroups each is traced in turn and the one whose wave 0 ran the most instructions is
+    // kept: in a top-left causal grid, the last tile, the only one that sees every key.
+    std::vector<std::vector<uint64_t>> traces, longest;
+    TracedEstimate result;
     config.trace = &traces;
-    zyfa::emu::run_kernel(*object, kernel, config);
-    if (traces.size() < 5) throw zyfa::emu::EmuError(path + ": fewer than 5 waves traced");
-    (void)path;
-    return zyfa::emu::estimate_mfma_busy(*object, traces[0], traces[4], params);
+    for (uint32_t group = 0; group < query_workgroups; ++group) {
+        config.trace_group[0] = group;
+        zyfa::emu::run_kernel(*object, kernel, config);
+        if (traces.size() < 5) throw zyfa::emu::EmuError(path + ": fewer than 5 waves traced");
+        if (longest.empty() || traces[0].size() > longest[0].size()) {
+            longest.swap(traces);
+            result.workgroup = group;
+        }
+    }
+    result.estimate = zyfa::emu::estimate_mfma_busy(*object, longest[0], longest[4], params);
+    return result;
 }
 
 }  // namespace
@@ -189,8 +211,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::printf("Issue model: VALU %d cycles, transcendental %d, LDS %d B/cycle + %d latency, memory latency %d, "
-                "scalar loads %d; one workgroup, 256 queries x %d keys, HIP C++ kernels' mask %s (asm kernels: "
-                "their own); SIMD 0 = waves 0 and 4.\n\n",
+                "scalar loads %d; one workgroup traced, 256 queries x %d keys, HIP C++ kernels' mask %s (asm "
+                "kernels: their own; _causal_tl: seqlen_q = seqlen_k, the last query tile traced); SIMD 0 = "
+                "waves 0 and 4.\n\n",
                 params.valu_cycles, params.trans_cycles, params.lds_bytes_per_cycle, params.lds_latency,
                 params.memory_latency, params.smem_latency, seqlen_k, hip_cpp_mask == 2 ? "causal_br" : "none");
     std::printf("| kernel | arch | mask | trips measured | MFMA / trip | MFMA pipe cycles / trip (one wave) | VALU / trip | "
@@ -206,14 +229,16 @@ int main(int argc, char** argv) {
             if (object->kernels().empty()) throw zyfa::emu::EmuError(file + ": no kernel");
             kernel = object->kernels().front().name;
             const KernelKind kind = kind_of(kernel, hip_cpp_mask);
-            const char* mask_name = kind.mask == 0 ? "none" : kind.mask == 1 ? "causal (top-left)" : "causal_br";
             const char* arch = object->arch() == zyfa::emu::Arch::Gfx942 ? "gfx942" : "gfx950";
+            const TracedEstimate traced = estimate(*object, file, kind, seqlen_k, params);
+            const CycleEstimate& e = traced.estimate;
+            std::string mask_name = kind.mask == 0 ? "none" : "causal_br";
             if (kind.top_left_asm) {
-                std::printf("| %s | %s | %s | n/a: workgroup 0 of a top-left causal grid has no steady state "
-                            "(see the _causal_br row) | | | | | | |\n", kernel.c_str(), arch, mask_name);
-                continue;
+                const int first_row = (seqlen_k - 1) / 256 * 256;
+                mask_name = "causal_tl: rows " + std::to_string(first_row) + ".." + std::to_string(seqlen_k - 1) +
+                            " of " + std::to_string(seqlen_k) + " (workgroup " + std::to_string(traced.workgroup) +
+                            ")";
             }
-            const CycleEstimate e = estimate(*object, file, kind, seqlen_k, params);
             if (!e.loop_found || !(e.mfma_busy_fraction > 0.0 && e.mfma_busy_fraction <= 1.0)) {
                 std::fprintf(stderr, "%s (%s): no estimate: %s (fraction %g)\n", file.c_str(), kernel.c_str(),
                              e.message.c_str(), e.mfma_busy_fraction);
@@ -221,7 +246,7 @@ int main(int argc, char** argv) {
                 continue;
             }
             std::printf("| %s | %s | %s | %d | %.0f | %.0f | %.0f (+%.0f transc.) | %.0f | %.0f | %.0f%% |\n",
-                        kernel.c_str(), arch, mask_name, e.window_iterations, e.mix.mfma, e.mix.mfma_pipe_cycles,
+                        kernel.c_str(), arch, mask_name.c_str(), e.window_iterations, e.mix.mfma, e.mix.mfma_pipe_cycles,
                         e.mix.valu, e.mix.trans, e.mix.lds, e.cycles_per_iteration, 100.0 * e.mfma_busy_fraction);
         } catch (const std::exception& ex) {
             std::fprintf(stderr, "%s: %s\n", file.c_str(), ex.what());

@@ -66,7 +66,10 @@ WorkgroupRunner::WorkgroupRunner(const CodeObject& object, const Kernel& k, cons
       random_(config.random_schedule),
       memory_(memory) {
     std::memcpy(group_id_, group_id, sizeof group_id_);
-    if (config.trace && group_id[0] == 0 && group_id[1] == 0 && group_id[2] == 0) trace_ = config.trace;
+    if (config.trace && group_id[0] == config.trace_group[0] && group_id[1] == config.trace_group[1] &&
+        group_id[2] == config.trace_group[2]) {
+        trace_ = config.trace;
+    }
     const uint32_t lds_bytes = k.descriptor.group_segment_fixed_size + config.dynamic_lds;
     const uint32_t lds_limit = arch == Arch::Gfx950 ? 163840 : 65536;
     if (lds_bytes > lds_limit) {
@@ -931,6 +934,15 @@ RunStats run_kernel(const CodeObject& object, const Kernel& kernel, const Launch
     memory.push_back(MemoryRange{kernarg_address, std::max<uint64_t>(config.kernarg.size(), kernel.descriptor.kernarg_size), false});
 
     const uint64_t groups = uint64_t(config.grid[0]) * config.grid[1] * config.grid[2];
+    if (config.trace) {
+        for (int i = 0; i < 3; ++i) {
+            if (config.trace_group[i] >= config.grid[i]) {
+                throw EmuError("launch: trace_group (" + std::to_string(config.trace_group[0]) + "," +
+                               std::to_string(config.trace_group[1]) + "," + std::to_string(config.trace_group[2]) +
+                               ") lies outside the grid");
+            }
+        }
+    }
     int threads = config.threads;
     if (threads <= 0) {
         const char* env = std::getenv("ZYFA_EMU_THREADS");

@@ -33,8 +33,11 @@ struct LaunchConfig {
     bool random_schedule = true;  // false: round robin, one instruction per turn
     int threads = 0;               // 0: ZYFA_EMU_THREADS or the host's cores
     std::vector<MemoryRange> memory;
-    // When set: the PCs each wave of workgroup (0,0,0) executes, in order (cycle_model.hpp).
+    // When set: the PCs each wave of workgroup trace_group executes, in order (cycle_model.hpp).
     std::vector<std::vector<uint64_t>>* trace = nullptr;
+    // Which workgroup to trace: not always workgroup 0, e.g. in a top-left causal grid only the
+    // last query workgroup sees every key. Must lie inside grid when trace is set.
+    uint32_t trace_group[3] = {0, 0, 0};
 };
 
 struct RunStats {

@@ -225,8 +225,11 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "        \"rows_per_wave\": " << kRowsPerWave << ",\n";
     out << "        \"rows_per_workgroup\": " << kRowsPerWorkgroup << ",\n";
     out << "        \"mapping\": "
-        << quoted("workgroup (x, y, z) computes query rows [" + std::to_string(kRowsPerWorkgroup) + "x, " +
-                  std::to_string(kRowsPerWorkgroup) + "x + " + std::to_string(kRowsPerWorkgroup) +
+        << quoted("workgroup (x, y, z) computes query tile t = ceil(seqlen_q / " + std::to_string(kRowsPerWorkgroup) +
+                  ") - 1 - x (tiles in reverse, so the heaviest causal tiles start first; seqlen_q is the "
+                  "kernarg, the longest sequence when varlen), i.e. query rows [" +
+                  std::to_string(kRowsPerWorkgroup) + "t, " + std::to_string(kRowsPerWorkgroup) + "t + " +
+                  std::to_string(kRowsPerWorkgroup) +
                   ") of query head y of sequence z; wave w of the workgroup owns rows " +
                   std::to_string(kRowsPerWave) + "w .. " + std::to_string(kRowsPerWave) +
                   "w + " + std::to_string(kRowsPerWave - 1) +
