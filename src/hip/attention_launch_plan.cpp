@@ -67,10 +67,17 @@ bool asm_enabled_by_environment() {
     return !(value && value[0] == '0' && value[1] == '\0');
 }
 
+// The asm kernels form each thread's K/V offset inside a 64-key block in 32 bits (row x
+// stride_seq + column, rows 0..63; kernel_setup.cpp): larger strides take the HIP C++ kernel.
+bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_bytes) {
+    return t.stride_seq <= (int64_t{UINT32_MAX} - row_bytes) / (gfx950_fp8::kKeysPerBlock - 1);
+}
+
 // The asm kernel that computes `p` exactly as the HIP C++ FP8 kernel would, or null.
 const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     if (p.q.dtype != ZYFA_DTYPE_FP8_E4M3FN || p.softmax != ZYFA_SOFTMAX_LEAN) return nullptr;
     if (p.window_left >= 0 || p.window_right >= 0) return nullptr;
+    if (!block_offsets_fit_32_bits(p.k, p.head_dim_qk) || !block_offsets_fit_32_bits(p.v, p.head_dim_v)) return nullptr;
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {
         if (k.symbol == nullptr) break;

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -147,6 +148,21 @@ void test_asm_chosen_and_launched(void**) {
             CaseShape other = s;
             other.out_dtype = out;
             assert_string_equal(planned_kernel(session_.cuda, other).c_str(), v.hip_cpp_symbol.c_str());
+        }
+        // K/V row strides whose 64-row block offsets overflow 32 bits (the asm kernels' offset
+        // arithmetic) fall back; one row under the limit still takes the asm kernel.
+        for (const bool v_side : {false, true}) {
+            AttentionCase c(s);
+            zyfa_tensor& t = v_side ? c.tv : c.tk;
+            const int64_t row_bytes = v_side ? s.head_dim_v : s.head_dim_qk;
+            const int64_t limit = (int64_t{UINT32_MAX} - row_bytes) / 63;
+            for (const int64_t stride : {limit - limit % 16, limit + 16 - limit % 16}) {
+                t.stride_seq = stride;
+                t.stride_batch = stride * s.seqlen_k;
+                const char* name = zyfa_attn_kernel_name(session_.cuda, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
+                assert_non_null(name);
+                assert_string_equal(name, stride <= limit ? v.symbol.c_str() : v.hip_cpp_symbol.c_str());
+            }
         }
         // A window is not in the asm kernels: the HIP C++ kernel runs it.
         s.window_left = 9;
