@@ -41,6 +41,7 @@
 
 #include "nvidia/attention_fwd_wgmma.cuh"
 #include "nvidia/attention_ws_tile_shape.h"
+#include "nvidia/attention_ws_tma_params.h"
 #include "nvidia/mbarrier_ops.cuh"
 
 namespace zyfa {
@@ -68,15 +69,15 @@ constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
 #endif
 constexpr bool kQInRegisters = ZYFA_WS_Q_IN_REGISTERS != 0;
 
-// Byte transpose of one FP8 V block: raw (chunk-major, rows = 64 keys, DV / 16 chunks of 16
-// columns) -> vt (rows = DV output columns, 4 chunks of 16 keys; chunk-major, or 64-byte
+// Byte transpose of one FP8 V block: raw (rows = 64 keys of DV columns; chunk-major, or with
+// RAW_SWIZZLED the 128-byte swizzle the tensor memory accelerator writes) -> vt (rows = DV output columns, 4 chunks of 16 keys; chunk-major, or 64-byte
 // swizzled with ZYFA_WS_SWIZZLE), with the keys of
 // each 16-key group in the order [0,1,8,9, 2,3,10,11, 4,5,12,13, 6,7,14,15] (see the top).
 // A work item is 4 keys x 4 columns: 4 words in, a 4x4 byte transpose (8 PRMT), 4 words out.
 // Lane = 4 * cq + t: t picks the keys {2t, 2t+1, 2t+8, 2t+9} of the group (= output word t), cq
 // the 4 columns 4 cq .. 4 cq + 3 of a 32-column quarter (one per warp); the output rows are
 // written in a lane-rotated order so that the 32 lanes' words fill 32 different banks.
-template <int DV, bool SWIZZLED>
+template <int DV, bool SWIZZLED, bool RAW_SWIZZLED>
 __device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsigned char* raw, int producer_thread) {
     constexpr int kKeys = 64;
     static_assert(DV == 128, "one warp per 32 columns, 4 warps");
@@ -84,15 +85,22 @@ __device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsig
     const int t = lane % 4, cq = lane / 4;
     const int col0 = 32 * warp + 4 * cq;                // first of the item's 4 columns
     const int rotate = (cq / 2) % 4;                     // store row order, for the banks
+    // The item's 4 columns in key row k: chunk-major at (col0 / 16) * 1024 + k * 16 + col0 % 16;
+    // swizzled at k * 128 + (((col0 / 16) ^ (k % 8)) * 16) + col0 % 16, where k % 8 is 2t for
+    // keys key0 and key0 + 8 and 2t + 1 for key0 + 1 and key0 + 9 (key0 = 16 group + 2t): two
+    // column offsets serve every group. The 32 lanes' words fall in 32 different banks.
+    const unsigned char* even = raw + (RAW_SWIZZLED ? (((col0 / 16) ^ (2 * t)) * 16) + col0 % 16
+                                                    : (col0 / 16) * (kKeys * 16) + col0 % 16);
+    const unsigned char* odd = RAW_SWIZZLED ? raw + (((col0 / 16) ^ (2 * t + 1)) * 16) + col0 % 16 : even;
+    constexpr int kRowBytes = RAW_SWIZZLED ? DV : 16;
 #pragma unroll
     for (int group = 0; group < kKeys / 16; ++group) {
         const int key0 = 16 * group + 2 * t;
-        const unsigned char* src = raw + (col0 / 16) * (kKeys * 16) + (col0 % 16);
         uint32_t w[4];
-        w[0] = *reinterpret_cast<const uint32_t*>(src + (key0 + 0) * 16);
-        w[1] = *reinterpret_cast<const uint32_t*>(src + (key0 + 1) * 16);
-        w[2] = *reinterpret_cast<const uint32_t*>(src + (key0 + 8) * 16);
-        w[3] = *reinterpret_cast<const uint32_t*>(src + (key0 + 9) * 16);
+        w[0] = *reinterpret_cast<const uint32_t*>(even + (key0 + 0) * kRowBytes);
+        w[1] = *reinterpret_cast<const uint32_t*>(odd + (key0 + 1) * kRowBytes);
+        w[2] = *reinterpret_cast<const uint32_t*>(even + (key0 + 8) * kRowBytes);
+        w[3] = *reinterpret_cast<const uint32_t*>(odd + (key0 + 9) * kRowBytes);
         // Rotate each word by `rotate` bytes so that output s below is column (s + rotate) % 4.
 #pragma unroll
         for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(w[i], w[i], 8 * rotate);
@@ -108,6 +116,16 @@ __device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsig
             *reinterpret_cast<uint32_t*>(vt + offset + 4 * t) = out[s];
         }
     }
+}
+
+// A whole tile (rows from `seq` on, 128-byte swizzled) through map `m` of `tma`, whose dims 1..3
+// hold the sequence, head and batch axes in the order tma.axis gives (attention_ws_tma_params.h).
+__device__ __forceinline__ void tma_load_rows(uint32_t smem_dst, const WsTmaParams& tma, int m, uint32_t bar, int seq,
+                                              int head, int batch) {
+    const unsigned char* map = m == kWsTmaQ ? tma.q_map : m == kWsTmaK ? tma.k_map : tma.v_map;
+    const int32_t* axis = tma.axis[m];
+    auto coordinate = [&](int dim) { return axis[0] == dim ? seq : axis[1] == dim ? head : batch; };
+    tma_load_4d(smem_dst, map, bar, 0, coordinate(1), coordinate(2), coordinate(3));
 }
 
 // load_chunk_major (attention_fwd_wgmma.cuh) for the producer's 128 threads as a loop unrolled
@@ -167,6 +185,30 @@ __device__ __forceinline__ void wgmma_rs_scores(float (&d)[32], const uint32_t (
 #undef ZYFA_WS_D32_REGS
 #undef ZYFA_WS_D32_OUTPUTS
 
+// Row sums of P (FP8 LEAN, WsTileShape::kOnesTile): d (+)= P * ones over 16 keys, m64n8k16 with P
+// in FP16 (every e4m3 value is exact in FP16, and the FP16 wgmma sums in fp32, unlike the e4m3
+// wgmma's narrower adder: measured 1.4e-3 off the exact sum in lse). A thread's d[0], d[1] are
+// its row g's sum, d[2], d[3] row g + 8's.
+__device__ __forceinline__ void wgmma_rs_row_sums_f16(float (&d)[4], const uint32_t (&a)[4], uint64_t desc_ones,
+                                                      int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_ones), "r"(accumulate));
+}
+
+// The two e4m3 codes in the low (HIGH = false) or high half of `codes` as an FP16 pair (exact).
+template <bool HIGH>
+__device__ __forceinline__ uint32_t e4m3_pair_to_f16x2(uint32_t codes) {
+    uint32_t out;
+    if constexpr (HIGH) {
+        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(out) : "r"(codes));
+    } else {
+        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}\n" : "=r"(out) : "r"(codes));
+    }
+    return out;
+}
+
 // Layout type of a wgmma shared-memory descriptor (bits 62-63): 1 = 128-byte swizzle, 2 = 64-byte.
 constexpr uint64_t kSwizzle128Bits = uint64_t{1} << 62;
 constexpr uint64_t kSwizzle64Bits = uint64_t{2} << 62;
@@ -176,11 +218,23 @@ __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+// The magic-number sum of a Lean P code, float_bits(clamp_float(y, 0, 126) + 1.5 * 2^23) with
+// y = fma(s, scale8, bias), in three instructions instead of four: fma.sat of the operands scaled
+// by 2^-7 gives clamp(y, 0, 128) / 128 exactly (a power-of-two scale commutes with rounding; .sat
+// maps NaN to 0 as clamp_float does), one min caps it at 126 / 128, and an FMA scales back while
+// adding the magic number (one rounding, as the add of the unscaled y).
+__device__ __forceinline__ uint32_t lean_code_bits(float s, float scale8_div128, float bias_div128) {
+    float y;  // y / 128, saturated to [0, 1]
+    asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
+    y = fminf(y, numerics::lean_p_max_code(numerics::Fp8Format::E4M3FN) * 0x1p-7f);
+    return numerics::float_bits(fmaf(y, 128.0f, 12582912.0f));
+}
+
 // The byte pair (lo, hi) of two magic-number sums (low byte = a Lean P code), in the low half.
 __device__ __forceinline__ uint32_t code_pair(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x0040); }
 
 template <InKind IN, PMode PM, int DQK, int DV>
-__device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
+__device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, const WsTmaParams& tma) {
     using Shape = WsTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV>;
     constexpr int kRows = Shape::kRows, kElem = Shape::kElem, kKeys = Shape::kKeys, kStages = Shape::kStages;
     constexpr bool kFp8 = IN == InKind::E4m3;
@@ -202,17 +256,26 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
     auto k_full = [&](int stage) { return smem_base + Shape::kKFullOffset + 8 * stage; };
     auto v_full = [&](int stage) { return smem_base + Shape::kVFullOffset + 8 * stage; };
     auto empty = [&](int stage) { return smem_base + Shape::kEmptyOffset + 8 * stage; };
+    auto staging_full = [&](int buffer) { return smem_base + Shape::kStagingFullOffset + 8 * buffer; };
+    const bool use_tma = Shape::kTma && tma.enabled != 0;
 
     if (threadIdx.x == 0) {
         tile_keys[0] = seqlen_k;
         tile_keys[1] = 0;
         tile_keys[2] = 0;
         tile_keys[3] = seqlen_k;
-        mbarrier_init(q_full, 128);
+        // cp.async: one (cp.async-tracked) arrival per producer thread; TMA: the issuing thread's
+        // arrive.expect_tx, the copies complete the bytes. FP8 V's stage is written by the
+        // producer's 128 threads (the transpose) either way.
+        const uint32_t copy_arrivals = use_tma ? 1 : 128;
+        mbarrier_init(q_full, copy_arrivals);
         for (int st = 0; st < kStages; ++st) {
-            mbarrier_init(k_full(st), 128);  // one (cp.async-tracked) arrival per producer thread
-            mbarrier_init(v_full(st), 128);
+            mbarrier_init(k_full(st), copy_arrivals);
+            mbarrier_init(v_full(st), kFp8 ? 128 : copy_arrivals);
             mbarrier_init(empty(st), 8);  // one arrival per consumer warp
+        }
+        if constexpr (kFp8) {
+            for (int b = 0; b < Shape::kVStagingBuffers; ++b) mbarrier_init(staging_full(b), 1);
         }
         mbarrier_init_fence();
     }
@@ -238,10 +301,66 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
     const int block_begin = keys_begin - keys_begin % kKeys;
     const int blocks = keys_end > block_begin ? (keys_end - block_begin + kKeys - 1) / kKeys : 0;
 
-    if (threadIdx.x < 128) {
-        // ---- Producer ----------------------------------------------------------------------------
+    // FP8 LEAN's ones tile (WsTileShape::kOnesTile), written by the producer before its first v_full
+    // arrival, whose fence.proxy.async publishes it to the consumers' wgmma.
+    auto write_ones_tile = [&](int pt) {
+        if constexpr (Shape::kOnesTile) {
+            if (pt < Shape::kOnesBytes / 16) {
+                *reinterpret_cast<uint4*>(smem + Shape::kOnesOffset + pt * 16) =
+                    make_uint4(0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u);  // FP16 1.0
+            }
+        }
+    };
+
+    if (threadIdx.x < 128 && use_tma) {
+        // ---- Producer, tensor memory accelerator ---------------------------------------------------
+        // Thread 0 issues every copy, one per tile (attention_ws_tma_params.h); FP8 V goes to a
+        // staging buffer and all 128 threads write its transpose into the stage.
+        setmaxnreg_dec<kProducerRegisters>();
+        if constexpr (Shape::kTma) {
+            const int pt = threadIdx.x;
+            write_ones_tile(pt);
+            const int q_seq = static_cast<int>(first_q) + row0, k_seq0 = static_cast<int>(first_k) + block_begin;
+            if (pt == 0) {
+                tma_prefetch_map(tma.k_map);
+                tma_prefetch_map(tma.v_map);
+                mbarrier_arrive_expect_tx(q_full, Shape::kQBytes);
+                tma_load_rows(smem_base + Shape::kQOffset, tma, kWsTmaQ, q_full, q_seq, head, batch);
+            }
+            auto finish_v = [&](int index) {  // V of block index in staging -> its stage, transposed
+                // Past this barrier every producer thread is done with finish_v(index - 1), whose
+                // staging buffer thread 0 refills with block index + 2 next.
+                named_barrier_sync(kProducerBarrier, 128);
+                const int buffer = index % Shape::kVStagingBuffers;
+                mbarrier_wait(staging_full(buffer), (index / Shape::kVStagingBuffers) & 1);
+                transpose_v_block<DV, Shape::kSwizzledV, Shape::kSwizzledStaging>(
+                    smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                    smem + Shape::kVStagingOffset + buffer * Shape::kVBytes, pt);
+                fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+                mbarrier_arrive(v_full(index % kStages));
+            };
+            for (int index = 0; index < blocks; ++index) {
+                const int stage = index % kStages;
+                if (pt == 0) {
+                    const int seq = k_seq0 + index * kKeys;
+                    const int buffer = index % Shape::kVStagingBuffers;
+                    mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
+                    mbarrier_arrive_expect_tx(k_full(stage), Shape::kKBytes);
+                    tma_load_rows(smem_base + Shape::kKOffset + stage * Shape::kKBytes, tma, kWsTmaK, k_full(stage),
+                                  seq, head_kv, batch);
+                    mbarrier_arrive_expect_tx(staging_full(buffer), Shape::kVBytes);
+                    tma_load_rows(smem_base + Shape::kVStagingOffset + buffer * Shape::kVBytes, tma, kWsTmaV,
+                                  staging_full(buffer), seq, head_kv, batch);
+                }
+                if (index > 0) finish_v(index - 1);
+            }
+            if (blocks > 0) finish_v(blocks - 1);
+        }
+    } else if (threadIdx.x < 128) {
+        // ---- Producer, cp.async --------------------------------------------------------------------
         setmaxnreg_dec<kProducerRegisters>();
         const int pt = threadIdx.x;
+        write_ones_tile(pt);
         const unsigned char* q_global = static_cast<const unsigned char*>(a.q) +
             (batch * a.q_stride_batch + (first_q + row0) * a.q_stride_seq + head * a.q_stride_head) * kElem;
         const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
@@ -254,7 +373,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
         auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
             named_barrier_sync(kProducerBarrier, 128);  // every producer thread's copies are visible
             if constexpr (kExperiment != 2) {
-                transpose_v_block<DV, Shape::kSwizzledV>(
+                transpose_v_block<DV, Shape::kSwizzledV, false>(
                     smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
                     smem + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVBytes, pt);
             }
@@ -322,6 +441,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
         const float vd = descale.v;
         const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
         const float scale8_log2 = 8.0f * scale_log2;
+        const float scale8_div128 = scale8_log2 * 0x1p-7f;  // lean_code_bits' operand
         const float lean_centre = a.lean_centre;
         const int max_block_exponent = a.max_block_exponent;
         int row_first_key[2], row_end_key[2];
@@ -335,9 +455,15 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
         float m[2] = {kNegInf, kNegInf};
         float l[2] = {0.0f, 0.0f};
         int acc_exponent[2] = {0, 0};  // acc holds O's accumulator times 2^acc_exponent
-        float acc[DV / 2];
+        constexpr int kAcc = DV / 2;
+        // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
+        // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32.
+        constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile;
+        float block_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        float l_scaled[2] = {0.0f, 0.0f};
+        float acc[kAcc];
 #pragma unroll
-        for (int i = 0; i < DV / 2; ++i) acc[i] = 0.0f;
+        for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 
         // Descriptors (attention_wgmma_tile_shape.h): one wgmma k-step is 32 bytes of a row, two
         // chunks, for 16-bit (k = 16) and e4m3 (k = 32) alike.
@@ -406,16 +532,33 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
                     return key >= lo && key < hi;
                 };
                 // max(s * c) = max(s) * c for c >= 0 and min(s) * c for c < 0 (rounding is
-                // monotonic): one multiply per row instead of one per score.
-                const float sign = scale_log2 >= 0.0f ? 1.0f : -1.0f;
-                float signed_max = kNegInf;
+                // monotonic): one multiply per row instead of one per score. The sign of c is
+                // uniform, so it picks a loop rather than costing a multiply per score.
+                // Four partial extremes, then a tree: max and min are exact in any order, and four
+                // independent chains hide the FMNMX latency a single chain of 16 would expose.
+                float part[4];
+                if (scale_log2 >= 0.0f) {
 #pragma unroll
-                for (int n = 0; n < 8; ++n)
+                    for (int i = 0; i < 4; ++i) part[i] = kNegInf;
 #pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        if (visible(n, e)) signed_max = fmaxf(signed_max, s[4 * n + 2 * rr + e] * sign);
+                    for (int n = 0; n < 8; ++n)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e)
+                            if (visible(n, e)) part[(2 * n + e) % 4] = fmaxf(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) part[i] = -kNegInf;
+#pragma unroll
+                    for (int n = 0; n < 8; ++n)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e)
+                            if (visible(n, e)) part[(2 * n + e) % 4] = fminf(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                }
+                // max(s) for c >= 0, min(s) otherwise; +-inf when nothing is visible
+                const float extreme = scale_log2 >= 0.0f ? fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]))
+                                                         : fminf(fminf(part[0], part[1]), fminf(part[2], part[3]));
                 // -inf when this thread sees nothing of the block
-                float block_max = signed_max == kNegInf ? kNegInf : (signed_max * sign) * scale_log2;
+                float block_max = (extreme == kNegInf || extreme == -kNegInf) ? kNegInf : extreme * scale_log2;
                 block_max = quad_max(block_max);
                 const float m_new = fmaxf(m[rr], block_max);
                 const float alpha = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
@@ -426,19 +569,25 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
                     exponent = numerics::block_scale_exponent(m_new, block_max, max_block_exponent,
                                                               numerics::Fp8Format::E4M3FN);
                     const float bias = numerics::lean_p_bias(m_new, exponent, lean_centre, numerics::Fp8Format::E4M3FN);
+                    // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
+                    // 64 of them sum exactly in any order; four partial sums hide the FADD latency.
+                    // (Unused, and removed by the compiler, when the P.V wgmma sums the rows.)
+                    float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
                     for (int n = 0; n < 8; ++n) {
                         uint32_t bits[2];  // magic-number sums: low byte = the code
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
-                            const float y = numerics::clamp_float(fmaf(s[4 * n + 2 * rr + e], scale8_log2, bias), 0.0f,
-                                                                  numerics::lean_p_max_code(numerics::Fp8Format::E4M3FN));
-                            bits[e] = visible(n, e) ? numerics::float_bits(y + 12582912.0f) : 0x4B400000u;
-                            row_sum += numerics::bits_float(bits[e] << 20);  // code * 2^-120, exact sums
+                            bits[e] = visible(n, e) ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias * 0x1p-7f)
+                                                    : 0x4B400000u;
+                            sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
                         }
                         pairs[n] = code_pair(bits[0], bits[1]);
                     }
-                    row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_int(-exponent);
+                    if constexpr (!kRowSumByMma) {
+                        row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+                        row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_int(-exponent);
+                    }
                 } else {
                     if constexpr (kFp8) exponent = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
                     const float up = numerics::exp2_int(exponent);
@@ -531,17 +680,40 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
         auto issue_pv = [&](int index, auto& p) {
             const int stage = index % kStages;
             const uint32_t v_addr = smem_base + Shape::kVOffset + stage * Shape::kVBytes;
+            // LEAN's row sums: P's codes as FP16 A fragments of m64n8k16, k-step ks = keys
+            // 16 ks .. 16 ks + 15 = score tiles 2 ks (low halves of the e4m3 fragment
+            // p[ks / 2][2 (ks % 2) + rr]) and 2 ks + 1 (high halves). Converted before the fence,
+            // which orders these register writes before the wgmma reads them.
+            [[maybe_unused]] uint32_t p16[kRowSumByMma ? kKeys / 16 : 1][4];
+            if constexpr (kRowSumByMma) {
+#pragma unroll
+                for (int ks = 0; ks < kKeys / 16; ++ks) {
+                    const int j = 2 * (ks % 2);
+                    p16[ks][0] = e4m3_pair_to_f16x2<false>(p[ks / 2][j]);
+                    p16[ks][1] = e4m3_pair_to_f16x2<false>(p[ks / 2][j + 1]);
+                    p16[ks][2] = e4m3_pair_to_f16x2<true>(p[ks / 2][j]);
+                    p16[ks][3] = e4m3_pair_to_f16x2<true>(p[ks / 2][j + 1]);
+                }
+            }
             // No pin_registers here: an asm that "defines" acc or P after this group's S wgmma
             // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
             wgmma_fence();
             if constexpr (kFp8) {
-                // Vt: rows = DV output columns, chunks of 16 keys, K-major.
+                // Vt: rows = DV output columns (+ the ones rows), chunks of 16 keys, K-major.
                 constexpr bool kSwV = Shape::kSwizzledV;
                 const uint64_t desc_v = kSwV ? wgmma_descriptor(v_addr, 16, 512) | kSwizzle64Bits
                                              : wgmma_descriptor(v_addr, DV * 16, 128);
                 constexpr uint32_t kVStepBytes = kSwV ? 32 : 2 * DV * 16;
 #pragma unroll
                 for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv<IN>(acc, p[kk], desc_v + ((kk * kVStepBytes) >> 4), 1);
+                if constexpr (kRowSumByMma) {
+                    // The ones tile: 8 rows, chunks of 8 keys 128 bytes apart; a k-step is 2 chunks.
+                    const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
+#pragma unroll
+                    for (int ks = 0; ks < kKeys / 16; ++ks) {
+                        wgmma_rs_row_sums_f16(block_sum, p16[ks], desc_ones + ((ks * 256) >> 4), ks > 0);
+                    }
+                }
             } else {
                 const uint64_t desc_v = wgmma_descriptor(v_addr, 128, kKeys * 16);  // MN-major
 #pragma unroll
@@ -573,7 +745,12 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
             for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
             release(index);
 #pragma unroll
-            for (int i = 0; i < DV / 2; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
+            for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
+            if constexpr (kRowSumByMma) {
+                pin_registers(block_sum);
+#pragma unroll
+                for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = (l_scaled[rr] + block_sum[2 * rr]) * rescale[rr];
+            }
         };
         uint32_t pb[kPvSteps][4];  // pa's partner
         for (int index = 0; index + 1 < blocks; index += 2) {
@@ -592,12 +769,22 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
             wgmma_wait<0>();
             pin_registers(acc);
             release(blocks - 1);
+            if constexpr (kRowSumByMma) {
+                pin_registers(block_sum);
+#pragma unroll
+                for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = l_scaled[rr] + block_sum[2 * rr];
+            }
             if constexpr (kPingPong) {
                 if (consumer == 0) named_barrier_sync(kFirstConsumerBarrier + 0, 256);
             }
         }
 
         // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and lse = -inf.
+        if constexpr (kRowSumByMma) {
+            // l_scaled holds the sum of the rounded probabilities, scaled like O.
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) l[rr] = l_scaled[rr] * numerics::exp2_int(-acc_exponent[rr]);
+        }
         const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
@@ -627,8 +814,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a) {
 
 // 384 threads, one CTA per SM: the register cap at entry that setmaxnreg needs.
 #define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv)                   \
-    extern "C" __global__ void __launch_bounds__(384, 1) symbol(const zyfa::AttnKernelArgs args) { \
-        zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv>(args);                  \
+    extern "C" __global__ void __launch_bounds__(384, 1)                                       \
+        symbol(const zyfa::AttnKernelArgs args, const __grid_constant__ zyfa::nvidia::WsTmaParams tma) { \
+        zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv>(args, tma);             \
     }
 
 #endif

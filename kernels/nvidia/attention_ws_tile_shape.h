@@ -12,10 +12,17 @@
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
 
-// Kernel builds may set ZYFA_WS_SWIZZLE=0|1 (the swizzled FP8 layouts below); the shared-memory
+#include "nvidia/attention_ws_tma_params.h"
+
+// Kernel builds may set ZYFA_WS_SWIZZLE=0|1 (the 64-byte swizzled FP8 Vt below); the shared-memory
 // size does not depend on it.
 #ifndef ZYFA_WS_SWIZZLE
 #define ZYFA_WS_SWIZZLE 0
+#endif
+// FP8 LEAN: each block's row sums of P by an FP16 wgmma against a tile of ones (kOnesOffset
+// below); 0 keeps the sum of the codes in registers (A/B timing).
+#ifndef ZYFA_WS_ROW_SUM_MMA
+#define ZYFA_WS_ROW_SUM_MMA 1
 #endif
 
 namespace zyfa {
@@ -37,13 +44,22 @@ struct WsTileShape {
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
     static constexpr int kQkChunks = DQK * kElem / 16;
     static constexpr int kVChunks = DV * kElem / 16;
-    // With ZYFA_WS_SWIZZLE, FP8 tiles in the 128-byte / 64-byte swizzled layouts of wgmma
-    // (measured: docs/hopper-kernel-notes.md): Q and K rows of 128 bytes (FP8 head dim
-    // 128), 16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16); Vt rows of 64 keys (64
-    // bytes), chunk h of row d at d * 64 + ((h ^ ((d / 2) % 4)) * 16). 16-bit tiles stay
-    // chunk-major (attention_wgmma_tile_shape.h).
-    static constexpr bool kSwizzledQk = ZYFA_WS_SWIZZLE && kFp8 && kQkChunks == 8;
+    // FP8 head dim 128: Q and K (and V's staging buffers) in the 128-byte swizzled layout of wgmma,
+    // the layout the tensor memory accelerator writes (attention_ws_tma_params.h): rows of 128
+    // bytes, 16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16). With ZYFA_WS_SWIZZLE also
+    // Vt in the 64-byte swizzle: rows of 64 keys (64 bytes), chunk h of row d at
+    // d * 64 + ((h ^ ((d / 2) % 4)) * 16) (measured: docs/hopper-kernel-notes.md). Other tiles
+    // are chunk-major (attention_wgmma_tile_shape.h).
+    static constexpr bool kTma = ws_tma_layout(ELEM_BYTES, DQK, DV);
+    static constexpr bool kSwizzledQk = kTma;
+    static constexpr bool kSwizzledStaging = kTma;
     static constexpr bool kSwizzledV = ZYFA_WS_SWIZZLE && kFp8;
+    // FP8: a K-major B operand of 8 rows x 64 keys of FP16 1.0 (chunk h of 8 keys of row r at
+    // h * 128 + r * 16, 1 KB after the barriers), written once: P in FP16 times it (wgmma
+    // m64n8k16, fp32 sums of exact products) is each row's sum of the block's rounded probabilities.
+    static constexpr bool kOnesTile = ZYFA_WS_ROW_SUM_MMA && kFp8;
+    static constexpr int kOnesOffset = 1024;
+    static constexpr int kOnesBytes = 8 * kKeys * 2;
     static constexpr int kQBytes = kRows * DQK * kElem;
     static constexpr int kKBytes = kKeys * DQK * kElem;
     static constexpr int kVBytes = kKeys * DV * kElem;
@@ -53,13 +69,16 @@ struct WsTileShape {
     static constexpr int kKFullOffset = kQFullOffset + 8;
     static constexpr int kVFullOffset = kKFullOffset + 8 * kStages;
     static constexpr int kEmptyOffset = kVFullOffset + 8 * kStages;
-    static constexpr int kHeaderBytes = 1024;  // keeps the tiles 1024-byte aligned
+    // FP8 with the tensor memory accelerator: V's staging buffer `b` landed (attention_ws_tma_params.h).
+    static constexpr int kStagingFullOffset = kEmptyOffset + 8 * kStages;
+    static constexpr int kHeaderBytes = 2048;  // keeps the tiles 1024-byte aligned
     static constexpr int kQOffset = kHeaderBytes;
     static constexpr int kKOffset = kQOffset + kQBytes;
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
     static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
     static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVBytes;
-    static_assert(kEmptyOffset + 8 * kStages <= kHeaderBytes, "header");
+    static_assert(kStagingFullOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
+    static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kQkChunks % 4 == 0 && kVChunks % 4 == 0, "the loader moves 4 chunks of 8 rows per warp");
     static_assert(DV == 128, "the P.V wgmma wrappers are written for 128 output columns");
     // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 111,616

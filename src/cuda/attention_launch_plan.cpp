@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common/lean_p.h"
@@ -11,6 +12,7 @@
 #include "nvidia/attention_tile_shape.h"
 #include "nvidia/attention_wgmma_tile_shape.h"
 #include "nvidia/attention_ws_tile_shape.h"
+#include "ws_tma_maps.hpp"
 
 namespace zyfa {
 namespace cuda {
@@ -136,7 +138,8 @@ bool output_pairs_aligned(const TensorView& o) {
 
 class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
-    CudaAttnCatalogue(bool wgmma_enabled, WsChoice ws) : wgmma_enabled_(wgmma_enabled), ws_(ws) {}
+    CudaAttnCatalogue(bool wgmma_enabled, WsChoice ws, bool tma_enabled)
+        : wgmma_enabled_(wgmma_enabled), ws_(ws), tma_enabled_(tma_enabled) {}
 
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
         std::vector<gpu::KernelSpec> specs;
@@ -198,9 +201,11 @@ public:
         }
         const bool ws = wgmma && ws_ != WsChoice::None &&
                         (!fp8 || ws_ == WsChoice::All || (ws_ == WsChoice::Lean && p.softmax == ZYFA_SOFTMAX_LEAN));
+        bool ws_kernel = false;
         for (const KernelFamily& f : kWsFamilies) {  // faster still where they exist
             if (ws && f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) {
                 family = &f;
+                ws_kernel = true;
                 rows = nvidia::WsTileShape<1, 128, 128>::kRows;
                 threads = nvidia::WsTileShape<1, 128, 128>::kThreads;
             }
@@ -235,6 +240,7 @@ public:
         launch.grid.z = static_cast<uint32_t>(p.batch);
         launch.block.x = static_cast<uint32_t>(threads);
         launch.shared_bytes = family->shared_bytes;
+        launch.second_parameter = ws_kernel;  // its tensor maps (attention_ws_tma_params.h)
         return launch;
     }
 
@@ -251,19 +257,33 @@ public:
         return spec;
     }
 
+    void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,
+                          gpu::SecondKernelParameter& out) const override {
+        (void)launch;
+        static_assert(sizeof(nvidia::WsTmaParams) <= sizeof(out.bytes), "the tensor maps fit the parameter storage");
+        static_assert(alignof(nvidia::WsTmaParams) <= alignof(gpu::SecondKernelParameter), "alignment");
+        nvidia::WsTmaParams params;
+        std::memset(&params, 0, sizeof(params));  // enabled = 0: the kernels copy with cp.async
+        if (tma_enabled_) params = make_ws_tma_params(p, runtime);  // ZYFA_NVIDIA_TMA=0 never encodes
+        std::memcpy(out.bytes, &params, sizeof(params));
+    }
+
     // cvt.rni / the magic-number rounding round to nearest even: the reference constant.
     float lean_centre() const override { return numerics::lean_p_centre_for(numerics::FloatToIntRounding::NearestEven); }
 
 private:
     bool wgmma_enabled_;
     WsChoice ws_;
+    bool tma_enabled_;
 };
 
 }  // namespace
 
 std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue() {
-    return std::make_unique<CudaAttnCatalogue>(enabled_by_environment("ZYFA_NVIDIA_WGMMA"),
-                                               ws_choice_by_environment());
+    // ZYFA_NVIDIA_TMA=0: the warp-specialised kernels copy with cp.async even where tensor maps
+    // would do (A/B timing, a fallback in the field).
+    return std::make_unique<CudaAttnCatalogue>(enabled_by_environment("ZYFA_NVIDIA_WGMMA"), ws_choice_by_environment(),
+                                               enabled_by_environment("ZYFA_NVIDIA_TMA"));
 }
 
 }  // namespace cuda

@@ -86,6 +86,9 @@ CudaDriver load_driver() {
     resolve(library, path, driver.cuGraphLaunch, {"cuGraphLaunch"});
     resolve(library, path, driver.cuGraphDestroy, {"cuGraphDestroy"});
     resolve(library, path, driver.cuGraphExecDestroy, {"cuGraphExecDestroy"});
+    // Optional: without it the warp-specialised kernels copy with cp.async instead.
+    driver.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(driver.cuTensorMapEncodeTiled)>(dlsym(library, "cuTensorMapEncodeTiled"));
 
     const CUresult init = driver.cuInit(0);
     if (init != CUDA_SUCCESS) {

@@ -103,6 +103,14 @@ struct CudaDriver {
     CUresult (*cuGraphDestroy)(CUgraph);
     CUresult (*cuGraphExecDestroy)(CUgraphExec);
 
+    // Optional (null when the driver has none, CUDA < 12): host-only encoding of a tensor map for
+    // the tensor memory accelerator. Enums as cuda.h: data type 0 UINT8 / 1 UINT16, interleave
+    // 0 none, swizzle 0 none / 3 128 B, L2 promotion 2 = 128 B, out-of-bounds fill 0 = zeros.
+    CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, uint32_t rank, void* global_address,
+                                       const uint64_t* global_dims, const uint64_t* global_strides,
+                                       const uint32_t* box_dims, const uint32_t* element_strides, int interleave,
+                                       int swizzle, int l2_promotion, int oob_fill);
+
     std::string library;  // the path or soname that was loaded
     int driver_version = 0;  // cuDriverGetVersion: 12040 = 12.4
 

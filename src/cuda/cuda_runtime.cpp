@@ -134,6 +134,22 @@ public:
         return info;
     }
 
+    bool encode_tensor_map(void* map, const gpu::TiledTensorMap4d& r) noexcept override {
+        if (driver_.cuTensorMapEncodeTiled == nullptr || (r.element_bytes != 1 && r.element_bytes != 2)) return false;
+        const uint32_t element_strides[4] = {1, 1, 1, 1};
+        constexpr int kInterleaveNone = 0, kL2Promotion128 = 2, kOutOfBoundsZero = 0;
+        const int swizzle = r.swizzle_128b ? 3 : 0;  // CU_TENSOR_MAP_SWIZZLE_128B / _NONE
+        try {
+            // The driver answers CUDA_ERROR_INVALID_CONTEXT without a current context.
+            ScopedContext scope(driver_, context_);
+            return driver_.cuTensorMapEncodeTiled(map, r.element_bytes == 1 ? 0 : 1, 4, const_cast<void*>(r.base),
+                                                  r.dims, r.strides_bytes, r.box, element_strides, kInterleaveNone,
+                                                  swizzle, kL2Promotion128, kOutOfBoundsZero) == CUDA_SUCCESS;
+        } catch (...) {
+            return false;  // no context: the caller launches without maps
+        }
+    }
+
     void launch(gpu::FunctionHandle function, gpu::Dim3 grid, gpu::Dim3 block, uint32_t shared_bytes,
                 gpu::StreamHandle stream, void** args) override {
         ScopedContext scope(driver_, context_);

@@ -84,7 +84,9 @@ public:
     void attn_fwd(const AttnProblem& problem, void* stream) override {
         const std::pair<AttnLaunch, const LoadedKernel*> planned = resolve(problem);
         AttnKernelArgs args = make_attn_kernel_args(problem, catalogue_->lean_centre());
-        void* parameters[] = {&args};
+        SecondKernelParameter second{};
+        if (planned.first.second_parameter) catalogue_->second_parameter(problem, planned.first, *runtime_, second);
+        void* parameters[] = {&args, &second};
         runtime_->launch(planned.second->function, planned.first.grid, planned.first.block,
                          planned.first.shared_bytes, stream, parameters);
     }

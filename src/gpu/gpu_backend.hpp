@@ -64,6 +64,12 @@ struct AttnLaunch {
     Dim3 grid;
     Dim3 block;
     uint32_t shared_bytes = 0;          // dynamic shared memory of this launch
+    bool second_parameter = false;      // the kernel takes the catalogue's second_parameter() too
+};
+
+// Storage for a kernel's second parameter (the sm_90a warp-specialised kernels' tensor maps).
+struct alignas(64) SecondKernelParameter {
+    unsigned char bytes[512];
 };
 
 // The zyfa_quantize_fp8 kernels of an arch: one image holding the four launches of
@@ -84,6 +90,14 @@ public:
     virtual AttnLaunch plan(const AttnProblem& problem, const DeviceInfo& device,
                             const std::string& image_arch) const = 0;
     virtual float lean_centre() const = 0;
+    // For a launch with second_parameter: fills it (host-only work on `runtime`, no allocation).
+    virtual void second_parameter(const AttnProblem& problem, const AttnLaunch& launch, GpuRuntime& runtime,
+                                  SecondKernelParameter& out) const {
+        (void)problem;
+        (void)launch;
+        (void)runtime;
+        (void)out;
+    }
     virtual QuantKernelSpec quantize_kernels(const std::string& image_arch) const {
         (void)image_arch;
         return {};

@@ -53,6 +53,19 @@ struct FunctionInfo {
     int max_threads_per_block = 0;
 };
 
+// A rank-4 tiled tensor map for the tensor memory accelerator (CUDA's cuTensorMapEncodeTiled):
+// dims innermost first (dims[0] contiguous), byte strides of dims 1..3, the box copied per
+// instruction, no interleave, out-of-bounds elements read as zero; rows of the box land as they
+// are or in the 128-byte swizzle of wgmma operands.
+struct TiledTensorMap4d {
+    const void* base = nullptr;
+    uint32_t element_bytes = 1;  // 1 or 2
+    uint64_t dims[4] = {};
+    uint64_t strides_bytes[3] = {};
+    uint32_t box[4] = {};
+    bool swizzle_128b = false;
+};
+
 class GpuRuntime {
 public:
     virtual ~GpuRuntime() = default;
@@ -72,6 +85,14 @@ public:
     // synchronises or allocates, so it may be captured in a graph.
     virtual void launch(FunctionHandle function, Dim3 grid, Dim3 block, uint32_t shared_bytes, StreamHandle stream,
                         void** args) = 0;
+    // Writes a 128-byte, 64-byte aligned tensor map for `request` into `map` (a kernel
+    // parameter). false, with `map` unspecified, when the driver lacks tensor maps or rejects the
+    // request; the caller then launches without them. Host-only: no device work, no allocation.
+    virtual bool encode_tensor_map(void* map, const TiledTensorMap4d& request) noexcept {
+        (void)map;
+        (void)request;
+        return false;
+    }
 
     // --- test and tool helpers: never used by zyfa_attn_fwd --------------------------------------
     // Device memory and synchronous copies (the copies wait for the device to finish them).

@@ -6,6 +6,7 @@
 #      serialized ...", a 2-3x slowdown when it happens) and no C7508 (setmaxnreg ignored);
 #   2. no spills to local memory in any kernel (producer at 56 registers, consumers 224);
 #   3. the FP8 kernels issue the e4m3 wgmma for both products (m64n64k32 for S, m64n128k32 for P.V)
+#      and LEAN an FP16 wgmma for its row sums (m64n8k16 against the ones tile), EXACT none
 #      and change their register budget (setmaxnreg down and up);
 #   4. LEAN's P path has no exponential: its ex2 are the per-row alphas only (2 per compiled copy
 #      of the softmax, at most 8 copies), while EXACT adds one per probability (32 per copy);
@@ -47,9 +48,13 @@ for suffix in d128 d192_128; do
   for fn in zyfa_attn_fwd_ws_e4m3_lean_$suffix zyfa_attn_fwd_ws_e4m3_exact_$suffix; do
     s=$(count_in "$work/f1_$suffix.ptx" $fn 'wgmma\.mma_async.*m64n64k32\.f32\.e4m3\.e4m3')
     pv=$(count_in "$work/f1_$suffix.ptx" $fn 'wgmma\.mma_async.*m64n128k32\.f32\.e4m3\.e4m3')
+    sums=$(count_in "$work/f1_$suffix.ptx" $fn 'wgmma\.mma_async.*m64n8k16\.f32\.f16\.f16')
     regs=$(count_in "$work/f1_$suffix.ptx" $fn 'setmaxnreg\.(inc|dec)')
-    echo "$fn: e4m3 wgmma S $s, P.V $pv; setmaxnreg $regs"
+    echo "$fn: e4m3 wgmma S $s, P.V $pv, row sums $sums; setmaxnreg $regs"
     if [ "$s" -lt 1 ] || [ "$pv" -lt 1 ]; then echo "FAIL: $fn should use the e4m3 wgmma for both products"; status=1; fi
+    if [[ $fn == *lean* && $sums -ne $((2 * pv)) ]] || [[ $fn == *exact* && $sums -ne 0 ]]; then
+      echo "FAIL: $fn: row-sum wgmmas $sums (LEAN: two per P.V wgmma, EXACT: none)"; status=1
+    fi
     if [ "$regs" -lt 2 ]; then echo "FAIL: $fn should reallocate registers (setmaxnreg dec and inc)"; status=1; fi
   done
 done

@@ -25,6 +25,7 @@ extern "C" {
 #include "cuda/cuda_runtime.hpp"
 #include "fake_cuda_state.h"
 #include "gpu/gpu_backend.hpp"
+#include "nvidia/attention_ws_tma_params.h"
 #include "nvidia/quantize_fp8_args.h"
 #include "zyfa.h"
 
@@ -337,6 +338,76 @@ void runtime_helpers_reach_the_driver(void**) {
     assert_int_equal(fake_state()->context_depth, 0);
 }
 
+// CudaRuntime::encode_tensor_map passes a request through cuTensorMapEncodeTiled unchanged (rank
+// 4, unit element strides, no interleave, no swizzle or the 128-byte one, zero fill) with its
+// context current, and reports the driver's refusal; element sizes the maps do not use never
+// reach the driver.
+void runtime_encodes_tensor_maps_through_the_driver(void**) {
+    std::unique_ptr<zyfa::gpu::GpuRuntime> runtime = zyfa::cuda::open_cuda_runtime(0);
+    fake_cuda_state* state = fake_state();
+    state->tma_encodes = state->tma_violations = state->tma_unnested = state->tma_encodes_without_context = 0;
+    zyfa::gpu::TiledTensorMap4d request;
+    request.base = reinterpret_cast<const void*>(uintptr_t{0x10000});
+    request.element_bytes = 2;
+    const uint64_t dims[4] = {64, 3, 50, 4};
+    const uint64_t strides[3] = {128, 384, 19200};
+    const uint32_t box[4] = {8, 1, 64, 1};
+    std::memcpy(request.dims, dims, sizeof(dims));
+    std::memcpy(request.strides_bytes, strides, sizeof(strides));
+    std::memcpy(request.box, box, sizeof(box));
+    alignas(64) unsigned char map[128] = {};
+    assert_true(runtime->encode_tensor_map(map, request));
+    assert_int_equal(state->tma_encodes, 1);
+    assert_int_equal(state->tma_violations, 0);
+    const fake_cuda_tma_request& r = state->tma_requests[0];
+    assert_ptr_equal(r.map, map);
+    assert_ptr_equal(r.global_address, request.base);
+    assert_int_equal(r.data_type, 1);  // UINT16
+    assert_int_equal(r.rank, 4);
+    for (int d = 0; d < 4; ++d) {
+        assert_int_equal(r.dims[d], dims[d]);
+        assert_int_equal(r.box[d], box[d]);
+        assert_int_equal(r.element_strides[d], 1);
+        if (d < 3) assert_int_equal(r.strides[d], strides[d]);
+    }
+    assert_int_equal(r.interleave, 0);
+    assert_int_equal(r.swizzle, 0);
+    assert_int_equal(r.oob_fill, 0);
+    uint64_t first_word;
+    std::memcpy(&first_word, map, sizeof(first_word));
+    assert_true(first_word == FAKE_CUDA_TMA_MAGIC);  // the driver wrote into the caller's map
+
+    // A request the driver refuses (a stride that is not a multiple of 16 bytes): false.
+    request.strides_bytes[0] = 120;
+    assert_false(runtime->encode_tensor_map(map, request));
+    assert_int_equal(state->tma_encodes, 2);
+    assert_int_equal(state->tma_violations, 1);  // the double's check matches the documented bound
+    request.strides_bytes[0] = 128;
+    setenv("FAKE_CUDA_TMA_REJECT", "1", 1);
+    assert_false(runtime->encode_tensor_map(map, request));
+    unsetenv("FAKE_CUDA_TMA_REJECT");
+    assert_int_equal(state->tma_encodes, 3);
+    // The 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B = 3) over 128-byte rows of bytes.
+    request.element_bytes = 1;
+    request.box[0] = 128;
+    request.swizzle_128b = true;
+    assert_true(runtime->encode_tensor_map(map, request));
+    assert_int_equal(state->tma_encodes, 4);
+    assert_int_equal(state->tma_requests[3].data_type, 0);  // UINT8
+    assert_int_equal(state->tma_requests[3].swizzle, 3);
+    assert_int_equal(state->tma_requests[3].box[0], 128);
+    request.box[0] = 256;  // rows wider than the swizzle span: the driver refuses
+    assert_false(runtime->encode_tensor_map(map, request));
+    assert_int_equal(state->tma_violations, 2);
+    request.element_bytes = 4;  // not a data type the maps use: refused before the driver
+    assert_false(runtime->encode_tensor_map(map, request));
+    assert_int_equal(state->tma_encodes, 5);
+    // The runtime makes its context current for the driver, and restores the caller's (none).
+    assert_int_equal(state->tma_encodes_without_context, 0);
+    assert_int_equal(state->context_depth, 0);
+    state->tma_violations = 0;
+}
+
 // Public API over the double: an sm_75 device has no embedded cubin in any build.
 #ifdef ZYFA_TEST_CUDA_COMPILED_IN
 void public_api_on_a_device_without_cubins(void**) {
@@ -419,6 +490,7 @@ void public_api_quantize_enqueues_four_launches(void**) {
     setenv("FAKE_CUDA_CC", "90", 1);
     fake_cuda_state* state = fake_state();
     state->param_bytes = sizeof(zyfa::QuantFp8KernelArgs);
+    state->second_param_bytes = 0;  // the quantize kernels take one parameter
     zyfa_context_options options;
     zyfa_context_options_init(&options, sizeof(options));
     options.backend = ZYFA_BACKEND_CUDA;
@@ -490,6 +562,332 @@ void public_api_quantize_enqueues_four_launches(void**) {
     assert_int_equal(state->launches - launches, 4);
     zyfa_context_destroy(ctx);
 }
+
+// --- tma_maps: the tensor maps of the sm_90a warp-specialised kernels ---------------------------
+// Over the double with this build's launch plan: which launches get the second parameter
+// (nvidia::WsTmaParams), what cuTensorMapEncodeTiled is asked for, and where each map lands.
+using zyfa::nvidia::WsTmaParams;
+
+// A context on the double's sm_90 device, created with `tma_env` as ZYFA_NVIDIA_TMA (null: unset).
+zyfa_context* sm90_context(const char* tma_env = nullptr) {
+    setenv("FAKE_CUDA_CC", "90", 1);
+    if (tma_env != nullptr) setenv("ZYFA_NVIDIA_TMA", tma_env, 1);
+    zyfa_context_options options;
+    zyfa_context_options_init(&options, sizeof(options));
+    options.backend = ZYFA_BACKEND_CUDA;
+    zyfa_context* ctx = nullptr;
+    const zyfa_status status = zyfa_context_create(&options, &ctx);
+    unsetenv("ZYFA_NVIDIA_TMA");
+    assert_int_equal(status, ZYFA_SUCCESS);
+    return ctx;
+}
+
+// FP8 e4m3fn, LEAN, top-left causal, no window, [batch, seq, heads, dim] (Request's layout).
+Request fp8_lean_request(int64_t head_dim_qk, int64_t head_dim_v) {
+    Request r(head_dim_qk);
+    r.params.head_dim_v = head_dim_v;
+    r.v = Request::view(0x300000, 2, head_dim_v, r.params.seqlen_k);
+    r.o = Request::view(0x400000, 8, head_dim_v, r.params.seqlen_q);
+    r.o.dtype = ZYFA_DTYPE_BF16;
+    r.q.dtype = r.k.dtype = r.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    r.params.softmax = ZYFA_SOFTMAX_LEAN;
+    r.params.mask = ZYFA_MASK_CAUSAL;
+    r.params.window_left = -1;
+    r.params.lse = nullptr;
+    return r;
+}
+
+// [batch, heads, seq, dim]: the heads outside the sequence.
+void heads_outer(zyfa_tensor& t, int64_t heads, int64_t dim, int64_t seq) {
+    t.stride_seq = dim;
+    t.stride_head = seq * dim;
+    t.stride_batch = heads * seq * dim;
+}
+
+struct Launched {
+    std::string kernel;
+    int launches = 0;
+    WsTmaParams second;
+    zyfa::AttnKernelArgs args;
+};
+
+// One zyfa_attn_fwd on ctx, with the double's tensor-map record cleared first. `two_parameters`:
+// the planned kernel takes the second parameter (the double copies it only then).
+Launched run_fwd(zyfa_context* ctx, const Request& r, bool two_parameters) {
+    fake_cuda_state* state = fake_state();
+    state->param_bytes = sizeof(zyfa::AttnKernelArgs);
+    state->second_param_bytes = two_parameters ? sizeof(WsTmaParams) : 0;
+    std::memset(state->second_param, 0xA5, sizeof(state->second_param));  // a launch must overwrite it
+    state->tma_encodes = state->tma_violations = state->tma_unnested = state->tma_encodes_without_context = 0;
+    state->tma_violation[0] = '\0';
+    Launched out;
+    const char* name = zyfa_attn_kernel_name(ctx, &r.params, &r.q, &r.k, &r.v, &r.o);
+    if (name == nullptr) fail_msg("zyfa_attn_kernel_name: %s", zyfa_last_error_message());
+    out.kernel = name;
+    assert_int_equal(state->tma_encodes, 0);  // planning alone encodes nothing
+    const int launches = state->launches;
+    int stream_marker = 0;
+    assert_int_equal(zyfa_attn_fwd(ctx, &r.params, &r.q, &r.k, &r.v, &r.o, &stream_marker), ZYFA_SUCCESS);
+    out.launches = state->launches - launches;
+    assert_ptr_equal(state->stream, &stream_marker);
+    std::memcpy(&out.second, state->second_param, sizeof(out.second));
+    std::memcpy(&out.args, state->param, sizeof(out.args));
+    state->second_param_bytes = 0;
+    if (state->tma_violations != 0) fail_msg("an encode the driver would reject: %s", state->tma_violation);
+    assert_int_equal(state->tma_unnested, 0);
+    assert_int_equal(state->tma_encodes_without_context, 0);  // the driver refuses those
+    assert_int_equal(state->calls_without_context, 0);
+    assert_int_equal(state->context_depth, 0);
+    return out;
+}
+
+// What one map's request must be: its tensor, element type (0 UINT8, 1 UINT16), extents and byte
+// strides innermost first, box, and the dims (1..3) holding the sequence, head and batch axes.
+struct ExpectedMap {
+    const void* address;
+    int data_type;
+    uint64_t dims[4];
+    uint64_t strides[3];
+    uint32_t box[4];
+    int32_t axis[3];  // sequence, head, batch
+};
+
+void expect_map(const Launched& launched, zyfa::nvidia::WsTmaMap which, const ExpectedMap& e) {
+    const fake_cuda_state* state = fake_state();
+    int index = -1;
+    for (int i = 0; i < state->tma_encodes && i < FAKE_CUDA_MAX_TMA_REQUESTS; ++i) {
+        if (state->tma_requests[i].global_address == e.address) {
+            if (index >= 0) fail_msg("two encodes of the tensor at %p", e.address);
+            index = i;
+        }
+    }
+    if (index < 0) fail_msg("no encode of the tensor at %p (map %d)", e.address, which);
+    const fake_cuda_tma_request& r = state->tma_requests[index];
+    assert_int_equal(r.data_type, e.data_type);
+    assert_int_equal(r.rank, 4);
+    for (int d = 0; d < 4; ++d) {
+        if (r.dims[d] != e.dims[d] || r.box[d] != e.box[d] || r.element_strides[d] != 1) {
+            fail_msg("map %d dim %d: extent %llu box %u element stride %u, expected %llu, %u, 1", which, d,
+                     r.dims[d], r.box[d], r.element_strides[d], static_cast<unsigned long long>(e.dims[d]), e.box[d]);
+        }
+    }
+    for (int d = 0; d < 3; ++d) {
+        if (r.strides[d] != e.strides[d]) {
+            fail_msg("map %d stride %d: %llu bytes, expected %llu", which, d, r.strides[d],
+                     static_cast<unsigned long long>(e.strides[d]));
+        }
+        if (d > 0) assert_true(r.strides[d] >= r.strides[d - 1]);  // nested: ascending
+    }
+    assert_int_equal(r.interleave, 0);
+    assert_int_equal(r.swizzle, 3);     // 128 B: the swizzle of wgmma's K-major operands
+    assert_int_equal(r.oob_fill, 0);    // zeros beyond the sequence
+    assert_int_equal(r.l2_promotion, 2);  // 128 B (cuda_driver.hpp)
+    assert_int_equal(r.result, 0);
+
+    // The map the driver wrote for this request is the one in the parameter's slot `which`.
+    const unsigned char* slot = which == zyfa::nvidia::kWsTmaQ   ? launched.second.q_map
+                                : which == zyfa::nvidia::kWsTmaK ? launched.second.k_map
+                                                                 : launched.second.v_map;
+    uint64_t words[3];
+    std::memcpy(words, slot, sizeof(words));
+    assert_true(words[0] == FAKE_CUDA_TMA_MAGIC);
+    assert_int_equal(words[1], index + 1);
+    assert_true(words[2] == reinterpret_cast<uintptr_t>(e.address));
+
+    // The axis table names the dims the request put each axis in.
+    const int32_t* axis = launched.second.axis[which];
+    for (int a = 0; a < 3; ++a) {
+        if (axis[a] != e.axis[a]) fail_msg("map %d axis %d in dim %d, expected %d", which, a, axis[a], e.axis[a]);
+    }
+}
+
+bool sm90a_embedded() { return zyfa::gpu::KernelRegistry::embedded().has_arch("nvidia", "sm_90a"); }
+
+// (a) FP8 LEAN causal, head dim 128, [batch, seq, heads, dim]: three maps whose boxes are whole
+// tiles of 128-byte rows (128 Q rows, 64 K or V rows), the head axis (smallest stride) in dim 1
+// and the sequence in dim 2.
+void fp8_lean_ws_launch_encodes_three_maps(void**) {
+    zyfa_context* ctx = sm90_context();
+    const Request r = fp8_lean_request(128, 128);
+    const Launched l = run_fwd(ctx, r, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->block[0], 384);  // producer + two consumer warpgroups
+    assert_ptr_equal(l.args.q, r.q.data);            // the first parameter is still the problem
+    assert_int_equal(fake_state()->tma_encodes, 3);
+    assert_int_equal(l.second.enabled, 1);
+    // Q: heads_q 8, seqlen_q 100; byte strides = element strides for e4m3.
+    expect_map(l, zyfa::nvidia::kWsTmaQ,
+               {r.q.data, 0, {128, 8, 100, 2}, {128, 8 * 128, 100 * 8 * 128}, {128, 1, 128, 1}, {2, 1, 3}});
+    // K, V: heads_kv 2, seqlen_k 130, 64-row boxes.
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {r.k.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaV,
+               {r.v.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
+    zyfa_context_destroy(ctx);
+}
+
+// (b) Warp-specialised launches whose tiles are not 128-byte rows (BF16 head dim 128, FP8 head
+// dims 192/128; ws_tma_layout): the second parameter without maps, and no encode.
+void ws_launches_without_128_byte_rows_have_no_maps(void**) {
+    zyfa_context* ctx = sm90_context();
+    Request bf16(128);
+    bf16.params.lse = nullptr;
+    Launched l = run_fwd(ctx, bf16, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_bf16_d128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    assert_int_equal(l.second.enabled, 0);
+    const Request mla = fp8_lean_request(192, 128);
+    l = run_fwd(ctx, mla, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d192_128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    assert_int_equal(l.second.enabled, 0);
+    zyfa_context_destroy(ctx);
+}
+
+// (c) Packed sequences: the maps' zero fill would not end a sequence, so no maps (cp.async).
+void varlen_ws_launch_has_no_maps(void**) {
+    zyfa_context* ctx = sm90_context();
+    Request r = fp8_lean_request(128, 128);
+    r.params.cu_seqlens_q = reinterpret_cast<const int32_t*>(uintptr_t{0x600000});  // never read on a GPU context
+    r.params.cu_seqlens_k = reinterpret_cast<const int32_t*>(uintptr_t{0x700000});
+    Launched l = run_fwd(ctx, r, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    assert_int_equal(l.second.enabled, 0);
+    // One packed sequence (batch 1, where the ignored batch stride cannot rule the maps out).
+    r.params.batch = 1;
+    l = run_fwd(ctx, r, true);
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    assert_int_equal(l.second.enabled, 0);
+    zyfa_context_destroy(ctx);
+}
+
+// (d) ZYFA_NVIDIA_TMA=0 when the context is created: no maps for that context, ever, and the
+// driver is not asked (a fallback in the field must not depend on the encoder); a context created
+// afterwards without it has them.
+void tma_disabled_by_environment_at_creation(void**) {
+    zyfa_context* off = sm90_context("0");
+    zyfa_context* on = sm90_context();
+    const Request r = fp8_lean_request(128, 128);
+    const Launched l = run_fwd(off, r, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(l.second.enabled, 0);
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    const Launched l_on = run_fwd(on, r, true);
+    assert_int_equal(l_on.second.enabled, 1);
+    assert_int_equal(fake_state()->tma_encodes, 3);
+    zyfa_context_destroy(on);
+    zyfa_context_destroy(off);
+}
+
+// (e) A driver that rejects the encode: the launch still happens, with cp.async.
+void rejected_encode_falls_back_to_cp_async(void**) {
+    zyfa_context* ctx = sm90_context();
+    const Request r = fp8_lean_request(128, 128);
+    setenv("FAKE_CUDA_TMA_REJECT", "1", 1);
+    const Launched l = run_fwd(ctx, r, true);
+    unsetenv("FAKE_CUDA_TMA_REJECT");
+    assert_int_equal(l.launches, 1);
+    assert_true(fake_state()->tma_encodes >= 1);
+    assert_int_equal(l.second.enabled, 0);
+    zyfa_context_destroy(ctx);
+}
+
+// (f) Other layouts: the request's dims follow the strides, and the axis table follows the dims.
+void other_layouts_encode_nested_strides(void**) {
+    zyfa_context* ctx = sm90_context();
+    // [batch, heads, seq, dim]: the sequence in dim 1, heads in dim 2.
+    Request r = fp8_lean_request(128, 128);
+    heads_outer(r.q, 8, 128, 100);
+    heads_outer(r.k, 2, 128, 130);
+    heads_outer(r.v, 2, 128, 130);
+    Launched l = run_fwd(ctx, r, true);
+    assert_int_equal(fake_state()->tma_encodes, 3);
+    assert_int_equal(l.second.enabled, 1);
+    expect_map(l, zyfa::nvidia::kWsTmaQ,
+               {r.q.data, 0, {128, 100, 8, 2}, {128, 100 * 128, 8 * 100 * 128}, {128, 128, 1, 1}, {1, 2, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {r.k.data, 0, {128, 130, 2, 2}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 2, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaV,
+               {r.v.data, 0, {128, 130, 2, 2}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 2, 3}});
+
+    // MQA in the same layout: K and V's single head (extent 1) goes last, with the nested stride.
+    r.params.heads_kv = 1;
+    heads_outer(r.k, 1, 128, 130);
+    heads_outer(r.v, 1, 128, 130);
+    l = run_fwd(ctx, r, true);
+    assert_int_equal(l.second.enabled, 1);
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {r.k.data, 0, {128, 130, 2, 1}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 3, 2}});
+    expect_map(l, zyfa::nvidia::kWsTmaV,
+               {r.v.data, 0, {128, 130, 2, 1}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 3, 2}});
+
+    // One sequence whose K and V batch stride is 0 (free for an axis of extent 1): that axis goes
+    // last with the nested stride, as the driver needs a non-zero multiple of 16.
+    Request one = fp8_lean_request(128, 128);
+    one.params.batch = 1;
+    one.k.stride_batch = one.v.stride_batch = 0;
+    l = run_fwd(ctx, one, true);
+    assert_int_equal(l.second.enabled, 1);
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {one.k.data, 0, {128, 2, 130, 1}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
+
+    // [seq, batch, heads, dim]: the sequence outermost, in dim 3.
+    Request s = fp8_lean_request(128, 128);
+    for (zyfa_tensor* t : {&s.q, &s.k, &s.v}) {
+        const int64_t heads = t == &s.q ? 8 : 2;
+        t->stride_head = 128;
+        t->stride_batch = heads * 128;
+        t->stride_seq = 2 * heads * 128;
+    }
+    l = run_fwd(ctx, s, true);
+    assert_int_equal(l.second.enabled, 1);
+    expect_map(l, zyfa::nvidia::kWsTmaQ,
+               {s.q.data, 0, {128, 8, 2, 100}, {128, 8 * 128, 2 * 8 * 128}, {128, 1, 1, 128}, {3, 1, 2}});
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {s.k.data, 0, {128, 2, 2, 130}, {128, 2 * 128, 2 * 2 * 128}, {128, 1, 1, 64}, {3, 1, 2}});
+    zyfa_context_destroy(ctx);
+}
+
+// (f') A stride the tensor memory accelerator cannot take (2^40 bytes): no maps, and no request
+// the driver would refuse.
+void strides_beyond_the_accelerator_fall_back(void**) {
+    zyfa_context* ctx = sm90_context();
+    Request r = fp8_lean_request(128, 128);
+    r.q.stride_batch = int64_t{1} << 40;  // e4m3: bytes
+    const Launched l = run_fwd(ctx, r, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(l.second.enabled, 0);
+    const fake_cuda_state* state = fake_state();
+    for (int i = 0; i < state->tma_encodes && i < FAKE_CUDA_MAX_TMA_REQUESTS; ++i) {
+        assert_true(state->tma_requests[i].global_address != r.q.data);  // refused before the driver
+    }
+    zyfa_context_destroy(ctx);
+}
+
+// (g) Kernels without the second parameter encode nothing.
+void other_kernels_encode_nothing(void**) {
+    zyfa_context* ctx = sm90_context();
+    Request exact = fp8_lean_request(128, 128);
+    exact.params.softmax = ZYFA_SOFTMAX_EXACT;  // FP8 EXACT stays on the wgmma kernel (ZYFA_NVIDIA_WS unset)
+    Launched l = run_fwd(ctx, exact, false);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_wg_e4m3_exact_d128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    const Request d64 = fp8_lean_request(64, 64);  // no warp-specialised kernel for head dim 64
+    l = run_fwd(ctx, d64, false);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_lean_d64");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    zyfa_context_destroy(ctx);
+}
 #endif  // ZYFA_TEST_CUDA_COMPILED_IN
 
 }  // namespace
@@ -521,6 +919,7 @@ int main(int argc, char** argv) {
             cmocka_unit_test(fwd_launches_the_plan_with_the_problem_as_arguments),
             cmocka_unit_test(unsupported_plans_and_devices_are_not_supported),
             cmocka_unit_test(runtime_helpers_reach_the_driver),
+            cmocka_unit_test(runtime_encodes_tensor_maps_through_the_driver),
 #ifdef ZYFA_TEST_CUDA_COMPILED_IN  // without the CUDA slot the public API cannot reach the double
             cmocka_unit_test(public_api_on_a_device_without_cubins),
             cmocka_unit_test(public_api_fwd_enqueues_one_launch),
@@ -529,6 +928,29 @@ int main(int argc, char** argv) {
         };
         return cmocka_run_group_tests(tests, nullptr, nullptr);
     }
-    std::fprintf(stderr, "usage: gpu_host_cuda missing_library|default_soname|init_errors|fake_device\n");
+    if (scenario == "tma_maps") {
+#ifdef ZYFA_TEST_CUDA_COMPILED_IN
+        setenv("FAKE_CUDA_CC", "90", 1);
+        if (!sm90a_embedded()) {
+            std::printf("SKIP: this build embeds no sm_90a cubins (ZYFA_CUDA_ARCHS), so no warp-specialised kernel\n");
+            return kSkip;
+        }
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(fp8_lean_ws_launch_encodes_three_maps),
+            cmocka_unit_test(ws_launches_without_128_byte_rows_have_no_maps),
+            cmocka_unit_test(varlen_ws_launch_has_no_maps),
+            cmocka_unit_test(tma_disabled_by_environment_at_creation),
+            cmocka_unit_test(rejected_encode_falls_back_to_cp_async),
+            cmocka_unit_test(other_layouts_encode_nested_strides),
+            cmocka_unit_test(strides_beyond_the_accelerator_fall_back),
+            cmocka_unit_test(other_kernels_encode_nothing),
+        };
+        return cmocka_run_group_tests(tests, nullptr, nullptr);
+#else
+        std::printf("SKIP: the CUDA backend is not compiled into this build\n");
+        return kSkip;
+#endif
+    }
+    std::fprintf(stderr, "usage: gpu_host_cuda missing_library|default_soname|init_errors|fake_device|tma_maps\n");
     return 2;
 }

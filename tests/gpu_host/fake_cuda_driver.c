@@ -4,9 +4,12 @@
  *   FAKE_CUDA_INIT_ERROR=<CUresult>  cuInit fails with it (100 no device, 34 stub library)
  *   FAKE_CUDA_CC=<major><minor>      one device of that compute capability (default 90)
  *   FAKE_CUDA_SHARED_OPTIN=<bytes>   its opt-in shared memory per block (default 232448)
- * It records what zyfa asked for (module images, shared-memory limits, launches, the current
- * context stack) so tests can check the host logic; fake_cuda_state() returns the record. */
+ *   FAKE_CUDA_TMA_REJECT=1           cuTensorMapEncodeTiled returns CUDA_ERROR_INVALID_VALUE
+ * It records what zyfa asked for (module images, shared-memory limits, launches and their
+ * parameters, tensor-map requests, the current context stack) so tests can check the host logic;
+ * fake_cuda_state() returns the record. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,7 +163,111 @@ EXPORT int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz,
     if (params != NULL && params[0] != NULL && state.param_bytes <= sizeof(state.param)) {
         memcpy(state.param, params[0], state.param_bytes);
     }
+    /* Only when the test says the kernel has a second parameter: params has no more entries than
+     * the kernel has parameters. */
+    if (params != NULL && state.second_param_bytes > 0 && state.second_param_bytes <= sizeof(state.second_param)) {
+        if (params[1] == NULL) return 1; /* CUDA_ERROR_INVALID_VALUE */
+        memcpy(state.second_param, params[1], state.second_param_bytes);
+    }
     return 0;
+}
+
+/* cuTensorMapEncodeTiled's documented bounds (cuda.h), for the data types, interleave and swizzle
+ * zyfa may ask for: the first one broken, or NULL. */
+static const char* tma_violation(const void* map, int data_type, unsigned rank, const void* address,
+                                 const uint64_t* dims, const uint64_t* strides, const uint32_t* box,
+                                 const uint32_t* element_strides, int interleave, int swizzle, int l2, int oob) {
+    static char text[120];
+    static const unsigned element_bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    if ((uintptr_t)map % 64 != 0) return "map not 64-byte aligned";
+    if (data_type < 0 || data_type > 12) return "data type out of range";
+    if (rank == 0 || rank > 5) return "rank not in 1..5";
+    if (address == NULL || (uintptr_t)address % 16 != 0) return "global address not 16-byte aligned";
+    if (interleave < 0 || interleave > 2 || swizzle < 0 || swizzle > 3 || l2 < 0 || l2 > 3 || oob < 0 || oob > 1) {
+        return "enum out of range";
+    }
+    if (oob == 1 && data_type <= 5) return "NaN fill for an integer data type";
+    for (unsigned d = 0; d < rank; ++d) {
+        if (dims[d] == 0 || dims[d] > (UINT64_C(1) << 32)) {
+            snprintf(text, sizeof(text), "dims[%u] = %llu not in 1..2^32", d, (unsigned long long)dims[d]);
+            return text;
+        }
+        if (box[d] == 0 || box[d] > 256) {
+            snprintf(text, sizeof(text), "box[%u] = %u not in 1..256", d, box[d]);
+            return text;
+        }
+        if (element_strides[d] == 0 || element_strides[d] > 8) {
+            snprintf(text, sizeof(text), "element_strides[%u] = %u not in 1..8", d, element_strides[d]);
+            return text;
+        }
+    }
+    for (unsigned d = 0; d + 1 < rank; ++d) {
+        if (strides[d] % 16 != 0 || strides[d] >= (UINT64_C(1) << 40)) {
+            snprintf(text, sizeof(text), "strides[%u] = %llu not a multiple of 16 below 2^40", d,
+                     (unsigned long long)strides[d]);
+            return text;
+        }
+    }
+    if (interleave == 0 && box[0] * element_bytes[data_type] % 16 != 0) return "box[0] bytes not a multiple of 16";
+    if (interleave == 0 && swizzle != 0) {
+        static const unsigned swizzle_bytes[] = {0, 32, 64, 128};
+        if (box[0] * element_bytes[data_type] > swizzle_bytes[swizzle]) return "box[0] bytes beyond the swizzle span";
+    }
+    return NULL;
+}
+
+EXPORT int cuTensorMapEncodeTiled(void* map, int data_type, uint32_t rank, void* address, const uint64_t* dims,
+                                  const uint64_t* strides, const uint32_t* box, const uint32_t* element_strides,
+                                  int interleave, int swizzle, int l2_promotion, int oob_fill) {
+    const int index = state.tma_encodes++;
+    /* The real driver answers CUDA_ERROR_INVALID_CONTEXT without a current context (seen on an
+     * H200, src/cuda/cuda_runtime.cpp). */
+    const int context_error = need_context();
+    if (context_error != 0) state.tma_encodes_without_context++;
+    const int reject = env_int("FAKE_CUDA_TMA_REJECT", 0) != 0;
+    struct fake_cuda_tma_request* r = &state.tma_requests[index % FAKE_CUDA_MAX_TMA_REQUESTS];
+    memset(r, 0, sizeof(*r));
+    r->map = map;
+    r->data_type = data_type;
+    r->rank = rank;
+    r->global_address = address;
+    for (uint32_t d = 0; d < rank && d < 5; ++d) {
+        r->dims[d] = dims[d];
+        r->box[d] = box[d];
+        r->element_strides[d] = element_strides[d];
+        if (d + 1 < rank) r->strides[d] = strides[d];
+    }
+    r->interleave = interleave;
+    r->swizzle = swizzle;
+    r->l2_promotion = l2_promotion;
+    r->oob_fill = oob_fill;
+
+    const char* violation = tma_violation(map, data_type, rank, address, dims, strides, box, element_strides,
+                                          interleave, swizzle, l2_promotion, oob_fill);
+    if (violation != NULL) {
+        if (state.tma_violations++ == 0) {
+            snprintf(state.tma_violation, sizeof(state.tma_violation), "call %d: %.120s", index, violation);
+        }
+    } else if (rank <= 5 && data_type >= 0 && data_type <= 12) {
+        /* Nested strides: each dim's stride covers the whole extent of the dims inside it. */
+        static const uint64_t element_bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+        uint64_t inner = dims[0] * element_bytes[data_type];
+        for (uint32_t d = 0; d + 1 < rank; ++d) {
+            if (strides[d] < inner) {
+                state.tma_unnested++;
+                break;
+            }
+            inner = strides[d] * dims[d + 1];
+        }
+    }
+
+    uint64_t pattern[16];
+    for (int q = 0; q < 16; ++q) pattern[q] = (uint64_t)index + 1;
+    pattern[0] = FAKE_CUDA_TMA_MAGIC;
+    pattern[2] = (uint64_t)(uintptr_t)address;
+    if (map != NULL) memcpy(map, pattern, sizeof(pattern));
+    r->result = context_error != 0 ? context_error : reject || violation != NULL ? 1 /* CUDA_ERROR_INVALID_VALUE */ : 0;
+    return r->result;
 }
 
 /* Helpers: plausible, never touching memory through the returned "device" pointers. */

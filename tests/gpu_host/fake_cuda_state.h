@@ -7,6 +7,22 @@
 
 #define FAKE_CUDA_MAX_CONTEXTS 8
 #define FAKE_CUDA_MAX_MODULES 16
+#define FAKE_CUDA_MAX_TMA_REQUESTS 8
+#define FAKE_CUDA_TMA_MAGIC 0x5a5946415f544d41ull /* "ZYFA_TMA": qword 0 of every map the double writes */
+
+/* One cuTensorMapEncodeTiled request, as the driver received it (ranks up to 5). */
+struct fake_cuda_tma_request {
+    const void* map;
+    int data_type;
+    unsigned rank;
+    const void* global_address;
+    unsigned long long dims[5];
+    unsigned long long strides[4]; /* bytes, dims 1..rank-1 */
+    unsigned box[5];
+    unsigned element_strides[5];
+    int interleave, swizzle, l2_promotion, oob_fill;
+    int result; /* what the double returned */
+};
 
 struct fake_cuda_state {
     int init_calls;
@@ -26,6 +42,19 @@ struct fake_cuda_state {
     void* stream;
     size_t param_bytes;  /* set by the test: how many bytes of the first kernel parameter to copy */
     unsigned char param[1024];
+    size_t second_param_bytes;  /* set by the test: bytes of the second kernel parameter to copy, 0 = none */
+    unsigned char second_param[512];
+
+    /* cuTensorMapEncodeTiled. Call i (0-based) is recorded in tma_requests[i % 8]; the map it
+     * writes holds, as little-endian qwords, FAKE_CUDA_TMA_MAGIC, i + 1, the global address and
+     * then i + 1 again (written even when it rejects, as the map is unspecified then).
+     * FAKE_CUDA_TMA_REJECT=1 makes every call return CUDA_ERROR_INVALID_VALUE. */
+    int tma_encodes;
+    int tma_violations;  /* requests the real driver would reject (its documented bounds) */
+    char tma_violation[160];  /* the first violation, for the test's message */
+    int tma_unnested;  /* requests whose byte strides do not nest (stride[i] < extent of dims <= i) */
+    int tma_encodes_without_context;  /* calls made without the primary context current (refused) */
+    struct fake_cuda_tma_request tma_requests[FAKE_CUDA_MAX_TMA_REQUESTS];
 };
 
 #ifdef __cplusplus

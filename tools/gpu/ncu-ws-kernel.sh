@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On the device machine (Firecracker runtime: ncu reads the hardware counters there), after a build
+# in BUILD (default build-gpu): Nsight Compute on one launch of the warp-specialised kernel,
+# FP8 LEAN and BF16, causal head dim 128, batch 2, 16 heads, 4K tokens (zyfa-bench's inputs).
+# Writes $OUT/ncu_<mode>.txt (speed of light, scheduler and warp-state statistics, instruction
+# mix) and $OUT/ncu_<mode>_sass.csv (per-instruction issue and stall samples of the kernel's SASS).
+# Clocks are left alone (--clock-control none, the device tool's METHOD.md).
+# Usage: ncu-ws-kernel.sh [BUILD [MODE...]]   MODE: lean, bf16 (default both)
+set -uo pipefail
+build=${1:-build-gpu}
+shift || true
+wanted=${*:-lean bf16}
+OUT=${OUT:-/tmp/zyfa-out}
+mkdir -p "$OUT"
+bench=$build/tools/zyfa-bench/zyfa-bench
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+[[ -n $ncu && -x $bench ]] || { echo "ncu ($ncu) or $bench missing"; exit 1; }
+for mode in "lean:--dtype fp8 --softmax lean" "bf16:--dtype bf16"; do
+  label=${mode%%:*} args=${mode#*:}
+  [[ " $wanted " == *" $label "* ]] || continue
+  common=(--clock-control none -k regex:attn_fwd_ws -c 1)
+  # shellcheck disable=SC2086
+  timeout 150 "$ncu" "${common[@]}" --section SpeedOfLight --section SchedulerStats --section WarpStateStats \
+    --section ComputeWorkloadAnalysis --section InstructionStats --section MemoryWorkloadAnalysis \
+    $bench --backend cuda $args --mask causal --batch 2 --heads 16 --seqlen 4096 --repeats 1 --no-check \
+    > "$OUT/ncu_$label.txt" 2>&1
+  echo "ncu $label rc $?"
+  # shellcheck disable=SC2086
+  timeout 150 "$ncu" "${common[@]}" --section SourceCounters --page source --print-source sass --csv \
+    $bench --backend cuda $args --mask causal --batch 2 --heads 16 --seqlen 4096 --repeats 1 --no-check \
+    > "$OUT/ncu_${label}_sass.csv" 2>&1
+  echo "ncu $label sass rc $?"
+  grep -E "Duration|Issue Slots Busy|Issued Warp|No Eligible|Active Warps|Eligible Warps|Warp Cycles Per Issued|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc" "$OUT/ncu_$label.txt" | head -20
+done
