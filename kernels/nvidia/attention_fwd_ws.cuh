@@ -51,8 +51,10 @@ constexpr int kProducerRegisters = 56;
 constexpr int kConsumerRegisters = 224;  // 128 * 56 + 256 * 224 <= 64K registers of the SM
 constexpr int kProducerBarrier = 1;      // named barrier of the producer's 128 threads
 constexpr int kFirstConsumerBarrier = 2;  // named barriers 2, 3: the consumers' ping-pong turns
+// Off by default since TMA freed the producer: on the H200 (2026-11-29, 16K causal hd128, same
+// process) the turn-taking cost more than it hid: LEAN 543.0 with, 558.4 without; BF16 302.4 / 307.5.
 #ifndef ZYFA_WS_PINGPONG
-#define ZYFA_WS_PINGPONG 1
+#define ZYFA_WS_PINGPONG 0
 #endif
 constexpr bool kPingPong = ZYFA_WS_PINGPONG != 0;
 // Timing experiments only (wrong results; never in a shipped build): 1 = no softmax (P from the
