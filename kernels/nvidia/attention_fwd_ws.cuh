@@ -220,16 +220,13 @@ __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-// The magic-number sum of a Lean P code, float_bits(clamp_float(y, 0, 126) + 1.5 * 2^23) with
-// y = fma(s, scale8, bias), in three instructions instead of four: fma.sat of the operands scaled
-// by 2^-7 gives clamp(y, 0, 128) / 128 exactly (a power-of-two scale commutes with rounding; .sat
-// maps NaN to 0 as clamp_float does), one min caps it at 126 / 128, and an FMA scales back while
-// adding the magic number (one rounding, as the add of the unscaled y).
+// The magic-number sum of a Lean P code (low byte = the code): numerics::
+// lean_p_code_bits_from_saturated (kernels/common/lean_p.h, the algebra and its CPU test) after
+// the saturating FMA it expects, in three instructions instead of the clamp's four.
 __device__ __forceinline__ uint32_t lean_code_bits(float s, float scale8_div128, float bias_div128) {
-    float y;  // y / 128, saturated to [0, 1]
-    asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
-    y = fminf(y, numerics::lean_p_max_code(numerics::Fp8Format::E4M3FN) * 0x1p-7f);
-    return numerics::float_bits(fmaf(y, 128.0f, 12582912.0f));
+    float y128;  // y / 128, saturated to [0, 1] (NaN -> +0)
+    asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y128) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
+    return numerics::lean_p_code_bits_from_saturated(y128);
 }
 
 // The byte pair (lo, hi) of two magic-number sums (low byte = a Lean P code), in the low half.

@@ -1,6 +1,9 @@
 // Lean P against the exact exponential: the code from one FMA and one conversion decodes to
 // 2^x within a stated bound; the block scale keeps each block's maximum in (2^7, 2^8].
 #include <cmath>
+#include <cstdio>
+#include <initializer_list>
+#include <limits>
 
 #include "cmocka_cpp.hpp"
 #include "common/block_scale.h"
@@ -108,12 +111,61 @@ void test_block_scale_exponent(void**) {
 
 }  // namespace
 
+// The sm_90a kernel's saturating form (lean_p_code_bits_from_saturated after fma.rn.sat, whose
+// clamp to [0, 1] with NaN -> +0 saturate_unit mirrors) gives lean_p_code's code for every input:
+// scores over the whole range an FP8 dot product reaches, biases of real rows (from the running
+// max and block exponent) and arbitrary ones, and non-finite scores.
+uint8_t saturated_form(float s, float scale8_log2, float bias) {
+    const float y128 = saturate_unit(fmaf(s, scale8_log2 * 0x1p-7f, bias * 0x1p-7f));
+    return static_cast<uint8_t>(lean_p_code_bits_from_saturated(y128) & 0xFFu);
+}
+
+void test_saturated_form_matches_the_code(void**) {
+    const Fp8Format f = Fp8Format::E4M3FN;
+    const float centre = lean_p_centre_for(FloatToIntRounding::NearestEven);
+    uint32_t state = 12345u;
+    auto next = [&state] {  // xorshift32: reproducible, no library dependence
+        state ^= state << 13, state ^= state >> 17, state ^= state << 5;
+        return state;
+    };
+    auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * static_cast<float>(next() >> 8) * 0x1p-24f; };
+    long compared = 0, differing = 0;
+    for (int i = 0; i < 2000000; ++i) {
+        // log-uniform scale (8 * softmax scale * descales * log2 e) over 2^-20 .. 2^20
+        const float scale8 = std::exp2(uniform(-20.0f, 20.0f)) * ((next() & 15u) == 0 ? -1.0f : 1.0f);
+        // a score near the row maximum m (the codes that are not 0) or anywhere in +-2^24
+        const float m_raw = uniform(-3.0e7f, 3.0e7f);
+        const float s = (next() & 1u) ? m_raw - std::exp2(uniform(-4.0f, 12.0f)) * uniform(0.0f, 1.0f) / std::fabs(scale8)
+                                      : uniform(-1.67e7f, 1.67e7f);
+        float bias;
+        if (next() & 1u) {  // a real row's bias: m = the maximum in log2 units, k from its block gap
+            const float m = m_raw * scale8 * 0.125f;
+            const int k = block_scale_exponent(m, m - uniform(0.0f, 30.0f), kBlockScaleMaxExponent, f);
+            bias = lean_p_bias(m, k, centre, f);
+        } else {
+            bias = uniform(-1.0e4f, 1.0e4f);
+        }
+        ++compared;
+        if (saturated_form(s, scale8, bias) != lean_p_code(s, scale8, bias, FloatToIntRounding::NearestEven, f)) {
+            ++differing;
+        }
+    }
+    std::printf("  saturated form vs lean_p_code: %ld of %ld codes differ\n", differing, compared);
+    assert_int_equal(differing, 0);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (float s : {nan, inf, -inf, 0.0f, -0.0f, 3.0e38f, -3.0e38f}) {
+        for (float bias : {0.0f, 120.0f, -1.0e30f, 1.0e30f, nan}) {
+            assert_int_equal(saturated_form(s, 0.5f, bias), lean_p_code(s, 0.5f, bias, FloatToIntRounding::NearestEven, f));
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lean_p_bound_e4m3fn_rne),   cmocka_unit_test(test_lean_p_bound_e4m3fn_trunc),
         cmocka_unit_test(test_lean_p_bound_e4m3fnuz),     cmocka_unit_test(test_truncation_matches_rounding),
         cmocka_unit_test(test_row_maximum_is_not_a_tie),  cmocka_unit_test(test_clamps),
-        cmocka_unit_test(test_block_scale_exponent),
+        cmocka_unit_test(test_block_scale_exponent),       cmocka_unit_test(test_saturated_form_matches_the_code),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
