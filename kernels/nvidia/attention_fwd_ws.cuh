@@ -5,17 +5,21 @@
 // causal mask) tiles first. Keys are visited in blocks of exactly 64 keys aligned to the start of
 // the sequence (the CPU model's key_block; LEAN's block scales depend on it).
 //   Warpgroup 0, the producer (setmaxnreg down to kProducerRegisters): loads Q once, then K and V
-//   blocks with cp.async into a ring of three stages (attention_ws_tile_shape.h), each copy
-//   completing on the stage's "full" mbarrier (cp.async.mbarrier.arrive.noinc); it waits on the
-//   stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
+//   blocks into a ring of three stages (attention_ws_tile_shape.h): with the tensor memory
+//   accelerator where the host passed tensor maps (FP8 head dim 128, attention_ws_tma_params.h:
+//   thread 0 issues one copy per tile, completing the stage's "full" mbarrier's transaction
+//   bytes), otherwise with cp.async by all 128 threads (cp.async.mbarrier.arrive.noinc); it waits
+//   on the stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
 //   producer writes their byte transpose into the stage (transpose_v_block below): the e4m3 wgmma
 //   reads both operands K-major, so P.V needs V with keys contiguous.
 //   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
 //   Per block: S = Q K^T (wgmma m64n64, Q's A fragments held in registers, K from shared memory),
 //   the online softmax on the accumulator registers, P packed in registers into the A operand of
-//   O += P V (wgmma m64n128, V from shared memory). FlashAttention-3's order inside a warpgroup:
-//   block n's P.V runs while block n+1's softmax runs (two P buffers); between the warpgroups,
-//   ping-pong: they take turns to issue their wgmmas (named barriers).
+//   O += P V (wgmma m64n128, V from shared memory); FP8 LEAN also sums each row of P with an FP16
+//   wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). FlashAttention-3's
+//   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers);
+//   between the warpgroups, with ZYFA_WS_PINGPONG=1, ping-pong: they take turns to issue their
+//   wgmmas (named barriers; off by default, measured slower since TMA).
 // Measured design, figures and where the time goes: docs/hopper-kernel-notes.md. The launch plan
 // uses these kernels for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 3 adds FP8 EXACT).
 // Head dims: 128, and 192/128 (MLA). Only DQK's chunk count depends on the head dim of Q and K

@@ -10,9 +10,10 @@ namespace zyfa {
 namespace cuda {
 
 // enabled = 1 with Q, K and V maps when the problem suits the tensor memory accelerator: the
-// kernel's tiles have the maps' layout (nvidia::ws_tma_layout), fixed length (varlen sequences would read their neighbours' rows where the maps' zero fill ends a
-// padded one), 16-byte aligned base addresses and strides, and a driver that encodes all three.
-// Otherwise enabled = 0 and the kernels copy with cp.async, with the same results.
+// kernel's tiles have the maps' layout (nvidia::ws_tma_layout); fixed length (varlen sequences
+// would read their neighbours' rows where the maps' zero fill ends a padded one); 16-byte aligned
+// base addresses and strides; a driver that encodes all three. Otherwise enabled = 0 and the
+// kernels copy with cp.async, with the same results.
 nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& problem, gpu::GpuRuntime& runtime);
 
 }  // namespace cuda
