@@ -69,6 +69,13 @@ constexpr bool kPingPong = ZYFA_WS_PINGPONG != 0;
 #define ZYFA_WS_EXPERIMENT 0
 #endif
 constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
+// Skip O's rescale when a warp's 16 rows all keep their scale (EXACT softmax: rescale = alpha, 1
+// whenever the running max holds). H200, 16K causal hd128 (2026-11-29, same process): BF16 448.7
+// with against 436.7 without, FP8 EXACT 498.4 / 489.1; for LEAN, whose block exponent moves the
+// scale almost every block, 552.9 / 552.1, so LEAN does not test for it. 0 turns it off (A/B).
+#ifndef ZYFA_WS_SKIP_UNIT_RESCALE
+#define ZYFA_WS_SKIP_UNIT_RESCALE 1
+#endif
 // Q as the register (A) operand of the score wgmma instead of shared memory.
 #ifndef ZYFA_WS_Q_IN_REGISTERS
 #define ZYFA_WS_Q_IN_REGISTERS 1
@@ -124,33 +131,37 @@ __device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsig
     }
 }
 
-// A whole tile (rows from `seq` on, 128-byte swizzled) through map `m` of `tma`, whose dims 1..3
-// hold the sequence, head and batch axes in the order tma.axis gives (attention_ws_tma_params.h).
-__device__ __forceinline__ void tma_load_rows(uint32_t smem_dst, const WsTmaParams& tma, int m, uint32_t bar, int seq,
+// A whole tile (kRows rows from `seq` on) through map `m` of `tma`, one copy per 128-byte column
+// slice (attention_ws_tma_params.h); dims 1..3 of the map hold the sequence, head and batch axes
+// in the order tma.axis gives.
+template <int kSlices, int kRows, int kElemBytes>
+__device__ __forceinline__ void tma_load_tile(uint32_t smem_dst, const WsTmaParams& tma, int m, uint32_t bar, int seq,
                                               int head, int batch) {
     const unsigned char* map = m == kWsTmaQ ? tma.q_map : m == kWsTmaK ? tma.k_map : tma.v_map;
     const int32_t* axis = tma.axis[m];
     auto coordinate = [&](int dim) { return axis[0] == dim ? seq : axis[1] == dim ? head : batch; };
-    tma_load_4d(smem_dst, map, bar, 0, coordinate(1), coordinate(2), coordinate(3));
+#pragma unroll
+    for (int slice = 0; slice < kSlices; ++slice) {
+        tma_load_4d(smem_dst + slice * kRows * 128, map, bar, slice * (128 / kElemBytes), coordinate(1), coordinate(2),
+                    coordinate(3));
+    }
 }
 
-// load_chunk_major (attention_fwd_wgmma.cuh) for the producer's 128 threads as a loop unrolled
-// by 2: fully unrolled it keeps every copy's address live and spills under the producer's 56
-// registers; by 2 measured BF16 +5% and FP8 -3% against 1 (docs/hopper-kernel-notes.md).
-// SWIZZLE128: the 128-byte swizzled layout of rows of 8 chunks instead (attention_ws_tile_shape.h).
-template <int kTileRows, int kChunks, bool SWIZZLE128 = false>
+// The cp.async form of tma_load_tile for the producer's 128 threads: rows of kChunks 16-byte
+// chunks from `global` (row_bytes apart) into 128-byte column slices in the 128-byte swizzle;
+// rows from valid_rows on are zero-filled. Consecutive threads take consecutive chunks of a row,
+// so a warp's requests are whole rows (contiguous in global memory, one bank cycle per 8 chunks
+// in shared memory). Unrolled by 2: fully unrolled it keeps every copy's address live and spills
+// under the producer's 56 registers (docs/hopper-kernel-notes.md).
+template <int kTileRows, int kChunks>
 __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const unsigned char* global, int64_t row_bytes,
                                                    int valid_rows, int producer_thread) {
-    static_assert((kTileRows * kChunks) % 128 == 0 && kTileRows % 8 == 0 && kChunks % 4 == 0, "loader shape");
-    static_assert(!SWIZZLE128 || kChunks == 8, "128-byte rows");
+    static_assert((kTileRows * kChunks) % 128 == 0, "loader shape");
 #pragma unroll 2
     for (int i = producer_thread; i < kTileRows * kChunks; i += 128) {
-        // Chunk-major: a warp moves 8 rows x 4 chunks (4 wavefronts of 128 contiguous bytes).
-        // Swizzled: 4 whole rows (each 128 contiguous bytes in global and in one bank cycle).
-        const int r = SWIZZLE128 ? i / 8 : (i % 8) + 8 * ((i / 32) % (kTileRows / 8));
-        const int c = SWIZZLE128 ? i % 8 : ((i / 8) % 4) + 4 * (i / (32 * (kTileRows / 8)));
+        const int r = i / kChunks, c = i % kChunks;
         const bool valid = r < valid_rows;
-        const uint32_t dst = SWIZZLE128 ? r * 128 + ((c ^ (r % 8)) * 16) : c * (kTileRows * 16) + r * 16;
+        const uint32_t dst = (c / 8) * (kTileRows * 128) + r * 128 + (((c % 8) ^ (r % 8)) * 16);
         cp_async_16(smem_addr + dst, valid ? global + r * row_bytes + c * 16 : global, valid ? 16 : 0);
     }
 }
@@ -317,46 +328,57 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 
     if (threadIdx.x < 128 && use_tma) {
         // ---- Producer, tensor memory accelerator ---------------------------------------------------
-        // Thread 0 issues every copy, one per tile (attention_ws_tma_params.h); FP8 V goes to a
-        // staging buffer and all 128 threads write its transpose into the stage.
+        // Thread 0 issues every copy, one per 128-byte column slice of a tile
+        // (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128 threads write its
+        // transpose into the stage; 16-bit V lands in the stage (the other threads have no work).
         setmaxnreg_dec<kProducerRegisters>();
-        if constexpr (Shape::kTma) {
-            const int pt = threadIdx.x;
-            write_ones_tile(pt);
-            const int q_seq = static_cast<int>(first_q) + row0, k_seq0 = static_cast<int>(first_k) + block_begin;
+        const int pt = threadIdx.x;
+        write_ones_tile(pt);
+        const int q_seq = static_cast<int>(first_q) + row0, k_seq0 = static_cast<int>(first_k) + block_begin;
+        if (pt == 0) {
+            tma_prefetch_map(tma.k_map);
+            tma_prefetch_map(tma.v_map);
+            mbarrier_arrive_expect_tx(q_full, Shape::kQBytes);
+            tma_load_tile<Shape::kQkSlices, kRows, kElem>(smem_base + Shape::kQOffset, tma, kWsTmaQ, q_full, q_seq,
+                                                          head, batch);
+        }
+        auto finish_v = [&](int index) {  // FP8: V of block index in staging -> its stage, transposed
+            // Past this barrier every producer thread is done with finish_v(index - 1), whose
+            // staging buffer thread 0 refills with block index + 2 next.
+            named_barrier_sync(kProducerBarrier, 128);
+            constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;  // 16-bit never calls this
+            const int buffer = index % kBuffers;
+            mbarrier_wait(staging_full(buffer), (index / kBuffers) & 1);
+            transpose_v_block<DV, Shape::kSwizzledV, true>(smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                                                           smem + Shape::kVStagingOffset + buffer * Shape::kVBytes, pt);
+            fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+            mbarrier_arrive(v_full(index % kStages));
+        };
+        for (int index = 0; index < blocks; ++index) {
+            const int stage = index % kStages;
             if (pt == 0) {
-                tma_prefetch_map(tma.k_map);
-                tma_prefetch_map(tma.v_map);
-                mbarrier_arrive_expect_tx(q_full, Shape::kQBytes);
-                tma_load_rows(smem_base + Shape::kQOffset, tma, kWsTmaQ, q_full, q_seq, head, batch);
-            }
-            auto finish_v = [&](int index) {  // V of block index in staging -> its stage, transposed
-                // Past this barrier every producer thread is done with finish_v(index - 1), whose
-                // staging buffer thread 0 refills with block index + 2 next.
-                named_barrier_sync(kProducerBarrier, 128);
-                const int buffer = index % Shape::kVStagingBuffers;
-                mbarrier_wait(staging_full(buffer), (index / Shape::kVStagingBuffers) & 1);
-                transpose_v_block<DV, Shape::kSwizzledV, Shape::kSwizzledStaging>(
-                    smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                    smem + Shape::kVStagingOffset + buffer * Shape::kVBytes, pt);
-                fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
-                mbarrier_arrive(v_full(index % kStages));
-            };
-            for (int index = 0; index < blocks; ++index) {
-                const int stage = index % kStages;
-                if (pt == 0) {
-                    const int seq = k_seq0 + index * kKeys;
+                const int seq = k_seq0 + index * kKeys;
+                mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
+                mbarrier_arrive_expect_tx(k_full(stage), Shape::kKBytes);
+                tma_load_tile<Shape::kQkSlices, kKeys, kElem>(smem_base + Shape::kKOffset + stage * Shape::kKBytes, tma,
+                                                              kWsTmaK, k_full(stage), seq, head_kv, batch);
+                if constexpr (kFp8) {
                     const int buffer = index % Shape::kVStagingBuffers;
-                    mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
-                    mbarrier_arrive_expect_tx(k_full(stage), Shape::kKBytes);
-                    tma_load_rows(smem_base + Shape::kKOffset + stage * Shape::kKBytes, tma, kWsTmaK, k_full(stage),
-                                  seq, head_kv, batch);
                     mbarrier_arrive_expect_tx(staging_full(buffer), Shape::kVBytes);
-                    tma_load_rows(smem_base + Shape::kVStagingOffset + buffer * Shape::kVBytes, tma, kWsTmaV,
-                                  staging_full(buffer), seq, head_kv, batch);
+                    tma_load_tile<Shape::kVSlices, kKeys, kElem>(smem_base + Shape::kVStagingOffset +
+                                                                     buffer * Shape::kVBytes,
+                                                                 tma, kWsTmaV, staging_full(buffer), seq, head_kv, batch);
+                } else {  // 16-bit V is used as it lands
+                    mbarrier_arrive_expect_tx(v_full(stage), Shape::kVBytes);
+                    tma_load_tile<Shape::kVSlices, kKeys, kElem>(smem_base + Shape::kVOffset + stage * Shape::kVBytes,
+                                                                 tma, kWsTmaV, v_full(stage), seq, head_kv, batch);
                 }
+            }
+            if constexpr (kFp8) {
                 if (index > 0) finish_v(index - 1);
             }
+        }
+        if constexpr (kFp8) {
             if (blocks > 0) finish_v(blocks - 1);
         }
     } else if (threadIdx.x < 128) {
@@ -370,13 +392,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
         const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
             (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
-        producer_load_tile<kRows, Shape::kQkChunks, Shape::kSwizzledQk>(smem_base + Shape::kQOffset, q_global, a.q_stride_seq * kElem,
-                                                   min(kRows, seqlen_q - row0), pt);
+        producer_load_tile<kRows, Shape::kQkChunks>(smem_base + Shape::kQOffset, q_global, a.q_stride_seq * kElem,
+                                                    min(kRows, seqlen_q - row0), pt);
         cp_async_arrive_on(q_full);
         auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
             named_barrier_sync(kProducerBarrier, 128);  // every producer thread's copies are visible
             if constexpr (kExperiment != 2) {
-                transpose_v_block<DV, Shape::kSwizzledV, false>(
+                transpose_v_block<DV, Shape::kSwizzledV, true>(
                     smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
                     smem + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVBytes, pt);
             }
@@ -394,7 +416,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 continue;
             }
             mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
-            producer_load_tile<kKeys, Shape::kQkChunks, Shape::kSwizzledQk>(smem_base + Shape::kKOffset + stage * Shape::kKBytes,
+            producer_load_tile<kKeys, Shape::kQkChunks>(smem_base + Shape::kKOffset + stage * Shape::kKBytes,
                                                         k_global + block * a.k_stride_seq * kElem,
                                                         a.k_stride_seq * kElem, valid, pt);
             cp_async_arrive_on(k_full(stage));
@@ -468,17 +490,14 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 
-        // Descriptors (attention_wgmma_tile_shape.h): one wgmma k-step is 32 bytes of a row, two
-        // chunks, for 16-bit (k = 16) and e4m3 (k = 32) alike.
+        // Descriptors of the 128-byte swizzled slices (attention_ws_tile_shape.h): one wgmma k-step
+        // is 32 bytes of a row, 16-bit (k = 16) and e4m3 (k = 32) alike, so k-step ks starts
+        // 32 (ks % 4) bytes into slice ks / 4; 8-row groups are 1024 bytes apart; the leading
+        // offset is unused.
         constexpr int kQkSteps = DQK * kElem / 32;
-        // Swizzled (FP8): a k-step moves the start 32 bytes along the 128-byte rows; 8-row groups
-        // are 1024 bytes apart; the leading offset is unused.
-        constexpr bool kSw = Shape::kSwizzledQk;
+        auto step_offset = [](int ks, int rows) { return static_cast<uint32_t>((ks / 4) * rows * 128 + (ks % 4) * 32); };
         const uint64_t desc_q =
-            kSw ? wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 128, 16, 1024) | kSwizzle128Bits
-                : wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 16, kRows * 16, 128);
-        constexpr uint32_t kQStepBytes = kSw ? 32 : 2 * kRows * 16;
-        constexpr uint32_t kKStepBytes = kSw ? 32 : 2 * kKeys * 16;
+            wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 128, 16, 1024) | kSwizzle128Bits;
         // With kQInRegisters, Q's A fragments are read from shared memory once per tile and the
         // score wgmma takes A from registers: per block only K is read from shared memory.
         // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
@@ -491,22 +510,22 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 for (int j = 0; j < 4; ++j) {
                     const int row = 64 * consumer + 16 * warp + group + 8 * (j % 2);
                     const int chunk = 2 * ks + j / 2;
-                    const int offset = kSw ? row * 128 + ((chunk ^ (row % 8)) * 16) : chunk * (kRows * 16) + row * 16;
+                    const int offset = (chunk / 8) * (kRows * 128) + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
                     qa[kQInRegisters ? ks : 0][j] =
                         *reinterpret_cast<const uint32_t*>(smem + Shape::kQOffset + offset + 4 * quad_lane);
                 }
         };
         auto issue_scores = [&](float (&s)[32], int index) {
             const uint32_t k_addr = smem_base + Shape::kKOffset + (index % kStages) * Shape::kKBytes;
-            const uint64_t desc_k = kSw ? wgmma_descriptor(k_addr, 16, 1024) | kSwizzle128Bits
-                                        : wgmma_descriptor(k_addr, kKeys * 16, 128);
+            const uint64_t desc_k = wgmma_descriptor(k_addr, 16, 1024) | kSwizzle128Bits;
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks) {
                 if constexpr (kQInRegisters) {
-                    wgmma_rs_scores<IN>(s, qa[ks], desc_k + ((ks * kKStepBytes) >> 4), ks > 0);
+                    wgmma_rs_scores<IN>(s, qa[ks], desc_k + (step_offset(ks, kKeys) >> 4), ks > 0);
                 } else {
-                    wgmma_scores<IN>(s, desc_q + ((ks * kQStepBytes) >> 4), desc_k + ((ks * kKStepBytes) >> 4), ks > 0);
+                    wgmma_scores<IN>(s, desc_q + (step_offset(ks, kRows) >> 4), desc_k + (step_offset(ks, kKeys) >> 4),
+                                     ks > 0);
                 }
             }
             wgmma_commit();
@@ -662,11 +681,15 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             if (consumer == 1 && blocks > 0) named_barrier_arrive(kFirstConsumerBarrier + 0, 256);
         }
 
+        // After waiting for a stage written by cp.async (generic proxy) and read by the wgmma (async
+        // proxy). Not needed after the tensor memory accelerator's copies; dropping it there
+        // measured within noise (16K: LEAN +1.5%, FP8 EXACT -3%, BF16 +0.7%), so it stays.
+        auto fence_after_wait = [&] { fence_proxy_async_shared(); };
         mbarrier_wait(q_full, 0);
         if constexpr (kQInRegisters) load_q_fragments();
         if (blocks > 0) {
             mbarrier_wait(k_full(0), 0);
-            fence_proxy_async_shared();
+            fence_after_wait();
             turn_begin();
             issue_scores(s, 0);
             turn_end();
@@ -678,7 +701,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // O += P(index) V(index), committed as one wgmma group.
         auto wait_v = [&](int index) {
             mbarrier_wait(v_full(index % kStages), (index / kStages) & 1);
-            fence_proxy_async_shared();
+            fence_after_wait();
         };
         auto issue_pv = [&](int index, auto& p) {
             const int stage = index % kStages;
@@ -718,9 +741,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     }
                 }
             } else {
-                const uint64_t desc_v = wgmma_descriptor(v_addr, 128, kKeys * 16);  // MN-major
+                // MN-major in the 128-byte swizzle (CUTLASS's canonical form
+                // ((64 columns, 2 slices), (8 keys, 8 groups)) : ((1, leading), (128 bytes, stride))):
+                // the leading offset steps to the next 64-column slice (kKeys * 128 bytes), the
+                // stride to the next 8 keys (1024 bytes); a k-step is 16 keys, 2048 bytes.
+                const uint64_t desc_v = wgmma_descriptor(v_addr, kKeys * 128, 1024) | kSwizzle128Bits;
 #pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv<IN>(acc, p[kk], desc_v + ((kk * 16 * 16) >> 4), 1);
+                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv<IN>(acc, p[kk], desc_v + ((kk * 16 * 128) >> 4), 1);
             }
             wgmma_commit();
         };
@@ -733,7 +760,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous.
         auto step = [&](int index, auto& p_now, auto& p_next) {
             mbarrier_wait(k_full((index + 1) % kStages), ((index + 1) / kStages) & 1);
-            fence_proxy_async_shared();
+            fence_after_wait();
             wait_v(index);
             turn_begin();
             issue_scores(s, index + 1);  // s is free: block index's softmax is done
@@ -747,8 +774,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
             for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
             release(index);
+            // A warp whose rows all keep their scale skips the 64 multiplies (ZYFA_WS_SKIP_UNIT_RESCALE,
+            // EXACT only); the vote keeps the branch uniform over the warp.
+            constexpr bool kSkipUnitRescale = ZYFA_WS_SKIP_UNIT_RESCALE && PM == PMode::Exact;
+            if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
 #pragma unroll
-            for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
+                for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
+            }
             if constexpr (kRowSumByMma) {
                 pin_registers(block_sum);
 #pragma unroll

@@ -1,14 +1,16 @@
 // The shared-memory layout of the warp-specialised sm_90a kernels (attention_fwd_ws.cuh), one
 // definition for the kernels and for the host launch plan (src/cuda/attention_launch_plan.cpp).
 //
-// Tiles are "chunk-major" as in attention_wgmma_tile_shape.h: 16-byte chunk c of row r at
+// Q and K tiles, and 16-bit V, are column slices of 128 bytes (attention_ws_tma_params.h) in the
+// 128-byte swizzle of wgmma, the layout the tensor memory accelerator writes. FP8 Vt is
+// "chunk-major" as in attention_wgmma_tile_shape.h: 16-byte chunk c of row r at
 // c * (rows * 16) + r * 16, so a wgmma core matrix (8 rows x 16 bytes) is 128 contiguous bytes.
 // K and V go through a ring of kStages stages, each guarded by mbarriers (full: the producer's
 // copies landed; empty: both consumer warpgroups are done with the stage).
 // FP8 V is needed K-major by the e4m3 wgmma (keys contiguous per output column): the producer
 // loads each V block as it is (kVStagingBuffers raw buffers) and writes its byte transpose Vt
 // (rows = output columns, chunks = 16 keys) into the ring stage. 16-bit V is used as loaded
-// (an MN-major B operand), so it has no staging buffers.
+// (an MN-major B operand in the 128-byte swizzle), so it has no staging buffers.
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
 
@@ -44,15 +46,16 @@ struct WsTileShape {
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
     static constexpr int kQkChunks = DQK * kElem / 16;
     static constexpr int kVChunks = DV * kElem / 16;
-    // FP8 head dim 128: Q and K (and V's staging buffers) in the 128-byte swizzled layout of wgmma,
-    // the layout the tensor memory accelerator writes (attention_ws_tma_params.h): rows of 128
-    // bytes, 16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16). With ZYFA_WS_SWIZZLE also
-    // Vt in the 64-byte swizzle: rows of 64 keys (64 bytes), chunk h of row d at
-    // d * 64 + ((h ^ ((d / 2) % 4)) * 16) (measured: docs/hopper-kernel-notes.md). Other tiles
-    // are chunk-major (attention_wgmma_tile_shape.h).
+    // Q and K (and FP8 V's staging buffers, 16-bit V's stages) in kQkSlices (kVSlices) column
+    // slices of 128 bytes, each rows x 128 bytes, 16-byte chunk c of row r at
+    // r * 128 + ((c ^ (r % 8)) * 16): the 128-byte swizzle of wgmma and of the tensor memory
+    // accelerator (attention_ws_tma_params.h). With ZYFA_WS_SWIZZLE also FP8 Vt in the 64-byte
+    // swizzle: rows of 64 keys (64 bytes), chunk h of row d at d * 64 + ((h ^ ((d / 2) % 4)) * 16)
+    // (measured: docs/hopper-kernel-notes.md); otherwise FP8 Vt is chunk-major.
     static constexpr bool kTma = ws_tma_layout(ELEM_BYTES, DQK, DV);
-    static constexpr bool kSwizzledQk = kTma;
-    static constexpr bool kSwizzledStaging = kTma;
+    static constexpr int kQkSlices = ws_tma_slices(ELEM_BYTES, DQK);
+    static constexpr int kVSlices = ws_tma_slices(ELEM_BYTES, DV);
+    static constexpr int kSliceBytes = 128;
     static constexpr bool kSwizzledV = ZYFA_WS_SWIZZLE && kFp8;
     // FP8: a K-major B operand of 8 rows x 64 keys of FP16 1.0 (chunk h of 8 keys of row r at
     // h * 128 + r * 16, 1 KB after the barriers), written once: P in FP16 times it (wgmma
@@ -60,8 +63,8 @@ struct WsTileShape {
     static constexpr bool kOnesTile = ZYFA_WS_ROW_SUM_MMA && kFp8;
     static constexpr int kOnesOffset = 1024;
     static constexpr int kOnesBytes = 8 * kKeys * 2;
-    static constexpr int kQBytes = kRows * DQK * kElem;
-    static constexpr int kKBytes = kKeys * DQK * kElem;
+    static constexpr int kQBytes = kQkSlices * kRows * kSliceBytes;  // FP8 192: the second slice half empty
+    static constexpr int kKBytes = kQkSlices * kKeys * kSliceBytes;
     static constexpr int kVBytes = kKeys * DV * kElem;
     // Header: the tile's key ranges (4 ints), then the mbarriers (8 bytes each).
     static constexpr int kKeyRangeOffset = 0;
@@ -79,10 +82,11 @@ struct WsTileShape {
     static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVBytes;
     static_assert(kStagingFullOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
-    static_assert(kQkChunks % 4 == 0 && kVChunks % 4 == 0, "the loader moves 4 chunks of 8 rows per warp");
+    static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");
+    static_assert(kVBytes == kVSlices * kKeys * kSliceBytes, "V rows are whole slices");
     static_assert(DV == 128, "the P.V wgmma wrappers are written for 128 output columns");
-    // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 111,616
-    // bytes, 16-bit 173,056 (Q and the K ring grow by half, V and its staging do not).
+    // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 133,120
+    // bytes (Q and K in two slices), 16-bit 174,080 (three slices); V and its staging do not grow.
     static_assert(kSharedBytes <= 227 * 1024, "shared memory beyond sm_90's per-block limit");
 };
 

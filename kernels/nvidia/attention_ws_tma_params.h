@@ -1,12 +1,15 @@
 // The second kernel parameter of the warp-specialised sm_90a kernels (attention_fwd_ws.cuh): TMA
 // tensor maps of Q, K and V, one definition for the kernels and the host (src/cuda).
 //
-// Where the maps are used (ws_tma_layout below: FP8, head dims 128/128), a box is a whole tile in
-// the 128-byte swizzle of wgmma's K-major operands: 128-byte rows (the FP8 head dim), 16-byte
-// chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16) (attention_ws_tile_shape.h). One copy moves
-// Q (128 rows), a K block or a V block (64 rows) in 128-byte row requests; boxes of 16-byte
-// chunk columns, which keep the unswizzled chunk-major tiles, were measured slower than the
-// producer's cp.async copies (H200, 2026-11-29: 344 against 402 TFLOP/s, FP8 LEAN 16K).
+// Every warp-specialised kernel's Q, K and V tiles are stored as column slices of 128 bytes
+// (ws_tma_slices below: FP8 head dim 128 one slice, 16-bit head dim 128 two, FP8 192 two with the
+// second half empty, 16-bit 192 three), each slice rows of 128 bytes in the 128-byte swizzle of
+// wgmma: 16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16) (attention_ws_tile_shape.h).
+// A box is one slice of a whole tile: 128 bytes of the head dim (128 FP8 or 64 16-bit elements)
+// times Q's 128 rows or a K or V block's 64 rows, one copy per slice; columns past the head dim
+// (FP8 192's second slice) read as zero and are never used. Boxes of 16-byte chunk columns, which
+// kept the older unswizzled tiles, were measured slower than the producer's cp.async copies
+// (H200, 2026-11-29: 344 against 402 TFLOP/s, FP8 LEAN 16K).
 //
 // Each map is rank 4 over the tensor as the caller laid it out: dim 0 the head dim (contiguous),
 // dims 1..3 the sequence, head and batch axes in the order of their strides (smallest first, as
@@ -23,14 +26,16 @@
 namespace zyfa {
 namespace nvidia {
 
-// The kernels whose tiles the maps fill: 128-byte rows of Q, K and V.
+// The warp-specialised kernels' head dims (128, and 192/128), whose tiles the maps fill.
 constexpr bool ws_tma_layout(int elem_bytes, int head_dim_qk, int head_dim_v) {
-    return elem_bytes == 1 && head_dim_qk == 128 && head_dim_v == 128;
+    return (elem_bytes == 1 || elem_bytes == 2) && (head_dim_qk == 128 || head_dim_qk == 192) && head_dim_v == 128;
 }
+// 128-byte column slices of a tile whose rows hold `head_dim` elements of `elem_bytes`.
+constexpr int ws_tma_slices(int elem_bytes, int head_dim) { return (head_dim * elem_bytes + 127) / 128; }
 
 struct alignas(64) WsTmaParams {
     static constexpr int kMapBytes = 128;   // sizeof(CUtensorMap), 64-byte aligned
-    static constexpr int kRowBytes = 128;   // the box's innermost extent (bytes), the swizzle span
+    static constexpr int kRowBytes = 128;   // the box's innermost extent (bytes), one slice, the swizzle span
     static constexpr int kQBoxRows = 128;   // WsTileShape::kRows
     static constexpr int kKvBoxRows = 64;   // WsTileShape::kKeys
     alignas(64) unsigned char q_map[kMapBytes];

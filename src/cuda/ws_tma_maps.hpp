@@ -9,8 +9,9 @@
 namespace zyfa {
 namespace cuda {
 
-// enabled = 1 with Q, K and V maps when the problem suits the tensor memory accelerator: the
-// kernel's tiles have the maps' layout (nvidia::ws_tma_layout); fixed length (varlen sequences
+// enabled = 1 with Q, K and V maps when the problem suits the tensor memory accelerator: a
+// warp-specialised kernel's head dims (nvidia::ws_tma_layout: 128, 192/128; boxes of one 128-byte
+// column slice, which the kernel copies once per slice); fixed length (varlen sequences
 // would read their neighbours' rows where the maps' zero fill ends a padded one); 16-byte aligned
 // base addresses and strides; a driver that encodes all three. Otherwise enabled = 0 and the
 // kernels copy with cp.async, with the same results.

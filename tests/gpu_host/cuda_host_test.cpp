@@ -727,23 +727,36 @@ void fp8_lean_ws_launch_encodes_three_maps(void**) {
     zyfa_context_destroy(ctx);
 }
 
-// (b) Warp-specialised launches whose tiles are not 128-byte rows (BF16 head dim 128, FP8 head
-// dims 192/128; ws_tma_layout): the second parameter without maps, and no encode.
-void ws_launches_without_128_byte_rows_have_no_maps(void**) {
+// (b) The other warp-specialised kernels (ws_tma_layout): BF16 head dim 128 (16-bit elements:
+// boxes of 64 elements = one 128-byte slice, the kernel copies two per tile) and FP8 head dims
+// 192/128 (Q and K in two slices of 128 elements, the second half past the head dim).
+void ws_launches_of_other_kernels_encode_slices(void**) {
     zyfa_context* ctx = sm90_context();
     Request bf16(128);
     bf16.params.lse = nullptr;
     Launched l = run_fwd(ctx, bf16, true);
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_bf16_d128");
     assert_int_equal(l.launches, 1);
-    assert_int_equal(fake_state()->tma_encodes, 0);
-    assert_int_equal(l.second.enabled, 0);
+    assert_int_equal(fake_state()->tma_encodes, 3);
+    assert_int_equal(l.second.enabled, 1);
+    expect_map(l, zyfa::nvidia::kWsTmaQ,
+               {bf16.q.data, 1, {128, 8, 100, 2}, {256, 8 * 256, 100 * 8 * 256}, {64, 1, 128, 1}, {2, 1, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {bf16.k.data, 1, {128, 2, 130, 2}, {256, 2 * 256, 130 * 2 * 256}, {64, 1, 64, 1}, {2, 1, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaV,
+               {bf16.v.data, 1, {128, 2, 130, 2}, {256, 2 * 256, 130 * 2 * 256}, {64, 1, 64, 1}, {2, 1, 3}});
     const Request mla = fp8_lean_request(192, 128);
     l = run_fwd(ctx, mla, true);
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d192_128");
     assert_int_equal(l.launches, 1);
-    assert_int_equal(fake_state()->tma_encodes, 0);
-    assert_int_equal(l.second.enabled, 0);
+    assert_int_equal(fake_state()->tma_encodes, 3);
+    assert_int_equal(l.second.enabled, 1);
+    expect_map(l, zyfa::nvidia::kWsTmaQ,
+               {mla.q.data, 0, {192, 8, 100, 2}, {192, 8 * 192, 100 * 8 * 192}, {128, 1, 128, 1}, {2, 1, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {mla.k.data, 0, {192, 2, 130, 2}, {192, 2 * 192, 130 * 2 * 192}, {128, 1, 64, 1}, {2, 1, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaV,
+               {mla.v.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
     zyfa_context_destroy(ctx);
 }
 
@@ -937,7 +950,7 @@ int main(int argc, char** argv) {
         }
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(fp8_lean_ws_launch_encodes_three_maps),
-            cmocka_unit_test(ws_launches_without_128_byte_rows_have_no_maps),
+            cmocka_unit_test(ws_launches_of_other_kernels_encode_slices),
             cmocka_unit_test(varlen_ws_launch_has_no_maps),
             cmocka_unit_test(tma_disabled_by_environment_at_creation),
             cmocka_unit_test(rejected_encode_falls_back_to_cp_async),
