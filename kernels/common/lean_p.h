@@ -64,23 +64,6 @@ ZYFA_HD uint32_t lean_p_code_bits_from_saturated(float y128) {
     return float_bits(fmaf(capped, 128.0f, 12582912.0f));
 }
 
-// lean_p_code_bits_from_saturated without its cap at code 126, for a block's visible scores when
-// lean_p_cap_unneeded(running max) holds: the kernels choose k so that none of them rounds above
-// 126 (below), and the cap then changes nothing. Saves one instruction per probability.
-ZYFA_HD uint32_t lean_p_code_bits_from_saturated_uncapped(float y128) { return float_bits(fmaf(y128, 128.0f, 12582912.0f)); }
-
-// Why the cap is idle for a block's visible scores s: with m the running max after the block
-// (>= the block's maximum b, both in log2 units) and k = block_scale_exponent(m, b, ...) <=
-// 8 + floor(m - b) (or the cap max_exponent when m - b >= max_exponent - 8, which keeps
-// 8k - 8(m - b) <= 64 too), a score's exact y is at most 56 + c + 8k - 8(m - b) <= 56 + c + 64
-// = 119.53. The fp32 evaluation adds: m - b rounded before the floor (up to half an ulp of m:
-// 8 * 0.0625 = 0.5 when |m| < 2^20), the bias's rounding (half an ulp of 8|m| + 128: <= 0.5),
-// b's own rounding from the score (8|b| 2^-24 <= 0.5 when |b| < 2^20; a b below -2^20 leaves
-// every y of the block far below 0) and the FMA's (< 2^-16): y <= 121.1 < 126.5, so the rounded
-// code is at most 121. |m| >= 2^20 (scores of a million log2 units, or NaN) keeps the cap.
-// Checked on the CPU over rows formed as the kernel forms them (tests/numerics/lean_p_test.cpp).
-ZYFA_HD bool lean_p_cap_unneeded(float running_max_log2) { return fabsf(running_max_log2) < 0x1p20f; }
-
 // The code itself: scale8_log2 = 8 * softmax_scale * descales * log2(e), s_raw the raw dot product.
 // A masked score (-inf) or a NaN clamps to 0, which decodes to exactly 0.
 ZYFA_HD uint8_t lean_p_code(float s_raw, float scale8_log2, float bias, FloatToIntRounding rounding,

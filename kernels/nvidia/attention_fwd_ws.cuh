@@ -73,9 +73,6 @@ constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
 // whenever the running max holds). H200, 16K causal hd128 (2026-11-29, same process): BF16 448.7
 // with against 436.7 without, FP8 EXACT 498.4 / 489.1; for LEAN, whose block exponent moves the
 // scale almost every block, 552.9 / 552.1, so LEAN does not test for it. 0 turns it off (A/B).
-#ifndef ZYFA_WS_LEAN_ALWAYS_CAP
-#define ZYFA_WS_LEAN_ALWAYS_CAP 0
-#endif
 #ifndef ZYFA_WS_TMA_CONSUMER_FENCE
 #define ZYFA_WS_TMA_CONSUMER_FENCE 0
 #endif
@@ -244,18 +241,10 @@ __device__ __forceinline__ void wgmma_wait() {
 // The magic-number sum of a Lean P code (low byte = the code): numerics::
 // lean_p_code_bits_from_saturated (kernels/common/lean_p.h, the algebra and its CPU test) after
 // the saturating FMA it expects, in three instructions instead of the clamp's four.
-template <bool CAPPED>
-struct CappedTag {
-    static constexpr bool value = CAPPED;
-};
-// CAPPED = false: the form without the cap at 126 (two instructions), for rows where
-// numerics::lean_p_cap_unneeded holds.
-template <bool CAPPED = true>
 __device__ __forceinline__ uint32_t lean_code_bits(float s, float scale8_div128, float bias_div128) {
     float y128;  // y / 128, saturated to [0, 1] (NaN -> +0)
     asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y128) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
-    return CAPPED ? numerics::lean_p_code_bits_from_saturated(y128)
-                  : numerics::lean_p_code_bits_from_saturated_uncapped(y128);
+    return numerics::lean_p_code_bits_from_saturated(y128);
 }
 
 // The byte pair (lo, hi) of two magic-number sums (low byte = a Lean P code), in the low half.
@@ -609,27 +598,16 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     // 64 of them sum exactly in any order; four partial sums hide the FADD latency.
                     // (Unused, and removed by the compiler, when the P.V wgmma sums the rows.)
                     float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    auto codes = [&](auto capped_tag) {
-                        constexpr bool kCapped = decltype(capped_tag)::value;
 #pragma unroll
-                        for (int n = 0; n < 8; ++n) {
-                            uint32_t bits[2];  // magic-number sums: low byte = the code
+                    for (int n = 0; n < 8; ++n) {
+                        uint32_t bits[2];  // magic-number sums: low byte = the code
 #pragma unroll
-                            for (int e = 0; e < 2; ++e) {
-                                bits[e] = visible(n, e) ? lean_code_bits<kCapped>(s[4 * n + 2 * rr + e], scale8_div128,
-                                                                                  bias * 0x1p-7f)
-                                                        : 0x4B400000u;
-                                sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
-                            }
-                            pairs[n] = code_pair(bits[0], bits[1]);
+                        for (int e = 0; e < 2; ++e) {
+                            bits[e] = visible(n, e) ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias * 0x1p-7f)
+                                                    : 0x4B400000u;
+                            sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
                         }
-                    };
-                    // Without the cap where it cannot act (numerics::lean_p_cap_unneeded: |m| < 2^20,
-                    // every real row); ZYFA_WS_LEAN_ALWAYS_CAP=1 keeps it everywhere (A/B).
-                    if (!ZYFA_WS_LEAN_ALWAYS_CAP && numerics::lean_p_cap_unneeded(m_new)) {
-                        codes(CappedTag<false>{});
-                    } else {
-                        codes(CappedTag<true>{});
+                        pairs[n] = code_pair(bits[0], bits[1]);
                     }
                     if constexpr (!kRowSumByMma) {
                         row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
@@ -709,7 +687,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // After waiting for a stage written by cp.async (generic proxy) and read by the wgmma (async
         // proxy). Not after the tensor memory accelerator's copies (async proxy themselves; the
         // producer fences its own stores of FP8 V's transpose before arriving): the fence is a
-        // MEMBAR and a FENCE.VIEW.ASYNC, twice per block. ZYFA_WS_TMA_CONSUMER_FENCE=1 keeps it (A/B).
+        // MEMBAR and a FENCE.VIEW.ASYNC, twice per block. ZYFA_WS_TMA_CONSUMER_FENCE=1 keeps it (A/B,
+        // H200 2026-11-29, 16K, two runs without / with: LEAN 560.5 / 552.1 and 554.0 / 549.9,
+        // BF16 439.6 / 436.7 and 444.7 / 434.1, FP8 EXACT, not a default kernel, 473.9 / 489.1 and
+        // 484.2 / 498.8).
         const bool consumer_fence = ZYFA_WS_TMA_CONSUMER_FENCE || !use_tma;
         auto fence_after_wait = [&] {
             if (consumer_fence) fence_proxy_async_shared();
