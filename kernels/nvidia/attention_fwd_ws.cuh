@@ -86,20 +86,24 @@ constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
 constexpr bool kQInRegisters = ZYFA_WS_Q_IN_REGISTERS != 0;
 
 // Byte transpose of one FP8 V block: raw (rows = 64 keys of DV columns; chunk-major, or with
-// RAW_SWIZZLED the 128-byte swizzle the tensor memory accelerator writes) -> vt (rows = DV output columns, 4 chunks of 16 keys; chunk-major, or 64-byte
+// RAW_SWIZZLED the 128-byte swizzled slice the tensor memory accelerator writes, rows of 128 bytes
+// whatever DV) -> vt (rows = DV output columns, 4 chunks of 16 keys; chunk-major, or 64-byte
 // swizzled with ZYFA_WS_SWIZZLE), with the keys of
 // each 16-key group in the order [0,1,8,9, 2,3,10,11, 4,5,12,13, 6,7,14,15] (see the top).
 // A work item is 4 keys x 4 columns: 4 words in, a 4x4 byte transpose (8 PRMT), 4 words out.
 // Lane = 4 * cq + t: t picks the keys {2t, 2t+1, 2t+8, 2t+9} of the group (= output word t), cq
-// the 4 columns 4 cq .. 4 cq + 3 of a 32-column quarter (one per warp); the output rows are
-// written in a lane-rotated order so that the 32 lanes' words fill 32 different banks.
+// the 4 columns 4 cq .. 4 cq + 3 of a 32-column quarter; the output rows are written in a
+// lane-rotated order so that the 32 lanes' words fill 32 different banks. DV = 128: one warp per
+// quarter, all 4 key groups; DV = 64: two warps per 32 columns, 2 key groups each.
 template <int DV, bool SWIZZLED, bool RAW_SWIZZLED>
 __device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsigned char* raw, int producer_thread) {
     constexpr int kKeys = 64;
-    static_assert(DV == 128, "one warp per 32 columns, 4 warps");
+    static_assert(DV == 128 || DV == 64, "32 columns per warp, 4 warps");
+    constexpr int kColumnWarps = DV / 32, kGroupsPerWarp = kColumnWarps;  // 4 warps x 32 columns x 4 groups / DV
     const int lane = producer_thread % 32, warp = producer_thread / 32;
     const int t = lane % 4, cq = lane / 4;
-    const int col0 = 32 * warp + 4 * cq;                // first of the item's 4 columns
+    const int col0 = 32 * (warp % kColumnWarps) + 4 * cq;  // first of the item's 4 columns
+    const int first_group = (warp / kColumnWarps) * kGroupsPerWarp;
     const int rotate = (cq / 2) % 4;                     // store row order, for the banks
     // The item's 4 columns in key row k: chunk-major at (col0 / 16) * 1024 + k * 16 + col0 % 16;
     // swizzled at k * 128 + (((col0 / 16) ^ (k % 8)) * 16) + col0 % 16, where k % 8 is 2t for
@@ -108,9 +112,10 @@ __device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsig
     const unsigned char* even = raw + (RAW_SWIZZLED ? (((col0 / 16) ^ (2 * t)) * 16) + col0 % 16
                                                     : (col0 / 16) * (kKeys * 16) + col0 % 16);
     const unsigned char* odd = RAW_SWIZZLED ? raw + (((col0 / 16) ^ (2 * t + 1)) * 16) + col0 % 16 : even;
-    constexpr int kRowBytes = RAW_SWIZZLED ? DV : 16;
+    constexpr int kRowBytes = RAW_SWIZZLED ? 128 : 16;
 #pragma unroll
-    for (int group = 0; group < kKeys / 16; ++group) {
+    for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
+        const int group = first_group + gi;
         const int key0 = 16 * group + 2 * t;
         uint32_t w[4];
         w[0] = *reinterpret_cast<const uint32_t*>(even + (key0 + 0) * kRowBytes);
@@ -169,8 +174,9 @@ __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const uns
     }
 }
 
-// S = Q K^T with Q (A) from registers, K (B) K-major from shared memory: m64n64, operands 32..35
-// the A fragment, 36 the K descriptor, 37 scale_d; 16-bit types end with tnspB = 0 (K-major).
+// m64n64 with A from registers and B from shared memory: S = Q K^T (K K-major), and P.V at head
+// dim 64 (FP8 Vt K-major; 16-bit V MN-major, TRANS_B). Operands 32..35 the A fragment, 36 the B
+// descriptor, 37 scale_d; 16-bit types end with tnspB (the e4m3 wgmma reads B K-major only).
 #define ZYFA_WS_D32_REGS                                                                              \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
@@ -180,8 +186,9 @@ __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const uns
     "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),       \
     "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),       \
     "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-template <InKind IN>
-__device__ __forceinline__ void wgmma_rs_scores(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+template <InKind IN, bool TRANS_B = false>
+__device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+    static_assert(!(TRANS_B && IN == InKind::E4m3), "the e4m3 wgmma reads B K-major");
     if constexpr (IN == InKind::E4m3) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " ZYFA_WS_D32_REGS
@@ -191,19 +198,30 @@ __device__ __forceinline__ void wgmma_rs_scores(float (&d)[32], const uint32_t (
     } else if constexpr (IN == InKind::Bf16) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " ZYFA_WS_D32_REGS
-                     ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
                      : ZYFA_WS_D32_OUTPUTS
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
     } else {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " ZYFA_WS_D32_REGS
-                     ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
                      : ZYFA_WS_D32_OUTPUTS
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
     }
 }
 #undef ZYFA_WS_D32_REGS
 #undef ZYFA_WS_D32_OUTPUTS
+
+// O += P V over one k-step for DV = 2N output columns: m64n128 (attention_fwd_wgmma.cuh's wrappers)
+// or m64n64; FP8 reads Vt K-major, 16-bit V MN-major.
+template <InKind IN, int N>
+__device__ __forceinline__ void wgmma_pv_ws(float (&d)[N], const uint32_t (&p)[4], uint64_t desc_v) {
+    if constexpr (N == 64) {
+        wgmma_pv<IN>(d, p, desc_v, 1);
+    } else {
+        wgmma_rs_n64<IN, IN != InKind::E4m3>(d, p, desc_v, 1);
+    }
+}
 
 // Row sums of P (FP8 LEAN, WsTileShape::kOnesTile): d (+)= P * ones over 16 keys, m64n8k16 with P
 // in FP16 (every e4m3 value is exact in FP16, and the FP16 wgmma sums in fp32, unlike the e4m3
@@ -353,7 +371,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             const int buffer = index % kBuffers;
             mbarrier_wait(staging_full(buffer), (index / kBuffers) & 1);
             transpose_v_block<DV, Shape::kSwizzledV, true>(smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                                                           smem + Shape::kVStagingOffset + buffer * Shape::kVBytes, pt);
+                                                           smem + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
             fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
             mbarrier_arrive(v_full(index % kStages));
         };
@@ -367,9 +385,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                                                               kWsTmaK, k_full(stage), seq, head_kv, batch);
                 if constexpr (kFp8) {
                     const int buffer = index % Shape::kVStagingBuffers;
-                    mbarrier_arrive_expect_tx(staging_full(buffer), Shape::kVBytes);
+                    mbarrier_arrive_expect_tx(staging_full(buffer), Shape::kVLoadBytes);
                     tma_load_tile<Shape::kVSlices, kKeys, kElem>(smem_base + Shape::kVStagingOffset +
-                                                                     buffer * Shape::kVBytes,
+                                                                     buffer * Shape::kVLoadBytes,
                                                                  tma, kWsTmaV, staging_full(buffer), seq, head_kv, batch);
                 } else {  // 16-bit V is used as it lands
                     mbarrier_arrive_expect_tx(v_full(stage), Shape::kVBytes);
@@ -403,7 +421,8 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             if constexpr (kExperiment != 2) {
                 transpose_v_block<DV, Shape::kSwizzledV, true>(
                     smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                    smem + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVBytes, pt);
+                    smem + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVLoadBytes,
+                    pt);
             }
             fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
             mbarrier_arrive(v_full(index % kStages));
@@ -427,7 +446,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 // Three staging buffers: the one written here was last read by finish_v(index - 3),
                 // which every producer thread left before the barrier of finish_v(index - 2).
                 producer_load_tile<kKeys, Shape::kVChunks>(
-                    smem_base + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVBytes,
+                    smem_base + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVLoadBytes,
                     v_global + block * a.v_stride_seq * kElem, a.v_stride_seq * kElem, valid, pt);
                 cp_async_commit();
                 if (index > 0) {
@@ -525,7 +544,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks) {
                 if constexpr (kQInRegisters) {
-                    wgmma_rs_scores<IN>(s, qa[ks], desc_k + (step_offset(ks, kKeys) >> 4), ks > 0);
+                    wgmma_rs_n64<IN>(s, qa[ks], desc_k + (step_offset(ks, kKeys) >> 4), ks > 0);
                 } else {
                     wgmma_scores<IN>(s, desc_q + (step_offset(ks, kRows) >> 4), desc_k + (step_offset(ks, kKeys) >> 4),
                                      ks > 0);
@@ -741,7 +760,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                                              : wgmma_descriptor(v_addr, DV * 16, 128);
                 constexpr uint32_t kVStepBytes = kSwV ? 32 : 2 * DV * 16;
 #pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv<IN>(acc, p[kk], desc_v + ((kk * kVStepBytes) >> 4), 1);
+                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv_ws<IN>(acc, p[kk], desc_v + ((kk * kVStepBytes) >> 4));
                 if constexpr (kRowSumByMma) {
                     // The ones tile: 8 rows, chunks of 8 keys 128 bytes apart; a k-step is 2 chunks.
                     const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
@@ -757,7 +776,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 // stride to the next 8 keys (1024 bytes); a k-step is 16 keys, 2048 bytes.
                 const uint64_t desc_v = wgmma_descriptor(v_addr, kKeys * 128, 1024) | kSwizzle128Bits;
 #pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv<IN>(acc, p[kk], desc_v + ((kk * 16 * 128) >> 4), 1);
+                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv_ws<IN>(acc, p[kk], desc_v + ((kk * 16 * 128) >> 4));
             }
             wgmma_commit();
         };

@@ -65,7 +65,10 @@ struct WsTileShape {
     static constexpr int kOnesBytes = 8 * kKeys * 2;
     static constexpr int kQBytes = kQkSlices * kRows * kSliceBytes;  // FP8 192: the second slice half empty
     static constexpr int kKBytes = kQkSlices * kKeys * kSliceBytes;
-    static constexpr int kVBytes = kKeys * DV * kElem;
+    static constexpr int kVBytes = kKeys * DV * kElem;  // a ring stage of V (FP8: the transpose Vt)
+    // V as copied (16-bit: the stage itself; FP8: a staging buffer): FP8 head dim 64 has rows of
+    // one slice whose second half is empty.
+    static constexpr int kVLoadBytes = kVSlices * kKeys * kSliceBytes;
     // Header: the tile's key ranges (4 ints), then the mbarriers (8 bytes each).
     static constexpr int kKeyRangeOffset = 0;
     static constexpr int kQFullOffset = 64;
@@ -79,12 +82,12 @@ struct WsTileShape {
     static constexpr int kKOffset = kQOffset + kQBytes;
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
     static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
-    static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVBytes;
+    static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVLoadBytes;
     static_assert(kStagingFullOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");
-    static_assert(kVBytes == kVSlices * kKeys * kSliceBytes, "V rows are whole slices");
-    static_assert(DV == 128, "the P.V wgmma wrappers are written for 128 output columns");
+    static_assert(kFp8 || kVBytes == kVLoadBytes, "16-bit V rows are whole slices");
+    static_assert(DV == 64 || DV == 128, "the P.V wgmma wrappers: 64 or 128 output columns");
     // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 133,120
     // bytes (Q and K in two slices), 16-bit 174,080 (three slices); V and its staging do not grow.
     static_assert(kSharedBytes <= 227 * 1024, "shared memory beyond sm_90's per-block limit");

@@ -3,11 +3,12 @@
 //
 // Every warp-specialised kernel's Q, K and V tiles are stored as column slices of 128 bytes
 // (ws_tma_slices below: FP8 head dim 128 one slice, 16-bit head dim 128 two, FP8 192 two with the
-// second half empty, 16-bit 192 three), each slice rows of 128 bytes in the 128-byte swizzle of
+// second half empty, 16-bit 192 three, FP8 64 one half-empty slice, 16-bit 64 one), each slice rows of 128 bytes in the 128-byte swizzle of
 // wgmma: 16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16) (attention_ws_tile_shape.h).
 // A box is one slice of a whole tile: 128 bytes of the head dim (128 FP8 or 64 16-bit elements)
 // times Q's 128 rows or a K or V block's 64 rows, one copy per slice; columns past the head dim
-// (FP8 192's second slice) read as zero and are never used. Boxes of 16-byte chunk columns, which
+// (FP8 192's second slice, FP8 64's upper half: a box wider than the tensor) read as zero and
+// are never used. Boxes of 16-byte chunk columns, which
 // kept the older unswizzled tiles, were measured slower than the producer's cp.async copies
 // (H200, 2026-11-29: 344 against 402 TFLOP/s, FP8 LEAN 16K).
 //
@@ -26,9 +27,11 @@
 namespace zyfa {
 namespace nvidia {
 
-// The warp-specialised kernels' head dims (128, and 192/128), whose tiles the maps fill.
+// The warp-specialised kernels' head dims (64, 128, and 192/128), whose tiles the maps fill.
 constexpr bool ws_tma_layout(int elem_bytes, int head_dim_qk, int head_dim_v) {
-    return (elem_bytes == 1 || elem_bytes == 2) && (head_dim_qk == 128 || head_dim_qk == 192) && head_dim_v == 128;
+    return (elem_bytes == 1 || elem_bytes == 2) &&
+           ((head_dim_qk == 64 && head_dim_v == 64) ||
+            ((head_dim_qk == 128 || head_dim_qk == 192) && head_dim_v == 128));
 }
 // 128-byte column slices of a tile whose rows hold `head_dim` elements of `elem_bytes`.
 constexpr int ws_tma_slices(int elem_bytes, int head_dim) { return (head_dim * elem_bytes + 127) / 128; }

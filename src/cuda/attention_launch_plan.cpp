@@ -74,16 +74,20 @@ constexpr WgmmaFamily kWgmmaFamilies[] = {
       wgmma_shared_bytes_of<1, 128, 128, 2>(), false}, 2},
 };
 
-// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims 128 and
+// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims 64, 128 and
 // 192/128: 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups), one CTA
-// per SM. Head dim 192/128 has no wgmma kernel in between: it moves from the mma.sync kernel to
-// these under the same ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA rules as head dim 128.
+// per SM. Head dims 64 and 192/128 have no wgmma kernel in between: they move from the mma.sync
+// kernel to these under the same ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA rules as head dim 128.
 template <int ELEM, int DQK, int DV>
 constexpr uint32_t ws_shared_bytes_of() {
     return static_cast<uint32_t>(nvidia::WsTileShape<ELEM, DQK, DV>::kSharedBytes);
 }
 
 constexpr KernelFamily kWsFamilies[] = {
+    {false, 64, 64, "attn_fwd_ws_b16_d64", "zyfa_attn_fwd_ws_bf16_d64", "zyfa_attn_fwd_ws_fp16_d64",
+     ws_shared_bytes_of<2, 64, 64>(), false},
+    {true, 64, 64, "attn_fwd_ws_e4m3_d64", "zyfa_attn_fwd_ws_e4m3_exact_d64", "zyfa_attn_fwd_ws_e4m3_lean_d64",
+     ws_shared_bytes_of<1, 64, 64>(), false},
     {false, 128, 128, "attn_fwd_ws_b16_d128", "zyfa_attn_fwd_ws_bf16_d128", "zyfa_attn_fwd_ws_fp16_d128",
      ws_shared_bytes_of<2, 128, 128>(), false},
     {true, 128, 128, "attn_fwd_ws_e4m3_d128", "zyfa_attn_fwd_ws_e4m3_exact_d128", "zyfa_attn_fwd_ws_e4m3_lean_d128",

@@ -1,5 +1,5 @@
 // The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh) on the H200, head
-// dims 128 and 192/128 (MLA: Q and K 192, V 128):
+// dims 128, 192/128 (MLA: Q and K 192, V 128) and 64:
 //   1. the launch plan picks them for both: 16-bit inputs and FP8 LEAN by default (and with
 //      ZYFA_NVIDIA_WS=2), 16-bit only with 1, FP8 EXACT too with 3, none with 0;
 //   2. every mask, windows, GQA/MQA, varlen, lse, descales and output dtypes on sequences long
@@ -9,7 +9,7 @@
 //      head dims; each case first checks that it runs the warp-specialised kernel of its dims;
 //   3. the e4m3 wgmma's narrow adder, measured: the same inputs through the warp-specialised
 //      kernel (ZYFA_NVIDIA_WS=3) and a kernel with fp32 sums (ZYFA_NVIDIA_WS=0: the FP16-widened
-//      wgmma kernel at head dim 128, the mma.sync kernel at 192/128) against fp64, with the bound
+//      wgmma kernel at head dim 128, the mma.sync kernel at 192/128 and 64) against fp64, with the bound
 //      stated beside the assertion.
 // Exits 77 (skipped) without a CUDA device, and skips part 3's comparison on devices that are not
 // sm_90 (no wgmma kernels there).
@@ -65,7 +65,7 @@ struct WsDims {
     int64_t qk, v;
     const char* suffix;
 };
-constexpr WsDims kWsDims[] = {{128, 128, "_d128"}, {192, 128, "_d192_128"}};
+constexpr WsDims kWsDims[] = {{128, 128, "_d128"}, {192, 128, "_d192_128"}, {64, 64, "_d64"}};
 
 CaseShape with_dims(const DtypeMode& m, const WsDims& d) {
     CaseShape s = mode_shape(m);
@@ -108,10 +108,10 @@ void test_plan_picks_ws_kernels(void**) {
             assert_true(ends_with(with_all, d.suffix));
             assert_true(!is_ws(with_none));
         }
-        // Other head dims keep the older kernels.
-        CaseShape d64 = mode_shape(m);
-        d64.head_dim_qk = d64.head_dim_v = 64;
-        assert_true(!is_ws(kernel_name_of(all, d64)));
+        // Head dim 256 keeps the older kernels.
+        CaseShape d256 = mode_shape(m);
+        d256.head_dim_qk = d256.head_dim_v = 256;
+        assert_true(!is_ws(kernel_name_of(all, d256)));
     }
     zyfa_context_destroy(one);
     zyfa_context_destroy(lean);
@@ -124,7 +124,7 @@ void test_plan_picks_ws_kernels(void**) {
 // head dim 128, the mma.sync kernel at 192/128).
 zyfa_context* g_ws_context = nullptr;
 
-// Every mode at head dims 128 and 192/128. On sm_90a, 16-bit and FP8 LEAN cases first check that
+// Every mode at head dims 128, 192/128 and 64. On sm_90a, 16-bit and FP8 LEAN cases first check that
 // the plan gives them the warp-specialised kernel of their dims (so a dispatch change cannot turn
 // these into tests of another kernel), FP8 EXACT that it does not (ZYFA_NVIDIA_WS=2).
 template <class ShapeOf>
@@ -262,7 +262,7 @@ Measured measure(zyfa_context* ctx, const CaseShape& shape) {
 
 // The e4m3 wgmma adds products (and O's running sum) with fewer bits than fp32. Against a kernel
 // with fp32 sums on the same inputs (ZYFA_NVIDIA_WS=0: the FP16-widened wgmma kernel at head dim
-// 128, the mma.sync kernel at 192/128), both against fp64:
+// 128, the mma.sync kernel at 192/128 and 64), both against fp64:
 //   LEAN: O's error is dominated by Lean P's own rounding (RMS ~3% per probability); the narrow
 //   adder's ~1e-3 relative noise adds in quadrature, so the O error may grow by at most 10% over
 //   the widened kernel's (measured on the H200: see docs/hopper-kernel-notes.md), and the lse

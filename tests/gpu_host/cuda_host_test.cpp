@@ -728,8 +728,9 @@ void fp8_lean_ws_launch_encodes_three_maps(void**) {
 }
 
 // (b) The other warp-specialised kernels (ws_tma_layout): BF16 head dim 128 (16-bit elements:
-// boxes of 64 elements = one 128-byte slice, the kernel copies two per tile) and FP8 head dims
-// 192/128 (Q and K in two slices of 128 elements, the second half past the head dim).
+// boxes of 64 elements = one 128-byte slice, the kernel copies two per tile), FP8 head dims
+// 192/128 (Q and K in two slices of 128 elements, the second half past the head dim) and FP8 head
+// dim 64 (one slice of 128 elements, wider than the tensor: its upper half reads as zero).
 void ws_launches_of_other_kernels_encode_slices(void**) {
     zyfa_context* ctx = sm90_context();
     Request bf16(128);
@@ -757,6 +758,18 @@ void ws_launches_of_other_kernels_encode_slices(void**) {
                {mla.k.data, 0, {192, 2, 130, 2}, {192, 2 * 192, 130 * 2 * 192}, {128, 1, 64, 1}, {2, 1, 3}});
     expect_map(l, zyfa::nvidia::kWsTmaV,
                {mla.v.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
+    const Request d64 = fp8_lean_request(64, 64);
+    l = run_fwd(ctx, d64, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d64");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->tma_encodes, 3);
+    assert_int_equal(l.second.enabled, 1);
+    expect_map(l, zyfa::nvidia::kWsTmaQ,
+               {d64.q.data, 0, {64, 8, 100, 2}, {64, 8 * 64, 100 * 8 * 64}, {128, 1, 128, 1}, {2, 1, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaK,
+               {d64.k.data, 0, {64, 2, 130, 2}, {64, 2 * 64, 130 * 2 * 64}, {128, 1, 64, 1}, {2, 1, 3}});
+    expect_map(l, zyfa::nvidia::kWsTmaV,
+               {d64.v.data, 0, {64, 2, 130, 2}, {64, 2 * 64, 130 * 2 * 64}, {128, 1, 64, 1}, {2, 1, 3}});
     zyfa_context_destroy(ctx);
 }
 
@@ -894,9 +907,9 @@ void other_kernels_encode_nothing(void**) {
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_wg_e4m3_exact_d128");
     assert_int_equal(l.launches, 1);
     assert_int_equal(fake_state()->tma_encodes, 0);
-    const Request d64 = fp8_lean_request(64, 64);  // no warp-specialised kernel for head dim 64
-    l = run_fwd(ctx, d64, false);
-    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_lean_d64");
+    const Request d256 = fp8_lean_request(256, 256);  // no warp-specialised kernel for head dim 256
+    l = run_fwd(ctx, d256, false);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_lean_d256");
     assert_int_equal(l.launches, 1);
     assert_int_equal(fake_state()->tma_encodes, 0);
     zyfa_context_destroy(ctx);
