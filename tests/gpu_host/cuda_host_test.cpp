@@ -731,45 +731,38 @@ void fp8_lean_ws_launch_encodes_three_maps(void**) {
 // boxes of 64 elements = one 128-byte slice, the kernel copies two per tile), FP8 head dims
 // 192/128 (Q and K in two slices of 128 elements, the second half past the head dim) and FP8 head
 // dim 64 (one slice of 128 elements, wider than the tensor: its upper half reads as zero).
+// The map expected for a tensor of Request's layout [batch 2, seq, heads, dim]: element type
+// 0 (UINT8) or 1 (UINT16), boxes of one 128-byte slice by `rows` rows, the head axis in dim 1.
+ExpectedMap slice_map(const void* address, uint64_t element_bytes, uint64_t dim, uint64_t heads, uint64_t seq,
+                      uint32_t rows) {
+    const uint64_t row = dim * element_bytes;
+    return {address,       element_bytes == 1 ? 0 : 1, {dim, heads, seq, 2}, {row, heads * row, seq * heads * row},
+            {static_cast<uint32_t>(128 / element_bytes), 1, rows, 1}, {2, 1, 3}};
+}
+
 void ws_launches_of_other_kernels_encode_slices(void**) {
     zyfa_context* ctx = sm90_context();
     Request bf16(128);
     bf16.params.lse = nullptr;
-    Launched l = run_fwd(ctx, bf16, true);
-    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_bf16_d128");
-    assert_int_equal(l.launches, 1);
-    assert_int_equal(fake_state()->tma_encodes, 3);
-    assert_int_equal(l.second.enabled, 1);
-    expect_map(l, zyfa::nvidia::kWsTmaQ,
-               {bf16.q.data, 1, {128, 8, 100, 2}, {256, 8 * 256, 100 * 8 * 256}, {64, 1, 128, 1}, {2, 1, 3}});
-    expect_map(l, zyfa::nvidia::kWsTmaK,
-               {bf16.k.data, 1, {128, 2, 130, 2}, {256, 2 * 256, 130 * 2 * 256}, {64, 1, 64, 1}, {2, 1, 3}});
-    expect_map(l, zyfa::nvidia::kWsTmaV,
-               {bf16.v.data, 1, {128, 2, 130, 2}, {256, 2 * 256, 130 * 2 * 256}, {64, 1, 64, 1}, {2, 1, 3}});
-    const Request mla = fp8_lean_request(192, 128);
-    l = run_fwd(ctx, mla, true);
-    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d192_128");
-    assert_int_equal(l.launches, 1);
-    assert_int_equal(fake_state()->tma_encodes, 3);
-    assert_int_equal(l.second.enabled, 1);
-    expect_map(l, zyfa::nvidia::kWsTmaQ,
-               {mla.q.data, 0, {192, 8, 100, 2}, {192, 8 * 192, 100 * 8 * 192}, {128, 1, 128, 1}, {2, 1, 3}});
-    expect_map(l, zyfa::nvidia::kWsTmaK,
-               {mla.k.data, 0, {192, 2, 130, 2}, {192, 2 * 192, 130 * 2 * 192}, {128, 1, 64, 1}, {2, 1, 3}});
-    expect_map(l, zyfa::nvidia::kWsTmaV,
-               {mla.v.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
-    const Request d64 = fp8_lean_request(64, 64);
-    l = run_fwd(ctx, d64, true);
-    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d64");
-    assert_int_equal(l.launches, 1);
-    assert_int_equal(fake_state()->tma_encodes, 3);
-    assert_int_equal(l.second.enabled, 1);
-    expect_map(l, zyfa::nvidia::kWsTmaQ,
-               {d64.q.data, 0, {64, 8, 100, 2}, {64, 8 * 64, 100 * 8 * 64}, {128, 1, 128, 1}, {2, 1, 3}});
-    expect_map(l, zyfa::nvidia::kWsTmaK,
-               {d64.k.data, 0, {64, 2, 130, 2}, {64, 2 * 64, 130 * 2 * 64}, {128, 1, 64, 1}, {2, 1, 3}});
-    expect_map(l, zyfa::nvidia::kWsTmaV,
-               {d64.v.data, 0, {64, 2, 130, 2}, {64, 2 * 64, 130 * 2 * 64}, {128, 1, 64, 1}, {2, 1, 3}});
+    const struct {
+        Request request;
+        const char* kernel;
+        uint64_t element_bytes;
+    } cases[] = {{bf16, "zyfa_attn_fwd_ws_bf16_d128", 2},
+                 {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 1},
+                 {fp8_lean_request(64, 64), "zyfa_attn_fwd_ws_e4m3_lean_d64", 1}};
+    for (const auto& c : cases) {
+        const Request& r = c.request;
+        const Launched l = run_fwd(ctx, r, true);
+        assert_string_equal(l.kernel.c_str(), c.kernel);
+        assert_int_equal(l.launches, 1);
+        assert_int_equal(fake_state()->tma_encodes, 3);
+        assert_int_equal(l.second.enabled, 1);
+        const uint64_t dqk = static_cast<uint64_t>(r.params.head_dim_qk), dv = static_cast<uint64_t>(r.params.head_dim_v);
+        expect_map(l, zyfa::nvidia::kWsTmaQ, slice_map(r.q.data, c.element_bytes, dqk, 8, 100, 128));
+        expect_map(l, zyfa::nvidia::kWsTmaK, slice_map(r.k.data, c.element_bytes, dqk, 2, 130, 64));
+        expect_map(l, zyfa::nvidia::kWsTmaV, slice_map(r.v.data, c.element_bytes, dv, 2, 130, 64));
+    }
     zyfa_context_destroy(ctx);
 }
 
