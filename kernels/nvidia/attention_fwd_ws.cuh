@@ -6,26 +6,27 @@
 // the sequence (the CPU model's key_block; LEAN's block scales depend on it).
 //   Warpgroup 0, the producer (setmaxnreg down to kProducerRegisters): loads Q once, then K and V
 //   blocks into a ring of three stages (attention_ws_tile_shape.h): with the tensor memory
-//   accelerator where the host passed tensor maps (FP8 head dim 128, attention_ws_tma_params.h:
-//   thread 0 issues one copy per tile, completing the stage's "full" mbarrier's transaction
-//   bytes), otherwise with cp.async by all 128 threads (cp.async.mbarrier.arrive.noinc); it waits
+//   accelerator where the host passed tensor maps (attention_ws_tma_params.h: thread 0 issues one
+//   copy per 128-byte column slice of a tile, completing the stage's "full" mbarrier's transaction
+//   bytes), otherwise (varlen, strides the TMA cannot take) with cp.async by all 128 threads into
+//   the same layout (cp.async.mbarrier.arrive.noinc); it waits
 //   on the stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
 //   producer writes their byte transpose into the stage (transpose_v_block below): the e4m3 wgmma
 //   reads both operands K-major, so P.V needs V with keys contiguous.
 //   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
 //   Per block: S = Q K^T (wgmma m64n64, Q's A fragments held in registers, K from shared memory),
 //   the online softmax on the accumulator registers, P packed in registers into the A operand of
-//   O += P V (wgmma m64n128, V from shared memory); FP8 LEAN also sums each row of P with an FP16
+//   O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an FP16
 //   wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). FlashAttention-3's
 //   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers);
 //   between the warpgroups, with ZYFA_WS_PINGPONG=1, ping-pong: they take turns to issue their
 //   wgmmas (named barriers; off by default, measured slower since TMA).
 // Measured design, figures and where the time goes: docs/hopper-kernel-notes.md. The launch plan
 // uses these kernels for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 3 adds FP8 EXACT).
-// Head dims: 128, and 192/128 (MLA). Only DQK's chunk count depends on the head dim of Q and K
-// (Q/K tile sizes, the producer's copies, the k-steps of S = Q K^T and Q's register fragments);
-// V, P, O and the transpose are DV = 128 in both. At 192/128 Q's fragments take 24 (FP8) / 48
-// (16-bit) registers instead of 16 / 32, and ptxas still reports no spills (check_ws_kernels.sh).
+// Head dims: 128, 192/128 (MLA) and 64. DQK sets the Q/K slices, the k-steps of S = Q K^T and Q's
+// register fragments (at 192/128 24 (FP8) / 48 (16-bit) registers instead of 16 / 32); DV = 128
+// or 64 sets V's slices, the P.V wgmma (m64n128 or m64n64) and O's accumulator. ptxas reports no
+// spills for any of them (check_ws_kernels.sh).
 //
 // FP8 goes through the e4m3 wgmma (k = 32), whose adder is narrower than fp32: scores and the P.V
 // partial sums carry an extra relative error of about 1e-3 over the CPU model (the reason the
@@ -69,13 +70,14 @@ constexpr bool kPingPong = ZYFA_WS_PINGPONG != 0;
 #define ZYFA_WS_EXPERIMENT 0
 #endif
 constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
+// 1 keeps the consumers' proxy fence after TMA-filled stages too (A/B; see fence_after_wait).
+#ifndef ZYFA_WS_TMA_CONSUMER_FENCE
+#define ZYFA_WS_TMA_CONSUMER_FENCE 0
+#endif
 // Skip O's rescale when a warp's 16 rows all keep their scale (EXACT softmax: rescale = alpha, 1
 // whenever the running max holds). H200, 16K causal hd128 (2026-11-29, same process): BF16 448.7
 // with against 436.7 without, FP8 EXACT 498.4 / 489.1; for LEAN, whose block exponent moves the
 // scale almost every block, 552.9 / 552.1, so LEAN does not test for it. 0 turns it off (A/B).
-#ifndef ZYFA_WS_TMA_CONSUMER_FENCE
-#define ZYFA_WS_TMA_CONSUMER_FENCE 0
-#endif
 #ifndef ZYFA_WS_SKIP_UNIT_RESCALE
 #define ZYFA_WS_SKIP_UNIT_RESCALE 1
 #endif
