@@ -65,7 +65,8 @@ constexpr bool kPingPong = ZYFA_WS_PINGPONG != 0;
 // Timing experiments only (wrong results; never in a shipped build): 1 = no softmax (P from the
 // score bits), 2 = no V transpose, 3 = no K/V copies (zero fill), 4 = a producer that only
 // signals (no copies, no transpose), 5 = consumers that only wait and release (no wgmma, no
-// softmax). See docs/hopper-kernel-notes.md.
+// softmax), 6 = no rescale of O between blocks (the 64 multiplies per block and thread). See
+// docs/hopper-kernel-notes.md.
 #ifndef ZYFA_WS_EXPERIMENT
 #define ZYFA_WS_EXPERIMENT 0
 #endif
@@ -808,7 +809,8 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             // A warp whose rows all keep their scale skips the 64 multiplies (ZYFA_WS_SKIP_UNIT_RESCALE,
             // EXACT only); the vote keeps the branch uniform over the warp.
             constexpr bool kSkipUnitRescale = ZYFA_WS_SKIP_UNIT_RESCALE && PM == PMode::Exact;
-            if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+            if (kExperiment != 6 &&
+                (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f))) {
 #pragma unroll
                 for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
             }
