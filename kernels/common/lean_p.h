@@ -49,19 +49,24 @@ ZYFA_HD float lean_p_bias(float running_max_log2, int block_exponent, float cent
     return (lean_p_code_of_one(f) + centre + 8.0f * (float)block_exponent) - 8.0f * running_max_log2;
 }
 
-// The form the sm_90a warp-specialised kernel computes (attention_fwd_ws.cuh), three instructions
-// per code instead of four: y128 = sat(fma(s_raw, scale8_log2 / 128, bias / 128)) (PTX fma.rn.sat:
-// clamped to [0, 1], NaN -> +0; saturate_unit below is that clamp) is clamp(y, 0, 128) / 128
-// exactly, since a power-of-two scale commutes with rounding; one min caps it at 126 / 128 and an
-// FMA scales back while adding 1.5 * 2^23, one rounding like the add of the unscaled y. Returns the
-// magic-number sum, whose low byte is lean_p_code(..., NearestEven, E4M3FN) (checked on the CPU
-// by tests/numerics/lean_p_test.cpp). Exact except at rounding ties when scale8_log2 / 128 or
-// bias / 128 falls below 2^-126 (subnormal): scales and biases that small never occur with real
-// descales.
+// The form the sm_90a warp-specialised kernel computes (attention_fwd_ws.cuh), two instructions
+// per code and one per two codes: y128 = sat(fma(s_raw, scale8_log2 / 128, bias / 128)) (PTX
+// fma.rn.sat: clamped to [0, 1], NaN -> +0; saturate_unit below is that clamp) is
+// clamp(y, 0, 128) / 128 exactly, since a power-of-two scale commutes with rounding; an FMA scales
+// back while adding 1.5 * 2^23, one rounding like the add of the unscaled y, so the low byte of the
+// magic-number sum is round(clamp(y, 0, 128)) (0..128; byte 1 is 0). The cap at 126 follows on two
+// codes at once (lean_p_capped_code_lanes: PTX min.u16x2): min(round(y), 126) = round(min(y, 126))
+// because 126 is an integer and rounding is monotonic. Together they give lean_p_code(...,
+// NearestEven, E4M3FN) (checked on the CPU by tests/numerics/lean_p_test.cpp). Exact except at
+// rounding ties when scale8_log2 / 128 or bias / 128 falls below 2^-126 (subnormal): scales and
+// biases that small never occur with real descales.
 ZYFA_HD float saturate_unit(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
-ZYFA_HD uint32_t lean_p_code_bits_from_saturated(float y128) {
-    const float capped = fminf(y128, lean_p_max_code(Fp8Format::E4M3FN) * 0x1p-7f);
-    return float_bits(fmaf(capped, 128.0f, 12582912.0f));
+ZYFA_HD uint32_t lean_p_uncapped_bits_from_saturated(float y128) { return float_bits(fmaf(y128, 128.0f, 12582912.0f)); }
+// Two uncapped sums -> their codes capped at 126, in the low bytes of the two 16-bit lanes.
+ZYFA_HD uint32_t lean_p_capped_code_lanes(uint32_t lo_bits, uint32_t hi_bits) {
+    const uint32_t cap = (uint32_t)lean_p_max_code(Fp8Format::E4M3FN);
+    const uint32_t lo = lo_bits & 0xFFFFu, hi = hi_bits & 0xFFFFu;
+    return (lo < cap ? lo : cap) | ((hi < cap ? hi : cap) << 16);
 }
 
 // The code itself: scale8_log2 = 8 * softmax_scale * descales * log2(e), s_raw the raw dot product.

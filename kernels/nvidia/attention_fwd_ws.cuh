@@ -254,22 +254,45 @@ __device__ __forceinline__ uint32_t e4m3_pair_to_f16x2(uint32_t codes) {
 constexpr uint64_t kSwizzle128Bits = uint64_t{1} << 62;
 constexpr uint64_t kSwizzle64Bits = uint64_t{2} << 62;
 
+// desc with `add` (16-byte units) added to its start address: 32-bit arithmetic on the low word,
+// which never carries into the high one (the 14-bit address field spans 256 KB of shared memory).
+__device__ __forceinline__ uint64_t descriptor_plus(uint64_t desc, uint32_t add) {
+    return (desc & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + add);
+}
+
+// A ring stage and the parity of its current use (the mbarrier phase to wait for), carried from
+// block to block instead of index % stages and (index / stages) & 1 per wait.
+struct RingSlot {
+    int stage;
+    int parity;
+};
+template <int kStages>
+__device__ __forceinline__ RingSlot next_slot(RingSlot r) {
+    return r.stage + 1 == kStages ? RingSlot{0, r.parity ^ 1} : RingSlot{r.stage + 1, r.parity};
+}
+
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-// The magic-number sum of a Lean P code (low byte = the code): numerics::
-// lean_p_code_bits_from_saturated (kernels/common/lean_p.h, the algebra and its CPU test) after
-// the saturating FMA it expects, in three instructions instead of the clamp's four.
+// The magic-number sum of a Lean P code before its cap (low byte = round(clamp(y, 0, 128))):
+// numerics::lean_p_uncapped_bits_from_saturated (kernels/common/lean_p.h, the algebra and its CPU
+// test) after the saturating FMA it expects: two instructions.
 __device__ __forceinline__ uint32_t lean_code_bits(float s, float scale8_div128, float bias_div128) {
     float y128;  // y / 128, saturated to [0, 1] (NaN -> +0)
     asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y128) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
-    return numerics::lean_p_code_bits_from_saturated(y128);
+    return numerics::lean_p_uncapped_bits_from_saturated(y128);
 }
 
-// The byte pair (lo, hi) of two magic-number sums (low byte = a Lean P code), in the low half.
-__device__ __forceinline__ uint32_t code_pair(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x0040); }
+// Two magic-number sums -> their codes capped at 126 in the low bytes of two 16-bit lanes
+// (numerics::lean_p_capped_code_lanes): one PRMT and one min.u16x2 (VIMNMX.U16x2) per two codes,
+// where a min per code cost 32 FMNMX per row block.
+__device__ __forceinline__ uint32_t capped_code_lanes(uint32_t lo, uint32_t hi) {
+    uint32_t capped;
+    asm("min.u16x2 %0, %1, %2;" : "=r"(capped) : "r"(__byte_perm(lo, hi, 0x5410)), "r"(0x007E007Eu));
+    return capped;
+}
 
 template <InKind IN, PMode PM, int DQK, int DV>
 __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, const WsTmaParams& tma) {
@@ -373,13 +396,22 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;  // 16-bit never calls this
             const int buffer = index % kBuffers;
             mbarrier_wait(staging_full(buffer), (index / kBuffers) & 1);
-            transpose_v_block<DV, Shape::kSwizzledV, true>(smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                                                           smem + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
+            if constexpr (kExperiment != 2) {
+                transpose_v_block<DV, Shape::kSwizzledV, true>(
+                    smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                    smem + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
+            }
             fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
             mbarrier_arrive(v_full(index % kStages));
         };
         for (int index = 0; index < blocks; ++index) {
             const int stage = index % kStages;
+            if constexpr (kExperiment == 4) {  // signal only: every thread waits, arrives on V
+                mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
+                if (pt == 0) mbarrier_arrive(k_full(stage));
+                if (kFp8 || pt == 0) mbarrier_arrive(v_full(stage));
+                continue;
+            }
             if (pt == 0) {
                 const int seq = k_seq0 + index * kKeys;
                 mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
@@ -402,7 +434,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 if (index > 0) finish_v(index - 1);
             }
         }
-        if constexpr (kFp8) {
+        if constexpr (kFp8 && kExperiment != 4) {
             if (blocks > 0) finish_v(blocks - 1);
         }
     } else if (threadIdx.x < 128) {
@@ -540,14 +572,17 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                         *reinterpret_cast<const uint32_t*>(smem + Shape::kQOffset + offset + 4 * quad_lane);
                 }
         };
-        auto issue_scores = [&](float (&s)[32], int index) {
-            const uint32_t k_addr = smem_base + Shape::kKOffset + (index % kStages) * Shape::kKBytes;
-            const uint64_t desc_k = wgmma_descriptor(k_addr, 16, 1024) | kSwizzle128Bits;
+        // Stage 0's descriptors, computed once; a stage adds its offset to the start address.
+        const uint64_t desc_k0 = wgmma_descriptor(smem_base + Shape::kKOffset, 16, 1024) | kSwizzle128Bits;
+        auto issue_scores = [&](float (&s)[32], RingSlot slot) {
+            const uint64_t desc_k = descriptor_plus(desc_k0, slot.stage * (Shape::kKBytes >> 4));
+            // A PTX comment: tests/gpu/check_ws_kernels.sh counts the wgmmas from here to the commit.
+            asm volatile("// zyfa-ws-score-product");
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks) {
                 if constexpr (kQInRegisters) {
-                    wgmma_rs_n64<IN>(s, qa[ks], desc_k + (step_offset(ks, kKeys) >> 4), ks > 0);
+                    wgmma_rs_n64<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
                 } else {
                     wgmma_scores<IN>(s, desc_q + (step_offset(ks, kRows) >> 4), desc_k + (step_offset(ks, kKeys) >> 4),
                                      ks > 0);
@@ -629,7 +664,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                                                     : 0x4B400000u;
                             sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
                         }
-                        pairs[n] = code_pair(bits[0], bits[1]);
+                        pairs[n] = capped_code_lanes(bits[0], bits[1]);
                     }
                     if constexpr (!kRowSumByMma) {
                         row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
@@ -658,7 +693,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 // out[n/4][2*((n%4)/2) + rr] = the pairs of tiles n, n+1 (n even).
 #pragma unroll
                 for (int n = 0; n < 8; ++n) {
-                    if constexpr (kFp8) {
+                    if constexpr (PM == PMode::Lean) {  // codes in the low bytes of 16-bit lanes
+                        if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x6420);
+                    } else if constexpr (kFp8) {
                         if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x5410);
                     } else {
                         out[n / 2][2 * (n % 2) + rr] = pairs[n];
@@ -723,7 +760,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             mbarrier_wait(k_full(0), 0);
             fence_after_wait();
             turn_begin();
-            issue_scores(s, 0);
+            issue_scores(s, RingSlot{0, 0});
             turn_end();
             wgmma_wait<0>();
             pin_registers(s);
@@ -731,13 +768,24 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         }
 
         // O += P(index) V(index), committed as one wgmma group.
-        auto wait_v = [&](int index) {
-            mbarrier_wait(v_full(index % kStages), (index / kStages) & 1);
+        auto wait_v = [&](RingSlot slot) {
+            mbarrier_wait(v_full(slot.stage), slot.parity);
             fence_after_wait();
         };
-        auto issue_pv = [&](int index, auto& p) {
-            const int stage = index % kStages;
-            const uint32_t v_addr = smem_base + Shape::kVOffset + stage * Shape::kVBytes;
+        const uint32_t v_addr0 = smem_base + Shape::kVOffset;
+        constexpr bool kSwV = Shape::kSwizzledV;
+        // FP8 Vt: rows = DV output columns (+ the ones rows), chunks of 16 keys, K-major. 16-bit V:
+        // MN-major in the 128-byte swizzle (CUTLASS's canonical form
+        // ((64 columns, 2 slices), (8 keys, 8 groups)) : ((1, leading), (128 bytes, stride))): the
+        // leading offset steps to the next 64-column slice (kKeys * 128 bytes), the stride to the
+        // next 8 keys (1024 bytes); a k-step is 16 keys, 2048 bytes.
+        const uint64_t desc_v0 = !kFp8 ? wgmma_descriptor(v_addr0, kKeys * 128, 1024) | kSwizzle128Bits
+                                 : kSwV ? wgmma_descriptor(v_addr0, 16, 512) | kSwizzle64Bits
+                                        : wgmma_descriptor(v_addr0, DV * 16, 128);
+        // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart; a k-step is 2 chunks.
+        const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
+        auto issue_pv = [&](RingSlot slot, auto& p) {
+            const uint64_t desc_v = descriptor_plus(desc_v0, slot.stage * (Shape::kVBytes >> 4));
             // LEAN's row sums: P's codes as FP16 A fragments of m64n8k16, k-step ks = keys
             // 16 ks .. 16 ks + 15 = score tiles 2 ks (low halves of the e4m3 fragment
             // p[ks / 2][2 (ks % 2) + rr]) and 2 ks + 1 (high halves). Converted before the fence,
@@ -757,46 +805,41 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
             wgmma_fence();
             if constexpr (kFp8) {
-                // Vt: rows = DV output columns (+ the ones rows), chunks of 16 keys, K-major.
-                constexpr bool kSwV = Shape::kSwizzledV;
-                const uint64_t desc_v = kSwV ? wgmma_descriptor(v_addr, 16, 512) | kSwizzle64Bits
-                                             : wgmma_descriptor(v_addr, DV * 16, 128);
                 constexpr uint32_t kVStepBytes = kSwV ? 32 : 2 * DV * 16;
 #pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv_ws<IN>(acc, p[kk], desc_v + ((kk * kVStepBytes) >> 4));
+                for (int kk = 0; kk < kPvSteps; ++kk) {
+                    wgmma_pv_ws<IN>(acc, p[kk], descriptor_plus(desc_v, (kk * kVStepBytes) >> 4));
+                }
                 if constexpr (kRowSumByMma) {
-                    // The ones tile: 8 rows, chunks of 8 keys 128 bytes apart; a k-step is 2 chunks.
-                    const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
 #pragma unroll
                     for (int ks = 0; ks < kKeys / 16; ++ks) {
-                        wgmma_rs_row_sums_f16(block_sum, p16[ks], desc_ones + ((ks * 256) >> 4), ks > 0);
+                        wgmma_rs_row_sums_f16(block_sum, p16[ks], descriptor_plus(desc_ones, (ks * 256) >> 4), ks > 0);
                     }
                 }
             } else {
-                // MN-major in the 128-byte swizzle (CUTLASS's canonical form
-                // ((64 columns, 2 slices), (8 keys, 8 groups)) : ((1, leading), (128 bytes, stride))):
-                // the leading offset steps to the next 64-column slice (kKeys * 128 bytes), the
-                // stride to the next 8 keys (1024 bytes); a k-step is 16 keys, 2048 bytes.
-                const uint64_t desc_v = wgmma_descriptor(v_addr, kKeys * 128, 1024) | kSwizzle128Bits;
 #pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk) wgmma_pv_ws<IN>(acc, p[kk], desc_v + ((kk * 16 * 128) >> 4));
+                for (int kk = 0; kk < kPvSteps; ++kk) {
+                    wgmma_pv_ws<IN>(acc, p[kk], descriptor_plus(desc_v, (kk * 16 * 128) >> 4));
+                }
             }
             wgmma_commit();
         };
-        auto release = [&](int index) {
-            if (lane == 0) mbarrier_arrive(empty(index % kStages));  // this warp is done with the stage
+        auto release = [&](RingSlot slot) {
+            if (lane == 0) mbarrier_arrive(empty(slot.stage));  // this warp is done with the stage
         };
 
         // One block but the last, P(index) in p_now: the next block's scores and softmax (into
         // p_next) overlap this block's P.V. No branch between the issues and the waits, and P in
         // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous.
-        auto step = [&](int index, auto& p_now, auto& p_next) {
-            mbarrier_wait(k_full((index + 1) % kStages), ((index + 1) / kStages) & 1);
+        // slot: block index's ring slot.
+        auto step = [&](int index, RingSlot slot, auto& p_now, auto& p_next) {
+            const RingSlot next = next_slot<kStages>(slot);
+            mbarrier_wait(k_full(next.stage), next.parity);
             fence_after_wait();
-            wait_v(index);
+            wait_v(slot);
             turn_begin();
-            issue_scores(s, index + 1);  // s is free: block index's softmax is done
-            issue_pv(index, p_now);
+            issue_scores(s, next);  // s is free: block index's softmax is done
+            issue_pv(slot, p_now);
             turn_end();
             wgmma_wait<1>();  // S(index + 1); P(index) V(index) may still run
             pin_registers(s);
@@ -805,7 +848,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             pin_registers(acc);
 #pragma unroll
             for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
-            release(index);
+            release(slot);
             // A warp whose rows all keep their scale skips the 64 multiplies (ZYFA_WS_SKIP_UNIT_RESCALE,
             // EXACT only); the vote keeps the branch uniform over the warp.
             constexpr bool kSkipUnitRescale = ZYFA_WS_SKIP_UNIT_RESCALE && PM == PMode::Exact;
@@ -821,22 +864,27 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             }
         };
         uint32_t pb[kPvSteps][4];  // pa's partner
+        RingSlot slot{0, 0};  // block index's
         for (int index = 0; index + 1 < blocks; index += 2) {
-            step(index, pa, pb);
-            if (index + 2 < blocks) step(index + 1, pb, pa);
+            step(index, slot, pa, pb);
+            slot = next_slot<kStages>(slot);
+            if (index + 2 < blocks) {
+                step(index + 1, slot, pb, pa);
+                slot = next_slot<kStages>(slot);
+            }
         }
         if (blocks > 0) {  // the last block: P in pa when blocks is odd, in pb when even
-            wait_v(blocks - 1);
+            wait_v(slot);
             turn_begin();
             if (blocks % 2) {
-                issue_pv(blocks - 1, pa);
+                issue_pv(slot, pa);
             } else {
-                issue_pv(blocks - 1, pb);
+                issue_pv(slot, pb);
             }
             turn_end();
             wgmma_wait<0>();
             pin_registers(acc);
-            release(blocks - 1);
+            release(slot);
             if constexpr (kRowSumByMma) {
                 pin_registers(block_sum);
 #pragma unroll

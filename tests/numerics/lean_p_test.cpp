@@ -111,13 +111,20 @@ void test_block_scale_exponent(void**) {
 
 }  // namespace
 
-// The sm_90a kernel's saturating form (lean_p_code_bits_from_saturated after fma.rn.sat, whose
-// clamp to [0, 1] with NaN -> +0 saturate_unit mirrors) gives lean_p_code's code for every input:
-// scores over the whole range an FP8 dot product reaches, biases of real rows (from the running
-// max and block exponent) and arbitrary ones, and non-finite scores.
+// The sm_90a kernel's saturating form (lean_p_uncapped_bits_from_saturated after fma.rn.sat, whose
+// clamp to [0, 1] with NaN -> +0 saturate_unit mirrors, then lean_p_capped_code_lanes on two
+// codes) gives lean_p_code's code for every input: scores over the whole range an FP8 dot product
+// reaches, biases of real rows (from the running max and block exponent) and arbitrary ones, and
+// non-finite scores. Each code goes through both lanes of the cap, beside the previous code.
+uint32_t previous_bits = 0x4B400000u;
 uint8_t saturated_form(float s, float scale8_log2, float bias) {
     const float y128 = saturate_unit(fmaf(s, scale8_log2 * 0x1p-7f, bias * 0x1p-7f));
-    return static_cast<uint8_t>(lean_p_code_bits_from_saturated(y128) & 0xFFu);
+    const uint32_t bits = lean_p_uncapped_bits_from_saturated(y128);
+    const uint32_t as_low = lean_p_capped_code_lanes(bits, previous_bits) & 0xFFFFu;
+    const uint32_t as_high = lean_p_capped_code_lanes(previous_bits, bits) >> 16;
+    previous_bits = bits;
+    assert_int_equal(as_low, as_high);
+    return static_cast<uint8_t>(as_low);
 }
 
 void test_saturated_form_matches_the_code(void**) {

@@ -7,15 +7,17 @@
 #   3. the gpu tier tests named by --tests (a ctest -R regex; default: the ws and accuracy tests).
 # Logs under $OUT (build.log, ab.log, ctest.log).
 # Usage: time-ws-kernel.sh [--budget SECONDS] [--seqlens "4096 16384"] [--tests REGEX] [--no-tests]
-#                          [--variant LABEL NVCC_FLAG]...
+#                          [--variant LABEL NVCC_FLAG]... [--variant-lib LABEL LIBRARY]...
 # --variant builds libzyfa.so again in build-gpu-LABEL with NVCC_FLAG added to the kernels' nvcc
-# flags (e.g. pp0 -DZYFA_WS_PINGPONG=0) and times it beside the default build.
+# flags (e.g. pp0 -DZYFA_WS_PINGPONG=0) and times it beside the default build; --variant-lib times
+# a library built elsewhere (say, an earlier commit's tree) the same way.
 set -uo pipefail
 budget=400
 seqlens="4096 16384"
 tests='gpu_ws_kernel|gpu_attention_vs_cpu|gpu_p_code'
 run_tests=1
 variants=()
+variant_libs=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --budget) budget=$2; shift ;;
@@ -23,6 +25,7 @@ while [[ $# -gt 0 ]]; do
     --tests) tests=$2; shift ;;
     --no-tests) run_tests=0 ;;
     --variant) variants+=("$2" "$3"); shift 2 ;;
+    --variant-lib) variant_libs+=("$2=$3"); shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -60,6 +63,7 @@ for ((i = 0; i < ${#variants[@]}; i += 2)); do
     cp $build-$label/libzyfa.so /tmp/libzyfa_$label.so && variant_args+=(--variant "$label=/tmp/libzyfa_$label.so")
   echo "variant $label ($flag): built at $(( $(date +%s) - start )) s"
 done
+for lib in "${variant_libs[@]}"; do variant_args+=(--variant "$lib"); done
 bench=$build/tools/zyfa-bench/zyfa-bench
 [[ -x $bench ]] || bench=$(find $build -name zyfa-bench -type f -perm -u+x | head -1)
 echo "== 1. sanity: causal b1 h4 s700 hd128 vs fp64 (ZYFA_NVIDIA_WS=3: every mode on the ws kernels)"
