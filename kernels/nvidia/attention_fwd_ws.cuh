@@ -82,6 +82,17 @@ constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
 #ifndef ZYFA_WS_SKIP_UNIT_RESCALE
 #define ZYFA_WS_SKIP_UNIT_RESCALE 1
 #endif
+// Analysis builds only (tools/gpu/ws-step-sass.py): PMTRIG instructions that mark, in the SASS, a
+// consumer step (pmevent 1 begin, 2 end) and the branches inside it that a long sequence's blocks
+// do not take (3/4 the masked softmax, 5/6 the row minimum of a negative scale, 7/8 the fence after
+// cp.async), so that a script can count one 64-key step's usual path without a GPU.
+#ifndef ZYFA_WS_SASS_MARKERS
+#define ZYFA_WS_SASS_MARKERS 0
+#endif
+template <int kBit>
+__device__ __forceinline__ void sass_marker() {
+    if constexpr (ZYFA_WS_SASS_MARKERS != 0) asm volatile("pmevent %0;" ::"n"(kBit));
+}
 // Q as the register (A) operand of the score wgmma instead of shared memory.
 #ifndef ZYFA_WS_Q_IN_REGISTERS
 #define ZYFA_WS_Q_IN_REGISTERS 1
@@ -603,6 +614,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // Online softmax of block `index` (scores in s) -> its P in `out`, m, l, rescale.
         auto softmax = [&](int index, auto& out, auto masked_tag) {
             constexpr bool kMasked = decltype(masked_tag)::value;
+            if constexpr (kMasked) sass_marker<3>();
             const int block = block_begin + index * kKeys;
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
@@ -628,6 +640,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                         for (int e = 0; e < 2; ++e)
                             if (visible(n, e)) part[(2 * n + e) % 4] = fmaxf(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
                 } else {
+                    sass_marker<5>();
 #pragma unroll
                     for (int i = 0; i < 4; ++i) part[i] = -kNegInf;
 #pragma unroll
@@ -635,6 +648,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
                         for (int e = 0; e < 2; ++e)
                             if (visible(n, e)) part[(2 * n + e) % 4] = fminf(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                    sass_marker<6>();
                 }
                 // max(s) for c >= 0, min(s) otherwise; +-inf when nothing is visible
                 const float extreme = scale_log2 >= 0.0f ? fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]))
@@ -709,6 +723,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     acc_exponent[rr] = exponent;
                 }
             }
+            if constexpr (kMasked) sass_marker<4>();
         };
         auto run_softmax = [&](int index, auto& out) {
             const int block = block_begin + index * kKeys;
@@ -752,7 +767,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // 484.2 / 498.8).
         const bool consumer_fence = ZYFA_WS_TMA_CONSUMER_FENCE || !use_tma;
         auto fence_after_wait = [&] {
-            if (consumer_fence) fence_proxy_async_shared();
+            if (consumer_fence) {
+                sass_marker<7>();
+                fence_proxy_async_shared();
+                sass_marker<8>();
+            }
         };
         mbarrier_wait(q_full, 0);
         if constexpr (kQInRegisters) load_q_fragments();
@@ -833,6 +852,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous.
         // slot: block index's ring slot.
         auto step = [&](int index, RingSlot slot, auto& p_now, auto& p_next) {
+            sass_marker<1>();
             const RingSlot next = next_slot<kStages>(slot);
             mbarrier_wait(k_full(next.stage), next.parity);
             fence_after_wait();
@@ -862,6 +882,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
                 for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = (l_scaled[rr] + block_sum[2 * rr]) * rescale[rr];
             }
+            sass_marker<2>();
         };
         uint32_t pb[kPvSteps][4];  // pa's partner
         RingSlot slot{0, 0};  // block index's
