@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Renders bench/run_benchmark.py's CSV as a PNG: TFLOP/s versus seqlen for the causal head-dim-128
-sweep, one line per implementation; the MLA, head-dim-64 and GQA shapes as labelled points at
+sweep, one line per implementation; the MLA, head-dim-64, GQA and head-dim-256 shapes as labelled points at
 their seqlen.
 
     python3 bench/plot_results.py bench.csv bench.png [--title TEXT]
@@ -48,11 +48,13 @@ def main():
             ax.plot([p[0] for p in pts], [p[1] for p in pts], line, color=colour, marker="o", label=label)
         for r in unique:
             if r["impl"] == impl and r["shape"] != SWEEP:
-                marker = "^" if "MLA" in r["shape"] else "D" if "hd64" in r["shape"] else "s"
+                marker = ("^" if "MLA" in r["shape"] else "D" if "hd64" in r["shape"] else
+                          "v" if "hd256" in r["shape"] else "s")
                 ax.scatter([int(r["seqlen"])], [float(r["tflops"])], color=colour, marker=marker, s=40, zorder=3)
     ax.scatter([], [], color="grey", marker="^", label="head dim 192/128 (MLA)")
     ax.scatter([], [], color="grey", marker="D", label="head dim 64, 32 heads")
     ax.scatter([], [], color="grey", marker="s", label="GQA 32/8, hd128")
+    ax.scatter([], [], color="grey", marker="v", label="head dim 256")
     ax.set_xscale("log", base=2)
     seqlens = sorted({int(r["seqlen"]) for r in unique})
     ax.set_xticks(seqlens)

@@ -9,7 +9,7 @@ Implementations (each row of the table is one shape):
   Triton FP8 (bench/triton_fp8_attention.py): the FP8 anchor, EXACT-style numerics
 Shapes: causal, head dim 128, seqlen 1K..32K with batch * seqlen = 32K tokens and 16 heads (equal
 work per token); head dim 192/128 (MLA); head dim 64 (twice the heads); one GQA shape (32 query
-heads on 8 kv heads).
+heads on 8 kv heads); head dim 256.
 Timing: CUDA events around a batch of back-to-back launches (enough for >= 20 ms), after warm-up;
 the median of the samples, per launch. TFLOP/s = 2 * (Dqk + Dv) * visible pairs * heads_q / time,
 the formula of zyfa-bench (causal visible pairs = s (s + 1) / 2 per sequence).
@@ -61,6 +61,7 @@ def shapes(args):
         out.append(("causal hd192/128 (MLA)", max(1, args.tokens // 8192), 8192, args.heads, args.heads, 192, 128))
         out.append(("causal hd64", max(1, args.tokens // 8192), 8192, 2 * args.heads, 2 * args.heads, 64, 64))
         out.append(("causal hd128 GQA 32/8", max(1, args.tokens // 8192), 8192, 32, 8, 128, 128))
+        out.append(("causal hd256", max(1, args.tokens // 8192), 8192, args.heads, args.heads, 256, 256))
     return out
 
 

@@ -52,8 +52,16 @@
 namespace zyfa {
 namespace nvidia {
 
-constexpr int kProducerRegisters = 56;
-constexpr int kConsumerRegisters = 224;  // 128 * 56 + 256 * 224 <= 64K registers of the SM
+// What the producer gives up the consumers take: 128 (168 - 56) = 256 (224 - 168) from the entry
+// count of 168 (384 threads); head dim 256 (O in 128 accumulators) moves 16 more per consumer
+// thread, 128 (168 - 40) = 256 (232 - 168); three consumer warpgroups: 128 * 56 + 384 * 152.
+template <int DV>
+constexpr int kProducerRegisters = ZYFA_WS_CONSUMER_WARPGROUPS == 2 && DV == 256 ? 40 : 56;
+template <int DV>
+constexpr int kConsumerRegisters = ZYFA_WS_CONSUMER_WARPGROUPS == 2 ? (DV == 256 ? 232 : 224) : 152;
+static_assert(128 * kProducerRegisters<128> + 128 * ZYFA_WS_CONSUMER_WARPGROUPS * kConsumerRegisters<128> <= 65536 &&
+                  128 * kProducerRegisters<256> + 128 * ZYFA_WS_CONSUMER_WARPGROUPS * kConsumerRegisters<256> <= 65536,
+              "registers");
 constexpr int kProducerBarrier = 1;      // named barrier of the producer's 128 threads
 constexpr int kFirstConsumerBarrier = 2;  // named barriers 2, 3: the consumers' ping-pong turns
 // Off by default since TMA freed the producer: on the H200 (2026-11-29, 16K causal hd128, same
@@ -62,6 +70,7 @@ constexpr int kFirstConsumerBarrier = 2;  // named barriers 2, 3: the consumers'
 #define ZYFA_WS_PINGPONG 0
 #endif
 constexpr bool kPingPong = ZYFA_WS_PINGPONG != 0;
+static_assert(!kPingPong || ZYFA_WS_CONSUMER_WARPGROUPS == 2, "ping-pong takes turns between two warpgroups");
 // Timing experiments only (wrong results; never in a shipped build): 1 = no softmax (P from the
 // score bits), 2 = no V transpose, 3 = no K/V copies (zero fill), 4 = a producer that only
 // signals (no copies, no transpose), 5 = consumers that only wait and release (no wgmma, no
@@ -150,6 +159,20 @@ __device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsig
             const int offset = SWIZZLED ? col * 64 + ((group ^ ((col / 2) % 4)) * 16) : group * (DV * 16) + col * 16;
             *reinterpret_cast<uint32_t*>(vt + offset + 4 * t) = out[s];
         }
+    }
+}
+
+// Head dim 256: two independent 128-column halves, raw slice h -> Vt half h (each laid out as a
+// DV = 128 Vt, 8 KB apart), so that the P.V of each half is an m64n128 wgmma like head dim 128's.
+template <int DV, bool SWIZZLED, bool RAW_SWIZZLED>
+__device__ __forceinline__ void transpose_v_tile(unsigned char* vt, const unsigned char* raw, int producer_thread) {
+    if constexpr (DV == 256) {
+        static_assert(RAW_SWIZZLED, "head dim 256 is loaded in 128-byte slices");
+        constexpr int kHalfBytes = 64 * 128;  // 64 keys x 128 columns (Vt) = one raw slice of 64 rows
+        transpose_v_block<128, SWIZZLED, true>(vt, raw, producer_thread);
+        transpose_v_block<128, SWIZZLED, true>(vt + kHalfBytes, raw + kHalfBytes, producer_thread);
+    } else {
+        transpose_v_block<DV, SWIZZLED, RAW_SWIZZLED>(vt, raw, producer_thread);
     }
 }
 
@@ -344,7 +367,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         for (int st = 0; st < kStages; ++st) {
             mbarrier_init(k_full(st), copy_arrivals);
             mbarrier_init(v_full(st), kFp8 ? 128 : copy_arrivals);
-            mbarrier_init(empty(st), 8);  // one arrival per consumer warp
+            mbarrier_init(empty(st), 4 * Shape::kConsumerWarpgroups);  // one arrival per consumer warp
         }
         if constexpr (kFp8) {
             for (int b = 0; b < Shape::kVStagingBuffers; ++b) mbarrier_init(staging_full(b), 1);
@@ -389,7 +412,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // Thread 0 issues every copy, one per 128-byte column slice of a tile
         // (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128 threads write its
         // transpose into the stage; 16-bit V lands in the stage (the other threads have no work).
-        setmaxnreg_dec<kProducerRegisters>();
+        setmaxnreg_dec<kProducerRegisters<DV>>();
         const int pt = threadIdx.x;
         write_ones_tile(pt);
         const int q_seq = static_cast<int>(first_q) + row0, k_seq0 = static_cast<int>(first_k) + block_begin;
@@ -408,7 +431,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             const int buffer = index % kBuffers;
             mbarrier_wait(staging_full(buffer), (index / kBuffers) & 1);
             if constexpr (kExperiment != 2) {
-                transpose_v_block<DV, Shape::kSwizzledV, true>(
+                transpose_v_tile<DV, Shape::kSwizzledV, true>(
                     smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
                     smem + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
             }
@@ -450,7 +473,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         }
     } else if (threadIdx.x < 128) {
         // ---- Producer, cp.async --------------------------------------------------------------------
-        setmaxnreg_dec<kProducerRegisters>();
+        setmaxnreg_dec<kProducerRegisters<DV>>();
         const int pt = threadIdx.x;
         write_ones_tile(pt);
         const unsigned char* q_global = static_cast<const unsigned char*>(a.q) +
@@ -465,7 +488,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
             named_barrier_sync(kProducerBarrier, 128);  // every producer thread's copies are visible
             if constexpr (kExperiment != 2) {
-                transpose_v_block<DV, Shape::kSwizzledV, true>(
+                transpose_v_tile<DV, Shape::kSwizzledV, true>(
                     smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
                     smem + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVLoadBytes,
                     pt);
@@ -515,7 +538,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         cp_async_wait_all();
     } else {
         // ---- Consumers ---------------------------------------------------------------------------
-        setmaxnreg_inc<kConsumerRegisters>();
+        setmaxnreg_inc<kConsumerRegisters<DV>>();
         const int ct = threadIdx.x - 128;
         const int consumer = ct / 128;  // 0 or 1: rows 64 * consumer .. + 63 of the tile
         const int warp = (ct / 32) % 4, lane = ct % 32;
@@ -551,7 +574,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         constexpr int kAcc = DV / 2;
         // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
         // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32.
-        constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile;
+        constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile && DV <= 128;
         float block_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         float l_scaled[2] = {0.0f, 0.0f};
         float acc[kAcc];
@@ -570,7 +593,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // score wgmma takes A from registers: per block only K is read from shared memory.
         // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
         // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of wgmma_ops.cuh).
-        uint32_t qa[kQInRegisters ? kQkSteps : 1][4];
+        // Head dim 256 keeps Q in shared memory: its 32 (64) fragment registers do not fit beside
+        // O's 128 accumulators.
+        constexpr bool kQRegs = kQInRegisters && DQK <= 192;
+        uint32_t qa[kQRegs ? kQkSteps : 1][4];
         auto load_q_fragments = [&] {
 #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks)
@@ -579,7 +605,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     const int row = 64 * consumer + 16 * warp + group + 8 * (j % 2);
                     const int chunk = 2 * ks + j / 2;
                     const int offset = (chunk / 8) * (kRows * 128) + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
-                    qa[kQInRegisters ? ks : 0][j] =
+                    qa[kQRegs ? ks : 0][j] =
                         *reinterpret_cast<const uint32_t*>(smem + Shape::kQOffset + offset + 4 * quad_lane);
                 }
         };
@@ -592,7 +618,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks) {
-                if constexpr (kQInRegisters) {
+                if constexpr (kQRegs) {
                     wgmma_rs_n64<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
                 } else {
                     wgmma_scores<IN>(s, desc_q + (step_offset(ks, kRows) >> 4), desc_k + (step_offset(ks, kKeys) >> 4),
@@ -774,7 +800,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             }
         };
         mbarrier_wait(q_full, 0);
-        if constexpr (kQInRegisters) load_q_fragments();
+        if constexpr (kQRegs) load_q_fragments();
         if (blocks > 0) {
             mbarrier_wait(k_full(0), 0);
             fence_after_wait();
@@ -792,6 +818,18 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             fence_after_wait();
         };
         const uint32_t v_addr0 = smem_base + Shape::kVOffset;
+        // Head dim 256: O is two m64n128 products per k-step, over V's columns 0-127 and 128-255
+        // (FP8: two DV = 128 Vt halves, transpose_v_tile; 16-bit: slices 0-1 and 2-3).
+        constexpr int kVtColumns = DV == 256 ? 128 : DV;
+        constexpr uint32_t kVHalfBytes = kFp8 ? kKeys * 128 : 2 * kKeys * 128;
+        auto pv_wgmma = [&](const uint32_t (&pk)[4], uint64_t desc) {
+            if constexpr (DV == 256) {
+                wgmma_pv_ws<IN>(*reinterpret_cast<float(*)[64]>(&acc[0]), pk, desc);
+                wgmma_pv_ws<IN>(*reinterpret_cast<float(*)[64]>(&acc[64]), pk, descriptor_plus(desc, kVHalfBytes >> 4));
+            } else {
+                wgmma_pv_ws<IN>(acc, pk, desc);
+            }
+        };
         constexpr bool kSwV = Shape::kSwizzledV;
         // FP8 Vt: rows = DV output columns (+ the ones rows), chunks of 16 keys, K-major. 16-bit V:
         // MN-major in the 128-byte swizzle (CUTLASS's canonical form
@@ -800,7 +838,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // next 8 keys (1024 bytes); a k-step is 16 keys, 2048 bytes.
         const uint64_t desc_v0 = !kFp8 ? wgmma_descriptor(v_addr0, kKeys * 128, 1024) | kSwizzle128Bits
                                  : kSwV ? wgmma_descriptor(v_addr0, 16, 512) | kSwizzle64Bits
-                                        : wgmma_descriptor(v_addr0, DV * 16, 128);
+                                        : wgmma_descriptor(v_addr0, kVtColumns * 16, 128);
         // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart; a k-step is 2 chunks.
         const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
         auto issue_pv = [&](RingSlot slot, auto& p) {
@@ -824,11 +862,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
             wgmma_fence();
             if constexpr (kFp8) {
-                constexpr uint32_t kVStepBytes = kSwV ? 32 : 2 * DV * 16;
+                constexpr uint32_t kVStepBytes = kSwV ? 32 : 2 * kVtColumns * 16;
 #pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk) {
-                    wgmma_pv_ws<IN>(acc, p[kk], descriptor_plus(desc_v, (kk * kVStepBytes) >> 4));
-                }
+                for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * kVStepBytes) >> 4));
                 if constexpr (kRowSumByMma) {
 #pragma unroll
                     for (int ks = 0; ks < kKeys / 16; ++ks) {
@@ -837,9 +873,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 }
             } else {
 #pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk) {
-                    wgmma_pv_ws<IN>(acc, p[kk], descriptor_plus(desc_v, (kk * 16 * 128) >> 4));
-                }
+                for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * 16 * 128) >> 4));
             }
             wgmma_commit();
         };
@@ -949,9 +983,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 }  // namespace nvidia
 }  // namespace zyfa
 
-// 384 threads, one CTA per SM: the register cap at entry that setmaxnreg needs.
+// 384 (512) threads, one CTA per SM: the register cap at entry that setmaxnreg needs.
 #define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv)                   \
-    extern "C" __global__ void __launch_bounds__(384, 1)                                       \
+    extern "C" __global__ void __launch_bounds__(128 * (1 + ZYFA_WS_CONSUMER_WARPGROUPS), 1) \
         symbol(const zyfa::AttnKernelArgs args, const __grid_constant__ zyfa::nvidia::WsTmaParams tma) { \
         zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv>(args, tma);             \
     }

@@ -34,12 +34,13 @@ template <int ELEM_BYTES, int DQK, int DV>
 struct WsTileShape {
     static constexpr int kElem = ELEM_BYTES;
     static constexpr bool kFp8 = ELEM_BYTES == 1;
-    static constexpr int kConsumerWarpgroups = 2;  // 64 query rows each
+    static constexpr int kConsumerWarpgroups = ZYFA_WS_CONSUMER_WARPGROUPS;  // 64 query rows each
     static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 is the producer
     static constexpr int kRows = 64 * kConsumerWarpgroups;
     static constexpr int kKeys = 64;  // keys per online-softmax step = the CPU model's key_block
-    // Stage n+2 loads while n (P.V) and n+1 (the next scores) are read: three stages.
-    static constexpr int kStages = 3;
+    // Stage n+2 loads while n (P.V) and n+1 (the next scores) are read: three stages; two where
+    // three do not fit (16-bit head dim 256: 64 KB of Q and 64 KB of K and V per stage).
+    static constexpr int kStages = ELEM_BYTES == 2 && DQK + DV > 320 ? 2 : 3;
     // Three, not two: a staging buffer is rewritten (cp.async) only after a producer barrier that
     // follows its last transpose read (finish_v in attention_fwd_ws.cuh). With two, a fast thread
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
@@ -87,9 +88,10 @@ struct WsTileShape {
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");
     static_assert(kFp8 || kVBytes == kVLoadBytes, "16-bit V rows are whole slices");
-    static_assert(DV == 64 || DV == 128, "the P.V wgmma wrappers: 64 or 128 output columns");
+    static_assert(DV == 64 || DV == 128 || DV == 256, "the P.V wgmma wrappers: 64 or 128 output columns, 256 as two 128s");
     // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 133,120
     // bytes (Q and K in two slices), 16-bit 174,080 (three slices); V and its staging do not grow.
+    // Head dim 256: FP8 198,656 (three stages), 16-bit 198,656 (two stages).
     static_assert(kSharedBytes <= 227 * 1024, "shared memory beyond sm_90's per-block limit");
 };
 

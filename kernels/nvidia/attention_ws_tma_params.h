@@ -22,16 +22,23 @@
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TMA_PARAMS_H
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TMA_PARAMS_H
 
+// Consumer warpgroups of the warp-specialised kernels (64 query rows each): 2, or 3 in a timing
+// build (-DZYFA_WS_CONSUMER_WARPGROUPS=3 for the kernels and the host alike).
+#ifndef ZYFA_WS_CONSUMER_WARPGROUPS
+#define ZYFA_WS_CONSUMER_WARPGROUPS 2
+#endif
+
 #include <stdint.h>
 
 namespace zyfa {
 namespace nvidia {
 
-// The warp-specialised kernels' head dims (64, 128, and 192/128), whose tiles the maps fill.
+// The warp-specialised kernels' head dims (64, 128, 192/128 and 256), whose tiles the maps fill.
 constexpr bool ws_tma_layout(int elem_bytes, int head_dim_qk, int head_dim_v) {
     return (elem_bytes == 1 || elem_bytes == 2) &&
            ((head_dim_qk == 64 && head_dim_v == 64) ||
-            ((head_dim_qk == 128 || head_dim_qk == 192) && head_dim_v == 128));
+            ((head_dim_qk == 128 || head_dim_qk == 192) && head_dim_v == 128) ||
+            (head_dim_qk == 256 && head_dim_v == 256));
 }
 // 128-byte column slices of a tile whose rows hold `head_dim` elements of `elem_bytes`.
 constexpr int ws_tma_slices(int elem_bytes, int head_dim) { return (head_dim * elem_bytes + 127) / 128; }
@@ -39,7 +46,7 @@ constexpr int ws_tma_slices(int elem_bytes, int head_dim) { return (head_dim * e
 struct alignas(64) WsTmaParams {
     static constexpr int kMapBytes = 128;   // sizeof(CUtensorMap), 64-byte aligned
     static constexpr int kRowBytes = 128;   // the box's innermost extent (bytes), one slice, the swizzle span
-    static constexpr int kQBoxRows = 128;   // WsTileShape::kRows
+    static constexpr int kQBoxRows = 64 * ZYFA_WS_CONSUMER_WARPGROUPS;  // WsTileShape::kRows
     static constexpr int kKvBoxRows = 64;   // WsTileShape::kKeys
     alignas(64) unsigned char q_map[kMapBytes];
     alignas(64) unsigned char k_map[kMapBytes];

@@ -74,10 +74,10 @@ constexpr WgmmaFamily kWgmmaFamilies[] = {
       wgmma_shared_bytes_of<1, 128, 128, 2>(), false}, 2},
 };
 
-// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims 64, 128 and
-// 192/128: 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups), one CTA
-// per SM. Head dims 64 and 192/128 have no wgmma kernel in between: they move from the mma.sync
-// kernel to these under the same ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA rules as head dim 128.
+// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims 64, 128,
+// 192/128 and 256: 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups),
+// one CTA per SM. Head dims 64, 192/128 and 256 have no wgmma kernel in between: they move from the
+// mma.sync kernel to these under the same ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA rules as head dim 128.
 template <int ELEM, int DQK, int DV>
 constexpr uint32_t ws_shared_bytes_of() {
     return static_cast<uint32_t>(nvidia::WsTileShape<ELEM, DQK, DV>::kSharedBytes);
@@ -96,6 +96,10 @@ constexpr KernelFamily kWsFamilies[] = {
      ws_shared_bytes_of<2, 192, 128>(), false},
     {true, 192, 128, "attn_fwd_ws_e4m3_d192_128", "zyfa_attn_fwd_ws_e4m3_exact_d192_128",
      "zyfa_attn_fwd_ws_e4m3_lean_d192_128", ws_shared_bytes_of<1, 192, 128>(), false},
+    {false, 256, 256, "attn_fwd_ws_b16_d256", "zyfa_attn_fwd_ws_bf16_d256", "zyfa_attn_fwd_ws_fp16_d256",
+     ws_shared_bytes_of<2, 256, 256>(), false},
+    {true, 256, 256, "attn_fwd_ws_e4m3_d256", "zyfa_attn_fwd_ws_e4m3_exact_d256", "zyfa_attn_fwd_ws_e4m3_lean_d256",
+     ws_shared_bytes_of<1, 256, 256>(), false},
 };
 
 // ZYFA_NVIDIA_WGMMA=0 in the environment keeps the mma.sync kernels on sm_90a (A/B timing, a

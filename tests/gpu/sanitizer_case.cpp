@@ -1,6 +1,6 @@
 // A few small launches for compute-sanitizer (memcheck, racecheck: run_compute_sanitizer.sh):
 // one per kernel family and edge (partial tiles, varlen with empty and length-1 sequences, GQA,
-// windows, 192/128, every input dtype), small enough that racecheck's instrumentation stays
+// windows, 192/128, 256, every input dtype), small enough that racecheck's instrumentation stays
 // within seconds. Each result is still checked against the CPU backend and the fp64 reference.
 #include "gpu_check.hpp"
 #include "support/attention_modes.hpp"
@@ -48,6 +48,15 @@ void test_small_cases(void**) {
     lean_ws192.head_dim_qk = 192;
     lean_ws192.head_dim_v = 128;
     check_gpu_case(lean_ws192, "e4m3fn-lean none 130x400 gqa 2/1 hd192/128");
+
+    // hd256 FP8 LEAN: the warp-specialised kernel with V in two 128-column halves (and the 16-bit
+    // case at the end: two ring stages); 200 keys are 4 blocks, so the 3-stage ring wraps.
+    CaseShape lean_ws256 = mode_shape(kE4m3fnLean);
+    lean_ws256.seqlen_q = lean_ws256.seqlen_k = 200;
+    lean_ws256.heads_q = 2;
+    lean_ws256.heads_kv = 1;
+    lean_ws256.head_dim_qk = lean_ws256.head_dim_v = 256;
+    check_gpu_case(lean_ws256, "e4m3fn-lean causal s=200 gqa 2/1 hd256");
 
     CaseShape exact = mode_shape(kE4m3fnExact);  // with descales; hd192/128 EXACT: the mma.sync kernel
     exact.mask = ZYFA_MASK_NONE;

@@ -1,5 +1,5 @@
 // The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh) on the H200, head
-// dims 128, 192/128 (MLA: Q and K 192, V 128) and 64:
+// dims 128, 192/128 (MLA: Q and K 192, V 128), 64 and 256:
 //   1. the launch plan picks them for both: 16-bit inputs and FP8 LEAN by default (and with
 //      ZYFA_NVIDIA_WS=2), 16-bit only with 1, FP8 EXACT too with 3, none with 0;
 //   2. every mask, windows, GQA/MQA, varlen, lse, descales and output dtypes on sequences long
@@ -9,7 +9,7 @@
 //      head dims; each case first checks that it runs the warp-specialised kernel of its dims;
 //   3. the e4m3 wgmma's narrow adder, measured: the same inputs through the warp-specialised
 //      kernel (ZYFA_NVIDIA_WS=3) and a kernel with fp32 sums (ZYFA_NVIDIA_WS=0: the FP16-widened
-//      wgmma kernel at head dim 128, the mma.sync kernel at 192/128 and 64) against fp64, with the bound
+//      wgmma kernel at head dim 128, the mma.sync kernel at 192/128, 64 and 256) against fp64, with the bound
 //      stated beside the assertion.
 // Exits 77 (skipped) without a CUDA device, and skips part 3's comparison on devices that are not
 // sm_90 (no wgmma kernels there).
@@ -65,7 +65,7 @@ struct WsDims {
     int64_t qk, v;
     const char* suffix;
 };
-constexpr WsDims kWsDims[] = {{128, 128, "_d128"}, {192, 128, "_d192_128"}, {64, 64, "_d64"}};
+constexpr WsDims kWsDims[] = {{128, 128, "_d128"}, {192, 128, "_d192_128"}, {64, 64, "_d64"}, {256, 256, "_d256"}};
 
 CaseShape with_dims(const DtypeMode& m, const WsDims& d) {
     CaseShape s = mode_shape(m);
@@ -108,10 +108,6 @@ void test_plan_picks_ws_kernels(void**) {
             assert_true(ends_with(with_all, d.suffix));
             assert_true(!is_ws(with_none));
         }
-        // Head dim 256 keeps the older kernels.
-        CaseShape d256 = mode_shape(m);
-        d256.head_dim_qk = d256.head_dim_v = 256;
-        assert_true(!is_ws(kernel_name_of(all, d256)));
     }
     zyfa_context_destroy(one);
     zyfa_context_destroy(lean);
@@ -124,7 +120,7 @@ void test_plan_picks_ws_kernels(void**) {
 // head dim 128, the mma.sync kernel at 192/128).
 zyfa_context* g_ws_context = nullptr;
 
-// Every mode at head dims 128, 192/128 and 64. On sm_90a, 16-bit and FP8 LEAN cases first check that
+// Every mode at head dims 128, 192/128, 64 and 256. On sm_90a, 16-bit and FP8 LEAN cases first check that
 // the plan gives them the warp-specialised kernel of their dims (so a dispatch change cannot turn
 // these into tests of another kernel), FP8 EXACT that it does not (ZYFA_NVIDIA_WS=2).
 template <class ShapeOf>
@@ -262,7 +258,7 @@ Measured measure(zyfa_context* ctx, const CaseShape& shape) {
 
 // The e4m3 wgmma adds products (and O's running sum) with fewer bits than fp32. Against a kernel
 // with fp32 sums on the same inputs (ZYFA_NVIDIA_WS=0: the FP16-widened wgmma kernel at head dim
-// 128, the mma.sync kernel at 192/128 and 64), both against fp64:
+// 128, the mma.sync kernel at 192/128, 64 and 256), both against fp64:
 //   LEAN: O's error is dominated by Lean P's own rounding (RMS ~3% per probability); the narrow
 //   adder's ~1e-3 relative noise adds in quadrature, so the O error may grow by at most 10% over
 //   the widened kernel's (measured on the H200: see docs/hopper-kernel-notes.md), and the lse
@@ -271,8 +267,10 @@ Measured measure(zyfa_context* ctx, const CaseShape& shape) {
 //   scores, which the narrow adder moves by ~1e-3 relative: measured on the H200 (2026-11-29)
 //   6.2e-4 at s=256 and 4.0e-3 at s=2048 against fp64 (the FP16-widened kernel: 1.7e-6), so the
 //   bound is 1e-2; this is why FP8 EXACT stays on the widened kernel unless ZYFA_NVIDIA_WS=3.
-//   Head dim 192/128 sums 1.5x the products per score: if the adder's error grows like a random
-//   walk, ~1.2x the figures of 128 (not yet measured), still within both bounds.
+//   Head dims 192/128 and 256 sum 1.5x and 2x the products per score. Measured (H200,
+//   2026-11-29, s=2048): 192/128 3.5e-3 (within 1e-2), 256 1.13e-2, 2.8x head dim 128's and not
+//   the ~1.4x a random walk would give, so head dim 256's EXACT lse bound is 2e-2 (its mma.sync
+//   kernel, FP8 EXACT's default there: 2.4e-6). O's ratio held at every head dim (256: 1.008).
 void test_fp8_wgmma_adder_vs_widened_kernel(void**) {
     if (!is_hopper()) {
         std::printf("  not sm_90a: no wgmma kernels to compare\n");
@@ -305,7 +303,7 @@ void test_fp8_wgmma_adder_vs_widened_kernel(void**) {
                 if (m.softmax == ZYFA_SOFTMAX_LEAN) {
                     assert_true(a.vs_ref.lse_max_abs <= lse_tolerance(ZYFA_SOFTMAX_LEAN));
                 } else {
-                    assert_true(a.vs_ref.lse_max_abs <= 1e-2);
+                    assert_true(a.vs_ref.lse_max_abs <= (d.qk == 256 ? 2e-2 : 1e-2));
                 }
             }
         }

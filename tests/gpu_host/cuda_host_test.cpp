@@ -750,7 +750,8 @@ void ws_launches_of_other_kernels_encode_slices(void**) {
         uint64_t element_bytes;
     } cases[] = {{bf16, "zyfa_attn_fwd_ws_bf16_d128", 2},
                  {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 1},
-                 {fp8_lean_request(64, 64), "zyfa_attn_fwd_ws_e4m3_lean_d64", 1}};
+                 {fp8_lean_request(64, 64), "zyfa_attn_fwd_ws_e4m3_lean_d64", 1},
+                 {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 1}};
     for (const auto& c : cases) {
         const Request& r = c.request;
         const Launched l = run_fwd(ctx, r, true);
@@ -900,9 +901,10 @@ void other_kernels_encode_nothing(void**) {
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_wg_e4m3_exact_d128");
     assert_int_equal(l.launches, 1);
     assert_int_equal(fake_state()->tma_encodes, 0);
-    const Request d256 = fp8_lean_request(256, 256);  // no warp-specialised kernel for head dim 256
+    Request d256 = fp8_lean_request(256, 256);  // FP8 EXACT at head dim 256: the mma.sync kernel
+    d256.params.softmax = ZYFA_SOFTMAX_EXACT;
     l = run_fwd(ctx, d256, false);
-    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_lean_d256");
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_exact_d256");
     assert_int_equal(l.launches, 1);
     assert_int_equal(fake_state()->tma_encodes, 0);
     zyfa_context_destroy(ctx);

@@ -7,7 +7,9 @@
 #   3. the gpu tier tests named by --tests (a ctest -R regex; default: the ws and accuracy tests).
 # Logs under $OUT (build.log, ab.log, ctest.log).
 # Usage: time-ws-kernel.sh [--budget SECONDS] [--seqlens "4096 16384"] [--tests REGEX] [--no-tests]
-#                          [--variant LABEL NVCC_FLAG]... [--variant-lib LABEL LIBRARY]...
+#                          [--variant LABEL NVCC_FLAG]... [--variant-lib LABEL LIBRARY]... [--defines "-DX=1 ..."]
+# --defines builds the main build (the one the tests run on) with these defines for the host code and
+# the kernels alike (switches both read, e.g. -DZYFA_WS_CONSUMER_WARPGROUPS=3).
 # --variant builds libzyfa.so again in build-gpu-LABEL with NVCC_FLAG added to the kernels' nvcc
 # flags (e.g. pp0 -DZYFA_WS_PINGPONG=0) and times it beside the default build; --variant-lib times
 # a library built elsewhere (say, an earlier commit's tree) the same way.
@@ -18,6 +20,7 @@ tests='gpu_ws_kernel|gpu_attention_vs_cpu|gpu_p_code'
 run_tests=1
 variants=()
 variant_libs=()
+defines=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --budget) budget=$2; shift ;;
@@ -26,6 +29,7 @@ while [[ $# -gt 0 ]]; do
     --no-tests) run_tests=0 ;;
     --variant) variants+=("$2" "$3"); shift 2 ;;
     --variant-lib) variant_libs+=("$2=$3"); shift 2 ;;
+    --defines) defines=$2; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -46,14 +50,19 @@ if ! { command -v pkg-config >/dev/null && pkg-config --exists cmocka; }; then
   command -v pkg-config >/dev/null || export PATH=$deps/usr/bin:$PATH
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+nvcc_flags="-O3;-std=c++17;-fmad=false;-Xptxas=-warn-spills;-Xptxas=-warn-lmem-usage"
+main_flags=()
+if [[ -n $defines ]]; then
+  main_flags=("-DCMAKE_CXX_FLAGS=$defines" "-DZYFA_NVCC_FLAGS=$nvcc_flags;${defines// /;}")
+  echo "main build defines: $defines"
+fi
 cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DZYFA_WERROR=ON -DZYFA_CUDA=ON -DZYFA_AMD=OFF -DZYFA_CUDA_ARCHS=sm_90a \
-  > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+  "${main_flags[@]}" > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 cmake --build $build -j"$(nproc)" --target zyfa zyfa-bench gpu_ws_kernel gpu_attention_vs_cpu_and_reference \
   gpu_p_code_agreement gpu_determinism_and_graph gpu_sanitizer_case >> "$OUT/build.log" 2>&1 ||
   { grep -E "error|Error" "$OUT/build.log" | head -30; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 grep -A3 "attn_fwd_ws" "$OUT/build.log" | grep -E "registers|spill" | head -16
-nvcc_flags="-O3;-std=c++17;-fmad=false;-Xptxas=-warn-spills;-Xptxas=-warn-lmem-usage"
 variant_args=()
 for ((i = 0; i < ${#variants[@]}; i += 2)); do
   label=${variants[i]} flag=${variants[i+1]}
