@@ -45,8 +45,12 @@ ZYFA_HD float lean_p_centre_for(FloatToIntRounding rounding) {
 }
 
 // Per (row, block) constant of the FMA: 56 + c + 8k - 8m, evaluated in fp32 in this order.
+// (The block exponent as an integral fp32: block_scale_exponent_integral.)
+ZYFA_HD float lean_p_bias(float running_max_log2, float block_exponent, float centre, Fp8Format f) {
+    return (lean_p_code_of_one(f) + centre + 8.0f * block_exponent) - 8.0f * running_max_log2;
+}
 ZYFA_HD float lean_p_bias(float running_max_log2, int block_exponent, float centre, Fp8Format f) {
-    return (lean_p_code_of_one(f) + centre + 8.0f * (float)block_exponent) - 8.0f * running_max_log2;
+    return lean_p_bias(running_max_log2, (float)block_exponent, centre, f);
 }
 
 // The form the sm_90a warp-specialised kernel computes (attention_fwd_ws.cuh), two instructions

@@ -570,7 +570,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 
         float m[2] = {kNegInf, kNegInf};
         float l[2] = {0.0f, 0.0f};
-        int acc_exponent[2] = {0, 0};  // acc holds O's accumulator times 2^acc_exponent
+        // acc holds O's accumulator times 2^acc_exponent. Exponents are integral fp32 values
+        // (numerics::block_scale_exponent_integral, exp2_integral): no int conversions per block.
+        float acc_exponent[2] = {0.0f, 0.0f};
         constexpr int kAcc = DV / 2;
         // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
         // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32.
@@ -684,12 +686,12 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 block_max = quad_max(block_max);
                 const float m_new = fmaxf(m[rr], block_max);
                 const float alpha = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
-                int exponent = 0;  // the model's k: P is scaled by 2^k before rounding
+                float exponent = 0.0f;  // the model's k (integral): P is scaled by 2^k before rounding
                 float row_sum = 0.0f;
                 uint32_t pairs[8];  // the P pair of S tile n, in the low 16 bits for FP8
                 if constexpr (PM == PMode::Lean) {
-                    exponent = numerics::block_scale_exponent(m_new, block_max, max_block_exponent,
-                                                              numerics::Fp8Format::E4M3FN);
+                    exponent = numerics::block_scale_exponent_integral(m_new, block_max, max_block_exponent,
+                                                                       numerics::Fp8Format::E4M3FN);
                     const float bias = numerics::lean_p_bias(m_new, exponent, lean_centre, numerics::Fp8Format::E4M3FN);
                     // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
                     // 64 of them sum exactly in any order; four partial sums hide the FADD latency.
@@ -708,11 +710,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     }
                     if constexpr (!kRowSumByMma) {
                         row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-                        row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_int(-exponent);
+                        row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_integral(-exponent);
                     }
                 } else {
                     if constexpr (kFp8) exponent = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
-                    const float up = numerics::exp2_int(exponent);
+                    const float up = numerics::exp2_integral(exponent);
 #pragma unroll
                     for (int n = 0; n < 8; ++n) {
                         float p[2];
@@ -745,7 +747,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 if (active) {
                     l[rr] = l[rr] * alpha + row_sum;
                     m[rr] = m_new;
-                    rescale[rr] = alpha * numerics::exp2_int(exponent - acc_exponent[rr]);
+                    rescale[rr] = alpha * numerics::exp2_integral(exponent - acc_exponent[rr]);
                     acc_exponent[rr] = exponent;
                 }
             }
@@ -954,7 +956,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         if constexpr (kRowSumByMma) {
             // l_scaled holds the sum of the rounded probabilities, scaled like O.
 #pragma unroll
-            for (int rr = 0; rr < 2; ++rr) l[rr] = l_scaled[rr] * numerics::exp2_int(-acc_exponent[rr]);
+            for (int rr = 0; rr < 2; ++rr) l[rr] = l_scaled[rr] * numerics::exp2_integral(-acc_exponent[rr]);
         }
         const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
 #pragma unroll
@@ -963,7 +965,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             if (row >= seqlen_q) continue;
             const bool seen = l[rr] > 0.0f;
             const float out_scale = seen ? vd / l[rr] : 0.0f;
-            const float unscale = numerics::exp2_int(-acc_exponent[rr]);
+            const float unscale = numerics::exp2_integral(-acc_exponent[rr]);
             const int64_t o_row = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head;
 #pragma unroll
             for (int n = 0; n < DV / 8; ++n) {

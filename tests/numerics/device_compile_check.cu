@@ -11,6 +11,7 @@ using namespace zyfa::numerics;
 __global__ void numerics_in_device_code(const float* in, uint8_t* out, float* f) {
   int i = threadIdx.x;
   int e = block_scale_exponent(in[0], in[i], 64, Fp8Format::E4M3FN);
+  f[0] = exp2_integral(block_scale_exponent_integral(in[0], in[i], 64, Fp8Format::E4M3FN));
   out[i] = lean_p_code(in[i], 8.f, lean_p_bias(in[0], e, kLeanPCentre, Fp8Format::E4M3FN), FloatToIntRounding::NearestEven, Fp8Format::E4M3FN);
   f[i] = fp8_decode(fp8_encode(in[i], Fp8Format::E4M3FNUZ), Fp8Format::E4M3FNUZ) + bf16_to_float(float_to_bf16(in[i])) + fp16_to_float(float_to_fp16(in[i]));
   float row[192];

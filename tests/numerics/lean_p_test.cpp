@@ -1,5 +1,6 @@
 // Lean P against the exact exponential: the code from one FMA and one conversion decodes to
 // 2^x within a stated bound; the block scale keeps each block's maximum in (2^7, 2^8].
+#include <cfenv>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -109,6 +110,59 @@ void test_block_scale_exponent(void**) {
     }
 }
 
+// The ws kernel's conversion-free forms (block_scale_exponent_integral, exp2_integral) against the
+// int forms: every gap class (0, fractions, integers and their neighbours, the cap, huge, +inf,
+// NaN, negative), 2,000,000 random gaps, and add_round_down against the FPU in round-down mode.
+void test_integral_exponent_forms(void**) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    auto check = [](float m, float block_max) {
+        for (Fp8Format f : {Fp8Format::E4M3FN, Fp8Format::E4M3FNUZ}) {
+            for (int cap : {64, 20, 8}) {
+                const int k = block_scale_exponent(m, block_max, cap, f);
+                const float kf = block_scale_exponent_integral(m, block_max, cap, f);
+                if (static_cast<float>(k) != kf) {
+                    std::printf("  m %a block_max %a cap %d: int %d integral %a\n", m, block_max, cap, k, kf);
+                }
+                assert_true(static_cast<float>(k) == kf);
+                assert_true(lean_p_bias(m, k, kLeanPCentre, f) == lean_p_bias(m, kf, kLeanPCentre, f) ||
+                            std::isnan(m));
+            }
+        }
+    };
+    for (float gap : {0.0f, -0.0f, 0.25f, 0.999999940f, 1.0f, 1.00000012f, 7.5f, 55.9999962f, 56.0f, 56.5f, 57.0f,
+                      4194303.5f, 4194304.0f, 8388608.0f, 1.0e30f, inf, -0.5f, -3.0f, 1.0e-30f, 1.0e-45f}) {
+        check(3.0f, 3.0f - gap);
+        check(0.0f, -gap);
+    }
+    check(nan, 1.0f);
+    check(1.0f, nan);
+    check(1.0f, -inf);
+    uint32_t state = 777u;
+    auto next = [&state] {
+        state ^= state << 13, state ^= state >> 17, state ^= state << 5;
+        return state;
+    };
+    for (int i = 0; i < 2000000; ++i) {
+        const float m = bits_float(0x3F800000u ^ (next() & 0x807FFFFFu)) * std::exp2(float(next() % 40) - 20.0f);
+        const float gap = (next() & 3u) ? std::exp2(float(next() % 30) - 24.0f) * float(next() & 0xFFFFFFu) * 0x1p-24f * 64.0f
+                                        : float(next() % 80);
+        check(m, m - gap);
+    }
+    for (int e = -126; e <= 127; ++e) assert_true(exp2_integral(static_cast<float>(e)) == exp2_int(e));
+    // add_round_down's host form against the FPU's round-down mode
+    const int saved = std::fegetround();
+    for (int i = 0; i < 2000000; ++i) {
+        const float a = bits_float(next() & 0x4B7FFFFFu);  // |a| < 2^24, either sign
+        const float sum_host = add_round_down(a, kMagicInteger);
+        std::fesetround(FE_DOWNWARD);
+        volatile float x = a, y = kMagicInteger;
+        volatile float sum_fpu = x + y;  // stored before the mode is restored (volatile: not moved)
+        std::fesetround(saved);
+        if (float_bits(sum_host) != float_bits(sum_fpu)) std::printf("  a %a: host %a fpu %a\n", a, sum_host, (float)sum_fpu);
+        assert_true(float_bits(sum_host) == float_bits(sum_fpu));
+    }
+}
+
 }  // namespace
 
 // The sm_90a kernel's saturating form (lean_p_uncapped_bits_from_saturated after fma.rn.sat, whose
@@ -173,6 +227,7 @@ int main(void) {
         cmocka_unit_test(test_lean_p_bound_e4m3fnuz),     cmocka_unit_test(test_truncation_matches_rounding),
         cmocka_unit_test(test_row_maximum_is_not_a_tie),  cmocka_unit_test(test_clamps),
         cmocka_unit_test(test_block_scale_exponent),       cmocka_unit_test(test_saturated_form_matches_the_code),
+        cmocka_unit_test(test_integral_exponent_forms),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
