@@ -13,7 +13,7 @@
 // which the plan picks there for head dim 128/128 when O allows paired stores
 // (ZYFA_NVIDIA_WGMMA=0 in the environment when a context is created keeps its mma.sync kernels).
 // sm_90a also has the warp-specialised kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims
-// 128 and 192/128 (DIMS = d128 or d192_128):
+// 64, 128, 192/128 and 256 (DIMS = d64, d128, d192_128 or d256):
 //   variant attn_fwd_ws_b16_DIMS:  zyfa_attn_fwd_ws_bf16_DIMS, zyfa_attn_fwd_ws_fp16_DIMS
 //   variant attn_fwd_ws_e4m3_DIMS: zyfa_attn_fwd_ws_e4m3_exact_DIMS, zyfa_attn_fwd_ws_e4m3_lean_DIMS
 // which the plan picks by default for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 1:

@@ -11,7 +11,7 @@ count (ncu's per-block figure, docs/performance.md) that still holds the other u
 (EXACT's rescale skip, barrier retry loops), good for comparing two versions of the kernel before
 spending device time. The markers themselves are left out; the compiler may move a few
 instructions across them.
-Usage: ws-step-sass.py [--dims d128|d192_128|d64] [--family e4m3|b16] [--flag NVCC_FLAG]... [--top N]
+Usage: ws-step-sass.py [--dims d128|d192_128|d64|d256] [--family e4m3|b16] [--flag NVCC_FLAG]... [--top N]
 Needs nvcc (CUDA_HOME or PATH) and cuobjdump (CUDA's, or the one bundled with the triton package).
 """
 import argparse
@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DIMS = {"d128": (128, 128), "d192_128": (192, 128), "d64": (64, 64)}
+DIMS = {"d128": (128, 128), "d192_128": (192, 128), "d64": (64, 64), "d256": (256, 256)}
 MARKER = re.compile(r"PMTRIG 0x([0-9a-f]+)")
 INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]+)\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)")
 
