@@ -10,6 +10,16 @@ using namespace zyfa_test;
 
 namespace {
 
+// FP8 LEAN, causal, 2 query heads on 1 kv head, square: the warp-specialised kernels' ring cases.
+CaseShape causal_lean_gqa_2_1(int64_t seqlen, int64_t head_dim) {
+    CaseShape s = mode_shape(kE4m3fnLean);
+    s.seqlen_q = s.seqlen_k = seqlen;
+    s.heads_q = 2;
+    s.heads_kv = 1;
+    s.head_dim_qk = s.head_dim_v = head_dim;
+    return s;
+}
+
 void test_small_cases(void**) {
     CaseShape bf16;
     bf16.dtype = ZYFA_DTYPE_BF16;
@@ -29,12 +39,7 @@ void test_small_cases(void**) {
 
     // hd128 FP8 LEAN runs the sm_90a warp-specialised kernel by default: 300 keys wrap its
     // three-stage K/V ring (producer cp.async, V transpose, mbarriers) so racecheck sees reuse.
-    CaseShape lean_ws = mode_shape(kE4m3fnLean);
-    lean_ws.seqlen_q = lean_ws.seqlen_k = 300;
-    lean_ws.heads_q = 2;
-    lean_ws.heads_kv = 1;
-    lean_ws.head_dim_qk = lean_ws.head_dim_v = 128;
-    check_gpu_case(lean_ws, "e4m3fn-lean causal s=300 gqa 2/1 hd128");
+    check_gpu_case(causal_lean_gqa_2_1(300, 128), "e4m3fn-lean causal s=300 gqa 2/1 hd128");
 
     // hd192/128 FP8 LEAN runs the warp-specialised kernel of those dims by default: 400 keys are
     // 7 blocks per query tile (the last one partial), so the ring wraps twice; 130 query rows
@@ -51,12 +56,7 @@ void test_small_cases(void**) {
 
     // hd256 FP8 LEAN: the warp-specialised kernel with V in two 128-column halves (and the 16-bit
     // case at the end: two ring stages); 200 keys are 4 blocks, so the 3-stage ring wraps.
-    CaseShape lean_ws256 = mode_shape(kE4m3fnLean);
-    lean_ws256.seqlen_q = lean_ws256.seqlen_k = 200;
-    lean_ws256.heads_q = 2;
-    lean_ws256.heads_kv = 1;
-    lean_ws256.head_dim_qk = lean_ws256.head_dim_v = 256;
-    check_gpu_case(lean_ws256, "e4m3fn-lean causal s=200 gqa 2/1 hd256");
+    check_gpu_case(causal_lean_gqa_2_1(200, 256), "e4m3fn-lean causal s=200 gqa 2/1 hd256");
 
     CaseShape exact = mode_shape(kE4m3fnExact);  // with descales; hd192/128 EXACT: the mma.sync kernel
     exact.mask = ZYFA_MASK_NONE;
