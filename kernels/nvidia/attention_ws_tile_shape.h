@@ -38,9 +38,6 @@ struct WsTileShape {
     static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 is the producer
     static constexpr int kRows = 64 * kConsumerWarpgroups;
     static constexpr int kKeys = 64;  // keys per online-softmax step = the CPU model's key_block
-    // Stage n+2 loads while n (P.V) and n+1 (the next scores) are read: three stages; two where
-    // three do not fit (16-bit head dim 256: 64 KB of Q and 64 KB of K and V per stage).
-    static constexpr int kStages = ELEM_BYTES == 2 && DQK + DV > 320 ? 2 : 3;
     // Three, not two: a staging buffer is rewritten (cp.async) only after a producer barrier that
     // follows its last transpose read (finish_v in attention_fwd_ws.cuh). With two, a fast thread
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
@@ -70,6 +67,12 @@ struct WsTileShape {
     // V as copied (16-bit: the stage itself; FP8: a staging buffer): FP8 head dim 64 has rows of
     // one slice whose second half is empty.
     static constexpr int kVLoadBytes = kVSlices * kKeys * kSliceBytes;
+    static constexpr int kHeaderBytes = 2048;  // keeps the tiles 1024-byte aligned
+    static constexpr int kSharedLimit = 227 * 1024;  // sm_90's opt-in dynamic shared memory per block
+    // Stage n+2 loads while n (P.V) and n+1 (the next scores) are read: three stages; two where
+    // three do not fit (16-bit head dim 256: 64 KB of Q and 64 KB of K and V per stage).
+    static constexpr int kStages =
+        kHeaderBytes + kQBytes + 3 * (kKBytes + kVBytes) + kVStagingBuffers * kVLoadBytes <= kSharedLimit ? 3 : 2;
     // Header: the tile's key ranges (4 ints), then the mbarriers (8 bytes each).
     static constexpr int kKeyRangeOffset = 0;
     static constexpr int kQFullOffset = 64;
@@ -78,7 +81,6 @@ struct WsTileShape {
     static constexpr int kEmptyOffset = kVFullOffset + 8 * kStages;
     // FP8 with the tensor memory accelerator: V's staging buffer `b` landed (attention_ws_tma_params.h).
     static constexpr int kStagingFullOffset = kEmptyOffset + 8 * kStages;
-    static constexpr int kHeaderBytes = 2048;  // keeps the tiles 1024-byte aligned
     static constexpr int kQOffset = kHeaderBytes;
     static constexpr int kKOffset = kQOffset + kQBytes;
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
@@ -91,8 +93,8 @@ struct WsTileShape {
     static_assert(DV == 64 || DV == 128 || DV == 256, "the P.V wgmma wrappers: 64 or 128 output columns, 256 as two 128s");
     // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 133,120
     // bytes (Q and K in two slices), 16-bit 174,080 (three slices); V and its staging do not grow.
-    // Head dim 256: FP8 198,656 (three stages), 16-bit 198,656 (two stages).
-    static_assert(kSharedBytes <= 227 * 1024, "shared memory beyond sm_90's per-block limit");
+    // Head dim 256: FP8 182,272 (three stages), 16-bit 198,656 (two stages).
+    static_assert(kSharedBytes <= kSharedLimit, "shared memory beyond sm_90's per-block limit");
 };
 
 }  // namespace nvidia
