@@ -98,7 +98,7 @@ typedef struct zyfa_context_options {
     uint32_t     struct_size;
     zyfa_backend backend;     /* default AUTO: HIP, then CUDA, then CPU */
     int32_t      device;      /* GPU ordinal, default 0 */
-    int32_t      num_threads; /* CPU backend worker threads, 0 = all hardware threads */
+    int32_t      num_threads; /* CPU backend worker threads, 0 = all hardware threads; at most 1024 */
 } zyfa_context_options;
 
 /* A strided view of a [batch, seq, head, dim] tensor; the dim axis is contiguous.
@@ -194,7 +194,10 @@ ZYFA_API void zyfa_context_options_init(zyfa_context_options* opts, size_t struc
  * worker threads), so that zyfa_attn_fwd allocates nothing. opts NULL means defaults. With
  * backend AUTO the first of HIP, CUDA, CPU that is compiled in and finds a device is chosen.
  * Returns ZYFA_ERROR_NOT_SUPPORTED for a backend not compiled in, ZYFA_ERROR_NO_DEVICE when its
- * device is absent. On failure *out is set to NULL.
+ * device is absent, ZYFA_ERROR_INVALID_ARGUMENT for num_threads < 0 or > 1024, and
+ * ZYFA_ERROR_OUT_OF_MEMORY when memory or a worker thread cannot be had (every thread already
+ * started is joined first). On failure *out is set to NULL. ZYFA_LOG=info in the environment
+ * prints on stderr which backend was chosen and why the others were not.
  * Thread safety: safe from any thread.
  * Lifetime: the caller owns *out and releases it with zyfa_context_destroy. */
 ZYFA_API zyfa_status zyfa_context_create(const zyfa_context_options* opts, zyfa_context** out);
@@ -221,10 +224,32 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * head h reading kv head h / (heads_q / heads_kv). Key j is visible to query i (per sequence,
  * lengths sq and sk, d = 0 for CAUSAL and d = sk - sq otherwise) when: mask is NONE or
  * j <= i + d; window_left < 0 or j >= i + d - window_left; window_right < 0 or
- * j <= i + d + window_right. A row that sees no key gets O = 0 and lse = -inf.
+ * j <= i + d + window_right. A row that sees no key (seqlen_k = 0, an empty packed key sequence,
+ * a mask or window that hides every key) gets O = 0 and lse = -inf.
  * q, k, v share one dtype (FP8 e4m3fn, FP8 e4m3fnuz, FP16, BF16, or FP32 on the CPU backend);
  * o is BF16, FP16 or FP32. With cu_seqlens_q/k (both or neither) the sequences are packed along
  * the seq axis and stride_batch is ignored.
+ *
+ * Non-finite values: a row that sees a score which is NaN or +inf after scaling (a NaN or inf in
+ * q or k, a NaN or inf descale, a dot product beyond fp32) gets O = NaN and lse = NaN, on every
+ * backend; a score of -inf is a probability of 0. NaN or inf in v reaches O through P.V (a masked
+ * key inside a 64-key block is multiplied by 0, and 0 * NaN is NaN).
+ *
+ * Bounds (INVALID_ARGUMENT beyond them, on every backend): head_dim_qk and head_dim_v in
+ * [1, 512]; batch, seqlens and heads >= 0 (heads >= 1) with every element and byte offset of
+ * every view within int64. A valid request that a GPU kernel cannot take (sizes beyond int32,
+ * head dims or layouts without a kernel) is NOT_SUPPORTED, naming the limit.
+ *
+ * Memory: every pointer is aligned to its element: q, k, v, o to their dtype's size (1, 2 or 4
+ * bytes; FP8 tensors on GPU backends to 16 bytes, strides to 16 elements), lse, descales and
+ * cu_seqlens to 4 bytes; otherwise INVALID_ARGUMENT naming the field and the alignment. zyfa
+ * never computes in place: the bytes an output reaches (o, lse) must not overlap those of any
+ * input (q, k, v, cu_seqlens, descales) or of the other output, else INVALID_ARGUMENT naming both
+ * (inputs may overlap each other, e.g. q, k, v as views of one packed QKV tensor). With packed
+ * sequences on a GPU backend the totals are in device memory, so only each buffer's first row is
+ * checked there. On a GPU backend every pointer must be device memory of the context's device
+ * (or host memory the device can access: pinned and mapped, managed); host memory it cannot
+ * reach is INVALID_ARGUMENT ("q.data = 0x.. is host memory; this context is CUDA device 0").
  * ------------------------------------------------------------------------------------------- */
 
 /* Zeroes the first struct_size bytes of *p, sets p->struct_size = struct_size and fills the
@@ -254,8 +279,9 @@ ZYFA_API const char* zyfa_attn_kernel_name(zyfa_context* ctx, const zyfa_attn_pa
 /* Computes attention forward into o (and p->lse when not NULL). On GPU backends it is enqueued on
  * stream (hipStream_t or CUstream; NULL = the default stream), allocates nothing and never
  * synchronises; the CPU backend ignores stream and returns when the result is written. A failed
- * call writes nothing to any output. An empty problem (batch, seqlen_q or seqlen_k 0) succeeds
- * and writes nothing.
+ * call writes nothing to any output, whatever the failure (out of memory included). A problem
+ * with no query row (batch or seqlen_q 0) succeeds and writes nothing; with seqlen_k 0 every row
+ * gets O = 0 and lse = -inf (k and v data may then be NULL).
  * Thread safety: safe from any thread, also concurrently on one context (the CPU backend then
  * runs the calls one after the other on its worker threads).
  * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
@@ -278,7 +304,10 @@ ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
  * descale[b * heads + h] = amax / max_fp8 (1 when amax is 0). With ZYFA_QUANT_HADAMARD the head
  * dimension is first multiplied by the normalised Hadamard matrix H/sqrt(n) (n = head_dim when a
  * power of two, else blocks of 64 for a multiple of 64); use it on Q and K alike so QK^T is
- * unchanged. head_dim is at most 65536.
+ * unchanged. head_dim is at most 65536. Pointers are aligned to their element (in to 2 or 4
+ * bytes, descale and cu_seqlens to 4; out to 16 bytes on GPU backends) and out and descale
+ * overlap neither in, cu_seqlens nor each other (INVALID_ARGUMENT otherwise, as for attention).
+ * A failed call writes nothing. On the CPU backend a non-finite input is INVALID_ARGUMENT.
  * Thread safety: safe from any thread, also concurrently on one context.
  * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
 ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_params* p,

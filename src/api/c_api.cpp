@@ -11,6 +11,7 @@
 #include "core/backend.hpp"
 #include "core/context_factory.hpp"
 #include "core/errors.hpp"
+#include "core/log.hpp"
 #include "core/validate.hpp"
 #include "core/version.hpp"
 #include "zyfa.h"
@@ -53,14 +54,8 @@ zyfa::Backend& backend_of(zyfa_context* ctx) {
     return *ctx->backend;
 }
 
-// ZYFA_LOG=info reports the chosen kernel of each zyfa_attn_fwd on stderr; read once.
-bool log_kernels() noexcept {
-    static const bool enabled = [] {
-        const char* level = std::getenv("ZYFA_LOG");
-        return level != nullptr && std::strcmp(level, "info") == 0;
-    }();
-    return enabled;
-}
+// ZYFA_LOG=info reports the chosen kernel of each zyfa_attn_fwd on stderr.
+bool log_kernels() noexcept { return zyfa::log_info(); }
 
 // Zeroes the first struct_size bytes and records struct_size when the field fits.
 template <class Struct>

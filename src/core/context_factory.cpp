@@ -1,6 +1,7 @@
 #include "context_factory.hpp"
 
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "errors.hpp"
 #include "hip/hip_backend.hpp"
+#include "log.hpp"
 #include "versioned_struct.hpp"
 
 namespace zyfa {
@@ -72,6 +74,18 @@ zyfa_context_options read_options(const zyfa_context_options* user) {
     return options;
 }
 
+// "HIP: not compiled in; CUDA: no device: <why>" for ZYFA_LOG=info.
+void note_skipped(std::string& skipped, const char* name, const std::string& why) {
+    if (!skipped.empty()) skipped += "; ";
+    skipped += std::string(name) + ": " + why;
+}
+
+// "CUDA device 0, sm_90"; "CPU" (its device is the host).
+std::string describe(const Backend& backend, const BackendSlot& slot, const zyfa_context_options& options) {
+    if (slot.kind == ZYFA_BACKEND_CPU) return slot.name;
+    return std::string(slot.name) + " device " + std::to_string(options.device) + ", " + backend.device_name();
+}
+
 }  // namespace
 
 std::unique_ptr<Backend> create_backend(const zyfa_context_options* user_options) {
@@ -86,17 +100,35 @@ std::unique_ptr<Backend> create_backend(const zyfa_context_options* user_options
         throw_invalid("options.num_threads = " + std::to_string(options.num_threads) +
                       " is negative (0 = all hardware threads)");
     }
+    constexpr int kMaxNumThreads = 1024;  // worker threads are started at creation: bound the request
+    if (options.num_threads > kMaxNumThreads) {
+        throw_invalid("options.num_threads = " + std::to_string(options.num_threads) + " is above the maximum " +
+                      std::to_string(kMaxNumThreads));
+    }
 
     if (options.backend == ZYFA_BACKEND_AUTO) {
+        std::string skipped;  // why each earlier backend was passed over, for ZYFA_LOG=info
         for (const BackendSlot& slot : kBackendSlots) {
-            if (slot.create == nullptr) continue;
+            if (slot.create == nullptr) {
+                note_skipped(skipped, slot.name, "not compiled in");
+                continue;
+            }
             try {
-                return slot.create(options);
+                std::unique_ptr<Backend> backend = slot.create(options);
+                if (log_info()) {
+                    std::fprintf(stderr, "zyfa: AUTO chose %s (%s)\n", describe(*backend, slot, options).c_str(),
+                                 skipped.empty() ? "the first backend AUTO tries" : skipped.c_str());
+                }
+                return backend;
             } catch (const Error& error) {
                 // No device, or its runtime is not installed here: try the next backend.
                 if (error.status() != ZYFA_ERROR_NO_DEVICE && error.status() != ZYFA_ERROR_NOT_SUPPORTED) throw;
+                note_skipped(skipped, slot.name,
+                             std::string(error.status() == ZYFA_ERROR_NO_DEVICE ? "no device: " : "not supported: ") +
+                                 error.what());
             }
         }
+        if (log_info()) std::fprintf(stderr, "zyfa: AUTO found no backend (%s)\n", skipped.c_str());
         throw Error(ZYFA_ERROR_NO_DEVICE, "options.backend = AUTO: no compiled-in backend found a device");
     }
     for (const BackendSlot& slot : kBackendSlots) {
@@ -105,7 +137,11 @@ std::unique_ptr<Backend> create_backend(const zyfa_context_options* user_options
             throw_not_supported(std::string("options.backend = ") + slot.name + ": backend " + slot.name +
                                 " is not compiled into this build");
         }
-        return slot.create(options);
+        std::unique_ptr<Backend> backend = slot.create(options);
+        if (log_info()) {
+            std::fprintf(stderr, "zyfa: created %s (options.backend)\n", describe(*backend, slot, options).c_str());
+        }
+        return backend;
     }
     throw Error(ZYFA_ERROR_INTERNAL, "backend " + std::to_string(options.backend) + " has no slot");
 }

@@ -39,7 +39,9 @@ struct AttnProblem {
     TensorView q, k, v, o;
 
     bool varlen() const { return cu_seqlens_q != nullptr; }
-    bool empty() const { return batch == 0 || seqlen_q == 0 || seqlen_k == 0; }
+    // No query row: nothing to write. seqlen_k == 0 is not empty: every row then sees no key and
+    // gets O = 0, lse = -inf (include/zyfa.h).
+    bool empty() const { return batch == 0 || seqlen_q == 0; }
     bool fp8() const { return q.dtype == ZYFA_DTYPE_FP8_E4M3FN || q.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ; }
     // Per-sequence lengths and first packed row (row offsets are 0 when not varlen).
     int64_t len_q(int64_t b) const { return varlen() ? cu_seqlens_q[b + 1] - cu_seqlens_q[b] : seqlen_q; }

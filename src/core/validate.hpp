@@ -36,11 +36,13 @@ struct TensorShape {
     int64_t heads = 0;
     int64_t head_dim = 0;
     bool varlen = false;
+    bool rows_known = true;  // false when rows is only a bound (packed rows on a GPU backend)
 };
 
 // Checks reserved, strides (non-negative, non-overlapping), int64 overflow of element and byte
-// offsets, data != NULL unless the problem is empty, and on GPU backends the 16-byte alignment of
-// FP8 tensors. The dtype must already be known. Returns the normalised view.
+// offsets, data != NULL unless the problem is empty or the view has no element, data aligned to
+// the element size (2 bytes for BF16/FP16, 4 for FP32) on every backend, and on GPU backends the
+// 16-byte alignment of FP8 tensors. The dtype must already be known. Returns the normalised view.
 TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const TensorShape& shape,
                                bool empty_problem, zyfa_backend backend);
 
@@ -50,6 +52,27 @@ TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const Ten
 // INT32_MAX) is returned instead.
 int64_t checked_packed_rows(const int32_t* cu, const char* name, int64_t batch, int64_t max_len,
                             const char* max_len_name, zyfa_backend backend);
+
+// --- Buffers (validate_buffers.cpp): alignment and the no-overlap rule ---------------------------
+
+// The bytes a buffer reaches, for the no-overlap rule; empty (begin == end) when it has none.
+struct ByteRange {
+    const char* name = "";  // "o.data", "params.lse"
+    uintptr_t begin = 0;
+    uintptr_t end = 0;
+    bool empty() const { return begin == end; }
+};
+
+// Elements from a view's first to one past its last (0 without elements); layout already checked.
+int64_t tensor_span_elements(const TensorView& t, const TensorShape& shape);
+ByteRange tensor_range(const char* name, const TensorView& t, const TensorShape& shape);
+ByteRange array_range(const char* name, const void* data, int64_t count, int64_t element_bytes);
+
+// INVALID_ARGUMENT "<field_name> = 0x.. is not N-byte aligned, which <what> needs".
+void require_aligned(const char* field_name, const void* data, int64_t alignment, const char* what);
+
+// INVALID_ARGUMENT naming both buffers when an output overlaps another output or any input.
+void require_disjoint(const ByteRange* outputs, size_t output_count, const ByteRange* inputs, size_t input_count);
 
 // a * b, throwing INVALID_ARGUMENT naming `what` when it overflows int64.
 int64_t checked_mul(int64_t a, int64_t b, const char* what);

@@ -53,6 +53,7 @@ void require_head_count(int64_t value, const char* name) {
     if (value <= 0) throw_invalid(std::string("params.") + name + " = " + std::to_string(value) + ", must be > 0");
 }
 
+// A bound of the contract (include/zyfa.h), not of a kernel: above it a request is malformed.
 void require_head_dim(int64_t value, const char* name) {
     if (value <= 0 || value > kMaxHeadDim) {
         throw_invalid(std::string("params.") + name + " = " + std::to_string(value) + " is outside [1, " +
@@ -150,6 +151,9 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     int64_t rows_q = p.seqlen_q;
     int64_t rows_k = p.seqlen_k;
     if (varlen) {
+        // Before the CPU backend reads them.
+        require_aligned("params.cu_seqlens_q", p.cu_seqlens_q, 4, "int32 cu_seqlens");
+        require_aligned("params.cu_seqlens_k", p.cu_seqlens_k, 4, "int32 cu_seqlens");
         rows_q = checked_packed_rows(p.cu_seqlens_q, "params.cu_seqlens_q", p.batch, p.seqlen_q, "params.seqlen_q", backend);
         rows_k = checked_packed_rows(p.cu_seqlens_k, "params.cu_seqlens_k", p.batch, p.seqlen_k, "params.seqlen_k", backend);
     }
@@ -177,23 +181,54 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.lse = p.lse;
 
     const bool empty = problem.empty();
-    const TensorShape shape_q{p.batch, rows_q, p.heads_q, p.head_dim_qk, varlen};
-    const TensorShape shape_k{p.batch, rows_k, p.heads_kv, p.head_dim_qk, varlen};
-    const TensorShape shape_v{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen};
-    const TensorShape shape_o{p.batch, rows_q, p.heads_q, p.head_dim_v, varlen};
+    // Packed totals are exact only where cu_seqlens is host memory (the CPU backend).
+    const bool rows_known = !varlen || backend == ZYFA_BACKEND_CPU;
+    const TensorShape shape_q{p.batch, rows_q, p.heads_q, p.head_dim_qk, varlen, rows_known};
+    const TensorShape shape_k{p.batch, rows_k, p.heads_kv, p.head_dim_qk, varlen, rows_known};
+    const TensorShape shape_v{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen, rows_known};
+    const TensorShape shape_o{p.batch, rows_q, p.heads_q, p.head_dim_v, varlen, rows_known};
     problem.q = check_tensor_layout(*q, "q", shape_q, empty, backend);
     problem.k = check_tensor_layout(*k, "k", shape_k, empty, backend);
     problem.v = check_tensor_layout(*v, "v", shape_v, empty, backend);
     problem.o = check_tensor_layout(*o, "o", shape_o, empty, backend);
 
     // lse: [batch, heads_q, seqlen_q] or [heads_q, total_q] fp32; descales: [batch, heads_kv] fp32.
+    int64_t lse_count = 0;
     if (p.lse != nullptr) {
         const int64_t lse_rows = varlen ? rows_q : checked_mul(p.batch, p.seqlen_q, "params.lse size batch * seqlen_q");
-        checked_mul(checked_mul(lse_rows, p.heads_q, "params.lse size"), 4, "params.lse bytes");
+        lse_count = checked_mul(lse_rows, p.heads_q, "params.lse size");
+        checked_mul(lse_count, 4, "params.lse bytes");
+        if (!rows_known && lse_count > 0) lse_count = 1;  // [heads_q, total_q]: only entry 0 is certain
     }
+    int64_t descale_count = 0;
     if (p.q_descale != nullptr || p.k_descale != nullptr || p.v_descale != nullptr) {
-        checked_mul(checked_mul(p.batch, p.heads_kv, "params descale size batch * heads_kv"), 4, "params descale bytes");
+        descale_count = checked_mul(p.batch, p.heads_kv, "params descale size batch * heads_kv");
+        checked_mul(descale_count, 4, "params descale bytes");
     }
+    if (lse_count > 0) require_aligned("params.lse", p.lse, 4, "the fp32 lse");
+    if (descale_count > 0) {
+        require_aligned("params.q_descale", p.q_descale, 4, "an fp32 descale");
+        require_aligned("params.k_descale", p.k_descale, 4, "an fp32 descale");
+        require_aligned("params.v_descale", p.v_descale, 4, "an fp32 descale");
+    }
+
+    // Outputs never share memory with inputs or with each other.
+    const ByteRange outputs[] = {
+        tensor_range("o.data", problem.o, shape_o),
+        array_range("params.lse", p.lse, lse_count, 4),
+    };
+    const int64_t cu_count = varlen && !empty ? p.batch + 1 : 0;
+    const ByteRange inputs[] = {
+        tensor_range("q.data", problem.q, shape_q),
+        tensor_range("k.data", problem.k, shape_k),
+        tensor_range("v.data", problem.v, shape_v),
+        array_range("params.cu_seqlens_q", p.cu_seqlens_q, cu_count, 4),
+        array_range("params.cu_seqlens_k", p.cu_seqlens_k, cu_count, 4),
+        array_range("params.q_descale", p.q_descale, descale_count, 4),
+        array_range("params.k_descale", p.k_descale, descale_count, 4),
+        array_range("params.v_descale", p.v_descale, descale_count, 4),
+    };
+    require_disjoint(outputs, 2, inputs, sizeof(inputs) / sizeof(inputs[0]));
 
     // A well-formed request that this kind of backend has no kernel for. Checked last, so that a
     // malformed request is reported as INVALID_ARGUMENT rather than sending the caller to a fallback.

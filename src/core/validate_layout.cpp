@@ -120,8 +120,13 @@ TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const Ten
         }
     }
 
-    if (t.data == nullptr && !empty_problem) {
+    if (t.data == nullptr && !empty_problem && has_elements) {
         throw_invalid(field(name, "data") + " is NULL");
+    }
+    if (has_elements) {
+        const std::string data_field = field(name, "data");
+        const std::string what = std::string(dtype_name(t.dtype)) + " elements";
+        require_aligned(data_field.c_str(), t.data, element_size(t.dtype), what.c_str());
     }
 
     if (backend != ZYFA_BACKEND_CPU && is_fp8(t.dtype)) {

@@ -68,6 +68,7 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     }
 
     const bool varlen = p.cu_seqlens != nullptr;
+    if (varlen) require_aligned("params.cu_seqlens", p.cu_seqlens, 4, "int32 cu_seqlens");  // before it is read
     const int64_t rows = varlen ? checked_packed_rows(p.cu_seqlens, "params.cu_seqlens", p.batch, p.seqlen,
                                                       "params.seqlen", backend)
                                 : p.seqlen;
@@ -81,10 +82,25 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     problem.cu_seqlens = p.cu_seqlens;
     problem.descale = descale;
 
-    const TensorShape shape{p.batch, rows, p.heads, p.head_dim, varlen};
+    const TensorShape shape{p.batch, rows, p.heads, p.head_dim, varlen, !varlen || backend == ZYFA_BACKEND_CPU};
     problem.in = check_tensor_layout(*in, "in", shape, problem.empty(), backend);
     problem.out = check_tensor_layout(*out, "out", shape, problem.empty(), backend);
-    checked_mul(checked_mul(p.batch, p.heads, "descale size batch * heads"), 4, "descale bytes");
+    const int64_t descale_count = checked_mul(p.batch, p.heads, "descale size batch * heads");
+    checked_mul(descale_count, 4, "descale bytes");
+
+    if (!problem.empty()) {
+        require_aligned("descale", descale, 4, "the fp32 descale");
+        // Outputs never share memory with the input or with each other.
+        const ByteRange outputs[] = {
+            tensor_range("out.data", problem.out, shape),
+            array_range("descale", descale, descale_count, 4),
+        };
+        const ByteRange inputs[] = {
+            tensor_range("in.data", problem.in, shape),
+            array_range("params.cu_seqlens", p.cu_seqlens, varlen ? p.batch + 1 : 0, 4),
+        };
+        require_disjoint(outputs, 2, inputs, 2);
+    }
 
     // Well-formed but without a kernel: checked last (see validate_attn).
     if (problem.hadamard && !numerics::hadamard_supported(p.head_dim)) {

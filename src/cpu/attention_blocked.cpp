@@ -1,10 +1,10 @@
 // The blocked attention of the GPU kernels, one (batch, query head, query tile) per work item:
 //   for each key block of model.key_block keys (aligned to the sequence start, as on the GPU):
 //     S = Q K^T (fp32, raw dot products), x = S * scale_log2 (log2 domain)
-//     m_new = max(m_old, block max), alpha = exp2(m_old - m_new)
+//     m_new = max(m_old, block max) keeping NaN (common/row_max.h), alpha = exp2(m_old - m_new)
 //     P = the scheme's rounded probabilities (scaled by 2^k), l = alpha*l + row sum
 //     acc = alpha*acc + 2^-k * (P V)
-//   O = acc * (v_descale / l), lse = ln2 * (m + log2 l).
+//   O = acc * (v_descale / l), lse = ln2 * (m + log2 l); NaN for a row whose m is NaN or +inf.
 // Every product and sum is fp32 in a fixed order, so the result does not depend on threads.
 #include "attention_blocked.hpp"
 
@@ -18,6 +18,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/row_max.h"
 #include "common/score_scale.h"
 #include "core/errors.hpp"
 #include "tensor_access.hpp"
@@ -30,6 +31,7 @@ namespace {
 constexpr int64_t kQueryTile = 32;  // rows per work item: K/V blocks are decoded once per tile
 using numerics::kLn2;  // kernels/common/score_scale.h
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // How P is rounded before P.V, decided by the input dtype and the scheme.
 enum class PRounding { None, Bf16, Fp16, Fp8Rne, LeanCode };
@@ -41,7 +43,21 @@ struct WorkItem {
     int64_t row_end;
 };
 
+// One worker slot's buffers, sized for the largest tile before the call's first store: a work
+// item allocates nothing, so a call that runs out of memory fails before it writes any output.
 struct Scratch {
+    void size_for(int64_t rows, int64_t dqk, int64_t dv, int64_t bk) {
+        q.resize(static_cast<size_t>(rows * dqk));
+        kt.resize(static_cast<size_t>(dqk * bk));
+        v.resize(static_cast<size_t>(bk * dv));
+        s.resize(static_cast<size_t>(rows * bk));
+        p.resize(static_cast<size_t>(bk));
+        partial.resize(static_cast<size_t>(dv));
+        acc.resize(static_cast<size_t>(rows * dv));
+        m.resize(static_cast<size_t>(rows));
+        l.resize(static_cast<size_t>(rows));
+    }
+
     std::vector<float> q;        // [tile][dqk]
     std::vector<float> kt;       // [dqk][block]  K block transposed
     std::vector<float> v;        // [block][dv]
@@ -117,10 +133,16 @@ public:
 
     int64_t item_count() const { return static_cast<int64_t>(items_.size()); }
 
-    void run_item(int64_t index) const {
-        thread_local Scratch scratch;
-        run(items_[static_cast<size_t>(index)], scratch);
+    // Scratch for `slots` threads, each large enough for any item of this problem.
+    std::vector<Scratch> make_scratch(int slots) const {
+        int64_t rows = 0;
+        for (const WorkItem& item : items_) rows = std::max(rows, item.row_end - item.row_begin);
+        std::vector<Scratch> scratch(static_cast<size_t>(slots));
+        for (Scratch& sc : scratch) sc.size_for(rows, p_.head_dim_qk, p_.head_dim_v, model_.key_block);
+        return scratch;
     }
+
+    void run_item(int64_t index, Scratch& scratch) const { run(items_[static_cast<size_t>(index)], scratch); }
 
 private:
     void build_items() {
@@ -151,15 +173,10 @@ private:
         const float scale_log2 = numerics::score_scale_log2(p.softmax_scale, qd, kd);
         const float scale8_log2 = 8.0f * scale_log2;
 
-        sc.q.resize(static_cast<size_t>(rows * dqk));
-        sc.kt.resize(static_cast<size_t>(dqk * bk));
-        sc.v.resize(static_cast<size_t>(bk * dv));
-        sc.s.resize(static_cast<size_t>(rows * bk));
-        sc.p.resize(static_cast<size_t>(bk));
-        sc.partial.resize(static_cast<size_t>(dv));
-        sc.acc.assign(static_cast<size_t>(rows * dv), 0.0f);
-        sc.m.assign(static_cast<size_t>(rows), kNegInf);
-        sc.l.assign(static_cast<size_t>(rows), 0.0f);
+        // The slot's buffers hold the largest tile (make_scratch); this tile uses their fronts.
+        std::fill_n(sc.acc.begin(), rows * dv, 0.0f);
+        std::fill_n(sc.m.begin(), rows, kNegInf);
+        std::fill_n(sc.l.begin(), rows, 0.0f);
 
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t off = AttnProblem::offset(p.q, p.first_q(b), b, item.row_begin + r, h);
@@ -193,9 +210,12 @@ private:
             const int64_t off = AttnProblem::offset(p.o, p.first_q(b), b, i, h);
             const float l = sc.l[r];
             const float out_scale = l > 0.0f ? vd / l : 0.0f;  // a row that sees no key gets O = 0
-            for (int64_t d = 0; d < dv; ++d)
-                store_from_float(p.o.data, p.o.dtype, off + d, l > 0.0f ? sc.acc[r * dv + d] * out_scale : 0.0f);
-            if (p.lse) p.lse[p.lse_index(b, h, i)] = l > 0.0f ? kLn2 * (sc.m[r] + std::log2(l)) : kNegInf;
+            const bool poisoned = numerics::row_max_is_poisoned(sc.m[r]);  // kernels/common/row_max.h
+            for (int64_t d = 0; d < dv; ++d) {
+                const float value = poisoned ? kNaN : l > 0.0f ? sc.acc[r * dv + d] * out_scale : 0.0f;
+                store_from_float(p.o.data, p.o.dtype, off + d, value);
+            }
+            if (p.lse) p.lse[p.lse_index(b, h, i)] = poisoned ? kNaN : l > 0.0f ? kLn2 * (sc.m[r] + std::log2(l)) : kNegInf;
         }
     }
 
@@ -217,8 +237,12 @@ private:
                     float& m, float& l, float* acc, Scratch& sc) const {
         const int64_t dv = p_.head_dim_v;
         float block_max = kNegInf;
-        for (int64_t j = lo; j < hi; ++j) block_max = std::max(block_max, s[j] * scale_log2);
-        const float m_new = std::max(m, block_max);
+        for (int64_t j = lo; j < hi; ++j) block_max = numerics::max_keep_nan(block_max, s[j] * scale_log2);
+        const float m_new = numerics::max_keep_nan(m, block_max);
+        if (numerics::row_max_is_poisoned(m_new)) {  // a NaN or +inf score: the row's O and lse are NaN
+            m = m_new;
+            return;
+        }
         const float alpha = m == kNegInf ? 0.0f : std::exp2(m - m_new);
 
         int exponent = fixed_exponent_;
@@ -279,7 +303,9 @@ private:
 void attention_blocked(const AttnProblem& problem, const NumericsModel& model, WorkerPool& pool) {
     if (problem.empty()) return;
     BlockedAttention attention(problem, model);
-    pool.parallel_for(attention.item_count(), [&](int64_t i) { attention.run_item(i); });
+    std::vector<Scratch> scratch = attention.make_scratch(pool.slot_count(attention.item_count()));
+    pool.parallel_for(attention.item_count(),
+                      [&](int64_t i, int slot) { attention.run_item(i, scratch[static_cast<size_t>(slot)]); });
 }
 
 }  // namespace cpu

@@ -66,22 +66,23 @@ std::string slice_name(Slice slice) {
     return "batch " + std::to_string(slice.batch) + ", head " + std::to_string(slice.head);
 }
 
-// Pass 1: amax of the (rotated) slice; throws INVALID_ARGUMENT on a non-finite value.
-float slice_amax(const QuantProblem& problem, Slice slice) {
+// Pass 1: amax of the (rotated) slice; throws INVALID_ARGUMENT on a non-finite value. `row` is
+// the running slot's scratch row of head_dim floats.
+float slice_amax(const QuantProblem& problem, Slice slice, float* row) {
     const SliceRows rows(problem, slice);
-    std::vector<float> row(static_cast<size_t>(problem.head_dim));
     float amax = 0.0f;
     for (int64_t s = 0; s < rows.count(); ++s) {
-        rows.load(s, row.data());
-        for (float x : row) {
+        rows.load(s, row);
+        for (int64_t d = 0; d < problem.head_dim; ++d) {
+            const float x = row[d];
             if (!std::isfinite(x)) {
                 throw_invalid("input holds a non-finite value (" + slice_name(slice) +
                               ", row " + std::to_string(s) + ")");
             }
         }
-        rows.rotate(row.data());
-        for (float x : row) {
-            const float magnitude = std::fabs(x);
+        rows.rotate(row);
+        for (int64_t d = 0; d < problem.head_dim; ++d) {
+            const float magnitude = std::fabs(row[d]);
             if (!std::isfinite(magnitude)) {
                 throw_invalid("the Hadamard rotation overflows fp32 (" + slice_name(slice) +
                               ", row " + std::to_string(s) + ")");
@@ -92,8 +93,8 @@ float slice_amax(const QuantProblem& problem, Slice slice) {
     return amax;
 }
 
-// Pass 2: codes of the slice and its descale.
-void write_slice(const QuantProblem& problem, Slice slice, float amax) {
+// Pass 2: codes of the slice and its descale, with the slot's scratch row as in pass 1.
+void write_slice(const QuantProblem& problem, Slice slice, float amax, float* row) {
     const numerics::Fp8Format format = fp8_format_of(problem.out.dtype);
     const float fp8_max = numerics::fp8_max(format);
     float* descale = problem.descale + slice.batch * problem.heads + slice.head;
@@ -111,14 +112,13 @@ void write_slice(const QuantProblem& problem, Slice slice, float amax) {
 
     const float pre_shift = amax < kTinyAmax ? kTinyShift : 1.0f;
     const float scale = fp8_max / (amax * pre_shift);
-    std::vector<float> row(static_cast<size_t>(problem.head_dim));
     for (int64_t s = 0; s < rows.count(); ++s) {
-        rows.load(s, row.data());
-        rows.rotate(row.data());
+        rows.load(s, row);
+        rows.rotate(row);
         const int64_t base = rows.offset(problem.out, s);
         // Saturating RNE encoder: amax * scale may round a hair above fp8_max; it still maps to max.
         for (int64_t d = 0; d < problem.head_dim; ++d) {
-            out[base + d] = numerics::fp8_encode((row[static_cast<size_t>(d)] * pre_shift) * scale, format);
+            out[base + d] = numerics::fp8_encode((row[d] * pre_shift) * scale, format);
         }
     }
     *descale = amax / fp8_max;
@@ -135,9 +135,16 @@ void quantize_fp8(const QuantProblem& problem, WorkerPool& pool) {
     const int64_t slices = problem.batch * problem.heads;
     auto slice_of = [&](int64_t i) { return Slice{i / problem.heads, i % problem.heads}; };
 
+    // Everything both passes need, acquired before the first store: one row per worker slot.
     std::vector<float> amax(static_cast<size_t>(slices));
-    pool.parallel_for(slices, [&](int64_t i) { amax[static_cast<size_t>(i)] = slice_amax(problem, slice_of(i)); });
-    pool.parallel_for(slices, [&](int64_t i) { write_slice(problem, slice_of(i), amax[static_cast<size_t>(i)]); });
+    std::vector<float> rows(static_cast<size_t>(pool.slot_count(slices)) * static_cast<size_t>(problem.head_dim));
+    auto row_of = [&](int slot) { return rows.data() + static_cast<size_t>(slot) * static_cast<size_t>(problem.head_dim); };
+    pool.parallel_for(slices, [&](int64_t i, int slot) {
+        amax[static_cast<size_t>(i)] = slice_amax(problem, slice_of(i), row_of(slot));
+    });
+    pool.parallel_for(slices, [&](int64_t i, int slot) {
+        write_slice(problem, slice_of(i), amax[static_cast<size_t>(i)], row_of(slot));
+    });
 }
 
 }  // namespace cpu

@@ -375,6 +375,34 @@ static void back_tensor(tensor_plan* t, int null_data, int is_input, int data_ki
 
 static int tensor_provided(const tensor_plan* t) { return !t->has_elements || t->buffer_bytes > 0; }
 
+/* The bytes a view reaches, per the harness's own reading of zyfa.h (0 when it has none). */
+static int64_t tensor_bytes(const tensor_plan* t) { return t->has_elements && !t->malformed ? t->span_bytes : 0; }
+
+/* Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte (NULL or 0 bytes: never). */
+static int ranges_overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+    if (a == NULL || b == NULL || a_bytes <= 0 || b_bytes <= 0) return 0;
+    const uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    const uintptr_t a1 = (uint64_t)a_bytes > UINTPTR_MAX - a0 ? UINTPTR_MAX : a0 + (uintptr_t)a_bytes;
+    const uintptr_t b1 = (uint64_t)b_bytes > UINTPTR_MAX - b0 ? UINTPTR_MAX : b0 + (uintptr_t)b_bytes;
+    return a0 < b1 && b0 < a1;
+}
+
+static int misaligned(const void* pointer, int64_t alignment) {
+    return pointer != NULL && alignment > 1 && (uintptr_t)pointer % (uintptr_t)alignment != 0;
+}
+
+/* A NaN in the first element of a buffer of `dtype`. */
+static void plant_nan(void* data, int64_t dtype) {
+    switch (dtype) {
+        case ZYFA_DTYPE_FP32: { const uint32_t bits = 0x7FC00000u; memcpy(data, &bits, 4); break; }
+        case ZYFA_DTYPE_BF16: { const uint16_t bits = 0x7FC0u; memcpy(data, &bits, 2); break; }
+        case ZYFA_DTYPE_FP16: { const uint16_t bits = 0x7E00u; memcpy(data, &bits, 2); break; }
+        case ZYFA_DTYPE_FP8_E4M3FN: *(uint8_t*)data = 0x7F; break;
+        case ZYFA_DTYPE_FP8_E4M3FNUZ: *(uint8_t*)data = 0x80; break;
+        default: break;
+    }
+}
+
 /* After a successful call: no byte of the output buffer outside the view was written. */
 static void check_gaps_untouched(const tensor_plan* t, const char* name) {
     if (!t->has_elements || t->buffer_bytes == 0 || t->view.data == NULL) return;
@@ -596,8 +624,32 @@ static void fuzz_attention(const fuzz_choice* c) {
         (void)mul_or_max(lse_count, 4, &lse_overflow);
     }
     const int lse_provided = !lse_overflow && lse_count <= (1 << 18);
-    const size_t lse_bytes = (lse_provided ? (size_t)lse_count : 1) * sizeof(float);
+    size_t lse_bytes = (lse_provided ? (size_t)lse_count : 1) * sizeof(float);
     float* lse_memory = a->lse ? (float*)fuzz_alloc(lse_bytes, FUZZ_SENTINEL) : NULL;
+
+    /* Twists: each makes the request malformed when the buffers it touches have bytes. */
+    int twisted_bad = 0;
+    int nan_planted = 0;
+    if (a->twist == FUZZ_ATTN_TWIST_Q_ODD && q.view.data != NULL) {
+        q.view.data = (unsigned char*)q.view.data + 1;
+        twisted_bad = tensor_bytes(&q) > 0 && dtype_bytes(q_dtype) > 1;
+        if (!twisted_bad) q.view.data = (unsigned char*)q.view.data - 1; /* keep the rest of the run honest */
+    } else if (a->twist == FUZZ_ATTN_TWIST_LSE_ODD && lse_memory != NULL && lse_count > 0 && lse_provided) {
+        lse_memory = (float*)(void*)((unsigned char*)lse_memory + 2);
+        lse_bytes -= 2; /* what the sentinel check may read */
+        twisted_bad = 1;
+    } else if (a->twist == FUZZ_ATTN_TWIST_O_IS_K && o.view.data != NULL && k.view.data != NULL &&
+               tensor_bytes(&o) > 0 && tensor_bytes(&k) > 0) {
+        o.view.data = k.view.data;
+    } else if (a->twist == FUZZ_ATTN_TWIST_LSE_IN_O && lse_memory != NULL && o.view.data != NULL &&
+               tensor_bytes(&o) > 0 && lse_count > 0 && FIELD_WITHIN(zyfa_attn_params, lse, passed.readable)) {
+        lse_memory = (float*)o.view.data;
+        lse_bytes = o.buffer_bytes < lse_bytes ? o.buffer_bytes : lse_bytes;
+    } else if (a->twist == FUZZ_ATTN_TWIST_NAN_Q && q.buffer_bytes > 0 && q.view.data != NULL &&
+               c->data != FUZZ_DATA_BITS) {
+        plant_nan(q.view.data, q_dtype);
+        nan_planted = 1;
+    }
     if (lse_memory != NULL && FIELD_WITHIN(zyfa_attn_params, lse, passed.readable)) {
         ((zyfa_attn_params*)passed.bytes)->lse = lse_memory;
         e.lse = lse_memory;
@@ -608,7 +660,23 @@ static void fuzz_attention(const fuzz_choice* c) {
     const int fp8 = is_fp8(q_dtype);
     const int has_descale = e.q_descale != NULL || e.k_descale != NULL || e.v_descale != NULL;
     const int size_ok = passed.struct_size >= FIELD_END(zyfa_attn_params, head_dim_v) && !passed.implausible;
-    const int64_t empty = e.batch == 0 || e.seqlen_q == 0 || e.seqlen_k == 0;
+    /* No query row: nothing to write. seqlen_k = 0 with queries writes O = 0 and lse = -inf. */
+    const int64_t empty = e.batch == 0 || e.seqlen_q == 0;
+    const int64_t lse_reach = e.lse != NULL && !lse_overflow ? lse_count * 4 : 0;
+    const int64_t descale_reach = has_descale && !descale_overflow && descale_count > 0 ? descale_count * 4 : 0;
+    const int64_t cu_reach = packed && e.batch > 0 && !empty ? (e.batch + 1) * 4 : 0;
+    const void* inputs[8] = {q.view.data, k.view.data, v.view.data, e.cu_seqlens_q, e.cu_seqlens_k,
+                             e.q_descale, e.k_descale, e.v_descale};
+    const int64_t input_bytes[8] = {tensor_bytes(&q), tensor_bytes(&k), tensor_bytes(&v), cu_reach, cu_reach,
+                                    descale_reach, descale_reach, descale_reach};
+    int aliased = ranges_overlap(o.view.data, tensor_bytes(&o), e.lse, lse_reach);
+    for (int i = 0; i < 8; ++i) {
+        aliased |= ranges_overlap(o.view.data, tensor_bytes(&o), inputs[i], input_bytes[i]);
+        aliased |= ranges_overlap(e.lse, lse_reach, inputs[i], input_bytes[i]);
+    }
+    const int misaligned_any =
+        (tensor_bytes(&q) > 0 && misaligned(q.view.data, dtype_bytes(q_dtype))) ||
+        (tensor_bytes(&o) > 0 && misaligned(o.view.data, dtype_bytes(o_dtype))) || (lse_reach > 0 && misaligned(e.lse, 4));
     int malformed = !size_ok || e.flags != 0 || e.batch < 0 || e.seqlen_q < 0 || e.seqlen_k < 0 ||
                     e.heads_q <= 0 || e.heads_kv <= 0 || e.head_dim_qk <= 0 || e.head_dim_qk > 512 ||
                     e.head_dim_v <= 0 || e.head_dim_v > 512 || (e.heads_kv > 0 && e.heads_q % e.heads_kv != 0) ||
@@ -621,8 +689,10 @@ static void fuzz_attention(const fuzz_choice* c) {
                     (!fp8 && has_descale) || ((e.cu_seqlens_q == NULL) != (e.cu_seqlens_k == NULL)) ||
                     (packed && (!cu_q.well_formed || !cu_k.well_formed)) || q.malformed || k.malformed ||
                     v.malformed || o.malformed ||
-                    (!empty && (q.view.data == NULL || k.view.data == NULL || v.view.data == NULL || o.view.data == NULL)) ||
-                    (e.lse != NULL && lse_overflow) || (has_descale && descale_overflow);
+                    (!empty && ((q.has_elements && q.view.data == NULL) || (k.has_elements && k.view.data == NULL) ||
+                                (v.has_elements && v.view.data == NULL) || (o.has_elements && o.view.data == NULL))) ||
+                    (e.lse != NULL && lse_overflow) || (has_descale && descale_overflow) || aliased ||
+                    misaligned_any || twisted_bad;
     /* NOT_SUPPORTED comes only after every INVALID check; a newer caller's field set is either. */
     const int unsupported = passed.dirty_tail || (!fp8 && e.softmax == ZYFA_SOFTMAX_LEAN);
     const int well_formed = !malformed && !unsupported && q.constructed && k.constructed && v.constructed &&
@@ -700,12 +770,21 @@ static void fuzz_attention(const fuzz_choice* c) {
     }
     check_message_kept("zyfa_attn_fwd");
     if (!empty) g_completed_runs++;
+    const int small_scores = (c->data == FUZZ_DATA_SMOOTH || c->data == FUZZ_DATA_ZERO) && fabsf(e.softmax_scale) <= 64.0f;
     check_gaps_untouched(&o, "o");
     /* Every lse entry is written (a row that sees no key gets -inf). Random bit inputs could in
      * principle produce the sentinel's value, so only smooth data is checked. */
     if (e.lse != NULL && c->data != FUZZ_DATA_BITS) {
         for (int64_t i = 0; i < lse_count; ++i) {
             if (all_bytes_are(&lse_memory[i], sizeof(float), FUZZ_SENTINEL)) fuzz_fail("lse[%lld] was not written", (long long)i);
+            /* Small finite inputs never make a NaN row (large ones may overflow a score to +inf,
+             * which zyfa.h makes NaN); the planted NaN (q element 0) makes row 0's. */
+            if (small_scores && isnan(lse_memory[i]) && !(nan_planted && i == 0)) {
+                fuzz_fail("lse[%lld] is NaN for small finite inputs", (long long)i);
+            }
+        }
+        if (nan_planted && lse_count > 0 && !(isnan(lse_memory[0]) || (isinf(lse_memory[0]) && lse_memory[0] < 0))) {
+            fuzz_fail("q element 0 is NaN but lse[0] = %g (want NaN, or -inf when the row sees no key)", (double)lse_memory[0]);
         }
     }
     if (lse_memory != NULL && e.lse == NULL && !all_bytes_are(lse_memory, lse_bytes, FUZZ_SENTINEL)) {
@@ -760,16 +839,36 @@ static void fuzz_quantize(const fuzz_choice* c) {
     const int descale_provided = !descale_overflow && descale_count <= (1 << 16);
     const size_t descale_bytes = (descale_provided ? (size_t)descale_count : 1) * sizeof(float);
     float* descale = (float*)fuzz_alloc(descale_bytes, FUZZ_SENTINEL);
+    size_t descale_check_bytes = descale_bytes;
+    if (qc->twist == FUZZ_QUANT_TWIST_IN_ODD && in.view.data != NULL) {
+        in.view.data = (unsigned char*)in.view.data + 1;
+    } else if (qc->twist == FUZZ_QUANT_TWIST_OUT_IS_IN && out.view.data != NULL && in.view.data != NULL &&
+               tensor_bytes(&out) > 0 && tensor_bytes(&in) > 0) {
+        out.view.data = in.view.data;
+    } else if (qc->twist == FUZZ_QUANT_TWIST_DESCALE_IN_OUT && out.buffer_bytes >= sizeof(float) &&
+               tensor_bytes(&out) > 0 && descale_count > 0 && !qc->null_descale) {
+        descale = (float*)(void*)out.buffer;
+        descale_check_bytes = out.buffer_bytes < descale_bytes ? out.buffer_bytes : descale_bytes;
+    }
 
     const int hadamard = (full.flags & ZYFA_QUANT_HADAMARD) != 0;
     const int size_ok = passed.struct_size >= FIELD_END(zyfa_quant_params, head_dim) && !passed.implausible;
     const int empty = full.batch == 0 || full.seqlen == 0;
-    const int malformed =
+    const int64_t descale_reach = !empty && !descale_overflow && !qc->null_descale ? descale_count * 4 : 0;
+    const int64_t cu_reach = packed && !empty ? (full.batch + 1) * 4 : 0;
+    const int in_odd = tensor_bytes(&in) > 0 && misaligned(in.view.data, dtype_bytes(in_dtype));
+    const int aliased = !empty && (ranges_overlap(out.view.data, tensor_bytes(&out), in.view.data, tensor_bytes(&in)) ||
+                                   ranges_overlap(out.view.data, tensor_bytes(&out), descale, descale_reach) ||
+                                   ranges_overlap(out.view.data, tensor_bytes(&out), cu.values, cu_reach) ||
+                                   ranges_overlap(descale, descale_reach, in.view.data, tensor_bytes(&in)) ||
+                                   ranges_overlap(descale, descale_reach, cu.values, cu_reach));
+    const int malformed = in_odd || aliased || (!empty && misaligned(descale, 4)) ||
         !size_ok || (full.flags & ~ZYFA_QUANT_HADAMARD) != 0 || full.batch < 0 || full.seqlen < 0 || full.heads <= 0 ||
         full.head_dim <= 0 || full.head_dim > 65536 /* documented bound */ || in.view.reserved != 0 || out.view.reserved != 0 ||
         (in_dtype != ZYFA_DTYPE_FP32 && in_dtype != ZYFA_DTYPE_FP16 && in_dtype != ZYFA_DTYPE_BF16) ||
         !is_fp8(out_dtype) || qc->null_descale || (packed && !cu.well_formed) || in.malformed || out.malformed ||
-        (!empty && (in.view.data == NULL || out.view.data == NULL)) || descale_overflow;
+        (!empty && ((in.has_elements && in.view.data == NULL) || (out.has_elements && out.view.data == NULL))) ||
+        descale_overflow;
     const int unsupported = passed.dirty_tail || (hadamard && !hadamard_supported(full.head_dim));
     /* Non-finite inputs (bit patterns), or large ones that the Hadamard rotation carries past
      * fp32, are rejected by zyfa_quantize_fp8 with INVALID_ARGUMENT before it writes anything. */
@@ -803,7 +902,7 @@ static void fuzz_quantize(const fuzz_choice* c) {
     if (status != ZYFA_SUCCESS || empty) {
         if (status != ZYFA_SUCCESS) check_failure_status(status, "zyfa_quantize_fp8");
         if (!all_bytes_are(out.buffer, out.buffer_bytes, FUZZ_SENTINEL) ||
-            !all_bytes_are(descale, descale_bytes, FUZZ_SENTINEL)) {
+            !all_bytes_are(descale, descale_check_bytes, FUZZ_SENTINEL)) {
             fuzz_fail("zyfa_quantize_fp8 %s but wrote an output", status == ZYFA_SUCCESS ? "had an empty problem" : "failed");
         }
         return;

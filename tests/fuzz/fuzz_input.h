@@ -73,6 +73,25 @@ typedef struct fuzz_size_choice {
     int64_t tail_pos;
 } fuzz_size_choice;
 
+/* Memory twists applied after the buffers exist (issue 18): misaligned pointers, outputs that
+ * alias an input or each other, a NaN planted in q. */
+enum {
+    FUZZ_ATTN_TWIST_NONE = 0,
+    FUZZ_ATTN_TWIST_Q_ODD = 1,    /* q.data + 1 */
+    FUZZ_ATTN_TWIST_LSE_ODD = 2,  /* lse + 2 bytes */
+    FUZZ_ATTN_TWIST_O_IS_K = 3,   /* o.data = k's buffer */
+    FUZZ_ATTN_TWIST_LSE_IN_O = 4, /* lse = o's buffer */
+    FUZZ_ATTN_TWIST_NAN_Q = 5,    /* q element 0 is NaN */
+    FUZZ_ATTN_TWIST_COUNT = 6
+};
+enum {
+    FUZZ_QUANT_TWIST_NONE = 0,
+    FUZZ_QUANT_TWIST_IN_ODD = 1,         /* in.data + 1 */
+    FUZZ_QUANT_TWIST_OUT_IS_IN = 2,      /* out.data = in's buffer */
+    FUZZ_QUANT_TWIST_DESCALE_IN_OUT = 3, /* descale = out's buffer */
+    FUZZ_QUANT_TWIST_COUNT = 4
+};
+
 typedef struct fuzz_attn_choice {
     fuzz_size_choice size;
     int64_t mask, batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim_qk, head_dim_v;
@@ -84,6 +103,7 @@ typedef struct fuzz_attn_choice {
     uint8_t lse;
     uint8_t varlen;
     int64_t cu_q[FUZZ_MAX_VARLEN_BATCH + 1], cu_k[FUZZ_MAX_VARLEN_BATCH + 1];
+    uint8_t twist; /* FUZZ_ATTN_TWIST_*: read last, so older inputs decode as none */
 } fuzz_attn_choice;
 
 typedef struct fuzz_quant_choice {
@@ -93,6 +113,7 @@ typedef struct fuzz_quant_choice {
     uint8_t null_descale;
     uint8_t varlen;
     int64_t cu[FUZZ_MAX_VARLEN_BATCH + 1];
+    uint8_t twist; /* FUZZ_QUANT_TWIST_* */
 } fuzz_quant_choice;
 
 typedef struct fuzz_choice {
@@ -207,6 +228,7 @@ static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c)
             fuzz_read_cu(r, a->batch, a->cu_q);
             fuzz_read_cu(r, a->batch, a->cu_k);
         }
+        a->twist = (uint8_t)(fuzz_read_u8(r) % FUZZ_ATTN_TWIST_COUNT);
     } else {
         fuzz_quant_choice* q = &c->quant;
         fuzz_read_size(r, &q->size);
@@ -220,6 +242,7 @@ static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c)
         q->null_descale = (uint8_t)(fuzz_read_u8(r) & 1);
         q->varlen = (uint8_t)(fuzz_read_u8(r) % FUZZ_VARLEN_COUNT);
         if (q->varlen != FUZZ_VARLEN_NONE) fuzz_read_cu(r, q->batch, q->cu);
+        q->twist = (uint8_t)(fuzz_read_u8(r) % FUZZ_QUANT_TWIST_COUNT);
     }
 }
 
@@ -308,6 +331,7 @@ static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t cap
             fuzz_write_cu(w, a->batch, a->cu_q);
             fuzz_write_cu(w, a->batch, a->cu_k);
         }
+        fuzz_write_u8(w, a->twist);
     } else {
         const fuzz_quant_choice* q = &c->quant;
         fuzz_write_size(w, &q->size);
@@ -321,6 +345,7 @@ static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t cap
         fuzz_write_u8(w, q->null_descale);
         fuzz_write_u8(w, q->varlen);
         if (q->varlen != FUZZ_VARLEN_NONE) fuzz_write_cu(w, q->batch, q->cu);
+        fuzz_write_u8(w, q->twist);
     }
     return w->size;
 }

@@ -154,6 +154,30 @@ int main(int argc, char** argv) {
     c.data = FUZZ_DATA_BITS; /* every e4m3 code, NaN included */
     write_seed(dir, "attn_fp8_any_bits", &c);
 
+    /* Issue 18: rows without keys, misaligned and aliased buffers, a planted NaN. */
+    c = attn(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP32, ZYFA_MASK_CAUSAL, 2, 8, 0, 2, 1, 16, 16);
+    c.attn.lse = 1;
+    c.attn.k.null_data = c.attn.v.null_data = 1;
+    write_seed(dir, "attn_no_keys_null_kv", &c);
+    c = attn(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_DTYPE_BF16, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, 3, 9, 12, 2, 2, 32, 32);
+    c.attn.lse = 1;
+    c.attn.varlen = FUZZ_VARLEN_LENGTHS; /* lengths value % 13: every key sequence 0 */
+    c.attn.cu_q[0] = 3, c.attn.cu_q[1] = 0, c.attn.cu_q[2] = 9;
+    c.attn.cu_k[0] = 13, c.attn.cu_k[1] = 26, c.attn.cu_k[2] = 0;
+    write_seed(dir, "attn_varlen_empty_keys", &c);
+    c = attn(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP32, ZYFA_MASK_CAUSAL, 1, 8, 8, 2, 2, 16, 16);
+    c.attn.lse = 1;
+    const char* twist_names[] = {NULL, "attn_q_odd_address", "attn_lse_odd_address", "attn_o_is_k", "attn_lse_in_o",
+                                 "attn_nan_in_q"};
+    for (int twist = 1; twist < FUZZ_ATTN_TWIST_COUNT; ++twist) {
+        c.attn.twist = (uint8_t)twist;
+        write_seed(dir, twist_names[twist], &c);
+    }
+    c.attn.twist = FUZZ_ATTN_TWIST_NAN_Q;
+    c.attn.q.dtype = c.attn.k.dtype = c.attn.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    c.attn.softmax = ZYFA_SOFTMAX_LEAN;
+    write_seed(dir, "attn_nan_in_q_lean", &c);
+
     /* Quantisation. */
     c = quant(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_QUANT_HADAMARD, 2, 16, 2, 128);
     write_seed(dir, "quant_bf16_hadamard_128", &c);
@@ -177,6 +201,13 @@ int main(int argc, char** argv) {
     c = quant(ZYFA_DTYPE_FP32, ZYFA_DTYPE_FP8_E4M3FN, 0, 2, 4, 2, 64);
     c.data = FUZZ_DATA_BITS;
     write_seed(dir, "quant_any_bits", &c);
+
+    c = quant(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3FN, 0, 2, 4, 2, 64);
+    const char* quant_twists[] = {NULL, "quant_in_odd_address", "quant_out_is_in", "quant_descale_in_out"};
+    for (int twist = 1; twist < FUZZ_QUANT_TWIST_COUNT; ++twist) {
+        c.quant.twist = (uint8_t)twist;
+        write_seed(dir, quant_twists[twist], &c);
+    }
 
     return g_failures == 0 ? 0 : 1;
 }

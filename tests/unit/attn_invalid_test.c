@@ -92,6 +92,25 @@ MUTATION(cu_q_too_long, f->cu_q[1] = UNIT_SEQ_Q + 1; f->cu_q[2] = UNIT_SEQ_Q + 2
 MUTATION(cu_k_total_overflows, f->big.params.seqlen_k = INT32_MAX; f->cu_k[1] = 2000000000;
          f->cu_k[2] = 2000000001; f->k.stride_seq = INT64_C(1) << 40; f->big.params.cu_seqlens_q = f->cu_q;
          f->big.params.cu_seqlens_k = f->cu_k)
+/* Alignment (issue 18): each pointer to its element's size. */
+MUTATION(q_bf16_odd_address, f->q.data = (char*)f->q_data + 1)
+MUTATION(o_fp32_address_2_mod_4, f->o.data = (char*)f->o_data + 2)
+MUTATION(lse_address_2_mod_4, f->big.params.lse = (float*)(void*)((char*)f->lse + 2))
+MUTATION(cu_seqlens_q_odd_address, f->big.params.cu_seqlens_q = (const int32_t*)(const void*)((char*)f->cu_q + 1);
+         f->big.params.cu_seqlens_k = f->cu_k)
+MUTATION(cu_seqlens_k_odd_address, f->big.params.cu_seqlens_q = f->cu_q;
+         f->big.params.cu_seqlens_k = (const int32_t*)(const void*)((char*)f->cu_k + 3))
+MUTATION(k_descale_odd_address, f->big.params.k_descale = (const float*)(const void*)((char*)f->descale + 1))
+/* Aliasing (issue 18): no output shares a byte with an input or with the other output. */
+MUTATION(o_is_k, f->o.data = f->k_data; f->o.dtype = ZYFA_DTYPE_BF16)
+MUTATION(o_is_v, f->o.data = f->v_data)
+MUTATION(o_overlaps_q_shifted_one_row, f->o.data = (char*)f->q_data + UNIT_HEADS_Q * UNIT_DIM * 2)
+MUTATION(lse_inside_o, f->big.params.lse = (float*)f->o_data + 7)
+MUTATION(lse_inside_q, f->big.params.lse = (float*)f->q_data)
+MUTATION(lse_inside_k, f->big.params.lse = (float*)f->k_data + 3)
+MUTATION(o_over_cu_seqlens, f->big.params.cu_seqlens_q = f->cu_q; f->big.params.cu_seqlens_k = f->cu_k;
+         f->big.params.lse = (float*)(void*)f->cu_k)
+MUTATION(q_descale_inside_o, f->big.params.q_descale = (const float*)f->o_data + 2)
 /* FP8 inputs */
 MUTATION(fp8_o_is_fp8, f->o.dtype = ZYFA_DTYPE_FP8_E4M3FNUZ)
 MUTATION(fp8_k_is_bf16, f->k.dtype = ZYFA_DTYPE_BF16)
@@ -163,6 +182,20 @@ static const bad_case cases[] = {
     {"cu_seqlens_k decreasing", BF16, cu_k_decreasing, INVALID, "params.cu_seqlens_k[2] = 4 is less than"},
     {"cu_seqlens_q too long", BF16, cu_q_too_long, INVALID, "sequence 0 has length 5 > params.seqlen_q = 4"},
     {"cu_seqlens_k total overflows", BF16, cu_k_total_overflows, INVALID, "k.stride_seq"},
+    {"BF16 q at an odd address", BF16, q_bf16_odd_address, INVALID, "q.data = 0x"},
+    {"FP32 o at 2 mod 4", BF16, o_fp32_address_2_mod_4, INVALID, "is not 4-byte aligned, which FP32 elements need"},
+    {"lse at 2 mod 4", BF16, lse_address_2_mod_4, INVALID, "params.lse = 0x"},
+    {"cu_seqlens_q odd", BF16, cu_seqlens_q_odd_address, INVALID, "params.cu_seqlens_q = 0x"},
+    {"cu_seqlens_k odd", BF16, cu_seqlens_k_odd_address, INVALID, "params.cu_seqlens_k = 0x"},
+    {"k_descale odd", FP8, k_descale_odd_address, INVALID, "params.k_descale = 0x"},
+    {"o == k", BF16, o_is_k, INVALID, "o.data [0x"},
+    {"o == v", BF16, o_is_v, INVALID, "o.data [0x"} /* the heap decides which input it meets first */,
+    {"o over q shifted by a row", BF16, o_overlaps_q_shifted_one_row, INVALID, "overlaps q.data"},
+    {"lse inside o", BF16, lse_inside_o, INVALID, "o.data [0x"},
+    {"lse inside q", BF16, lse_inside_q, INVALID, "params.lse [0x"},
+    {"lse inside k", BF16, lse_inside_k, INVALID, "overlaps k.data"},
+    {"lse over cu_seqlens_k", BF16, o_over_cu_seqlens, INVALID, "overlaps params.cu_seqlens_k"},
+    {"q_descale inside o", FP8, q_descale_inside_o, INVALID, "overlaps params.q_descale"},
     {"FP8 with FP8 o", FP8, fp8_o_is_fp8, INVALID, "o.dtype = 5"},
     {"FP8 q with BF16 k", FP8, fp8_k_is_bf16, INVALID, "k.dtype = BF16"},
 };

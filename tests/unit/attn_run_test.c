@@ -113,12 +113,12 @@ static void test_fp8_auto_output_equals_lean(void** state) {
 /* Empty problems succeed, write nothing, and may pass NULL data. */
 static void test_empty_problems(void** state) {
     (void)state;
-    for (int which = 0; which < 4; ++which) {
+    /* seqlen_k = 0 with query rows is not empty: tests/unit/attn_edge_rows_test.c. */
+    for (int which = 0; which < 3; ++which) {
         attn_fixture* f = attn_fixture_create(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP32);
         if (which == 0) f->big.params.batch = 0;
         if (which == 1) f->big.params.seqlen_q = 0;
-        if (which == 2) f->big.params.seqlen_k = 0;
-        if (which == 3) { /* packed, no sequences */
+        if (which == 2) { /* packed, no sequences */
             f->big.params.batch = 0;
             f->big.params.cu_seqlens_q = f->cu_q;
             f->big.params.cu_seqlens_k = f->cu_k;

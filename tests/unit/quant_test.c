@@ -100,6 +100,13 @@ MUTATION(in_negative_stride, f->in.stride_head = -64)
 MUTATION(out_rows_overlap, f->out.stride_seq = 96) /* two heads of 64 per row */
 MUTATION(in_offsets_overflow, f->in.stride_batch = INT64_MAX / 2)
 MUTATION(hadamard_48, f->big.params.flags = ZYFA_QUANT_HADAMARD; f->big.params.head_dim = 48)
+/* Alignment and aliasing (issue 18). */
+MUTATION(in_odd_address, f->in.data = (char*)f->in_data + 1)
+MUTATION(descale_odd_address, f->descale_arg = (float*)(void*)((char*)f->descale + 1))
+MUTATION(cu_odd_address, f->big.params.cu_seqlens = (const int32_t*)(const void*)((char*)f->cu + 2))
+MUTATION(out_is_in, f->out.data = f->in_data)
+MUTATION(descale_inside_out, f->descale_arg = (float*)(void*)(f->out_data + 8))
+MUTATION(descale_inside_in, f->descale_arg = (float*)f->in_data + 1)
 MUTATION(cu_not_from_zero, f->cu[0] = 2; f->big.params.cu_seqlens = f->cu)
 MUTATION(cu_decreasing, f->cu[2] = 1; f->big.params.cu_seqlens = f->cu)
 MUTATION(cu_too_long, f->cu[1] = QUANT_SEQ + 3; f->cu[2] = QUANT_SEQ + 3; f->big.params.cu_seqlens = f->cu)
@@ -134,6 +141,12 @@ static const struct {
     {"out rows overlap", out_rows_overlap, ZYFA_ERROR_INVALID_ARGUMENT, "out.stride_seq = 96 makes rows overlap"},
     {"in offsets overflow", in_offsets_overflow, ZYFA_ERROR_INVALID_ARGUMENT, "in.stride_batch"},
     {"hadamard 48", hadamard_48, ZYFA_ERROR_NOT_SUPPORTED, "params.head_dim = 48"},
+    {"in odd address", in_odd_address, ZYFA_ERROR_INVALID_ARGUMENT, "in.data = 0x"},
+    {"descale odd address", descale_odd_address, ZYFA_ERROR_INVALID_ARGUMENT, "descale = 0x"},
+    {"cu_seqlens odd address", cu_odd_address, ZYFA_ERROR_INVALID_ARGUMENT, "params.cu_seqlens = 0x"},
+    {"out == in", out_is_in, ZYFA_ERROR_INVALID_ARGUMENT, "out.data [0x"},
+    {"descale inside out", descale_inside_out, ZYFA_ERROR_INVALID_ARGUMENT, "overlaps descale"},
+    {"descale inside in", descale_inside_in, ZYFA_ERROR_INVALID_ARGUMENT, "overlaps in.data"},
     {"cu[0] 2", cu_not_from_zero, ZYFA_ERROR_INVALID_ARGUMENT, "params.cu_seqlens[0] = 2"},
     {"cu decreasing", cu_decreasing, ZYFA_ERROR_INVALID_ARGUMENT, "params.cu_seqlens[2] = 1 is less than"},
     {"cu too long", cu_too_long, ZYFA_ERROR_INVALID_ARGUMENT, "sequence 0 has length 7 > params.seqlen = 4"},

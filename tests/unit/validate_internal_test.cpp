@@ -25,7 +25,8 @@ constexpr int64_t kBatch = 2, kSeq = 8, kHeads = 2, kDim = 64;
 struct Request {
     zyfa_attn_params params;
     zyfa_tensor q, k, v, o;
-    alignas(64) uint8_t inputs[3][kBatch * kSeq * kHeads * kDim + 64];
+    // Room for FP32 views: the no-overlap rule sees a view reach its dtype's bytes.
+    alignas(64) uint8_t inputs[3][4 * kBatch * kSeq * kHeads * kDim + 64];
     alignas(64) uint16_t output[kBatch * kSeq * kHeads * kDim];
     float descale[kBatch * kHeads];
     int32_t cu[kBatch + 1] = {0, kSeq, 2 * kSeq};

@@ -144,7 +144,7 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
     out.o.assign(tiles_.size() * o_size, 0.0);
     out.lse.assign(tiles_.size() * lse_size, 0.0);
     // One (tile, head) per index: the reference is single-threaded, the pool spreads it.
-    pool_.parallel_for(static_cast<int64_t>(tiles_.size()) * H, [&](int64_t index) {
+    pool_.parallel_for(static_cast<int64_t>(tiles_.size()) * H, [&](int64_t index, int /*slot*/) {
         const size_t t = static_cast<size_t>(index / H);
         const int64_t h = index % H;
         std::vector<float> o_dummy(o_size), lse_dummy(lse_size);
