@@ -31,6 +31,9 @@
 //   partial = P.V in fresh fp32 accumulators per 32 output columns, acc = acc*alpha + partial*2^-k,
 //   l = l*alpha + row sum; finally O = acc * (v_descale / l), lse = ln2 * (m + log2(l)); queries with
 //   l == 0 get O = 0 and lse = -inf.
+//   The row maxima keep NaN (common/row_max.h): a query that sees a NaN or +inf scaled score has m
+//   NaN or +inf at the end and gets O = NaN, lse = NaN; seqlen_k = 0 runs no block (O = 0, lse =
+//   -inf) and reads no K/V.
 // Built with -ffp-contract=off: no a*b+c is fused unless written as fmaf, as in the CPU model.
 //
 // Not tuned yet: one K/V buffer in LDS (global -> registers -> LDS, two barriers per block), no
@@ -48,6 +51,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/row_max.h"
 #include "common/score_scale.h"
 
 namespace zyfa {
@@ -233,10 +237,10 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         for (int f = 0; f < 32; ++f) {
             const int t = f / 16, v = f % 16;
             const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
-            if (key >= row_lo && key < row_hi) block_max = __builtin_fmaxf(block_max, s[t][v] * scale_log2);
+            if (key >= row_lo && key < row_hi) block_max = numerics::max_keep_nan(block_max, s[t][v] * scale_log2);
         }
-        block_max = __builtin_fmaxf(block_max, other_half(block_max, lane));
-        const float m_new = __builtin_fmaxf(m, block_max);
+        block_max = numerics::max_keep_nan(block_max, other_half(block_max, lane));
+        const float m_new = numerics::max_keep_nan(m, block_max);
         float alpha;
         if constexpr (LEAN) {
             alpha = m == kNegInf ? 0.0f : exp2_without_transcendental(m - m_new);
@@ -316,8 +320,11 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         m = active ? m_new : m;
     }
 
-    // Epilogue: O = acc * (v_descale / l); queries that saw no key get 0 and lse = -inf.
+    // Epilogue: O = acc * (v_descale / l); queries that saw no key get 0 and lse = -inf, those that
+    // saw a NaN or +inf score NaN.
     if (query >= seqlen_q) return;
+    const bool poisoned = numerics::row_max_is_poisoned(m);
+    const float nan = __builtin_nanf("");
     const float out_scale = l > 0.0f ? vd / l : 0.0f;
     const int64_t o_row = batch * a.o_stride_batch + (first_q + query) * a.o_stride_seq + head * a.o_stride_head;
     #pragma unroll
@@ -325,14 +332,14 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         #pragma unroll
         for (int v = 0; v < 16; ++v) {
             const int d = 32 * dt + 8 * (v / 4) + 4 * half + v % 4;
-            store_output(a.o, a.out_dtype, o_row + d, l > 0.0f ? acc[dt][v] * out_scale : 0.0f);
+            store_output(a.o, a.out_dtype, o_row + d, poisoned ? nan : l > 0.0f ? acc[dt][v] * out_scale : 0.0f);
         }
     }
     if (a.lse && half == 0) {
         const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
         const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + query
                                              : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + query;
-        global_ptr_mut<float>(a.lse)[index] = l > 0.0f ? kLn2 * (m + __builtin_log2f(l)) : kNegInf;
+        global_ptr_mut<float>(a.lse)[index] = poisoned ? nan : l > 0.0f ? kLn2 * (m + __builtin_log2f(l)) : kNegInf;
     }
 }
 

@@ -17,7 +17,8 @@
 //          the codes are the e4m3 A operand, row sum = sum of decoded codes * 2^-k;
 //   partial = P.V in fresh fp32 accumulators per 8 output columns, acc = acc*alpha + partial*2^-k,
 //   l = l*alpha + row sum, finally O = acc * (v_descale / l), lse = ln2 * (m + log2f(l)), and rows
-//   with l == 0 get O = 0, lse = -inf.
+//   with l == 0 get O = 0, lse = -inf; every max keeps NaN (numerics::max_keep_nan) and rows whose
+//   m ends NaN or +inf get O = lse = NaN (kernels/common/row_max.h).
 // Compiled with -fmad=false so that, like the CPU model (-ffp-contract=off), no a*b+c is fused
 // unless written as fmaf; divisions are IEEE (no fast-math).
 //
@@ -35,6 +36,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/row_max.h"
 #include "common/score_scale.h"
 #include "nvidia/attention_tile_shape.h"
 
@@ -126,9 +128,10 @@ __device__ __forceinline__ uint32_t lean_code(float s_raw, float scale8_log2, fl
     return numerics::float_bits(y + 12582912.0f) & 0xFFu;
 }
 
+// NaN-keeping, like every max of a row's scores (kernels/common/row_max.h).
 __device__ __forceinline__ float quad_max(float v) {
-    v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, 1));
-    return fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, 2));
+    v = numerics::max_keep_nan(v, __shfl_xor_sync(0xFFFFFFFFu, v, 1));
+    return numerics::max_keep_nan(v, __shfl_xor_sync(0xFFFFFFFFu, v, 2));
 }
 // Butterfly: every lane of the quad computes (a+b)+(c+d) with the operands of each + swapped at
 // most, so all four hold identical bits.
@@ -175,6 +178,16 @@ __device__ __forceinline__ void transpose_v_fp8(unsigned char* vt, int vt_row_by
         *reinterpret_cast<uint32_t*>(vt + (col + 2) * vt_row_bytes + kappa) = __byte_perm(hi01, hi23, 0x5410);
         *reinterpret_cast<uint32_t*>(vt + (col + 3) * vt_row_bytes + kappa) = __byte_perm(hi01, hi23, 0x7632);
     }
+}
+
+// What a finished row writes (kernels/common/row_max.h): NaN where its running maximum saw a NaN or
+// +inf score (poisoned), 0 and -inf where it saw no key (not seen), else the value.
+constexpr float kQuietNaN = __builtin_nanf("");
+__device__ __forceinline__ float row_output(float value, bool poisoned, bool seen) {
+    return poisoned ? kQuietNaN : seen ? value : 0.0f;
+}
+__device__ __forceinline__ float row_lse(float value, bool poisoned, bool seen) {
+    return poisoned ? kQuietNaN : seen ? value : -__builtin_huge_valf();
 }
 
 __device__ __forceinline__ void store_output(void* o, int32_t dtype, int64_t index, float value) {
@@ -331,10 +344,12 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
                     const int key = block + 8 * n + 2 * quad_lane + e;
-                    if (key >= lo && key < hi) block_max = fmaxf(block_max, s[n][2 * rr + e] * scale_log2);
+                    if (key >= lo && key < hi) {
+                        block_max = numerics::max_keep_nan(block_max, s[n][2 * rr + e] * scale_log2);
+                    }
                 }
             block_max = quad_max(block_max);
-            const float m_new = fmaxf(m[rr], block_max);
+            const float m_new = numerics::max_keep_nan(m[rr], block_max);
             alpha[rr] = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
             float row_sum = 0.0f;
             int exponent = 0;
@@ -423,24 +438,27 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
     }
     cp_async_wait_all();
 
-    // Epilogue: O = acc * (v_descale / l); rows that saw no key get 0 and lse = -inf.
+    // Epilogue: O = acc * (v_descale / l); rows that saw no key get 0 and lse = -inf, rows whose
+    // maximum saw a NaN or +inf score NaN (row_output).
     const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
         const int row = row0 + warp * 16 + group + 8 * rr;
         if (row >= seqlen_q) continue;
-        const float out_scale = l[rr] > 0.0f ? vd / l[rr] : 0.0f;
+        const bool poisoned = numerics::row_max_is_poisoned(m[rr]);
+        const bool seen = l[rr] > 0.0f;
+        const float out_scale = seen ? vd / l[rr] : 0.0f;
         const int64_t o_row = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head;
 #pragma unroll
         for (int n = 0; n < DV / 8; ++n)
 #pragma unroll
             for (int e = 0; e < 2; ++e)
                 store_output(a.o, a.out_dtype, o_row + 8 * n + 2 * quad_lane + e,
-                             l[rr] > 0.0f ? acc[n][2 * rr + e] * out_scale : 0.0f);
+                             row_output(acc[n][2 * rr + e] * out_scale, poisoned, seen));
         if (a.lse && quad_lane == 0) {
             const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-            a.lse[index] = l[rr] > 0.0f ? kLn2 * (m[rr] + log2f(l[rr])) : kNegInf;
+            a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned, seen);
         }
     }
 }

@@ -332,9 +332,11 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
                 for (int n = 0; n < 8; ++n)
 #pragma unroll
                     for (int e = 0; e < 2; ++e)
-                        if (visible(n, e)) block_max = fmaxf(block_max, s[4 * n + 2 * rr + e] * scale_log2);
+                        if (visible(n, e)) {
+                            block_max = numerics::max_keep_nan(block_max, s[4 * n + 2 * rr + e] * scale_log2);
+                        }
                 block_max = quad_max(block_max);
-                const float m_new = fmaxf(m[rr], block_max);
+                const float m_new = numerics::max_keep_nan(m[rr], block_max);
                 const float alpha = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
                 int exponent = 0;        // the model's k: P is scaled by 2^k before rounding
                 int block_exponent = 0;  // what the wgmma's P carries: 2^block_exponent * p
@@ -419,12 +421,14 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
     }
     cp_async_wait_group<0>();
 
-    // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and lse = -inf.
+    // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and lse = -inf,
+    // rows whose maximum saw a NaN or +inf score NaN (row_output).
     const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
         const int row = row0 + warp * 16 + group + 8 * rr;
         if (row >= seqlen_q) continue;
+        const bool poisoned = numerics::row_max_is_poisoned(m[rr]);
         const bool seen = l[rr] > 0.0f;
         const float out_scale = seen ? vd / l[rr] : 0.0f;
         const float unscale = numerics::exp2_int(-acc_exponent[rr]);
@@ -432,13 +436,13 @@ __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a)
 #pragma unroll
         for (int n = 0; n < DV / 8; ++n) {
             store_output_pair(a.o, a.out_dtype, o_row + 8 * n + 2 * quad_lane,
-                              seen ? (acc[4 * n + 2 * rr] * unscale) * out_scale : 0.0f,
-                              seen ? (acc[4 * n + 2 * rr + 1] * unscale) * out_scale : 0.0f);
+                              row_output((acc[4 * n + 2 * rr] * unscale) * out_scale, poisoned, seen),
+                              row_output((acc[4 * n + 2 * rr + 1] * unscale) * out_scale, poisoned, seen));
         }
         if (a.lse && quad_lane == 0) {
             const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-            a.lse[index] = seen ? kLn2 * (m[rr] + log2f(l[rr])) : kNegInf;
+            a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned, seen);
         }
     }
 }

@@ -658,6 +658,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 // uniform, so it picks a loop rather than costing a multiply per score.
                 // Four partial extremes, then a tree: max and min are exact in any order, and four
                 // independent chains hide the FMNMX latency a single chain of 16 would expose.
+                // Both keep NaN (kernels/common/row_max.h), so this holds for NaN and infinite
+                // scores and scales too, except c = 0 with a raw -inf beside finite scores
+                // (max(s) * c = 0, s * c NaN): 16-bit inputs have no descale, so c != 0 there, and
+                // FP8 scores are never infinite.
                 float part[4];
                 if (scale_log2 >= 0.0f) {
 #pragma unroll
@@ -666,7 +670,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     for (int n = 0; n < 8; ++n)
 #pragma unroll
                         for (int e = 0; e < 2; ++e)
-                            if (visible(n, e)) part[(2 * n + e) % 4] = fmaxf(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                            if (visible(n, e)) {
+                                part[(2 * n + e) % 4] =
+                                    numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                            }
                 } else {
                     sass_marker<5>();
 #pragma unroll
@@ -675,16 +682,30 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     for (int n = 0; n < 8; ++n)
 #pragma unroll
                         for (int e = 0; e < 2; ++e)
-                            if (visible(n, e)) part[(2 * n + e) % 4] = fminf(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                            if (visible(n, e)) {
+                                part[(2 * n + e) % 4] = numerics::min_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                            }
                     sass_marker<6>();
                 }
-                // max(s) for c >= 0, min(s) otherwise; +-inf when nothing is visible
-                const float extreme = scale_log2 >= 0.0f ? fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]))
-                                                         : fminf(fminf(part[0], part[1]), fminf(part[2], part[3]));
-                // -inf when this thread sees nothing of the block
-                float block_max = (extreme == kNegInf || extreme == -kNegInf) ? kNegInf : extreme * scale_log2;
+                // max(s) for c >= 0, min(s) otherwise
+                const float extreme =
+                    scale_log2 >= 0.0f
+                        ? numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
+                                                 numerics::max_keep_nan(part[2], part[3]))
+                        : numerics::min_keep_nan(numerics::min_keep_nan(part[0], part[1]), numerics::min_keep_nan(part[2], part[3]));
+                // -inf when this thread sees nothing of the block (rather than the identity times c,
+                // NaN for c = 0 or NaN)
+                bool any_visible = true;
+                if constexpr (kMasked) {
+                    any_visible = false;
+#pragma unroll
+                    for (int n = 0; n < 8; ++n)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(n, e);
+                }
+                float block_max = any_visible ? extreme * scale_log2 : kNegInf;
                 block_max = quad_max(block_max);
-                const float m_new = fmaxf(m[rr], block_max);
+                const float m_new = numerics::max_keep_nan(m[rr], block_max);
                 const float alpha = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
                 float exponent = 0.0f;  // the model's k (integral): P is scaled by 2^k before rounding
                 float row_sum = 0.0f;
@@ -952,7 +973,8 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             }
         }
 
-        // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and lse = -inf.
+        // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and
+        // lse = -inf, rows whose maximum saw a NaN or +inf score NaN (row_output).
         if constexpr (kRowSumByMma) {
             // l_scaled holds the sum of the rounded probabilities, scaled like O.
 #pragma unroll
@@ -963,6 +985,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         for (int rr = 0; rr < 2; ++rr) {
             const int row = row_base + 8 * rr;
             if (row >= seqlen_q) continue;
+            const bool poisoned = numerics::row_max_is_poisoned(m[rr]);
             const bool seen = l[rr] > 0.0f;
             const float out_scale = seen ? vd / l[rr] : 0.0f;
             const float unscale = numerics::exp2_integral(-acc_exponent[rr]);
@@ -970,13 +993,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
             for (int n = 0; n < DV / 8; ++n) {
                 store_output_pair(a.o, a.out_dtype, o_row + 8 * n + 2 * quad_lane,
-                                  seen ? (acc[4 * n + 2 * rr] * unscale) * out_scale : 0.0f,
-                                  seen ? (acc[4 * n + 2 * rr + 1] * unscale) * out_scale : 0.0f);
+                                  row_output((acc[4 * n + 2 * rr] * unscale) * out_scale, poisoned, seen),
+                                  row_output((acc[4 * n + 2 * rr + 1] * unscale) * out_scale, poisoned, seen));
             }
             if (a.lse && quad_lane == 0) {
                 const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                      : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-                a.lse[index] = seen ? kLn2 * (m[rr] + log2f(l[rr])) : kNegInf;
+                a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned, seen);
             }
         }
     }

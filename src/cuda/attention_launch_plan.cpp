@@ -223,8 +223,10 @@ public:
         }
         const int64_t elem_bytes = fp8 ? 1 : 2;
         gpu::require_vector_aligned(p.q, "q", elem_bytes, "NVIDIA");
-        gpu::require_vector_aligned(p.k, "k", elem_bytes, "NVIDIA");
-        gpu::require_vector_aligned(p.v, "v", elem_bytes, "NVIDIA");
+        if (p.seqlen_k > 0) {  // otherwise no kernel reads K or V (the rows get O = 0, lse = -inf)
+            gpu::require_vector_aligned(p.k, "k", elem_bytes, "NVIDIA");
+            gpu::require_vector_aligned(p.v, "v", elem_bytes, "NVIDIA");
+        }
         if (device.max_shared_bytes_per_block > 0 &&
             family->shared_bytes > static_cast<uint32_t>(device.max_shared_bytes_per_block)) {
             throw_not_supported(std::string(family->variant) + " needs " + std::to_string(family->shared_bytes) +

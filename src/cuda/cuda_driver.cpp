@@ -65,6 +65,7 @@ CudaDriver load_driver() {
     resolve(library, path, driver.cuFuncSetAttribute, {"cuFuncSetAttribute"});
     resolve(library, path, driver.cuFuncGetAttribute, {"cuFuncGetAttribute"});
     resolve(library, path, driver.cuLaunchKernel, {"cuLaunchKernel"});
+    resolve(library, path, driver.cuPointerGetAttributes, {"cuPointerGetAttributes"});
     resolve(library, path, driver.cuMemAlloc, {"cuMemAlloc_v2"});
     resolve(library, path, driver.cuMemFree, {"cuMemFree_v2"});
     resolve(library, path, driver.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"});

@@ -35,6 +35,7 @@ using CUgraph = CUgraph_st*;
 using CUgraphExec = CUgraphExec_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
@@ -47,7 +48,17 @@ constexpr CUresult CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+
+// cuPointerGetAttributes: CUpointer_attribute and the CUmemorytype values it reports (0: a pointer
+// the driver does not know, i.e. unregistered host memory).
+constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;     // unsigned int
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3;  // CUdeviceptr
+constexpr int CU_POINTER_ATTRIBUTE_IS_MANAGED = 8;      // a boolean
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;  // int
+constexpr unsigned CU_MEMORYTYPE_HOST = 1;
+constexpr unsigned CU_MEMORYTYPE_DEVICE = 2;
 
 constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
 constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
@@ -82,6 +93,9 @@ struct CudaDriver {
     CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                CUstream, void**, void**);
+    // Where a pointer lives (CUDA 7+); unlike cuPointerGetAttribute, a pointer the driver does
+    // not know is CUDA_SUCCESS with memory type 0.
+    CUresult (*cuPointerGetAttributes)(unsigned, int*, void**, CUdeviceptr);
     // Test and tool helpers.
     CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);                    // _v2
     CUresult (*cuMemFree)(CUdeviceptr);                               // _v2

@@ -75,6 +75,12 @@ public:
         info_.max_shared_bytes_per_block = device_attribute(
             driver_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device_,
             "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)");
+        // Optional: a driver that does not answer has no HMM/ATS, so pageable memory is rejected.
+        int pageable = 0;
+        info_.pageable_memory_access =
+            driver_.cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, device_) ==
+                CUDA_SUCCESS &&
+            pageable == 1;
         info_.arch = "sm_" + std::to_string(info_.compute_major) + std::to_string(info_.compute_minor);
         info_.image_archs = compatible_image_archs(info_.compute_major, info_.compute_minor);
         driver_.check(driver_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
@@ -157,6 +163,11 @@ public:
                                              block.y, block.z, shared_bytes, static_cast<CUstream>(stream), args,
                                              nullptr),
                       "cuLaunchKernel");
+    }
+
+    void locate_pointers(const void* const* pointers, size_t count, gpu::PointerLocation* out) override {
+        ScopedContext scope(driver_, context_);  // DEVICE_POINTER is relative to the current context
+        for (size_t i = 0; i < count; ++i) out[i] = locate(pointers[i]);
     }
 
     // --- test and tool helpers ---
@@ -300,6 +311,43 @@ public:
     }
 
 private:
+    // One cuPointerGetAttributes for device memory, the common case; host memory the driver knows
+    // (pinned, registered) takes a second one for its device address.
+    gpu::PointerLocation locate(const void* pointer) const {
+        unsigned memory_type = 0;
+        unsigned managed = 0;  // the driver writes a boolean into the low byte
+        int ordinal = -1;
+        int attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+        void* values[] = {&memory_type, &managed, &ordinal};
+        const CUresult result = driver_.cuPointerGetAttributes(3, attributes, values, device_pointer(pointer));
+        // INVALID_VALUE: a driver that reports unknown pointers as cuPointerGetAttribute does.
+        if (result == CUDA_ERROR_INVALID_VALUE) memory_type = 0;
+        else driver_.check(result, "cuPointerGetAttributes");
+
+        gpu::PointerLocation where;
+        if (managed != 0) {
+            where.location = gpu::MemoryLocation::AccessibleHost;
+        } else if (memory_type == CU_MEMORYTYPE_DEVICE) {
+            where.device = ordinal;
+            where.location =
+                ordinal == info_.ordinal ? gpu::MemoryLocation::ThisDevice : gpu::MemoryLocation::OtherDevice;
+        } else if (info_.pageable_memory_access) {
+            where.location = gpu::MemoryLocation::AccessibleHost;
+        } else if (memory_type == CU_MEMORYTYPE_HOST) {
+            // Pinned memory is mapped at its own address under unified addressing; a host pointer
+            // without a device mapping (or with another address) is not what a kernel can use.
+            CUdeviceptr mapped = 0;
+            int attribute = CU_POINTER_ATTRIBUTE_DEVICE_POINTER;
+            void* value = &mapped;
+            const bool same_address =
+                driver_.cuPointerGetAttributes(1, &attribute, &value, device_pointer(pointer)) == CUDA_SUCCESS &&
+                mapped == device_pointer(pointer);
+            if (same_address) where.location = gpu::MemoryLocation::AccessibleHost;
+        }
+        return where;
+    }
+
     static CUdeviceptr device_pointer(const void* pointer) {
         return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
     }

@@ -57,8 +57,10 @@ nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& p, gpu::GpuRuntime& ru
     nvidia::WsTmaParams params;
     std::memset(&params, 0, sizeof(params));
     const int element = p.q.dtype == ZYFA_DTYPE_BF16 || p.q.dtype == ZYFA_DTYPE_FP16 ? 2 : 1;
+    // seqlen_k == 0: a map has no extent 0 (and K, V may be NULL); no tile has a key block to copy, so
+    // the cp.async producer, which then copies Q only, costs nothing.
     if (!nvidia::ws_tma_layout(element, static_cast<int>(p.head_dim_qk), static_cast<int>(p.head_dim_v)) ||
-        p.varlen() || p.empty()) {
+        p.varlen() || p.empty() || p.seqlen_k == 0) {
         return params;
     }
     const bool ok = encode(p.q, p.seqlen_q, p.heads_q, p.batch, p.head_dim_qk, nvidia::WsTmaParams::kQBoxRows, runtime,

@@ -1,6 +1,7 @@
 #include "gpu_backend.hpp"
 
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "common/block_scale.h"
@@ -44,6 +45,12 @@ struct QuantLaunch {
     Dim3 rows;
 };
 
+// A pointer the kernels dereference, named as the C API spells its field.
+struct NamedPointer {
+    const char* field;
+    const void* pointer;
+};
+
 // Copies a tensor's three strides into the kernel argument fields of that tensor.
 void set_strides(const TensorView& t, int64_t& stride_batch, int64_t& stride_seq, int64_t& stride_head) {
     stride_batch = t.stride_batch;
@@ -77,7 +84,24 @@ public:
     zyfa_backend kind() const override { return kind_; }
     const char* device_name() const override { return runtime_->device().arch.c_str(); }
 
-    void check_attn_supported(const AttnProblem& problem) const override { resolve(problem); }
+    // The pointer checks live here, not in attn_fwd: zyfa_attn_fwd calls this first, so it pays for
+    // them once, and zyfa_attn_supported and zyfa_attn_kernel_name give the same answer.
+    void check_attn_supported(const AttnProblem& problem) const override {
+        resolve(problem);
+        const NamedPointer pointers[] = {
+            {"q.data", problem.q.data},
+            {"k.data", problem.k.data},
+            {"v.data", problem.v.data},
+            {"o.data", problem.o.data},
+            {"params.lse", problem.lse},
+            {"params.cu_seqlens_q", problem.cu_seqlens_q},
+            {"params.cu_seqlens_k", problem.cu_seqlens_k},
+            {"params.q_descale", problem.q_descale},
+            {"params.k_descale", problem.k_descale},
+            {"params.v_descale", problem.v_descale},
+        };
+        check_device_reachable(pointers);
+    }
 
     const char* attn_kernel_name(const AttnProblem& problem) const override { return resolve(problem).first.kernel_name; }
 
@@ -91,7 +115,16 @@ public:
                          planned.first.shared_bytes, stream, parameters);
     }
 
-    void check_quantize_supported(const QuantProblem& problem) const override { plan_quantize(problem); }
+    void check_quantize_supported(const QuantProblem& problem) const override {
+        plan_quantize(problem);
+        const NamedPointer pointers[] = {
+            {"in.data", problem.in.data},
+            {"out.data", problem.out.data},
+            {"descale", problem.descale},
+            {"params.cu_seqlens", problem.cu_seqlens},
+        };
+        check_device_reachable(pointers);
+    }
 
     // Four launches in stream order; the non-finite input the CPU backend rejects is not checked
     // here (that needs a synchronisation): it shows as a NaN or +inf descale (quantize_fp8.cu).
@@ -197,6 +230,39 @@ private:
         launch.rows.y = static_cast<uint32_t>(args.heads);
         launch.rows.z = static_cast<uint32_t>(args.batch);
         return launch;
+    }
+
+    // INVALID_ARGUMENT naming the first non-null pointer the device cannot use in place (host
+    // memory it cannot reach, another device's memory): a kernel would fault on it, or worse. One
+    // runtime call for all of them; no allocation, no synchronisation.
+    template <size_t N>
+    void check_device_reachable(const NamedPointer (&named)[N]) const {
+        const void* pointers[N];
+        const char* fields[N];
+        size_t count = 0;
+        for (const NamedPointer& p : named) {
+            if (p.pointer == nullptr) continue;
+            pointers[count] = p.pointer;
+            fields[count++] = p.field;
+        }
+        PointerLocation where[N];
+        runtime_->locate_pointers(pointers, count, where);
+        const char* backend = kind_ == ZYFA_BACKEND_CUDA ? "CUDA" : "HIP";
+        for (size_t i = 0; i < count; ++i) {
+            const MemoryLocation location = where[i].location;
+            if (location == MemoryLocation::ThisDevice || location == MemoryLocation::AccessibleHost) continue;
+            char address[32];
+            std::snprintf(address, sizeof(address), "%p", pointers[i]);
+            const std::string context =
+                std::string("this context is ") + backend + " device " + std::to_string(runtime_->device().ordinal);
+            if (location == MemoryLocation::OtherDevice) {
+                throw_invalid(std::string(fields[i]) + " = " + address + " is memory of " + backend + " device " +
+                              std::to_string(where[i].device) + "; " + context);
+            }
+            throw_invalid(std::string(fields[i]) + " = " + address + " is host memory; " + context +
+                          " (pass device memory or pinned host memory, or use a ZYFA_BACKEND_CPU context for host "
+                          "buffers)");
+        }
     }
 
     // Dynamic shared memory every kernel may use without raising its limit (CUDA and HIP).

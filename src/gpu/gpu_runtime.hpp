@@ -43,6 +43,23 @@ struct DeviceInfo {
     int compute_minor = 0;
     int multiprocessors = 0;   // SMs / CUs
     int max_shared_bytes_per_block = 0;  // opt-in maximum of dynamic + static shared memory
+    // The device reads and writes pageable host memory in place (HMM or ATS: CUDA's
+    // PAGEABLE_MEMORY_ACCESS, HIP's hipDeviceAttributePageableMemoryAccess).
+    bool pageable_memory_access = false;
+};
+
+// Where a pointer's memory is, as this runtime's device sees it.
+enum class MemoryLocation {
+    ThisDevice,        // device memory of this device
+    OtherDevice,       // device memory of another device (PointerLocation::device)
+    AccessibleHost,    // host memory the device reaches at the same address: pinned and mapped,
+                       // managed, or any host memory on a device with pageable_memory_access
+    InaccessibleHost,  // pageable host memory, or an address the driver does not know
+};
+
+struct PointerLocation {
+    MemoryLocation location = MemoryLocation::InaccessibleHost;
+    int device = -1;  // the owning device's ordinal (ThisDevice, OtherDevice), else -1
 };
 
 // What a loaded kernel uses (for tests: no spills, occupancy checks).
@@ -93,6 +110,11 @@ public:
         (void)request;
         return false;
     }
+    // Where each of pointers[0..count) lives, into out[0..count). A driver query per pointer
+    // (cuPointerGetAttributes, hipPointerGetAttributes): host-only, no synchronisation, no
+    // allocation, so it may run during graph capture. Throws ZYFA_ERROR_DEVICE on a driver failure
+    // other than "unknown pointer".
+    virtual void locate_pointers(const void* const* pointers, size_t count, PointerLocation* out) = 0;
 
     // --- test and tool helpers: never used by zyfa_attn_fwd --------------------------------------
     // Device memory and synchronous copies (the copies wait for the device to finish them).

@@ -79,14 +79,18 @@ HipApi load_api() {
     if (void* r0600 = find_symbol(library, {"hipGetDevicePropertiesR0600"})) {
         api.hipGetDeviceProperties = reinterpret_cast<hipError_t (*)(void*, int)>(r0600);
         api.props_layout = kPropsR0600;
+        api.memory_types = kMemoryTypesR0600;
     } else {
         resolve(library, path, api.hipGetDeviceProperties, {"hipGetDeviceProperties"});
         api.props_layout = kPropsR0000;
+        api.memory_types = kMemoryTypesR0000;
     }
     resolve(library, path, api.hipModuleLoadData, {"hipModuleLoadData"});
     resolve(library, path, api.hipModuleUnload, {"hipModuleUnload"});
     resolve(library, path, api.hipModuleGetFunction, {"hipModuleGetFunction"});
     resolve(library, path, api.hipModuleLaunchKernel, {"hipModuleLaunchKernel"});
+    resolve(library, path, api.hipPointerGetAttributes, {"hipPointerGetAttributes"});
+    resolve_optional(library, api.hipDeviceGetAttribute, {"hipDeviceGetAttribute"});
     resolve_optional(library, api.hipFuncGetAttribute, {"hipFuncGetAttribute"});
     resolve_optional(library, api.hipMalloc, {"hipMalloc"});
     resolve_optional(library, api.hipFree, {"hipFree"});

@@ -32,6 +32,7 @@ using hipGraph_t = ihipGraph*;
 using hipGraphExec_t = hipGraphExec*;
 
 constexpr hipError_t hipSuccess = 0;
+constexpr hipError_t hipErrorInvalidValue = 1;
 constexpr hipError_t hipErrorOutOfMemory = 2;
 constexpr hipError_t hipErrorNotInitialized = 3;
 constexpr hipError_t hipErrorInsufficientDriver = 35;
@@ -47,6 +48,28 @@ constexpr int HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
 constexpr int HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 constexpr int HIP_FUNC_ATTRIBUTE_NUM_REGS = 4;
+
+constexpr int hipDeviceAttributePageableMemoryAccess = 65;  // the same in ROCm 5, 6 and 7
+
+// hipPointerAttribute_t (ROCm 5 and later: the first field was renamed memoryType -> type, the
+// layout never changed). An unknown pointer is hipErrorInvalidValue.
+struct HipPointerAttributes {
+    int type;  // hipMemoryType: values differ between ROCm 5 and 6, see HipMemoryTypes
+    int device;
+    void* device_pointer;
+    void* host_pointer;
+    int is_managed;
+    unsigned allocation_flags;
+};
+
+// hipMemoryType values that zyfa tells apart. ROCm 6 renumbered the enum to CUDA's (0 is
+// hipMemoryTypeUnregistered there); ROCm 5 starts at host = 0, device = 1.
+struct HipMemoryTypes {
+    int host;
+    int device;
+};
+constexpr HipMemoryTypes kMemoryTypesR0600{1, 2};
+constexpr HipMemoryTypes kMemoryTypesR0000{0, 1};
 
 // Byte offsets of the fields zyfa reads in the two hipDeviceProp_t layouts (x86-64 / AArch64 LP64,
 // from the ROCm headers: R0600 = ROCm 6+ hipDeviceProp_t, R0000 = ROCm 5; checked by compiling
@@ -75,6 +98,10 @@ struct HipApi {
     hipError_t (*hipModuleGetFunction)(hipFunction_t*, hipModule_t, const char*);
     hipError_t (*hipModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                         unsigned, hipStream_t, void**, void**);
+    hipError_t (*hipPointerGetAttributes)(HipPointerAttributes*, const void*);
+    HipMemoryTypes memory_types;  // the enum of the same ROCm generation as props_layout
+    // Optional: without it the device is taken to have no pageable memory access.
+    hipError_t (*hipDeviceGetAttribute)(int*, int, int);
     // Optional: function attributes and the test/tool helpers (null when the library lacks them;
     // the runtime then reports NOT_SUPPORTED for that helper).
     hipError_t (*hipFuncGetAttribute)(int*, int, hipFunction_t);

@@ -90,6 +90,11 @@ public:
         info_.multiprocessors = read_value<int>(props.data(), layout.multi_processor_count);
         const size_t shared = read_value<size_t>(props.data(), layout.shared_mem_per_block);
         info_.max_shared_bytes_per_block = shared > 0x7FFFFFFF ? 0x7FFFFFFF : static_cast<int>(shared);
+        int pageable = 0;
+        info_.pageable_memory_access =
+            api_.hipDeviceGetAttribute != nullptr &&
+            api_.hipDeviceGetAttribute(&pageable, hipDeviceAttributePageableMemoryAccess, ordinal) == hipSuccess &&
+            pageable == 1;
     }
 
     const char* vendor() const noexcept override { return "amd"; }
@@ -148,6 +153,11 @@ public:
                                               block.y, block.z, shared_bytes, static_cast<hipStream_t>(stream), args,
                                               nullptr),
                    "hipModuleLaunchKernel");
+    }
+
+    // hipPointerGetAttributes does not depend on the current device, so no ScopedDevice.
+    void locate_pointers(const void* const* pointers, size_t count, gpu::PointerLocation* out) override {
+        for (size_t i = 0; i < count; ++i) out[i] = locate(pointers[i]);
     }
 
     // --- test and tool helpers ---
@@ -294,6 +304,30 @@ public:
     }
 
 private:
+    gpu::PointerLocation locate(const void* pointer) const {
+        HipPointerAttributes attributes{};
+        const hipError_t result = api_.hipPointerGetAttributes(&attributes, pointer);
+        gpu::PointerLocation where;
+        if (result == hipErrorInvalidValue) {  // memory the runtime does not know: unregistered host
+            if (info_.pageable_memory_access) where.location = gpu::MemoryLocation::AccessibleHost;
+            return where;
+        }
+        api_.check(result, "hipPointerGetAttributes");
+        const HipMemoryTypes& types = api_.memory_types;
+        if (attributes.is_managed != 0) {
+            where.location = gpu::MemoryLocation::AccessibleHost;
+        } else if (attributes.type == types.device) {
+            where.device = attributes.device;
+            where.location =
+                attributes.device == device_ ? gpu::MemoryLocation::ThisDevice : gpu::MemoryLocation::OtherDevice;
+        } else if (info_.pageable_memory_access ||
+                   (attributes.type == types.host && attributes.device_pointer == pointer)) {
+            // Pinned (hipHostMalloc, hipHostRegister) memory mapped at its own address.
+            where.location = gpu::MemoryLocation::AccessibleHost;
+        }
+        return where;
+    }
+
     // An optional helper entry point, or NOT_SUPPORTED naming it.
     template <class Function>
     Function need(Function function, const char* name) const {

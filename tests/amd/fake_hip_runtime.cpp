@@ -9,10 +9,15 @@
 // hipModuleGetFunction finds the kernel only if the ELF symbol table has both NAME and NAME.kd
 // (the kernel descriptor); hipModuleLaunchKernel records the launch and a copy of the argument
 // struct. Nothing executes.
+// Memory: hipMalloc (device memory of the current device), hipHostMalloc (pinned host memory,
+// mapped at its own address) and hipMallocManaged hand out host memory and remember it, so that
+// hipPointerGetAttributes answers as ROCm 6 does; any other address is hipErrorInvalidValue.
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "fake_hip_state.h"
@@ -30,6 +35,24 @@ struct FakeModule {
 struct FakeFunction {
     std::string symbol;
 };
+
+// What an allocation is, in ROCm 6's hipMemoryType values.
+struct Allocation {
+    size_t bytes;
+    int type;  // 1 host (pinned), 2 device, 3 managed
+    int device;
+    int managed;
+};
+std::map<uintptr_t, Allocation> allocations;
+
+int allocate(void** pointer, size_t bytes, int type, int managed) {
+    if (pointer == nullptr) return 1;
+    void* p = aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+    if (p == nullptr) return 2;
+    allocations[reinterpret_cast<uintptr_t>(p)] = Allocation{bytes != 0 ? bytes : 1, type, current_device, managed};
+    *pointer = p;
+    return 0;
+}
 
 int env_int(const char* name, int fallback) {
     const char* text = getenv(name);
@@ -166,5 +189,43 @@ EXPORT int hipModuleLaunchKernel(void* function, unsigned gx, unsigned gy, unsig
     launch.stream = stream;
     memcpy(&launch.args, params[0], sizeof launch.args);
     state.launches++;
+    return 0;
+}
+
+EXPORT int hipMalloc(void** pointer, size_t bytes) { return allocate(pointer, bytes, 2, 0); }
+EXPORT int hipHostMalloc(void** pointer, size_t bytes, unsigned) { return allocate(pointer, bytes, 1, 0); }
+EXPORT int hipMallocManaged(void** pointer, size_t bytes, unsigned) { return allocate(pointer, bytes, 3, 1); }
+
+EXPORT int hipFree(void* pointer) {
+    if (pointer == nullptr) return 0;
+    if (allocations.erase(reinterpret_cast<uintptr_t>(pointer)) == 0) return 1;
+    free(pointer);
+    return 0;
+}
+
+// hipPointerAttribute_t, transcribed from ROCm 6's hip_runtime_api.h independently of src/hip.
+struct FakePointerAttributes {
+    int type;
+    int device;
+    void* devicePointer;
+    void* hostPointer;
+    int isManaged;
+    unsigned allocationFlags;
+};
+
+EXPORT int hipPointerGetAttributes(FakePointerAttributes* attributes, const void* pointer) {
+    state.pointer_queries++;
+    if (attributes == nullptr) return 1;
+    const uintptr_t p = reinterpret_cast<uintptr_t>(pointer);
+    auto it = allocations.upper_bound(p);
+    if (it == allocations.begin()) return 1;  // hipErrorInvalidValue: memory the runtime does not know
+    --it;
+    if (p - it->first >= it->second.bytes) return 1;
+    memset(attributes, 0, sizeof *attributes);
+    attributes->type = it->second.type;
+    attributes->device = it->second.device;
+    attributes->devicePointer = const_cast<void*>(pointer);
+    attributes->hostPointer = it->second.type == 1 || it->second.managed ? const_cast<void*>(pointer) : nullptr;
+    attributes->isManaged = it->second.managed;
     return 0;
 }

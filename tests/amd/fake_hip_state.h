@@ -22,6 +22,7 @@ struct fake_hip_state {
     int functions_missing;
     int set_device_calls;
     int launches;
+    int pointer_queries;   /* hipPointerGetAttributes calls */
     struct fake_hip_launch last_launch;
 };
 

@@ -93,11 +93,42 @@ fake_hip_state* fake() {
     return accessor != nullptr ? accessor() : nullptr;
 }
 
-// Host buffers stand in for device memory: the double never reads them.
+// An entry point of the double that zyfa does not call, or one it does, called by the test.
+template <class Function>
+Function fake_entry(const char* name) {
+    void* library = dlopen(std::getenv("ZYFA_HIP_LIBRARY"), RTLD_NOW | RTLD_LOCAL);
+    void* symbol = library != nullptr ? dlsym(library, name) : nullptr;
+    if (symbol == nullptr) fail_msg("the HIP double has no %s", name);
+    return reinterpret_cast<Function>(symbol);
+}
+
+// Memory from one of the double's allocators (hipMalloc: device memory of the current device;
+// hipHostMalloc, hipMallocManaged: host memory the device reaches), freed with hipFree.
+class FakeMemory {
+public:
+    explicit FakeMemory(size_t bytes, const char* allocator = "hipMalloc") {
+        int status = 0;
+        if (std::strcmp(allocator, "hipMalloc") == 0) {
+            status = fake_entry<int (*)(void**, size_t)>(allocator)(&data_, bytes);
+        } else {
+            status = fake_entry<int (*)(void**, size_t, unsigned)>(allocator)(&data_, bytes, 0);
+        }
+        if (status != 0) fail_msg("%s(%zu): %d", allocator, bytes, status);
+    }
+    ~FakeMemory() { fake_entry<int (*)(void*)>("hipFree")(data_); }
+    FakeMemory(const FakeMemory&) = delete;
+    FakeMemory& operator=(const FakeMemory&) = delete;
+    char* data() const { return static_cast<char*>(data_); }
+
+private:
+    void* data_ = nullptr;
+};
+
+// Device memory of the double stands in for real device memory: the double never reads it.
 struct Problem {
     zyfa_attn_params params;
     zyfa_tensor q{}, k{}, v{}, o{};
-    std::vector<uint64_t> storage = std::vector<uint64_t>(1 << 20);  // 8 MiB, 16-byte aligned slices
+    FakeMemory storage{8 << 20};  // q, k, v, o in 2 MiB slices; small arrays from 8 MiB - 64 KiB on
 
     Problem(zyfa_dtype in, int64_t dqk, int64_t dv) {
         zyfa_attn_params_init(&params, sizeof params);
@@ -109,7 +140,7 @@ struct Problem {
         params.head_dim_qk = dqk;
         params.head_dim_v = dv;
         params.mask = ZYFA_MASK_CAUSAL;
-        char* base = reinterpret_cast<char*>(storage.data());
+        char* base = storage.data();
         set(q, in, base, params.heads_q, dqk);
         set(k, in, base + (2 << 20), params.heads_kv, dqk);
         set(v, in, base + (4 << 20), params.heads_kv, dv);
@@ -121,6 +152,13 @@ struct Problem {
         t.stride_head = dim;
         t.stride_seq = heads * dim;
         t.stride_batch = params.seqlen_q * heads * dim;
+    }
+    // `count` values of T at `slot` KiB into the last 64 KiB of the storage (lse, descales, cu_seqlens).
+    template <class T>
+    T* small(int slot, const T* values, size_t count) {
+        T* array = reinterpret_cast<T*>(storage.data() + (8 << 20) - (64 << 10) + (slot << 10));
+        std::memcpy(array, values, count * sizeof(T));
+        return array;
     }
     zyfa_status supported(zyfa_context* ctx) { return zyfa_attn_supported(ctx, &params, &q, &k, &v, &o); }
     zyfa_status run(zyfa_context* ctx, void* stream) { return zyfa_attn_fwd(ctx, &params, &q, &k, &v, &o, stream); }
@@ -146,8 +184,8 @@ void bf16_launch_packs_the_problem(void**) {
     fake_hip_state* state = fake();
     zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
     Problem p(ZYFA_DTYPE_BF16, 128, 128);
-    std::vector<float> lse(2 * 8 * 300);
-    p.params.lse = lse.data();
+    FakeMemory lse(2 * 8 * 300 * sizeof(float));
+    p.params.lse = reinterpret_cast<float*>(lse.data());
     p.params.window_left = 100;
     assert_int_equal(p.supported(ctx), ZYFA_SUCCESS);
     assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), "zyfa_attn_fwd_bf16_d128");
@@ -169,7 +207,7 @@ void bf16_launch_packs_the_problem(void**) {
     assert_ptr_equal(a.k, p.k.data);
     assert_ptr_equal(a.v, p.v.data);
     assert_ptr_equal(a.o, p.o.data);
-    assert_ptr_equal(a.lse, lse.data());
+    assert_ptr_equal(a.lse, p.params.lse);
     assert_null(a.cu_seqlens_q);
     assert_int_equal(a.q_stride_seq, 8 * 128);
     assert_int_equal(a.k_stride_seq, 2 * 128);
@@ -191,9 +229,12 @@ void fp8_lean_launch_packs_varlen_and_descales(void**) {
     fake_hip_state* state = fake();
     zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
     Problem p(ZYFA_DTYPE_FP8_E4M3FN, 192, 128);
-    const int32_t cu_q[] = {0, 100, 300};
-    const int32_t cu_k[] = {0, 120, 300};
-    const float descale[4] = {0.5f, 0.5f, 0.25f, 0.25f};
+    const int32_t cu_q_values[] = {0, 100, 300};
+    const int32_t cu_k_values[] = {0, 120, 300};
+    const float descale_values[4] = {0.5f, 0.5f, 0.25f, 0.25f};
+    const int32_t* cu_q = p.small(0, cu_q_values, 3);
+    const int32_t* cu_k = p.small(1, cu_k_values, 3);
+    const float* descale = p.small(2, descale_values, 4);
     p.params.cu_seqlens_q = cu_q;
     p.params.cu_seqlens_k = cu_k;
     p.params.seqlen_q = 200;
@@ -295,6 +336,90 @@ void rejected_images_fail_creation_with_the_runtime_text(void**) {
     unsetenv("FAKE_HIP_REJECT_IMAGES");
 }
 
+// Each pointer of a request in turn set to malloc'd host memory: INVALID_ARGUMENT naming the
+// field from zyfa_attn_supported, zyfa_attn_kernel_name and zyfa_attn_fwd, and nothing launched.
+// Another device's memory is refused too; pinned (hipHostMalloc) and managed memory run.
+void expect_refused(zyfa_context* ctx, Problem& p, const char* field, const char* where) {
+    fake_hip_state* state = fake();
+    const int launches = state->launches, queries = state->pointer_queries;
+    const std::string named = std::string(field) + " = 0x";
+    assert_int_equal(p.supported(ctx), ZYFA_ERROR_INVALID_ARGUMENT);
+    expect_message(named.c_str());
+    expect_message(where);
+    assert_null(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o));
+    assert_int_equal(p.run(ctx, nullptr), ZYFA_ERROR_INVALID_ARGUMENT);
+    expect_message(("zyfa_attn_fwd: " + named).c_str());
+    assert_int_equal(state->launches, launches);
+    assert_true(state->pointer_queries > queries);
+}
+
+void expect_launched(zyfa_context* ctx, Problem& p) {
+    const int launches = fake()->launches;
+    if (p.run(ctx, nullptr) != ZYFA_SUCCESS) fail_msg("zyfa_attn_fwd: %s", zyfa_last_error_message());
+    assert_int_equal(fake()->launches, launches + 1);
+}
+
+void host_pointers_are_refused(void**) {
+    constexpr const char* kHost = "is host memory; this context is HIP device 0";
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    std::vector<uint64_t> host_buffer(1 << 17);  // 1 MiB of pageable host memory
+    void* host = host_buffer.data();
+    const char* const tensor_fields[] = {"q.data", "k.data", "v.data", "o.data"};
+    for (int t = 0; t < 4; ++t) {
+        Problem p(ZYFA_DTYPE_BF16, 128, 128);
+        expect_launched(ctx, p);
+        zyfa_tensor* views[] = {&p.q, &p.k, &p.v, &p.o};
+        views[t]->data = host;
+        expect_refused(ctx, p, tensor_fields[t], kHost);
+    }
+    {
+        Problem p(ZYFA_DTYPE_BF16, 128, 128);
+        p.params.lse = static_cast<float*>(host);
+        expect_refused(ctx, p, "params.lse", kHost);
+    }
+    // FP8 with packed sequences and descales: every small array in turn.
+    const int32_t cu_values[] = {0, 100, 300};
+    const float descale_values[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+    const char* const small_fields[] = {"params.cu_seqlens_q", "params.cu_seqlens_k", "params.q_descale",
+                                        "params.k_descale", "params.v_descale"};
+    for (int f = 0; f <= 5; ++f) {
+        Problem p(ZYFA_DTYPE_FP8_E4M3FN, 128, 128);
+        p.params.seqlen_q = p.params.seqlen_k = 200;
+        p.q.stride_batch = p.k.stride_batch = p.v.stride_batch = p.o.stride_batch = 0;
+        p.params.cu_seqlens_q = f == 0 ? static_cast<const int32_t*>(host) : p.small(0, cu_values, 3);
+        p.params.cu_seqlens_k = f == 1 ? static_cast<const int32_t*>(host) : p.small(1, cu_values, 3);
+        p.params.q_descale = f == 2 ? static_cast<const float*>(host) : p.small(2, descale_values, 4);
+        p.params.k_descale = f == 3 ? static_cast<const float*>(host) : p.small(3, descale_values, 4);
+        p.params.v_descale = f == 4 ? static_cast<const float*>(host) : p.small(4, descale_values, 4);
+        if (f == 5) {
+            expect_launched(ctx, p);  // all on the device
+        } else {
+            expect_refused(ctx, p, small_fields[f], kHost);
+        }
+    }
+    {
+        // Device 1's memory (allocated while device 1 was current): not this context's.
+        setenv("FAKE_HIP_DEVICES", "2", 1);
+        auto set_device = fake_entry<int (*)(int)>("hipSetDevice");
+        assert_int_equal(set_device(1), 0);
+        FakeMemory other(1 << 20);
+        assert_int_equal(set_device(0), 0);
+        Problem p(ZYFA_DTYPE_BF16, 128, 128);
+        p.v.data = other.data();
+        expect_refused(ctx, p, "v.data", "is memory of HIP device 1; this context is HIP device 0");
+        unsetenv("FAKE_HIP_DEVICES");
+    }
+    {
+        FakeMemory pinned(2 << 20, "hipHostMalloc");
+        FakeMemory managed(2 << 20, "hipMallocManaged");
+        Problem p(ZYFA_DTYPE_BF16, 128, 128);
+        p.q.data = pinned.data();
+        p.o.data = managed.data();
+        expect_launched(ctx, p);
+    }
+    zyfa_context_destroy(ctx);
+}
+
 void no_device_and_bad_ordinal_are_no_device(void**) {
     create(ZYFA_BACKEND_HIP, ZYFA_ERROR_NO_DEVICE, 1);
     expect_message("sees 1 device");
@@ -341,6 +466,7 @@ int main(int argc, char** argv) {
             cmocka_unit_test(unknown_arch_gets_a_context_but_no_kernels),
             cmocka_unit_test(rejected_images_fail_creation_with_the_runtime_text),
             cmocka_unit_test(no_device_and_bad_ordinal_are_no_device),
+            cmocka_unit_test(host_pointers_are_refused),
         };
         return cmocka_run_group_tests(tests, nullptr, nullptr);
 #endif

@@ -24,6 +24,7 @@
 #include "gpu/gpu_check.hpp"
 #include "hip/attention_launch_plan.hpp"
 #include "hip/hip_runtime.hpp"
+#include "edge_case_checks.hpp"
 #include "model_comparison.hpp"
 #include "support/attention_modes.hpp"
 
@@ -102,6 +103,73 @@ void test_head_dims_lse_descales(void**) {
         s.batch = 2;
         s.seqlen_q = s.seqlen_k = 50;
     });
+}
+
+// Host memory on the HIP context (the stand-in's device memory is only what hipMalloc gave) is
+// refused before anything runs; without the check the emulator finds an out-of-bounds read.
+void test_host_pointers_refused(void**) {
+    CaseShape s = mode_shape(fp8_lean());
+    s.head_dim_qk = s.head_dim_v = 128;
+    s.seqlen_q = s.seqlen_k = 16;
+    Session& session_ = session();
+    GpuCase gpu(*session_.runtime, s);
+    void* const q_device = gpu.tq.data;
+    gpu.tq.data = gpu.host.q.data();
+    assert_int_equal(gpu.launch(session_.cuda, session_.stream), ZYFA_ERROR_INVALID_ARGUMENT);
+    const std::string message = zyfa_last_error_message();
+    std::printf("  host q: %s\n", message.c_str());
+    assert_true(message.find("q.data = 0x") != std::string::npos);
+    assert_true(message.find("is host memory; this context is HIP device 0") != std::string::npos);
+    gpu.tq.data = q_device;
+    gpu.params.k_descale = gpu.host.k_descale.data();
+    assert_int_equal(gpu.launch(session_.cuda, session_.stream), ZYFA_ERROR_INVALID_ARGUMENT);
+    assert_true(std::string(zyfa_last_error_message()).find("params.k_descale = 0x") != std::string::npos);
+}
+
+// ------------------------------------------------------------------ no key, non-finite scores
+
+// seqlen_k = 0 and packed key sequences that are all empty (K and V NULL): O = +0, lse = -inf
+// over the sentinel; some empty key sequences among others: as the CPU backend.
+void test_no_key_rows(void**) {
+    for (const DtypeMode& m : {kBf16, fp8_lean()}) {
+        CaseShape s = mode_shape(m);
+        s.head_dim_qk = s.head_dim_v = 128;
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.seqlen_q = 70;
+        s.seqlen_k = 0;
+        assert_true(check_no_key_rows(session().cuda, s, std::string("seqlen_k=0 sq=70 ") + m.name));
+        s.mask = ZYFA_MASK_NONE;
+        s.batch = 2;
+        s.lengths_q = {5, 40};
+        s.lengths_k = {0, 0};
+        s.seqlen_q = 40;
+        assert_true(check_no_key_rows(session().cuda, s, std::string("varlen k(0,0) q(5,40) ") + m.name));
+    }
+    for_modes("varlen q(33,7,20) k(0,50,0)", [](CaseShape& s) {
+        s.batch = 3;
+        s.lengths_q = {33, 7, 20};
+        s.lengths_k = {0, 50, 0};
+        s.seqlen_q = 33;
+        s.seqlen_k = 50;
+    });
+}
+
+// NaN in one q row and +inf (FP8: the NaN code) in one k row under a causal mask: the q row and
+// the rows that see the k row are NaN in O and lse; the others are the CPU backend's.
+void test_non_finite_rows(void**) {
+    for (const DtypeMode& m : {kBf16, fp8_lean()}) {
+        CaseShape s = mode_shape(m);
+        s.head_dim_qk = s.head_dim_v = 128;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+        s.seqlen_q = s.seqlen_k = 100;  // 2 key blocks
+        NonFinite nf;
+        nf.q_row = 37;
+        nf.q_head = 0;
+        nf.k_row = 70;
+        nf.k_head = 1;
+        check_non_finite(session().cuda, s, nf, std::string("causal s=100 NaN q row, +inf k row ") + m.name);
+    }
 }
 
 // ------------------------------------------------------------------ bitwise against the model
@@ -222,10 +290,13 @@ int main() {
     std::printf("amd_end_to_end: %s on the emulator; zyfa %s, built with: %s\n", zyfa_context_device_name(s.cuda),
                 zyfa_version_string(), zyfa_build_info());
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_pointers_refused),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_gqa_varlen),
         cmocka_unit_test(test_head_dims_lse_descales),
+        cmocka_unit_test(test_no_key_rows),
+        cmocka_unit_test(test_non_finite_rows),
         cmocka_unit_test(test_bitwise_lean),
         cmocka_unit_test(test_bitwise_bf16_structure),
     };

@@ -17,7 +17,10 @@
 //   - tolerance cases on random inputs (tests/gpu/gpu_check.hpp: vs the CPU backend and the fp64
 //     reference, guard bands, no element left unwritten): GQA, varlen with empty and length-1
 //     sequences, lse or not, descales or not, seqlen_q not a multiple of 64 or 256, bottom-right
-//     rows that see no key, every output dtype the kernel takes.
+//     rows that see no key, every output dtype the kernel takes;
+//   - edge rows (edge_case_checks.hpp): seqlen_k = 0 and all-empty key sequences with K/V NULL
+//     (O = +0, lse = -inf), NaN q / k rows and a NaN k descale (those rows NaN, the others as the
+//     CPU backend).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -34,6 +37,7 @@
 #include "gpu/gpu_check.hpp"
 #include "hip/attention_launch_plan.hpp"
 #include "hip/hip_runtime.hpp"
+#include "edge_case_checks.hpp"
 #include "model_comparison.hpp"
 #include "support/attention_modes.hpp"
 
@@ -76,9 +80,10 @@ std::string last_launched() {
     return name;
 }
 
-// The kernel the context's plan picks for `s` ("" with the reason printed when none).
+// The kernel the context's plan picks for `s` ("" with the reason printed when none). Device
+// buffers: the plan refuses host memory it cannot reach.
 std::string planned_kernel(zyfa_context* ctx, const CaseShape& s) {
-    AttentionCase c(s);
+    GpuCase c(*session().runtime, s);
     const char* name = zyfa_attn_kernel_name(ctx, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
     if (name == nullptr) {
         std::printf("  no kernel: %s\n", zyfa_last_error_message());
@@ -150,15 +155,18 @@ void test_asm_chosen_and_launched(void**) {
             assert_string_equal(planned_kernel(session_.cuda, other).c_str(), v.hip_cpp_symbol.c_str());
         }
         // K/V row strides whose 64-row block offsets overflow 32 bits (the asm kernels' offset
-        // arithmetic) fall back; one row under the limit still takes the asm kernel.
+        // arithmetic) fall back; one row under the limit still takes the asm kernel. One key: the
+        // strided view then spans one row and overlaps no output (which validation refuses).
         for (const bool v_side : {false, true}) {
-            AttentionCase c(s);
+            CaseShape one_key = s;
+            one_key.seqlen_k = 1;
+            GpuCase c(*session_.runtime, one_key);
             zyfa_tensor& t = v_side ? c.tv : c.tk;
             const int64_t row_bytes = v_side ? s.head_dim_v : s.head_dim_qk;
             const int64_t limit = (int64_t{UINT32_MAX} - row_bytes) / 63;
             for (const int64_t stride : {limit - limit % 16, limit + 16 - limit % 16}) {
                 t.stride_seq = stride;
-                t.stride_batch = stride * s.seqlen_k;
+                t.stride_batch = stride * one_key.seqlen_k;
                 const char* name = zyfa_attn_kernel_name(session_.cuda, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
                 assert_non_null(name);
                 assert_string_equal(name, stride <= limit ? v.symbol.c_str() : v.hip_cpp_symbol.c_str());
@@ -303,6 +311,56 @@ void test_tolerance_cases(void**) {
     }
 }
 
+// ------------------------------------------------------------------ no key, non-finite scores
+
+// seqlen_k = 0 and packed key sequences that are all empty, K and V NULL: the asm kernel runs (no
+// key block, no K/V address formed into a load) and writes O = +0, lse = -inf over the sentinel.
+void test_no_key_rows(void**) {
+    for (const AsmVariant& v : g_variants) {
+        CaseShape s = variant_shape(v);
+        s.seqlen_q = 70;
+        s.seqlen_k = 0;
+        set_seed(kSeeds[1]);
+        assert_true(check_no_key_rows(session().cuda, s, v.symbol + " seqlen_k=0"));
+        expect_asm_ran(v, "seqlen_k=0");
+        s.batch = 2;
+        s.lengths_q = {5, 40};
+        s.lengths_k = {0, 0};
+        s.seqlen_q = 40;
+        assert_true(check_no_key_rows(session().cuda, s, v.symbol + " varlen k(0,0)"));
+        expect_asm_ran(v, "varlen k(0,0)");
+    }
+}
+
+// NaN in one q row and one k row (e4m3fn has no inf: its NaN code): those rows' readers are NaN in O
+// and lse, the others are the CPU backend's. Bottom-right: a NaN k descale of one kv head, with rows
+// that see no key (O = 0, lse = -inf there: the masked blocks' -inf times a NaN scale must not
+// reach m), and the NaN rows of a tile whose other rows are finite.
+void test_non_finite_rows(void**) {
+    for (const AsmVariant& v : g_variants) {
+        CaseShape s = variant_shape(v);
+        NonFinite nf;
+        nf.q_row = 37;
+        nf.q_head = 0;
+        nf.k_head = 1;
+        switch (v.variant.mask) {
+            case asm_fp8::VariantMask::CausalTopLeft: s.seqlen_q = s.seqlen_k = 100; nf.k_row = 70; break;
+            case asm_fp8::VariantMask::CausalBottomRight: s.seqlen_q = 90; s.seqlen_k = 120; nf.k_row = 80; break;
+            case asm_fp8::VariantMask::None: s.seqlen_q = 60; s.seqlen_k = 100; nf.k_row = 90; break;
+        }
+        set_seed(kSeeds[2]);
+        check_non_finite(session().cuda, s, nf, v.symbol + " NaN q row, NaN k row");
+        expect_asm_ran(v, "NaN q row, NaN k row");
+        if (v.variant.mask != asm_fp8::VariantMask::CausalBottomRight) continue;
+        s.seqlen_q = 90;
+        s.seqlen_k = 40;  // the first 50 rows see no key
+        NonFinite descale;
+        descale.nan_k_descale_head = 1;
+        check_non_finite(session().cuda, s, descale, v.symbol + " NaN k descale, sq=90 sk=40");
+        expect_asm_ran(v, "NaN k descale");
+    }
+}
+
 // The embedded asm kernels (the catalogue's attn_fwd_asm_fp8_* entries on gfx950), each matched
 // with its generator variant, the HIP C++ kernel it replaces, and the output dtypes the plan
 // routes to it.
@@ -404,6 +462,8 @@ int main() {
         cmocka_unit_test(test_asm_chosen_and_launched),
         cmocka_unit_test(test_bitwise_lean),
         cmocka_unit_test(test_tolerance_cases),
+        cmocka_unit_test(test_no_key_rows),
+        cmocka_unit_test(test_non_finite_rows),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

@@ -122,6 +122,41 @@ void test_vector(void**) {
     }
 }
 
+// v_maximum3_f32 / v_minimum3_f32 (gfx950): NaN in any operand gives NaN (the running row max of
+// kernels/common/row_max.h), where v_max3_f32 returns the largest non-NaN operand; -0 < +0.
+void test_maximum3(void**) {
+    auto object = emu_test::load("vector.gfx950.hsaco");
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const float values[8] = {1.0f, 2.0f, -3.0f, nan, inf, -inf, 0.0f, -0.0f};
+    std::vector<uint32_t> A(64), B(64), C(64), out(64 * 4, 0);
+    for (int l = 0; l < 64; ++l) {
+        A[l] = bits(values[l % 8]);
+        B[l] = bits(values[(l / 8) % 8]);
+        C[l] = bits(values[(3 * l + 1) % 8]);
+    }
+    expect_ok(emu_test::run(*object, "maximum3_ops",
+                            {{out.data(), out.size() * 4}, {A.data(), 256}, {B.data(), 256}, {C.data(), 256}}));
+    // Ordered with -0 < +0; NaN checked as "is NaN" (which NaN the hardware returns is unconfirmed).
+    auto larger = [](float x, float y) { return x > y || (x == y && !std::signbit(x)) ? x : y; };
+    auto smaller = [](float x, float y) { return x < y || (x == y && std::signbit(x)) ? x : y; };
+    auto drop_nan_max = [&](float x, float y) { return std::isnan(x) ? y : std::isnan(y) ? x : larger(x, y); };
+    for (int l = 0; l < 64; ++l) {
+        const float a = flt(A[l]), b = flt(B[l]), c = flt(C[l]);
+        const bool any_nan = std::isnan(a) || std::isnan(b) || std::isnan(c);
+        const float want[4] = {any_nan ? nan : larger(larger(a, b), c), drop_nan_max(drop_nan_max(a, b), c),
+                               any_nan ? nan : smaller(smaller(a, b), c),
+                               std::isnan(a) || std::isnan(b) ? nan : larger(a, b)};
+        for (int k = 0; k < 4; ++k) {
+            const float got = flt(out[64 * k + l]);
+            if (std::isnan(want[k])) {
+                if (!std::isnan(got)) check_u32("maximum3 (NaN expected)", k, l, out[64 * k + l], bits(want[k]));
+            } else {
+                check_u32("maximum3", k, l, out[64 * k + l], bits(want[k]));
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------------ lanes, EXEC, memory
 
 void test_lanes_memory(void**) {
@@ -741,7 +776,7 @@ void test_cycle_model(void**) {
 
 int main() {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalar),       cmocka_unit_test(test_vector),      cmocka_unit_test(test_lanes_memory),
+        cmocka_unit_test(test_scalar),       cmocka_unit_test(test_vector),      cmocka_unit_test(test_maximum3),      cmocka_unit_test(test_lanes_memory),
         cmocka_unit_test(test_mfma_gfx950),  cmocka_unit_test(test_mfma_gfx942), cmocka_unit_test(test_faults),
         cmocka_unit_test(test_cycle_model),  cmocka_unit_test(test_buffer),
         cmocka_unit_test(test_dpp),         cmocka_unit_test(test_conversions),

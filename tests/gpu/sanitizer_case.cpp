@@ -2,7 +2,7 @@
 // one per kernel family and edge (partial tiles, varlen with empty and length-1 sequences, GQA,
 // windows, 192/128, 256, every input dtype), small enough that racecheck's instrumentation stays
 // within seconds. Each result is still checked against the CPU backend and the fp64 reference.
-#include "gpu_check.hpp"
+#include "empty_keys_check.hpp"
 #include "support/attention_modes.hpp"
 
 using namespace zyfa_gpu_test;
@@ -75,6 +75,28 @@ void test_small_cases(void**) {
     fp16.seqlen_q = fp16.seqlen_k = 70;
     fp16.head_dim_qk = fp16.head_dim_v = 256;
     check_gpu_case(fp16, "fp16 window 8,3 hd256 s=70");
+
+    // No keys: seqlen_k = 0 with K and V NULL (memcheck would see a read through them), on the
+    // warp-specialised kernels (FP8 LEAN, BF16) and mma.sync (FP8 EXACT hd192/128); then varlen
+    // with empty key sequences beside non-empty ones.
+    const std::pair<CaseShape, const char*> keyless[] = {{mode_shape(kE4m3fnLean), "e4m3fn-lean hd64"},
+                                                        {bf16, "bf16 hd128"},
+                                                        {exact, "e4m3fn-exact hd192/128"}};
+    for (const auto& [base, name] : keyless) {
+        CaseShape none = base;
+        none.mask = ZYFA_MASK_CAUSAL;
+        none.seqlen_q = 130;
+        none.seqlen_k = 0;
+        check_empty_keys_case(session().cuda, none, std::string(name) + " seqlen_k = 0, k/v NULL", true);
+    }
+    CaseShape some = mode_shape(kE4m3fnLean);
+    some.head_dim_qk = some.head_dim_v = 128;
+    some.batch = 3;
+    some.lengths_q = {70, 5, 130};
+    some.lengths_k = {0, 100, 0};
+    some.seqlen_q = 130;
+    some.seqlen_k = 100;
+    check_empty_keys_case(session().cuda, some, "e4m3fn-lean varlen q{70,5,130} k{0,100,0} hd128", false);
 }
 
 }  // namespace

@@ -59,19 +59,20 @@ std::string kernel_for(zyfa_context* ctx, const Mode& m, int64_t head_dim_qk, in
     p.heads_q = p.heads_kv = 2;
     p.head_dim_qk = head_dim_qk;
     p.head_dim_v = head_dim_v;
-    // Placeholders, never read; Q and K with head_dim_qk columns, V and O with head_dim_v.
-    auto tensor = [&](zyfa_dtype dtype, int64_t dim) {
+    // Placeholders, never read, inside the fake driver's device window; Q and K with head_dim_qk
+    // columns, V and O with head_dim_v. O lies apart from the inputs: outputs may not overlap them.
+    auto tensor = [&](zyfa_dtype dtype, int64_t dim, uintptr_t address) {
         zyfa_tensor t;
         std::memset(&t, 0, sizeof t);
-        t.data = reinterpret_cast<void*>(uintptr_t{1} << 20);
+        t.data = reinterpret_cast<void*>(address);
         t.dtype = dtype;
         t.stride_head = dim;
         t.stride_seq = 2 * dim;
         t.stride_batch = 256 * 2 * dim;
         return t;
     };
-    const zyfa_tensor qk = tensor(m.dtype, head_dim_qk), v = tensor(m.dtype, head_dim_v);
-    const zyfa_tensor o = tensor(ZYFA_DTYPE_BF16, head_dim_v);
+    const zyfa_tensor qk = tensor(m.dtype, head_dim_qk, uintptr_t{1} << 20), v = tensor(m.dtype, head_dim_v, uintptr_t{1} << 20);
+    const zyfa_tensor o = tensor(ZYFA_DTYPE_BF16, head_dim_v, uintptr_t{4} << 20);
     const char* name = zyfa_attn_kernel_name(ctx, &p, &qk, &qk, &v, &o);
     if (!name) {
         std::printf("  %s hd%lld/%lld: %s\n", m.name, static_cast<long long>(head_dim_qk),

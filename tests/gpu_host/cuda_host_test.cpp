@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 extern "C" {
 #include <setjmp.h>
@@ -141,7 +143,7 @@ public:
 struct Request {
     zyfa_attn_params params;
     zyfa_tensor q, k, v, o;
-    float lse_marker = 0.0f;
+    float* lse_placeholder = reinterpret_cast<float*>(uintptr_t{0x800000});
 
     explicit Request(int64_t head_dim) {
         zyfa_attn_params_init(&params, sizeof(params));
@@ -153,14 +155,14 @@ struct Request {
         params.head_dim_qk = params.head_dim_v = head_dim;
         params.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
         params.window_left = 17;
-        params.lse = &lse_marker;  // never dereferenced: the double does not run kernels
+        params.lse = lse_placeholder;  // never dereferenced: the double does not run kernels
         q = view(0x100000, 8, head_dim, params.seqlen_q);
         k = view(0x200000, 2, head_dim, params.seqlen_k);
         v = view(0x300000, 2, head_dim, params.seqlen_k);
         o = view(0x400000, 8, head_dim, params.seqlen_q);
         o.dtype = ZYFA_DTYPE_FP16;
     }
-    // Device pointers the double never touches.
+    // Device pointers the double never touches (its device 0 window, fake_cuda_state.h).
     static zyfa_tensor view(uintptr_t address, int64_t heads, int64_t dim, int64_t seq) {
         zyfa_tensor t;
         std::memset(&t, 0, sizeof(t));
@@ -254,7 +256,7 @@ void fwd_launches_the_plan_with_the_problem_as_arguments(void**) {
     assert_ptr_equal(args.k, request.k.data);
     assert_ptr_equal(args.v, request.v.data);
     assert_ptr_equal(args.o, request.o.data);
-    assert_ptr_equal(args.lse, &request.lse_marker);
+    assert_ptr_equal(args.lse, request.lse_placeholder);
     assert_null(args.cu_seqlens_q);
     assert_null(args.q_descale);
     assert_int_equal(args.q_stride_seq, 8 * 128);
@@ -408,6 +410,58 @@ void runtime_encodes_tensor_maps_through_the_driver(void**) {
     state->tma_violations = 0;
 }
 
+// --- pointer_checks: where each pointer lives, from cuPointerGetAttributes over the double -----
+const void* window(unsigned long long address) { return reinterpret_cast<const void*>(uintptr_t{address}); }
+
+void expect_location(const zyfa::gpu::PointerLocation& where, zyfa::gpu::MemoryLocation location, int device) {
+    assert_int_equal(static_cast<int>(where.location), static_cast<int>(location));
+    assert_int_equal(where.device, device);
+}
+
+// CudaRuntime::locate_pointers: device memory (cuMemAlloc'd, also inside a block; the placeholder
+// window), another device's, managed and pinned host memory (accepted), malloc'd and stack memory
+// (the driver does not know them); with pageable memory access (HMM/ATS) any host memory.
+void runtime_locates_pointers_through_the_driver(void**) {
+    using zyfa::gpu::MemoryLocation;
+    std::unique_ptr<zyfa::gpu::GpuRuntime> runtime = zyfa::cuda::open_cuda_runtime(0);
+    assert_false(runtime->device().pageable_memory_access);
+    fake_cuda_state* state = fake_state();
+    void* device = runtime->malloc_device(256);
+    std::vector<unsigned char> host(1 << 20);
+    int on_stack = 0;
+    const void* pointers[] = {device, static_cast<char*>(device) + 100, window(FAKE_CUDA_DEVICE0_BEGIN),
+                              window(FAKE_CUDA_DEVICE1_BEGIN + 64), window(FAKE_CUDA_MANAGED_BEGIN),
+                              window(FAKE_CUDA_PINNED_BEGIN), host.data(), &on_stack};
+    zyfa::gpu::PointerLocation where[8];
+    const int queries = state->pointer_queries, syncs = state->synchronizations, allocations = state->allocations;
+    runtime->locate_pointers(pointers, 8, where);
+    expect_location(where[0], MemoryLocation::ThisDevice, 0);
+    expect_location(where[1], MemoryLocation::ThisDevice, 0);
+    expect_location(where[2], MemoryLocation::ThisDevice, 0);
+    expect_location(where[3], MemoryLocation::OtherDevice, 1);
+    expect_location(where[4], MemoryLocation::AccessibleHost, -1);
+    expect_location(where[5], MemoryLocation::AccessibleHost, -1);
+    expect_location(where[6], MemoryLocation::InaccessibleHost, -1);
+    expect_location(where[7], MemoryLocation::InaccessibleHost, -1);
+    // One query per pointer, a second for pinned memory's device address; nothing else.
+    assert_int_equal(state->pointer_queries - queries, 9);
+    assert_int_equal(state->synchronizations, syncs);
+    assert_int_equal(state->allocations, allocations);
+    assert_int_equal(state->calls_without_context, 0);
+    assert_int_equal(state->context_depth, 0);
+    runtime->free_device(device);
+    runtime->locate_pointers(pointers, 1, where);  // freed: the driver no longer knows it
+    expect_location(where[0], MemoryLocation::InaccessibleHost, -1);
+
+    setenv("FAKE_CUDA_PAGEABLE_ACCESS", "1", 1);
+    runtime = zyfa::cuda::open_cuda_runtime(0);
+    unsetenv("FAKE_CUDA_PAGEABLE_ACCESS");
+    assert_true(runtime->device().pageable_memory_access);
+    runtime->locate_pointers(pointers + 3, 5, where);
+    expect_location(where[0], MemoryLocation::OtherDevice, 1);
+    for (int i = 1; i < 5; ++i) expect_location(where[i], MemoryLocation::AccessibleHost, -1);
+}
+
 // Public API over the double: an sm_75 device has no embedded cubin in any build.
 #ifdef ZYFA_TEST_CUDA_COMPILED_IN
 void public_api_on_a_device_without_cubins(void**) {
@@ -505,9 +559,9 @@ void public_api_quantize_enqueues_four_launches(void**) {
     params.heads = 300;
     params.head_dim = 128;
     zyfa_tensor in = Request::view(0x100000, params.heads, params.head_dim, params.seqlen);
-    zyfa_tensor out = Request::view(0x900000, params.heads, params.head_dim, params.seqlen);
+    zyfa_tensor out = Request::view(0x1000000, params.heads, params.head_dim, params.seqlen);  // past in's bytes
     out.dtype = ZYFA_DTYPE_FP8_E4M3FNUZ;
-    float* descale = reinterpret_cast<float*>(uintptr_t{0x500000});  // never dereferenced by the double
+    float* descale = reinterpret_cast<float*>(uintptr_t{0x2000000});  // never dereferenced by the double
     const bool embedded = zyfa::gpu::KernelRegistry::embedded().find("nvidia", "sm_90a", "quantize_fp8") != nullptr ||
                           zyfa::gpu::KernelRegistry::embedded().find("nvidia", "sm_80", "quantize_fp8") != nullptr;
     int stream_marker = 0;
@@ -555,7 +609,7 @@ void public_api_quantize_enqueues_four_launches(void**) {
     params.seqlen = 4;
     params.head_dim = 2048;
     in = Request::view(0x100000, params.heads, params.head_dim, params.seqlen);
-    out = Request::view(0x900000, params.heads, params.head_dim, params.seqlen);
+    out = Request::view(0x1000000, params.heads, params.head_dim, params.seqlen);
     out.dtype = ZYFA_DTYPE_FP8_E4M3FN;
     assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_ERROR_NOT_SUPPORTED);
     assert_non_null(std::strstr(zyfa_last_error_message(), "params.head_dim = 2048"));
@@ -881,6 +935,7 @@ void strides_beyond_the_accelerator_fall_back(void**) {
     zyfa_context* ctx = sm90_context();
     Request r = fp8_lean_request(128, 128);
     r.q.stride_batch = int64_t{1} << 40;  // e4m3: bytes
+    r.q.data = const_cast<void*>(window(0x8000000));  // above the other views: q's 2^40 bytes overlap none
     const Launched l = run_fwd(ctx, r, true);
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
     assert_int_equal(l.launches, 1);
@@ -907,6 +962,156 @@ void other_kernels_encode_nothing(void**) {
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_exact_d256");
     assert_int_equal(l.launches, 1);
     assert_int_equal(fake_state()->tma_encodes, 0);
+    zyfa_context_destroy(ctx);
+}
+
+// The last error message holds every needle.
+void expect_message(std::initializer_list<std::string> needles) {
+    const char* message = zyfa_last_error_message();
+    for (const std::string& needle : needles) {
+        if (std::strstr(message, needle.c_str()) == nullptr) {
+            fail_msg("message \"%s\" lacks \"%s\"", message, needle.c_str());
+        }
+    }
+}
+
+// zyfa_attn_supported, zyfa_attn_kernel_name and zyfa_attn_fwd refuse r with INVALID_ARGUMENT
+// naming `field` and saying `where`; nothing is launched, allocated or synchronised.
+void expect_attn_refused(zyfa_context* ctx, const Request& r, const char* field, const std::string& where) {
+    fake_cuda_state* state = fake_state();
+    const int launches = state->launches, allocations = state->allocations, syncs = state->synchronizations;
+    const std::string named = std::string(field) + " = 0x";
+    assert_int_equal(zyfa_attn_supported(ctx, &r.params, &r.q, &r.k, &r.v, &r.o), ZYFA_ERROR_INVALID_ARGUMENT);
+    expect_message({named, where});
+    assert_null(zyfa_attn_kernel_name(ctx, &r.params, &r.q, &r.k, &r.v, &r.o));
+    expect_message({named, where});
+    assert_int_equal(zyfa_attn_fwd(ctx, &r.params, &r.q, &r.k, &r.v, &r.o, nullptr), ZYFA_ERROR_INVALID_ARGUMENT);
+    expect_message({"zyfa_attn_fwd: " + named, where});
+    assert_int_equal(state->launches, launches);
+    assert_int_equal(state->allocations, allocations);
+    assert_int_equal(state->synchronizations, syncs);
+    assert_int_equal(state->context_depth, 0);
+}
+
+void expect_attn_launched(zyfa_context* ctx, const Request& r) {
+    const int launches = fake_state()->launches;
+    const zyfa_status status = zyfa_attn_fwd(ctx, &r.params, &r.q, &r.k, &r.v, &r.o, nullptr);
+    if (status != ZYFA_SUCCESS) fail_msg("zyfa_attn_fwd: status %d: %s", status, zyfa_last_error_message());
+    assert_int_equal(fake_state()->launches - launches, 1);
+}
+
+constexpr const char* kHostMemory = "is host memory; this context is CUDA device 0";
+
+// Each pointer of a request in turn set to malloc'd host memory (pageable, unknown to the
+// driver): INVALID_ARGUMENT naming the field, before anything is launched. Another device's
+// memory is refused too; managed and pinned host memory run.
+void public_api_refuses_host_pointers(void**) {
+    zyfa_context* ctx = sm90_context();
+    fake_state()->second_param_bytes = 0;
+    std::vector<uint64_t> host_buffer(1 << 17);  // 1 MiB: mmap'd, 16-byte aligned
+    void* host = host_buffer.data();
+
+    const Request bf16(128);
+    expect_attn_launched(ctx, bf16);
+    const char* const tensor_fields[] = {"q.data", "k.data", "v.data", "o.data"};
+    for (int t = 0; t < 4; ++t) {
+        Request r = bf16;
+        zyfa_tensor* views[] = {&r.q, &r.k, &r.v, &r.o};
+        views[t]->data = host;
+        expect_attn_refused(ctx, r, tensor_fields[t], kHostMemory);
+    }
+    Request r = bf16;
+    r.params.lse = static_cast<float*>(host);
+    expect_attn_refused(ctx, r, "params.lse", kHostMemory);
+
+    Request packed = bf16;
+    packed.params.cu_seqlens_q = reinterpret_cast<const int32_t*>(uintptr_t{0x600000});
+    packed.params.cu_seqlens_k = reinterpret_cast<const int32_t*>(uintptr_t{0x700000});
+    expect_attn_launched(ctx, packed);
+    r = packed;
+    r.params.cu_seqlens_q = static_cast<const int32_t*>(host);
+    expect_attn_refused(ctx, r, "params.cu_seqlens_q", kHostMemory);
+    r = packed;
+    r.params.cu_seqlens_k = static_cast<const int32_t*>(host);
+    expect_attn_refused(ctx, r, "params.cu_seqlens_k", kHostMemory);
+
+    Request fp8 = fp8_lean_request(128, 128);
+    fp8.params.q_descale = reinterpret_cast<const float*>(uintptr_t{0xA00000});
+    fp8.params.k_descale = reinterpret_cast<const float*>(uintptr_t{0xA01000});
+    fp8.params.v_descale = reinterpret_cast<const float*>(uintptr_t{0xA02000});
+    expect_attn_launched(ctx, fp8);
+    const float* const descale_host = static_cast<const float*>(host);
+    r = fp8;
+    r.params.q_descale = descale_host;
+    expect_attn_refused(ctx, r, "params.q_descale", kHostMemory);
+    r = fp8;
+    r.params.k_descale = descale_host;
+    expect_attn_refused(ctx, r, "params.k_descale", kHostMemory);
+    r = fp8;
+    r.params.v_descale = descale_host;
+    expect_attn_refused(ctx, r, "params.v_descale", kHostMemory);
+
+    r = bf16;
+    r.k.data = const_cast<void*>(window(FAKE_CUDA_DEVICE1_BEGIN));
+    expect_attn_refused(ctx, r, "k.data", "is memory of CUDA device 1; this context is CUDA device 0");
+    r = bf16;
+    r.q.data = const_cast<void*>(window(FAKE_CUDA_MANAGED_BEGIN));
+    r.o.data = const_cast<void*>(window(FAKE_CUDA_PINNED_BEGIN));
+    expect_attn_launched(ctx, r);
+    zyfa_context_destroy(ctx);
+
+    // A device with pageable memory access (HMM/ATS) reads malloc'd memory in place.
+    setenv("FAKE_CUDA_PAGEABLE_ACCESS", "1", 1);
+    ctx = sm90_context();
+    unsetenv("FAKE_CUDA_PAGEABLE_ACCESS");
+    r = bf16;
+    r.q.data = host;
+    expect_attn_launched(ctx, r);
+    zyfa_context_destroy(ctx);
+}
+
+// zyfa_quantize_fp8 checks in.data, out.data, descale and params.cu_seqlens the same way.
+void public_api_quantize_refuses_host_pointers(void**) {
+    zyfa_context* ctx = sm90_context();
+    fake_cuda_state* state = fake_state();
+    state->second_param_bytes = 0;
+    if (zyfa::gpu::KernelRegistry::embedded().find("nvidia", "sm_90a", "quantize_fp8") == nullptr) {
+        std::printf("  (no sm_90a quantize cubin in this build: not checked)\n");
+        zyfa_context_destroy(ctx);
+        return;
+    }
+    std::vector<uint64_t> host_buffer(1 << 17);
+    zyfa_quant_params params;
+    zyfa_quant_params_init(&params, sizeof(params));
+    params.batch = 2;
+    params.seqlen = 10;
+    params.heads = 4;
+    params.head_dim = 128;
+    const zyfa_tensor in = Request::view(0x100000, params.heads, params.head_dim, params.seqlen);
+    zyfa_tensor out = Request::view(0x200000, params.heads, params.head_dim, params.seqlen);
+    out.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    float* const descale = reinterpret_cast<float*>(uintptr_t{0x300000});
+    const int32_t* const cu_seqlens = reinterpret_cast<const int32_t*>(uintptr_t{0x400000});
+    const int launches = state->launches;
+    assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, nullptr), ZYFA_SUCCESS);
+    params.cu_seqlens = cu_seqlens;
+    assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, nullptr), ZYFA_SUCCESS);
+    assert_int_equal(state->launches - launches, 8);
+    for (int field = 0; field < 4; ++field) {
+        zyfa_tensor in_f = in, out_f = out;
+        float* descale_f = descale;
+        zyfa_quant_params params_f = params;
+        static const char* const names[] = {"in.data", "out.data", "descale", "params.cu_seqlens"};
+        void* host = host_buffer.data();
+        if (field == 0) in_f.data = host;
+        if (field == 1) out_f.data = host;
+        if (field == 2) descale_f = static_cast<float*>(host);
+        if (field == 3) params_f.cu_seqlens = static_cast<const int32_t*>(host);
+        assert_int_equal(zyfa_quantize_fp8(ctx, &params_f, &in_f, &out_f, descale_f, nullptr),
+                         ZYFA_ERROR_INVALID_ARGUMENT);
+        expect_message({std::string("zyfa_quantize_fp8: ") + names[field] + " = 0x", kHostMemory});
+    }
+    assert_int_equal(state->launches - launches, 8);
     zyfa_context_destroy(ctx);
 }
 #endif  // ZYFA_TEST_CUDA_COMPILED_IN
@@ -972,6 +1177,27 @@ int main(int argc, char** argv) {
         return kSkip;
 #endif
     }
-    std::fprintf(stderr, "usage: gpu_host_cuda missing_library|default_soname|init_errors|fake_device|tma_maps\n");
+    if (scenario == "pointer_checks") {
+#ifdef ZYFA_TEST_CUDA_COMPILED_IN
+        const bool public_api = sm90a_embedded();
+        if (!public_api) std::printf("note: no sm_90a cubins in this build: the public API cases are skipped\n");
+#else
+        const bool public_api = false;
+#endif
+        const struct CMUnitTest runtime_tests[] = {cmocka_unit_test(runtime_locates_pointers_through_the_driver)};
+        int failed = cmocka_run_group_tests_name("runtime", runtime_tests, nullptr, nullptr);
+#ifdef ZYFA_TEST_CUDA_COMPILED_IN
+        if (public_api) {
+            const struct CMUnitTest api_tests[] = {
+                cmocka_unit_test(public_api_refuses_host_pointers),
+                cmocka_unit_test(public_api_quantize_refuses_host_pointers),
+            };
+            failed += cmocka_run_group_tests_name("public_api", api_tests, nullptr, nullptr);
+        }
+#endif
+        return failed;
+    }
+    std::fprintf(stderr, "usage: gpu_host_cuda missing_library|default_soname|init_errors|fake_device|tma_maps|"
+                         "pointer_checks\n");
     return 2;
 }

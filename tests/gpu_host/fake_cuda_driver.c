@@ -5,6 +5,8 @@
  *   FAKE_CUDA_CC=<major><minor>      one device of that compute capability (default 90)
  *   FAKE_CUDA_SHARED_OPTIN=<bytes>   its opt-in shared memory per block (default 232448)
  *   FAKE_CUDA_TMA_REJECT=1           cuTensorMapEncodeTiled returns CUDA_ERROR_INVALID_VALUE
+ *   FAKE_CUDA_PAGEABLE_ACCESS=1      the device reports pageable memory access (HMM/ATS)
+ * cuPointerGetAttributes classifies addresses as fake_cuda_state.h's windows say.
  * It records what zyfa asked for (module images, shared-memory limits, launches and their
  * parameters, tensor-map requests, the current context stack) so tests can check the host logic;
  * fake_cuda_state() returns the record. */
@@ -76,6 +78,7 @@ EXPORT int cuDeviceGetAttribute(int* value, int attribute, int device) {
         case 16: *value = 132; return 0;      /* multiprocessors */
         case 75: *value = cc / 10; return 0;  /* compute capability major */
         case 76: *value = cc % 10; return 0;  /* minor */
+        case 88: *value = env_int("FAKE_CUDA_PAGEABLE_ACCESS", 0); return 0;
         case 97: *value = env_int("FAKE_CUDA_SHARED_OPTIN", 232448); return 0;
         default: return 1;
     }
@@ -270,14 +273,68 @@ EXPORT int cuTensorMapEncodeTiled(void* map, int data_type, uint32_t rank, void*
     return r->result;
 }
 
+/* cuMemAlloc'd blocks, so that cuPointerGetAttributes knows them as device memory. */
+static struct {
+    unsigned long long base, bytes;
+} allocated[FAKE_CUDA_MAX_ALLOCATIONS];
+
+static int is_allocated(unsigned long long p) {
+    for (int i = 0; i < FAKE_CUDA_MAX_ALLOCATIONS; ++i) {
+        if (allocated[i].bytes != 0 && p >= allocated[i].base && p - allocated[i].base < allocated[i].bytes) return 1;
+    }
+    return 0;
+}
+
+/* The batched query, as the real driver answers it: an unknown pointer is success with memory type
+ * 0, ordinal -2, no device pointer. Attribute sizes as cuda.h documents them. */
+EXPORT int cuPointerGetAttributes(unsigned count, const int* attributes, void** data, unsigned long long p) {
+    state.pointer_queries++;
+    unsigned memory_type = 0, managed = 0;
+    int ordinal = -2;
+    unsigned long long device_pointer = 0;
+    if (is_allocated(p) || (p >= FAKE_CUDA_DEVICE0_BEGIN && p < FAKE_CUDA_DEVICE1_BEGIN)) {
+        memory_type = 2, ordinal = 0, device_pointer = p;
+    } else if (p >= FAKE_CUDA_DEVICE1_BEGIN && p < FAKE_CUDA_MANAGED_BEGIN) {
+        memory_type = 2, ordinal = 1, device_pointer = p;
+    } else if (p >= FAKE_CUDA_MANAGED_BEGIN && p < FAKE_CUDA_PINNED_BEGIN) {
+        memory_type = 2, ordinal = 0, managed = 1, device_pointer = p;
+    } else if (p >= FAKE_CUDA_PINNED_BEGIN && p < FAKE_CUDA_WINDOWS_END) {
+        memory_type = 1, ordinal = 0, device_pointer = p;
+    }
+    for (unsigned i = 0; i < count; ++i) {
+        switch (attributes[i]) {
+            case 2: memcpy(data[i], &memory_type, sizeof memory_type); break;
+            case 3: memcpy(data[i], &device_pointer, sizeof device_pointer); break;
+            case 8: *(unsigned char*)data[i] = (unsigned char)managed; break; /* a bool */
+            case 9: memcpy(data[i], &ordinal, sizeof ordinal); break;
+            default: return 1; /* CUDA_ERROR_INVALID_VALUE */
+        }
+    }
+    return 0;
+}
+
 /* Helpers: plausible, never touching memory through the returned "device" pointers. */
 EXPORT int cuMemAlloc_v2(unsigned long long* pointer, size_t bytes) {
     if (need_context()) return 201;
     state.allocations++;
     *pointer = (unsigned long long)(uintptr_t)malloc(bytes);
-    return *pointer != 0 ? 0 : 2;
+    if (*pointer == 0) return 2;
+    for (int i = 0; i < FAKE_CUDA_MAX_ALLOCATIONS; ++i) {
+        if (allocated[i].bytes == 0) {
+            allocated[i].base = *pointer;
+            allocated[i].bytes = bytes != 0 ? bytes : 1;
+            break;
+        }
+    }
+    return 0;
 }
-EXPORT int cuMemFree_v2(unsigned long long pointer) { free((void*)(uintptr_t)pointer); return 0; }
+EXPORT int cuMemFree_v2(unsigned long long pointer) {
+    for (int i = 0; i < FAKE_CUDA_MAX_ALLOCATIONS; ++i) {
+        if (allocated[i].bytes != 0 && allocated[i].base == pointer) allocated[i].bytes = 0;
+    }
+    free((void*)(uintptr_t)pointer);
+    return 0;
+}
 EXPORT int cuMemcpyHtoD_v2(unsigned long long dst, const void* src, size_t bytes) {
     memcpy((void*)(uintptr_t)dst, src, bytes);
     return 0;

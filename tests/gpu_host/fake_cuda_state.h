@@ -9,6 +9,18 @@
 #define FAKE_CUDA_MAX_MODULES 16
 #define FAKE_CUDA_MAX_TMA_REQUESTS 8
 #define FAKE_CUDA_TMA_MAGIC 0x5a5946415f544d41ull /* "ZYFA_TMA": qword 0 of every map the double writes */
+#define FAKE_CUDA_MAX_ALLOCATIONS 64
+
+/* Where cuPointerGetAttributes says a pointer lives. Tests pass placeholder addresses that nothing
+ * dereferences; these windows give them a kind. cuMemAlloc'd blocks are device 0 memory too;
+ * every other address (malloc, the stack) is host memory the driver does not know (memory type 0),
+ * as on the real driver. FAKE_CUDA_PAGEABLE_ACCESS=1 makes the device report pageable memory
+ * access (HMM/ATS). */
+#define FAKE_CUDA_DEVICE0_BEGIN 0x00100000ull /* [1 MiB, 256 MiB): device 0 memory */
+#define FAKE_CUDA_DEVICE1_BEGIN 0x10000000ull /* [256, 512 MiB): device 1 memory */
+#define FAKE_CUDA_MANAGED_BEGIN 0x20000000ull /* [512, 768 MiB): managed memory */
+#define FAKE_CUDA_PINNED_BEGIN 0x30000000ull  /* [768 MiB, 1 GiB): pinned host memory, mapped */
+#define FAKE_CUDA_WINDOWS_END 0x40000000ull
 
 /* One cuTensorMapEncodeTiled request, as the driver received it (ranks up to 5). */
 struct fake_cuda_tma_request {
@@ -33,6 +45,7 @@ struct fake_cuda_state {
     int calls_without_context;  /* driver calls made with the wrong context current */
     int synchronizations;
     int allocations;  /* cuMemAlloc calls */
+    int pointer_queries;  /* cuPointerGetAttributes calls */
     int modules_loaded;
     int modules_unloaded;
     const void* module_images[FAKE_CUDA_MAX_MODULES];

@@ -89,6 +89,20 @@ float fmin_ieee(float a, float b) {
     return a < b ? a : b;
 }
 
+// IEEE 754-2019 maximum / minimum (gfx950 v_maximum3_f32 / v_minimum3_f32): NaN when an operand
+// is NaN, else the larger / smaller with -0 < +0. The NaN returned is the default quiet NaN
+// (whether hardware keeps an input NaN's payload is unconfirmed).
+float fmaximum(float a, float b) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+    if (a == 0.0f && b == 0.0f) return std::signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+float fminimum(float a, float b) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+    if (a == 0.0f && b == 0.0f) return std::signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
 int exponent_of(float x) { return static_cast<int>((as_bits(x) >> 23) & 0xff); }
 bool is_denormal(float x) { return x != 0.0f && std::fpclassify(x) == FP_SUBNORMAL; }
 
@@ -189,6 +203,21 @@ void register_vector(Registry& reg) {
     ZYFA_VF3("v_max3_f32", fmax_ieee(fmax_ieee(a, b), c))
     ZYFA_VF3("v_min3_f32", fmin_ieee(fmin_ieee(a, b), c))
     ZYFA_VF3("v_med3_f32", fmax_ieee(fmin_ieee(a, b), fmin_ieee(fmax_ieee(a, b), c)))
+    // gfx950 only (llvm-mc-22 rejects them for gfx942).
+    reg.add("v_maximum3_f32", [](R& r, Wave& w, const Instruction& in) {
+        if (r.arch != Arch::Gfx950) r.fail(w, in, in.base + " exists on gfx950 only");
+        each_lane(w, [&](int l) {
+            const float a = fsrc(r, w, in, 1, l), b = fsrc(r, w, in, 2, l), c = fsrc(r, w, in, 3, l);
+            put(r, w, in, l, fout(in, fmaximum(fmaximum(a, b), c)));
+        });
+    }, V, 1);
+    reg.add("v_minimum3_f32", [](R& r, Wave& w, const Instruction& in) {
+        if (r.arch != Arch::Gfx950) r.fail(w, in, in.base + " exists on gfx950 only");
+        each_lane(w, [&](int l) {
+            const float a = fsrc(r, w, in, 1, l), b = fsrc(r, w, in, 2, l), c = fsrc(r, w, in, 3, l);
+            put(r, w, in, l, fout(in, fminimum(fminimum(a, b), c)));
+        });
+    }, V, 1);
     ZYFA_VF1("v_trunc_f32", V, std::trunc(a))
     ZYFA_VF1("v_floor_f32", V, std::floor(a))
     ZYFA_VF1("v_ceil_f32", V, std::ceil(a))

@@ -138,3 +138,25 @@ KERNEL_BEGIN vector_ops
   s_waitcnt vmcnt(0)
   s_endpgm
 KERNEL_END vector_ops
+
+// gfx950's NaN-propagating v_maximum3_f32 / v_minimum3_f32 against v_max3_f32 (NaN-dropping in
+// IEEE mode). Kernarg: out, a, b, c as above; results 0..3.
+KERNEL_BEGIN maximum3_ops
+  s_load_dwordx8 s[4:11], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v2, v1, s[6:7]
+  global_load_dword v3, v1, s[8:9]
+  global_load_dword v4, v1, s[10:11]
+  s_waitcnt vmcnt(0)
+  v_maximum3_f32 v5, v2, v3, v4
+  ST 0, v5
+  v_max3_f32 v5, v2, v3, v4
+  ST 1, v5
+  v_minimum3_f32 v5, v2, v3, v4
+  ST 2, v5
+  v_maximum3_f32 v5, v2, v3, v3
+  ST 3, v5
+  s_waitcnt vmcnt(0)
+  s_endpgm
+KERNEL_END maximum3_ops

@@ -291,6 +291,32 @@ __attribute__((visibility("default"))) hipError_t hipFree(void* pointer) {
     return hipSuccess;
 }
 
+// hipPointerAttribute_t as ROCm 6 lays it out (the stand-in exports hipGetDevicePropertiesR0600,
+// so zyfa reads ROCm 6's hipMemoryType values: 2 = device).
+struct PointerAttributes {
+    int type;
+    int device;
+    void* device_pointer;
+    void* host_pointer;
+    int is_managed;
+    unsigned allocation_flags;
+};
+
+// Device memory is what hipMalloc handed out (anywhere inside a block); anything else is host
+// memory the emulated device cannot read, which ROCm reports as hipErrorInvalidValue. Only looks.
+__attribute__((visibility("default"))) hipError_t hipPointerGetAttributes(PointerAttributes* attributes,
+                                                                           const void* pointer) {
+    if (!attributes) return record(hipErrorInvalidValue);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(pointer);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_allocations.upper_bound(p);
+    if (it == g_allocations.begin()) return record(hipErrorInvalidValue);
+    --it;
+    if (p - it->first >= it->second) return record(hipErrorInvalidValue);
+    *attributes = PointerAttributes{2, 0, const_cast<void*>(pointer), nullptr, 0, 0};
+    return hipSuccess;
+}
+
 __attribute__((visibility("default"))) hipError_t hipMemcpy(void* dst, const void* src, size_t bytes, int) {
     if (bytes && (!dst || !src)) return record(hipErrorInvalidValue);
     std::memmove(dst, src, bytes);

@@ -14,7 +14,7 @@
 //   load    (end of block i) issue block i + 2's K/V global loads into registers
 //   QK      S^T = K Q^T from LDS
 //   mask    only where some row of the wave does not see the whole block
-//   Lean P  row max, alpha, k, codes packed as the FP8 P operand
+//   Lean P  row max (NaN-propagating), alpha, k, codes packed as the FP8 P operand
 //   rowsum  one MFMA: 1 . P 2^-k;  rescale: O *= alpha when the running max moved
 //   PV      O^T += V^T P^T 2^-k (four MFMAs); l = l alpha + row sum
 //   store   (end of block i) block i + 1's K/V registers into LDS; s_waitcnt lgkmcnt(0); s_barrier
@@ -30,7 +30,7 @@ namespace zyfa {
 namespace gfx950_fp8 {
 
 void KernelBuilder::softmax(const Reg& block) {
-    const std::string no_mask = e_.unique_label("no_mask");
+    const std::string no_mask = e_.unique_label("no_mask"), max_done = e_.unique_label("row_max_done");
     e_.pad_for_valu({r_.s_acc}, "QK MFMA result -> VALU");
     {
         const Reg end = tmp_s("block end");
@@ -38,10 +38,16 @@ void KernelBuilder::softmax(const Reg& block) {
         e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "does some row of the wave miss a key of the block?");
         free(end);
     }
+    const Reg m_new = tmp_v("row max of raw scores, then m_new");
     e_.cbranch("scc0", no_mask);
     mask_scores(block);
+    row_max(m_new, true);
+    e_.branch(max_done);
     e_.label(no_mask);
-    row_max_and_alpha();
+    row_max(m_new, false);  // the steady state: no mask, no guard
+    e_.label(max_done);
+    alpha_and_bias(m_new);
+    free(m_new);
     lean_p_codes();
 }
 
@@ -185,7 +191,8 @@ void KernelBuilder::epilogue() {
 }
 
 void KernelBuilder::write_output() {
-    // out_scale = l > 0 ? v_descale / l : 0 (correctly rounded division, as the model's).
+    // out_scale = l > 0 ? v_descale / l : 0 (correctly rounded division, as the model's); NaN
+    // where m is NaN or +inf.
     const Reg l_positive = tmp_s("l > 0", 2, 2);
     const Reg l_safe = tmp_v("l or 1"), den = tmp_v("div den"), num = tmp_v("div num"), rcp = tmp_v("div rcp"),
               q = tmp_v("div quotient"), err = tmp_v("div error"), scale = tmp_v("out scale (pair)", 2, 2);
@@ -202,8 +209,12 @@ void KernelBuilder::write_output() {
     e_.op("v_fma_f32", {W(q), R(err), R(rcp), R(q)});
     e_.op("v_fma_f32", {W(err), R(den, "-"), R(q), R(num)});
     e_.op("v_div_fmas_f32", {W(q), R(err), R(rcp), R(q)});
+    e_.op("v_cmp_gt_f32", {I("vcc"), I(float_literal(__builtin_huge_valf())), R(r_.m)}, "",
+          "m NaN or +inf (the row saw a NaN or +inf score): O = NaN");
     e_.op("v_div_fixup_f32", {W(q), R(q), R(l_safe), R(r_.v_descale)});
     e_.op("v_cndmask_b32", {W(scale.at(0)), I(0), R(q), R(l_positive)});
+    e_.op("v_mov_b32", {W(scale.at(1)), I(float_literal(__builtin_nanf("")))}, "", "(a literal and VCC exceed the constant bus)");
+    e_.op("v_cndmask_b32", {W(scale.at(0)), R(scale.at(1)), R(scale.at(0)), I("vcc")});
     e_.op("v_mov_b32", {W(scale.at(1)), R(scale.at(0))});
     free(den);
     free(num);
@@ -273,14 +284,17 @@ void KernelBuilder::write_output() {
 void KernelBuilder::write_lse() {
     const Reg lse_ptr = arg(offsetof(AttnKernelArgs, lse), 8);
     const std::string none = e_.unique_label("no_lse");
-    e_.op("s_cmp_eq_u64", {R(lse_ptr), I(0)}, "", "lse = ln2 (m + log2 l), -inf where l = 0");
+    e_.op("s_cmp_eq_u64", {R(lse_ptr), I(0)}, "", "lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf");
     e_.cbranch("scc1", none);
     const Reg value = tmp_v("lse"), t = tmp_v("lse tmp");
     e_.op("v_log_f32", {W(t), R(lse_l_safe_)});
     e_.nop(1, "transcendental -> dependent VALU");
     e_.op("v_add_f32", {W(t), R(r_.m), R(t)});
+    e_.op("v_cmp_gt_f32", {I("vcc"), I(float_literal(__builtin_huge_valf())), R(r_.m)});
     e_.op("v_mul_f32", {W(t), I(float_literal(numerics::kLn2)), R(t)});
     e_.op("v_cndmask_b32", {W(value), R(r_.neg_inf), R(t), R(lse_l_positive_)});
+    e_.op("v_mov_b32", {W(t), I(float_literal(__builtin_nanf("")))});
+    e_.op("v_cndmask_b32", {W(value), R(t), R(value), I("vcc")});
     // Row index: varlen head * total_q + first_q + query, else (batch * heads_q + head) * seqlen_q + query.
     const Reg fixed = tmp_s("lse row base (fixed length)"), varlen = tmp_s("lse row base (varlen)");
     e_.op("s_mul_i32", {W(fixed), R(r_.group_z), R(arg(offsetof(AttnKernelArgs, heads_q), 4))});

@@ -3,7 +3,7 @@
 //   kernel_setup.cpp   entry: kernel arguments, sequence span, per-wave key ranges, constants, Q
 //   phase_load.cpp     K/V block: global -> registers (two blocks ahead) -> LDS stage (one ahead)
 //   phase_scores.cpp   QK MFMA (S^T = K Q^T) and the causal / tail mask
-//   phase_lean_p.cpp   row max, alpha, block exponent, Lean P codes packed as the FP8 operand
+//   phase_lean_p.cpp   row max (NaN-propagating), alpha, block exponent, Lean P codes packed as the FP8 operand
 //   phase_output.cpp   row-sum MFMA, O rescale, PV MFMA, running sum
 //   kernel_body.cpp    the two-wave ping-pong key-block loops (two LDS stages unrolled), epilogue
 #ifndef ZYFA_GFX950_FP8_KERNEL_BUILDER_HPP
@@ -82,7 +82,8 @@ private:
     void issue_v_operand_reads(int stage);  // into ring slots 0..3
     void mask_scores(const Reg& block);
     // phase_lean_p.cpp
-    void row_max_and_alpha();
+    void row_max(const Reg& m_new, bool keys_masked);  // keys_masked: after mask_scores
+    void alpha_and_bias(const Reg& m_new);
     void lean_p_codes();
     // phase_output.cpp
     void row_sum_mfma();

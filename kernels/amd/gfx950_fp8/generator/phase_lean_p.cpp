@@ -1,6 +1,8 @@
 // Lean P phase (kernels/common/lean_p.h, block_scale.h), per lane = per query:
 //   block max of the raw scores (the scale is > 0, so max(S) * c = max(S * c) bit for bit),
-//   m_new = max(m, block max), alpha = 2^(m - m_new) from FMAs (no v_exp_f32),
+//   m_new = max(m, block max), both maxima keeping NaN (v_maximum3_f32, common/row_max.h: a NaN or
+//   +inf scaled score leaves m NaN or +inf, and the epilogue writes NaN for the row),
+//   alpha = 2^(m - m_new) from FMAs (no v_exp_f32),
 //   k = block_scale_exponent(m_new, block max), bias = ((56 + c) + 8k) - 8 m_new,
 //   code = trunc(clamp(fma(S, 8 scale_log2, bias), 0, 126)), written straight into its byte of
 //   the P operand (SDWA) in P's byte order (the S^T register order), the E8M0 scale of P = 127 - k.
@@ -11,22 +13,30 @@
 namespace zyfa {
 namespace gfx950_fp8 {
 
-void KernelBuilder::row_max_and_alpha() {
-    const Reg mx = tmp_v("row max of raw scores"), other = tmp_v("other half's max");
+void KernelBuilder::row_max(const Reg& m_new, bool keys_masked) {
+    const Reg mx = m_new, other = tmp_v("other half's max");
     const Reg s = r_.s_acc;
-    e_.op("v_max3_f32", {W(mx), R(s.at(0)), R(s.at(1)), R(s.at(2))}, "", "Lean P: row max");
-    for (int i = 3; i + 1 < 32; i += 2) e_.op("v_max3_f32", {W(mx), R(mx), R(s.at(i)), R(s.at(i + 1))});
-    e_.op("v_max_f32", {W(mx), R(mx), R(s.at(31))});
+    e_.op("v_maximum3_f32", {W(mx), R(s.at(0)), R(s.at(1)), R(s.at(2))}, "", "Lean P: row max (NaN-propagating)");
+    for (int i = 3; i + 1 < 32; i += 2) e_.op("v_maximum3_f32", {W(mx), R(mx), R(s.at(i)), R(s.at(i + 1))});
+    e_.op("v_maximum3_f32", {W(mx), R(mx), R(s.at(31)), R(s.at(31))});
     e_.op("v_mov_b32", {W(other), R(mx)});
     e_.pad_for_permlane({mx, other}, "VALU write -> permlane");
     e_.op("v_permlane32_swap_b32", {W(mx), W(other)}, "", "the other 32 keys are in lane l ^ 32");
-    e_.op("v_max_f32", {W(mx), R(mx), R(other)});
-    const Reg bm = r_.block_max;
-    e_.op("v_mul_f32", {W(bm), R(r_.scale_log2), R(mx)}, "", "block max (log2 units); -inf if none visible");
+    e_.op("v_maximum3_f32", {W(mx), R(mx), R(other), R(other)});
     free(other);
+    // A row that sees no key of a masked block has the raw maximum -inf (a visible raw score is
+    // finite or NaN: e4m3fn has no inf), and its m must stay: with a NaN or zero scale, -inf times
+    // the scale is NaN. Only m_new needs the select: the block exponent takes a NaN block max as it
+    // takes -inf (the cap). Unmasked blocks: every row sees every key.
+    if (keys_masked) e_.op("v_cmp_eq_f32", {I("vcc"), R(r_.neg_inf), R(mx)}, "", "no key of the block visible?");
+    const Reg bm = r_.block_max;
+    e_.op("v_mul_f32", {W(bm), R(r_.scale_log2), R(mx)}, "", "block max (log2 units); -inf if none visible (finite scale)");
+    e_.op("v_maximum3_f32", {W(m_new), R(r_.m), R(bm), R(bm)});
+    if (keys_masked) e_.op("v_cndmask_b32", {W(m_new), R(m_new), R(r_.m), I("vcc")}, "", "then m_new = m");
+}
 
-    const Reg m_new = mx, x = tmp_v("m - m_new");
-    e_.op("v_max_f32", {W(m_new), R(r_.m), R(bm)});
+void KernelBuilder::alpha_and_bias(const Reg& m_new) {
+    const Reg bm = r_.block_max, x = tmp_v("m - m_new");
     // alpha = 1 for every lane whose running max did not move; when none moved, skip the
     // polynomial (m = m_new = -inf gives alpha 1 instead of 0: l and O are 0 there either way).
     const std::string moved = e_.unique_label("max_moved"), alpha_done = e_.unique_label("alpha_done");
@@ -86,7 +96,6 @@ void KernelBuilder::row_max_and_alpha() {
     e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m_new");
     free(gap);
     free(k);
-    free(mx);
 }
 
 void KernelBuilder::lean_p_codes() {
@@ -99,7 +108,7 @@ void KernelBuilder::lean_p_codes() {
     // when every lane's |m_new| < 2^19 (or m_new = -inf, bias -inf): the block maximum's code is
     // 56 + c + 8 (k - gap) <= 120.03, k - gap <= 8 in every branch of block_scale_exponent, and the
     // fp32 roundings of bias, block max and gap add at most 8 * 3 * ulp(2^19) / 2 = 0.75. So the
-    // upper clamp (v_med3_f32) only runs when some lane's running max is huge.
+    // upper clamp (v_med3_f32) only runs when some lane's running max is huge, +inf or NaN.
     const std::string no_clamp = e_.unique_label("codes_need_no_clamp");
     const Reg bound = tmp_s("2^19"), infinite = tmp_s("lanes with m = -inf", 2, 2);
     e_.op("s_mov_b32", {W(bound), I(float_literal(524288.0f))});

@@ -49,8 +49,8 @@
 // v204 chunk column
 // v205 chunk tmp
 // v203 V bytes 1 and 3
-// v203 visible-key end relative to the block and half
-// v203 row max of raw scores
+// v203 row max of raw scores, then m_new
+// v204 visible-key end relative to the block and half
 // v204 other half's max
 // v204 m - m_new
 // v205 round(x)
@@ -677,99 +677,125 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_16
-  v_subrev_u32 v203, s77, v178
-  v_cmp_lt_i32 vcc, 0, v203
-  v_cmp_lt_i32 s[90:91], 1, v203
-  v_cmp_lt_i32 s[92:93], 2, v203
+  v_subrev_u32 v204, s77, v178
+  v_cmp_lt_i32 vcc, 0, v204
+  v_cmp_lt_i32 s[90:91], 1, v204
+  v_cmp_lt_i32 s[92:93], 2, v204
   v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v203
+  v_cmp_lt_i32 vcc, 3, v204
   v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v203
+  v_cmp_lt_i32 s[90:91], 8, v204
   v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v203
+  v_cmp_lt_i32 s[92:93], 9, v204
   v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v203
+  v_cmp_lt_i32 vcc, 10, v204
   v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v203
+  v_cmp_lt_i32 s[90:91], 11, v204
   v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v203
+  v_cmp_lt_i32 s[92:93], 16, v204
   v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v203
+  v_cmp_lt_i32 vcc, 17, v204
   v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v203
+  v_cmp_lt_i32 s[90:91], 18, v204
   v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v203
+  v_cmp_lt_i32 s[92:93], 19, v204
   v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v203
+  v_cmp_lt_i32 vcc, 24, v204
   v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v203
+  v_cmp_lt_i32 s[90:91], 25, v204
   v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v203
+  v_cmp_lt_i32 s[92:93], 26, v204
   v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v203
+  v_cmp_lt_i32 vcc, 27, v204
   v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v203
+  v_cmp_lt_i32 s[90:91], 32, v204
   v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v203
+  v_cmp_lt_i32 s[92:93], 33, v204
   v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v203
+  v_cmp_lt_i32 vcc, 34, v204
   v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v203
+  v_cmp_lt_i32 s[90:91], 35, v204
   v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v203
+  v_cmp_lt_i32 s[92:93], 40, v204
   v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v203
+  v_cmp_lt_i32 vcc, 41, v204
   v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v203
+  v_cmp_lt_i32 s[90:91], 42, v204
   v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v203
+  v_cmp_lt_i32 s[92:93], 43, v204
   v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v203
+  v_cmp_lt_i32 vcc, 48, v204
   v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v203
+  v_cmp_lt_i32 s[90:91], 49, v204
   v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v203
+  v_cmp_lt_i32 s[92:93], 50, v204
   v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v203
+  v_cmp_lt_i32 vcc, 51, v204
   v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v203
+  v_cmp_lt_i32 s[90:91], 56, v204
   v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v203
+  v_cmp_lt_i32 s[92:93], 57, v204
   v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v203
+  v_cmp_lt_i32 vcc, 58, v204
   v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v203
+  v_cmp_lt_i32 s[90:91], 59, v204
   v_cndmask_b32 v101, v187, v101, s[92:93]
   v_cndmask_b32 v102, v187, v102, vcc
   v_cndmask_b32 v103, v187, v103, s[90:91]
-.Lno_mask_16:
-  v_max3_f32 v203, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v203, v203, v75, v76
-  v_max3_f32 v203, v203, v77, v78
-  v_max3_f32 v203, v203, v79, v80
-  v_max3_f32 v203, v203, v81, v82
-  v_max3_f32 v203, v203, v83, v84
-  v_max3_f32 v203, v203, v85, v86
-  v_max3_f32 v203, v203, v87, v88
-  v_max3_f32 v203, v203, v89, v90
-  v_max3_f32 v203, v203, v91, v92
-  v_max3_f32 v203, v203, v93, v94
-  v_max3_f32 v203, v203, v95, v96
-  v_max3_f32 v203, v203, v97, v98
-  v_max3_f32 v203, v203, v99, v100
-  v_max3_f32 v203, v203, v101, v102
-  v_max_f32 v203, v203, v103
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
   v_mov_b32 v204, v203
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v203, v203, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v203, v184, v186
+  v_maximum3_f32 v203, v203, v204, v204
+  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_17
+.Lno_mask_16:
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
+  v_mov_b32 v204, v203
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v203, v203, v204, v204
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+.Lrow_max_done_17:
   v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_17
+  s_cbranch_vccnz .Lmax_moved_18
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_18
-.Lmax_moved_17:
+  s_branch .Lalpha_done_19
+.Lmax_moved_18:
   v_sub_f32 v204, v184, v203
   v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v205, 0x4b400000, v204
@@ -788,7 +814,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_lshlrev_b32 v205, 23, v205
   v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_18:
+.Lalpha_done_19:
   v_mov_b32 v173, v172
   v_sub_f32 v204, v203, v186
   v_cmp_lt_f32 s[90:91], 0, v204
@@ -829,7 +855,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_eq_f32 s[90:91], v187, v184
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_19
+  s_cbranch_scc1 .Lcodes_need_no_clamp_20
   v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v188
   v_med3_f32 v74, v74, 0, v188
@@ -862,7 +888,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v188
   v_med3_f32 v102, v102, 0, v188
   v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_19:
+.Lcodes_need_no_clamp_20:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -897,7 +923,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_20
+  s_cbranch_scc0 .Lno_store_21
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
   v_lshrrev_b32 v203, 8, v168
@@ -922,14 +948,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_write_b8_d16_hi v198, v203 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_20
+  s_cbranch_scc0 .Lno_store_21
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_22
+  s_cbranch_scc1 .Ltail_block_loads_23
   global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_23
-.Ltail_block_loads_22:
+  s_branch .Lblock_loaded_24
+.Ltail_block_loads_23:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -946,14 +972,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_23:
+.Lblock_loaded_24:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_20:
+.Lno_store_21:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -961,10 +987,10 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_25
+  s_cbranch_scc1 .Lno_previous_block_26
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_26
+  s_cbranch_vccz .Lno_rescale_27
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
@@ -997,12 +1023,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_26:
+.Lno_rescale_27:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_25:
+.Lno_previous_block_26:
   s_nop 13                                                       // row-sum MFMA result -> VALU
   v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
   v_add_f32 v185, v185, v72
@@ -1034,100 +1060,126 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_nop 10                                                       // QK MFMA result -> VALU
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_27
-  v_subrev_u32 v203, s77, v178
-  v_cmp_lt_i32 vcc, 0, v203
-  v_cmp_lt_i32 s[90:91], 1, v203
-  v_cmp_lt_i32 s[92:93], 2, v203
+  s_cbranch_scc0 .Lno_mask_28
+  v_subrev_u32 v204, s77, v178
+  v_cmp_lt_i32 vcc, 0, v204
+  v_cmp_lt_i32 s[90:91], 1, v204
+  v_cmp_lt_i32 s[92:93], 2, v204
   v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v203
+  v_cmp_lt_i32 vcc, 3, v204
   v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v203
+  v_cmp_lt_i32 s[90:91], 8, v204
   v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v203
+  v_cmp_lt_i32 s[92:93], 9, v204
   v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v203
+  v_cmp_lt_i32 vcc, 10, v204
   v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v203
+  v_cmp_lt_i32 s[90:91], 11, v204
   v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v203
+  v_cmp_lt_i32 s[92:93], 16, v204
   v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v203
+  v_cmp_lt_i32 vcc, 17, v204
   v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v203
+  v_cmp_lt_i32 s[90:91], 18, v204
   v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v203
+  v_cmp_lt_i32 s[92:93], 19, v204
   v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v203
+  v_cmp_lt_i32 vcc, 24, v204
   v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v203
+  v_cmp_lt_i32 s[90:91], 25, v204
   v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v203
+  v_cmp_lt_i32 s[92:93], 26, v204
   v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v203
+  v_cmp_lt_i32 vcc, 27, v204
   v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v203
+  v_cmp_lt_i32 s[90:91], 32, v204
   v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v203
+  v_cmp_lt_i32 s[92:93], 33, v204
   v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v203
+  v_cmp_lt_i32 vcc, 34, v204
   v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v203
+  v_cmp_lt_i32 s[90:91], 35, v204
   v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v203
+  v_cmp_lt_i32 s[92:93], 40, v204
   v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v203
+  v_cmp_lt_i32 vcc, 41, v204
   v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v203
+  v_cmp_lt_i32 s[90:91], 42, v204
   v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v203
+  v_cmp_lt_i32 s[92:93], 43, v204
   v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v203
+  v_cmp_lt_i32 vcc, 48, v204
   v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v203
+  v_cmp_lt_i32 s[90:91], 49, v204
   v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v203
+  v_cmp_lt_i32 s[92:93], 50, v204
   v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v203
+  v_cmp_lt_i32 vcc, 51, v204
   v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v203
+  v_cmp_lt_i32 s[90:91], 56, v204
   v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v203
+  v_cmp_lt_i32 s[92:93], 57, v204
   v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v203
+  v_cmp_lt_i32 vcc, 58, v204
   v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v203
+  v_cmp_lt_i32 s[90:91], 59, v204
   v_cndmask_b32 v101, v187, v101, s[92:93]
   v_cndmask_b32 v102, v187, v102, vcc
   v_cndmask_b32 v103, v187, v103, s[90:91]
-.Lno_mask_27:
-  v_max3_f32 v203, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v203, v203, v75, v76
-  v_max3_f32 v203, v203, v77, v78
-  v_max3_f32 v203, v203, v79, v80
-  v_max3_f32 v203, v203, v81, v82
-  v_max3_f32 v203, v203, v83, v84
-  v_max3_f32 v203, v203, v85, v86
-  v_max3_f32 v203, v203, v87, v88
-  v_max3_f32 v203, v203, v89, v90
-  v_max3_f32 v203, v203, v91, v92
-  v_max3_f32 v203, v203, v93, v94
-  v_max3_f32 v203, v203, v95, v96
-  v_max3_f32 v203, v203, v97, v98
-  v_max3_f32 v203, v203, v99, v100
-  v_max3_f32 v203, v203, v101, v102
-  v_max_f32 v203, v203, v103
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
   v_mov_b32 v204, v203
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v203, v203, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v203, v184, v186
+  v_maximum3_f32 v203, v203, v204, v204
+  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_29
+.Lno_mask_28:
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
+  v_mov_b32 v204, v203
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v203, v203, v204, v204
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+.Lrow_max_done_29:
   v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_28
+  s_cbranch_vccnz .Lmax_moved_30
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_29
-.Lmax_moved_28:
+  s_branch .Lalpha_done_31
+.Lmax_moved_30:
   v_sub_f32 v204, v184, v203
   v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v205, 0x4b400000, v204
@@ -1146,7 +1198,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_lshlrev_b32 v205, 23, v205
   v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_29:
+.Lalpha_done_31:
   v_mov_b32 v173, v172
   v_sub_f32 v204, v203, v186
   v_cmp_lt_f32 s[90:91], 0, v204
@@ -1187,7 +1239,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_eq_f32 s[90:91], v187, v184
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_30
+  s_cbranch_scc1 .Lcodes_need_no_clamp_32
   v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v188
   v_med3_f32 v74, v74, 0, v188
@@ -1220,7 +1272,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v188
   v_med3_f32 v102, v102, 0, v188
   v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_30:
+.Lcodes_need_no_clamp_32:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1255,7 +1307,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_31
+  s_cbranch_scc0 .Lno_store_33
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v193, v[4:7] offset:0                            // store: K chunk, row-major
   v_lshrrev_b32 v203, 8, v168
@@ -1280,14 +1332,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_write_b8_d16_hi v197, v203 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_31
+  s_cbranch_scc0 .Lno_store_33
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_33
+  s_cbranch_scc1 .Ltail_block_loads_35
   global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_34
-.Ltail_block_loads_33:
+  s_branch .Lblock_loaded_36
+.Ltail_block_loads_35:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1304,14 +1356,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_34:
+.Lblock_loaded_36:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_31:
+.Lno_store_33:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1321,7 +1373,7 @@ zyfa_gfx950_fp8_lean_d128_none:
 .Lmfma_first_drain_stage0:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_36
+  s_cbranch_vccz .Lno_rescale_38
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
@@ -1354,7 +1406,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_36:
+.Lno_rescale_38:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
@@ -1366,7 +1418,7 @@ zyfa_gfx950_fp8_lean_d128_none:
 .Lmfma_first_drain_stage1:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_37
+  s_cbranch_vccz .Lno_rescale_39
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
@@ -1399,7 +1451,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_37:
+.Lno_rescale_39:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
@@ -1411,104 +1463,130 @@ zyfa_gfx950_fp8_lean_d128_none:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_38
+  s_cbranch_scc1 .Lno_previous_block_40
   s_add_i32 s81, s77, -64
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_39
-  v_subrev_u32 v203, s81, v178
-  v_cmp_lt_i32 vcc, 0, v203
-  v_cmp_lt_i32 s[90:91], 1, v203
-  v_cmp_lt_i32 s[92:93], 2, v203
+  s_cbranch_scc0 .Lno_mask_41
+  v_subrev_u32 v204, s81, v178
+  v_cmp_lt_i32 vcc, 0, v204
+  v_cmp_lt_i32 s[90:91], 1, v204
+  v_cmp_lt_i32 s[92:93], 2, v204
   v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v203
+  v_cmp_lt_i32 vcc, 3, v204
   v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v203
+  v_cmp_lt_i32 s[90:91], 8, v204
   v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v203
+  v_cmp_lt_i32 s[92:93], 9, v204
   v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v203
+  v_cmp_lt_i32 vcc, 10, v204
   v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v203
+  v_cmp_lt_i32 s[90:91], 11, v204
   v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v203
+  v_cmp_lt_i32 s[92:93], 16, v204
   v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v203
+  v_cmp_lt_i32 vcc, 17, v204
   v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v203
+  v_cmp_lt_i32 s[90:91], 18, v204
   v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v203
+  v_cmp_lt_i32 s[92:93], 19, v204
   v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v203
+  v_cmp_lt_i32 vcc, 24, v204
   v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v203
+  v_cmp_lt_i32 s[90:91], 25, v204
   v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v203
+  v_cmp_lt_i32 s[92:93], 26, v204
   v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v203
+  v_cmp_lt_i32 vcc, 27, v204
   v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v203
+  v_cmp_lt_i32 s[90:91], 32, v204
   v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v203
+  v_cmp_lt_i32 s[92:93], 33, v204
   v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v203
+  v_cmp_lt_i32 vcc, 34, v204
   v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v203
+  v_cmp_lt_i32 s[90:91], 35, v204
   v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v203
+  v_cmp_lt_i32 s[92:93], 40, v204
   v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v203
+  v_cmp_lt_i32 vcc, 41, v204
   v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v203
+  v_cmp_lt_i32 s[90:91], 42, v204
   v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v203
+  v_cmp_lt_i32 s[92:93], 43, v204
   v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v203
+  v_cmp_lt_i32 vcc, 48, v204
   v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v203
+  v_cmp_lt_i32 s[90:91], 49, v204
   v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v203
+  v_cmp_lt_i32 s[92:93], 50, v204
   v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v203
+  v_cmp_lt_i32 vcc, 51, v204
   v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v203
+  v_cmp_lt_i32 s[90:91], 56, v204
   v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v203
+  v_cmp_lt_i32 s[92:93], 57, v204
   v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v203
+  v_cmp_lt_i32 vcc, 58, v204
   v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v203
+  v_cmp_lt_i32 s[90:91], 59, v204
   v_cndmask_b32 v101, v187, v101, s[92:93]
   v_cndmask_b32 v102, v187, v102, vcc
   v_cndmask_b32 v103, v187, v103, s[90:91]
-.Lno_mask_39:
-  v_max3_f32 v203, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v203, v203, v75, v76
-  v_max3_f32 v203, v203, v77, v78
-  v_max3_f32 v203, v203, v79, v80
-  v_max3_f32 v203, v203, v81, v82
-  v_max3_f32 v203, v203, v83, v84
-  v_max3_f32 v203, v203, v85, v86
-  v_max3_f32 v203, v203, v87, v88
-  v_max3_f32 v203, v203, v89, v90
-  v_max3_f32 v203, v203, v91, v92
-  v_max3_f32 v203, v203, v93, v94
-  v_max3_f32 v203, v203, v95, v96
-  v_max3_f32 v203, v203, v97, v98
-  v_max3_f32 v203, v203, v99, v100
-  v_max3_f32 v203, v203, v101, v102
-  v_max_f32 v203, v203, v103
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
   v_mov_b32 v204, v203
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v203, v203, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v203, v184, v186
+  v_maximum3_f32 v203, v203, v204, v204
+  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_42
+.Lno_mask_41:
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
+  v_mov_b32 v204, v203
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v203, v203, v204, v204
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+.Lrow_max_done_42:
   v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_40
+  s_cbranch_vccnz .Lmax_moved_43
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_41
-.Lmax_moved_40:
+  s_branch .Lalpha_done_44
+.Lmax_moved_43:
   v_sub_f32 v204, v184, v203
   v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v205, 0x4b400000, v204
@@ -1527,7 +1605,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_lshlrev_b32 v205, 23, v205
   v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_41:
+.Lalpha_done_44:
   v_mov_b32 v173, v172
   v_sub_f32 v204, v203, v186
   v_cmp_lt_f32 s[90:91], 0, v204
@@ -1568,7 +1646,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_eq_f32 s[92:93], v187, v184
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_42
+  s_cbranch_scc1 .Lcodes_need_no_clamp_45
   v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v188
   v_med3_f32 v74, v74, 0, v188
@@ -1601,7 +1679,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v188
   v_med3_f32 v102, v102, 0, v188
   v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_42:
+.Lcodes_need_no_clamp_45:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1638,7 +1716,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_nop 0                                                        // VALU write -> MFMA read
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_43
+  s_cbranch_vccz .Lno_rescale_46
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
@@ -1671,12 +1749,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_43:
+.Lno_rescale_46:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_38:
+.Lno_previous_block_40:
   s_nop 13                                                       // row-sum MFMA result -> VALU
   v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
   v_add_f32 v185, v185, v72
@@ -1708,7 +1786,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_read_b128 v[132:135], v201 offset:7696
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_44
+  s_cbranch_scc0 .Lno_store_47
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
   v_lshrrev_b32 v203, 8, v168
@@ -1733,14 +1811,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_write_b8_d16_hi v198, v203 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_44
+  s_cbranch_scc0 .Lno_store_47
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_46
+  s_cbranch_scc1 .Ltail_block_loads_49
   global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_47
-.Ltail_block_loads_46:
+  s_branch .Lblock_loaded_50
+.Ltail_block_loads_49:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1757,118 +1835,144 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_47:
+.Lblock_loaded_50:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_44:
+.Lno_store_47:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_49
+  s_cbranch_scc1 .Lno_previous_block_52
   s_add_i32 s81, s77, -64
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_50
-  v_subrev_u32 v203, s81, v178
-  v_cmp_lt_i32 vcc, 0, v203
-  v_cmp_lt_i32 s[90:91], 1, v203
-  v_cmp_lt_i32 s[92:93], 2, v203
+  s_cbranch_scc0 .Lno_mask_53
+  v_subrev_u32 v204, s81, v178
+  v_cmp_lt_i32 vcc, 0, v204
+  v_cmp_lt_i32 s[90:91], 1, v204
+  v_cmp_lt_i32 s[92:93], 2, v204
   v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v203
+  v_cmp_lt_i32 vcc, 3, v204
   v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v203
+  v_cmp_lt_i32 s[90:91], 8, v204
   v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v203
+  v_cmp_lt_i32 s[92:93], 9, v204
   v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v203
+  v_cmp_lt_i32 vcc, 10, v204
   v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v203
+  v_cmp_lt_i32 s[90:91], 11, v204
   v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v203
+  v_cmp_lt_i32 s[92:93], 16, v204
   v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v203
+  v_cmp_lt_i32 vcc, 17, v204
   v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v203
+  v_cmp_lt_i32 s[90:91], 18, v204
   v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v203
+  v_cmp_lt_i32 s[92:93], 19, v204
   v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v203
+  v_cmp_lt_i32 vcc, 24, v204
   v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v203
+  v_cmp_lt_i32 s[90:91], 25, v204
   v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v203
+  v_cmp_lt_i32 s[92:93], 26, v204
   v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v203
+  v_cmp_lt_i32 vcc, 27, v204
   v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v203
+  v_cmp_lt_i32 s[90:91], 32, v204
   v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v203
+  v_cmp_lt_i32 s[92:93], 33, v204
   v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v203
+  v_cmp_lt_i32 vcc, 34, v204
   v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v203
+  v_cmp_lt_i32 s[90:91], 35, v204
   v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v203
+  v_cmp_lt_i32 s[92:93], 40, v204
   v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v203
+  v_cmp_lt_i32 vcc, 41, v204
   v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v203
+  v_cmp_lt_i32 s[90:91], 42, v204
   v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v203
+  v_cmp_lt_i32 s[92:93], 43, v204
   v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v203
+  v_cmp_lt_i32 vcc, 48, v204
   v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v203
+  v_cmp_lt_i32 s[90:91], 49, v204
   v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v203
+  v_cmp_lt_i32 s[92:93], 50, v204
   v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v203
+  v_cmp_lt_i32 vcc, 51, v204
   v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v203
+  v_cmp_lt_i32 s[90:91], 56, v204
   v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v203
+  v_cmp_lt_i32 s[92:93], 57, v204
   v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v203
+  v_cmp_lt_i32 vcc, 58, v204
   v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v203
+  v_cmp_lt_i32 s[90:91], 59, v204
   v_cndmask_b32 v101, v187, v101, s[92:93]
   v_cndmask_b32 v102, v187, v102, vcc
   v_cndmask_b32 v103, v187, v103, s[90:91]
-.Lno_mask_50:
-  v_max3_f32 v203, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v203, v203, v75, v76
-  v_max3_f32 v203, v203, v77, v78
-  v_max3_f32 v203, v203, v79, v80
-  v_max3_f32 v203, v203, v81, v82
-  v_max3_f32 v203, v203, v83, v84
-  v_max3_f32 v203, v203, v85, v86
-  v_max3_f32 v203, v203, v87, v88
-  v_max3_f32 v203, v203, v89, v90
-  v_max3_f32 v203, v203, v91, v92
-  v_max3_f32 v203, v203, v93, v94
-  v_max3_f32 v203, v203, v95, v96
-  v_max3_f32 v203, v203, v97, v98
-  v_max3_f32 v203, v203, v99, v100
-  v_max3_f32 v203, v203, v101, v102
-  v_max_f32 v203, v203, v103
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
   v_mov_b32 v204, v203
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v203, v203, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v203, v184, v186
+  v_maximum3_f32 v203, v203, v204, v204
+  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_54
+.Lno_mask_53:
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
+  v_mov_b32 v204, v203
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v203, v203, v204, v204
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+.Lrow_max_done_54:
   v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_51
+  s_cbranch_vccnz .Lmax_moved_55
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_52
-.Lmax_moved_51:
+  s_branch .Lalpha_done_56
+.Lmax_moved_55:
   v_sub_f32 v204, v184, v203
   v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v205, 0x4b400000, v204
@@ -1887,7 +1991,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_lshlrev_b32 v205, 23, v205
   v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_52:
+.Lalpha_done_56:
   v_mov_b32 v173, v172
   v_sub_f32 v204, v203, v186
   v_cmp_lt_f32 s[90:91], 0, v204
@@ -1928,7 +2032,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_eq_f32 s[92:93], v187, v184
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_53
+  s_cbranch_scc1 .Lcodes_need_no_clamp_57
   v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v188
   v_med3_f32 v74, v74, 0, v188
@@ -1961,7 +2065,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v188
   v_med3_f32 v102, v102, 0, v188
   v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_53:
+.Lcodes_need_no_clamp_57:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1998,7 +2102,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_nop 0                                                        // VALU write -> MFMA read
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_54
+  s_cbranch_vccz .Lno_rescale_58
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
@@ -2031,12 +2135,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_54:
+.Lno_rescale_58:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_49:
+.Lno_previous_block_52:
   s_nop 13                                                       // row-sum MFMA result -> VALU
   v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
   v_add_f32 v185, v185, v72
@@ -2068,7 +2172,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_read_b128 v[132:135], v202 offset:7696
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_55
+  s_cbranch_scc0 .Lno_store_59
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v193, v[4:7] offset:0                            // store: K chunk, row-major
   v_lshrrev_b32 v203, 8, v168
@@ -2093,14 +2197,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_write_b8_d16_hi v197, v203 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_55
+  s_cbranch_scc0 .Lno_store_59
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_57
+  s_cbranch_scc1 .Ltail_block_loads_61
   global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_58
-.Ltail_block_loads_57:
+  s_branch .Lblock_loaded_62
+.Ltail_block_loads_61:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2117,14 +2221,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_58:
+.Lblock_loaded_62:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_55:
+.Lno_store_59:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2136,100 +2240,126 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_nop 1                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_60
-  v_subrev_u32 v203, s81, v178
-  v_cmp_lt_i32 vcc, 0, v203
-  v_cmp_lt_i32 s[90:91], 1, v203
-  v_cmp_lt_i32 s[92:93], 2, v203
+  s_cbranch_scc0 .Lno_mask_64
+  v_subrev_u32 v204, s81, v178
+  v_cmp_lt_i32 vcc, 0, v204
+  v_cmp_lt_i32 s[90:91], 1, v204
+  v_cmp_lt_i32 s[92:93], 2, v204
   v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v203
+  v_cmp_lt_i32 vcc, 3, v204
   v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v203
+  v_cmp_lt_i32 s[90:91], 8, v204
   v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v203
+  v_cmp_lt_i32 s[92:93], 9, v204
   v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v203
+  v_cmp_lt_i32 vcc, 10, v204
   v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v203
+  v_cmp_lt_i32 s[90:91], 11, v204
   v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v203
+  v_cmp_lt_i32 s[92:93], 16, v204
   v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v203
+  v_cmp_lt_i32 vcc, 17, v204
   v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v203
+  v_cmp_lt_i32 s[90:91], 18, v204
   v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v203
+  v_cmp_lt_i32 s[92:93], 19, v204
   v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v203
+  v_cmp_lt_i32 vcc, 24, v204
   v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v203
+  v_cmp_lt_i32 s[90:91], 25, v204
   v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v203
+  v_cmp_lt_i32 s[92:93], 26, v204
   v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v203
+  v_cmp_lt_i32 vcc, 27, v204
   v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v203
+  v_cmp_lt_i32 s[90:91], 32, v204
   v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v203
+  v_cmp_lt_i32 s[92:93], 33, v204
   v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v203
+  v_cmp_lt_i32 vcc, 34, v204
   v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v203
+  v_cmp_lt_i32 s[90:91], 35, v204
   v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v203
+  v_cmp_lt_i32 s[92:93], 40, v204
   v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v203
+  v_cmp_lt_i32 vcc, 41, v204
   v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v203
+  v_cmp_lt_i32 s[90:91], 42, v204
   v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v203
+  v_cmp_lt_i32 s[92:93], 43, v204
   v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v203
+  v_cmp_lt_i32 vcc, 48, v204
   v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v203
+  v_cmp_lt_i32 s[90:91], 49, v204
   v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v203
+  v_cmp_lt_i32 s[92:93], 50, v204
   v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v203
+  v_cmp_lt_i32 vcc, 51, v204
   v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v203
+  v_cmp_lt_i32 s[90:91], 56, v204
   v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v203
+  v_cmp_lt_i32 s[92:93], 57, v204
   v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v203
+  v_cmp_lt_i32 vcc, 58, v204
   v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v203
+  v_cmp_lt_i32 s[90:91], 59, v204
   v_cndmask_b32 v101, v187, v101, s[92:93]
   v_cndmask_b32 v102, v187, v102, vcc
   v_cndmask_b32 v103, v187, v103, s[90:91]
-.Lno_mask_60:
-  v_max3_f32 v203, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v203, v203, v75, v76
-  v_max3_f32 v203, v203, v77, v78
-  v_max3_f32 v203, v203, v79, v80
-  v_max3_f32 v203, v203, v81, v82
-  v_max3_f32 v203, v203, v83, v84
-  v_max3_f32 v203, v203, v85, v86
-  v_max3_f32 v203, v203, v87, v88
-  v_max3_f32 v203, v203, v89, v90
-  v_max3_f32 v203, v203, v91, v92
-  v_max3_f32 v203, v203, v93, v94
-  v_max3_f32 v203, v203, v95, v96
-  v_max3_f32 v203, v203, v97, v98
-  v_max3_f32 v203, v203, v99, v100
-  v_max3_f32 v203, v203, v101, v102
-  v_max_f32 v203, v203, v103
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
   v_mov_b32 v204, v203
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v203, v203, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v203, v184, v186
+  v_maximum3_f32 v203, v203, v204, v204
+  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_65
+.Lno_mask_64:
+  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v203, v203, v75, v76
+  v_maximum3_f32 v203, v203, v77, v78
+  v_maximum3_f32 v203, v203, v79, v80
+  v_maximum3_f32 v203, v203, v81, v82
+  v_maximum3_f32 v203, v203, v83, v84
+  v_maximum3_f32 v203, v203, v85, v86
+  v_maximum3_f32 v203, v203, v87, v88
+  v_maximum3_f32 v203, v203, v89, v90
+  v_maximum3_f32 v203, v203, v91, v92
+  v_maximum3_f32 v203, v203, v93, v94
+  v_maximum3_f32 v203, v203, v95, v96
+  v_maximum3_f32 v203, v203, v97, v98
+  v_maximum3_f32 v203, v203, v99, v100
+  v_maximum3_f32 v203, v203, v101, v102
+  v_maximum3_f32 v203, v203, v103, v103
+  v_mov_b32 v204, v203
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v203, v203, v204, v204
+  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v203, v184, v186, v186
+.Lrow_max_done_65:
   v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_61
+  s_cbranch_vccnz .Lmax_moved_66
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_62
-.Lmax_moved_61:
+  s_branch .Lalpha_done_67
+.Lmax_moved_66:
   v_sub_f32 v204, v184, v203
   v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v205, 0x4b400000, v204
@@ -2248,7 +2378,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_lshlrev_b32 v205, 23, v205
   v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_62:
+.Lalpha_done_67:
   v_mov_b32 v173, v172
   v_sub_f32 v204, v203, v186
   v_cmp_lt_f32 s[90:91], 0, v204
@@ -2289,7 +2419,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_eq_f32 s[92:93], v187, v184
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_63
+  s_cbranch_scc1 .Lcodes_need_no_clamp_68
   v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v188
   v_med3_f32 v74, v74, 0, v188
@@ -2322,7 +2452,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v188
   v_med3_f32 v102, v102, 0, v188
   v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_63:
+.Lcodes_need_no_clamp_68:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2358,7 +2488,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_nop 1                                                        // VALU write -> MFMA read
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_64
+  s_cbranch_vccz .Lno_rescale_69
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
@@ -2391,7 +2521,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_64:
+.Lno_rescale_69:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
@@ -2414,8 +2544,11 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_fma_f32 v207, v208, v206, v207
   v_fma_f32 v208, -v204, v207, v205
   v_div_fmas_f32 v207, v208, v206, v207
+  v_cmp_gt_f32 vcc, 0x7f800000, v184                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
   v_div_fixup_f32 v207, v207, v203, v189
   v_cndmask_b32 v210, 0, v207, s[90:91]
+  v_mov_b32 v211, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v210, v211, v210, vcc
   v_mov_b32 v211, v210
   v_pk_mul_f32 v[8:9], v[8:9], v[210:211]
   v_pk_mul_f32 v[10:11], v[10:11], v[210:211]
@@ -2477,7 +2610,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_gt_i32 vcc, s70, v177
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_bf16_65
+  s_cbranch_scc0 .Lout_bf16_70
   v_lshlrev_b64 v[204:205], 2, v[204:205]
   v_lshl_add_u64 v[204:205], v[204:205], 0, s[14:15]
   global_store_dwordx4 v[204:205], v[8:11], off offset:0         // O fp32
@@ -2496,8 +2629,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   global_store_dwordx4 v[204:205], v[60:63], off offset:416
   global_store_dwordx4 v[204:205], v[64:67], off offset:448
   global_store_dwordx4 v[204:205], v[68:71], off offset:480
-  s_branch .Lout_stored_66
-.Lout_bf16_65:
+  s_branch .Lout_stored_71
+.Lout_bf16_70:
   v_lshlrev_b64 v[204:205], 1, v[204:205]
   v_lshl_add_u64 v[204:205], v[204:205], 0, s[14:15]
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
@@ -2548,15 +2681,18 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[204:205], v[134:135], off offset:240
-.Lout_stored_66:
+.Lout_stored_71:
   s_mov_b64 exec, s[86:87]
-  s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0
-  s_cbranch_scc1 .Lno_lse_67
+  s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
+  s_cbranch_scc1 .Lno_lse_72
   v_log_f32 v205, v203
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v205, v184, v205
+  v_cmp_gt_f32 vcc, 0x7f800000, v184
   v_mul_f32 v205, 0x3f317218, v205
   v_cndmask_b32 v204, v187, v205, s[90:91]
+  v_mov_b32 v205, 0x7fc00000
+  v_cndmask_b32 v204, v205, v204, vcc
   s_mul_i32 s81, s4, s55
   s_add_u32 s81, s81, s3
   s_mul_i32 s81, s81, s53
@@ -2572,7 +2708,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[208:209], v204, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_67:
+.Lno_lse_72:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -49,8 +49,8 @@
 // v220 chunk column
 // v221 chunk tmp
 // v219 V bytes 1 and 3
-// v219 visible-key end relative to the block and half
-// v219 row max of raw scores
+// v219 row max of raw scores, then m_new
+// v220 visible-key end relative to the block and half
 // v220 other half's max
 // v220 m - m_new
 // v221 round(x)
@@ -760,99 +760,125 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v219, s77, v190
-  v_cmp_lt_i32 vcc, 0, v219
-  v_cmp_lt_i32 s[90:91], 1, v219
-  v_cmp_lt_i32 s[92:93], 2, v219
+  v_subrev_u32 v220, s77, v190
+  v_cmp_lt_i32 vcc, 0, v220
+  v_cmp_lt_i32 s[90:91], 1, v220
+  v_cmp_lt_i32 s[92:93], 2, v220
   v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v219
+  v_cmp_lt_i32 vcc, 3, v220
   v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v219
+  v_cmp_lt_i32 s[90:91], 8, v220
   v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v219
+  v_cmp_lt_i32 s[92:93], 9, v220
   v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v219
+  v_cmp_lt_i32 vcc, 10, v220
   v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v219
+  v_cmp_lt_i32 s[90:91], 11, v220
   v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v219
+  v_cmp_lt_i32 s[92:93], 16, v220
   v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v219
+  v_cmp_lt_i32 vcc, 17, v220
   v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v219
+  v_cmp_lt_i32 s[90:91], 18, v220
   v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v219
+  v_cmp_lt_i32 s[92:93], 19, v220
   v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v219
+  v_cmp_lt_i32 vcc, 24, v220
   v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v219
+  v_cmp_lt_i32 s[90:91], 25, v220
   v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v219
+  v_cmp_lt_i32 s[92:93], 26, v220
   v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v219
+  v_cmp_lt_i32 vcc, 27, v220
   v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v219
+  v_cmp_lt_i32 s[90:91], 32, v220
   v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v219
+  v_cmp_lt_i32 s[92:93], 33, v220
   v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v219
+  v_cmp_lt_i32 vcc, 34, v220
   v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v219
+  v_cmp_lt_i32 s[90:91], 35, v220
   v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v219
+  v_cmp_lt_i32 s[92:93], 40, v220
   v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v219
+  v_cmp_lt_i32 vcc, 41, v220
   v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v219
+  v_cmp_lt_i32 s[90:91], 42, v220
   v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v219
+  v_cmp_lt_i32 s[92:93], 43, v220
   v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v219
+  v_cmp_lt_i32 vcc, 48, v220
   v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v219
+  v_cmp_lt_i32 s[90:91], 49, v220
   v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v219
+  v_cmp_lt_i32 s[92:93], 50, v220
   v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v219
+  v_cmp_lt_i32 vcc, 51, v220
   v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v219
+  v_cmp_lt_i32 s[90:91], 56, v220
   v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v219
+  v_cmp_lt_i32 s[92:93], 57, v220
   v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v219
+  v_cmp_lt_i32 vcc, 58, v220
   v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v219
+  v_cmp_lt_i32 s[90:91], 59, v220
   v_cndmask_b32 v101, v199, v101, s[92:93]
   v_cndmask_b32 v102, v199, v102, vcc
   v_cndmask_b32 v103, v199, v103, s[90:91]
-.Lno_mask_19:
-  v_max3_f32 v219, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v219, v219, v75, v76
-  v_max3_f32 v219, v219, v77, v78
-  v_max3_f32 v219, v219, v79, v80
-  v_max3_f32 v219, v219, v81, v82
-  v_max3_f32 v219, v219, v83, v84
-  v_max3_f32 v219, v219, v85, v86
-  v_max3_f32 v219, v219, v87, v88
-  v_max3_f32 v219, v219, v89, v90
-  v_max3_f32 v219, v219, v91, v92
-  v_max3_f32 v219, v219, v93, v94
-  v_max3_f32 v219, v219, v95, v96
-  v_max3_f32 v219, v219, v97, v98
-  v_max3_f32 v219, v219, v99, v100
-  v_max3_f32 v219, v219, v101, v102
-  v_max_f32 v219, v219, v103
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
   v_mov_b32 v220, v219
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v219, v219, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v219, v196, v198
+  v_maximum3_f32 v219, v219, v220, v220
+  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_20
+.Lno_mask_19:
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
+  v_mov_b32 v220, v219
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v219, v219, v220, v220
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+.Lrow_max_done_20:
   v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_20
+  s_cbranch_vccnz .Lmax_moved_21
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_21
-.Lmax_moved_20:
+  s_branch .Lalpha_done_22
+.Lmax_moved_21:
   v_sub_f32 v220, v196, v219
   v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v221, 0x4b400000, v220
@@ -871,7 +897,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_lshlrev_b32 v221, 23, v221
   v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_21:
+.Lalpha_done_22:
   v_mov_b32 v185, v184
   v_sub_f32 v220, v219, v198
   v_cmp_lt_f32 s[90:91], 0, v220
@@ -912,7 +938,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_eq_f32 s[90:91], v199, v196
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_22
+  s_cbranch_scc1 .Lcodes_need_no_clamp_23
   v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v200
   v_med3_f32 v74, v74, 0, v200
@@ -945,7 +971,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v200
   v_med3_f32 v102, v102, 0, v200
   v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_22:
+.Lcodes_need_no_clamp_23:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -980,13 +1006,13 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_23
+  s_cbranch_scc0 .Lno_store_24
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_25
+  s_cbranch_scc1 .Lno_second_chunk_26
   ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_25:
+.Lno_second_chunk_26:
   v_lshrrev_b32 v219, 8, v4
   ds_write_b8 v214, v4 offset:0                                  // store: V transposed
   ds_write_b8 v214, v219 offset:80
@@ -1009,18 +1035,18 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_write_b8_d16_hi v214, v219 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_23
+  s_cbranch_scc0 .Lno_store_24
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_26
+  s_cbranch_scc1 .Ltail_block_loads_27
   global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_29
+  s_cbranch_scc1 .Lno_second_chunk_30
   global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_29:
+.Lno_second_chunk_30:
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_27
-.Ltail_block_loads_26:
+  s_branch .Lblock_loaded_28
+.Ltail_block_loads_27:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
@@ -1045,14 +1071,14 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_27:
+.Lblock_loaded_28:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_23:
+.Lno_store_24:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1060,10 +1086,10 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_30
+  s_cbranch_scc1 .Lno_previous_block_31
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_31
+  s_cbranch_vccz .Lno_rescale_32
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
@@ -1096,12 +1122,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_31:
+.Lno_rescale_32:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_30:
+.Lno_previous_block_31:
   s_nop 13                                                       // row-sum MFMA result -> VALU
   v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
   v_add_f32 v197, v197, v72
@@ -1141,100 +1167,126 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_nop 10                                                       // QK MFMA result -> VALU
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_32
-  v_subrev_u32 v219, s77, v190
-  v_cmp_lt_i32 vcc, 0, v219
-  v_cmp_lt_i32 s[90:91], 1, v219
-  v_cmp_lt_i32 s[92:93], 2, v219
+  s_cbranch_scc0 .Lno_mask_33
+  v_subrev_u32 v220, s77, v190
+  v_cmp_lt_i32 vcc, 0, v220
+  v_cmp_lt_i32 s[90:91], 1, v220
+  v_cmp_lt_i32 s[92:93], 2, v220
   v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v219
+  v_cmp_lt_i32 vcc, 3, v220
   v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v219
+  v_cmp_lt_i32 s[90:91], 8, v220
   v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v219
+  v_cmp_lt_i32 s[92:93], 9, v220
   v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v219
+  v_cmp_lt_i32 vcc, 10, v220
   v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v219
+  v_cmp_lt_i32 s[90:91], 11, v220
   v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v219
+  v_cmp_lt_i32 s[92:93], 16, v220
   v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v219
+  v_cmp_lt_i32 vcc, 17, v220
   v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v219
+  v_cmp_lt_i32 s[90:91], 18, v220
   v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v219
+  v_cmp_lt_i32 s[92:93], 19, v220
   v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v219
+  v_cmp_lt_i32 vcc, 24, v220
   v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v219
+  v_cmp_lt_i32 s[90:91], 25, v220
   v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v219
+  v_cmp_lt_i32 s[92:93], 26, v220
   v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v219
+  v_cmp_lt_i32 vcc, 27, v220
   v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v219
+  v_cmp_lt_i32 s[90:91], 32, v220
   v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v219
+  v_cmp_lt_i32 s[92:93], 33, v220
   v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v219
+  v_cmp_lt_i32 vcc, 34, v220
   v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v219
+  v_cmp_lt_i32 s[90:91], 35, v220
   v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v219
+  v_cmp_lt_i32 s[92:93], 40, v220
   v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v219
+  v_cmp_lt_i32 vcc, 41, v220
   v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v219
+  v_cmp_lt_i32 s[90:91], 42, v220
   v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v219
+  v_cmp_lt_i32 s[92:93], 43, v220
   v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v219
+  v_cmp_lt_i32 vcc, 48, v220
   v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v219
+  v_cmp_lt_i32 s[90:91], 49, v220
   v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v219
+  v_cmp_lt_i32 s[92:93], 50, v220
   v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v219
+  v_cmp_lt_i32 vcc, 51, v220
   v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v219
+  v_cmp_lt_i32 s[90:91], 56, v220
   v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v219
+  v_cmp_lt_i32 s[92:93], 57, v220
   v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v219
+  v_cmp_lt_i32 vcc, 58, v220
   v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v219
+  v_cmp_lt_i32 s[90:91], 59, v220
   v_cndmask_b32 v101, v199, v101, s[92:93]
   v_cndmask_b32 v102, v199, v102, vcc
   v_cndmask_b32 v103, v199, v103, s[90:91]
-.Lno_mask_32:
-  v_max3_f32 v219, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v219, v219, v75, v76
-  v_max3_f32 v219, v219, v77, v78
-  v_max3_f32 v219, v219, v79, v80
-  v_max3_f32 v219, v219, v81, v82
-  v_max3_f32 v219, v219, v83, v84
-  v_max3_f32 v219, v219, v85, v86
-  v_max3_f32 v219, v219, v87, v88
-  v_max3_f32 v219, v219, v89, v90
-  v_max3_f32 v219, v219, v91, v92
-  v_max3_f32 v219, v219, v93, v94
-  v_max3_f32 v219, v219, v95, v96
-  v_max3_f32 v219, v219, v97, v98
-  v_max3_f32 v219, v219, v99, v100
-  v_max3_f32 v219, v219, v101, v102
-  v_max_f32 v219, v219, v103
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
   v_mov_b32 v220, v219
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v219, v219, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v219, v196, v198
+  v_maximum3_f32 v219, v219, v220, v220
+  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_34
+.Lno_mask_33:
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
+  v_mov_b32 v220, v219
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v219, v219, v220, v220
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+.Lrow_max_done_34:
   v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_33
+  s_cbranch_vccnz .Lmax_moved_35
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_34
-.Lmax_moved_33:
+  s_branch .Lalpha_done_36
+.Lmax_moved_35:
   v_sub_f32 v220, v196, v219
   v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v221, 0x4b400000, v220
@@ -1253,7 +1305,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_lshlrev_b32 v221, 23, v221
   v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_34:
+.Lalpha_done_36:
   v_mov_b32 v185, v184
   v_sub_f32 v220, v219, v198
   v_cmp_lt_f32 s[90:91], 0, v220
@@ -1294,7 +1346,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_eq_f32 s[90:91], v199, v196
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_35
+  s_cbranch_scc1 .Lcodes_need_no_clamp_37
   v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v200
   v_med3_f32 v74, v74, 0, v200
@@ -1327,7 +1379,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v200
   v_med3_f32 v102, v102, 0, v200
   v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_35:
+.Lcodes_need_no_clamp_37:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1362,13 +1414,13 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_36
+  s_cbranch_scc0 .Lno_store_38
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v207, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_38
+  s_cbranch_scc1 .Lno_second_chunk_40
   ds_write_b128 v209, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_38:
+.Lno_second_chunk_40:
   v_lshrrev_b32 v219, 8, v4
   ds_write_b8 v213, v4 offset:0                                  // store: V transposed
   ds_write_b8 v213, v219 offset:80
@@ -1391,18 +1443,18 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_write_b8_d16_hi v213, v219 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_36
+  s_cbranch_scc0 .Lno_store_38
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_39
+  s_cbranch_scc1 .Ltail_block_loads_41
   global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_42
+  s_cbranch_scc1 .Lno_second_chunk_44
   global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_42:
+.Lno_second_chunk_44:
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_40
-.Ltail_block_loads_39:
+  s_branch .Lblock_loaded_42
+.Ltail_block_loads_41:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
@@ -1427,14 +1479,14 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_40:
+.Lblock_loaded_42:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_36:
+.Lno_store_38:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1444,7 +1496,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
 .Lmfma_first_drain_stage0:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_43
+  s_cbranch_vccz .Lno_rescale_45
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
@@ -1477,7 +1529,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_43:
+.Lno_rescale_45:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
@@ -1489,7 +1541,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
 .Lmfma_first_drain_stage1:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_44
+  s_cbranch_vccz .Lno_rescale_46
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
@@ -1522,7 +1574,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_44:
+.Lno_rescale_46:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
@@ -1534,104 +1586,130 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_45
+  s_cbranch_scc1 .Lno_previous_block_47
   s_add_i32 s81, s77, -64
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_46
-  v_subrev_u32 v219, s81, v190
-  v_cmp_lt_i32 vcc, 0, v219
-  v_cmp_lt_i32 s[90:91], 1, v219
-  v_cmp_lt_i32 s[92:93], 2, v219
+  s_cbranch_scc0 .Lno_mask_48
+  v_subrev_u32 v220, s81, v190
+  v_cmp_lt_i32 vcc, 0, v220
+  v_cmp_lt_i32 s[90:91], 1, v220
+  v_cmp_lt_i32 s[92:93], 2, v220
   v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v219
+  v_cmp_lt_i32 vcc, 3, v220
   v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v219
+  v_cmp_lt_i32 s[90:91], 8, v220
   v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v219
+  v_cmp_lt_i32 s[92:93], 9, v220
   v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v219
+  v_cmp_lt_i32 vcc, 10, v220
   v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v219
+  v_cmp_lt_i32 s[90:91], 11, v220
   v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v219
+  v_cmp_lt_i32 s[92:93], 16, v220
   v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v219
+  v_cmp_lt_i32 vcc, 17, v220
   v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v219
+  v_cmp_lt_i32 s[90:91], 18, v220
   v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v219
+  v_cmp_lt_i32 s[92:93], 19, v220
   v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v219
+  v_cmp_lt_i32 vcc, 24, v220
   v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v219
+  v_cmp_lt_i32 s[90:91], 25, v220
   v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v219
+  v_cmp_lt_i32 s[92:93], 26, v220
   v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v219
+  v_cmp_lt_i32 vcc, 27, v220
   v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v219
+  v_cmp_lt_i32 s[90:91], 32, v220
   v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v219
+  v_cmp_lt_i32 s[92:93], 33, v220
   v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v219
+  v_cmp_lt_i32 vcc, 34, v220
   v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v219
+  v_cmp_lt_i32 s[90:91], 35, v220
   v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v219
+  v_cmp_lt_i32 s[92:93], 40, v220
   v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v219
+  v_cmp_lt_i32 vcc, 41, v220
   v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v219
+  v_cmp_lt_i32 s[90:91], 42, v220
   v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v219
+  v_cmp_lt_i32 s[92:93], 43, v220
   v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v219
+  v_cmp_lt_i32 vcc, 48, v220
   v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v219
+  v_cmp_lt_i32 s[90:91], 49, v220
   v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v219
+  v_cmp_lt_i32 s[92:93], 50, v220
   v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v219
+  v_cmp_lt_i32 vcc, 51, v220
   v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v219
+  v_cmp_lt_i32 s[90:91], 56, v220
   v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v219
+  v_cmp_lt_i32 s[92:93], 57, v220
   v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v219
+  v_cmp_lt_i32 vcc, 58, v220
   v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v219
+  v_cmp_lt_i32 s[90:91], 59, v220
   v_cndmask_b32 v101, v199, v101, s[92:93]
   v_cndmask_b32 v102, v199, v102, vcc
   v_cndmask_b32 v103, v199, v103, s[90:91]
-.Lno_mask_46:
-  v_max3_f32 v219, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v219, v219, v75, v76
-  v_max3_f32 v219, v219, v77, v78
-  v_max3_f32 v219, v219, v79, v80
-  v_max3_f32 v219, v219, v81, v82
-  v_max3_f32 v219, v219, v83, v84
-  v_max3_f32 v219, v219, v85, v86
-  v_max3_f32 v219, v219, v87, v88
-  v_max3_f32 v219, v219, v89, v90
-  v_max3_f32 v219, v219, v91, v92
-  v_max3_f32 v219, v219, v93, v94
-  v_max3_f32 v219, v219, v95, v96
-  v_max3_f32 v219, v219, v97, v98
-  v_max3_f32 v219, v219, v99, v100
-  v_max3_f32 v219, v219, v101, v102
-  v_max_f32 v219, v219, v103
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
   v_mov_b32 v220, v219
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v219, v219, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v219, v196, v198
+  v_maximum3_f32 v219, v219, v220, v220
+  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_49
+.Lno_mask_48:
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
+  v_mov_b32 v220, v219
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v219, v219, v220, v220
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+.Lrow_max_done_49:
   v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_47
+  s_cbranch_vccnz .Lmax_moved_50
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_48
-.Lmax_moved_47:
+  s_branch .Lalpha_done_51
+.Lmax_moved_50:
   v_sub_f32 v220, v196, v219
   v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v221, 0x4b400000, v220
@@ -1650,7 +1728,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_lshlrev_b32 v221, 23, v221
   v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_48:
+.Lalpha_done_51:
   v_mov_b32 v185, v184
   v_sub_f32 v220, v219, v198
   v_cmp_lt_f32 s[90:91], 0, v220
@@ -1691,7 +1769,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_eq_f32 s[92:93], v199, v196
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_49
+  s_cbranch_scc1 .Lcodes_need_no_clamp_52
   v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v200
   v_med3_f32 v74, v74, 0, v200
@@ -1724,7 +1802,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v200
   v_med3_f32 v102, v102, 0, v200
   v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_49:
+.Lcodes_need_no_clamp_52:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1761,7 +1839,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_nop 0                                                        // VALU write -> MFMA read
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_50
+  s_cbranch_vccz .Lno_rescale_53
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
@@ -1794,12 +1872,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_50:
+.Lno_rescale_53:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_45:
+.Lno_previous_block_47:
   s_nop 13                                                       // row-sum MFMA result -> VALU
   v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
   v_add_f32 v197, v197, v72
@@ -1839,13 +1917,13 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_read_b128 v[132:135], v217 offset:7696
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_51
+  s_cbranch_scc0 .Lno_store_54
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_53
+  s_cbranch_scc1 .Lno_second_chunk_56
   ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_53:
+.Lno_second_chunk_56:
   v_lshrrev_b32 v219, 8, v4
   ds_write_b8 v214, v4 offset:0                                  // store: V transposed
   ds_write_b8 v214, v219 offset:80
@@ -1868,18 +1946,18 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_write_b8_d16_hi v214, v219 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_51
+  s_cbranch_scc0 .Lno_store_54
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_54
+  s_cbranch_scc1 .Ltail_block_loads_57
   global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_57
+  s_cbranch_scc1 .Lno_second_chunk_60
   global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_57:
+.Lno_second_chunk_60:
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_55
-.Ltail_block_loads_54:
+  s_branch .Lblock_loaded_58
+.Ltail_block_loads_57:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
@@ -1904,118 +1982,144 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_55:
+.Lblock_loaded_58:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_51:
+.Lno_store_54:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_58
+  s_cbranch_scc1 .Lno_previous_block_61
   s_add_i32 s81, s77, -64
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_59
-  v_subrev_u32 v219, s81, v190
-  v_cmp_lt_i32 vcc, 0, v219
-  v_cmp_lt_i32 s[90:91], 1, v219
-  v_cmp_lt_i32 s[92:93], 2, v219
+  s_cbranch_scc0 .Lno_mask_62
+  v_subrev_u32 v220, s81, v190
+  v_cmp_lt_i32 vcc, 0, v220
+  v_cmp_lt_i32 s[90:91], 1, v220
+  v_cmp_lt_i32 s[92:93], 2, v220
   v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v219
+  v_cmp_lt_i32 vcc, 3, v220
   v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v219
+  v_cmp_lt_i32 s[90:91], 8, v220
   v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v219
+  v_cmp_lt_i32 s[92:93], 9, v220
   v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v219
+  v_cmp_lt_i32 vcc, 10, v220
   v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v219
+  v_cmp_lt_i32 s[90:91], 11, v220
   v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v219
+  v_cmp_lt_i32 s[92:93], 16, v220
   v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v219
+  v_cmp_lt_i32 vcc, 17, v220
   v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v219
+  v_cmp_lt_i32 s[90:91], 18, v220
   v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v219
+  v_cmp_lt_i32 s[92:93], 19, v220
   v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v219
+  v_cmp_lt_i32 vcc, 24, v220
   v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v219
+  v_cmp_lt_i32 s[90:91], 25, v220
   v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v219
+  v_cmp_lt_i32 s[92:93], 26, v220
   v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v219
+  v_cmp_lt_i32 vcc, 27, v220
   v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v219
+  v_cmp_lt_i32 s[90:91], 32, v220
   v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v219
+  v_cmp_lt_i32 s[92:93], 33, v220
   v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v219
+  v_cmp_lt_i32 vcc, 34, v220
   v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v219
+  v_cmp_lt_i32 s[90:91], 35, v220
   v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v219
+  v_cmp_lt_i32 s[92:93], 40, v220
   v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v219
+  v_cmp_lt_i32 vcc, 41, v220
   v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v219
+  v_cmp_lt_i32 s[90:91], 42, v220
   v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v219
+  v_cmp_lt_i32 s[92:93], 43, v220
   v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v219
+  v_cmp_lt_i32 vcc, 48, v220
   v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v219
+  v_cmp_lt_i32 s[90:91], 49, v220
   v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v219
+  v_cmp_lt_i32 s[92:93], 50, v220
   v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v219
+  v_cmp_lt_i32 vcc, 51, v220
   v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v219
+  v_cmp_lt_i32 s[90:91], 56, v220
   v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v219
+  v_cmp_lt_i32 s[92:93], 57, v220
   v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v219
+  v_cmp_lt_i32 vcc, 58, v220
   v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v219
+  v_cmp_lt_i32 s[90:91], 59, v220
   v_cndmask_b32 v101, v199, v101, s[92:93]
   v_cndmask_b32 v102, v199, v102, vcc
   v_cndmask_b32 v103, v199, v103, s[90:91]
-.Lno_mask_59:
-  v_max3_f32 v219, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v219, v219, v75, v76
-  v_max3_f32 v219, v219, v77, v78
-  v_max3_f32 v219, v219, v79, v80
-  v_max3_f32 v219, v219, v81, v82
-  v_max3_f32 v219, v219, v83, v84
-  v_max3_f32 v219, v219, v85, v86
-  v_max3_f32 v219, v219, v87, v88
-  v_max3_f32 v219, v219, v89, v90
-  v_max3_f32 v219, v219, v91, v92
-  v_max3_f32 v219, v219, v93, v94
-  v_max3_f32 v219, v219, v95, v96
-  v_max3_f32 v219, v219, v97, v98
-  v_max3_f32 v219, v219, v99, v100
-  v_max3_f32 v219, v219, v101, v102
-  v_max_f32 v219, v219, v103
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
   v_mov_b32 v220, v219
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v219, v219, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v219, v196, v198
+  v_maximum3_f32 v219, v219, v220, v220
+  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_63
+.Lno_mask_62:
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
+  v_mov_b32 v220, v219
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v219, v219, v220, v220
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+.Lrow_max_done_63:
   v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_60
+  s_cbranch_vccnz .Lmax_moved_64
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_61
-.Lmax_moved_60:
+  s_branch .Lalpha_done_65
+.Lmax_moved_64:
   v_sub_f32 v220, v196, v219
   v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v221, 0x4b400000, v220
@@ -2034,7 +2138,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_lshlrev_b32 v221, 23, v221
   v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_61:
+.Lalpha_done_65:
   v_mov_b32 v185, v184
   v_sub_f32 v220, v219, v198
   v_cmp_lt_f32 s[90:91], 0, v220
@@ -2075,7 +2179,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_eq_f32 s[92:93], v199, v196
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_62
+  s_cbranch_scc1 .Lcodes_need_no_clamp_66
   v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v200
   v_med3_f32 v74, v74, 0, v200
@@ -2108,7 +2212,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v200
   v_med3_f32 v102, v102, 0, v200
   v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_62:
+.Lcodes_need_no_clamp_66:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2145,7 +2249,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_nop 0                                                        // VALU write -> MFMA read
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_63
+  s_cbranch_vccz .Lno_rescale_67
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
@@ -2178,12 +2282,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_63:
+.Lno_rescale_67:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_58:
+.Lno_previous_block_61:
   s_nop 13                                                       // row-sum MFMA result -> VALU
   v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
   v_add_f32 v197, v197, v72
@@ -2223,13 +2327,13 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_read_b128 v[132:135], v218 offset:7696
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_64
+  s_cbranch_scc0 .Lno_store_68
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v207, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_66
+  s_cbranch_scc1 .Lno_second_chunk_70
   ds_write_b128 v209, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_66:
+.Lno_second_chunk_70:
   v_lshrrev_b32 v219, 8, v4
   ds_write_b8 v213, v4 offset:0                                  // store: V transposed
   ds_write_b8 v213, v219 offset:80
@@ -2252,18 +2356,18 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_write_b8_d16_hi v213, v219 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_64
+  s_cbranch_scc0 .Lno_store_68
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_67
+  s_cbranch_scc1 .Ltail_block_loads_71
   global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_70
+  s_cbranch_scc1 .Lno_second_chunk_74
   global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_70:
+.Lno_second_chunk_74:
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_68
-.Ltail_block_loads_67:
+  s_branch .Lblock_loaded_72
+.Ltail_block_loads_71:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
@@ -2288,14 +2392,14 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_68:
+.Lblock_loaded_72:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_64:
+.Lno_store_68:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2307,100 +2411,126 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_nop 1                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_71
-  v_subrev_u32 v219, s81, v190
-  v_cmp_lt_i32 vcc, 0, v219
-  v_cmp_lt_i32 s[90:91], 1, v219
-  v_cmp_lt_i32 s[92:93], 2, v219
+  s_cbranch_scc0 .Lno_mask_75
+  v_subrev_u32 v220, s81, v190
+  v_cmp_lt_i32 vcc, 0, v220
+  v_cmp_lt_i32 s[90:91], 1, v220
+  v_cmp_lt_i32 s[92:93], 2, v220
   v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v219
+  v_cmp_lt_i32 vcc, 3, v220
   v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v219
+  v_cmp_lt_i32 s[90:91], 8, v220
   v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v219
+  v_cmp_lt_i32 s[92:93], 9, v220
   v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v219
+  v_cmp_lt_i32 vcc, 10, v220
   v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v219
+  v_cmp_lt_i32 s[90:91], 11, v220
   v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v219
+  v_cmp_lt_i32 s[92:93], 16, v220
   v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v219
+  v_cmp_lt_i32 vcc, 17, v220
   v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v219
+  v_cmp_lt_i32 s[90:91], 18, v220
   v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v219
+  v_cmp_lt_i32 s[92:93], 19, v220
   v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v219
+  v_cmp_lt_i32 vcc, 24, v220
   v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v219
+  v_cmp_lt_i32 s[90:91], 25, v220
   v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v219
+  v_cmp_lt_i32 s[92:93], 26, v220
   v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v219
+  v_cmp_lt_i32 vcc, 27, v220
   v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v219
+  v_cmp_lt_i32 s[90:91], 32, v220
   v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v219
+  v_cmp_lt_i32 s[92:93], 33, v220
   v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v219
+  v_cmp_lt_i32 vcc, 34, v220
   v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v219
+  v_cmp_lt_i32 s[90:91], 35, v220
   v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v219
+  v_cmp_lt_i32 s[92:93], 40, v220
   v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v219
+  v_cmp_lt_i32 vcc, 41, v220
   v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v219
+  v_cmp_lt_i32 s[90:91], 42, v220
   v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v219
+  v_cmp_lt_i32 s[92:93], 43, v220
   v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v219
+  v_cmp_lt_i32 vcc, 48, v220
   v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v219
+  v_cmp_lt_i32 s[90:91], 49, v220
   v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v219
+  v_cmp_lt_i32 s[92:93], 50, v220
   v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v219
+  v_cmp_lt_i32 vcc, 51, v220
   v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v219
+  v_cmp_lt_i32 s[90:91], 56, v220
   v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v219
+  v_cmp_lt_i32 s[92:93], 57, v220
   v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v219
+  v_cmp_lt_i32 vcc, 58, v220
   v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v219
+  v_cmp_lt_i32 s[90:91], 59, v220
   v_cndmask_b32 v101, v199, v101, s[92:93]
   v_cndmask_b32 v102, v199, v102, vcc
   v_cndmask_b32 v103, v199, v103, s[90:91]
-.Lno_mask_71:
-  v_max3_f32 v219, v72, v73, v74                                 // Lean P: row max
-  v_max3_f32 v219, v219, v75, v76
-  v_max3_f32 v219, v219, v77, v78
-  v_max3_f32 v219, v219, v79, v80
-  v_max3_f32 v219, v219, v81, v82
-  v_max3_f32 v219, v219, v83, v84
-  v_max3_f32 v219, v219, v85, v86
-  v_max3_f32 v219, v219, v87, v88
-  v_max3_f32 v219, v219, v89, v90
-  v_max3_f32 v219, v219, v91, v92
-  v_max3_f32 v219, v219, v93, v94
-  v_max3_f32 v219, v219, v95, v96
-  v_max3_f32 v219, v219, v97, v98
-  v_max3_f32 v219, v219, v99, v100
-  v_max3_f32 v219, v219, v101, v102
-  v_max_f32 v219, v219, v103
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
   v_mov_b32 v220, v219
   s_nop 1                                                        // VALU write -> permlane
   v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_max_f32 v219, v219, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible
-  v_max_f32 v219, v196, v198
+  v_maximum3_f32 v219, v219, v220, v220
+  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_76
+.Lno_mask_75:
+  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v219, v219, v75, v76
+  v_maximum3_f32 v219, v219, v77, v78
+  v_maximum3_f32 v219, v219, v79, v80
+  v_maximum3_f32 v219, v219, v81, v82
+  v_maximum3_f32 v219, v219, v83, v84
+  v_maximum3_f32 v219, v219, v85, v86
+  v_maximum3_f32 v219, v219, v87, v88
+  v_maximum3_f32 v219, v219, v89, v90
+  v_maximum3_f32 v219, v219, v91, v92
+  v_maximum3_f32 v219, v219, v93, v94
+  v_maximum3_f32 v219, v219, v95, v96
+  v_maximum3_f32 v219, v219, v97, v98
+  v_maximum3_f32 v219, v219, v99, v100
+  v_maximum3_f32 v219, v219, v101, v102
+  v_maximum3_f32 v219, v219, v103, v103
+  v_mov_b32 v220, v219
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v219, v219, v220, v220
+  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v219, v196, v198, v198
+.Lrow_max_done_76:
   v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_72
+  s_cbranch_vccnz .Lmax_moved_77
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_73
-.Lmax_moved_72:
+  s_branch .Lalpha_done_78
+.Lmax_moved_77:
   v_sub_f32 v220, v196, v219
   v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
   v_add_f32 v221, 0x4b400000, v220
@@ -2419,7 +2549,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_lshlrev_b32 v221, 23, v221
   v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_73:
+.Lalpha_done_78:
   v_mov_b32 v185, v184
   v_sub_f32 v220, v219, v198
   v_cmp_lt_f32 s[90:91], 0, v220
@@ -2460,7 +2590,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_eq_f32 s[92:93], v199, v196
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_74
+  s_cbranch_scc1 .Lcodes_need_no_clamp_79
   v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v200
   v_med3_f32 v74, v74, 0, v200
@@ -2493,7 +2623,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v200
   v_med3_f32 v102, v102, 0, v200
   v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_74:
+.Lcodes_need_no_clamp_79:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2529,7 +2659,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_nop 1                                                        // VALU write -> MFMA read
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_75
+  s_cbranch_vccz .Lno_rescale_80
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
@@ -2562,7 +2692,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_75:
+.Lno_rescale_80:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
@@ -2585,8 +2715,11 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_fma_f32 v223, v224, v222, v223
   v_fma_f32 v224, -v220, v223, v221
   v_div_fmas_f32 v223, v224, v222, v223
+  v_cmp_gt_f32 vcc, 0x7f800000, v196                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
   v_div_fixup_f32 v223, v223, v219, v201
   v_cndmask_b32 v226, 0, v223, s[90:91]
+  v_mov_b32 v227, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v226, v227, v226, vcc
   v_mov_b32 v227, v226
   v_pk_mul_f32 v[8:9], v[8:9], v[226:227]
   v_pk_mul_f32 v[10:11], v[10:11], v[226:227]
@@ -2648,7 +2781,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_gt_i32 vcc, s70, v189
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_bf16_76
+  s_cbranch_scc0 .Lout_bf16_81
   v_lshlrev_b64 v[220:221], 2, v[220:221]
   v_lshl_add_u64 v[220:221], v[220:221], 0, s[14:15]
   global_store_dwordx4 v[220:221], v[8:11], off offset:0         // O fp32
@@ -2667,8 +2800,8 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   global_store_dwordx4 v[220:221], v[60:63], off offset:416
   global_store_dwordx4 v[220:221], v[64:67], off offset:448
   global_store_dwordx4 v[220:221], v[68:71], off offset:480
-  s_branch .Lout_stored_77
-.Lout_bf16_76:
+  s_branch .Lout_stored_82
+.Lout_bf16_81:
   v_lshlrev_b64 v[220:221], 1, v[220:221]
   v_lshl_add_u64 v[220:221], v[220:221], 0, s[14:15]
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
@@ -2719,15 +2852,18 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[220:221], v[134:135], off offset:240
-.Lout_stored_77:
+.Lout_stored_82:
   s_mov_b64 exec, s[86:87]
-  s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0
-  s_cbranch_scc1 .Lno_lse_78
+  s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
+  s_cbranch_scc1 .Lno_lse_83
   v_log_f32 v221, v219
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v221, v196, v221
+  v_cmp_gt_f32 vcc, 0x7f800000, v196
   v_mul_f32 v221, 0x3f317218, v221
   v_cndmask_b32 v220, v199, v221, s[90:91]
+  v_mov_b32 v221, 0x7fc00000
+  v_cndmask_b32 v220, v221, v220, vcc
   s_mul_i32 s81, s4, s55
   s_add_u32 s81, s81, s3
   s_mul_i32 s81, s81, s53
@@ -2743,7 +2879,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[224:225], v220, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_78:
+.Lno_lse_83:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
