@@ -66,6 +66,29 @@ inline double lse_tolerance_on(zyfa_context* ctx, const GpuCase& c) {
     return lse_tolerance_vs_cpu(resolved_softmax(s));
 }
 
+// The rows a check compares with the CPU backend: O's relative RMS error and lse's largest
+// difference, infinities and NaNs of lse required equal.
+struct RowsVsCpu {
+    double err2 = 0.0, ref2 = 0.0, lse_max_abs = 0.0;
+    int64_t lse_mismatched_infinities = 0;
+
+    void add(const GpuCase& gpu, const AttentionCase& cpu, int64_t o, int64_t l) {
+        for (int64_t d = 0; d < cpu.shape.head_dim_v; ++d) {
+            const double a = gpu.host.out(o + d), b = cpu.out(o + d);
+            err2 += std::isnan(a - b) ? INFINITY : (a - b) * (a - b);
+            ref2 += b * b;
+        }
+        if (!cpu.shape.with_lse) return;
+        const double a = gpu.host.lse[l], b = cpu.lse[l];
+        if (std::isinf(a) || std::isinf(b) || std::isnan(a) || std::isnan(b)) {
+            if (!(a == b)) ++lse_mismatched_infinities;
+        } else {
+            lse_max_abs = std::fmax(lse_max_abs, std::fabs(a - b));
+        }
+    }
+    double rel_rms() const { return ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2); }
+};
+
 // Runs `shape` on `ctx` (K and V data NULL when null_kv) and on the CPU backend, and checks it as
 // the header says.
 inline void check_empty_keys_case(zyfa_context* ctx, const CaseShape& shape, const std::string& label, bool null_kv) {
@@ -83,8 +106,8 @@ inline void check_empty_keys_case(zyfa_context* ctx, const CaseShape& shape, con
     const size_t elem = zyfa::cpu::dtype_size(shape.out_dtype);
     const int64_t dv = shape.head_dim_v;
     const std::vector<uint8_t> zeros(static_cast<size_t>(dv) * elem, 0);
-    int64_t keyless_rows = 0, bad_keyless_rows = 0, lse_mismatched_infinities = 0;
-    double err2 = 0.0, ref2 = 0.0, lse_max_abs = 0.0;
+    int64_t keyless_rows = 0, bad_keyless_rows = 0;
+    RowsVsCpu others;
     for (const RowId& r : rows_of(cpu)) {
         const int64_t o = o_offset(cpu, r), l = lse_offset(cpu, r);
         if (row_sees_no_key(cpu, r)) {
@@ -95,35 +118,23 @@ inline void check_empty_keys_case(zyfa_context* ctx, const CaseShape& shape, con
             if (!ok) ++bad_keyless_rows;
             continue;
         }
-        for (int64_t d = 0; d < dv; ++d) {
-            const double a = gpu.host.out(o + d), b = cpu.out(o + d);
-            err2 += std::isnan(a - b) ? INFINITY : (a - b) * (a - b);
-            ref2 += b * b;
-        }
-        if (shape.with_lse) {
-            const double a = gpu.host.lse[l], b = cpu.lse[l];
-            if (std::isinf(a) || std::isinf(b) || std::isnan(a) || std::isnan(b)) {
-                if (!(a == b)) ++lse_mismatched_infinities;
-            } else {
-                lse_max_abs = std::fmax(lse_max_abs, std::fabs(a - b));
-            }
-        }
+        others.add(gpu, cpu, o, l);
     }
-    const double rel_rms = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+    const double rel_rms = others.rel_rms();
     const double o_tol = o_tolerance_vs_cpu(shape.dtype, shape.out_dtype);
     const double lse_tol = lse_tolerance_on(ctx, gpu);
     const bool guards = gpu.guards_intact();
     std::printf("  %-72s rows without keys %lld (not 0 / -inf %lld) | other rows vs cpu: rel_rms %.2e (tol %.0e) "
                 "lse %.1e (tol %.0e) infinities %lld%s\n",
                 label.c_str(), static_cast<long long>(keyless_rows), static_cast<long long>(bad_keyless_rows), rel_rms,
-                o_tol, lse_max_abs, lse_tol, static_cast<long long>(lse_mismatched_infinities),
+                o_tol, others.lse_max_abs, lse_tol, static_cast<long long>(others.lse_mismatched_infinities),
                 guards ? "" : "  OUTPUT GUARD BAND OVERWRITTEN");
     assert_true(guards);
     assert_true(keyless_rows > 0);
     assert_int_equal(bad_keyless_rows, 0);
     assert_true(rel_rms <= o_tol);
-    assert_true(lse_max_abs <= lse_tol);
-    assert_int_equal(lse_mismatched_infinities, 0);
+    assert_true(others.lse_max_abs <= lse_tol);
+    assert_int_equal(others.lse_mismatched_infinities, 0);
 }
 
 }  // namespace zyfa_gpu_test

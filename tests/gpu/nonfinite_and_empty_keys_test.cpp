@@ -200,8 +200,8 @@ void check_nonfinite_on(zyfa_context* ctx, const CaseShape& shape, const NonFini
     }
     const size_t elem = zyfa::cpu::dtype_size(shape.out_dtype);
     const int64_t dv = shape.head_dim_v;
-    int64_t nan_rows = 0, bad_nan_rows = 0, changed_rows = 0, lse_mismatched_infinities = 0;
-    double err2 = 0.0, ref2 = 0.0, lse_max_abs = 0.0;
+    int64_t nan_rows = 0, bad_nan_rows = 0, changed_rows = 0;
+    RowsVsCpu others;
     for (const RowId& r : rows_of(cpu)) {
         const int64_t o = o_offset(cpu, r), l = lse_offset(cpu, r);
         if (nc.poisoned(shape, r)) {
@@ -215,35 +215,23 @@ void check_nonfinite_on(zyfa_context* ctx, const CaseShape& shape, const NonFini
         bool same = bits_equal(&got.host.o[o * elem], &clean.host.o[o * elem], dv * elem);
         if (shape.with_lse) same = same && bits_equal(&got.host.lse[l], &clean.host.lse[l], sizeof(float));
         if (!same) ++changed_rows;
-        for (int64_t d = 0; d < dv; ++d) {
-            const double a = got.host.out(o + d), b = cpu.out(o + d);
-            err2 += std::isnan(a - b) ? INFINITY : (a - b) * (a - b);
-            ref2 += b * b;
-        }
-        if (shape.with_lse) {
-            const double a = got.host.lse[l], b = cpu.lse[l];
-            if (std::isinf(a) || std::isinf(b) || std::isnan(a) || std::isnan(b)) {
-                if (!(a == b)) ++lse_mismatched_infinities;
-            } else {
-                lse_max_abs = std::fmax(lse_max_abs, std::fabs(a - b));
-            }
-        }
+        others.add(got, cpu, o, l);
     }
-    const double rel_rms = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+    const double rel_rms = others.rel_rms();
     const double o_tol = o_tolerance_vs_cpu(shape.dtype, shape.out_dtype);
     const double lse_tol = lse_tolerance_on(ctx, got);
     const bool guards = clean.guards_intact() && got.guards_intact();
     std::printf("  %-72s NaN rows %lld (not all NaN %lld) | other rows: changed %lld, vs cpu rel_rms %.2e "
                 "(tol %.0e) lse %.1e (tol %.0e) infinities %lld%s\n",
                 label.c_str(), static_cast<long long>(nan_rows), static_cast<long long>(bad_nan_rows),
-                static_cast<long long>(changed_rows), rel_rms, o_tol, lse_max_abs, lse_tol,
-                static_cast<long long>(lse_mismatched_infinities), guards ? "" : "  OUTPUT GUARD BAND OVERWRITTEN");
+                static_cast<long long>(changed_rows), rel_rms, o_tol, others.lse_max_abs, lse_tol,
+                static_cast<long long>(others.lse_mismatched_infinities), guards ? "" : "  OUTPUT GUARD BAND OVERWRITTEN");
     assert_true(guards);
     assert_int_equal(bad_nan_rows, 0);
     assert_int_equal(changed_rows, 0);
     assert_true(rel_rms <= o_tol);
-    assert_true(lse_max_abs <= lse_tol);
-    assert_int_equal(lse_mismatched_infinities, 0);
+    assert_true(others.lse_max_abs <= lse_tol);
+    assert_int_equal(others.lse_mismatched_infinities, 0);
 }
 
 // The input dtypes a case applies to.
