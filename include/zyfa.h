@@ -87,7 +87,9 @@ typedef int32_t zyfa_softmax;
 /* ---------------------------------------------------------------------------------------------
  * Structures. Only fixed-width integers, floats and pointers. Growable structs start with
  * struct_size and are filled by their *_init function; the library reads only the fields
- * that lie within struct_size.
+ * that lie within struct_size. A struct_size below the oldest layout or above 4096 (an
+ * uninitialised struct) is INVALID_ARGUMENT; a larger, newer struct whose extra bytes are not all
+ * zero asks for fields this library does not know: NOT_SUPPORTED.
  * ------------------------------------------------------------------------------------------- */
 
 /* Opaque handle bound to one backend and one device. */
@@ -261,7 +263,8 @@ ZYFA_API void zyfa_attn_params_init(zyfa_attn_params* p, size_t struct_size);
 
 /* Checks a request without running it: ZYFA_SUCCESS if zyfa_attn_fwd would run it,
  * ZYFA_ERROR_INVALID_ARGUMENT for a malformed request, ZYFA_ERROR_NOT_SUPPORTED for a valid
- * request that has no kernel on this context's device. Reads no tensor data.
+ * request that has no kernel on this context's device. Reads no tensor data (GPU backends ask the
+ * driver where each pointer lives, as zyfa_attn_fwd does).
  * Thread safety: safe from any thread, also concurrently on one context.
  * Lifetime: borrows its arguments for the call only. */
 ZYFA_API zyfa_status zyfa_attn_supported(zyfa_context* ctx, const zyfa_attn_params* p,
