@@ -16,40 +16,27 @@ skip() { echo "SKIPPED bindings_$language: $*"; exit 77; }
 
 case $language in
 python)
-  # The first interpreter that has numpy, pytest and venv: $ZYFA_PYTHON, python3 on PATH (may be a
-  # pyenv one), then Debian's /usr/bin/python3 (python3-numpy python3-pytest python3-venv).
+  # The first interpreter that has numpy and pytest: $ZYFA_PYTHON, python3 on PATH (may be a
+  # pyenv one), then Debian's /usr/bin/python3 (python3-numpy python3-pytest).
   py=
   for candidate in "${ZYFA_PYTHON:-}" python3 /usr/bin/python3; do
     if [[ -n $candidate ]] && command -v "$candidate" >/dev/null &&
-       "$candidate" -c 'import numpy, pytest, venv, ensurepip' 2>/dev/null; then
+       "$candidate" -c 'import numpy, pytest' 2>/dev/null; then
       py=$(command -v "$candidate"); break
     fi
   done
-  [[ -n $py ]] || skip "no python3 with numpy, pytest and venv (Debian: python3-numpy python3-pytest python3-venv)"
-  # The package is pip-installed from a copy of its source (so that the install itself is tested
-  # and the source tree stays clean): into a venv in the build tree that sees the interpreter's
-  # numpy/pytest, or, when the interpreter already is a venv's, into a folder on PYTHONPATH.
-  rm -rf "$work/src" && mkdir -p "$work/src"
-  cp -r "$here/python/pyproject.toml" "$here/python/README.md" "$here/python/zyfa" "$work/src/"
-  pip_install=(--quiet --no-deps --no-index --no-build-isolation --force-reinstall)
-  if "$py" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
-    rm -rf "$work/site"
-    "$py" -m pip install "${pip_install[@]}" --target "$work/site" "$work/src"
-    run_py=$py
-    export PYTHONPATH="$work/site${PYTHONPATH:+:$PYTHONPATH}"
-  else
-    venv=$work/venv
-    if [[ ! -x $venv/bin/python ]] || [[ $(cat "$work/venv.base" 2>/dev/null) != "$py" ]]; then
-      rm -rf "$venv"
-      "$py" -m venv --system-site-packages "$venv"
-      echo "$py" > "$work/venv.base"
-    fi
-    "$venv/bin/python" -m pip install "${pip_install[@]}" "$work/src"
-    run_py=$venv/bin/python
-  fi
+  [[ -n $py ]] || skip "no python3 with numpy and pytest (Debian: python3-numpy python3-pytest)"
+  # The package's .py files, copied into a folder on PYTHONPATH (the source tree stays clean and
+  # holds no libzyfa), run against this build tree's library through ZYFA_LIBRARY_PATH. No pip
+  # install here: that builds libzyfa itself with CMake (pyproject.toml, scikit-build-core); the
+  # wheel is built, installed into a fresh venv and tested by tools/run-tests.sh.
+  rm -rf "$work/site" "$work/src" "$work/venv" "$work/venv.base" && mkdir -p "$work/site"
+  cp -r "$here/python/zyfa" "$work/site/"
+  rm -rf "$work/site/zyfa/__pycache__" "$work/site/zyfa"/libzyfa.so*
+  export PYTHONPATH="$work/site${PYTHONPATH:+:$PYTHONPATH}"
   cd "$work"
   ZYFA_LIBRARY_PATH=$libdir ZYFA_INCLUDE_DIR=$includedir PYTHONDONTWRITEBYTECODE=1 \
-    exec "$run_py" -m pytest -rs -p no:cacheprovider --rootdir "$here/python" \
+    exec "$py" -m pytest -rs -p no:cacheprovider --rootdir "$here/python" \
     -c "$here/python/pyproject.toml" "$here/python/tests"
   ;;
 rust)

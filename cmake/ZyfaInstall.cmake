@@ -65,3 +65,11 @@ install(CODE [[
   configure_file("${ZYFA_PC_TEMPLATE}" "${ZYFA_PC_STAGING_DIR}/zyfa.pc" @ONLY)
   file(INSTALL "${ZYFA_PC_STAGING_DIR}/zyfa.pc" DESTINATION "${ZYFA_PC_DESTINATION}")
 ]])
+
+# --- the Python wheel: only libzyfa, as zyfa/libzyfa.so.0 ------------------------------------------
+# bindings/python/pyproject.toml (scikit-build-core) installs just this component into the wheel's
+# platlib, next to the package's .py files, where bindings/python/zyfa/_lib.py looks for it. One
+# real file under the SONAME: a wheel cannot hold symlinks, so the libzyfa.so -> .so.0 -> .so.0.1.0
+# chain would become three copies. EXCLUDE_FROM_ALL: a plain `cmake --install` never installs it.
+install(FILES $<TARGET_FILE:zyfa> DESTINATION zyfa RENAME libzyfa.so.${PROJECT_VERSION_MAJOR}
+        COMPONENT python_wheel EXCLUDE_FROM_ALL)

@@ -20,7 +20,9 @@ command -v clang++-22 >/dev/null 2>&1 || missing+=(clang-22)
 command -v ld.lld-22 >/dev/null 2>&1 || missing+=(lld-22)
 command -v llvm-objdump-22 >/dev/null 2>&1 || missing+=(llvm-22)
 dpkg -s libclang-rt-22-dev >/dev/null 2>&1 || missing+=(libclang-rt-22-dev)  # libFuzzer runtime
-# The bindings tier (label bindings): Python (Debian's python3 with numpy, pytest, venv), Go, Rust.
+# The bindings tier (label bindings): Python (Debian's python3 with numpy, pytest), Go, Rust; and
+# run-tests.sh's Python wheel step, whose fresh venv needs venv (python3-venv: ensurepip); that
+# step takes scikit-build-core, numpy and pytest from PyPI and builds with the cmake above.
 dpkg -s python3-numpy >/dev/null 2>&1 || missing+=(python3-numpy)
 dpkg -s python3-pytest >/dev/null 2>&1 || missing+=(python3-pytest)
 dpkg -s python3-venv >/dev/null 2>&1 || missing+=(python3-venv)

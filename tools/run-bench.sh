@@ -8,6 +8,11 @@ cd "$repo"
 
 tools/install-build-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# The configure output goes to build/configure.log (warnings and errors still reach stderr); its
+# summary block (each backend on or off, why, and the -D that turns it on) is shown, so a build
+# without nvcc says so.
+mkdir -p build
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/configure.log
+sed -n '/^-- zyfa: configure summary/,/^-- zyfa:   library only/p' build/configure.log
 cmake --build build --target zyfa-bench -j "$jobs"
 exec build/tools/zyfa-bench/zyfa-bench "$@"

@@ -6,7 +6,8 @@
 #                   first UB report; the unit test leak_sanitizer_active fails unless a deliberate
 #                   leak is reported, so leak detection is known to run on this machine;
 #   3. the install test (label install): build/ installed into a temporary prefix, consumers built
-#      against it with pkg-config and with find_package(zyfa);
+#      against it with pkg-config and with find_package(zyfa); then the Python wheel: built by pip
+#      (scikit-build-core runs CMake), installed into a fresh venv, the binding's tests run there;
 #   4. build-tsan/  ThreadSanitizer (GCC): only the concurrency tier (16 threads on one context,
 #                   contexts created and destroyed from 16 threads), fewer iterations than build/;
 #   5. build-fuzz/  clang libFuzzer + ASan + UBSan: the fuzz target of the C ABI runs for
@@ -80,6 +81,38 @@ if [[ $release_built -eq 1 ]]; then
 else
   skip_step "install test (build/)" "build/ did not build"
 fi
+
+# The Python package as a user gets it: `pip wheel ./bindings/python` builds libzyfa with CMake and
+# ships it inside the wheel; the wheel goes into a fresh venv with numpy and pytest from PyPI (the
+# wheel build fetches scikit-build-core from there anyway, and a venv without the system's
+# site-packages is what a user has), and the binding's tests run against the installed package
+# with no ZYFA_LIBRARY_PATH or LD_LIBRARY_PATH, from outside the source tree so that the source's
+# zyfa/ is never imported. The GPU code is left out (ZYFA_CUDA/ZYFA_AMD off) to keep this step
+# short: build/ above already builds the cubins and code objects from the same CMake project, and
+# the wheel's CPU tests do not use them.
+python_wheel_test() {
+  local work=$repo/build-wheel
+  rm -rf "$work" && mkdir -p "$work/dist" || return 1
+  python3 -m venv "$work/venv" || return 1
+  local py=$work/venv/bin/python
+  local -x PIP_DISABLE_PIP_VERSION_CHECK=1
+  CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$py" -m pip wheel --no-deps ./bindings/python -w "$work/dist" \
+    --config-settings=cmake.define.ZYFA_CUDA=OFF --config-settings=cmake.define.ZYFA_AMD=OFF || return 1
+  ls -l "$work/dist"
+  "$py" -m pip install --quiet "$work/dist"/zyfa-*.whl numpy pytest || return 1
+  (
+    cd "$work" || exit 1
+    unset ZYFA_LIBRARY_PATH LD_LIBRARY_PATH PYTHONPATH
+    "$py" -c 'import os, zyfa
+path = zyfa.library_path()
+print("zyfa", zyfa.version(), "from", path, "|", zyfa.build_info())
+assert os.path.dirname(path) == os.path.dirname(zyfa.__file__), "libzyfa not the shipped one"
+assert "/site-packages/" in path, "zyfa imported from outside the venv"' &&
+      ZYFA_INCLUDE_DIR=$repo/include PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -rs -p no:cacheprovider \
+        --rootdir "$repo/bindings/python" -c "$repo/bindings/python/pyproject.toml" "$repo/bindings/python/tests"
+  )
+}
+run_step "python wheel (build, fresh venv, tests)" python_wheel_test
 
 # --- 4. ThreadSanitizer: the concurrency tier ------------------------------------------------------
 # Only the library and the two concurrency programs are built. 30 iterations per thread: TSan

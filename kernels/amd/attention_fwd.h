@@ -7,7 +7,7 @@
 // output O^T = V^T P^T again has the query as the column, so alpha, l and the output scale are
 // per-lane scalars.
 //
-// 32x32 accumulator layout (gfx950-notes.md 2.2): lane l, register v holds D[i][j] with
+// 32x32 accumulator layout (docs/emulator.md, ISA facts): lane l, register v holds D[i][j] with
 // j = l % 32 and i = 8 (v / 4) + 4 (l / 32) + v % 4. For S^T tile t of the 64-key block, register v
 // of lane l is the score of key 32t + 8 (v / 4) + 4 (l / 32) + v % 4. P inherits that layout and is
 // used as the B operand of P.V without moving: its "flat" index f = 16t + v is split into MFMA

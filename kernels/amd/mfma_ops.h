@@ -6,7 +6,7 @@
 //   gfx942  BF16    v_mfma_f32_32x32x8bf16_1k            4 bf16   (2 VGPRs)               8
 //   gfx942  FP8     v_mfma_f32_32x32x16_fp8_fp8          8 e4m3fnuz (2 VGPRs)             16
 //
-// Operand convention (gfx950-notes.md section 2.3): lane l supplies row l % 32 of A (column
+// Operand convention (docs/emulator.md, operand layouts): lane l supplies row l % 32 of A (column
 // l % 32 of B) and, for K, the E elements of "half" h = l / 32. Every one of these instructions
 // maps (h, element e) to the same K index for A and for B, so any assignment of real K positions
 // to (h, e) that A and B share gives the same product. The kernels use: K position of (step st,

@@ -3,7 +3,7 @@
  * fixes them. Bindings (Rust, Go, Python ctypes) restate these layouts by hand, so a reordered
  * field, a widened type or a renumbered enum value must fail here before it ships.
  * The expected offsets are those of the LP64 data model (Linux/macOS on 64-bit CPUs: 8-byte
- * pointers and int64_t, 4-byte int32_t/float), derived field by field from api.md.
+ * pointers and int64_t, 4-byte int32_t/float), derived field by field from docs/api.md.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
 // llvm-objdump's canonical listing (the rule "uniform-mfma" of code_object_check.cpp).
 //
 // Why: what the matrix unit does with inactive lanes is not documented in the sources zyfa
-// relies on (gfx950-notes.md), and the compiler may sink an MFMA whose result only one side of
+// relies on (docs/emulator.md, ISA facts), and the compiler may sink an MFMA whose result only one side of
 // a divergent branch uses into that branch. The emulator rejects such an MFMA when it executes
 // one; this check covers every path of every object without running it.
 //

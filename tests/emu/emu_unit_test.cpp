@@ -1,6 +1,6 @@
 // The emulator's own tests (label emu): one hand-written kernel per instruction family checked
 // against values computed here, MFMA forms against a plain matrix product with the operand
-// layouts of gfx950-notes.md section 2, and kernels with deliberate faults that must be caught.
+// layouts of docs/emulator.md (ISA facts), and kernels with deliberate faults that must be caught.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -222,7 +222,7 @@ void run_mfma_case(const zyfa::emu::CodeObject& object, const MfmaCase& c, bool 
         for (int& s : sa) s = scale(rng);
         for (int& s : sb) s = scale(rng);
     }
-    // K index of element e in lane group g (gfx950-notes.md 2.3).
+    // K index of element e in lane group g (docs/emulator.md, operand layouts).
     auto kmap = [&](int g, int e) { return c.f8f6f4 ? (groups * 16) * (e / 16) + 16 * g + e % 16 : per_lane * g + e; };
     auto encode = [&](double v) -> uint32_t {
         if (c.fp8) return fp8_code(v, fnuz);
@@ -646,7 +646,7 @@ void test_transpose_lds(void**) {
     for (int j = 0; j < 512; ++j) lds[512 + j] = uint8_t(j);
     for (int l = 0; l < 64; ++l) {
         const int g = l / 16, t = l % 16;
-        // The property the layout promises (gfx950-notes.md 4, Triton's ds_read_tr layout): with
+        // The property the layout promises (docs/emulator.md, ISA facts; Triton's ds_read_tr layout): with
         // each lane addressing 4 (b16) / 8 (b8) consecutive rows m of one column k of a 16-row
         // block, lane t receives row m = t, columns k = 0.. in its elements.
         const uint32_t h0 = uint32_t(64 * g + t);

@@ -512,7 +512,7 @@ static const size_t kAttnBoundaries[] = {
     offsetof(zyfa_attn_params, window_left) + 2,     /* cuts a field in two */
 };
 
-/* The params the library acts on: fields beyond struct_size at their defaults (api.md). */
+/* The params the library acts on: fields beyond struct_size at their defaults (docs/api.md). */
 static zyfa_attn_params effective_attn_params(const zyfa_attn_params* full, size_t readable) {
     zyfa_attn_params e;
     zyfa_attn_params_init(&e, sizeof e);

@@ -304,7 +304,7 @@ int main(void) {
 
     make_inputs();
     reference_attention();
-    /* AUTO is LEAN for FP8 inputs (api.md). */
+    /* AUTO is LEAN for FP8 inputs (docs/api.md). */
     ok &= run_and_compare(ctx, ZYFA_SOFTMAX_AUTO, "AUTO", 0.09);
     ok &= run_and_compare(ctx, ZYFA_SOFTMAX_EXACT, "EXACT", 0.035);
 

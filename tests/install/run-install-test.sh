@@ -4,7 +4,13 @@
 #   - pkg-config: `pkg-config --cflags --libs zyfa` builds the consumer (strict C99), which then
 #     computes FP8 attention on the CPU backend and checks it against its own fp64 result;
 #   - CMake: find_package(zyfa) + zyfa::zyfa builds and runs the same consumer; a request for
-#     0.1 is accepted and one for 0.2 or 1.0 refused.
+#     0.1 is accepted and one for 0.2 or 1.0 refused;
+#   - the documented commands, as a user copies them: the fenced blocks that follow a
+#     `<!-- install-test: NAME -->` line in README.md (pkg-config, CMake) and docs/bindings.md
+#     (Rust with cargo, Go with its replace directive) are written to files or run in a shell as
+#     they stand, with only /opt/zyfa replaced by the test's prefix and /path/to/zyfa by the
+#     source tree, and with LD_LIBRARY_PATH unset, so each program must find libzyfa.so.0 by the
+#     rpath the commands give it. Rust and Go are skipped (said so) without cargo or go.
 # Only the prefix is visible to the consumers: the source tree is never on an include path.
 #
 # usage: tests/install/run-install-test.sh <build-dir>     (CC picks the C compiler, default cc)
@@ -16,6 +22,7 @@ if [[ $# -ne 1 || ! -d $1 ]]; then
 fi
 build_dir=$(cd "$1" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_dir=$(cd "$here/../.." && pwd)
 cc=${CC:-cc}
 work=$(mktemp -d /tmp/zyfa-install-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -93,5 +100,83 @@ probe 0.1 found
 probe 0.1.0 found
 probe 0.2 refused
 probe 1.0 refused
+
+# --- the commands of README.md and docs/bindings.md, as shown ------------------------------------
+# doc_block FILE NAME: the body of the fenced block after the line "<!-- install-test: NAME -->".
+doc_block() {
+  local text
+  text=$(awk -v marker="<!-- install-test: $2 -->" '
+    $0 == marker { state = 1; next }
+    state == 1 && /^```/ { state = 2; next }
+    state == 1 && NF { exit }
+    state == 2 && /^```/ { exit }
+    state == 2 { print }' "$1")
+  [[ -n $text ]] || die "no fenced block after '<!-- install-test: $2 -->' in $1"
+  printf '%s\n' "$text"
+}
+# The one change the test makes to what a reader copies: its own prefix and source tree.
+as_tested() { sed -e "s|/opt/zyfa|$prefix|g" -e "s|/path/to/zyfa|$source_dir|g"; }
+# doc_file FILE NAME DEST: the block written to DEST.
+doc_file() { mkdir -p "$(dirname "$3")" && doc_block "$1" "$2" | as_tested >"$3"; }
+# doc_run FILE NAME DIR [VAR=VALUE...]: the block's commands run by bash in DIR, as a user's shell
+# would (-e: every command must succeed), with none of the variables that could stand in for the
+# ones the commands set, and the extra VAR=VALUE (caches, offline switches) only.
+doc_run() {
+  local file=$1 name=$2 dir=$3 script
+  shift 3
+  script=$(doc_block "$file" "$name" | as_tested)
+  printf '%s\n' "$script" | sed 's/^/  $ /'
+  if ! (cd "$dir" && env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH -u ZYFA_LIB_DIR -u ZYFA_INCLUDE_DIR \
+          -u CGO_LDFLAGS -u CGO_CFLAGS -u RUSTFLAGS -u CARGO_BUILD_RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS \
+          -u CMAKE_PREFIX_PATH "$@" bash -euo pipefail -c "$script") 2>&1 | tee "$dir.out"; then
+    die "the '$name' commands of $file failed (in $dir)"
+  fi
+}
+# loads_from BINARY: the binary's libzyfa.so.0 is the installed one.
+loads_from() {
+  ldd "$1" | grep -F "$libdir/libzyfa.so.0" >/dev/null || { ldd "$1"; die "$1 does not load libzyfa.so.0 from $libdir"; }
+}
+readme=$source_dir/README.md
+bindings_md=$source_dir/docs/bindings.md
+[[ $libdir == "$prefix/lib" ]] || die "the documented commands name /opt/zyfa/lib, but this build installs into $libdir"
+
+step "README.md, Linking: pkg-config"
+mkdir -p "$work/readme-pkgconfig"
+cp "$source_dir/examples/attention_example.c" "$work/readme-pkgconfig/app.c"
+doc_run "$readme" pkg-config "$work/readme-pkgconfig"
+loads_from "$work/readme-pkgconfig/app"
+
+step "README.md, Linking: CMake"
+mkdir -p "$work/readme-cmake"
+cp "$source_dir/examples/attention_example.c" "$work/readme-cmake/app.c"
+doc_file "$readme" cmake-lists "$work/readme-cmake/CMakeLists.txt"
+doc_run "$readme" cmake-run "$work/readme-cmake"
+loads_from "$work/readme-cmake/build/app"
+
+step "docs/bindings.md, Rust: a crate of your own"
+# rustup installs into ~/.cargo/bin, which a non-login shell (CI) may not have on PATH.
+command -v cargo >/dev/null || { [[ -x $HOME/.cargo/bin/cargo ]] && export PATH=$HOME/.cargo/bin:$PATH; }
+if command -v cargo >/dev/null; then
+  app=$work/rust-app
+  doc_file "$bindings_md" rust-cargo-toml "$app/Cargo.toml"
+  doc_file "$bindings_md" rust-config-toml "$app/.cargo/config.toml"
+  doc_file "$bindings_md" rust-main "$app/src/main.rs"
+  doc_run "$bindings_md" rust-run "$app" CARGO_TARGET_DIR="$work/rust-target" CARGO_NET_OFFLINE=true
+  grep -q 'o\[0\] = 1$' "$app.out" || die "the Rust program printed no o[0] = 1"
+  loads_from "$work/rust-target/debug/app"
+else
+  echo "skipped: no cargo on PATH"
+fi
+
+step "docs/bindings.md, Go: a module of your own"
+if command -v go >/dev/null; then
+  app=$work/go-app
+  doc_file "$bindings_md" go-mod "$app/go.mod"
+  doc_file "$bindings_md" go-main "$app/main.go"
+  doc_run "$bindings_md" go-run "$app" GOCACHE="$work/gocache" GOPATH="$work/gopath" GOPROXY=off GOFLAGS=
+  grep -q 'o\[0\] = 1$' "$app.out" || die "the Go program printed no o[0] = 1"
+else
+  echo "skipped: no go on PATH"
+fi
 
 printf '\nPASS: install test (prefix %s)\n' "$prefix"

@@ -7,8 +7,8 @@
 //   - each wave issues its trace in order, at most one instruction per cycle; when both waves
 //     could use the same pipe, the wave with the higher s_setprio goes first, ties go to the wave
 //     that issued less recently;
-//   - MFMA: one matrix pipe per SIMD, busy 4 * passes cycles per instruction (gfx950-notes.md
-//     2.1); an instruction that reads an MFMA's destination waits until it completes (a chained
+//   - MFMA: one matrix pipe per SIMD, busy 4 * passes cycles per instruction (docs/emulator.md,
+//     ISA facts); an instruction that reads an MFMA's destination waits until it completes (a chained
 //     MFMA on the same accumulator simply queues on the pipe);
 //   - VALU: one VALU pipe, valu_cycles per instruction (trans_cycles for v_exp/log/rcp/rsq/sqrt);
 //   - LDS: one DS pipe shared by the SIMD, an instruction occupies it bytes-per-wave /

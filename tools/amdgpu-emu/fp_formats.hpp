@@ -1,6 +1,6 @@
 // Bit-level number formats of the matrix unit and the conversions: bf16, fp8 e4m3 (OCP "fn" on
 // gfx950, "fnuz" on gfx942), bf8 e5m2 (OCP / fnuz), fp4 e2m1, E8M0 scales. Written from the format
-// definitions (gfx950-notes.md section 4), independently of kernels/common.
+// definitions (docs/emulator.md, ISA facts), independently of kernels/common.
 #ifndef ZYFA_AMDGPU_EMU_FP_FORMATS_HPP
 #define ZYFA_AMDGPU_EMU_FP_FORMATS_HPP
 
@@ -78,7 +78,7 @@ inline double minifloat_to_double(uint32_t code, Minifloat format) {
 // the sign (fnuz has no -0, so a negative value rounding to zero gives 0x00). A value that rounds
 // beyond the largest finite one, an infinity or a NaN gives NaN (e4m3 fn: S.1111.111; fnuz: 0x80)
 // or, for OCP e5m2, infinity (NaN stays NaN). Whether the hardware saturates instead is
-// unconfirmed (gfx950-notes.md section 4): kernels clamp first, as AMD's headers do.
+// unconfirmed (docs/emulator.md, ISA facts): kernels clamp first, as AMD's headers do.
 inline uint32_t double_to_minifloat_rne(double x, Minifloat format) {
     int mbits, bias;
     uint32_t max_code;

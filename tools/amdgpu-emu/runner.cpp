@@ -457,7 +457,7 @@ void WorkgroupRunner::lds_write(Wave& w, const Instruction& inst, uint64_t addre
 // ---------------------------------------------------------------- hazards and counters
 
 int WorkgroupRunner::mfma_result_wait(int passes) const {
-    // gfx950-notes.md section 3: an MFMA result read by VALU/memory or as SrcA/B of another MFMA.
+    // docs/emulator.md, MFMA hazards: an MFMA result read by VALU/memory or as SrcA/B of another MFMA.
     if (arch == Arch::Gfx950) return passes > 2 ? passes + 4 : passes + 3;
     return passes + 3;
 }

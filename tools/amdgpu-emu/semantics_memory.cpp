@@ -277,8 +277,8 @@ void global_load_lds(R& r, Wave& w, const Instruction& in) {
 //
 // ds_read_b64_tr_b16 / _b8 vdst[2], vaddr: each lane reads 8 bytes at its address; inside every
 // group of 16 lanes the elements are then exchanged. Mapping, derived from Triton's
-// chooseLLDsReadB64TrLayout (lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp, gfx950-notes.md
-// S5): the load layout is the destination layout with its first log2(64/bits) register bases and
+// chooseLLDsReadB64TrLayout (lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp, triton-lang/
+// triton): the load layout is the destination layout with its first log2(64/bits) register bases and
 // its 4 lane bases rotated (lane bases first). Solving that rotation for lane t of a group and
 // element e of its result:
 //   b16 (4 elements per lane): result[t].e = loaded[4e + t/4].element(t % 4)

@@ -1,4 +1,4 @@
-// Matrix instructions (MFMA) with the operand layouts of gfx950-notes.md section 2:
+// Matrix instructions (MFMA) with the operand layouts of docs/emulator.md (ISA facts):
 //   A (M x K): lane l holds row l % M; B (K x N): lane l holds column l % N; for lane group
 //   g = l / M (l / N for B) and element e the K index is kpl*g + e, except the 8-bit f8f6f4 forms,
 //   which hold blocks of 16: k = (G*16)*(e/16) + 16*g + e%16 (G = 64/M groups).
@@ -72,7 +72,7 @@ bool parse_shape(const Instruction& in, MfmaShape& s, std::string& why) {
         return false;
     }
     if (s.a == ElemType::Fp6 || s.a == ElemType::Bf6 || s.b == ElemType::Fp6 || s.b == ElemType::Bf6) {
-        why = "fp6/bf6 operand layout is unconfirmed (gfx950-notes.md 2.3), not modelled";
+        why = "fp6/bf6 operand layout is unconfirmed (docs/emulator.md), not modelled";
         return false;
     }
     return true;

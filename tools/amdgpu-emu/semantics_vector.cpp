@@ -126,7 +126,7 @@ Minifloat format_8bit(const R& r, bool bf8) {
 // v_cvt_pk_{fp8,bf8}_f32 vD, a, b and v_cvt_scalef32_pk_{fp8,bf8}_f32 vD, a, b, scale (gfx950):
 // byte 0 = a, byte 1 = b, rounded to nearest even (double_to_minifloat_rne: overflow gives
 // NaN/inf, unconfirmed). The scaled form divides by 2^(exponent of scale - 127): only scale's
-// exponent field counts (gfx950-notes.md section 4, S9); an exponent field of 255 is refused.
+// exponent field counts (docs/emulator.md; MLIR's ROCDLOps.td); an exponent field of 255 is refused.
 void cvt_pk_8bit(R& r, Wave& w, const Instruction& in, bool bf8, bool scaled) {
     if (scaled && r.arch != Arch::Gfx950) r.fail(w, in, in.base + " exists on gfx950 only");
     if (in.clamp || in.omod != 1.0f) r.fail(w, in, "clamp/omod on an fp8 conversion are not modelled");

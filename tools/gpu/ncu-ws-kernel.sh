@@ -4,7 +4,7 @@
 # FP8 LEAN and BF16, causal head dim 128, batch 2, 16 heads, 4K tokens (zyfa-bench's inputs).
 # Writes $OUT/ncu_<mode>.txt (speed of light, scheduler and warp-state statistics, instruction
 # mix) and $OUT/ncu_<mode>_sass.csv (per-instruction issue and stall samples of the kernel's SASS).
-# Clocks are left alone (--clock-control none, the device tool's METHOD.md).
+# Clocks are left alone (--clock-control none: the device machine's clock settings stay as they are).
 # Usage: ncu-ws-kernel.sh [BUILD [MODE...]]   MODE: lean, bf16 (default both)
 set -uo pipefail
 build=${1:-build-gpu}

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Plot zyfa-accuracy's CSV: relative RMS error against fp64 versus seqlen, one line per scheme.
 
-usage: plot_accuracy.py accuracy.csv out.png   (or out.svg; needs matplotlib)
+usage: plot_accuracy.py accuracy.csv out.png   (or out.svg)
 One panel per (distribution, head dims): kernel-only errors of BF16, NAIVE, EXACT, LEAN and LEAN's
 ablations, and the end-to-end errors of EXACT and LEAN with and without the Hadamard rotation.
+Needs matplotlib: pip install matplotlib (or, on Debian/Ubuntu, apt-get install python3-matplotlib).
 """
 import csv
 import sys
 from collections import defaultdict
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_accuracy.py needs matplotlib: pip install matplotlib "
+             "(or, on Debian/Ubuntu, apt-get install python3-matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -94,6 +94,9 @@ options:
   --seed N                      seed of the random inputs (default 1)
   --no-check                    skip the fp64 reference (error columns show '-')
   --csv                         print comma-separated values instead of a table
+  --progress                    progress lines on stderr (phase of each case, seconds so far)
+                                even when stderr is not a terminal; at a terminal they are
+                                always shown, as one line rewritten in place
   --help                        this text
 
 columns:
@@ -183,6 +186,9 @@ BenchOptions parse_options(int argc, char** argv) {
         } else if (flag == "--csv") {
             no_value();
             options.csv = true;
+        } else if (flag == "--progress") {
+            no_value();
+            options.progress = true;
         } else {
             throw UsageError("unknown option '" + std::string(argv[i]) + "'");
         }

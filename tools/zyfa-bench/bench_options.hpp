@@ -41,6 +41,7 @@ struct BenchOptions {
     bool check = true;
     bool csv = false;
     bool help = false;
+    bool progress = false;  // --progress: progress lines on stderr even when it is not a terminal
     uint64_t seed = 1;
 };
 

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "attention_flops.hpp"
 #include "bench_inputs.hpp"
 #include "bench_options.hpp"
@@ -83,13 +85,62 @@ std::vector<double> time_on_device(zyfa::gpu::GpuRuntime& runtime, int repeats, 
     return seconds;
 }
 
+// Progress on stderr, so stdout keeps only the table. At a terminal one line is rewritten in
+// place and cleared before each result row; with --progress elsewhere (a log) each step is a
+// line of its own. A CPU run of the default shape takes tens of seconds per case.
+class Progress {
+public:
+    explicit Progress(bool forced) : terminal_(isatty(fileno(stderr)) != 0), enabled_(terminal_ || forced) {}
+    ~Progress() { clear(); }
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+
+    void start_case(size_t index, size_t count, const std::string& label) {
+        prefix_ = "zyfa-bench: [" + std::to_string(index + 1) + "/" + std::to_string(count) + "] " + label + ": ";
+        case_start_ = std::chrono::steady_clock::now();
+    }
+    void show(const std::string& step) {
+        if (!enabled_) return;
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - case_start_).count();
+        std::fprintf(stderr, terminal_ ? "\r\033[K%s%s (%.0f s)" : "%s%s (%.0f s)\n", prefix_.c_str(), step.c_str(),
+                     elapsed);
+        std::fflush(stderr);
+        shown_ = terminal_;
+    }
+    void clear() {
+        if (!shown_) return;
+        std::fputs("\r\033[K", stderr);
+        std::fflush(stderr);
+        shown_ = false;
+    }
+
+private:
+    bool terminal_, enabled_, shown_ = false;
+    std::string prefix_;
+    std::chrono::steady_clock::time_point case_start_ = std::chrono::steady_clock::now();
+};
+
+// Table column widths: sized to this run's labels (one shape for every row), the kernel column
+// to the longest kernel symbol the library has (36 characters: zyfa_attn_fwd_ws_e4m3_exact_d192_128).
+struct Columns {
+    int label = 4, kernel = 36, shape = 5;
+};
+
+Columns columns_for(const BenchOptions& options, const std::string& shape) {
+    Columns c;
+    for (const BenchCase& bench_case : options.cases)
+        c.label = std::max(c.label, static_cast<int>(case_label(bench_case).size()));
+    c.shape = std::max(c.shape, static_cast<int>(shape.size()));
+    return c;
+}
+
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     const size_t n = values.size();
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-void print_row(const ResultRow& r, bool csv) {
+void print_row(const ResultRow& r, bool csv, const Columns& w) {
     char errors[64];
     if (r.checked) {
         std::snprintf(errors, sizeof errors, csv ? "%.6e,%.6e" : "%9.3e  %9.3e", r.check.relative_rms, r.check.max_abs);
@@ -100,8 +151,8 @@ void print_row(const ResultRow& r, bool csv) {
         std::printf("%s,%s,%s,%s,%.4f,%.6f,%s\n", r.label.c_str(), r.backend.c_str(), r.kernel.c_str(), r.shape.c_str(),
                     r.time_ms, r.tflops, errors);
     } else {
-        std::printf("%-13s %-7s %-28s %-40s %10.2f %9.4f  %s\n", r.label.c_str(), r.backend.c_str(), r.kernel.c_str(),
-                    r.shape.c_str(), r.time_ms, r.tflops, errors);
+        std::printf("%-*s %-7s %-*s %-*s %10.2f %9.4f  %s\n", w.label, r.label.c_str(), r.backend.c_str(), w.kernel,
+                    r.kernel.c_str(), w.shape, r.shape.c_str(), r.time_ms, r.tflops, errors);
     }
     std::fflush(stdout);
 }
@@ -135,12 +186,21 @@ int run(const BenchOptions& options) {
     const double flops = attention_flops(pairs, options.heads_q, options.head_dim_qk, options.head_dim_v);
     std::vector<int64_t> checked_heads;
     if (options.check) checked_heads = reference_heads(options, pairs, activations);
+    const std::string shape = shape_label(options);
+    const Columns widths = columns_for(options, shape);
 
     if (!options.csv) {
         double all_pairs = 0.0;
         for (size_t b = 0; b < activations.lengths_q.size(); ++b)
             all_pairs += static_cast<double>(activations.lengths_q[b]) * static_cast<double>(activations.lengths_k[b]);
-        std::printf("zyfa %s | %s\n", zyfa_version_string(), zyfa_build_info());
+        // zyfa_build_info() begins with "zyfa <version>": print the version once.
+        const std::string version = std::string("zyfa ") + zyfa_version_string();
+        const std::string info = zyfa_build_info();
+        if (info.rfind(version, 0) == 0) {
+            std::printf("%s\n", info.c_str());
+        } else {
+            std::printf("%s | %s\n", version.c_str(), info.c_str());
+        }
         std::printf("context: backend %s, device %s, threads %d\n", backend_label(backend),
                     zyfa_context_device_name(context.ctx), threads);
         std::printf("problem: batch %lld, heads %lld/%lld (%s), seqlen %lld/%lld%s, head_dim %lld/%lld, mask %s, "
@@ -172,13 +232,17 @@ int run(const BenchOptions& options) {
                         "quantised inputs and descales\n",
                         heads_list(checked_heads).c_str(), (long long)options.heads_q);
         }
-        std::printf("\n%-13s %-7s %-28s %-40s %10s %9s  %9s  %9s\n", "case", "backend", "kernel", "shape", "time_ms",
-                    "TFLOP/s", "rel_rms", "max_abs");
+        std::printf("\n%-*s %-7s %-*s %-*s %10s %9s  %9s  %9s\n", widths.label, "case", "backend", widths.kernel,
+                    "kernel", widths.shape, "shape", "time_ms", "TFLOP/s", "rel_rms", "max_abs");
     } else {
         std::printf("case,backend,kernel,shape,time_ms,tflops,rel_rms,max_abs\n");
     }
 
-    for (const BenchCase& bench_case : options.cases) {
+    Progress progress(options.progress);
+    for (size_t case_index = 0; case_index < options.cases.size(); ++case_index) {
+        const BenchCase& bench_case = options.cases[case_index];
+        progress.start_case(case_index, options.cases.size(), case_label(bench_case));
+        progress.show("preparing inputs");
         auto buffers = std::make_unique<CaseBuffers>();
         make_case_buffers(quantise_ctx, options, bench_case, activations, *buffers);
         std::unique_ptr<DeviceCase> device_case;
@@ -194,13 +258,16 @@ int run(const BenchOptions& options) {
 
         std::vector<double> seconds;
         if (on_device) {
+            progress.show("1 warm-up + " + std::to_string(options.repeats) + " timed calls on the device");
             seconds = time_on_device(*runtime, options.repeats, [&](void* stream) {
                 check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, stream));
             });
             device_case->copy_output_to(*buffers);
         } else {
+            progress.show("warm-up call");
             check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));  // warm-up
             for (int r = 0; r < options.repeats; ++r) {
+                progress.show("timed call " + std::to_string(r + 1) + " of " + std::to_string(options.repeats));
                 const auto start = std::chrono::steady_clock::now();
                 check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, nullptr));
                 seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -211,15 +278,17 @@ int run(const BenchOptions& options) {
         row.label = case_label(bench_case);
         row.backend = backend_label(backend);
         row.kernel = kernel;
-        row.shape = shape_label(options);
+        row.shape = shape;
         const double time_s = median(seconds);
         row.time_ms = 1e3 * time_s;
         row.tflops = time_s > 0.0 ? flops / time_s * 1e-12 : 0.0;
         if (options.check && !checked_heads.empty()) {
+            progress.show("fp64 reference on query heads " + heads_list(checked_heads));
             row.check = check_against_reference(*buffers, checked_heads, options.threads);
             row.checked = true;
         }
-        print_row(row, options.csv);
+        progress.clear();
+        print_row(row, options.csv, widths);
     }
     return 0;
 }
@@ -229,6 +298,9 @@ int run(const BenchOptions& options) {
 
 int main(int argc, char** argv) {
     using namespace zyfa_bench;
+    // Line-buffered even into a pipe or a file, so the header shows before the first case's
+    // (long) run rather than with its row.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     BenchOptions options;
     try {
         options = parse_options(argc, argv);

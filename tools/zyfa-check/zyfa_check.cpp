@@ -1,9 +1,10 @@
 // zyfa-check: run a grid of FP8 and BF16 attention cases on the best GPU backend (HIP, then CUDA),
 // compare each with the CPU backend, and print the time and TFLOP/s of each.
-//   zyfa-check [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu]
-// Exit status: 0 every case within tolerance, 1 a case failed (wrong numbers, an error, or
-// NOT_SUPPORTED for a case zyfa claims to support), 77 no GPU backend on this machine (1 with
-// --require-gpu, as CI runs it on the HIP stand-in, where a missing backend is a failure).
+//   zyfa-check [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu] [--help]
+// Exit status: 0 every case within tolerance (or --help), 1 a case failed (wrong numbers, an
+// error, or NOT_SUPPORTED for a case zyfa claims to support), 2 bad options, 77 no GPU backend on
+// this machine (1 with --require-gpu, as CI runs it on the HIP stand-in, where a missing backend
+// is a failure).
 //
 // The CPU comparison of a full-size case runs on a slice of it (the first sequence and the first
 // kv head with its query heads; all of a varlen batch), since the CPU backend is a reference, not
@@ -44,28 +45,62 @@ struct Options {
     bool require_gpu = false;
 };
 
-bool parse(int argc, char** argv, Options& o) {
+const char kUsage[] =
+    "usage: zyfa-check [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu] [--help]\n"
+    "\n"
+    "Runs a grid of FP8 and BF16 attention cases on the best GPU backend (HIP, then CUDA), compares\n"
+    "each with the CPU backend and prints its time and TFLOP/s, one Markdown table row per case.\n"
+    "\n"
+    "options:\n"
+    "  --backend hip|cuda  use this GPU backend only (default: HIP, then CUDA)\n"
+    "  --device N          device index (default 0)\n"
+    "  --tiny              small cases, each compared with the CPU backend in full\n"
+    "  --repeats N         timed launches per case after one warm-up; the median is shown (default 5)\n"
+    "  --require-gpu       exit 1 instead of 77 when there is no GPU backend\n"
+    "  --help              this text\n"
+    "\n"
+    "exit status: 0 all cases passed, 1 a case failed, 2 bad options, 77 no GPU backend here.\n";
+
+enum class Parsed { run, help, bad };
+
+// Unknown flags and bad values are reported on stderr (exit 2); --help goes to stdout (exit 0).
+Parsed parse(int argc, char** argv, Options& o) {
+    auto bad = [](const std::string& why) {
+        std::fprintf(stderr, "zyfa-check: %s (see --help)\n", why.c_str());
+        return Parsed::bad;
+    };
+    auto to_int = [](const std::string& text, int& value) {
+        char* end = nullptr;
+        const long parsed = std::strtol(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || parsed < 0 || parsed > 1000000) return false;
+        value = static_cast<int>(parsed);
+        return true;
+    };
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         const bool has_value = i + 1 < argc;
-        if (arg == "--tiny") {
+        if (arg == "--help" || arg == "-h") {
+            return Parsed::help;
+        } else if (arg == "--tiny") {
             o.tiny = true;
         } else if (arg == "--require-gpu") {
             o.require_gpu = true;
-        } else if (arg == "--backend" && has_value) {
+        } else if ((arg == "--backend" || arg == "--device" || arg == "--repeats") && !has_value) {
+            return bad(arg + " needs a value");
+        } else if (arg == "--backend") {
             const std::string b = argv[++i];
-            if (b != "hip" && b != "cuda") return false;
+            if (b != "hip" && b != "cuda") return bad("--backend: '" + b + "' is not one of hip|cuda");
             o.backend = b == "hip" ? ZYFA_BACKEND_HIP : ZYFA_BACKEND_CUDA;
-        } else if (arg == "--device" && has_value) {
-            o.device = std::atoi(argv[++i]);
-        } else if (arg == "--repeats" && has_value) {
-            o.repeats = std::atoi(argv[++i]);
-            if (o.repeats < 1) return false;
+        } else if (arg == "--device") {
+            if (!to_int(argv[++i], o.device)) return bad("--device: '" + std::string(argv[i]) + "' is not an index");
+        } else if (arg == "--repeats") {
+            if (!to_int(argv[++i], o.repeats) || o.repeats < 1)
+                return bad("--repeats: '" + std::string(argv[i]) + "' is not a count from 1");
         } else {
-            return false;
+            return bad("unknown option '" + arg + "'");
         }
     }
-    return true;
+    return Parsed::run;
 }
 
 // Device memory owned for one case.
@@ -332,14 +367,13 @@ bool run_case(zyfa_context* gpu, zyfa_context* cpu, GpuRuntime& rt, zyfa::gpu::S
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Line-buffered into a pipe too: rows show as cases finish, not at exit.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     Options opts;
-    if (!parse(argc, argv, opts)) {
-        std::fprintf(stderr,
-                     "usage: %s [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu]\n"
-                     "Runs FP8 and BF16 attention cases on the GPU, compares them with the CPU backend and "
-                     "prints TFLOP/s.\nExit: 0 all passed, 1 a case failed, 77 no GPU backend here.\n",
-                     argv[0]);
-        return 2;
+    switch (parse(argc, argv, opts)) {
+        case Parsed::help: std::fputs(kUsage, stdout); return 0;
+        case Parsed::bad: return 2;
+        case Parsed::run: break;
     }
     zyfa_context* gpu = nullptr;
     std::string why_none;
@@ -376,9 +410,9 @@ int main(int argc, char** argv) {
     }
     const std::string arch = zyfa_context_device_name(gpu);
     const zyfa_dtype fp8 = arch == "gfx942" ? ZYFA_DTYPE_FP8_E4M3FNUZ : ZYFA_DTYPE_FP8_E4M3FN;
-    std::printf("zyfa-check: %s backend, device %d: %s (%s, %d CUs/SMs); zyfa %s, built with: %s\n",
-                hip ? "HIP" : "CUDA", opts.device, rt->device().name.c_str(), arch.c_str(),
-                rt->device().multiprocessors, zyfa_version_string(), zyfa_build_info());
+    // zyfa_build_info() begins with "zyfa <version>", so it alone names the version.
+    std::printf("zyfa-check: %s backend, device %d: %s (%s, %d CUs/SMs); %s\n", hip ? "HIP" : "CUDA", opts.device,
+                rt->device().name.c_str(), arch.c_str(), rt->device().multiprocessors, zyfa_build_info());
     std::printf("Each case: 1 warm-up + %d timed launches (median); FP8 = %s LEAN, BF16 = EXACT, output BF16, with "
                 "lse; error = relative RMS of O vs the CPU backend (tolerance), lse = max |difference|.\n\n",
                 opts.repeats, zyfa::validation::dtype_name(fp8));

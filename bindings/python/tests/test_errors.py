@@ -122,8 +122,8 @@ def test_python_side_checks(cpu):
 
 
 @pytest.mark.parametrize("kwargs", [dict(dropout_p=0.1), dict(alibi_slopes=np.ones(4, np.float32)),
-                                    dict(return_attn_probs=True), dict(softcap=30.0), dict(qv=1),
-                                    dict(attention_chunk=128)])
+                                    dict(dropout_p=0.1, return_attn_probs=True), dict(softcap=30.0),
+                                    dict(qv=1), dict(attention_chunk=128)])
 def test_flash_attn_unsupported_arguments(kwargs):
     q, k, v = arrays()
     with pytest.raises(NotImplementedError, match=list(kwargs)[0]):

@@ -23,7 +23,7 @@ def check(o, lse, q, k, v, tol, lse_tol=1e-4, mask=0, window=(-1, -1), scale=Non
         assert ref.lse_max_abs(lse, lse_ref) <= lse_tol
 
 
-@pytest.mark.parametrize("causal,mask", [(False, ref.MASK_NONE), (True, ref.MASK_CAUSAL),
+@pytest.mark.parametrize("causal,mask", [(False, ref.MASK_NONE), ("top_left", ref.MASK_CAUSAL),
                                          ("bottom_right", ref.MASK_CAUSAL_BOTTOM_RIGHT)])
 @pytest.mark.parametrize("sq,sk", [(64, 64), (37, 150), (150, 37)])
 def test_fp32_masks_rectangular(cpu, causal, mask, sq, sk):
@@ -43,7 +43,7 @@ def test_sliding_window(cpu, window):
 @pytest.mark.parametrize("heads_q,heads_kv", [(8, 2), (6, 1)])
 def test_gqa_mqa_and_scale(cpu, heads_q, heads_kv):
     q, k, v = randn(2, 48, heads_q, 128), randn(2, 70, heads_kv, 128), randn(2, 70, heads_kv, 128)
-    o = zyfa.attention(q, k, v, causal=True, softmax_scale=0.05, context=cpu)
+    o = zyfa.attention(q, k, v, causal="top_left", softmax_scale=0.05, context=cpu)
     check(o, None, q, k, v, ref.O_TOL["fp32"], mask=ref.MASK_CAUSAL, scale=0.05)
 
 

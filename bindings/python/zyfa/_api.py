@@ -5,25 +5,28 @@ enqueued on the current stream, or the CPU) and, without an explicit context, go
 custom ops zyfa::attention / zyfa::quantize_fp8 so that torch.compile and CUDA graphs see them.
 """
 import ctypes
+import warnings
 
 from . import _lib
 from ._context import Context, default_context
-from ._errors import check
+from ._errors import ZyfaError, attention_names, check, quantize_names
 from ._tensors import (FP8_DTYPES, c_tensor, dtype_code, is_torch, numpy_dtype, require_dim_contiguous,
                        torch_dtype, torch_module, view)
 
+# flash_attn_func spells zyfa.attention's window=(left, right) window_size.
+_FLASH_ATTN_RENAMES = (("window[0]", "window_size[0]"), ("window[1]", "window_size[1]"))
 _SOFTMAX = {"auto": _lib.SOFTMAX_AUTO, "exact": _lib.SOFTMAX_EXACT, "lean": _lib.SOFTMAX_LEAN}
 
 
 def mask_code(causal):
-    """causal: False, True (top-left, as ZYFA_MASK_CAUSAL), 'top_left' or 'bottom_right'."""
+    """causal: False, 'top_left' (or True, as ZYFA_MASK_CAUSAL) or 'bottom_right'."""
     if causal is False or causal is None or causal == "none":
         return _lib.MASK_NONE
     if causal is True or causal == "top_left":
         return _lib.MASK_CAUSAL
     if causal == "bottom_right":
         return _lib.MASK_CAUSAL_BOTTOM_RIGHT
-    raise ValueError("causal must be False, True, 'top_left' or 'bottom_right', not %r" % (causal,))
+    raise ValueError("causal must be False, 'top_left', 'bottom_right' or True (= 'top_left'), not %r" % (causal,))
 
 
 def softmax_code(softmax):
@@ -37,45 +40,106 @@ def softmax_code(softmax):
 def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
               return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
               max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None):
-    """Attention forward: softmax(softmax_scale * Q K^T + mask) V.
+    """Attention forward: softmax(softmax_scale * Q K^T + mask) V. Forward only: torch inputs that
+    require grad (with grad mode on) raise NotImplementedError; run it under torch.no_grad().
 
     q [batch, seqlen_q, heads_q, head_dim], k [batch, seqlen_k, heads_kv, head_dim],
     v [batch, seqlen_k, heads_kv, head_dim_v]; with cu_seqlens_q/k (int32 [batch+1] prefix sums)
     the sequences are packed: q [total_q, heads_q, head_dim], k/v [total_k, heads_kv, ...].
     Query head h reads kv head h // (heads_q // heads_kv).
 
-    causal: False, True / 'top_left' (query i sees keys j <= i) or 'bottom_right'
-            (j <= i + seqlen_k - seqlen_q, as flash_attn).
-    window: (left, right) sliding window, -1 = unbounded (see docs/api.md for the diagonal).
+    causal: False, 'top_left' or 'bottom_right'; they differ only where seqlen_q != seqlen_k:
+            'top_left'      query i sees keys j <= i (ZYFA_MASK_CAUSAL);
+            'bottom_right'  query i sees keys j <= i + seqlen_k - seqlen_q (flash_attn's causal=True:
+                            the last query sees every key; with seqlen_q > seqlen_k the first
+                            seqlen_q - seqlen_k rows see no key and get O = 0, lse = -inf).
+            True means 'top_left' here but 'bottom_right' in zyfa.flash_attn_func; when
+            seqlen_q != seqlen_k is visible (the shapes, or host cu_seqlens) True warns: name one.
+    window: (left, right) sliding window, -1 = unbounded, around the causal diagonal of the mask
+            (top-left for False/'top_left', bottom-right for 'bottom_right'; see docs/api.md).
     softmax_scale: None = 1/sqrt(head_dim).
     descale: None or (q_descale, k_descale, v_descale) for FP8 inputs, each None, a float or an
-             fp32 [batch, heads_kv] array/tensor (on the inputs' device).
+             fp32 [batch, heads_kv] array/tensor (on the inputs' device): one scale per (batch, kv
+             head), shared by the heads_q // heads_kv query heads that read it. Under GQA quantise q
+             with quantize_fp8(q, heads_kv=k.shape[-2]); a q_descale of [batch, heads_q] is taken
+             only where it is equal within each group of query heads (else ValueError).
     dtype:   element type of uint8/uint16 numpy storage: 'e4m3fn', 'e4m3fnuz' or 'bf16'.
     out_dtype: 'bf16', 'fp16' or 'fp32' (or a torch dtype); default: the input dtype for 16/32-bit
              torch inputs and bf16 for FP8 ones; float32 for numpy (bf16 comes back as uint16).
-    out:     an output to write into instead of allocating one.
+    out:     an output to write into instead of allocating one (it may not overlap any input).
     softmax: 'auto' (lean for FP8, exact otherwise), 'exact' or 'lean'.
     context: a zyfa.Context; None picks a shared one for the inputs' device.
     Returns out, or (out, lse) with return_lse: lse fp32 [batch, heads_q, seqlen_q], or
     [heads_q, total_q] when packed.
     """
+    return run_attention("zyfa.attention", q, k, v, causal, window, softmax_scale, descale, return_lse,
+                         cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context,
+                         dtype, out_dtype)
+
+
+def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_lse, cu_seqlens_q,
+                  cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype):
+    """attention() for the entry point named api (zyfa.attention, zyfa.flash_attn_func, ...)."""
+    q_d, k_d, v_d = descale if descale is not None else (None, None, None)
+    require_no_grad(api, (("q", q), ("k", k), ("v", v), ("q_descale", q_d), ("k_descale", k_d),
+                          ("v_descale", v_d)))
+    if causal is True and _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
+        warnings.warn(
+            "%s(causal=True) is top-left aligned (query i sees keys j <= i) and seqlen_q != seqlen_k "
+            "here, where flash_attn_func(causal=True) is bottom-right aligned (j <= i + seqlen_k - "
+            "seqlen_q): pass causal='top_left' (this result) or causal='bottom_right' to say which"
+            % api, UserWarning, stacklevel=3)
     mask = mask_code(causal)
     window_left, window_right = (int(w) for w in window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
     sm = softmax_code(softmax)
-    q_d, k_d, v_d = descale if descale is not None else (None, None, None)
-    if is_torch(q) and context is None and dtype is None:
-        from . import _torch_ops
-        return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
-                                    return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                    out, out_dtype)
-    o, lse = attention_direct(context, q, k, v, mask=mask, window_left=window_left,
-                              window_right=window_right, softmax_scale=scale, softmax=sm,
-                              q_descale=q_d, k_descale=k_d, v_descale=v_d, return_lse=return_lse,
-                              cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                              max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
-                              out_dtype=out_dtype, dtype=dtype)
+    try:
+        if is_torch(q) and context is None and dtype is None:
+            from . import _torch_ops
+            return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
+                                        return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                        out, out_dtype)
+        o, lse = attention_direct(context, q, k, v, mask=mask, window_left=window_left,
+                                  window_right=window_right, softmax_scale=scale, softmax=sm,
+                                  q_descale=q_d, k_descale=k_d, v_descale=v_d, return_lse=return_lse,
+                                  cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                                  max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
+                                  out_dtype=out_dtype, dtype=dtype)
+    except ZyfaError as e:  # name the function the user called, not the C one
+        raise e.called_as(api, _FLASH_ATTN_RENAMES if api.startswith("zyfa.flash_attn") else ()) from None
     return (o, lse) if return_lse else o
+
+
+def require_no_grad(api, named):
+    """zyfa has no backward: a torch input that requires grad under grad mode would give a result
+    whose backward() leaves its .grad None (autograd only warns), so refuse it here."""
+    torch = torch_module()
+    if torch is None or not torch.is_grad_enabled():
+        return
+    for name, x in named:
+        if isinstance(x, torch.Tensor) and x.requires_grad:
+            raise NotImplementedError(
+                "%s is forward-only (zyfa has no backward kernel): %s requires grad and grad mode is "
+                "on, so backward() would leave its .grad None. Call it under torch.no_grad() or "
+                "torch.inference_mode(), or pass %s.detach()" % (api, name, name))
+
+
+def _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
+    """True where seqlen_q != seqlen_k for some sequence, as far as shapes and host data show (device
+    cu_seqlens are not read back; nor are any under torch.compile)."""
+    if cu_seqlens_q is None or cu_seqlens_k is None:
+        return len(q.shape) == 4 and len(k.shape) == 4 and q.shape[1] != k.shape[1]
+    if q.shape[0] != k.shape[0]:  # the packed totals differ, so some sequence does
+        return True
+    torch = torch_module()
+    host = []
+    for cu in (cu_seqlens_q, cu_seqlens_k):
+        if is_torch(cu):
+            if cu.device.type != "cpu" or torch.compiler.is_compiling():
+                return False
+            cu = cu.tolist()
+        host.append([int(x) for x in (cu.tolist() if hasattr(cu, "tolist") else cu)])
+    return host[0] != host[1]
 
 
 def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
@@ -90,7 +154,8 @@ def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=
     lib = _lib.lib()
     name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
     if name is None:
-        check(lib.zyfa_attn_supported(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs()))
+        check(lib.zyfa_attn_supported(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs()),
+              call.names)
     return name.decode()
 
 
@@ -104,7 +169,7 @@ def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, wind
                     max_seqlen_q, max_seqlen_k, out, out_dtype, dtype)
     lib = _lib.lib()
     check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
-                            call.stream))
+                            call.stream), call.names)
     return call.out, call.lse
 
 
@@ -130,6 +195,7 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
     if (cu_seqlens_q is None) != (cu_seqlens_k is None):
         raise ValueError("pass cu_seqlens_q and cu_seqlens_k together (both or neither)")
     varlen = cu_seqlens_q is not None
+    call.names = attention_names(varlen)
     rank = 3 if varlen else 4
     layout = "[total, heads, head_dim]" if varlen else "[batch, seqlen, heads, head_dim]"
     for name, x in (("q", qv), ("k", kv), ("v", vv)):
@@ -183,7 +249,7 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
         params.cu_seqlens_q, params.cu_seqlens_k = _ptr(cu_q), _ptr(cu_k)
     for field, d in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale)):
         if d is not None:
-            arr = _descale_array(d, batch, heads_kv, qv, field)
+            arr = _descale_array(d, batch, heads_kv, heads_q, qv, field)
             call.keep.append(arr)
             setattr(params, field, _ptr(arr))
     if call.lse is not None:
@@ -195,21 +261,74 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
 
 
 def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=None, context=None,
-                 out=None, in_dtype=None):
+                 out=None, in_dtype=None, heads_kv=None):
     """Quantises x [batch, seqlen, heads, head_dim] (or packed [total, heads, head_dim] with
     cu_seqlens) to FP8 with one scale per (batch, head). Returns (x_fp8, descale fp32 [batch, heads]):
     x ~= x_fp8 * descale. hadamard=True rotates the head dimension first (use it on Q and K alike).
     numpy results are uint8 arrays holding e4m3 codes; torch results are float8 tensors.
     in_dtype: 'bf16' for a numpy uint16 input.
+    heads_kv: for Q under GQA/MQA, the number of kv heads (k.shape[-2]): one scale per (batch, kv
+        head), shared by the heads // heads_kv query heads that read that kv head (their amax), so
+        descale is [batch, heads_kv], what attention() takes as q_descale. x_fp8 keeps x's shape.
+        Not with hadamard=True (the rotation would have to span the group's query heads).
+
+        q8, qd = zyfa.quantize_fp8(q, heads_kv=k.shape[-2])     # q [b, s, 8, d], k [b, s, 2, d]
+        k8, kd = zyfa.quantize_fp8(k)
+        v8, vd = zyfa.quantize_fp8(v)
+        o = zyfa.attention(q8, k8, v8, descale=(qd, kd, vd))    # qd, kd, vd: [b, 2]
     """
-    if is_torch(x) and context is None and in_dtype is None and out is None:
-        from . import _torch_ops
-        return _torch_ops.quantize_fp8(x, dtype_code(dtype), bool(hadamard), cu_seqlens, max_seqlen)
-    return quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens, max_seqlen, out, in_dtype)
+    if is_torch(x):
+        require_no_grad("zyfa.quantize_fp8", (("x", x),))
+    group = _group_size(x, heads_kv, hadamard)
+    try:
+        if is_torch(x) and context is None and in_dtype is None and out is None:
+            from . import _torch_ops
+            codes, descale = _torch_ops.quantize_fp8(_group_heads(x, group), dtype_code(dtype), bool(hadamard),
+                                                     cu_seqlens, max_seqlen)
+            return (codes if group == 1 else codes.view(x.shape)), descale
+        return quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens, max_seqlen, out,
+                                   in_dtype, group)
+    except ZyfaError as e:
+        raise e.called_as("zyfa.quantize_fp8") from None
+
+
+def _group_size(x, heads_kv, hadamard):
+    """heads // heads_kv, checked: how many adjacent heads of x share one scale."""
+    if heads_kv is None:
+        return 1
+    if len(x.shape) < 2:
+        raise ValueError("x must be 3-D or 4-D, got shape %s" % (tuple(x.shape),))
+    heads = int(x.shape[-2])
+    if isinstance(heads_kv, bool) or int(heads_kv) != heads_kv or heads_kv < 1 or heads % int(heads_kv):
+        raise ValueError("heads_kv=%r must be a positive divisor of x.shape[-2] = %d (heads of x)"
+                         % (heads_kv, heads))
+    group = heads // int(heads_kv)
+    if group > 1 and hadamard:
+        raise ValueError(
+            "hadamard=True with heads_kv=%d is not supported: one scale per kv head spans %d query "
+            "heads, and the Hadamard rotation would then mix them; quantise q with heads_kv and "
+            "hadamard=False (attention takes one q scale per (batch, kv head))" % (heads_kv, group))
+    return group
+
+
+def _group_heads(x, group, name=None):
+    """x [..., heads, head_dim] as [..., heads // group, group * head_dim] (adjacent query heads
+    share a kv head). An input may be copied to get there; an output (name given) must be a view."""
+    if group == 1:
+        return x
+    heads, dim = int(x.shape[-2]), int(x.shape[-1])
+    shape = tuple(x.shape[:-2]) + (heads // group, group * dim)
+    if name is not None:
+        strides = x.stride() if is_torch(x) else tuple(s // x.itemsize for s in x.strides)
+        if (dim > 1 and strides[-1] != 1) or strides[-2] != dim:
+            raise ValueError("%s: heads_kv grouping needs its heads axis packed (head stride == "
+                             "head_dim, head_dim axis contiguous), its strides are %s" % (name, strides))
+        return x.view(shape) if is_torch(x) else x.reshape(shape)
+    return x.reshape(shape)
 
 
 def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, max_seqlen=None, out=None,
-                        in_dtype=None):
+                        in_dtype=None, group=1):
     if out_code not in FP8_DTYPES:
         raise ValueError("dtype must be 'e4m3fn' or 'e4m3fnuz'")
     xv = view(x, "x", in_dtype)
@@ -217,6 +336,13 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
     rank = 3 if varlen else 4
     if len(xv.shape) != rank:
         raise ValueError("x must be %d-D, got shape %s" % (rank, xv.shape))
+    given_out = out
+    if group > 1:
+        result_shape = xv.shape
+        x = _group_heads(x, group)
+        xv = view(x, "x", in_dtype)
+        if out is not None:
+            out = _group_heads(_output(out, result_shape, out_code, xv, "out"), group, "out")
     require_dim_contiguous(xv, "x")
     ctx = _context_for(context, xv)
     keep = [xv]
@@ -238,7 +364,10 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
     descale = _empty((params.batch, params.heads), _lib.DTYPE_FP32, xv)
     keep += [qv, descale]
     check(_lib.lib().zyfa_quantize_fp8(ctx.handle, ctypes.byref(params), ctypes.byref(c_tensor(xv, varlen)),
-                                       ctypes.byref(c_tensor(qv, varlen)), _ptr(descale), _stream_for(xv)))
+                                       ctypes.byref(c_tensor(qv, varlen)), _ptr(descale), _stream_for(xv)),
+          quantize_names(varlen, None if group == 1 else params.heads))
+    if group > 1:
+        q = given_out if given_out is not None else q.reshape(result_shape)
     return q, descale
 
 
@@ -335,23 +464,69 @@ def _max_seqlen(given, cu, like, name, rows):
     return int((cu[1:] - cu[:-1]).max())
 
 
-def _descale_array(d, batch, heads_kv, like, name):
+def _descale_array(d, batch, heads_kv, heads_q, like, name):
+    """A contiguous fp32 [batch, heads_kv] descale from a number, a one-element array, a [batch,
+    heads_kv] one or, for q_descale under GQA, a [batch, heads_q] one equal within each group."""
+    expected = (batch, heads_kv)
     if is_torch(like.obj):
         torch = torch_module()
         if not isinstance(d, torch.Tensor):
-            return torch.full((batch, heads_kv), float(d), dtype=torch.float32, device=like.obj.device)
+            return torch.full(expected, float(d), dtype=torch.float32, device=like.obj.device)
         if d.device != like.obj.device:
             raise ValueError("%s must be on %s like q, not %s" % (name, like.obj.device, d.device))
         if d.numel() == 1:
             return d.to(torch.float32).reshape(1, 1).expand(batch, heads_kv).contiguous()
-        if tuple(d.shape) != (batch, heads_kv):
-            raise ValueError("%s has shape %s, expected [batch, heads_kv] = %s" % (
-                name, tuple(d.shape), (batch, heads_kv)))
-        return d.to(torch.float32).contiguous()
+        d = d.to(torch.float32)
+        if tuple(d.shape) == expected:
+            return d.contiguous()
+        _check_per_query_head(d, batch, heads_kv, heads_q, name)
+        if d.device.type != "cpu" and torch.cuda.is_current_stream_capturing():
+            raise ValueError("%s has one scale per query head %s: checking that each group's scales are "
+                             "equal reads them back, which CUDA graph capture cannot; pass [batch, heads_kv]"
+                             " = %s (zyfa.quantize_fp8(q, heads_kv=%d))" % (name, tuple(d.shape), expected,
+                                                                          heads_kv))
+        grouped = d.reshape(batch, heads_kv, heads_q // heads_kv)
+        first = grouped[:, :, :1]
+        same = (grouped == first) | (torch.isnan(grouped) & torch.isnan(first))
+        if not bool(same.all()):  # for device tensors this synchronises
+            _unequal_groups(grouped.cpu().tolist(), name, heads_kv)
+        return grouped[:, :, 0].contiguous()
     import numpy as np
     arr = np.asarray(d, dtype=np.float32)
     if arr.size == 1:
-        return np.full((batch, heads_kv), float(arr.reshape(())), dtype=np.float32)
-    if arr.shape != (batch, heads_kv):
-        raise ValueError("%s has shape %s, expected [batch, heads_kv] = %s" % (name, arr.shape, (batch, heads_kv)))
-    return np.ascontiguousarray(arr)
+        return np.full(expected, float(arr.reshape(())), dtype=np.float32)
+    if arr.shape == expected:
+        return np.ascontiguousarray(arr)
+    _check_per_query_head(arr, batch, heads_kv, heads_q, name)
+    grouped = arr.reshape(batch, heads_kv, heads_q // heads_kv)
+    first = grouped[:, :, :1]
+    if not np.all((grouped == first) | (np.isnan(grouped) & np.isnan(first))):
+        _unequal_groups(grouped.tolist(), name, heads_kv)
+    return np.ascontiguousarray(grouped[:, :, 0])
+
+
+def _check_per_query_head(d, batch, heads_kv, heads_q, name):
+    """A descale that is not [batch, heads_kv]: fine only as q_descale [batch, heads_q] under GQA."""
+    shape = tuple(d.shape)
+    expected = (batch, heads_kv)
+    if name == "q_descale" and heads_q != heads_kv and shape == (batch, heads_q):
+        return
+    hint = ""
+    if name == "q_descale" and heads_q != heads_kv:
+        hint = ("; under GQA one q scale serves the %d query heads that read each kv head: quantise q "
+                "with zyfa.quantize_fp8(q, heads_kv=%d), or pass [batch, heads_q] = %s with equal "
+                "scales in each group" % (heads_q // heads_kv, heads_kv, (batch, heads_q)))
+    raise ValueError("%s has shape %s, expected %s = [batch, heads of k] (one scale per batch and kv "
+                     "head)%s" % (name, shape, expected, hint))
+
+
+def _unequal_groups(rows, name, heads_kv):
+    for b, row in enumerate(rows):
+        for g, scales in enumerate(row):
+            if any(s != scales[0] and not (s != s and scales[0] != scales[0]) for s in scales):
+                raise ValueError(
+                    "%s has one scale per query head, but attention applies one per (batch, kv head) and "
+                    "the %d query heads %d..%d of batch %d (reading kv head %d) have different scales "
+                    "%s: quantise q with zyfa.quantize_fp8(q, heads_kv=%d) so that each group shares "
+                    "one scale" % (name, len(scales), g * len(scales), (g + 1) * len(scales) - 1, b, g,
+                                   [float(s) for s in scales[:8]], heads_kv))

@@ -1,8 +1,13 @@
 """Loading libzyfa and the ctypes mirror of include/zyfa.h (struct layouts, prototypes, constants).
 
-The library is searched in this order: $ZYFA_LIBRARY_PATH (a file, or a folder holding
-libzyfa.so), the package folder, then the system loader (LD_LIBRARY_PATH, ldconfig, via the
-SONAME and ctypes.util.find_library). It is loaded on first use, so `import zyfa` works without it.
+The library is searched in this order:
+  1. $ZYFA_LIBRARY_PATH (a file, or a folder holding libzyfa.so or libzyfa.so.0): an override,
+     and when set the only place tried;
+  2. the package folder: `pip install ./bindings/python` builds libzyfa and ships it there as
+     zyfa/libzyfa.so.0 (a libzyfa.so copied there by hand is found too);
+  3. the system loader (LD_LIBRARY_PATH, ldconfig) through the SONAME, then
+     ctypes.util.find_library.
+It is loaded on first use, so `import zyfa` works without it.
 """
 import ctypes
 import ctypes.util
@@ -132,30 +137,35 @@ _lib = None
 _lib_path = None
 
 
-def _candidates():
-    """Paths or names to try, in the documented order."""
+def _candidates(errors):
+    """Paths or names to try, in the documented order; places skipped are noted in errors."""
+    soname = "libzyfa.so.%d" % VERSION_MAJOR
     env = os.environ.get("ZYFA_LIBRARY_PATH")
     if env:
         if os.path.isdir(env):
             yield os.path.join(env, "libzyfa.so")
-            yield os.path.join(env, "libzyfa.so.%d" % VERSION_MAJOR)
+            yield os.path.join(env, soname)
         else:
             yield env
         return  # an explicit path is the only one tried: silently loading another would mislead
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("libzyfa.so", "libzyfa.so.%d" % VERSION_MAJOR):
+    shipped = False
+    for name in (soname, "libzyfa.so"):
         path = os.path.join(here, name)
         if os.path.exists(path):
+            shipped = True
             yield path
-    yield "libzyfa.so.%d" % VERSION_MAJOR  # the SONAME, through LD_LIBRARY_PATH and ldconfig
+    if not shipped:
+        errors.append("%s: no libzyfa shipped in the package" % os.path.join(here, soname))
+    yield soname  # the SONAME, through LD_LIBRARY_PATH and ldconfig
     found = ctypes.util.find_library("zyfa")
-    if found:
+    if found and found != soname:
         yield found
 
 
 def _load():
     errors = []
-    for candidate in _candidates():
+    for candidate in _candidates(errors):
         try:
             lib = ctypes.CDLL(candidate)
         except OSError as e:
@@ -175,9 +185,15 @@ def _load():
                     candidate, lib.zyfa_version_string().decode(), VERSION_MAJOR,
                     str(VERSION_MINOR) if VERSION_MAJOR == 0 else "x"))
         return lib, candidate
-    raise LibraryNotFoundError(
-        "libzyfa not found; set ZYFA_LIBRARY_PATH to libzyfa.so or its folder, or install it where "
-        "the loader finds it. Tried: " + "; ".join(errors))
+    if os.environ.get("ZYFA_LIBRARY_PATH"):
+        hint = ("ZYFA_LIBRARY_PATH is set, so only it was tried: point it at libzyfa.so or its "
+                "folder, or unset it to use the library shipped in the package")
+    else:
+        hint = ("reinstall the package from a zyfa checkout (python3 -m venv .venv && "
+                ". .venv/bin/activate && pip install ./bindings/python builds and ships libzyfa), "
+                "set ZYFA_LIBRARY_PATH to libzyfa.so or its folder, or install libzyfa where the "
+                "system loader finds it")
+    raise LibraryNotFoundError("libzyfa not found; %s. Tried: %s" % (hint, "; ".join(errors)))
 
 
 def lib():

@@ -4,39 +4,93 @@ and order, [batch, seqlen, heads, head_dim] layouts) with FlashAttention-3's FP8
     from zyfa.flash_attn_interface import flash_attn_func   # instead of flash_attn's
 
 causal and window_size follow flash_attn: aligned to the bottom-right corner when seqlen_q !=
-seqlen_k. What zyfa does not do (dropout, ALiBi, softcap, attention probabilities, paged KV)
-raises NotImplementedError naming the argument, never a silently different result.
+seqlen_k (zyfa.attention's causal=True is top-left: there, name the alignment). Forward only: inputs
+that require grad under grad mode raise NotImplementedError. What zyfa does not do (dropout, ALiBi,
+softcap, attention probabilities, paged KV) raises NotImplementedError naming the argument, never a
+silently different result.
 """
-from ._api import attention
+from ._api import run_attention
 
 # FlashAttention-3 arguments that only tune performance: accepted and ignored.
 _PERF_HINTS = ("num_splits", "pack_gqa", "sm_margin", "deterministic", "scheduler_metadata")
-# FlashAttention-3 arguments with a neutral value; any other value is unsupported.
-_NEUTRAL = {"qv": None, "attention_chunk": 0, "seqused_q": None, "seqused_k": None, "page_table": None,
-            "block_table": None, "rotary_cos": None, "rotary_sin": None, "k_new": None, "v_new": None}
+# FlashAttention-3 arguments with a neutral value; any other value is unsupported. (seqused_q/k are
+# checked separately: they are accepted when they equal the lengths already given.)
+_NEUTRAL = {"qv": None, "attention_chunk": 0, "page_table": None, "block_table": None, "rotary_cos": None,
+            "rotary_sin": None, "k_new": None, "v_new": None}
+_SEQUSED = ("seqused_q", "seqused_k")
 
 
-def _unsupported(what, why):
-    raise NotImplementedError("zyfa.flash_attn_func: %s is not supported (%s)" % (what, why))
+def _describe(value):
+    """A value for an error message: arrays and tensors by shape, dtype and device, never their data."""
+    shape = getattr(value, "shape", None)
+    if shape is not None and hasattr(value, "dtype"):
+        device = getattr(value, "device", "cpu")
+        return "%s(shape=%s, dtype=%s, device=%s)" % (type(value).__name__, tuple(shape), value.dtype, device)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check(dropout_p, softcap, alibi_slopes, return_attn_probs, extra):
+def _unsupported(api, what, why):
+    raise NotImplementedError("zyfa.%s: %s is not supported (%s)" % (api, what, why))
+
+
+def _check(api, dropout_p, softcap, alibi_slopes, extra):
     if dropout_p:
-        _unsupported("dropout_p=%r" % (dropout_p,), "zyfa is a forward-only inference kernel; use 0.0")
+        _unsupported(api, "dropout_p=%s" % _describe(dropout_p), "zyfa is a forward-only inference kernel; use 0.0")
     if softcap:
-        _unsupported("softcap=%r" % (softcap,), "no logit soft-capping; use 0.0")
+        _unsupported(api, "softcap=%s" % _describe(softcap), "no logit soft-capping; use 0.0")
     if alibi_slopes is not None:
-        _unsupported("alibi_slopes", "no ALiBi bias")
-    if return_attn_probs:
-        _unsupported("return_attn_probs=True", "attention probabilities are never materialised; "
-                     "pass return_lse=True for the log-sum-exp")
+        _unsupported(api, "alibi_slopes=%s" % _describe(alibi_slopes), "no ALiBi bias")
     for name, value in extra.items():
-        if name in _PERF_HINTS:
+        if name in _PERF_HINTS or name in _SEQUSED:
             continue
         if name not in _NEUTRAL:
-            raise TypeError("flash_attn_func() got an unexpected keyword argument %r" % name)
-        if value is not _NEUTRAL[name] and value != _NEUTRAL[name]:
-            _unsupported("%s=%r" % (name, value), "no kernel for it in zyfa")
+            raise TypeError("%s() got an unexpected keyword argument %r" % (api, name))
+        neutral = _NEUTRAL[name]
+        if neutral is None:
+            refused = value is not None
+        else:  # a number: an array or tensor of more than one element is never neutral
+            refused = len(getattr(value, "shape", ())) > 0 or value != neutral
+        if refused:
+            _unsupported(api, "%s=%s" % (name, _describe(value)), "no kernel for it in zyfa")
+
+
+def _host_ints(x):
+    """A 1-D sequence of ints on the host (a device tensor is copied back: this synchronises)."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu()
+    if hasattr(x, "tolist"):
+        x = x.tolist()
+    return [int(v) for v in x]
+
+
+def _check_seqused(api, extra, lengths):
+    """FlashAttention-3's seqused_q/k (int32 [batch], the tokens used of each sequence) are accepted
+    when they equal the lengths that zyfa uses anyway; lengths(name) gives those and their source."""
+    for name in _SEQUSED:
+        used = extra.get(name)
+        if used is None:
+            continue
+        expected, source = lengths(name)
+        got = _host_ints(used)
+        if got != expected:
+            shown = got if len(got) <= 8 else got[:8] + ["..."]
+            want = expected if len(expected) <= 8 else expected[:8] + ["..."]
+            _unsupported(api, "%s=%s with values %s" % (name, _describe(used), shown),
+                         "zyfa attends to every packed token; %s is accepted only when it equals %s = %s"
+                         % (name, source, want))
+
+
+def _causal(api, causal):
+    """flash_attn's causal=True is bottom-right; the explicit names are accepted too."""
+    if causal is True:
+        return "bottom_right"
+    if causal is False or causal is None:
+        return False
+    if causal in ("bottom_right", "top_left"):
+        return causal
+    raise ValueError("zyfa.%s: causal must be True (= 'bottom_right', as flash_attn), False, 'bottom_right' "
+                     "or 'top_left', not %s" % (api, _describe(causal)))
 
 
 def _descale(q_descale, k_descale, v_descale):
@@ -45,20 +99,41 @@ def _descale(q_descale, k_descale, v_descale):
     return (q_descale, k_descale, v_descale)
 
 
+def _result(result, return_lse, return_attn_probs):
+    if return_attn_probs:  # flash_attn (2) with dropout_p = 0: (out, softmax_lse, None)
+        o, lse = result
+        return o, lse, None
+    return result
+
+
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                     softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False, *,
                     q_descale=None, k_descale=None, v_descale=None, return_lse=False, out=None,
                     **extra):
     """flash_attn_func(q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv]) -> out [b, sq, hq, dv].
 
+    causal=True is bottom-right aligned, as in flash_attn: query i sees keys j <= i + sk - sq (the
+    last query sees every key; with sq > sk the first sq - sk rows see none and get out = 0). This
+    differs from zyfa.attention(causal=True), which is top-left (j <= i); 'bottom_right' and
+    'top_left' are accepted here too. window_size is around that same bottom-right diagonal.
     FP8 (torch.float8_e4m3fn) inputs take q_descale/k_descale/v_descale fp32 [b, hkv] as in
-    FlashAttention-3 and return bf16. return_lse=True returns (out, lse [b, hq, sq]).
+    FlashAttention-3 and return bf16 (under GQA, quantise q with zyfa.quantize_fp8(q, heads_kv=hkv)).
+    return_attn_probs=True returns (out, softmax_lse [b, hq, sq] fp32, None), as flash_attn does with
+    dropout_p=0 (the probabilities are never materialised); return_lse=True returns (out, lse).
+    seqused_q/seqused_k are accepted when every entry equals sq/sk (read back on the host).
+    Forward only: q, k or v requiring grad under grad mode raises NotImplementedError.
     """
+    api = "flash_attn_func"
     extra["deterministic"] = deterministic
-    _check(dropout_p, softcap, alibi_slopes, return_attn_probs, extra)
-    return attention(q, k, v, causal="bottom_right" if causal else False, window=tuple(window_size),
-                     softmax_scale=softmax_scale, descale=_descale(q_descale, k_descale, v_descale),
-                     return_lse=return_lse, out=out)
+    _check(api, dropout_p, softcap, alibi_slopes, extra)
+    batch = q.shape[0]
+    _check_seqused(api, extra, lambda name: (
+        [int(q.shape[1] if name == "seqused_q" else k.shape[1])] * int(batch),
+        "q.shape[1]" if name == "seqused_q" else "k.shape[1]"))
+    return _result(run_attention(
+        "zyfa." + api, q, k, v, _causal(api, causal), tuple(window_size), softmax_scale,
+        _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, None, None, None, None,
+        out, "auto", None, None, None), return_lse, return_attn_probs)
 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
@@ -68,11 +143,27 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            **extra):
     """flash_attn_varlen_func(q [total_q, hq, d], k [total_k, hkv, d], v [total_k, hkv, dv],
     cu_seqlens_q/k int32 [b+1], max_seqlen_q/k) -> out [total_q, hq, dv].
-    return_lse=True returns (out, lse [hq, total_q])."""
+
+    causal=True is bottom-right aligned per sequence, as flash_attn_func (zyfa.attention's True is
+    top-left). return_attn_probs=True returns (out, softmax_lse [hq, total_q] fp32, None);
+    return_lse=True returns (out, lse [hq, total_q]). FlashAttention-3's seqused_q/seqused_k
+    (int32 [b]) are accepted when they equal cu_seqlens_q/k[1:] - [:-1]; checking reads both back on
+    the host (a synchronisation for GPU tensors, and not traceable by torch.compile): omit them when
+    they are the packed lengths anyway. Forward only, as flash_attn_func.
+    """
+    api = "flash_attn_varlen_func"
     extra["deterministic"] = deterministic
     extra["block_table"] = block_table
-    _check(dropout_p, softcap, alibi_slopes, return_attn_probs, extra)
-    return attention(q, k, v, causal="bottom_right" if causal else False, window=tuple(window_size),
-                     softmax_scale=softmax_scale, descale=_descale(q_descale, k_descale, v_descale),
-                     return_lse=return_lse, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                     max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out)
+    _check(api, dropout_p, softcap, alibi_slopes, extra)
+
+    def lengths(name):
+        cu_name = "cu_seqlens_q" if name == "seqused_q" else "cu_seqlens_k"
+        cu = _host_ints(cu_seqlens_q if name == "seqused_q" else cu_seqlens_k)
+        return [b - a for a, b in zip(cu[:-1], cu[1:])], "%s[1:] - %s[:-1]" % (cu_name, cu_name)
+
+    _check_seqused(api, extra, lengths)
+    return _result(run_attention(
+        "zyfa." + api, q, k, v, _causal(api, causal), tuple(window_size), softmax_scale,
+        _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, cu_seqlens_q,
+        cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, "auto", None, None, None), return_lse,
+        return_attn_probs)

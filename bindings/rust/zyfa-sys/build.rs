@@ -1,6 +1,12 @@
 //! Finds libzyfa: ZYFA_LIB_DIR (with ZYFA_INCLUDE_DIR, default $ZYFA_LIB_DIR/../include), else the
 //! `pkg-config` program (PKG_CONFIG_PATH applies). Links it dynamically; compiles nothing (no C,
 //! no GPU code): GPU runtimes are loaded by libzyfa itself at run time.
+//!
+//! Run time: this crate's own tests get an rpath to the library folder, so `cargo test` finds
+//! libzyfa.so.0 without LD_LIBRARY_PATH. Cargo passes rustc-link-arg only to the targets of the
+//! package whose build script prints it, never to dependents, so the folder is also published as
+//! DEP_ZYFA_LIBDIR: a direct dependent's build script can print the same rpath for its own targets
+//! (bindings/rust/zyfa/build.rs does). An application sets it itself (docs/bindings.md, Rust).
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,8 +27,12 @@ fn main() {
     };
     for dir in &lib_dirs {
         println!("cargo:rustc-link-search=native={}", dir.display());
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
     }
     println!("cargo:rustc-link-lib=dylib=zyfa");
+    // The library folder(s) for dependents' build scripts (DEP_ZYFA_LIBDIR, ':'-separated).
+    let joined: Vec<String> = lib_dirs.iter().map(|d| d.display().to_string()).collect();
+    println!("cargo:libdir={}", joined.join(":"));
     // Where zyfa.h is, for dependents (DEP_ZYFA_INCLUDE) and for the layout test of this crate.
     let include = env::var_os("ZYFA_INCLUDE_DIR")
         .map(PathBuf::from)

@@ -1,6 +1,6 @@
 // One kernel per MFMA form: lane l loads its A registers from a[8 l ..], B from b[8 l ..], the
 // scale VGPRs from scales[2 l], C from c[16 l ..]; stores D to out[16 l ..]. The host builds the
-// register images from matrices with the layouts of gfx950-notes.md and checks D = C + A.B.
+// register images from matrices with the layouts of docs/emulator.md and checks D = C + A.B.
 .include "emu_kernel.inc"
 .macro LOAD_OPERANDS
   s_load_dwordx8 s[4:11], s[0:1], 0x0

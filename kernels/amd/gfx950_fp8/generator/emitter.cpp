@@ -111,7 +111,7 @@ void Emitter::mfma_scaled(const Reg& d, const Reg& a, const Reg& b, const Reg& c
     Instruction inst;
     inst.kind = Kind::Mfma;
     inst.mnemonic = "v_mfma_scale_f32_32x32x64_f8f6f4";
-    inst.mfma_passes = 16;  // gfx950-notes.md 2.1: 32x32x64 with 8-bit operands
+    inst.mfma_passes = 16;  // docs/emulator.md, MFMA passes: 32x32x64 with 8-bit operands
     inst.operands = {Operand{d.text(), d, Role::Write}, Operand{a.text(), a, Role::MfmaA},
                      Operand{b.text(), b, Role::MfmaB},
                      c.valid() ? Operand{c.text(), c, Role::MfmaC} : I(0),

@@ -136,7 +136,7 @@ std::string HazardState::check(const Instruction& inst) const {
         }
     }
     const int need = wait_states_needed(inst);
-    if (need > 0) return "needs " + std::to_string(need) + " more wait states (MFMA/VALU dependency, gfx950-notes.md 3)";
+    if (need > 0) return "needs " + std::to_string(need) + " more wait states (MFMA/VALU dependency, docs/emulator.md, MFMA hazards)";
     if (inst.kind == Kind::Mfma && exec_depth_ > 0) return "MFMA under a narrowed EXEC";
     return "";
 }

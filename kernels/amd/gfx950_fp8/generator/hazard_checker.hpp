@@ -1,4 +1,4 @@
-// The generator's own hazard and counter accounting (gfx950-notes.md section 3). gfx950 does not
+// The generator's own hazard and counter accounting (docs/emulator.md, ISA facts). gfx950 does not
 // interlock MFMA results or memory returns: instruction order alone makes a schedule correct.
 //
 // HazardState follows one path through the code: which registers wait on an outstanding load

@@ -35,7 +35,7 @@ constexpr int kVccSgpr = 106;  // VCC as the SGPR pair the hazard rules track (s
 inline Reg vcc_reg() { return Reg(RegFile::Sgpr, kVccSgpr, 2); }
 inline Reg sgpr(int first, int count = 1) { return Reg(RegFile::Sgpr, first, count); }
 
-// What an instruction is, for the hazard and counter rules of gfx950-notes.md section 3.
+// What an instruction is, for the hazard and counter rules of docs/emulator.md (ISA facts).
 enum class Kind {
     Salu,
     Valu,
@@ -76,7 +76,7 @@ struct Instruction {
     std::string label;             // Label / branch target
     int exec_depth_change = 0;     // ExecChange: +1 narrows EXEC, -1 restores it
     std::string text() const;
-    // Wait states this instruction stands for (gfx950-notes.md section 3: one per instruction).
+    // Wait states this instruction stands for (docs/emulator.md, MFMA hazards: one per instruction).
     int wait_states() const;
 };
 

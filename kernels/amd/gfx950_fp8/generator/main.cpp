@@ -23,7 +23,7 @@ using namespace zyfa::gfx950_fp8;
 
 namespace {
 
-constexpr int kMaxRegistersPerWave = 256;  // two waves per SIMD (gfx950-notes.md 1)
+constexpr int kMaxRegistersPerWave = 256;  // two waves per SIMD (docs/emulator.md, ISA facts)
 constexpr int kMaxLdsBytes = 163840;
 
 bool write_file(const std::string& path, const std::string& text) {
