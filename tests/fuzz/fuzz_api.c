@@ -634,7 +634,8 @@ static void fuzz_attention(const fuzz_choice* c) {
         q.view.data = (unsigned char*)q.view.data + 1;
         twisted_bad = tensor_bytes(&q) > 0 && dtype_bytes(q_dtype) > 1;
         if (!twisted_bad) q.view.data = (unsigned char*)q.view.data - 1; /* keep the rest of the run honest */
-    } else if (a->twist == FUZZ_ATTN_TWIST_LSE_ODD && lse_memory != NULL && lse_count > 0 && lse_provided) {
+    } else if (a->twist == FUZZ_ATTN_TWIST_LSE_ODD && lse_memory != NULL && lse_count > 0 && lse_provided &&
+               FIELD_WITHIN(zyfa_attn_params, lse, passed.readable)) { /* an older caller passes no lse */
         lse_memory = (float*)(void*)((unsigned char*)lse_memory + 2);
         lse_bytes -= 2; /* what the sentinel check may read */
         twisted_bad = 1;
