@@ -16,6 +16,7 @@ STYLE = {  # implementation -> (label, colour, line style)
     "zyfa_fp8_exact": ("zyfa FP8 EXACT", "tab:orange", "-"),
     "zyfa_bf16": ("zyfa BF16", "tab:blue", "-"),
     "triton_fp8": ("Triton FP8 (anchor)", "tab:brown", "--"),
+    "cudnn_fp8": ("cuDNN FP8 (e4m3 out)", "tab:olive", "--"),
     "sdpa_cudnn_bf16": ("SDPA cuDNN BF16", "tab:green", "--"),
     "sdpa_flash_bf16": ("SDPA flash BF16", "tab:purple", "--"),
 }

@@ -7,6 +7,12 @@ Implementations (each row of the table is one shape):
                                              ctypes caller bench/zyfa_ctypes.py (the log and CSV say which)
   torch SDPA BF16, cuDNN backend and flash backend (torch.nn.attention.sdpa_kernel)
   Triton FP8 (bench/triton_fp8_attention.py): the FP8 anchor, EXACT-style numerics
+  cuDNN FP8 (e4m3 out): cuDNN's FP8 SDPA forward through cudnn-frontend's Python graph API (PyPI
+                        nvidia-cudnn-frontend, module cudnn), one graph per shape; its output is
+                        e4m3, because cuDNN takes BF16/FP16 output for FP8 SDPA on Blackwell only
+                        (the frontend's support check says so), so it writes half the bytes of O
+                        that the bf16-out rows write. Skipped, with one line, when the module
+                        does not import or a graph is not supported.
 Shapes: causal, head dim 128, seqlen 1K..32K with batch * seqlen = 32K tokens and 16 heads (equal
 work per token); head dim 192/128 (MLA); head dim 64 (twice the heads); one GQA shape (32 query
 heads on 8 kv heads); head dim 256.
@@ -15,7 +21,8 @@ the median of the samples, per launch. TFLOP/s = 2 * (Dqk + Dv) * visible pairs 
 the formula of zyfa-bench (causal visible pairs = s (s + 1) / 2 per sequence).
 Correctness spot check first: every implementation on one small causal shape against an fp32
 torch reference on the same (dequantised) inputs, relative RMS error printed, so that a fast but
-wrong kernel shows. Writes a long-format CSV (one line per shape and implementation).
+wrong kernel shows; cuDNN FP8 is checked again on the first benchmark shape it runs, and is not
+timed where either check fails. Writes a long-format CSV (one line per shape and implementation).
 """
 import argparse
 import csv
@@ -29,14 +36,24 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8"]
+IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
+         "cudnn_fp8"]
 # Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row.
-ANCHORS = {"zyfa_fp8_lean": ["triton_fp8"], "zyfa_fp8_exact": ["triton_fp8"],
+ANCHORS = {"zyfa_fp8_lean": ["triton_fp8", "cudnn_fp8"], "zyfa_fp8_exact": ["triton_fp8", "cudnn_fp8"],
            "zyfa_bf16": ["sdpa_cudnn_bf16", "sdpa_flash_bf16"]}
 # Relative RMS error against fp32 on the same inputs above which the spot check fails: FP8 P
 # rounding gives ~2-3e-2 (EXACT/LEAN, README), bf16 P ~2e-3; 8e-2 and 1e-2 leave room for the input
 # distribution but not for a wrong kernel (which gives O(1)).
 SPOT_TOLERANCE = {"fp8": 8e-2, "bf16": 1e-2}
+# cuDNN FP8 rounds O to e4m3 (3 mantissa bits) on top of P's rounding, so its bound is looser; above
+# it the output is grossly wrong and the row is marked failed instead of timed.
+CUDNN_FP8_TOLERANCE = 1e-1
+
+
+def tolerance(impl):
+    if impl == "cudnn_fp8":
+        return CUDNN_FP8_TOLERANCE
+    return SPOT_TOLERANCE["fp8" if "fp8" in impl else "bf16"]
 
 
 def parse_args():
@@ -50,7 +67,14 @@ def parse_args():
     ap.add_argument("--samples", type=int, default=None, help="timed samples per measurement (default 15, quick 5)")
     ap.add_argument("--tokens", type=int, default=32768, help="batch * seqlen for the head-dim-128 sweep")
     ap.add_argument("--heads", type=int, default=16)
-    return ap.parse_args()
+    ap.add_argument("--impls", default=",".join(IMPLS),
+                    help="comma-separated implementations to run (default all: %(default)s)")
+    args = ap.parse_args()
+    args.impls = [i.strip() for i in args.impls.split(",") if i.strip()]
+    unknown = [i for i in args.impls if i not in IMPLS]
+    if unknown:
+        ap.error("unknown implementation(s) %s; choose from %s" % (", ".join(unknown), ", ".join(IMPLS)))
+    return args
 
 
 def shapes(args):
@@ -143,6 +167,12 @@ def open_zyfa(args, torch):
 
 
 # --- inputs and implementations ------------------------------------------------------------------------
+def first_line(e, width=200):
+    """One line for an exception: its message's first line, or its type when it has none."""
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:width]
+
+
 def rel_rms(x, ref):
     return float(((x - ref).pow(2).mean() / ref.pow(2).mean()).sqrt())
 
@@ -165,9 +195,130 @@ class Inputs:
         self.shape = (batch, seqlen, hq, hkv, dqk, dv)
 
 
-def make_launch(impl, torch, zyfa, inp):
+class CudnnFp8:
+    """cuDNN's FP8 (e4m3) SDPA forward through cudnn-frontend's Python graph API (module `cudnn`).
+
+    One graph per shape, built once: validate, build_operation_graph, execution plans from heuristics
+    A then FALLBACK, check_support, build_plans, and its workspace; the timed launch is execute().
+    Q/K/V are the bench's e4m3 tensors, [b, s, h, d] storage described to cuDNN as [b, h, s, d] with
+    those strides (no copy). Output e4m3: cuDNN takes BF16/FP16 output for FP8 SDPA only on
+    Blackwell (the frontend's support check refuses it below), so the row says "e4m3 out"."""
+
+    label = "cuDNN FP8 (e4m3 out)"
+    # P <= 1 after the row-max subtraction, so 448 (e4m3's largest finite value) uses its whole range.
+    SCALE_S = 448.0
+
+    def __init__(self, torch):
+        import cudnn  # ImportError (wheel not installed) -> the impl is skipped, with one line
+        self.cudnn, self.torch = cudnn, torch
+        self.backend = cudnn.backend_version()
+        self.handle = cudnn.create_handle()
+
+    def describe(self):
+        return "%s via cudnn frontend %s (%s), cuDNN backend %s" % (
+            self.label, getattr(self.cudnn, "__version__", "?"), os.path.dirname(self.cudnn.__file__), self.backend)
+
+    def _build(self, inp, out8, stats):
+        """The graph for this shape, and its tensors by role; raises if cuDNN does not support it."""
+        cudnn = self.cudnn
+        f8, f32 = cudnn.data_type.FP8_E4M3, cudnn.data_type.FLOAT
+        batch, seqlen, hq, hkv, dqk, dv = inp.shape
+        g = cudnn.pygraph(io_data_type=f8, intermediate_data_type=f32, compute_data_type=f32, handle=self.handle)
+
+        def bshd(name, t):  # a [b, s, h, d] tensor as cuDNN's [b, h, s, d] dims with its own strides
+            view = t.transpose(1, 2)
+            return g.tensor(name=name, dim=list(view.shape), stride=list(view.stride()), data_type=f8)
+
+        def scalar(name):
+            return g.tensor(name=name, dim=[1, 1, 1, 1], stride=[1, 1, 1, 1], data_type=f32)
+
+        t = {"q": bshd("q", inp.q8), "k": bshd("k", inp.k8), "v": bshd("v", inp.v8)}
+        for name in ("descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o"):
+            t[name] = scalar(name)
+        # Causal, top-left (row i sees keys 0..i), as torch's is_causal and the other rows: the
+        # frontend's preferred form, diagonal_alignment TOP_LEFT with right_bound 0.
+        o, st, amax_s, amax_o = g.sdpa_fp8(
+            q=t["q"], k=t["k"], v=t["v"], descale_q=t["descale_q"], descale_k=t["descale_k"],
+            descale_v=t["descale_v"], descale_s=t["descale_s"], scale_s=t["scale_s"], scale_o=t["scale_o"],
+            generate_stats=stats, attn_scale=dqk ** -0.5,
+            diagonal_alignment=cudnn.diagonal_alignment.TOP_LEFT, right_bound=0, name="sdpa_fp8")
+        ov = out8.transpose(1, 2)
+        o.set_output(True).set_dim(list(ov.shape)).set_stride(list(ov.stride())).set_data_type(f8)
+        t["o"] = o
+        # Both amax outputs declared, as the frontend's own FP8 tests do (a declared Amax_S also keeps
+        # the graph on cuDNN backend plans, per the 1.32 frontend's docstring).
+        for name, a in (("amax_s", amax_s), ("amax_o", amax_o)):
+            a.set_output(True).set_dim([1, 1, 1, 1]).set_stride([1, 1, 1, 1]).set_data_type(f32)
+            t[name] = a
+        if stats:
+            st.set_output(True).set_dim([batch, hq, seqlen, 1]).set_stride([hq * seqlen, seqlen, 1, 1]) \
+                .set_data_type(f32)
+            t["stats"] = st
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        g.check_support()
+        g.build_plans()
+        engine = getattr(g, "selected_engine", None)  # frontend >= 1.2x: None means a cuDNN backend plan
+        if engine is not None:
+            raise RuntimeError("the frontend chose its own engine %s, not a cuDNN backend plan" % engine.name)
+        return g, t
+
+    def prepare(self, inp):
+        torch, cudnn = self.torch, self.cudnn
+        batch, seqlen, hq, hkv, dqk, dv = inp.shape
+        dev = "cuda"
+        out8 = torch.empty(batch, seqlen, hq, dv, device=dev, dtype=torch.float8_e4m3fn)
+        out8.view(torch.uint8).fill_(0x7F)  # e4m3fn NaN: an unwritten element cannot pass a check
+        t0 = time.perf_counter()
+        try:
+            g, t = self._build(inp, out8, stats=False)
+            stats = False
+        except cudnn.cudnnGraphNotSupportedError as first:
+            try:  # some backends serve FP8 forward only with softmax stats: time it with them, and say so
+                g, t = self._build(inp, out8, stats=True)
+                stats = True
+            except Exception:
+                raise first
+        build_s = time.perf_counter() - t0
+        # |O| <= max |V| (rows of P sum to 1; P's rounding can pass it slightly): a power of two that
+        # maps max |V| to at most 224 keeps O 2x under e4m3's 448, and dequantises exactly.
+        amax_v = float(inp.v8.float().abs().max())
+        scale_o = 2.0 ** math.floor(math.log2(224.0 / max(amax_v, 1e-30)))
+
+        def f32(x):
+            return torch.full((1, 1, 1, 1), x, device=dev, dtype=torch.float32)
+
+        one = f32(1.0)  # the bench's e4m3 inputs are N(0, 1) cast unscaled: descales 1
+        pack = {t["q"]: inp.q8, t["k"]: inp.k8, t["v"]: inp.v8, t["o"]: out8,
+                t["descale_q"]: one, t["descale_k"]: one, t["descale_v"]: one,
+                t["descale_s"]: f32(1.0 / self.SCALE_S), t["scale_s"]: f32(self.SCALE_S), t["scale_o"]: f32(scale_o),
+                t["amax_s"]: f32(0.0), t["amax_o"]: f32(0.0)}
+        if stats:
+            pack[t["stats"]] = torch.empty(batch, hq, seqlen, 1, device=dev, dtype=torch.float32)
+        workspace = torch.empty(max(1, g.get_workspace_size()), device=dev, dtype=torch.uint8)
+        cudnn.set_stream(self.handle, torch.cuda.current_stream().cuda_stream)  # the stream the events time
+        inp.cudnn_out8, inp.cudnn_scale_o, inp.cudnn_amax_o = out8, scale_o, pack[t["amax_o"]]
+        handle = self.handle
+
+        def launch():
+            g.execute(pack, workspace, handle=handle)
+
+        try:
+            plan = g.get_plan_name_at_index(getattr(g, "_plan_index", 0))
+        except Exception:  # the name is informative only
+            plan = "?"
+        return launch, "%s %s%s scale_o %g, build %.1f s" % (self.label, plan, " +stats" if stats else "", scale_o,
+                                                             build_s)
+
+
+def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
     """(launch, kernel description) for one implementation on one shape; raises if unsupported."""
     batch, seqlen, hq, hkv, dqk, dv = inp.shape
+    if impl == "cudnn_fp8":
+        if cudnn_fp8 is None:
+            raise RuntimeError("cudnn frontend unavailable")
+        return cudnn_fp8.prepare(inp)
     if impl.startswith("zyfa_"):
         if impl == "zyfa_bf16":
             return zyfa.prepare(inp.q16, inp.k16, inp.v16, inp.out, causal=True, softmax="exact")
@@ -201,7 +352,17 @@ def output_of(impl, result, inp):
     """[b, s, h, dv] float32 output of the launch that just ran."""
     if impl.startswith("sdpa_"):
         return result.transpose(1, 2).float()
+    if impl == "cudnn_fp8":
+        return inp.cudnn_out8.float() / inp.cudnn_scale_o
     return inp.out.float()
+
+
+def fp32_reference(torch, inp):
+    """fp32 torch SDPA, causal, on this shape's dequantised e4m3 inputs (descales 1), [b, s, h, dv]."""
+    batch, seqlen, hq, hkv, dqk, dv = inp.shape
+    qf, kf, vf = (t.float().transpose(1, 2) for t in (inp.q8, inp.k8, inp.v8))
+    return torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=True,
+                                                            enable_gqa=hq != hkv).transpose(1, 2)
 
 
 def time_launch(torch, launch, samples):
@@ -226,7 +387,7 @@ def time_launch(torch, launch, samples):
     return statistics.median(times), min(times), max(times)
 
 
-def spot_check(torch, zyfa, log):
+def spot_check(torch, zyfa, log, impls, cudnn_fp8=None):
     """Every implementation on one small causal shape against fp32 torch on the same inputs."""
     batch, seqlen, hq, hkv, dqk, dv = 2, 1000, 8, 8, 128, 128
     inp = Inputs(torch, batch, seqlen, hq, hkv, dqk, dv, seed=1)
@@ -235,21 +396,21 @@ def spot_check(torch, zyfa, log):
         qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
         refs[kind] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=True).transpose(1, 2)
     results = {}
-    for impl in IMPLS:
+    for impl in impls:
         kind = "fp8" if "fp8" in impl else "bf16"
         try:
             inp.out.fill_(float("nan"))  # an unwritten element cannot pass
-            launch, _ = make_launch(impl, torch, zyfa, inp)
+            launch, _ = make_launch(impl, torch, zyfa, inp, cudnn_fp8)
             result = launch()
             torch.cuda.synchronize()
             err = rel_rms(output_of(impl, result, inp), refs[kind])
-            ok = err <= SPOT_TOLERANCE[kind]
+            ok = err <= tolerance(impl)
             results[impl] = (err, ok)
-            log("  %-16s rel RMS error vs fp32 %.3e (bound %.0e) %s" % (impl, err, SPOT_TOLERANCE[kind],
+            log("  %-16s rel RMS error vs fp32 %.3e (bound %.0e) %s" % (impl, err, tolerance(impl),
                                                                        "ok" if ok else "WRONG"))
         except Exception as e:
-            results[impl] = (float("nan"), False)
-            log("  %-16s unavailable: %s" % (impl, str(e).splitlines()[0][:200]))
+            results[impl] = (float("nan"), None)  # None: did not run (False: ran and was wrong)
+            log("  %-16s unavailable: %s" % (impl, first_line(e)))
     return results
 
 
@@ -283,8 +444,19 @@ def main():
     except Exception as e:
         log("zyfa unavailable: %s" % e)
 
+    cudnn_fp8, cudnn_skip = None, None
+    if "cudnn_fp8" in args.impls:
+        try:
+            cudnn_fp8 = CudnnFp8(torch)
+            log(cudnn_fp8.describe())
+        except Exception as e:  # only this implementation is skipped
+            cudnn_skip = "cudnn frontend unavailable (%s: %s)" % (type(e).__name__, first_line(e, 120))
+            log("cudnn_fp8 skipped: %s; tools/gpu/fetch-device-deps.sh fetches the nvidia-cudnn-frontend wheel "
+                "that tools/gpu/run-device-suite.sh installs" % cudnn_skip)
+
     log("== correctness spot check: causal b2 s1000 h8 d128, each vs fp32 torch on the same inputs")
-    spot = spot_check(torch, zyfa, log)
+    spot = spot_check(torch, zyfa, log, args.impls, cudnn_fp8)
+    cudnn_check = None  # (shape, seqlen, rel RMS error) of cuDNN FP8 on the first benchmark shape it runs
 
     rows = []
     zyfa_api = zyfa.name if zyfa else "unavailable"
@@ -293,22 +465,45 @@ def main():
         inp = Inputs(torch, batch, seqlen, hq, hkv, dqk, dv)
         log("== %s: batch %d seqlen %d heads %d/%d dims %d/%d (%.1f GFLOP)" % (name, batch, seqlen, hq, hkv, dqk, dv,
                                                                            flops / 1e9))
-        for impl in IMPLS:
+        for impl in args.impls:
             row = dict(shape=name, batch=batch, seqlen=seqlen, heads_q=hq, heads_kv=hkv, head_dim_qk=dqk,
                        head_dim_v=dv, impl=impl, kernel="", ms_median="", ms_min="", ms_max="", tflops="",
                        spot_rel_rms="%.3e" % spot.get(impl, (float("nan"), False))[0], status="ok", zyfa_api=zyfa_api)
+            if impl == "cudnn_fp8" and cudnn_skip:
+                row["status"] = "skipped: " + cudnn_skip
+                log("  %-16s skipped: cudnn frontend unavailable" % impl)
+                rows.append(row)
+                continue
             try:
                 if impl.startswith("zyfa_") and zyfa is None:
                     raise RuntimeError("zyfa unavailable")
-                launch, kernel = make_launch(impl, torch, zyfa, inp)
+                launch, kernel = make_launch(impl, torch, zyfa, inp, cudnn_fp8)
+                if impl == "cudnn_fp8":
+                    if cudnn_check is None:  # the first benchmark shape it runs on: check it here too
+                        launch()
+                        torch.cuda.synchronize()
+                        err = rel_rms(output_of(impl, None, inp), fp32_reference(torch, inp))
+                        cudnn_check = (name, seqlen, err)
+                        log("  %-16s check on this shape: rel RMS error vs fp32 %.3e (bound %.0e) %s; amax_o %.3g" % (
+                            impl, err, CUDNN_FP8_TOLERANCE, "ok" if err <= CUDNN_FP8_TOLERANCE else "WRONG",
+                            float(inp.cudnn_amax_o.item())))
+                    spot_err, spot_ok = spot.get(impl, (float("nan"), None))
+                    if spot_ok is False or not cudnn_check[2] <= CUDNN_FP8_TOLERANCE:  # NaN fails too
+                        # Grossly wrong: a speed would mislead, so none is reported.
+                        row.update(kernel=kernel, status="failed check: rel RMS %.3e at b2 s1000, %.3e at %s s%d" % (
+                            spot_err, cudnn_check[2], cudnn_check[0], cudnn_check[1]))
+                        log("  %-16s %s (not timed)" % (impl, row["status"]))
+                        rows.append(row)
+                        continue
                 median, lo, hi = time_launch(torch, launch, samples)
                 row.update(kernel=kernel, ms_median="%.4f" % median, ms_min="%.4f" % lo, ms_max="%.4f" % hi,
                            tflops="%.1f" % (flops / (median * 1e-3) / 1e12))
-                if not spot.get(impl, (0, True))[1]:
+                # cuDNN FP8 passed its checks above (the spot check's own shape may be one it refuses).
+                if impl != "cudnn_fp8" and not spot.get(impl, (0, True))[1]:
                     row["status"] = "failed spot check"
                 log("  %-16s %9.3f ms  %7s TFLOP/s  %s" % (impl, median, row["tflops"], kernel))
             except Exception as e:
-                row["status"] = "error: " + str(e).splitlines()[0][:160] if str(e) else "error: " + type(e).__name__
+                row["status"] = "error: " + first_line(e, 160)
                 log("  %-16s %s" % (impl, row["status"]))
                 if os.environ.get("ZYFA_BENCH_TRACEBACK"):
                     traceback.print_exc()
@@ -338,19 +533,22 @@ def main():
     # The table, last: TFLOP/s per implementation and the ratios zyfa / anchor.
     log("== results (TFLOP/s, median of %d samples; ratios zyfa/anchor; zyfa via %s)" % (samples, zyfa_api))
     short = {"zyfa_fp8_lean": "lean", "zyfa_fp8_exact": "exact", "zyfa_bf16": "zbf16", "sdpa_cudnn_bf16": "cudnn",
-             "sdpa_flash_bf16": "flash", "triton_fp8": "triton8"}
-    header = "%-24s %6s " % ("shape", "seqlen") + " ".join("%7s" % short[i] for i in IMPLS) + \
-        "  lean/tri exact/tri bf16/cudnn bf16/flash"
+             "sdpa_flash_bf16": "flash", "triton_fp8": "triton8", "cudnn_fp8": "cudnn8"}
+    # (column title, zyfa implementation, anchor); cudnn8 is cuDNN FP8 with e4m3 output.
+    ratios = [("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
+              ("lean/cdnn8", "zyfa_fp8_lean", "cudnn_fp8"), ("exact/cdnn8", "zyfa_fp8_exact", "cudnn_fp8"),
+              ("bf16/cudnn", "zyfa_bf16", "sdpa_cudnn_bf16"), ("bf16/flash", "zyfa_bf16", "sdpa_flash_bf16")]
+    header = "%-24s %6s " % ("shape", "seqlen") + " ".join("%7s" % short[i] for i in args.impls) + \
+        " " + " ".join("%11s" % title for title, _, _ in ratios)
     log(header)
     for name, batch, seqlen, *_ in shapes(args):
-        vals = {i: by_key[(name, seqlen, i)]["tflops"] for i in IMPLS}
+        vals = {i: by_key[(name, seqlen, i)]["tflops"] for i in args.impls}
 
         def ratio(a, b):
-            return "%.2f" % (float(vals[a]) / float(vals[b])) if vals[a] and vals[b] else "-"
+            return "%.2f" % (float(vals[a]) / float(vals[b])) if vals.get(a) and vals.get(b) else "-"
 
-        log("%-24s %6d " % (name[:24], seqlen) + " ".join("%7s" % (vals[i] or "-") for i in IMPLS) +
-            "  %8s %9s %10s %10s" % (ratio("zyfa_fp8_lean", "triton_fp8"), ratio("zyfa_fp8_exact", "triton_fp8"),
-                                      ratio("zyfa_bf16", "sdpa_cudnn_bf16"), ratio("zyfa_bf16", "sdpa_flash_bf16")))
+        log("%-24s %6d " % (name[:24], seqlen) + " ".join("%7s" % (vals[i] or "-") for i in args.impls) +
+            " " + " ".join("%11s" % ratio(a, b) for _, a, b in ratios))
     bad = [i for i, (_, ok) in spot.items() if not ok]
     log("spot check: %s" % ("all ok" if not bad else "FAILED or unavailable: " + ", ".join(bad)))
     log("csv: %s" % os.path.abspath(args.csv))
