@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Everything zyfa checks and measures on an NVIDIA GPU, in one call of the device machine:
+#   0. the cudnn frontend wheel from .device-deps/wheels/ (when carried), installed under
+#      /tmp/zyfa-pydeps for the benchmark's cuDNN FP8 row;
 #   1. CMocka (and pkg-config if missing) from the Debian packages carried in .device-deps/,
 #      unpacked under /tmp (never into /);
 #   2. configure and build build-gpu/ with the NVIDIA backend (nvcc there), Release, -Werror;
 #   3. ctest -L gpu, verbose (every case prints its figures), then the other labels;
-#   4. bench/run_benchmark.py: zyfa vs cuDNN / flash SDPA (BF16) and the Triton FP8 kernel, CSV;
+#   4. bench/run_benchmark.py: zyfa vs cuDNN / flash SDPA (BF16), the Triton FP8 kernel and cuDNN
+#      FP8 (e4m3 out; skipped, with one line, without the frontend), CSV;
 #   5. bench/plot_results.py: the PNG, when matplotlib is there.
 # Files land in $OUT (at most 8 come back, none deeper than 2 folders): suite.log (environment and
 # summary), build.log, ctest-gpu.log, ctest-other.log, bench.log, bench.csv, bench.png.
 #
-# Usage (what the lead passes to the device tool's run, with carry [".device-deps"]):
+# Usage (what the lead passes to the device tool's run, with carry [".device-deps"]; fill it with
+# tools/gpu/fetch-device-deps.sh first):
 #   tools/gpu/run-device-suite.sh [--quick] [--no-bench] [--no-other] [--budget SECONDS]
 #   --quick     correctness first: the gpu tier only, and a two-row benchmark
 #   --no-bench  skip steps 4 and 5
@@ -31,7 +35,7 @@ while [[ $# -gt 0 ]]; do
     --no-bench) bench=0 ;;
     --no-other) other=0 ;;
     --budget) budget=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -85,6 +89,48 @@ step() {
   echo "cores: $jobs"
 } >>"$OUT/suite.log" 2>&1
 
+# --- 0. the cudnn frontend (Python module cudnn) from a carried wheel --------------------------------
+# Installed under /tmp (the image's own site-packages stay as they are) and put on PYTHONPATH for
+# the benchmark only. --no-deps: the image has torch and nvidia-cudnn-cu13 (the cuDNN library).
+pydeps=/tmp/zyfa-pydeps
+bench_env=()
+cudnn_line="cudnn frontend: not installed"
+# The frontend dlopens libcudnn, looking in LD_LIBRARY_PATH first, then python's purelib
+# nvidia/cudnn/lib, then the system's: the folder of the copy torch loaded goes first, so that the
+# process holds one cuDNN and both cuDNN rows run the same library.
+find_cudnn_lib='
+import glob, os
+import torch
+torch.backends.cudnn.version()  # loads libcudnn where importing torch did not
+for line in open("/proc/self/maps"):
+    path = line.split()[-1]
+    if os.path.basename(path).startswith("libcudnn.so"):
+        print(os.path.dirname(path))
+        break
+else:
+    import nvidia.cudnn
+    for p in nvidia.cudnn.__path__:
+        if glob.glob(os.path.join(p, "lib", "libcudnn.so*")):
+            print(os.path.join(p, "lib"))
+            break
+'
+if compgen -G "$repo/.device-deps/wheels/nvidia_cudnn_frontend-*.whl" >/dev/null; then
+  rm -rf "$pydeps"
+  if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$pydeps" \
+       "$repo"/.device-deps/wheels/nvidia_cudnn_frontend-*.whl >>"$OUT/suite.log" 2>&1; then
+    cudnn_lib=$(python3 -c "$find_cudnn_lib" 2>>"$OUT/suite.log")
+    bench_env=(env "PYTHONPATH=$pydeps${PYTHONPATH:+:$PYTHONPATH}")
+    [[ -n $cudnn_lib ]] && bench_env+=("LD_LIBRARY_PATH=$cudnn_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    log "cudnn frontend installed under $pydeps; libcudnn folder: ${cudnn_lib:-not found (the frontend searches itself)}"
+    cudnn_line=$("${bench_env[@]}" python3 -c 'import torch, cudnn; print("cudnn frontend", cudnn.__version__, "backend", cudnn.backend_version(), "(" + cudnn.backend_version_string() + "), torch cudnn", torch.backends.cudnn.version())' 2>&1 | tail -1)
+    log "$cudnn_line"
+  else
+    log "cudnn frontend wheel did not install (pip's output in suite.log): the cudnn_fp8 row will be skipped"
+  fi
+else
+  log "no .device-deps/wheels/nvidia_cudnn_frontend-*.whl carried (tools/gpu/fetch-device-deps.sh): the cudnn_fp8 row will be skipped"
+fi
+
 # --- 1. CMocka (and pkg-config) from carried Debian packages --------------------------------------
 deps=/tmp/zyfa-device-deps
 if ! { command -v pkg-config >/dev/null && pkg-config --exists cmocka; }; then
@@ -134,7 +180,7 @@ fi
 if ((bench && built)); then
   bench_args=(--library "$build/libzyfa.so" --csv "$OUT/bench.csv")
   ((quick)) && bench_args+=(--quick)
-  step "benchmark" 240 "$OUT/bench.log" python3 "$repo/bench/run_benchmark.py" "${bench_args[@]}"
+  step "benchmark" 240 "$OUT/bench.log" ${bench_env[@]+"${bench_env[@]}"} python3 "$repo/bench/run_benchmark.py" "${bench_args[@]}"
   if [[ -s $OUT/bench.csv ]]; then
     if python3 -c 'import matplotlib' 2>/dev/null; then
       step "plot" 60 "$OUT/bench.log" python3 "$repo/bench/plot_results.py" "$OUT/bench.csv" "$OUT/bench.png"
@@ -158,6 +204,8 @@ fi
   fi
   if [[ -s $OUT/bench.log ]]; then
     echo "=== benchmark"
+    echo "$cudnn_line"
+    grep -E '^cuDNN FP8 \(e4m3 out\) via|^cudnn_fp8 skipped|^ +cudnn_fp8 +(rel RMS|unavailable|check on|failed|error)' "$OUT/bench.log" | head -12
     sed -n '/^== results/,$p' "$OUT/bench.log"
   fi
   echo "=== steps"
