@@ -35,7 +35,7 @@ while [[ $# -gt 0 ]]; do
     --no-bench) bench=0 ;;
     --no-other) other=0 ;;
     --budget) budget=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
