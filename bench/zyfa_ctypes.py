@@ -27,7 +27,8 @@ class AttnParams(ctypes.Structure):
                 ("softmax_scale", ctypes.c_float), ("softmax", ctypes.c_int32), ("window_left", ctypes.c_int32),
                 ("window_right", ctypes.c_int32), ("cu_seqlens_q", ctypes.c_void_p),
                 ("cu_seqlens_k", ctypes.c_void_p), ("q_descale", ctypes.c_void_p), ("k_descale", ctypes.c_void_p),
-                ("v_descale", ctypes.c_void_p), ("lse", ctypes.c_void_p), ("flags", ctypes.c_uint64)]
+                ("v_descale", ctypes.c_void_p), ("lse", ctypes.c_void_p), ("flags", ctypes.c_uint64),
+                ("key_block", ctypes.c_int32), ("reserved", ctypes.c_int32)]
 
 
 class ZyfaError(RuntimeError):

@@ -79,7 +79,7 @@ typedef int32_t zyfa_mask;
 typedef int32_t zyfa_softmax;
 #define ZYFA_SOFTMAX_AUTO  0 /* LEAN for FP8 inputs, EXACT otherwise */
 #define ZYFA_SOFTMAX_EXACT 1 /* exp2 in fp32; FP8: P scaled by 2^8, rounded to e4m3 (RNE) */
-#define ZYFA_SOFTMAX_LEAN  2 /* ZYFA: Lean P codes, per-64-key-block 2^k scaling, rounded row sum */
+#define ZYFA_SOFTMAX_LEAN  2 /* ZYFA: Lean P codes, per-key-block 2^k scaling, rounded row sum */
 
 /* zyfa_quant_params.flags: rotate the head dimension by a normalised Hadamard matrix first. */
 #define ZYFA_QUANT_HADAMARD 1u
@@ -137,6 +137,13 @@ typedef struct zyfa_attn_params {
     float*         lse;           /* optional output, natural-log sum-exp of the scaled scores:
                                      [batch, heads_q, seqlen_q], or [heads_q, total_q] when varlen */
     uint64_t       flags;         /* must be 0 in 0.1 */
+    /* Appended after 0.1's layout; an older caller's struct_size ends before it and reads as 0. */
+    int32_t        key_block;     /* keys per online-softmax step: 0 = the backend's own choice, or
+                                     64 or 128 (else INVALID_ARGUMENT). LEAN's block scales depend
+                                     on it, EXACT only in its last bits; a backend without kernels
+                                     for the value returns NOT_SUPPORTED */
+    int32_t        reserved;      /* must be 0: spells out the tail padding (room for a later
+                                     field; nonzero is NOT_SUPPORTED) */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
@@ -235,7 +242,7 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * Non-finite values: a row that sees a score which is NaN or +inf after scaling (a NaN or inf in
  * q or k, a NaN or inf descale, a dot product beyond fp32) gets O = NaN and lse = NaN, on every
  * backend; a score of -inf is a probability of 0. NaN or inf in v reaches O through P.V (a masked
- * key inside a 64-key block is multiplied by 0, and 0 * NaN is NaN).
+ * key inside a key block is multiplied by 0, and 0 * NaN is NaN).
  *
  * Bounds (INVALID_ARGUMENT beyond them, on every backend): head_dim_qk and head_dim_v in
  * [1, 512]; batch, seqlens and heads >= 0 (heads >= 1) with every element and byte offset of

@@ -27,12 +27,15 @@ const (
 type Window struct{ Left, Right int32 }
 
 // AttentionOptions for host calls; the zero value is no mask, no window, scale 1/sqrt(head_dim),
-// Auto softmax.
+// Auto softmax, the backend's own key block.
 type AttentionOptions struct {
 	Mask         Mask
 	Window       *Window
 	SoftmaxScale float32 // 0 = 1/sqrt(head_dim)
 	Softmax      Softmax
+	// Keys per online-softmax step (params.key_block): 0 = the backend's own (CPU and AMD 64), 64
+	// or 128. LEAN's block scales depend on it; a backend without kernels for it is NotSupported.
+	KeyBlock int32
 	// FP8 only: fp32 [batch * heads_kv] each, or nil.
 	QDescale, KDescale, VDescale []float32
 	// Packed sequences: [batch + 1] prefix sums (both or neither) and the longest lengths.
@@ -49,6 +52,7 @@ type DeviceAttentionOptions struct {
 	Window                        *Window
 	SoftmaxScale                  float32
 	Softmax                       Softmax
+	KeyBlock                      int32 // as AttentionOptions.KeyBlock
 	QDescale, KDescale, VDescale  uintptr
 	CuSeqlensQ, CuSeqlensK        uintptr
 	Batch, MaxSeqlenQ, MaxSeqlenK int
@@ -62,6 +66,7 @@ type attnParams struct {
 	softmaxScale                         float32
 	softmax                              Softmax
 	windowLeft, windowRight              int32
+	keyBlock                             int32
 }
 
 // shapeParams derives the problem from the views and checks them against each other.
@@ -152,7 +157,7 @@ func (c *Context) hostCall(q, k, v, o Tensor, opts *AttentionOptions, nameOnly b
 	if err != nil {
 		return "", err
 	}
-	p.mask, p.softmaxScale, p.softmax = opts.Mask, opts.SoftmaxScale, opts.Softmax
+	p.mask, p.softmaxScale, p.softmax, p.keyBlock = opts.Mask, opts.SoftmaxScale, opts.Softmax, opts.KeyBlock
 	if opts.Window != nil {
 		p.windowLeft, p.windowRight = opts.Window.Left, opts.Window.Right
 	}
@@ -223,7 +228,7 @@ func (c *Context) AttentionDevice(q, k, v, o Tensor, opts *DeviceAttentionOption
 	if err != nil {
 		return err
 	}
-	p.mask, p.softmaxScale, p.softmax = opts.Mask, opts.SoftmaxScale, opts.Softmax
+	p.mask, p.softmaxScale, p.softmax, p.keyBlock = opts.Mask, opts.SoftmaxScale, opts.Softmax, opts.KeyBlock
 	if opts.Window != nil {
 		p.windowLeft, p.windowRight = opts.Window.Left, opts.Window.Right
 	}

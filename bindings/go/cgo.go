@@ -139,6 +139,7 @@ func cAttnParams(p *attnParams) C.zyfa_attn_params {
 	c.softmax_scale = C.float(p.softmaxScale)
 	c.softmax = C.zyfa_softmax(p.softmax)
 	c.window_left, c.window_right = C.int32_t(p.windowLeft), C.int32_t(p.windowRight)
+	c.key_block = C.int32_t(p.keyBlock)
 	return c
 }
 

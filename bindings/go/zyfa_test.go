@@ -271,6 +271,60 @@ func TestErrorsCarryStatusAndMessage(t *testing.T) {
 	}
 }
 
+func TestKeyBlock(t *testing.T) {
+	ctx := cpuContext(t)
+	s, h, d := 300, 2, 64
+	var codes [3][]byte
+	var scales [3][]float32
+	for i := range codes {
+		codes[i], scales[i] = make([]byte, s*h*d), make([]float32, h)
+		err := ctx.QuantizeFP8(must(t)(Float32(values(s*h*d, uint64(30+i)), 1, s, h, d)),
+			must(t)(Bytes(codes[i], FP8E4M3FN, 1, s, h, d)), scales[i], false, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(keyBlock int32) (string, []float32, error) {
+		o := make([]float32, s*h*d)
+		for i := range o {
+			o[i] = 7
+		}
+		opts := &AttentionOptions{Mask: MaskCausal, QDescale: scales[0], KDescale: scales[1], VDescale: scales[2],
+			KeyBlock: keyBlock}
+		qt, kt, vt := must(t)(Bytes(codes[0], FP8E4M3FN, 1, s, h, d)), must(t)(Bytes(codes[1], FP8E4M3FN, 1, s, h, d)),
+			must(t)(Bytes(codes[2], FP8E4M3FN, 1, s, h, d))
+		ot := must(t)(Float32(o, 1, s, h, d))
+		name, _ := ctx.AttentionKernelName(qt, kt, vt, ot, opts)
+		return name, o, ctx.Attention(qt, kt, vt, ot, opts)
+	}
+	name0, o0, err0 := run(0)
+	name64, o64, err64 := run(64)
+	name128, o128, err128 := run(128)
+	if err0 != nil || err64 != nil || err128 != nil {
+		t.Fatalf("key_block 0/64/128: %v / %v / %v", err0, err64, err128)
+	}
+	if name0 != name64 || !strings.HasSuffix(name128, "_bk128") {
+		t.Fatalf("kernels %q %q %q", name0, name64, name128)
+	}
+	same, differs := true, false
+	for i := range o0 {
+		same = same && math.Float32bits(o0[i]) == math.Float32bits(o64[i])
+		differs = differs || math.Float32bits(o0[i]) != math.Float32bits(o128[i])
+	}
+	if !same || !differs {
+		t.Fatalf("0 equals 64 bitwise: %v (want true); 128 differs in LEAN's bits: %v (want true)", same, differs)
+	}
+	_, o, err := run(63)
+	if !IsStatus(err, StatusInvalidArgument) || !strings.Contains(err.Error(), "params.key_block = 63") {
+		t.Fatalf("key_block 63: %v", err)
+	}
+	for _, x := range o {
+		if x != 7 {
+			t.Fatal("a failed call wrote its output")
+		}
+	}
+}
+
 func TestCloseIsIdempotentAndCallsAfterCloseFail(t *testing.T) {
 	ctx, err := NewContext(&ContextOptions{Backend: BackendCPU})
 	if err != nil {

@@ -41,6 +41,8 @@ zyfa_attn_params read_params(const zyfa_attn_params* user) {
     ZYFA_DEFAULT_BEYOND(v_descale)
     ZYFA_DEFAULT_BEYOND(lse)
     ZYFA_DEFAULT_BEYOND(flags)
+    ZYFA_DEFAULT_BEYOND(key_block)
+    ZYFA_DEFAULT_BEYOND(reserved)
 #undef ZYFA_DEFAULT_BEYOND
     return params;
 }
@@ -96,6 +98,16 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     const zyfa_attn_params p = read_params(user_params);
 
     if (p.flags != 0) throw_invalid("params.flags = " + std::to_string(p.flags) + ", must be 0 in zyfa 0.1");
+    // The tail padding is where a later field would go: set, it asks for something this library
+    // does not know, as a nonzero byte beyond sizeof does.
+    if (p.reserved != 0) {
+        throw_not_supported("params.reserved = " + std::to_string(p.reserved) +
+                            " is not 0 (a field of a newer zyfa is set there)");
+    }
+    if (p.key_block != 0 && p.key_block != 64 && p.key_block != 128) {
+        throw_invalid("params.key_block = " + std::to_string(p.key_block) +
+                      " is not 0 (the backend's own), 64 or 128");
+    }
     require_non_negative(p.batch, "batch");
     require_non_negative(p.seqlen_q, "seqlen_q");
     require_non_negative(p.seqlen_k, "seqlen_k");
@@ -179,6 +191,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.k_descale = p.k_descale;
     problem.v_descale = p.v_descale;
     problem.lse = p.lse;
+    problem.key_block = p.key_block;
 
     const bool empty = problem.empty();
     // Packed totals are exact only where cu_seqlens is host memory (the CPU backend).

@@ -12,8 +12,18 @@ namespace cpu {
 namespace {
 
 // Kernel names: backend, input dtype, softmax mode, key block. Static strings (the ABI says so).
-const char* kernel_name_for(zyfa_dtype dtype, zyfa_softmax softmax) {
+const char* kernel_name_for(zyfa_dtype dtype, zyfa_softmax softmax, int key_block) {
     const bool lean = softmax == ZYFA_SOFTMAX_LEAN;
+    if (key_block == 128) {
+        switch (dtype) {
+            case ZYFA_DTYPE_FP8_E4M3FN: return lean ? "cpu_fwd_e4m3fn_lean_bk128" : "cpu_fwd_e4m3fn_exact_bk128";
+            case ZYFA_DTYPE_FP8_E4M3FNUZ: return lean ? "cpu_fwd_e4m3fnuz_lean_bk128" : "cpu_fwd_e4m3fnuz_exact_bk128";
+            case ZYFA_DTYPE_BF16: return "cpu_fwd_bf16_exact_bk128";
+            case ZYFA_DTYPE_FP16: return "cpu_fwd_fp16_exact_bk128";
+            case ZYFA_DTYPE_FP32: return "cpu_fwd_fp32_exact_bk128";
+            default: return nullptr;
+        }
+    }
     switch (dtype) {
         case ZYFA_DTYPE_FP8_E4M3FN: return lean ? "cpu_fwd_e4m3fn_lean_bk64" : "cpu_fwd_e4m3fn_exact_bk64";
         case ZYFA_DTYPE_FP8_E4M3FNUZ: return lean ? "cpu_fwd_e4m3fnuz_lean_bk64" : "cpu_fwd_e4m3fnuz_exact_bk64";
@@ -24,6 +34,10 @@ const char* kernel_name_for(zyfa_dtype dtype, zyfa_softmax softmax) {
     }
 }
 
+const char* kernel_name_for(const AttnProblem& problem) {
+    return kernel_name_for(problem.q.dtype, problem.softmax, NumericsModel::for_problem(problem).key_block);
+}
+
 class CpuBackend final : public Backend {
 public:
     explicit CpuBackend(int num_threads) : pool_(num_threads) {}
@@ -31,16 +45,17 @@ public:
     zyfa_backend kind() const override { return ZYFA_BACKEND_CPU; }
     const char* device_name() const override { return "cpu"; }
 
-    // The CPU backend runs every valid request: every dtype, mask, window, head dim up to 512.
+    // The CPU backend runs every valid request: every dtype, mask, window, head dim up to 512,
+    // key block 64 or 128.
     void check_attn_supported(const AttnProblem& problem) const override {
-        if (!kernel_name_for(problem.q.dtype, problem.softmax))
+        if (!kernel_name_for(problem))
             throw_not_supported("the CPU backend has no kernel for this q dtype");
         if (problem.softmax == ZYFA_SOFTMAX_LEAN && !problem.fp8())
             throw_not_supported("params.softmax = LEAN needs FP8 q/k/v");
     }
 
     const char* attn_kernel_name(const AttnProblem& problem) const override {
-        return kernel_name_for(problem.q.dtype, problem.softmax);
+        return kernel_name_for(problem);
     }
 
     void attn_fwd(const AttnProblem& problem, void* /*stream: the CPU backend is synchronous*/) override {

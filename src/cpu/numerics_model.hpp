@@ -31,10 +31,13 @@ struct NumericsModel {
     // kernels keep them, see common/lean_p.h and docs/accuracy.md).
     bool flush_subnormal_codes = false;
 
-    // The model a resolved problem runs with by default (softmax EXACT or LEAN).
+    // The model a resolved problem runs with by default (softmax EXACT or LEAN). The CPU's own
+    // key block is 64; a caller's params.key_block (64 or 128) models the GPU instance that
+    // steps that many keys, in EXACT and LEAN alike.
     static NumericsModel for_problem(const AttnProblem& problem) {
         NumericsModel model;
         model.scheme = problem.softmax == ZYFA_SOFTMAX_LEAN ? SoftmaxScheme::Lean : SoftmaxScheme::Exact;
+        model.key_block = problem.key_block != 0 ? problem.key_block : 64;
         return model;
     }
 };

@@ -56,6 +56,9 @@ constexpr AsmKernel kAsmKernels[] = {
     {nullptr, nullptr, 0, 0, 0, 0u},  // end of the table
 };
 
+// Every AMD kernel steps the same number of keys, the only params.key_block it can honour.
+static_assert(gfx950_fp8::kKeysPerBlock == amd::kKeyBlock, "the asm and HIP C++ kernels step the same key blocks");
+
 // The asm kernels launch exactly like the HIP C++ ones: the host side computes one grid.
 static_assert(gfx950_fp8::kRowsPerWorkgroup == amd::kRows && gfx950_fp8::kThreadsPerWorkgroup == amd::kThreads,
               "the gfx950 FP8 asm kernels use the HIP C++ kernels' launch geometry");
@@ -125,6 +128,12 @@ public:
         const zyfa_dtype dtype = p.q.dtype;
         const zyfa_dtype arch_fp8 = fp8_dtype_of(image_arch);
         if (arch_fp8 == 0) throw_not_supported("no AMD kernels for " + device.arch);
+        // 0 is the backend's own choice; another step would change LEAN's block scales.
+        if (p.key_block != 0 && p.key_block != amd::kKeyBlock) {
+            throw_not_supported("params.key_block = " + std::to_string(p.key_block) + ": the AMD kernels step " +
+                                std::to_string(amd::kKeyBlock) + " keys (0 or " + std::to_string(amd::kKeyBlock) +
+                                ")");
+        }
         const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN || dtype == ZYFA_DTYPE_FP8_E4M3FNUZ;
         if (fp8 && dtype != arch_fp8) {
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " on " + device.arch + ": its matrix " +

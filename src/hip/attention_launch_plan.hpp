@@ -9,7 +9,8 @@
 //           attn_fwd_fp8_<dims>:  zyfa_attn_fwd_e4m3fnuz_lean_<dims> FP8 e4m3fnuz, softmax LEAN
 // All take masks, windows, GQA/MQA, varlen, lse, descales and BF16/FP16/FP32 output. Not on AMD
 // (NOT_SUPPORTED, with the reason): FP16 or FP32 inputs, FP8 with softmax EXACT, the other FP8
-// format of an arch, other head dims, q/k/v not 16-byte aligned (base and strides).
+// format of an arch, other head dims, q/k/v not 16-byte aligned (base and strides), a
+// params.key_block other than 0 or 64 (every AMD kernel, asm included, steps 64 keys).
 // gfx950 also has FP8 LEAN kernels in generated assembly (kernels/amd/gfx950_fp8, registry variants
 // attn_fwd_asm_fp8_<dims>_<mask>, symbols zyfa_gfx950_fp8_lean_<dims>_<mask>): one per mask (none,
 // causal, causal bottom-right) and head dims (128, 192/128), no window. The plan prefers one of

@@ -52,6 +52,8 @@ int main(void) {
     FIELD(zyfa_attn_params, v_descale);
     FIELD(zyfa_attn_params, lse);
     FIELD(zyfa_attn_params, flags);
+    FIELD(zyfa_attn_params, key_block);
+    FIELD(zyfa_attn_params, reserved);
 
     STRUCT(zyfa_quant_params);
     FIELD(zyfa_quant_params, struct_size);

@@ -73,7 +73,10 @@ static void attn_params_layout(void** state) {
     EXPECT_FIELD(zyfa_attn_params, v_descale, 112, 8);
     EXPECT_FIELD(zyfa_attn_params, lse, 120, 8);
     EXPECT_FIELD(zyfa_attn_params, flags, 128, 8);
-    assert_int_equal(sizeof(zyfa_attn_params), 136);
+    /* Appended after 0.1 (whose struct ended at 136): 0.1 callers pass struct_size 136. */
+    EXPECT_FIELD(zyfa_attn_params, key_block, 136, 4);
+    EXPECT_FIELD(zyfa_attn_params, reserved, 140, 4);
+    assert_int_equal(sizeof(zyfa_attn_params), 144);
     assert_int_equal(_Alignof(zyfa_attn_params), 8);
 }
 
@@ -102,6 +105,7 @@ static void field_signedness(void** state) {
     memset(&t, 0, sizeof t);
     memset(&qp, 0, sizeof qp);
     p.window_left = -1;
+    p.key_block = -1;
     p.mask = -1;
     p.batch = -1;
     p.struct_size = 0u - 1u;
@@ -110,6 +114,7 @@ static void field_signedness(void** state) {
     t.dtype = -1;
     qp.flags = 0u - 1u;
     assert_true(p.window_left < 0);
+    assert_true(p.key_block < 0);
     assert_true(p.mask < 0);
     assert_true(p.batch < 0);
     assert_true(p.struct_size > 0);

@@ -297,6 +297,50 @@ void unsupported_requests_say_why(void**) {
     zyfa_context_destroy(ctx);
 }
 
+// Every AMD kernel steps 64 keys: params.key_block 0 and 64 launch the same kernel, 128 is
+// NOT_SUPPORTED with the reason from all three calls and launches nothing (gfx950 and gfx942).
+void key_block_64_only(void**) {
+    for (const char* arch : {"gfx950", "gfx942"}) {
+        setenv("FAKE_HIP_ARCH", arch, 1);
+        fake_hip_state* state = fake();
+        zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+        const zyfa_dtype fp8 = std::strcmp(arch, "gfx950") == 0 ? ZYFA_DTYPE_FP8_E4M3FN : ZYFA_DTYPE_FP8_E4M3FNUZ;
+        for (zyfa_dtype in : {ZYFA_DTYPE_BF16, fp8}) {
+            for (int64_t dqk : {128, 192}) {
+                Problem p(in, dqk, 128);
+                const char* own = zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o);
+                assert_non_null(own);
+                p.params.key_block = 64;
+                assert_int_equal(p.supported(ctx), ZYFA_SUCCESS);
+                assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), own);
+                int launches = state->launches;
+                assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+                assert_int_equal(state->launches, launches + 1);
+                assert_string_equal(state->last_launch.symbol, own);
+
+                p.params.key_block = 128;
+                assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+                expect_message("params.key_block = 128");
+                expect_message("the AMD kernels step 64 keys (0 or 64)");
+                assert_null(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o));
+                expect_message("params.key_block = 128");
+                launches = state->launches;
+                assert_int_equal(p.run(ctx, nullptr), ZYFA_ERROR_NOT_SUPPORTED);
+                expect_message("zyfa_attn_fwd: params.key_block = 128");
+                assert_int_equal(state->launches, launches);
+
+                // A value no backend takes is a malformed request, before any backend is asked.
+                p.params.key_block = 96;
+                assert_int_equal(p.run(ctx, nullptr), ZYFA_ERROR_INVALID_ARGUMENT);
+                expect_message("params.key_block = 96");
+                assert_int_equal(state->launches, launches);
+            }
+        }
+        zyfa_context_destroy(ctx);
+    }
+    unsetenv("FAKE_HIP_ARCH");
+}
+
 void gfx942_runs_the_fnuz_kernels(void**) {
     setenv("FAKE_HIP_ARCH", "gfx942:sramecc+:xnack-", 1);
     fake_hip_state* state = fake();
@@ -462,6 +506,7 @@ int main(int argc, char** argv) {
             cmocka_unit_test(bf16_launch_packs_the_problem),
             cmocka_unit_test(fp8_lean_launch_packs_varlen_and_descales),
             cmocka_unit_test(unsupported_requests_say_why),
+            cmocka_unit_test(key_block_64_only),
             cmocka_unit_test(gfx942_runs_the_fnuz_kernels),
             cmocka_unit_test(unknown_arch_gets_a_context_but_no_kernels),
             cmocka_unit_test(rejected_images_fail_creation_with_the_runtime_text),

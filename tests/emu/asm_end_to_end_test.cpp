@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -127,7 +128,7 @@ void test_every_variant_embedded(void**) {
 }
 
 // The plan prefers the asm kernel; ZYFA_AMD_ASM=0 and a window fall back to the HIP C++ kernel;
-// the recorder confirms which one ran.
+// the recorder confirms which one ran. params.key_block 64 keeps the choice, 128 has no kernel.
 void test_asm_chosen_and_launched(void**) {
     Session& session_ = session();
     for (const AsmVariant& v : g_variants) {
@@ -172,6 +173,22 @@ void test_asm_chosen_and_launched(void**) {
                 assert_string_equal(name, stride <= limit ? v.symbol.c_str() : v.hip_cpp_symbol.c_str());
             }
         }
+        // params.key_block: the asm kernels step 64 keys like the HIP C++ ones, so 64 is the
+        // default's kernel and 128 has none on either context.
+        CaseShape step = s;
+        step.key_block = 64;
+        assert_string_equal(planned_kernel(session_.cuda, step).c_str(), v.symbol.c_str());
+        assert_string_equal(planned_kernel(g_hip_cpp_ctx, step).c_str(), v.hip_cpp_symbol.c_str());
+        if (&v == &g_variants.front()) {
+            GpuCase on_asm_64(*session_.runtime, step);
+            assert_int_equal(on_asm_64.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+            expect_asm_ran(v, "key_block 64");
+            assert_true(on_asm_64.host.o == on_asm.host.o);
+        }
+        step.key_block = 128;
+        assert_string_equal(planned_kernel(session_.cuda, step).c_str(), "");
+        assert_non_null(std::strstr(zyfa_last_error_message(), "params.key_block = 128"));
+        assert_string_equal(planned_kernel(g_hip_cpp_ctx, step).c_str(), "");
         // A window is not in the asm kernels: the HIP C++ kernel runs it.
         s.window_left = 9;
         assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.hip_cpp_symbol.c_str());

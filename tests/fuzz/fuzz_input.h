@@ -103,8 +103,33 @@ typedef struct fuzz_attn_choice {
     uint8_t lse;
     uint8_t varlen;
     int64_t cu_q[FUZZ_MAX_VARLEN_BATCH + 1], cu_k[FUZZ_MAX_VARLEN_BATCH + 1];
-    uint8_t twist; /* FUZZ_ATTN_TWIST_*: read last, so older inputs decode as none */
+    uint8_t twist; /* FUZZ_ATTN_TWIST_*: read after the fields above, so older inputs decode as none */
+    /* params.key_block and params.reserved, read after twist so that inputs older than the field
+     * decode as 0: see fuzz_key_block / fuzz_reserved. */
+    uint8_t key_block_kind;
+    int64_t key_block_value; /* read only for FUZZ_KEY_BLOCK_RAW */
 } fuzz_attn_choice;
+
+/* key_block_kind % 8: mostly the accepted values, sometimes any integer (mostly invalid). */
+enum { FUZZ_KEY_BLOCK_RAW = 7 };
+
+static inline int64_t fuzz_key_block(const fuzz_attn_choice* a) {
+    switch (a->key_block_kind % 8) {
+        case 0:
+        case 1:
+        case 2: return 0;
+        case 3:
+        case 4: return 64;
+        case 5:
+        case 6: return 128;
+        default: return a->key_block_value;
+    }
+}
+
+/* key_block_kind 0xF8..0xFF (1 in 32) also sets params.reserved, a newer caller's field. */
+static inline int32_t fuzz_reserved(const fuzz_attn_choice* a) {
+    return a->key_block_kind >= 0xF8 ? (int32_t)(a->key_block_kind - 0xF7) : 0;
+}
 
 typedef struct fuzz_quant_choice {
     fuzz_size_choice size;
@@ -229,6 +254,8 @@ static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c)
             fuzz_read_cu(r, a->batch, a->cu_k);
         }
         a->twist = (uint8_t)(fuzz_read_u8(r) % FUZZ_ATTN_TWIST_COUNT);
+        a->key_block_kind = fuzz_read_u8(r);
+        if (a->key_block_kind % 8 == FUZZ_KEY_BLOCK_RAW) a->key_block_value = fuzz_read_int(r);
     } else {
         fuzz_quant_choice* q = &c->quant;
         fuzz_read_size(r, &q->size);
@@ -332,6 +359,11 @@ static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t cap
             fuzz_write_cu(w, a->batch, a->cu_k);
         }
         fuzz_write_u8(w, a->twist);
+        /* Omitted when 0, so a seed without key_block is the same bytes as before the field. */
+        if (a->key_block_kind != 0) {
+            fuzz_write_u8(w, a->key_block_kind);
+            if (a->key_block_kind % 8 == FUZZ_KEY_BLOCK_RAW) fuzz_write_int(w, a->key_block_value);
+        }
     } else {
         const fuzz_quant_choice* q = &c->quant;
         fuzz_write_size(w, &q->size);

@@ -8,6 +8,7 @@
  *   <build>/tests/fuzz/fuzz_make_seed_corpus tests/fuzz/corpus/seed
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -177,6 +178,33 @@ int main(int argc, char** argv) {
     c.attn.q.dtype = c.attn.k.dtype = c.attn.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
     c.attn.softmax = ZYFA_SOFTMAX_LEAN;
     write_seed(dir, "attn_nan_in_q_lean", &c);
+
+    /* params.key_block (appended after 0.1): 64 and 128 on LEAN rows of several key blocks,
+     * values no backend takes, the reserved tail padding set, and a 0.1 caller whose struct ends
+     * before key_block (the 128 behind it is not read). */
+    c = attn(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_DTYPE_BF16, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, 1, 8, 200, 2, 1, 16, 16);
+    c.attn.softmax = ZYFA_SOFTMAX_LEAN;
+    c.attn.descales = 7;
+    c.attn.key_block_kind = 5; /* 128 */
+    write_seed(dir, "attn_key_block_128_lean", &c);
+    c.attn.key_block_kind = 3; /* 64 */
+    write_seed(dir, "attn_key_block_64_lean", &c);
+    c.attn.key_block_kind = FUZZ_KEY_BLOCK_RAW;
+    c.attn.key_block_value = 63;
+    write_seed(dir, "attn_key_block_63", &c);
+    c.attn.key_block_value = -1;
+    write_seed(dir, "attn_key_block_minus_one", &c);
+    c.attn.key_block_kind = 0xFD; /* 128 (0xFD % 8 = 5), reserved 6 */
+    write_seed(dir, "attn_reserved_set", &c);
+    c.attn.key_block_kind = 5;
+    c.attn.size.kind = FUZZ_SIZE_BOUNDARY, c.attn.size.value = 11; /* through flags: 0.1's struct */
+    write_seed(dir, "attn_struct_0_1_key_block_beyond", &c);
+    c.attn.size.kind = FUZZ_SIZE_ANY;
+    c.attn.size.value = (int64_t)offsetof(zyfa_attn_params, key_block) + 2; /* cuts key_block in two */
+    write_seed(dir, "attn_struct_cuts_key_block", &c);
+    c.attn.key_block_kind = 0xFD;
+    c.attn.size.value = (int64_t)offsetof(zyfa_attn_params, reserved) + 1; /* cuts reserved (set) in two */
+    write_seed(dir, "attn_struct_cuts_reserved", &c);
 
     /* Quantisation. */
     c = quant(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_QUANT_HADAMARD, 2, 16, 2, 128);

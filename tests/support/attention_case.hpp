@@ -27,6 +27,7 @@ struct CaseShape {
     std::vector<int32_t> lengths_q, lengths_k;  // non-empty: varlen with these lengths
     bool descales = false;
     bool with_lse = true;
+    int32_t key_block = 0;  // params.key_block: 0 = the backend's own
     float input_scale = 1.0f;  // standard deviation of the generated activations
     uint64_t seed = 1;
 };
@@ -87,6 +88,7 @@ struct AttentionCase {
         params.k_descale = s.descales ? k_descale.data() : nullptr;
         params.v_descale = s.descales ? v_descale.data() : nullptr;
         params.lse = s.with_lse ? lse.data() : nullptr;
+        params.key_block = s.key_block;
         tq = view(q.data(), s.dtype, s.seqlen_q, s.heads_q, s.head_dim_qk, varlen);
         tk = view(k.data(), s.dtype, s.seqlen_k, s.heads_kv, s.head_dim_qk, varlen);
         tv = view(v.data(), s.dtype, s.seqlen_k, s.heads_kv, s.head_dim_v, varlen);

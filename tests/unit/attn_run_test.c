@@ -1,6 +1,6 @@
 /* Valid requests: every dtype runs and agrees with the query functions; empty problems succeed
- * and write nothing; defaults (softmax AUTO, scale 0) resolve as documented; packed sequences
- * and size-1 axes with any stride are accepted. Silent on stderr without ZYFA_LOG. */
+ * and write nothing; defaults (softmax AUTO, scale 0, key_block 0) resolve as documented; packed
+ * sequences and size-1 axes with any stride are accepted. Silent on stderr without ZYFA_LOG. */
 #include <math.h>
 
 #include "unit_support.h"
@@ -110,6 +110,42 @@ static void test_fp8_auto_output_equals_lean(void** state) {
     free(lean);
 }
 
+static void key_block_64(zyfa_attn_params* p) { p->key_block = 64; }
+static void key_block_128(zyfa_attn_params* p) { p->key_block = 128; }
+
+/* The kernel name of the fixture's request with params.key_block set. */
+static const char* kernel_for_key_block(zyfa_dtype input, int32_t key_block) {
+    attn_fixture* f = attn_fixture_create(input, ZYFA_DTYPE_FP32);
+    if (is_fp8(input)) set_descales(f);
+    f->big.params.key_block = key_block;
+    const char* name = attn_fixture_kernel_name(f);
+    if (name == NULL) fail_msg("no kernel for key_block %d: %s", key_block, zyfa_last_error_message());
+    attn_fixture_destroy(f);
+    return name;
+}
+
+/* params.key_block 0, 64 and 128 run on the CPU; 0 is its own 64. The fixture's five keys are one
+ * block at any step, so all three give the same bits here (tests/cpu/key_block_test.cpp has rows
+ * of several blocks). */
+static void test_key_block_values_run(void** state) {
+    (void)state;
+    const zyfa_dtype inputs[] = {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_DTYPE_FP8_E4M3FNUZ};
+    for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); ++i) {
+        assert_string_equal(kernel_for_key_block(inputs[i], 0), kernel_for_key_block(inputs[i], 64));
+        assert_non_null(strstr(kernel_for_key_block(inputs[i], 64), "_bk64"));
+        assert_non_null(strstr(kernel_for_key_block(inputs[i], 128), "_bk128"));
+        size_t bytes = 0;
+        unsigned char* own = run_with(inputs[i], NULL, &bytes);
+        unsigned char* step64 = run_with(inputs[i], key_block_64, &bytes);
+        unsigned char* step128 = run_with(inputs[i], key_block_128, &bytes);
+        assert_memory_equal(own, step64, bytes);
+        assert_memory_equal(own, step128, bytes);
+        free(own);
+        free(step64);
+        free(step128);
+    }
+}
+
 /* Empty problems succeed, write nothing, and may pass NULL data. */
 static void test_empty_problems(void** state) {
     (void)state;
@@ -200,6 +236,7 @@ int main(void) {
         cmocka_unit_test(test_softmax_auto_resolution),
         cmocka_unit_test(test_scale_zero_means_inverse_sqrt_head_dim),
         cmocka_unit_test(test_fp8_auto_output_equals_lean),
+        cmocka_unit_test(test_key_block_values_run),
         cmocka_unit_test(test_empty_problems),
         cmocka_unit_test(test_empty_problems_are_still_checked),
         cmocka_unit_test(test_packed_sequences_match_fixed_length),

@@ -24,6 +24,8 @@ static void test_attn_params_init_current(void** state) {
     expected.window_left = -1;
     expected.window_right = -1;
     assert_memory_equal(&p, &expected, sizeof(p));
+    assert_int_equal(p.key_block, 0); /* the backend's own step */
+    assert_int_equal(p.reserved, 0);
 }
 
 static void test_attn_params_init_smaller(void** state) {
@@ -43,6 +45,14 @@ static void test_attn_params_init_smaller(void** state) {
     assert_int_equal(p.window_left, -1);
     assert_int_equal(p.softmax, ZYFA_SOFTMAX_AUTO);
     assert_bytes(&p, through_left, sizeof(p), GARBAGE_BYTE);
+
+    /* 0.1's struct, which ends at flags: key_block and reserved are left alone. */
+    const size_t v0_1 = offsetof(zyfa_attn_params, key_block);
+    memset(&p, GARBAGE_BYTE, sizeof(p));
+    zyfa_attn_params_init(&p, v0_1);
+    assert_int_equal(p.struct_size, v0_1);
+    assert_int_equal(p.window_right, -1);
+    assert_bytes(&p, v0_1, sizeof(p), GARBAGE_BYTE);
 }
 
 static void test_init_tiny_sizes_and_null(void** state) {
@@ -144,6 +154,25 @@ static void test_field_cut_by_struct_size_takes_default(void** state) {
     run_older_caller(offsetof(zyfa_attn_params, window_left) + 2);
 }
 
+/* A caller built against 0.1's header: its struct ends at flags (136 bytes on LP64), before
+ * key_block; the garbage behind it (0xCDCDCDCD, an invalid key_block) is never read. */
+static void test_older_caller_of_0_1(void** state) {
+    (void)state;
+    assert_int_equal(offsetof(zyfa_attn_params, key_block), 136);
+    run_older_caller(offsetof(zyfa_attn_params, key_block));
+}
+
+/* struct_size cuts key_block in two, or ends inside reserved (the tail padding spelled out):
+ * the cut field takes its default (garbage there would be an invalid key_block or a newer
+ * caller's field). */
+static void test_struct_size_cutting_the_new_fields(void** state) {
+    (void)state;
+    run_older_caller(offsetof(zyfa_attn_params, key_block) + 2);
+    run_older_caller(offsetof(zyfa_attn_params, reserved));
+    run_older_caller(offsetof(zyfa_attn_params, reserved) + 1);
+    run_older_caller(offsetof(zyfa_attn_params, reserved) + 3);
+}
+
 static void test_newer_caller_zero_tail_accepted(void** state) {
     (void)state;
     size_t reference_bytes = 0;
@@ -197,6 +226,8 @@ int main(void) {
         cmocka_unit_test(test_context_options_init),
         cmocka_unit_test(test_older_caller_through_head_dim_v),
         cmocka_unit_test(test_field_cut_by_struct_size_takes_default),
+        cmocka_unit_test(test_older_caller_of_0_1),
+        cmocka_unit_test(test_struct_size_cutting_the_new_fields),
         cmocka_unit_test(test_newer_caller_zero_tail_accepted),
         cmocka_unit_test(test_newer_caller_nonzero_tail_not_supported),
         cmocka_unit_test(test_struct_size_too_small_or_absurd),

@@ -68,12 +68,26 @@ def test_explicit_context_and_errors():
         zyfa.attention(q, k, k)
 
 
+@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn"), reason="this torch has no float8_e4m3fn")
+def test_key_block_through_the_custom_op():
+    x = [randn(1, 300, 2, 64) * (3 if i == 0 else 1) for i in range(3)]
+    q8, k8, v8 = (zyfa.quantize_fp8(t) for t in x)
+    descale = (q8[1], k8[1], v8[1])
+    own = zyfa.attention(q8[0], k8[0], v8[0], descale=descale, causal=True)
+    step64 = zyfa.attention(q8[0], k8[0], v8[0], descale=descale, causal=True, key_block=64)
+    step128 = zyfa.attention(q8[0], k8[0], v8[0], descale=descale, causal=True, key_block=128)
+    assert torch.equal(own, step64) and not torch.equal(own, step128)
+    with pytest.raises(zyfa.ZyfaError) as info:
+        zyfa.attention(q8[0], k8[0], v8[0], descale=descale, key_block=96)
+    assert "key_block = 96" in info.value.message
+
+
 def test_opcheck_schema_and_fake():
     if not hasattr(torch.library, "opcheck"):
         pytest.skip("torch.library.opcheck needs torch >= 2.4")
     import zyfa._torch_ops  # noqa: F401  registers the ops
     q, k, v = randn(1, 32, 4, 64), randn(1, 32, 2, 64), randn(1, 32, 2, 64)
-    args = (q, k, v, None, None, None, None, None, -1, -1, 1, -1, -1, 0.0, 0, -1, True)
+    args = (q, k, v, None, None, None, None, None, -1, -1, 1, -1, -1, 0.0, 0, 0, -1, True)
     torch.library.opcheck(torch.ops.zyfa.attention.default, args,
                           test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"))
     torch.library.opcheck(torch.ops.zyfa.attention_out.default, args + (torch.empty(1, 32, 4, 64),),

@@ -29,6 +29,17 @@ def mask_code(causal):
     raise ValueError("causal must be False, 'top_left', 'bottom_right' or True (= 'top_left'), not %r" % (causal,))
 
 
+def key_block_code(key_block):
+    """params.key_block as an int32; the library checks the value (0, 64 or 128) and names it."""
+    try:
+        value = int(key_block)
+    except (TypeError, ValueError):
+        value = None
+    if isinstance(key_block, bool) or value is None or value != key_block or not -2**31 <= value < 2**31:
+        raise ValueError("key_block must be an integer (0, 64 or 128), not %r" % (key_block,))
+    return value
+
+
 def softmax_code(softmax):
     if isinstance(softmax, int):
         return softmax
@@ -39,7 +50,8 @@ def softmax_code(softmax):
 
 def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
               return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
-              max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None):
+              max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None,
+              key_block=0):
     """Attention forward: softmax(softmax_scale * Q K^T + mask) V. Forward only: torch inputs that
     require grad (with grad mode on) raise NotImplementedError; run it under torch.no_grad().
 
@@ -68,17 +80,21 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              torch inputs and bf16 for FP8 ones; float32 for numpy (bf16 comes back as uint16).
     out:     an output to write into instead of allocating one (it may not overlap any input).
     softmax: 'auto' (lean for FP8, exact otherwise), 'exact' or 'lean'.
+    key_block: keys per online-softmax step (params.key_block): 0 = the backend's own (CPU and AMD
+             64), 64 or 128. LEAN's block scales depend on it; the CPU backend models either GPU
+             instance bit for bit. A backend without kernels for it raises ZyfaError (not supported).
     context: a zyfa.Context; None picks a shared one for the inputs' device.
     Returns out, or (out, lse) with return_lse: lse fp32 [batch, heads_q, seqlen_q], or
     [heads_q, total_q] when packed.
     """
     return run_attention("zyfa.attention", q, k, v, causal, window, softmax_scale, descale, return_lse,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context,
-                         dtype, out_dtype)
+                         dtype, out_dtype, key_block)
 
 
 def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_lse, cu_seqlens_q,
-                  cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype):
+                  cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype,
+                  key_block=0):
     """attention() for the entry point named api (zyfa.attention, zyfa.flash_attn_func, ...)."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     require_no_grad(api, (("q", q), ("k", k), ("v", v), ("q_descale", q_d), ("k_descale", k_d),
@@ -93,18 +109,19 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
     window_left, window_right = (int(w) for w in window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
     sm = softmax_code(softmax)
+    step = key_block_code(key_block)
     try:
         if is_torch(q) and context is None and dtype is None:
             from . import _torch_ops
             return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
                                         return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                        out, out_dtype)
+                                        out, out_dtype, step)
         o, lse = attention_direct(context, q, k, v, mask=mask, window_left=window_left,
                                   window_right=window_right, softmax_scale=scale, softmax=sm,
                                   q_descale=q_d, k_descale=k_d, v_descale=v_d, return_lse=return_lse,
                                   cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
-                                  out_dtype=out_dtype, dtype=dtype)
+                                  out_dtype=out_dtype, dtype=dtype, key_block=step)
     except ZyfaError as e:  # name the function the user called, not the C one
         raise e.called_as(api, _FLASH_ATTN_RENAMES if api.startswith("zyfa.flash_attn") else ()) from None
     return (o, lse) if return_lse else o
@@ -144,13 +161,13 @@ def _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
 
 def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
                           cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
-                          softmax="auto", context=None, dtype=None, out_dtype=None):
+                          softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0):
     """The kernel attention() would run for these arguments; raises ZyfaError if unsupported."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     call = _prepare(context, q, k, v, mask_code(causal), int(window[0]), int(window[1]),
                     0.0 if softmax_scale is None else float(softmax_scale), softmax_code(softmax),
                     q_d, k_d, v_d, False, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                    None, out_dtype, dtype)
+                    None, out_dtype, dtype, key_block_code(key_block))
     lib = _lib.lib()
     name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
     if name is None:
@@ -162,11 +179,12 @@ def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=
 def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, window_right=-1,
                      softmax_scale=0.0, softmax=_lib.SOFTMAX_AUTO, q_descale=None, k_descale=None,
                      v_descale=None, return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None,
-                     max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None):
+                     max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None,
+                     key_block=0):
     """attention() without the torch op layer: runs now, returns (out, lse or None)."""
     call = _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax,
                     q_descale, k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k,
-                    max_seqlen_q, max_seqlen_k, out, out_dtype, dtype)
+                    max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block)
     lib = _lib.lib()
     check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
                             call.stream), call.names)
@@ -185,7 +203,7 @@ class _Call:
 
 def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale,
              k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-             out, out_dtype, dtype):
+             out, out_dtype, dtype, key_block=0):
     call = _Call()
     qv, kv, vv = view(q, "q", dtype), view(k, "k", dtype), view(v, "v", dtype)
     torch_inputs = is_torch(q)
@@ -245,6 +263,7 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
     params.softmax_scale = softmax_scale
     params.softmax = softmax
     params.window_left, params.window_right = window_left, window_right
+    params.key_block = key_block
     if varlen:
         params.cu_seqlens_q, params.cu_seqlens_k = _ptr(cu_q), _ptr(cu_k)
     for field, d in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale)):

@@ -87,6 +87,8 @@ def attention_names(varlen):
         "params.v_descale": "v_descale",
         "params.lse": "lse (return_lse)",
         "params.flags": "flags (internal)",
+        "params.key_block": "key_block",
+        "params.reserved": "reserved (internal)",
         "q": "q", "k": "k", "v": "v", "o": "out",
         "o.dtype": "out's dtype (out_dtype)",
     }

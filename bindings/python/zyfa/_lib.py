@@ -91,6 +91,8 @@ class AttnParams(ctypes.Structure):
         ("v_descale", ctypes.c_void_p),
         ("lse", ctypes.c_void_p),
         ("flags", ctypes.c_uint64),
+        ("key_block", ctypes.c_int32),  # appended after 0.1
+        ("reserved", ctypes.c_int32),
     ]
 
 

@@ -13,8 +13,8 @@ from ._tensors import FP8_DTYPES, dtype_code, torch_dtype
 
 _ATTN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor? q_descale, Tensor? k_descale, Tensor? v_descale, "
               "Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, int mask, "
-              "int window_left, int window_right, float softmax_scale, int softmax, int out_dtype, "
-              "bool return_lse")
+              "int window_left, int window_right, float softmax_scale, int softmax, int key_block, "
+              "int out_dtype, bool return_lse")
 
 _library = torch.library.Library("zyfa", "DEF")
 _library.define("attention(%s) -> (Tensor, Tensor)" % _ATTN_ARGS)
@@ -35,31 +35,31 @@ def _out_code(q, out_dtype):
 
 
 def _run(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-         mask, window_left, window_right, softmax_scale, softmax, out_dtype, return_lse, out):
+         mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype, return_lse, out):
     varlen = cu_seqlens_q is not None
     o, lse = attention_direct(
         None, q, k, v, mask=mask, window_left=window_left, window_right=window_right,
         softmax_scale=softmax_scale, softmax=softmax, q_descale=q_descale, k_descale=k_descale,
         v_descale=v_descale, return_lse=return_lse, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
         max_seqlen_q=max_seqlen_q if varlen else None, max_seqlen_k=max_seqlen_k if varlen else None,
-        out=out, out_dtype=_out_code(q, out_dtype))
+        out=out, out_dtype=_out_code(q, out_dtype), key_block=key_block)
     return o, (lse if lse is not None else _no_lse(q))
 
 
 def _attention_kernel(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                      max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, out_dtype,
+                      max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
                       return_lse):
     return _run(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, out_dtype, return_lse,
-                None)
+                max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
+                return_lse, None)
 
 
 def _attention_out_kernel(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                          max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, out_dtype,
-                          return_lse, out):
+                          max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block,
+                          out_dtype, return_lse, out):
     return _run(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, out_dtype, return_lse,
-                out)[1]
+                max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
+                return_lse, out)[1]
 
 
 def _lse_shape(q, cu_seqlens_q):
@@ -69,7 +69,7 @@ def _lse_shape(q, cu_seqlens_q):
 
 
 def _attention_fake(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                    max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, out_dtype,
+                    max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
                     return_lse):
     o = q.new_empty(tuple(q.shape[:-1]) + (v.shape[-1],), dtype=torch_dtype(_out_code(q, out_dtype)))
     lse = q.new_empty(_lse_shape(q, cu_seqlens_q), dtype=torch.float32) if return_lse else _no_lse(q)
@@ -77,8 +77,8 @@ def _attention_fake(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_s
 
 
 def _attention_out_fake(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                        max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, out_dtype,
-                        return_lse, out):
+                        max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block,
+                        out_dtype, return_lse, out):
     return q.new_empty(_lse_shape(q, cu_seqlens_q), dtype=torch.float32) if return_lse else _no_lse(q)
 
 
@@ -133,13 +133,14 @@ def _descale_tensor(d, q):
 
 
 def attention(q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale, k_descale,
-              v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, out_dtype):
+              v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, out_dtype,
+              key_block=0):
     cu_q = _as_tensor(cu_seqlens_q, q, torch.int32)
     cu_k = _as_tensor(cu_seqlens_k, q, torch.int32)
     args = (q, k, v, _descale_tensor(q_descale, q), _descale_tensor(k_descale, q),
             _descale_tensor(v_descale, q), cu_q, cu_k, _max_seqlen(max_seqlen_q, cu_q),
             _max_seqlen(max_seqlen_k, cu_k), mask, window_left, window_right, softmax_scale, softmax,
-            -1 if out_dtype is None else dtype_code(out_dtype), bool(return_lse))
+            key_block, -1 if out_dtype is None else dtype_code(out_dtype), bool(return_lse))
     if out is not None:
         lse = torch.ops.zyfa.attention_out(*args, out)
         o = out

@@ -109,7 +109,7 @@ def _result(result, return_lse, return_attn_probs):
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                     softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False, *,
                     q_descale=None, k_descale=None, v_descale=None, return_lse=False, out=None,
-                    **extra):
+                    key_block=0, **extra):
     """flash_attn_func(q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv]) -> out [b, sq, hq, dv].
 
     causal=True is bottom-right aligned, as in flash_attn: query i sees keys j <= i + sk - sq (the
@@ -121,6 +121,7 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     return_attn_probs=True returns (out, softmax_lse [b, hq, sq] fp32, None), as flash_attn does with
     dropout_p=0 (the probabilities are never materialised); return_lse=True returns (out, lse).
     seqused_q/seqused_k are accepted when every entry equals sq/sk (read back on the host).
+    key_block (zyfa's, not flash_attn's): keys per online-softmax step, as in zyfa.attention.
     Forward only: q, k or v requiring grad under grad mode raises NotImplementedError.
     """
     api = "flash_attn_func"
@@ -133,14 +134,14 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     return _result(run_attention(
         "zyfa." + api, q, k, v, _causal(api, causal), tuple(window_size), softmax_scale,
         _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, None, None, None, None,
-        out, "auto", None, None, None), return_lse, return_attn_probs)
+        out, "auto", None, None, None, key_block), return_lse, return_attn_probs)
 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                            alibi_slopes=None, deterministic=False, return_attn_probs=False, block_table=None,
                            *, q_descale=None, k_descale=None, v_descale=None, return_lse=False, out=None,
-                           **extra):
+                           key_block=0, **extra):
     """flash_attn_varlen_func(q [total_q, hq, d], k [total_k, hkv, d], v [total_k, hkv, dv],
     cu_seqlens_q/k int32 [b+1], max_seqlen_q/k) -> out [total_q, hq, dv].
 
@@ -149,7 +150,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     return_lse=True returns (out, lse [hq, total_q]). FlashAttention-3's seqused_q/seqused_k
     (int32 [b]) are accepted when they equal cu_seqlens_q/k[1:] - [:-1]; checking reads both back on
     the host (a synchronisation for GPU tensors, and not traceable by torch.compile): omit them when
-    they are the packed lengths anyway. Forward only, as flash_attn_func.
+    they are the packed lengths anyway. key_block as in flash_attn_func. Forward only, as
+    flash_attn_func.
     """
     api = "flash_attn_varlen_func"
     extra["deterministic"] = deterministic
@@ -165,5 +167,5 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     return _result(run_attention(
         "zyfa." + api, q, k, v, _causal(api, causal), tuple(window_size), softmax_scale,
         _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, cu_seqlens_q,
-        cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, "auto", None, None, None), return_lse,
+        cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, "auto", None, None, None, key_block), return_lse,
         return_attn_probs)

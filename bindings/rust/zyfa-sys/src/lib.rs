@@ -96,6 +96,10 @@ pub struct zyfa_attn_params {
     pub v_descale: *const f32,
     pub lse: *mut f32,
     pub flags: u64,
+    /// Appended after 0.1: keys per online-softmax step, 0 = the backend's own, 64 or 128.
+    pub key_block: i32,
+    /// Must be 0 (the tail padding, spelled out).
+    pub reserved: i32,
 }
 
 #[repr(C)]

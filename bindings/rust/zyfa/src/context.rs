@@ -97,12 +97,16 @@ pub struct AttentionOptions<'a> {
     pub softmax: Softmax,
     pub descale: Option<Descale<'a>>,
     pub varlen: Option<Varlen<'a>>,
+    /// Keys per online-softmax step (params.key_block): 0 = the backend's own (CPU and AMD 64),
+    /// 64 or 128. LEAN's block scales depend on it; a backend without kernels for it returns
+    /// NotSupported, any other value is InvalidArgument.
+    pub key_block: i32,
 }
 
 impl<'a> Default for AttentionOptions<'a> {
     fn default() -> Self {
         AttentionOptions { mask: Mask::None, window: (-1, -1), softmax_scale: None, softmax: Softmax::Auto,
-                           descale: None, varlen: None }
+                           descale: None, varlen: None, key_block: 0 }
     }
 }
 
@@ -323,6 +327,7 @@ impl Context {
         p.softmax_scale = options.softmax_scale.unwrap_or(0.0);
         p.window_left = options.window.0;
         p.window_right = options.window.1;
+        p.key_block = options.key_block;
         if let Some(d) = options.descale {
             let needed = batch * k.shape.heads();
             for (name, s) in [("q", d.q), ("k", d.k), ("v", d.v)] {

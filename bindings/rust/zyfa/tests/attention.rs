@@ -193,6 +193,53 @@ fn fp8_quantized_with_descales_against_fp64() {
 }
 
 #[test]
+fn key_block_0_is_64_and_128_steps_other_lean_blocks() {
+    let ctx = Context::cpu().unwrap();
+    let (b, s, h, d) = (1, 300, 2, 64);
+    let mut codes = Vec::new();
+    let mut scales = Vec::new();
+    for seed in 21..24 {
+        let x = values(b * s * h * d, seed);
+        let mut c = vec![E4m3fn::default(); x.len()];
+        let mut descale = vec![0f32; b * h];
+        ctx.quantize_fp8(&Tensor::new(&x, [b, s, h, d]).unwrap(), &mut TensorMut::new(&mut c, [b, s, h, d]).unwrap(),
+                         &mut descale, false, None)
+            .unwrap();
+        codes.push(c);
+        scales.push(descale);
+    }
+    let run = |key_block: i32| {
+        let opts = AttentionOptions {
+            mask: Mask::Causal,
+            descale: Some(Descale { q: &scales[0], k: &scales[1], v: &scales[2] }),
+            key_block,
+            ..Default::default()
+        };
+        let (qt, kt, vt) = (Tensor::new(&codes[0], [b, s, h, d]).unwrap(), Tensor::new(&codes[1], [b, s, h, d]).unwrap(),
+                            Tensor::new(&codes[2], [b, s, h, d]).unwrap());
+        let mut o = vec![7f32; b * s * h * d];
+        let name = ctx.attention_kernel_name(&opts, &qt, &kt, &vt, &TensorMut::new(&mut o, [b, s, h, d]).unwrap());
+        let result = ctx.attention(&opts, &qt, &kt, &vt, &mut TensorMut::new(&mut o, [b, s, h, d]).unwrap(), None);
+        (name, result, o)
+    };
+    let (name0, r0, o0) = run(0);
+    let (name64, r64, o64) = run(64);
+    let (name128, r128, o128) = run(128);
+    r0.unwrap();
+    r64.unwrap();
+    r128.unwrap();
+    assert_eq!(name0.unwrap(), name64.unwrap());
+    assert!(name128.unwrap().ends_with("_bk128"));
+    assert!(o0.iter().zip(&o64).all(|(x, y)| x.to_bits() == y.to_bits()), "key_block 0 is 64, bit for bit");
+    assert!(o0.iter().zip(&o128).any(|(x, y)| x.to_bits() != y.to_bits()), "128 moves LEAN's block scales");
+    let (_, err, o) = run(63);
+    let err = err.unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.contains("params.key_block = 63"), "{}", err.message);
+    assert!(o.iter().all(|&x| x == 7.0), "a failed call writes nothing");
+}
+
+#[test]
 fn library_errors_carry_status_and_message() {
     let ctx = Context::cpu().unwrap();
     let (q, k) = (values(16 * 6 * 64, 1), values(16 * 4 * 64, 2));

@@ -1,0 +1,331 @@
+/*
+ * tests/abi/header_0.1/zyfa.h - the header of zyfa 0.1.0 (include/zyfa.h before
+ * params.key_block was appended), kept verbatim below this comment. tests/abi builds old_caller.c
+ * against it and runs it on the current libzyfa.so: a 0.1 program passes struct_size 136, and the
+ * library must read none of the bytes after it and give key_block its default (0). Never update
+ * it to follow include/zyfa.h.
+ */
+/*
+ * zyfa.h - the public C ABI of zyfa, FlashAttention forward kernels for FP8 (OCP e4m3) and BF16
+ * prefill on AMD Instinct (gfx950, gfx942), NVIDIA Hopper and the CPU.
+ *
+ * One plain C99 header: it includes only <stddef.h> and <stdint.h>, so bindgen, cgo and ctypes
+ * read it with no GPU toolkit installed. Later versions only append: new functions, new enum
+ * values, new fields at the end of a struct (whose struct_size then grows).
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ZYFA_H
+#define ZYFA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------------------- */
+#define ZYFA_VERSION_MAJOR 0
+#define ZYFA_VERSION_MINOR 1
+#define ZYFA_VERSION_PATCH 0
+#define ZYFA_VERSION_NUMBER (ZYFA_VERSION_MAJOR * 10000 + ZYFA_VERSION_MINOR * 100 + ZYFA_VERSION_PATCH)
+
+/* ---------------------------------------------------------------------------------------------
+ * Export macro: only ZYFA_API declarations are exported from libzyfa.so.
+ * ------------------------------------------------------------------------------------------- */
+#if defined(_WIN32)
+#  if defined(ZYFA_BUILDING_LIBRARY)
+#    define ZYFA_API __declspec(dllexport)
+#  else
+#    define ZYFA_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) || defined(__clang__)
+#  define ZYFA_API __attribute__((visibility("default")))
+#else
+#  define ZYFA_API
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes. Values are stable: never renumbered, never reused.
+ * NOT_SUPPORTED means "no kernel for this valid request here" (a caller may fall back);
+ * INVALID_ARGUMENT means a caller bug.
+ * ------------------------------------------------------------------------------------------- */
+typedef int32_t zyfa_status;
+#define ZYFA_SUCCESS                0
+#define ZYFA_ERROR_INVALID_ARGUMENT 1
+#define ZYFA_ERROR_NOT_SUPPORTED    2
+#define ZYFA_ERROR_NO_DEVICE        3
+#define ZYFA_ERROR_DEVICE           4
+#define ZYFA_ERROR_OUT_OF_MEMORY    5
+#define ZYFA_ERROR_INTERNAL         6
+
+/* ---------------------------------------------------------------------------------------------
+ * Enumerations, stored as int32_t (an enum's size is not portable across FFIs). Append-only.
+ * ------------------------------------------------------------------------------------------- */
+typedef int32_t zyfa_dtype;
+#define ZYFA_DTYPE_FP32         1
+#define ZYFA_DTYPE_FP16         2
+#define ZYFA_DTYPE_BF16         3
+#define ZYFA_DTYPE_FP8_E4M3FN   4 /* OCP e4m3: bias 7, max 448, NaN = S.1111.111; gfx950, NVIDIA, CPU */
+#define ZYFA_DTYPE_FP8_E4M3FNUZ 5 /* bias 8, max 240, NaN = 0x80 only, no -0; gfx942, CPU */
+
+typedef int32_t zyfa_backend;
+#define ZYFA_BACKEND_AUTO 0 /* HIP, then CUDA, then CPU */
+#define ZYFA_BACKEND_CPU  1
+#define ZYFA_BACKEND_HIP  2
+#define ZYFA_BACKEND_CUDA 3
+
+typedef int32_t zyfa_mask;
+#define ZYFA_MASK_NONE                0
+#define ZYFA_MASK_CAUSAL              1 /* top-left: query i sees keys j <= i */
+#define ZYFA_MASK_CAUSAL_BOTTOM_RIGHT 2 /* query i sees keys j <= i + seqlen_k - seqlen_q */
+
+typedef int32_t zyfa_softmax;
+#define ZYFA_SOFTMAX_AUTO  0 /* LEAN for FP8 inputs, EXACT otherwise */
+#define ZYFA_SOFTMAX_EXACT 1 /* exp2 in fp32; FP8: P scaled by 2^8, rounded to e4m3 (RNE) */
+#define ZYFA_SOFTMAX_LEAN  2 /* ZYFA: Lean P codes, per-64-key-block 2^k scaling, rounded row sum */
+
+/* zyfa_quant_params.flags: rotate the head dimension by a normalised Hadamard matrix first. */
+#define ZYFA_QUANT_HADAMARD 1u
+
+/* ---------------------------------------------------------------------------------------------
+ * Structures. Only fixed-width integers, floats and pointers. Growable structs start with
+ * struct_size and are filled by their *_init function; the library reads only the fields
+ * that lie within struct_size. A struct_size below the oldest layout or above 4096 (an
+ * uninitialised struct) is INVALID_ARGUMENT; a larger, newer struct whose extra bytes are not all
+ * zero asks for fields this library does not know: NOT_SUPPORTED.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Opaque handle bound to one backend and one device. */
+typedef struct zyfa_context zyfa_context;
+
+/* Options for zyfa_context_create. Fill with zyfa_context_options_init. */
+typedef struct zyfa_context_options {
+    uint32_t     struct_size;
+    zyfa_backend backend;     /* default AUTO: HIP, then CUDA, then CPU */
+    int32_t      device;      /* GPU ordinal, default 0 */
+    int32_t      num_threads; /* CPU backend worker threads, 0 = all hardware threads; at most 1024 */
+} zyfa_context_options;
+
+/* A strided view of a [batch, seq, head, dim] tensor; the dim axis is contiguous.
+ * Element [b, s, h, d] = data + b*stride_batch + s*stride_seq + h*stride_head + d (elements). */
+typedef struct zyfa_tensor {
+    void*      data;         /* device pointer on GPU backends, host pointer on the CPU backend */
+    zyfa_dtype dtype;
+    int32_t    reserved;     /* must be 0 */
+    int64_t    stride_batch; /* in elements; ignored when the sequence lengths are packed (varlen) */
+    int64_t    stride_seq;
+    int64_t    stride_head;
+} zyfa_tensor;
+
+/* One attention problem. Fill with zyfa_attn_params_init, then set the fields. */
+typedef struct zyfa_attn_params {
+    uint32_t       struct_size;
+    zyfa_mask      mask;
+    int64_t        batch;
+    int64_t        seqlen_q;      /* the longest sequence when varlen */
+    int64_t        seqlen_k;
+    int64_t        heads_q;
+    int64_t        heads_kv;      /* heads_q % heads_kv == 0: MHA, GQA, MQA */
+    int64_t        head_dim_qk;
+    int64_t        head_dim_v;    /* may differ from head_dim_qk (MLA 192/128) */
+    float          softmax_scale; /* 0 = 1/sqrt(head_dim_qk) */
+    zyfa_softmax   softmax;
+    int32_t        window_left;   /* sliding window, -1 = unbounded */
+    int32_t        window_right;  /* -1 = unbounded */
+    const int32_t* cu_seqlens_q;  /* [batch+1] prefix sums of packed lengths, NULL = fixed length */
+    const int32_t* cu_seqlens_k;
+    const float*   q_descale;     /* FP8 only: fp32 [batch, heads_kv], NULL = 1 */
+    const float*   k_descale;
+    const float*   v_descale;
+    float*         lse;           /* optional output, natural-log sum-exp of the scaled scores:
+                                     [batch, heads_q, seqlen_q], or [heads_q, total_q] when varlen */
+    uint64_t       flags;         /* must be 0 in 0.1 */
+} zyfa_attn_params;
+
+/* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
+typedef struct zyfa_quant_params {
+    uint32_t       struct_size;
+    uint32_t       flags;      /* ZYFA_QUANT_HADAMARD: rotate the head dimension before quantising */
+    int64_t        batch;
+    int64_t        seqlen;
+    int64_t        heads;
+    int64_t        head_dim;
+    const int32_t* cu_seqlens; /* NULL = fixed length */
+} zyfa_quant_params;
+
+/* ---------------------------------------------------------------------------------------------
+ * Library information
+ * ------------------------------------------------------------------------------------------- */
+
+/* The run-time version as ZYFA_VERSION_NUMBER of the library that was loaded; bindings compare
+ * its major (value / 10000) with the header's.
+ * Thread safety: safe from any thread.
+ * Lifetime: returns a value. */
+ZYFA_API uint32_t zyfa_version(void);
+
+/* The run-time version as "MAJOR.MINOR.PATCH".
+ * Thread safety: safe from any thread.
+ * Lifetime: static string, never NULL, never freed. */
+ZYFA_API const char* zyfa_version_string(void);
+
+/* One line naming the backends and the GPU targets compiled into this library.
+ * Thread safety: safe from any thread.
+ * Lifetime: static string, never NULL, never freed. */
+ZYFA_API const char* zyfa_build_info(void);
+
+/* A short English name of a status code ("invalid argument"); unknown codes give "unknown status".
+ * Thread safety: safe from any thread.
+ * Lifetime: static string, never NULL, never freed. */
+ZYFA_API const char* zyfa_status_string(zyfa_status status);
+
+/* The detail of this thread's most recent failed zyfa call, naming the offending field and value;
+ * "" if no call on this thread has failed. Successful calls leave it as it was.
+ * Thread safety: thread-local; each thread sees only its own message.
+ * Lifetime: valid until the next zyfa call on this thread; never NULL. */
+ZYFA_API const char* zyfa_last_error_message(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Context
+ * ------------------------------------------------------------------------------------------- */
+
+/* Zeroes the first struct_size bytes of *opts, sets opts->struct_size = struct_size and fills the
+ * defaults that lie within it (backend AUTO, device 0, num_threads 0). NULL opts is a no-op.
+ * Pass sizeof(zyfa_context_options).
+ * Thread safety: safe from any thread on distinct structs.
+ * Lifetime: writes only *opts; keeps nothing. */
+ZYFA_API void zyfa_context_options_init(zyfa_context_options* opts, size_t struct_size);
+
+/* Creates a context bound to one backend and device and loads what it needs (code objects,
+ * worker threads), so that zyfa_attn_fwd allocates nothing. opts NULL means defaults. With
+ * backend AUTO the first of HIP, CUDA, CPU that is compiled in and finds a device is chosen.
+ * Returns ZYFA_ERROR_NOT_SUPPORTED for a backend not compiled in, ZYFA_ERROR_NO_DEVICE when its
+ * device is absent, ZYFA_ERROR_INVALID_ARGUMENT for num_threads < 0 or > 1024, and
+ * ZYFA_ERROR_OUT_OF_MEMORY when memory or a worker thread cannot be had (every thread already
+ * started is joined first). On failure *out is set to NULL. ZYFA_LOG=info in the environment
+ * prints on stderr which backend was chosen and why the others were not.
+ * Thread safety: safe from any thread.
+ * Lifetime: the caller owns *out and releases it with zyfa_context_destroy. */
+ZYFA_API zyfa_status zyfa_context_create(const zyfa_context_options* opts, zyfa_context** out);
+
+/* Destroys a context; NULL is a no-op. Work enqueued on GPU streams must have completed.
+ * Thread safety: no other call may use ctx concurrently or afterwards.
+ * Lifetime: ctx is invalid afterwards. */
+ZYFA_API void zyfa_context_destroy(zyfa_context* ctx);
+
+/* The backend a context is bound to (never AUTO for a valid context); ZYFA_BACKEND_AUTO for NULL.
+ * Thread safety: safe from any thread.
+ * Lifetime: returns a value. */
+ZYFA_API zyfa_backend zyfa_context_backend(const zyfa_context* ctx);
+
+/* The device a context runs on: "cpu", "gfx950", "sm_90", ...; "" for NULL.
+ * Thread safety: safe from any thread.
+ * Lifetime: owned by ctx, valid until zyfa_context_destroy(ctx). */
+ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
+
+/* ---------------------------------------------------------------------------------------------
+ * Attention
+ *
+ * O = softmax(softmax_scale * (Q*q_descale) (K*k_descale)^T + mask) (V*v_descale), per query
+ * head h reading kv head h / (heads_q / heads_kv). Key j is visible to query i (per sequence,
+ * lengths sq and sk, d = 0 for CAUSAL and d = sk - sq otherwise) when: mask is NONE or
+ * j <= i + d; window_left < 0 or j >= i + d - window_left; window_right < 0 or
+ * j <= i + d + window_right. A row that sees no key (seqlen_k = 0, an empty packed key sequence,
+ * a mask or window that hides every key) gets O = 0 and lse = -inf.
+ * q, k, v share one dtype (FP8 e4m3fn, FP8 e4m3fnuz, FP16, BF16, or FP32 on the CPU backend);
+ * o is BF16, FP16 or FP32. With cu_seqlens_q/k (both or neither) the sequences are packed along
+ * the seq axis and stride_batch is ignored.
+ *
+ * Non-finite values: a row that sees a score which is NaN or +inf after scaling (a NaN or inf in
+ * q or k, a NaN or inf descale, a dot product beyond fp32) gets O = NaN and lse = NaN, on every
+ * backend; a score of -inf is a probability of 0. NaN or inf in v reaches O through P.V (a masked
+ * key inside a 64-key block is multiplied by 0, and 0 * NaN is NaN).
+ *
+ * Bounds (INVALID_ARGUMENT beyond them, on every backend): head_dim_qk and head_dim_v in
+ * [1, 512]; batch, seqlens and heads >= 0 (heads >= 1) with every element and byte offset of
+ * every view within int64. A valid request that a GPU kernel cannot take (sizes beyond int32,
+ * head dims or layouts without a kernel) is NOT_SUPPORTED, naming the limit.
+ *
+ * Memory: every pointer is aligned to its element: q, k, v, o to their dtype's size (1, 2 or 4
+ * bytes; FP8 tensors on GPU backends to 16 bytes, strides to 16 elements), lse, descales and
+ * cu_seqlens to 4 bytes; otherwise INVALID_ARGUMENT naming the field and the alignment. zyfa
+ * never computes in place: the bytes an output reaches (o, lse) must not overlap those of any
+ * input (q, k, v, cu_seqlens, descales) or of the other output, else INVALID_ARGUMENT naming both
+ * (inputs may overlap each other, e.g. q, k, v as views of one packed QKV tensor). With packed
+ * sequences on a GPU backend the totals are in device memory, so only each buffer's first row is
+ * checked there. On a GPU backend every pointer must be device memory of the context's device
+ * (or host memory the device can access: pinned and mapped, managed); host memory it cannot
+ * reach is INVALID_ARGUMENT ("q.data = 0x.. is host memory; this context is CUDA device 0").
+ * ------------------------------------------------------------------------------------------- */
+
+/* Zeroes the first struct_size bytes of *p, sets p->struct_size = struct_size and fills the
+ * defaults that lie within it (softmax AUTO, window_left and window_right -1). NULL is a no-op.
+ * Pass sizeof(zyfa_attn_params).
+ * Thread safety: safe from any thread on distinct structs.
+ * Lifetime: writes only *p; keeps nothing. */
+ZYFA_API void zyfa_attn_params_init(zyfa_attn_params* p, size_t struct_size);
+
+/* Checks a request without running it: ZYFA_SUCCESS if zyfa_attn_fwd would run it,
+ * ZYFA_ERROR_INVALID_ARGUMENT for a malformed request, ZYFA_ERROR_NOT_SUPPORTED for a valid
+ * request that has no kernel on this context's device. Reads no tensor data (GPU backends ask the
+ * driver where each pointer lives, as zyfa_attn_fwd does).
+ * Thread safety: safe from any thread, also concurrently on one context.
+ * Lifetime: borrows its arguments for the call only. */
+ZYFA_API zyfa_status zyfa_attn_supported(zyfa_context* ctx, const zyfa_attn_params* p,
+                                         const zyfa_tensor* q, const zyfa_tensor* k,
+                                         const zyfa_tensor* v, const zyfa_tensor* o);
+
+/* The name of the kernel that zyfa_attn_fwd would run for this request, or NULL if it is not
+ * supported (zyfa_last_error_message says why).
+ * Thread safety: safe from any thread, also concurrently on one context.
+ * Lifetime: static string, never freed. */
+ZYFA_API const char* zyfa_attn_kernel_name(zyfa_context* ctx, const zyfa_attn_params* p,
+                                           const zyfa_tensor* q, const zyfa_tensor* k,
+                                           const zyfa_tensor* v, const zyfa_tensor* o);
+
+/* Computes attention forward into o (and p->lse when not NULL). On GPU backends it is enqueued on
+ * stream (hipStream_t or CUstream; NULL = the default stream), allocates nothing and never
+ * synchronises; the CPU backend ignores stream and returns when the result is written. A failed
+ * call writes nothing to any output, whatever the failure (out of memory included). A problem
+ * with no query row (batch or seqlen_q 0) succeeds and writes nothing; with seqlen_k 0 every row
+ * gets O = 0 and lse = -inf (k and v data may then be NULL).
+ * Thread safety: safe from any thread, also concurrently on one context (the CPU backend then
+ * runs the calls one after the other on its worker threads).
+ * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
+ZYFA_API zyfa_status zyfa_attn_fwd(zyfa_context* ctx, const zyfa_attn_params* p,
+                                   const zyfa_tensor* q, const zyfa_tensor* k,
+                                   const zyfa_tensor* v, const zyfa_tensor* o, void* stream);
+
+/* ---------------------------------------------------------------------------------------------
+ * Quantisation
+ * ------------------------------------------------------------------------------------------- */
+
+/* Zeroes the first struct_size bytes of *p and sets p->struct_size = struct_size (all other
+ * defaults are zero). NULL is a no-op. Pass sizeof(zyfa_quant_params).
+ * Thread safety: safe from any thread on distinct structs.
+ * Lifetime: writes only *p; keeps nothing. */
+ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
+
+/* Quantises a BF16/FP16/FP32 [batch, seqlen, heads, head_dim] tensor to FP8 (out->dtype e4m3fn or
+ * e4m3fnuz) with one scale per (batch, head): out = round(x * max_fp8 / amax), and writes
+ * descale[b * heads + h] = amax / max_fp8 (1 when amax is 0). With ZYFA_QUANT_HADAMARD the head
+ * dimension is first multiplied by the normalised Hadamard matrix H/sqrt(n) (n = head_dim when a
+ * power of two, else blocks of 64 for a multiple of 64); use it on Q and K alike so QK^T is
+ * unchanged. head_dim is at most 65536. Pointers are aligned to their element (in to 2 or 4
+ * bytes, descale and cu_seqlens to 4; out to 16 bytes on GPU backends) and out and descale
+ * overlap neither in, cu_seqlens nor each other (INVALID_ARGUMENT otherwise, as for attention).
+ * A failed call writes nothing. On the CPU backend a non-finite input is INVALID_ARGUMENT.
+ * Thread safety: safe from any thread, also concurrently on one context.
+ * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
+ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_params* p,
+                                       const zyfa_tensor* in, const zyfa_tensor* out,
+                                       float* descale, void* stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ZYFA_H */
