@@ -2,8 +2,9 @@
 // warpgroups, native FP8 wgmma for both products.
 //
 // One CTA of 384 threads per (query tile of 128 rows, query head, batch), heaviest (last, under a
-// causal mask) tiles first. Keys are visited in blocks of exactly 64 keys aligned to the start of
-// the sequence (the CPU model's key_block; LEAN's block scales depend on it).
+// causal mask) tiles first. Keys are visited in blocks of ws_key_block keys (128 for FP8 LEAN at
+// head_dim_v <= 128, 64 otherwise) aligned to the start of the sequence (the CPU model's key_block;
+// LEAN's block scales depend on it).
 //   Warpgroup 0, the producer (setmaxnreg down to kProducerRegisters): loads Q once, then K and V
 //   blocks into a ring of three stages (attention_ws_tile_shape.h): with the tensor memory
 //   accelerator where the host passed tensor maps (attention_ws_tma_params.h: thread 0 issues one
@@ -11,16 +12,16 @@
 //   bytes), otherwise (varlen, strides the TMA cannot take) with cp.async by all 128 threads into
 //   the same layout (cp.async.mbarrier.arrive.noinc); it waits
 //   on the stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
-//   producer writes their byte transpose into the stage (transpose_v_block below): the e4m3 wgmma
-//   reads both operands K-major, so P.V needs V with keys contiguous.
+//   producer writes their byte transpose into the stage (transpose_v_block below: ldmatrix.trans,
+//   byte permutes, stmatrix): the e4m3 wgmma reads both operands K-major, so P.V needs V with keys
+//   contiguous.
 //   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
-//   Per block: S = Q K^T (wgmma m64n64, Q's A fragments held in registers, K from shared memory),
+//   Per block: S = Q K^T (wgmma m64n64 or m64n128, Q's A fragments held in registers, K from shared memory),
 //   the online softmax on the accumulator registers, P packed in registers into the A operand of
 //   O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an FP16
 //   wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). FlashAttention-3's
-//   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers);
-//   between the warpgroups, with ZYFA_WS_PINGPONG=1, ping-pong: they take turns to issue their
-//   wgmmas (named barriers; off by default, measured slower since TMA).
+//   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers).
+//   No ping-pong between the warpgroups (measured slower since TMA: docs/hopper-kernel-notes.md).
 // Measured design, figures and where the time goes: docs/hopper-kernel-notes.md. The launch plan
 // uses these kernels for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 3 adds FP8 EXACT).
 // Head dims: 128, 192/128 (MLA) and 64. DQK sets the Q/K slices, the k-steps of S = Q K^T and Q's
@@ -52,45 +53,20 @@
 namespace zyfa {
 namespace nvidia {
 
-// What the producer gives up the consumers take: 128 (168 - 56) = 256 (224 - 168) from the entry
-// count of 168 (384 threads); head dim 256 (O in 128 accumulators) moves 16 more per consumer
-// thread, 128 (168 - 40) = 256 (232 - 168); three consumer warpgroups: 128 * 56 + 384 * 152.
-template <int DV>
-constexpr int kProducerRegisters = ZYFA_WS_CONSUMER_WARPGROUPS == 2 && DV == 256 ? 40 : 56;
-template <int DV>
-constexpr int kConsumerRegisters = ZYFA_WS_CONSUMER_WARPGROUPS == 2 ? (DV == 256 ? 232 : 224) : 152;
-static_assert(128 * kProducerRegisters<128> + 128 * ZYFA_WS_CONSUMER_WARPGROUPS * kConsumerRegisters<128> <= 65536 &&
-                  128 * kProducerRegisters<256> + 128 * ZYFA_WS_CONSUMER_WARPGROUPS * kConsumerRegisters<256> <= 65536,
+// What the producer gives up the consumers take, from the entry count of 168 (384 threads):
+// 128 (168 - 56) = 256 (224 - 168); head dim 256 (O in 128 accumulators) moves 16 more per
+// consumer thread, 128 (168 - 40) = 256 (232 - 168); 128-key steps (64 scores and two P buffers
+// of 16 registers per thread) take the most a producer of 32 leaves, 128 * 32 + 256 * 240.
+template <int DV, int KEYS>
+constexpr int kProducerRegisters = KEYS == 128 ? 32 : DV == 256 ? 40 : 56;
+template <int DV, int KEYS>
+constexpr int kConsumerRegisters = KEYS == 128 ? 240 : DV == 256 ? 232 : 224;
+static_assert(ZYFA_WS_CONSUMER_WARPGROUPS == 2, "two consumer warpgroups (the register split above)");
+static_assert(128 * kProducerRegisters<128, 64> + 256 * kConsumerRegisters<128, 64> <= 65536 &&
+                  128 * kProducerRegisters<256, 64> + 256 * kConsumerRegisters<256, 64> <= 65536 &&
+                  128 * kProducerRegisters<128, 128> + 256 * kConsumerRegisters<128, 128> <= 65536,
               "registers");
-constexpr int kProducerBarrier = 1;      // named barrier of the producer's 128 threads
-constexpr int kFirstConsumerBarrier = 2;  // named barriers 2, 3: the consumers' ping-pong turns
-// Off by default since TMA freed the producer: on the H200 (2026-11-29, 16K causal hd128, same
-// process) the turn-taking cost more than it hid: LEAN 543.0 with, 558.4 without; BF16 302.4 / 307.5.
-#ifndef ZYFA_WS_PINGPONG
-#define ZYFA_WS_PINGPONG 0
-#endif
-constexpr bool kPingPong = ZYFA_WS_PINGPONG != 0;
-static_assert(!kPingPong || ZYFA_WS_CONSUMER_WARPGROUPS == 2, "ping-pong takes turns between two warpgroups");
-// Timing experiments only (wrong results; never in a shipped build): 1 = no softmax (P from the
-// score bits), 2 = no V transpose, 3 = no K/V copies (zero fill), 4 = a producer that only
-// signals (no copies, no transpose), 5 = consumers that only wait and release (no wgmma, no
-// softmax), 6 = no rescale of O between blocks (the 64 multiplies per block and thread). See
-// docs/hopper-kernel-notes.md.
-#ifndef ZYFA_WS_EXPERIMENT
-#define ZYFA_WS_EXPERIMENT 0
-#endif
-constexpr int kExperiment = ZYFA_WS_EXPERIMENT;
-// 1 keeps the consumers' proxy fence after TMA-filled stages too (A/B; see fence_after_wait).
-#ifndef ZYFA_WS_TMA_CONSUMER_FENCE
-#define ZYFA_WS_TMA_CONSUMER_FENCE 0
-#endif
-// Skip O's rescale when a warp's 16 rows all keep their scale (EXACT softmax: rescale = alpha, 1
-// whenever the running max holds). H200, 16K causal hd128 (2026-11-29, same process): BF16 448.7
-// with against 436.7 without, FP8 EXACT 498.4 / 489.1; for LEAN, whose block exponent moves the
-// scale almost every block, 552.9 / 552.1, so LEAN does not test for it. 0 turns it off (A/B).
-#ifndef ZYFA_WS_SKIP_UNIT_RESCALE
-#define ZYFA_WS_SKIP_UNIT_RESCALE 1
-#endif
+constexpr int kProducerBarrier = 1;  // named barrier of the producer's 128 threads
 // Analysis builds only (tools/gpu/ws-step-sass.py): PMTRIG instructions that mark, in the SASS, a
 // consumer step (pmevent 1 begin, 2 end) and the branches inside it that a long sequence's blocks
 // do not take (3/4 the masked softmax, 5/6 the row minimum of a negative scale, 7/8 the fence after
@@ -102,77 +78,64 @@ template <int kBit>
 __device__ __forceinline__ void sass_marker() {
     if constexpr (ZYFA_WS_SASS_MARKERS != 0) asm volatile("pmevent %0;" ::"n"(kBit));
 }
-// Q as the register (A) operand of the score wgmma instead of shared memory.
-#ifndef ZYFA_WS_Q_IN_REGISTERS
-#define ZYFA_WS_Q_IN_REGISTERS 1
-#endif
-constexpr bool kQInRegisters = ZYFA_WS_Q_IN_REGISTERS != 0;
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, const uint32_t (&r)[4]) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]),
+                 "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
 
-// Byte transpose of one FP8 V block: raw (rows = 64 keys of DV columns; chunk-major, or with
-// RAW_SWIZZLED the 128-byte swizzled slice the tensor memory accelerator writes, rows of 128 bytes
-// whatever DV) -> vt (rows = DV output columns, 4 chunks of 16 keys; chunk-major, or 64-byte
-// swizzled with ZYFA_WS_SWIZZLE), with the keys of
-// each 16-key group in the order [0,1,8,9, 2,3,10,11, 4,5,12,13, 6,7,14,15] (see the top).
-// A work item is 4 keys x 4 columns: 4 words in, a 4x4 byte transpose (8 PRMT), 4 words out.
-// Lane = 4 * cq + t: t picks the keys {2t, 2t+1, 2t+8, 2t+9} of the group (= output word t), cq
-// the 4 columns 4 cq .. 4 cq + 3 of a 32-column quarter; the output rows are written in a
-// lane-rotated order so that the 32 lanes' words fill 32 different banks. DV = 128: one warp per
-// quarter, all 4 key groups; DV = 64: two warps per 32 columns, 2 key groups each.
-template <int DV, bool SWIZZLED, bool RAW_SWIZZLED>
-__device__ __forceinline__ void transpose_v_block(unsigned char* vt, const unsigned char* raw, int producer_thread) {
-    constexpr int kKeys = 64;
-    static_assert(DV == 128 || DV == 64, "32 columns per warp, 4 warps");
-    constexpr int kColumnWarps = DV / 32, kGroupsPerWarp = kColumnWarps;  // 4 warps x 32 columns x 4 groups / DV
+// Byte transpose of one FP8 V block of KEYS keys: raw (rows = keys of 128 bytes, the 128-byte
+// swizzled slice the tensor memory accelerator and producer_load_tile write, DV <= 128 columns
+// used) -> vt (rows = DV output columns, KEYS / 16 chunks of 16 keys, chunk-major: chunk g of
+// row d at g * (DV * 16) + d * 16), with the keys of each 16-key group in the order
+// [0,1,8,9, 2,3,10,11, 4,5,12,13, 6,7,14,15] (see the top).
+// A unit is 16 keys x 32 columns, one ldmatrix.x4.trans, four PRMT and one stmatrix.x4 per warp:
+// matrix j of the ldmatrix is keys 16g + 8 (j % 2) + 0..7 of 16-column chunk 2 cb + j / 2 (lane
+// l gives row l % 8 of matrix l / 8), so lane 4c + w receives, per matrix, the 16-bit pairs
+// (columns 2c, 2c + 1) of keys 2w and 2w + 1; the PRMTs pair those of keys 2w, 2w + 1 with those
+// of keys 2w + 8, 2w + 9 into one word per column, which is word w of that column's chunk g:
+// the stmatrix's matrix j is rows 16 (j / 2) + 2 i + (j % 2) of the 32 columns. Reads are
+// conflict-free (the swizzle spreads 8 keys of one chunk over 8 bank groups); writes of 8 rows
+// 32 bytes apart take two wavefronts.
+template <int DV, int KEYS>
+__device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int producer_thread) {
+    static_assert(DV == 128 || DV == 64, "32 columns per unit, 4 warps");
+    constexpr int kUnits = (KEYS / 16) * (DV / 32);
+    static_assert(kUnits % 4 == 0, "units spread evenly over the producer's 4 warps");
+    constexpr int kColumnBlocks = DV / 32;
     const int lane = producer_thread % 32, warp = producer_thread / 32;
-    const int t = lane % 4, cq = lane / 4;
-    const int col0 = 32 * (warp % kColumnWarps) + 4 * cq;  // first of the item's 4 columns
-    const int first_group = (warp / kColumnWarps) * kGroupsPerWarp;
-    const int rotate = (cq / 2) % 4;                     // store row order, for the banks
-    // The item's 4 columns in key row k: chunk-major at (col0 / 16) * 1024 + k * 16 + col0 % 16;
-    // swizzled at k * 128 + (((col0 / 16) ^ (k % 8)) * 16) + col0 % 16, where k % 8 is 2t for
-    // keys key0 and key0 + 8 and 2t + 1 for key0 + 1 and key0 + 9 (key0 = 16 group + 2t): two
-    // column offsets serve every group. The 32 lanes' words fall in 32 different banks.
-    const unsigned char* even = raw + (RAW_SWIZZLED ? (((col0 / 16) ^ (2 * t)) * 16) + col0 % 16
-                                                    : (col0 / 16) * (kKeys * 16) + col0 % 16);
-    const unsigned char* odd = RAW_SWIZZLED ? raw + (((col0 / 16) ^ (2 * t + 1)) * 16) + col0 % 16 : even;
-    constexpr int kRowBytes = RAW_SWIZZLED ? 128 : 16;
+    const int i = lane % 8, j = lane / 8;
+    // Warp w takes column block w % kColumnBlocks and every (4 / kColumnBlocks)-th key group from
+    // w / kColumnBlocks: its units differ by whole key groups, which move both addresses by a
+    // constant (the swizzle depends on the key's row within 8 only).
+    const int cb = warp % kColumnBlocks;
+    const int first_group = warp / kColumnBlocks;
+    constexpr int kGroupStride = 4 / kColumnBlocks;
+    const int key = 16 * first_group + 8 * (j % 2) + i;
+    const uint32_t read = raw + key * 128 + (((2 * cb + j / 2) ^ i) * 16);
+    const uint32_t write = vt + first_group * (DV * 16) + (32 * cb + 16 * (j / 2) + 2 * i + (j % 2)) * 16;
 #pragma unroll
-    for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
-        const int group = first_group + gi;
-        const int key0 = 16 * group + 2 * t;
-        uint32_t w[4];
-        w[0] = *reinterpret_cast<const uint32_t*>(even + (key0 + 0) * kRowBytes);
-        w[1] = *reinterpret_cast<const uint32_t*>(odd + (key0 + 1) * kRowBytes);
-        w[2] = *reinterpret_cast<const uint32_t*>(even + (key0 + 8) * kRowBytes);
-        w[3] = *reinterpret_cast<const uint32_t*>(odd + (key0 + 9) * kRowBytes);
-        // Rotate each word by `rotate` bytes so that output s below is column (s + rotate) % 4.
-#pragma unroll
-        for (int i = 0; i < 4; ++i) w[i] = __funnelshift_r(w[i], w[i], 8 * rotate);
-        const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), hi01 = __byte_perm(w[0], w[1], 0x7362);
-        const uint32_t lo23 = __byte_perm(w[2], w[3], 0x5140), hi23 = __byte_perm(w[2], w[3], 0x7362);
-        const uint32_t out[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
-                                 __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
-#pragma unroll
-        for (int s = 0; s < 4; ++s) {
-            const int col = col0 + ((s + rotate) % 4);  // the output row (V's column)
-            // Chunk `group` of row col: 64-byte swizzled or chunk-major (attention_ws_tile_shape.h).
-            const int offset = SWIZZLED ? col * 64 + ((group ^ ((col / 2) % 4)) * 16) : group * (DV * 16) + col * 16;
-            *reinterpret_cast<uint32_t*>(vt + offset + 4 * t) = out[s];
-        }
+    for (int u = 0; u < kUnits / 4; ++u) {
+        const int g = u * kGroupStride;  // key groups beyond first_group
+        uint32_t r[4];
+        ldmatrix_x4_trans(r, read + g * 16 * 128);
+        const uint32_t out[4] = {__byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
+                                 __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531)};
+        stmatrix_x4(write + g * (DV * 16), out);
     }
 }
 
 // Head dim 256: two independent 128-column halves, raw slice h -> Vt half h (each laid out as a
-// DV = 128 Vt, 8 KB apart), so that the P.V of each half is an m64n128 wgmma like head dim 128's.
-template <int DV, bool SWIZZLED, bool RAW_SWIZZLED>
-__device__ __forceinline__ void transpose_v_tile(unsigned char* vt, const unsigned char* raw, int producer_thread) {
+// DV = 128 Vt, KEYS * 128 bytes apart), so that the P.V of each half is an m64n128 wgmma like
+// head dim 128's.
+template <int DV, int KEYS>
+__device__ __forceinline__ void transpose_v_tile(uint32_t vt, uint32_t raw, int producer_thread) {
     if constexpr (DV == 256) {
-        static_assert(RAW_SWIZZLED, "head dim 256 is loaded in 128-byte slices");
-        constexpr int kHalfBytes = 64 * 128;  // 64 keys x 128 columns (Vt) = one raw slice of 64 rows
-        transpose_v_block<128, SWIZZLED, true>(vt, raw, producer_thread);
-        transpose_v_block<128, SWIZZLED, true>(vt + kHalfBytes, raw + kHalfBytes, producer_thread);
+        constexpr uint32_t kHalfBytes = KEYS * 128;  // KEYS keys x 128 columns (Vt) = one raw slice
+        transpose_v_block<128, KEYS>(vt, raw, producer_thread);
+        transpose_v_block<128, KEYS>(vt + kHalfBytes, raw + kHalfBytes, producer_thread);
     } else {
-        transpose_v_block<DV, SWIZZLED, RAW_SWIZZLED>(vt, raw, producer_thread);
+        transpose_v_block<DV, KEYS>(vt, raw, producer_thread);
     }
 }
 
@@ -328,9 +291,24 @@ __device__ __forceinline__ uint32_t capped_code_lanes(uint32_t lo, uint32_t hi) 
     return capped;
 }
 
+// 2^x for the rescale alpha = 2^(m_old - m_new) <= 1: one MUFU.EX2 where exp2f adds range handling
+// (about 2 ulp, within the bounds against the CPU model's exp2; results below 2^-126 flush to 0,
+// a contribution below fp32's resolution of the row).
+__device__ __forceinline__ float exp2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+template <bool B>
+struct LastTag {  // the last block's P.V (attention_forward_ws)
+    static constexpr bool value = B;
+};
+
 template <InKind IN, PMode PM, int DQK, int DV>
 __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, const WsTmaParams& tma) {
-    using Shape = WsTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV>;
+    constexpr int kKeyBlock = WsKeyBlock<IN == InKind::E4m3, PM == PMode::Lean, DV>::kValue;
+    using Shape = WsTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV, kKeyBlock>;
     constexpr int kRows = Shape::kRows, kElem = Shape::kElem, kKeys = Shape::kKeys, kStages = Shape::kStages;
     constexpr bool kFp8 = IN == InKind::E4m3;
     constexpr float kNegInf = -__builtin_huge_valf();
@@ -412,7 +390,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // Thread 0 issues every copy, one per 128-byte column slice of a tile
         // (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128 threads write its
         // transpose into the stage; 16-bit V lands in the stage (the other threads have no work).
-        setmaxnreg_dec<kProducerRegisters<DV>>();
+        setmaxnreg_dec<kProducerRegisters<DV, kKeys>>();
         const int pt = threadIdx.x;
         write_ones_tile(pt);
         const int q_seq = static_cast<int>(first_q) + row0, k_seq0 = static_cast<int>(first_k) + block_begin;
@@ -430,22 +408,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;  // 16-bit never calls this
             const int buffer = index % kBuffers;
             mbarrier_wait(staging_full(buffer), (index / kBuffers) & 1);
-            if constexpr (kExperiment != 2) {
-                transpose_v_tile<DV, Shape::kSwizzledV, true>(
-                    smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                    smem + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
-            }
+            transpose_v_tile<DV, kKeys>(smem_base + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                                        smem_base + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
             fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
             mbarrier_arrive(v_full(index % kStages));
         };
         for (int index = 0; index < blocks; ++index) {
             const int stage = index % kStages;
-            if constexpr (kExperiment == 4) {  // signal only: every thread waits, arrives on V
-                mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
-                if (pt == 0) mbarrier_arrive(k_full(stage));
-                if (kFp8 || pt == 0) mbarrier_arrive(v_full(stage));
-                continue;
-            }
             if (pt == 0) {
                 const int seq = k_seq0 + index * kKeys;
                 mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
@@ -468,12 +437,12 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 if (index > 0) finish_v(index - 1);
             }
         }
-        if constexpr (kFp8 && kExperiment != 4) {
+        if constexpr (kFp8) {
             if (blocks > 0) finish_v(blocks - 1);
         }
     } else if (threadIdx.x < 128) {
         // ---- Producer, cp.async --------------------------------------------------------------------
-        setmaxnreg_dec<kProducerRegisters<DV>>();
+        setmaxnreg_dec<kProducerRegisters<DV, kKeys>>();
         const int pt = threadIdx.x;
         write_ones_tile(pt);
         const unsigned char* q_global = static_cast<const unsigned char*>(a.q) +
@@ -487,25 +456,17 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         cp_async_arrive_on(q_full);
         auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
             named_barrier_sync(kProducerBarrier, 128);  // every producer thread's copies are visible
-            if constexpr (kExperiment != 2) {
-                transpose_v_tile<DV, Shape::kSwizzledV, true>(
-                    smem + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                    smem + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVLoadBytes,
-                    pt);
-            }
+            transpose_v_tile<DV, kKeys>(
+                smem_base + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                smem_base + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVLoadBytes,
+                pt);
             fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
             mbarrier_arrive(v_full(index % kStages));
         };
         for (int index = 0; index < blocks; ++index) {
             const int stage = index % kStages;
             const int block = block_begin + index * kKeys;
-            const int valid = kExperiment == 3 ? 0 : min(kKeys, seqlen_k - block);
-            if constexpr (kExperiment == 4) {
-                mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
-                cp_async_arrive_on(k_full(stage));
-                mbarrier_arrive(v_full(stage));
-                continue;
-            }
+            const int valid = min(kKeys, seqlen_k - block);
             mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
             producer_load_tile<kKeys, Shape::kQkChunks>(smem_base + Shape::kKOffset + stage * Shape::kKBytes,
                                                         k_global + block * a.k_stride_seq * kElem,
@@ -529,7 +490,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 cp_async_arrive_on(v_full(stage));
             }
         }
-        if constexpr (kFp8 && kExperiment != 4) {
+        if constexpr (kFp8) {
             if (blocks > 0) {
                 cp_async_wait_group<0>();
                 finish_v(blocks - 1);
@@ -538,18 +499,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         cp_async_wait_all();
     } else {
         // ---- Consumers ---------------------------------------------------------------------------
-        setmaxnreg_inc<kConsumerRegisters<DV>>();
+        setmaxnreg_inc<kConsumerRegisters<DV, kKeys>>();
         const int ct = threadIdx.x - 128;
         const int consumer = ct / 128;  // 0 or 1: rows 64 * consumer .. + 63 of the tile
         const int warp = (ct / 32) % 4, lane = ct % 32;
-        if constexpr (kExperiment == 5) {
-            for (int index = 0; index < blocks; ++index) {
-                mbarrier_wait(k_full(index % kStages), (index / kStages) & 1);
-                mbarrier_wait(v_full(index % kStages), (index / kStages) & 1);
-                if (lane == 0) mbarrier_arrive(empty(index % kStages));
-            }
-            return;
-        }
         const int group = lane / 4, quad_lane = lane % 4;
         const int row_base = row0 + 64 * consumer + 16 * warp + group;  // + 8 * rr
 
@@ -575,7 +528,8 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         float acc_exponent[2] = {0.0f, 0.0f};
         constexpr int kAcc = DV / 2;
         // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
-        // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32.
+        // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32 in the
+        // model's order (l * alpha + the block's sum).
         constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile && DV <= 128;
         float block_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         float l_scaled[2] = {0.0f, 0.0f};
@@ -591,13 +545,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         auto step_offset = [](int ks, int rows) { return static_cast<uint32_t>((ks / 4) * rows * 128 + (ks % 4) * 32); };
         const uint64_t desc_q =
             wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 128, 16, 1024) | kSwizzle128Bits;
-        // With kQInRegisters, Q's A fragments are read from shared memory once per tile and the
-        // score wgmma takes A from registers: per block only K is read from shared memory.
+        // Q's A fragments are read from shared memory once per tile and the score wgmma takes A
+        // from registers: per block only K is read from shared memory.
         // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
         // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of wgmma_ops.cuh).
         // Head dim 256 keeps Q in shared memory: its 32 (64) fragment registers do not fit beside
         // O's 128 accumulators.
-        constexpr bool kQRegs = kQInRegisters && DQK <= 192;
+        constexpr bool kQRegs = DQK <= 192;
         uint32_t qa[kQRegs ? kQkSteps : 1][4];
         auto load_q_fragments = [&] {
 #pragma unroll
@@ -613,19 +567,54 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         };
         // Stage 0's descriptors, computed once; a stage adds its offset to the start address.
         const uint64_t desc_k0 = wgmma_descriptor(smem_base + Shape::kKOffset, 16, 1024) | kSwizzle128Bits;
-        auto issue_scores = [&](float (&s)[32], RingSlot slot) {
+        constexpr int kScores = kKeys / 2;  // per thread: 2 rows x kKeys / 4 keys
+        constexpr int kTiles = kKeys / 8;   // 8-key accumulator tiles of a block
+        static_assert(kKeys == 64 || (kFp8 && kQRegs), "128-key blocks: the e4m3 m64n128 score wgmma, Q in registers");
+        // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart, one k-step of 16 keys.
+        const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
+        // S(next) = Q K(next)^T, committed as one wgmma group; with `previous`, LEAN's row sums of
+        // that block's P join the group (block_sum): P's codes as FP16 A fragments of m64n8k16,
+        // k-step ks = keys 16 ks .. 16 ks + 15 = score tiles 2 ks (low halves of the e4m3 fragment
+        // p[ks / 2][2 (ks % 2) + rr]) and 2 ks + 1 (high halves), each against the ones tile. In the
+        // score group the FP16 copies are dead before the softmax that needs the registers; in
+        // a group of their own ptxas serialises every wgmma (C7511). Converted before the fence,
+        // which orders these register writes before the wgmma reads them.
+        auto p_as_f16 = [&](const uint32_t (*p)[4], uint32_t (&p16)[kKeys / 16][4]) {
+#pragma unroll
+            for (int ks = 0; ks < kKeys / 16; ++ks) {
+                const int j = 2 * (ks % 2);
+                p16[ks][0] = e4m3_pair_to_f16x2<false>(p[ks / 2][j]);
+                p16[ks][1] = e4m3_pair_to_f16x2<false>(p[ks / 2][j + 1]);
+                p16[ks][2] = e4m3_pair_to_f16x2<true>(p[ks / 2][j]);
+                p16[ks][3] = e4m3_pair_to_f16x2<true>(p[ks / 2][j + 1]);
+            }
+        };
+        auto row_sum_wgmmas = [&](const uint32_t (&p16)[kKeys / 16][4]) {
+#pragma unroll
+            for (int ks = 0; ks < kKeys / 16; ++ks) wgmma_rs_row_sums_f16(block_sum, p16[ks], desc_ones, ks > 0);
+        };
+        auto issue_scores = [&](float (&s)[kScores], RingSlot slot, const uint32_t (*previous)[4]) {
             const uint64_t desc_k = descriptor_plus(desc_k0, slot.stage * (Shape::kKBytes >> 4));
+            [[maybe_unused]] uint32_t p16[kRowSumByMma ? kKeys / 16 : 1][4];
+            if constexpr (kRowSumByMma) {
+                if (previous) p_as_f16(previous, p16);
+            }
             // A PTX comment: tests/gpu/check_ws_kernels.sh counts the wgmmas from here to the commit.
             asm volatile("// zyfa-ws-score-product");
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks) {
-                if constexpr (kQRegs) {
+                if constexpr (kKeys == 128) {
+                    wgmma_rs_n128_e4m3(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+                } else if constexpr (kQRegs) {
                     wgmma_rs_n64<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
                 } else {
                     wgmma_scores<IN>(s, desc_q + (step_offset(ks, kRows) >> 4), desc_k + (step_offset(ks, kKeys) >> 4),
                                      ks > 0);
                 }
+            }
+            if constexpr (kRowSumByMma) {
+                if (previous) row_sum_wgmmas(p16);
             }
             wgmma_commit();
         };
@@ -635,8 +624,8 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         //   block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
         //   wait for P(n) V(n); release the stage; O *= the rescale of block n+1.
         // So block n's P.V runs on the tensor cores while block n+1's softmax runs.
-        constexpr int kPvSteps = kFp8 ? 2 : 4;  // k-steps of P.V over a 64-key block
-        float s[32];
+        constexpr int kPvSteps = kFp8 ? kKeys / 32 : kKeys / 16;  // k-steps of P.V over a block
+        float s[kScores];
         uint32_t pa[kPvSteps][4];
         float rescale[2] = {1.0f, 1.0f};
         // Online softmax of block `index` (scores in s) -> its P in `out`, m, l, rescale.
@@ -657,7 +646,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 // monotonic): one multiply per row instead of one per score. The sign of c is
                 // uniform, so it picks a loop rather than costing a multiply per score.
                 // Four partial extremes, then a tree: max and min are exact in any order, and four
-                // independent chains hide the FMNMX latency a single chain of 16 would expose.
+                // independent chains hide the FMNMX latency a single chain would expose.
                 // Both keep NaN (kernels/common/row_max.h), so this holds for NaN and infinite
                 // scores and scales too, except c = 0 with a raw -inf beside finite scores
                 // (max(s) * c = 0, s * c NaN): 16-bit inputs have no descale, so c != 0 there, and
@@ -667,7 +656,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
                     for (int i = 0; i < 4; ++i) part[i] = kNegInf;
 #pragma unroll
-                    for (int n = 0; n < 8; ++n)
+                    for (int n = 0; n < kTiles; ++n)
 #pragma unroll
                         for (int e = 0; e < 2; ++e)
                             if (visible(n, e)) {
@@ -679,7 +668,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
                     for (int i = 0; i < 4; ++i) part[i] = -kNegInf;
 #pragma unroll
-                    for (int n = 0; n < 8; ++n)
+                    for (int n = 0; n < kTiles; ++n)
 #pragma unroll
                         for (int e = 0; e < 2; ++e)
                             if (visible(n, e)) {
@@ -699,27 +688,27 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 if constexpr (kMasked) {
                     any_visible = false;
 #pragma unroll
-                    for (int n = 0; n < 8; ++n)
+                    for (int n = 0; n < kTiles; ++n)
 #pragma unroll
                         for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(n, e);
                 }
                 float block_max = any_visible ? extreme * scale_log2 : kNegInf;
                 block_max = quad_max(block_max);
                 const float m_new = numerics::max_keep_nan(m[rr], block_max);
-                const float alpha = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
+                const float alpha = m[rr] == kNegInf ? 0.0f : exp2_approx(m[rr] - m_new);
                 float exponent = 0.0f;  // the model's k (integral): P is scaled by 2^k before rounding
                 float row_sum = 0.0f;
-                uint32_t pairs[8];  // the P pair of S tile n, in the low 16 bits for FP8
+                uint32_t pairs[kTiles];  // the P pair of S tile n, in the low 16 bits for FP8
                 if constexpr (PM == PMode::Lean) {
                     exponent = numerics::block_scale_exponent_integral(m_new, block_max, max_block_exponent,
                                                                        numerics::Fp8Format::E4M3FN);
                     const float bias = numerics::lean_p_bias(m_new, exponent, lean_centre, numerics::Fp8Format::E4M3FN);
                     // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
-                    // 64 of them sum exactly in any order; four partial sums hide the FADD latency.
+                    // up to 128 of them sum exactly in any order; four partial sums hide the FADD latency.
                     // (Unused, and removed by the compiler, when the P.V wgmma sums the rows.)
                     float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-                    for (int n = 0; n < 8; ++n) {
+                    for (int n = 0; n < kTiles; ++n) {
                         uint32_t bits[2];  // magic-number sums: low byte = the code
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
@@ -737,11 +726,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     if constexpr (kFp8) exponent = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
                     const float up = numerics::exp2_integral(exponent);
 #pragma unroll
-                    for (int n = 0; n < 8; ++n) {
+                    for (int n = 0; n < kTiles; ++n) {
                         float p[2];
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
-                            p[e] = visible(n, e) ? exp2f(s[4 * n + 2 * rr + e] * scale_log2 - m_new) : 0.0f;
+                            // One FFMA and one MUFU.EX2: the model's exp2(s * c - m) up to the
+                            // fused rounding and ex2's 2 ulp (within the bounds against the CPU).
+                            p[e] = visible(n, e) ? exp2_approx(fmaf(s[4 * n + 2 * rr + e], scale_log2, -m_new)) : 0.0f;
                             row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                         }
                         if constexpr (kFp8) {
@@ -755,7 +746,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 // A fragments: 16-bit (k16) out[n/2][2*(n%2) + rr] = the pair of tile n; e4m3 (k32)
                 // out[n/4][2*((n%4)/2) + rr] = the pairs of tiles n, n+1 (n even).
 #pragma unroll
-                for (int n = 0; n < 8; ++n) {
+                for (int n = 0; n < kTiles; ++n) {
                     if constexpr (PM == PMode::Lean) {  // codes in the low bytes of 16-bit lanes
                         if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x6420);
                     } else if constexpr (kFp8) {
@@ -776,15 +767,6 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         };
         auto run_softmax = [&](int index, auto& out) {
             const int block = block_begin + index * kKeys;
-            if constexpr (kExperiment == 1) {
-#pragma unroll
-                for (int kk = 0; kk < kPvSteps; ++kk)
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) out[kk][j] = __float_as_uint(s[8 * kk + j]) & 0x1F1F1F1Fu;
-                l[0] = l[1] = 1.0f;
-                m[0] = m[1] = 0.0f;
-                return;
-            }
             if (block >= whole_begin && block + kKeys <= whole_end) {
                 softmax(index, out, MaskedTag<false>{});
             } else {
@@ -792,29 +774,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             }
         };
 
-        // Ping-pong (ZYFA_WS_PINGPONG): the two consumer warpgroups take turns to issue their
-        // wgmmas, each batch between a bar.sync on its own named barrier and a bar.arrive on the
-        // other's, so one's softmax runs while the other's products occupy the tensor cores.
-        // Consumer 1 opens with an arrival for consumer 0; both issue blocks + 1 batches, and
-        // consumer 0 takes consumer 1's last arrival before the epilogue (no arrival left over).
-        auto turn_begin = [&] {
-            if constexpr (kPingPong) named_barrier_sync(kFirstConsumerBarrier + consumer, 256);
-        };
-        auto turn_end = [&] {
-            if constexpr (kPingPong) named_barrier_arrive(kFirstConsumerBarrier + (1 - consumer), 256);
-        };
-        if constexpr (kPingPong) {
-            if (consumer == 1 && blocks > 0) named_barrier_arrive(kFirstConsumerBarrier + 0, 256);
-        }
-
         // After waiting for a stage written by cp.async (generic proxy) and read by the wgmma (async
         // proxy). Not after the tensor memory accelerator's copies (async proxy themselves; the
         // producer fences its own stores of FP8 V's transpose before arriving): the fence is a
-        // MEMBAR and a FENCE.VIEW.ASYNC, twice per block. ZYFA_WS_TMA_CONSUMER_FENCE=1 keeps it (A/B,
-        // H200 2026-11-29, 16K, two runs without / with: LEAN 560.5 / 552.1 and 554.0 / 549.9,
-        // BF16 439.6 / 436.7 and 444.7 / 434.1, FP8 EXACT, not a default kernel, 473.9 / 489.1 and
-        // 484.2 / 498.8).
-        const bool consumer_fence = ZYFA_WS_TMA_CONSUMER_FENCE || !use_tma;
+        // MEMBAR and a FENCE.VIEW.ASYNC, twice per block (measured: docs/hopper-kernel-notes.md).
+        const bool consumer_fence = !use_tma;
         auto fence_after_wait = [&] {
             if (consumer_fence) {
                 sass_marker<7>();
@@ -827,15 +791,12 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         if (blocks > 0) {
             mbarrier_wait(k_full(0), 0);
             fence_after_wait();
-            turn_begin();
-            issue_scores(s, RingSlot{0, 0});
-            turn_end();
+            issue_scores(s, RingSlot{0, 0}, nullptr);
             wgmma_wait<0>();
             pin_registers(s);
             run_softmax(0, pa);  // acc is 0: its rescale changes nothing
         }
 
-        // O += P(index) V(index), committed as one wgmma group.
         auto wait_v = [&](RingSlot slot) {
             mbarrier_wait(v_full(slot.stage), slot.parity);
             fence_after_wait();
@@ -853,47 +814,28 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 wgmma_pv_ws<IN>(acc, pk, desc);
             }
         };
-        constexpr bool kSwV = Shape::kSwizzledV;
-        // FP8 Vt: rows = DV output columns (+ the ones rows), chunks of 16 keys, K-major. 16-bit V:
-        // MN-major in the 128-byte swizzle (CUTLASS's canonical form
+        // FP8 Vt: rows = DV output columns, chunks of 16 keys, K-major. 16-bit V: MN-major in the
+        // 128-byte swizzle (CUTLASS's canonical form
         // ((64 columns, 2 slices), (8 keys, 8 groups)) : ((1, leading), (128 bytes, stride))): the
         // leading offset steps to the next 64-column slice (kKeys * 128 bytes), the stride to the
         // next 8 keys (1024 bytes); a k-step is 16 keys, 2048 bytes.
         const uint64_t desc_v0 = !kFp8 ? wgmma_descriptor(v_addr0, kKeys * 128, 1024) | kSwizzle128Bits
-                                 : kSwV ? wgmma_descriptor(v_addr0, 16, 512) | kSwizzle64Bits
-                                        : wgmma_descriptor(v_addr0, kVtColumns * 16, 128);
-        // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart; a k-step is 2 chunks.
-        const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
-        auto issue_pv = [&](RingSlot slot, auto& p) {
+                                       : wgmma_descriptor(v_addr0, kVtColumns * 16, 128);
+        // O += P(index) V(index), committed as one wgmma group; the last block's (`last`) with its
+        // row sums, which no score group follows.
+        auto issue_pv = [&](RingSlot slot, auto& p, auto last_tag) {
+            constexpr bool kLast = decltype(last_tag)::value;
+            [[maybe_unused]] uint32_t p16[kRowSumByMma && kLast ? kKeys / 16 : 1][4];
+            if constexpr (kRowSumByMma && kLast) p_as_f16(p, p16);
             const uint64_t desc_v = descriptor_plus(desc_v0, slot.stage * (Shape::kVBytes >> 4));
-            // LEAN's row sums: P's codes as FP16 A fragments of m64n8k16, k-step ks = keys
-            // 16 ks .. 16 ks + 15 = score tiles 2 ks (low halves of the e4m3 fragment
-            // p[ks / 2][2 (ks % 2) + rr]) and 2 ks + 1 (high halves). Converted before the fence,
-            // which orders these register writes before the wgmma reads them.
-            [[maybe_unused]] uint32_t p16[kRowSumByMma ? kKeys / 16 : 1][4];
-            if constexpr (kRowSumByMma) {
-#pragma unroll
-                for (int ks = 0; ks < kKeys / 16; ++ks) {
-                    const int j = 2 * (ks % 2);
-                    p16[ks][0] = e4m3_pair_to_f16x2<false>(p[ks / 2][j]);
-                    p16[ks][1] = e4m3_pair_to_f16x2<false>(p[ks / 2][j + 1]);
-                    p16[ks][2] = e4m3_pair_to_f16x2<true>(p[ks / 2][j]);
-                    p16[ks][3] = e4m3_pair_to_f16x2<true>(p[ks / 2][j + 1]);
-                }
-            }
             // No pin_registers here: an asm that "defines" acc or P after this group's S wgmma
             // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
             wgmma_fence();
             if constexpr (kFp8) {
-                constexpr uint32_t kVStepBytes = kSwV ? 32 : 2 * kVtColumns * 16;
+                constexpr uint32_t kVStepBytes = 2 * kVtColumns * 16;
 #pragma unroll
                 for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * kVStepBytes) >> 4));
-                if constexpr (kRowSumByMma) {
-#pragma unroll
-                    for (int ks = 0; ks < kKeys / 16; ++ks) {
-                        wgmma_rs_row_sums_f16(block_sum, p16[ks], descriptor_plus(desc_ones, (ks * 256) >> 4), ks > 0);
-                    }
-                }
+                if constexpr (kRowSumByMma && kLast) row_sum_wgmmas(p16);
             } else {
 #pragma unroll
                 for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * 16 * 128) >> 4));
@@ -914,10 +856,8 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             mbarrier_wait(k_full(next.stage), next.parity);
             fence_after_wait();
             wait_v(slot);
-            turn_begin();
-            issue_scores(s, next);  // s is free: block index's softmax is done
-            issue_pv(slot, p_now);
-            turn_end();
+            issue_scores(s, next, p_now);  // s is free: block index's softmax is done
+            issue_pv(slot, p_now, LastTag<false>{});
             wgmma_wait<1>();  // S(index + 1); P(index) V(index) may still run
             pin_registers(s);
             run_softmax(index + 1, p_next);
@@ -926,14 +866,16 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
             for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
             release(slot);
-            // A warp whose rows all keep their scale skips the 64 multiplies (ZYFA_WS_SKIP_UNIT_RESCALE,
-            // EXACT only); the vote keeps the branch uniform over the warp.
-            constexpr bool kSkipUnitRescale = ZYFA_WS_SKIP_UNIT_RESCALE && PM == PMode::Exact;
-            if (kExperiment != 6 &&
-                (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f))) {
+            // EXACT: a warp whose rows all keep their scale (the running max held) skips O's
+            // multiplies; the vote keeps the branch uniform over the warp. LEAN's block exponent
+            // moves the scale in most blocks, so it does not test.
+            constexpr bool kSkipUnitRescale = PM == PMode::Exact;
+            if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
 #pragma unroll
                 for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
             }
+            // l = l * alpha + the block's rounded sum (the model's order): block index's sum joins
+            // l_scaled before the rescale of block index + 1, whose own sum joins at the next step.
             if constexpr (kRowSumByMma) {
                 pin_registers(block_sum);
 #pragma unroll
@@ -953,13 +895,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         }
         if (blocks > 0) {  // the last block: P in pa when blocks is odd, in pb when even
             wait_v(slot);
-            turn_begin();
             if (blocks % 2) {
-                issue_pv(slot, pa);
+                issue_pv(slot, pa, LastTag<true>{});
             } else {
-                issue_pv(slot, pb);
+                issue_pv(slot, pb, LastTag<true>{});
             }
-            turn_end();
             wgmma_wait<0>();
             pin_registers(acc);
             release(slot);
@@ -967,9 +907,6 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                 pin_registers(block_sum);
 #pragma unroll
                 for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = l_scaled[rr] + block_sum[2 * rr];
-            }
-            if constexpr (kPingPong) {
-                if (consumer == 0) named_barrier_sync(kFirstConsumerBarrier + 0, 256);
             }
         }
 

@@ -16,28 +16,27 @@
 
 #include "nvidia/attention_ws_tma_params.h"
 
-// Kernel builds may set ZYFA_WS_SWIZZLE=0|1 (the 64-byte swizzled FP8 Vt below); the shared-memory
-// size does not depend on it.
-#ifndef ZYFA_WS_SWIZZLE
-#define ZYFA_WS_SWIZZLE 0
-#endif
-// FP8 LEAN: each block's row sums of P by an FP16 wgmma against a tile of ones (kOnesOffset
-// below); 0 keeps the sum of the codes in registers (A/B timing).
-#ifndef ZYFA_WS_ROW_SUM_MMA
-#define ZYFA_WS_ROW_SUM_MMA 1
-#endif
-
 namespace zyfa {
 namespace nvidia {
 
-template <int ELEM_BYTES, int DQK, int DV>
+// Keys per online-softmax step (the CPU model's key_block, zyfa_attn_params.key_block): FP8 LEAN
+// steps 128 keys where O's accumulator leaves the registers for 128 scores (head_dim_v <= 128),
+// which halves the per-step work (O's rescale, the row maxima's tails, the barriers); every other
+// kernel steps 64. The one definition for the kernels' instances and the host's launch plan.
+constexpr int ws_key_block(bool fp8, bool lean, int head_dim_v) { return fp8 && lean && head_dim_v <= 128 ? 128 : 64; }
+template <bool FP8, bool LEAN, int DV>
+struct WsKeyBlock {  // the same, as a constant device code can read
+    static constexpr int kValue = ws_key_block(FP8, LEAN, DV);
+};
+
+template <int ELEM_BYTES, int DQK, int DV, int KEYS>
 struct WsTileShape {
     static constexpr int kElem = ELEM_BYTES;
     static constexpr bool kFp8 = ELEM_BYTES == 1;
     static constexpr int kConsumerWarpgroups = ZYFA_WS_CONSUMER_WARPGROUPS;  // 64 query rows each
     static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 is the producer
     static constexpr int kRows = 64 * kConsumerWarpgroups;
-    static constexpr int kKeys = 64;  // keys per online-softmax step = the CPU model's key_block
+    static constexpr int kKeys = KEYS;  // keys per online-softmax step = the CPU model's key_block
     // Three, not two: a staging buffer is rewritten (cp.async) only after a producer barrier that
     // follows its last transpose read (finish_v in attention_fwd_ws.cuh). With two, a fast thread
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
@@ -47,20 +46,18 @@ struct WsTileShape {
     // Q and K (and FP8 V's staging buffers, 16-bit V's stages) in kQkSlices (kVSlices) column
     // slices of 128 bytes, each rows x 128 bytes, 16-byte chunk c of row r at
     // r * 128 + ((c ^ (r % 8)) * 16): the 128-byte swizzle of wgmma and of the tensor memory
-    // accelerator (attention_ws_tma_params.h). With ZYFA_WS_SWIZZLE also FP8 Vt in the 64-byte
-    // swizzle: rows of 64 keys (64 bytes), chunk h of row d at d * 64 + ((h ^ ((d / 2) % 4)) * 16)
-    // (measured: docs/hopper-kernel-notes.md); otherwise FP8 Vt is chunk-major.
+    // accelerator (attention_ws_tma_params.h). FP8 Vt is chunk-major.
     static constexpr bool kTma = ws_tma_layout(ELEM_BYTES, DQK, DV);
     static constexpr int kQkSlices = ws_tma_slices(ELEM_BYTES, DQK);
     static constexpr int kVSlices = ws_tma_slices(ELEM_BYTES, DV);
     static constexpr int kSliceBytes = 128;
-    static constexpr bool kSwizzledV = ZYFA_WS_SWIZZLE && kFp8;
-    // FP8: a K-major B operand of 8 rows x 64 keys of FP16 1.0 (chunk h of 8 keys of row r at
+    // FP8: a K-major B operand of 8 rows x 16 keys of FP16 1.0 (chunk h of 8 keys of row r at
     // h * 128 + r * 16, 1 KB after the barriers), written once: P in FP16 times it (wgmma
-    // m64n8k16, fp32 sums of exact products) is each row's sum of the block's rounded probabilities.
-    static constexpr bool kOnesTile = ZYFA_WS_ROW_SUM_MMA && kFp8;
+    // m64n8k16, fp32 sums of exact products, every k-step against the same tile) is each row's
+    // sum of the block's rounded probabilities.
+    static constexpr bool kOnesTile = kFp8;
     static constexpr int kOnesOffset = 1024;
-    static constexpr int kOnesBytes = 8 * kKeys * 2;
+    static constexpr int kOnesBytes = 8 * 16 * 2;
     static constexpr int kQBytes = kQkSlices * kRows * kSliceBytes;  // FP8 192: the second slice half empty
     static constexpr int kKBytes = kQkSlices * kKeys * kSliceBytes;
     static constexpr int kVBytes = kKeys * DV * kElem;  // a ring stage of V (FP8: the transpose Vt)
@@ -89,11 +86,13 @@ struct WsTileShape {
     static_assert(kStagingFullOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");
+    static_assert(kKeys == 64 || kKeys == 128, "key blocks of 64 or 128 (the TMA box, the transpose's groups)");
     static_assert(kFp8 || kVBytes == kVLoadBytes, "16-bit V rows are whole slices");
     static_assert(DV == 64 || DV == 128 || DV == 256, "the P.V wgmma wrappers: 64 or 128 output columns, 256 as two 128s");
     // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 133,120
     // bytes (Q and K in two slices), 16-bit 174,080 (three slices); V and its staging do not grow.
-    // Head dim 256: FP8 182,272 (three stages), 16-bit 198,656 (two stages).
+    // Head dim 256: FP8 182,272 (three stages), 16-bit 198,656 (two stages). 128-key FP8 blocks:
+    // head dim 128 165,888, 192/128 231,424, 64 141,312.
     static_assert(kSharedBytes <= kSharedLimit, "shared memory beyond sm_90's per-block limit");
 };
 

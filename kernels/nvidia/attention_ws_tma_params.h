@@ -6,7 +6,7 @@
 // second half empty, 16-bit 192 three, FP8 64 one half-empty slice, 16-bit 64 one), each slice rows of 128 bytes in the 128-byte swizzle of
 // wgmma: 16-byte chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16) (attention_ws_tile_shape.h).
 // A box is one slice of a whole tile: 128 bytes of the head dim (128 FP8 or 64 16-bit elements)
-// times Q's 128 rows or a K or V block's 64 rows, one copy per slice; columns past the head dim
+// times Q's 128 rows or a K or V block's rows (ws_key_block: 64 or 128), one copy per slice; columns past the head dim
 // (FP8 192's second slice, FP8 64's upper half: a box wider than the tensor) read as zero and
 // are never used. Boxes of 16-byte chunk columns, which
 // kept the older unswizzled tiles, were measured slower than the producer's cp.async copies
@@ -47,7 +47,6 @@ struct alignas(64) WsTmaParams {
     static constexpr int kMapBytes = 128;   // sizeof(CUtensorMap), 64-byte aligned
     static constexpr int kRowBytes = 128;   // the box's innermost extent (bytes), one slice, the swizzle span
     static constexpr int kQBoxRows = 64 * ZYFA_WS_CONSUMER_WARPGROUPS;  // WsTileShape::kRows
-    static constexpr int kKvBoxRows = 64;   // WsTileShape::kKeys
     alignas(64) unsigned char q_map[kMapBytes];
     alignas(64) unsigned char k_map[kMapBytes];
     alignas(64) unsigned char v_map[kMapBytes];

@@ -78,28 +78,38 @@ constexpr WgmmaFamily kWgmmaFamilies[] = {
 // 192/128 and 256: 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups),
 // one CTA per SM. Head dims 64, 192/128 and 256 have no wgmma kernel in between: they move from the
 // mma.sync kernel to these under the same ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA rules as head dim 128.
-template <int ELEM, int DQK, int DV>
+// The 16-bit and FP8 EXACT kernels step 64 keys, FP8 LEAN nvidia::ws_key_block's (symbol_b of an
+// FP8 family): each kernel's shared memory is its own tile shape's.
+template <int ELEM, int DQK, int DV, bool LEAN>
 constexpr uint32_t ws_shared_bytes_of() {
-    return static_cast<uint32_t>(nvidia::WsTileShape<ELEM, DQK, DV>::kSharedBytes);
+    return static_cast<uint32_t>(
+        nvidia::WsTileShape<ELEM, DQK, DV, nvidia::ws_key_block(ELEM == 1, LEAN, DV)>::kSharedBytes);
+}
+// The larger of a family's two kernels (the catalogue loads both with one size).
+template <int ELEM, int DQK, int DV>
+constexpr uint32_t ws_family_shared_bytes_of() {
+    return ws_shared_bytes_of<ELEM, DQK, DV, false>() > ws_shared_bytes_of<ELEM, DQK, DV, true>()
+               ? ws_shared_bytes_of<ELEM, DQK, DV, false>()
+               : ws_shared_bytes_of<ELEM, DQK, DV, true>();
 }
 
 constexpr KernelFamily kWsFamilies[] = {
     {false, 64, 64, "attn_fwd_ws_b16_d64", "zyfa_attn_fwd_ws_bf16_d64", "zyfa_attn_fwd_ws_fp16_d64",
-     ws_shared_bytes_of<2, 64, 64>(), false},
+     ws_family_shared_bytes_of<2, 64, 64>(), false},
     {true, 64, 64, "attn_fwd_ws_e4m3_d64", "zyfa_attn_fwd_ws_e4m3_exact_d64", "zyfa_attn_fwd_ws_e4m3_lean_d64",
-     ws_shared_bytes_of<1, 64, 64>(), false},
+     ws_family_shared_bytes_of<1, 64, 64>(), false},
     {false, 128, 128, "attn_fwd_ws_b16_d128", "zyfa_attn_fwd_ws_bf16_d128", "zyfa_attn_fwd_ws_fp16_d128",
-     ws_shared_bytes_of<2, 128, 128>(), false},
+     ws_family_shared_bytes_of<2, 128, 128>(), false},
     {true, 128, 128, "attn_fwd_ws_e4m3_d128", "zyfa_attn_fwd_ws_e4m3_exact_d128", "zyfa_attn_fwd_ws_e4m3_lean_d128",
-     ws_shared_bytes_of<1, 128, 128>(), false},
+     ws_family_shared_bytes_of<1, 128, 128>(), false},
     {false, 192, 128, "attn_fwd_ws_b16_d192_128", "zyfa_attn_fwd_ws_bf16_d192_128", "zyfa_attn_fwd_ws_fp16_d192_128",
-     ws_shared_bytes_of<2, 192, 128>(), false},
+     ws_family_shared_bytes_of<2, 192, 128>(), false},
     {true, 192, 128, "attn_fwd_ws_e4m3_d192_128", "zyfa_attn_fwd_ws_e4m3_exact_d192_128",
-     "zyfa_attn_fwd_ws_e4m3_lean_d192_128", ws_shared_bytes_of<1, 192, 128>(), false},
+     "zyfa_attn_fwd_ws_e4m3_lean_d192_128", ws_family_shared_bytes_of<1, 192, 128>(), false},
     {false, 256, 256, "attn_fwd_ws_b16_d256", "zyfa_attn_fwd_ws_bf16_d256", "zyfa_attn_fwd_ws_fp16_d256",
-     ws_shared_bytes_of<2, 256, 256>(), false},
+     ws_family_shared_bytes_of<2, 256, 256>(), false},
     {true, 256, 256, "attn_fwd_ws_e4m3_d256", "zyfa_attn_fwd_ws_e4m3_exact_d256", "zyfa_attn_fwd_ws_e4m3_lean_d256",
-     ws_shared_bytes_of<1, 256, 256>(), false},
+     ws_family_shared_bytes_of<1, 256, 256>(), false},
 };
 
 // ZYFA_NVIDIA_WGMMA=0 in the environment keeps the mma.sync kernels on sm_90a (A/B timing, a
@@ -111,22 +121,21 @@ bool enabled_by_environment(const char* name) {
 }
 
 // Which problems the warp-specialised kernels take (ZYFA_NVIDIA_WS, read like ZYFA_NVIDIA_WGMMA):
-//   unset or 2: 16-bit inputs and FP8 LEAN (the e4m3 wgmma for both products: its adder is
-//      narrower than fp32, which moves O by ~2e-4 against the CPU model and leaves the error
-//      against fp64 unchanged; docs/hopper-kernel-notes.md);
-//   1: 16-bit inputs only; FP8 stays on the FP16-widened wgmma kernel (fp32 sums throughout);
-//   3: FP8 EXACT too (its lse then moves by up to ~4e-3, beyond EXACT's bound: Lean P against
-//      the exact exponential in the same kernel, for timing only);
+//   unset or 3: every one (the e4m3 wgmma for both FP8 products: its adder is narrower than
+//      fp32, which moves O by ~2e-4 against the CPU model and FP8 EXACT's lse by up to 1e-2,
+//      2e-2 at head dim 256: docs/accuracy.md);
+//   2: 16-bit inputs and FP8 LEAN; FP8 EXACT on the FP16-widened wgmma kernel (fp32 sums);
+//   1: 16-bit inputs only;
 //   0: none (the wgmma kernels without specialisation).
 enum class WsChoice { None, Bits16, Lean, All };
 WsChoice ws_choice_by_environment() {
     const char* value = std::getenv("ZYFA_NVIDIA_WS");
-    if (!value || value[0] == '\0' || value[1] != '\0') return WsChoice::Lean;
+    if (!value || value[0] == '\0' || value[1] != '\0') return WsChoice::All;
     switch (value[0]) {
         case '0': return WsChoice::None;
         case '1': return WsChoice::Bits16;
-        case '3': return WsChoice::All;
-        default: return WsChoice::Lean;
+        case '2': return WsChoice::Lean;
+        default: return WsChoice::All;
     }
 }
 
@@ -214,12 +223,24 @@ public:
             if (ws && f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) {
                 family = &f;
                 ws_kernel = true;
-                rows = nvidia::WsTileShape<1, 128, 128>::kRows;
-                threads = nvidia::WsTileShape<1, 128, 128>::kThreads;
+                rows = nvidia::WsTileShape<1, 128, 128, 64>::kRows;
+                threads = nvidia::WsTileShape<1, 128, 128, 64>::kThreads;
             }
         }
         if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
             throw_not_supported("params.softmax = LEAN needs FP8 inputs");
+        }
+        // Keys per online-softmax step of the chosen kernel: the warp-specialised kernels'
+        // nvidia::ws_key_block, 64 for the others.
+        const int key_block = ws_kernel ? nvidia::ws_key_block(fp8, p.softmax == ZYFA_SOFTMAX_LEAN,
+                                                               static_cast<int>(p.head_dim_v))
+                                        : 64;
+        if (p.key_block != 0 && p.key_block != key_block) {
+            throw_not_supported("params.key_block = " + std::to_string(p.key_block) + ": the NVIDIA kernel for " +
+                                dtype_name(dtype) + " " + (p.softmax == ZYFA_SOFTMAX_LEAN ? "LEAN" : "EXACT") +
+                                " at head dims " + std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) +
+                                " steps " + std::to_string(key_block) + " keys (pass 0 or " +
+                                std::to_string(key_block) + ")");
         }
         const int64_t elem_bytes = fp8 ? 1 : 2;
         gpu::require_vector_aligned(p.q, "q", elem_bytes, "NVIDIA");
@@ -274,7 +295,9 @@ public:
         static_assert(alignof(nvidia::WsTmaParams) <= alignof(gpu::SecondKernelParameter), "alignment");
         nvidia::WsTmaParams params;
         std::memset(&params, 0, sizeof(params));  // enabled = 0: the kernels copy with cp.async
-        if (tma_enabled_) params = make_ws_tma_params(p, runtime);  // ZYFA_NVIDIA_TMA=0 never encodes
+        const int key_block = nvidia::ws_key_block(p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN, p.softmax == ZYFA_SOFTMAX_LEAN,
+                                                   static_cast<int>(p.head_dim_v));
+        if (tma_enabled_) params = make_ws_tma_params(p, key_block, runtime);  // ZYFA_NVIDIA_TMA=0 never encodes
         std::memcpy(out.bytes, &params, sizeof(params));
     }
 

@@ -53,7 +53,7 @@ bool encode(const TensorView& t, int64_t seqlen, int64_t heads, int64_t batch, i
 
 }  // namespace
 
-nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& p, gpu::GpuRuntime& runtime) {
+nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& p, int key_block, gpu::GpuRuntime& runtime) {
     nvidia::WsTmaParams params;
     std::memset(&params, 0, sizeof(params));
     const int element = p.q.dtype == ZYFA_DTYPE_BF16 || p.q.dtype == ZYFA_DTYPE_FP16 ? 2 : 1;
@@ -65,9 +65,9 @@ nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& p, gpu::GpuRuntime& ru
     }
     const bool ok = encode(p.q, p.seqlen_q, p.heads_q, p.batch, p.head_dim_qk, nvidia::WsTmaParams::kQBoxRows, runtime,
                            params.q_map, params.axis[nvidia::kWsTmaQ]) &&
-                    encode(p.k, p.seqlen_k, p.heads_kv, p.batch, p.head_dim_qk, nvidia::WsTmaParams::kKvBoxRows,
+                    encode(p.k, p.seqlen_k, p.heads_kv, p.batch, p.head_dim_qk, static_cast<uint32_t>(key_block),
                            runtime, params.k_map, params.axis[nvidia::kWsTmaK]) &&
-                    encode(p.v, p.seqlen_k, p.heads_kv, p.batch, p.head_dim_v, nvidia::WsTmaParams::kKvBoxRows,
+                    encode(p.v, p.seqlen_k, p.heads_kv, p.batch, p.head_dim_v, static_cast<uint32_t>(key_block),
                            runtime, params.v_map, params.axis[nvidia::kWsTmaV]);
     if (!ok) std::memset(&params, 0, sizeof(params));
     params.enabled = ok ? 1 : 0;

@@ -16,7 +16,8 @@ namespace cuda {
 // map has no extent 0, and K and V may be NULL then); 16-byte aligned
 // base addresses and strides; a driver that encodes all three. Otherwise enabled = 0 and the
 // kernels copy with cp.async, with the same results.
-nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& problem, gpu::GpuRuntime& runtime);
+// key_block: the kernel's keys per step (nvidia::ws_key_block), the K and V boxes' rows.
+nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& problem, int key_block, gpu::GpuRuntime& runtime);
 
 }  // namespace cuda
 }  // namespace zyfa

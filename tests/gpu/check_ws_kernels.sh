@@ -5,11 +5,12 @@
 #   1. ptxas keeps every wgmma asynchronous: no C7512/C7513/C7514 ("wgmma.mma_async instructions are
 #      serialized ...", a 2-3x slowdown when it happens) and no C7508 (setmaxnreg ignored);
 #   2. no spills to local memory in any kernel (producer at 56 registers, consumers 224; head dim
-#      256: 40 and 232);
+#      256: 40 and 232; FP8 LEAN's 128-key blocks: 32 and 240);
 #   3. the FP8 kernels issue the e4m3 wgmma for both products (S: the wgmmas from the kernel's
 #      "zyfa-ws-score-product" PTX comment to the next commit; P.V: the other k32 e4m3 ones) and LEAN
-#      an FP16 wgmma for its row sums (m64n8k16 against the ones tile, two per P.V wgmma; none at
-#      head dim 256, which sums in registers), EXACT none, and change their register budget
+#      an FP16 wgmma for its row sums (m64n8k16 against the ones tile, two per P.V wgmma, issued
+#      with the next block's scores or the last P.V; none at head dim 256, which sums in
+#      registers), EXACT none, and change their register budget
 #      (setmaxnreg down and up);
 #   4. LEAN's P path has no exponential: its ex2 are the per-row alphas only (2 per compiled copy
 #      of the softmax, at most 8 copies), while EXACT adds one per probability (32 per copy);

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <string>
 
 #include "cpu/reference_check.hpp"
 #include "gpu_session.hpp"
+#include "nvidia/attention_ws_tile_shape.h"
 #include "../../tools/zyfa-check/check_tolerances.hpp"
 
 namespace zyfa_gpu_test {
@@ -61,6 +63,32 @@ inline zyfa_softmax resolved_softmax(const CaseShape& s) {
     return zyfa::cpu::dtype_is_fp8(s.dtype) ? ZYFA_SOFTMAX_LEAN : ZYFA_SOFTMAX_EXACT;
 }
 
+// The keys per online-softmax step of the kernel `ctx` runs for `gpu` (src/cuda/attention_launch_plan.cpp):
+// the warp-specialised kernels' nvidia::ws_key_block (128 for FP8 LEAN at head_dim_v <= 128), 64
+// for the others. The CPU backend models that instance when given it as params.key_block.
+inline int32_t key_block_of_kernel(const char* name, const CaseShape& s) {
+    if (!name || !std::strstr(name, "_ws_")) return 64;
+    return zyfa::nvidia::ws_key_block(zyfa::cpu::dtype_is_fp8(s.dtype), resolved_softmax(s) == ZYFA_SOFTMAX_LEAN,
+                                      static_cast<int>(s.head_dim_v));
+}
+inline int32_t cuda_key_block(zyfa_context* ctx, const GpuCase& gpu) {
+    return key_block_of_kernel(zyfa_attn_kernel_name(ctx, &gpu.params, &gpu.tq, &gpu.tk, &gpu.tv, &gpu.to),
+                               gpu.host.shape);
+}
+
+// The largest |lse - lse_cpu| (and |lse - lse_fp64|) allowed for the kernel `name`: the bounds of
+// the mode, except FP8 EXACT on the warp-specialised kernels, whose scores come from the e4m3
+// wgmma: its adder, narrower than fp32, moves lse by up to 1e-2, 2e-2 at head dim 256
+// (ws_kernel_test.cpp measures them against fp64). LEAN's bounds already hold it.
+inline bool ws_fp8_exact_kernel(const char* name) { return name && std::strstr(name, "_ws_e4m3_exact_"); }
+inline double ws_fp8_exact_lse_bound(const CaseShape& s) { return s.head_dim_qk == 256 ? 2e-2 : 1e-2; }
+
+// `cpu` (the same inputs as `gpu`) on the CPU backend as the model of the kernel `ctx` runs.
+inline void run_on_cpu_as(AttentionCase& cpu, zyfa_context* ctx, const GpuCase& gpu) {
+    cpu.params.key_block = cuda_key_block(ctx, gpu);
+    run_on_cpu(cpu);
+}
+
 // Runs `shape` on the GPU and on the CPU backend, compares the GPU with both the CPU and the fp64
 // reference, prints one line of figures, and fails the current CMocka test when a bound is
 // exceeded, an output guard band was written, or an element was left unwritten (the sentinel
@@ -76,7 +104,7 @@ inline void check_gpu_case_unguarded(const CaseShape& shape, const std::string& 
     }
     AttentionCase cpu(shape);
     if (edit) edit(cpu);
-    run_on_cpu(cpu);
+    run_on_cpu_as(cpu, s.cuda, gpu);
 
     const zyfa::AttnProblem problem = zyfa::validate_attn(&cpu.params, &cpu.tq, &cpu.tk, &cpu.tv, &cpu.to, ZYFA_BACKEND_CPU);
     const auto ref = zyfa::cpu::attention_reference_fp64(problem);
@@ -86,9 +114,11 @@ inline void check_gpu_case_unguarded(const CaseShape& shape, const std::string& 
 
     const zyfa_softmax mode = resolved_softmax(shape);
     const double ref_tol = zyfa_test::o_tolerance(shape.dtype, mode, shape.out_dtype);
-    const double ref_lse_tol = zyfa_test::lse_tolerance(mode);
+    const bool ws_exact = ws_fp8_exact_kernel(
+        zyfa_attn_kernel_name(s.cuda, &gpu.params, &gpu.tq, &gpu.tk, &gpu.tv, &gpu.to));
+    const double ref_lse_tol = ws_exact ? ws_fp8_exact_lse_bound(shape) : zyfa_test::lse_tolerance(mode);
     const double cpu_tol = o_tolerance_vs_cpu(shape.dtype, shape.out_dtype);
-    const double cpu_lse_tol = lse_tolerance_vs_cpu(mode);
+    const double cpu_lse_tol = ws_exact ? ws_fp8_exact_lse_bound(shape) : lse_tolerance_vs_cpu(mode);
     const bool guards = gpu.guards_intact();
     std::printf("  %-48s vs fp64: rel_rms %.2e (cpu %.2e, tol %.1e) lse %.1e | vs cpu: rel_rms %.2e (tol %.0e) "
                 "max_abs %.1e bitwise %lld/%lld lse %.1e (tol %.0e)%s\n",

@@ -245,13 +245,15 @@ void run_nonfinite(const NonFiniteCase& nc, bool (*applies)(zyfa_dtype)) {
         if (!applies(s.dtype)) return;
         const std::string label = nc.what + " " + mode;
         guarded([&] {
-            AttentionCase cpu(s);  // the numerics model's result, once for every context
-            if (nc.base) nc.base(cpu);
-            nc.poison(cpu);
-            run_on_cpu(cpu);
             for (const NamedContext& c : g_contexts) {
                 const char* kernel = kernel_or_skip(c.ctx, c.name, s, label);
-                if (kernel) check_nonfinite_on(c.ctx, s, nc, cpu, label + " [" + c.name + "] " + kernel);
+                if (!kernel) continue;
+                AttentionCase cpu(s);  // the numerics model of this context's kernel
+                if (nc.base) nc.base(cpu);
+                nc.poison(cpu);
+                cpu.params.key_block = key_block_of_kernel(kernel, s);
+                run_on_cpu(cpu);
+                check_nonfinite_on(c.ctx, s, nc, cpu, label + " [" + c.name + "] " + kernel);
             }
         });
     });

@@ -33,7 +33,7 @@ using namespace zyfa_test;
 
 namespace {
 
-constexpr int64_t kKeyBlock = 64;  // the kernels' and the model's key block
+constexpr int64_t kKeyBlock = 64;  // a key block of every kernel's (64 or 128 keys) holds whole groups of 64
 
 struct CodeAgreement {
     int64_t compared = 0;    // P elements where either side is non-zero
@@ -83,7 +83,7 @@ struct Run {
             fail();
         }
         assert_true(gpu.guards_intact());
-        run_on_cpu(cpu);
+        run_on_cpu_as(cpu, s.cuda, gpu);
     }
 };
 

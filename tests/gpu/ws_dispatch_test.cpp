@@ -3,8 +3,8 @@
 // test double of libcuda.so.1 (tests/gpu_host/fake_cuda_driver.c, one compute-capability-9.0
 // device), loaded through ZYFA_CUDA_LIBRARY, which CTest sets. zyfa_attn_kernel_name reads no
 // tensor data.
-//   unset / 2: 16-bit inputs and FP8 LEAN on the warp-specialised kernels; 1: 16-bit only;
-//   3: FP8 EXACT too; 0: none; ZYFA_NVIDIA_WGMMA=0: the mma.sync kernels.
+//   unset / 3: every mode on the warp-specialised kernels; 2: 16-bit inputs and FP8 LEAN;
+//   1: 16-bit only; 0: none; ZYFA_NVIDIA_WGMMA=0: the mma.sync kernels.
 // Each head dim gets its own kernel (the dims suffix of the name).
 #include <cstdlib>
 #include <cstring>
@@ -112,8 +112,8 @@ void check_setting(const char* ws, const char* wgmma, bool bits16_ws, bool lean_
     zyfa_context_destroy(ctx);
 }
 
-void test_default_puts_16_bit_and_fp8_lean_on_ws(void**) {
-    check_setting(nullptr, nullptr, true, true, false);
+void test_default_puts_every_mode_on_ws(void**) {
+    check_setting(nullptr, nullptr, true, true, true);
     check_setting("2", nullptr, true, true, false);
 }
 
@@ -134,7 +134,7 @@ int main(void) {
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_puts_16_bit_and_fp8_lean_on_ws),
+        cmocka_unit_test(test_default_puts_every_mode_on_ws),
         cmocka_unit_test(test_ws_1_keeps_fp8_off_ws),
         cmocka_unit_test(test_ws_3_adds_fp8_exact),
         cmocka_unit_test(test_ws_0_and_wgmma_0_keep_older_kernels),

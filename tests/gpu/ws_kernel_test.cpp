@@ -250,7 +250,7 @@ Measured measure(zyfa_context* ctx, const CaseShape& shape) {
         fail();
     }
     AttentionCase cpu(shape);
-    run_on_cpu(cpu);
+    run_on_cpu_as(cpu, ctx, gpu);
     const zyfa::AttnProblem problem = zyfa::validate_attn(&cpu.params, &cpu.tq, &cpu.tk, &cpu.tv, &cpu.to, ZYFA_BACKEND_CPU);
     const auto ref = zyfa::cpu::attention_reference_fp64(problem);
     return Measured{compare(gpu.host, ref), compare_with_cpu(gpu.host, cpu)};
