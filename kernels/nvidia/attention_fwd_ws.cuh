@@ -53,19 +53,21 @@
 namespace zyfa {
 namespace nvidia {
 
-// What the producer gives up the consumers take, from the entry count of 168 (384 threads):
+// What the producer gives up the consumers take, from the entry count of 168 (384 threads, the
+// CTA's whole allocation: setmaxnreg.inc waits, forever, for registers the CTA does not hold):
 // 128 (168 - 56) = 256 (224 - 168); head dim 256 (O in 128 accumulators) moves 16 more per
-// consumer thread, 128 (168 - 40) = 256 (232 - 168); 128-key steps (64 scores and two P buffers
-// of 16 registers per thread) take the most a producer of 32 leaves, 128 * 32 + 256 * 240.
+// consumer thread, 128 (168 - 40) = 256 (232 - 168), as do the 128-key steps (64 scores and two P
+// buffers of 16 registers per thread).
 template <int DV, int KEYS>
-constexpr int kProducerRegisters = KEYS == 128 ? 32 : DV == 256 ? 40 : 56;
+constexpr int kProducerRegisters = KEYS == 128 || DV == 256 ? 40 : 56;
 template <int DV, int KEYS>
-constexpr int kConsumerRegisters = KEYS == 128 ? 240 : DV == 256 ? 232 : 224;
+constexpr int kConsumerRegisters = KEYS == 128 || DV == 256 ? 232 : 224;
+constexpr int kEntryRegisters = 168;  // 65536 / 384, in steps of 8
 static_assert(ZYFA_WS_CONSUMER_WARPGROUPS == 2, "two consumer warpgroups (the register split above)");
-static_assert(128 * kProducerRegisters<128, 64> + 256 * kConsumerRegisters<128, 64> <= 65536 &&
-                  128 * kProducerRegisters<256, 64> + 256 * kConsumerRegisters<256, 64> <= 65536 &&
-                  128 * kProducerRegisters<128, 128> + 256 * kConsumerRegisters<128, 128> <= 65536,
-              "registers");
+static_assert(128 * kProducerRegisters<128, 64> + 256 * kConsumerRegisters<128, 64> <= 384 * kEntryRegisters &&
+                  128 * kProducerRegisters<256, 64> + 256 * kConsumerRegisters<256, 64> <= 384 * kEntryRegisters &&
+                  128 * kProducerRegisters<128, 128> + 256 * kConsumerRegisters<128, 128> <= 384 * kEntryRegisters,
+              "registers beyond the CTA's allocation");
 constexpr int kProducerBarrier = 1;  // named barrier of the producer's 128 threads
 // Analysis builds only (tools/gpu/ws-step-sass.py): PMTRIG instructions that mark, in the SASS, a
 // consumer step (pmevent 1 begin, 2 end) and the branches inside it that a long sequence's blocks

@@ -160,10 +160,26 @@ else
   built=0
 fi
 
-# --- 3. tests --------------------------------------------------------------------------------------
+# --- 3. smoke: one small causal case per kernel family, 30 s each; a kernel that hangs or fails
+# here would only spend the tests' and the benchmark's time ------------------------------------------
+if ((built)); then
+  zbench=$build/tools/zyfa-bench/zyfa-bench
+  [[ -x $zbench ]] || zbench=$(find "$build" -name zyfa-bench -type f -perm -u+x | head -1)
+  for mode in "--dtype fp8 --softmax lean" "--dtype fp8 --softmax exact" "--dtype bf16"; do
+    if ! step "smoke: zyfa-bench $mode" 30 "$OUT/smoke.log" "$zbench" --backend cuda $mode --batch 1 --heads 4 \
+         --seqlen 700 --repeats 1; then
+      built=0
+      log "smoke failed ($mode): tests and benchmark skipped; smoke.log has the output"
+      tail -5 "$OUT/smoke.log" | tee -a "$OUT/suite.log"
+      break
+    fi
+  done
+fi
+
+# --- 4. tests --------------------------------------------------------------------------------------
 if ((built)); then
   step "ctest -L gpu" 300 "$OUT/ctest-gpu.log" \
-    ctest --test-dir "$build" -L '^gpu$' -V --no-tests=error --timeout 280
+    ctest --test-dir "$build" -L '^gpu$' -V --no-tests=error --timeout 280 -j 3
   skipped=$(grep -c '\*\*\*Skipped' "$OUT/ctest-gpu.log")
   if ((skipped > 0)); then
     failed=1
@@ -176,7 +192,7 @@ if ((built)); then
   fi
 fi
 
-# --- 4. benchmark, 5. plot ---------------------------------------------------------------------------
+# --- 5. benchmark, 6. plot ---------------------------------------------------------------------------
 if ((bench && built)); then
   bench_args=(--library "$build/libzyfa.so" --csv "$OUT/bench.csv")
   ((quick)) && bench_args+=(--quick)
