@@ -732,9 +732,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                         float p[2];
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
-                            // One FFMA and one MUFU.EX2: the model's exp2(s * c - m) up to the
-                            // fused rounding and ex2's 2 ulp (within the bounds against the CPU).
-                            p[e] = visible(n, e) ? exp2_approx(fmaf(s[4 * n + 2 * rr + e], scale_log2, -m_new)) : 0.0f;
+                            // The model's s * c - m, rounded twice (fused, the product's rounding
+                            // residual of a huge score would reach the exponent), then one
+                            // MUFU.EX2: ex2's 2 ulp are within the bounds against the CPU.
+                            p[e] = visible(n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new) : 0.0f;
                             row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                         }
                         if constexpr (kFp8) {

@@ -76,12 +76,16 @@ inline int32_t cuda_key_block(zyfa_context* ctx, const GpuCase& gpu) {
                                gpu.host.shape);
 }
 
-// The largest |lse - lse_cpu| (and |lse - lse_fp64|) allowed for the kernel `name`: the bounds of
-// the mode, except FP8 EXACT on the warp-specialised kernels, whose scores come from the e4m3
-// wgmma: its adder, narrower than fp32, moves lse by up to 1e-2, 2e-2 at head dim 256
-// (ws_kernel_test.cpp measures them against fp64). LEAN's bounds already hold it.
+// FP8 EXACT on the warp-specialised kernels takes both products from the e4m3 wgmma, whose adder is
+// narrower than fp32: its scores move by about 1e-3 of their size, so lse moves in proportion to
+// the score spread (2.1e-2 at softmax_scale 0.5 with inputs of standard deviation 2, H200
+// 2026-12-02) and O by up to 1.1e-2 against the CPU model, while its error against fp64 stays
+// the CPU model's. It is held to LEAN's lse bounds, whose scores come from the same wgmma, and to
+// twice the FP8 O bound against the CPU.
 inline bool ws_fp8_exact_kernel(const char* name) { return name && std::strstr(name, "_ws_e4m3_exact_"); }
-inline double ws_fp8_exact_lse_bound(const CaseShape& s) { return s.head_dim_qk == 256 ? 2e-2 : 1e-2; }
+inline double ws_fp8_exact_lse_bound_vs_cpu() { return lse_tolerance_vs_cpu(ZYFA_SOFTMAX_LEAN); }
+inline double ws_fp8_exact_lse_bound_vs_ref() { return zyfa_test::lse_tolerance(ZYFA_SOFTMAX_LEAN); }
+inline double ws_fp8_exact_o_bound_vs_cpu(const CaseShape& s) { return 2 * o_tolerance_vs_cpu(s.dtype, s.out_dtype); }
 
 // `cpu` (the same inputs as `gpu`) on the CPU backend as the model of the kernel `ctx` runs.
 inline void run_on_cpu_as(AttentionCase& cpu, zyfa_context* ctx, const GpuCase& gpu) {
@@ -116,9 +120,9 @@ inline void check_gpu_case_unguarded(const CaseShape& shape, const std::string& 
     const double ref_tol = zyfa_test::o_tolerance(shape.dtype, mode, shape.out_dtype);
     const bool ws_exact = ws_fp8_exact_kernel(
         zyfa_attn_kernel_name(s.cuda, &gpu.params, &gpu.tq, &gpu.tk, &gpu.tv, &gpu.to));
-    const double ref_lse_tol = ws_exact ? ws_fp8_exact_lse_bound(shape) : zyfa_test::lse_tolerance(mode);
-    const double cpu_tol = o_tolerance_vs_cpu(shape.dtype, shape.out_dtype);
-    const double cpu_lse_tol = ws_exact ? ws_fp8_exact_lse_bound(shape) : lse_tolerance_vs_cpu(mode);
+    const double ref_lse_tol = ws_exact ? ws_fp8_exact_lse_bound_vs_ref() : zyfa_test::lse_tolerance(mode);
+    const double cpu_tol = ws_exact ? ws_fp8_exact_o_bound_vs_cpu(shape) : o_tolerance_vs_cpu(shape.dtype, shape.out_dtype);
+    const double cpu_lse_tol = ws_exact ? ws_fp8_exact_lse_bound_vs_cpu() : lse_tolerance_vs_cpu(mode);
     const bool guards = gpu.guards_intact();
     std::printf("  %-48s vs fp64: rel_rms %.2e (cpu %.2e, tol %.1e) lse %.1e | vs cpu: rel_rms %.2e (tol %.0e) "
                 "max_abs %.1e bitwise %lld/%lld lse %.1e (tol %.0e)%s\n",
