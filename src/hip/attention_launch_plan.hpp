@@ -15,7 +15,7 @@
 // causal, causal bottom-right) and head dims (128, 192/128), no window. The plan prefers one of
 // them whenever it covers the problem (e4m3fn, LEAN, no window, its mask, head dims and an output
 // dtype it supports) and falls back to the HIP C++ kernel otherwise. The problem alone decides:
-// there is no run-time switch.
+// there is no run-time switch (docs/configuration.md).
 // Launch: grid (ceil(seqlen_q / 256), heads_q, batch), 512 threads (8 waves x 32 queries), no
 // dynamic LDS (kernels/amd/attention_tile_shape.h).
 // Lean P: v_cvt_i32_f32 truncates, so lean_centre() is lean_p_centre_for(TowardZero); the CPU
