@@ -2,7 +2,6 @@
 
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "amd/attention_tile_shape.h"
@@ -63,13 +62,6 @@ static_assert(gfx950_fp8::kKeysPerBlock == amd::kKeyBlock, "the asm and HIP C++ 
 static_assert(gfx950_fp8::kRowsPerWorkgroup == amd::kRows && gfx950_fp8::kThreadsPerWorkgroup == amd::kThreads,
               "the gfx950 FP8 asm kernels use the HIP C++ kernels' launch geometry");
 
-// ZYFA_AMD_ASM=0 in the environment keeps the HIP C++ FP8 kernels on gfx950 (A/B comparison, a
-// fallback in the field). Read once, when a context's catalogue is made (zyfa_context_create).
-bool asm_enabled_by_environment() {
-    const char* value = std::getenv("ZYFA_AMD_ASM");
-    return !(value && value[0] == '0' && value[1] == '\0');
-}
-
 // The asm kernels form each thread's K/V offset inside a 64-key block in 32 bits (row x
 // stride_seq + column, rows 0..63; kernel_setup.cpp): larger strides take the HIP C++ kernel.
 bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_bytes) {
@@ -107,7 +99,7 @@ const char* symbol_of(const KernelFamily& family, const std::string& arch) {
 
 class HipAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
-    explicit HipAttnCatalogue(bool asm_enabled) : asm_enabled_(asm_enabled) {}
+    explicit HipAttnCatalogue(AmdKernelChoice choice) : choice_(choice) {}
 
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
         std::vector<gpu::KernelSpec> specs;
@@ -187,19 +179,17 @@ public:
     float lean_centre() const override { return numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero); }
 
 private:
-    bool uses_asm(const std::string& image_arch) const { return asm_enabled_ && image_arch == "gfx950"; }
+    bool uses_asm(const std::string& image_arch) const {
+        return choice_ == AmdKernelChoice::Automatic && image_arch == "gfx950";
+    }
 
-    bool asm_enabled_;
+    AmdKernelChoice choice_;
 };
 
 }  // namespace
 
-std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue() {
-    return make_hip_attn_catalogue(asm_enabled_by_environment());
-}
-
-std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue(bool asm_enabled) {
-    return std::make_unique<HipAttnCatalogue>(asm_enabled);
+std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue(AmdKernelChoice choice) {
+    return std::make_unique<HipAttnCatalogue>(choice);
 }
 
 }  // namespace hip

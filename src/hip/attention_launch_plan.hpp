@@ -15,8 +15,8 @@
 // attn_fwd_asm_fp8_<dims>_<mask>, symbols zyfa_gfx950_fp8_lean_<dims>_<mask>): one per mask (none,
 // causal, causal bottom-right) and head dims (128, 192/128), no window. The plan prefers one of
 // them whenever it covers the problem (e4m3fn, LEAN, no window, its mask, head dims and an output
-// dtype it supports) and falls back to the HIP C++ kernel otherwise; ZYFA_AMD_ASM=0 in the
-// environment at context creation keeps the HIP C++ kernels.
+// dtype it supports) and falls back to the HIP C++ kernel otherwise. The problem alone decides:
+// there is no run-time switch (docs/configuration.md).
 // Launch: grid (ceil(seqlen_q / 256), heads_q, batch), 512 threads (8 waves x 32 queries), no
 // dynamic LDS (kernels/amd/attention_tile_shape.h).
 // Lean P: v_cvt_i32_f32 truncates, so lean_centre() is lean_p_centre_for(TowardZero); the CPU
@@ -30,10 +30,16 @@
 namespace zyfa {
 namespace hip {
 
-// The catalogue, with the asm kernels unless ZYFA_AMD_ASM=0 (read now).
-std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue();
-// The same with the choice made by the caller (tests compare both).
-std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue(bool asm_enabled);
+// Which kernel a catalogue plans for an FP8 LEAN problem the gfx950 assembly kernels cover.
+enum class AmdKernelChoice {
+    Automatic,  // the assembly kernel where it supports the problem, the HIP C++ kernel otherwise
+    HipCpp,     // the HIP C++ kernels only
+};
+
+// The catalogue. The library always makes Automatic (make_hip_backend); HipCpp is a seam for
+// tests, which link it from zyfa_internal to run the HIP C++ kernels on problems the assembly
+// kernels would take (libzyfa.so exports no way to ask for it).
+std::unique_ptr<gpu::AttnKernelCatalogue> make_hip_attn_catalogue(AmdKernelChoice choice = AmdKernelChoice::Automatic);
 
 }  // namespace hip
 }  // namespace zyfa

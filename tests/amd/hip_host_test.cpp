@@ -4,12 +4,16 @@
 // loading of the embedded code objects (the double checks their ELF header and kernel symbols)
 // and kernel-argument packing run through the public C API. Nothing executes. argv[1] names the
 // scenario; CTest runs each in its own process (the runtime is loaded once per process).
+// On gfx950 the library's plan takes the FP8 assembly kernels where they apply; the tests that
+// count or launch the HIP C++ kernels there also use a context of the HipCpp seam
+// (tests/support/hip_context.hpp).
 #include <dlfcn.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +28,9 @@ extern "C" {
 #include "common/block_scale.h"
 #include "common/lean_p.h"
 #include "fake_hip_state.h"
+#include "hip/attention_launch_plan.hpp"
 #include "hip/hip_api.hpp"
+#include "support/hip_context.hpp"
 #include "zyfa.h"
 
 namespace {
@@ -164,18 +170,40 @@ struct Problem {
     zyfa_status run(zyfa_context* ctx, void* stream) { return zyfa_attn_fwd(ctx, &params, &q, &k, &v, &o, stream); }
 };
 
+// A HIP context whose plan keeps to the HIP C++ kernels (the seam; the public API has no switch).
+zyfa_context* create_hip_cpp() {
+    std::string error;
+    zyfa_context* ctx = zyfa_test::hip_context_with(zyfa::hip::AmdKernelChoice::HipCpp, &error);
+    if (ctx == nullptr) fail_msg("HIP context (HIP C++ kernels): %s", error.c_str());
+    return ctx;
+}
+
 void gfx950_loads_every_code_object_and_unloads_them(void**) {
     fake_hip_state* state = fake();
     assert_non_null(state);
-    const int loaded_before = state->modules_loaded;
+    // The library's context: the HIP C++ variants and every embedded FP8 assembly variant.
+    std::set<std::string> variants;
+    for (const auto& spec : zyfa::hip::make_hip_attn_catalogue()->kernels("gfx950")) variants.insert(spec.variant);
+    assert_true(variants.size() >= 4);
+    int loaded_before = state->modules_loaded;
+    int found_before = state->functions_found;
     zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
     assert_int_equal(zyfa_context_backend(ctx), ZYFA_BACKEND_HIP);
     assert_string_equal(zyfa_context_device_name(ctx), "gfx950");
-    // Four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each, all found.
+    assert_int_equal(state->modules_loaded - loaded_before, static_cast<int>(variants.size()));
+    assert_int_equal(state->images_rejected, 0);
+    assert_int_equal(state->functions_missing, 0);
+    assert_true(state->functions_found - found_before >= static_cast<int>(variants.size()));
+    zyfa_context_destroy(ctx);
+    assert_int_equal(state->modules_unloaded, state->modules_loaded);
+    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each.
+    loaded_before = state->modules_loaded;
+    found_before = state->functions_found;
+    ctx = create_hip_cpp();
     assert_int_equal(state->modules_loaded - loaded_before, 4);
     assert_int_equal(state->images_rejected, 0);
     assert_int_equal(state->functions_missing, 0);
-    assert_true(state->functions_found >= 4);
+    assert_int_equal(state->functions_found - found_before, 4);
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }
@@ -225,9 +253,10 @@ void bf16_launch_packs_the_problem(void**) {
     zyfa_context_destroy(ctx);
 }
 
-void fp8_lean_launch_packs_varlen_and_descales(void**) {
+// The same arguments whichever kernel runs: on the library's context the gfx950 assembly kernel
+// for this mask and head dims (when the build embeds it), on the HipCpp context the HIP C++ one.
+void fp8_lean_launch_packs(zyfa_context* ctx, const char* expected_symbol) {
     fake_hip_state* state = fake();
-    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
     Problem p(ZYFA_DTYPE_FP8_E4M3FN, 192, 128);
     const int32_t cu_q_values[] = {0, 100, 300};
     const int32_t cu_k_values[] = {0, 120, 300};
@@ -244,7 +273,7 @@ void fp8_lean_launch_packs_varlen_and_descales(void**) {
     p.q.stride_batch = p.k.stride_batch = p.v.stride_batch = p.o.stride_batch = 0;
     assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
     const fake_hip_launch& l = state->last_launch;
-    assert_string_equal(l.symbol, "zyfa_attn_fwd_e4m3_lean_d192_128");
+    assert_string_equal(l.symbol, expected_symbol);
     assert_int_equal(l.grid[0], 1);  // ceil(200 / 256): the longest sequence
     assert_null(l.stream);
     const zyfa::AttnKernelArgs& a = l.args;
@@ -262,6 +291,17 @@ void fp8_lean_launch_packs_varlen_and_descales(void**) {
                 zyfa::numerics::lean_p_centre_for(zyfa::numerics::FloatToIntRounding::TowardZero));
     assert_int_equal(a.max_block_exponent, zyfa::numerics::kBlockScaleMaxExponent);
     zyfa_context_destroy(ctx);
+}
+
+void fp8_lean_launch_packs_varlen_and_descales(void**) {
+    const char* kAsm = "zyfa_gfx950_fp8_lean_d192_128_causal_br";
+    bool asm_embedded = false;
+    for (const auto& spec : zyfa::hip::make_hip_attn_catalogue()->kernels("gfx950")) {
+        asm_embedded = asm_embedded || std::strcmp(spec.symbol, kAsm) == 0;
+    }
+    fp8_lean_launch_packs(create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS),
+                          asm_embedded ? kAsm : "zyfa_attn_fwd_e4m3_lean_d192_128");
+    fp8_lean_launch_packs(create_hip_cpp(), "zyfa_attn_fwd_e4m3_lean_d192_128");
 }
 
 void unsupported_requests_say_why(void**) {

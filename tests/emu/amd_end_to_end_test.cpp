@@ -5,6 +5,12 @@
 // from the CPU model's, everything else follows the model). Small shapes keep the tier within
 // CI time. The target is chosen by ZYFA_EMU_ARCH (gfx950 or gfx942), set per CTest test.
 //
+// The kernels under test are the HIP C++ ones (kernels/amd/attention_fwd_variant.hip). gfx942 has
+// nothing else, so its context is zyfa_context_create's. On gfx950 the library plans FP8 LEAN
+// without a window on the generated assembly kernels (tested by asm_end_to_end_test.cpp), so the
+// context there is the seam's AmdKernelChoice::HipCpp (tests/support/hip_context.hpp); main checks
+// that an FP8 LEAN problem the assembly would take is planned on the HIP C++ kernel.
+//
 // Bitwise where the CPU model fixes the result (test_bitwise_*): with the scores made exact
 // (small integers in Q and K: every product and every partial sum is an integer far below 2^24,
 // so the MFMA's summation order cannot change S) the kernel and the model perform the same fp32
@@ -27,6 +33,7 @@
 #include "edge_case_checks.hpp"
 #include "model_comparison.hpp"
 #include "support/attention_modes.hpp"
+#include "support/hip_context.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
@@ -260,6 +267,24 @@ void test_bitwise_bf16_structure(void**) {
     for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, kBf16);
 }
 
+// An FP8 LEAN causal head-dim-128 problem without a window (one the gfx950 assembly kernels take
+// under the automatic plan) must be planned on the HIP C++ kernel of this context.
+bool plans_hip_cpp_fp8_lean(Session& s) {
+    CaseShape shape = mode_shape(fp8_lean());
+    shape.head_dim_qk = shape.head_dim_v = 128;
+    shape.out_dtype = ZYFA_DTYPE_BF16;
+    shape.seqlen_q = shape.seqlen_k = 70;
+    GpuCase c(*s.runtime, shape);
+    const char* name = zyfa_attn_kernel_name(s.cuda, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
+    const std::string expected = g_gfx942 ? "zyfa_attn_fwd_e4m3fnuz_lean_d128" : "zyfa_attn_fwd_e4m3_lean_d128";
+    if (name == nullptr || expected != name) {
+        std::printf("FAIL amd_end_to_end: FP8 LEAN is planned on %s, not the HIP C++ kernel %s\n",
+                    name ? name : zyfa_last_error_message(), expected.c_str());
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 int main() {
@@ -270,13 +295,23 @@ int main() {
         return kSkipExitCode;
     }
     Session& s = session();
-    zyfa_context_options opts;
-    zyfa_context_options_init(&opts, sizeof opts);
-    opts.backend = ZYFA_BACKEND_HIP;
     // Session::cuda is the GPU context under test; here it is the HIP backend.
-    if (zyfa_context_create(&opts, &s.cuda) != ZYFA_SUCCESS) {
-        std::printf("FAIL amd_end_to_end: zyfa_context_create(HIP) on the stand-in: %s\n", zyfa_last_error_message());
-        return 1;
+    if (g_gfx942) {
+        zyfa_context_options opts;
+        zyfa_context_options_init(&opts, sizeof opts);
+        opts.backend = ZYFA_BACKEND_HIP;
+        if (zyfa_context_create(&opts, &s.cuda) != ZYFA_SUCCESS) {
+            std::printf("FAIL amd_end_to_end: zyfa_context_create(HIP) on the stand-in: %s\n",
+                        zyfa_last_error_message());
+            return 1;
+        }
+    } else {
+        std::string error;
+        s.cuda = hip_context_with(zyfa::hip::AmdKernelChoice::HipCpp, &error);
+        if (s.cuda == nullptr) {
+            std::printf("FAIL amd_end_to_end: HIP context (HIP C++ kernels) on the stand-in: %s\n", error.c_str());
+            return 1;
+        }
     }
     zyfa_context_options cpu_opts;
     zyfa_context_options_init(&cpu_opts, sizeof cpu_opts);
@@ -289,6 +324,7 @@ int main() {
     s.stream = s.runtime->create_stream();
     std::printf("amd_end_to_end: %s on the emulator; zyfa %s, built with: %s\n", zyfa_context_device_name(s.cuda),
                 zyfa_version_string(), zyfa_build_info());
+    if (!plans_hip_cpp_fp8_lean(s)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_pointers_refused),
         cmocka_unit_test(test_masks),

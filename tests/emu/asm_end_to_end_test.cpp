@@ -5,7 +5,8 @@
 //
 // ZYFA_HIP_LIBRARY is the launch recorder (launch_recorder.cpp: the stand-in plus a record of the
 // kernel each launch ran), so every case also asserts that the asm kernel, not the HIP C++ one,
-// actually ran; a second context made with ZYFA_AMD_ASM=0 must run the HIP C++ kernel instead.
+// actually ran; a second context, whose plan keeps to the HIP C++ kernels (AmdKernelChoice::HipCpp
+// through the internal seam, tests/support/hip_context.hpp), must run the HIP C++ kernel instead.
 //
 // Checks:
 //   - bitwise, where the CPU model fixes the result (as tests/emu/amd_end_to_end_test.cpp's
@@ -41,6 +42,7 @@
 #include "edge_case_checks.hpp"
 #include "model_comparison.hpp"
 #include "support/attention_modes.hpp"
+#include "support/hip_context.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
@@ -61,7 +63,7 @@ struct AsmVariant {
 };
 
 std::vector<AsmVariant> g_variants;
-zyfa_context* g_hip_cpp_ctx = nullptr;  // HIP context created with ZYFA_AMD_ASM=0
+zyfa_context* g_hip_cpp_ctx = nullptr;  // HIP context that plans the HIP C++ kernels only
 unsigned long (*g_last_launched)(char*, unsigned long) = nullptr;
 
 zyfa_mask mask_of(asm_fp8::VariantMask m) {
@@ -112,7 +114,7 @@ void expect_asm_ran(const AsmVariant& v, const std::string& label) {
     }
 }
 
-// ------------------------------------------------------------------ the variants and the switch
+// ------------------------------------------------------------------ the variants and the choice
 
 // Every variant the generator defines is embedded, and nothing else is.
 void test_every_variant_embedded(void**) {
@@ -127,8 +129,9 @@ void test_every_variant_embedded(void**) {
     assert_int_equal(missing, 0);
 }
 
-// The plan prefers the asm kernel; ZYFA_AMD_ASM=0 and a window fall back to the HIP C++ kernel;
-// the recorder confirms which one ran. params.key_block 64 keeps the choice, 128 has no kernel.
+// The plan prefers the asm kernel; a window, an output dtype or strides it does not take fall back
+// to the HIP C++ kernel, which the HipCpp context runs on the same problem; the recorder confirms
+// which one ran. params.key_block 64 keeps the choice, 128 has no kernel.
 void test_asm_chosen_and_launched(void**) {
     Session& session_ = session();
     for (const AsmVariant& v : g_variants) {
@@ -145,7 +148,7 @@ void test_asm_chosen_and_launched(void**) {
         assert_string_equal(last_launched().c_str(), v.hip_cpp_symbol.c_str());
         // Both compute the same function of the inputs.
         const CpuDiff diff = compare_with_cpu(on_asm.host, on_hip_cpp.host);
-        std::printf("  %-40s asm vs HIP C++ (ZYFA_AMD_ASM=0): rel_rms %.2e, bitwise %lld/%lld\n", v.symbol.c_str(),
+        std::printf("  %-40s asm vs HIP C++: rel_rms %.2e, bitwise %lld/%lld\n", v.symbol.c_str(),
                     diff.rel_rms, (long long)diff.bitwise_equal, (long long)diff.elements);
         assert_true(diff.rel_rms <= o_tolerance_vs_cpu(s.dtype, s.out_dtype));  // both within it of the model
         // An output dtype the asm kernel does not write falls back to the HIP C++ kernel.
@@ -382,7 +385,7 @@ void test_non_finite_rows(void**) {
 // with its generator variant, the HIP C++ kernel it replaces, and the output dtypes the plan
 // routes to it.
 bool discover_variants() {
-    const auto catalogue = zyfa::hip::make_hip_attn_catalogue(true);
+    const auto catalogue = zyfa::hip::make_hip_attn_catalogue(zyfa::hip::AmdKernelChoice::Automatic);
     for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels("gfx950")) {
         if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0) continue;
         AsmVariant a;
@@ -416,18 +419,25 @@ bool discover_variants() {
     return true;
 }
 
-zyfa_context* hip_context(bool asm_enabled) {
-    if (!asm_enabled) setenv("ZYFA_AMD_ASM", "0", 1);
+// The library's own context (zyfa_context_create: the automatic choice) for the asm kernels; the
+// seam's HipCpp context for the HIP C++ kernels they replace.
+zyfa_context* asm_context() {
     zyfa_context_options opts;
     zyfa_context_options_init(&opts, sizeof opts);
     opts.backend = ZYFA_BACKEND_HIP;
     zyfa_context* ctx = nullptr;
-    const zyfa_status st = zyfa_context_create(&opts, &ctx);
-    unsetenv("ZYFA_AMD_ASM");
-    if (st != ZYFA_SUCCESS) {
-        std::printf("FAIL asm_end_to_end: zyfa_context_create(HIP, ZYFA_AMD_ASM=%d) on the stand-in: %s\n",
-                    asm_enabled ? 1 : 0, zyfa_last_error_message());
+    if (zyfa_context_create(&opts, &ctx) != ZYFA_SUCCESS) {
+        std::printf("FAIL asm_end_to_end: zyfa_context_create(HIP) on the stand-in: %s\n", zyfa_last_error_message());
         return nullptr;
+    }
+    return ctx;
+}
+
+zyfa_context* hip_cpp_context() {
+    std::string error;
+    zyfa_context* ctx = hip_context_with(zyfa::hip::AmdKernelChoice::HipCpp, &error);
+    if (ctx == nullptr) {
+        std::printf("FAIL asm_end_to_end: HIP context (HIP C++ kernels) on the stand-in: %s\n", error.c_str());
     }
     return ctx;
 }
@@ -442,10 +452,9 @@ int main() {
                     "(CTest sets both)\n");
         return kSkipExitCode;
     }
-    unsetenv("ZYFA_AMD_ASM");
     Session& s = session();
-    s.cuda = hip_context(true);  // Session::cuda is the GPU context under test: here HIP with the asm kernels
-    g_hip_cpp_ctx = hip_context(false);
+    s.cuda = asm_context();  // Session::cuda is the GPU context under test: here HIP with the asm kernels
+    g_hip_cpp_ctx = hip_cpp_context();
     if (!s.cuda || !g_hip_cpp_ctx) return 1;
     void* recorder = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
     g_last_launched = recorder ? reinterpret_cast<unsigned long (*)(char*, unsigned long)>(

@@ -14,10 +14,7 @@
 #include "hazard_self_test.hpp"
 #include "kernel_builder.hpp"
 #include "kernel_variant.hpp"
-#if __has_include("manifest_writer.hpp")
 #include "manifest_writer.hpp"
-#define ZYFA_GFX950_HAVE_MANIFEST 1
-#endif
 
 using namespace zyfa::gfx950_fp8;
 
@@ -93,13 +90,9 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
-#ifdef ZYFA_GFX950_HAVE_MANIFEST
     if (!write_file(out_dir + "/manifest.json", manifest_json(kernels))) {
         std::fprintf(stderr, "cannot write %s/manifest.json\n", out_dir.c_str());
         return 1;
     }
-#else
-    std::fprintf(stderr, "note: manifest_writer.hpp is not there yet: no manifest.json written\n");
-#endif
     return 0;
 }
