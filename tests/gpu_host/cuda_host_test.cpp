@@ -758,7 +758,8 @@ void expect_map(const Launched& launched, zyfa::nvidia::WsTmaMap which, const Ex
 bool sm90a_embedded() { return zyfa::gpu::KernelRegistry::embedded().has_arch("nvidia", "sm_90a"); }
 
 // (a) FP8 LEAN causal, head dim 128, [batch, seq, heads, dim]: three maps whose boxes are whole
-// tiles of 128-byte rows (128 Q rows, 64 K or V rows), the head axis (smallest stride) in dim 1
+// tiles of 128-byte rows (128 Q rows, 128 K or V rows: FP8's 128-key step, nvidia::ws_key_block),
+// the head axis (smallest stride) in dim 1
 // and the sequence in dim 2.
 void fp8_lean_ws_launch_encodes_three_maps(void**) {
     zyfa_context* ctx = sm90_context();
@@ -773,11 +774,11 @@ void fp8_lean_ws_launch_encodes_three_maps(void**) {
     // Q: heads_q 8, seqlen_q 100; byte strides = element strides for e4m3.
     expect_map(l, zyfa::nvidia::kWsTmaQ,
                {r.q.data, 0, {128, 8, 100, 2}, {128, 8 * 128, 100 * 8 * 128}, {128, 1, 128, 1}, {2, 1, 3}});
-    // K, V: heads_kv 2, seqlen_k 130, 64-row boxes.
+    // K, V: heads_kv 2, seqlen_k 130, 128-row boxes.
     expect_map(l, zyfa::nvidia::kWsTmaK,
-               {r.k.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
+               {r.k.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 128, 1}, {2, 1, 3}});
     expect_map(l, zyfa::nvidia::kWsTmaV,
-               {r.v.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
+               {r.v.data, 0, {128, 2, 130, 2}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 128, 1}, {2, 1, 3}});
     zyfa_context_destroy(ctx);
 }
 
@@ -802,10 +803,11 @@ void ws_launches_of_other_kernels_encode_slices(void**) {
         Request request;
         const char* kernel;
         uint64_t element_bytes;
-    } cases[] = {{bf16, "zyfa_attn_fwd_ws_bf16_d128", 2},
-                 {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 1},
-                 {fp8_lean_request(64, 64), "zyfa_attn_fwd_ws_e4m3_lean_d64", 1},
-                 {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 1}};
+        uint32_t kv_rows;  // the kernel's key block (nvidia::ws_key_block)
+    } cases[] = {{bf16, "zyfa_attn_fwd_ws_bf16_d128", 2, 64},
+                 {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 1, 128},
+                 {fp8_lean_request(64, 64), "zyfa_attn_fwd_ws_e4m3_lean_d64", 1, 128},
+                 {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 1, 64}};
     for (const auto& c : cases) {
         const Request& r = c.request;
         const Launched l = run_fwd(ctx, r, true);
@@ -815,8 +817,8 @@ void ws_launches_of_other_kernels_encode_slices(void**) {
         assert_int_equal(l.second.enabled, 1);
         const uint64_t dqk = static_cast<uint64_t>(r.params.head_dim_qk), dv = static_cast<uint64_t>(r.params.head_dim_v);
         expect_map(l, zyfa::nvidia::kWsTmaQ, slice_map(r.q.data, c.element_bytes, dqk, 8, 100, 128));
-        expect_map(l, zyfa::nvidia::kWsTmaK, slice_map(r.k.data, c.element_bytes, dqk, 2, 130, 64));
-        expect_map(l, zyfa::nvidia::kWsTmaV, slice_map(r.v.data, c.element_bytes, dv, 2, 130, 64));
+        expect_map(l, zyfa::nvidia::kWsTmaK, slice_map(r.k.data, c.element_bytes, dqk, 2, 130, c.kv_rows));
+        expect_map(l, zyfa::nvidia::kWsTmaV, slice_map(r.v.data, c.element_bytes, dv, 2, 130, c.kv_rows));
     }
     zyfa_context_destroy(ctx);
 }
@@ -887,9 +889,9 @@ void other_layouts_encode_nested_strides(void**) {
     expect_map(l, zyfa::nvidia::kWsTmaQ,
                {r.q.data, 0, {128, 100, 8, 2}, {128, 100 * 128, 8 * 100 * 128}, {128, 128, 1, 1}, {1, 2, 3}});
     expect_map(l, zyfa::nvidia::kWsTmaK,
-               {r.k.data, 0, {128, 130, 2, 2}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 2, 3}});
+               {r.k.data, 0, {128, 130, 2, 2}, {128, 130 * 128, 2 * 130 * 128}, {128, 128, 1, 1}, {1, 2, 3}});
     expect_map(l, zyfa::nvidia::kWsTmaV,
-               {r.v.data, 0, {128, 130, 2, 2}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 2, 3}});
+               {r.v.data, 0, {128, 130, 2, 2}, {128, 130 * 128, 2 * 130 * 128}, {128, 128, 1, 1}, {1, 2, 3}});
 
     // MQA in the same layout: K and V's single head (extent 1) goes last, with the nested stride.
     r.params.heads_kv = 1;
@@ -898,9 +900,9 @@ void other_layouts_encode_nested_strides(void**) {
     l = run_fwd(ctx, r, true);
     assert_int_equal(l.second.enabled, 1);
     expect_map(l, zyfa::nvidia::kWsTmaK,
-               {r.k.data, 0, {128, 130, 2, 1}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 3, 2}});
+               {r.k.data, 0, {128, 130, 2, 1}, {128, 130 * 128, 2 * 130 * 128}, {128, 128, 1, 1}, {1, 3, 2}});
     expect_map(l, zyfa::nvidia::kWsTmaV,
-               {r.v.data, 0, {128, 130, 2, 1}, {128, 130 * 128, 2 * 130 * 128}, {128, 64, 1, 1}, {1, 3, 2}});
+               {r.v.data, 0, {128, 130, 2, 1}, {128, 130 * 128, 2 * 130 * 128}, {128, 128, 1, 1}, {1, 3, 2}});
 
     // One sequence whose K and V batch stride is 0 (free for an axis of extent 1): that axis goes
     // last with the nested stride, as the driver needs a non-zero multiple of 16.
@@ -910,7 +912,7 @@ void other_layouts_encode_nested_strides(void**) {
     l = run_fwd(ctx, one, true);
     assert_int_equal(l.second.enabled, 1);
     expect_map(l, zyfa::nvidia::kWsTmaK,
-               {one.k.data, 0, {128, 2, 130, 1}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 64, 1}, {2, 1, 3}});
+               {one.k.data, 0, {128, 2, 130, 1}, {128, 2 * 128, 130 * 2 * 128}, {128, 1, 128, 1}, {2, 1, 3}});
 
     // [seq, batch, heads, dim]: the sequence outermost, in dim 3.
     Request s = fp8_lean_request(128, 128);
@@ -925,7 +927,7 @@ void other_layouts_encode_nested_strides(void**) {
     expect_map(l, zyfa::nvidia::kWsTmaQ,
                {s.q.data, 0, {128, 8, 2, 100}, {128, 8 * 128, 2 * 8 * 128}, {128, 1, 1, 128}, {3, 1, 2}});
     expect_map(l, zyfa::nvidia::kWsTmaK,
-               {s.k.data, 0, {128, 2, 2, 130}, {128, 2 * 128, 2 * 2 * 128}, {128, 1, 1, 64}, {3, 1, 2}});
+               {s.k.data, 0, {128, 2, 2, 130}, {128, 2 * 128, 2 * 2 * 128}, {128, 1, 1, 128}, {3, 1, 2}});
     zyfa_context_destroy(ctx);
 }
 
@@ -949,9 +951,11 @@ void strides_beyond_the_accelerator_fall_back(void**) {
 
 // (g) Kernels without the second parameter encode nothing.
 void other_kernels_encode_nothing(void**) {
+    setenv("ZYFA_NVIDIA_WS", "2", 1);  // FP8 EXACT on the older kernels (by default it runs the ws kernels)
     zyfa_context* ctx = sm90_context();
+    unsetenv("ZYFA_NVIDIA_WS");
     Request exact = fp8_lean_request(128, 128);
-    exact.params.softmax = ZYFA_SOFTMAX_EXACT;  // FP8 EXACT stays on the wgmma kernel (ZYFA_NVIDIA_WS unset)
+    exact.params.softmax = ZYFA_SOFTMAX_EXACT;  // the wgmma kernel under ZYFA_NVIDIA_WS=2
     Launched l = run_fwd(ctx, exact, false);
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_wg_e4m3_exact_d128");
     assert_int_equal(l.launches, 1);
