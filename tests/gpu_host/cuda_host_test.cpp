@@ -979,6 +979,43 @@ void expect_message(std::initializer_list<std::string> needles) {
     }
 }
 
+// (h) params.key_block: 0 and the kernel's own step (nvidia::ws_key_block) launch the same kernel
+// with the same maps; the other step is NOT_SUPPORTED by all three calls, naming the field and
+// the kernel's step, with nothing launched.
+void key_block_is_the_kernels_own_or_refused(void**) {
+    zyfa_context* ctx = sm90_context();
+    fake_cuda_state* state = fake_state();
+    const struct {
+        Request request;
+        const char* kernel;
+        int32_t own, other;
+    } cases[] = {{fp8_lean_request(128, 128), "zyfa_attn_fwd_ws_e4m3_lean_d128", 128, 64},
+                 {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 128, 64},
+                 {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 64, 128},
+                 {Request(128), "zyfa_attn_fwd_ws_bf16_d128", 64, 128}};
+    for (const auto& c : cases) {
+        Request r = c.request;
+        r.params.lse = nullptr;
+        for (int32_t key_block : {0, c.own}) {
+            r.params.key_block = key_block;
+            const Launched l = run_fwd(ctx, r, true);
+            assert_string_equal(l.kernel.c_str(), c.kernel);
+            assert_int_equal(l.launches, 1);
+            assert_int_equal(l.second.enabled, 1);
+        }
+        r.params.key_block = c.other;
+        const int launches = state->launches;
+        const std::string own = "steps " + std::to_string(c.own) + " keys";
+        assert_int_equal(zyfa_attn_supported(ctx, &r.params, &r.q, &r.k, &r.v, &r.o), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message({"params.key_block = " + std::to_string(c.other), own});
+        assert_null(zyfa_attn_kernel_name(ctx, &r.params, &r.q, &r.k, &r.v, &r.o));
+        assert_int_equal(zyfa_attn_fwd(ctx, &r.params, &r.q, &r.k, &r.v, &r.o, nullptr), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message({"params.key_block = " + std::to_string(c.other), own});
+        assert_int_equal(state->launches, launches);
+    }
+    zyfa_context_destroy(ctx);
+}
+
 // zyfa_attn_supported, zyfa_attn_kernel_name and zyfa_attn_fwd refuse r with INVALID_ARGUMENT
 // naming `field` and saying `where`; nothing is launched, allocated or synchronised.
 void expect_attn_refused(zyfa_context* ctx, const Request& r, const char* field, const std::string& where) {
@@ -1174,6 +1211,7 @@ int main(int argc, char** argv) {
             cmocka_unit_test(other_layouts_encode_nested_strides),
             cmocka_unit_test(strides_beyond_the_accelerator_fall_back),
             cmocka_unit_test(other_kernels_encode_nothing),
+            cmocka_unit_test(key_block_is_the_kernels_own_or_refused),
         };
         return cmocka_run_group_tests(tests, nullptr, nullptr);
 #else
