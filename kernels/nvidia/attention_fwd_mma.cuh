@@ -39,36 +39,18 @@
 #include "common/row_max.h"
 #include "common/score_scale.h"
 #include "nvidia/attention_tile_shape.h"
+#include "nvidia/input_kind.h"
+#include "nvidia/primitives/copy.cuh"
+#include "nvidia/primitives/ldmatrix.cuh"
 
 namespace zyfa {
 namespace nvidia {
 
-enum class InKind { Bf16, Fp16, E4m3 };
-enum class PMode { Exact, Lean };
 
 using numerics::kLn2;  // kernels/common/score_scale.h
 
-// ---- PTX wrappers --------------------------------------------------------------------------------
+// ---- PTX wrappers of this kernel (the shared ones: primitives/) --------------------------------
 
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared; src_bytes = 0 fills the destination with zeros and reads nothing.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
 
 // d = a * b + c for one 16x8 fp32 tile; k = 32 bytes of A row / B column.
 template <InKind IN>

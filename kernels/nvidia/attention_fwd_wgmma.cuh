@@ -35,15 +35,11 @@
 
 #include "nvidia/attention_fwd_mma.cuh"
 #include "nvidia/attention_wgmma_tile_shape.h"
-#include "nvidia/wgmma_ops.cuh"
+#include "nvidia/primitives/wgmma.cuh"
 
 namespace zyfa {
 namespace nvidia {
 
-template <int N>
-__device__ __forceinline__ void cp_async_wait_group() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 // Two e4m3 (low byte first) -> two fp16 (low half first); exact.
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint16_t pair) {

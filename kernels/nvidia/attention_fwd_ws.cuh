@@ -48,7 +48,9 @@
 #include "nvidia/attention_fwd_wgmma.cuh"
 #include "nvidia/attention_ws_tile_shape.h"
 #include "nvidia/attention_ws_tma_params.h"
-#include "nvidia/mbarrier_ops.cuh"
+#include "nvidia/primitives/barriers.cuh"
+#include "nvidia/primitives/ldmatrix.cuh"
+#include "nvidia/primitives/tma.cuh"
 
 namespace zyfa {
 namespace nvidia {
@@ -79,11 +81,6 @@ constexpr int kProducerBarrier = 1;  // named barrier of the producer's 128 thre
 template <int kBit>
 __device__ __forceinline__ void sass_marker() {
     if constexpr (ZYFA_WS_SASS_MARKERS != 0) asm volatile("pmevent %0;" ::"n"(kBit));
-}
-__device__ __forceinline__ void stmatrix_x4(uint32_t addr, const uint32_t (&r)[4]) {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]),
-                 "r"(r[2]), "r"(r[3])
-                 : "memory");
 }
 
 // Byte transpose of one FP8 V block of KEYS keys: raw (rows = keys of 128 bytes, the 128-byte
@@ -176,43 +173,6 @@ __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const uns
     }
 }
 
-// m64n64 with A from registers and B from shared memory: S = Q K^T (K K-major), and P.V at head
-// dim 64 (FP8 Vt K-major; 16-bit V MN-major, TRANS_B). Operands 32..35 the A fragment, 36 the B
-// descriptor, 37 scale_d; 16-bit types end with tnspB (the e4m3 wgmma reads B K-major only).
-#define ZYFA_WS_D32_REGS                                                                              \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-#define ZYFA_WS_D32_OUTPUTS                                                                           \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),   \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),         \
-    "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),       \
-    "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),       \
-    "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-template <InKind IN, bool TRANS_B = false>
-__device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
-    static_assert(!(TRANS_B && IN == InKind::E4m3), "the e4m3 wgmma reads B K-major");
-    if constexpr (IN == InKind::E4m3) {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " ZYFA_WS_D32_REGS
-                     ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-                     : ZYFA_WS_D32_OUTPUTS
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
-    } else if constexpr (IN == InKind::Bf16) {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " ZYFA_WS_D32_REGS
-                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-                     : ZYFA_WS_D32_OUTPUTS
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
-    } else {
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " ZYFA_WS_D32_REGS
-                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-                     : ZYFA_WS_D32_OUTPUTS
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
-    }
-}
-#undef ZYFA_WS_D32_REGS
-#undef ZYFA_WS_D32_OUTPUTS
 
 // O += P V over one k-step for DV = 2N output columns: m64n128 (attention_fwd_wgmma.cuh's wrappers)
 // or m64n64; FP8 reads Vt K-major, 16-bit V MN-major.
@@ -225,17 +185,6 @@ __device__ __forceinline__ void wgmma_pv_ws(float (&d)[N], const uint32_t (&p)[4
     }
 }
 
-// Row sums of P (FP8 LEAN, WsTileShape::kOnesTile): d (+)= P * ones over 16 keys, m64n8k16 with P
-// in FP16 (every e4m3 value is exact in FP16, and the FP16 wgmma sums in fp32, unlike the e4m3
-// wgmma's narrower adder: measured 1.4e-3 off the exact sum in lse). A thread's d[0], d[1] are
-// its row g's sum, d[2], d[3] row g + 8's.
-__device__ __forceinline__ void wgmma_rs_row_sums_f16(float (&d)[4], const uint32_t (&a)[4], uint64_t desc_ones,
-                                                      int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_ones), "r"(accumulate));
-}
 
 // The two e4m3 codes in the low (HIGH = false) or high half of `codes` as an FP16 pair (exact).
 template <bool HIGH>
@@ -249,15 +198,6 @@ __device__ __forceinline__ uint32_t e4m3_pair_to_f16x2(uint32_t codes) {
     return out;
 }
 
-// Layout type of a wgmma shared-memory descriptor (bits 62-63): 1 = 128-byte swizzle, 2 = 64-byte.
-constexpr uint64_t kSwizzle128Bits = uint64_t{1} << 62;
-constexpr uint64_t kSwizzle64Bits = uint64_t{2} << 62;
-
-// desc with `add` (16-byte units) added to its start address: 32-bit arithmetic on the low word,
-// which never carries into the high one (the 14-bit address field spans 256 KB of shared memory).
-__device__ __forceinline__ uint64_t descriptor_plus(uint64_t desc, uint32_t add) {
-    return (desc & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + add);
-}
 
 // A ring stage and the parity of its current use (the mbarrier phase to wait for), carried from
 // block to block instead of index % stages and (index / stages) & 1 per wait.
@@ -270,10 +210,6 @@ __device__ __forceinline__ RingSlot next_slot(RingSlot r) {
     return r.stage + 1 == kStages ? RingSlot{0, r.parity ^ 1} : RingSlot{r.stage + 1, r.parity};
 }
 
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
 
 // The magic-number sum of a Lean P code before its cap (low byte = round(clamp(y, 0, 128))):
 // numerics::lean_p_uncapped_bits_from_saturated (kernels/common/lean_p.h, the algebra and its CPU
@@ -550,7 +486,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // Q's A fragments are read from shared memory once per tile and the score wgmma takes A
         // from registers: per block only K is read from shared memory.
         // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
-        // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of wgmma_ops.cuh).
+        // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of primitives/wgmma.cuh).
         // Head dim 256 keeps Q in shared memory: its 32 (64) fragment registers do not fit beside
         // O's 128 accumulators.
         constexpr bool kQRegs = DQK <= 192;

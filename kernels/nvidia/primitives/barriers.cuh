@@ -1,8 +1,8 @@
 // PTX wrappers for the warp-specialised kernels (sm_90): shared-memory mbarriers, cp.async
 // completion tracked by an mbarrier, named barriers, and the register reallocation between
 // warpgroups (setmaxnreg, sm_90a).
-#ifndef ZYFA_KERNELS_NVIDIA_MBARRIER_OPS_CUH
-#define ZYFA_KERNELS_NVIDIA_MBARRIER_OPS_CUH
+#ifndef ZYFA_KERNELS_NVIDIA_PRIMITIVES_BARRIERS_CUH
+#define ZYFA_KERNELS_NVIDIA_PRIMITIVES_BARRIERS_CUH
 
 #include <stdint.h>
 
@@ -52,21 +52,6 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 
-// One box of a rank-4 tensor map (attention_ws_tma_params.h) into shared memory through the
-// tensor memory accelerator, completing `bar`'s transaction bytes. `map` is the map's address in
-// the kernel's parameter space (a __grid_constant__ parameter).
-__device__ __forceinline__ void tma_load_4d(uint32_t smem_dst, const void* map, uint32_t bar, int c0, int c1, int c2,
-                                            int c3) {
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
-        "[%6];\n" ::"r"(smem_dst),
-        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
-        : "memory");
-}
-
-__device__ __forceinline__ void tma_prefetch_map(const void* map) {
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
-}
 
 // bar.sync on a named barrier (0 is __syncthreads'), `threads` a multiple of 32.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {

@@ -1,16 +1,20 @@
 // PTX wrappers for the Hopper warpgroup MMA (wgmma, sm_90a only): shared-memory matrix
-// descriptors, the fences, and the few shapes the attention kernels use:
-//   S = Q K^T:  m64n64  (k16 BF16/FP16, k32 e4m3), A and B from shared memory, both K-major;
-//   O += P V:   m64n128 (k16 BF16/FP16 with V MN-major, k32 e4m3 with Vt K-major), A (P) from
-//               registers in the accumulator-derived layout.
+// descriptors, the fences and waits, and the shapes the attention kernels use:
+//   S = Q K^T:  m64n64 (k16 BF16/FP16, k32 e4m3; A from shared memory or registers, K-major B),
+//               m64n128 k32 e4m3 (the 128-key FP8 steps, A from registers);
+//   O += P V:   m64n128 / m64n64 (k16 BF16/FP16 with V MN-major, k32 e4m3 with Vt K-major), A (P)
+//               from registers in the accumulator-derived layout;
+//   row sums:   m64n8k16 FP16 against a tile of ones (FP8 LEAN).
 // The accumulator layout of m64nN (per warp w of the warpgroup, lane = 4 * g + t): tile i of 8
 // columns holds d[4i + 0..1] = row 16w + g, columns 8i + 2t + {0,1}, and d[4i + 2..3] = row
 // 16w + g + 8: the mma.sync m16n8 layout, repeated. The A-from-registers layout is mma.sync's
 // m16n8k16 (16-bit) / m16n8k32 (e4m3) A fragment of the warp's 16 rows.
-#ifndef ZYFA_KERNELS_NVIDIA_WGMMA_OPS_CUH
-#define ZYFA_KERNELS_NVIDIA_WGMMA_OPS_CUH
+#ifndef ZYFA_KERNELS_NVIDIA_PRIMITIVES_WGMMA_CUH
+#define ZYFA_KERNELS_NVIDIA_PRIMITIVES_WGMMA_CUH
 
 #include <stdint.h>
+
+#include "nvidia/input_kind.h"
 
 namespace zyfa {
 namespace nvidia {
@@ -117,6 +121,71 @@ __device__ __forceinline__ void wgmma_rs_n128_e4m3(float (&d)[64], const uint32_
 #undef ZYFA_WGMMA_D64_REGS
 #undef ZYFA_WGMMA_D32_OUTPUTS
 #undef ZYFA_WGMMA_D64_OUTPUTS
+
+// m64n64 with A from registers and B from shared memory: S = Q K^T (K K-major), and P.V at head
+// dim 64 (FP8 Vt K-major; 16-bit V MN-major, TRANS_B). Operands 32..35 the A fragment, 36 the B
+// descriptor, 37 scale_d; 16-bit types end with tnspB (the e4m3 wgmma reads B K-major only).
+#define ZYFA_WS_D32_REGS                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define ZYFA_WS_D32_OUTPUTS                                                                           \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),   \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),         \
+    "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),       \
+    "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),       \
+    "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+template <InKind IN, bool TRANS_B = false>
+__device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+    static_assert(!(TRANS_B && IN == InKind::E4m3), "the e4m3 wgmma reads B K-major");
+    if constexpr (IN == InKind::E4m3) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " ZYFA_WS_D32_REGS
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                     : ZYFA_WS_D32_OUTPUTS
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+    } else if constexpr (IN == InKind::Bf16) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " ZYFA_WS_D32_REGS
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+                     : ZYFA_WS_D32_OUTPUTS
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
+    } else {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " ZYFA_WS_D32_REGS
+                     ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+                     : ZYFA_WS_D32_OUTPUTS
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
+    }
+}
+#undef ZYFA_WS_D32_REGS
+#undef ZYFA_WS_D32_OUTPUTS
+
+// Row sums of P (FP8 LEAN, WsTileShape::kOnesTile): d (+)= P * ones over 16 keys, m64n8k16 with P
+// in FP16 (every e4m3 value is exact in FP16, and the FP16 wgmma sums in fp32, unlike the e4m3
+// wgmma's narrower adder: measured 1.4e-3 off the exact sum in lse). A thread's d[0], d[1] are
+// its row g's sum, d[2], d[3] row g + 8's.
+__device__ __forceinline__ void wgmma_rs_row_sums_f16(float (&d)[4], const uint32_t (&a)[4], uint64_t desc_ones,
+                                                      int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_ones), "r"(accumulate));
+}
+
+// Layout type of a wgmma shared-memory descriptor (bits 62-63): 1 = 128-byte swizzle, 2 = 64-byte.
+constexpr uint64_t kSwizzle128Bits = uint64_t{1} << 62;
+constexpr uint64_t kSwizzle64Bits = uint64_t{2} << 62;
+
+// desc with `add` (16-byte units) added to its start address: 32-bit arithmetic on the low word,
+// which never carries into the high one (the 14-bit address field spans 256 KB of shared memory).
+__device__ __forceinline__ uint64_t descriptor_plus(uint64_t desc, uint32_t add) {
+    return (desc & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + add);
+}
+
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 
 }  // namespace nvidia
 }  // namespace zyfa

@@ -1,0 +1,31 @@
+// PTX wrappers of the tensor memory accelerator (sm_90): a tiled copy of one box of a tensor map
+// into shared memory, completing an mbarrier's transaction bytes (barriers.cuh), and the map
+// prefetch.
+#ifndef ZYFA_KERNELS_NVIDIA_PRIMITIVES_TMA_CUH
+#define ZYFA_KERNELS_NVIDIA_PRIMITIVES_TMA_CUH
+
+#include <stdint.h>
+
+namespace zyfa {
+namespace nvidia {
+
+// One box of a rank-4 tensor map (attention_ws_tma_params.h) into shared memory through the
+// tensor memory accelerator, completing `bar`'s transaction bytes. `map` is the map's address in
+// the kernel's parameter space (a __grid_constant__ parameter).
+__device__ __forceinline__ void tma_load_4d(uint32_t smem_dst, const void* map, uint32_t bar, int c0, int c1, int c2,
+                                            int c3) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+        "[%6];\n" ::"r"(smem_dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_prefetch_map(const void* map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+}  // namespace nvidia
+}  // namespace zyfa
+
+#endif
