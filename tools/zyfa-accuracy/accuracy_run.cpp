@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
+#include "common/hadamard.h"
 #include "common/half_types.h"
 #include "core/validate.hpp"
 #include "cpu/attention_blocked.hpp"
@@ -52,6 +54,18 @@ AccuracyConfig::AccuracyConfig(const ActivationShape& shape, int64_t max_tiles, 
     if (shape.seqlen % kTileRows != 0) throw std::runtime_error("seqlen must be a multiple of 32");
 }
 
+AccuracyConfig::AccuracyConfig(const ActivationShape& shape, Activations act, int64_t max_tiles,
+                               zyfa::cpu::WorkerPool& pool, zyfa_context* ctx)
+    : shape_(shape), act_(std::move(act)), tiles_(sample_tiles(shape.seqlen, max_tiles)), pool_(pool), ctx_(ctx) {
+    if (shape.seqlen % kTileRows != 0) throw std::runtime_error("seqlen must be a multiple of 32");
+    if (shape.heads % shape.kv_heads() != 0) throw std::runtime_error("heads_q must be a multiple of heads_kv");
+    const size_t S = static_cast<size_t>(shape.seqlen);
+    if (act_.q.size() != S * static_cast<size_t>(shape.heads * shape.head_dim_qk) ||
+        act_.k.size() != S * static_cast<size_t>(shape.kv_heads() * shape.head_dim_qk) ||
+        act_.v.size() != S * static_cast<size_t>(shape.kv_heads() * shape.head_dim_v))
+        throw std::runtime_error("activations do not match their shape");
+}
+
 KernelInputs AccuracyConfig::original() const {
     KernelInputs in;
     in.dtype = ZYFA_DTYPE_FP32;
@@ -86,8 +100,7 @@ KernelInputs AccuracyConfig::bf16() const {
 KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk) const {
     KernelInputs in;
     in.dtype = format;
-    const int64_t H = shape_.heads;
-    auto quantise = [&](const std::vector<float>& x, int64_t dim, bool hadamard, std::vector<uint8_t>& out,
+    auto quantise = [&](const std::vector<float>& x, int64_t H, int64_t dim, bool hadamard, std::vector<uint8_t>& out,
                         std::vector<float>& descale) {
         zyfa_quant_params qp;
         zyfa_quant_params_init(&qp, sizeof qp);
@@ -102,9 +115,23 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk) const {
         const zyfa_tensor tout = dense_view(out.data(), format, H, dim);
         check("zyfa_quantize_fp8", zyfa_quantize_fp8(ctx_, &qp, &tin, &tout, descale.data(), nullptr));
     };
-    quantise(act_.q, shape_.head_dim_qk, hadamard_qk, in.q, in.q_descale);
-    quantise(act_.k, shape_.head_dim_qk, hadamard_qk, in.k, in.k_descale);
-    quantise(act_.v, shape_.head_dim_v, false, in.v, in.v_descale);  // rotating V would rotate O
+    const int64_t HKV = shape_.kv_heads(), G = shape_.heads / HKV;
+    if (G == 1) {
+        quantise(act_.q, shape_.heads, shape_.head_dim_qk, hadamard_qk, in.q, in.q_descale);
+    } else {
+        // GQA: zyfa_attn_fwd takes q_descale per (batch, kv head), so the G query heads of a group
+        // share one scale: Q is quantised as [S, HKV, G * dim] (the same bytes). The rotation is
+        // applied here per query head first, as the quantiser rotates K (a G * dim row would be
+        // rotated in other blocks).
+        std::vector<float> q = act_.q;
+        if (hadamard_qk)
+            for (size_t r = 0; r < q.size(); r += static_cast<size_t>(shape_.head_dim_qk))
+                if (!zyfa::numerics::hadamard_rotate_row(&q[r], shape_.head_dim_qk))
+                    throw std::runtime_error("no Hadamard rotation for this head_dim_qk");
+        quantise(q, HKV, G * shape_.head_dim_qk, false, in.q, in.q_descale);
+    }
+    quantise(act_.k, HKV, shape_.head_dim_qk, hadamard_qk, in.k, in.k_descale);
+    quantise(act_.v, HKV, shape_.head_dim_v, false, in.v, in.v_descale);  // rotating V would rotate O
     return in;
 }
 
@@ -112,7 +139,7 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk) const {
 // 32 queries with bottom-right causal masking over that key prefix, each row computes exactly what
 // it computes in the full sequence (key blocks stay aligned to key 0).
 zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse) const {
-    const int64_t H = shape_.heads, DQ = shape_.head_dim_qk, DV = shape_.head_dim_v;
+    const int64_t H = shape_.heads, HKV = shape_.kv_heads(), DQ = shape_.head_dim_qk, DV = shape_.head_dim_v;
     const size_t es = zyfa::cpu::dtype_size(in.dtype);
     zyfa_attn_params p;
     zyfa_attn_params_init(&p, sizeof p);
@@ -120,7 +147,8 @@ zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t r
     p.batch = 1;
     p.seqlen_q = kTileRows;
     p.seqlen_k = row_begin + kTileRows;
-    p.heads_q = p.heads_kv = H;
+    p.heads_q = H;
+    p.heads_kv = HKV;
     p.head_dim_qk = DQ;
     p.head_dim_v = DV;
     p.softmax_scale = act_.softmax_scale;
@@ -131,8 +159,8 @@ zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t r
     p.lse = lse;
     auto* qbase = const_cast<uint8_t*>(in.q.data()) + static_cast<size_t>(row_begin * H * DQ) * es;
     const zyfa_tensor tq = dense_view(qbase, in.dtype, H, DQ);
-    const zyfa_tensor tk = dense_view(const_cast<uint8_t*>(in.k.data()), in.dtype, H, DQ);
-    const zyfa_tensor tv = dense_view(const_cast<uint8_t*>(in.v.data()), in.dtype, H, DV);
+    const zyfa_tensor tk = dense_view(const_cast<uint8_t*>(in.k.data()), in.dtype, HKV, DQ);
+    const zyfa_tensor tv = dense_view(const_cast<uint8_t*>(in.v.data()), in.dtype, HKV, DV);
     const zyfa_tensor to = dense_view(o, ZYFA_DTYPE_FP32, H, DV);
     return zyfa::validate_attn(&p, &tq, &tk, &tv, &to, ZYFA_BACKEND_CPU);
 }
@@ -147,6 +175,7 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
     pool_.parallel_for(static_cast<int64_t>(tiles_.size()) * H, [&](int64_t index, int /*slot*/) {
         const size_t t = static_cast<size_t>(index / H);
         const int64_t h = index % H;
+        const int64_t hk = h / (H / shape_.kv_heads());  // GQA: the kv head query head h reads
         std::vector<float> o_dummy(o_size), lse_dummy(lse_size);
         zyfa::AttnProblem p = tile_problem(in, tiles_[t], o_dummy.data(), lse_dummy.data());
         // One head: shift the views to head h and make the problem single-headed.
@@ -155,15 +184,15 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
             p.v.dtype = v_from->dtype;
             p.v_descale = v_from->v_descale.empty() ? nullptr : v_from->v_descale.data();
         }
-        auto shift = [&](zyfa::TensorView& v, int64_t dim) {
-            v.data = static_cast<uint8_t*>(v.data) + static_cast<size_t>(h * dim) * zyfa::cpu::dtype_size(v.dtype);
+        auto shift = [&](zyfa::TensorView& v, int64_t head, int64_t dim) {
+            v.data = static_cast<uint8_t*>(v.data) + static_cast<size_t>(head * dim) * zyfa::cpu::dtype_size(v.dtype);
         };
-        shift(p.q, p.head_dim_qk);
-        shift(p.k, p.head_dim_qk);
-        shift(p.v, p.head_dim_v);
-        if (p.q_descale) p.q_descale += h;
-        if (p.k_descale) p.k_descale += h;
-        if (p.v_descale) p.v_descale += h;
+        shift(p.q, h, p.head_dim_qk);
+        shift(p.k, hk, p.head_dim_qk);
+        shift(p.v, hk, p.head_dim_v);
+        if (p.q_descale) p.q_descale += hk;  // descales are per (batch, kv head)
+        if (p.k_descale) p.k_descale += hk;
+        if (p.v_descale) p.v_descale += hk;
         p.heads_q = p.heads_kv = 1;
         const zyfa::cpu::ReferenceOutput ref = zyfa::cpu::attention_reference_fp64(p);
         for (int64_t r = 0; r < kTileRows; ++r) {

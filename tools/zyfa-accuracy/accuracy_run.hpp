@@ -15,7 +15,8 @@ namespace zyfa_accuracy {
 
 constexpr int64_t kTileRows = 32;  // query rows per sampled tile (the CPU model's query tile)
 
-// Kernel inputs of one sequence in one dtype: raw bytes [seqlen, heads, dim] and per-head descales.
+// Kernel inputs of one sequence in one dtype: raw bytes [seqlen, heads, dim] and per-head descales
+// (K and V: kv heads).
 struct KernelInputs {
     zyfa_dtype dtype = ZYFA_DTYPE_FP32;
     std::vector<uint8_t> q, k, v;
@@ -36,6 +37,9 @@ struct ErrorFigures {
 class AccuracyConfig {
 public:
     AccuracyConfig(const ActivationShape& shape, int64_t max_tiles, zyfa::cpu::WorkerPool& pool, zyfa_context* ctx);
+    // External activations (load_npy_activations): `shape` describes `act`.
+    AccuracyConfig(const ActivationShape& shape, Activations act, int64_t max_tiles, zyfa::cpu::WorkerPool& pool,
+                   zyfa_context* ctx);
 
     const ActivationShape& shape() const { return shape_; }
     const std::vector<int64_t>& tiles() const { return tiles_; }  // first query row of each sampled tile

@@ -27,7 +27,13 @@ const char* const kDistributionHelp =
     "            - V: channel d is s_d * (N(0, 1) + mu_d), s_d log-uniform in [1/4, 4], mu_d ~ N(0, 1).\n"
     "            softmax scale 1/sqrt(head_dim_qk).\n";
 
-const char* distribution_name(Distribution d) { return d == Distribution::Gaussian ? "gaussian" : "llm"; }
+const char* distribution_name(Distribution d) {
+    return d == Distribution::Gaussian ? "gaussian" : d == Distribution::LlmLike ? "llm" : "npy";
+}
+
+std::string shape_name(const ActivationShape& s) {
+    return s.distribution == Distribution::External ? s.label : distribution_name(s.distribution);
+}
 
 namespace {
 

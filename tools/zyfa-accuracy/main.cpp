@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "accuracy_run.hpp"
+#include "npy.hpp"
 #include "per_element.hpp"
 #include "zyfa.h"
 
@@ -35,13 +36,17 @@ struct Options {
     std::string csv;
     bool study = false;
     bool per_element = false;
+    std::vector<std::string> npy_dirs;  // external activations instead of the generators
+    float softmax_scale = 0.0f;          // 0: 1/sqrt(head_dim_qk)
+    double check_lean_exact = 0.0;       // > 0: fail when kernel-only LEAN > this x EXACT
 };
 
 const char* kUsage =
     "usage: zyfa-accuracy [options]\n"
     "Relative RMS error (and max abs error of O, max abs error of lse) against fp64 of BF16 and the FP8\n"
     "softmax schemes NAIVE, EXACT, LEAN and LEAN's ablations, run on the CPU model of the kernels.\n"
-    "Causal self-attention, batch 1, heads_q = heads_kv. For each configuration:\n"
+    "Causal self-attention, batch 1, heads_q = heads_kv (--npy-dir: GQA as in the files). For each\n"
+    "configuration:\n"
     "  kernel: inputs exact in their dtype (fp32 activations quantised by zyfa_quantize_fp8, or\n"
     "          rounded to bf16), reference = fp64 on those decoded inputs: the kernel's own error;\n"
     "  e2e:    reference = fp64 on the fp32 activations: input quantisation + kernel error;\n"
@@ -67,6 +72,17 @@ const char* kUsage =
     "                     conversion), subnormal codes flushed, block-scale policy and cap,\n"
     "                     rounded row sum versus V's mean\n"
     "  --per-element      print the per-element error of P for each method and exit\n"
+    "  --npy-dir LIST     run on external activations instead of the generators: each DIR holds\n"
+    "                     q.npy [seq, heads_q, head_dim_qk] (after RoPE), k.npy [seq, heads_kv,\n"
+    "                     head_dim_qk], v.npy [seq, heads_kv, head_dim_v], one sequence, C order,\n"
+    "                     float32 ('<f4'), float16 ('<f2') or bfloat16 bits as uint16 ('<u2');\n"
+    "                     heads_q a multiple of heads_kv (GQA). Rows past the last multiple of 32\n"
+    "                     are dropped. --dist, --seqlens, --head-dims, --heads, --seed are ignored;\n"
+    "                     FP8 is zyfa_quantize_fp8 per (batch, head) as for the generators, except\n"
+    "                     that under GQA a KV head's query heads share one Q scale (zyfa_attn_fwd's\n"
+    "                     q_descale is [batch, heads_kv]); e2e's reference is fp64 on the files' values\n"
+    "  --softmax-scale X  with --npy-dir, default 1/sqrt(head_dim_qk)\n"
+    "  --check-lean-exact R  exit 3 when any configuration's kernel-only LEAN error exceeds R x EXACT's\n"
     "  --help\n"
     "\n"
     "distributions:\n";
@@ -83,6 +99,13 @@ int64_t to_int(const std::string& s) {
     char* end = nullptr;
     const long long v = std::strtoll(s.c_str(), &end, 10);
     if (end == s.c_str() || *end != '\0') throw std::invalid_argument("not an integer: " + s);
+    return v;
+}
+
+double to_double(const std::string& s) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end != '\0') throw std::invalid_argument("not a number: " + s);
     return v;
 }
 
@@ -133,6 +156,14 @@ Options parse(int argc, char** argv) {
             o.study = true;
         } else if (a == "--per-element") {
             o.per_element = true;
+        } else if (a == "--npy-dir") {
+            o.npy_dirs = split(value());
+        } else if (a == "--softmax-scale") {
+            o.softmax_scale = static_cast<float>(to_double(value()));
+            if (!(o.softmax_scale > 0.0f)) throw std::invalid_argument("--softmax-scale must be positive");
+        } else if (a == "--check-lean-exact") {
+            o.check_lean_exact = to_double(value());
+            if (!(o.check_lean_exact > 0.0)) throw std::invalid_argument("--check-lean-exact must be positive");
         } else {
             throw std::invalid_argument("unknown option " + a);
         }
@@ -169,10 +200,10 @@ public:
 
     void header(const AccuracyConfig& c, const char* format) {
         const ActivationShape& s = c.shape();
-        std::printf("\n== %s  seqlen %lld  head dims %lld/%lld  heads %lld  %s  sampled rows/head %lld of %lld\n",
-                    distribution_name(s.distribution), static_cast<long long>(s.seqlen),
-                    static_cast<long long>(s.head_dim_qk), static_cast<long long>(s.head_dim_v),
-                    static_cast<long long>(s.heads), format, static_cast<long long>(c.sampled_rows()),
+        std::printf("\n== %s  seqlen %lld  head dims %lld/%lld  heads %lld/%lld  %s  sampled rows/head %lld of %lld\n",
+                    shape_name(s).c_str(), static_cast<long long>(s.seqlen), static_cast<long long>(s.head_dim_qk),
+                    static_cast<long long>(s.head_dim_v), static_cast<long long>(s.heads),
+                    static_cast<long long>(s.kv_heads()), format, static_cast<long long>(c.sampled_rows()),
                     static_cast<long long>(s.seqlen));
         std::printf("%-14s %-24s %10s %10s %10s\n", "inputs", "scheme", "rel_rms", "max_abs", "lse_err");
     }
@@ -184,7 +215,7 @@ public:
         if (csv_) {
             const ActivationShape& s = c.shape();
             std::fprintf(csv_.get(), "%s,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%.6e,%.6e,%.6e\n",
-                         distribution_name(s.distribution), static_cast<long long>(s.seqlen),
+                         shape_name(s).c_str(), static_cast<long long>(s.seqlen),
                          static_cast<long long>(s.head_dim_qk), static_cast<long long>(s.head_dim_v),
                          static_cast<long long>(s.heads), static_cast<long long>(c.sampled_rows()), format, inputs,
                          scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs);
@@ -199,13 +230,16 @@ private:
     std::unique_ptr<std::FILE, Closer> csv_;
 };
 
-void run_config(const AccuracyConfig& c, const Options& o, Report& report) {
+// Returns kernel-only LEAN error / EXACT error.
+double run_config(const AccuracyConfig& c, const Options& o, Report& report) {
     const char* format = o.format == ZYFA_DTYPE_FP8_E4M3FN ? "e4m3fn" : "e4m3fnuz";
     report.header(c, format);
     const KernelInputs fp8 = c.fp8(o.format, false);
     const TileOutputs ref_fp8 = c.reference(fp8);
     auto kernel = [&](const std::string& name, const NumericsModel& m) {
-        report.row(c, format, "kernel", name, AccuracyConfig::compare(c.run_model(fp8, m), ref_fp8));
+        const ErrorFigures e = AccuracyConfig::compare(c.run_model(fp8, m), ref_fp8);
+        report.row(c, format, "kernel", name, e);
+        return e.rel_rms;
     };
     {
         const KernelInputs bf = c.bf16();
@@ -213,8 +247,8 @@ void run_config(const AccuracyConfig& c, const Options& o, Report& report) {
                                                                         c.reference(bf)));
     }
     kernel("NAIVE", model(SoftmaxScheme::Naive));
-    kernel("EXACT", model(SoftmaxScheme::Exact));
-    kernel("LEAN", model(SoftmaxScheme::Lean));
+    const double exact = kernel("EXACT", model(SoftmaxScheme::Exact));
+    const double lean = kernel("LEAN", model(SoftmaxScheme::Lean));
     kernel("LEAN-P", lean_ablation(false, false));
     kernel("LEAN-P+blockscale", lean_ablation(true, false));
     kernel("LEAN-P+rowsum", lean_ablation(false, true));
@@ -264,6 +298,7 @@ void run_config(const AccuracyConfig& c, const Options& o, Report& report) {
                                     {"LEAN", SoftmaxScheme::Lean}})
             report.row(c, format, inputs, name, AccuracyConfig::compare(c.run_model(in, model(scheme)), ref_orig));
     }
+    return lean / exact;
 }
 
 int run(const Options& o) {
@@ -281,6 +316,21 @@ int run(const Options& o) {
     std::unique_ptr<zyfa_context, void (*)(zyfa_context*)> guard(ctx, zyfa_context_destroy);
     zyfa::cpu::WorkerPool pool(o.threads);
     Report report(o.csv);
+    int status = 0;
+    auto check = [&](const ActivationShape& s, double ratio) {
+        if (o.check_lean_exact > 0.0 && !(ratio <= o.check_lean_exact)) {
+            std::fprintf(stderr, "zyfa-accuracy: %s: kernel-only LEAN is %.3fx EXACT, above --check-lean-exact %.3g\n",
+                         shape_name(s).c_str(), ratio, o.check_lean_exact);
+            status = 3;
+        }
+    };
+    for (const std::string& dir : o.npy_dirs) {
+        ActivationShape shape;
+        Activations act = load_npy_activations(dir, o.softmax_scale, shape);
+        const AccuracyConfig config(shape, std::move(act), o.max_tiles, pool, ctx);
+        check(shape, run_config(config, o, report));
+    }
+    if (!o.npy_dirs.empty()) return status;
     for (Distribution d : o.distributions)
         for (auto [dqk, dv] : o.head_dims)
             for (int64_t s : o.seqlens) {
@@ -292,9 +342,9 @@ int run(const Options& o) {
                 shape.head_dim_v = dv;
                 shape.seed = o.seed;
                 const AccuracyConfig config(shape, o.max_tiles, pool, ctx);
-                run_config(config, o, report);
+                check(shape, run_config(config, o, report));
             }
-    return 0;
+    return status;
 }
 
 }  // namespace
