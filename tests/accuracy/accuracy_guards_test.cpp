@@ -1,9 +1,13 @@
 // Guards with margin on the accuracy claims of docs/accuracy.md, on zyfa-accuracy's generator:
 //   - LEAN's error is at most 1.3x EXACT's on every case (kernel-only);
 //   - LEAN's error is at most 0.6x NAIVE's on a long-context sink case (kernel-only);
-//   - the Hadamard rotation of Q and K lowers the end-to-end error on the outlier (LLM-like) case.
+//   - the Hadamard rotation of Q and K lowers the end-to-end error on the outlier (LLM-like) case;
+//   - zyfa-accuracy --key-block: its sampled tiles give, bit for bit, what zyfa_attn_fwd on the CPU
+//     backend gives with that params.key_block (0 = 64), and 128 is a different instance.
 // The figures each case measured are printed, to compare with the margins.
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "accuracy_run.hpp"
 #include "numerics/cmocka_cpp.hpp"
@@ -100,6 +104,73 @@ void test_hadamard_lowers_end_to_end_error(void**) {
     assert_true(rotated < plain);
 }
 
+zyfa_tensor dense(const void* data, zyfa_dtype dtype, int64_t heads, int64_t dim) {
+    zyfa_tensor t;
+    std::memset(&t, 0, sizeof t);
+    t.data = const_cast<void*>(data);
+    t.dtype = dtype;
+    t.stride_head = dim;
+    t.stride_seq = heads * dim;
+    return t;
+}
+
+// The whole causal problem through the public API, as a user with params.key_block would run it.
+TileOutputs full_problem(const Env& env, const ActivationShape& s, const KernelInputs& in, zyfa_softmax softmax,
+                         int key_block) {
+    const int64_t S = s.seqlen, H = s.heads, DQ = s.head_dim_qk, DV = s.head_dim_v;
+    std::vector<float> o(static_cast<size_t>(S * H * DV)), lse(static_cast<size_t>(H * S));
+    zyfa_attn_params p;
+    zyfa_attn_params_init(&p, sizeof p);
+    p.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+    p.batch = 1;
+    p.seqlen_q = p.seqlen_k = S;
+    p.heads_q = p.heads_kv = H;
+    p.head_dim_qk = DQ;
+    p.head_dim_v = DV;
+    p.softmax_scale = make_activations(s).softmax_scale;
+    p.softmax = softmax;
+    p.q_descale = in.q_descale.data();
+    p.k_descale = in.k_descale.data();
+    p.v_descale = in.v_descale.data();
+    p.lse = lse.data();
+    p.key_block = key_block;
+    const zyfa_tensor tq = dense(in.q.data(), in.dtype, H, DQ), tk = dense(in.k.data(), in.dtype, H, DQ),
+                      tv = dense(in.v.data(), in.dtype, H, DV), to = dense(o.data(), ZYFA_DTYPE_FP32, H, DV);
+    assert_int_equal(zyfa_attn_fwd(env.ctx, &p, &tq, &tk, &tv, &to, nullptr), ZYFA_SUCCESS);
+    // run_model's layout when every tile is sampled: o as [seq][head][dv], lse [tile][head][32 rows].
+    TileOutputs out;
+    out.o.assign(o.begin(), o.end());
+    for (int64_t t = 0; t < S / kTileRows; ++t)
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t r = 0; r < kTileRows; ++r) out.lse.push_back(lse[static_cast<size_t>(h * S + t * kTileRows + r)]);
+    return out;
+}
+
+// Each sampled tile is its own problem over the key prefix; with 128-key blocks that prefix ends
+// mid-block (row_begin + 32), so this checks that the tiles still compute what the full problem does.
+void test_key_block_models_the_cpu_backend(void**) {
+    Env env;
+    const ActivationShape s = shape(Distribution::LlmLike, 1024, 128, 128, 16);
+    TileOutputs lean[3];
+    const int key_blocks[3] = {0, 64, 128};
+    for (int i = 0; i < 3; ++i) {
+        const AccuracyConfig c(s, 32, env.pool, env.ctx, key_blocks[i]);  // 32 tiles: every row
+        assert_int_equal(c.key_block(), key_blocks[i] == 0 ? 64 : key_blocks[i]);
+        const KernelInputs in = c.fp8(ZYFA_DTYPE_FP8_E4M3FN, false);
+        for (SoftmaxScheme scheme : {SoftmaxScheme::Exact, SoftmaxScheme::Lean}) {
+            const TileOutputs got = c.run_model(in, model(scheme));
+            const TileOutputs want =
+                full_problem(env, s, in, scheme == SoftmaxScheme::Lean ? ZYFA_SOFTMAX_LEAN : ZYFA_SOFTMAX_EXACT,
+                             key_blocks[i]);
+            assert_true(got.o == want.o);
+            assert_true(got.lse == want.lse);
+            if (scheme == SoftmaxScheme::Lean) lean[i] = got;
+        }
+    }
+    assert_true(lean[0].o == lean[1].o);  // 0 is the CPU's own 64
+    assert_true(lean[2].o != lean[1].o);  // the block scales moved: the option reached the model
+}
+
 }  // namespace
 
 int main(void) {
@@ -107,6 +178,7 @@ int main(void) {
         cmocka_unit_test(test_lean_within_1_3x_exact),
         cmocka_unit_test(test_lean_beats_naive_on_long_sink),
         cmocka_unit_test(test_hadamard_lowers_end_to_end_error),
+        cmocka_unit_test(test_key_block_models_the_cpu_backend),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

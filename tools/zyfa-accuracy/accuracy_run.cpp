@@ -48,15 +48,16 @@ std::vector<int64_t> sample_tiles(int64_t seqlen, int64_t max_tiles) {
 }  // namespace
 
 AccuracyConfig::AccuracyConfig(const ActivationShape& shape, int64_t max_tiles, zyfa::cpu::WorkerPool& pool,
-                               zyfa_context* ctx)
+                               zyfa_context* ctx, int key_block)
     : shape_(shape), act_(make_activations(shape)), tiles_(sample_tiles(shape.seqlen, max_tiles)), pool_(pool),
-      ctx_(ctx) {
+      ctx_(ctx), key_block_(key_block) {
     if (shape.seqlen % kTileRows != 0) throw std::runtime_error("seqlen must be a multiple of 32");
 }
 
 AccuracyConfig::AccuracyConfig(const ActivationShape& shape, Activations act, int64_t max_tiles,
-                               zyfa::cpu::WorkerPool& pool, zyfa_context* ctx)
-    : shape_(shape), act_(std::move(act)), tiles_(sample_tiles(shape.seqlen, max_tiles)), pool_(pool), ctx_(ctx) {
+                               zyfa::cpu::WorkerPool& pool, zyfa_context* ctx, int key_block)
+    : shape_(shape), act_(std::move(act)), tiles_(sample_tiles(shape.seqlen, max_tiles)), pool_(pool), ctx_(ctx),
+      key_block_(key_block) {
     if (shape.seqlen % kTileRows != 0) throw std::runtime_error("seqlen must be a multiple of 32");
     if (shape.heads % shape.kv_heads() != 0) throw std::runtime_error("heads_q must be a multiple of heads_kv");
     const size_t S = static_cast<size_t>(shape.seqlen);
@@ -64,6 +65,12 @@ AccuracyConfig::AccuracyConfig(const ActivationShape& shape, Activations act, in
         act_.k.size() != S * static_cast<size_t>(shape.kv_heads() * shape.head_dim_qk) ||
         act_.v.size() != S * static_cast<size_t>(shape.kv_heads() * shape.head_dim_v))
         throw std::runtime_error("activations do not match their shape");
+}
+
+int AccuracyConfig::key_block() const {
+    zyfa::AttnProblem p;
+    p.key_block = key_block_;
+    return zyfa::cpu::NumericsModel::for_problem(p).key_block;
 }
 
 KernelInputs AccuracyConfig::original() const {
@@ -157,6 +164,7 @@ zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t r
     p.k_descale = in.k_descale.empty() ? nullptr : in.k_descale.data();
     p.v_descale = in.v_descale.empty() ? nullptr : in.v_descale.data();
     p.lse = lse;
+    p.key_block = key_block_;
     auto* qbase = const_cast<uint8_t*>(in.q.data()) + static_cast<size_t>(row_begin * H * DQ) * es;
     const zyfa_tensor tq = dense_view(qbase, in.dtype, H, DQ);
     const zyfa_tensor tk = dense_view(const_cast<uint8_t*>(in.k.data()), in.dtype, HKV, DQ);
@@ -211,9 +219,11 @@ TileOutputs AccuracyConfig::run_model(const KernelInputs& in, const zyfa::cpu::N
     out.o.assign(tiles_.size() * o_size, 0.0);
     out.lse.assign(tiles_.size() * lse_size, 0.0);
     std::vector<float> o(o_size), lse(lse_size);
+    zyfa::cpu::NumericsModel m = model;
+    m.key_block = key_block();
     for (size_t t = 0; t < tiles_.size(); ++t) {
         const zyfa::AttnProblem p = tile_problem(in, tiles_[t], o.data(), lse.data());
-        zyfa::cpu::attention_blocked(p, model, pool_);
+        zyfa::cpu::attention_blocked(p, m, pool_);
         for (size_t i = 0; i < o_size; ++i) out.o[t * o_size + i] = o[i];
         for (size_t i = 0; i < lse_size; ++i) out.lse[t * lse_size + i] = lse[i];
     }

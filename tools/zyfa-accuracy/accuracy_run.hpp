@@ -36,14 +36,19 @@ struct ErrorFigures {
 
 class AccuracyConfig {
 public:
-    AccuracyConfig(const ActivationShape& shape, int64_t max_tiles, zyfa::cpu::WorkerPool& pool, zyfa_context* ctx);
+    // key_block is params.key_block for every problem (0 = the CPU backend's own, 64 or 128).
+    AccuracyConfig(const ActivationShape& shape, int64_t max_tiles, zyfa::cpu::WorkerPool& pool, zyfa_context* ctx,
+                   int key_block = 0);
     // External activations (load_npy_activations): `shape` describes `act`.
     AccuracyConfig(const ActivationShape& shape, Activations act, int64_t max_tiles, zyfa::cpu::WorkerPool& pool,
-                   zyfa_context* ctx);
+                   zyfa_context* ctx, int key_block = 0);
 
     const ActivationShape& shape() const { return shape_; }
     const std::vector<int64_t>& tiles() const { return tiles_; }  // first query row of each sampled tile
     int64_t sampled_rows() const { return static_cast<int64_t>(tiles_.size()) * kTileRows; }
+    // The keys per online-softmax step the models run with (params.key_block, 0 resolved as the
+    // CPU backend resolves it).
+    int key_block() const;
 
     // The fp32 activations (end-to-end reference), rounded to bf16, or quantised to FP8.
     KernelInputs original() const;
@@ -54,6 +59,8 @@ public:
     // With v_from set, V (and its descale) come from v_from instead: the input error of Q and K alone.
     TileOutputs reference(const KernelInputs& in, const KernelInputs* v_from = nullptr) const;
     // cpu::attention_blocked with `model` on these inputs for the sampled tiles.
+    // The model's key_block is replaced by the problem's (key_block() above), so that every scheme
+    // and ablation runs the instance asked for.
     TileOutputs run_model(const KernelInputs& in, const zyfa::cpu::NumericsModel& model) const;
 
     static ErrorFigures compare(const TileOutputs& got, const TileOutputs& want);
@@ -66,6 +73,7 @@ private:
     std::vector<int64_t> tiles_;
     zyfa::cpu::WorkerPool& pool_;
     zyfa_context* ctx_;
+    int key_block_;
 };
 
 }  // namespace zyfa_accuracy

@@ -32,6 +32,7 @@ struct Options {
     int64_t max_tiles = 32;
     uint64_t seed = 1;
     zyfa_dtype format = ZYFA_DTYPE_FP8_E4M3FN;
+    int key_block = 0;  // params.key_block: 0 = the CPU backend's own (64)
     int threads = 2;
     std::string csv;
     bool study = false;
@@ -66,8 +67,12 @@ const char* kUsage =
     "  --tiles N          sampled 32-row query tiles per head, default 32\n"
     "  --seed N           default 1\n"
     "  --format F         e4m3fn (default) or e4m3fnuz\n"
+    "  --key-block N      params.key_block, keys per online-softmax step, for every row: 0 (default,\n"
+    "                     the CPU backend's own: 64; the AMD kernels' instance), 64, or 128 (the\n"
+    "                     NVIDIA sm_90 FP8 kernels' instance at head_dim_v <= 128); it moves LEAN's\n"
+    "                     block scales and the running maximum both schemes round against\n"
     "  --threads N        default 2\n"
-    "  --csv FILE         also write every row as CSV\n"
+    "  --csv FILE         also write every row as CSV (last column: the key block run)\n"
     "  --study            add the decision studies: Lean P constant c (RNE and truncating\n"
     "                     conversion), subnormal codes flushed, block-scale policy and cap,\n"
     "                     rounded row sum versus V's mean\n"
@@ -148,6 +153,12 @@ Options parse(int argc, char** argv) {
             if (f == "e4m3fn") o.format = ZYFA_DTYPE_FP8_E4M3FN;
             else if (f == "e4m3fnuz") o.format = ZYFA_DTYPE_FP8_E4M3FNUZ;
             else throw std::invalid_argument("unknown format " + f);
+        } else if (a == "--key-block") {
+            const std::string v = value();
+            // Rejected here rather than by zyfa's validation, which would only fail mid-run.
+            if (v != "0" && v != "64" && v != "128")
+                throw std::invalid_argument("--key-block must be 0, 64 or 128, not '" + v + "'");
+            o.key_block = static_cast<int>(to_int(v));
         } else if (a == "--threads") {
             o.threads = static_cast<int>(to_int(value()));
         } else if (a == "--csv") {
@@ -194,16 +205,17 @@ public:
             csv_.reset(std::fopen(csv_path.c_str(), "w"));
             if (!csv_) throw std::runtime_error("cannot write " + csv_path);
             std::fprintf(csv_.get(), "dist,seqlen,head_dim_qk,head_dim_v,heads,sampled_rows,format,inputs,scheme,"
-                                     "rel_rms,max_abs,lse_max_abs\n");
+                                     "rel_rms,max_abs,lse_max_abs,key_block\n");
         }
     }
 
     void header(const AccuracyConfig& c, const char* format) {
         const ActivationShape& s = c.shape();
-        std::printf("\n== %s  seqlen %lld  head dims %lld/%lld  heads %lld/%lld  %s  sampled rows/head %lld of %lld\n",
+        std::printf("\n== %s  seqlen %lld  head dims %lld/%lld  heads %lld/%lld  %s  key block %d  sampled rows/head "
+                    "%lld of %lld\n",
                     shape_name(s).c_str(), static_cast<long long>(s.seqlen), static_cast<long long>(s.head_dim_qk),
                     static_cast<long long>(s.head_dim_v), static_cast<long long>(s.heads),
-                    static_cast<long long>(s.kv_heads()), format, static_cast<long long>(c.sampled_rows()),
+                    static_cast<long long>(s.kv_heads()), format, c.key_block(), static_cast<long long>(c.sampled_rows()),
                     static_cast<long long>(s.seqlen));
         std::printf("%-14s %-24s %10s %10s %10s\n", "inputs", "scheme", "rel_rms", "max_abs", "lse_err");
     }
@@ -214,11 +226,11 @@ public:
         std::fflush(stdout);
         if (csv_) {
             const ActivationShape& s = c.shape();
-            std::fprintf(csv_.get(), "%s,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%.6e,%.6e,%.6e\n",
+            std::fprintf(csv_.get(), "%s,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%.6e,%.6e,%.6e,%d\n",
                          shape_name(s).c_str(), static_cast<long long>(s.seqlen),
                          static_cast<long long>(s.head_dim_qk), static_cast<long long>(s.head_dim_v),
                          static_cast<long long>(s.heads), static_cast<long long>(c.sampled_rows()), format, inputs,
-                         scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs);
+                         scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs, c.key_block());
             std::fflush(csv_.get());
         }
     }
@@ -327,7 +339,7 @@ int run(const Options& o) {
     for (const std::string& dir : o.npy_dirs) {
         ActivationShape shape;
         Activations act = load_npy_activations(dir, o.softmax_scale, shape);
-        const AccuracyConfig config(shape, std::move(act), o.max_tiles, pool, ctx);
+        const AccuracyConfig config(shape, std::move(act), o.max_tiles, pool, ctx, o.key_block);
         check(shape, run_config(config, o, report));
     }
     if (!o.npy_dirs.empty()) return status;
@@ -341,7 +353,7 @@ int run(const Options& o) {
                 shape.head_dim_qk = dqk;
                 shape.head_dim_v = dv;
                 shape.seed = o.seed;
-                const AccuracyConfig config(shape, o.max_tiles, pool, ctx);
+                const AccuracyConfig config(shape, o.max_tiles, pool, ctx, o.key_block);
                 check(shape, run_config(config, o, report));
             }
     return status;
