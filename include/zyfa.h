@@ -139,9 +139,9 @@ typedef struct zyfa_attn_params {
     uint64_t       flags;         /* must be 0 in 0.1 */
     /* Appended after 0.1's layout; an older caller's struct_size ends before it and reads as 0. */
     int32_t        key_block;     /* keys per online-softmax step: 0 = the backend's own choice, or
-                                     64 or 128 (else INVALID_ARGUMENT). LEAN's block scales depend
-                                     on it, EXACT only in its last bits; a backend without kernels
-                                     for the value returns NOT_SUPPORTED */
+                                     64 or 128 (else INVALID_ARGUMENT). LEAN's block scales and the
+                                     running maximum that both modes round P against depend on it;
+                                     a backend without kernels for the value returns NOT_SUPPORTED */
     int32_t        reserved;      /* must be 0: spells out the tail padding (room for a later
                                      field; nonzero is NOT_SUPPORTED) */
 } zyfa_attn_params;
