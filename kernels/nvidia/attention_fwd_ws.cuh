@@ -58,23 +58,29 @@ namespace nvidia {
 // What the producer gives up the consumers take, from the entry count of 168 (384 threads, the
 // CTA's whole allocation: setmaxnreg.inc waits, forever, for registers the CTA does not hold):
 // 128 (168 - 56) = 256 (224 - 168); head dim 256 (O in 128 accumulators) moves 16 more per
-// consumer thread, 128 (168 - 40) = 256 (232 - 168), as do the 128-key steps (64 scores and two P
-// buffers of 16 registers per thread).
+// consumer thread, 128 (168 - 40) = 256 (232 - 168); the 128-key steps (64 scores and two P buffers
+// of 16 registers per thread, both rows' softmax chains in flight) take all a producer can give,
+// 128 (168 - 24) = 256 (240 - 168): their producer's work is TMA copies (or cp.async, unrolled
+// less) and the V transpose.
 template <int DV, int KEYS>
-constexpr int kProducerRegisters = KEYS == 128 || DV == 256 ? 40 : 56;
+constexpr int kProducerRegisters = KEYS == 128 ? 24 : DV == 256 ? 40 : 56;
 template <int DV, int KEYS>
-constexpr int kConsumerRegisters = KEYS == 128 || DV == 256 ? 232 : 224;
+constexpr int kConsumerRegisters = KEYS == 128 ? 240 : DV == 256 ? 232 : 224;
 constexpr int kEntryRegisters = 168;  // 65536 / 384, in steps of 8
 static_assert(ZYFA_WS_CONSUMER_WARPGROUPS == 2, "two consumer warpgroups (the register split above)");
-static_assert(128 * kProducerRegisters<128, 64> + 256 * kConsumerRegisters<128, 64> <= 384 * kEntryRegisters &&
-                  128 * kProducerRegisters<256, 64> + 256 * kConsumerRegisters<256, 64> <= 384 * kEntryRegisters &&
-                  128 * kProducerRegisters<128, 128> + 256 * kConsumerRegisters<128, 128> <= 384 * kEntryRegisters,
+template <int DV, int KEYS>
+constexpr bool kRegistersFit = 128 * kProducerRegisters<DV, KEYS> + 256 * kConsumerRegisters<DV, KEYS> <= 384 * kEntryRegisters;
+static_assert(kRegistersFit<128, 64> && kRegistersFit<256, 64> && kRegistersFit<128, 128>,
               "registers beyond the CTA's allocation");
-constexpr int kProducerBarrier = 1;  // named barrier of the producer's 128 threads
+// The cp.async producer's copy loop unrolled by 2 (fully unrolled it keeps every copy's address
+// live and spills at 56 registers), by 1 at 24 registers.
+template <int DV, int KEYS>
+constexpr int kProducerCopyUnroll = kProducerRegisters<DV, KEYS> <= 24 ? 1 : 2;
+constexpr int kProducerBarrier = 1;   // named barrier of the producer's 128 threads
+constexpr int kConsumerBarrier0 = 2;  // + consumer: that consumer warpgroup's 128 threads
 // Analysis builds only (tools/gpu/ws-step-sass.py): PMTRIG instructions that mark, in the SASS, a
 // consumer step (pmevent 1 begin, 2 end) and the branches inside it that a long sequence's blocks
-// do not take (3/4 the masked softmax, 5/6 the row minimum of a negative scale, 7/8 the fence after
-// cp.async), so that a script can count one 64-key step's usual path without a GPU.
+// do not take (3/4 the masked softmax, 7/8 the fence after cp.async), so that a script can count one 64-key step's usual path without a GPU.
 #ifndef ZYFA_WS_SASS_MARKERS
 #define ZYFA_WS_SASS_MARKERS 0
 #endif
@@ -158,13 +164,12 @@ __device__ __forceinline__ void tma_load_tile(uint32_t smem_dst, const WsTmaPara
 // chunks from `global` (row_bytes apart) into 128-byte column slices in the 128-byte swizzle;
 // rows from valid_rows on are zero-filled. Consecutive threads take consecutive chunks of a row,
 // so a warp's requests are whole rows (contiguous in global memory, one bank cycle per 8 chunks
-// in shared memory). Unrolled by 2: fully unrolled it keeps every copy's address live and spills
-// under the producer's 56 registers (docs/hopper-kernel-notes.md).
-template <int kTileRows, int kChunks>
+// in shared memory). Unrolled kUnroll times (kProducerCopyUnroll).
+template <int kTileRows, int kChunks, int kUnroll>
 __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const unsigned char* global, int64_t row_bytes,
                                                    int valid_rows, int producer_thread) {
     static_assert((kTileRows * kChunks) % 128 == 0, "loader shape");
-#pragma unroll 2
+#pragma unroll kUnroll
     for (int i = producer_thread; i < kTileRows * kChunks; i += 128) {
         const int r = i / kChunks, c = i % kChunks;
         const bool valid = r < valid_rows;
@@ -389,7 +394,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
         const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
             (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
-        producer_load_tile<kRows, Shape::kQkChunks>(smem_base + Shape::kQOffset, q_global, a.q_stride_seq * kElem,
+        producer_load_tile<kRows, Shape::kQkChunks, kProducerCopyUnroll<DV, kKeys>>(smem_base + Shape::kQOffset, q_global, a.q_stride_seq * kElem,
                                                     min(kRows, seqlen_q - row0), pt);
         cp_async_arrive_on(q_full);
         auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
@@ -406,14 +411,14 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             const int block = block_begin + index * kKeys;
             const int valid = min(kKeys, seqlen_k - block);
             mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
-            producer_load_tile<kKeys, Shape::kQkChunks>(smem_base + Shape::kKOffset + stage * Shape::kKBytes,
+            producer_load_tile<kKeys, Shape::kQkChunks, kProducerCopyUnroll<DV, kKeys>>(smem_base + Shape::kKOffset + stage * Shape::kKBytes,
                                                         k_global + block * a.k_stride_seq * kElem,
                                                         a.k_stride_seq * kElem, valid, pt);
             cp_async_arrive_on(k_full(stage));
             if constexpr (kFp8) {
                 // Three staging buffers: the one written here was last read by finish_v(index - 3),
                 // which every producer thread left before the barrier of finish_v(index - 2).
-                producer_load_tile<kKeys, Shape::kVChunks>(
+                producer_load_tile<kKeys, Shape::kVChunks, kProducerCopyUnroll<DV, kKeys>>(
                     smem_base + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVLoadBytes,
                     v_global + block * a.v_stride_seq * kElem, a.v_stride_seq * kElem, valid, pt);
                 cp_async_commit();
@@ -422,7 +427,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     finish_v(index - 1);
                 }
             } else {
-                producer_load_tile<kKeys, Shape::kVChunks>(smem_base + Shape::kVOffset + stage * Shape::kVBytes,
+                producer_load_tile<kKeys, Shape::kVChunks, kProducerCopyUnroll<DV, kKeys>>(smem_base + Shape::kVOffset + stage * Shape::kVBytes,
                                                        v_global + block * a.v_stride_seq * kElem,
                                                        a.v_stride_seq * kElem, valid, pt);
                 cp_async_arrive_on(v_full(stage));
@@ -443,10 +448,26 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         const int warp = (ct / 32) % 4, lane = ct % 32;
         const int group = lane / 4, quad_lane = lane % 4;
         const int row_base = row0 + 64 * consumer + 16 * warp + group;  // + 8 * rr
+        // The thread index read again where the loop needs it (the masked softmax, the stage
+        // release, the epilogue): a volatile read the compiler cannot merge with the one above, so
+        // that the index and what derives from it are not live, or spilled, across the loop.
+        auto thread_now = [] {
+            uint32_t t;
+            asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+            return static_cast<int>(t);
+        };
+        auto lane_now = [&] { return thread_now() % 32; };
 
         const HeadDescales descale = head_descales(a, batch, head_kv);
         const float vd = descale.v;
-        const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
+        // A negative scale (softmax_scale or a descale below zero) is taken as |c| on the scores of
+        // -Q: (-s)(-c) = s c exactly, and Q's sign bits flip exactly, so the row maximum is always
+        // max(s) c, without a branch on c's sign in each row's chain (which kept the compiler from
+        // interleaving the two rows of a thread). NaN keeps its sign and gives NaN either way.
+        const float signed_scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
+        const bool negate_q = signed_scale_log2 < 0.0f;
+        const float scale_log2 = negate_q ? -signed_scale_log2 : signed_scale_log2;
+        constexpr uint32_t kSignBits = kFp8 ? 0x80808080u : 0x80008000u;  // of each element of a word
         const float scale8_log2 = 8.0f * scale_log2;
         const float scale8_div128 = scale8_log2 * 0x1p-7f;  // lean_code_bits' operand
         const float lean_centre = a.lean_centre;
@@ -488,8 +509,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
         // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of primitives/wgmma.cuh).
         // Head dim 256 keeps Q in shared memory: its 32 (64) fragment registers do not fit beside
-        // O's 128 accumulators.
-        constexpr bool kQRegs = DQK <= 192;
+        // O's 128 accumulators; so does FP8 192/128 with 128-key steps, whose 24 would spill once
+        // both rows' softmax chains are in flight (the score wgmma then reads Q by descriptor).
+        constexpr bool kQRegs = DQK <= 128 || (DQK <= 192 && kKeys == 64);
         uint32_t qa[kQRegs ? kQkSteps : 1][4];
         auto load_q_fragments = [&] {
 #pragma unroll
@@ -500,14 +522,35 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                     const int chunk = 2 * ks + j / 2;
                     const int offset = (chunk / 8) * (kRows * 128) + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
                     qa[kQRegs ? ks : 0][j] =
-                        *reinterpret_cast<const uint32_t*>(smem + Shape::kQOffset + offset + 4 * quad_lane);
+                        *reinterpret_cast<const uint32_t*>(smem + Shape::kQOffset + offset + 4 * quad_lane) ^
+                        (negate_q ? kSignBits : 0u);
                 }
+        };
+        // Q read by the score wgmma from shared memory (!kQRegs): each consumer warpgroup flips its
+        // own 64 rows there, 8 KB per 128-byte column slice, before its first score product.
+        auto negate_q_in_shared = [&] {
+            constexpr int kWords = 64 * 128 / 16 / 128;  // 16-byte words per thread and slice
+#pragma unroll
+            for (int slice = 0; slice < Shape::kQkSlices; ++slice)
+#pragma unroll
+                for (int w = 0; w < kWords; ++w) {
+                    uint4* word = reinterpret_cast<uint4*>(smem + Shape::kQOffset + slice * kRows * 128 +
+                                                           consumer * 64 * 128 + (w * 128 + ct % 128) * 16);
+                    uint4 v = *word;
+                    v.x ^= kSignBits;
+                    v.y ^= kSignBits;
+                    v.z ^= kSignBits;
+                    v.w ^= kSignBits;
+                    *word = v;
+                }
+            fence_proxy_async_shared();  // st.shared before this warpgroup's wgmma reads Q
+            named_barrier_sync(kConsumerBarrier0 + consumer, 128);
         };
         // Stage 0's descriptors, computed once; a stage adds its offset to the start address.
         const uint64_t desc_k0 = wgmma_descriptor(smem_base + Shape::kKOffset, 16, 1024) | kSwizzle128Bits;
         constexpr int kScores = kKeys / 2;  // per thread: 2 rows x kKeys / 4 keys
         constexpr int kTiles = kKeys / 8;   // 8-key accumulator tiles of a block
-        static_assert(kKeys == 64 || (kFp8 && kQRegs), "128-key blocks: the e4m3 m64n128 score wgmma, Q in registers");
+        static_assert(kKeys == 64 || kFp8, "128-key blocks: the e4m3 m64n128 score wgmma");
         // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart, one k-step of 16 keys.
         const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
         // S(next) = Q K(next)^T, committed as one wgmma group; with `previous`, LEAN's row sums of
@@ -542,8 +585,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks) {
-                if constexpr (kKeys == 128) {
+                if constexpr (kKeys == 128 && kQRegs) {
                     wgmma_rs_n128_e4m3(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+                } else if constexpr (kKeys == 128) {
+                    wgmma_ss_n128_e4m3(s, desc_q + (step_offset(ks, kRows) >> 4),
+                                       descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
                 } else if constexpr (kQRegs) {
                     wgmma_rs_n64<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
                 } else {
@@ -571,55 +617,36 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             constexpr bool kMasked = decltype(masked_tag)::value;
             if constexpr (kMasked) sass_marker<3>();
             const int block = block_begin + index * kKeys;
+            auto visible = [&](int rr, int n, int e) {
+                if constexpr (!kMasked) return true;
+                const int key = block + 8 * n + 2 * (lane_now() % 4) + e;
+                return key >= row_first_key[rr] && key < row_end_key[rr];
+            };
+            // Two passes over the thread's two rows: first both maxima and what follows from them
+            // (the latency-bound chain: max tree, quad shuffles, exponent, bias), then both rows'
+            // probabilities, so that the chains of the two rows overlap.
+            float m_new[2], alpha[2], exponent[2], bias[2];
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
-                const int lo = row_first_key[rr], hi = row_end_key[rr];
-                const bool active = kMasked ? max(lo, block) < min(hi, block + kKeys) : true;
-                auto visible = [&](int n, int e) {
-                    if constexpr (!kMasked) return true;
-                    const int key = block + 8 * n + 2 * quad_lane + e;
-                    return key >= lo && key < hi;
-                };
-                // max(s * c) = max(s) * c for c >= 0 and min(s) * c for c < 0 (rounding is
-                // monotonic): one multiply per row instead of one per score. The sign of c is
-                // uniform, so it picks a loop rather than costing a multiply per score.
-                // Four partial extremes, then a tree: max and min are exact in any order, and four
-                // independent chains hide the FMNMX latency a single chain would expose.
-                // Both keep NaN (kernels/common/row_max.h), so this holds for NaN and infinite
-                // scores and scales too, except c = 0 with a raw -inf beside finite scores
-                // (max(s) * c = 0, s * c NaN): 16-bit inputs have no descale, so c != 0 there, and
-                // FP8 scores are never infinite.
+                // max(s * c) = max(s) * c for c >= 0 (rounding is monotonic; c < 0 was turned into
+                // -Q and |c| above): one multiply per row instead of one per score. Four partial
+                // maxima, then a tree: max is exact in any order, and four independent chains hide
+                // the FMNMX latency a single chain would expose. It keeps NaN
+                // (kernels/common/row_max.h), so this holds for NaN and infinite scores and scales
+                // too, except c = 0 with a raw -inf beside finite scores (max(s) * c = 0, s * c NaN):
+                // 16-bit inputs have no descale, so c != 0 there, and FP8 scores are never infinite.
                 float part[4];
-                if (scale_log2 >= 0.0f) {
 #pragma unroll
-                    for (int i = 0; i < 4; ++i) part[i] = kNegInf;
+                for (int i = 0; i < 4; ++i) part[i] = kNegInf;
 #pragma unroll
-                    for (int n = 0; n < kTiles; ++n)
+                for (int n = 0; n < kTiles; ++n)
 #pragma unroll
-                        for (int e = 0; e < 2; ++e)
-                            if (visible(n, e)) {
-                                part[(2 * n + e) % 4] =
-                                    numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
-                            }
-                } else {
-                    sass_marker<5>();
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) part[i] = -kNegInf;
-#pragma unroll
-                    for (int n = 0; n < kTiles; ++n)
-#pragma unroll
-                        for (int e = 0; e < 2; ++e)
-                            if (visible(n, e)) {
-                                part[(2 * n + e) % 4] = numerics::min_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
-                            }
-                    sass_marker<6>();
-                }
-                // max(s) for c >= 0, min(s) otherwise
-                const float extreme =
-                    scale_log2 >= 0.0f
-                        ? numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
-                                                 numerics::max_keep_nan(part[2], part[3]))
-                        : numerics::min_keep_nan(numerics::min_keep_nan(part[0], part[1]), numerics::min_keep_nan(part[2], part[3]));
+                    for (int e = 0; e < 2; ++e)
+                        if (visible(rr, n, e)) {
+                            part[(2 * n + e) % 4] = numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                        }
+                const float extreme = numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
+                                                             numerics::max_keep_nan(part[2], part[3]));
                 // -inf when this thread sees nothing of the block (rather than the identity times c,
                 // NaN for c = 0 or NaN)
                 bool any_visible = true;
@@ -628,19 +655,27 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
                     for (int n = 0; n < kTiles; ++n)
 #pragma unroll
-                        for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(n, e);
+                        for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(rr, n, e);
                 }
                 float block_max = any_visible ? extreme * scale_log2 : kNegInf;
                 block_max = quad_max(block_max);
-                const float m_new = numerics::max_keep_nan(m[rr], block_max);
-                const float alpha = m[rr] == kNegInf ? 0.0f : exp2_approx(m[rr] - m_new);
-                float exponent = 0.0f;  // the model's k (integral): P is scaled by 2^k before rounding
+                m_new[rr] = numerics::max_keep_nan(m[rr], block_max);
+                alpha[rr] = m[rr] == kNegInf ? 0.0f : exp2_approx(m[rr] - m_new[rr]);
+                // the model's k (integral): P is scaled by 2^k before rounding
+                if constexpr (PM == PMode::Lean) {
+                    exponent[rr] = numerics::block_scale_exponent_integral(m_new[rr], block_max, max_block_exponent,
+                                                                           numerics::Fp8Format::E4M3FN);
+                    bias[rr] = numerics::lean_p_bias(m_new[rr], exponent[rr], lean_centre, numerics::Fp8Format::E4M3FN);
+                } else {
+                    exponent[rr] = kFp8 ? numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN) : 0.0f;
+                    bias[rr] = 0.0f;
+                }
+            }
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
                 float row_sum = 0.0f;
                 uint32_t pairs[kTiles];  // the P pair of S tile n, in the low 16 bits for FP8
                 if constexpr (PM == PMode::Lean) {
-                    exponent = numerics::block_scale_exponent_integral(m_new, block_max, max_block_exponent,
-                                                                       numerics::Fp8Format::E4M3FN);
-                    const float bias = numerics::lean_p_bias(m_new, exponent, lean_centre, numerics::Fp8Format::E4M3FN);
                     // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
                     // up to 128 of them sum exactly in any order; four partial sums hide the FADD latency.
                     // (Unused, and removed by the compiler, when the P.V wgmma sums the rows.)
@@ -650,19 +685,19 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                         uint32_t bits[2];  // magic-number sums: low byte = the code
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
-                            bits[e] = visible(n, e) ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias * 0x1p-7f)
-                                                    : 0x4B400000u;
+                            bits[e] = visible(rr, n, e)
+                                          ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias[rr] * 0x1p-7f)
+                                          : 0x4B400000u;
                             sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
                         }
                         pairs[n] = capped_code_lanes(bits[0], bits[1]);
                     }
                     if constexpr (!kRowSumByMma) {
                         row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-                        row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_integral(-exponent);
+                        row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_integral(-exponent[rr]);
                     }
                 } else {
-                    if constexpr (kFp8) exponent = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
-                    const float up = numerics::exp2_integral(exponent);
+                    const float up = numerics::exp2_integral(exponent[rr]);
 #pragma unroll
                     for (int n = 0; n < kTiles; ++n) {
                         float p[2];
@@ -671,7 +706,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                             // The model's s * c - m, rounded twice (fused, the product's rounding
                             // residual of a huge score would reach the exponent), then one
                             // MUFU.EX2: ex2's 2 ulp are within the bounds against the CPU.
-                            p[e] = visible(n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new) : 0.0f;
+                            p[e] = visible(rr, n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new[rr]) : 0.0f;
                             row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                         }
                         if constexpr (kFp8) {
@@ -694,12 +729,14 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
                         out[n / 2][2 * (n % 2) + rr] = pairs[n];
                     }
                 }
-                rescale[rr] = 1.0f;  // a row that sees nothing of the block keeps m, l and acc
+                // a row that sees nothing of the block keeps m, l and acc
+                const bool active = kMasked ? max(row_first_key[rr], block) < min(row_end_key[rr], block + kKeys) : true;
+                rescale[rr] = 1.0f;
                 if (active) {
-                    l[rr] = l[rr] * alpha + row_sum;
-                    m[rr] = m_new;
-                    rescale[rr] = alpha * numerics::exp2_integral(exponent - acc_exponent[rr]);
-                    acc_exponent[rr] = exponent;
+                    l[rr] = l[rr] * alpha[rr] + row_sum;
+                    m[rr] = m_new[rr];
+                    rescale[rr] = alpha[rr] * numerics::exp2_integral(exponent[rr] - acc_exponent[rr]);
+                    acc_exponent[rr] = exponent[rr];
                 }
             }
             if constexpr (kMasked) sass_marker<4>();
@@ -726,7 +763,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             }
         };
         mbarrier_wait(q_full, 0);
-        if constexpr (kQRegs) load_q_fragments();
+        if constexpr (kQRegs) {
+            load_q_fragments();
+        } else if (negate_q) {
+            negate_q_in_shared();
+        }
         if (blocks > 0) {
             mbarrier_wait(k_full(0), 0);
             fence_after_wait();
@@ -782,7 +823,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             wgmma_commit();
         };
         auto release = [&](RingSlot slot) {
-            if (lane == 0) mbarrier_arrive(empty(slot.stage));  // this warp is done with the stage
+            if (lane_now() == 0) mbarrier_arrive(empty(slot.stage));  // this warp is done with the stage
         };
 
         // One block but the last, P(index) in p_now: the next block's scores and softmax (into
@@ -857,9 +898,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             for (int rr = 0; rr < 2; ++rr) l[rr] = l_scaled[rr] * numerics::exp2_integral(-acc_exponent[rr]);
         }
         const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
+        const int out_thread = thread_now() - 128, out_quad_lane = out_thread % 4;
+        const int out_row_base = row0 + out_thread / 128 * 64 + (out_thread / 32) % 4 * 16 + out_thread % 32 / 4;
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
-            const int row = row_base + 8 * rr;
+            const int row = out_row_base + 8 * rr;
             if (row >= seqlen_q) continue;
             const bool poisoned = numerics::row_max_is_poisoned(m[rr]);
             const bool seen = l[rr] > 0.0f;
@@ -868,11 +911,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             const int64_t o_row = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head;
 #pragma unroll
             for (int n = 0; n < DV / 8; ++n) {
-                store_output_pair(a.o, a.out_dtype, o_row + 8 * n + 2 * quad_lane,
+                store_output_pair(a.o, a.out_dtype, o_row + 8 * n + 2 * out_quad_lane,
                                   row_output((acc[4 * n + 2 * rr] * unscale) * out_scale, poisoned, seen),
                                   row_output((acc[4 * n + 2 * rr + 1] * unscale) * out_scale, poisoned, seen));
             }
-            if (a.lse && quad_lane == 0) {
+            if (a.lse && out_quad_lane == 0) {
                 const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                      : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
                 a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned, seen);

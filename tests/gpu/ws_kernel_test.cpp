@@ -236,6 +236,23 @@ void test_outputs_lse_descales(void**) {
     });
 }
 
+// A negative score scale (softmax_scale below zero here; a negative descale acts the same): the
+// kernels take it as |c| on the scores of -Q (attention_fwd_ws.cuh), flipping Q's sign bits in
+// registers (head dims up to 128, 16-bit 192/128) or in shared memory (FP8 192/128, 256). The CPU
+// model multiplies each score by the signed c: both must agree as for a positive scale.
+void test_negative_scale(void**) {
+    for (const WsDims& d : kWsDims) {
+        const std::string label = "ws softmax_scale -0.09 s=333 hd" + std::to_string(d.qk) + "/" + std::to_string(d.v);
+        for_each_mode(nvidia_modes(), label, [&](CaseShape& s) {
+            s.head_dim_qk = d.qk;
+            s.head_dim_v = d.v;
+            s.seqlen_q = s.seqlen_k = 333;
+        }, [](const CaseShape& s, const std::string& case_label) {
+            check_gpu_case(s, case_label, [](AttentionCase& c) { c.params.softmax_scale = -0.09f; });
+        });
+    }
+}
+
 struct Measured {
     ErrorStats vs_ref;
     CpuDiff vs_cpu;
@@ -328,6 +345,7 @@ int main(void) {
         cmocka_unit_test(test_gqa_and_mqa),
         cmocka_unit_test(test_varlen),
         cmocka_unit_test(test_outputs_lse_descales),
+        cmocka_unit_test(test_negative_scale),
         cmocka_unit_test(test_fp8_wgmma_adder_vs_widened_kernel),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -90,6 +90,15 @@ __device__ __forceinline__ void wgmma_ss_n64_e4m3(float (&d)[32], uint64_t desc_
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// m64n128 with A and B from shared memory (S at 128-key steps where Q stays in shared memory):
+// operands 64 and 65 are the descriptors, 66 scale_d.
+__device__ __forceinline__ void wgmma_ss_n128_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " ZYFA_WGMMA_D64_REGS ", %64, %65, p, 1, 1;\n}\n"
+                 : ZYFA_WGMMA_D64_OUTPUTS
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // O += P V, A (P) from registers: operands 64..67 are its fragment, 68 the V descriptor, 69
 // scale_d. The trailing immediates: scale-a, scale-b (1), and for 16-bit types tnspB (1: V is
 // MN-major).
