@@ -900,26 +900,57 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
         const int out_thread = thread_now() - 128, out_quad_lane = out_thread % 4;
         const int out_row_base = row0 + out_thread / 128 * 64 + (out_thread / 32) % 4 * 16 + out_thread % 32 / 4;
+        bool row_valid[2], poisoned[2], seen[2];
+        float out_scale[2], unscale[2];
+        int64_t o_row[2];
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
             const int row = out_row_base + 8 * rr;
-            if (row >= seqlen_q) continue;
-            const bool poisoned = numerics::row_max_is_poisoned(m[rr]);
-            const bool seen = l[rr] > 0.0f;
-            const float out_scale = seen ? vd / l[rr] : 0.0f;
-            const float unscale = numerics::exp2_integral(-acc_exponent[rr]);
-            const int64_t o_row = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head;
-#pragma unroll
-            for (int n = 0; n < DV / 8; ++n) {
-                store_output_pair(a.o, a.out_dtype, o_row + 8 * n + 2 * out_quad_lane,
-                                  row_output((acc[4 * n + 2 * rr] * unscale) * out_scale, poisoned, seen),
-                                  row_output((acc[4 * n + 2 * rr + 1] * unscale) * out_scale, poisoned, seen));
-            }
-            if (a.lse && out_quad_lane == 0) {
+            row_valid[rr] = row < seqlen_q;
+            poisoned[rr] = numerics::row_max_is_poisoned(m[rr]);
+            seen[rr] = l[rr] > 0.0f;
+            out_scale[rr] = seen[rr] ? vd / l[rr] : 0.0f;
+            unscale[rr] = numerics::exp2_integral(-acc_exponent[rr]);
+            o_row[rr] = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head +
+                        2 * out_quad_lane;
+            if (row_valid[rr] && a.lse && out_quad_lane == 0) {
                 const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                      : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-                a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned, seen);
+                a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned[rr], seen[rr]);
             }
+        }
+        // O's pairs, the output dtype chosen once for the whole tile (a branch per pair and the
+        // software conversions made this the kernel's largest code, and its instruction-cache
+        // misses). 16-bit outputs by cvt.rn.{bf16x2,f16x2}.f32: round to nearest even like
+        // numerics::float_to_bf16 / float_to_fp16, identical bits except a NaN's payload.
+        auto store_pairs = [&](auto store_pair) {
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) {
+                if (!row_valid[rr]) continue;
+#pragma unroll
+                for (int n = 0; n < DV / 8; ++n) {
+                    store_pair(o_row[rr] + 8 * n,
+                               row_output((acc[4 * n + 2 * rr] * unscale[rr]) * out_scale[rr], poisoned[rr], seen[rr]),
+                               row_output((acc[4 * n + 2 * rr + 1] * unscale[rr]) * out_scale[rr], poisoned[rr], seen[rr]));
+                }
+            }
+        };
+        if (a.out_dtype == kKernelFp32) {
+            store_pairs([&](int64_t index, float lo, float hi) {
+                *reinterpret_cast<float2*>(static_cast<float*>(a.o) + index) = make_float2(lo, hi);
+            });
+        } else if (a.out_dtype == kKernelBf16) {
+            store_pairs([&](int64_t index, float lo, float hi) {
+                uint32_t pair;
+                asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
+                *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(a.o) + index) = pair;
+            });
+        } else {
+            store_pairs([&](int64_t index, float lo, float hi) {
+                uint32_t pair;
+                asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
+                *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(a.o) + index) = pair;
+            });
         }
     }
 }
