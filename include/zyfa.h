@@ -139,10 +139,12 @@ typedef struct zyfa_attn_params {
     const float*   v_descale;
     float*         lse;           /* optional output, natural-log sum-exp of the scaled scores the
                                      kernel sees: [batch, heads_q, seqlen_q], or [heads_q, total_q]
-                                     when varlen. LEAN: the log of its rounded row sum (the decoded
-                                     Lean P codes times their block scales, O's denominator), within
-                                     0.082 of the exact value. With K smoothed by zyfa_quantize_fp8,
-                                     add softmax_scale * q . smooth_mean for the unsmoothed lse */
+                                     when varlen. EXACT: of the fp32 exponentials (within ~1e-5).
+                                     LEAN: the log of its rounded row sum, the decoded Lean P codes
+                                     times their block scales that O is divided by, not the true
+                                     log-sum-exp: lse - exact lies in [-0.084, +0.062] (docs/api.md).
+                                     With K smoothed (ZYFA_QUANT_SMOOTH), the smoothed scores' lse:
+                                     add softmax_scale * q . smooth_mean for the unsmoothed one */
     uint64_t       flags;         /* must be 0 in 0.1 */
     /* Appended after 0.1's layout; an older caller's struct_size ends before it and reads as 0. */
     int32_t        key_block;     /* keys per online-softmax step: 0 = the backend's own choice, or

@@ -1,7 +1,7 @@
 // The argument struct and launch geometry of the GPU zyfa_quantize_fp8 kernels
 // (kernels/nvidia/quantize_fp8.cu), shared by the kernels and the host launch code
 // (src/gpu/gpu_backend.cpp). Plain fixed-width fields, passed by value as the only parameter of
-// each of the four kernels. Nothing here is CUDA-specific: a HIP port can include it as it is.
+// each of the five kernels. Nothing here is CUDA-specific: a HIP port can include it as it is.
 //
 // The four launches, in order on the caller's stream (stream order is the only synchronisation),
 // five with K smoothing (ZYFA_QUANT_SMOOTH):
