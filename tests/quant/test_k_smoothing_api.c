@@ -3,8 +3,9 @@
  * without smoothing (and with the Hadamard rotation of Q and K on top), attention runs on the FP8
  * inputs in EXACT and LEAN, and the results are checked against fp64 attention of the original
  * values, computed here from the definitions:
- *   - O does not need the mean back (softmax is invariant to a shift shared by a row's scores),
- *     and smoothing makes it more accurate on such keys;
+ *   - O does not need the mean back (softmax is invariant to a shift shared by a row's scores:
+ *     checked in fp64 on the FP8 operands, and the kernel's O against that attention within its
+ *     FP8 tolerance), and smoothing makes it more accurate on such keys;
  *   - lse + softmax_scale * q . smooth_mean (q the original values) is the unsmoothed lse within
  *     max_j |s_ij(FP8) - s_ij(original, K - mean)| (lse is a smooth maximum: shifting every score
  *     by at most delta moves it by at most delta) plus the kernel's own lse error (EXACT 1e-4,
@@ -221,6 +222,30 @@ static void check_variant(uint32_t qk_flags, zyfa_softmax softmax, const char* l
             for (int s = 0; s < S; ++s) sum += k_orig[(s * H + h) * D + d];
             assert_true(fabs(smoothed.mean[h * D + d] - sum / S) <= 1e-6 * fabs(sum / S) + 1e-9);
         }
+
+    /* Softmax invariance on the data itself: fp64 attention of the FP8 operands with the mean
+     * added back to every key gives the same O, and an lse higher by exactly scale * q . mean
+     * (unrotated operands only: with the rotation the codes hold H (k - mean)). The kernel's O is
+     * within its own FP8 tolerance of that attention (1/16 EXACT, 0.085 LEAN: reference_check.hpp). */
+    if (qk_flags == 0) {
+        static double k_back[N], o_deq[N], lse_deq[H * S], o_back[N], lse_back[H * S];
+        for (int i = 0; i < N; ++i) k_back[i] = smoothed.k_deq[i] + smoothed.mean[((i / D) % H) * D + i % D];
+        reference(smoothed.q_deq, smoothed.k_deq, smoothed.v_deq, o_deq, lse_deq);
+        reference(smoothed.q_deq, k_back, smoothed.v_deq, o_back, lse_back);
+        double worst_o = 0.0, worst_lse = 0.0;
+        for (int i = 0; i < N; ++i) worst_o = fmax(worst_o, fabs(o_back[i] - o_deq[i]));
+        for (int h = 0; h < H; ++h)
+            for (int i = 0; i < S; ++i) {
+                double dot = 0.0;
+                for (int d = 0; d < D; ++d) dot += smoothed.q_deq[(i * H + h) * D + d] * smoothed.mean[h * D + d];
+                worst_lse = fmax(worst_lse, fabs(lse_back[h * S + i] - lse_deq[h * S + i] - dot / sqrt((double)D)));
+            }
+        assert_true(worst_o < 1e-9 && worst_lse < 1e-9);
+        const double kernel_err = rel_rms(smoothed.o, o_deq);
+        print_message("%s: O rel. RMS vs fp64 on the FP8 operands %.4f (invariance: O %.1e, lse %.1e)\n", label,
+                      kernel_err, worst_o, worst_lse);
+        assert_true(kernel_err <= (softmax == ZYFA_SOFTMAX_LEAN ? 0.085 : 1.0 / 16));
+    }
 
     /* O: no correction needed; smoothing cuts the error on these keys. */
     const double err_plain = rel_rms(plain.o, ref_o), err_smooth = rel_rms(smoothed.o, ref_o);
