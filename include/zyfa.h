@@ -83,6 +83,9 @@ typedef int32_t zyfa_softmax;
 
 /* zyfa_quant_params.flags: rotate the head dimension by a normalised Hadamard matrix first. */
 #define ZYFA_QUANT_HADAMARD 1u
+/* zyfa_quant_params.flags: subtract each channel's mean over the sequence first (K smoothing) and
+ * return it in zyfa_quant_params.smooth_mean. */
+#define ZYFA_QUANT_SMOOTH   2u
 
 /* ---------------------------------------------------------------------------------------------
  * Structures. Only fixed-width integers, floats and pointers. Growable structs start with
@@ -134,8 +137,14 @@ typedef struct zyfa_attn_params {
     const float*   q_descale;     /* FP8 only: fp32 [batch, heads_kv], NULL = 1 */
     const float*   k_descale;
     const float*   v_descale;
-    float*         lse;           /* optional output, natural-log sum-exp of the scaled scores:
-                                     [batch, heads_q, seqlen_q], or [heads_q, total_q] when varlen */
+    float*         lse;           /* optional output, natural-log sum-exp of the scaled scores the
+                                     kernel sees: [batch, heads_q, seqlen_q], or [heads_q, total_q]
+                                     when varlen. EXACT: of the fp32 exponentials (within ~1e-5).
+                                     LEAN: the log of its rounded row sum, the decoded Lean P codes
+                                     times their block scales that O is divided by, not the true
+                                     log-sum-exp: lse - exact lies in [-0.084, +0.062] (docs/api.md).
+                                     With K smoothed (ZYFA_QUANT_SMOOTH), the smoothed scores' lse:
+                                     add softmax_scale * q . smooth_mean for the unsmoothed one */
     uint64_t       flags;         /* must be 0 in 0.1 */
     /* Appended after 0.1's layout; an older caller's struct_size ends before it and reads as 0. */
     int32_t        key_block;     /* keys per online-softmax step: 0 = the backend's own choice, or
@@ -149,12 +158,16 @@ typedef struct zyfa_attn_params {
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
 typedef struct zyfa_quant_params {
     uint32_t       struct_size;
-    uint32_t       flags;      /* ZYFA_QUANT_HADAMARD: rotate the head dimension before quantising */
+    uint32_t       flags;       /* ZYFA_QUANT_HADAMARD, ZYFA_QUANT_SMOOTH, or both */
     int64_t        batch;
     int64_t        seqlen;
     int64_t        heads;
     int64_t        head_dim;
-    const int32_t* cu_seqlens; /* NULL = fixed length */
+    const int32_t* cu_seqlens;  /* NULL = fixed length */
+    /* Appended after 0.1's layout; an older caller's struct_size ends before it and reads as NULL. */
+    float*         smooth_mean; /* output, with ZYFA_QUANT_SMOOTH only (else NULL): fp32
+                                   [batch, heads, head_dim], the mean subtracted from each
+                                   (sequence, head), in the unrotated basis */
 } zyfa_quant_params;
 
 /* ---------------------------------------------------------------------------------------------
@@ -311,13 +324,20 @@ ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
 
 /* Quantises a BF16/FP16/FP32 [batch, seqlen, heads, head_dim] tensor to FP8 (out->dtype e4m3fn or
  * e4m3fnuz) with one scale per (batch, head): out = round(x * max_fp8 / amax), and writes
- * descale[b * heads + h] = amax / max_fp8 (1 when amax is 0). With ZYFA_QUANT_HADAMARD the head
- * dimension is first multiplied by the normalised Hadamard matrix H/sqrt(n) (n = head_dim when a
+ * descale[b * heads + h] = amax / max_fp8 (1 when amax is 0). With ZYFA_QUANT_SMOOTH each
+ * (batch, head, channel)'s mean over the sequence is first subtracted and written to
+ * p->smooth_mean[(b * heads + h) * head_dim + d] (0 for an empty sequence); use it on K only:
+ * every score of a query row shifts by the same q . mean, so O is unchanged and the lse that
+ * zyfa_attn_fwd returns is lower by softmax_scale * q . mean. With ZYFA_QUANT_HADAMARD the head
+ * dimension is then multiplied by the normalised Hadamard matrix H/sqrt(n) (n = head_dim when a
  * power of two, else blocks of 64 for a multiple of 64); use it on Q and K alike so QK^T is
- * unchanged. head_dim is at most 65536. Pointers are aligned to their element (in to 2 or 4
- * bytes, descale and cu_seqlens to 4; out to 16 bytes on GPU backends) and out and descale
- * overlap neither in, cu_seqlens nor each other (INVALID_ARGUMENT otherwise, as for attention).
- * A failed call writes nothing. On the CPU backend a non-finite input is INVALID_ARGUMENT.
+ * unchanged. Smoothing comes first, so smooth_mean is in the caller's (unrotated) basis.
+ * head_dim is at most 65536. Pointers are aligned to their element (in to 2 or 4 bytes,
+ * descale, smooth_mean and cu_seqlens to 4; out to 16 bytes on GPU backends) and out, descale
+ * and smooth_mean overlap neither in, cu_seqlens nor each other (INVALID_ARGUMENT otherwise, as
+ * for attention); smooth_mean NULL with ZYFA_QUANT_SMOOTH, or set without it, is
+ * INVALID_ARGUMENT. A failed call writes nothing. On the CPU backend a non-finite input is
+ * INVALID_ARGUMENT.
  * Thread safety: safe from any thread, also concurrently on one context.
  * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
 ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_params* p,

@@ -255,6 +255,24 @@ func quantShape(x, out *Tensor, cuSeqlens []int32, maxSeqlen, batch int) (int, i
 // written to descale [batch * heads]: x ~= out * descale. hadamard rotates the head dimension
 // first (use it on Q and K alike).
 func (c *Context) QuantizeFP8(x, out Tensor, descale []float32, hadamard bool, cuSeqlens []int32, maxSeqlen int) error {
+	return c.quantizeHost(x, out, descale, nil, hadamard, cuSeqlens, maxSeqlen)
+}
+
+// QuantizeFP8Smoothed is QuantizeFP8 with K smoothing (for K only): each (sequence, head,
+// channel)'s mean over the sequence is subtracted first and written to mean
+// [batch * heads * dim]: x ~= out * descale + mean (rotated back first with hadamard). Attention's
+// O is unchanged; its LSE is lower by softmaxScale * q . mean, q the original query row and mean
+// its kv head's (docs/api.md, K smoothing).
+func (c *Context) QuantizeFP8Smoothed(x, out Tensor, descale, mean []float32, hadamard bool, cuSeqlens []int32,
+	maxSeqlen int) error {
+	if mean == nil {
+		return invalid("QuantizeFP8Smoothed needs a mean slice")
+	}
+	return c.quantizeHost(x, out, descale, mean, hadamard, cuSeqlens, maxSeqlen)
+}
+
+func (c *Context) quantizeHost(x, out Tensor, descale, mean []float32, hadamard bool, cuSeqlens []int32,
+	maxSeqlen int) error {
 	if !x.onHost || !out.onHost {
 		return invalid("QuantizeFP8 takes host tensors; use QuantizeFP8Device for device memory")
 	}
@@ -276,25 +294,57 @@ func (c *Context) QuantizeFP8(x, out Tensor, descale []float32, hadamard bool, c
 	if len(descale) < b*h || len(descale) == 0 {
 		return invalid("descale has %d values, needs batch * heads = %d", len(descale), b*h)
 	}
-	flags := uint32(0)
-	if hadamard {
-		flags = 1
+	flags := quantFlags(hadamard, mean != nil)
+	var meanPtr *float32
+	if mean != nil {
+		if len(mean) < b*h*d || len(mean) == 0 {
+			return invalid("mean has %d values, needs batch * heads * dim = %d", len(mean), b*h*d)
+		}
+		meanPtr = &mean[0]
 	}
 	err = c.use(func(ctx unsafe.Pointer) error {
 		if b := cContextBackend(ctx); b != BackendCPU {
 			return invalid("host tensors need a CPU context, this one is %s", b)
 		}
-		return cQuantizeHost(ctx, flags, b, s, h, d, &x, &out, cu, &descale[0])
+		return cQuantizeHost(ctx, flags, b, s, h, d, &x, &out, cu, &descale[0], meanPtr)
 	})
 	runtime.KeepAlive(x.keep)
 	runtime.KeepAlive(out.keep)
 	runtime.KeepAlive(cuSeqlens)
+	runtime.KeepAlive(mean)
 	return err
+}
+
+// zyfa_quant_params.flags: ZYFA_QUANT_HADAMARD 1, ZYFA_QUANT_SMOOTH 2.
+func quantFlags(hadamard, smooth bool) uint32 {
+	flags := uint32(0)
+	if hadamard {
+		flags |= 1
+	}
+	if smooth {
+		flags |= 2
+	}
+	return flags
 }
 
 // QuantizeFP8Device is QuantizeFP8 on device memory, enqueued on stream; cuSeqlens is a device
 // address (0 = fixed length) describing batch sequences.
 func (c *Context) QuantizeFP8Device(x, out Tensor, descale uintptr, hadamard bool, cuSeqlens uintptr, batch,
+	maxSeqlen int, stream uintptr) error {
+	return c.quantizeDevice(x, out, descale, 0, hadamard, cuSeqlens, batch, maxSeqlen, stream)
+}
+
+// QuantizeFP8DeviceSmoothed is QuantizeFP8Smoothed on device memory: mean is the device address
+// of batch * heads * dim float32 values.
+func (c *Context) QuantizeFP8DeviceSmoothed(x, out Tensor, descale, mean uintptr, hadamard bool, cuSeqlens uintptr,
+	batch, maxSeqlen int, stream uintptr) error {
+	if mean == 0 {
+		return invalid("QuantizeFP8DeviceSmoothed needs a mean address")
+	}
+	return c.quantizeDevice(x, out, descale, mean, hadamard, cuSeqlens, batch, maxSeqlen, stream)
+}
+
+func (c *Context) quantizeDevice(x, out Tensor, descale, mean uintptr, hadamard bool, cuSeqlens uintptr, batch,
 	maxSeqlen int, stream uintptr) error {
 	if x.onHost || out.onHost {
 		return invalid("QuantizeFP8Device takes Device tensors")
@@ -303,11 +353,8 @@ func (c *Context) QuantizeFP8Device(x, out Tensor, descale uintptr, hadamard boo
 	if err != nil {
 		return err
 	}
-	flags := uint32(0)
-	if hadamard {
-		flags = 1
-	}
+	flags := quantFlags(hadamard, mean != 0)
 	return c.use(func(ctx unsafe.Pointer) error {
-		return cQuantizeDevice(ctx, flags, b, s, h, d, &x, &out, cuSeqlens, descale, stream)
+		return cQuantizeDevice(ctx, flags, b, s, h, d, &x, &out, cuSeqlens, descale, mean, stream)
 	})
 }

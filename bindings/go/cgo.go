@@ -59,16 +59,18 @@ static zyfa_status zyfa_go_attn_device(zyfa_context* ctx, zyfa_attn_params p, zy
 }
 
 static zyfa_status zyfa_go_quantize_host(zyfa_context* ctx, zyfa_quant_params p, zyfa_tensor in, zyfa_tensor out,
-                                         void* in_data, void* out_data, void* cu, float* descale, char* msg,
-                                         size_t n) {
-	in.data = in_data; out.data = out_data; p.cu_seqlens = (const int32_t*)cu;
+                                         void* in_data, void* out_data, void* cu, float* descale, float* mean,
+                                         char* msg, size_t n) {
+	in.data = in_data; out.data = out_data; p.cu_seqlens = (const int32_t*)cu; p.smooth_mean = mean;
 	return zyfa_go_message(zyfa_quantize_fp8(ctx, &p, &in, &out, descale, NULL), msg, n);
 }
 
 static zyfa_status zyfa_go_quantize_device(zyfa_context* ctx, zyfa_quant_params p, zyfa_tensor in,
                                            zyfa_tensor out, uintptr_t in_data, uintptr_t out_data, uintptr_t cu,
-                                           uintptr_t descale, uintptr_t stream, char* msg, size_t n) {
+                                           uintptr_t descale, uintptr_t mean, uintptr_t stream, char* msg,
+                                           size_t n) {
 	in.data = (void*)in_data; out.data = (void*)out_data; p.cu_seqlens = (const int32_t*)cu;
+	p.smooth_mean = (float*)mean;
 	return zyfa_go_message(zyfa_quantize_fp8(ctx, &p, &in, &out, (float*)descale, (void*)stream), msg, n);
 }
 */
@@ -185,20 +187,22 @@ func cQuantParams(flags uint32, batch, seqlen, heads, headDim int) C.zyfa_quant_
 	return c
 }
 
+// mean is nil (no smoothing) or the first of the batch * heads * headDim K-smoothing means.
 func cQuantizeHost(ctx unsafe.Pointer, flags uint32, batch, seqlen, heads, headDim int, in, out *Tensor,
-	cu unsafe.Pointer, descale *float32) error {
+	cu unsafe.Pointer, descale, mean *float32) error {
 	msg := make([]byte, messageSize)
 	st := C.zyfa_go_quantize_host((*C.zyfa_context)(ctx), cQuantParams(flags, batch, seqlen, heads, headDim),
 		cTensor(in), cTensor(out), in.host, out.host, cu, (*C.float)(unsafe.Pointer(descale)),
-		(*C.char)(unsafe.Pointer(&msg[0])), messageSize)
+		(*C.float)(unsafe.Pointer(mean)), (*C.char)(unsafe.Pointer(&msg[0])), messageSize)
 	return statusError(st, msg)
 }
 
 func cQuantizeDevice(ctx unsafe.Pointer, flags uint32, batch, seqlen, heads, headDim int, in, out *Tensor,
-	cu, descale, stream uintptr) error {
+	cu, descale, mean, stream uintptr) error {
 	msg := make([]byte, messageSize)
 	st := C.zyfa_go_quantize_device((*C.zyfa_context)(ctx), cQuantParams(flags, batch, seqlen, heads, headDim),
 		cTensor(in), cTensor(out), C.uintptr_t(in.device), C.uintptr_t(out.device), C.uintptr_t(cu),
-		C.uintptr_t(descale), C.uintptr_t(stream), (*C.char)(unsafe.Pointer(&msg[0])), messageSize)
+		C.uintptr_t(descale), C.uintptr_t(mean), C.uintptr_t(stream), (*C.char)(unsafe.Pointer(&msg[0])),
+		messageSize)
 	return statusError(st, msg)
 }

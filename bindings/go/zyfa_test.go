@@ -385,3 +385,87 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("build info %q", BuildInfo())
 	}
 }
+
+// K smoothing: QuantizeFP8Smoothed returns K's per-head channel mean; attention on the smoothed K
+// gives the same O (it beats unsmoothed FP8 on keys with a shared offset), and LSE plus
+// softmaxScale * q . mean is the unsmoothed LSE (FP8 score error plus LEAN's 0.082, docs/api.md).
+func TestKSmoothing(t *testing.T) {
+	ctx := cpuContext(t)
+	s, h, d := 96, 2, 64
+	q, v := values(s*h*d, 41), values(s*h*d, 42)
+	k := values(s*h*d, 43)
+	for i := range k {
+		sign := float32(1)
+		if i%2 == 1 {
+			sign = -1
+		}
+		k[i] = 2*k[i] + sign*3*float32(1+(i%d)%5)
+	}
+	quantize := func(x []float32, mean []float32) ([]byte, []float32) {
+		codes, descale := make([]byte, s*h*d), make([]float32, h)
+		in, out := must(t)(Float32(x, 1, s, h, d)), must(t)(Bytes(codes, FP8E4M3FN, 1, s, h, d))
+		var err error
+		if mean != nil {
+			err = ctx.QuantizeFP8Smoothed(in, out, descale, mean, false, nil, 0)
+		} else {
+			err = ctx.QuantizeFP8(in, out, descale, false, nil, 0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return codes, descale
+	}
+	mean := make([]float32, h*d)
+	q8, qd := quantize(q, nil)
+	k8, kd := quantize(k, mean)
+	kPlain, kdPlain := quantize(k, nil)
+	v8, vd := quantize(v, nil)
+	for hh := 0; hh < h; hh++ {
+		for x := 0; x < d; x++ {
+			want := 0.0
+			for j := 0; j < s; j++ {
+				want += float64(k[(j*h+hh)*d+x])
+			}
+			want /= float64(s)
+			if got := float64(mean[hh*d+x]); math.Abs(got-want) > 1e-6*math.Abs(want)+1e-9 {
+				t.Fatalf("mean[%d, %d] = %g, want %g", hh, x, got, want)
+			}
+		}
+	}
+	run := func(kc []byte, kdesc []float32, lse []float32) []float32 {
+		o := make([]float32, s*h*d)
+		opts := &AttentionOptions{Mask: MaskCausal, Softmax: SoftmaxLean, QDescale: qd, KDescale: kdesc, VDescale: vd,
+			LSE: lse}
+		err := ctx.Attention(must(t)(Bytes(q8, FP8E4M3FN, 1, s, h, d)), must(t)(Bytes(kc, FP8E4M3FN, 1, s, h, d)),
+			must(t)(Bytes(v8, FP8E4M3FN, 1, s, h, d)), must(t)(Float32(o, 1, s, h, d)), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	lse := make([]float32, h*s)
+	o := run(k8, kd, lse)
+	oPlain := run(kPlain, kdPlain, nil)
+	oRef, lseRef := reference(widen(q), widen(k), widen(v), s, s, h, h, d, d, MaskCausal, -1, -1)
+	if err, errPlain := relRMS(o, oRef), relRMS(oPlain, oRef); err > 0.08 || err >= errPlain {
+		t.Fatalf("O rel. RMS: smoothed %g, plain %g", err, errPlain)
+	}
+	scale := 1 / math.Sqrt(float64(d))
+	worst := 0.0
+	for hh := 0; hh < h; hh++ {
+		for i := 0; i < s; i++ {
+			dot := 0.0
+			for x := 0; x < d; x++ {
+				dot += float64(q[(i*h+hh)*d+x]) * float64(mean[hh*d+x])
+			}
+			worst = math.Max(worst, math.Abs(float64(lse[hh*s+i])+scale*dot-lseRef[hh*s+i]))
+		}
+	}
+	if worst > 0.25 {
+		t.Fatalf("corrected LSE differs from fp64 by %g", worst)
+	}
+	if err := ctx.QuantizeFP8Smoothed(must(t)(Float32(k, 1, s, h, d)), must(t)(Bytes(k8, FP8E4M3FN, 1, s, h, d)), kd,
+		mean[:10], false, nil, 0); err == nil {
+		t.Fatal("a short mean slice was accepted")
+	}
+}

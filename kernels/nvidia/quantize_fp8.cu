@@ -1,9 +1,10 @@
-// zyfa_quantize_fp8 on NVIDIA GPUs: the four kernels of quantize_fp8_args.h (clear, amax, encode,
-// finish), one cubin per arch. The codes and descales are bit-identical to the CPU backend
-// (src/cpu/quantize_fp8.cpp, the spec): the same fp32 loads, the Hadamard butterflies of
-// common/hadamard.h (each butterfly of a stage is independent, so spreading a stage over a warp's
-// lanes gives the same bits), the same scale expression and common/fp8_e4m3.h's encoder; built
-// with -fmad=false so no multiply is fused into an add.
+// zyfa_quantize_fp8 on NVIDIA GPUs: the five kernels of quantize_fp8_args.h (clear, mean, amax,
+// encode, finish), one cubin per arch. The codes, descales and means are bit-identical to the CPU
+// backend (src/cpu/quantize_fp8.cpp, the spec): the same fp32 loads, common/smooth_mean.h's fp64
+// lane sums (one warp per lane, so each lane's rows are added in the same order), the Hadamard
+// butterflies of common/hadamard.h (each butterfly of a stage is independent, so spreading a
+// stage over a warp's lanes gives the same bits), the same scale expression and common/fp8_e4m3.h's
+// encoder; built with -fmad=false so no multiply is fused into an add.
 //
 // What the GPU does not do: check the input for NaN/inf (the CPU backend's INVALID_ARGUMENT would
 // need a synchronisation). A slice holding a NaN gets amax = NaN (NaN's bits order above +inf),
@@ -12,6 +13,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/hadamard.h"
 #include "common/half_types.h"
+#include "common/smooth_mean.h"
 #include "common/attention_kernel_args.h"
 #include "nvidia/quantize_fp8_args.h"
 
@@ -36,10 +38,15 @@ __device__ __forceinline__ numerics::Fp8Format output_format(const QuantFp8Kerne
     return a.out_dtype == kKernelE4m3fnuz ? numerics::Fp8Format::E4M3FNUZ : numerics::Fp8Format::E4M3FN;
 }
 
+__device__ __forceinline__ int64_t slice_index(const QuantFp8KernelArgs& a) {
+    return static_cast<int64_t>(blockIdx.z) * a.heads + blockIdx.y;
+}
+
 // Calls visit(out_index, value) for every element of this block's rows of slice (blockIdx.z,
-// blockIdx.y), value being the fp32 the CPU model quantises: the loaded element, or its Hadamard
-// rotation computed exactly as common/hadamard.h orders it. One warp per row; `buffer` is the
-// warp's kQuantMaxHadamardBlock floats of shared memory.
+// blockIdx.y), value being the fp32 the CPU model quantises: the loaded element less its
+// channel's mean when smoothing, then its Hadamard rotation computed exactly as common/hadamard.h
+// orders it. One warp per row; `buffer` is the warp's kQuantMaxHadamardBlock floats of shared
+// memory.
 template <class Visit>
 __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, float* buffer, Visit visit) {
     const int32_t b = static_cast<int32_t>(blockIdx.z);
@@ -56,16 +63,21 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
     // Varlen rows are packed along seq: the batch stride is ignored there, per the ABI.
     const int64_t in_slice = (varlen ? 0 : b * a.in_stride_batch) + h * a.in_stride_head;
     const int64_t out_slice = (varlen ? 0 : b * a.out_stride_batch) + h * a.out_stride_head;
+    const float* mean = a.smooth_mean != nullptr ? a.smooth_mean + slice_index(a) * a.head_dim : nullptr;
+    auto value_at = [&](int64_t in_row, int d) {
+        const float x = load_input(a, in_row + d);
+        return mean != nullptr ? numerics::smooth_subtract(x, mean[d]) : x;
+    };
 
     for (int64_t s = row_begin + warp; s < row_end; s += kQuantWarps) {  // warp-uniform loop
         const int64_t in_row = in_slice + (first + s) * a.in_stride_seq;
         const int64_t out_row = out_slice + (first + s) * a.out_stride_seq;
         if (n == 0) {
-            for (int d = lane; d < a.head_dim; d += 32) visit(out_row + d, load_input(a, in_row + d));
+            for (int d = lane; d < a.head_dim; d += 32) visit(out_row + d, value_at(in_row, d));
             continue;
         }
         for (int start = 0; start < a.head_dim; start += n) {
-            for (int j = lane; j < n; j += 32) buffer[j] = load_input(a, in_row + start + j);
+            for (int j = lane; j < n; j += 32) buffer[j] = value_at(in_row, start + j);
             __syncwarp();
             for (int span = 1; span < n; span *= 2) {
                 // Butterfly p of this stage: (j, j + span), j = p with a zero inserted at bit log2(span).
@@ -84,10 +96,6 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
     }
 }
 
-__device__ __forceinline__ int64_t slice_index(const QuantFp8KernelArgs& a) {
-    return static_cast<int64_t>(blockIdx.z) * a.heads + blockIdx.y;
-}
-
 }  // namespace
 }  // namespace nvidia
 }  // namespace zyfa
@@ -98,6 +106,38 @@ using zyfa::QuantFp8KernelArgs;
 extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_fp8_clear(const QuantFp8KernelArgs a) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < a.slices) a.descale[i] = 0.0f;
+}
+
+// Launch 1b, with smoothing only: the means of kQuantMeanChannels channels of slice (blockIdx.z,
+// blockIdx.y). Warp w is common/smooth_mean.h's lane w (rows w, w + 8, ... in order), lane t
+// channel blockIdx.x * 32 + t, so a warp reads 32 consecutive channels of one row; warp 0 then
+// adds the lanes in order and divides.
+extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_fp8_mean(const QuantFp8KernelArgs a) {
+    static_assert(zyfa::kQuantWarps == zyfa::numerics::kSmoothLanes, "one warp per lane of the mean");
+    static_assert(zyfa::kQuantMeanChannels == 32, "one channel per lane of a warp");
+    __shared__ double lanes[zyfa::numerics::kSmoothLanes][zyfa::kQuantMeanChannels];
+    const int32_t b = static_cast<int32_t>(blockIdx.z);
+    const int32_t h = static_cast<int32_t>(blockIdx.y);
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const int64_t d = static_cast<int64_t>(blockIdx.x) * zyfa::kQuantMeanChannels + lane;
+    const bool varlen = a.cu_seqlens != nullptr;
+    const int64_t first = varlen ? a.cu_seqlens[b] : 0;
+    const int64_t count = varlen ? static_cast<int64_t>(a.cu_seqlens[b + 1]) - a.cu_seqlens[b] : a.seqlen;
+    const int64_t in_slice = (varlen ? 0 : b * a.in_stride_batch) + h * a.in_stride_head;
+    double partial = 0.0;
+    if (d < a.head_dim) {
+        for (int64_t s = warp; s < count; s += zyfa::numerics::kSmoothLanes) {
+            partial = zyfa::numerics::smooth_accumulate(
+                partial, zyfa::nvidia::load_input(a, in_slice + (first + s) * a.in_stride_seq + d));
+        }
+    }
+    lanes[warp][lane] = partial;
+    __syncthreads();
+    if (warp != 0 || d >= a.head_dim) return;
+    double channel[zyfa::numerics::kSmoothLanes];
+    for (int l = 0; l < zyfa::numerics::kSmoothLanes; ++l) channel[l] = lanes[l][lane];
+    a.smooth_mean[zyfa::nvidia::slice_index(a) * a.head_dim + d] = zyfa::numerics::smooth_mean_from_lanes(channel, count);
 }
 
 // The row kernels ask for 4 resident blocks per SM (64 registers per thread): without the hint

@@ -1,15 +1,21 @@
 // The argument struct and launch geometry of the GPU zyfa_quantize_fp8 kernels
 // (kernels/nvidia/quantize_fp8.cu), shared by the kernels and the host launch code
 // (src/gpu/gpu_backend.cpp). Plain fixed-width fields, passed by value as the only parameter of
-// each of the four kernels. Nothing here is CUDA-specific: a HIP port can include it as it is.
+// each of the five kernels. Nothing here is CUDA-specific: a HIP port can include it as it is.
 //
-// The four launches, in order on the caller's stream (stream order is the only synchronisation):
+// The four launches, in order on the caller's stream (stream order is the only synchronisation),
+// five with K smoothing (ZYFA_QUANT_SMOOTH):
 //   1. clear:  descale[i] = +0.0 for every (batch, head) slice i            grid (ceil(slices/256))
-//   2. amax:   atomicMax of |rotated x|'s fp32 bits into descale[slice]      grid (row chunks, heads, batch)
+//  (1b. mean:  smooth_mean[slice, d] = the channel's mean (common/smooth_mean.h)
+//                                                                 grid (ceil(head_dim/32), heads, batch))
+//   2. amax:   atomicMax of |rotated (x - mean)|'s fp32 bits into descale[slice]
 //              (non-negative floats order like their bits as unsigned integers, NaN above +inf)
-//   3. encode: codes = fp8_encode(x * scale) with scale from the slice's amax (same grid)
+//                                                                 grid (row chunks, heads, batch)
+//   3. encode: codes = fp8_encode((x - mean) * scale), rotated, with scale from the slice's amax
+//              (same grid)
 //   4. finish: descale[i] = amax == 0 ? 1 : amax / fp8_max                  grid (ceil(slices/256))
-// so the caller's descale buffer is the amax scratch: no allocation, no synchronisation.
+// so the caller's descale buffer is the amax scratch and its smooth_mean buffer holds the means
+// the later launches subtract: no allocation, no synchronisation.
 #ifndef ZYFA_KERNELS_NVIDIA_QUANTIZE_FP8_ARGS_H
 #define ZYFA_KERNELS_NVIDIA_QUANTIZE_FP8_ARGS_H
 
@@ -21,12 +27,15 @@ constexpr int32_t kQuantThreads = 256;          // every quantize kernel: 8 warp
 constexpr int32_t kQuantWarps = kQuantThreads / 32;
 constexpr int32_t kQuantRowsPerBlock = 64;       // rows of one slice per amax / encode block
 constexpr int32_t kQuantMaxHadamardBlock = 1024;  // per-warp shared buffer of the rotation (4 KiB)
+constexpr int32_t kQuantMeanChannels = 32;       // channels per mean block: one per lane of a warp
 
 struct QuantFp8KernelArgs {
     const void* in;              // [batch, seqlen, heads, head_dim] fp32 / fp16 / bf16
     void* out;                   // the same shape, fp8 codes
     float* descale;              // [batch, heads]: the amax bits between launches 2 and 4
     const int32_t* cu_seqlens;   // null: fixed length
+    float* smooth_mean;          // [batch, heads, head_dim]: written by the mean launch, read by
+                                 // amax and encode; null: no smoothing
     int64_t in_stride_batch, in_stride_seq, in_stride_head;    // elements; batch 0 when varlen
     int64_t out_stride_batch, out_stride_seq, out_stride_head;
     int32_t batch, seqlen, heads, head_dim;  // seqlen: the longest sequence when varlen

@@ -67,6 +67,7 @@ struct AttnProblem {
 
 struct QuantProblem {
     bool hadamard = false;
+    bool smooth = false;  // ZYFA_QUANT_SMOOTH: subtract each channel's mean first (common/smooth_mean.h)
     int64_t batch = 0;
     int64_t seqlen = 0;  // longest sequence when varlen
     int64_t heads = 0;
@@ -74,6 +75,7 @@ struct QuantProblem {
     const int32_t* cu_seqlens = nullptr;
     TensorView in, out;
     float* descale = nullptr;  // [batch, heads]
+    float* smooth_mean = nullptr;  // [batch, heads, head_dim] when smooth, else null
 
     bool varlen() const { return cu_seqlens != nullptr; }
     bool empty() const { return batch == 0 || seqlen == 0; }

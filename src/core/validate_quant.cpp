@@ -15,7 +15,7 @@ constexpr int64_t kMaxQuantHeadDim = 65536;
 
 using namespace validation;
 
-constexpr uint32_t kKnownQuantFlags = ZYFA_QUANT_HADAMARD;
+constexpr uint32_t kKnownQuantFlags = ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH;
 
 // The caller's params with every field it did not pass (an older, smaller struct) at its default.
 zyfa_quant_params read_params(const zyfa_quant_params* user) {
@@ -29,6 +29,9 @@ zyfa_quant_params read_params(const zyfa_quant_params* user) {
     params.struct_size = sizeof(params);
     if (!field_within(readable, offsetof(zyfa_quant_params, cu_seqlens), sizeof(params.cu_seqlens))) {
         params.cu_seqlens = defaults.cu_seqlens;
+    }
+    if (!field_within(readable, offsetof(zyfa_quant_params, smooth_mean), sizeof(params.smooth_mean))) {
+        params.smooth_mean = defaults.smooth_mean;
     }
     return params;
 }
@@ -44,7 +47,17 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     const zyfa_quant_params p = read_params(user_params);
 
     if ((p.flags & ~kKnownQuantFlags) != 0) {
-        throw_invalid("params.flags = " + std::to_string(p.flags) + " has bits other than ZYFA_QUANT_HADAMARD");
+        throw_invalid("params.flags = " + std::to_string(p.flags) +
+                      " has bits other than ZYFA_QUANT_HADAMARD and ZYFA_QUANT_SMOOTH");
+    }
+    // The mean buffer and the flag go together: a buffer without the flag would stay unwritten
+    // while its owner corrects an lse with it.
+    const bool smooth = (p.flags & ZYFA_QUANT_SMOOTH) != 0;
+    if (smooth && p.smooth_mean == nullptr) {
+        throw_invalid("params.smooth_mean is NULL; params.flags has ZYFA_QUANT_SMOOTH, which writes the mean there");
+    }
+    if (!smooth && p.smooth_mean != nullptr) {
+        throw_invalid("params.smooth_mean is set but params.flags lacks ZYFA_QUANT_SMOOTH");
     }
     if (p.batch < 0) throw_invalid("params.batch = " + std::to_string(p.batch) + " is negative");
     if (p.seqlen < 0) throw_invalid("params.seqlen = " + std::to_string(p.seqlen) + " is negative");
@@ -75,6 +88,8 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
 
     QuantProblem problem;
     problem.hadamard = (p.flags & ZYFA_QUANT_HADAMARD) != 0;
+    problem.smooth = smooth;
+    problem.smooth_mean = p.smooth_mean;
     problem.batch = p.batch;
     problem.seqlen = p.seqlen;
     problem.heads = p.heads;
@@ -87,19 +102,24 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     problem.out = check_tensor_layout(*out, "out", shape, problem.empty(), backend);
     const int64_t descale_count = checked_mul(p.batch, p.heads, "descale size batch * heads");
     checked_mul(descale_count, 4, "descale bytes");
+    const int64_t mean_count =
+        smooth ? checked_mul(descale_count, p.head_dim, "params.smooth_mean size batch * heads * head_dim") : 0;
+    checked_mul(mean_count, 4, "params.smooth_mean bytes");
 
     if (!problem.empty()) {
         require_aligned("descale", descale, 4, "the fp32 descale");
+        if (smooth) require_aligned("params.smooth_mean", p.smooth_mean, 4, "the fp32 smooth_mean");
         // Outputs never share memory with the input or with each other.
         const ByteRange outputs[] = {
             tensor_range("out.data", problem.out, shape),
             array_range("descale", descale, descale_count, 4),
+            array_range("params.smooth_mean", p.smooth_mean, mean_count, 4),
         };
         const ByteRange inputs[] = {
             tensor_range("in.data", problem.in, shape),
             array_range("params.cu_seqlens", p.cu_seqlens, varlen ? p.batch + 1 : 0, 4),
         };
-        require_disjoint(outputs, 2, inputs, 2);
+        require_disjoint(outputs, 3, inputs, 2);
     }
 
     // Well-formed but without a kernel: checked last (see validate_attn).

@@ -282,6 +282,7 @@ public:
         gpu::QuantKernelSpec spec;
         spec.variant = "quantize_fp8";
         spec.clear = "zyfa_quantize_fp8_clear";
+        spec.mean = "zyfa_quantize_fp8_mean";
         spec.amax = "zyfa_quantize_fp8_amax";
         spec.encode = "zyfa_quantize_fp8_encode";
         spec.finish = "zyfa_quantize_fp8_finish";

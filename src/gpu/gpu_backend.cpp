@@ -32,16 +32,18 @@ struct LoadedKernel {
 // The quantize kernels' function handles; all null when the catalogue has none for the arch.
 struct QuantKernels {
     FunctionHandle clear = nullptr;
+    FunctionHandle mean = nullptr;  // K smoothing's launch 1b
     FunctionHandle amax = nullptr;
     FunctionHandle encode = nullptr;
     FunctionHandle finish = nullptr;
 };
 
-// The quantize launches (quantize_fp8_args.h): their one argument struct and grids, per slice and
-// per (row chunk, head, batch).
+// The quantize launches (quantize_fp8_args.h): their one argument struct and grids, per slice,
+// per (channel chunk, head, batch) and per (row chunk, head, batch).
 struct QuantLaunch {
     QuantFp8KernelArgs args;
     Dim3 slices;
+    Dim3 channels;
     Dim3 rows;
 };
 
@@ -122,12 +124,14 @@ public:
             {"out.data", problem.out.data},
             {"descale", problem.descale},
             {"params.cu_seqlens", problem.cu_seqlens},
+            {"params.smooth_mean", problem.smooth_mean},
         };
         check_device_reachable(pointers);
     }
 
-    // Four launches in stream order; the non-finite input the CPU backend rejects is not checked
-    // here (that needs a synchronisation): it shows as a NaN or +inf descale (quantize_fp8.cu).
+    // Four launches in stream order, five with K smoothing; the non-finite input the CPU backend
+    // rejects is not checked here (that needs a synchronisation): it shows as a NaN or +inf
+    // descale (quantize_fp8.cu).
     void quantize_fp8(const QuantProblem& problem, void* stream) override {
         QuantLaunch planned = plan_quantize(problem);
         if (problem.empty()) return;
@@ -135,6 +139,7 @@ public:
         Dim3 block;
         block.x = static_cast<uint32_t>(kQuantThreads);
         runtime_->launch(quant_.clear, planned.slices, block, 0, stream, parameters);
+        if (problem.smooth) runtime_->launch(quant_.mean, planned.channels, block, 0, stream, parameters);
         runtime_->launch(quant_.amax, planned.rows, block, 0, stream, parameters);
         runtime_->launch(quant_.encode, planned.rows, block, 0, stream, parameters);
         runtime_->launch(quant_.finish, planned.slices, block, 0, stream, parameters);
@@ -164,6 +169,7 @@ private:
         if (quant.variant != nullptr) {
             ModuleHandle module = module_for(registry, quant.variant);
             quant_.clear = runtime_->get_function(module, quant.clear);
+            quant_.mean = runtime_->get_function(module, quant.mean);
             quant_.amax = runtime_->get_function(module, quant.amax);
             quant_.encode = runtime_->get_function(module, quant.encode);
             quant_.finish = runtime_->get_function(module, quant.finish);
@@ -226,6 +232,9 @@ private:
                                 " exceed the GPU grid limit of 65535");
         }
         launch.slices.x = static_cast<uint32_t>((int64_t{args.slices} + kQuantThreads - 1) / kQuantThreads);
+        launch.channels.x = static_cast<uint32_t>((int64_t{args.head_dim} + kQuantMeanChannels - 1) / kQuantMeanChannels);
+        launch.channels.y = static_cast<uint32_t>(args.heads);
+        launch.channels.z = static_cast<uint32_t>(args.batch);
         launch.rows.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
         launch.rows.y = static_cast<uint32_t>(args.heads);
         launch.rows.z = static_cast<uint32_t>(args.batch);
@@ -323,6 +332,7 @@ QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
     args.out = problem.out.data;
     args.descale = problem.descale;
     args.cu_seqlens = problem.cu_seqlens;
+    args.smooth_mean = problem.smooth ? problem.smooth_mean : nullptr;
     set_strides(problem.in, args.in_stride_batch, args.in_stride_seq, args.in_stride_head);
     set_strides(problem.out, args.out_stride_batch, args.out_stride_seq, args.out_stride_head);
     args.batch = fit_int32(problem.batch, "batch");

@@ -8,8 +8,9 @@
 // zyfa_attn_fwd -> plan + AttnKernelArgs + one launch on the caller's stream: nothing is
 // allocated, loaded or synchronised there, so it is safe under graph capture and concurrently
 // from several threads on one context (the state is read-only after creation).
-// zyfa_quantize_fp8 -> four launches on the caller's stream (nvidia/quantize_fp8_args.h), the
-// caller's descale buffer doubling as the amax scratch: likewise no allocation, no synchronisation.
+// zyfa_quantize_fp8 -> four launches on the caller's stream (nvidia/quantize_fp8_args.h; five with
+// K smoothing), the caller's descale buffer doubling as the amax scratch: likewise no allocation,
+// no synchronisation.
 //
 // A GPU for which this build embeds no code object still gets a context (so AUTO does not hand
 // device pointers to the CPU backend); every zyfa_attn_supported / zyfa_attn_fwd on it returns
@@ -33,7 +34,7 @@
 //     NOT_SUPPORTED naming params.key_block (HIP: 64 only). TODO(CUDA change): the CUDA plan
 //     reads it there; until then it ignores it and runs its 64-key kernels.
 //   - lean_centre(): the Lean P constant c for this target's float-to-int conversion.
-//   - quantize_kernels(image_arch): the image and the four symbols of zyfa_quantize_fp8
+//   - quantize_kernels(image_arch): the image and the five symbols of zyfa_quantize_fp8
 //     (kernels/nvidia/quantize_fp8_args.h); the default, none, makes it NOT_SUPPORTED.
 // The kernel's only parameter is zyfa::AttnKernelArgs (kernels/common/attention_kernel_args.h)
 // by value, filled by make_attn_kernel_args() below from the validated problem.
@@ -76,11 +77,12 @@ struct alignas(64) SecondKernelParameter {
     unsigned char bytes[512];
 };
 
-// The zyfa_quantize_fp8 kernels of an arch: one image holding the four launches of
+// The zyfa_quantize_fp8 kernels of an arch: one image holding the five launches of
 // quantize_fp8_args.h, in launch order. All null when the arch has none.
 struct QuantKernelSpec {
     const char* variant = nullptr;
     const char* clear = nullptr;
+    const char* mean = nullptr;
     const char* amax = nullptr;
     const char* encode = nullptr;
     const char* finish = nullptr;

@@ -63,6 +63,7 @@ int main(void) {
     FIELD(zyfa_quant_params, heads);
     FIELD(zyfa_quant_params, head_dim);
     FIELD(zyfa_quant_params, cu_seqlens);
+    FIELD(zyfa_quant_params, smooth_mean);
 
     printf("struct zyfa_status size %zu align %zu\n", sizeof(zyfa_status), _Alignof(zyfa_status));
     CONST(ZYFA_SUCCESS);
@@ -88,6 +89,7 @@ int main(void) {
     CONST(ZYFA_SOFTMAX_EXACT);
     CONST(ZYFA_SOFTMAX_LEAN);
     CONST(ZYFA_QUANT_HADAMARD);
+    CONST(ZYFA_QUANT_SMOOTH);
     CONST(ZYFA_VERSION_MAJOR);
     return 0;
 }

@@ -90,7 +90,9 @@ static void quant_params_layout(void** state) {
     EXPECT_FIELD(zyfa_quant_params, heads, 24, 8);
     EXPECT_FIELD(zyfa_quant_params, head_dim, 32, 8);
     EXPECT_FIELD(zyfa_quant_params, cu_seqlens, 40, 8);
-    assert_int_equal(sizeof(zyfa_quant_params), 48);
+    /* Appended after 0.1 (whose struct ended at 48): 0.1 callers pass struct_size 48. */
+    EXPECT_FIELD(zyfa_quant_params, smooth_mean, 48, 8);
+    assert_int_equal(sizeof(zyfa_quant_params), 56);
     assert_int_equal(_Alignof(zyfa_quant_params), 8);
 }
 
@@ -154,6 +156,7 @@ static void constant_values(void** state) {
     assert_int_equal(ZYFA_SOFTMAX_LEAN, 2);
 
     assert_int_equal(ZYFA_QUANT_HADAMARD, 1);
+    assert_int_equal(ZYFA_QUANT_SMOOTH, 2);
 
     assert_int_equal(ZYFA_VERSION_MAJOR, 0);
     assert_int_equal(ZYFA_VERSION_MINOR, 1);

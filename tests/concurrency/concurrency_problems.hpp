@@ -101,6 +101,8 @@ public:
                                           : reinterpret_cast<const uint8_t*>(descale_.data());
         const size_t extra_bytes = (attention_ ? lse_.size() : descale_.size()) * sizeof(float);
         all.insert(all.end(), extra, extra + extra_bytes);
+        const uint8_t* means = reinterpret_cast<const uint8_t*>(mean_.data());
+        all.insert(all.end(), means, means + mean_.size() * sizeof(float));  // K smoothing's, if any
         return all;
     }
 
@@ -117,6 +119,7 @@ private:
         if (!output_.empty()) std::memset(output_.data(), kSentinel, output_.size());
         if (!lse_.empty()) std::memset(lse_.data(), kSentinel, lse_.size() * sizeof(float));
         if (!descale_.empty()) std::memset(descale_.data(), kSentinel, descale_.size() * sizeof(float));
+        if (!mean_.empty()) std::memset(mean_.data(), kSentinel, mean_.size() * sizeof(float));
     }
 
     static zyfa_tensor view(void* data, zyfa_dtype dtype, int64_t rows, int64_t heads, int64_t dim, int64_t pad) {
@@ -205,10 +208,15 @@ private:
         const zyfa_dtype input = kInputs[(i / 4) % 3];
         const zyfa_dtype output = (i / 4) % 2 == 0 ? ZYFA_DTYPE_FP8_E4M3FN : ZYFA_DTYPE_FP8_E4M3FNUZ;
         const bool hadamard = (i / 4) % 2 == 1;
+        const bool smooth = (i / 8) % 2 == 1;
         const int64_t batch = 2, seqlen = 24 + i, heads = 2 + (i / 4) % 2;
         const int64_t dim = hadamard ? 128 : 96;
         zyfa_quant_params_init(&quant_params_, sizeof quant_params_);
-        quant_params_.flags = hadamard ? ZYFA_QUANT_HADAMARD : 0u;
+        quant_params_.flags = (hadamard ? ZYFA_QUANT_HADAMARD : 0u) | (smooth ? ZYFA_QUANT_SMOOTH : 0u);
+        if (smooth) {
+            mean_.assign(static_cast<size_t>(batch * heads * dim), 0.0f);
+            quant_params_.smooth_mean = mean_.data();
+        }
         quant_params_.batch = batch;
         quant_params_.seqlen = seqlen;
         quant_params_.heads = heads;
@@ -219,7 +227,8 @@ private:
         in_ = view(q_data_.data(), input, seqlen, heads, dim, 0);
         out_ = view(output_.data(), output, seqlen, heads, dim, 0);
         description_ = "quantize #" + std::to_string(i) + " dtype " + std::to_string(input) + " -> " +
-                       std::to_string(output) + (hadamard ? " hadamard" : "") + " dim " + std::to_string(dim);
+                       std::to_string(output) + (hadamard ? " hadamard" : "") + (smooth ? " smooth" : "") + " dim " +
+                       std::to_string(dim);
     }
 
     int index_;
@@ -228,7 +237,7 @@ private:
     zyfa_attn_params params_{};
     zyfa_quant_params quant_params_{};
     std::vector<uint8_t> q_data_, k_data_, v_data_, output_;
-    std::vector<float> lse_, descales_, descale_;
+    std::vector<float> lse_, descales_, descale_, mean_;
     std::vector<int32_t> cu_q_, cu_k_;
     zyfa_tensor q_{}, k_{}, v_{}, o_{}, in_{}, out_{};
 };

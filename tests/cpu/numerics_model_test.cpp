@@ -106,9 +106,11 @@ void test_lean_beats_naive_on_a_sink(void**) {
     NumericsModel exact;
     exact.scheme = SoftmaxScheme::Exact;
     const double err_naive = run_model(a, naive).error.rel_rms;
-    const double err_exact = run_model(e, exact).error.rel_rms;
-    const double err_lean = run_model(b, lean()).error.rel_rms;
-    std::printf("  sink: NAIVE %.3e  EXACT %.3e  LEAN %.3e\n", err_naive, err_exact, err_lean);
+    const ModelRun run_exact = run_model(e, exact), run_lean = run_model(b, lean());
+    const double err_exact = run_exact.error.rel_rms, err_lean = run_lean.error.rel_rms;
+    std::printf("  sink: NAIVE %.3e  EXACT %.3e  LEAN %.3e; max |lse - exact lse|: EXACT %.2e, LEAN %.2e\n",
+                err_naive, err_exact, err_lean, run_exact.error.lse_max_abs, run_lean.error.lse_max_abs);
+    assert_true(run_lean.error.lse_max_abs < 0.0845);  // the bound of test_lean_lse_reaches_its_bound
     assert_true(err_naive > 0.1);
     assert_true(err_lean < 0.1 * err_naive);
     assert_true(err_exact < 0.1 * err_naive);
@@ -134,6 +136,43 @@ void test_ablations_change_the_result(void**) {
     assert_true(r_full.error.rel_rms < r_no_scale.error.rel_rms);
 }
 
+// LEAN's lse is the log of its rounded row sum, the decoded Lean P codes times their block scales.
+// Each normal code reads back 0.9195x to 1.0635x the exact probability (the linear-mantissa law,
+// c and the code's rounding together; worst at x = -0.879 and -0.504 in log2 below the block's
+// scale point, periodic per octave), so LEAN lse - exact lse lies in [ln 0.9195, ln 1.0635] =
+// [-0.0840, +0.0616], plus a few 1e-3 at most from probabilities more than 2^15 below their
+// block's maximum (subnormal codes, or flushed). Rows whose keys, all but the maximum, sit where
+// the code rounds worst reach the ends: the documented figures (docs/api.md, lse) are these.
+void test_lean_lse_reaches_its_bound(void**) {
+    const struct {
+        double x;           // log2 of every non-maximum key's probability relative to the maximum
+        double lo, hi;      // where lse - exact lse must land
+    } rows[] = {{-0.88, -0.0840, -0.080}, {-0.503, 0.058, 0.0616}};
+    for (const auto& row : rows) {
+        CaseShape s = fp8_case();
+        s.mask = ZYFA_MASK_NONE;
+        s.seqlen_q = 1;
+        s.seqlen_k = 2048;
+        s.heads_q = s.heads_kv = 1;
+        s.head_dim_qk = s.head_dim_v = 16;
+        AttentionCase c(s);
+        const auto f = zyfa::numerics::Fp8Format::E4M3FN;
+        const float key = -0.875f;  // exact in e4m3; softmax_scale maps it to x
+        std::fill(c.q.begin(), c.q.end(), uint8_t{0});
+        c.q[0] = zyfa::numerics::fp8_encode(1.0f, f);  // q = e_0: the score is k[0] times the scale
+        std::fill(c.k.begin(), c.k.end(), uint8_t{0});  // key 0 scores 0: the maximum
+        for (int64_t j = 1; j < s.seqlen_k; ++j) c.k[static_cast<size_t>(j * s.head_dim_qk)] = zyfa::numerics::fp8_encode(key, f);
+        c.params.softmax_scale = static_cast<float>(row.x / key * std::log(2.0));
+        const ModelRun r = run_model(c, lean());
+        const zyfa::AttnProblem problem = zyfa::validate_attn(&c.params, &c.tq, &c.tk, &c.tv, &c.to, ZYFA_BACKEND_CPU);
+        const double exact = zyfa::cpu::attention_reference_fp64(problem).lse[0];
+        const double diff = static_cast<double>(c.lse[0]) - exact;
+        std::printf("  keys at x = %+.3f: LEAN lse - exact lse = %+.5f\n", row.x, diff);
+        assert_true(diff >= row.lo && diff <= row.hi);
+        assert_true(r.error.rel_rms < 0.1);  // O is normalised by the same sum: still accurate
+    }
+}
+
 }  // namespace
 
 int main(void) {
@@ -142,6 +181,7 @@ int main(void) {
         cmocka_unit_test(test_key_block_changes_the_bits),
         cmocka_unit_test(test_truncating_conversion_matches_rounding),
         cmocka_unit_test(test_lean_beats_naive_on_a_sink),
+        cmocka_unit_test(test_lean_lse_reaches_its_bound),
         cmocka_unit_test(test_ablations_change_the_result),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -202,15 +202,16 @@ private:
     OutputBuffers outputs_;
 };
 
-// zyfa_quantize_fp8 of a BF16 [2, 12, 3, 64] tensor to e4m3fn, with or without the rotation.
+// zyfa_quantize_fp8 of a BF16 [2, 12, 3, 64] tensor to e4m3fn, with flags 0, ZYFA_QUANT_HADAMARD,
+// ZYFA_QUANT_SMOOTH or both (the means are a third output then).
 class QuantCase final : public Case {
 public:
-    QuantCase(zyfa_context* ctx, int threads, bool hadamard)
-        : Case(std::string("zyfa_quantize_fp8") + (hadamard ? " HADAMARD" : "") + " (" + std::to_string(threads) +
-               " threads)"),
+    QuantCase(zyfa_context* ctx, int threads, uint32_t flags)
+        : Case(std::string("zyfa_quantize_fp8") + ((flags & ZYFA_QUANT_HADAMARD) ? " HADAMARD" : "") +
+               ((flags & ZYFA_QUANT_SMOOTH) ? " SMOOTH" : "") + " (" + std::to_string(threads) + " threads)"),
           ctx_(ctx) {
         zyfa_quant_params_init(&params_, sizeof params_);
-        params_.flags = hadamard ? ZYFA_QUANT_HADAMARD : 0u;
+        params_.flags = flags;
         params_.batch = 2;
         params_.seqlen = 12;
         params_.heads = 3;
@@ -222,6 +223,11 @@ public:
         in_ = dense_view(in_data_.data(), ZYFA_DTYPE_BF16, params_.seqlen, params_.heads, params_.head_dim);
         out_ = dense_view(codes_.data(), ZYFA_DTYPE_FP8_E4M3FN, params_.seqlen, params_.heads, params_.head_dim);
         outputs_.buffers = {&codes_, &descale_};
+        if (flags & ZYFA_QUANT_SMOOTH) {
+            mean_.resize(static_cast<size_t>(params_.batch * params_.heads * params_.head_dim) * sizeof(float));
+            params_.smooth_mean = reinterpret_cast<float*>(mean_.data());
+            outputs_.buffers.push_back(&mean_);
+        }
     }
 
     void prepare() override { outputs_.fill(); }
@@ -235,7 +241,7 @@ public:
 private:
     zyfa_context* ctx_;
     zyfa_quant_params params_;
-    std::vector<uint8_t> in_data_, codes_, descale_;
+    std::vector<uint8_t> in_data_, codes_, descale_, mean_;
     zyfa_tensor in_, out_;
     OutputBuffers outputs_;
 };

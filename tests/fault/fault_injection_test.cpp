@@ -182,8 +182,8 @@ int main() {
             AttnCase c(ctx, threads, shape);
             run_case(c, true);
         }
-        for (bool hadamard : {false, true}) {
-            QuantCase c(ctx, threads, hadamard);
+        for (uint32_t flags : {0u, ZYFA_QUANT_HADAMARD, ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH}) {
+            QuantCase c(ctx, threads, flags);
             run_case(c, true);
         }
         zyfa_context_destroy(ctx);

@@ -804,8 +804,9 @@ static void fuzz_attention(const fuzz_choice* c) {
 /* ---- quantisation -------------------------------------------------------------------------- */
 
 static const size_t kQuantBoundaries[] = {
-    FIELD_END(zyfa_quant_params, head_dim),   /* the smallest accepted */
-    FIELD_END(zyfa_quant_params, cu_seqlens), /* = sizeof */
+    FIELD_END(zyfa_quant_params, head_dim),    /* the smallest accepted */
+    FIELD_END(zyfa_quant_params, cu_seqlens),  /* 0.1's sizeof */
+    FIELD_END(zyfa_quant_params, smooth_mean), /* = sizeof */
     0, 4, FIELD_END(zyfa_quant_params, heads), offsetof(zyfa_quant_params, cu_seqlens) + 4,
 };
 
@@ -871,6 +872,7 @@ static void fuzz_quantize(const fuzz_choice* c) {
                                    ranges_overlap(out.view.data, tensor_bytes(&out), cu.values, cu_reach) ||
                                    ranges_overlap(descale, descale_reach, in.view.data, tensor_bytes(&in)) ||
                                    ranges_overlap(descale, descale_reach, cu.values, cu_reach));
+    /* smooth_mean stays NULL here, so ZYFA_QUANT_SMOOTH is malformed like an unknown bit. */
     const int malformed = in_odd || aliased || (!empty && misaligned(descale, 4)) ||
         !size_ok || (full.flags & ~ZYFA_QUANT_HADAMARD) != 0 || full.batch < 0 || full.seqlen < 0 || full.heads <= 0 ||
         full.head_dim <= 0 || full.head_dim > 65536 /* documented bound */ || in.view.reserved != 0 || out.view.reserved != 0 ||

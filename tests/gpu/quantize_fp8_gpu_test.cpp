@@ -2,9 +2,14 @@
 // spec): codes and descales must be bitwise identical, for FP32/BF16/FP16 inputs, with and
 // without the Hadamard rotation (one block: head dims 64..1024; 64-blocks: 192), fixed length
 // and varlen (with an empty sequence), e4m3fn and e4m3fnuz, padded strides, all-zero and tiny
-// slices (the pre-shift path), subnormal and signed-zero inputs. Every output byte the call must
-// not write (padding, guard bands) is checked to keep its sentinel. Also: the documented GPU
-// behaviour on non-finite input (NaN / +inf descale, no error), graph capture, and one timing.
+// slices (the pre-shift path), subnormal and signed-zero inputs. With K smoothing
+// (ZYFA_QUANT_SMOOTH) the means are bitwise identical too (common/smooth_mean.h fixes the order
+// of every fp64 addition; the GPU's warp w is lane w, so no bound is needed, only equality), on
+// biased inputs, alone and with the rotation, fixed length and varlen, constant slices (nothing
+// left after the mean: codes 0, descale 1), and sequences of 1 to 4,000 rows (a lane with no
+// row, lanes of unequal length). Every output byte the call must not write (padding, guard bands)
+// is checked to keep its sentinel. Also: the documented GPU behaviour on non-finite input (NaN /
+// +inf descale, no error), graph capture, and one timing.
 // Exits 77 (skipped) without a CUDA device, like every gpu-tier test.
 #include <cmath>
 #include <cstdio>
@@ -26,6 +31,8 @@ struct QuantShape {
     zyfa_dtype out_dtype;
     bool hadamard;
     int64_t batch, seqlen, heads, head_dim;
+    bool smooth = false;               // ZYFA_QUANT_SMOOTH, with a per-channel bias in the input
+    bool constant_slice = false;       // smooth: slice 0's rows all equal
     std::vector<int32_t> cu_seqlens;  // empty: fixed length
     int64_t in_pad = 0;               // extra elements after each head's row (padded strides)
     int64_t out_pad = 0;
@@ -44,6 +51,7 @@ struct QuantCase {
     std::vector<uint8_t> in_bytes;
     std::vector<uint8_t> out_cpu, out_gpu;
     std::vector<float> descale_cpu, descale_gpu;
+    std::vector<float> mean_cpu, mean_gpu;  // [batch, heads, head_dim] when smoothing
     int64_t rows = 0;  // packed rows when varlen, seqlen otherwise
 
     static constexpr uint8_t kOutSentinel = 0xA5;
@@ -51,7 +59,7 @@ struct QuantCase {
 
     QuantCase(const QuantShape& s, Special special) : shape(s) {
         zyfa_quant_params_init(&params, sizeof(params));
-        params.flags = s.hadamard ? ZYFA_QUANT_HADAMARD : 0u;
+        params.flags = (s.hadamard ? ZYFA_QUANT_HADAMARD : 0u) | (s.smooth ? ZYFA_QUANT_SMOOTH : 0u);
         params.batch = s.batch;
         params.seqlen = s.seqlen;
         params.heads = s.heads;
@@ -67,6 +75,8 @@ struct QuantCase {
         out_gpu = out_cpu;
         descale_cpu.assign(static_cast<size_t>(s.batch * s.heads), kDescaleSentinel);
         descale_gpu = descale_cpu;
+        if (s.smooth) mean_cpu.assign(static_cast<size_t>(s.batch * s.heads * s.head_dim), kDescaleSentinel);
+        mean_gpu = mean_cpu;
         fill(special);
     }
 
@@ -124,6 +134,9 @@ struct QuantCase {
                         if (d % 37 == 5) x *= 20.0f;  // outlier channels
                         if (pick(rng) == 0) x = pick(rng) < 32 ? 0.0f : -0.0f;
                         if (zero_slice) x = (d + s) % 2 ? 0.0f : -0.0f;
+                        // Smoothing: keys' shared per-channel offset, several sigma.
+                        if (shape.smooth) x += slice_scale * 6.0f * static_cast<float>(1 + d % 5) * ((d & 1) ? -1.0f : 1.0f);
+                        if (shape.constant_slice && slice == 0) x = 0.25f * static_cast<float>(d % 9) - 1.0f;
                         store(in_index(b, s, h, d), x);
                     }
                 }
@@ -141,13 +154,14 @@ struct QuantCase {
         t_out.data = out_cpu.data();
         zyfa_quant_params p = params;
         if (!shape.cu_seqlens.empty()) p.cu_seqlens = shape.cu_seqlens.data();
+        if (shape.smooth) p.smooth_mean = mean_cpu.data();
         return zyfa_quantize_fp8(session().cpu, &p, &t_in, &t_out, descale_cpu.data(), nullptr);
     }
 };
 
 // The case's buffers on the device; `run` launches on the session stream and downloads.
 struct DeviceQuant {
-    DeviceBuffer in, out, descale, cu;
+    DeviceBuffer in, out, descale, cu, mean;
     zyfa_quant_params params;
     zyfa_tensor t_in, t_out;
 
@@ -161,6 +175,10 @@ struct DeviceQuant {
             cu = DeviceBuffer(rt, c.shape.cu_seqlens.data(), bytes_of(c.shape.cu_seqlens));
             params.cu_seqlens = static_cast<const int32_t*>(cu.data());
         }
+        if (c.shape.smooth) {
+            mean = DeviceBuffer(rt, c.mean_gpu.data(), bytes_of(c.mean_gpu));
+            params.smooth_mean = static_cast<float*>(mean.data());
+        }
         t_in = c.in;
         t_out = c.out;
         t_in.data = in.data();
@@ -172,14 +190,18 @@ struct DeviceQuant {
     void download(QuantCase& c) {
         out.download(c.out_gpu.data());
         descale.download(c.descale_gpu.data());
+        if (c.shape.smooth) mean.download(c.mean_gpu.data());
     }
-    bool guards_intact() const { return in.guard_intact() && out.guard_intact() && descale.guard_intact(); }
+    bool guards_intact() const {
+        return in.guard_intact() && out.guard_intact() && descale.guard_intact() && (mean.size() == 0 || mean.guard_intact());
+    }
 };
 
 struct Comparison {
     int64_t code_mismatches = 0;
     int64_t first_code_mismatch = -1;
     int64_t descale_mismatches = 0;
+    int64_t mean_mismatches = 0;
 };
 
 Comparison compare(const QuantCase& c, int64_t skip_slice = -1) {
@@ -194,6 +216,11 @@ Comparison compare(const QuantCase& c, int64_t skip_slice = -1) {
         if (static_cast<int64_t>(i) == skip_slice) continue;
         if (std::memcmp(&c.descale_cpu[i], &c.descale_gpu[i], sizeof(float)) != 0) ++r.descale_mismatches;
     }
+    const size_t per_slice = static_cast<size_t>(c.shape.head_dim);
+    for (size_t i = 0; i < c.mean_cpu.size(); ++i) {
+        if (skip_slice >= 0 && i / per_slice == static_cast<size_t>(skip_slice)) continue;
+        if (std::memcmp(&c.mean_cpu[i], &c.mean_gpu[i], sizeof(float)) != 0) ++r.mean_mismatches;
+    }
     return r;
 }
 
@@ -205,6 +232,7 @@ void print_result(const QuantCase& c, const Comparison& r) {
         const size_t i = static_cast<size_t>(r.first_code_mismatch);
         std::printf(" (first at byte %zu: cpu 0x%02x gpu 0x%02x)", i, c.out_cpu[i], c.out_gpu[i]);
     }
+    if (!c.mean_cpu.empty()) std::printf(", means %lld/%zu differ", static_cast<long long>(r.mean_mismatches), c.mean_cpu.size());
     std::printf("\n");
 }
 
@@ -231,6 +259,8 @@ void check_bitwise(const QuantShape& shape, Special special = Special::None) {
         assert_true(d.guards_intact());
         assert_int_equal(r.code_mismatches, 0);
         assert_int_equal(r.descale_mismatches, 0);
+        assert_int_equal(r.mean_mismatches, 0);
+        if (shape.constant_slice) assert_true(c.descale_gpu[0] == 1.0f);  // nothing left after the mean
         if (special == Special::ZeroAndTinySlices) {
             assert_true(c.descale_gpu[0] == 1.0f);  // the all-zero slice
             assert_true(c.descale_gpu[1] < 0x1p-100f / 448.0f || shape.in_dtype != ZYFA_DTYPE_FP32);
@@ -311,6 +341,51 @@ void other_head_dims(void**) {
     check_bitwise(shape("fp32 d48 plain", ZYFA_DTYPE_FP32, kFnuz, false, 1, 7, 5, 48));
 }
 
+QuantShape smoothed(QuantShape s) {
+    s.smooth = true;
+    return s;
+}
+
+// K smoothing: means, codes and descales bitwise equal to the CPU backend's.
+void smoothing_fixed_length(void**) {
+    for (zyfa_dtype in : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16}) {
+        for (bool hadamard : {false, true}) {
+            QuantShape s = smoothed(shape(hadamard ? "smooth+hadamard d128" : "smooth d128", in, hadamard ? kFn : kFnuz,
+                                          hadamard, 2, 300, 3, 128));
+            s.seed = static_cast<uint32_t>(200 + in + (hadamard ? 10 : 0));
+            check_bitwise(s);
+        }
+        QuantShape padded = smoothed(shape("smooth+hadamard d192 padded", in, kFn, true, 3, 77, 2, 192));
+        padded.in_pad = 8;
+        padded.out_pad = 32;
+        check_bitwise(padded);
+        QuantShape constant = smoothed(shape("smooth constant slice 0", in, kFn, true, 2, 50, 2, 64));
+        constant.constant_slice = true;
+        check_bitwise(constant);
+    }
+}
+
+// Lengths 1 (lanes 1..7 empty), 7, 8, 9 (lanes of unequal length), 4,000 (each warp 500 rows) and
+// varlen with an empty sequence (mean 0); head dims that leave a partial 32-channel block.
+void smoothing_lengths_and_varlen(void**) {
+    for (int64_t seqlen : {1, 7, 8, 9, 4000}) {
+        QuantShape s = smoothed(shape("smooth fp32 d96", ZYFA_DTYPE_FP32, kFn, false, 1, seqlen, 2, 96));
+        s.seed = static_cast<uint32_t>(300 + seqlen);
+        check_bitwise(s);
+    }
+    for (zyfa_dtype in : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16}) {
+        QuantShape s = smoothed(shape("smooth varlen d128 hadamard", in, kFn, true, 4, 195, 3, 128));
+        s.cu_seqlens = {0, 5, 5, 200, 333};  // lengths 5, 0, 195, 133
+        s.seed = static_cast<uint32_t>(400 + in);
+        check_bitwise(s);
+        s.hadamard = false;
+        s.head_dim = 80;
+        s.label = "smooth varlen d80";
+        check_bitwise(s);
+    }
+    check_bitwise(smoothed(shape("smooth fp16 d16 hadamard", ZYFA_DTYPE_FP16, kFnuz, true, 2, 33, 2, 16)));
+}
+
 void zero_tiny_subnormal_and_signed_zero_slices(void**) {
     for (zyfa_dtype in : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16}) {
         for (bool hadamard : {false, true}) {
@@ -329,10 +404,13 @@ void zero_tiny_subnormal_and_signed_zero_slices(void**) {
 // slice's descale is NaN (a NaN anywhere in it) or +inf (an infinity), every other slice is
 // exactly what the CPU gives for the input without the bad element.
 void non_finite_input_poisons_only_its_slice(void**) {
+    for (int smooth = 0; smooth < 2; ++smooth)
     for (Special special : {Special::NaNInSlice1, Special::InfInSlice1}) {
         guarded([&] {
-            QuantShape s = shape(special == Special::NaNInSlice1 ? "NaN in slice 1" : "-inf in slice 1",
+            QuantShape s = shape(special == Special::NaNInSlice1 ? (smooth ? "NaN in slice 1, smooth" : "NaN in slice 1")
+                                                                 : (smooth ? "-inf in slice 1, smooth" : "-inf in slice 1"),
                                  ZYFA_DTYPE_BF16, kFn, true, 2, 70, 3, 128);
+            s.smooth = smooth != 0;
             QuantCase bad(s, special);
             QuantCase clean(s, Special::None);
             assert_int_equal(bad.run_cpu(), ZYFA_ERROR_INVALID_ARGUMENT);
@@ -343,6 +421,7 @@ void non_finite_input_poisons_only_its_slice(void**) {
             d.download(bad);
             bad.out_cpu = clean.out_cpu;
             bad.descale_cpu = clean.descale_cpu;
+            bad.mean_cpu = clean.mean_cpu;  // slice 1's means (NaN or inf in one channel) are skipped
             // Codes of slice 1 (b 0, h 1) are excluded: NaN codes or zeros there.
             for (int64_t r = 0; r < bad.rows && r < s.seqlen; ++r) {
                 for (int64_t dd = 0; dd < s.head_dim; ++dd) {
@@ -355,7 +434,9 @@ void non_finite_input_poisons_only_its_slice(void**) {
             std::printf("    slice 1 descale on the GPU: %g\n", static_cast<double>(bad.descale_gpu[1]));
             assert_int_equal(r.code_mismatches, 0);
             assert_int_equal(r.descale_mismatches, 0);
-            if (special == Special::NaNInSlice1) {
+            assert_int_equal(r.mean_mismatches, 0);
+            if (special == Special::NaNInSlice1 || smooth) {
+                // Smoothing: x - mean is NaN for the infinite element too (inf - inf), so NaN.
                 assert_true(std::isnan(bad.descale_gpu[1]));
             } else {
                 assert_true(std::isinf(bad.descale_gpu[1]) && bad.descale_gpu[1] > 0.0f);
@@ -367,7 +448,8 @@ void non_finite_input_poisons_only_its_slice(void**) {
 // Captured in a graph and replayed: same bits (the four launches need nothing but the stream).
 void graph_capture_and_replay(void**) {
     guarded([&] {
-        QuantShape s = shape("graph replay bf16 d128 hadamard", ZYFA_DTYPE_BF16, kFn, true, 2, 200, 4, 128);
+        QuantShape s = shape("graph replay bf16 d128 hadamard smooth", ZYFA_DTYPE_BF16, kFn, true, 2, 200, 4, 128);
+        s.smooth = true;  // the five launches replay as well
         QuantCase c(s, Special::None);
         assert_int_equal(c.run_cpu(), ZYFA_SUCCESS);
         DeviceQuant d(c);
@@ -386,13 +468,18 @@ void graph_capture_and_replay(void**) {
         print_result(c, r);
         assert_int_equal(r.code_mismatches, 0);
         assert_int_equal(r.descale_mismatches, 0);
+        assert_int_equal(r.mean_mismatches, 0);
     });
 }
 
-// A prefill-sized call, timed (printed, not asserted: a figure for docs, not a gate).
+// A prefill-sized call, timed (printed, not asserted: a figure for docs, not a gate), without
+// and with K smoothing (one more pass over the input).
 void timing_of_a_large_call(void**) {
+    for (int smooth = 0; smooth < 2; ++smooth)
     guarded([&] {
-        QuantShape s = shape("bf16 d128 hadamard 4x4096x32", ZYFA_DTYPE_BF16, kFn, true, 4, 4096, 32, 128);
+        QuantShape s = shape(smooth ? "bf16 d128 hadamard+smooth 4x4096x32" : "bf16 d128 hadamard 4x4096x32",
+                             ZYFA_DTYPE_BF16, kFn, true, 4, 4096, 32, 128);
+        s.smooth = smooth != 0;
         QuantCase c(s, Special::None);
         DeviceQuant d(c);
         GpuRuntime& rt = *session().runtime;
@@ -414,6 +501,7 @@ void timing_of_a_large_call(void**) {
         const Comparison r = compare(c);
         assert_int_equal(r.code_mismatches, 0);
         assert_int_equal(r.descale_mismatches, 0);
+        assert_int_equal(r.mean_mismatches, 0);
     });
 }
 
@@ -427,12 +515,15 @@ int main(int argc, char** argv) {
     const struct CMUnitTest small_tests[] = {
         cmocka_unit_test(varlen_with_empty_sequence),
         cmocka_unit_test(other_head_dims),
+        cmocka_unit_test(smoothing_lengths_and_varlen),
     };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixed_length_d128),
         cmocka_unit_test(fixed_length_d192_padded),
         cmocka_unit_test(varlen_with_empty_sequence),
         cmocka_unit_test(other_head_dims),
+        cmocka_unit_test(smoothing_fixed_length),
+        cmocka_unit_test(smoothing_lengths_and_varlen),
         cmocka_unit_test(zero_tiny_subnormal_and_signed_zero_slices),
         cmocka_unit_test(non_finite_input_poisons_only_its_slice),
         cmocka_unit_test(graph_capture_and_replay),

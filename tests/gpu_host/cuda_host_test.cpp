@@ -538,8 +538,9 @@ void public_api_fwd_enqueues_one_launch(void**) {
 }
 
 // Public API over the double with this build's quantize cubin: zyfa_quantize_fp8 enqueues exactly
-// four launches (clear, amax, encode, finish) on the caller's stream, allocates nothing (the
-// caller's descale buffer is the amax scratch) and never synchronises.
+// four launches (clear, amax, encode, finish) on the caller's stream, five with ZYFA_QUANT_SMOOTH
+// (the mean after clear), allocates nothing (the caller's descale buffer is the amax scratch, its
+// smooth_mean buffer the means') and never synchronises.
 void public_api_quantize_enqueues_four_launches(void**) {
     setenv("FAKE_CUDA_CC", "90", 1);
     fake_cuda_state* state = fake_state();
@@ -600,11 +601,24 @@ void public_api_quantize_enqueues_four_launches(void**) {
     assert_int_equal(args.in_dtype, zyfa::kKernelBf16);
     assert_int_equal(args.out_dtype, zyfa::kKernelE4m3fnuz);
     assert_int_equal(args.hadamard_block, 128);
+    assert_null(args.smooth_mean);
+
+    // K smoothing: one more launch, the caller's mean buffer in the arguments.
+    params.flags = ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH;
+    params.smooth_mean = reinterpret_cast<float*>(uintptr_t{0x3000000});
+    assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_SUCCESS);
+    assert_int_equal(state->launches - launches, 9);
+    assert_int_equal(state->allocations, allocations);
+    assert_int_equal(state->synchronizations, syncs);
+    std::memcpy(&args, state->param, sizeof(args));
+    assert_ptr_equal(args.smooth_mean, params.smooth_mean);
+    params.flags = ZYFA_QUANT_HADAMARD;
+    params.smooth_mean = nullptr;
 
     // An empty problem: success, no launch.
     params.seqlen = 0;
     assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_SUCCESS);
-    assert_int_equal(state->launches - launches, 4);
+    assert_int_equal(state->launches - launches, 9);
     // A Hadamard block wider than the kernels' shared buffer: NOT_SUPPORTED, nothing launched.
     params.seqlen = 4;
     params.head_dim = 2048;
@@ -613,7 +627,7 @@ void public_api_quantize_enqueues_four_launches(void**) {
     out.dtype = ZYFA_DTYPE_FP8_E4M3FN;
     assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_ERROR_NOT_SUPPORTED);
     assert_non_null(std::strstr(zyfa_last_error_message(), "params.head_dim = 2048"));
-    assert_int_equal(state->launches - launches, 4);
+    assert_int_equal(state->launches - launches, 9);
     zyfa_context_destroy(ctx);
 }
 
@@ -1111,7 +1125,8 @@ void public_api_refuses_host_pointers(void**) {
     zyfa_context_destroy(ctx);
 }
 
-// zyfa_quantize_fp8 checks in.data, out.data, descale and params.cu_seqlens the same way.
+// zyfa_quantize_fp8 checks in.data, out.data, descale, params.cu_seqlens and params.smooth_mean
+// the same way.
 void public_api_quantize_refuses_host_pointers(void**) {
     zyfa_context* ctx = sm90_context();
     fake_cuda_state* state = fake_state();
@@ -1136,23 +1151,26 @@ void public_api_quantize_refuses_host_pointers(void**) {
     const int launches = state->launches;
     assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, nullptr), ZYFA_SUCCESS);
     params.cu_seqlens = cu_seqlens;
+    params.flags = ZYFA_QUANT_SMOOTH;
+    params.smooth_mean = reinterpret_cast<float*>(uintptr_t{0x500000});
     assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, nullptr), ZYFA_SUCCESS);
-    assert_int_equal(state->launches - launches, 8);
-    for (int field = 0; field < 4; ++field) {
+    assert_int_equal(state->launches - launches, 9);
+    for (int field = 0; field < 5; ++field) {
         zyfa_tensor in_f = in, out_f = out;
         float* descale_f = descale;
         zyfa_quant_params params_f = params;
-        static const char* const names[] = {"in.data", "out.data", "descale", "params.cu_seqlens"};
+        static const char* const names[] = {"in.data", "out.data", "descale", "params.cu_seqlens", "params.smooth_mean"};
         void* host = host_buffer.data();
         if (field == 0) in_f.data = host;
         if (field == 1) out_f.data = host;
         if (field == 2) descale_f = static_cast<float*>(host);
         if (field == 3) params_f.cu_seqlens = static_cast<const int32_t*>(host);
+        if (field == 4) params_f.smooth_mean = static_cast<float*>(host);
         assert_int_equal(zyfa_quantize_fp8(ctx, &params_f, &in_f, &out_f, descale_f, nullptr),
                          ZYFA_ERROR_INVALID_ARGUMENT);
         expect_message({std::string("zyfa_quantize_fp8: ") + names[field] + " = 0x", kHostMemory});
     }
-    assert_int_equal(state->launches - launches, 8);
+    assert_int_equal(state->launches - launches, 9);
     zyfa_context_destroy(ctx);
 }
 #endif  // ZYFA_TEST_CUDA_COMPILED_IN
@@ -1225,6 +1243,7 @@ int main(int argc, char** argv) {
         if (!public_api) std::printf("note: no sm_90a cubins in this build: the public API cases are skipped\n");
 #else
         const bool public_api = false;
+        (void)public_api;  // read only when CUDA is compiled in; -Werror builds without it too
 #endif
         const struct CMUnitTest runtime_tests[] = {cmocka_unit_test(runtime_locates_pointers_through_the_driver)};
         int failed = cmocka_run_group_tests_name("runtime", runtime_tests, nullptr, nullptr);

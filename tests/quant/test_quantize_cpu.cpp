@@ -1,6 +1,8 @@
 // cpu::quantize_fp8 directly (INTERNAL): round-trip error bounds, the amax -> max code mapping,
 // descales, e4m3fnuz, strided and varlen layouts, rejection of non-finite inputs without writing,
-// reproducibility across thread counts, and the Hadamard rotation's effect on the error.
+// reproducibility across thread counts, the Hadamard rotation's effect on the error, and K
+// smoothing (ZYFA_QUANT_SMOOTH): its means against fp64, the round trip of x - mean alone and
+// with the rotation, and what it buys on keys with a shared bias.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -39,6 +41,7 @@ struct QuantCase {
     zyfa_dtype in_dtype = ZYFA_DTYPE_FP32;
     zyfa_dtype out_dtype = ZYFA_DTYPE_FP8_E4M3FN;
     bool hadamard = false;
+    bool smooth = false;
     std::vector<int32_t> cu_seqlens;  // empty = fixed length
     int64_t head_pad = 3;             // extra elements after each head's dims
 
@@ -60,13 +63,15 @@ struct QuantRun {
     std::vector<float> input;  // the stored input decoded to fp32, by element index (what the quantiser reads)
     std::vector<uint8_t> codes;
     std::vector<float> descale;
+    std::vector<float> mean;  // [batch, heads, head_dim], written only when smoothing
 
     explicit QuantRun(const QuantCase& c)
         : shape(c),
           input_bytes(static_cast<size_t>(c.elements()) * zyfa::cpu::dtype_size(c.in_dtype), 0),
           input(static_cast<size_t>(c.elements()), 0.0f),
           codes(static_cast<size_t>(c.elements()), kSentinel),
-          descale(static_cast<size_t>(c.batch * c.heads), kDescaleSentinel) {}
+          descale(static_cast<size_t>(c.batch * c.heads), kDescaleSentinel),
+          mean(static_cast<size_t>(c.batch * c.heads * c.head_dim), kDescaleSentinel) {}
 
     void set(int64_t row, int64_t h, int64_t d, float value) {
         const int64_t i = shape.index(row, h, d);
@@ -85,10 +90,15 @@ struct QuantRun {
         return static_cast<double>(numerics::fp8_decode(code(row, h, d), shape.format())) *
                descale[static_cast<size_t>(b * shape.heads + h)];
     }
+    float mean_of(int64_t b, int64_t h, int64_t d) const {
+        return mean[static_cast<size_t>((b * shape.heads + h) * shape.head_dim + d)];
+    }
 
     QuantProblem problem() {
         QuantProblem p;
         p.hadamard = shape.hadamard;
+        p.smooth = shape.smooth;
+        p.smooth_mean = shape.smooth ? mean.data() : nullptr;
         p.batch = shape.batch;
         p.seqlen = shape.seqlen;
         p.heads = shape.heads;
@@ -332,31 +342,53 @@ void test_tiny_amax_still_reaches_max_code(void** state) {
 
 void test_bitwise_reproducible_across_thread_counts(void** state) {
     (void)state;
-    QuantCase c;
-    c.batch = 3, c.seqlen = 33, c.heads = 5, c.head_dim = 128, c.hadamard = true;
-    QuantRun one(c);
-    one.fill_normal(20);
-    QuantRun many = one;
-    one.run(1);
-    many.run(4);
-    assert_memory_equal(one.codes.data(), many.codes.data(), one.codes.size());
-    assert_memory_equal(one.descale.data(), many.descale.data(), one.descale.size() * sizeof(float));
+    for (bool smooth : {false, true}) {
+        QuantCase c;
+        c.batch = 3, c.seqlen = 33, c.heads = 5, c.head_dim = 128, c.hadamard = true, c.smooth = smooth;
+        QuantRun one(c);
+        one.fill_normal(20);
+        QuantRun many = one;
+        one.run(1);
+        many.run(4);
+        assert_memory_equal(one.codes.data(), many.codes.data(), one.codes.size());
+        assert_memory_equal(one.descale.data(), many.descale.data(), one.descale.size() * sizeof(float));
+        assert_memory_equal(one.mean.data(), many.mean.data(), one.mean.size() * sizeof(float));
+    }
 }
 
-// Reconstruction in the original basis: H (decoded * descale), H being its own inverse, in fp64.
+// ---- K smoothing (ZYFA_QUANT_SMOOTH) ------------------------------------------------------------
+
+// A per-(head, channel) offset shared by every row, as real keys carry: scale * (1 + (d % 5)) with
+// the sign of (-1)^(d + h).
+void add_channel_bias(QuantRun& run, float scale) {
+    const QuantCase& c = run.shape;
+    for (int64_t r = 0; r < c.rows(); ++r)
+        for (int64_t h = 0; h < c.heads; ++h)
+            for (int64_t d = 0; d < c.head_dim; ++d) {
+                const float bias = scale * static_cast<float>(1 + d % 5) * (((d + h) & 1) ? -1.0f : 1.0f);
+                run.set(r, h, d, run.in(r, h, d) + bias);
+            }
+}
+
+// Reconstruction in the original basis: H (decoded * descale), H being its own inverse, plus the
+// subtracted mean when smoothing, in fp64.
 std::vector<double> reconstruct_row(const QuantRun& run, int64_t b, int64_t r, int64_t h) {
     const int64_t n = run.shape.head_dim;
     std::vector<double> y(static_cast<size_t>(n));
     for (int64_t d = 0; d < n; ++d) y[static_cast<size_t>(d)] = run.decoded(r, h, d, b);
-    if (!run.shape.hadamard) return y;
-    const int64_t block = numerics::hadamard_block_size(n);
-    std::vector<double> x(static_cast<size_t>(n), 0.0);
-    for (int64_t start = 0; start < n; start += block)
-        for (int64_t i = 0; i < block; ++i)
-            for (int64_t j = 0; j < block; ++j) {
-                const double sign = (__builtin_popcountll(static_cast<unsigned long long>(i & j)) & 1) ? -1.0 : 1.0;
-                x[static_cast<size_t>(start + i)] += sign * y[static_cast<size_t>(start + j)] / std::sqrt(static_cast<double>(block));
-            }
+    std::vector<double> x = y;
+    if (run.shape.hadamard) {
+        const int64_t block = numerics::hadamard_block_size(n);
+        x.assign(static_cast<size_t>(n), 0.0);
+        for (int64_t start = 0; start < n; start += block)
+            for (int64_t i = 0; i < block; ++i)
+                for (int64_t j = 0; j < block; ++j) {
+                    const double sign = (__builtin_popcountll(static_cast<unsigned long long>(i & j)) & 1) ? -1.0 : 1.0;
+                    x[static_cast<size_t>(start + i)] += sign * y[static_cast<size_t>(start + j)] / std::sqrt(static_cast<double>(block));
+                }
+    }
+    if (run.shape.smooth)
+        for (int64_t d = 0; d < n; ++d) x[static_cast<size_t>(d)] += run.mean_of(b, h, d);
     return x;
 }
 
@@ -377,15 +409,18 @@ RowError row_error(const QuantRun& run, int64_t b, int64_t r, int64_t h) {
 }
 
 // With the rotation, each row's reconstruction error (a norm, which the rotation preserves) stays
-// within the e4m3 bound of the rotated values; 128 and the block-diagonal 192.
+// within the e4m3 bound of the rotated values; 128 and the block-diagonal 192; without and with
+// K smoothing first (then the mean is added back after the inverse rotation).
 void test_hadamard_round_trip(void** state) {
     (void)state;
     const int64_t dims[] = {128, 192};
+    for (bool smooth : {false, true})
     for (int64_t n : dims) {
         QuantCase c;
-        c.batch = 2, c.seqlen = 10, c.heads = 2, c.head_dim = n, c.hadamard = true;
+        c.batch = 2, c.seqlen = 10, c.heads = 2, c.head_dim = n, c.hadamard = true, c.smooth = smooth;
         QuantRun run(c);
         run.fill_normal(21 + static_cast<uint64_t>(n));
+        if (smooth) add_channel_bias(run, 3.0f);
         run.run();
         const int bias = numerics::fp8_bias(c.format());
         for (int64_t b = 0; b < c.batch; ++b) {
@@ -457,6 +492,153 @@ void test_hadamard_reduces_error_on_outliers(void** state) {
     assert_true(rotated_error < 0.06);
 }
 
+// Every mean against the fp64 mean of the stored inputs: within half an fp32 ulp plus the fp64
+// rounding of either sum (a few 2^-53 of sum |x| per row; 2^-48 of mean |x| is far above it and
+// far below what an fp32 accumulation would err, ~rows * 2^-24). Empty sequences get exactly 0.
+void test_smooth_mean_matches_fp64(void** state) {
+    (void)state;
+    for (int varlen = 0; varlen < 2; ++varlen) {
+        QuantCase c;
+        // fp32 inputs: sums of bf16 values would often be exact in fp32 too and hide a wrong accumulator.
+        c.batch = 4, c.seqlen = 301, c.heads = 3, c.head_dim = 64, c.smooth = true;
+        if (varlen) c.cu_seqlens = {0, 301, 301, 420, 421};  // lengths 301, 0, 119, 1
+        QuantRun run(c);
+        run.fill_normal(40);
+        add_channel_bias(run, 2.5f);
+        run.run();
+        for (int64_t b = 0; b < c.batch; ++b)
+            for (int64_t h = 0; h < c.heads; ++h)
+                for (int64_t d = 0; d < c.head_dim; ++d) {
+                    double sum = 0.0, sum_abs = 0.0;
+                    for (int64_t s = 0; s < c.len(b); ++s) {
+                        sum += run.in(c.row(b, s), h, d);
+                        sum_abs += std::fabs(run.in(c.row(b, s), h, d));
+                    }
+                    const float got = run.mean_of(b, h, d);
+                    if (c.len(b) == 0) {
+                        assert_true(got == 0.0f && !std::signbit(got));
+                        continue;
+                    }
+                    const double want = sum / static_cast<double>(c.len(b));
+                    const double bound = 0x1p-24 * std::fabs(want) + 0x1p-48 * sum_abs / static_cast<double>(c.len(b));
+                    assert_true(std::fabs(static_cast<double>(got) - want) <= bound);
+                }
+    }
+}
+
+// The codes hold x - mean: every element dequantises to fl(x - mean) within half an e4m3 quantum at
+// its scaled magnitude (times the descale), descale = amax(x - mean) / fp8_max exactly, and adding
+// the mean back gives x within that bound plus the fp32 rounding of the subtraction.
+void test_smooth_round_trip(void** state) {
+    (void)state;
+    const zyfa_dtype formats[] = {ZYFA_DTYPE_FP8_E4M3FN, ZYFA_DTYPE_FP8_E4M3FNUZ};
+    for (zyfa_dtype out : formats) {
+        QuantCase c;
+        c.batch = 2, c.seqlen = 29, c.heads = 2, c.head_dim = 96, c.smooth = true, c.out_dtype = out;
+        QuantRun run(c);
+        run.fill_normal(41);
+        add_channel_bias(run, 4.0f);
+        run.run();
+        const int bias = numerics::fp8_bias(c.format());
+        const double fp8_max = numerics::fp8_max(c.format());
+        for (int64_t b = 0; b < c.batch; ++b) {
+            for (int64_t h = 0; h < c.heads; ++h) {
+                float amax = 0.0f;
+                for (int64_t s = 0; s < c.len(b); ++s)
+                    for (int64_t d = 0; d < c.head_dim; ++d)
+                        amax = std::fmax(amax, std::fabs(run.in(c.row(b, s), h, d) - run.mean_of(b, h, d)));
+                const double descale = run.descale[static_cast<size_t>(b * c.heads + h)];
+                assert_true(static_cast<float>(descale) == amax / static_cast<float>(fp8_max));
+                for (int64_t s = 0; s < c.len(b); ++s) {
+                    for (int64_t d = 0; d < c.head_dim; ++d) {
+                        const int64_t r = c.row(b, s);
+                        const float x = run.in(r, h, d);
+                        const float y = x - run.mean_of(b, h, d);  // what the quantiser encodes
+                        const double got = run.decoded(r, h, d, b);
+                        const double scaled = std::fabs(static_cast<double>(y)) * fp8_max / amax;
+                        const double bound = quant_test::e4m3_half_quantum(scaled, bias) * descale + 1e-6 * std::fabs(y);
+                        assert_true(std::fabs(got - y) <= bound);
+                        const double back = got + run.mean_of(b, h, d);
+                        assert_true(std::fabs(back - x) <= bound + 0x1p-23 * std::fabs(y));
+                    }
+                }
+            }
+        }
+    }
+}
+
+// What smoothing is for: keys whose channels carry an offset shared by every token (4-20 sigma
+// here). Without it the slice's amax is the offset's and each element keeps e4m3's 2^-4 of the
+// offset; with it only the token-dependent part is quantised. The RMS reconstruction error of K
+// (what q.k sees, the mean included) must drop by more than 3x (it drops ~10x).
+void test_smooth_cuts_error_on_biased_keys(void** state) {
+    (void)state;
+    QuantCase c;
+    c.batch = 1, c.seqlen = 128, c.heads = 2, c.head_dim = 128, c.in_dtype = ZYFA_DTYPE_BF16;
+    QuantRun plain(c);
+    plain.fill_normal(42);
+    add_channel_bias(plain, 4.0f);
+    QuantRun smoothed = plain;
+    smoothed.shape.smooth = true;
+    plain.run();
+    smoothed.run();
+    auto rms_error = [&](const QuantRun& run) {
+        double err2 = 0.0;
+        int64_t count = 0;
+        for (int64_t h = 0; h < c.heads; ++h)
+            for (int64_t s = 0; s < c.seqlen; ++s) {
+                err2 += row_error(run, 0, s, h).err2;
+                count += c.head_dim;
+            }
+        return std::sqrt(err2 / static_cast<double>(count));
+    };
+    const double plain_error = rms_error(plain), smoothed_error = rms_error(smoothed);
+    print_message("RMS reconstruction error of biased K: plain %.4f, smoothed %.4f\n", plain_error, smoothed_error);
+    assert_true(smoothed_error < plain_error / 3.0);
+}
+
+// A slice whose rows are all equal: the mean is that row exactly, nothing is left to quantise
+// (codes 0, descale 1), and the reconstruction is exact.
+void test_smooth_constant_slice(void** state) {
+    (void)state;
+    QuantCase c;
+    c.batch = 1, c.seqlen = 23, c.heads = 2, c.head_dim = 32, c.smooth = true, c.hadamard = true;
+    QuantRun run(c);
+    run.fill_normal(43);
+    for (int64_t s = 0; s < c.seqlen; ++s)
+        for (int64_t d = 0; d < c.head_dim; ++d) run.set(s, 1, d, 0.37f * static_cast<float>(d) - 3.0f);
+    run.run();
+    assert_true(run.descale[1] == 1.0f);
+    for (int64_t d = 0; d < c.head_dim; ++d) assert_true(run.mean_of(0, 1, d) == run.in(0, 1, d));
+    for (int64_t s = 0; s < c.seqlen; ++s)
+        for (int64_t d = 0; d < c.head_dim; ++d) assert_int_equal(run.code(s, 1, d), 0);
+    assert_true(run.descale[0] != 1.0f);  // the other slice is ordinary
+}
+
+// A non-finite input, or a subtraction that overflows fp32, is INVALID_ARGUMENT with nothing
+// written: codes, descales and means keep their sentinels.
+void test_smooth_rejections_write_nothing(void** state) {
+    (void)state;
+    for (int which = 0; which < 2; ++which) {
+        QuantCase c;
+        c.batch = 2, c.seqlen = 3, c.heads = 2, c.head_dim = 64, c.smooth = true;
+        QuantRun run(c);
+        run.fill_normal(44);
+        if (which == 0) {
+            run.set(c.row(1, 2), 1, 9, NAN);
+        } else {
+            // mean = (3e38 + 3e38 - 3.4e38) / 3 ~ 8.7e37, and -3.4e38 - 8.7e37 is beyond fp32.
+            run.set(c.row(1, 0), 1, 9, 3.0e38f);
+            run.set(c.row(1, 1), 1, 9, 3.0e38f);
+            run.set(c.row(1, 2), 1, 9, -3.4e38f);
+        }
+        assert_int_equal(run.run_status(), ZYFA_ERROR_INVALID_ARGUMENT);
+        for (uint8_t code : run.codes) assert_int_equal(code, kSentinel);
+        for (float d : run.descale) assert_true(d == kDescaleSentinel);
+        for (float m : run.mean) assert_true(m == kDescaleSentinel);
+    }
+}
+
 }  // namespace
 
 int main(void) {
@@ -474,6 +656,11 @@ int main(void) {
         cmocka_unit_test(test_bitwise_reproducible_across_thread_counts),
         cmocka_unit_test(test_hadamard_round_trip),
         cmocka_unit_test(test_hadamard_reduces_error_on_outliers),
+        cmocka_unit_test(test_smooth_mean_matches_fp64),
+        cmocka_unit_test(test_smooth_round_trip),
+        cmocka_unit_test(test_smooth_cuts_error_on_biased_keys),
+        cmocka_unit_test(test_smooth_constant_slice),
+        cmocka_unit_test(test_smooth_rejections_write_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 
 #include "unit_support.h"
 
-enum { QUANT_BATCH = 2, QUANT_SEQ = 4, QUANT_HEADS = 2 };
+enum { QUANT_BATCH = 2, QUANT_SEQ = 4, QUANT_HEADS = 2, QUANT_MAX_DIM = 192 };
 
 typedef struct quant_fixture {
     zyfa_context* owned_ctx;
@@ -23,6 +23,8 @@ typedef struct quant_fixture {
     size_t count;
     float descale[QUANT_BATCH * QUANT_HEADS];
     float descale_before[QUANT_BATCH * QUANT_HEADS];
+    float mean[QUANT_BATCH * QUANT_HEADS * QUANT_MAX_DIM]; /* ZYFA_QUANT_SMOOTH's output */
+    float mean_before[QUANT_BATCH * QUANT_HEADS * QUANT_MAX_DIM];
     int32_t cu[QUANT_BATCH + 1];
 } quant_fixture;
 
@@ -40,6 +42,8 @@ static quant_fixture* quant_fixture_create(int64_t head_dim) {
     memcpy(f->out_before, f->out_data, f->count);
     memset(f->descale, UNIT_SENTINEL_BYTE, sizeof(f->descale));
     memcpy(f->descale_before, f->descale, sizeof(f->descale));
+    memset(f->mean, UNIT_SENTINEL_BYTE, sizeof(f->mean));
+    memcpy(f->mean_before, f->mean, sizeof(f->mean));
     f->in = unit_tensor(f->in_data, ZYFA_DTYPE_BF16, QUANT_SEQ, QUANT_HEADS, head_dim);
     f->out = unit_tensor(f->out_data, ZYFA_DTYPE_FP8_E4M3FN, QUANT_SEQ, QUANT_HEADS, head_dim);
     zyfa_quant_params_init(&f->big.params, sizeof(f->big.params));
@@ -69,7 +73,8 @@ static zyfa_status quant_fixture_run(quant_fixture* f) {
 
 static int quant_outputs_untouched(const quant_fixture* f) {
     return memcmp(f->out_data, f->out_before, f->count) == 0 &&
-           memcmp(f->descale, f->descale_before, sizeof(f->descale)) == 0;
+           memcmp(f->descale, f->descale_before, sizeof(f->descale)) == 0 &&
+           memcmp(f->mean, f->mean_before, sizeof(f->mean)) == 0;
 }
 
 typedef void (*quant_mutation)(quant_fixture* f);
@@ -85,7 +90,20 @@ MUTATION(null_in_data, f->in.data = NULL)
 MUTATION(null_out_data, f->out.data = NULL)
 MUTATION(struct_size_short, f->big.params.struct_size = (uint32_t)offsetof(zyfa_quant_params, head_dim))
 MUTATION(struct_size_tail_set, f->big.params.struct_size = (uint32_t)sizeof(f->big); f->big.tail[15] = 1)
-MUTATION(unknown_flag, f->big.params.flags = 2)
+MUTATION(unknown_flag, f->big.params.flags = 4)
+/* K smoothing: the flag and its mean buffer go together. */
+MUTATION(smooth_without_mean, f->big.params.flags = ZYFA_QUANT_SMOOTH)
+MUTATION(mean_without_smooth, f->big.params.smooth_mean = f->mean)
+MUTATION(smooth_0_1_struct, f->big.params.flags = ZYFA_QUANT_SMOOTH; f->big.params.smooth_mean = f->mean;
+         f->big.params.struct_size = (uint32_t)offsetof(zyfa_quant_params, smooth_mean))
+MUTATION(mean_odd_address, f->big.params.flags = ZYFA_QUANT_SMOOTH;
+         f->big.params.smooth_mean = (float*)(void*)((char*)f->mean + 2))
+MUTATION(mean_inside_in, f->big.params.flags = ZYFA_QUANT_SMOOTH; f->big.params.smooth_mean = (float*)f->in_data + 3)
+MUTATION(mean_inside_out, f->big.params.flags = ZYFA_QUANT_SMOOTH;
+         f->big.params.smooth_mean = (float*)(void*)(f->out_data + 16))
+MUTATION(mean_over_descale, f->big.params.flags = ZYFA_QUANT_SMOOTH; f->big.params.smooth_mean = f->descale)
+MUTATION(mean_size_overflows, f->big.params.flags = ZYFA_QUANT_SMOOTH; f->big.params.smooth_mean = f->mean;
+         f->big.params.batch = INT64_MAX / 256; f->big.params.seqlen = 0)
 MUTATION(negative_batch, f->big.params.batch = -1)
 MUTATION(negative_seqlen, f->big.params.seqlen = -7)
 MUTATION(zero_heads, f->big.params.heads = 0)
@@ -126,7 +144,16 @@ static const struct {
     {"null out data", null_out_data, ZYFA_ERROR_INVALID_ARGUMENT, "out.data is NULL"},
     {"struct_size short", struct_size_short, ZYFA_ERROR_INVALID_ARGUMENT, "params.struct_size = 32"},
     {"struct_size tail", struct_size_tail_set, ZYFA_ERROR_NOT_SUPPORTED, "params.struct_size"},
-    {"flags 2", unknown_flag, ZYFA_ERROR_INVALID_ARGUMENT, "params.flags = 2"},
+    {"flags 4", unknown_flag, ZYFA_ERROR_INVALID_ARGUMENT, "params.flags = 4"},
+    {"smooth, mean NULL", smooth_without_mean, ZYFA_ERROR_INVALID_ARGUMENT, "params.smooth_mean is NULL"},
+    {"mean without smooth", mean_without_smooth, ZYFA_ERROR_INVALID_ARGUMENT,
+     "params.smooth_mean is set but params.flags lacks ZYFA_QUANT_SMOOTH"},
+    {"smooth, 0.1 struct", smooth_0_1_struct, ZYFA_ERROR_INVALID_ARGUMENT, "params.smooth_mean is NULL"},
+    {"mean odd address", mean_odd_address, ZYFA_ERROR_INVALID_ARGUMENT, "params.smooth_mean = 0x"},
+    {"mean inside in", mean_inside_in, ZYFA_ERROR_INVALID_ARGUMENT, "overlaps in.data"},
+    {"mean inside out", mean_inside_out, ZYFA_ERROR_INVALID_ARGUMENT, "params.smooth_mean"},
+    {"mean over descale", mean_over_descale, ZYFA_ERROR_INVALID_ARGUMENT, "params.smooth_mean"},
+    {"mean size overflows", mean_size_overflows, ZYFA_ERROR_INVALID_ARGUMENT, "params.smooth_mean"},
     {"batch -1", negative_batch, ZYFA_ERROR_INVALID_ARGUMENT, "params.batch = -1"},
     {"seqlen -7", negative_seqlen, ZYFA_ERROR_INVALID_ARGUMENT, "params.seqlen = -7"},
     {"heads 0", zero_heads, ZYFA_ERROR_INVALID_ARGUMENT, "params.heads = 0"},
@@ -176,14 +203,25 @@ static void test_valid_requests_run(void** state) {
         int64_t head_dim;
         uint32_t flags;
         int packed;
-    } runs[] = {{64, 0, 0}, {64, ZYFA_QUANT_HADAMARD, 0}, {192, ZYFA_QUANT_HADAMARD, 0}, {32, ZYFA_QUANT_HADAMARD, 1}};
+    } runs[] = {{64, 0, 0},
+                {64, ZYFA_QUANT_HADAMARD, 0},
+                {192, ZYFA_QUANT_HADAMARD, 0},
+                {32, ZYFA_QUANT_HADAMARD, 1},
+                {64, ZYFA_QUANT_SMOOTH, 0},
+                {192, ZYFA_QUANT_SMOOTH | ZYFA_QUANT_HADAMARD, 1}};
     for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); ++i) {
         quant_fixture* f = quant_fixture_create(runs[i].head_dim);
         f->big.params.flags = runs[i].flags;
+        if (runs[i].flags & ZYFA_QUANT_SMOOTH) f->big.params.smooth_mean = f->mean;
         if (runs[i].packed) f->big.params.cu_seqlens = f->cu;
         const zyfa_status status = quant_fixture_run(f);
         if (status != ZYFA_SUCCESS) fail_msg("run %zu: %s", i, zyfa_last_error_message());
         assert_quantised(f);
+        /* The means fill exactly [batch, heads, head_dim]; the buffer beyond keeps its sentinel. */
+        const size_t written = (runs[i].flags & ZYFA_QUANT_SMOOTH) ? (size_t)(QUANT_BATCH * QUANT_HEADS * runs[i].head_dim) : 0;
+        for (size_t m = 0; m < written; ++m)
+            if (!isfinite(f->mean[m])) fail_msg("run %zu: mean[%zu] = %g", i, m, (double)f->mean[m]);
+        assert_memory_equal((char*)f->mean + written * 4, (char*)f->mean_before + written * 4, sizeof(f->mean) - written * 4);
         quant_fixture_destroy(f);
     }
 }

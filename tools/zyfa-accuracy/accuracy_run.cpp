@@ -1,10 +1,12 @@
 #include "accuracy_run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
 
+#include "common/fp8_e4m3.h"
 #include "common/hadamard.h"
 #include "common/half_types.h"
 #include "core/validate.hpp"
@@ -104,14 +106,19 @@ KernelInputs AccuracyConfig::bf16() const {
     return in;
 }
 
-KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk) const {
+KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smooth_k) const {
     KernelInputs in;
     in.dtype = format;
+    in.hadamard_qk = hadamard_qk;
     auto quantise = [&](const std::vector<float>& x, int64_t H, int64_t dim, bool hadamard, std::vector<uint8_t>& out,
-                        std::vector<float>& descale) {
+                        std::vector<float>& descale, std::vector<float>* mean = nullptr) {
         zyfa_quant_params qp;
         zyfa_quant_params_init(&qp, sizeof qp);
-        qp.flags = hadamard ? ZYFA_QUANT_HADAMARD : 0u;
+        qp.flags = (hadamard ? ZYFA_QUANT_HADAMARD : 0u) | (mean ? ZYFA_QUANT_SMOOTH : 0u);
+        if (mean) {
+            mean->assign(static_cast<size_t>(H * dim), 0.0f);
+            qp.smooth_mean = mean->data();
+        }
         qp.batch = 1;
         qp.seqlen = shape_.seqlen;
         qp.heads = H;
@@ -137,9 +144,36 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk) const {
                     throw std::runtime_error("no Hadamard rotation for this head_dim_qk");
         quantise(q, HKV, G * shape_.head_dim_qk, false, in.q, in.q_descale);
     }
-    quantise(act_.k, HKV, shape_.head_dim_qk, hadamard_qk, in.k, in.k_descale);
+    quantise(act_.k, HKV, shape_.head_dim_qk, hadamard_qk, in.k, in.k_descale, smooth_k ? &in.k_mean : nullptr);
     quantise(act_.v, HKV, shape_.head_dim_v, false, in.v, in.v_descale);  // rotating V would rotate O
     return in;
+}
+
+void AccuracyConfig::correct_smoothed_lse(TileOutputs& out, const KernelInputs& in, bool dequantised_q) const {
+    const int64_t H = shape_.heads, HKV = shape_.kv_heads(), D = shape_.head_dim_qk;
+    if (in.k_mean.size() != static_cast<size_t>(HKV * D)) throw std::runtime_error("K was not smoothed");
+    std::vector<float> mean = in.k_mean;  // per kv head; rotated when q is the rotated FP8 q
+    if (dequantised_q && in.hadamard_qk)
+        for (int64_t g = 0; g < HKV; ++g)
+            if (!zyfa::numerics::hadamard_rotate_row(&mean[static_cast<size_t>(g * D)], D))
+                throw std::runtime_error("no Hadamard rotation for this head_dim_qk");
+    const zyfa::numerics::Fp8Format format = zyfa::cpu::fp8_format_of(in.dtype);
+    const size_t lse_size = static_cast<size_t>(kTileRows * H);
+    for (size_t t = 0; t < tiles_.size(); ++t)
+        for (int64_t h = 0; h < H; ++h) {
+            const int64_t g = h / (H / HKV);
+            const double q_descale = in.q_descale.empty() ? 1.0 : in.q_descale[static_cast<size_t>(g)];
+            for (int64_t r = 0; r < kTileRows; ++r) {
+                const size_t base = static_cast<size_t>(((tiles_[t] + r) * H + h) * D);
+                double dot = 0.0;
+                for (int64_t d = 0; d < D; ++d) {
+                    const double q = dequantised_q ? zyfa::numerics::fp8_decode(in.q[base + static_cast<size_t>(d)], format) * q_descale
+                                                   : static_cast<double>(act_.q[base + static_cast<size_t>(d)]);
+                    dot += q * mean[static_cast<size_t>(g * D + d)];
+                }
+                out.lse[t * lse_size + static_cast<size_t>(h * kTileRows + r)] += act_.softmax_scale * dot;
+            }
+        }
 }
 
 // Rows [row_begin, row_begin + 32) of the causal problem see keys [0, row_begin + 32): as a problem of
@@ -240,9 +274,19 @@ ErrorFigures AccuracyConfig::compare(const TileOutputs& got, const TileOutputs& 
         e.max_abs = std::isnan(diff) ? INFINITY : std::fmax(e.max_abs, std::fabs(diff));
     }
     e.rel_rms = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+    std::vector<double> abs_diffs;
+    double sum = 0.0;
     for (size_t i = 0; i < want.lse.size(); ++i) {
         const double diff = got.lse[i] - want.lse[i];
         e.lse_max_abs = std::isnan(diff) ? INFINITY : std::fmax(e.lse_max_abs, std::fabs(diff));
+        abs_diffs.push_back(std::isnan(diff) ? INFINITY : std::fabs(diff));
+        sum += diff;
+    }
+    if (!abs_diffs.empty()) {
+        const size_t mid = abs_diffs.size() / 2;
+        std::nth_element(abs_diffs.begin(), abs_diffs.begin() + static_cast<std::ptrdiff_t>(mid), abs_diffs.end());
+        e.lse_median_abs = abs_diffs[mid];
+        e.lse_mean = sum / static_cast<double>(abs_diffs.size());
     }
     return e;
 }

@@ -21,6 +21,8 @@ struct KernelInputs {
     zyfa_dtype dtype = ZYFA_DTYPE_FP32;
     std::vector<uint8_t> q, k, v;
     std::vector<float> q_descale, k_descale, v_descale;  // empty: no descale (= 1)
+    std::vector<float> k_mean;  // K smoothed by ZYFA_QUANT_SMOOTH: its mean [heads_kv, head_dim_qk]
+    bool hadamard_qk = false;   // Q and K rotated (q holds rotated codes)
 };
 
 // The outputs for all sampled tiles, tile after tile: o [tile][row][head][dv], lse [tile][head][row].
@@ -32,6 +34,8 @@ struct ErrorFigures {
     double rel_rms = 0.0;  // sqrt(sum (o - ref)^2 / sum ref^2) over all sampled elements
     double max_abs = 0.0;  // of o
     double lse_max_abs = 0.0;
+    double lse_median_abs = 0.0;  // median over the sampled rows of |lse - ref|
+    double lse_mean = 0.0;        // mean of lse - ref (signed: LEAN's bias)
 };
 
 class AccuracyConfig {
@@ -53,7 +57,13 @@ public:
     // The fp32 activations (end-to-end reference), rounded to bf16, or quantised to FP8.
     KernelInputs original() const;
     KernelInputs bf16() const;
-    KernelInputs fp8(zyfa_dtype format, bool hadamard_qk) const;
+    // smooth_k: K quantised with ZYFA_QUANT_SMOOTH (its mean kept in k_mean).
+    KernelInputs fp8(zyfa_dtype format, bool hadamard_qk, bool smooth_k = false) const;
+
+    // Adds softmax_scale * q . k_mean to every lse of `out` (outputs of `in`, whose K was smoothed):
+    // the unsmoothed lse. q is the fp32 activations (the documented correction), or with
+    // dequantised_q the decoded FP8 q of `in` (rotated like K; the mean is then rotated too).
+    void correct_smoothed_lse(TileOutputs& out, const KernelInputs& in, bool dequantised_q) const;
 
     // The fp64 reference on these inputs (decoded, descales applied) for the sampled tiles.
     // With v_from set, V (and its descale) come from v_from instead: the input error of Q and K alone.

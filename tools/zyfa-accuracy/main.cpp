@@ -1,6 +1,6 @@
 // zyfa-accuracy: the error of zyfa's FP8 softmax schemes against fp64 on Gaussian and LLM-like
 // inputs, kernel-only (inputs exact in their dtype) and end to end (quantised from fp32, with and
-// without the Hadamard rotation of Q and K). Runs the CPU model of the GPU numerics
+// without the Hadamard rotation of Q and K and, with --smooth, K smoothing). Runs the CPU model of the GPU numerics
 // (cpu::attention_blocked) with explicit numerics models, so NAIVE and LEAN's ablations are
 // available although the library ships only EXACT and LEAN.
 #include <cstdio>
@@ -37,6 +37,7 @@ struct Options {
     std::string csv;
     bool study = false;
     bool per_element = false;
+    bool smooth = false;                 // also the e2e rows with K smoothing (ZYFA_QUANT_SMOOTH)
     std::vector<std::string> npy_dirs;  // external activations instead of the generators
     float softmax_scale = 0.0f;          // 0: 1/sqrt(head_dim_qk)
     double check_lean_exact = 0.0;       // > 0: fail when kernel-only LEAN > this x EXACT
@@ -44,7 +45,8 @@ struct Options {
 
 const char* kUsage =
     "usage: zyfa-accuracy [options]\n"
-    "Relative RMS error (and max abs error of O, max abs error of lse) against fp64 of BF16 and the FP8\n"
+    "Relative RMS error (and max abs error of O; max abs, median abs and mean of the lse error) against\n"
+    "fp64 of BF16 and the FP8\n"
     "softmax schemes NAIVE, EXACT, LEAN and LEAN's ablations, run on the CPU model of the kernels.\n"
     "Causal self-attention, batch 1, heads_q = heads_kv (--npy-dir: GQA as in the files). For each\n"
     "configuration:\n"
@@ -52,6 +54,9 @@ const char* kUsage =
     "          rounded to bf16), reference = fp64 on those decoded inputs: the kernel's own error;\n"
     "  e2e:    reference = fp64 on the fp32 activations: input quantisation + kernel error;\n"
     "  e2e-hadamard: the same with ZYFA_QUANT_HADAMARD on Q and K (V is never rotated);\n"
+    "  e2e-smooth, e2e-hadamard-smooth (with --smooth): K also quantised with ZYFA_QUANT_SMOOTH;\n"
+    "          their lse is corrected to the unsmoothed one, lse + softmax_scale * q . mean_k with the\n"
+    "          fp32 q; the rows '... (lse: dequantised q)' correct it with the FP8 q instead;\n"
     "  the row INPUT is fp64 attention on the quantised inputs: the input error alone; INPUT-QK\n"
     "          quantises only Q and K (V stays fp32): the part a rotation of Q and K can change.\n"
     "Rows of long sequences are sampled: the fp64 reference is O(S^2 D) in double, so at most\n"
@@ -72,7 +77,9 @@ const char* kUsage =
     "                     NVIDIA sm_90 FP8 kernels' instance at head_dim_v <= 128); it moves LEAN's\n"
     "                     block scales and the running maximum both schemes round against\n"
     "  --threads N        default 2\n"
-    "  --csv FILE         also write every row as CSV (last column: the key block run)\n"
+    "  --csv FILE         also write every row as CSV (columns key_block, lse_median_abs, lse_mean last)\n"
+    "  --smooth           add the end-to-end rows with K smoothing (ZYFA_QUANT_SMOOTH), alone and\n"
+    "                     with the Hadamard rotation of Q and K\n"
     "  --study            add the decision studies: Lean P constant c (RNE and truncating\n"
     "                     conversion), subnormal codes flushed, block-scale policy and cap,\n"
     "                     rounded row sum versus V's mean\n"
@@ -167,6 +174,8 @@ Options parse(int argc, char** argv) {
             o.study = true;
         } else if (a == "--per-element") {
             o.per_element = true;
+        } else if (a == "--smooth") {
+            o.smooth = true;
         } else if (a == "--npy-dir") {
             o.npy_dirs = split(value());
         } else if (a == "--softmax-scale") {
@@ -205,7 +214,7 @@ public:
             csv_.reset(std::fopen(csv_path.c_str(), "w"));
             if (!csv_) throw std::runtime_error("cannot write " + csv_path);
             std::fprintf(csv_.get(), "dist,seqlen,head_dim_qk,head_dim_v,heads,sampled_rows,format,inputs,scheme,"
-                                     "rel_rms,max_abs,lse_max_abs,key_block\n");
+                                     "rel_rms,max_abs,lse_max_abs,key_block,lse_median_abs,lse_mean\n");
         }
     }
 
@@ -217,20 +226,23 @@ public:
                     static_cast<long long>(s.head_dim_v), static_cast<long long>(s.heads),
                     static_cast<long long>(s.kv_heads()), format, c.key_block(), static_cast<long long>(c.sampled_rows()),
                     static_cast<long long>(s.seqlen));
-        std::printf("%-14s %-24s %10s %10s %10s\n", "inputs", "scheme", "rel_rms", "max_abs", "lse_err");
+        std::printf("%-20s %-30s %10s %10s %10s %10s %10s\n", "inputs", "scheme", "rel_rms", "max_abs", "lse_err",
+                    "lse_med", "lse_mean");
     }
 
     void row(const AccuracyConfig& c, const char* format, const char* inputs, const std::string& scheme,
              const ErrorFigures& e) {
-        std::printf("%-14s %-24s %10.4e %10.3e %10.3e\n", inputs, scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs);
+        std::printf("%-20s %-30s %10.4e %10.3e %10.3e %10.3e %+10.2e\n", inputs, scheme.c_str(), e.rel_rms, e.max_abs,
+                    e.lse_max_abs, e.lse_median_abs, e.lse_mean);
         std::fflush(stdout);
         if (csv_) {
             const ActivationShape& s = c.shape();
-            std::fprintf(csv_.get(), "%s,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%.6e,%.6e,%.6e,%d\n",
+            std::fprintf(csv_.get(), "%s,%lld,%lld,%lld,%lld,%lld,%s,%s,%s,%.6e,%.6e,%.6e,%d,%.6e,%.6e\n",
                          shape_name(s).c_str(), static_cast<long long>(s.seqlen),
                          static_cast<long long>(s.head_dim_qk), static_cast<long long>(s.head_dim_v),
                          static_cast<long long>(s.heads), static_cast<long long>(c.sampled_rows()), format, inputs,
-                         scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs, c.key_block());
+                         scheme.c_str(), e.rel_rms, e.max_abs, e.lse_max_abs, c.key_block(), e.lse_median_abs,
+                         e.lse_mean);
             std::fflush(csv_.get());
         }
     }
@@ -299,16 +311,29 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report) {
         report.row(c, format, "e2e", "BF16",
                    AccuracyConfig::compare(c.run_model(bf, model(SoftmaxScheme::Exact)), ref_orig));
     }
-    for (bool hadamard : {false, true}) {
-        const char* inputs = hadamard ? "e2e-hadamard" : "e2e";
-        const KernelInputs in = hadamard ? c.fp8(o.format, true) : fp8;
-        report.row(c, format, inputs, "INPUT (fp64 on fp8)", AccuracyConfig::compare(c.reference(in), ref_orig));
+    const int transforms = o.smooth ? 4 : 2;
+    for (int t = 0; t < transforms; ++t) {
+        const bool hadamard = (t & 1) != 0, smooth = (t & 2) != 0;
+        static const char* const kInputs[] = {"e2e", "e2e-hadamard", "e2e-smooth", "e2e-hadamard-smooth"};
+        const char* inputs = kInputs[t];
+        const KernelInputs in = t == 0 ? fp8 : c.fp8(o.format, hadamard, smooth);
+        // With K smoothed, every lse is the smoothed one until corrected (O needs nothing).
+        auto unsmoothed = [&](TileOutputs out, bool dequantised_q = false) {
+            if (smooth) c.correct_smoothed_lse(out, in, dequantised_q);
+            return out;
+        };
+        report.row(c, format, inputs, "INPUT (fp64 on fp8)", AccuracyConfig::compare(unsmoothed(c.reference(in)), ref_orig));
         report.row(c, format, inputs, "INPUT-QK (fp8 Q+K only)",
-                   AccuracyConfig::compare(c.reference(in, &orig), ref_orig));
+                   AccuracyConfig::compare(unsmoothed(c.reference(in, &orig)), ref_orig));
         for (auto [name, scheme] : {std::pair<const char*, SoftmaxScheme>{"NAIVE", SoftmaxScheme::Naive},
                                     {"EXACT", SoftmaxScheme::Exact},
-                                    {"LEAN", SoftmaxScheme::Lean}})
-            report.row(c, format, inputs, name, AccuracyConfig::compare(c.run_model(in, model(scheme)), ref_orig));
+                                    {"LEAN", SoftmaxScheme::Lean}}) {
+            const TileOutputs got = c.run_model(in, model(scheme));
+            report.row(c, format, inputs, name, AccuracyConfig::compare(unsmoothed(got), ref_orig));
+            if (smooth && scheme != SoftmaxScheme::Naive)
+                report.row(c, format, inputs, std::string(name) + " (lse: dequantised q)",
+                           AccuracyConfig::compare(unsmoothed(got, true), ref_orig));
+        }
     }
     return lean / exact;
 }

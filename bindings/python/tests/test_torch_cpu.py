@@ -92,7 +92,9 @@ def test_opcheck_schema_and_fake():
                           test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"))
     torch.library.opcheck(torch.ops.zyfa.attention_out.default, args + (torch.empty(1, 32, 4, 64),),
                           test_utils=("test_schema", "test_faketensor"))
-    torch.library.opcheck(torch.ops.zyfa.quantize_fp8.default, (q, None, -1, zyfa.DTYPE_FP8_E4M3FN, True),
+    torch.library.opcheck(torch.ops.zyfa.quantize_fp8.default, (q, None, -1, zyfa.DTYPE_FP8_E4M3FN, True, False),
+                          test_utils=("test_schema", "test_faketensor"))
+    torch.library.opcheck(torch.ops.zyfa.quantize_fp8.default, (k, None, -1, zyfa.DTYPE_FP8_E4M3FN, True, True),
                           test_utils=("test_schema", "test_faketensor"))
 
 

@@ -280,16 +280,21 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
 
 
 def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=None, context=None,
-                 out=None, in_dtype=None, heads_kv=None):
+                 out=None, in_dtype=None, heads_kv=None, smooth=False):
     """Quantises x [batch, seqlen, heads, head_dim] (or packed [total, heads, head_dim] with
     cu_seqlens) to FP8 with one scale per (batch, head). Returns (x_fp8, descale fp32 [batch, heads]):
     x ~= x_fp8 * descale. hadamard=True rotates the head dimension first (use it on Q and K alike).
+    smooth=True (K smoothing, for k only) first subtracts each (sequence, head, channel)'s mean over
+    the sequence and returns (x_fp8, descale, mean fp32 [batch, heads, head_dim]): x ~= x_fp8 *
+    descale + mean (rotated back first with hadamard). attention() on the smoothed k gives the same
+    o; its lse is the smoothed one: unsmooth_lse(lse, q, mean) gives the unsmoothed lse.
     numpy results are uint8 arrays holding e4m3 codes; torch results are float8 tensors.
     in_dtype: 'bf16' for a numpy uint16 input.
     heads_kv: for Q under GQA/MQA, the number of kv heads (k.shape[-2]): one scale per (batch, kv
         head), shared by the heads // heads_kv query heads that read that kv head (their amax), so
         descale is [batch, heads_kv], what attention() takes as q_descale. x_fp8 keeps x's shape.
-        Not with hadamard=True (the rotation would have to span the group's query heads).
+        Not with hadamard=True (the rotation would have to span the group's query heads), nor with
+        smooth=True (smoothing q is not exact).
 
         q8, qd = zyfa.quantize_fp8(q, heads_kv=k.shape[-2])     # q [b, s, 8, d], k [b, s, 2, d]
         k8, kd = zyfa.quantize_fp8(k)
@@ -299,16 +304,58 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
     if is_torch(x):
         require_no_grad("zyfa.quantize_fp8", (("x", x),))
     group = _group_size(x, heads_kv, hadamard)
+    if smooth and group > 1:
+        raise ValueError("smooth=True with heads_kv=%d: K smoothing is for k (a shift of every key is "
+                         "exact for softmax); smoothing q would change the scores" % heads_kv)
     try:
         if is_torch(x) and context is None and in_dtype is None and out is None:
             from . import _torch_ops
-            codes, descale = _torch_ops.quantize_fp8(_group_heads(x, group), dtype_code(dtype), bool(hadamard),
-                                                     cu_seqlens, max_seqlen)
-            return (codes if group == 1 else codes.view(x.shape)), descale
-        return quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens, max_seqlen, out,
-                                   in_dtype, group)
+            codes, descale, mean = _torch_ops.quantize_fp8(_group_heads(x, group), dtype_code(dtype),
+                                                           bool(hadamard), cu_seqlens, max_seqlen, bool(smooth))
+            codes = codes if group == 1 else codes.view(x.shape)
+            return (codes, descale, mean) if smooth else (codes, descale)
+        codes, descale, mean = quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens, max_seqlen,
+                                                   out, in_dtype, group, smooth)
+        return (codes, descale, mean) if smooth else (codes, descale)
     except ZyfaError as e:
         raise e.called_as("zyfa.quantize_fp8") from None
+
+
+def unsmooth_lse(lse, q, mean, softmax_scale=None, cu_seqlens=None):
+    """The lse of the unsmoothed problem from the lse attention() returned on a k quantised with
+    smooth=True: lse + softmax_scale * q . mean, per query row (softmax_scale None: 1/sqrt(head_dim)).
+
+    lse [batch, heads_q, seqlen_q] (packed: [heads_q, total_q] with cu_seqlens, the query
+    sequences'), q [batch, seqlen_q, heads_q, head_dim] (packed [total_q, heads_q, head_dim]): the
+    original q, not its FP8 codes (whose rounding would multiply the mean: docs/api.md, K
+    smoothing), mean [batch, heads_kv, head_dim] as quantize_fp8(k, smooth=True) returned it; query
+    head h reads kv head h // (heads_q // heads_kv). Returns a new fp32 array or tensor; numpy in
+    float64, torch in float32 on q's device.
+    """
+    torch_in = is_torch(lse)
+    if torch_in:
+        import torch
+        qf, mf, out = q.to(torch.float32), mean.to(torch.float32), lse.to(torch.float32).clone()
+        einsum, repeat = torch.einsum, (lambda a, n: a.repeat_interleave(n, dim=1))
+    else:
+        import numpy as np
+        qf, mf, out = np.asarray(q, np.float64), np.asarray(mean, np.float64), np.array(lse, np.float64)
+        einsum, repeat = np.einsum, (lambda a, n: np.repeat(a, n, axis=1))
+    heads_q, head_dim = int(qf.shape[-2]), int(qf.shape[-1])
+    heads_kv = int(mf.shape[-2])
+    if heads_kv < 1 or heads_q % heads_kv or int(mf.shape[-1]) != head_dim:
+        raise ValueError("mean %s does not fit q %s: [batch, heads_kv, head_dim] with heads_kv dividing "
+                         "heads_q" % (tuple(mf.shape), tuple(qf.shape)))
+    scale = 1.0 / head_dim ** 0.5 if softmax_scale in (None, 0) else float(softmax_scale)
+    per_query_head = repeat(mf, heads_q // heads_kv)  # [batch, heads_q, head_dim]
+    if cu_seqlens is None:
+        out += scale * einsum("bshd,bhd->bhs", qf, per_query_head)
+    else:
+        cu = [int(c) for c in cu_seqlens]
+        for b in range(len(cu) - 1):
+            rows = slice(cu[b], cu[b + 1])
+            out[:, rows] += scale * einsum("shd,hd->hs", qf[rows], per_query_head[b])
+    return out if torch_in else out.astype(np.float32)
 
 
 def _group_size(x, heads_kv, hadamard):
@@ -347,7 +394,8 @@ def _group_heads(x, group, name=None):
 
 
 def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, max_seqlen=None, out=None,
-                        in_dtype=None, group=1):
+                        in_dtype=None, group=1, smooth=False):
+    """(codes, descale, mean or None)."""
     if out_code not in FP8_DTYPES:
         raise ValueError("dtype must be 'e4m3fn' or 'e4m3fnuz'")
     xv = view(x, "x", in_dtype)
@@ -367,7 +415,7 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
     keep = [xv]
     params = _lib.QuantParams()
     _lib.lib().zyfa_quant_params_init(ctypes.byref(params), ctypes.sizeof(params))
-    params.flags = _lib.QUANT_HADAMARD if hadamard else 0
+    params.flags = (_lib.QUANT_HADAMARD if hadamard else 0) | (_lib.QUANT_SMOOTH if smooth else 0)
     if varlen:
         cu = _int32_array(cu_seqlens, xv, "cu_seqlens")
         keep.append(cu)
@@ -382,12 +430,17 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
     require_dim_contiguous(qv, "out")
     descale = _empty((params.batch, params.heads), _lib.DTYPE_FP32, xv)
     keep += [qv, descale]
+    mean = None
+    if smooth:
+        mean = _empty((params.batch, params.heads, params.head_dim), _lib.DTYPE_FP32, xv)
+        keep.append(mean)
+        params.smooth_mean = _ptr(mean)
     check(_lib.lib().zyfa_quantize_fp8(ctx.handle, ctypes.byref(params), ctypes.byref(c_tensor(xv, varlen)),
                                        ctypes.byref(c_tensor(qv, varlen)), _ptr(descale), _stream_for(xv)),
           quantize_names(varlen, None if group == 1 else params.heads))
     if group > 1:
         q = given_out if given_out is not None else q.reshape(result_shape)
-    return q, descale
+    return q, descale, mean
 
 
 # --- helpers -------------------------------------------------------------------------------------

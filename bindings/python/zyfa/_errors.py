@@ -101,8 +101,9 @@ def quantize_names(varlen, heads_kv=None):
         "params.seqlen": "max_seqlen" if varlen else "x.shape[1] (seqlen)",
         "params.heads": "x.shape[-2] (heads of x)",
         "params.head_dim": "x.shape[-1] (head_dim of x)",
-        "params.flags": "hadamard",
+        "params.flags": "hadamard/smooth",
         "params.cu_seqlens": "cu_seqlens",
+        "params.smooth_mean": "the mean smooth=True returns",
         "in": "x", "out": "out",
         "in.dtype": "x.dtype", "out.dtype": "dtype",
     }

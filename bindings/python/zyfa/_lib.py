@@ -47,6 +47,7 @@ SOFTMAX_EXACT = 1
 SOFTMAX_LEAN = 2
 
 QUANT_HADAMARD = 1
+QUANT_SMOOTH = 2
 
 
 class ContextOptions(ctypes.Structure):
@@ -105,6 +106,7 @@ class QuantParams(ctypes.Structure):
         ("heads", ctypes.c_int64),
         ("head_dim", ctypes.c_int64),
         ("cu_seqlens", ctypes.c_void_p),
+        ("smooth_mean", ctypes.c_void_p),  # appended after 0.1
     ]
 
 

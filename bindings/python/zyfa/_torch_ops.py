@@ -19,8 +19,8 @@ _ATTN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor? q_descale, Tensor? k_descal
 _library = torch.library.Library("zyfa", "DEF")
 _library.define("attention(%s) -> (Tensor, Tensor)" % _ATTN_ARGS)
 _library.define("attention_out(%s, Tensor(a!) out) -> Tensor" % _ATTN_ARGS)
-_library.define("quantize_fp8(Tensor x, Tensor? cu_seqlens, int max_seqlen, int out_dtype, bool hadamard)"
-                " -> (Tensor, Tensor)")
+_library.define("quantize_fp8(Tensor x, Tensor? cu_seqlens, int max_seqlen, int out_dtype, bool hadamard, "
+                "bool smooth) -> (Tensor, Tensor, Tensor)")
 
 
 def _no_lse(q):
@@ -82,15 +82,17 @@ def _attention_out_fake(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, 
     return q.new_empty(_lse_shape(q, cu_seqlens_q), dtype=torch.float32) if return_lse else _no_lse(q)
 
 
-def _quantize_kernel(x, cu_seqlens, max_seqlen, out_dtype, hadamard):
-    return quantize_fp8_direct(None, x, out_dtype, hadamard, cu_seqlens,
-                               max_seqlen if cu_seqlens is not None else None)
+def _quantize_kernel(x, cu_seqlens, max_seqlen, out_dtype, hadamard, smooth):
+    codes, descale, mean = quantize_fp8_direct(None, x, out_dtype, hadamard, cu_seqlens,
+                                               max_seqlen if cu_seqlens is not None else None, smooth=smooth)
+    return codes, descale, (mean if mean is not None else x.new_empty((0,), dtype=torch.float32))
 
 
-def _quantize_fake(x, cu_seqlens, max_seqlen, out_dtype, hadamard):
+def _quantize_fake(x, cu_seqlens, max_seqlen, out_dtype, hadamard, smooth):
     batch = cu_seqlens.shape[0] - 1 if cu_seqlens is not None else x.shape[0]
     return (x.new_empty(x.shape, dtype=torch_dtype(out_dtype)),
-            x.new_empty((batch, x.shape[-2]), dtype=torch.float32))
+            x.new_empty((batch, x.shape[-2]), dtype=torch.float32),
+            x.new_empty((batch, x.shape[-2], x.shape[-1]) if smooth else (0,), dtype=torch.float32))
 
 
 def _register_fake(name, fn):
@@ -149,6 +151,6 @@ def attention(q, k, v, mask, window_left, window_right, softmax_scale, softmax, 
     return (o, lse) if return_lse else o
 
 
-def quantize_fp8(x, out_code, hadamard, cu_seqlens, max_seqlen):
+def quantize_fp8(x, out_code, hadamard, cu_seqlens, max_seqlen, smooth=False):
     cu = _as_tensor(cu_seqlens, x, torch.int32)
-    return torch.ops.zyfa.quantize_fp8(x, cu, _max_seqlen(max_seqlen, cu), out_code, hadamard)
+    return torch.ops.zyfa.quantize_fp8(x, cu, _max_seqlen(max_seqlen, cu), out_code, hadamard, smooth)

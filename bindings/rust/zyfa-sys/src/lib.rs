@@ -45,6 +45,7 @@ pub const ZYFA_SOFTMAX_EXACT: zyfa_softmax = 1;
 pub const ZYFA_SOFTMAX_LEAN: zyfa_softmax = 2;
 
 pub const ZYFA_QUANT_HADAMARD: u32 = 1;
+pub const ZYFA_QUANT_SMOOTH: u32 = 2;
 
 /// Opaque context handle.
 #[repr(C)]
@@ -112,6 +113,8 @@ pub struct zyfa_quant_params {
     pub heads: i64,
     pub head_dim: i64,
     pub cu_seqlens: *const i32,
+    /// Appended after 0.1: with ZYFA_QUANT_SMOOTH, the fp32 [batch, heads, head_dim] mean output.
+    pub smooth_mean: *mut f32,
 }
 
 extern "C" {

@@ -218,6 +218,21 @@ impl Context {
     /// dimension first (use it on Q and K alike).
     pub fn quantize_fp8(&self, x: &Tensor, out: &mut TensorMut, descale: &mut [f32], hadamard: bool,
                         varlen: Option<(&[i32], usize)>) -> Result<()> {
+        self.quantize(x, out, descale, None, hadamard, varlen)
+    }
+
+    /// `quantize_fp8` with K smoothing (ZYFA_QUANT_SMOOTH, for K only): each (sequence, head,
+    /// channel)'s mean over the sequence is subtracted first and written to `mean`
+    /// [batch * heads * head_dim]: x ~= out * descale + mean (rotated back first with `hadamard`).
+    /// Attention's O is unchanged; its lse is lower by softmax_scale * q . mean, q the original
+    /// query row and mean its kv head's (docs/api.md, K smoothing).
+    pub fn quantize_fp8_smoothed(&self, x: &Tensor, out: &mut TensorMut, descale: &mut [f32], mean: &mut [f32],
+                                 hadamard: bool, varlen: Option<(&[i32], usize)>) -> Result<()> {
+        self.quantize(x, out, descale, Some(mean), hadamard, varlen)
+    }
+
+    fn quantize(&self, x: &Tensor, out: &mut TensorMut, descale: &mut [f32], mean: Option<&mut [f32]>,
+                hadamard: bool, varlen: Option<(&[i32], usize)>) -> Result<()> {
         self.require_host(&[x.host, out.host])?;
         if x.shape != out.shape {
             return Err(Error::invalid(format!("out shape {:?} != x shape {:?}", out.shape, x.shape)));
@@ -228,6 +243,9 @@ impl Context {
             p.assume_init()
         };
         p.flags = if hadamard { zyfa_sys::ZYFA_QUANT_HADAMARD } else { 0 };
+        if mean.is_some() {
+            p.flags |= zyfa_sys::ZYFA_QUANT_SMOOTH;
+        }
         match (x.shape, varlen) {
             (Shape::Batched([b, s, h, d]), None) => {
                 p.batch = b as i64;
@@ -247,6 +265,13 @@ impl Context {
         let needed = (p.batch * p.heads) as usize;
         if descale.len() < needed {
             return Err(Error::invalid(format!("descale has {} elements, needs {}", descale.len(), needed)));
+        }
+        if let Some(mean) = mean {
+            let needed = needed * p.head_dim as usize;
+            if mean.len() < needed {
+                return Err(Error::invalid(format!("mean has {} elements, needs {}", mean.len(), needed)));
+            }
+            p.smooth_mean = mean.as_mut_ptr();
         }
         Error::check(unsafe {
             zyfa_sys::zyfa_quantize_fp8(self.as_raw(), &p, &x.raw, &out.raw, descale.as_mut_ptr(), ptr::null_mut())

@@ -332,3 +332,43 @@ fn version_and_codecs() {
     assert_eq!(Bf16::from_f32(1.0 + 3.0 / 256.0).to_f32(), 1.015625);
     assert_eq!(F16(0x3C00).to_f32(), 1.0);
 }
+
+#[test]
+fn k_smoothing_returns_the_mean_and_quantises_the_rest() {
+    let ctx = Context::cpu().unwrap();
+    let (b, s, h, d) = (2, 40, 2, 64);
+    // Keys with a per-channel offset shared by every token.
+    let x: Vec<f32> = values(b * s * h * d, 31).iter().enumerate()
+        .map(|(i, v)| v + 3.0 * (1 + (i % d) % 5) as f32 * if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let mut codes = vec![E4m3fn::default(); x.len()];
+    let mut descale = vec![0f32; b * h];
+    let mut mean = vec![0f32; b * h * d];
+    ctx.quantize_fp8_smoothed(&Tensor::new(&x, [b, s, h, d]).unwrap(), &mut TensorMut::new(&mut codes, [b, s, h, d]).unwrap(),
+                              &mut descale, &mut mean, false, None)
+        .unwrap();
+    for bi in 0..b {
+        for hi in 0..h {
+            for di in 0..d {
+                let at = |si: usize| ((bi * s + si) * h + hi) * d + di;
+                let want = (0..s).map(|si| x[at(si)] as f64).sum::<f64>() / s as f64;
+                let got = mean[(bi * h + hi) * d + di];
+                assert!((got as f64 - want).abs() <= 1e-6 * want.abs() + 1e-9, "mean {} vs {}", got, want);
+                for si in 0..s {
+                    // The codes hold x - mean: within half an e4m3 quantum (2^-4 relative, or half
+                    // the subnormal quantum 2^-9 times the descale).
+                    let y = x[at(si)] - got;
+                    let back = codes[at(si)].to_f32() * descale[bi * h + hi];
+                    let bound = (y.abs() / 16.0).max(descale[bi * h + hi] / 1024.0) * 1.00001 + 1e-6;
+                    assert!((back - y).abs() <= bound, "{} vs {}", back, y);
+                }
+            }
+        }
+    }
+    let mut short = vec![0f32; b * h * d - 1];
+    let err = ctx.quantize_fp8_smoothed(&Tensor::new(&x, [b, s, h, d]).unwrap(),
+                                        &mut TensorMut::new(&mut codes, [b, s, h, d]).unwrap(), &mut descale,
+                                        &mut short, false, None)
+        .unwrap_err();
+    assert!(err.message.contains("mean has"), "{}", err.message);
+}
