@@ -30,27 +30,18 @@
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_MMA_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_MMA_CUH
 
-#include "common/attention_kernel_args.h"
-#include "common/attention_mask.h"
-#include "common/block_scale.h"
-#include "common/fp8_e4m3.h"
-#include "common/half_types.h"
-#include "common/lean_p.h"
-#include "common/row_max.h"
-#include "common/score_scale.h"
+#include "nvidia/attention_fwd_common.cuh"
 #include "nvidia/attention_tile_shape.h"
 #include "nvidia/input_kind.h"
+#include "nvidia/primitives/convert.cuh"
 #include "nvidia/primitives/copy.cuh"
 #include "nvidia/primitives/ldmatrix.cuh"
 
 namespace zyfa {
 namespace nvidia {
 
-
-using numerics::kLn2;  // kernels/common/score_scale.h
-
-// ---- PTX wrappers of this kernel (the shared ones: primitives/) --------------------------------
-
+// ---- PTX wrappers of this kernel (the shared ones: primitives/; shared helpers:
+// attention_fwd_common.cuh) ---------------------------------------------------------------------
 
 // d = a * b + c for one 16x8 fp32 tile; k = 32 bytes of A row / B column.
 template <InKind IN>
@@ -77,30 +68,6 @@ __device__ __forceinline__ void mma_16x8(float (&d)[4], const uint32_t (&a)[4], 
     }
 }
 
-// Two probabilities rounded (nearest even) to the input's 16-bit type, lo in the low half.
-template <InKind IN>
-__device__ __forceinline__ uint32_t pack_p16(float lo, float hi) {
-    uint32_t r;
-    if constexpr (IN == InKind::Bf16) {
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    } else {
-        asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    }
-    return r;
-}
-
-// Two fp32 to e4m3fn, round to nearest even with saturation to +-448 (numerics::fp8_encode's
-// rule); lo in the low byte. cvt's first source goes to the upper byte.
-__device__ __forceinline__ uint32_t pack_e4m3x2(float lo, float hi) {
-    uint16_t r = 0;
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
-#else
-    __trap();
-#endif
-    return r;
-}
-
 // numerics::lean_p_code for e4m3fn with round-to-nearest-even, bit for bit: round_half_even(y)
 // is (y + 1.5*2^23) - 1.5*2^23, and for y in [0, 126] the sum's low mantissa bits are the rounded
 // integer itself, so the code is read from the bits (no float-to-int conversion instruction).
@@ -108,18 +75,6 @@ __device__ __forceinline__ uint32_t lean_code(float s_raw, float scale8_log2, fl
     const float y = numerics::clamp_float(fmaf(s_raw, scale8_log2, bias), 0.0f,
                                           numerics::lean_p_max_code(numerics::Fp8Format::E4M3FN));
     return numerics::float_bits(y + 12582912.0f) & 0xFFu;
-}
-
-// NaN-keeping, like every max of a row's scores (kernels/common/row_max.h).
-__device__ __forceinline__ float quad_max(float v) {
-    v = numerics::max_keep_nan(v, __shfl_xor_sync(0xFFFFFFFFu, v, 1));
-    return numerics::max_keep_nan(v, __shfl_xor_sync(0xFFFFFFFFu, v, 2));
-}
-// Butterfly: every lane of the quad computes (a+b)+(c+d) with the operands of each + swapped at
-// most, so all four hold identical bits.
-__device__ __forceinline__ float quad_sum(float v) {
-    v = v + __shfl_xor_sync(0xFFFFFFFFu, v, 1);
-    return v + __shfl_xor_sync(0xFFFFFFFFu, v, 2);
 }
 
 // rows x row_bytes from global (row stride in bytes) into shared (row stride smem_row_bytes);
@@ -159,26 +114,6 @@ __device__ __forceinline__ void transpose_v_fp8(unsigned char* vt, int vt_row_by
         *reinterpret_cast<uint32_t*>(vt + (col + 1) * vt_row_bytes + kappa) = __byte_perm(lo01, lo23, 0x7632);
         *reinterpret_cast<uint32_t*>(vt + (col + 2) * vt_row_bytes + kappa) = __byte_perm(hi01, hi23, 0x5410);
         *reinterpret_cast<uint32_t*>(vt + (col + 3) * vt_row_bytes + kappa) = __byte_perm(hi01, hi23, 0x7632);
-    }
-}
-
-// What a finished row writes (kernels/common/row_max.h): NaN where its running maximum saw a NaN or
-// +inf score (poisoned), 0 and -inf where it saw no key (not seen), else the value.
-constexpr float kQuietNaN = __builtin_nanf("");
-__device__ __forceinline__ float row_output(float value, bool poisoned, bool seen) {
-    return poisoned ? kQuietNaN : seen ? value : 0.0f;
-}
-__device__ __forceinline__ float row_lse(float value, bool poisoned, bool seen) {
-    return poisoned ? kQuietNaN : seen ? value : -__builtin_huge_valf();
-}
-
-__device__ __forceinline__ void store_output(void* o, int32_t dtype, int64_t index, float value) {
-    if (dtype == kKernelFp32) {
-        static_cast<float*>(o)[index] = value;
-    } else if (dtype == kKernelBf16) {
-        static_cast<uint16_t*>(o)[index] = numerics::float_to_bf16(value);
-    } else {
-        static_cast<uint16_t*>(o)[index] = numerics::float_to_fp16(value);
     }
 }
 

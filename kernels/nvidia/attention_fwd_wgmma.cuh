@@ -93,46 +93,6 @@ __device__ __forceinline__ void widen_e4m3_tile(unsigned char* dst, const unsign
     }
 }
 
-// Two adjacent output values of one row.
-__device__ __forceinline__ void store_output_pair(void* o, int32_t dtype, int64_t index, float v0, float v1) {
-    if (dtype == kKernelFp32) {
-        *reinterpret_cast<float2*>(static_cast<float*>(o) + index) = make_float2(v0, v1);
-    } else if (dtype == kKernelBf16) {
-        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o) + index) =
-            numerics::float_to_bf16(v0) | (static_cast<uint32_t>(numerics::float_to_bf16(v1)) << 16);
-    } else {
-        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o) + index) =
-            numerics::float_to_fp16(v0) | (static_cast<uint32_t>(numerics::float_to_fp16(v1)) << 16);
-    }
-}
-
-template <bool B>
-struct MaskedTag {
-    static constexpr bool value = B;
-};
-
-template <InKind IN>
-__device__ __forceinline__ void wgmma_scores(float (&s)[32], uint64_t desc_q, uint64_t desc_k, int accumulate) {
-    if constexpr (IN == InKind::Bf16) {
-        wgmma_ss_n64_bf16(s, desc_q, desc_k, accumulate);
-    } else if constexpr (IN == InKind::Fp16) {
-        wgmma_ss_n64_f16(s, desc_q, desc_k, accumulate);
-    } else {
-        wgmma_ss_n64_e4m3(s, desc_q, desc_k, accumulate);
-    }
-}
-
-template <InKind IN>
-__device__ __forceinline__ void wgmma_pv(float (&d)[64], const uint32_t (&p)[4], uint64_t desc_v, int accumulate) {
-    if constexpr (IN == InKind::Bf16) {
-        wgmma_rs_n128_bf16(d, p, desc_v, accumulate);
-    } else if constexpr (IN == InKind::Fp16) {
-        wgmma_rs_n128_f16(d, p, desc_v, accumulate);
-    } else {
-        wgmma_rs_n128_e4m3(d, p, desc_v, accumulate);
-    }
-}
-
 template <InKind IN, PMode PM, int DQK, int DV, int WARPGROUPS>
 __device__ __forceinline__ void attention_forward_wgmma(const AttnKernelArgs& a) {
     using Shape = WgmmaTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV, WARPGROUPS>;

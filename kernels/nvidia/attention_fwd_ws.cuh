@@ -45,12 +45,16 @@
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 
-#include "nvidia/attention_fwd_wgmma.cuh"
+#include "nvidia/attention_fwd_common.cuh"
 #include "nvidia/attention_ws_tile_shape.h"
 #include "nvidia/attention_ws_tma_params.h"
+#include "nvidia/input_kind.h"
 #include "nvidia/primitives/barriers.cuh"
+#include "nvidia/primitives/convert.cuh"
+#include "nvidia/primitives/copy.cuh"
 #include "nvidia/primitives/ldmatrix.cuh"
 #include "nvidia/primitives/tma.cuh"
+#include "nvidia/primitives/wgmma.cuh"
 
 namespace zyfa {
 namespace nvidia {

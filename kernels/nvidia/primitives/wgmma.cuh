@@ -4,7 +4,8 @@
 //               m64n128 k32 e4m3 (the 128-key FP8 steps, A from registers);
 //   O += P V:   m64n128 / m64n64 (k16 BF16/FP16 with V MN-major, k32 e4m3 with Vt K-major), A (P)
 //               from registers in the accumulator-derived layout;
-//   row sums:   m64n8k16 FP16 against a tile of ones (FP8 LEAN).
+//   row sums:   m64n8k16 FP16 against a tile of ones (FP8 LEAN);
+// wgmma_scores / wgmma_pv pick the shared-memory S and the m64n128 P.V wrapper of an input kind.
 // The accumulator layout of m64nN (per warp w of the warpgroup, lane = 4 * g + t): tile i of 8
 // columns holds d[4i + 0..1] = row 16w + g, columns 8i + 2t + {0,1}, and d[4i + 2..3] = row
 // 16w + g + 8: the mma.sync m16n8 layout, repeated. The A-from-registers layout is mma.sync's
@@ -130,6 +131,29 @@ __device__ __forceinline__ void wgmma_rs_n128_e4m3(float (&d)[64], const uint32_
 #undef ZYFA_WGMMA_D64_REGS
 #undef ZYFA_WGMMA_D32_OUTPUTS
 #undef ZYFA_WGMMA_D64_OUTPUTS
+
+// The shared-memory S = Q K^T (m64n64) and the register-A O += P V (m64n128) of an input kind.
+template <InKind IN>
+__device__ __forceinline__ void wgmma_scores(float (&s)[32], uint64_t desc_q, uint64_t desc_k, int accumulate) {
+    if constexpr (IN == InKind::Bf16) {
+        wgmma_ss_n64_bf16(s, desc_q, desc_k, accumulate);
+    } else if constexpr (IN == InKind::Fp16) {
+        wgmma_ss_n64_f16(s, desc_q, desc_k, accumulate);
+    } else {
+        wgmma_ss_n64_e4m3(s, desc_q, desc_k, accumulate);
+    }
+}
+
+template <InKind IN>
+__device__ __forceinline__ void wgmma_pv(float (&d)[64], const uint32_t (&p)[4], uint64_t desc_v, int accumulate) {
+    if constexpr (IN == InKind::Bf16) {
+        wgmma_rs_n128_bf16(d, p, desc_v, accumulate);
+    } else if constexpr (IN == InKind::Fp16) {
+        wgmma_rs_n128_f16(d, p, desc_v, accumulate);
+    } else {
+        wgmma_rs_n128_e4m3(d, p, desc_v, accumulate);
+    }
+}
 
 // m64n64 with A from registers and B from shared memory: S = Q K^T (K K-major), and P.V at head
 // dim 64 (FP8 Vt K-major; 16-bit V MN-major, TRANS_B). Operands 32..35 the A fragment, 36 the B
