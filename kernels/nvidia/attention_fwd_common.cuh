@@ -1,8 +1,18 @@
 // Device helpers that the NVIDIA forward kernels share (the mma.sync kernels of
-// attention_fwd_mma.cuh, the sm_80 path, and the warp-specialised sm_90a kernels of
-// attention_fwd_ws.cuh): the reductions of a row's values over the quad of lanes that holds it (the
-// mma.sync / wgmma accumulator layout: lanes 4g .. 4g + 3 hold row g), what a finished row
-// writes, and O's stores. The numerics they serve are listed at the top of attention_fwd_mma.cuh.
+// attention_fwd_mma.cuh and the warp-specialised sm_90a kernels of attention_fwd_ws.cuh): the
+// reductions of a row's values over the quad of lanes that holds it (the mma.sync / wgmma
+// accumulator layout: lanes 4g .. 4g + 3 hold row g), what a finished row writes, and an O
+// element's store. The numerics they serve are listed at the top of attention_fwd_mma.cuh.
+//
+// The warp-specialised kernels follow that list except the order of fp32 sums (as the sm_90a wgmma
+// kernels did, whose attention_fwd_wgmma.cuh was removed on 2026-12-02): the P.V product
+// accumulates into O itself, kept per row as acc * 2^e (e = the block's P scale exponent),
+// rescaled by alpha * 2^(e_new - e_old) first; powers of two scale exactly, so acc*alpha +
+// partial*2^-k is formed as in the model, only with the tensor core adding partial products to
+// the rescaled O rather than to fresh zeros. Blocks that every row of the tile sees whole skip the
+// per-key mask tests (MaskedTag). LEAN's row sum is the exact sum of the decoded codes: a code c
+// read as fp32 bits c << 20 is its e4m3 value times 2^-120 (normal and subnormal codes alike), so
+// one shift decodes it, and partial sums of such values are exact.
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_COMMON_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_COMMON_CUH
 
@@ -50,19 +60,6 @@ __device__ __forceinline__ void store_output(void* o, int32_t dtype, int64_t ind
         static_cast<uint16_t*>(o)[index] = numerics::float_to_bf16(value);
     } else {
         static_cast<uint16_t*>(o)[index] = numerics::float_to_fp16(value);
-    }
-}
-
-// Two adjacent output values of one row.
-__device__ __forceinline__ void store_output_pair(void* o, int32_t dtype, int64_t index, float v0, float v1) {
-    if (dtype == kKernelFp32) {
-        *reinterpret_cast<float2*>(static_cast<float*>(o) + index) = make_float2(v0, v1);
-    } else if (dtype == kKernelBf16) {
-        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o) + index) =
-            numerics::float_to_bf16(v0) | (static_cast<uint32_t>(numerics::float_to_bf16(v1)) << 16);
-    } else {
-        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(o) + index) =
-            numerics::float_to_fp16(v0) | (static_cast<uint32_t>(numerics::float_to_fp16(v1)) << 16);
     }
 }
 

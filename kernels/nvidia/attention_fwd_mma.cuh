@@ -1,4 +1,7 @@
 // FlashAttention-2-style forward kernel with mma.sync tensor-core MMAs (sm_80+; e4m3 needs sm_89+).
+// The launch plan runs it on sm_80 images (16-bit inputs), and on sm_90a only for an O whose base
+// or strides are odd (attention_fwd_ws.cuh, which runs every other problem there, stores O in
+// pairs).
 //
 // One CTA per (query tile of kRows = 16 * WARPS rows, query head, batch); each warp owns 16 query
 // rows. Keys are visited in blocks of exactly kKeyBlock = 64 keys aligned to the start of the

@@ -3,8 +3,9 @@
 //
 // Q and K tiles, and 16-bit V, are column slices of 128 bytes (attention_ws_tma_params.h) in the
 // 128-byte swizzle of wgmma, the layout the tensor memory accelerator writes. FP8 Vt is
-// "chunk-major" as in attention_wgmma_tile_shape.h: 16-byte chunk c of row r at
-// c * (rows * 16) + r * 16, so a wgmma core matrix (8 rows x 16 bytes) is 128 contiguous bytes.
+// "chunk-major": 16-byte chunk c of row r at c * (rows * 16) + r * 16, so a wgmma core matrix
+// (8 rows x 16 bytes) is 128 contiguous bytes, which a K-major descriptor without swizzle reads
+// with leading byte offset rows * 16 (the next chunk along K) and stride byte offset 128.
 // K and V go through a ring of kStages stages, each guarded by mbarriers (full: the producer's
 // copies landed; empty: both consumer warpgroups are done with the stage).
 // FP8 V is needed K-major by the e4m3 wgmma (keys contiguous per output column): the producer

@@ -1,7 +1,6 @@
 #include "attention_launch_plan.hpp"
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -10,7 +9,6 @@
 #include "core/validate.hpp"
 #include "gpu/vector_alignment.hpp"
 #include "nvidia/attention_tile_shape.h"
-#include "nvidia/attention_wgmma_tile_shape.h"
 #include "nvidia/attention_ws_tile_shape.h"
 #include "ws_tma_maps.hpp"
 
@@ -18,7 +16,7 @@ namespace zyfa {
 namespace cuda {
 namespace {
 
-constexpr int kWarps = 8;  // every variant: 128-row query tiles (kernels/nvidia/CMakeLists.txt)
+constexpr int kWarps = 8;  // the mma.sync kernels: 128-row query tiles (kernels/nvidia/CMakeLists.txt)
 using validation::dtype_name;
 
 struct KernelFamily {
@@ -29,7 +27,7 @@ struct KernelFamily {
     const char* symbol_a;  // BF16 or e4m3 EXACT
     const char* symbol_b;  // FP16 or e4m3 LEAN
     uint32_t shared_bytes;
-    bool on_sm80;
+    bool on_sm80;  // the mma.sync families sm_80 has (16-bit, head dims up to 192)
 };
 
 template <int ELEM, int DQK, int DV>
@@ -37,8 +35,12 @@ constexpr uint32_t shared_bytes_of() {
     return static_cast<uint32_t>(nvidia::TileShape<ELEM, DQK, DV, kWarps>::kSharedBytes);
 }
 
-constexpr KernelFamily kFamilies[] = {
-    {false, 64, 64, "attn_fwd_b16_d64", "zyfa_attn_fwd_bf16_d64", "zyfa_attn_fwd_fp16_d64", shared_bytes_of<2, 64, 64>(), true},
+// The mma.sync kernels (kernels/nvidia/attention_fwd_mma.cuh). sm_80 has the 16-bit ones up to head
+// dim 192 (no e4m3 MMA there; head dim 256 needs more shared memory than sm_80 has) and runs every
+// problem on them; sm_90a has all of them, for an O whose pairs are misaligned only (below).
+constexpr KernelFamily kMmaFamilies[] = {
+    {false, 64, 64, "attn_fwd_b16_d64", "zyfa_attn_fwd_bf16_d64", "zyfa_attn_fwd_fp16_d64", shared_bytes_of<2, 64, 64>(),
+     true},
     {false, 128, 128, "attn_fwd_b16_d128", "zyfa_attn_fwd_bf16_d128", "zyfa_attn_fwd_fp16_d128",
      shared_bytes_of<2, 128, 128>(), true},
     {false, 256, 256, "attn_fwd_b16_d256", "zyfa_attn_fwd_bf16_d256", "zyfa_attn_fwd_fp16_d256",
@@ -55,31 +57,10 @@ constexpr KernelFamily kFamilies[] = {
      "zyfa_attn_fwd_e4m3_lean_d192_128", shared_bytes_of<1, 192, 128>(), false},
 };
 
-// The sm_90a wgmma kernels (kernels/nvidia/attention_fwd_wgmma.cuh), head dim 128: 128-row tiles
-// of two warpgroups, 256 threads, one CTA per SM.
-template <int ELEM, int DQK, int DV, int WARPGROUPS>
-constexpr uint32_t wgmma_shared_bytes_of() {
-    return static_cast<uint32_t>(nvidia::WgmmaTileShape<ELEM, DQK, DV, WARPGROUPS>::kSharedBytes);
-}
-
-struct WgmmaFamily {
-    KernelFamily kernels;
-    int warpgroups;
-};
-
-constexpr WgmmaFamily kWgmmaFamilies[] = {
-    {{false, 128, 128, "attn_fwd_wg_b16_d128", "zyfa_attn_fwd_wg_bf16_d128", "zyfa_attn_fwd_wg_fp16_d128",
-      wgmma_shared_bytes_of<2, 128, 128, 2>(), false}, 2},
-    {{true, 128, 128, "attn_fwd_wg_e4m3_d128", "zyfa_attn_fwd_wg_e4m3_exact_d128", "zyfa_attn_fwd_wg_e4m3_lean_d128",
-      wgmma_shared_bytes_of<1, 128, 128, 2>(), false}, 2},
-};
-
-// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims 64, 128,
-// 192/128 and 256: 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups),
-// one CTA per SM. Head dims 64, 192/128 and 256 have no wgmma kernel in between: they move from the
-// mma.sync kernel to these under the same ZYFA_NVIDIA_WS / ZYFA_NVIDIA_WGMMA rules as head dim 128.
-// The 16-bit and FP8 EXACT kernels step 64 keys, FP8 LEAN nvidia::ws_key_block's (symbol_b of an
-// FP8 family): each kernel's shared memory is its own tile shape's.
+// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), every problem on
+// sm_90a: 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups), one CTA
+// per SM. The 16-bit and FP8 EXACT kernels step 64 keys, FP8 LEAN nvidia::ws_key_block's (symbol_b
+// of an FP8 family): each kernel's shared memory is its own tile shape's.
 template <int ELEM, int DQK, int DV, bool LEAN>
 constexpr uint32_t ws_shared_bytes_of() {
     return static_cast<uint32_t>(
@@ -112,41 +93,18 @@ constexpr KernelFamily kWsFamilies[] = {
      ws_family_shared_bytes_of<1, 256, 256>(), false},
 };
 
-// ZYFA_NVIDIA_WGMMA=0 in the environment keeps the mma.sync kernels on sm_90a (A/B timing, a
-// fallback in the field). Read once, when a context's catalogue is made (zyfa_context_create):
-// each context keeps the choice it was created with, and zyfa_attn_fwd does no getenv.
-bool enabled_by_environment(const char* name) {
-    const char* value = std::getenv(name);
-    return !(value && value[0] == '0' && value[1] == '\0');
-}
-
-// Which problems the warp-specialised kernels take (ZYFA_NVIDIA_WS, read like ZYFA_NVIDIA_WGMMA):
-//   unset or 3: every one (the e4m3 wgmma for both FP8 products: its adder is narrower than
-//      fp32, which moves O by ~2e-4 against the CPU model and FP8 EXACT's lse by up to 1e-2,
-//      2e-2 at head dim 256: docs/accuracy.md);
-//   2: 16-bit inputs and FP8 LEAN; FP8 EXACT on the FP16-widened wgmma kernel (fp32 sums);
-//   1: 16-bit inputs only;
-//   0: none (the wgmma kernels without specialisation).
-enum class WsChoice { None, Bits16, Lean, All };
-WsChoice ws_choice_by_environment() {
-    const char* value = std::getenv("ZYFA_NVIDIA_WS");
-    if (!value || value[0] == '\0' || value[1] != '\0') return WsChoice::All;
-    switch (value[0]) {
-        case '0': return WsChoice::None;
-        case '1': return WsChoice::Bits16;
-        case '2': return WsChoice::Lean;
-        default: return WsChoice::All;
+template <size_t N>
+const KernelFamily* find_family(const KernelFamily (&families)[N], bool fp8, int64_t head_dim_qk, int64_t head_dim_v) {
+    for (const KernelFamily& f : families) {
+        if (f.fp8 == fp8 && f.head_dim_qk == head_dim_qk && f.head_dim_v == head_dim_v) return &f;
     }
+    return nullptr;
 }
 
-bool family_on_arch(const KernelFamily& family, const std::string& arch) {
-    if (arch == "sm_90a") return true;
-    if (arch == "sm_80") return family.on_sm80;
-    return false;
-}
-
-// The wgmma kernels store O two elements at a time (8 bytes fp32, 4 bytes 16-bit): O's base and
-// strides must keep every even element aligned to that; otherwise the mma.sync kernel runs.
+// The warp-specialised kernels store O two elements at a time (8 bytes fp32, 4 bytes 16-bit): O's
+// base and strides must keep every even element aligned to that. Otherwise the mma.sync kernel,
+// which stores one element at a time, runs the problem: the ws kernels' epilogue writes its pairs
+// itself (one store form per output dtype, chosen once per tile) and has no unpaired form.
 bool output_pairs_aligned(const TensorView& o) {
     const int64_t elem_bytes = o.dtype == ZYFA_DTYPE_FP32 ? 4 : 2;
     if (reinterpret_cast<uintptr_t>(o.data) % static_cast<uintptr_t>(2 * elem_bytes) != 0) return false;
@@ -155,25 +113,20 @@ bool output_pairs_aligned(const TensorView& o) {
 
 class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
-    CudaAttnCatalogue(bool wgmma_enabled, WsChoice ws, bool tma_enabled)
-        : wgmma_enabled_(wgmma_enabled), ws_(ws), tma_enabled_(tma_enabled) {}
+    explicit CudaAttnCatalogue(CudaKernelChoice choice) : choice_(choice) {}
 
     std::vector<gpu::KernelSpec> kernels(const std::string& image_arch) const override {
         std::vector<gpu::KernelSpec> specs;
-        for (const KernelFamily& family : kFamilies) {
-            if (!family_on_arch(family, image_arch)) continue;
+        auto add = [&](const KernelFamily& family) {
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
-        }
+        };
         if (image_arch == "sm_90a") {
-            for (const WgmmaFamily& wgmma : kWgmmaFamilies) {
-                const KernelFamily& family = wgmma.kernels;
-                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
-                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
-            }
-            for (const KernelFamily& family : kWsFamilies) {
-                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
-                specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
+            for (const KernelFamily& family : kWsFamilies) add(family);
+            for (const KernelFamily& family : kMmaFamilies) add(family);
+        } else if (image_arch == "sm_80") {
+            for (const KernelFamily& family : kMmaFamilies) {
+                if (family.on_sm80) add(family);
             }
         }
         return specs;
@@ -190,48 +143,36 @@ public:
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no NVIDIA kernel");
         }
         const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN;
-        const KernelFamily* family = nullptr;
-        for (const KernelFamily& f : kFamilies) {
-            if (f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) family = &f;
-        }
-        if (!family) {
+        // The warp-specialised kernels cover every dtype and head dims of the NVIDIA backend.
+        if (!find_family(kWsFamilies, fp8, p.head_dim_qk, p.head_dim_v)) {
             throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +
                                 std::to_string(p.head_dim_v) +
                                 ": the NVIDIA kernels support head dims 64, 128, 256 and 192/128");
         }
-        if (!family_on_arch(*family, image_arch)) {
+        // sm_90a: the warp-specialised kernels, except for an O whose pairs are misaligned.
+        const bool ws_kernel = image_arch == "sm_90a" && output_pairs_aligned(p.o);
+        const KernelFamily* family = nullptr;
+        if (ws_kernel) {
+            family = find_family(kWsFamilies, fp8, p.head_dim_qk, p.head_dim_v);
+        } else if (image_arch == "sm_90a" || image_arch == "sm_80") {
+            family = find_family(kMmaFamilies, fp8, p.head_dim_qk, p.head_dim_v);
+            if (family && image_arch == "sm_80" && !family->on_sm80) family = nullptr;
+        }
+        if (!family) {
             throw_not_supported(std::string("no NVIDIA kernel for ") + dtype_name(dtype) + " with head dims " +
                                 std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
                                 device.arch + " (this build's " + image_arch +
                                 " cubins: e4m3 needs sm_90a, head dim 256 needs sm_90a's shared memory)");
         }
-        using MmaShape = nvidia::TileShape<2, 64, 64, kWarps>;  // rows and threads do not depend on dims
-        int rows = MmaShape::kRows, threads = MmaShape::kThreads;
-        const bool wgmma = image_arch == "sm_90a" && wgmma_enabled_ && output_pairs_aligned(p.o);
-        for (const WgmmaFamily& candidate : kWgmmaFamilies) {  // faster kernels for the same problems
-            const KernelFamily& f = candidate.kernels;
-            if (wgmma && f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) {
-                family = &f;
-                rows = 64 * candidate.warpgroups;
-                threads = 128 * candidate.warpgroups;
-            }
-        }
-        const bool ws = wgmma && ws_ != WsChoice::None &&
-                        (!fp8 || ws_ == WsChoice::All || (ws_ == WsChoice::Lean && p.softmax == ZYFA_SOFTMAX_LEAN));
-        bool ws_kernel = false;
-        for (const KernelFamily& f : kWsFamilies) {  // faster still where they exist
-            if (ws && f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) {
-                family = &f;
-                ws_kernel = true;
-                rows = nvidia::WsTileShape<1, 128, 128, 64>::kRows;
-                threads = nvidia::WsTileShape<1, 128, 128, 64>::kThreads;
-            }
-        }
+        using MmaShape = nvidia::TileShape<2, 64, 64, kWarps>;        // rows and threads do not depend on dims
+        using WsShape = nvidia::WsTileShape<1, 128, 128, 64>;         // likewise
+        const int rows = ws_kernel ? WsShape::kRows : MmaShape::kRows;
+        const int threads = ws_kernel ? WsShape::kThreads : MmaShape::kThreads;
         if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
             throw_not_supported("params.softmax = LEAN needs FP8 inputs");
         }
         // Keys per online-softmax step of the chosen kernel: the warp-specialised kernels'
-        // nvidia::ws_key_block, 64 for the others.
+        // nvidia::ws_key_block, 64 for the mma.sync kernels.
         const int key_block = ws_kernel ? nvidia::ws_key_block(fp8, p.softmax == ZYFA_SOFTMAX_LEAN,
                                                                static_cast<int>(p.head_dim_v))
                                         : 64;
@@ -298,7 +239,7 @@ public:
         std::memset(&params, 0, sizeof(params));  // enabled = 0: the kernels copy with cp.async
         const int key_block = nvidia::ws_key_block(p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN, p.softmax == ZYFA_SOFTMAX_LEAN,
                                                    static_cast<int>(p.head_dim_v));
-        if (tma_enabled_) params = make_ws_tma_params(p, key_block, runtime);  // ZYFA_NVIDIA_TMA=0 never encodes
+        if (choice_ == CudaKernelChoice::Automatic) params = make_ws_tma_params(p, key_block, runtime);
         std::memcpy(out.bytes, &params, sizeof(params));
     }
 
@@ -306,18 +247,13 @@ public:
     float lean_centre() const override { return numerics::lean_p_centre_for(numerics::FloatToIntRounding::NearestEven); }
 
 private:
-    bool wgmma_enabled_;
-    WsChoice ws_;
-    bool tma_enabled_;
+    CudaKernelChoice choice_;
 };
 
 }  // namespace
 
-std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue() {
-    // ZYFA_NVIDIA_TMA=0: the warp-specialised kernels copy with cp.async even where tensor maps
-    // would do (A/B timing, a fallback in the field).
-    return std::make_unique<CudaAttnCatalogue>(enabled_by_environment("ZYFA_NVIDIA_WGMMA"), ws_choice_by_environment(),
-                                               enabled_by_environment("ZYFA_NVIDIA_TMA"));
+std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue(CudaKernelChoice choice) {
+    return std::make_unique<CudaAttnCatalogue>(choice);
 }
 
 }  // namespace cuda

@@ -1,28 +1,31 @@
 // Which NVIDIA attention kernel runs a validated problem, and how it is launched: the catalogue
 // (gpu::AttnKernelCatalogue, src/gpu/gpu_backend.hpp) of the kernels in kernels/nvidia.
 //
-// Kernels (kernels/nvidia/attention_fwd_variant.cu; one embedded cubin = one variant):
-//   variant attn_fwd_b16_<dims>:  zyfa_attn_fwd_bf16_<dims>, zyfa_attn_fwd_fp16_<dims> (EXACT)
-//   variant attn_fwd_e4m3_<dims>: zyfa_attn_fwd_e4m3_exact_<dims>, zyfa_attn_fwd_e4m3_lean_<dims>
-//   <dims>: d64, d128, d256 (head_dim_qk = head_dim_v) or d192_128.
-// Archs: sm_90a has all of them; sm_80 (also run by 8.6/8.9 GPUs) has the 16-bit kernels of head
-// dims 64, 128 and 192/128 (no e4m3 MMA there; head dim 256 needs more shared memory than sm_80).
-// sm_90a also has the wgmma kernels (kernels/nvidia/attention_fwd_wgmma.cuh) for head dim 128:
-//   variant attn_fwd_wg_b16_d128:  zyfa_attn_fwd_wg_bf16_d128, zyfa_attn_fwd_wg_fp16_d128
-//   variant attn_fwd_wg_e4m3_d128: zyfa_attn_fwd_wg_e4m3_exact_d128, zyfa_attn_fwd_wg_e4m3_lean_d128
-// which the plan picks there for head dim 128/128 when O allows paired stores
-// (ZYFA_NVIDIA_WGMMA=0 in the environment when a context is created keeps its mma.sync kernels).
-// sm_90a also has the warp-specialised kernels (kernels/nvidia/attention_fwd_ws.cuh), head dims
-// 64, 128, 192/128 and 256 (DIMS = d64, d128, d192_128 or d256):
-//   variant attn_fwd_ws_b16_DIMS:  zyfa_attn_fwd_ws_bf16_DIMS, zyfa_attn_fwd_ws_fp16_DIMS
-//   variant attn_fwd_ws_e4m3_DIMS: zyfa_attn_fwd_ws_e4m3_exact_DIMS, zyfa_attn_fwd_ws_e4m3_lean_DIMS
-// which the plan picks by default for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 1:
-// 16-bit only; 3: FP8 EXACT too; 0: none). They run 384 threads.
-// Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 256 threads (8 warps x 16 query rows, or
-// 2 warpgroups x 64 rows), dynamic shared memory from kernels/nvidia/attention_tile_shape.h or
-// attention_wgmma_tile_shape.h.
+// The problem and the device's image arch alone decide; nothing else takes part (no environment
+// variable, no context option: docs/configuration.md). One embedded cubin = one variant.
+//   sm_90a: the warp-specialised kernels (kernels/nvidia/attention_fwd_ws.cuh,
+//     attention_fwd_ws_variant.cu) take every problem whose O keeps pairs of elements aligned:
+//     BF16/FP16 and FP8 e4m3fn EXACT and LEAN, head dims 64, 128, 256 and 192/128 (DIMS = d64,
+//     d128, d256, d192_128):
+//       variant attn_fwd_ws_b16_DIMS:  zyfa_attn_fwd_ws_bf16_DIMS, zyfa_attn_fwd_ws_fp16_DIMS
+//       variant attn_fwd_ws_e4m3_DIMS: zyfa_attn_fwd_ws_e4m3_exact_DIMS, zyfa_attn_fwd_ws_e4m3_lean_DIMS
+//     Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 384 threads (a producer warpgroup, two
+//     consumer warpgroups of 64 rows), dynamic shared memory of attention_ws_tile_shape.h, and a
+//     second parameter: the tensor maps (attention_ws_tma_params.h) where the problem allows them
+//     (ws_tma_maps.hpp), otherwise none and the kernel copies with cp.async, with the same results.
+//     They store O two elements at a time (8 bytes fp32, 4 bytes 16-bit); an O whose base or a
+//     stride is odd runs the mma.sync kernel below instead, the only problems it takes on sm_90a.
+//   The mma.sync kernels (kernels/nvidia/attention_fwd_mma.cuh, attention_fwd_variant.cu), which
+//     store O one element at a time:
+//       variant attn_fwd_b16_DIMS:  zyfa_attn_fwd_bf16_DIMS, zyfa_attn_fwd_fp16_DIMS (EXACT)
+//       variant attn_fwd_e4m3_DIMS: zyfa_attn_fwd_e4m3_exact_DIMS, zyfa_attn_fwd_e4m3_lean_DIMS
+//     sm_90a has all of them; sm_80 (also run by 8.6/8.9 GPUs) the 16-bit ones of head dims 64, 128
+//     and 192/128 (no e4m3 MMA there; head dim 256 needs more shared memory than sm_80 has), which
+//     run every problem there.
+//     Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 256 threads (8 warps x 16 query rows),
+//     dynamic shared memory of attention_tile_shape.h.
 // zyfa_quantize_fp8 (kernels/nvidia/quantize_fp8.cu): variant quantize_fp8 on sm_90a and sm_80,
-// symbols zyfa_quantize_fp8_{clear,amax,encode,finish}, launched by src/gpu/gpu_backend.cpp.
+// symbols zyfa_quantize_fp8_{clear,mean,amax,encode,finish}, launched by src/gpu/gpu_backend.cpp.
 #pragma once
 
 #include <memory>
@@ -32,7 +35,16 @@
 namespace zyfa {
 namespace cuda {
 
-std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue();
+// How a catalogue's warp-specialised kernels copy Q, K and V.
+enum class CudaKernelChoice {
+    Automatic,  // the tensor memory accelerator where the problem allows its maps, cp.async otherwise
+    CpAsync,    // cp.async on every problem (no tensor map is ever encoded)
+};
+
+// The catalogue. The library always makes Automatic (make_cuda_backend); CpAsync is a seam for
+// tests, which link it from zyfa_internal to run the cp.async producer on problems the tensor
+// maps would take (libzyfa.so exports no way to ask for it). tests/support/cuda_context.hpp.
+std::unique_ptr<gpu::AttnKernelCatalogue> make_cuda_attn_catalogue(CudaKernelChoice choice = CudaKernelChoice::Automatic);
 
 }  // namespace cuda
 }  // namespace zyfa

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "attention_launch_plan.hpp"
 #include "core/backend.hpp"
 #include "gpu/gpu_backend.hpp"
 
@@ -14,6 +15,10 @@ namespace cuda {
 // device (see open_cuda_runtime). On a GPU this build has no cubin for, creation succeeds and
 // every attention call is NOT_SUPPORTED with the reason.
 std::unique_ptr<Backend> make_cuda_backend(int ordinal);
+
+// The same with the launch plan's kernel choice given (attention_launch_plan.hpp): the public
+// path passes CudaKernelChoice::Automatic; tests pass CpAsync to run the cp.async producer.
+std::unique_ptr<Backend> make_cuda_backend(int ordinal, CudaKernelChoice choice);
 
 // The same over any runtime, catalogue and registry: the seam tests use for doubles.
 std::unique_ptr<Backend> make_cuda_backend(std::unique_ptr<gpu::GpuRuntime> runtime,

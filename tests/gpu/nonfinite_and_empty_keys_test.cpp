@@ -8,11 +8,11 @@
 //      one scaled score that overflows fp32: exactly the rows that see it get O = NaN and lse = NaN,
 //      as on the CPU backend; every other row is bitwise the same kernel's result without the edit,
 //      and within gpu_check.hpp's bounds of the CPU backend's.
-// Each case runs for every mode and head dim on the default context and on contexts created with
-// ZYFA_NVIDIA_WS=3 (FP8 EXACT on the warp-specialised kernels too), ZYFA_NVIDIA_TMA=0 (their
-// cp.async producer on dense problems), ZYFA_NVIDIA_WS=0 (the wgmma kernels) and
-// ZYFA_NVIDIA_WGMMA=0 (mma.sync). A problem the device has no kernel for (sm_80: FP8, head dim
-// 256) is skipped with a line; on sm_90 every one must run.
+// Each case runs for every mode and head dim on the default context (on sm_90a the
+// warp-specialised kernels, copying with the tensor memory accelerator where the problem allows)
+// and on a context of the tests' cp.async seam (tests/support/cuda_context.hpp: the same kernels'
+// cp.async producer on dense problems too). A problem the device has no kernel for (sm_80: FP8,
+// head dim 256) is skipped with a line; on sm_90 every one must run.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +23,7 @@
 #include "empty_keys_check.hpp"
 #include "exact_score_inputs.hpp"
 #include "support/attention_modes.hpp"
+#include "support/cuda_context.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
@@ -34,30 +35,6 @@ struct NamedContext {
     zyfa_context* ctx;
 };
 std::vector<NamedContext> g_contexts;  // the session's context first
-
-// A CUDA context created while environment variable `name` holds `value` (the launch plan reads
-// it at creation); null, with the library's message printed, when creation fails.
-zyfa_context* cuda_context_with(const char* name, const char* value) {
-    const char* old = std::getenv(name);
-    const std::string saved = old ? old : "";
-    setenv(name, value, 1);
-    zyfa_context_options opts;
-    zyfa_context_options_init(&opts, sizeof opts);
-    opts.backend = ZYFA_BACKEND_CUDA;
-    zyfa_context* ctx = nullptr;
-    const zyfa_status st = zyfa_context_create(&opts, &ctx);
-    if (old) {
-        setenv(name, saved.c_str(), 1);
-    } else {
-        unsetenv(name);
-    }
-    if (st != ZYFA_SUCCESS) {
-        std::printf("  zyfa_context_create(CUDA, %s=%s): %s: %s\n", name, value, zyfa_status_string(st),
-                    zyfa_last_error_message());
-        return nullptr;
-    }
-    return ctx;
-}
 
 bool is_hopper() {
     const auto& device = session().runtime->device();
@@ -339,18 +316,13 @@ void test_scaled_score_overflows(void**) {
 int main(void) {
     if (const int rc = open_session_or_skip("gpu_nonfinite_and_empty_keys")) return rc;
     g_contexts.push_back({"default", session().cuda});
-    struct Variant {
-        const char *name, *variable, *value;
-    };
-    const Variant variants[] = {{"WS=3", "ZYFA_NVIDIA_WS", "3"},
-                                {"TMA=0", "ZYFA_NVIDIA_TMA", "0"},
-                                {"WS=0", "ZYFA_NVIDIA_WS", "0"},
-                                {"WGMMA=0", "ZYFA_NVIDIA_WGMMA", "0"}};
-    for (const Variant& v : variants) {
-        zyfa_context* ctx = cuda_context_with(v.variable, v.value);
-        if (!ctx) return 1;
-        g_contexts.push_back({v.name, ctx});
+    std::string error;
+    zyfa_context* cp_async = zyfa_test::cuda_context_with(zyfa::cuda::CudaKernelChoice::CpAsync, &error);
+    if (!cp_async) {
+        std::printf("FAIL gpu_nonfinite_and_empty_keys: the cp.async seam's context: %s\n", error.c_str());
+        return 1;
     }
+    g_contexts.push_back({"cp.async", cp_async});
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seqlen_k_zero),
         cmocka_unit_test(test_varlen_all_key_sequences_empty),

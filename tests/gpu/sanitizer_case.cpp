@@ -2,8 +2,15 @@
 // one per kernel family and edge (partial tiles, varlen with empty and length-1 sequences, GQA,
 // windows, 192/128, 256, every input dtype), small enough that racecheck's instrumentation stays
 // within seconds. Each result is still checked against the CPU backend and the fp64 reference.
+// On sm_90a it also runs the warp-specialised kernels' cp.async producer on a dense problem (a
+// context of the tests' seam, tests/support/cuda_context.hpp) and a launch into an O whose base is
+// one element off (the plan's mma.sync fallback, which stores one element at a time: memcheck
+// reports a misaligned paired store if a ws kernel got it).
+#include <string>
+
 #include "empty_keys_check.hpp"
 #include "support/attention_modes.hpp"
+#include "support/cuda_context.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
@@ -37,8 +44,8 @@ void test_small_cases(void**) {
     lean.heads_kv = 2;
     check_gpu_case(lean, "e4m3fn-lean varlen {1,0,70} gqa 4/2 hd64");
 
-    // hd128 FP8 LEAN runs the sm_90a warp-specialised kernel by default: 300 keys wrap its
-    // three-stage K/V ring (producer cp.async, V transpose, mbarriers) so racecheck sees reuse.
+    // hd128 FP8 LEAN runs the sm_90a warp-specialised kernel: 300 keys wrap its three-stage K/V
+    // ring (producer copies, V transpose, mbarriers) so racecheck sees reuse.
     check_gpu_case(causal_lean_gqa_2_1(300, 128), "e4m3fn-lean causal s=300 gqa 2/1 hd128");
 
     // hd192/128 FP8 LEAN runs the warp-specialised kernel of those dims by default: 400 keys are
@@ -58,7 +65,7 @@ void test_small_cases(void**) {
     // case at the end: two ring stages); 200 keys are 4 blocks, so the 3-stage ring wraps.
     check_gpu_case(causal_lean_gqa_2_1(200, 256), "e4m3fn-lean causal s=200 gqa 2/1 hd256");
 
-    CaseShape exact = mode_shape(kE4m3fnExact);  // with descales; hd192/128 EXACT: the mma.sync kernel
+    CaseShape exact = mode_shape(kE4m3fnExact);  // with descales; the ws kernel on sm_90a
     exact.mask = ZYFA_MASK_NONE;
     exact.seqlen_q = 33;
     exact.seqlen_k = 100;
@@ -76,9 +83,8 @@ void test_small_cases(void**) {
     fp16.head_dim_qk = fp16.head_dim_v = 256;
     check_gpu_case(fp16, "fp16 window 8,3 hd256 s=70");
 
-    // No keys: seqlen_k = 0 with K and V NULL (memcheck would see a read through them), on the
-    // warp-specialised kernels (FP8 LEAN, BF16) and mma.sync (FP8 EXACT hd192/128); then varlen
-    // with empty key sequences beside non-empty ones.
+    // No keys: seqlen_k = 0 with K and V NULL (memcheck would see a read through them), FP8 LEAN,
+    // BF16 and FP8 EXACT; then varlen with empty key sequences beside non-empty ones.
     const std::pair<CaseShape, const char*> keyless[] = {{mode_shape(kE4m3fnLean), "e4m3fn-lean hd64"},
                                                         {bf16, "bf16 hd128"},
                                                         {exact, "e4m3fn-exact hd192/128"}};
@@ -99,11 +105,74 @@ void test_small_cases(void**) {
     check_empty_keys_case(session().cuda, some, "e4m3fn-lean varlen q{70,5,130} k{0,100,0} hd128", false);
 }
 
+bool is_hopper() {
+    const auto& device = session().runtime->device();
+    return device.compute_major == 9 && device.compute_minor == 0;
+}
+
+// sm_90a: the cp.async producer on problems the tensor maps would take (the ring wraps), FP8 LEAN
+// (V transposed by the producer) and BF16 (V used as it lands).
+void test_cp_async_producer(void**) {
+    if (!is_hopper()) {
+        std::printf("  not sm_90a: no warp-specialised kernels\n");
+        return;
+    }
+    std::string error;
+    zyfa_context* cp_async = cuda_context_with(zyfa::cuda::CudaKernelChoice::CpAsync, &error);
+    if (!cp_async) {
+        std::printf("  the cp.async seam's context: %s\n", error.c_str());
+        fail();
+    }
+    Session& s = session();
+    zyfa_context* const saved = s.cuda;
+    s.cuda = cp_async;
+    check_gpu_case(causal_lean_gqa_2_1(300, 128), "cp.async e4m3fn-lean causal s=300 gqa 2/1 hd128");
+    CaseShape bf16;
+    bf16.dtype = ZYFA_DTYPE_BF16;
+    bf16.out_dtype = ZYFA_DTYPE_BF16;
+    bf16.seqlen_q = bf16.seqlen_k = 200;
+    bf16.head_dim_qk = bf16.head_dim_v = 128;
+    check_gpu_case(bf16, "cp.async bf16 causal hd128 s=200");
+    s.cuda = saved;
+    zyfa_context_destroy(cp_async);
+}
+
+// sm_90a: O one element past an aligned address, so the ws kernels' pairs would be misaligned and
+// the plan runs the mma.sync kernel (memcheck fails a misaligned 8-byte fp32 or 4-byte bf16 store).
+void test_unpaired_output(void**) {
+    if (!is_hopper()) {
+        std::printf("  not sm_90a: no warp-specialised kernels\n");
+        return;
+    }
+    Session& s = session();
+    for (zyfa_dtype out : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16}) {
+        guarded([&] {
+            CaseShape shape = causal_lean_gqa_2_1(130, 128);
+            shape.out_dtype = out;
+            GpuCase c(*s.runtime, shape);
+            const size_t elem = zyfa::cpu::dtype_size(out);
+            DeviceBuffer shifted(*s.runtime, c.host.o.size() + elem);
+            c.to.data = static_cast<uint8_t*>(shifted.data()) + elem;
+            const zyfa_status st = c.launch(s.cuda, s.stream);
+            if (st != ZYFA_SUCCESS) {
+                std::printf("  zyfa_attn_fwd into O + 1 element: %s: %s\n", zyfa_status_string(st),
+                            zyfa_last_error_message());
+                fail();
+            }
+            s.runtime->synchronize_stream(s.stream);
+            std::printf("  e4m3fn-lean causal s=130 hd128 out %d into O + 1 element: %s\n", static_cast<int>(out),
+                        shifted.guard_intact() ? "ran" : "GUARD BAND OVERWRITTEN");
+            assert_true(shifted.guard_intact());
+        });
+    }
+}
+
 }  // namespace
 
 int main(void) {
     if (const int rc = open_session_or_skip("gpu_sanitizer_case")) return rc;
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_small_cases)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_small_cases), cmocka_unit_test(test_cp_async_producer),
+                                       cmocka_unit_test(test_unpaired_output)};
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();
     return failed;

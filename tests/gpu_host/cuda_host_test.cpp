@@ -29,6 +29,7 @@ extern "C" {
 #include "gpu/gpu_backend.hpp"
 #include "nvidia/attention_ws_tma_params.h"
 #include "nvidia/quantize_fp8_args.h"
+#include "support/cuda_context.hpp"
 #include "zyfa.h"
 
 namespace zyfa {
@@ -636,19 +637,19 @@ void public_api_quantize_enqueues_four_launches(void**) {
 // (nvidia::WsTmaParams), what cuTensorMapEncodeTiled is asked for, and where each map lands.
 using zyfa::nvidia::WsTmaParams;
 
-// A context on the double's sm_90 device, created with `tma_env` as ZYFA_NVIDIA_TMA (null: unset).
-zyfa_context* sm90_context(const char* tma_env = nullptr) {
-    setenv("FAKE_CUDA_CC", "90", 1);
-    if (tma_env != nullptr) setenv("ZYFA_NVIDIA_TMA", tma_env, 1);
+// A context of the public API on the double's device (FAKE_CUDA_CC, `cc`).
+zyfa_context* cuda_context(const char* cc) {
+    setenv("FAKE_CUDA_CC", cc, 1);
     zyfa_context_options options;
     zyfa_context_options_init(&options, sizeof(options));
     options.backend = ZYFA_BACKEND_CUDA;
     zyfa_context* ctx = nullptr;
     const zyfa_status status = zyfa_context_create(&options, &ctx);
-    unsetenv("ZYFA_NVIDIA_TMA");
+    setenv("FAKE_CUDA_CC", "90", 1);
     assert_int_equal(status, ZYFA_SUCCESS);
     return ctx;
 }
+zyfa_context* sm90_context() { return cuda_context("90"); }
 
 // FP8 e4m3fn, LEAN, top-left causal, no window, [batch, seq, heads, dim] (Request's layout).
 Request fp8_lean_request(int64_t head_dim_qk, int64_t head_dim_v) {
@@ -857,12 +858,18 @@ void varlen_ws_launch_has_no_maps(void**) {
     zyfa_context_destroy(ctx);
 }
 
-// (d) ZYFA_NVIDIA_TMA=0 when the context is created: no maps for that context, ever, and the
-// driver is not asked (a fallback in the field must not depend on the encoder); a context created
-// afterwards without it has them.
-void tma_disabled_by_environment_at_creation(void**) {
-    zyfa_context* off = sm90_context("0");
+// (d) A context of the tests' cp.async seam (CudaKernelChoice::CpAsync, tests/support/cuda_context.hpp):
+// the same kernel, no maps, ever, and the driver is not asked. The public API has no such switch:
+// ZYFA_NVIDIA_TMA=0, which chose this until 2026-12-02, is read by nothing, so a context created
+// while it is set still has the maps.
+void cp_async_seam_encodes_no_maps(void**) {
+    setenv("FAKE_CUDA_CC", "90", 1);
+    std::string error;
+    zyfa_context* off = zyfa_test::cuda_context_with(zyfa::cuda::CudaKernelChoice::CpAsync, &error);
+    if (off == nullptr) fail_msg("the cp.async seam: %s", error.c_str());
+    setenv("ZYFA_NVIDIA_TMA", "0", 1);
     zyfa_context* on = sm90_context();
+    unsetenv("ZYFA_NVIDIA_TMA");
     const Request r = fp8_lean_request(128, 128);
     const Launched l = run_fwd(off, r, true);
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
@@ -870,6 +877,7 @@ void tma_disabled_by_environment_at_creation(void**) {
     assert_int_equal(l.second.enabled, 0);
     assert_int_equal(fake_state()->tma_encodes, 0);
     const Launched l_on = run_fwd(on, r, true);
+    assert_string_equal(l_on.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
     assert_int_equal(l_on.second.enabled, 1);
     assert_int_equal(fake_state()->tma_encodes, 3);
     zyfa_context_destroy(on);
@@ -963,23 +971,69 @@ void strides_beyond_the_accelerator_fall_back(void**) {
     zyfa_context_destroy(ctx);
 }
 
-// (g) Kernels without the second parameter encode nothing.
-void other_kernels_encode_nothing(void**) {
-    setenv("ZYFA_NVIDIA_WS", "2", 1);  // FP8 EXACT on the older kernels (by default it runs the ws kernels)
+// (g) On sm_90a every problem with an aligned O takes the second parameter, FP8 EXACT included;
+// kernels without it (the mma.sync kernels, here sm_80's) encode nothing.
+void only_ws_kernels_take_maps(void**) {
     zyfa_context* ctx = sm90_context();
-    unsetenv("ZYFA_NVIDIA_WS");
     Request exact = fp8_lean_request(128, 128);
-    exact.params.softmax = ZYFA_SOFTMAX_EXACT;  // the wgmma kernel under ZYFA_NVIDIA_WS=2
-    Launched l = run_fwd(ctx, exact, false);
-    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_wg_e4m3_exact_d128");
+    exact.params.softmax = ZYFA_SOFTMAX_EXACT;
+    Launched l = run_fwd(ctx, exact, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_exact_d128");
     assert_int_equal(l.launches, 1);
-    assert_int_equal(fake_state()->tma_encodes, 0);
-    Request d256 = fp8_lean_request(256, 256);  // FP8 EXACT at head dim 256: the mma.sync kernel
+    assert_int_equal(fake_state()->tma_encodes, 3);
+    assert_int_equal(l.second.enabled, 1);
+    Request d256 = fp8_lean_request(256, 256);
     d256.params.softmax = ZYFA_SOFTMAX_EXACT;
-    l = run_fwd(ctx, d256, false);
-    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_exact_d256");
+    l = run_fwd(ctx, d256, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_exact_d256");
+    assert_int_equal(l.second.enabled, 1);
+    zyfa_context_destroy(ctx);
+    if (!zyfa::gpu::KernelRegistry::embedded().has_arch("nvidia", "sm_80")) {
+        std::printf("note: no sm_80 cubins in this build: the mma.sync case is skipped\n");
+        return;
+    }
+    zyfa_context* sm80 = cuda_context("80");
+    Request bf16(128);
+    bf16.params.lse = nullptr;
+    l = run_fwd(sm80, bf16, false);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_bf16_d128");
     assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->block[0], 256);  // 8 warps of 16 query rows
     assert_int_equal(fake_state()->tma_encodes, 0);
+    zyfa_context_destroy(sm80);
+}
+
+// (g') O's pairs: the warp-specialised kernels store two adjacent elements at once. An O with an
+// odd base or an odd stride runs the mma.sync kernel of the same dims (one element at a time),
+// without the second parameter and its maps; an aligned O, padded heads included, the ws kernel.
+void misaligned_output_runs_mma_sync(void**) {
+    zyfa_context* ctx = sm90_context();
+    Request r = fp8_lean_request(128, 128);  // O: BF16 at 0x400000, even strides
+    Launched l = run_fwd(ctx, r, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
+    r.o.data = const_cast<void*>(window(0x400002));  // one BF16 element in: pairs 2 bytes off
+    l = run_fwd(ctx, r, false);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_e4m3_lean_d128");
+    assert_int_equal(l.launches, 1);
+    assert_int_equal(fake_state()->block[0], 256);  // 8 warps of 16 query rows
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    assert_ptr_equal(l.args.o, r.o.data);
+    assert_int_equal(l.args.out_dtype, zyfa::kKernelBf16);
+    Request f32(128);  // BF16 in, FP32 out with an odd head stride
+    f32.params.lse = nullptr;
+    f32.o.dtype = ZYFA_DTYPE_FP32;
+    f32.o.stride_head = 129;
+    f32.o.stride_seq = 8 * 129;
+    f32.o.stride_batch = 100 * 8 * 129;
+    l = run_fwd(ctx, f32, false);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_bf16_d128");
+    assert_int_equal(fake_state()->tma_encodes, 0);
+    f32.o.stride_head = 130;  // even again (a padded head): the ws kernel
+    f32.o.stride_seq = 8 * 130;
+    f32.o.stride_batch = 100 * 8 * 130;
+    l = run_fwd(ctx, f32, true);
+    assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_bf16_d128");
+    assert_int_equal(l.second.enabled, 1);
     zyfa_context_destroy(ctx);
 }
 
@@ -1224,11 +1278,12 @@ int main(int argc, char** argv) {
             cmocka_unit_test(fp8_lean_ws_launch_encodes_three_maps),
             cmocka_unit_test(ws_launches_of_other_kernels_encode_slices),
             cmocka_unit_test(varlen_ws_launch_has_no_maps),
-            cmocka_unit_test(tma_disabled_by_environment_at_creation),
+            cmocka_unit_test(cp_async_seam_encodes_no_maps),
             cmocka_unit_test(rejected_encode_falls_back_to_cp_async),
             cmocka_unit_test(other_layouts_encode_nested_strides),
             cmocka_unit_test(strides_beyond_the_accelerator_fall_back),
-            cmocka_unit_test(other_kernels_encode_nothing),
+            cmocka_unit_test(only_ws_kernels_take_maps),
+            cmocka_unit_test(misaligned_output_runs_mma_sync),
             cmocka_unit_test(key_block_is_the_kernels_own_or_refused),
         };
         return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
-# CPU-side checks of the NVIDIA kernels (label nvidia_build; needs nvcc, no GPU). This machine's
-# CUDA install has no cuobjdump/nvdisasm, so the checks read nvcc's PTX and ptxas's resource report
-# for the head-dim-128 variants (sm_90a), mma.sync and wgmma, compiled exactly as
-# kernels/nvidia/CMakeLists.txt does:
+# CPU-side checks of the mma.sync kernels (label nvidia_build; needs nvcc, no GPU; the
+# warp-specialised kernels have tests/gpu/check_ws_kernels.sh). This machine's CUDA install has no
+# cuobjdump/nvdisasm, so the checks read nvcc's PTX and ptxas's resource report for the
+# head-dim-128 variants (sm_90a), compiled exactly as kernels/nvidia/CMakeLists.txt does:
 #   1. the LEAN kernels' P path has no exponential: its PTX holds exactly 2 ex2 instructions (the
 #      per-row alpha = exp2f(m_old - m_new) of the thread's two rows), while the EXACT kernel holds
 #      at least 2 + 32 (one exp2f per probability: 16 keys x 2 rows per thread per block);
-#   1b. the wgmma kernels issue wgmma.mma_async for both products, their LEAN kernel holds only the
-#      alpha exponentials (4: the softmax is compiled for whole and for masked blocks), EXACT >= 68;
 #   2. every kernel fits the register file (<= 255 per thread) and spills nothing to local memory,
 #      except the kernels listed in KNOWN_SPILLS (small spills ptxas reports today; the speed issue
 #      should empty the list).
@@ -24,34 +22,12 @@ for family in 0 1; do
   "$nvcc" -cubin "${common[@]}" -Xptxas=-v -o "$work/f$family.cubin" \
       "$root/kernels/nvidia/attention_fwd_variant.cu" 2> "$work/f$family.ptxas"
 done
-# The sm_90a wgmma kernels (attention_fwd_wgmma_variant.cu), compiled as kernels/nvidia/CMakeLists.txt does.
-for family in 0 1; do
-  common=(-arch=sm_90a "$@" -I"$root/kernels" -DZYFA_FAMILY_E4M3=$family -DZYFA_HEAD_DIM_QK=128
-          -DZYFA_HEAD_DIM_V=128 -DZYFA_DIMS_SUFFIX=d128)
-  "$nvcc" -ptx "${common[@]}" -o "$work/w$family.ptx" "$root/kernels/nvidia/attention_fwd_wgmma_variant.cu"
-  "$nvcc" -cubin "${common[@]}" -Xptxas=-v -o "$work/w$family.cubin" \
-      "$root/kernels/nvidia/attention_fwd_wgmma_variant.cu" 2> "$work/fw$family.ptxas"
-done
 # 1. ex2 per entry
 ex2_of() { awk -v fn="$1" '/^\.visible \.entry/{inside = index($0, fn "(") > 0} inside && /ex2\./{n++} END{print n+0}' "$work/f1.ptx"; }
 lean=$(ex2_of zyfa_attn_fwd_e4m3_lean_d128); exact=$(ex2_of zyfa_attn_fwd_e4m3_exact_d128)
 echo "ex2 in PTX: e4m3 LEAN d128 $lean, e4m3 EXACT d128 $exact"
 if [ "$lean" -ne 2 ]; then echo "FAIL: the LEAN kernel should hold exactly 2 ex2 (alpha of two rows), has $lean"; status=1; fi
 if [ "$exact" -lt 34 ]; then echo "FAIL: the EXACT kernel should hold >= 34 ex2, has $exact"; status=1; fi
-# 1b. the wgmma kernels: both products on wgmma; LEAN again without exponentials in its P path.
-count_in() { awk -v fn="$2" -v pat="$3" '/^\.visible \.entry/{inside = index($0, fn "(") > 0} inside && $0 ~ pat {n++} END{print n+0}' "$1"; }
-for fn in zyfa_attn_fwd_wg_bf16_d128 zyfa_attn_fwd_wg_e4m3_lean_d128 zyfa_attn_fwd_wg_e4m3_exact_d128; do
-  ptx=$work/w0.ptx; [[ $fn == *e4m3* ]] && ptx=$work/w1.ptx
-  mmas=$(count_in "$ptx" $fn 'wgmma\.mma_async'); echo "wgmma.mma_async in PTX: $fn $mmas"
-  if [ "$mmas" -lt 2 ]; then echo "FAIL: $fn should issue wgmma for S and for P.V"; status=1; fi
-done
-# The softmax is compiled twice (blocks every row sees whole, and masked blocks): LEAN holds the
-# alpha of two rows in each, 4 ex2; EXACT adds one per probability, 2 x 32.
-wlean=$(count_in "$work/w1.ptx" zyfa_attn_fwd_wg_e4m3_lean_d128 'ex2\.')
-wexact=$(count_in "$work/w1.ptx" zyfa_attn_fwd_wg_e4m3_exact_d128 'ex2\.')
-echo "ex2 in PTX: wgmma e4m3 LEAN d128 $wlean, wgmma e4m3 EXACT d128 $wexact"
-if [ "$wlean" -ne 4 ]; then echo "FAIL: the wgmma LEAN kernel should hold exactly 4 ex2 (alpha only), has $wlean"; status=1; fi
-if [ "$wexact" -lt 68 ]; then echo "FAIL: the wgmma EXACT kernel should hold >= 68 ex2, has $wexact"; status=1; fi
 # 2. registers and spills
 while read -r fn regs spill; do
   echo "$fn: $regs registers, $spill bytes spilled"

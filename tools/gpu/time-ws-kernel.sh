@@ -3,7 +3,8 @@
 # repository root: the loop of the warp-specialised kernels' work (kernels/nvidia/attention_fwd_ws.cuh).
 # Builds what it needs (sm_90a cubins only, no AMD), then in order, each under a timeout:
 #   1. a one-case sanity check of every mode through zyfa-bench (fp64 check, small causal shape);
-#   2. the A/B timing tools/gpu/ws_ab_timing.py (ws vs wgmma kernels, Triton FP8 and cuDNN anchors);
+#   2. the A/B timing tools/gpu/ws_ab_timing.py (the ws kernels of this build and of the --variant
+#      builds, Triton FP8 and cuDNN anchors);
 #   3. the gpu tier tests named by --tests (a ctest -R regex; default: the ws and accuracy tests).
 # Logs under $OUT (build.log, ab.log, ctest.log).
 # Usage: time-ws-kernel.sh [--budget SECONDS] [--seqlens "4096 16384"] [--tests REGEX] [--no-tests]
@@ -75,9 +76,9 @@ done
 for lib in "${variant_libs[@]}"; do variant_args+=(--variant "$lib"); done
 bench=$build/tools/zyfa-bench/zyfa-bench
 [[ -x $bench ]] || bench=$(find $build -name zyfa-bench -type f -perm -u+x | head -1)
-echo "== 1. sanity: causal b1 h4 s700 hd128 vs fp64 (ZYFA_NVIDIA_WS=3: every mode on the ws kernels)"
+echo "== 1. sanity: causal b1 h4 s700 hd128 vs fp64 (every mode runs the ws kernels)"
 for mode in "--dtype fp8 --softmax lean" "--dtype fp8 --softmax exact" "--dtype bf16" "--dtype fp16"; do
-  ZYFA_NVIDIA_WS=3 ZYFA_LOG=info timeout 60 $bench --backend cuda $mode --batch 1 --heads 4 --seqlen 700 \
+  ZYFA_LOG=info timeout 60 $bench --backend cuda $mode --batch 1 --heads 4 --seqlen 700 \
     --repeats 1 2>&1 | tail -3
 done
 echo "== 2. A/B timing ($(( $(date +%s) - start )) s)"

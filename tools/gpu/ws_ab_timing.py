@@ -1,15 +1,16 @@
-"""The warp-specialised kernels against the older wgmma kernels and the anchors, in one process.
+"""The warp-specialised kernels against other builds of them and the anchors, in one process.
 
-Times zyfa FP8 LEAN, FP8 EXACT and BF16 with the warp-specialised sm_90a kernels
-(ZYFA_NVIDIA_WS=3: FP8 LEAN and EXACT too, so that Lean P and the exact exponential are compared in the
-same kernel) and with ZYFA_NVIDIA_WS=0 (the wgmma kernels without specialisation), beside torch
-SDPA cuDNN / flash BF16 and the Triton FP8 kernel, on bench/run_benchmark.py's inputs and timing
-(causal, head dim 128, batch * seqlen = 32K tokens, 16 heads). The variable is read when a context
-is created, so each mode opens its own zyfa caller. Each zyfa kernel is first checked against an
-fp32 torch reference on the same inputs (seqlens <= 4096).
+Times zyfa FP8 LEAN, FP8 EXACT and BF16 on the warp-specialised sm_90a kernels (every problem on
+sm_90a), beside torch SDPA cuDNN / flash BF16 and the Triton FP8 kernel, on
+bench/run_benchmark.py's inputs and timing (causal, head dim 128, batch * seqlen = 32K tokens, 16
+heads). Each zyfa kernel is first checked against an fp32 torch reference on the same inputs
+(seqlens <= 4096).
 Usage: ws_ab_timing.py LIBRARY [--variant LABEL=LIBRARY2]... [SEQLEN...]   (device only)
---variant adds a mode: another build of libzyfa.so (say, with a kernel switch flipped), run with
-ZYFA_NVIDIA_WS=3.
+--variant adds a mode: another build of libzyfa.so (say, with a kernel switch flipped, or an
+earlier commit's tree), opened as its own zyfa caller. Until 2026-12-02 the modes also included
+the older wgmma kernels and the cp.async producer, chosen by environment variables
+(ZYFA_NVIDIA_WS, ZYFA_NVIDIA_TMA) that the library no longer reads; their figures are in
+docs/performance.md and docs/hopper-kernel-notes.md.
 """
 import os
 import sys
@@ -36,18 +37,12 @@ def main():
     class Args:
         api = "ctypes"
 
-    # "ws" uses the tensor memory accelerator where the problem allows (these inputs do);
-    # "ws-cpasync" is the same kernel with ZYFA_NVIDIA_TMA=0 (the producer's cp.async copies).
-    modes = [("ws", "3", library), ("ws-cpasync", "3", library), ("wgmma", "0", library)] + \
-        [(label, "3", path) for label, path in variants]
+    # "ws" uses the tensor memory accelerator where the problem allows (these inputs do).
+    modes = [("ws", library)] + variants
     callers = {}
-    for label, flag, path in modes:
-        os.environ["ZYFA_NVIDIA_WS"] = flag
-        os.environ["ZYFA_NVIDIA_TMA"] = "0" if label == "ws-cpasync" else "1"
+    for label, path in modes:
         Args.library = path
         callers[label] = rb.open_zyfa(Args, torch)
-    os.environ.pop("ZYFA_NVIDIA_WS")
-    os.environ.pop("ZYFA_NVIDIA_TMA")
     zyfa = callers["ws"]
     print(zyfa.describe())
     table = []
@@ -63,7 +58,7 @@ def main():
                 ref[kind] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=True).transpose(1, 2)
         row = {"seqlen": seqlen}
         for impl in ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_bf16"]:
-            for label, _, _ in modes:
+            for label, _ in modes:
                 launch, kernel = rb.make_launch(impl, torch, callers[label], inp)
                 err = ""
                 if ref:
