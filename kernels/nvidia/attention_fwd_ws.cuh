@@ -21,27 +21,27 @@
 //   O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an FP16
 //   wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). FlashAttention-3's
 //   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers).
-//   No ping-pong between the warpgroups (measured slower since TMA: docs/hopper-kernel-notes.md).
+//   No ping-pong between the warpgroups (measured slower again on 2026-12-02: the step is
+//   latency-bound on the softmax chain; docs/hopper-kernel-notes.md).
 // Measured design, figures and where the time goes: docs/hopper-kernel-notes.md. The launch plan
-// uses these kernels for 16-bit inputs and FP8 LEAN (ZYFA_NVIDIA_WS unset or 2; 3 adds FP8 EXACT).
-// Head dims: 128, 192/128 (MLA) and 64. DQK sets the Q/K slices, the k-steps of S = Q K^T and Q's
-// register fragments (at 192/128 24 (FP8) / 48 (16-bit) registers instead of 16 / 32); DV = 128
-// or 64 sets V's slices, the P.V wgmma (m64n128 or m64n64) and O's accumulator. ptxas reports no
-// spills for any of them (check_ws_kernels.sh).
+// runs every sm_90a problem on these kernels (src/cuda/attention_launch_plan.cpp; an O whose pairs
+// are misaligned goes to the mma.sync kernel). Head dims: 128, 192/128 (MLA), 64 and 256. DQK sets
+// the Q/K slices, the k-steps of S = Q K^T and Q's register fragments (16 / 32 registers at 128,
+// 48 for 16-bit 192/128; FP8 192/128 and 256 read Q from shared memory); DV sets V's slices, the
+// P.V wgmma (m64n128 or m64n64, two m64n128 at 256) and O's accumulator. ptxas reports no spills
+// for any of them (check_ws_kernels.sh).
 //
 // FP8 goes through the e4m3 wgmma (k = 32), whose adder is narrower than fp32: scores and the P.V
 // partial sums carry an extra relative error of about 1e-3 over the CPU model (the reason the
-// older attention_fwd_wgmma.cuh widens to FP16); tests/gpu/ws_kernel_test.cpp holds the measured
-// bounds. P's A fragment for k = 32 takes, per thread, keys 4t..4t+3 and 16+4t..16+4t+3 of each
+// removed wgmma kernels widened to FP16); tests/gpu/ws_kernel_test.cpp holds the measured bounds. P's A fragment for k = 32 takes, per thread, keys 4t..4t+3 and 16+4t..16+4t+3 of each
 // 32-key chunk, while the thread's scores are keys 8j + 2t + {0,1}: the transpose permutes the
 // keys of every 16-key group (column 4t + 2jj + e holds key 8jj + 2t + e, as in
 // attention_fwd_mma.cuh), so the thread's scores are exactly its A bytes; P.V sums over keys, so
 // a permutation applied to both P and V is exact.
 //
-// Otherwise the numerics are those of attention_fwd_wgmma.cuh (the CPU model step by step, O
-// accumulated by the tensor core as acc * 2^e, LEAN's row sum exact from the codes), except that
-// P enters the FP8 wgmma as e4m3 itself: its block exponent is the model's k (no 2^-8 of the
-// FP16 route).
+// Otherwise the numerics are those listed in attention_fwd_common.cuh (the CPU model step by step,
+// O accumulated by the tensor core as acc * 2^e, LEAN's row sum exact from the codes), with P
+// entering the FP8 wgmma as e4m3 itself: its block exponent is the model's k.
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 
@@ -183,7 +183,7 @@ __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const uns
 }
 
 
-// O += P V over one k-step for DV = 2N output columns: m64n128 (attention_fwd_wgmma.cuh's wrappers)
+// O += P V over one k-step for DV = 2N output columns: m64n128 (primitives/wgmma.cuh's wgmma_pv)
 // or m64n64; FP8 reads Vt K-major, 16-bit V MN-major.
 template <InKind IN, int N>
 __device__ __forceinline__ void wgmma_pv_ws(float (&d)[N], const uint32_t (&p)[4], uint64_t desc_v) {
@@ -260,7 +260,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
     constexpr bool kFp8 = IN == InKind::E4m3;
     constexpr float kNegInf = -__builtin_huge_valf();
     extern __shared__ __align__(1024) unsigned char smem[];
-    int* tile_keys = reinterpret_cast<int*>(smem + Shape::kKeyRangeOffset);  // as in attention_fwd_wgmma.cuh
+    int* tile_keys = reinterpret_cast<int*>(smem + Shape::kKeyRangeOffset);  // the tile's key ranges
 
     const int tile = gridDim.x - 1 - blockIdx.x;
     const int head = blockIdx.y, batch = blockIdx.z;

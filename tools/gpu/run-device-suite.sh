@@ -178,8 +178,8 @@ fi
 
 # --- 4. tests --------------------------------------------------------------------------------------
 if ((built)); then
-  step "ctest -L gpu" 300 "$OUT/ctest-gpu.log" \
-    ctest --test-dir "$build" -L '^gpu$' -V --no-tests=error --timeout 280 -j 3
+  step "ctest -L gpu" 330 "$OUT/ctest-gpu.log" \
+    ctest --test-dir "$build" -L '^gpu$' -V --no-tests=error --timeout 320 -j 3
   skipped=$(grep -c '\*\*\*Skipped' "$OUT/ctest-gpu.log")
   if ((skipped > 0)); then
     failed=1
