@@ -19,7 +19,14 @@ namespace {
 constexpr int kWarps = 8;  // the mma.sync kernels: 128-row query tiles (kernels/nvidia/CMakeLists.txt)
 using validation::dtype_name;
 
+// The two kernel structures of kernels/nvidia/attention_kernel_variants.def.
+enum class Structure {
+    Mma,  // attention_fwd_mma.cuh: 8 warps x 16 rows; sm_80, and sm_90a for misaligned O
+    Ws,   // attention_fwd_ws.cuh: warp-specialised, sm_90a
+};
+
 struct KernelFamily {
+    Structure structure;
     bool fp8;
     int head_dim_qk;
     int head_dim_v;
@@ -35,32 +42,9 @@ constexpr uint32_t shared_bytes_of() {
     return static_cast<uint32_t>(nvidia::TileShape<ELEM, DQK, DV, kWarps>::kSharedBytes);
 }
 
-// The mma.sync kernels (kernels/nvidia/attention_fwd_mma.cuh). sm_80 has the 16-bit ones up to head
-// dim 192 (no e4m3 MMA there; head dim 256 needs more shared memory than sm_80 has) and runs every
-// problem on them; sm_90a has all of them, for an O whose pairs are misaligned only (below).
-constexpr KernelFamily kMmaFamilies[] = {
-    {false, 64, 64, "attn_fwd_b16_d64", "zyfa_attn_fwd_bf16_d64", "zyfa_attn_fwd_fp16_d64", shared_bytes_of<2, 64, 64>(),
-     true},
-    {false, 128, 128, "attn_fwd_b16_d128", "zyfa_attn_fwd_bf16_d128", "zyfa_attn_fwd_fp16_d128",
-     shared_bytes_of<2, 128, 128>(), true},
-    {false, 256, 256, "attn_fwd_b16_d256", "zyfa_attn_fwd_bf16_d256", "zyfa_attn_fwd_fp16_d256",
-     shared_bytes_of<2, 256, 256>(), false},
-    {false, 192, 128, "attn_fwd_b16_d192_128", "zyfa_attn_fwd_bf16_d192_128", "zyfa_attn_fwd_fp16_d192_128",
-     shared_bytes_of<2, 192, 128>(), true},
-    {true, 64, 64, "attn_fwd_e4m3_d64", "zyfa_attn_fwd_e4m3_exact_d64", "zyfa_attn_fwd_e4m3_lean_d64",
-     shared_bytes_of<1, 64, 64>(), false},
-    {true, 128, 128, "attn_fwd_e4m3_d128", "zyfa_attn_fwd_e4m3_exact_d128", "zyfa_attn_fwd_e4m3_lean_d128",
-     shared_bytes_of<1, 128, 128>(), false},
-    {true, 256, 256, "attn_fwd_e4m3_d256", "zyfa_attn_fwd_e4m3_exact_d256", "zyfa_attn_fwd_e4m3_lean_d256",
-     shared_bytes_of<1, 256, 256>(), false},
-    {true, 192, 128, "attn_fwd_e4m3_d192_128", "zyfa_attn_fwd_e4m3_exact_d192_128",
-     "zyfa_attn_fwd_e4m3_lean_d192_128", shared_bytes_of<1, 192, 128>(), false},
-};
-
-// The warp-specialised sm_90a kernels (kernels/nvidia/attention_fwd_ws.cuh), every problem on
-// sm_90a: 128-row tiles, 384 threads (a producer warpgroup and two consumer warpgroups), one CTA
-// per SM. The 16-bit and FP8 EXACT kernels step 64 keys, FP8 LEAN nvidia::ws_key_block's (symbol_b
-// of an FP8 family): each kernel's shared memory is its own tile shape's.
+// The warp-specialised kernels: 128-row tiles, 384 threads (a producer warpgroup and two consumer
+// warpgroups), one CTA per SM. The 16-bit kernels step 64 keys, FP8 nvidia::ws_key_block's: each
+// kernel's shared memory is its own tile shape's.
 template <int ELEM, int DQK, int DV, bool LEAN>
 constexpr uint32_t ws_shared_bytes_of() {
     return static_cast<uint32_t>(
@@ -74,29 +58,40 @@ constexpr uint32_t ws_family_shared_bytes_of() {
                : ws_shared_bytes_of<ELEM, DQK, DV, true>();
 }
 
-constexpr KernelFamily kWsFamilies[] = {
-    {false, 64, 64, "attn_fwd_ws_b16_d64", "zyfa_attn_fwd_ws_bf16_d64", "zyfa_attn_fwd_ws_fp16_d64",
-     ws_family_shared_bytes_of<2, 64, 64>(), false},
-    {true, 64, 64, "attn_fwd_ws_e4m3_d64", "zyfa_attn_fwd_ws_e4m3_exact_d64", "zyfa_attn_fwd_ws_e4m3_lean_d64",
-     ws_family_shared_bytes_of<1, 64, 64>(), false},
-    {false, 128, 128, "attn_fwd_ws_b16_d128", "zyfa_attn_fwd_ws_bf16_d128", "zyfa_attn_fwd_ws_fp16_d128",
-     ws_family_shared_bytes_of<2, 128, 128>(), false},
-    {true, 128, 128, "attn_fwd_ws_e4m3_d128", "zyfa_attn_fwd_ws_e4m3_exact_d128", "zyfa_attn_fwd_ws_e4m3_lean_d128",
-     ws_family_shared_bytes_of<1, 128, 128>(), false},
-    {false, 192, 128, "attn_fwd_ws_b16_d192_128", "zyfa_attn_fwd_ws_bf16_d192_128", "zyfa_attn_fwd_ws_fp16_d192_128",
-     ws_family_shared_bytes_of<2, 192, 128>(), false},
-    {true, 192, 128, "attn_fwd_ws_e4m3_d192_128", "zyfa_attn_fwd_ws_e4m3_exact_d192_128",
-     "zyfa_attn_fwd_ws_e4m3_lean_d192_128", ws_family_shared_bytes_of<1, 192, 128>(), false},
-    {false, 256, 256, "attn_fwd_ws_b16_d256", "zyfa_attn_fwd_ws_bf16_d256", "zyfa_attn_fwd_ws_fp16_d256",
-     ws_family_shared_bytes_of<2, 256, 256>(), false},
-    {true, 256, 256, "attn_fwd_ws_e4m3_d256", "zyfa_attn_fwd_ws_e4m3_exact_d256", "zyfa_attn_fwd_ws_e4m3_lean_d256",
-     ws_family_shared_bytes_of<1, 256, 256>(), false},
+// Every kernel family, from the variant list (its names: the list's head comment). sm_80 has the
+// 16-bit mma.sync ones up to head dim 192 (no e4m3 MMA there; head dim 256 needs more shared
+// memory than sm_80 has) and runs every problem on them; sm_90a runs the warp-specialised ones,
+// and the mma.sync ones for an O whose pairs are misaligned only (below).
+#define ZYFA_SYMBOL_A_b16 "bf16_"
+#define ZYFA_SYMBOL_B_b16 "fp16_"
+#define ZYFA_SYMBOL_A_e4m3 "e4m3_exact_"
+#define ZYFA_SYMBOL_B_e4m3 "e4m3_lean_"
+#define ZYFA_FAMILY_mma(family, fp8, dims, dqk, dv, on_sm80)                                                \
+    KernelFamily{Structure::Mma, fp8 != 0, dqk, dv, "attn_fwd_" #family "_" #dims,                           \
+                 "zyfa_attn_fwd_" ZYFA_SYMBOL_A_##family #dims, "zyfa_attn_fwd_" ZYFA_SYMBOL_B_##family #dims, \
+                 shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
+#define ZYFA_FAMILY_ws(family, fp8, dims, dqk, dv, on_sm80)                                                   \
+    KernelFamily{Structure::Ws, fp8 != 0, dqk, dv, "attn_fwd_ws_" #family "_" #dims,                           \
+                 "zyfa_attn_fwd_ws_" ZYFA_SYMBOL_A_##family #dims, "zyfa_attn_fwd_ws_" ZYFA_SYMBOL_B_##family #dims, \
+                 ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
+#define ZYFA_NVIDIA_ATTN_VARIANT(structure, family, fp8, dims, dqk, dv, on_sm80) \
+    (ZYFA_FAMILY_##structure(family, fp8, dims, dqk, dv, on_sm80)),
+constexpr KernelFamily kFamilies[] = {
+#include "nvidia/attention_kernel_variants.def"
 };
+#undef ZYFA_NVIDIA_ATTN_VARIANT
+#undef ZYFA_FAMILY_ws
+#undef ZYFA_FAMILY_mma
+#undef ZYFA_SYMBOL_B_e4m3
+#undef ZYFA_SYMBOL_A_e4m3
+#undef ZYFA_SYMBOL_B_b16
+#undef ZYFA_SYMBOL_A_b16
 
-template <size_t N>
-const KernelFamily* find_family(const KernelFamily (&families)[N], bool fp8, int64_t head_dim_qk, int64_t head_dim_v) {
-    for (const KernelFamily& f : families) {
-        if (f.fp8 == fp8 && f.head_dim_qk == head_dim_qk && f.head_dim_v == head_dim_v) return &f;
+const KernelFamily* find_family(Structure structure, bool fp8, int64_t head_dim_qk, int64_t head_dim_v) {
+    for (const KernelFamily& f : kFamilies) {
+        if (f.structure == structure && f.fp8 == fp8 && f.head_dim_qk == head_dim_qk && f.head_dim_v == head_dim_v) {
+            return &f;
+        }
     }
     return nullptr;
 }
@@ -121,12 +116,9 @@ public:
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_a, family.shared_bytes});
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
         };
-        if (image_arch == "sm_90a") {
-            for (const KernelFamily& family : kWsFamilies) add(family);
-            for (const KernelFamily& family : kMmaFamilies) add(family);
-        } else if (image_arch == "sm_80") {
-            for (const KernelFamily& family : kMmaFamilies) {
-                if (family.on_sm80) add(family);
+        for (const KernelFamily& family : kFamilies) {
+            if (image_arch == "sm_90a" || (image_arch == "sm_80" && family.structure == Structure::Mma && family.on_sm80)) {
+                add(family);
             }
         }
         return specs;
@@ -144,7 +136,7 @@ public:
         }
         const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN;
         // The warp-specialised kernels cover every dtype and head dims of the NVIDIA backend.
-        if (!find_family(kWsFamilies, fp8, p.head_dim_qk, p.head_dim_v)) {
+        if (!find_family(Structure::Ws, fp8, p.head_dim_qk, p.head_dim_v)) {
             throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +
                                 std::to_string(p.head_dim_v) +
                                 ": the NVIDIA kernels support head dims 64, 128, 256 and 192/128");
@@ -153,9 +145,9 @@ public:
         const bool ws_kernel = image_arch == "sm_90a" && output_pairs_aligned(p.o);
         const KernelFamily* family = nullptr;
         if (ws_kernel) {
-            family = find_family(kWsFamilies, fp8, p.head_dim_qk, p.head_dim_v);
+            family = find_family(Structure::Ws, fp8, p.head_dim_qk, p.head_dim_v);
         } else if (image_arch == "sm_90a" || image_arch == "sm_80") {
-            family = find_family(kMmaFamilies, fp8, p.head_dim_qk, p.head_dim_v);
+            family = find_family(Structure::Mma, fp8, p.head_dim_qk, p.head_dim_v);
             if (family && image_arch == "sm_80" && !family->on_sm80) family = nullptr;
         }
         if (!family) {

@@ -2,7 +2,9 @@
 // (gpu::AttnKernelCatalogue, src/gpu/gpu_backend.hpp) of the kernels in kernels/nvidia.
 //
 // The problem and the device's image arch alone decide; nothing else takes part (no environment
-// variable, no context option: docs/configuration.md). One embedded cubin = one variant.
+// variable, no context option: docs/configuration.md). One embedded cubin = one variant; the
+// variants, their names and which archs build them are kernels/nvidia/attention_kernel_variants.def,
+// the one list the build (kernels/nvidia/CMakeLists.txt) and this plan's tables both read.
 //   sm_90a: the warp-specialised kernels (kernels/nvidia/attention_fwd_ws.cuh,
 //     attention_fwd_ws_variant.cu) take every problem whose O keeps pairs of elements aligned:
 //     BF16/FP16 and FP8 e4m3fn EXACT and LEAN, head dims 64, 128, 256 and 192/128 (DIMS = d64,
