@@ -42,425 +42,70 @@
 // Otherwise the numerics are those listed in attention_fwd_common.cuh (the CPU model step by step,
 // O accumulated by the tensor core as acc * 2^e, LEAN's row sum exact from the codes), with P
 // entering the FP8 wgmma as e4m3 itself: its block exponent is the model's k.
+//
+// Structure (one role per file, as FlashAttention-3's hopper/ and CUTLASS example 88 are organised):
+// sm90/traits.cuh (key block, tile shape, register split, named barriers, ring slots),
+// sm90/tile_context.cuh (the CTA's tile, its mbarriers and key blocks), sm90/producer.cuh (TMA and
+// cp.async producers, the V transpose), sm90/softmax.cuh (the online softmax of a block),
+// sm90/mainloop.cuh (the consumers' wgmma issue order, waits and rescale), sm90/epilogue.cuh
+// (normalise, lse, store); this file composes them into the kernel.
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 
 #include "nvidia/attention_fwd_common.cuh"
-#include "nvidia/attention_ws_tile_shape.h"
 #include "nvidia/attention_ws_tma_params.h"
-#include "nvidia/input_kind.h"
 #include "nvidia/primitives/barriers.cuh"
-#include "nvidia/primitives/convert.cuh"
-#include "nvidia/primitives/copy.cuh"
-#include "nvidia/primitives/ldmatrix.cuh"
-#include "nvidia/primitives/tma.cuh"
-#include "nvidia/primitives/wgmma.cuh"
+#include "nvidia/sm90/epilogue.cuh"
+#include "nvidia/sm90/mainloop.cuh"
+#include "nvidia/sm90/producer.cuh"
+#include "nvidia/sm90/tile_context.cuh"
+#include "nvidia/sm90/traits.cuh"
 
 namespace zyfa {
 namespace nvidia {
 
-// What the producer gives up the consumers take, from the entry count of 168 (384 threads, the
-// CTA's whole allocation: setmaxnreg.inc waits, forever, for registers the CTA does not hold):
-// 128 (168 - 56) = 256 (224 - 168); head dim 256 (O in 128 accumulators) moves 16 more per
-// consumer thread, 128 (168 - 40) = 256 (232 - 168); the 128-key steps (64 scores and two P buffers
-// of 16 registers per thread, both rows' softmax chains in flight) take all a producer can give,
-// 128 (168 - 24) = 256 (240 - 168): their producer's work is TMA copies (or cp.async, unrolled
-// less) and the V transpose.
-template <int DV, int KEYS>
-constexpr int kProducerRegisters = KEYS == 128 ? 24 : DV == 256 ? 40 : 56;
-template <int DV, int KEYS>
-constexpr int kConsumerRegisters = KEYS == 128 ? 240 : DV == 256 ? 232 : 224;
-constexpr int kEntryRegisters = 168;  // 65536 / 384, in steps of 8
-static_assert(ZYFA_WS_CONSUMER_WARPGROUPS == 2, "two consumer warpgroups (the register split above)");
-template <int DV, int KEYS>
-constexpr bool kRegistersFit = 128 * kProducerRegisters<DV, KEYS> + 256 * kConsumerRegisters<DV, KEYS> <= 384 * kEntryRegisters;
-static_assert(kRegistersFit<128, 64> && kRegistersFit<256, 64> && kRegistersFit<128, 128>,
-              "registers beyond the CTA's allocation");
-// The cp.async producer's copy loop unrolled by 2 (fully unrolled it keeps every copy's address
-// live and spills at 56 registers), by 1 at 24 registers.
-template <int DV, int KEYS>
-constexpr int kProducerCopyUnroll = kProducerRegisters<DV, KEYS> <= 24 ? 1 : 2;
-constexpr int kProducerBarrier = 1;   // named barrier of the producer's 128 threads
-constexpr int kConsumerBarrier0 = 2;  // + consumer: that consumer warpgroup's 128 threads
-// Analysis builds only (tools/gpu/ws-step-sass.py): PMTRIG instructions that mark, in the SASS, a
-// consumer step (pmevent 1 begin, 2 end) and the branches inside it that a long sequence's blocks
-// do not take (3/4 the masked softmax, 7/8 the fence after cp.async), so that a script can count one 64-key step's usual path without a GPU.
-#ifndef ZYFA_WS_SASS_MARKERS
-#define ZYFA_WS_SASS_MARKERS 0
-#endif
-template <int kBit>
-__device__ __forceinline__ void sass_marker() {
-    if constexpr (ZYFA_WS_SASS_MARKERS != 0) asm volatile("pmevent %0;" ::"n"(kBit));
-}
-
-// Byte transpose of one FP8 V block of KEYS keys: raw (rows = keys of 128 bytes, the 128-byte
-// swizzled slice the tensor memory accelerator and producer_load_tile write, DV <= 128 columns
-// used) -> vt (rows = DV output columns, KEYS / 16 chunks of 16 keys, chunk-major: chunk g of
-// row d at g * (DV * 16) + d * 16), with the keys of each 16-key group in the order
-// [0,1,8,9, 2,3,10,11, 4,5,12,13, 6,7,14,15] (see the top).
-// A unit is 16 keys x 32 columns, one ldmatrix.x4.trans, four PRMT and one stmatrix.x4 per warp:
-// matrix j of the ldmatrix is keys 16g + 8 (j % 2) + 0..7 of 16-column chunk 2 cb + j / 2 (lane
-// l gives row l % 8 of matrix l / 8), so lane 4c + w receives, per matrix, the 16-bit pairs
-// (columns 2c, 2c + 1) of keys 2w and 2w + 1; the PRMTs pair those of keys 2w, 2w + 1 with those
-// of keys 2w + 8, 2w + 9 into one word per column, which is word w of that column's chunk g:
-// the stmatrix's matrix j is rows 16 (j / 2) + 2 i + (j % 2) of the 32 columns. Reads are
-// conflict-free (the swizzle spreads 8 keys of one chunk over 8 bank groups); writes of 8 rows
-// 32 bytes apart take two wavefronts.
-template <int DV, int KEYS>
-__device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int producer_thread) {
-    static_assert(DV == 128 || DV == 64, "32 columns per unit, 4 warps");
-    constexpr int kUnits = (KEYS / 16) * (DV / 32);
-    static_assert(kUnits % 4 == 0, "units spread evenly over the producer's 4 warps");
-    constexpr int kColumnBlocks = DV / 32;
-    const int lane = producer_thread % 32, warp = producer_thread / 32;
-    const int i = lane % 8, j = lane / 8;
-    // Warp w takes column block w % kColumnBlocks and every (4 / kColumnBlocks)-th key group from
-    // w / kColumnBlocks: its units differ by whole key groups, which move both addresses by a
-    // constant (the swizzle depends on the key's row within 8 only).
-    const int cb = warp % kColumnBlocks;
-    const int first_group = warp / kColumnBlocks;
-    constexpr int kGroupStride = 4 / kColumnBlocks;
-    const int key = 16 * first_group + 8 * (j % 2) + i;
-    const uint32_t read = raw + key * 128 + (((2 * cb + j / 2) ^ i) * 16);
-    const uint32_t write = vt + first_group * (DV * 16) + (32 * cb + 16 * (j / 2) + 2 * i + (j % 2)) * 16;
-#pragma unroll
-    for (int u = 0; u < kUnits / 4; ++u) {
-        const int g = u * kGroupStride;  // key groups beyond first_group
-        uint32_t r[4];
-        ldmatrix_x4_trans(r, read + g * 16 * 128);
-        const uint32_t out[4] = {__byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
-                                 __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531)};
-        stmatrix_x4(write + g * (DV * 16), out);
-    }
-}
-
-// Head dim 256: two independent 128-column halves, raw slice h -> Vt half h (each laid out as a
-// DV = 128 Vt, KEYS * 128 bytes apart), so that the P.V of each half is an m64n128 wgmma like
-// head dim 128's.
-template <int DV, int KEYS>
-__device__ __forceinline__ void transpose_v_tile(uint32_t vt, uint32_t raw, int producer_thread) {
-    if constexpr (DV == 256) {
-        constexpr uint32_t kHalfBytes = KEYS * 128;  // KEYS keys x 128 columns (Vt) = one raw slice
-        transpose_v_block<128, KEYS>(vt, raw, producer_thread);
-        transpose_v_block<128, KEYS>(vt + kHalfBytes, raw + kHalfBytes, producer_thread);
-    } else {
-        transpose_v_block<DV, KEYS>(vt, raw, producer_thread);
-    }
-}
-
-// A whole tile (kRows rows from `seq` on) through map `m` of `tma`, one copy per 128-byte column
-// slice (attention_ws_tma_params.h); dims 1..3 of the map hold the sequence, head and batch axes
-// in the order tma.axis gives.
-template <int kSlices, int kRows, int kElemBytes>
-__device__ __forceinline__ void tma_load_tile(uint32_t smem_dst, const WsTmaParams& tma, int m, uint32_t bar, int seq,
-                                              int head, int batch) {
-    const unsigned char* map = m == kWsTmaQ ? tma.q_map : m == kWsTmaK ? tma.k_map : tma.v_map;
-    const int32_t* axis = tma.axis[m];
-    auto coordinate = [&](int dim) { return axis[0] == dim ? seq : axis[1] == dim ? head : batch; };
-#pragma unroll
-    for (int slice = 0; slice < kSlices; ++slice) {
-        tma_load_4d(smem_dst + slice * kRows * 128, map, bar, slice * (128 / kElemBytes), coordinate(1), coordinate(2),
-                    coordinate(3));
-    }
-}
-
-// The cp.async form of tma_load_tile for the producer's 128 threads: rows of kChunks 16-byte
-// chunks from `global` (row_bytes apart) into 128-byte column slices in the 128-byte swizzle;
-// rows from valid_rows on are zero-filled. Consecutive threads take consecutive chunks of a row,
-// so a warp's requests are whole rows (contiguous in global memory, one bank cycle per 8 chunks
-// in shared memory). Unrolled kUnroll times (kProducerCopyUnroll).
-template <int kTileRows, int kChunks, int kUnroll>
-__device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const unsigned char* global, int64_t row_bytes,
-                                                   int valid_rows, int producer_thread) {
-    static_assert((kTileRows * kChunks) % 128 == 0, "loader shape");
-#pragma unroll kUnroll
-    for (int i = producer_thread; i < kTileRows * kChunks; i += 128) {
-        const int r = i / kChunks, c = i % kChunks;
-        const bool valid = r < valid_rows;
-        const uint32_t dst = (c / 8) * (kTileRows * 128) + r * 128 + (((c % 8) ^ (r % 8)) * 16);
-        cp_async_16(smem_addr + dst, valid ? global + r * row_bytes + c * 16 : global, valid ? 16 : 0);
-    }
-}
-
-
-// O += P V over one k-step for DV = 2N output columns: m64n128 (primitives/wgmma.cuh's wgmma_pv)
-// or m64n64; FP8 reads Vt K-major, 16-bit V MN-major.
-template <InKind IN, int N>
-__device__ __forceinline__ void wgmma_pv_ws(float (&d)[N], const uint32_t (&p)[4], uint64_t desc_v) {
-    if constexpr (N == 64) {
-        wgmma_pv<IN>(d, p, desc_v, 1);
-    } else {
-        wgmma_rs_n64<IN, IN != InKind::E4m3>(d, p, desc_v, 1);
-    }
-}
-
-
-// The two e4m3 codes in the low (HIGH = false) or high half of `codes` as an FP16 pair (exact).
-template <bool HIGH>
-__device__ __forceinline__ uint32_t e4m3_pair_to_f16x2(uint32_t codes) {
-    uint32_t out;
-    if constexpr (HIGH) {
-        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(out) : "r"(codes));
-    } else {
-        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}\n" : "=r"(out) : "r"(codes));
-    }
-    return out;
-}
-
-
-// A ring stage and the parity of its current use (the mbarrier phase to wait for), carried from
-// block to block instead of index % stages and (index / stages) & 1 per wait.
-struct RingSlot {
-    int stage;
-    int parity;
-};
-template <int kStages>
-__device__ __forceinline__ RingSlot next_slot(RingSlot r) {
-    return r.stage + 1 == kStages ? RingSlot{0, r.parity ^ 1} : RingSlot{r.stage + 1, r.parity};
-}
-
-
-// The magic-number sum of a Lean P code before its cap (low byte = round(clamp(y, 0, 128))):
-// numerics::lean_p_uncapped_bits_from_saturated (kernels/common/lean_p.h, the algebra and its CPU
-// test) after the saturating FMA it expects: two instructions.
-__device__ __forceinline__ uint32_t lean_code_bits(float s, float scale8_div128, float bias_div128) {
-    float y128;  // y / 128, saturated to [0, 1] (NaN -> +0)
-    asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y128) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
-    return numerics::lean_p_uncapped_bits_from_saturated(y128);
-}
-
-// Two magic-number sums -> their codes capped at 126 in the low bytes of two 16-bit lanes
-// (numerics::lean_p_capped_code_lanes): one PRMT and one min.u16x2 (VIMNMX.U16x2) per two codes,
-// where a min per code cost 32 FMNMX per row block.
-__device__ __forceinline__ uint32_t capped_code_lanes(uint32_t lo, uint32_t hi) {
-    uint32_t capped;
-    asm("min.u16x2 %0, %1, %2;" : "=r"(capped) : "r"(__byte_perm(lo, hi, 0x5410)), "r"(0x007E007Eu));
-    return capped;
-}
-
-// 2^x for the rescale alpha = 2^(m_old - m_new) <= 1: one MUFU.EX2 where exp2f adds range handling
-// (about 2 ulp, within the bounds against the CPU model's exp2; results below 2^-126 flush to 0,
-// a contribution below fp32's resolution of the row).
-__device__ __forceinline__ float exp2_approx(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-template <bool B>
-struct LastTag {  // the last block's P.V (attention_forward_ws)
-    static constexpr bool value = B;
-};
-
 template <InKind IN, PMode PM, int DQK, int DV>
 __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, const WsTmaParams& tma) {
-    constexpr int kKeyBlock = WsKeyBlock<IN == InKind::E4m3, PM == PMode::Lean, DV>::kValue;
-    using Shape = WsTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV, kKeyBlock>;
-    constexpr int kRows = Shape::kRows, kElem = Shape::kElem, kKeys = Shape::kKeys, kStages = Shape::kStages;
-    constexpr bool kFp8 = IN == InKind::E4m3;
-    constexpr float kNegInf = -__builtin_huge_valf();
-    extern __shared__ __align__(1024) unsigned char smem[];
-    int* tile_keys = reinterpret_cast<int*>(smem + Shape::kKeyRangeOffset);  // the tile's key ranges
+    using Traits = WsKernelTraits<IN, PM, DQK, DV>;
+    using Shape = typename Traits::Shape;
+    TileContext<Shape> tile;
+    if (!locate_tile(tile, a)) return;
+    prepare_tile(tile, a, tma);
 
-    const int tile = gridDim.x - 1 - blockIdx.x;
-    const int head = blockIdx.y, batch = blockIdx.z;
-    const SequenceSpan span = sequence_span(a, batch);
-    const int64_t first_q = span.first_q, first_k = span.first_k;
-    const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
-    const int row0 = tile * kRows;
-    if (row0 >= seqlen_q) return;
-    const int head_kv = kv_head_of(a, head);
-    const auto mask = static_cast<numerics::MaskKind>(a.mask);
-    const uint32_t smem_base = shared_address(smem);
-    const uint32_t q_full = smem_base + Shape::kQFullOffset;
-    auto k_full = [&](int stage) { return smem_base + Shape::kKFullOffset + 8 * stage; };
-    auto v_full = [&](int stage) { return smem_base + Shape::kVFullOffset + 8 * stage; };
-    auto empty = [&](int stage) { return smem_base + Shape::kEmptyOffset + 8 * stage; };
-    auto staging_full = [&](int buffer) { return smem_base + Shape::kStagingFullOffset + 8 * buffer; };
-    const bool use_tma = Shape::kTma && tma.enabled != 0;
-
-    if (threadIdx.x == 0) {
-        tile_keys[0] = seqlen_k;
-        tile_keys[1] = 0;
-        tile_keys[2] = 0;
-        tile_keys[3] = seqlen_k;
-        // cp.async: one (cp.async-tracked) arrival per producer thread; TMA: the issuing thread's
-        // arrive.expect_tx, the copies complete the bytes. FP8 V's stage is written by the
-        // producer's 128 threads (the transpose) either way.
-        const uint32_t copy_arrivals = use_tma ? 1 : 128;
-        mbarrier_init(q_full, copy_arrivals);
-        for (int st = 0; st < kStages; ++st) {
-            mbarrier_init(k_full(st), copy_arrivals);
-            mbarrier_init(v_full(st), kFp8 ? 128 : copy_arrivals);
-            mbarrier_init(empty(st), 4 * Shape::kConsumerWarpgroups);  // one arrival per consumer warp
-        }
-        if constexpr (kFp8) {
-            for (int b = 0; b < Shape::kVStagingBuffers; ++b) mbarrier_init(staging_full(b), 1);
-        }
-        mbarrier_init_fence();
-    }
-    __syncthreads();
-    if (threadIdx.x < kRows) {
-        bool sees_keys = false;
-        if (row0 + static_cast<int>(threadIdx.x) < seqlen_q) {
-            const auto range = numerics::visible_keys(row0 + threadIdx.x, seqlen_q, seqlen_k, mask, a.window_left,
-                                                      a.window_right);
-            if (range.begin < range.end) {
-                sees_keys = true;
-                atomicMin(&tile_keys[0], static_cast<int>(range.begin));
-                atomicMax(&tile_keys[1], static_cast<int>(range.end));
-                atomicMax(&tile_keys[2], static_cast<int>(range.begin));
-                atomicMin(&tile_keys[3], static_cast<int>(range.end));
-            }
-        }
-        if (!sees_keys) atomicMin(&tile_keys[3], 0);  // a row seeing nothing: every block is masked
-    }
-    __syncthreads();
-    const int keys_begin = tile_keys[0], keys_end = tile_keys[1];
-    const int whole_begin = tile_keys[2], whole_end = tile_keys[3];
-    const int block_begin = keys_begin - keys_begin % kKeys;
-    const int blocks = keys_end > block_begin ? (keys_end - block_begin + kKeys - 1) / kKeys : 0;
-
-    // FP8 LEAN's ones tile (WsTileShape::kOnesTile), written by the producer before its first v_full
-    // arrival, whose fence.proxy.async publishes it to the consumers' wgmma.
-    auto write_ones_tile = [&](int pt) {
-        if constexpr (Shape::kOnesTile) {
-            if (pt < Shape::kOnesBytes / 16) {
-                *reinterpret_cast<uint4*>(smem + Shape::kOnesOffset + pt * 16) =
-                    make_uint4(0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u);  // FP16 1.0
-            }
-        }
-    };
-
-    if (threadIdx.x < 128 && use_tma) {
+    if (threadIdx.x < 128 && tile.use_tma) {
         // ---- Producer, tensor memory accelerator ---------------------------------------------------
-        // Thread 0 issues every copy, one per 128-byte column slice of a tile
-        // (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128 threads write its
-        // transpose into the stage; 16-bit V lands in the stage (the other threads have no work).
-        setmaxnreg_dec<kProducerRegisters<DV, kKeys>>();
-        const int pt = threadIdx.x;
-        write_ones_tile(pt);
-        const int q_seq = static_cast<int>(first_q) + row0, k_seq0 = static_cast<int>(first_k) + block_begin;
-        if (pt == 0) {
-            tma_prefetch_map(tma.k_map);
-            tma_prefetch_map(tma.v_map);
-            mbarrier_arrive_expect_tx(q_full, Shape::kQBytes);
-            tma_load_tile<Shape::kQkSlices, kRows, kElem>(smem_base + Shape::kQOffset, tma, kWsTmaQ, q_full, q_seq,
-                                                          head, batch);
-        }
-        auto finish_v = [&](int index) {  // FP8: V of block index in staging -> its stage, transposed
-            // Past this barrier every producer thread is done with finish_v(index - 1), whose
-            // staging buffer thread 0 refills with block index + 2 next.
-            named_barrier_sync(kProducerBarrier, 128);
-            constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;  // 16-bit never calls this
-            const int buffer = index % kBuffers;
-            mbarrier_wait(staging_full(buffer), (index / kBuffers) & 1);
-            transpose_v_tile<DV, kKeys>(smem_base + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                                        smem_base + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
-            fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
-            mbarrier_arrive(v_full(index % kStages));
-        };
-        for (int index = 0; index < blocks; ++index) {
-            const int stage = index % kStages;
-            if (pt == 0) {
-                const int seq = k_seq0 + index * kKeys;
-                mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
-                mbarrier_arrive_expect_tx(k_full(stage), Shape::kKBytes);
-                tma_load_tile<Shape::kQkSlices, kKeys, kElem>(smem_base + Shape::kKOffset + stage * Shape::kKBytes, tma,
-                                                              kWsTmaK, k_full(stage), seq, head_kv, batch);
-                if constexpr (kFp8) {
-                    const int buffer = index % Shape::kVStagingBuffers;
-                    mbarrier_arrive_expect_tx(staging_full(buffer), Shape::kVLoadBytes);
-                    tma_load_tile<Shape::kVSlices, kKeys, kElem>(smem_base + Shape::kVStagingOffset +
-                                                                     buffer * Shape::kVLoadBytes,
-                                                                 tma, kWsTmaV, staging_full(buffer), seq, head_kv, batch);
-                } else {  // 16-bit V is used as it lands
-                    mbarrier_arrive_expect_tx(v_full(stage), Shape::kVBytes);
-                    tma_load_tile<Shape::kVSlices, kKeys, kElem>(smem_base + Shape::kVOffset + stage * Shape::kVBytes,
-                                                                 tma, kWsTmaV, v_full(stage), seq, head_kv, batch);
-                }
-            }
-            if constexpr (kFp8) {
-                if (index > 0) finish_v(index - 1);
-            }
-        }
-        if constexpr (kFp8) {
-            if (blocks > 0) finish_v(blocks - 1);
-        }
+        setmaxnreg_dec<Traits::kProducerRegs>();
+        produce_with_tma<Traits>(tile, tma);
     } else if (threadIdx.x < 128) {
         // ---- Producer, cp.async --------------------------------------------------------------------
-        setmaxnreg_dec<kProducerRegisters<DV, kKeys>>();
-        const int pt = threadIdx.x;
-        write_ones_tile(pt);
-        const unsigned char* q_global = static_cast<const unsigned char*>(a.q) +
-            (batch * a.q_stride_batch + (first_q + row0) * a.q_stride_seq + head * a.q_stride_head) * kElem;
-        const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
-            (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
-        const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
-            (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
-        producer_load_tile<kRows, Shape::kQkChunks, kProducerCopyUnroll<DV, kKeys>>(smem_base + Shape::kQOffset, q_global, a.q_stride_seq * kElem,
-                                                    min(kRows, seqlen_q - row0), pt);
-        cp_async_arrive_on(q_full);
-        auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
-            named_barrier_sync(kProducerBarrier, 128);  // every producer thread's copies are visible
-            transpose_v_tile<DV, kKeys>(
-                smem_base + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                smem_base + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVLoadBytes,
-                pt);
-            fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
-            mbarrier_arrive(v_full(index % kStages));
-        };
-        for (int index = 0; index < blocks; ++index) {
-            const int stage = index % kStages;
-            const int block = block_begin + index * kKeys;
-            const int valid = min(kKeys, seqlen_k - block);
-            mbarrier_wait(empty(stage), ((index / kStages) & 1) ^ 1);
-            producer_load_tile<kKeys, Shape::kQkChunks, kProducerCopyUnroll<DV, kKeys>>(smem_base + Shape::kKOffset + stage * Shape::kKBytes,
-                                                        k_global + block * a.k_stride_seq * kElem,
-                                                        a.k_stride_seq * kElem, valid, pt);
-            cp_async_arrive_on(k_full(stage));
-            if constexpr (kFp8) {
-                // Three staging buffers: the one written here was last read by finish_v(index - 3),
-                // which every producer thread left before the barrier of finish_v(index - 2).
-                producer_load_tile<kKeys, Shape::kVChunks, kProducerCopyUnroll<DV, kKeys>>(
-                    smem_base + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVLoadBytes,
-                    v_global + block * a.v_stride_seq * kElem, a.v_stride_seq * kElem, valid, pt);
-                cp_async_commit();
-                if (index > 0) {
-                    cp_async_wait_group<1>();  // V of block index - 1
-                    finish_v(index - 1);
-                }
-            } else {
-                producer_load_tile<kKeys, Shape::kVChunks, kProducerCopyUnroll<DV, kKeys>>(smem_base + Shape::kVOffset + stage * Shape::kVBytes,
-                                                       v_global + block * a.v_stride_seq * kElem,
-                                                       a.v_stride_seq * kElem, valid, pt);
-                cp_async_arrive_on(v_full(stage));
-            }
-        }
-        if constexpr (kFp8) {
-            if (blocks > 0) {
-                cp_async_wait_group<0>();
-                finish_v(blocks - 1);
-            }
-        }
-        cp_async_wait_all();
+        setmaxnreg_dec<Traits::kProducerRegs>();
+        produce_with_cp_async<Traits>(tile, a);
     } else {
         // ---- Consumers ---------------------------------------------------------------------------
-        setmaxnreg_inc<kConsumerRegisters<DV, kKeys>>();
+        setmaxnreg_inc<Traits::kConsumerRegs>();
+        constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+        constexpr bool kFp8 = Traits::kFp8;
+        constexpr float kNegInf = -__builtin_huge_valf();
+        // The tile's values as locals first: read where the code needs them, a TileContext member is an
+        // unknown value at each use (the compiler simplifies this function before inlining it), and
+        // the code would differ from that of one function.
+        const TileContext<Shape>& t = tile;
+        const int row0 = t.row0, batch = t.batch, head_kv = t.head_kv;
+        const SequenceSpan span = t.span;
+        const auto mask = t.mask;
+        const bool use_tma = t.use_tma;
+        const int block_begin = t.block_begin, blocks = t.blocks, whole_begin = t.whole_begin, whole_end = t.whole_end;
+        const uint32_t smem_base = TileContext<Shape>::smem_base();
+        const uint32_t q_full = TileContext<Shape>::q_full();
+        auto k_full = [&](int stage) { return smem_base + Shape::kKFullOffset + 8 * stage; };
+        auto v_full = [&](int stage) { return smem_base + Shape::kVFullOffset + 8 * stage; };
+        auto empty = [&](int stage) { return smem_base + Shape::kEmptyOffset + 8 * stage; };
         const int ct = threadIdx.x - 128;
         const int consumer = ct / 128;  // 0 or 1: rows 64 * consumer .. + 63 of the tile
         const int warp = (ct / 32) % 4, lane = ct % 32;
         const int group = lane / 4, quad_lane = lane % 4;
         const int row_base = row0 + 64 * consumer + 16 * warp + group;  // + 8 * rr
-        // The thread index read again where the loop needs it (the masked softmax, the stage
-        // release, the epilogue): a volatile read the compiler cannot merge with the one above, so
-        // that the index and what derives from it are not live, or spilled, across the loop.
-        auto thread_now = [] {
-            uint32_t t;
-            asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
-            return static_cast<int>(t);
-        };
-        auto lane_now = [&] { return thread_now() % 32; };
+        // thread_now, lane_now (sm90/traits.cuh): the thread index read again where the loop needs it.
 
         const HeadDescales descale = head_descales(a, batch, head_kv);
         const float vd = descale.v;
@@ -477,7 +122,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         const float lean_centre = a.lean_centre;
         const int max_block_exponent = a.max_block_exponent;
         int row_first_key[2], row_end_key[2];
-#pragma unroll
+    #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
             const RowKeys keys = row_visible_keys(a, span, mask, row_base + 8 * rr);
             row_first_key[rr] = keys.begin;
@@ -497,7 +142,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         float block_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         float l_scaled[2] = {0.0f, 0.0f};
         float acc[kAcc];
-#pragma unroll
+    #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 
         // Descriptors of the 128-byte swizzled slices (attention_ws_tile_shape.h): one wgmma k-step
@@ -518,9 +163,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         constexpr bool kQRegs = DQK <= 128 || (DQK <= 192 && kKeys == 64);
         uint32_t qa[kQRegs ? kQkSteps : 1][4];
         auto load_q_fragments = [&] {
-#pragma unroll
+    #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks)
-#pragma unroll
+    #pragma unroll
                 for (int j = 0; j < 4; ++j) {
                     const int row = 64 * consumer + 16 * warp + group + 8 * (j % 2);
                     const int chunk = 2 * ks + j / 2;
@@ -534,9 +179,9 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // own 64 rows there, 8 KB per 128-byte column slice, before its first score product.
         auto negate_q_in_shared = [&] {
             constexpr int kWords = 64 * 128 / 16 / 128;  // 16-byte words per thread and slice
-#pragma unroll
+    #pragma unroll
             for (int slice = 0; slice < Shape::kQkSlices; ++slice)
-#pragma unroll
+    #pragma unroll
                 for (int w = 0; w < kWords; ++w) {
                     uint4* word = reinterpret_cast<uint4*>(smem + Shape::kQOffset + slice * kRows * 128 +
                                                            consumer * 64 * 128 + (w * 128 + ct % 128) * 16);
@@ -565,7 +210,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         // a group of their own ptxas serialises every wgmma (C7511). Converted before the fence,
         // which orders these register writes before the wgmma reads them.
         auto p_as_f16 = [&](const uint32_t (*p)[4], uint32_t (&p16)[kKeys / 16][4]) {
-#pragma unroll
+    #pragma unroll
             for (int ks = 0; ks < kKeys / 16; ++ks) {
                 const int j = 2 * (ks % 2);
                 p16[ks][0] = e4m3_pair_to_f16x2<false>(p[ks / 2][j]);
@@ -575,7 +220,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             }
         };
         auto row_sum_wgmmas = [&](const uint32_t (&p16)[kKeys / 16][4]) {
-#pragma unroll
+    #pragma unroll
             for (int ks = 0; ks < kKeys / 16; ++ks) wgmma_rs_row_sums_f16(block_sum, p16[ks], desc_ones, ks > 0);
         };
         auto issue_scores = [&](float (&s)[kScores], RingSlot slot, const uint32_t (*previous)[4]) {
@@ -587,7 +232,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             // A PTX comment: tests/gpu/check_ws_kernels.sh counts the wgmmas from here to the commit.
             asm volatile("// zyfa-ws-score-product");
             wgmma_fence();
-#pragma unroll
+    #pragma unroll
             for (int ks = 0; ks < kQkSteps; ++ks) {
                 if constexpr (kKeys == 128 && kQRegs) {
                     wgmma_rs_n128_e4m3(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
@@ -817,11 +462,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             wgmma_fence();
             if constexpr (kFp8) {
                 constexpr uint32_t kVStepBytes = 2 * kVtColumns * 16;
-#pragma unroll
+    #pragma unroll
                 for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * kVStepBytes) >> 4));
                 if constexpr (kRowSumByMma && kLast) row_sum_wgmmas(p16);
             } else {
-#pragma unroll
+    #pragma unroll
                 for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * 16 * 128) >> 4));
             }
             wgmma_commit();
@@ -847,7 +492,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             run_softmax(index + 1, p_next);
             wgmma_wait<0>();
             pin_registers(acc);
-#pragma unroll
+    #pragma unroll
             for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
             release(slot);
             // EXACT: a warp whose rows all keep their scale (the running max held) skips O's
@@ -855,14 +500,14 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             // moves the scale in most blocks, so it does not test.
             constexpr bool kSkipUnitRescale = PM == PMode::Exact;
             if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
-#pragma unroll
+    #pragma unroll
                 for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
             }
             // l = l * alpha + the block's rounded sum (the model's order): block index's sum joins
             // l_scaled before the rescale of block index + 1, whose own sum joins at the next step.
             if constexpr (kRowSumByMma) {
                 pin_registers(block_sum);
-#pragma unroll
+    #pragma unroll
                 for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = (l_scaled[rr] + block_sum[2 * rr]) * rescale[rr];
             }
             sass_marker<2>();
@@ -889,10 +534,11 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
             release(slot);
             if constexpr (kRowSumByMma) {
                 pin_registers(block_sum);
-#pragma unroll
+    #pragma unroll
                 for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = l_scaled[rr] + block_sum[2 * rr];
             }
         }
+
 
         // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and
         // lse = -inf, rows whose maximum saw a NaN or +inf score NaN (row_output).
@@ -910,16 +556,16 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
             const int row = out_row_base + 8 * rr;
-            row_valid[rr] = row < seqlen_q;
+            row_valid[rr] = row < t.seqlen_q;
             poisoned[rr] = numerics::row_max_is_poisoned(m[rr]);
             seen[rr] = l[rr] > 0.0f;
             out_scale[rr] = seen[rr] ? vd / l[rr] : 0.0f;
             unscale[rr] = numerics::exp2_integral(-acc_exponent[rr]);
-            o_row[rr] = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head +
+            o_row[rr] = batch * a.o_stride_batch + (t.first_q + row) * a.o_stride_seq + t.head * a.o_stride_head +
                         2 * out_quad_lane;
             if (row_valid[rr] && a.lse && out_quad_lane == 0) {
-                const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
-                                                     : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
+                const int64_t index = a.cu_seqlens_q ? t.head * total_q + t.first_q + row
+                                                     : (static_cast<int64_t>(batch) * a.heads_q + t.head) * a.seqlen_q + row;
                 a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned[rr], seen[rr]);
             }
         }
