@@ -13,6 +13,7 @@
 #include "nvidia/primitives/barriers.cuh"
 #include "nvidia/primitives/copy.cuh"
 #include "nvidia/primitives/wgmma.cuh"
+#include "nvidia/sm90/epilogue.cuh"
 #include "nvidia/sm90/softmax.cuh"
 #include "nvidia/sm90/tile_context.cuh"
 #include "nvidia/sm90/traits.cuh"
@@ -50,24 +51,19 @@ struct LastTag {  // the last block's P.V (ConsumerMainloop::issue_pv)
 };
 
 
-// The consumer main loop: per block n, in this order (FlashAttention-3's intra-warpgroup overlap):
-//   issue S(n+1) = Q K(n+1)^T; issue O += P(n) V(n); wait for S(n+1) only; softmax of
-//   block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
-//   wait for P(n) V(n); release the stage; O *= the rescale of block n+1.
-// So block n's P.V runs on the tensor cores while block n+1's softmax runs. Returns what the
-// epilogue needs.
+// A consumer warpgroup (64 query rows): the main loop over the tile's key blocks, then the
+// epilogue (sm90/epilogue.cuh) on its rows. Per block n, in this order (FlashAttention-3's
+// intra-warpgroup overlap): issue S(n+1) = Q K(n+1)^T; issue O += P(n) V(n); wait for S(n+1) only;
+// softmax of block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
+// wait for P(n) V(n); release the stage; O *= the rescale of block n+1. So block n's P.V runs on
+// the tensor cores while block n+1's softmax runs.
+// The steps are lambdas on this function's variables (and OnlineSoftmax holds references to
+// them): the compiler simplifies each function before inlining it, and a struct of the variables
+// passed by reference (or one functor for several steps) let it merge loads that the lambdas'
+// separate references keep apart; the code, and the SASS, then differed (branch order, PHI order).
 template <class Traits>
-struct ConsumerResult {
-    float m[2], l[2];
-    float acc_exponent[2];  // O = acc * 2^-acc_exponent * (v_descale / l)
-    float l_scaled[2];      // LEAN's row sums by wgmma (Traits::kRowSumByMma): l * 2^acc_exponent
-    float acc[Traits::kAcc];
-    float v_descale;
-};
-
-template <class Traits>
-__device__ __forceinline__ ConsumerResult<Traits> consumer_mainloop(const TileContext<typename Traits::Shape>& tile,
-                                                                    const AttnKernelArgs& a) {
+__device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Traits::Shape>& tile,
+                                                   const AttnKernelArgs& a) {
     using Shape = typename Traits::Shape;
     constexpr InKind IN = Traits::kIn;
     constexpr PMode PM = Traits::kPMode;
@@ -79,7 +75,9 @@ __device__ __forceinline__ ConsumerResult<Traits> consumer_mainloop(const TileCo
     // unknown value at each use (the compiler simplifies this function before inlining it), and
     // the code would differ from that of one function.
     const TileContext<Shape> t = tile;
-    const int row0 = t.row0, batch = t.batch, head_kv = t.head_kv;
+    const int row0 = t.row0, head = t.head, batch = t.batch, head_kv = t.head_kv;
+    const int64_t first_q = t.first_q;
+    const int seqlen_q = t.seqlen_q;
     const SequenceSpan span = t.span;
     const auto mask = t.mask;
     const bool use_tma = t.use_tma;
@@ -251,9 +249,17 @@ __device__ __forceinline__ ConsumerResult<Traits> consumer_mainloop(const TileCo
     uint32_t pa[kPvSteps][4];
     float rescale[2] = {1.0f, 1.0f};
     // The online softmax of a block (sm90/softmax.cuh), on the variables above.
-    const OnlineSoftmax<Traits> run_softmax{block_begin, whole_begin, whole_end, row_first_key, row_end_key, s,
-                                            scale_log2, scale8_div128, lean_centre, max_block_exponent, m, l,
-                                            rescale, acc_exponent};
+    const OnlineSoftmax<Traits> softmax{block_begin, whole_begin, whole_end, row_first_key, row_end_key, s,
+                                        scale_log2, scale8_div128, lean_centre, max_block_exponent, m, l,
+                                        rescale, acc_exponent};
+    auto run_softmax = [&](int index, auto& out) {
+        const int block = block_begin + index * kKeys;
+        if (block >= whole_begin && block + kKeys <= whole_end) {
+            softmax.softmax_block(index, out, MaskedTag<false>{});
+        } else {
+            softmax.softmax_block(index, out, MaskedTag<true>{});
+        }
+    };
 
     // After waiting for a stage written by cp.async (generic proxy) and read by the wgmma (async
     // proxy). Not after the tensor memory accelerator's copies (async proxy themselves; the
@@ -395,18 +401,38 @@ __device__ __forceinline__ ConsumerResult<Traits> consumer_mainloop(const TileCo
         }
     }
 
-    ConsumerResult<Traits> result;
+
+    // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and
+    // lse = -inf, rows whose maximum saw a NaN or +inf score NaN (row_output).
+    if constexpr (kRowSumByMma) {
+        // l_scaled holds the sum of the rounded probabilities, scaled like O.
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) l[rr] = l_scaled[rr] * numerics::exp2_integral(-acc_exponent[rr]);
+    }
+    const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
+    const int out_thread = thread_now() - 128, out_quad_lane = out_thread % 4;
+    const int out_row_base = row0 + out_thread / 128 * 64 + (out_thread / 32) % 4 * 16 + out_thread % 32 / 4;
+    bool row_valid[2], poisoned[2], seen[2];
+    float out_scale[2], unscale[2];
+    int64_t o_row[2];
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
-        result.m[rr] = m[rr];
-        result.l[rr] = l[rr];
-        result.acc_exponent[rr] = acc_exponent[rr];
-        result.l_scaled[rr] = l_scaled[rr];
+        const int row = out_row_base + 8 * rr;
+        row_valid[rr] = row < seqlen_q;
+        poisoned[rr] = numerics::row_max_is_poisoned(m[rr]);
+        seen[rr] = l[rr] > 0.0f;
+        out_scale[rr] = seen[rr] ? vd / l[rr] : 0.0f;
+        unscale[rr] = numerics::exp2_integral(-acc_exponent[rr]);
+        o_row[rr] = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head +
+                    2 * out_quad_lane;
+        if (row_valid[rr] && a.lse && out_quad_lane == 0) {
+            const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
+                                                 : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
+            a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned[rr], seen[rr]);
+        }
     }
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) result.acc[i] = acc[i];
-    result.v_descale = vd;
-    return result;
+    // O's pairs (sm90/epilogue.cuh).
+    store_output_pairs(a, OutputPairs<DV, kAcc>{row_valid, o_row, acc, unscale, out_scale, poisoned, seen});
 }
 
 }  // namespace nvidia
