@@ -12,7 +12,7 @@
 //   bytes), otherwise (varlen, strides the TMA cannot take) with cp.async by all 128 threads into
 //   the same layout (cp.async.mbarrier.arrive.noinc); it waits
 //   on the stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
-//   producer writes their byte transpose into the stage (transpose_v_block below: ldmatrix.trans,
+//   producer writes their byte transpose into the stage (transpose_v_block in sm90/producer.cuh: ldmatrix.trans,
 //   byte permutes, stmatrix): the e4m3 wgmma reads both operands K-major, so P.V needs V with keys
 //   contiguous.
 //   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
@@ -43,12 +43,13 @@
 // O accumulated by the tensor core as acc * 2^e, LEAN's row sum exact from the codes), with P
 // entering the FP8 wgmma as e4m3 itself: its block exponent is the model's k.
 //
-// Structure (one role per file, as FlashAttention-3's hopper/ and CUTLASS example 88 are organised):
-// sm90/traits.cuh (key block, tile shape, register split, named barriers, ring slots),
-// sm90/tile_context.cuh (the CTA's tile, its mbarriers and key blocks), sm90/producer.cuh (TMA and
-// cp.async producers, the V transpose), sm90/softmax.cuh (the online softmax of a block),
-// sm90/mainloop.cuh (the consumers' wgmma issue order, waits and rescale), sm90/epilogue.cuh
-// (normalise, lse, store); this file composes them into the kernel.
+// Structure (one role per file, as FlashAttention-3's hopper/ and CUTLASS example 88 are organised;
+// docs/hopper-kernel-notes.md, Structure): sm90/traits.cuh (key block, tile shape, register
+// split, named barriers, ring slots), sm90/tile_context.cuh (the CTA's tile, its mbarriers and
+// key blocks), sm90/producer.cuh (TMA and cp.async producers, the V transpose),
+// sm90/softmax.cuh (the online softmax of a block), sm90/mainloop.cuh (a consumer warpgroup: the
+// wgmma issue order, waits, rescale, then each row's normalisation and lse), sm90/epilogue.cuh
+// (O's pair stores per output dtype); this file composes them into the kernel.
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_WS_CUH
 

@@ -46,34 +46,31 @@ __device__ __forceinline__ uint32_t e4m3_pair_to_f16x2(uint32_t codes) {
 }
 
 template <bool B>
-struct LastTag {  // the last block's P.V (ConsumerMainloop::issue_pv)
+struct LastTag {  // the last block's P.V (consumer_warpgroup's issue_pv)
     static constexpr bool value = B;
 };
 
 
-// A consumer warpgroup (64 query rows): the main loop over the tile's key blocks, then the
-// epilogue (sm90/epilogue.cuh) on its rows. Per block n, in this order (FlashAttention-3's
-// intra-warpgroup overlap): issue S(n+1) = Q K(n+1)^T; issue O += P(n) V(n); wait for S(n+1) only;
-// softmax of block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
-// wait for P(n) V(n); release the stage; O *= the rescale of block n+1. So block n's P.V runs on
-// the tensor cores while block n+1's softmax runs.
-// The steps are lambdas on this function's variables (and OnlineSoftmax holds references to
-// them): the compiler simplifies each function before inlining it, and a struct of the variables
-// passed by reference (or one functor for several steps) let it merge loads that the lambdas'
-// separate references keep apart; the code, and the SASS, then differed (branch order, PHI order).
+// A consumer warpgroup (64 query rows, at kConsumerRegisters): the main loop over the tile's key
+// blocks, then the epilogue on its rows (its per-row part here, O's pair stores in
+// sm90/epilogue.cuh).
+// One function, and its steps lambdas on its variables (OnlineSoftmax and OutputPairs hold
+// references to them as those lambdas did): the compiler simplifies each function before inlining
+// it, and the tile's values read from a struct, the variables in a struct passed by reference, or
+// the epilogue in a function of its own, each changed the code (the association of address
+// arithmetic, the order of branches and of O's PHI nodes, hence ptxas's registers). As written,
+// the SASS is the one function's of before the split (docs/hopper-kernel-notes.md, Structure).
 template <class Traits>
 __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Traits::Shape>& tile,
                                                    const AttnKernelArgs& a) {
     using Shape = typename Traits::Shape;
     constexpr InKind IN = Traits::kIn;
     constexpr PMode PM = Traits::kPMode;
-    constexpr int DQK = Traits::kDqk, DV = Traits::kDv;
-    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    constexpr int DV = Traits::kDv;
+    constexpr int kRows = Traits::kRows, kKeys = Traits::kKeys, kStages = Traits::kStages;
     constexpr bool kFp8 = Traits::kFp8;
     constexpr float kNegInf = -__builtin_huge_valf();
-    // The tile's values as locals first: read where the code needs them, a TileContext member is an
-    // unknown value at each use (the compiler simplifies this function before inlining it), and
-    // the code would differ from that of one function.
+    // The tile's values as locals first (TileContext says why).
     const TileContext<Shape> t = tile;
     const int row0 = t.row0, head = t.head, batch = t.batch, head_kv = t.head_kv;
     const int64_t first_q = t.first_q;
@@ -103,7 +100,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     const float signed_scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
     const bool negate_q = signed_scale_log2 < 0.0f;
     const float scale_log2 = negate_q ? -signed_scale_log2 : signed_scale_log2;
-    constexpr uint32_t kSignBits = kFp8 ? 0x80808080u : 0x80008000u;  // of each element of a word
+    constexpr uint32_t kSignBits = Traits::kSignBits;
     const float scale8_log2 = 8.0f * scale_log2;
     const float scale8_div128 = scale8_log2 * 0x1p-7f;  // lean_code_bits' operand
     const float lean_centre = a.lean_centre;
@@ -121,11 +118,11 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // acc holds O's accumulator times 2^acc_exponent. Exponents are integral fp32 values
     // (numerics::block_scale_exponent_integral, exp2_integral): no int conversions per block.
     float acc_exponent[2] = {0.0f, 0.0f};
-    constexpr int kAcc = DV / 2;
+    constexpr int kAcc = Traits::kAcc;
     // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
     // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32 in the
     // model's order (l * alpha + the block's sum).
-    constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile && DV <= 128;
+    constexpr bool kRowSumByMma = Traits::kRowSumByMma;
     float block_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float l_scaled[2] = {0.0f, 0.0f};
     float acc[kAcc];
@@ -136,7 +133,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // is 32 bytes of a row, 16-bit (k = 16) and e4m3 (k = 32) alike, so k-step ks starts
     // 32 (ks % 4) bytes into slice ks / 4; 8-row groups are 1024 bytes apart; the leading
     // offset is unused.
-    constexpr int kQkSteps = DQK * kElem / 32;
+    constexpr int kQkSteps = Traits::kQkSteps;
     auto step_offset = [](int ks, int rows) { return static_cast<uint32_t>((ks / 4) * rows * 128 + (ks % 4) * 32); };
     const uint64_t desc_q =
         wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 128, 16, 1024) | kSwizzle128Bits;
@@ -144,10 +141,8 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // from registers: per block only K is read from shared memory.
     // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
     // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of primitives/wgmma.cuh).
-    // Head dim 256 keeps Q in shared memory: its 32 (64) fragment registers do not fit beside
-    // O's 128 accumulators; so does FP8 192/128 with 128-key steps, whose 24 would spill once
-    // both rows' softmax chains are in flight (the score wgmma then reads Q by descriptor).
-    constexpr bool kQRegs = DQK <= 128 || (DQK <= 192 && kKeys == 64);
+    // Not at head dim 256, nor FP8 192/128 with 128-key steps (WsKernelTraits::kQRegs says why).
+    constexpr bool kQRegs = Traits::kQRegs;
     uint32_t qa[kQRegs ? kQkSteps : 1][4];
     auto load_q_fragments = [&] {
 #pragma unroll
@@ -184,9 +179,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     };
     // Stage 0's descriptors, computed once; a stage adds its offset to the start address.
     const uint64_t desc_k0 = wgmma_descriptor(smem_base + Shape::kKOffset, 16, 1024) | kSwizzle128Bits;
-    constexpr int kScores = kKeys / 2;  // per thread: 2 rows x kKeys / 4 keys
-    constexpr int kTiles = kKeys / 8;   // 8-key accumulator tiles of a block
-    static_assert(kKeys == 64 || kFp8, "128-key blocks: the e4m3 m64n128 score wgmma");
+    constexpr int kScores = Traits::kScores;  // per thread: 2 rows x kKeys / 4 keys
     // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart, one k-step of 16 keys.
     const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
     // S(next) = Q K(next)^T, committed as one wgmma group; with `previous`, LEAN's row sums of
@@ -244,7 +237,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     //   block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
     //   wait for P(n) V(n); release the stage; O *= the rescale of block n+1.
     // So block n's P.V runs on the tensor cores while block n+1's softmax runs.
-    constexpr int kPvSteps = kFp8 ? kKeys / 32 : kKeys / 16;  // k-steps of P.V over a block
+    constexpr int kPvSteps = Traits::kPvSteps;  // k-steps of P.V over a block
     float s[kScores];
     uint32_t pa[kPvSteps][4];
     float rescale[2] = {1.0f, 1.0f};

@@ -128,7 +128,7 @@ __device__ __forceinline__ void write_ones_tile(unsigned char* smem, int pt) {
 // "empty" mbarrier before reusing it.
 template <class Traits>
 __device__ __forceinline__ void produce_with_tma(const TileContext<typename Traits::Shape>& tile, const WsTmaParams& tma) {
-    const TileContext<typename Traits::Shape> t = tile;  // a local copy (see kernel_tile_copy)
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
     using Shape = typename Traits::Shape;
     constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
     constexpr bool kFp8 = Traits::kFp8;
@@ -192,7 +192,7 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
 template <class Traits>
 __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename Traits::Shape>& tile,
                                                       const AttnKernelArgs& a) {
-    const TileContext<typename Traits::Shape> t = tile;  // a local copy (see kernel_tile_copy)
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
     using Shape = typename Traits::Shape;
     constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
     constexpr bool kFp8 = Traits::kFp8;

@@ -41,9 +41,11 @@ __device__ __forceinline__ float exp2_approx(float x) {
 }
 
 // The online softmax of one block for a consumer thread's two rows: block `index`'s scores in s ->
-// its P in `out`, and m, l, rescale, acc_exponent. It refers to the consumer's variables (as a
-// lambda capturing them would: ConsumerMainloop's locals, each by reference), so that the
-// compiler sees the same code as in one function.
+// its P in `out`, and m, l, rescale, acc_exponent. It refers to consumer_warpgroup's variables,
+// each by reference as the lambda it replaces captured them (sm90/mainloop.cuh says why). The
+// choice between the masked and the unmasked copy stays a lambda there (run_softmax): in a member
+// function here the compiler merged the two computations of the block's first key and laid the
+// branches out the other way round.
 template <class Traits>
 struct OnlineSoftmax {
     static constexpr InKind IN = Traits::kIn;
@@ -197,16 +199,6 @@ struct OnlineSoftmax {
             }
         }
         if constexpr (kMasked) sass_marker<4>();
-    }
-    // Without the per-key mask tests where every row of the tile sees the block whole.
-    template <class POut>
-    __device__ __forceinline__ void operator()(int index, POut& out) const {
-        const int block = block_begin + index * kKeys;
-        if (block >= whole_begin && block + kKeys <= whole_end) {
-            softmax_block(index, out, MaskedTag<false>{});
-        } else {
-            softmax_block(index, out, MaskedTag<true>{});
-        }
     }
 };
 

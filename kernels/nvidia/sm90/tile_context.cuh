@@ -18,6 +18,10 @@ namespace nvidia {
 // would associate the address arithmetic differently.
 extern __shared__ __align__(1024) unsigned char smem[];
 
+// Each role's function copies it into a local first (const TileContext t = tile): the compiler
+// simplifies a function before inlining it, and a member read through the reference where the code
+// needs it is then an unknown value at each use (reloaded after every asm with a memory clobber,
+// associated differently), so the code would differ from the kernel's of one function.
 template <class Shape>
 struct TileContext {
     int tile;
