@@ -81,6 +81,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     const int block_begin = t.block_begin, blocks = t.blocks, whole_begin = t.whole_begin, whole_end = t.whole_end;
     const uint32_t smem_base = TileContext<Shape>::smem_base();
     const uint32_t q_full = TileContext<Shape>::q_full();
+    // The barrier addresses as lambdas on smem_base, as the steps that call them were written.
     auto k_full = [&](int stage) { return smem_base + Shape::kKFullOffset + 8 * stage; };
     auto v_full = [&](int stage) { return smem_base + Shape::kVFullOffset + 8 * stage; };
     auto empty = [&](int stage) { return smem_base + Shape::kEmptyOffset + 8 * stage; };
