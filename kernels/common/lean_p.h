@@ -53,7 +53,7 @@ ZYFA_HD float lean_p_bias(float running_max_log2, int block_exponent, float cent
     return lean_p_bias(running_max_log2, (float)block_exponent, centre, f);
 }
 
-// The form the sm_90a warp-specialised kernel computes (attention_fwd_ws.cuh), two instructions
+// The form the sm_90a warp-specialised kernel computes (nvidia/sm90/softmax.cuh), two instructions
 // per code and one per two codes: y128 = sat(fma(s_raw, scale8_log2 / 128, bias / 128)) (PTX
 // fma.rn.sat: clamped to [0, 1], NaN -> +0; saturate_unit below is that clamp) is
 // clamp(y, 0, 128) / 128 exactly, since a power-of-two scale commutes with rounding; an FMA scales

@@ -1,4 +1,4 @@
-// The shared-memory layout of the warp-specialised sm_90a kernels (attention_fwd_ws.cuh), one
+// The shared-memory layout of the warp-specialised sm_90a kernels (attention_fwd_ws.cuh, sm90/), one
 // definition for the kernels and for the host launch plan (src/cuda/attention_launch_plan.cpp).
 //
 // Q and K tiles, and 16-bit V, are column slices of 128 bytes (attention_ws_tma_params.h) in the
@@ -42,7 +42,7 @@ struct WsTileShape {
     static constexpr int kRows = 64 * kConsumerWarpgroups;
     static constexpr int kKeys = KEYS;  // keys per online-softmax step = the CPU model's key_block
     // Three, not two: a staging buffer is rewritten (cp.async) only after a producer barrier that
-    // follows its last transpose read (finish_v in attention_fwd_ws.cuh). With two, a fast thread
+    // follows its last transpose read (finish_v in sm90/producer.cuh). With two, a fast thread
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
     static constexpr int kQkChunks = DQK * kElem / 16;

@@ -191,7 +191,7 @@ void test_outputs_lse_descales(void**) {
 }
 
 // A negative score scale (softmax_scale below zero here; a negative descale acts the same): the
-// kernels take it as |c| on the scores of -Q (attention_fwd_ws.cuh), flipping Q's sign bits in
+// kernels take it as |c| on the scores of -Q (nvidia/sm90/mainloop.cuh), flipping Q's sign bits in
 // registers (head dims up to 128, 16-bit 192/128) or in shared memory (FP8 192/128, 256). The CPU
 // model multiplies each score by the signed c: both must agree as for a positive scale.
 void test_negative_scale(void**) {

@@ -3,7 +3,7 @@
 
 Compiles kernels/nvidia/attention_fwd_ws_variant.cu for sm_90a as kernels/nvidia/CMakeLists.txt
 does, plus -DZYFA_WS_SASS_MARKERS=1 (PMTRIG markers around a consumer step and around the masked
-softmax and the other branches a long sequence's blocks skip; attention_fwd_ws.cuh), disassembles it
+softmax and the other branches a long sequence's blocks skip; kernels/nvidia/sm90/), disassembles it
 and counts, for each kernel, the instructions of the first compiled step (64 keys per consumer
 warp: S of the next block, P.V of this one, the softmax, the rescale) without the marked branches:
 the path that most blocks of a long sequence take, by opcode. Static, so an estimate of the dynamic
@@ -65,7 +65,7 @@ def kernels_of(sass):
 
 def first_step(ops):
     """Opcodes of the first step (pmevent 1 .. 2) without what lies between pmevent 3 and 4, 5 and 6,
-    7 and 8 (the branches a long sequence's blocks do not take; attention_fwd_ws.cuh)."""
+    7 and 8 (the branches a long sequence's blocks do not take; kernels/nvidia/sm90/)."""
     begin = ops.index("MARK1")
     end = ops.index("MARK2", begin)
     kept, depth = [], 0  # the marked branches nest (the masked softmax holds its own 5/6)

@@ -1,0 +1,435 @@
+// The consumer warpgroups' main loop of the warp-specialised sm_90a kernel (attention_fwd_ws.cuh):
+// warpgroups 1 and 2 at kConsumerRegisters, 64 query rows each. Per block: S = Q K^T (wgmma m64n64
+// or m64n128, Q's A fragments held in registers, K from shared memory), the online softmax on the
+// accumulator registers (sm90/softmax.cuh), P packed in registers into the A operand of O += P V
+// (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an FP16
+// wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). This file holds the
+// issue order of those wgmmas, the waits on the ring's mbarriers, the stage releases and O's
+// rescale; the epilogue (sm90/epilogue.cuh) then writes the rows.
+#ifndef ZYFA_KERNELS_NVIDIA_SM90_MAINLOOP_CUH
+#define ZYFA_KERNELS_NVIDIA_SM90_MAINLOOP_CUH
+
+#include "nvidia/attention_fwd_common.cuh"
+#include "nvidia/primitives/barriers.cuh"
+#include "nvidia/primitives/copy.cuh"
+#include "nvidia/primitives/wgmma.cuh"
+#include "nvidia/sm90/epilogue.cuh"
+#include "nvidia/sm90/softmax.cuh"
+#include "nvidia/sm90/tile_context.cuh"
+#include "nvidia/sm90/traits.cuh"
+
+namespace zyfa {
+namespace nvidia {
+
+// O += P V over one k-step for DV = 2N output columns: m64n128 (primitives/wgmma.cuh's wgmma_pv)
+// or m64n64; FP8 reads Vt K-major, 16-bit V MN-major.
+template <InKind IN, int N>
+__device__ __forceinline__ void wgmma_pv_ws(float (&d)[N], const uint32_t (&p)[4], uint64_t desc_v) {
+    if constexpr (N == 64) {
+        wgmma_pv<IN>(d, p, desc_v, 1);
+    } else {
+        wgmma_rs_n64<IN, IN != InKind::E4m3>(d, p, desc_v, 1);
+    }
+}
+
+
+// The two e4m3 codes in the low (HIGH = false) or high half of `codes` as an FP16 pair (exact).
+template <bool HIGH>
+__device__ __forceinline__ uint32_t e4m3_pair_to_f16x2(uint32_t codes) {
+    uint32_t out;
+    if constexpr (HIGH) {
+        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(out) : "r"(codes));
+    } else {
+        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}\n" : "=r"(out) : "r"(codes));
+    }
+    return out;
+}
+
+template <bool B>
+struct LastTag {  // the last block's P.V (consumer_warpgroup's issue_pv)
+    static constexpr bool value = B;
+};
+
+
+// A consumer warpgroup (64 query rows, at kConsumerRegisters): the main loop over the tile's key
+// blocks, then the epilogue on its rows (its per-row part here, O's pair stores in
+// sm90/epilogue.cuh).
+// One function, and its steps lambdas on its variables (OnlineSoftmax and OutputPairs hold
+// references to them as those lambdas did): the compiler simplifies each function before inlining
+// it, and the tile's values read from a struct, the variables in a struct passed by reference, or
+// the epilogue in a function of its own, each changed the code (the association of address
+// arithmetic, the order of branches and of O's PHI nodes, hence ptxas's registers). As written,
+// the SASS is the one function's of before the split (docs/hopper-kernel-notes.md, Structure).
+template <class Traits>
+__device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Traits::Shape>& tile,
+                                                   const AttnKernelArgs& a) {
+    using Shape = typename Traits::Shape;
+    constexpr InKind IN = Traits::kIn;
+    constexpr PMode PM = Traits::kPMode;
+    constexpr int DV = Traits::kDv;
+    constexpr int kRows = Traits::kRows, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    constexpr bool kFp8 = Traits::kFp8;
+    constexpr float kNegInf = -__builtin_huge_valf();
+    // The tile's values as locals first (TileContext says why).
+    const TileContext<Shape> t = tile;
+    const int row0 = t.row0, head = t.head, batch = t.batch, head_kv = t.head_kv;
+    const int64_t first_q = t.first_q;
+    const int seqlen_q = t.seqlen_q;
+    const SequenceSpan span = t.span;
+    const auto mask = t.mask;
+    const bool use_tma = t.use_tma;
+    const int block_begin = t.block_begin, blocks = t.blocks, whole_begin = t.whole_begin, whole_end = t.whole_end;
+    const uint32_t smem_base = TileContext<Shape>::smem_base();
+    const uint32_t q_full = TileContext<Shape>::q_full();
+    // The barrier addresses as lambdas on smem_base, as the steps that call them were written.
+    auto k_full = [&](int stage) { return smem_base + Shape::kKFullOffset + 8 * stage; };
+    auto v_full = [&](int stage) { return smem_base + Shape::kVFullOffset + 8 * stage; };
+    auto empty = [&](int stage) { return smem_base + Shape::kEmptyOffset + 8 * stage; };
+    const int ct = threadIdx.x - 128;
+    const int consumer = ct / 128;  // 0 or 1: rows 64 * consumer .. + 63 of the tile
+    const int warp = (ct / 32) % 4, lane = ct % 32;
+    const int group = lane / 4, quad_lane = lane % 4;
+    const int row_base = row0 + 64 * consumer + 16 * warp + group;  // + 8 * rr
+    // thread_now, lane_now (sm90/traits.cuh): the thread index read again where the loop needs it.
+
+    const HeadDescales descale = head_descales(a, batch, head_kv);
+    const float vd = descale.v;
+    // A negative scale (softmax_scale or a descale below zero) is taken as |c| on the scores of
+    // -Q: (-s)(-c) = s c exactly, and Q's sign bits flip exactly, so the row maximum is always
+    // max(s) c, without a branch on c's sign in each row's chain (which kept the compiler from
+    // interleaving the two rows of a thread). NaN keeps its sign and gives NaN either way.
+    const float signed_scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
+    const bool negate_q = signed_scale_log2 < 0.0f;
+    const float scale_log2 = negate_q ? -signed_scale_log2 : signed_scale_log2;
+    constexpr uint32_t kSignBits = Traits::kSignBits;
+    const float scale8_log2 = 8.0f * scale_log2;
+    const float scale8_div128 = scale8_log2 * 0x1p-7f;  // lean_code_bits' operand
+    const float lean_centre = a.lean_centre;
+    const int max_block_exponent = a.max_block_exponent;
+    int row_first_key[2], row_end_key[2];
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+        const RowKeys keys = row_visible_keys(a, span, mask, row_base + 8 * rr);
+        row_first_key[rr] = keys.begin;
+        row_end_key[rr] = keys.end;
+    }
+
+    float m[2] = {kNegInf, kNegInf};
+    float l[2] = {0.0f, 0.0f};
+    // acc holds O's accumulator times 2^acc_exponent. Exponents are integral fp32 values
+    // (numerics::block_scale_exponent_integral, exp2_integral): no int conversions per block.
+    float acc_exponent[2] = {0.0f, 0.0f};
+    constexpr int kAcc = Traits::kAcc;
+    // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
+    // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32 in the
+    // model's order (l * alpha + the block's sum).
+    constexpr bool kRowSumByMma = Traits::kRowSumByMma;
+    float block_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float l_scaled[2] = {0.0f, 0.0f};
+    float acc[kAcc];
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+
+    // Descriptors of the 128-byte swizzled slices (attention_ws_tile_shape.h): one wgmma k-step
+    // is 32 bytes of a row, 16-bit (k = 16) and e4m3 (k = 32) alike, so k-step ks starts
+    // 32 (ks % 4) bytes into slice ks / 4; 8-row groups are 1024 bytes apart; the leading
+    // offset is unused.
+    constexpr int kQkSteps = Traits::kQkSteps;
+    auto step_offset = [](int ks, int rows) { return static_cast<uint32_t>((ks / 4) * rows * 128 + (ks % 4) * 32); };
+    const uint64_t desc_q =
+        wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 128, 16, 1024) | kSwizzle128Bits;
+    // Q's A fragments are read from shared memory once per tile and the score wgmma takes A
+    // from registers: per block only K is read from shared memory.
+    // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
+    // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of primitives/wgmma.cuh).
+    // Not at head dim 256, nor FP8 192/128 with 128-key steps (WsKernelTraits::kQRegs says why).
+    constexpr bool kQRegs = Traits::kQRegs;
+    uint32_t qa[kQRegs ? kQkSteps : 1][4];
+    auto load_q_fragments = [&] {
+#pragma unroll
+        for (int ks = 0; ks < kQkSteps; ++ks)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int row = 64 * consumer + 16 * warp + group + 8 * (j % 2);
+                const int chunk = 2 * ks + j / 2;
+                const int offset = (chunk / 8) * (kRows * 128) + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+                qa[kQRegs ? ks : 0][j] =
+                    *reinterpret_cast<const uint32_t*>(smem + Shape::kQOffset + offset + 4 * quad_lane) ^
+                    (negate_q ? kSignBits : 0u);
+            }
+    };
+    // Q read by the score wgmma from shared memory (!kQRegs): each consumer warpgroup flips its
+    // own 64 rows there, 8 KB per 128-byte column slice, before its first score product.
+    auto negate_q_in_shared = [&] {
+        constexpr int kWords = 64 * 128 / 16 / 128;  // 16-byte words per thread and slice
+#pragma unroll
+        for (int slice = 0; slice < Shape::kQkSlices; ++slice)
+#pragma unroll
+            for (int w = 0; w < kWords; ++w) {
+                uint4* word = reinterpret_cast<uint4*>(smem + Shape::kQOffset + slice * kRows * 128 +
+                                                       consumer * 64 * 128 + (w * 128 + ct % 128) * 16);
+                uint4 v = *word;
+                v.x ^= kSignBits;
+                v.y ^= kSignBits;
+                v.z ^= kSignBits;
+                v.w ^= kSignBits;
+                *word = v;
+            }
+        fence_proxy_async_shared();  // st.shared before this warpgroup's wgmma reads Q
+        named_barrier_sync(kConsumerBarrier0 + consumer, 128);
+    };
+    // Stage 0's descriptors, computed once; a stage adds its offset to the start address.
+    const uint64_t desc_k0 = wgmma_descriptor(smem_base + Shape::kKOffset, 16, 1024) | kSwizzle128Bits;
+    constexpr int kScores = Traits::kScores;  // per thread: 2 rows x kKeys / 4 keys
+    // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart, one k-step of 16 keys.
+    const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
+    // S(next) = Q K(next)^T, committed as one wgmma group; with `previous`, LEAN's row sums of
+    // that block's P join the group (block_sum): P's codes as FP16 A fragments of m64n8k16,
+    // k-step ks = keys 16 ks .. 16 ks + 15 = score tiles 2 ks (low halves of the e4m3 fragment
+    // p[ks / 2][2 (ks % 2) + rr]) and 2 ks + 1 (high halves), each against the ones tile. In the
+    // score group the FP16 copies are dead before the softmax that needs the registers; in
+    // a group of their own ptxas serialises every wgmma (C7511). Converted before the fence,
+    // which orders these register writes before the wgmma reads them.
+    auto p_as_f16 = [&](const uint32_t (*p)[4], uint32_t (&p16)[kKeys / 16][4]) {
+#pragma unroll
+        for (int ks = 0; ks < kKeys / 16; ++ks) {
+            const int j = 2 * (ks % 2);
+            p16[ks][0] = e4m3_pair_to_f16x2<false>(p[ks / 2][j]);
+            p16[ks][1] = e4m3_pair_to_f16x2<false>(p[ks / 2][j + 1]);
+            p16[ks][2] = e4m3_pair_to_f16x2<true>(p[ks / 2][j]);
+            p16[ks][3] = e4m3_pair_to_f16x2<true>(p[ks / 2][j + 1]);
+        }
+    };
+    auto row_sum_wgmmas = [&](const uint32_t (&p16)[kKeys / 16][4]) {
+#pragma unroll
+        for (int ks = 0; ks < kKeys / 16; ++ks) wgmma_rs_row_sums_f16(block_sum, p16[ks], desc_ones, ks > 0);
+    };
+    auto issue_scores = [&](float (&s)[kScores], RingSlot slot, const uint32_t (*previous)[4]) {
+        const uint64_t desc_k = descriptor_plus(desc_k0, slot.stage * (Shape::kKBytes >> 4));
+        [[maybe_unused]] uint32_t p16[kRowSumByMma ? kKeys / 16 : 1][4];
+        if constexpr (kRowSumByMma) {
+            if (previous) p_as_f16(previous, p16);
+        }
+        // A PTX comment: tests/gpu/check_ws_kernels.sh counts the wgmmas from here to the commit.
+        asm volatile("// zyfa-ws-score-product");
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < kQkSteps; ++ks) {
+            if constexpr (kKeys == 128 && kQRegs) {
+                wgmma_rs_n128_e4m3(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+            } else if constexpr (kKeys == 128) {
+                wgmma_ss_n128_e4m3(s, desc_q + (step_offset(ks, kRows) >> 4),
+                                   descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+            } else if constexpr (kQRegs) {
+                wgmma_rs_n64<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+            } else {
+                wgmma_scores<IN>(s, desc_q + (step_offset(ks, kRows) >> 4), desc_k + (step_offset(ks, kKeys) >> 4),
+                                 ks > 0);
+            }
+        }
+        if constexpr (kRowSumByMma) {
+            if (previous) row_sum_wgmmas(p16);
+        }
+        wgmma_commit();
+    };
+
+    // Per block n, in this order (FlashAttention-3's intra-warpgroup overlap):
+    //   issue S(n+1) = Q K(n+1)^T; issue O += P(n) V(n); wait for S(n+1) only; softmax of
+    //   block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
+    //   wait for P(n) V(n); release the stage; O *= the rescale of block n+1.
+    // So block n's P.V runs on the tensor cores while block n+1's softmax runs.
+    constexpr int kPvSteps = Traits::kPvSteps;  // k-steps of P.V over a block
+    float s[kScores];
+    uint32_t pa[kPvSteps][4];
+    float rescale[2] = {1.0f, 1.0f};
+    // The online softmax of a block (sm90/softmax.cuh), on the variables above.
+    const OnlineSoftmax<Traits> softmax{block_begin, whole_begin, whole_end, row_first_key, row_end_key, s,
+                                        scale_log2, scale8_div128, lean_centre, max_block_exponent, m, l,
+                                        rescale, acc_exponent};
+    auto run_softmax = [&](int index, auto& out) {
+        const int block = block_begin + index * kKeys;
+        if (block >= whole_begin && block + kKeys <= whole_end) {
+            softmax.softmax_block(index, out, MaskedTag<false>{});
+        } else {
+            softmax.softmax_block(index, out, MaskedTag<true>{});
+        }
+    };
+
+    // After waiting for a stage written by cp.async (generic proxy) and read by the wgmma (async
+    // proxy). Not after the tensor memory accelerator's copies (async proxy themselves; the
+    // producer fences its own stores of FP8 V's transpose before arriving): the fence is a
+    // MEMBAR and a FENCE.VIEW.ASYNC, twice per block (measured: docs/hopper-kernel-notes.md).
+    const bool consumer_fence = !use_tma;
+    auto fence_after_wait = [&] {
+        if (consumer_fence) {
+            sass_marker<7>();
+            fence_proxy_async_shared();
+            sass_marker<8>();
+        }
+    };
+    mbarrier_wait(q_full, 0);
+    if constexpr (kQRegs) {
+        load_q_fragments();
+    } else if (negate_q) {
+        negate_q_in_shared();
+    }
+    if (blocks > 0) {
+        mbarrier_wait(k_full(0), 0);
+        fence_after_wait();
+        issue_scores(s, RingSlot{0, 0}, nullptr);
+        wgmma_wait<0>();
+        pin_registers(s);
+        run_softmax(0, pa);  // acc is 0: its rescale changes nothing
+    }
+
+    auto wait_v = [&](RingSlot slot) {
+        mbarrier_wait(v_full(slot.stage), slot.parity);
+        fence_after_wait();
+    };
+    const uint32_t v_addr0 = smem_base + Shape::kVOffset;
+    // Head dim 256: O is two m64n128 products per k-step, over V's columns 0-127 and 128-255
+    // (FP8: two DV = 128 Vt halves, transpose_v_tile; 16-bit: slices 0-1 and 2-3).
+    constexpr int kVtColumns = DV == 256 ? 128 : DV;
+    constexpr uint32_t kVHalfBytes = kFp8 ? kKeys * 128 : 2 * kKeys * 128;
+    auto pv_wgmma = [&](const uint32_t (&pk)[4], uint64_t desc) {
+        if constexpr (DV == 256) {
+            wgmma_pv_ws<IN>(*reinterpret_cast<float(*)[64]>(&acc[0]), pk, desc);
+            wgmma_pv_ws<IN>(*reinterpret_cast<float(*)[64]>(&acc[64]), pk, descriptor_plus(desc, kVHalfBytes >> 4));
+        } else {
+            wgmma_pv_ws<IN>(acc, pk, desc);
+        }
+    };
+    // FP8 Vt: rows = DV output columns, chunks of 16 keys, K-major. 16-bit V: MN-major in the
+    // 128-byte swizzle (CUTLASS's canonical form
+    // ((64 columns, 2 slices), (8 keys, 8 groups)) : ((1, leading), (128 bytes, stride))): the
+    // leading offset steps to the next 64-column slice (kKeys * 128 bytes), the stride to the
+    // next 8 keys (1024 bytes); a k-step is 16 keys, 2048 bytes.
+    const uint64_t desc_v0 = !kFp8 ? wgmma_descriptor(v_addr0, kKeys * 128, 1024) | kSwizzle128Bits
+                                   : wgmma_descriptor(v_addr0, kVtColumns * 16, 128);
+    // O += P(index) V(index), committed as one wgmma group; the last block's (`last`) with its
+    // row sums, which no score group follows.
+    auto issue_pv = [&](RingSlot slot, auto& p, auto last_tag) {
+        constexpr bool kLast = decltype(last_tag)::value;
+        [[maybe_unused]] uint32_t p16[kRowSumByMma && kLast ? kKeys / 16 : 1][4];
+        if constexpr (kRowSumByMma && kLast) p_as_f16(p, p16);
+        const uint64_t desc_v = descriptor_plus(desc_v0, slot.stage * (Shape::kVBytes >> 4));
+        // No pin_registers here: an asm that "defines" acc or P after this group's S wgmma
+        // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
+        wgmma_fence();
+        if constexpr (kFp8) {
+            constexpr uint32_t kVStepBytes = 2 * kVtColumns * 16;
+#pragma unroll
+            for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * kVStepBytes) >> 4));
+            if constexpr (kRowSumByMma && kLast) row_sum_wgmmas(p16);
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * 16 * 128) >> 4));
+        }
+        wgmma_commit();
+    };
+    auto release = [&](RingSlot slot) {
+        if (lane_now() == 0) mbarrier_arrive(empty(slot.stage));  // this warp is done with the stage
+    };
+
+    // One block but the last, P(index) in p_now: the next block's scores and softmax (into
+    // p_next) overlap this block's P.V. No branch between the issues and the waits, and P in
+    // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous.
+    // slot: block index's ring slot.
+    auto step = [&](int index, RingSlot slot, auto& p_now, auto& p_next) {
+        sass_marker<1>();
+        const RingSlot next = next_slot<kStages>(slot);
+        mbarrier_wait(k_full(next.stage), next.parity);
+        fence_after_wait();
+        wait_v(slot);
+        issue_scores(s, next, p_now);  // s is free: block index's softmax is done
+        issue_pv(slot, p_now, LastTag<false>{});
+        wgmma_wait<1>();  // S(index + 1); P(index) V(index) may still run
+        pin_registers(s);
+        run_softmax(index + 1, p_next);
+        wgmma_wait<0>();
+        pin_registers(acc);
+#pragma unroll
+        for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
+        release(slot);
+        // EXACT: a warp whose rows all keep their scale (the running max held) skips O's
+        // multiplies; the vote keeps the branch uniform over the warp. LEAN's block exponent
+        // moves the scale in most blocks, so it does not test.
+        constexpr bool kSkipUnitRescale = PM == PMode::Exact;
+        if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+#pragma unroll
+            for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
+        }
+        // l = l * alpha + the block's rounded sum (the model's order): block index's sum joins
+        // l_scaled before the rescale of block index + 1, whose own sum joins at the next step.
+        if constexpr (kRowSumByMma) {
+            pin_registers(block_sum);
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = (l_scaled[rr] + block_sum[2 * rr]) * rescale[rr];
+        }
+        sass_marker<2>();
+    };
+    uint32_t pb[kPvSteps][4];  // pa's partner
+    RingSlot slot{0, 0};  // block index's
+    for (int index = 0; index + 1 < blocks; index += 2) {
+        step(index, slot, pa, pb);
+        slot = next_slot<kStages>(slot);
+        if (index + 2 < blocks) {
+            step(index + 1, slot, pb, pa);
+            slot = next_slot<kStages>(slot);
+        }
+    }
+    if (blocks > 0) {  // the last block: P in pa when blocks is odd, in pb when even
+        wait_v(slot);
+        if (blocks % 2) {
+            issue_pv(slot, pa, LastTag<true>{});
+        } else {
+            issue_pv(slot, pb, LastTag<true>{});
+        }
+        wgmma_wait<0>();
+        pin_registers(acc);
+        release(slot);
+        if constexpr (kRowSumByMma) {
+            pin_registers(block_sum);
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) l_scaled[rr] = l_scaled[rr] + block_sum[2 * rr];
+        }
+    }
+
+
+    // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and
+    // lse = -inf, rows whose maximum saw a NaN or +inf score NaN (row_output).
+    if constexpr (kRowSumByMma) {
+        // l_scaled holds the sum of the rounded probabilities, scaled like O.
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) l[rr] = l_scaled[rr] * numerics::exp2_integral(-acc_exponent[rr]);
+    }
+    const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
+    const int out_thread = thread_now() - 128, out_quad_lane = out_thread % 4;
+    const int out_row_base = row0 + out_thread / 128 * 64 + (out_thread / 32) % 4 * 16 + out_thread % 32 / 4;
+    bool row_valid[2], poisoned[2], seen[2];
+    float out_scale[2], unscale[2];
+    int64_t o_row[2];
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+        const int row = out_row_base + 8 * rr;
+        row_valid[rr] = row < seqlen_q;
+        poisoned[rr] = numerics::row_max_is_poisoned(m[rr]);
+        seen[rr] = l[rr] > 0.0f;
+        out_scale[rr] = seen[rr] ? vd / l[rr] : 0.0f;
+        unscale[rr] = numerics::exp2_integral(-acc_exponent[rr]);
+        o_row[rr] = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head +
+                    2 * out_quad_lane;
+        if (row_valid[rr] && a.lse && out_quad_lane == 0) {
+            const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
+                                                 : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
+            a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned[rr], seen[rr]);
+        }
+    }
+    // O's pairs (sm90/epilogue.cuh).
+    store_output_pairs(a, OutputPairs<DV, kAcc>{row_valid, o_row, acc, unscale, out_scale, poisoned, seen});
+}
+
+}  // namespace nvidia
+}  // namespace zyfa
+
+#endif

@@ -1,0 +1,260 @@
+// The producer warpgroup of the warp-specialised sm_90a kernel (attention_fwd_ws.cuh), warpgroup 0
+// at kProducerRegisters: loads Q once, then K and V blocks into the ring of stages
+// (attention_ws_tile_shape.h), with the tensor memory accelerator where the host passed tensor maps
+// (attention_ws_tma_params.h) or with cp.async by all 128 threads into the same layout; FP8 V
+// blocks land in a staging buffer and the producer writes their byte transpose into the stage
+// (transpose_v_block): the e4m3 wgmma reads both operands K-major, so P.V needs V with keys
+// contiguous.
+#ifndef ZYFA_KERNELS_NVIDIA_SM90_PRODUCER_CUH
+#define ZYFA_KERNELS_NVIDIA_SM90_PRODUCER_CUH
+
+#include "nvidia/attention_ws_tma_params.h"
+#include "nvidia/primitives/barriers.cuh"
+#include "nvidia/primitives/copy.cuh"
+#include "nvidia/primitives/ldmatrix.cuh"
+#include "nvidia/primitives/tma.cuh"
+#include "nvidia/sm90/tile_context.cuh"
+#include "nvidia/sm90/traits.cuh"
+
+namespace zyfa {
+namespace nvidia {
+
+// Byte transpose of one FP8 V block of KEYS keys: raw (rows = keys of 128 bytes, the 128-byte
+// swizzled slice the tensor memory accelerator and producer_load_tile write, DV <= 128 columns
+// used) -> vt (rows = DV output columns, KEYS / 16 chunks of 16 keys, chunk-major: chunk g of
+// row d at g * (DV * 16) + d * 16), with the keys of each 16-key group in the order
+// [0,1,8,9, 2,3,10,11, 4,5,12,13, 6,7,14,15] (see the top of attention_fwd_ws.cuh).
+// A unit is 16 keys x 32 columns, one ldmatrix.x4.trans, four PRMT and one stmatrix.x4 per warp:
+// matrix j of the ldmatrix is keys 16g + 8 (j % 2) + 0..7 of 16-column chunk 2 cb + j / 2 (lane
+// l gives row l % 8 of matrix l / 8), so lane 4c + w receives, per matrix, the 16-bit pairs
+// (columns 2c, 2c + 1) of keys 2w and 2w + 1; the PRMTs pair those of keys 2w, 2w + 1 with those
+// of keys 2w + 8, 2w + 9 into one word per column, which is word w of that column's chunk g:
+// the stmatrix's matrix j is rows 16 (j / 2) + 2 i + (j % 2) of the 32 columns. Reads are
+// conflict-free (the swizzle spreads 8 keys of one chunk over 8 bank groups); writes of 8 rows
+// 32 bytes apart take two wavefronts.
+template <int DV, int KEYS>
+__device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int producer_thread) {
+    static_assert(DV == 128 || DV == 64, "32 columns per unit, 4 warps");
+    constexpr int kUnits = (KEYS / 16) * (DV / 32);
+    static_assert(kUnits % 4 == 0, "units spread evenly over the producer's 4 warps");
+    constexpr int kColumnBlocks = DV / 32;
+    const int lane = producer_thread % 32, warp = producer_thread / 32;
+    const int i = lane % 8, j = lane / 8;
+    // Warp w takes column block w % kColumnBlocks and every (4 / kColumnBlocks)-th key group from
+    // w / kColumnBlocks: its units differ by whole key groups, which move both addresses by a
+    // constant (the swizzle depends on the key's row within 8 only).
+    const int cb = warp % kColumnBlocks;
+    const int first_group = warp / kColumnBlocks;
+    constexpr int kGroupStride = 4 / kColumnBlocks;
+    const int key = 16 * first_group + 8 * (j % 2) + i;
+    const uint32_t read = raw + key * 128 + (((2 * cb + j / 2) ^ i) * 16);
+    const uint32_t write = vt + first_group * (DV * 16) + (32 * cb + 16 * (j / 2) + 2 * i + (j % 2)) * 16;
+#pragma unroll
+    for (int u = 0; u < kUnits / 4; ++u) {
+        const int g = u * kGroupStride;  // key groups beyond first_group
+        uint32_t r[4];
+        ldmatrix_x4_trans(r, read + g * 16 * 128);
+        const uint32_t out[4] = {__byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
+                                 __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531)};
+        stmatrix_x4(write + g * (DV * 16), out);
+    }
+}
+
+// Head dim 256: two independent 128-column halves, raw slice h -> Vt half h (each laid out as a
+// DV = 128 Vt, KEYS * 128 bytes apart), so that the P.V of each half is an m64n128 wgmma like
+// head dim 128's.
+template <int DV, int KEYS>
+__device__ __forceinline__ void transpose_v_tile(uint32_t vt, uint32_t raw, int producer_thread) {
+    if constexpr (DV == 256) {
+        constexpr uint32_t kHalfBytes = KEYS * 128;  // KEYS keys x 128 columns (Vt) = one raw slice
+        transpose_v_block<128, KEYS>(vt, raw, producer_thread);
+        transpose_v_block<128, KEYS>(vt + kHalfBytes, raw + kHalfBytes, producer_thread);
+    } else {
+        transpose_v_block<DV, KEYS>(vt, raw, producer_thread);
+    }
+}
+
+// A whole tile (kRows rows from `seq` on) through map `m` of `tma`, one copy per 128-byte column
+// slice (attention_ws_tma_params.h); dims 1..3 of the map hold the sequence, head and batch axes
+// in the order tma.axis gives.
+template <int kSlices, int kRows, int kElemBytes>
+__device__ __forceinline__ void tma_load_tile(uint32_t smem_dst, const WsTmaParams& tma, int m, uint32_t bar, int seq,
+                                              int head, int batch) {
+    const unsigned char* map = m == kWsTmaQ ? tma.q_map : m == kWsTmaK ? tma.k_map : tma.v_map;
+    const int32_t* axis = tma.axis[m];
+    auto coordinate = [&](int dim) { return axis[0] == dim ? seq : axis[1] == dim ? head : batch; };
+#pragma unroll
+    for (int slice = 0; slice < kSlices; ++slice) {
+        tma_load_4d(smem_dst + slice * kRows * 128, map, bar, slice * (128 / kElemBytes), coordinate(1), coordinate(2),
+                    coordinate(3));
+    }
+}
+
+// The cp.async form of tma_load_tile for the producer's 128 threads: rows of kChunks 16-byte
+// chunks from `global` (row_bytes apart) into 128-byte column slices in the 128-byte swizzle;
+// rows from valid_rows on are zero-filled. Consecutive threads take consecutive chunks of a row,
+// so a warp's requests are whole rows (contiguous in global memory, one bank cycle per 8 chunks
+// in shared memory). Unrolled kUnroll times (kProducerCopyUnroll).
+template <int kTileRows, int kChunks, int kUnroll>
+__device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const unsigned char* global, int64_t row_bytes,
+                                                   int valid_rows, int producer_thread) {
+    static_assert((kTileRows * kChunks) % 128 == 0, "loader shape");
+#pragma unroll kUnroll
+    for (int i = producer_thread; i < kTileRows * kChunks; i += 128) {
+        const int r = i / kChunks, c = i % kChunks;
+        const bool valid = r < valid_rows;
+        const uint32_t dst = (c / 8) * (kTileRows * 128) + r * 128 + (((c % 8) ^ (r % 8)) * 16);
+        cp_async_16(smem_addr + dst, valid ? global + r * row_bytes + c * 16 : global, valid ? 16 : 0);
+    }
+}
+
+
+// FP8 LEAN's ones tile (WsTileShape::kOnesTile), written by the producer before its first v_full
+// arrival, whose fence.proxy.async publishes it to the consumers' wgmma.
+template <class Shape>
+__device__ __forceinline__ void write_ones_tile(unsigned char* smem, int pt) {
+    if constexpr (Shape::kOnesTile) {
+        if (pt < Shape::kOnesBytes / 16) {
+            *reinterpret_cast<uint4*>(smem + Shape::kOnesOffset + pt * 16) =
+                make_uint4(0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u);  // FP16 1.0
+        }
+    }
+}
+
+// The producer with the tensor memory accelerator: thread 0 issues every copy, one per 128-byte
+// column slice of a tile (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128
+// threads write its transpose into the stage; 16-bit V lands in the stage (the other threads have
+// no work). Thread 0 completes each "full" mbarrier's transaction bytes, and waits on the stage's
+// "empty" mbarrier before reusing it.
+template <class Traits>
+__device__ __forceinline__ void produce_with_tma(const TileContext<typename Traits::Shape>& tile, const WsTmaParams& tma) {
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
+    using Shape = typename Traits::Shape;
+    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    constexpr bool kFp8 = Traits::kFp8;
+    constexpr int DV = Traits::kDv;
+    const int pt = threadIdx.x;
+    write_ones_tile<Shape>(smem, pt);
+    const int q_seq = static_cast<int>(t.first_q) + t.row0, k_seq0 = static_cast<int>(t.first_k) + t.block_begin;
+    if (pt == 0) {
+        tma_prefetch_map(tma.k_map);
+        tma_prefetch_map(tma.v_map);
+        mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+        tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), q_seq,
+                                                      t.head, t.batch);
+    }
+    auto finish_v = [&](int index) {  // FP8: V of block index in staging -> its stage, transposed
+        // Past this barrier every producer thread is done with finish_v(index - 1), whose
+        // staging buffer thread 0 refills with block index + 2 next.
+        named_barrier_sync(kProducerBarrier, 128);
+        constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;  // 16-bit never calls this
+        const int buffer = index % kBuffers;
+        mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
+        transpose_v_tile<DV, kKeys>(t.smem_base() + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                                    t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
+        fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+        mbarrier_arrive(t.v_full(index % kStages));
+    };
+    for (int index = 0; index < t.blocks; ++index) {
+        const int stage = index % kStages;
+        if (pt == 0) {
+            const int seq = k_seq0 + index * kKeys;
+            mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+            mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
+            tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
+                                                          kWsTmaK, t.k_full(stage), seq, t.head_kv, t.batch);
+            if constexpr (kFp8) {
+                const int buffer = index % Shape::kVStagingBuffers;
+                mbarrier_arrive_expect_tx(t.staging_full(buffer), Shape::kVLoadBytes);
+                tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVStagingOffset +
+                                                                 buffer * Shape::kVLoadBytes,
+                                                             tma, kWsTmaV, t.staging_full(buffer), seq, t.head_kv,
+                                                             t.batch);
+            } else {  // 16-bit V is used as it lands
+                mbarrier_arrive_expect_tx(t.v_full(stage), Shape::kVBytes);
+                tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+                                                             tma, kWsTmaV, t.v_full(stage), seq, t.head_kv, t.batch);
+            }
+        }
+        if constexpr (kFp8) {
+            if (index > 0) finish_v(index - 1);
+        }
+    }
+    if constexpr (kFp8) {
+        if (t.blocks > 0) finish_v(t.blocks - 1);
+    }
+}
+
+// The producer with cp.async (varlen, strides the tensor memory accelerator cannot take): all 128
+// threads copy into the layout the TMA writes, each arriving on the "full" mbarrier when its
+// copies land (cp.async.mbarrier.arrive.noinc); it waits on the stage's "empty" mbarrier before
+// reusing it.
+template <class Traits>
+__device__ __forceinline__ void produce_with_cp_async(const TileContext<typename Traits::Shape>& tile,
+                                                      const AttnKernelArgs& a) {
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
+    using Shape = typename Traits::Shape;
+    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    constexpr bool kFp8 = Traits::kFp8;
+    constexpr int DV = Traits::kDv;
+    constexpr int kUnroll = Traits::kCopyUnroll;
+    const int pt = threadIdx.x;
+    write_ones_tile<Shape>(smem, pt);
+    const unsigned char* q_global = static_cast<const unsigned char*>(a.q) +
+        (t.batch * a.q_stride_batch + (t.first_q + t.row0) * a.q_stride_seq + t.head * a.q_stride_head) * kElem;
+    const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
+        (t.batch * a.k_stride_batch + t.first_k * a.k_stride_seq + t.head_kv * a.k_stride_head) * kElem;
+    const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
+        (t.batch * a.v_stride_batch + t.first_k * a.v_stride_seq + t.head_kv * a.v_stride_head) * kElem;
+    producer_load_tile<kRows, Shape::kQkChunks, kUnroll>(t.smem_base() + Shape::kQOffset, q_global,
+                                                         a.q_stride_seq * kElem, min(kRows, t.seqlen_q - t.row0), pt);
+    cp_async_arrive_on(t.q_full());
+    auto finish_v = [&](int index) {  // FP8: V of block index landed in staging -> its stage
+        named_barrier_sync(kProducerBarrier, 128);  // every producer thread's copies are visible
+        transpose_v_tile<DV, kKeys>(
+            t.smem_base() + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+            t.smem_base() + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVLoadBytes,
+            pt);
+        fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+        mbarrier_arrive(t.v_full(index % kStages));
+    };
+    for (int index = 0; index < t.blocks; ++index) {
+        const int stage = index % kStages;
+        const int block = t.block_begin + index * kKeys;
+        const int valid = min(kKeys, t.seqlen_k - block);
+        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        producer_load_tile<kKeys, Shape::kQkChunks, kUnroll>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes,
+                                                             k_global + block * a.k_stride_seq * kElem,
+                                                             a.k_stride_seq * kElem, valid, pt);
+        cp_async_arrive_on(t.k_full(stage));
+        if constexpr (kFp8) {
+            // Three staging buffers: the one written here was last read by finish_v(index - 3),
+            // which every producer thread left before the barrier of finish_v(index - 2).
+            producer_load_tile<kKeys, Shape::kVChunks, kUnroll>(
+                t.smem_base() + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVLoadBytes,
+                v_global + block * a.v_stride_seq * kElem, a.v_stride_seq * kElem, valid, pt);
+            cp_async_commit();
+            if (index > 0) {
+                cp_async_wait_group<1>();  // V of block index - 1
+                finish_v(index - 1);
+            }
+        } else {
+            producer_load_tile<kKeys, Shape::kVChunks, kUnroll>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+                                                                v_global + block * a.v_stride_seq * kElem,
+                                                                a.v_stride_seq * kElem, valid, pt);
+            cp_async_arrive_on(t.v_full(stage));
+        }
+    }
+    if constexpr (kFp8) {
+        if (t.blocks > 0) {
+            cp_async_wait_group<0>();
+            finish_v(t.blocks - 1);
+        }
+    }
+    cp_async_wait_all();
+}
+
+}  // namespace nvidia
+}  // namespace zyfa
+
+#endif

@@ -1,0 +1,208 @@
+// The online softmax of the warp-specialised sm_90a kernel's consumers (attention_fwd_ws.cuh): one
+// key block's scores, in the S accumulator registers, -> P packed into the A operand of the P.V
+// wgmma, and each row's running maximum m, sum l, O's scale exponent and the rescale that O takes.
+// The numerics are the CPU model's step by step (attention_fwd_common.cuh).
+#ifndef ZYFA_KERNELS_NVIDIA_SM90_SOFTMAX_CUH
+#define ZYFA_KERNELS_NVIDIA_SM90_SOFTMAX_CUH
+
+#include "nvidia/attention_fwd_common.cuh"
+#include "nvidia/primitives/convert.cuh"
+#include "nvidia/sm90/tile_context.cuh"
+#include "nvidia/sm90/traits.cuh"
+
+namespace zyfa {
+namespace nvidia {
+
+// The magic-number sum of a Lean P code before its cap (low byte = round(clamp(y, 0, 128))):
+// numerics::lean_p_uncapped_bits_from_saturated (kernels/common/lean_p.h, the algebra and its CPU
+// test) after the saturating FMA it expects: two instructions.
+__device__ __forceinline__ uint32_t lean_code_bits(float s, float scale8_div128, float bias_div128) {
+    float y128;  // y / 128, saturated to [0, 1] (NaN -> +0)
+    asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y128) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
+    return numerics::lean_p_uncapped_bits_from_saturated(y128);
+}
+
+// Two magic-number sums -> their codes capped at 126 in the low bytes of two 16-bit lanes
+// (numerics::lean_p_capped_code_lanes): one PRMT and one min.u16x2 (VIMNMX.U16x2) per two codes,
+// where a min per code cost 32 FMNMX per row block.
+__device__ __forceinline__ uint32_t capped_code_lanes(uint32_t lo, uint32_t hi) {
+    uint32_t capped;
+    asm("min.u16x2 %0, %1, %2;" : "=r"(capped) : "r"(__byte_perm(lo, hi, 0x5410)), "r"(0x007E007Eu));
+    return capped;
+}
+
+// 2^x for the rescale alpha = 2^(m_old - m_new) <= 1: one MUFU.EX2 where exp2f adds range handling
+// (about 2 ulp, within the bounds against the CPU model's exp2; results below 2^-126 flush to 0,
+// a contribution below fp32's resolution of the row).
+__device__ __forceinline__ float exp2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// The online softmax of one block for a consumer thread's two rows: block `index`'s scores in s ->
+// its P in `out`, and m, l, rescale, acc_exponent. It refers to consumer_warpgroup's variables,
+// each by reference as the lambda it replaces captured them (sm90/mainloop.cuh says why). The
+// choice between the masked and the unmasked copy stays a lambda there (run_softmax): in a member
+// function here the compiler merged the two computations of the block's first key and laid the
+// branches out the other way round.
+template <class Traits>
+struct OnlineSoftmax {
+    static constexpr InKind IN = Traits::kIn;
+    static constexpr PMode PM = Traits::kPMode;
+    static constexpr bool kFp8 = Traits::kFp8;
+    static constexpr int kKeys = Traits::kKeys, kTiles = Traits::kTiles;
+    static constexpr bool kRowSumByMma = Traits::kRowSumByMma;
+    static constexpr float kNegInf = -__builtin_huge_valf();
+
+    const int& block_begin;                       // the tile's first key block
+    const int& whole_begin;                       // keys every row of the tile sees:
+    const int& whole_end;                         //   [whole_begin, whole_end)
+    const int (&row_first_key)[2];                // the keys each of the thread's two rows sees
+    const int (&row_end_key)[2];
+    const float (&s)[Traits::kScores];            // the block's scores
+    const float& scale_log2;                      // |softmax_scale * descales| * log2(e)
+    const float& scale8_div128;                   // lean_code_bits' operand
+    const float& lean_centre;
+    const int& max_block_exponent;
+    float (&m)[2];                                // the running maximum of s * c, log2 units
+    float (&l)[2];                                // the running sum
+    float (&rescale)[2];                          // what O's accumulator takes after this block
+    float (&acc_exponent)[2];                     // O's accumulator is acc * 2^acc_exponent
+
+    // Online softmax of block `index` (scores in s) -> its P in `out`, m, l, rescale.
+    template <class POut, class MaskedTagT>
+    __device__ __forceinline__ void softmax_block(int index, POut& out, MaskedTagT masked_tag) const {
+        constexpr bool kMasked = decltype(masked_tag)::value;
+        if constexpr (kMasked) sass_marker<3>();
+        const int block = block_begin + index * kKeys;
+        auto visible = [&](int rr, int n, int e) {
+            if constexpr (!kMasked) return true;
+            const int key = block + 8 * n + 2 * (lane_now() % 4) + e;
+            return key >= row_first_key[rr] && key < row_end_key[rr];
+        };
+        // Two passes over the thread's two rows: first both maxima and what follows from them
+        // (the latency-bound chain: max tree, quad shuffles, exponent, bias), then both rows'
+        // probabilities, so that the chains of the two rows overlap.
+        float m_new[2], alpha[2], exponent[2], bias[2];
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+            // max(s * c) = max(s) * c for c >= 0 (rounding is monotonic; c < 0 was turned into
+            // -Q and |c| in ConsumerMainloop's set-up): one multiply per row instead of one per score. Four partial
+            // maxima, then a tree: max is exact in any order, and four independent chains hide
+            // the FMNMX latency a single chain would expose. It keeps NaN
+            // (kernels/common/row_max.h), so this holds for NaN and infinite scores and scales
+            // too, except c = 0 with a raw -inf beside finite scores (max(s) * c = 0, s * c NaN):
+            // 16-bit inputs have no descale, so c != 0 there, and FP8 scores are never infinite.
+            float part[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) part[i] = kNegInf;
+#pragma unroll
+            for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+                for (int e = 0; e < 2; ++e)
+                    if (visible(rr, n, e)) {
+                        part[(2 * n + e) % 4] = numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                    }
+            const float extreme = numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
+                                                         numerics::max_keep_nan(part[2], part[3]));
+            // -inf when this thread sees nothing of the block (rather than the identity times c,
+            // NaN for c = 0 or NaN)
+            bool any_visible = true;
+            if constexpr (kMasked) {
+                any_visible = false;
+#pragma unroll
+                for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(rr, n, e);
+            }
+            float block_max = any_visible ? extreme * scale_log2 : kNegInf;
+            block_max = quad_max(block_max);
+            m_new[rr] = numerics::max_keep_nan(m[rr], block_max);
+            alpha[rr] = m[rr] == kNegInf ? 0.0f : exp2_approx(m[rr] - m_new[rr]);
+            // the model's k (integral): P is scaled by 2^k before rounding
+            if constexpr (PM == PMode::Lean) {
+                exponent[rr] = numerics::block_scale_exponent_integral(m_new[rr], block_max, max_block_exponent,
+                                                                       numerics::Fp8Format::E4M3FN);
+                bias[rr] = numerics::lean_p_bias(m_new[rr], exponent[rr], lean_centre, numerics::Fp8Format::E4M3FN);
+            } else {
+                exponent[rr] = kFp8 ? numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN) : 0.0f;
+                bias[rr] = 0.0f;
+            }
+        }
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+            float row_sum = 0.0f;
+            uint32_t pairs[kTiles];  // the P pair of S tile n, in the low 16 bits for FP8
+            if constexpr (PM == PMode::Lean) {
+                // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
+                // up to 128 of them sum exactly in any order; four partial sums hide the FADD latency.
+                // (Unused, and removed by the compiler, when the P.V wgmma sums the rows.)
+                float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                for (int n = 0; n < kTiles; ++n) {
+                    uint32_t bits[2];  // magic-number sums: low byte = the code
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        bits[e] = visible(rr, n, e)
+                                      ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias[rr] * 0x1p-7f)
+                                      : 0x4B400000u;
+                        sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
+                    }
+                    pairs[n] = capped_code_lanes(bits[0], bits[1]);
+                }
+                if constexpr (!kRowSumByMma) {
+                    row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+                    row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_integral(-exponent[rr]);
+                }
+            } else {
+                const float up = numerics::exp2_integral(exponent[rr]);
+#pragma unroll
+                for (int n = 0; n < kTiles; ++n) {
+                    float p[2];
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        // The model's s * c - m, rounded twice (fused, the product's rounding
+                        // residual of a huge score would reach the exponent), then one
+                        // MUFU.EX2: ex2's 2 ulp are within the bounds against the CPU.
+                        p[e] = visible(rr, n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new[rr]) : 0.0f;
+                        row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
+                    }
+                    if constexpr (kFp8) {
+                        pairs[n] = pack_e4m3x2(p[0] * up, p[1] * up);
+                    } else {
+                        pairs[n] = pack_p16<IN>(p[0], p[1]);
+                    }
+                }
+                row_sum = quad_sum(row_sum);
+            }
+            // A fragments: 16-bit (k16) out[n/2][2*(n%2) + rr] = the pair of tile n; e4m3 (k32)
+            // out[n/4][2*((n%4)/2) + rr] = the pairs of tiles n, n+1 (n even).
+#pragma unroll
+            for (int n = 0; n < kTiles; ++n) {
+                if constexpr (PM == PMode::Lean) {  // codes in the low bytes of 16-bit lanes
+                    if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x6420);
+                } else if constexpr (kFp8) {
+                    if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x5410);
+                } else {
+                    out[n / 2][2 * (n % 2) + rr] = pairs[n];
+                }
+            }
+            // a row that sees nothing of the block keeps m, l and acc
+            const bool active = kMasked ? max(row_first_key[rr], block) < min(row_end_key[rr], block + kKeys) : true;
+            rescale[rr] = 1.0f;
+            if (active) {
+                l[rr] = l[rr] * alpha[rr] + row_sum;
+                m[rr] = m_new[rr];
+                rescale[rr] = alpha[rr] * numerics::exp2_integral(exponent[rr] - acc_exponent[rr]);
+                acc_exponent[rr] = exponent[rr];
+            }
+        }
+        if constexpr (kMasked) sass_marker<4>();
+    }
+};
+
+}  // namespace nvidia
+}  // namespace zyfa
+
+#endif
