@@ -14,26 +14,33 @@
 namespace zyfa {
 namespace numerics {
 
-// Horner order, highest degree first: ln2^i / i! for i = 7 .. 0.
+// Horner order, highest degree first: term i is ln2^(7-i) / (7-i)!. A function, not an array: a
+// namespace-scope constexpr array is not usable in CUDA device code, a constexpr function is.
 constexpr int kExp2PolynomialTerms = 8;  // the generator emits one v_mov and 7 v_fmaak
-constexpr float kExp2PolynomialCoefficients[kExp2PolynomialTerms] = {
-    1.525273380405984e-05f,  1.5403530393381606e-04f, 1.3333558146428443e-03f, 9.6181291076284772e-03f,
-    5.5504108664821580e-02f, 2.4022650695910071e-01f, 6.9314718055994531e-01f, 1.0f};
+ZYFA_HD constexpr float exp2_polynomial_coefficient(int term) {
+    return term == 0   ? 1.525273380405984e-05f
+           : term == 1 ? 1.5403530393381606e-04f
+           : term == 2 ? 1.3333558146428443e-03f
+           : term == 3 ? 9.6181291076284772e-03f
+           : term == 4 ? 5.5504108664821580e-02f
+           : term == 5 ? 2.4022650695910071e-01f
+           : term == 6 ? 6.9314718055994531e-01f
+                       : 1.0f;
+}
 constexpr float kExp2PolynomialLowest = -126.0f;  // below: 0 (and for -inf and NaN)
 
 ZYFA_HD float exp2_without_transcendental(float x) {
     if (!(x >= kExp2PolynomialLowest)) return 0.0f;
     const float n = round_half_even(x);
     const float f = x - n;
-    // Written out, not looped: constant indices fold to immediates on every compiler.
-    float p = kExp2PolynomialCoefficients[0];
-    p = fmaf(p, f, kExp2PolynomialCoefficients[1]);
-    p = fmaf(p, f, kExp2PolynomialCoefficients[2]);
-    p = fmaf(p, f, kExp2PolynomialCoefficients[3]);
-    p = fmaf(p, f, kExp2PolynomialCoefficients[4]);
-    p = fmaf(p, f, kExp2PolynomialCoefficients[5]);
-    p = fmaf(p, f, kExp2PolynomialCoefficients[6]);
-    p = fmaf(p, f, kExp2PolynomialCoefficients[7]);
+    float p = exp2_polynomial_coefficient(0);
+    p = fmaf(p, f, exp2_polynomial_coefficient(1));
+    p = fmaf(p, f, exp2_polynomial_coefficient(2));
+    p = fmaf(p, f, exp2_polynomial_coefficient(3));
+    p = fmaf(p, f, exp2_polynomial_coefficient(4));
+    p = fmaf(p, f, exp2_polynomial_coefficient(5));
+    p = fmaf(p, f, exp2_polynomial_coefficient(6));
+    p = fmaf(p, f, exp2_polynomial_coefficient(7));
     return p * exp2_int((int)n);
 }
 

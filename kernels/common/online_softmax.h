@@ -10,6 +10,7 @@
 #ifndef ZYFA_KERNELS_COMMON_ONLINE_SOFTMAX_H
 #define ZYFA_KERNELS_COMMON_ONLINE_SOFTMAX_H
 
+#include "block_scale.h"
 #include "device_compat.h"
 #include "fp32_exp2_log2.h"
 
@@ -33,6 +34,15 @@ ZYFA_HD float running_sum_update(float l, float alpha, float block_row_sum) { re
 // unscale = 2^-k, the block's P scale removed (1 where a scaled MFMA already applied it).
 ZYFA_HD float accumulator_update(float acc, float alpha, float partial, float unscale) {
     return acc * alpha + partial * unscale;
+}
+
+// For a kernel that keeps the accumulator as acc * 2^e, e = the P scale exponent of the latest block
+// it saw (integral fp32, block_scale_exponent_integral), and lets the matrix unit add each block's
+// P.V to it (the sm_90a ws kernels, attention_fwd_ws.cuh): the factor O is multiplied by before the
+// block with exponent e_new adds, alpha * 2^(e_new - e_old). Powers of two scale exactly, so this is
+// accumulator_update up to the order of the fp32 sums; the epilogue removes the last 2^-e.
+ZYFA_HD float scaled_accumulator_rescale(float alpha, float exponent_new, float exponent_old) {
+    return alpha * exp2_integral(exponent_new - exponent_old);
 }
 
 }  // namespace numerics

@@ -34,6 +34,13 @@ void test_updates_are_unfused(void**) {
     assert_true(accumulator_update(x, x, 1.0f, -1.0f) == 0x1p-22f);
 }
 
+void test_scaled_accumulator_rescale(void**) {
+    // acc kept as acc * 2^e: moving from exponent 8 to 11 multiplies by alpha * 2^3.
+    assert_true(scaled_accumulator_rescale(0.25f, 11.0f, 8.0f) == 2.0f);
+    assert_true(scaled_accumulator_rescale(1.0f, 8.0f, 8.0f) == 1.0f);
+    assert_true(scaled_accumulator_rescale(0.0f, 64.0f, 8.0f) == 0.0f);
+}
+
 void test_row_epilogue(void**) {
     // A row that saw no key: O = 0, lse = -inf.
     assert_false(row_saw_key(0.0f));
@@ -65,6 +72,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alpha_guard),
         cmocka_unit_test(test_updates_are_unfused),
+        cmocka_unit_test(test_scaled_accumulator_rescale),
         cmocka_unit_test(test_row_epilogue),
         cmocka_unit_test(test_exp2_polynomial),
     };

@@ -56,10 +56,9 @@ void KernelBuilder::alpha_and_bias(const Reg& m_new) {
     e_.op("v_add_f32", {W(n), I(float_literal(magic)), R(x)});
     e_.op("v_subrev_f32", {W(n), I(float_literal(magic)), R(n)});
     e_.op("v_sub_f32", {W(f), R(x), R(n)});
-    const float* coefficients = numerics::kExp2PolynomialCoefficients;
-    e_.op("v_mov_b32", {W(p), I(float_literal(coefficients[0]))});
+    e_.op("v_mov_b32", {W(p), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
     for (int i = 1; i < numerics::kExp2PolynomialTerms; ++i) {
-        e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(coefficients[i]))});
+        e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(i)))});
     }
     e_.op("v_cvt_i32_f32", {W(n), R(n)});
     e_.op("v_add_u32", {W(n), I(127), R(n)});
