@@ -20,7 +20,9 @@
 //   x = S * scale_log2 with scale_log2 = ((softmax_scale * qd) * kd) * log2e,
 //   per query and block: only keys in the query's visible interval count; a query that sees no
 //   key of the block keeps m, l and acc; m_new = max(m, block max of x);
-//   alpha = m == -inf ? 0 : 2^(m - m_new)  (BF16: v_exp_f32; LEAN: exp2_without_transcendental);
+//   alpha = m == -inf ? 0 : 2^(m - m_new)  (BF16: v_exp_f32; LEAN: exp2_without_transcendental,
+//     common/exp2_polynomial.h); the update and the epilogue are common/online_softmax.h and
+//     common/row_epilogue.h;
 //   BF16 EXACT: p = 2^(x - m_new), row sum of unrounded p, P operand = p rounded to bf16 (RNE);
 //   FP8 LEAN: k = numerics::block_scale_exponent, code = numerics::lean_p_code with v_cvt_i32_f32
 //     truncation (the launch plan passes lean_p_centre_for(TowardZero)), codes are the FP8 B
@@ -48,35 +50,18 @@
 #include "common/attention_kernel_args.h"
 #include "common/attention_mask.h"
 #include "common/block_scale.h"
+#include "common/exp2_polynomial.h"
+#include "common/fp32_exp2_log2.h"
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/online_softmax.h"
+#include "common/row_epilogue.h"
 #include "common/row_max.h"
 #include "common/score_scale.h"
 
 namespace zyfa {
 namespace amd {
-
-using numerics::kLn2;  // kernels/common/score_scale.h
-
-// 2^x for x <= 0 from FMAs only (LEAN kernels contain no v_exp_f32): x = n + f with n the nearest
-// integer and |f| <= 1/2, 2^f by its degree-7 Taylor polynomial in f*ln2 (truncation error
-// (ln2/2)^8/8! = 5e-9 relative, below fp32 resolution), 2^n exactly. Below 2^-126 it returns 0:
-// alpha then scales state that is < 2^-126 of the new maximum's contribution.
-__device__ inline float exp2_without_transcendental(float x) {
-    if (!(x >= -126.0f)) return 0.0f;
-    const float n = numerics::round_half_even(x);
-    const float f = x - n;
-    float p = 1.525273380405984e-05f;  // ln2^7 / 7!
-    p = fmaf(p, f, 1.5403530393381606e-04f);
-    p = fmaf(p, f, 1.3333558146428443e-03f);
-    p = fmaf(p, f, 9.6181291076284772e-03f);
-    p = fmaf(p, f, 5.5504108664821580e-02f);
-    p = fmaf(p, f, 2.4022650695910071e-01f);
-    p = fmaf(p, f, 6.9314718055994531e-01f);
-    p = fmaf(p, f, 1.0f);
-    return p * numerics::exp2_int((int)n);
-}
 
 // LDS column of key j (0..63) in the transposed V block: lane half h's E elements of P.V step st
 // are contiguous at st * 2E + h * E (see the top of the file).
@@ -243,9 +228,9 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         const float m_new = numerics::max_keep_nan(m, block_max);
         float alpha;
         if constexpr (LEAN) {
-            alpha = m == kNegInf ? 0.0f : exp2_without_transcendental(m - m_new);
+            alpha = numerics::running_max_rescale(m, m_new, numerics::Exp2WithoutTranscendental{});
         } else {
-            alpha = m == kNegInf ? 0.0f : __builtin_exp2f(m - m_new);
+            alpha = numerics::running_max_rescale(m, m_new);
         }
 
         // P as the B operand of P.V: flat index f -> step f / E, element f % E.
@@ -275,7 +260,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
                 const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
                 // exp2(-inf) = 0 for a key this query does not see: no branch around the exponential.
                 const float x = (key >= row_lo && key < row_hi) ? s[t][v] * scale_log2 - m_new : kNegInf;
-                const float p = __builtin_exp2f(x);
+                const float p = numerics::exp2_fp32(x);
                 row_sum += p;  // EXACT: the denominator of unrounded probabilities
                 const int e = f % E;
                 p_operand[f / E][e / 2] |= static_cast<uint32_t>(numerics::float_to_bf16(p)) << (16 * (e % 2));
@@ -311,11 +296,11 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
             // (tests/emu runs the emulator's strict default, which rejects a partial one).
             #pragma unroll
             for (int v = 0; v < 16; ++v) {
-                const float updated = acc[dt][v] * alpha + partial[v] * down;
+                const float updated = numerics::accumulator_update(acc[dt][v], alpha, partial[v], down);
                 acc[dt][v] = active ? updated : acc[dt][v];
             }
         }
-        const float l_updated = l * alpha + row_sum;
+        const float l_updated = numerics::running_sum_update(l, alpha, row_sum);
         l = active ? l_updated : l;
         m = active ? m_new : m;
     }
@@ -324,22 +309,22 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
     // saw a NaN or +inf score NaN.
     if (query >= seqlen_q) return;
     const bool poisoned = numerics::row_max_is_poisoned(m);
-    const float nan = __builtin_nanf("");
-    const float out_scale = l > 0.0f ? vd / l : 0.0f;
+    const bool seen = numerics::row_saw_key(l);
+    const float out_scale = numerics::output_scale(vd, l);
     const int64_t o_row = batch * a.o_stride_batch + (first_q + query) * a.o_stride_seq + head * a.o_stride_head;
     #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt) {
         #pragma unroll
         for (int v = 0; v < 16; ++v) {
             const int d = 32 * dt + 8 * (v / 4) + 4 * half + v % 4;
-            store_output(a.o, a.out_dtype, o_row + d, poisoned ? nan : l > 0.0f ? acc[dt][v] * out_scale : 0.0f);
+            store_output(a.o, a.out_dtype, o_row + d, numerics::row_output(acc[dt][v] * out_scale, poisoned, seen));
         }
     }
     if (a.lse && half == 0) {
         const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
         const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + query
                                              : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + query;
-        global_ptr_mut<float>(a.lse)[index] = poisoned ? nan : l > 0.0f ? kLn2 * (m + __builtin_log2f(l)) : kNegInf;
+        global_ptr_mut<float>(a.lse)[index] = numerics::row_lse(numerics::row_natural_lse(m, l), poisoned, seen);
     }
 }
 

@@ -11,6 +11,8 @@
 #ifndef ZYFA_KERNELS_AMD_ATTENTION_TILE_SHAPE_H
 #define ZYFA_KERNELS_AMD_ATTENTION_TILE_SHAPE_H
 
+#include "common/key_block.h"
+
 namespace zyfa {
 namespace amd {
 
@@ -19,7 +21,7 @@ constexpr int kWaves = 8;
 constexpr int kThreads = kWaves * kWaveSize;
 constexpr int kRowsPerWave = 32;
 constexpr int kRows = kWaves * kRowsPerWave;
-constexpr int kKeyBlock = 64;
+using numerics::kKeyBlock;  // kernels/common/key_block.h
 constexpr int kWavesPerSimd = 2;
 constexpr int kLdsRowPad = 16;  // bytes after every LDS row: spreads rows over the banks
 constexpr int kVectorBytes = 16;  // global loads of K/V rows are 16 bytes; Q loads up to 16

@@ -22,6 +22,8 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/online_softmax.h"
+#include "common/row_epilogue.h"
 #include "common/row_max.h"
 #include "common/score_scale.h"
 #include "nvidia/input_kind.h"
@@ -43,15 +45,10 @@ __device__ __forceinline__ float quad_sum(float v) {
     return v + __shfl_xor_sync(0xFFFFFFFFu, v, 2);
 }
 
-// What a finished row writes (kernels/common/row_max.h): NaN where its running maximum saw a NaN or
-// +inf score (poisoned), 0 and -inf where it saw no key (not seen), else the value.
-constexpr float kQuietNaN = __builtin_nanf("");
-__device__ __forceinline__ float row_output(float value, bool poisoned, bool seen) {
-    return poisoned ? kQuietNaN : seen ? value : 0.0f;
-}
-__device__ __forceinline__ float row_lse(float value, bool poisoned, bool seen) {
-    return poisoned ? kQuietNaN : seen ? value : -__builtin_huge_valf();
-}
+// What a finished row writes: NaN where its running maximum saw a NaN or +inf score (poisoned), 0
+// and -inf where it saw no key (not seen), else the value (kernels/common/row_epilogue.h).
+using numerics::row_lse;
+using numerics::row_output;
 
 __device__ __forceinline__ void store_output(void* o, int32_t dtype, int64_t index, float value) {
     if (dtype == kKernelFp32) {

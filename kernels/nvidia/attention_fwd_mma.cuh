@@ -21,7 +21,8 @@
 //   partial = P.V in fresh fp32 accumulators per 8 output columns, acc = acc*alpha + partial*2^-k,
 //   l = l*alpha + row sum, finally O = acc * (v_descale / l), lse = ln2 * (m + log2f(l)), and rows
 //   with l == 0 get O = 0, lse = -inf; every max keeps NaN (numerics::max_keep_nan) and rows whose
-//   m ends NaN or +inf get O = lse = NaN (kernels/common/row_max.h).
+//   m ends NaN or +inf get O = lse = NaN (kernels/common/row_max.h). The update and the epilogue
+//   are kernels/common/online_softmax.h and row_epilogue.h.
 // Compiled with -fmad=false so that, like the CPU model (-ffp-contract=off), no a*b+c is fused
 // unless written as fmaf; divisions are IEEE (no fast-math).
 //
@@ -270,7 +271,7 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
                 }
             block_max = quad_max(block_max);
             const float m_new = numerics::max_keep_nan(m[rr], block_max);
-            alpha[rr] = m[rr] == kNegInf ? 0.0f : exp2f(m[rr] - m_new);
+            alpha[rr] = numerics::running_max_rescale(m[rr], m_new);
             float row_sum = 0.0f;
             int exponent = 0;
             float bias = 0.0f;
@@ -300,7 +301,7 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
                         const int key = block + 8 * n + 2 * quad_lane + e;
-                        p[e] = (key >= lo && key < hi) ? exp2f(s[n][2 * rr + e] * scale_log2 - m_new) : 0.0f;
+                        p[e] = (key >= lo && key < hi) ? numerics::exp2_fp32(s[n][2 * rr + e] * scale_log2 - m_new) : 0.0f;
                         row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                     }
                     if constexpr (kFp8) {
@@ -319,7 +320,7 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
             row_sum = quad_sum(row_sum);
             if constexpr (PM == PMode::Lean) row_sum *= down[rr];
             if (active[rr]) {
-                l[rr] = l[rr] * alpha[rr] + row_sum;
+                l[rr] = numerics::running_sum_update(l[rr], alpha[rr], row_sum);
                 m[rr] = m_new;
             }
         }
@@ -352,7 +353,9 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
 #pragma unroll
                 for (int c = 0; c < 4; ++c) {
                     const int rr = c / 2;
-                    if (active[rr]) acc[2 * np + h][c] = acc[2 * np + h][c] * alpha[rr] + partial[h][c] * down[rr];
+                    if (active[rr]) {
+                        acc[2 * np + h][c] = numerics::accumulator_update(acc[2 * np + h][c], alpha[rr], partial[h][c], down[rr]);
+                    }
                 }
         }
     }
@@ -366,8 +369,8 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
         const int row = row0 + warp * 16 + group + 8 * rr;
         if (row >= seqlen_q) continue;
         const bool poisoned = numerics::row_max_is_poisoned(m[rr]);
-        const bool seen = l[rr] > 0.0f;
-        const float out_scale = seen ? vd / l[rr] : 0.0f;
+        const bool seen = numerics::row_saw_key(l[rr]);
+        const float out_scale = numerics::output_scale(vd, l[rr]);
         const int64_t o_row = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head;
 #pragma unroll
         for (int n = 0; n < DV / 8; ++n)
@@ -378,7 +381,7 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
         if (a.lse && quad_lane == 0) {
             const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-            a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned, seen);
+            a.lse[index] = row_lse(numerics::row_natural_lse(m[rr], l[rr]), poisoned, seen);
         }
     }
 }

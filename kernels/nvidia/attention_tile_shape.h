@@ -4,10 +4,12 @@
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_TILE_SHAPE_H
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_TILE_SHAPE_H
 
+#include "common/key_block.h"
+
 namespace zyfa {
 namespace nvidia {
 
-constexpr int kKeyBlock = 64;      // keys per online-softmax step = the CPU model's key_block
+using numerics::kKeyBlock;  // keys per online-softmax step (kernels/common/key_block.h)
 constexpr int kRowPad = 16;        // bytes after every shared-memory row: conflict-free ldmatrix
 constexpr int kHeaderBytes = 128;  // start of dynamic shared memory: the tile's key range
 

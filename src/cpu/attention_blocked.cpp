@@ -5,6 +5,7 @@
 //     P = the scheme's rounded probabilities (scaled by 2^k), l = alpha*l + row sum
 //     acc = alpha*acc + 2^-k * (P V)
 //   O = acc * (v_descale / l), lse = ln2 * (m + log2 l); NaN for a row whose m is NaN or +inf.
+// The update and the epilogue are kernels/common's online_softmax.h and row_epilogue.h.
 // Every product and sum is fp32 in a fixed order, so the result does not depend on threads.
 #include "attention_blocked.hpp"
 
@@ -18,6 +19,8 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/lean_p.h"
+#include "common/online_softmax.h"
+#include "common/row_epilogue.h"
 #include "common/row_max.h"
 #include "common/score_scale.h"
 #include "core/errors.hpp"
@@ -29,9 +32,7 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kQueryTile = 32;  // rows per work item: K/V blocks are decoded once per tile
-using numerics::kLn2;  // kernels/common/score_scale.h
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // How P is rounded before P.V, decided by the input dtype and the scheme.
 enum class PRounding { None, Bf16, Fp16, Fp8Rne, LeanCode };
@@ -209,13 +210,14 @@ private:
             const int64_t i = item.row_begin + r;
             const int64_t off = AttnProblem::offset(p.o, p.first_q(b), b, i, h);
             const float l = sc.l[r];
-            const float out_scale = l > 0.0f ? vd / l : 0.0f;  // a row that sees no key gets O = 0
-            const bool poisoned = numerics::row_max_is_poisoned(sc.m[r]);  // kernels/common/row_max.h
+            const float out_scale = numerics::output_scale(vd, l);
+            const bool poisoned = numerics::row_max_is_poisoned(sc.m[r]);
+            const bool seen = numerics::row_saw_key(l);
             for (int64_t d = 0; d < dv; ++d) {
-                const float value = poisoned ? kNaN : l > 0.0f ? sc.acc[r * dv + d] * out_scale : 0.0f;
+                const float value = numerics::row_output(sc.acc[r * dv + d] * out_scale, poisoned, seen);
                 store_from_float(p.o.data, p.o.dtype, off + d, value);
             }
-            if (p.lse) p.lse[p.lse_index(b, h, i)] = poisoned ? kNaN : l > 0.0f ? kLn2 * (sc.m[r] + std::log2(l)) : kNegInf;
+            if (p.lse) p.lse[p.lse_index(b, h, i)] = numerics::row_lse(numerics::row_natural_lse(sc.m[r], l), poisoned, seen);
         }
     }
 
@@ -243,7 +245,7 @@ private:
             m = m_new;
             return;
         }
-        const float alpha = m == kNegInf ? 0.0f : std::exp2(m - m_new);
+        const float alpha = numerics::running_max_rescale(m, m_new);
 
         int exponent = fixed_exponent_;
         if (model_.scheme == SoftmaxScheme::Lean && model_.block_scaling)
@@ -259,13 +261,13 @@ private:
                 if (model_.flush_subnormal_codes && code < 8) code = 0;
                 pr[j] = p_values_[code];
                 // The rounded row sum: what multiplies V, not what exp2 would have given.
-                row_sum += model_.rounded_row_sum ? pr[j] : std::exp2(s[j] * scale_log2 - m_new);
+                row_sum += model_.rounded_row_sum ? pr[j] : numerics::exp2_fp32(s[j] * scale_log2 - m_new);
             }
             if (model_.rounded_row_sum) row_sum *= numerics::exp2_int(-exponent);
         } else {
             const float up = numerics::exp2_int(exponent);
             for (int64_t j = lo; j < hi; ++j) {
-                const float prob = std::exp2(s[j] * scale_log2 - m_new);
+                const float prob = numerics::exp2_fp32(s[j] * scale_log2 - m_new);
                 row_sum += prob;  // EXACT and NAIVE: the denominator of unrounded probabilities
                 pr[j] = round_p(prob * up);
             }
@@ -274,8 +276,8 @@ private:
         float* partial = sc.partial.data();
         probabilities_times_values(pr, sc.v.data(), partial, n, dv);
         const float down = numerics::exp2_int(-exponent);
-        for (int64_t d = 0; d < dv; ++d) acc[d] = acc[d] * alpha + partial[d] * down;
-        l = l * alpha + row_sum;
+        for (int64_t d = 0; d < dv; ++d) acc[d] = numerics::accumulator_update(acc[d], alpha, partial[d], down);
+        l = numerics::running_sum_update(l, alpha, row_sum);
         m = m_new;
     }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/block_scale.h"
+#include "common/key_block.h"
 #include "common/lean_p.h"
 #include "core/problem.hpp"
 
@@ -17,7 +18,7 @@ enum class SoftmaxScheme {
 
 struct NumericsModel {
     SoftmaxScheme scheme = SoftmaxScheme::Exact;
-    int key_block = 64;  // keys per online-softmax step (the GPU kernels' BLOCK_N)
+    int key_block = numerics::kKeyBlock;  // keys per online-softmax step (the GPU kernels' BLOCK_N)
     // Lean P
     float lean_centre = numerics::kLeanPCentre;
     numerics::FloatToIntRounding rounding = numerics::FloatToIntRounding::NearestEven;
@@ -32,12 +33,12 @@ struct NumericsModel {
     bool flush_subnormal_codes = false;
 
     // The model a resolved problem runs with by default (softmax EXACT or LEAN). The CPU's own
-    // key block is 64; a caller's params.key_block (64 or 128) models the GPU instance that
+    // key block is numerics::kKeyBlock (64); a caller's params.key_block (64 or 128) models the GPU instance that
     // steps that many keys, in EXACT and LEAN alike.
     static NumericsModel for_problem(const AttnProblem& problem) {
         NumericsModel model;
         model.scheme = problem.softmax == ZYFA_SOFTMAX_LEAN ? SoftmaxScheme::Lean : SoftmaxScheme::Exact;
-        model.key_block = problem.key_block != 0 ? problem.key_block : 64;
+        model.key_block = problem.key_block != 0 ? problem.key_block : numerics::kKeyBlock;
         return model;
     }
 };

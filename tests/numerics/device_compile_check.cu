@@ -4,7 +4,12 @@
 #include "common/score_scale.h"
 #include "common/block_scale.h"
 #include "common/attention_mask.h"
+#include "common/row_max.h"
+#include "common/exp2_polynomial.h"
 #include "common/hadamard.h"
+#include "common/key_block.h"
+#include "common/online_softmax.h"
+#include "common/row_epilogue.h"
 using namespace zyfa::numerics;
 // Instantiates every function of kernels/common in device code: the numerics the CPU backend uses
 // are the ones the CUDA (and HIP) kernels will include.
@@ -19,4 +24,8 @@ __global__ void numerics_in_device_code(const float* in, uint8_t* out, float* f)
   hadamard_rotate_row(row, 192);
   f[i] += row[i % 192] * score_scale_log2(in[1], in[2], in[3]) + kLn2;
   KeyRange r = visible_keys(i, 10, 10, MaskKind::Causal, -1, -1); f[i] += r.end + key_visible(i, 3, 10, 10, MaskKind::None, 2, 2);
+  const float alpha = running_max_rescale(in[0], in[1]) + running_max_rescale(in[0], in[1], Exp2WithoutTranscendental{});
+  const float l = running_sum_update(in[2], alpha, in[3]);
+  f[i] += accumulator_update(in[i], alpha, in[4], exp2_int(-e)) * scaled_accumulator_rescale(alpha, in[7], in[8]) * output_scale(in[5], l) + kKeyBlock;
+  f[i] += row_output(f[i], in[6] > 0.0f, row_saw_key(l)) + row_lse(row_natural_lse(in[0], l), row_max_is_poisoned(in[0]), row_saw_key(l));
 }

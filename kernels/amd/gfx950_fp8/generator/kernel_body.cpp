@@ -34,7 +34,7 @@ void KernelBuilder::softmax(const Reg& block) {
     e_.pad_for_valu({r_.s_acc}, "QK MFMA result -> VALU");
     {
         const Reg end = tmp_s("block end");
-        e_.op("s_add_u32", {W(end), R(block), I(64)});
+        e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
         e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "does some row of the wave miss a key of the block?");
         free(end);
     }
@@ -53,11 +53,11 @@ void KernelBuilder::softmax(const Reg& block) {
 
 void KernelBuilder::finish_block(int stage, const std::string& exit_label) {
     const std::string no_store = e_.unique_label("no_store");
-    e_.op("s_add_u32", {W(r_.next_block), R(r_.block), I(64)});
+    e_.op("s_add_u32", {W(r_.next_block), R(r_.block), I(kKeysPerBlock)});
     e_.op("s_cmp_lt_i32", {R(r_.next_block), R(r_.keys_end)}, "", "store: is there a next block?");
     e_.cbranch("scc0", no_store);
     store_block_to_lds((stage + 1) % KernelLayout::kStages);
-    e_.op("s_add_u32", {W(r_.load_block), R(r_.next_block), I(64)});
+    e_.op("s_add_u32", {W(r_.load_block), R(r_.next_block), I(kKeysPerBlock)});
     e_.op("s_cmp_lt_i32", {R(r_.load_block), R(r_.keys_end)}, "", "load: and the one after?");
     e_.cbranch("scc0", no_store);
     issue_block_loads();
@@ -99,7 +99,7 @@ void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_l
     e_.cbranch("scc1", first);
     {
         const Reg previous = tmp_s("previous key block");
-        e_.op("s_add_i32", {W(previous), R(r_.block), I(-64)});
+        e_.op("s_add_i32", {W(previous), R(r_.block), I(-kKeysPerBlock)});
         softmax(previous);
         free(previous);
     }
@@ -132,7 +132,7 @@ void KernelBuilder::build() {
     e_.op("s_mov_b32", {W(r_.load_block), I(0)});
     issue_block_loads();
     store_block_to_lds(0);
-    e_.op("s_mov_b32", {W(r_.load_block), I(64)});
+    e_.op("s_mov_b32", {W(r_.load_block), I(kKeysPerBlock)});
     e_.op("s_cmp_lt_i32", {R(r_.load_block), R(r_.keys_end)});
     e_.cbranch("scc0", single);
     issue_block_loads();
@@ -171,7 +171,7 @@ void KernelBuilder::build() {
     e_.label(drain);  // Lean P and PV of the last block (its S and V^T operands are in registers)
     {
         const Reg previous = tmp_s("last key block");
-        e_.op("s_add_i32", {W(previous), R(r_.block), I(-64)});
+        e_.op("s_add_i32", {W(previous), R(r_.block), I(-kKeysPerBlock)});
         softmax(previous);
         free(previous);
     }

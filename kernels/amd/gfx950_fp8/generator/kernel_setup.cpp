@@ -402,7 +402,7 @@ void KernelBuilder::chunk_addresses() {
         e_.op("v_lshl_add_u32", {W(r_.k_lds_write.at(KernelLayout::kStages * j)), R(c), I(4), R(t)});
         if (j > 0) {
             // Threads without a second chunk: row 2^32 - 1, which no (unsigned) row count exceeds.
-            e_.op("v_cmp_gt_u32", {I("vcc"), I(std::to_string(64 * L.k_chunks_per_row - 512 * j)), R(r_.thread_id)});
+            e_.op("v_cmp_gt_u32", {I("vcc"), I(std::to_string(kKeysPerBlock * L.k_chunks_per_row - kThreadsPerWorkgroup * j)), R(r_.thread_id)});
             e_.op_settled("v_cndmask_b32", {W(r_.k_row.at(j)), I(-1), R(r_.k_row.at(j)), I("vcc")});
         }
     }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "../../../common/key_block.h"  // relative: libzyfa's HIP launch plan includes this header too
+
 namespace zyfa {
 namespace gfx950_fp8 {
 
@@ -26,7 +28,9 @@ constexpr int kWavesPerWorkgroup = 8;
 constexpr int kRowsPerWave = 32;
 constexpr int kRowsPerWorkgroup = kWavesPerWorkgroup * kRowsPerWave;  // 256
 constexpr int kThreadsPerWorkgroup = kWavesPerWorkgroup * 64;       // 512
-constexpr int kKeysPerBlock = 64;
+constexpr int kKeysPerBlock = numerics::kKeyBlock;  // the CPU model's and the HIP C++ kernels' key block
+constexpr int kKeysPerBlockLog2 = 6;  // the row pointers advance by stride << this (phase_load.cpp)
+static_assert((1 << kKeysPerBlockLog2) == kKeysPerBlock, "kKeysPerBlockLog2 must follow numerics::kKeyBlock");
 
 // What the generator reports about one emitted kernel (the manifest and the launch plan read it).
 struct EmittedKernel {

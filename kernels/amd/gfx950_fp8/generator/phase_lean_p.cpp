@@ -7,6 +7,7 @@
 //   code = trunc(clamp(fma(S, 8 scale_log2, bias), 0, 126)), written straight into its byte of
 //   the P operand (SDWA) in P's byte order (the S^T register order), the E8M0 scale of P = 127 - k.
 #include "common/block_scale.h"
+#include "common/exp2_polynomial.h"
 #include "common/fp8_e4m3.h"
 #include "kernel_builder.hpp"
 
@@ -46,18 +47,19 @@ void KernelBuilder::alpha_and_bias(const Reg& m_new) {
     e_.branch(alpha_done);
     e_.label(moved);
     e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
-    e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(-126.0f)), R(x)}, "", "read after the polynomial (lane mask: 2 wait states)");
-    // alpha = exp2_without_transcendental(x) (attention_fwd.h): x = n + f, 2^f by degree 7.
+    e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(numerics::kExp2PolynomialLowest)), R(x)}, "",
+          "read after the polynomial (lane mask: 2 wait states)");
+    // alpha = running_max_rescale(m, m_new, Exp2WithoutTranscendental) (common/online_softmax.h,
+    // exp2_polynomial.h): x = n + f, 2^f by degree 7.
     const Reg n = tmp_v("round(x)"), f = tmp_v("x - n"), p = r_.alpha_pair.at(0);
-    const float magic = 12582912.0f;  // 1.5 * 2^23: round_half_even (device_compat.h)
+    const float magic = numerics::kMagicInteger;  // 1.5 * 2^23: round_half_even (device_compat.h)
     e_.op("v_add_f32", {W(n), I(float_literal(magic)), R(x)});
     e_.op("v_subrev_f32", {W(n), I(float_literal(magic)), R(n)});
     e_.op("v_sub_f32", {W(f), R(x), R(n)});
-    const float coefficients[8] = {1.525273380405984e-05f, 1.5403530393381606e-04f, 1.3333558146428443e-03f,
-                                   9.6181291076284772e-03f, 5.5504108664821580e-02f, 2.4022650695910071e-01f,
-                                   6.9314718055994531e-01f, 1.0f};
-    e_.op("v_mov_b32", {W(p), I(float_literal(coefficients[0]))});
-    for (int i = 1; i < 8; ++i) e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(coefficients[i]))});
+    e_.op("v_mov_b32", {W(p), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
+    for (int i = 1; i < numerics::kExp2PolynomialTerms; ++i) {
+        e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(i)))});
+    }
     e_.op("v_cvt_i32_f32", {W(n), R(n)});
     e_.op("v_add_u32", {W(n), I(127), R(n)});
     e_.op("v_lshlrev_b32", {W(n), I(23), R(n)});

@@ -23,7 +23,7 @@ void KernelBuilder::issue_block_loads() {
     const Reg rows_left = tmp_s("keys of the sequence from the block on");
     const std::string tail = e_.unique_label("tail_block_loads"), loaded = e_.unique_label("block_loaded");
     e_.op("s_sub_i32", {W(rows_left), R(r_.seqlen_k), R(r_.load_block)});
-    e_.op("s_cmp_lt_i32", {R(rows_left), I(64)}, "", "load: a whole block, or the sequence's tail?");
+    e_.op("s_cmp_lt_i32", {R(rows_left), I(kKeysPerBlock)}, "", "load: a whole block, or the sequence's tail?");
     e_.cbranch("scc1", tail);
     for (int j = 0; j < L.k_chunks_per_thread; ++j) {
         const std::string no_chunk = e_.unique_label("no_second_chunk");
@@ -55,12 +55,12 @@ void KernelBuilder::issue_block_loads() {
     e_.label(loaded);
     free(rows_left);
 
-    // Advance both row pointers by one block (64 rows).
+    // Advance both row pointers by one block (kKeysPerBlock = 64 rows).
     const Reg step = tmp_s("64 rows of stride", 2, 2);
-    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, k_stride_seq), 8)), I(6)});
+    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, k_stride_seq), 8)), I(kKeysPerBlockLog2)});
     e_.op("s_add_u32", {W(r_.k_next.at(0)), R(r_.k_next.at(0)), R(step.at(0))});
     e_.op("s_addc_u32", {W(r_.k_next.at(1)), R(r_.k_next.at(1)), R(step.at(1))});
-    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, v_stride_seq), 8)), I(6)});
+    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, v_stride_seq), 8)), I(kKeysPerBlockLog2)});
     e_.op("s_add_u32", {W(r_.v_next.at(0)), R(r_.v_next.at(0)), R(step.at(0))});
     e_.op("s_addc_u32", {W(r_.v_next.at(1)), R(r_.v_next.at(1)), R(step.at(1))});
     free(step);

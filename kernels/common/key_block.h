@@ -1,0 +1,19 @@
+// The key-block size of the online softmax: how many keys one step of the running max / row sum /
+// accumulator update consumes, with blocks aligned to multiples of it from key 0 of the sequence.
+// It is part of the numerics, not only of the tiling: LEAN's per-block P scale exponent
+// (block_scale.h) is taken per block, so the CPU model, the HIP C++ kernels, the mma.sync kernels
+// and the generated gfx950 kernels reproduce each other only while they step the same blocks.
+// (params.key_block = 128 selects the sm_90a warp-specialised LEAN instances, which step twice this;
+// the CPU model follows params.key_block.)
+#ifndef ZYFA_KERNELS_COMMON_KEY_BLOCK_H
+#define ZYFA_KERNELS_COMMON_KEY_BLOCK_H
+
+namespace zyfa {
+namespace numerics {
+
+constexpr int kKeyBlock = 64;
+
+}  // namespace numerics
+}  // namespace zyfa
+
+#endif
