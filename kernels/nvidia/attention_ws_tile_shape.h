@@ -15,6 +15,7 @@
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TILE_SHAPE_H
 
+#include "common/key_block.h"
 #include "nvidia/attention_ws_tma_params.h"
 
 namespace zyfa {
@@ -26,7 +27,7 @@ namespace nvidia {
 // (twice P's registers) and head dim 256 step 64. The one definition for the kernels' instances,
 // the host's launch plan and the tests. `lean` is kept for the day the modes differ.
 constexpr int ws_key_block(bool fp8, bool lean, int head_dim_v) {
-    return (void)lean, fp8 && head_dim_v <= 128 ? 128 : 64;
+    return (void)lean, fp8 && head_dim_v <= 128 ? 2 * numerics::kKeyBlock : numerics::kKeyBlock;
 }
 template <bool FP8, bool LEAN, int DV>
 struct WsKeyBlock {  // the same, as a constant device code can read

@@ -10,6 +10,7 @@
 #define ZYFA_KERNELS_NVIDIA_SM90_MAINLOOP_CUH
 
 #include "nvidia/attention_fwd_common.cuh"
+#include "common/row_epilogue.h"
 #include "nvidia/primitives/barriers.cuh"
 #include "nvidia/primitives/copy.cuh"
 #include "nvidia/primitives/wgmma.cuh"
@@ -414,15 +415,15 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         const int row = out_row_base + 8 * rr;
         row_valid[rr] = row < seqlen_q;
         poisoned[rr] = numerics::row_max_is_poisoned(m[rr]);
-        seen[rr] = l[rr] > 0.0f;
-        out_scale[rr] = seen[rr] ? vd / l[rr] : 0.0f;
+        seen[rr] = numerics::row_saw_key(l[rr]);
+        out_scale[rr] = numerics::output_scale(vd, l[rr]);
         unscale[rr] = numerics::exp2_integral(-acc_exponent[rr]);
         o_row[rr] = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head +
                     2 * out_quad_lane;
         if (row_valid[rr] && a.lse && out_quad_lane == 0) {
             const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-            a.lse[index] = row_lse(kLn2 * (m[rr] + log2f(l[rr])), poisoned[rr], seen[rr]);
+            a.lse[index] = row_lse(numerics::row_natural_lse(m[rr], l[rr]), poisoned[rr], seen[rr]);
         }
     }
     // O's pairs (sm90/epilogue.cuh).

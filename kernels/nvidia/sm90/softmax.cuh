@@ -6,6 +6,7 @@
 #define ZYFA_KERNELS_NVIDIA_SM90_SOFTMAX_CUH
 
 #include "nvidia/attention_fwd_common.cuh"
+#include "common/online_softmax.h"
 #include "nvidia/primitives/convert.cuh"
 #include "nvidia/sm90/tile_context.cuh"
 #include "nvidia/sm90/traits.cuh"
@@ -119,7 +120,7 @@ struct OnlineSoftmax {
             float block_max = any_visible ? extreme * scale_log2 : kNegInf;
             block_max = quad_max(block_max);
             m_new[rr] = numerics::max_keep_nan(m[rr], block_max);
-            alpha[rr] = m[rr] == kNegInf ? 0.0f : exp2_approx(m[rr] - m_new[rr]);
+            alpha[rr] = numerics::running_max_rescale(m[rr], m_new[rr], [](float x) { return exp2_approx(x); });
             // the model's k (integral): P is scaled by 2^k before rounding
             if constexpr (PM == PMode::Lean) {
                 exponent[rr] = numerics::block_scale_exponent_integral(m_new[rr], block_max, max_block_exponent,
@@ -192,9 +193,9 @@ struct OnlineSoftmax {
             const bool active = kMasked ? max(row_first_key[rr], block) < min(row_end_key[rr], block + kKeys) : true;
             rescale[rr] = 1.0f;
             if (active) {
-                l[rr] = l[rr] * alpha[rr] + row_sum;
+                l[rr] = numerics::running_sum_update(l[rr], alpha[rr], row_sum);
                 m[rr] = m_new[rr];
-                rescale[rr] = alpha[rr] * numerics::exp2_integral(exponent[rr] - acc_exponent[rr]);
+                rescale[rr] = numerics::scaled_accumulator_rescale(alpha[rr], exponent[rr], acc_exponent[rr]);
                 acc_exponent[rr] = exponent[rr];
             }
         }
