@@ -23,46 +23,9 @@
 #include <cmocka.h>
 
 #include "zyfa.h"
+#include "quant_api_test_support.h"
 
 enum { S = 96, H = 2, D = 64, N = S * H * D };
-
-static double decode_e4m3fn(uint8_t code) {
-    const int e = (code >> 3) & 0xF, m = code & 0x7;
-    const double magnitude = e == 0 ? ldexp(m, -9) : ldexp(8 + m, e - 10);
-    return (code & 0x80) ? -magnitude : magnitude;
-}
-
-static uint16_t to_bf16(float x) {
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    bits += 0x7FFFu + ((bits >> 16) & 1u);
-    return (uint16_t)(bits >> 16);
-}
-static float from_bf16(uint16_t h) {
-    const uint32_t bits = (uint32_t)h << 16;
-    float x;
-    memcpy(&x, &bits, sizeof x);
-    return x;
-}
-
-static float pseudo_normal(uint32_t* state) {
-    float sum = 0.0f;
-    for (int i = 0; i < 4; ++i) {
-        *state = *state * 1664525u + 1013904223u;
-        sum += (float)(*state >> 8) / (float)(1u << 24);
-    }
-    return (sum - 2.0f) * 1.7320508f;
-}
-
-static zyfa_context* cpu_context(void) {
-    zyfa_context_options opts;
-    zyfa_context_options_init(&opts, sizeof opts);
-    opts.backend = ZYFA_BACKEND_CPU;
-    opts.num_threads = 2;
-    zyfa_context* ctx = NULL;
-    assert_int_equal(zyfa_context_create(&opts, &ctx), ZYFA_SUCCESS);
-    return ctx;
-}
 
 static zyfa_tensor view(void* data, zyfa_dtype dtype) {
     zyfa_tensor t;
@@ -159,9 +122,9 @@ static void run_fp8(zyfa_context* ctx, fp8_run* r, uint32_t qk_flags, int smooth
     if (st != ZYFA_SUCCESS) fail_msg("zyfa_attn_fwd: %s", zyfa_last_error_message());
     for (int i = 0; i < N; ++i) {
         const int h = (i / D) % H;
-        r->q_deq[i] = decode_e4m3fn(r->q8[i]) * r->qd[h];
-        r->k_deq[i] = decode_e4m3fn(r->k8[i]) * r->kd[h];
-        r->v_deq[i] = decode_e4m3fn(r->v8[i]) * r->vd[h];
+        r->q_deq[i] = decode_e4m3(r->q8[i], 7) * r->qd[h];
+        r->k_deq[i] = decode_e4m3(r->k8[i], 7) * r->kd[h];
+        r->v_deq[i] = decode_e4m3(r->v8[i], 7) * r->vd[h];
     }
 }
 
