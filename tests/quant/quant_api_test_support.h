@@ -1,5 +1,6 @@
 /* What the C tests of the quantisation API share (test_quantize_api.c, test_k_smoothing_api.c):
- * code decoding, BF16 conversion, deterministic inputs and a CPU context. Include after cmocka.h. */
+ * code decoding, BF16 conversion and deterministic inputs; the CPU context is the unit tests'
+ * unit_cpu_context (tests/unit/unit_support.h). */
 #ifndef ZYFA_TESTS_QUANT_API_TEST_SUPPORT_H
 #define ZYFA_TESTS_QUANT_API_TEST_SUPPORT_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../unit/unit_support.h"
 #include "zyfa.h"
 
 /* e4m3fn (bias 7) or e4m3fnuz (bias 8) code -> value; NaN codes are not expected here. */
@@ -39,17 +41,6 @@ static inline float pseudo_normal(uint32_t* state) {
         sum += (float)(*state >> 8) / (float)(1u << 24);
     }
     return (sum - 2.0f) * 1.7320508f;
-}
-
-static inline zyfa_context* cpu_context(void) {
-    zyfa_context_options opts;
-    zyfa_context_options_init(&opts, sizeof opts);
-    opts.backend = ZYFA_BACKEND_CPU;
-    opts.num_threads = 2;
-    zyfa_context* ctx = NULL;
-    assert_int_equal(zyfa_context_create(&opts, &ctx), ZYFA_SUCCESS);
-    assert_non_null(ctx);
-    return ctx;
 }
 
 #endif

@@ -172,7 +172,7 @@ static double score_error_bound(const fp8_run* r, int i, int h) {
 }
 
 static void check_variant(uint32_t qk_flags, zyfa_softmax softmax, const char* label) {
-    zyfa_context* ctx = cpu_context();
+    zyfa_context* ctx = unit_cpu_context();
     static fp8_run plain, smoothed;
     run_fp8(ctx, &plain, qk_flags, 0, softmax);
     run_fp8(ctx, &smoothed, qk_flags, 1, softmax);
@@ -254,7 +254,7 @@ static void test_smoothing_with_hadamard(void** state) {
 /* Packed sequences of lengths 30, 0, 66: one mean per (sequence, head), 0 for the empty one. */
 static void test_varlen_means_per_sequence(void** state) {
     (void)state;
-    zyfa_context* ctx = cpu_context();
+    zyfa_context* ctx = unit_cpu_context();
     const int32_t cu[4] = {0, 30, 30, 96};
     static uint8_t codes[N];
     float descale[3 * H], mean[3 * H * D];

@@ -76,7 +76,7 @@ static void check_quantised(const float* values, const uint8_t* codes, const flo
 
 static void test_bf16_to_e4m3fn_and_e4m3fnuz(void** state) {
     (void)state;
-    zyfa_context* ctx = cpu_context();
+    zyfa_context* ctx = unit_cpu_context();
     static uint16_t input[N_ELEMENTS];
     static float values[N_ELEMENTS];
     static uint8_t codes[N_ELEMENTS];
@@ -100,7 +100,7 @@ static void test_bf16_to_e4m3fn_and_e4m3fnuz(void** state) {
  * original Q.K^T up to FP8 error, because the same orthogonal rotation is applied to both. */
 static void test_hadamard_keeps_qk_dot_products(void** state) {
     (void)state;
-    zyfa_context* ctx = cpu_context();
+    zyfa_context* ctx = unit_cpu_context();
     static uint16_t q_in[N_ELEMENTS], k_in[N_ELEMENTS];
     static float q[N_ELEMENTS], k[N_ELEMENTS];
     static uint8_t q_codes[N_ELEMENTS], k_codes[N_ELEMENTS];
@@ -146,7 +146,7 @@ static void test_hadamard_keeps_qk_dot_products(void** state) {
 
 static void test_unsupported_hadamard_head_dim(void** state) {
     (void)state;
-    zyfa_context* ctx = cpu_context();
+    zyfa_context* ctx = unit_cpu_context();
     enum { D = 96 }; /* neither a power of two nor a multiple of 64 */
     static uint16_t input[SEQ * D];
     static uint8_t codes[SEQ * D];
@@ -172,7 +172,7 @@ static void test_unsupported_hadamard_head_dim(void** state) {
 
 static void test_non_finite_input_is_invalid_and_writes_nothing(void** state) {
     (void)state;
-    zyfa_context* ctx = cpu_context();
+    zyfa_context* ctx = unit_cpu_context();
     static uint16_t input[N_ELEMENTS];
     static float values[N_ELEMENTS];
     static uint8_t codes[N_ELEMENTS];
@@ -194,7 +194,7 @@ static void test_non_finite_input_is_invalid_and_writes_nothing(void** state) {
 /* Packed sequences of lengths 10, 0, 14 (cu_seqlens): the empty one gets descale 1. */
 static void test_varlen_through_the_api(void** state) {
     (void)state;
-    zyfa_context* ctx = cpu_context();
+    zyfa_context* ctx = unit_cpu_context();
     enum { B = 3, TOTAL = 24, H = 2, D = 64 };
     const int32_t cu_seqlens[B + 1] = {0, 10, 10, 24};
     static float input[TOTAL * H * D];
