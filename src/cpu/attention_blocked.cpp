@@ -250,20 +250,30 @@ private:
         int exponent = fixed_exponent_;
         if (model_.scheme == SoftmaxScheme::Lean && model_.block_scaling)
             exponent = numerics::block_scale_exponent(m_new, block_max, model_.max_block_exponent, format_);
+        // Study only (NumericsModel::lean_fractional_block_exponent): 0 in every kernel.
+        float fraction = 0.0f;
+        if (model_.scheme == SoftmaxScheme::Lean && model_.block_scaling && model_.lean_fractional_block_exponent &&
+            exponent < model_.max_block_exponent && m_new - block_max > 0.0f)
+            fraction = (m_new - block_max) - std::floor(m_new - block_max);
 
         float row_sum = 0.0f;
         float* pr = sc.p.data();
         for (int64_t j = 0; j < n; ++j) pr[j] = 0.0f;
         if (rounding_ == PRounding::LeanCode) {
-            const float bias = numerics::lean_p_bias(m_new, exponent, model_.lean_centre, format_);
+            const float bias = numerics::lean_p_bias(m_new - fraction, exponent, model_.lean_centre, format_);
             for (int64_t j = lo; j < hi; ++j) {
                 uint8_t code = numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
                 if (model_.flush_subnormal_codes && code < 8) code = 0;
                 pr[j] = p_values_[code];
+                const float t = s[j] * scale_log2 - m_new;
+                if (t >= model_.lean_exact_p_from)  // study only: exp2 + RNE instead of the code
+                    pr[j] = p_values_[numerics::fp8_encode(numerics::exp2_fp32(t + fraction) *
+                                                               numerics::exp2_int(exponent), format_)];
                 // The rounded row sum: what multiplies V, not what exp2 would have given.
-                row_sum += model_.rounded_row_sum ? pr[j] : numerics::exp2_fp32(s[j] * scale_log2 - m_new);
+                row_sum += model_.rounded_row_sum ? pr[j] : numerics::exp2_fp32(t);
             }
             if (model_.rounded_row_sum) row_sum *= numerics::exp2_int(-exponent);
+            if (model_.rounded_row_sum && fraction != 0.0f) row_sum *= numerics::exp2_fp32(-fraction);
         } else {
             const float up = numerics::exp2_int(exponent);
             for (int64_t j = lo; j < hi; ++j) {
@@ -275,7 +285,8 @@ private:
 
         float* partial = sc.partial.data();
         probabilities_times_values(pr, sc.v.data(), partial, n, dv);
-        const float down = numerics::exp2_int(-exponent);
+        float down = numerics::exp2_int(-exponent);
+        if (fraction != 0.0f) down *= numerics::exp2_fp32(-fraction);
         for (int64_t d = 0; d < dv; ++d) acc[d] = numerics::accumulator_update(acc[d], alpha, partial[d], down);
         l = numerics::running_sum_update(l, alpha, row_sum);
         m = m_new;

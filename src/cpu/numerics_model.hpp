@@ -2,6 +2,8 @@
 // CPU backend reproduces each GPU kernel's numerics exactly. Defaults are what the kernels use.
 #pragma once
 
+#include <limits>
+
 #include "common/block_scale.h"
 #include "common/key_block.h"
 #include "common/lean_p.h"
@@ -31,6 +33,16 @@ struct NumericsModel {
     // Lean P codes 1..7 are e4m3 subnormals; true maps them to 0 (an accuracy study only: the
     // kernels keep them, see common/lean_p.h and docs/accuracy.md).
     bool flush_subnormal_codes = false;
+    // Two more studies of where LEAN's error comes from (docs/accuracy.md, "LEAN versus EXACT on
+    // real activations"); no kernel has either, and the defaults leave LEAN's bits unchanged.
+    // Probabilities with t = s * scale_log2 - m >= lean_exact_p_from (log2 units, 0 at the running
+    // maximum) are exp2(t) scaled by the block's 2^k and rounded to FP8 (RNE) instead of read from
+    // the Lean P code: -inf replaces every code (Lean P's piecewise-linear law removed, block
+    // scaling and rounded row sum kept), +inf none.
+    float lean_exact_p_from = std::numeric_limits<float>::infinity();
+    // Each block's own maximum on a power of two: the block exponent k plus the fractional part of
+    // the block's gap below the running maximum, removed by an fp32 multiply (2^-k * 2^-fraction).
+    bool lean_fractional_block_exponent = false;
 
     // The model a resolved problem runs with by default (softmax EXACT or LEAN). The CPU's own
     // key block is numerics::kKeyBlock (64); a caller's params.key_block (64 or 128) models the GPU instance that

@@ -175,6 +175,31 @@ void test_lean_lse_reaches_its_bound(void**) {
 
 }  // namespace
 
+// The two studies of where LEAN's error comes from (NumericsModel::lean_exact_p_from,
+// lean_fractional_block_exponent; docs/accuracy.md): their defaults, and a threshold above every
+// probability (t <= 0), leave LEAN's bits alone; on Gaussian scores, where LEAN's only loss is the
+// Lean P law (1.19x EXACT), replacing every code by exp2 + RNE removes that loss; each block's
+// maximum on a power of two changes the bits and stays within LEAN's tolerance.
+void test_lean_error_studies(void**) {
+    AttentionCase base(fp8_case()), above(fp8_case()), all_exact(fp8_case()), exact_case(fp8_case()),
+        fractional(fp8_case());
+    NumericsModel m_above = lean(), m_all_exact = lean(), m_fractional = lean(), exact;
+    m_above.lean_exact_p_from = 0.5f;
+    m_all_exact.lean_exact_p_from = -INFINITY;
+    m_fractional.lean_fractional_block_exponent = true;
+    exact.scheme = SoftmaxScheme::Exact;
+    const ModelRun r_lean = run_model(base, lean()), r_above = run_model(above, m_above);
+    const ModelRun r_all = run_model(all_exact, m_all_exact), r_exact = run_model(exact_case, exact);
+    const ModelRun r_fractional = run_model(fractional, m_fractional);
+    std::printf("  gaussian: LEAN %.3e, LEAN with exp2+RNE codes %.3e, EXACT %.3e, fractional block exponent %.3e\n",
+                r_lean.error.rel_rms, r_all.error.rel_rms, r_exact.error.rel_rms, r_fractional.error.rel_rms);
+    assert_memory_equal(r_lean.o.data(), r_above.o.data(), r_lean.o.size());
+    assert_true(r_all.error.rel_rms < r_lean.error.rel_rms);
+    assert_true(r_all.error.rel_rms < 1.05 * r_exact.error.rel_rms);
+    assert_true(std::memcmp(r_lean.o.data(), r_fractional.o.data(), r_lean.o.size()) != 0);
+    assert_true(r_fractional.error.rel_rms <= o_tolerance(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, ZYFA_DTYPE_FP32));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_block_sizes_stay_accurate),
@@ -183,6 +208,7 @@ int main(void) {
         cmocka_unit_test(test_lean_beats_naive_on_a_sink),
         cmocka_unit_test(test_lean_lse_reaches_its_bound),
         cmocka_unit_test(test_ablations_change_the_result),
+        cmocka_unit_test(test_lean_error_studies),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

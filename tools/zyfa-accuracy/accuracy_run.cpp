@@ -291,4 +291,19 @@ ErrorFigures AccuracyConfig::compare(const TileOutputs& got, const TileOutputs& 
     return e;
 }
 
+std::vector<double> AccuracyConfig::per_head_rel_rms(const TileOutputs& got, const TileOutputs& want,
+                                                     const ActivationShape& shape) {
+    const size_t heads = static_cast<size_t>(shape.heads), dv = static_cast<size_t>(shape.head_dim_v);
+    std::vector<double> err2(heads, 0.0), ref2(heads, 0.0);
+    for (size_t i = 0; i < want.o.size(); ++i) {  // o is [tile][row][head][dv]
+        const size_t h = (i / dv) % heads;
+        const double diff = got.o[i] - want.o[i];
+        err2[h] += diff * diff;
+        ref2[h] += want.o[i] * want.o[i];
+    }
+    std::vector<double> out(heads);
+    for (size_t h = 0; h < heads; ++h) out[h] = ref2[h] > 0.0 ? std::sqrt(err2[h] / ref2[h]) : std::sqrt(err2[h]);
+    return out;
+}
+
 }  // namespace zyfa_accuracy

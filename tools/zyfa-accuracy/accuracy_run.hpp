@@ -74,6 +74,9 @@ public:
     TileOutputs run_model(const KernelInputs& in, const zyfa::cpu::NumericsModel& model) const;
 
     static ErrorFigures compare(const TileOutputs& got, const TileOutputs& want);
+    // The relative RMS error of O per query head (outputs of a configuration of this shape).
+    static std::vector<double> per_head_rel_rms(const TileOutputs& got, const TileOutputs& want,
+                                                const ActivationShape& shape);
 
 private:
     zyfa::AttnProblem tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse) const;

@@ -3,6 +3,7 @@
 // without the Hadamard rotation of Q and K and, with --smooth, K smoothing). Runs the CPU model of the GPU numerics
 // (cpu::attention_blocked) with explicit numerics models, so NAIVE and LEAN's ablations are
 // available although the library ships only EXACT and LEAN.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -82,7 +83,10 @@ const char* kUsage =
     "                     with the Hadamard rotation of Q and K\n"
     "  --study            add the decision studies: Lean P constant c (RNE and truncating\n"
     "                     conversion), subnormal codes flushed, block-scale policy and cap,\n"
-    "                     rounded row sum versus V's mean\n"
+    "                     rounded row sum versus V's mean; and where LEAN's error comes from:\n"
+    "                     LEAN/EXACT per query head, the Lean P code replaced by exp2 + RNE (all\n"
+    "                     probabilities, or those within 3, 2, 1 octaves of the running maximum),\n"
+    "                     each block's maximum on a power of two (fractional block exponent)\n"
     "  --per-element      print the per-element error of P for each method and exit\n"
     "  --npy-dir LIST     run on external activations instead of the generators: each DIR holds\n"
     "                     q.npy [seq, heads_q, head_dim_qk] (after RoPE), k.npy [seq, heads_kv,\n"
@@ -271,18 +275,41 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report) {
                                                                         c.reference(bf)));
     }
     kernel("NAIVE", model(SoftmaxScheme::Naive));
-    const double exact = kernel("EXACT", model(SoftmaxScheme::Exact));
-    const double lean = kernel("LEAN", model(SoftmaxScheme::Lean));
+    const TileOutputs exact_out = c.run_model(fp8, model(SoftmaxScheme::Exact));
+    const TileOutputs lean_out = c.run_model(fp8, model(SoftmaxScheme::Lean));
+    const double exact = AccuracyConfig::compare(exact_out, ref_fp8).rel_rms;
+    const double lean = AccuracyConfig::compare(lean_out, ref_fp8).rel_rms;
+    report.row(c, format, "kernel", "EXACT", AccuracyConfig::compare(exact_out, ref_fp8));
+    report.row(c, format, "kernel", "LEAN", AccuracyConfig::compare(lean_out, ref_fp8));
     kernel("LEAN-P", lean_ablation(false, false));
     kernel("LEAN-P+blockscale", lean_ablation(true, false));
     kernel("LEAN-P+rowsum", lean_ablation(false, true));
 
     if (o.study) {
-        for (float c_rne : {-0.625f, -0.5625f, -0.4375f, -0.375f, -0.25f}) {
+        const std::vector<double> exact_heads = AccuracyConfig::per_head_rel_rms(exact_out, ref_fp8, c.shape());
+        const std::vector<double> lean_heads = AccuracyConfig::per_head_rel_rms(lean_out, ref_fp8, c.shape());
+        std::printf("%-20s %-30s", "kernel", "LEAN/EXACT per query head");
+        for (size_t h = 0; h < exact_heads.size(); ++h) std::printf(" %.3f", lean_heads[h] / exact_heads[h]);
+        std::printf("\n");
+        // Where LEAN's error comes from: the Lean P code replaced by exp2 rounded to e4m3 (RNE, at
+        // the block's scale) for every probability, or for those within 1, 2, 3 octaves of the
+        // running maximum; each block's maximum on a power of two (a fractional block exponent).
+        for (float from : {-INFINITY, -3.0f, -2.0f, -1.0f}) {
+            NumericsModel m = model(SoftmaxScheme::Lean);
+            m.lean_exact_p_from = from;
+            char name[64];
+            if (std::isinf(from)) std::snprintf(name, sizeof name, "LEAN exp2+RNE codes");
+            else std::snprintf(name, sizeof name, "LEAN exp2+RNE for t >= %g", from);
+            kernel(name, m);
+        }
+        NumericsModel fractional = model(SoftmaxScheme::Lean);
+        fractional.lean_fractional_block_exponent = true;
+        kernel("LEAN fractional block exp.", fractional);
+        for (float c_rne : {-0.625f, -0.5625f, -0.484375f, -0.453125f, -0.4375f, -0.375f, -0.25f}) {
             NumericsModel m = model(SoftmaxScheme::Lean);
             m.lean_centre = c_rne;
             char name[64];
-            std::snprintf(name, sizeof name, "LEAN c=%+.4f", c_rne);
+            std::snprintf(name, sizeof name, "LEAN c=%+.6g", c_rne);
             kernel(name, m);
         }
         NumericsModel trunc = model(SoftmaxScheme::Lean);
