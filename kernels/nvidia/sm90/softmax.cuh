@@ -157,13 +157,7 @@ struct OnlineSoftmax {
                     row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_integral(-exponent[rr]);
                 }
             } else {
-                // FP8 scales P by 2^exponent before rounding it to e4m3; the power of two goes into
-                // the exponential's argument, s * c - (m - exponent), instead of a multiply per
-                // probability. m - exponent is one more rounding of the row's constant (at most
-                // half an ulp of it, ~2^-22 of a probability's exponent for |m| < 8): below e4m3's
-                // resolution except on a rounding boundary, and ex2.approx's own 2 ulp are larger.
-                // 16-bit P has exponent 0.
-                const float m_shifted = kFp8 ? m_new[rr] - exponent[rr] : m_new[rr];
+                const float up = numerics::exp2_integral(exponent[rr]);
 #pragma unroll
                 for (int n = 0; n < kTiles; ++n) {
                     float p[2];
@@ -172,18 +166,16 @@ struct OnlineSoftmax {
                         // The model's s * c - m, rounded twice (fused, the product's rounding
                         // residual of a huge score would reach the exponent), then one
                         // MUFU.EX2: ex2's 2 ulp are within the bounds against the CPU.
-                        p[e] = visible(rr, n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_shifted) : 0.0f;
-                        row_sum += p[e];  // EXACT: the denominator of unrounded probabilities (times 2^exponent)
+                        p[e] = visible(rr, n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new[rr]) : 0.0f;
+                        row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                     }
                     if constexpr (kFp8) {
-                        pairs[n] = pack_e4m3x2(p[0], p[1]);
+                        pairs[n] = pack_e4m3x2(p[0] * up, p[1] * up);
                     } else {
                         pairs[n] = pack_p16<IN>(p[0], p[1]);
                     }
                 }
-                // back to the unscaled sum: a power of two, exact
                 row_sum = quad_sum(row_sum);
-                if constexpr (kFp8) row_sum *= numerics::exp2_integral(-exponent[rr]);
             }
             // A fragments: 16-bit (k16) out[n/2][2*(n%2) + rr] = the pair of tile n; e4m3 (k32)
             // out[n/4][2*((n%4)/2) + rr] = the pairs of tiles n, n+1 (n even).
