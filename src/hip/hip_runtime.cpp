@@ -66,9 +66,16 @@ public:
     explicit HipRuntime(int ordinal) : api_(HipApi::get()), device_(ordinal) {
         int count = 0;
         const hipError_t counted = api_.hipGetDeviceCount(&count);
+        // Without an AMD GPU the runtime answers hipErrorNoDevice with a count of 0 (ROCm 5.2.3,
+        // measured on a machine without /dev/kfd; docs/hip-runtime.md), which is NO_DEVICE, so AUTO
+        // moves on to the next backend.
         if (counted != hipSuccess) {
-            throw Error(means_no_device(counted) ? ZYFA_ERROR_NO_DEVICE : ZYFA_ERROR_DEVICE,
-                        "hipGetDeviceCount (" + api_.library + "): " + api_.describe(counted));
+            std::string why = "hipGetDeviceCount (" + api_.library + "): " + api_.describe(counted);
+            if (counted == hipErrorNoDevice) {
+                why += ": this HIP runtime sees no AMD GPU it can use (none here, /dev/kfd not accessible, or a GPU "
+                       "newer than this ROCm)";
+            }
+            throw Error(means_no_device(counted) ? ZYFA_ERROR_NO_DEVICE : ZYFA_ERROR_DEVICE, why);
         }
         if (ordinal >= count) {
             throw Error(ZYFA_ERROR_NO_DEVICE, "options.device = " + std::to_string(ordinal) + " but the HIP runtime (" +
