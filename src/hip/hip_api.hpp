@@ -52,7 +52,9 @@ constexpr int HIP_FUNC_ATTRIBUTE_NUM_REGS = 4;
 constexpr int hipDeviceAttributePageableMemoryAccess = 65;  // the same in ROCm 5, 6 and 7
 
 // hipPointerAttribute_t (ROCm 5 and later: the first field was renamed memoryType -> type, the
-// layout never changed). An unknown pointer is hipErrorInvalidValue.
+// layout never changed). An address the runtime does not know (pageable host memory) is
+// hipErrorInvalidValue in ROCm 5; ROCm 6 and later answer hipSuccess with type
+// hipMemoryTypeUnregistered (0) and device -1. zyfa reads both as unregistered host memory.
 struct HipPointerAttributes {
     int type;  // hipMemoryType: values differ between ROCm 5 and 6, see HipMemoryTypes
     int device;

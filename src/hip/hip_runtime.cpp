@@ -315,7 +315,10 @@ private:
         HipPointerAttributes attributes{};
         const hipError_t result = api_.hipPointerGetAttributes(&attributes, pointer);
         gpu::PointerLocation where;
-        if (result == hipErrorInvalidValue) {  // memory the runtime does not know: unregistered host
+        // Memory the runtime does not know (unregistered host memory): ROCm 5 answers
+        // hipErrorInvalidValue; ROCm 6+ answer hipSuccess with hipMemoryTypeUnregistered (0), which
+        // is neither types.host nor types.device below, so both end up in the same place.
+        if (result == hipErrorInvalidValue) {
             if (info_.pageable_memory_access) where.location = gpu::MemoryLocation::AccessibleHost;
             return where;
         }
