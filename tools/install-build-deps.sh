@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing zyfa needs on Debian 12 (or Ubuntu), and nothing when it is
-# all present already: cmake, a C and C++ compiler, make, pkg-config and CMocka. Runs apt-get
-# update once, only when something is missing; uses sudo only when not root.
+# all present already: cmake, a C and C++ compiler, make, pkg-config, CMocka and the rest listed
+# below (on Debian 12 also the ROCm HIP runtime and its headers). Runs apt-get update once, only
+# when something is missing; uses sudo only when not root.
 # Used by tools/run-bench.sh and tools/run-tests.sh; can be run on its own.
 set -euo pipefail
 
@@ -28,6 +29,18 @@ dpkg -s python3-pytest >/dev/null 2>&1 || missing+=(python3-pytest)
 dpkg -s python3-venv >/dev/null 2>&1 || missing+=(python3-venv)
 command -v go >/dev/null 2>&1 || dpkg -s golang-go >/dev/null 2>&1 || missing+=(golang-go)
 command -v cargo >/dev/null 2>&1 || [[ -x $HOME/.cargo/bin/cargo ]] || missing+=(cargo)
+# Debian's ROCm HIP runtime (bookworm/main: 5.2.3) and its headers: the unit test
+# gpu_host_hip_real_runtime loads the real libamdhip64.so.5 on a machine without an AMD GPU (it must
+# report NO_DEVICE and AUTO fall through), and abi_hip_declarations checks src/hip/hip_api.hpp
+# against /usr/include/hip/hip_runtime_api.h at build time (docs/hip-runtime.md). Debian 12 and
+# later ship them in main; elsewhere (Ubuntu's are in universe, or absent) they are left out and
+# both tests report skipped.
+os_id=$(. /etc/os-release 2>/dev/null && echo "${ID:-}")
+os_version=$(. /etc/os-release 2>/dev/null && echo "${VERSION_ID:-0}")
+if [[ $os_id == debian && ${os_version%%.*} -ge 12 ]]; then
+  dpkg -s libamdhip64-5 >/dev/null 2>&1 || missing+=(libamdhip64-5)
+  dpkg -s libamdhip64-dev >/dev/null 2>&1 || missing+=(libamdhip64-dev)
+fi
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

@@ -126,7 +126,8 @@ std::string HipApi::describe(hipError_t result) const {
     const char* name = hipGetErrorName != nullptr ? hipGetErrorName(result) : nullptr;
     const char* text = hipGetErrorString != nullptr ? hipGetErrorString(result) : nullptr;
     std::string description = name != nullptr ? name : "hipError_t " + std::to_string(result);
-    if (text != nullptr) description += std::string(" (") + text + ")";
+    // ROCm 5's hipGetErrorString returns the name again ("hipErrorNoDevice"); say it once.
+    if (text != nullptr && description != text) description += std::string(" (") + text + ")";
     return description;
 }
 

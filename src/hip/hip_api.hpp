@@ -6,8 +6,12 @@
 // path), else libamdhip64.so, then the sonames of ROCm 7, 6 and 5 (libamdhip64.so.7/.6/.5).
 //
 // Device properties: ROCm 6 and later export hipGetDevicePropertiesR0600 (the layout hip headers
-// of ROCm 6+ compile against); ROCm 5 only hipGetDeviceProperties with the older layout. zyfa
-// reads gcnArchName, name, multiProcessorCount and sharedMemPerBlock from whichever it finds.
+// of ROCm 6+ compile against) and keep a plain hipGetDeviceProperties with the older layout for
+// old binaries; ROCm 5 has only that one. So R0600 is looked up first. zyfa reads gcnArchName,
+// name, multiProcessorCount and sharedMemPerBlock from whichever it finds.
+//
+// tests/abi/hip_declarations_check.cpp checks these declarations against a real
+// hip_runtime_api.h at build time; docs/hip-runtime.md lists what differs between ROCm 5 and 6/7.
 #pragma once
 
 #include <cstddef>
@@ -52,7 +56,9 @@ constexpr int HIP_FUNC_ATTRIBUTE_NUM_REGS = 4;
 constexpr int hipDeviceAttributePageableMemoryAccess = 65;  // the same in ROCm 5, 6 and 7
 
 // hipPointerAttribute_t (ROCm 5 and later: the first field was renamed memoryType -> type, the
-// layout never changed). An unknown pointer is hipErrorInvalidValue.
+// layout never changed). An address the runtime does not know (pageable host memory) is
+// hipErrorInvalidValue in ROCm 5; ROCm 6 and later answer hipSuccess with type
+// hipMemoryTypeUnregistered (0) and device -1. zyfa reads both as unregistered host memory.
 struct HipPointerAttributes {
     int type;  // hipMemoryType: values differ between ROCm 5 and 6, see HipMemoryTypes
     int device;
@@ -72,8 +78,8 @@ constexpr HipMemoryTypes kMemoryTypesR0600{1, 2};
 constexpr HipMemoryTypes kMemoryTypesR0000{0, 1};
 
 // Byte offsets of the fields zyfa reads in the two hipDeviceProp_t layouts (x86-64 / AArch64 LP64,
-// from the ROCm headers: R0600 = ROCm 6+ hipDeviceProp_t, R0000 = ROCm 5; checked by compiling
-// transcriptions of both declarations and printing offsetof).
+// from the ROCm headers: R0600 = ROCm 6+ hipDeviceProp_t, R0000 = ROCm 5). abi_hip_declarations
+// checks the generation of the header it is built against (ROCm 5.2 in CI).
 struct DevicePropLayout {
     size_t name;                       // char[256]
     size_t shared_mem_per_block;       // size_t

@@ -66,9 +66,16 @@ public:
     explicit HipRuntime(int ordinal) : api_(HipApi::get()), device_(ordinal) {
         int count = 0;
         const hipError_t counted = api_.hipGetDeviceCount(&count);
+        // Without an AMD GPU the runtime answers hipErrorNoDevice with a count of 0 (ROCm 5.2.3,
+        // measured on a machine without /dev/kfd; docs/hip-runtime.md), which is NO_DEVICE, so AUTO
+        // moves on to the next backend.
         if (counted != hipSuccess) {
-            throw Error(means_no_device(counted) ? ZYFA_ERROR_NO_DEVICE : ZYFA_ERROR_DEVICE,
-                        "hipGetDeviceCount (" + api_.library + "): " + api_.describe(counted));
+            std::string why = "hipGetDeviceCount (" + api_.library + "): " + api_.describe(counted);
+            if (counted == hipErrorNoDevice) {
+                why += ": this HIP runtime sees no AMD GPU it can use (none here, /dev/kfd not accessible, or a GPU "
+                       "newer than this ROCm)";
+            }
+            throw Error(means_no_device(counted) ? ZYFA_ERROR_NO_DEVICE : ZYFA_ERROR_DEVICE, why);
         }
         if (ordinal >= count) {
             throw Error(ZYFA_ERROR_NO_DEVICE, "options.device = " + std::to_string(ordinal) + " but the HIP runtime (" +
@@ -308,7 +315,10 @@ private:
         HipPointerAttributes attributes{};
         const hipError_t result = api_.hipPointerGetAttributes(&attributes, pointer);
         gpu::PointerLocation where;
-        if (result == hipErrorInvalidValue) {  // memory the runtime does not know: unregistered host
+        // Memory the runtime does not know (unregistered host memory): ROCm 5 answers
+        // hipErrorInvalidValue; ROCm 6+ answer hipSuccess with hipMemoryTypeUnregistered (0), which
+        // is neither types.host nor types.device below, so both end up in the same place.
+        if (result == hipErrorInvalidValue) {
             if (info_.pageable_memory_access) where.location = gpu::MemoryLocation::AccessibleHost;
             return where;
         }

@@ -11,7 +11,10 @@
 // struct. Nothing executes.
 // Memory: hipMalloc (device memory of the current device), hipHostMalloc (pinned host memory,
 // mapped at its own address) and hipMallocManaged hand out host memory and remember it, so that
-// hipPointerGetAttributes answers as ROCm 6 does; any other address is hipErrorInvalidValue.
+// hipPointerGetAttributes answers as ROCm 6 and later do (clr's hip_memory.cpp): any other
+// address is hipSuccess with hipMemoryTypeUnregistered (0) and device -1. ROCm 5 answered
+// hipErrorInvalidValue instead; the emulator's stand-in (tools/amdgpu-emu/hip_standin) still does,
+// so the emu tier covers zyfa's reading of that answer.
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,12 +219,15 @@ struct FakePointerAttributes {
 EXPORT int hipPointerGetAttributes(FakePointerAttributes* attributes, const void* pointer) {
     state.pointer_queries++;
     if (attributes == nullptr) return 1;
+    memset(attributes, 0, sizeof *attributes);
     const uintptr_t p = reinterpret_cast<uintptr_t>(pointer);
     auto it = allocations.upper_bound(p);
-    if (it == allocations.begin()) return 1;  // hipErrorInvalidValue: memory the runtime does not know
-    --it;
-    if (p - it->first >= it->second.bytes) return 1;
-    memset(attributes, 0, sizeof *attributes);
+    if (it != allocations.begin()) --it;
+    if (it == allocations.end() || p < it->first || p - it->first >= it->second.bytes) {
+        attributes->type = 0;  // hipMemoryTypeUnregistered: memory the runtime does not know
+        attributes->device = -1;
+        return 0;
+    }
     attributes->type = it->second.type;
     attributes->device = it->second.device;
     attributes->devicePointer = const_cast<void*>(pointer);
