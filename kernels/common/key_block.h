@@ -3,8 +3,8 @@
 // It is part of the numerics, not only of the tiling: LEAN's per-block P scale exponent
 // (block_scale.h) is taken per block, so the CPU model, the HIP C++ kernels, the mma.sync kernels
 // and the generated gfx950 kernels reproduce each other only while they step the same blocks.
-// (params.key_block = 128 selects the sm_90a warp-specialised LEAN instances, which step twice this;
-// the CPU model follows params.key_block.)
+// (The sm_90a warp-specialised kernels step twice this at head_dim_v <= 128, nvidia::ws_key_block;
+// the CPU model follows params.key_block, so params.key_block = 128 models them.)
 #ifndef ZYFA_KERNELS_COMMON_KEY_BLOCK_H
 #define ZYFA_KERNELS_COMMON_KEY_BLOCK_H
 

@@ -2,9 +2,9 @@
 // warpgroups, native FP8 wgmma for both products.
 //
 // One CTA of 384 threads per (query tile of 128 rows, query head, batch), heaviest (last, under a
-// causal mask) tiles first. Keys are visited in blocks of ws_key_block keys (128 for FP8 LEAN at
-// head_dim_v <= 128, 64 otherwise) aligned to the start of the sequence (the CPU model's key_block;
-// LEAN's block scales depend on it).
+// causal mask) tiles first. Keys are visited in blocks of ws_key_block keys (128 at head_dim_v <=
+// 128, 64 at head dim 256) aligned to the start of the sequence (the CPU model's key_block; LEAN's
+// block scales and EXACT's running maximum depend on it).
 //   Warpgroup 0, the producer (setmaxnreg down to kProducerRegisters): loads Q once, then K and V
 //   blocks into a ring of three stages (attention_ws_tile_shape.h): with the tensor memory
 //   accelerator where the host passed tensor maps (attention_ws_tma_params.h: thread 0 issues one
@@ -16,18 +16,21 @@
 //   byte permutes, stmatrix): the e4m3 wgmma reads both operands K-major, so P.V needs V with keys
 //   contiguous.
 //   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
-//   Per block: S = Q K^T (wgmma m64n64 or m64n128, Q's A fragments held in registers, K from shared memory),
+//   Per block: S = Q K^T (wgmma m64n64 or m64n128, Q's A fragments held in registers or Q read
+//   from shared memory by descriptor, K from shared memory),
 //   the online softmax on the accumulator registers, P packed in registers into the A operand of
 //   O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an FP16
 //   wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). FlashAttention-3's
-//   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers).
+//   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers;
+//   one for the 16-bit 128-key steps at head_dim_v 128, packed after P.V's wait).
 //   No ping-pong between the warpgroups (measured slower again on 2026-12-02: the step is
 //   latency-bound on the softmax chain; docs/hopper-kernel-notes.md).
 // Measured design, figures and where the time goes: docs/hopper-kernel-notes.md. The launch plan
 // runs every sm_90a problem on these kernels (src/cuda/attention_launch_plan.cpp; an O whose pairs
 // are misaligned goes to the mma.sync kernel). Head dims: 128, 192/128 (MLA), 64 and 256. DQK sets
-// the Q/K slices, the k-steps of S = Q K^T and Q's register fragments (16 / 32 registers at 128,
-// 48 for 16-bit 192/128; FP8 192/128 and 256 read Q from shared memory); DV sets V's slices, the
+// the Q/K slices, the k-steps of S = Q K^T and Q's register fragments (16 registers for FP8 128,
+// 8 for FP8 64, 16 for 16-bit 64; FP8 192/128, 16-bit 128 and 192/128, and 256 read Q from shared
+// memory: WsKernelTraits::kQRegs); DV sets V's slices, the
 // P.V wgmma (m64n128 or m64n64, two m64n128 at 256) and O's accumulator. ptxas reports no spills
 // for any of them (check_ws_kernels.sh).
 //

@@ -21,13 +21,13 @@
 namespace zyfa {
 namespace nvidia {
 
-// Keys per online-softmax step (the CPU model's key_block, zyfa_attn_params.key_block): FP8 steps
-// 128 keys where O's accumulator leaves the registers for 128 scores (head_dim_v <= 128), which
-// halves the per-step work (O's rescale, the row maxima's tails, the barriers); 16-bit inputs
-// (twice P's registers) and head dim 256 step 64. The one definition for the kernels' instances,
-// the host's launch plan and the tests. `lean` is kept for the day the modes differ.
+// Keys per online-softmax step (the CPU model's key_block, zyfa_attn_params.key_block): 128 keys
+// where O's accumulator leaves the registers for 128 scores (head_dim_v <= 128), which halves the
+// per-step work (O's rescale, the row maxima's tails, the barriers); head dim 256 steps 64. The
+// one definition for the kernels' instances, the host's launch plan and the tests. `fp8` and
+// `lean` are kept for the day the inputs or the modes differ.
 constexpr int ws_key_block(bool fp8, bool lean, int head_dim_v) {
-    return (void)lean, fp8 && head_dim_v <= 128 ? 2 * numerics::kKeyBlock : numerics::kKeyBlock;
+    return (void)fp8, (void)lean, head_dim_v <= 128 ? 2 * numerics::kKeyBlock : numerics::kKeyBlock;
 }
 template <bool FP8, bool LEAN, int DV>
 struct WsKeyBlock {  // the same, as a constant device code can read
@@ -72,7 +72,8 @@ struct WsTileShape {
     static constexpr int kHeaderBytes = 2048;  // keeps the tiles 1024-byte aligned
     static constexpr int kSharedLimit = 227 * 1024;  // sm_90's opt-in dynamic shared memory per block
     // Stage n+2 loads while n (P.V) and n+1 (the next scores) are read: three stages; two where
-    // three do not fit (16-bit head dim 256: 64 KB of Q and 64 KB of K and V per stage).
+    // three do not fit (16-bit head dim 256: 64 KB of Q and 64 KB of K and V per stage; 16-bit
+    // 192/128 at 128 keys: 48 KB of Q, 80 KB per stage).
     static constexpr int kStages =
         kHeaderBytes + kQBytes + 3 * (kKBytes + kVBytes) + kVStagingBuffers * kVLoadBytes <= kSharedLimit ? 3 : 2;
     // Header: the tile's key ranges (4 ints), then the mbarriers (8 bytes each).
@@ -94,10 +95,10 @@ struct WsTileShape {
     static_assert(kKeys == 64 || kKeys == 128, "key blocks of 64 or 128 (the TMA box, the transpose's groups)");
     static_assert(kFp8 || kVBytes == kVLoadBytes, "16-bit V rows are whole slices");
     static_assert(DV == 64 || DV == 128 || DV == 256, "the P.V wgmma wrappers: 64 or 128 output columns, 256 as two 128s");
-    // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 192/128: FP8 133,120
-    // bytes (Q and K in two slices), 16-bit 174,080 (three slices); V and its staging do not grow.
-    // Head dim 256: FP8 182,272 (three stages), 16-bit 198,656 (two stages). 128-key FP8 blocks:
-    // head dim 128 165,888, 192/128 231,424, 64 141,312.
+    // sm_90's opt-in dynamic shared memory per block (227 KB). Head dim 256 (64-key blocks): FP8
+    // 182,272 (three stages), 16-bit 198,656 (two stages). 128-key blocks: FP8 head dim 128
+    // 165,888, 192/128 231,424, 64 141,312 (three stages); 16-bit 128 231,424 (three), 64 116,736
+    // (three), 192/128 215,040 (two: Q and K in three slices, 80 KB a stage).
     static_assert(kSharedBytes <= kSharedLimit, "shared memory beyond sm_90's per-block limit");
 };
 

@@ -38,8 +38,8 @@ struct AttnProblem {
     float* lse = nullptr;
     // Keys per online-softmax step as the caller asked: 0 (the backend's own choice), 64 or 128
     // (validated). Each backend reads it itself: the CPU models either (cpu/numerics_model.hpp),
-    // HIP has 64-key kernels only (hip/attention_launch_plan.cpp), and the CUDA plan is to pick
-    // its kernels by it (src/cuda/attention_launch_plan.cpp; until then it ignores the field).
+    // HIP has 64-key kernels only (hip/attention_launch_plan.cpp), and the CUDA plan accepts its
+    // chosen kernel's own step only (src/cuda/attention_launch_plan.cpp).
     int key_block = 0;
     TensorView q, k, v, o;
 

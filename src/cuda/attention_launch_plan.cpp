@@ -43,8 +43,8 @@ constexpr uint32_t shared_bytes_of() {
 }
 
 // The warp-specialised kernels: 128-row tiles, 384 threads (a producer warpgroup and two consumer
-// warpgroups), one CTA per SM. The 16-bit kernels step 64 keys, FP8 nvidia::ws_key_block's: each
-// kernel's shared memory is its own tile shape's.
+// warpgroups), one CTA per SM, each stepping nvidia::ws_key_block's keys: each kernel's shared
+// memory is its own tile shape's.
 template <int ELEM, int DQK, int DV, bool LEAN>
 constexpr uint32_t ws_shared_bytes_of() {
     return static_cast<uint32_t>(

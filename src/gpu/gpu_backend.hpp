@@ -31,8 +31,8 @@
 //     kernel_name is a static string (zyfa_attn_kernel_name returns it).
 //     problem.key_block is the caller's keys per online-softmax step (0 = the plan's own choice,
 //     else 64 or 128, validated): the plan picks a kernel that steps that many keys or throws
-//     NOT_SUPPORTED naming params.key_block (HIP: 64 only). TODO(CUDA change): the CUDA plan
-//     reads it there; until then it ignores it and runs its 64-key kernels.
+//     NOT_SUPPORTED naming params.key_block (HIP: 64 only; CUDA: the chosen kernel's own step,
+//     nvidia::ws_key_block or 64 for the mma.sync kernels).
 //   - lean_centre(): the Lean P constant c for this target's float-to-int conversion.
 //   - quantize_kernels(image_arch): the image and the five symbols of zyfa_quantize_fp8
 //     (kernels/nvidia/quantize_fp8_args.h); the default, none, makes it NOT_SUPPORTED.

@@ -5,7 +5,7 @@
 #   1. ptxas keeps every wgmma asynchronous: no C7512/C7513/C7514 ("wgmma.mma_async instructions are
 #      serialized ...", a 2-3x slowdown when it happens) and no C7508 (setmaxnreg ignored);
 #   2. no spills to local memory in any kernel (producer at 56 registers, consumers 224; head dim
-#      256: 40 and 232; FP8 128-key blocks: 24 and 240);
+#      256: 40 and 232; 128-key blocks: 24 and 240);
 #   3. the FP8 kernels issue the e4m3 wgmma for both products (S: the wgmmas from the kernel's
 #      "zyfa-ws-score-product" PTX comment to the next commit; P.V: the other k32 e4m3 ones) and LEAN
 #      an FP16 wgmma for its row sums (m64n8k16 against the ones tile, two per P.V wgmma, issued

@@ -35,6 +35,23 @@ void test_small_cases(void**) {
     bf16.head_dim_qk = bf16.head_dim_v = 128;
     check_gpu_case(bf16, "bf16 causal hd128 s=100");
 
+    // The 16-bit warp-specialised kernels step 128 keys: 400 keys are 4 blocks for the last query
+    // tile, so hd128's three-stage ring wraps (one P buffer) and hd64's too (two P buffers); 16-bit
+    // 192/128 has two stages, which 300 keys (3 blocks) wrap.
+    CaseShape bf16_ring = bf16;
+    bf16_ring.seqlen_q = bf16_ring.seqlen_k = 400;
+    check_gpu_case(bf16_ring, "bf16 causal hd128 s=400");
+    CaseShape fp16_64 = bf16_ring;
+    fp16_64.dtype = fp16_64.out_dtype = ZYFA_DTYPE_FP16;
+    fp16_64.head_dim_qk = fp16_64.head_dim_v = 64;
+    check_gpu_case(fp16_64, "fp16 causal hd64 s=400");
+    CaseShape bf16_192 = bf16;
+    bf16_192.mask = ZYFA_MASK_NONE;
+    bf16_192.seqlen_q = 130;
+    bf16_192.seqlen_k = 300;
+    bf16_192.head_dim_qk = 192;
+    check_gpu_case(bf16_192, "bf16 none 130x300 hd192/128");
+
     CaseShape lean = mode_shape(kE4m3fnLean);  // with descales
     lean.batch = 3;
     lean.lengths_q = {1, 0, 70};
@@ -130,9 +147,9 @@ void test_cp_async_producer(void**) {
     CaseShape bf16;
     bf16.dtype = ZYFA_DTYPE_BF16;
     bf16.out_dtype = ZYFA_DTYPE_BF16;
-    bf16.seqlen_q = bf16.seqlen_k = 200;
+    bf16.seqlen_q = bf16.seqlen_k = 400;
     bf16.head_dim_qk = bf16.head_dim_v = 128;
-    check_gpu_case(bf16, "cp.async bf16 causal hd128 s=200");
+    check_gpu_case(bf16, "cp.async bf16 causal hd128 s=400");
     s.cuda = saved;
     zyfa_context_destroy(cp_async);
 }

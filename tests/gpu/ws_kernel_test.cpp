@@ -104,7 +104,8 @@ void run_for_all_modes(const std::string& what, ShapeOf shape_of) {
 }
 
 void test_long_causal(void**) {
-    // 16 key blocks per late tile: the ring of 3 stages wraps 5 times; batch 2, tiles of 128 rows.
+    // 16 key blocks per late tile (8 at 128-key steps): the ring of 3 stages (2 for 16-bit 192/128
+    // and 256) wraps at least twice; batch 2, tiles of 128 rows.
     run_for_all_modes("ws causal b2 s=1000", [](CaseShape& s) {
         s.batch = 2;
         s.seqlen_q = s.seqlen_k = 1000;

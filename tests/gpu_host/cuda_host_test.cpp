@@ -666,6 +666,17 @@ Request fp8_lean_request(int64_t head_dim_qk, int64_t head_dim_v) {
     return r;
 }
 
+// Request's BF16 problem at head dims head_dim_qk / head_dim_v, without lse.
+Request bf16_request(int64_t head_dim_qk, int64_t head_dim_v) {
+    Request r(head_dim_qk);
+    r.params.head_dim_v = head_dim_v;
+    r.v = Request::view(0x300000, 2, head_dim_v, r.params.seqlen_k);
+    r.o = Request::view(0x400000, 8, head_dim_v, r.params.seqlen_q);
+    r.o.dtype = ZYFA_DTYPE_FP16;
+    r.params.lse = nullptr;
+    return r;
+}
+
 // [batch, heads, seq, dim]: the heads outside the sequence.
 void heads_outer(zyfa_tensor& t, int64_t heads, int64_t dim, int64_t seq) {
     t.stride_seq = dim;
@@ -773,7 +784,7 @@ void expect_map(const Launched& launched, zyfa::nvidia::WsTmaMap which, const Ex
 bool sm90a_embedded() { return zyfa::gpu::KernelRegistry::embedded().has_arch("nvidia", "sm_90a"); }
 
 // (a) FP8 LEAN causal, head dim 128, [batch, seq, heads, dim]: three maps whose boxes are whole
-// tiles of 128-byte rows (128 Q rows, 128 K or V rows: FP8's 128-key step, nvidia::ws_key_block),
+// tiles of 128-byte rows (128 Q rows, 128 K or V rows: the 128-key step, nvidia::ws_key_block),
 // the head axis (smallest stride) in dim 1
 // and the sequence in dim 2.
 void fp8_lean_ws_launch_encodes_three_maps(void**) {
@@ -797,10 +808,12 @@ void fp8_lean_ws_launch_encodes_three_maps(void**) {
     zyfa_context_destroy(ctx);
 }
 
-// (b) The other warp-specialised kernels (ws_tma_layout): BF16 head dim 128 (16-bit elements:
-// boxes of 64 elements = one 128-byte slice, the kernel copies two per tile), FP8 head dims
-// 192/128 (Q and K in two slices of 128 elements, the second half past the head dim) and FP8 head
-// dim 64 (one slice of 128 elements, wider than the tensor: its upper half reads as zero).
+// (b) The other warp-specialised kernels (ws_tma_layout): BF16 head dims 128, 192/128, 64 and 256
+// (16-bit elements: boxes of 64 elements = one 128-byte slice, the kernel copies two, three, one
+// or four per tile; K and V boxes of the kernel's key block, 128 rows but at head dim 256), FP8
+// head dims 192/128 (Q and K in two slices of 128 elements, the second half past the head dim),
+// FP8 head dim 64 (one slice of 128 elements, wider than the tensor: its upper half reads as
+// zero) and 256 (64-row K and V boxes).
 // The map expected for a tensor of Request's layout [batch 2, seq, heads, dim]: element type
 // 0 (UINT8) or 1 (UINT16), boxes of one 128-byte slice by `rows` rows, the head axis in dim 1.
 ExpectedMap slice_map(const void* address, uint64_t element_bytes, uint64_t dim, uint64_t heads, uint64_t seq,
@@ -812,14 +825,15 @@ ExpectedMap slice_map(const void* address, uint64_t element_bytes, uint64_t dim,
 
 void ws_launches_of_other_kernels_encode_slices(void**) {
     zyfa_context* ctx = sm90_context();
-    Request bf16(128);
-    bf16.params.lse = nullptr;
     const struct {
         Request request;
         const char* kernel;
         uint64_t element_bytes;
         uint32_t kv_rows;  // the kernel's key block (nvidia::ws_key_block)
-    } cases[] = {{bf16, "zyfa_attn_fwd_ws_bf16_d128", 2, 64},
+    } cases[] = {{bf16_request(128, 128), "zyfa_attn_fwd_ws_bf16_d128", 2, 128},
+                 {bf16_request(192, 128), "zyfa_attn_fwd_ws_bf16_d192_128", 2, 128},
+                 {bf16_request(64, 64), "zyfa_attn_fwd_ws_bf16_d64", 2, 128},
+                 {bf16_request(256, 256), "zyfa_attn_fwd_ws_bf16_d256", 2, 64},
                  {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 1, 128},
                  {fp8_lean_request(64, 64), "zyfa_attn_fwd_ws_e4m3_lean_d64", 1, 128},
                  {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 1, 64}};
@@ -1060,7 +1074,9 @@ void key_block_is_the_kernels_own_or_refused(void**) {
     } cases[] = {{fp8_lean_request(128, 128), "zyfa_attn_fwd_ws_e4m3_lean_d128", 128, 64},
                  {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 128, 64},
                  {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 64, 128},
-                 {Request(128), "zyfa_attn_fwd_ws_bf16_d128", 64, 128}};
+                 {Request(128), "zyfa_attn_fwd_ws_bf16_d128", 128, 64},
+                 {bf16_request(64, 64), "zyfa_attn_fwd_ws_bf16_d64", 128, 64},
+                 {bf16_request(256, 256), "zyfa_attn_fwd_ws_bf16_d256", 64, 128}};
     for (const auto& c : cases) {
         Request r = c.request;
         r.params.lse = nullptr;

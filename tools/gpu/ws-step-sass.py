@@ -4,8 +4,9 @@
 Compiles kernels/nvidia/attention_fwd_ws_variant.cu for sm_90a as kernels/nvidia/CMakeLists.txt
 does, plus -DZYFA_WS_SASS_MARKERS=1 (PMTRIG markers around a consumer step and around the masked
 softmax and the other branches a long sequence's blocks skip; kernels/nvidia/sm90/), disassembles it
-and counts, for each kernel, the instructions of the first compiled step (64 keys per consumer
-warp: S of the next block, P.V of this one, the softmax, the rescale) without the marked branches:
+and counts, for each kernel, the instructions of the first compiled step (one key block per
+consumer warp, 64 or 128 keys (nvidia::ws_key_block): S of the next block, P.V of this one, the
+softmax, the rescale) without the marked branches:
 the path that most blocks of a long sequence take, by opcode. Static, so an estimate of the dynamic
 count (ncu's per-block figure, docs/performance.md) that still holds the other unmarked branches
 (EXACT's rescale skip, barrier retry loops), good for comparing two versions of the kernel before

@@ -1,11 +1,12 @@
 // PTX wrappers for the Hopper warpgroup MMA (wgmma, sm_90a only): shared-memory matrix
 // descriptors, the fences and waits, and the shapes the attention kernels use:
 //   S = Q K^T:  m64n64 (k16 BF16/FP16, k32 e4m3; A from shared memory or registers, K-major B),
-//               m64n128 k32 e4m3 (the 128-key FP8 steps, A from registers);
+//               m64n128 (the 128-key steps; A from registers or shared memory);
 //   O += P V:   m64n128 / m64n64 (k16 BF16/FP16 with V MN-major, k32 e4m3 with Vt K-major), A (P)
 //               from registers in the accumulator-derived layout;
 //   row sums:   m64n8k16 FP16 against a tile of ones (FP8 LEAN);
-// wgmma_scores / wgmma_pv pick the shared-memory S and the m64n128 P.V wrapper of an input kind.
+// wgmma_scores / wgmma_pv pick the shared-memory S and the m64n128 P.V wrapper of an input kind,
+// wgmma_rs_n128 / wgmma_ss_n128 the m64n128 S of the 128-key steps.
 // The accumulator layout of m64nN (per warp w of the warpgroup, lane = 4 * g + t): tile i of 8
 // columns holds d[4i + 0..1] = row 16w + g, columns 8i + 2t + {0,1}, and d[4i + 2..3] = row
 // 16w + g + 8: the mma.sync m16n8 layout, repeated. The A-from-registers layout is mma.sync's
@@ -92,7 +93,22 @@ __device__ __forceinline__ void wgmma_ss_n64_e4m3(float (&d)[32], uint64_t desc_
 }
 
 // m64n128 with A and B from shared memory (S at 128-key steps where Q stays in shared memory):
-// operands 64 and 65 are the descriptors, 66 scale_d.
+// operands 64 and 65 are the descriptors, 66 scale_d; 16-bit types end with tnspA, tnspB (0: Q
+// and K K-major).
+__device__ __forceinline__ void wgmma_ss_n128_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " ZYFA_WGMMA_D64_REGS ", %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : ZYFA_WGMMA_D64_OUTPUTS
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_ss_n128_f16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " ZYFA_WGMMA_D64_REGS ", %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : ZYFA_WGMMA_D64_OUTPUTS
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 __device__ __forceinline__ void wgmma_ss_n128_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " ZYFA_WGMMA_D64_REGS ", %64, %65, p, 1, 1;\n}\n"
@@ -100,23 +116,26 @@ __device__ __forceinline__ void wgmma_ss_n128_e4m3(float (&d)[64], uint64_t desc
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
-// O += P V, A (P) from registers: operands 64..67 are its fragment, 68 the V descriptor, 69
-// scale_d. The trailing immediates: scale-a, scale-b (1), and for 16-bit types tnspB (1: V is
-// MN-major).
+// O += P V, and S = Q K^T at 128-key steps with Q's fragments in registers: A from registers,
+// operands 64..67 its fragment, 68 the B descriptor, 69 scale_d. The trailing immediates:
+// scale-a, scale-b (1), and for 16-bit types tnspB (70: 1 for P.V, V MN-major; 0 for S, K
+// K-major).
+template <bool TRANS_B>
 __device__ __forceinline__ void wgmma_rs_n128_bf16(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " ZYFA_WGMMA_D64_REGS
-                 ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
                  : ZYFA_WGMMA_D64_OUTPUTS
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
 }
 
+template <bool TRANS_B>
 __device__ __forceinline__ void wgmma_rs_n128_f16(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " ZYFA_WGMMA_D64_REGS
-                 ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
                  : ZYFA_WGMMA_D64_OUTPUTS
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B ? 1 : 0));
 }
 
 __device__ __forceinline__ void wgmma_rs_n128_e4m3(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
@@ -144,14 +163,33 @@ __device__ __forceinline__ void wgmma_scores(float (&s)[32], uint64_t desc_q, ui
     }
 }
 
+// m64n128 with A from registers, B K-major (S = Q K^T; TRANS_B: V MN-major for P.V, 16-bit only).
+template <InKind IN, bool TRANS_B = false>
+__device__ __forceinline__ void wgmma_rs_n128(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+    static_assert(!(TRANS_B && IN == InKind::E4m3), "the e4m3 wgmma reads B K-major");
+    if constexpr (IN == InKind::Bf16) {
+        wgmma_rs_n128_bf16<TRANS_B>(d, a, desc_b, scale_d);
+    } else if constexpr (IN == InKind::Fp16) {
+        wgmma_rs_n128_f16<TRANS_B>(d, a, desc_b, scale_d);
+    } else {
+        wgmma_rs_n128_e4m3(d, a, desc_b, scale_d);
+    }
+}
+
 template <InKind IN>
 __device__ __forceinline__ void wgmma_pv(float (&d)[64], const uint32_t (&p)[4], uint64_t desc_v, int accumulate) {
+    wgmma_rs_n128<IN, IN != InKind::E4m3>(d, p, desc_v, accumulate);
+}
+
+// m64n128 with A and B from shared memory, both K-major (S = Q K^T at 128-key steps).
+template <InKind IN>
+__device__ __forceinline__ void wgmma_ss_n128(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
     if constexpr (IN == InKind::Bf16) {
-        wgmma_rs_n128_bf16(d, p, desc_v, accumulate);
+        wgmma_ss_n128_bf16(d, desc_a, desc_b, scale_d);
     } else if constexpr (IN == InKind::Fp16) {
-        wgmma_rs_n128_f16(d, p, desc_v, accumulate);
+        wgmma_ss_n128_f16(d, desc_a, desc_b, scale_d);
     } else {
-        wgmma_rs_n128_e4m3(d, p, desc_v, accumulate);
+        wgmma_ss_n128_e4m3(d, desc_a, desc_b, scale_d);
     }
 }
 

@@ -1,11 +1,12 @@
 // The consumer warpgroups' main loop of the warp-specialised sm_90a kernel (attention_fwd_ws.cuh):
 // warpgroups 1 and 2 at kConsumerRegisters, 64 query rows each. Per block: S = Q K^T (wgmma m64n64
-// or m64n128, Q's A fragments held in registers, K from shared memory), the online softmax on the
-// accumulator registers (sm90/softmax.cuh), P packed in registers into the A operand of O += P V
-// (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an FP16
-// wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). This file holds the
-// issue order of those wgmmas, the waits on the ring's mbarriers, the stage releases and O's
-// rescale; the epilogue (sm90/epilogue.cuh) then writes the rows.
+// or m64n128, Q's A fragments held in registers or Q read by descriptor, K from shared memory),
+// the online softmax on the accumulator registers (sm90/softmax.cuh), P packed in registers into
+// the A operand of O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums
+// each row of P with an FP16 wgmma against a tile of ones (exact fp32 sums; see
+// wgmma_rs_row_sums_f16). This file holds the issue order of those wgmmas, the waits on the ring's
+// mbarriers, the stage releases and O's rescale; the epilogue (sm90/epilogue.cuh) then writes the
+// rows.
 #ifndef ZYFA_KERNELS_NVIDIA_SM90_MAINLOOP_CUH
 #define ZYFA_KERNELS_NVIDIA_SM90_MAINLOOP_CUH
 
@@ -137,13 +138,20 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // offset is unused.
     constexpr int kQkSteps = Traits::kQkSteps;
     auto step_offset = [](int ks, int rows) { return static_cast<uint32_t>((ks / 4) * rows * 128 + (ks % 4) * 32); };
+    // The 16-bit 128-key steps read Q by descriptor beside 64 scores, P and O: from the consumer
+    // index of lane 0 (__shfl_sync: warp-uniform, which ptxas can see) the k-steps' descriptors
+    // live in uniform registers; from the thread's own they took vector registers, spilled, and
+    // cost two R2UR per k-step.
+    constexpr bool kUniformQDescriptor = !kFp8 && kKeys == 128 && !Traits::kQRegs;
+    const int q_consumer = kUniformQDescriptor ? __shfl_sync(0xFFFFFFFFu, consumer, 0) : consumer;
     const uint64_t desc_q =
-        wgmma_descriptor(smem_base + Shape::kQOffset + consumer * 64 * 128, 16, 1024) | kSwizzle128Bits;
+        wgmma_descriptor(smem_base + Shape::kQOffset + q_consumer * 64 * 128, 16, 1024) | kSwizzle128Bits;
     // Q's A fragments are read from shared memory once per tile and the score wgmma takes A
     // from registers: per block only K is read from shared memory.
     // Fragment of k-step ks (32 bytes of a row): qa[ks][0] = row g bytes 4t..4t+3, [1] row
     // g + 8, [2] row g bytes 16 + 4t.., [3] row g + 8 (the A layout of primitives/wgmma.cuh).
-    // Not at head dim 256, nor FP8 192/128 with 128-key steps (WsKernelTraits::kQRegs says why).
+    // Not at head dim 256, nor at 128-key steps with more than 4 k-steps (FP8 192/128, 16-bit
+    // 128 and 192/128; WsKernelTraits::kQRegs says why).
     constexpr bool kQRegs = Traits::kQRegs;
     uint32_t qa[kQRegs ? kQkSteps : 1][4];
     auto load_q_fragments = [&] {
@@ -217,10 +225,10 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
 #pragma unroll
         for (int ks = 0; ks < kQkSteps; ++ks) {
             if constexpr (kKeys == 128 && kQRegs) {
-                wgmma_rs_n128_e4m3(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+                wgmma_rs_n128<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
             } else if constexpr (kKeys == 128) {
-                wgmma_ss_n128_e4m3(s, desc_q + (step_offset(ks, kRows) >> 4),
-                                   descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+                wgmma_ss_n128<IN>(s, desc_q + (step_offset(ks, kRows) >> 4),
+                                  descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
             } else if constexpr (kQRegs) {
                 wgmma_rs_n64<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
             } else {
@@ -238,8 +246,11 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     //   issue S(n+1) = Q K(n+1)^T; issue O += P(n) V(n); wait for S(n+1) only; softmax of
     //   block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
     //   wait for P(n) V(n); release the stage; O *= the rescale of block n+1.
-    // So block n's P.V runs on the tensor cores while block n+1's softmax runs.
+    // So block n's P.V runs on the tensor cores while block n+1's softmax runs. With one P buffer
+    // (WsKernelTraits::kOnePBuffer) the softmax leaves block n+1's probabilities in its score
+    // registers, and they become P(n+1) after the wait for P(n) V(n), before O's rescale.
     constexpr int kPvSteps = Traits::kPvSteps;  // k-steps of P.V over a block
+    constexpr bool kOnePBuffer = Traits::kOnePBuffer;
     float s[kScores];
     uint32_t pa[kPvSteps][4];
     float rescale[2] = {1.0f, 1.0f};
@@ -281,6 +292,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         wgmma_wait<0>();
         pin_registers(s);
         run_softmax(0, pa);  // acc is 0: its rescale changes nothing
+        if constexpr (kOnePBuffer) softmax.pack_probabilities(pa);
     }
 
     auto wait_v = [&](RingSlot slot) {
@@ -334,7 +346,8 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
 
     // One block but the last, P(index) in p_now: the next block's scores and softmax (into
     // p_next) overlap this block's P.V. No branch between the issues and the waits, and P in
-    // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous.
+    // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous. With one
+    // buffer p_next is p_now, written only after the wait for this block's P.V.
     // slot: block index's ring slot.
     auto step = [&](int index, RingSlot slot, auto& p_now, auto& p_next) {
         sass_marker<1>();
@@ -352,6 +365,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
 #pragma unroll
         for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
         release(slot);
+        if constexpr (kOnePBuffer) softmax.pack_probabilities(p_next);
         // EXACT: a warp whose rows all keep their scale (the running max held) skips O's
         // multiplies; the vote keeps the branch uniform over the warp. LEAN's block exponent
         // moves the scale in most blocks, so it does not test.
@@ -369,19 +383,28 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         }
         sass_marker<2>();
     };
-    uint32_t pb[kPvSteps][4];  // pa's partner
+    uint32_t pb[kPvSteps][4];  // pa's partner (unused with one P buffer)
     RingSlot slot{0, 0};  // block index's
-    for (int index = 0; index + 1 < blocks; index += 2) {
-        step(index, slot, pa, pb);
-        slot = next_slot<kStages>(slot);
-        if (index + 2 < blocks) {
-            step(index + 1, slot, pb, pa);
+    if constexpr (kOnePBuffer) {
+        for (int index = 0; index + 1 < blocks; ++index) {
+            step(index, slot, pa, pa);
             slot = next_slot<kStages>(slot);
         }
+    } else {
+        for (int index = 0; index + 1 < blocks; index += 2) {
+            step(index, slot, pa, pb);
+            slot = next_slot<kStages>(slot);
+            if (index + 2 < blocks) {
+                step(index + 1, slot, pb, pa);
+                slot = next_slot<kStages>(slot);
+            }
+        }
     }
-    if (blocks > 0) {  // the last block: P in pa when blocks is odd, in pb when even
+    if (blocks > 0) {  // the last block: P in pa when blocks is odd or P has one buffer, in pb when even
         wait_v(slot);
-        if (blocks % 2) {
+        if constexpr (kOnePBuffer) {
+            issue_pv(slot, pa, LastTag<true>{});
+        } else if (blocks % 2) {
             issue_pv(slot, pa, LastTag<true>{});
         } else {
             issue_pv(slot, pb, LastTag<true>{});

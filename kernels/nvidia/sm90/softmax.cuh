@@ -54,14 +54,21 @@ struct OnlineSoftmax {
     static constexpr bool kFp8 = Traits::kFp8;
     static constexpr int kKeys = Traits::kKeys, kTiles = Traits::kTiles;
     static constexpr bool kRowSumByMma = Traits::kRowSumByMma;
+    static constexpr bool kOnePBuffer = Traits::kOnePBuffer;
     static constexpr float kNegInf = -__builtin_huge_valf();
+
+    // The 16-bit A fragment (k16) of P: out[n / 2][2 (n % 2) + rr] holds the pair of S tile n, row rr.
+    template <class POut>
+    static __device__ __forceinline__ uint32_t& p16_fragment(POut& out, int n, int rr) {
+        return out[n / 2][2 * (n % 2) + rr];
+    }
 
     const int& block_begin;                       // the tile's first key block
     const int& whole_begin;                       // keys every row of the tile sees:
     const int& whole_end;                         //   [whole_begin, whole_end)
     const int (&row_first_key)[2];                // the keys each of the thread's two rows sees
     const int (&row_end_key)[2];
-    const float (&s)[Traits::kScores];            // the block's scores
+    float (&s)[Traits::kScores];                  // the block's scores (kOnePBuffer: then its probabilities)
     const float& scale_log2;                      // |softmax_scale * descales| * log2(e)
     const float& scale8_div128;                   // lean_code_bits' operand
     const float& lean_centre;
@@ -71,7 +78,8 @@ struct OnlineSoftmax {
     float (&rescale)[2];                          // what O's accumulator takes after this block
     float (&acc_exponent)[2];                     // O's accumulator is acc * 2^acc_exponent
 
-    // Online softmax of block `index` (scores in s) -> its P in `out`, m, l, rescale.
+    // Online softmax of block `index` (scores in s) -> its P in `out` (kOnePBuffer: its
+    // probabilities in s, for pack_probabilities), m, l, rescale.
     template <class POut, class MaskedTagT>
     __device__ __forceinline__ void softmax_block(int index, POut& out, MaskedTagT masked_tag) const {
         constexpr bool kMasked = decltype(masked_tag)::value;
@@ -171,6 +179,9 @@ struct OnlineSoftmax {
                     }
                     if constexpr (kFp8) {
                         pairs[n] = pack_e4m3x2(p[0] * up, p[1] * up);
+                    } else if constexpr (kOnePBuffer) {  // P's buffer is still read by P.V
+                        s[4 * n + 2 * rr] = p[0];
+                        s[4 * n + 2 * rr + 1] = p[1];
                     } else {
                         pairs[n] = pack_p16<IN>(p[0], p[1]);
                     }
@@ -185,8 +196,8 @@ struct OnlineSoftmax {
                     if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x6420);
                 } else if constexpr (kFp8) {
                     if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x5410);
-                } else {
-                    out[n / 2][2 * (n % 2) + rr] = pairs[n];
+                } else if constexpr (!kOnePBuffer) {
+                    p16_fragment(out, n, rr) = pairs[n];
                 }
             }
             // a row that sees nothing of the block keeps m, l and acc
@@ -200,6 +211,19 @@ struct OnlineSoftmax {
             }
         }
         if constexpr (kMasked) sass_marker<4>();
+    }
+
+    // kOnePBuffer: the probabilities softmax_block left in s -> P's A fragments in `out`, once
+    // the P.V that read `out` is done.
+    template <class POut>
+    __device__ __forceinline__ void pack_probabilities(POut& out) const {
+        static_assert(kOnePBuffer, "the other instances pack in softmax_block");
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr)
+#pragma unroll
+            for (int n = 0; n < kTiles; ++n) {
+                p16_fragment(out, n, rr) = pack_p16<IN>(s[4 * n + 2 * rr], s[4 * n + 2 * rr + 1]);
+            }
     }
 };
 

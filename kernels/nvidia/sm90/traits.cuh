@@ -14,10 +14,11 @@ namespace nvidia {
 // What the producer gives up the consumers take, from the entry count of 168 (384 threads, the
 // CTA's whole allocation: setmaxnreg.inc waits, forever, for registers the CTA does not hold):
 // 128 (168 - 56) = 256 (224 - 168); head dim 256 (O in 128 accumulators) moves 16 more per
-// consumer thread, 128 (168 - 40) = 256 (232 - 168); the 128-key steps (64 scores and two P buffers
-// of 16 registers per thread, both rows' softmax chains in flight) take all a producer can give,
+// consumer thread, 128 (168 - 40) = 256 (232 - 168); the 128-key steps (64 scores and P's A
+// fragments per thread: FP8 two buffers of 16 registers, 16-bit two of 32 at head dim 64 or one
+// beside O's 64 accumulators; both rows' softmax chains in flight) take all a producer can give,
 // 128 (168 - 24) = 256 (240 - 168): their producer's work is TMA copies (or cp.async, unrolled
-// less) and the V transpose.
+// less) and FP8's V transpose.
 template <int DV, int KEYS>
 constexpr int kProducerRegisters = KEYS == 128 ? 24 : DV == 256 ? 40 : 56;
 template <int DV, int KEYS>
@@ -36,7 +37,8 @@ constexpr int kProducerBarrier = 1;   // named barrier of the producer's 128 thr
 constexpr int kConsumerBarrier0 = 2;  // + consumer: that consumer warpgroup's 128 threads
 // Analysis builds only (tools/gpu/ws-step-sass.py): PMTRIG instructions that mark, in the SASS, a
 // consumer step (pmevent 1 begin, 2 end) and the branches inside it that a long sequence's blocks
-// do not take (3/4 the masked softmax, 7/8 the fence after cp.async), so that a script can count one 64-key step's usual path without a GPU.
+// do not take (3/4 the masked softmax, 7/8 the fence after cp.async), so that a script can count
+// one step's usual path without a GPU.
 #ifndef ZYFA_WS_SASS_MARKERS
 #define ZYFA_WS_SASS_MARKERS 0
 #endif
@@ -63,13 +65,20 @@ struct WsKernelTraits {
     static constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile && DV <= 128;
     static constexpr int kQkSteps = DQK * kElem / 32;  // k-steps of S = Q K^T (32 bytes of a row each)
     // Head dim 256 keeps Q in shared memory: its 32 (64) fragment registers do not fit beside
-    // O's 128 accumulators; so does FP8 192/128 with 128-key steps, whose 24 would spill once
-    // both rows' softmax chains are in flight (the score wgmma then reads Q by descriptor).
-    static constexpr bool kQRegs = DQK <= 128 || (DQK <= 192 && kKeys == 64);
+    // O's 128 accumulators; so do the 128-key steps beyond 16 fragment registers (FP8 192/128's
+    // 24, 16-bit 128's 32 and 192/128's 48), which would spill beside 64 scores once both rows'
+    // softmax chains are in flight (the score wgmma then reads Q by descriptor).
+    static constexpr bool kQRegs = kKeys == 64 ? DQK <= 192 : kQkSteps <= 4;
     static constexpr int kScores = kKeys / 2;  // per thread: 2 rows x kKeys / 4 keys
     static constexpr int kTiles = kKeys / 8;   // 8-key accumulator tiles of a block
-    static_assert(kKeys == 64 || kFp8, "128-key blocks: the e4m3 m64n128 score wgmma");
+    static_assert(kKeys == 64 || DV <= 128, "128-key blocks: 64 scores per thread beside at most 64 accumulators of O");
     static constexpr int kPvSteps = kFp8 ? kKeys / 32 : kKeys / 16;  // k-steps of P.V over a block
+    // P's A fragments in two buffers where they fit (FlashAttention-3's overlap: the next block's
+    // softmax packs into one while P.V reads the other); in one for the 16-bit 128-key steps at
+    // head_dim_v 128, whose two (2 x 32 registers beside 64 scores and O's 64 accumulators)
+    // spilled: there the softmax leaves the next block's probabilities in the score registers and
+    // packs them after P.V's wait (sm90/mainloop.cuh's step).
+    static constexpr bool kOnePBuffer = !kFp8 && kKeys == 128 && DV == 128;
     static constexpr uint32_t kSignBits = kFp8 ? 0x80808080u : 0x80008000u;  // of each element of a word
     static constexpr int kProducerRegs = kProducerRegisters<DV, kKeys>;
     static constexpr int kConsumerRegs = kConsumerRegisters<DV, kKeys>;
