@@ -14,8 +14,10 @@
 #
 # Usage (what the lead passes to the device tool's run, with carry [".device-deps"]; fill it with
 # tools/gpu/fetch-device-deps.sh first):
-#   tools/gpu/run-device-suite.sh [--quick] [--no-bench] [--no-other] [--budget SECONDS]
+#   tools/gpu/run-device-suite.sh [--quick] [--no-bench] [--no-other] [--gpu-tests REGEX] [--budget SECONDS]
 #   --quick     correctness first: the gpu tier only, and a two-row benchmark
+#   --gpu-tests the gpu tests whose names match REGEX only (ctest -R; a lease too short for the
+#               whole tier: name what a change touches, and say which ran)
 #   --no-bench  skip steps 4 and 5
 #   --no-other  skip the other labels of step 3 (a short device lease: gpu tier and benchmark only)
 #   --budget    wall-clock budget for the whole script (default 540 s: the tool's limit is 600)
@@ -29,13 +31,15 @@ quick=0
 bench=1
 other=1
 budget=540
+gpu_tests=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --quick) quick=1 ;;
     --no-bench) bench=0 ;;
     --no-other) other=0 ;;
     --budget) budget=$2; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --gpu-tests) gpu_tests=$2; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -179,7 +183,7 @@ fi
 # --- 4. tests --------------------------------------------------------------------------------------
 if ((built)); then
   step "ctest -L gpu" 330 "$OUT/ctest-gpu.log" \
-    ctest --test-dir "$build" -L '^gpu$' -V --no-tests=error --timeout 320 -j 3
+    ctest --test-dir "$build" -L '^gpu$' ${gpu_tests:+-R "$gpu_tests"} -V --no-tests=error --timeout 320 -j 3
   skipped=$(grep -c '\*\*\*Skipped' "$OUT/ctest-gpu.log")
   if ((skipped > 0)); then
     failed=1
