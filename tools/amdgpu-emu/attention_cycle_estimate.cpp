@@ -1,7 +1,7 @@
 // zyfa-amd-cycle-estimate: the MFMA-busy ESTIMATE of zyfa's AMD attention kernels
 // (cycle_model.hpp; docs/emulator.md, "Cycle estimate"; docs/performance.md, AMD).
 //   zyfa-amd-cycle-estimate [--valu-cycles N] [--packed-f32-cycles N] [--trans-cycles N]
-//                           [--cvt-cycles N] [--no-coexec-holds] [--coexec-per-wave]
+//                           [--cvt-cycles N] [--no-coexec-holds] [--coexec-per-simd]
 //                           [--lds-bytes-per-cycle N] [--lds-latency N] [--memory-latency N]
 //                           [--seqlen-k N] [--mask none|causal_br] FILE...
 // The defaults are the calibrated cost table (docs/emulator.md, "Cycle model costs"); the flags
@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
         else if (arg == "--trans-cycles") params.trans_cycles = value();
         else if (arg == "--cvt-cycles") params.cvt_cycles = value();
         else if (arg == "--no-coexec-holds") params.mfma_coexec_holds = false;
-        else if (arg == "--coexec-per-wave") params.coexec_per_simd = false;
+        else if (arg == "--coexec-per-simd") params.coexec_per_simd = true;
         else if (arg == "--lds-bytes-per-cycle") params.lds_bytes_per_cycle = value();
         else if (arg == "--lds-latency") params.lds_latency = value();
         else if (arg == "--memory-latency") params.memory_latency = value();
@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
     if (files.empty() || params.valu_cycles <= 0 || params.packed_f32_cycles <= 0 || params.trans_cycles <= 0 ||
         params.cvt_cycles <= 0 || params.lds_bytes_per_cycle <= 0 || seqlen_k < 256 || bad_mask) {
         std::fprintf(stderr, "usage: %s [--valu-cycles N] [--packed-f32-cycles N] [--trans-cycles N] [--cvt-cycles N] "
-                             "[--no-coexec-holds] [--coexec-per-wave] [--lds-bytes-per-cycle N] [--lds-latency N] "
+                             "[--no-coexec-holds] [--coexec-per-simd] [--lds-bytes-per-cycle N] [--lds-latency N] "
                              "[--memory-latency N] [--seqlen-k N>=256] [--mask none|causal_br] FILE...\n",
                      argv[0]);
         return 2;

@@ -12,9 +12,9 @@
 //     MFMA on the same accumulator simply queues on the pipe);
 //   - VALU: one VALU pipe, each instruction busy for the cycles of its class (CycleParams, the
 //     table in docs/emulator.md "Cycle model costs": 32-bit and packed fp32 one pass of 4 cycles,
-//     transcendentals and f32<->int/fp8 conversions quarter rate, 16 cycles); after an MFMA issues,
-//     a VALU waits out the co-execution hold (1 + A-operand bytes / 16 passes; packed fp32
-//     NumPasses + 2, + 1 when the A operand is 16 bytes or more);
+//     conversions one pass, transcendentals quarter rate, 16 cycles); after an MFMA issues, a VALU
+//     of the same wave waits out the co-execution hold (1 + A-operand bytes / 16 passes; packed
+//     fp32 NumPasses + 2, + 1 when the A operand is 16 bytes or more);
 //   - LDS: one DS pipe shared by the SIMD, an instruction occupies it bytes-per-wave /
 //     lds_bytes_per_cycle; its data is back lds_latency cycles after issue, in order;
 //   - global/buffer memory: data back memory_latency cycles after issue, in order; scalar loads
@@ -36,17 +36,19 @@ namespace zyfa {
 namespace emu {
 
 // Costs in cycles of one SIMD (docs/emulator.md, "Cycle model costs", gives each one's source).
-// A pass is 4 cycles: a wave64 over 16 lanes. The defaults are LLVM's AMDGPU scheduling model for
-// gfx942/gfx950 (SISchedule.td, SIDPGFX942/950FullSpeedModel: slots of one pass) where AMD's ISA
-// guides give no rate, and LLVM's MFMA co-execution rules (pull request 233721, fitted to MI300X /
-// MI350X thread traces).
+// A pass is 4 cycles: a wave64 over 16 lanes. Where AMD's ISA guides give no rate, LLVM's AMDGPU
+// scheduling model for gfx942/gfx950 (SISchedule.td, slots of one pass) and LLVM's MFMA
+// co-execution rules (pull request 233721, fitted to MI300X / MI350X thread traces), with two
+// documented departures: conversions at one pass (ZYFA's published Lean P budget for MI355X, 384
+// cycles = 96 one-pass instructions, contradicts LLVM's quarter-rate WriteFloatCvt, which LLVM
+// itself says comes from a GCN-era guide), and the holds applied to the MFMA's own wave only.
 struct CycleParams {
     int valu_cycles = 4;            // 32-bit and 64-bit VALU, SDWA and DPP forms: Write32Bit / Write64Bit = 1 pass
     int packed_f32_cycles = 4;      // v_pk_{fma,mul,add}_f32, v_pk_mov_b32: 1 pass (2 results per lane)
     int trans_cycles = 16;          // v_exp/log/rcp/rsq/sqrt/sin/cos: WriteTrans32 = 4 passes (quarter rate)
-    int cvt_cycles = 16;            // f32<->i32/u32/f16/fp8 conversions: WriteFloatCvt = 4 passes
+    int cvt_cycles = 4;             // f32<->i32/u32/f16/fp8 conversions: 1 pass (LLVM's WriteFloatCvt: 4 passes)
     bool mfma_coexec_holds = true;  // the VALU / packed-fp32 holds after an MFMA issue (LLVM PR 233721)
-    bool coexec_per_simd = true;    // the holds apply to both waves of the SIMD (else only the MFMA's own wave)
+    bool coexec_per_simd = false;   // the holds apply to both waves of the SIMD (default: the MFMA's own wave)
     int lds_bytes_per_cycle = 128;  // DS pipe bandwidth available to this SIMD
     int lds_latency = 64;           // DS issue -> data
     int memory_latency = 500;       // global/buffer issue -> data
