@@ -746,7 +746,8 @@ void test_scalar_edges(void**) {
 
 // ------------------------------------------------------------------ cycle model
 
-double cycle_busy(const zyfa::emu::CodeObject& object, const char* kernel) {
+zyfa::emu::CycleEstimate cycle_estimate(const zyfa::emu::CodeObject& object, const char* kernel,
+                                        const zyfa::emu::CycleParams& params) {
     zyfa::emu::LaunchConfig config;
     config.block[0] = 128;
     config.kernarg.assign(64, 0);
@@ -755,12 +756,16 @@ double cycle_busy(const zyfa::emu::CodeObject& object, const char* kernel) {
     config.trace = &traces;
     zyfa::emu::run_kernel(object, *object.find_kernel(kernel), config);
     assert_int_equal(traces.size(), 2);
-    const zyfa::emu::CycleEstimate e = zyfa::emu::estimate_mfma_busy(object, traces[0], traces[1], {});
+    const zyfa::emu::CycleEstimate e = zyfa::emu::estimate_mfma_busy(object, traces[0], traces[1], params);
     std::printf("  cycle model %-18s trips %d (measured %d), %.1f cycles/trip, MFMA busy %.3f\n", kernel, e.iterations,
                 e.window_iterations, e.cycles_per_iteration, e.mfma_busy_fraction);
     assert_true(e.loop_found);
     assert_int_equal(e.window_iterations, 6);  // 8 trips, the first and the last left out
-    return e.mfma_busy_fraction;
+    return e;
+}
+
+double cycle_busy(const zyfa::emu::CodeObject& object, const char* kernel) {
+    return cycle_estimate(object, kernel, {}).mfma_busy_fraction;
 }
 
 void test_cycle_model(void**) {
@@ -770,6 +775,19 @@ void test_cycle_model(void**) {
     // 2 x 32 busy cycles in a 132-cycle trip.
     const double nop_bound = cycle_busy(*object, "cycle_nop_bound");
     assert_true(nop_bound > 64.0 / 134 && nop_bound < 64.0 / 130);
+    // The cost classes: 128 VALU cycles per trip for the two waves (cycle.s); conversions at
+    // LLVM's quarter rate would make it 176, transcendentals at one pass 96.
+    const zyfa::emu::CycleEstimate classes = cycle_estimate(*object, "cycle_valu_classes", {});
+    // (The window runs from one of wave 0's trip starts to another, so the other wave's offset
+    // moves it by a few cycles.)
+    assert_true(classes.cycles_per_iteration >= 124.0 && classes.cycles_per_iteration <= 132.0);
+    assert_true(classes.mix.valu_pipe_cycles == 64.0 && classes.mix.cvt == 2.0 && classes.mix.packed_f32 == 2.0 &&
+                classes.mix.trans == 2.0);
+    // The packed-fp32 hold, per wave (the default) and per SIMD.
+    assert_true(cycle_busy(*object, "cycle_packed_hold") >= 0.95);
+    zyfa::emu::CycleParams per_simd;
+    per_simd.coexec_per_simd = true;
+    assert_true(cycle_estimate(*object, "cycle_packed_hold", per_simd).mfma_busy_fraction < 0.8);
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // zyfa-amd-cycle-estimate: the MFMA-busy ESTIMATE of zyfa's AMD attention kernels
 // (cycle_model.hpp; docs/emulator.md, "Cycle estimate"; docs/performance.md, AMD).
-//   zyfa-amd-cycle-estimate [--valu-cycles N] [--trans-cycles N] [--lds-bytes-per-cycle N]
-//                           [--lds-latency N] [--memory-latency N] [--seqlen-k N]
-//                           [--mask none|causal_br] FILE...
+//   zyfa-amd-cycle-estimate [--valu-cycles N] [--packed-f32-cycles N] [--trans-cycles N]
+//                           [--cvt-cycles N] [--no-coexec-holds] [--coexec-per-simd]
+//                           [--lds-bytes-per-cycle N] [--lds-latency N] [--memory-latency N]
+//                           [--seqlen-k N] [--mask none|causal_br] FILE...
+// The defaults are the calibrated cost table (docs/emulator.md, "Cycle model costs"); the flags
+// exist for the sensitivity rows of docs/performance.md, not to tune a kernel's figure.
 // For each code object it runs the kernel in the emulator on random inputs (one head, seqlen_k
 // keys), keeps the traces of waves 0 and 4 of one workgroup (the two waves of SIMD 0 when waves
 // are placed round robin; a workgroup is 8 waves, 256 queries), and replays them through the issue
@@ -191,7 +194,11 @@ int main(int argc, char** argv) {
         const std::string arg = argv[i];
         auto value = [&]() { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
         if (arg == "--valu-cycles") params.valu_cycles = value();
+        else if (arg == "--packed-f32-cycles") params.packed_f32_cycles = value();
         else if (arg == "--trans-cycles") params.trans_cycles = value();
+        else if (arg == "--cvt-cycles") params.cvt_cycles = value();
+        else if (arg == "--no-coexec-holds") params.mfma_coexec_holds = false;
+        else if (arg == "--coexec-per-simd") params.coexec_per_simd = true;
         else if (arg == "--lds-bytes-per-cycle") params.lds_bytes_per_cycle = value();
         else if (arg == "--lds-latency") params.lds_latency = value();
         else if (arg == "--memory-latency") params.memory_latency = value();
@@ -203,21 +210,25 @@ int main(int argc, char** argv) {
         }
         else files.push_back(arg);
     }
-    if (files.empty() || params.valu_cycles <= 0 || params.trans_cycles <= 0 || params.lds_bytes_per_cycle <= 0 ||
-        seqlen_k < 256 || bad_mask) {
-        std::fprintf(stderr, "usage: %s [--valu-cycles N] [--trans-cycles N] [--lds-bytes-per-cycle N] "
-                             "[--lds-latency N] [--memory-latency N] [--seqlen-k N>=256] [--mask none|causal_br] FILE...\n",
+    if (files.empty() || params.valu_cycles <= 0 || params.packed_f32_cycles <= 0 || params.trans_cycles <= 0 ||
+        params.cvt_cycles <= 0 || params.lds_bytes_per_cycle <= 0 || seqlen_k < 256 || bad_mask) {
+        std::fprintf(stderr, "usage: %s [--valu-cycles N] [--packed-f32-cycles N] [--trans-cycles N] [--cvt-cycles N] "
+                             "[--no-coexec-holds] [--coexec-per-simd] [--lds-bytes-per-cycle N] [--lds-latency N] "
+                             "[--memory-latency N] [--seqlen-k N>=256] [--mask none|causal_br] FILE...\n",
                      argv[0]);
         return 2;
     }
-    std::printf("Issue model: VALU %d cycles, transcendental %d, LDS %d B/cycle + %d latency, memory latency %d, "
-                "scalar loads %d; one workgroup traced, 256 queries x %d keys, HIP C++ kernels' mask %s (asm "
-                "kernels: their own; _causal_tl: seqlen_q = seqlen_k, the last query tile traced); SIMD 0 = "
-                "waves 0 and 4.\n\n",
-                params.valu_cycles, params.trans_cycles, params.lds_bytes_per_cycle, params.lds_latency,
-                params.memory_latency, params.smem_latency, seqlen_k, hip_cpp_mask == 2 ? "causal_br" : "none");
-    std::printf("| kernel | arch | mask | trips measured | MFMA / trip | MFMA pipe cycles / trip (one wave) | VALU / trip | "
-                "LDS / trip | cycles / trip | MFMA busy (estimate) |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("Issue model: VALU %d cycles, packed fp32 %d, transcendental %d, conversion %d, MFMA co-execution "
+                "holds %s, LDS %d B/cycle + %d latency, memory latency %d, scalar loads %d; one workgroup traced, "
+                "256 queries x %d keys, HIP C++ kernels' mask %s (asm kernels: their own; _causal_tl: seqlen_q = "
+                "seqlen_k, the last query tile traced); SIMD 0 = waves 0 and 4.\n\n",
+                params.valu_cycles, params.packed_f32_cycles, params.trans_cycles, params.cvt_cycles,
+                !params.mfma_coexec_holds ? "off" : params.coexec_per_simd ? "per SIMD" : "per wave",
+                params.lds_bytes_per_cycle, params.lds_latency, params.memory_latency, params.smem_latency, seqlen_k,
+                hip_cpp_mask == 2 ? "causal_br" : "none");
+    std::printf("| kernel | arch | mask | trips measured | MFMA / trip | MFMA pipe cycles / trip (one wave) | VALU / trip "
+                "(conversions, packed fp32, transcendental) | VALU pipe cycles / trip (one wave) | LDS / trip | "
+                "cycles / trip | MFMA busy (estimate) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     int failures = 0;
     for (const std::string& file : files) {
         std::string kernel;
@@ -245,9 +256,11 @@ int main(int argc, char** argv) {
                 ++failures;
                 continue;
             }
-            std::printf("| %s | %s | %s | %d | %.0f | %.0f | %.0f (+%.0f transc.) | %.0f | %.0f | %.0f%% |\n",
+            std::printf("| %s | %s | %s | %d | %.0f | %.0f | %.0f (%.0f cvt, %.0f pk; +%.0f transc.) | %.0f | %.0f | %.0f "
+                        "| %.0f%% |\n",
                         kernel.c_str(), arch, mask_name.c_str(), e.window_iterations, e.mix.mfma, e.mix.mfma_pipe_cycles,
-                        e.mix.valu, e.mix.trans, e.mix.lds, e.cycles_per_iteration, 100.0 * e.mfma_busy_fraction);
+                        e.mix.valu, e.mix.cvt, e.mix.packed_f32, e.mix.trans, e.mix.valu_pipe_cycles, e.mix.lds,
+                        e.cycles_per_iteration, 100.0 * e.mfma_busy_fraction);
         } catch (const std::exception& ex) {
             std::fprintf(stderr, "%s: %s\n", file.c_str(), ex.what());
             ++failures;

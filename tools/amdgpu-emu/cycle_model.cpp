@@ -16,7 +16,11 @@ bool is_branch(const Instruction& inst) {
     return inst.mnemonic == "s_branch" || inst.mnemonic.rfind("s_cbranch_", 0) == 0;
 }
 
-bool is_trans(const Instruction& inst) { return inst.unit == Unit::ValuTrans; }
+// Bytes of an MFMA's A operand (the first source): the co-execution hold grows with it.
+int mfma_a_bytes(const Instruction& inst) {
+    const size_t a = static_cast<size_t>(inst.num_dst);
+    return a < inst.ops.size() ? 4 * inst.ops[a].count : 0;
+}
 
 // Bytes one lane moves in a DS instruction (read2/write2: both elements).
 int ds_lane_bytes(const std::string& m) {
@@ -81,6 +85,36 @@ bool waitcnt_satisfied(const WaveSim& w, const Instruction& inst, int64_t t) {
 
 }  // namespace
 
+// LLVM's classes (VOP1Instructions.td / VOP3Instructions.td SchedRW): WriteFloatCvt holds the f32
+// <-> 32-bit integer and f16 conversions and every gfx940 fp8/bf8 conversion; WriteTrans32 the
+// TRANS instructions (the emulator's Unit::ValuTrans). The packed fp32 ones are those LLVM's
+// co-execution rules name (PK_F32). Everything else, SDWA and DPP forms included (LLVM gives them
+// the base instruction's SchedRW), is one pass.
+ValuClass valu_class(const Instruction& inst) {
+    if (inst.unit == Unit::ValuTrans) return ValuClass::Trans;
+    const std::string& b = inst.base;
+    if (b == "v_pk_fma_f32" || b == "v_pk_mul_f32" || b == "v_pk_add_f32" || b == "v_pk_mov_b32") return ValuClass::PackedF32;
+    static const char* const cvt[] = {
+        "v_cvt_f32_i32", "v_cvt_f32_u32", "v_cvt_u32_f32", "v_cvt_i32_f32", "v_cvt_f16_f32", "v_cvt_f32_f16",
+        "v_cvt_rpi_i32_f32", "v_cvt_flr_i32_f32", "v_cvt_off_f32_i4", "v_cvt_f32_fp8", "v_cvt_f32_bf8",
+        "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8", "v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32",
+        "v_cvt_sr_bf8_f32"};
+    for (const char* c : cvt) {
+        if (b == c) return ValuClass::Cvt;
+    }
+    return ValuClass::Plain;
+}
+
+int valu_cost(const Instruction& inst, const CycleParams& params) {
+    switch (valu_class(inst)) {
+        case ValuClass::PackedF32: return params.packed_f32_cycles;
+        case ValuClass::Trans: return params.trans_cycles;
+        case ValuClass::Cvt: return params.cvt_cycles;
+        case ValuClass::Plain: break;
+    }
+    return params.valu_cycles;
+}
+
 CycleEstimate estimate_mfma_busy(const CodeObject& object, const std::vector<uint64_t>& wave_a,
                                  const std::vector<uint64_t>& wave_b, const CycleParams& params) {
     CycleEstimate est;
@@ -133,6 +167,11 @@ CycleEstimate estimate_mfma_busy(const CodeObject& object, const std::vector<uin
 
     // Issue simulation.
     int64_t mfma_free = 0, valu_free = 0, lds_free = 0;
+    // The co-execution holds after an MFMA issue (LLVM pull request 233721, from thread traces of
+    // MI300X and MI350X): no VALU before 1 + (A bytes) / 16 passes, no packed fp32 before
+    // passes + 2 (+ 1 with an A operand of 16 bytes or more). Per SIMD, or per wave when
+    // coexec_per_simd is off ([0], [1]: the wave's own MFMAs).
+    int64_t valu_hold[2] = {0, 0}, packed_hold[2] = {0, 0};
     std::vector<std::pair<int64_t, int64_t>> mfma_busy;
     int64_t t = 0;
     const int64_t limit = 4000000000ll;
@@ -163,12 +202,21 @@ CycleEstimate estimate_mfma_busy(const CodeObject& object, const std::vector<uin
                     mfma_free = t + 4 * inst.passes;
                     mfma_busy.emplace_back(t, mfma_free);
                     dst_ready = mfma_free;
+                    if (params.mfma_coexec_holds) {
+                        const int a_bytes = mfma_a_bytes(inst);
+                        for (int h = 0; h < 2; ++h) {
+                            if (!params.coexec_per_simd && h != wi) continue;
+                            valu_hold[h] = std::max(valu_hold[h], t + 4 * (1 + a_bytes / 16));
+                            packed_hold[h] = std::max(packed_hold[h], t + 4 * (inst.passes + 2 + (a_bytes >= 16 ? 1 : 0)));
+                        }
+                    }
                     break;
                 case Unit::Valu:
                 case Unit::ValuTrans: {
-                    if (used_valu || valu_free > t) continue;
+                    if (used_valu || valu_free > t || valu_hold[wi] > t) continue;
+                    if (valu_class(inst) == ValuClass::PackedF32 && packed_hold[wi] > t) continue;
                     used_valu = true;
-                    valu_free = t + (is_trans(inst) ? params.trans_cycles : params.valu_cycles);
+                    valu_free = t + valu_cost(inst, params);
                     dst_ready = valu_free;
                     break;
                 }
@@ -247,8 +295,16 @@ CycleEstimate estimate_mfma_busy(const CodeObject& object, const std::vector<uin
                 m.mfma += 1;
                 m.mfma_pipe_cycles += 4 * inst.passes;
                 break;
-            case Unit::Valu: m.valu += 1; break;
-            case Unit::ValuTrans: m.trans += 1; break;
+            case Unit::Valu:
+            case Unit::ValuTrans: {
+                const ValuClass c = valu_class(inst);
+                if (c == ValuClass::Trans) m.trans += 1;
+                else m.valu += 1;
+                m.cvt += c == ValuClass::Cvt;
+                m.packed_f32 += c == ValuClass::PackedF32;
+                m.valu_pipe_cycles += valu_cost(inst, params);
+                break;
+            }
             case Unit::Ds: m.lds += 1; break;
             case Unit::Vmem: m.vmem += 1; break;
             default:
@@ -260,7 +316,7 @@ CycleEstimate estimate_mfma_busy(const CodeObject& object, const std::vector<uin
     }
     const double n = est.window_iterations;
     for (double* x : {&m.mfma, &m.valu, &m.trans, &m.lds, &m.vmem, &m.salu, &m.waitcnt, &m.barrier, &m.nop_cycles,
-                      &m.mfma_pipe_cycles}) {
+                      &m.cvt, &m.packed_f32, &m.mfma_pipe_cycles, &m.valu_pipe_cycles}) {
         *x /= n;
     }
     return est;

@@ -48,7 +48,8 @@ void KernelBuilder::softmax(const Reg& block) {
     e_.label(max_done);
     alpha_and_bias(m_new);
     free(m_new);
-    lean_p_codes();
+    if (scheme_ == PScheme::LeanP) lean_p_codes();
+    else exact_p_codes();
 }
 
 void KernelBuilder::finish_block(int stage, const std::string& exit_label) {

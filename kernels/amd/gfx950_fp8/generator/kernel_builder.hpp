@@ -48,14 +48,25 @@ struct KernelRegs {
     Reg k_lds_write, vt_lds_write, k_lds_read, v_lds_read;
 };
 
+// How the softmax phase turns scores into the FP8 P operand. LeanP is what ships. ExactExpEstimate
+// is the same schedule with the exact exponential (v_exp_f32, then v_cvt_pk_fp8_f32), emitted only
+// by `zyfa-gfx950-fp8-gen --estimate-only-exact-exp DIR` for the cycle model's calibration against
+// ZYFA's published 60% (docs/emulator.md, "Calibration"): never in prebuilt/, the manifest or
+// libzyfa.
+enum class PScheme { LeanP, ExactExpEstimate };
+
 class KernelBuilder {
 public:
-    explicit KernelBuilder(const KernelVariant& variant);
+    explicit KernelBuilder(const KernelVariant& variant, PScheme scheme = PScheme::LeanP);
     void build();
 
     const Emitter& emitter() const { return e_; }
     const KernelLayout& layout() const { return layout_; }
     const KernelVariant& variant() const { return variant_; }
+    PScheme scheme() const { return scheme_; }
+    // variant_symbol(); the estimate-only exact-exponential kernels are
+    // zyfa_gfx950_fp8_exactexp_estimate_<dims>_<mask>, a name libzyfa's manifest never holds.
+    std::string symbol() const;
     int vgpr_count() const;
     int sgpr_count() const;
     std::string register_map() const;
@@ -85,6 +96,7 @@ private:
     void row_max(const Reg& m_new, bool keys_masked);  // keys_masked: after mask_scores
     void alpha_and_bias(const Reg& m_new);
     void lean_p_codes();
+    void exact_p_codes();  // PScheme::ExactExpEstimate
     // phase_output.cpp
     void row_sum_mfma();
     void rescale_output();
@@ -107,6 +119,7 @@ private:
     void free(const Reg& r) { (r.file == RegFile::Vgpr ? vgprs_ : sgprs_).release(r); }
 
     KernelVariant variant_;
+    PScheme scheme_;
     KernelLayout layout_;
     Emitter e_;
     RegisterAllocator vgprs_, sgprs_;

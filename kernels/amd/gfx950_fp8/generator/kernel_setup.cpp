@@ -18,9 +18,16 @@ constexpr int kArgsFirstSgpr = 8;  // s[0:1] kernarg pointer, s2..s4 workgroup i
 
 #define ZYFA_ARG(field) arg(offsetof(AttnKernelArgs, field), sizeof(AttnKernelArgs::field))
 
-KernelBuilder::KernelBuilder(const KernelVariant& variant)
-    : variant_(variant), layout_(variant), vgprs_(RegFile::Vgpr, 256), sgprs_(RegFile::Sgpr, 102) {
+KernelBuilder::KernelBuilder(const KernelVariant& variant, PScheme scheme)
+    : variant_(variant), scheme_(scheme), layout_(variant), vgprs_(RegFile::Vgpr, 256), sgprs_(RegFile::Sgpr, 102) {
     if (variant.head_dim_v != 128) throw std::runtime_error("gfx950 FP8 generator: head_dim_v must be 128");
+}
+
+std::string KernelBuilder::symbol() const {
+    const std::string lean = variant_symbol(variant_);
+    if (scheme_ == PScheme::LeanP) return lean;
+    const std::string prefix = "zyfa_gfx950_fp8_lean_";
+    return "zyfa_gfx950_fp8_exactexp_estimate_" + lean.substr(prefix.size());
 }
 
 Reg KernelBuilder::arg(size_t offset, size_t bytes) const {
@@ -315,7 +322,11 @@ void KernelBuilder::constants() {
     e_.op("v_mul_f32", {W(sl), R(kd), R(sl)});
     e_.op("v_mul_f32", {W(sl), I(float_literal(numerics::kLog2e)), R(sl)});
     const Reg s8 = r_.scale8_pair.at(0);
-    e_.op("v_mul_f32", {W(s8), I(float_literal(8.0f)), R(sl)}, "", "8 * scale_log2 (lean_p.h)");
+    if (scheme_ == PScheme::LeanP) {
+        e_.op("v_mul_f32", {W(s8), I(float_literal(8.0f)), R(sl)}, "", "8 * scale_log2 (lean_p.h)");
+    } else {
+        e_.op("v_mov_b32", {W(s8), R(sl)}, "", "exact exponential (estimate only): scale_log2 itself");
+    }
     // A negative scale: negate Q (its FP8 sign bits) and the scale, so that the row max is a max
     // of raw scores and masked scores can be -inf: S * c is unchanged bit for bit.
     const Reg flip = tmp_s("Q sign flip");

@@ -1,5 +1,9 @@
 // zyfa-gfx950-fp8-gen --out-dir DIR: writes DIR/<symbol>.s for every variant and DIR/manifest.json.
 // zyfa-gfx950-fp8-gen --self-test: the hazard checker must refuse known hazards (hazard_self_test.cpp).
+// zyfa-gfx950-fp8-gen --estimate-only-exact-exp DIR: writes DIR/<symbol>.s of the same schedules with
+//   the exact exponential instead of Lean P (PScheme::ExactExpEstimate, symbols
+//   zyfa_gfx950_fp8_exactexp_estimate_<dims>_<mask>) and no manifest: input to the cycle model's
+//   calibration (docs/emulator.md), never to prebuilt/ or libzyfa.
 // The output is deterministic (no timestamps, no paths): CI diffs it against the committed copies
 // in kernels/amd/gfx950_fp8/prebuilt/. A schedule with a hazard the checker sees, or one that
 // breaks a static rule (scratch, v_exp_f32, registers, LDS), is not written: the run fails.
@@ -32,7 +36,7 @@ bool write_file(const std::string& path, const std::string& text) {
 // The static rules of the AMD kernels, on the generated program.
 std::string static_check(const KernelBuilder& k) {
     for (const Instruction& i : k.emitter().program()) {
-        if (i.mnemonic == "v_exp_f32") return "v_exp_f32 in a Lean P kernel";
+        if (i.mnemonic == "v_exp_f32" && k.scheme() == PScheme::LeanP) return "v_exp_f32 in a Lean P kernel";
         if (i.mnemonic.find("scratch") != std::string::npos || i.mnemonic.find("buffer_") == 0)
             return "scratch or buffer access: " + i.mnemonic;
     }
@@ -45,25 +49,31 @@ std::string static_check(const KernelBuilder& k) {
 
 int main(int argc, char** argv) {
     std::string out_dir;
+    PScheme scheme = PScheme::LeanP;
+    const char* usage = "usage: %s --out-dir DIR | --estimate-only-exact-exp DIR | --self-test\n";
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--self-test") == 0) {
             return run_hazard_self_test() == 0 ? 0 : 1;
         } else if (std::strcmp(argv[i], "--out-dir") == 0 && i + 1 < argc) {
             out_dir = argv[++i];
+        } else if (std::strcmp(argv[i], "--estimate-only-exact-exp") == 0 && i + 1 < argc) {
+            out_dir = argv[++i];
+            scheme = PScheme::ExactExpEstimate;
         } else {
-            std::fprintf(stderr, "usage: %s --out-dir DIR | --self-test\n", argv[0]);
+            std::fprintf(stderr, usage, argv[0]);
             return 2;
         }
     }
     if (out_dir.empty()) {
-        std::fprintf(stderr, "usage: %s --out-dir DIR | --self-test\n", argv[0]);
+        std::fprintf(stderr, usage, argv[0]);
         return 2;
     }
     std::vector<EmittedKernel> kernels;
     for (const KernelVariant& v : all_variants()) {
-        const std::string symbol = variant_symbol(v);
+        std::string symbol = variant_symbol(v);
         try {
-            KernelBuilder k(v);
+            KernelBuilder k(v, scheme);
+            symbol = k.symbol();
             k.build();
             const std::string problem = static_check(k);
             if (!problem.empty()) {
@@ -90,6 +100,8 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
+    // The estimate-only kernels get no manifest: nothing can load them as zyfa kernels.
+    if (scheme == PScheme::ExactExpEstimate) return 0;
     if (!write_file(out_dir + "/manifest.json", manifest_json(kernels))) {
         std::fprintf(stderr, "cannot write %s/manifest.json\n", out_dir.c_str());
         return 1;

@@ -86,13 +86,19 @@ void KernelBuilder::alpha_and_bias(const Reg& m_new) {
     free(positive_gap);
     e_.op("v_sub_u32", {W(r_.p_scale), I(127), R(k)}, "", "E8M0 2^-k");
     // bias = ((56 + c) + 8k) - 8 m_new; -inf when m_new is (no key seen yet: every code 0).
+    // The exact exponential (estimate only): bias = k - m_new, so that 2^(S scale_log2 + bias) =
+    // 2^k p <= 2^8, within e4m3fn; -inf likewise (every p 0).
     const Reg bias = r_.bias_pair.at(0), t = gap;
     e_.op("v_cmp_lg_f32", {I("vcc"), R(r_.neg_inf), R(m_new)});
     e_.op("v_cvt_f32_i32", {W(k), R(k)});
-    e_.op("v_mul_f32", {W(k), I(float_literal(8.0f)), R(k)});
-    e_.op("v_add_f32", {W(bias), R(r_.code_of_one), R(k)});
-    e_.op("v_mul_f32", {W(t), I(float_literal(8.0f)), R(m_new)});
-    e_.op("v_sub_f32", {W(bias), R(bias), R(t)});
+    if (scheme_ == PScheme::LeanP) {
+        e_.op("v_mul_f32", {W(k), I(float_literal(8.0f)), R(k)});
+        e_.op("v_add_f32", {W(bias), R(r_.code_of_one), R(k)});
+        e_.op("v_mul_f32", {W(t), I(float_literal(8.0f)), R(m_new)});
+        e_.op("v_sub_f32", {W(bias), R(bias), R(t)});
+    } else {
+        e_.op("v_sub_f32", {W(bias), R(k), R(m_new)});
+    }
     e_.op("v_cndmask_b32", {W(bias), R(r_.neg_inf), R(bias), I("vcc")});
     e_.op("v_mov_b32", {W(r_.bias_pair.at(1)), R(bias)});
     e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m_new");
@@ -137,6 +143,30 @@ void KernelBuilder::lean_p_codes() {
                   "dst_sel:BYTE_" + std::to_string(byte) +
                       (byte == 0 ? " dst_unused:UNUSED_PAD" : " dst_unused:UNUSED_PRESERVE") + " src0_sel:DWORD",
                   f == 0 ? "truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first" : "");
+        }
+    }
+}
+
+// The exact exponential in the same place (PScheme::ExactExpEstimate, never shipped): p =
+// 2^(S scale_log2 + k - m_new) by v_exp_f32, rounded to e4m3fn in pairs by v_cvt_pk_fp8_f32 (RNE)
+// straight into P's bytes (P byte f = S^T register f: the low word of dword d holds registers
+// 4d, 4d + 1, the high word 4d + 2, 4d + 3). p <= 2^8 < 448 unless m is NaN or +inf, where the
+// epilogue writes NaN anyway, so no clamp. Low words of all eight dwords first, then the high
+// words: a high-word write (op_sel destination) is a partial write, and the next VALU must not
+// touch that VGPR (dst-sel forwarding, docs/emulator.md).
+void KernelBuilder::exact_p_codes() {
+    const Reg s = r_.s_acc;
+    for (int i = 0; i < 16; ++i) {
+        e_.op("v_pk_fma_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair), R(r_.bias_pair)}, "",
+              i == 0 ? "exact P (estimate only): S scale_log2 + k - m_new" : "");
+    }
+    for (int i = 0; i < 32; ++i) e_.op("v_exp_f32", {W(s.at(i)), R(s.at(i))}, "", i == 0 ? "2^k p" : "");
+    const int dwords = r_.p_op.count;
+    for (int half = 0; half < 2; ++half) {
+        for (int d = 0; d < dwords; ++d) {
+            e_.op("v_cvt_pk_fp8_f32", {W(r_.p_op.at(d)), R(s.at(4 * d + 2 * half)), R(s.at(4 * d + 2 * half + 1))},
+                  half == 0 ? "" : "op_sel:[0,0,1]",
+                  d == 0 ? (half == 0 ? "to e4m3fn (RNE), low words" : "high words") : "");
         }
     }
 }
