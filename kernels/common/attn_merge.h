@@ -4,10 +4,11 @@
 //   M   = max_i lse_i                              merge_max_lse   (NaN if any lse_i is NaN or +inf)
 //   w_i = exp2((lse_i - M) * log2 e)               merge_part_weight (0 for lse_i = -inf: not read)
 //   acc = acc + w_i * O_i,  sum = sum + w_i        merge_accumulate (fp32, never fused)
-//   O   = acc / sum,  lse = M + ln2 * log2(sum)    merged_output, merged_lse
+//   O   = acc * (1 / sum),  lse = M + ln2 * log2(sum)   merge_output_scale, merged_output, merged_lse
 // A row whose parts all saw no key (M = -inf) gets O = 0, lse = -inf, zyfa_attn_fwd's empty-row
 // rule; a poisoned row (M = NaN) gets NaN. Shifting by the largest lse keeps every w_i in (0, 1]
-// and sum in [1, n], so nothing overflows whatever the lse magnitudes.
+// and sum in [1, n], so nothing overflows whatever the lse magnitudes, and the one division per
+// row (1 / sum) never meets the edges of the fp32 range.
 #ifndef ZYFA_KERNELS_COMMON_ATTN_MERGE_H
 #define ZYFA_KERNELS_COMMON_ATTN_MERGE_H
 
@@ -43,10 +44,16 @@ ZYFA_HD float merge_part_weight(float part_lse, float max_lse) {
 // acc + w * value as a product and a sum, never fused: the order is part of the contract.
 ZYFA_HD float merge_accumulate(float acc, float weight, float value) { return acc + weight * value; }
 
-ZYFA_HD float merged_output(float acc, float weight_sum, float max_lse) {
+// The factor every O element of a row is multiplied by: 1 / sum, 0 for a row without parts (whose
+// acc is 0; the division is never formed).
+ZYFA_HD float merge_output_scale(float weight_sum, float max_lse) {
+    return merge_row_poisoned(max_lse) || merge_row_empty(max_lse) ? 0.0f : 1.0f / weight_sum;
+}
+
+ZYFA_HD float merged_output(float acc, float output_scale, float max_lse) {
     if (merge_row_poisoned(max_lse)) return __builtin_nanf("");
     if (merge_row_empty(max_lse)) return 0.0f;
-    return acc / weight_sum;
+    return acc * output_scale;
 }
 
 ZYFA_HD float merged_lse(float max_lse, float weight_sum) {

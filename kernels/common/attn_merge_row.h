@@ -61,9 +61,10 @@ ZYFA_HD void merge_kernel_row(const MergeKernelArgs& a, int64_t s, int64_t h, in
     }
 
     const int64_t out_row = (varlen ? 0 : b * a.o_stride_batch) + (first + s) * a.o_stride_seq + h * a.o_stride_head;
+    const float scale = merge_output_scale(weight_sum, max_lse);
     for (int e = 0; e < kMergeElementsPerThread; ++e) {
         const int32_t d = thread + e * kMergeThreads;
-        if (d < a.head_dim) merge_store(a.o, a.o_dtype, out_row + d, merged_output(acc[e], weight_sum, max_lse));
+        if (d < a.head_dim) merge_store(a.o, a.o_dtype, out_row + d, merged_output(acc[e], scale, max_lse));
     }
     if (a.lse != nullptr && thread == 0) a.lse[lse_at] = merged_lse(max_lse, weight_sum);
 }

@@ -37,8 +37,9 @@ void merge_row(const MergeProblem& p, int64_t b, int64_t h, int64_t s) {
     }
 
     const int64_t out_at = AttnProblem::offset(p.o, p.first_q(b), b, s, h);
+    const float scale = numerics::merge_output_scale(weight_sum, max_lse);
     for (int64_t d = 0; d < p.head_dim; ++d) {
-        store_from_float(p.o.data, p.o.dtype, out_at + d, numerics::merged_output(acc[d], weight_sum, max_lse));
+        store_from_float(p.o.data, p.o.dtype, out_at + d, numerics::merged_output(acc[d], scale, max_lse));
     }
     if (p.lse != nullptr) p.lse[lse_at] = numerics::merged_lse(max_lse, weight_sum);
 }
