@@ -73,8 +73,9 @@ struct MergeGpuCase {
         part_lse[0][4] = 0.5f;
         if (part_dtype[0] == ZYFA_DTYPE_FP32) {
             const float nan = std::nanf("");
-            // lse index 4 of head 0 is row 4: element (row 4, head 0, d 7) in the [rows, heads, dim] layout.
-            std::memcpy(&part_bytes[0][((4 * s.heads + 0) * s.head_dim + 7) * 4], &nan, 4);
+            // lse index 4 of head 0 is row 4: element (row 4, head 0, the last d <= 7) of [rows, heads, dim].
+            const int64_t d = s.head_dim > 7 ? 7 : s.head_dim - 1;
+            std::memcpy(&part_bytes[0][((4 * s.heads + 0) * s.head_dim + d) * 4], &nan, 4);
         }
     }
 
