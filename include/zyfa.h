@@ -386,8 +386,9 @@ ZYFA_API void zyfa_merge_params_init(zyfa_merge_params* p, size_t struct_size);
  * p->lse may overlap no part, no part lse, cu_seqlens_q nor each other (INVALID_ARGUMENT naming
  * both). Validation as zyfa_attn_fwd's (INVALID_ARGUMENT naming the field; a failed call writes
  * nothing). GPU backends take at most 64 parts per call (NOT_SUPPORTED beyond: merge in groups,
- * FP32 O with lse, then merge the groups), enqueue one launch on stream, allocate nothing and
- * never synchronise; the CPU backend ignores stream. A problem without rows succeeds and writes
+ * FP32 O with lse, then merge the groups), enqueue one launch on stream, allocate no device
+ * memory (the parts' descriptors travel in the kernel parameter) and never synchronise; the
+ * validation of any number of parts uses host memory. The CPU backend ignores stream. A problem without rows succeeds and writes
  * nothing. The result does not depend on the backend beyond exp/log rounding (a few ulp).
  * Thread safety: safe from any thread, also concurrently on one context.
  * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */

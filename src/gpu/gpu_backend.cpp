@@ -133,7 +133,11 @@ public:
         pointers.push_back({"o.data", problem.o.data});
         pointers.push_back({"params.lse", problem.lse});
         pointers.push_back({"params.cu_seqlens_q", problem.cu_seqlens_q});
-        check_device_reachable(pointers.data(), pointers.size());
+        // Any number of parts up to kMergeMaxParts: host scratch sized for them.
+        std::vector<const void*> scratch(pointers.size());
+        std::vector<const char*> fields(pointers.size());
+        std::vector<PointerLocation> where(pointers.size());
+        check_device_reachable(pointers.data(), pointers.size(), scratch.data(), fields.data(), where.data());
     }
 
     // One launch; the parts' descriptors travel in the kernel parameter (attn_merge_kernel_args.h).
@@ -296,22 +300,26 @@ private:
     // INVALID_ARGUMENT naming the first non-null pointer the device cannot use in place (host
     // memory it cannot reach, another device's memory): a kernel would fault on it, or worse. One
     // runtime call for all of them; no allocation, no synchronisation.
+    // The attention and quantisation calls name a fixed set: their scratch is on the stack, so the
+    // launch path allocates nothing.
     template <size_t N>
     void check_device_reachable(const NamedPointer (&named)[N]) const {
-        check_device_reachable(named, N);
+        const void* pointers[N];
+        const char* fields[N];
+        PointerLocation where[N];
+        check_device_reachable(named, N, pointers, fields, where);
     }
 
-    void check_device_reachable(const NamedPointer* named, size_t n) const {
-        std::vector<const void*> pointers(n);
-        std::vector<const char*> fields(n);
+    // `pointers`, `fields` and `where` are scratch of n entries each.
+    void check_device_reachable(const NamedPointer* named, size_t n, const void** pointers, const char** fields,
+                                PointerLocation* where) const {
         size_t count = 0;
         for (size_t i = 0; i < n; ++i) {
             if (named[i].pointer == nullptr) continue;
             pointers[count] = named[i].pointer;
             fields[count++] = named[i].field;
         }
-        std::vector<PointerLocation> where(n);
-        runtime_->locate_pointers(pointers.data(), count, where.data());
+        runtime_->locate_pointers(pointers, count, where);
         const char* backend = kind_ == ZYFA_BACKEND_CUDA ? "CUDA" : "HIP";
         for (size_t i = 0; i < count; ++i) {
             const MemoryLocation location = where[i].location;
