@@ -63,12 +63,12 @@ MergeProblem validate_merge(const zyfa_merge_params* user_params, const zyfa_ten
                       std::to_string(kMaxHeadDim) + "]");
     }
 
+    // Names are built per part as it is checked: memory stays independent of num_parts, beyond
+    // the problem's own views.
     const size_t parts = static_cast<size_t>(p.num_parts);
-    std::vector<std::string> part_names(parts);
-    for (size_t i = 0; i < parts; ++i) {
-        part_names[i] = "part_o[" + std::to_string(i) + "]";
-        check_view_dtype(part_o[i], part_names[i]);
-    }
+    auto part_name = [](size_t i) { return "part_o[" + std::to_string(i) + "]"; };
+    auto lse_name = [](size_t i) { return "part_lse[" + std::to_string(i) + "]"; };
+    for (size_t i = 0; i < parts; ++i) check_view_dtype(part_o[i], part_name(i));
     check_view_dtype(*o, "o");
 
     const bool varlen = p.cu_seqlens_q != nullptr;
@@ -93,7 +93,7 @@ MergeProblem validate_merge(const zyfa_merge_params* user_params, const zyfa_ten
     problem.part_o.reserve(parts);
     problem.part_lse.reserve(parts);
     for (size_t i = 0; i < parts; ++i) {
-        problem.part_o.push_back(check_tensor_layout(part_o[i], part_names[i].c_str(), shape, empty, backend));
+        problem.part_o.push_back(check_tensor_layout(part_o[i], part_name(i).c_str(), shape, empty, backend));
         problem.part_lse.push_back(part_lse[i]);
     }
 
@@ -104,14 +104,11 @@ MergeProblem validate_merge(const zyfa_merge_params* user_params, const zyfa_ten
     if (!rows_known && lse_count > 0) lse_count = 1;  // [heads, total_q]: only entry 0 is certain
     if (empty) lse_count = 0;
 
-    std::vector<std::string> lse_names(parts);
-    for (size_t i = 0; i < parts; ++i) {
-        lse_names[i] = "part_lse[" + std::to_string(i) + "]";
-        if (lse_count == 0) continue;
+    for (size_t i = 0; lse_count > 0 && i < parts; ++i) {
         if (part_lse[i] == nullptr) {
-            throw_invalid(lse_names[i] + " is NULL; every part needs its lse (the merge weights come from it)");
+            throw_invalid(lse_name(i) + " is NULL; every part needs its lse (the merge weights come from it)");
         }
-        require_aligned(lse_names[i].c_str(), part_lse[i], 4, "an fp32 lse");
+        require_aligned(lse_name(i).c_str(), part_lse[i], 4, "an fp32 lse");
     }
     if (lse_count > 0 && p.lse != nullptr) require_aligned("params.lse", p.lse, 4, "the fp32 lse");
 
@@ -121,16 +118,16 @@ MergeProblem validate_merge(const zyfa_merge_params* user_params, const zyfa_ten
             tensor_range("o.data", problem.o, shape),
             array_range("params.lse", p.lse, p.lse != nullptr ? lse_count : 0, 4),
         };
-        std::vector<std::string> data_names(parts);
-        std::vector<ByteRange> inputs;
-        inputs.reserve(2 * parts + 1);
+        const ByteRange cu_range = array_range("params.cu_seqlens_q", p.cu_seqlens_q, varlen ? p.batch + 1 : 0, 4);
+        require_disjoint(outputs, 2, &cu_range, 1);
         for (size_t i = 0; i < parts; ++i) {
-            data_names[i] = part_names[i] + ".data";
-            inputs.push_back(tensor_range(data_names[i].c_str(), problem.part_o[i], shape));
-            inputs.push_back(array_range(lse_names[i].c_str(), part_lse[i], lse_count, 4));
+            const std::string data_name = part_name(i) + ".data", lse_field = lse_name(i);
+            const ByteRange inputs[] = {
+                tensor_range(data_name.c_str(), problem.part_o[i], shape),
+                array_range(lse_field.c_str(), part_lse[i], lse_count, 4),
+            };
+            require_disjoint(outputs, 2, inputs, 2);
         }
-        inputs.push_back(array_range("params.cu_seqlens_q", p.cu_seqlens_q, varlen ? p.batch + 1 : 0, 4));
-        require_disjoint(outputs, 2, inputs.data(), inputs.size());
     }
     return problem;
 }
