@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "common/attn_merge.h"
 #include "tensor_access.hpp"
@@ -14,6 +15,11 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kRowsPerItem = 64;
+
+struct RowTile {
+    int64_t batch;
+    int64_t begin;  // first row of the tile within its sequence
+};
 constexpr int64_t kMaxHeadDim = 512;  // validate_merge's bound: the accumulator lives on the stack
 
 void merge_row(const MergeProblem& p, int64_t b, int64_t h, int64_t s) {
@@ -49,16 +55,21 @@ void merge_row(const MergeProblem& p, int64_t b, int64_t h, int64_t s) {
 void attention_merge(const MergeProblem& problem, WorkerPool& pool) {
     if (problem.empty()) return;
     const MergeProblem& p = problem;
-    // Items over (sequence, head, row tile) of the longest sequence; tiles past a shorter packed
-    // sequence's end do nothing.
-    const int64_t tiles = (p.seqlen_q + kRowsPerItem - 1) / kRowsPerItem;
-    const int64_t items = p.batch * p.heads * tiles;
-    pool.parallel_for(items, [&](int64_t item, int /*slot*/) {
-        const int64_t tile = item % tiles;
-        const int64_t h = (item / tiles) % p.heads;
-        const int64_t b = item / (tiles * p.heads);
-        const int64_t end = std::min(p.len_q(b), (tile + 1) * kRowsPerItem);
-        for (int64_t s = tile * kRowsPerItem; s < end; ++s) merge_row(p, b, h, s);
+    // Work follows the rows that exist: the row tiles of each sequence (a packed sequence's
+    // seqlen_q is only a bound), times the heads. Each sequence with rows has at least one row per
+    // tile, so tiles * heads <= rows * heads, the lse size validate_merge proved to fit in int64.
+    // Acquired before the first store: a call that runs out of memory writes nothing.
+    std::vector<RowTile> tiles;
+    for (int64_t b = 0; b < p.batch; ++b) {
+        const int64_t rows = p.len_q(b);
+        for (int64_t begin = 0; begin < rows; begin += kRowsPerItem) tiles.push_back(RowTile{b, begin});
+    }
+    const int64_t tile_count = static_cast<int64_t>(tiles.size());
+    pool.parallel_for(tile_count * p.heads, [&](int64_t item, int /*slot*/) {
+        const RowTile& tile = tiles[static_cast<size_t>(item % tile_count)];
+        const int64_t h = item / tile_count;
+        const int64_t end = std::min(p.len_q(tile.batch), tile.begin + kRowsPerItem);
+        for (int64_t s = tile.begin; s < end; ++s) merge_row(p, tile.batch, h, s);
     });
 }
 
