@@ -170,6 +170,20 @@ typedef struct zyfa_quant_params {
                                    (sequence, head), in the unrotated basis */
 } zyfa_quant_params;
 
+/* One merge problem for zyfa_attn_merge: num_parts partial results of the same queries over
+ * disjoint key sets. Fill with zyfa_merge_params_init. */
+typedef struct zyfa_merge_params {
+    uint32_t       struct_size;
+    int32_t        num_parts;    /* parts to merge, >= 1 */
+    int64_t        batch;
+    int64_t        seqlen_q;     /* the longest sequence when varlen */
+    int64_t        heads;        /* query heads (the parts' heads_q) */
+    int64_t        head_dim_v;   /* elements per head of O, in [1, 512] */
+    const int32_t* cu_seqlens_q; /* [batch+1] prefix sums of packed lengths, NULL = fixed length */
+    float*         lse;          /* optional output, the merged lse in the parts' layout:
+                                    [batch, heads, seqlen_q], or [heads, total_q] when varlen */
+} zyfa_merge_params;
+
 /* ---------------------------------------------------------------------------------------------
  * Library information
  * ------------------------------------------------------------------------------------------- */
@@ -343,6 +357,44 @@ ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
 ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_params* p,
                                        const zyfa_tensor* in, const zyfa_tensor* out,
                                        float* descale, void* stream);
+
+/* ---------------------------------------------------------------------------------------------
+ * Merging partial attention results (split keys, context parallelism)
+ *
+ * Given num_parts results (O_i, lse_i) of zyfa_attn_fwd (or of any attention whose lse is the
+ * natural log of the denominator O_i was divided by) for the same query rows over disjoint key
+ * sets, zyfa_attn_merge writes per row, in fp32 with the largest lse_i as the shift M:
+ *     w_i = exp(lse_i - M),  lse = M + ln(sum_i w_i),  O = (sum_i w_i * O_i) / sum_i w_i,
+ * the attention over the union of the keys. A part with lse_i = -inf (its row saw no key) adds
+ * nothing and its O_i is not read; a row whose parts are all -inf gets O = 0 and lse = -inf (as
+ * zyfa_attn_fwd's rows that see no key); an lse_i that is NaN or +inf gives O = NaN, lse = NaN; a
+ * NaN in an O_i that is read reaches O. LEAN parts: e^lse * O is the sum of the parts' rounded
+ * probabilities times V, each part rounded against its own running maximum (docs/api.md).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Zeroes the first struct_size bytes of *p and sets p->struct_size = struct_size (every default
+ * is zero). NULL is a no-op. Pass sizeof(zyfa_merge_params).
+ * Thread safety: safe from any thread on distinct structs.
+ * Lifetime: writes only *p; keeps nothing. */
+ZYFA_API void zyfa_merge_params_init(zyfa_merge_params* p, size_t struct_size);
+
+/* Merges the parts into o (BF16, FP16 or FP32 [batch, seqlen_q, heads, head_dim_v], or packed)
+ * and p->lse when not NULL. part_o[i] is part i's O (BF16, FP16 or FP32, the parts' dtypes may
+ * differ, each with its own strides, the layout rules of zyfa_attn_fwd's o) and part_lse[i] its
+ * fp32 lse in zyfa_attn_fwd's layout; the two arrays hold num_parts entries and are host memory
+ * read during the call (their pointers are device pointers on GPU backends). Not in place: o and
+ * p->lse may overlap no part, no part lse, cu_seqlens_q nor each other (INVALID_ARGUMENT naming
+ * both). Validation as zyfa_attn_fwd's (INVALID_ARGUMENT naming the field; a failed call writes
+ * nothing). GPU backends take at most 64 parts per call (NOT_SUPPORTED beyond: merge in groups,
+ * FP32 O with lse, then merge the groups), enqueue one launch on stream, allocate no device
+ * memory (the parts' descriptors travel in the kernel parameter) and never synchronise; the
+ * validation of any number of parts uses host memory. The CPU backend ignores stream. A problem without rows succeeds and writes
+ * nothing. The result does not depend on the backend beyond exp/log rounding (a few ulp).
+ * Thread safety: safe from any thread, also concurrently on one context.
+ * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
+ZYFA_API zyfa_status zyfa_attn_merge(zyfa_context* ctx, const zyfa_merge_params* p,
+                                     const zyfa_tensor* part_o, const float* const* part_lse,
+                                     const zyfa_tensor* o, void* stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

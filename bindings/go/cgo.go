@@ -3,6 +3,7 @@ package zyfa
 /*
 #cgo pkg-config: zyfa
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zyfa.h>
 
@@ -72,6 +73,24 @@ static zyfa_status zyfa_go_quantize_device(zyfa_context* ctx, zyfa_quant_params 
 	in.data = (void*)in_data; out.data = (void*)out_data; p.cu_seqlens = (const int32_t*)cu;
 	p.smooth_mean = (float*)mean;
 	return zyfa_go_message(zyfa_quantize_fp8(ctx, &p, &in, &out, (float*)descale, (void*)stream), msg, n);
+}
+
+// zyfa_attn_merge: parts and part_lse are C memory (cgo forbids Go pointers inside memory handed
+// to C); o, cu_seqlens_q and the output lse travel as arguments.
+// part_data and part_lse hold addresses (C or device memory) as integers; the views get them here.
+static zyfa_status zyfa_go_merge(zyfa_context* ctx, zyfa_merge_params p, zyfa_tensor* parts,
+                                 const uintptr_t* part_data, const uintptr_t* part_lse, zyfa_tensor o, void* o_data,
+                                 void* cu, void* lse, uintptr_t stream, char* msg, size_t n) {
+	const float** lse_ptrs = (const float**)malloc(sizeof(float*) * (size_t)(p.num_parts > 0 ? p.num_parts : 1));
+	if (lse_ptrs == NULL) return ZYFA_ERROR_OUT_OF_MEMORY;
+	for (int32_t i = 0; i < p.num_parts; ++i) {
+		parts[i].data = (void*)part_data[i];
+		lse_ptrs[i] = (const float*)part_lse[i];
+	}
+	o.data = o_data; p.cu_seqlens_q = (const int32_t*)cu; p.lse = (float*)lse;
+	zyfa_status st = zyfa_go_message(zyfa_attn_merge(ctx, &p, parts, lse_ptrs, &o, (void*)stream), msg, n);
+	free(lse_ptrs);
+	return st;
 }
 */
 import "C"
@@ -206,3 +225,50 @@ func cQuantizeDevice(ctx unsafe.Pointer, flags uint32, batch, seqlen, heads, hea
 		messageSize)
 	return statusError(st, msg)
 }
+
+// mergeProblem is zyfa_merge_params without its pointers.
+type mergeProblem struct {
+	parts, batch, seqlenQ, heads, headDimV int
+}
+
+// cMerge calls zyfa_attn_merge. partData and partLSE are addresses in C or device memory (never Go
+// memory); o, cu and lse are Go memory (host) or nil, or oDevice etc. for device calls.
+func cMerge(ctx unsafe.Pointer, m *mergeProblem, parts []*Tensor, partData, partLSE []uintptr, o *Tensor,
+	oData, cu, lse unsafe.Pointer, stream uintptr) error {
+	var p C.zyfa_merge_params
+	C.zyfa_merge_params_init(&p, C.size_t(unsafe.Sizeof(p)))
+	p.num_parts = C.int32_t(m.parts)
+	p.batch, p.seqlen_q = C.int64_t(m.batch), C.int64_t(m.seqlenQ)
+	p.heads, p.head_dim_v = C.int64_t(m.heads), C.int64_t(m.headDimV)
+	n := len(parts)
+	// The arrays are C memory: the views and addresses they hold are not Go pointers.
+	tensors := (*C.zyfa_tensor)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.zyfa_tensor{}))))
+	addresses := (*C.uintptr_t)(C.malloc(C.size_t(2*n) * C.size_t(unsafe.Sizeof(C.uintptr_t(0)))))
+	defer C.free(unsafe.Pointer(tensors))
+	defer C.free(unsafe.Pointer(addresses))
+	if tensors == nil || addresses == nil {
+		return &Error{Status: StatusOutOfMemory, Message: "zyfa (Go): cannot allocate the parts' descriptors"}
+	}
+	tensorSlice := unsafe.Slice(tensors, n)
+	addressSlice := unsafe.Slice(addresses, 2*n)
+	for i, t := range parts {
+		tensorSlice[i] = cTensor(t)
+		addressSlice[i] = C.uintptr_t(partData[i])
+		addressSlice[n+i] = C.uintptr_t(partLSE[i])
+	}
+	msg := make([]byte, messageSize)
+	st := C.zyfa_go_merge((*C.zyfa_context)(ctx), p, tensors, addresses, (*C.uintptr_t)(unsafe.Add(unsafe.Pointer(addresses),
+		uintptr(n)*unsafe.Sizeof(C.uintptr_t(0)))), cTensor(o), oData, cu, lse, C.uintptr_t(stream),
+		(*C.char)(unsafe.Pointer(&msg[0])), messageSize)
+	return statusError(st, msg)
+}
+
+// cMalloc and cFree: C memory for data that C reads through pointers held in other C memory.
+func cMalloc(bytes int) unsafe.Pointer {
+	if bytes <= 0 {
+		return nil
+	}
+	return C.malloc(C.size_t(bytes))
+}
+
+func cFree(p unsafe.Pointer) { C.free(p) }

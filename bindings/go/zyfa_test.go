@@ -469,3 +469,69 @@ func TestKSmoothing(t *testing.T) {
 		t.Fatal("a short mean slice was accepted")
 	}
 }
+
+// AttentionMerge: keys split in two ranges (mask None), each attended with its lse, merged, against
+// the unsplit call. fp32 inputs keep P unrounded, so both are the same weighted sum up to fp32
+// rounding (sums of <= 70 terms, exp and log of the lse): well under 1e-5 of |v| <= 1.
+func TestAttentionMergeOfSplitKeys(t *testing.T) {
+	ctx := cpuContext(t)
+	b, sq, sk, h, d, cut := 2, 5, 70, 2, 32, 29
+	q, k, v := values(b*sq*h*d, 41), values(b*sk*h*d, 42), values(b*sk*h*d, 43)
+	keys := func(x []float32, k0, k1 int) []float32 { // rows k0..k1 of every batch, contiguous
+		out := make([]float32, 0, b*(k1-k0)*h*d)
+		for batch := 0; batch < b; batch++ {
+			out = append(out, x[(batch*sk+k0)*h*d:(batch*sk+k1)*h*d]...)
+		}
+		return out
+	}
+	run := func(k0, k1 int) ([]float32, []float32) {
+		o, lse := make([]float32, b*sq*h*d), make([]float32, b*h*sq)
+		err := ctx.Attention(must(t)(Float32(q, b, sq, h, d)), must(t)(Float32(keys(k, k0, k1), b, k1-k0, h, d)),
+			must(t)(Float32(keys(v, k0, k1), b, k1-k0, h, d)), must(t)(Float32(o, b, sq, h, d)),
+			&AttentionOptions{LSE: lse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, lse
+	}
+	oFull, lseFull := run(0, sk)
+	oA, lseA := run(0, cut)
+	oB, lseB := run(cut, sk)
+	o, lse := make([]float32, b*sq*h*d), make([]float32, b*h*sq)
+	parts := []Tensor{must(t)(Float32(oA, b, sq, h, d)), must(t)(Float32(oB, b, sq, h, d))}
+	if err := ctx.AttentionMerge(parts, [][]float32{lseA, lseB}, must(t)(Float32(o, b, sq, h, d)),
+		&MergeOptions{LSE: lse}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range o {
+		if math.Abs(float64(o[i]-oFull[i])) > 1e-5 {
+			t.Fatalf("o[%d]: merged %g, unsplit %g", i, o[i], oFull[i])
+		}
+	}
+	for i := range lse {
+		if math.Abs(float64(lse[i]-lseFull[i])) > 1e-5 {
+			t.Fatalf("lse[%d]: merged %g, unsplit %g", i, lse[i], lseFull[i])
+		}
+	}
+
+	// Every part -inf on a row: O = 0, lse = -inf. The library names a bad field.
+	lseA[0], lseB[0] = float32(math.Inf(-1)), float32(math.Inf(-1))
+	if err := ctx.AttentionMerge(parts, [][]float32{lseA, lseB}, must(t)(Float32(o, b, sq, h, d)),
+		&MergeOptions{LSE: lse}); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsInf(float64(lse[0]), -1) || o[0] != 0 {
+		t.Fatalf("empty row: lse %g, o[0] %g", lse[0], o[0])
+	}
+	empty := []float32{}
+	err := ctx.AttentionMerge([]Tensor{must(t)(Float32(empty, b, sq, h, 0))}, [][]float32{lseA},
+		must(t)(Float32(empty, b, sq, h, 0)), nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Status != StatusInvalidArgument || !strings.Contains(e.Message, "params.head_dim_v = 0") {
+		t.Fatalf("head_dim 0: %v", err)
+	}
+	if err := ctx.AttentionMerge(parts, [][]float32{lseA}, must(t)(Float32(o, b, sq, h, d)), nil); !IsStatus(err,
+		StatusInvalidArgument) {
+		t.Fatalf("one lse for two parts: %v", err)
+	}
+}

@@ -178,4 +178,20 @@ ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_param
     });
 }
 
+ZYFA_API void zyfa_merge_params_init(zyfa_merge_params* p, size_t struct_size) {
+    if (p == nullptr) return;
+    init_growable(p, struct_size);  // every default is zero
+}
+
+ZYFA_API zyfa_status zyfa_attn_merge(zyfa_context* ctx, const zyfa_merge_params* p, const zyfa_tensor* part_o,
+                                     const float* const* part_lse, const zyfa_tensor* o, void* stream) {
+    return guarded("zyfa_attn_merge", [&] {
+        zyfa::Backend& backend = backend_of(ctx);
+        const zyfa::MergeProblem problem = zyfa::validate_merge(p, part_o, part_lse, o, backend.kind());
+        backend.check_merge_supported(problem);
+        if (problem.empty()) return;  // valid, nothing to write
+        backend.attn_merge(problem, stream);
+    });
+}
+
 }  // extern "C"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "zyfa.h"
 
@@ -81,6 +82,31 @@ struct QuantProblem {
     bool empty() const { return batch == 0 || seqlen == 0; }
     int64_t len(int64_t b) const { return varlen() ? cu_seqlens[b + 1] - cu_seqlens[b] : seqlen; }
     int64_t first(int64_t b) const { return varlen() ? cu_seqlens[b] : 0; }
+};
+
+// zyfa_attn_merge: num_parts partial results of the same query rows, merged by lse
+// (common/attn_merge.h). Every part's view and lse array, the output and its lse share the row
+// layout of AttnProblem's o and lse.
+struct MergeProblem {
+    int64_t batch = 0;
+    int64_t seqlen_q = 0;  // longest sequence when varlen
+    int64_t heads = 0;
+    int64_t head_dim = 0;
+    const int32_t* cu_seqlens_q = nullptr;
+    std::vector<TensorView> part_o;         // num_parts entries
+    std::vector<const float*> part_lse;     // num_parts entries
+    TensorView o;
+    float* lse = nullptr;
+
+    int64_t num_parts() const { return static_cast<int64_t>(part_o.size()); }
+    bool varlen() const { return cu_seqlens_q != nullptr; }
+    bool empty() const { return batch == 0 || seqlen_q == 0; }
+    int64_t len_q(int64_t b) const { return varlen() ? cu_seqlens_q[b + 1] - cu_seqlens_q[b] : seqlen_q; }
+    int64_t first_q(int64_t b) const { return varlen() ? cu_seqlens_q[b] : 0; }
+    int64_t total_q() const { return varlen() ? cu_seqlens_q[batch] : batch * seqlen_q; }
+    int64_t lse_index(int64_t b, int64_t h, int64_t s) const {
+        return varlen() ? h * total_q() + first_q(b) + s : (b * heads + h) * seqlen_q + s;
+    }
 };
 
 }  // namespace zyfa

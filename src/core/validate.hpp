@@ -19,6 +19,10 @@ AttnProblem validate_attn(const zyfa_attn_params* p, const zyfa_tensor* q, const
 QuantProblem validate_quant(const zyfa_quant_params* p, const zyfa_tensor* in, const zyfa_tensor* out,
                             float* descale, zyfa_backend backend);
 
+// part_o and part_lse hold p->num_parts entries (host arrays).
+MergeProblem validate_merge(const zyfa_merge_params* p, const zyfa_tensor* part_o, const float* const* part_lse,
+                            const zyfa_tensor* o, zyfa_backend backend);
+
 namespace validation {
 
 // Helpers shared by validate_attn.cpp and validate_quant.cpp (validate_layout.cpp).

@@ -1,6 +1,7 @@
 #include "cpu_backend.hpp"
 
 #include "attention_blocked.hpp"
+#include "attention_merge.hpp"
 #include "core/errors.hpp"
 #include "numerics_model.hpp"
 #include "quantize_fp8.hpp"
@@ -65,6 +66,10 @@ public:
     void check_quantize_supported(const QuantProblem&) const override {}
 
     void quantize_fp8(const QuantProblem& problem, void* /*stream*/) override { cpu::quantize_fp8(problem, pool_); }
+
+    void check_merge_supported(const MergeProblem&) const override {}  // any number of parts
+
+    void attn_merge(const MergeProblem& problem, void* /*stream*/) override { cpu::attention_merge(problem, pool_); }
 
 private:
     WorkerPool pool_;

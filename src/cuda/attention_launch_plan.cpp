@@ -222,6 +222,15 @@ public:
         return spec;
     }
 
+    // kernels/nvidia/attention_merge.cu, built for every arch of ZYFA_CUDA_ARCHS.
+    gpu::MergeKernelSpec merge_kernel(const std::string& image_arch) const override {
+        if (image_arch != "sm_90a" && image_arch != "sm_80") return {};
+        gpu::MergeKernelSpec spec;
+        spec.variant = "attn_merge";
+        spec.symbol = "zyfa_attn_merge";
+        return spec;
+    }
+
     void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,
                           gpu::SecondKernelParameter& out) const override {
         (void)launch;

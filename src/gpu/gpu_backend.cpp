@@ -117,6 +117,40 @@ public:
                          planned.first.shared_bytes, stream, parameters);
     }
 
+    void check_merge_supported(const MergeProblem& problem) const override {
+        plan_merge(problem);
+        std::vector<NamedPointer> pointers;
+        std::vector<std::string> names;
+        names.reserve(2 * problem.part_o.size());
+        for (size_t i = 0; i < problem.part_o.size(); ++i) {
+            names.push_back("part_o[" + std::to_string(i) + "].data");
+            names.push_back("part_lse[" + std::to_string(i) + "]");
+        }
+        for (size_t i = 0; i < problem.part_o.size(); ++i) {
+            pointers.push_back({names[2 * i].c_str(), problem.part_o[i].data});
+            pointers.push_back({names[2 * i + 1].c_str(), problem.part_lse[i]});
+        }
+        pointers.push_back({"o.data", problem.o.data});
+        pointers.push_back({"params.lse", problem.lse});
+        pointers.push_back({"params.cu_seqlens_q", problem.cu_seqlens_q});
+        // Any number of parts up to kMergeMaxParts: host scratch sized for them.
+        std::vector<const void*> scratch(pointers.size());
+        std::vector<const char*> fields(pointers.size());
+        std::vector<PointerLocation> where(pointers.size());
+        check_device_reachable(pointers.data(), pointers.size(), scratch.data(), fields.data(), where.data());
+    }
+
+    // One launch; the parts' descriptors travel in the kernel parameter (attn_merge_kernel_args.h).
+    void attn_merge(const MergeProblem& problem, void* stream) override {
+        Dim3 grid = plan_merge(problem);
+        if (problem.empty()) return;
+        MergeKernelArgs args = make_merge_kernel_args(problem);
+        void* parameters[] = {&args};
+        Dim3 block;
+        block.x = static_cast<uint32_t>(kMergeThreads);
+        runtime_->launch(merge_, grid, block, 0, stream, parameters);
+    }
+
     void check_quantize_supported(const QuantProblem& problem) const override {
         plan_quantize(problem);
         const NamedPointer pointers[] = {
@@ -165,6 +199,8 @@ private:
             }
             kernels_.push_back(std::move(kernel));
         }
+        const MergeKernelSpec merge = catalogue_->merge_kernel(image_arch_);
+        if (merge.variant != nullptr) merge_ = runtime_->get_function(module_for(registry, merge.variant), merge.symbol);
         const QuantKernelSpec quant = catalogue_->quantize_kernels(image_arch_);
         if (quant.variant != nullptr) {
             ModuleHandle module = module_for(registry, quant.variant);
@@ -241,20 +277,48 @@ private:
         return launch;
     }
 
+    // The merge grid (one block per row, head, sequence), or NOT_SUPPORTED.
+    Dim3 plan_merge(const MergeProblem& problem) const {
+        if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
+        if (merge_ == nullptr) {
+            throw_not_supported(std::string("zyfa_attn_merge has no ") + runtime_->vendor() + " kernel for " +
+                                image_arch_ + "; merge with the CPU backend");
+        }
+        make_merge_kernel_args(problem);  // the part count and int32 checks
+        if (problem.heads > 65535 || problem.batch > 65535) {
+            throw_not_supported("zyfa_attn_merge: params.heads = " + std::to_string(problem.heads) +
+                                ", params.batch = " + std::to_string(problem.batch) +
+                                " exceed the GPU grid limit of 65535");
+        }
+        Dim3 grid;
+        grid.x = static_cast<uint32_t>(problem.seqlen_q);
+        grid.y = static_cast<uint32_t>(problem.heads);
+        grid.z = static_cast<uint32_t>(problem.batch);
+        return grid;
+    }
+
     // INVALID_ARGUMENT naming the first non-null pointer the device cannot use in place (host
     // memory it cannot reach, another device's memory): a kernel would fault on it, or worse. One
     // runtime call for all of them; no allocation, no synchronisation.
+    // The attention and quantisation calls name a fixed set: their scratch is on the stack, so the
+    // launch path allocates nothing.
     template <size_t N>
     void check_device_reachable(const NamedPointer (&named)[N]) const {
         const void* pointers[N];
         const char* fields[N];
-        size_t count = 0;
-        for (const NamedPointer& p : named) {
-            if (p.pointer == nullptr) continue;
-            pointers[count] = p.pointer;
-            fields[count++] = p.field;
-        }
         PointerLocation where[N];
+        check_device_reachable(named, N, pointers, fields, where);
+    }
+
+    // `pointers`, `fields` and `where` are scratch of n entries each.
+    void check_device_reachable(const NamedPointer* named, size_t n, const void** pointers, const char** fields,
+                                PointerLocation* where) const {
+        size_t count = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (named[i].pointer == nullptr) continue;
+            pointers[count] = named[i].pointer;
+            fields[count++] = named[i].field;
+        }
         runtime_->locate_pointers(pointers, count, where);
         const char* backend = kind_ == ZYFA_BACKEND_CUDA ? "CUDA" : "HIP";
         for (size_t i = 0; i < count; ++i) {
@@ -285,6 +349,7 @@ private:
     std::vector<std::pair<std::string, ModuleHandle>> modules_;
     std::vector<LoadedKernel> kernels_;
     QuantKernels quant_;
+    FunctionHandle merge_ = nullptr;
 };
 
 }  // namespace
@@ -352,6 +417,34 @@ QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
                                 std::to_string(kQuantMaxHadamardBlock) + " channels (power-of-two head dims are one block)");
         }
         args.hadamard_block = static_cast<int32_t>(block);
+    }
+    return args;
+}
+
+MergeKernelArgs make_merge_kernel_args(const MergeProblem& problem) {
+    if (problem.num_parts() > kMergeMaxParts) {
+        throw_not_supported("params.num_parts = " + std::to_string(problem.num_parts()) +
+                            ": the GPU kernels merge at most " + std::to_string(kMergeMaxParts) +
+                            " parts per call (merge groups into FP32 outputs with lse, then merge those)");
+    }
+    MergeKernelArgs args;
+    std::memset(&args, 0, sizeof(args));
+    args.o = problem.o.data;
+    args.lse = problem.lse;
+    args.cu_seqlens_q = problem.cu_seqlens_q;
+    set_strides(problem.o, args.o_stride_batch, args.o_stride_seq, args.o_stride_head);
+    args.batch = fit_int32(problem.batch, "batch");
+    args.seqlen_q = fit_int32(problem.seqlen_q, "seqlen_q");
+    args.heads = fit_int32(problem.heads, "heads");
+    args.head_dim = fit_int32(problem.head_dim, "head_dim_v");
+    args.num_parts = static_cast<int32_t>(problem.num_parts());
+    args.o_dtype = problem.o.dtype;
+    for (size_t i = 0; i < problem.part_o.size(); ++i) {
+        MergePartArgs& part = args.parts[i];
+        part.o = problem.part_o[i].data;
+        part.lse = problem.part_lse[i];
+        set_strides(problem.part_o[i], part.stride_batch, part.stride_seq, part.stride_head);
+        part.dtype = problem.part_o[i].dtype;
     }
     return args;
 }

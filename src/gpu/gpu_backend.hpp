@@ -36,6 +36,8 @@
 //   - lean_centre(): the Lean P constant c for this target's float-to-int conversion.
 //   - quantize_kernels(image_arch): the image and the five symbols of zyfa_quantize_fp8
 //     (kernels/nvidia/quantize_fp8_args.h); the default, none, makes it NOT_SUPPORTED.
+//   - merge_kernel(image_arch): the image and symbol of zyfa_attn_merge
+//     (kernels/common/attn_merge_kernel_args.h); the default, none, makes it NOT_SUPPORTED.
 // The kernel's only parameter is zyfa::AttnKernelArgs (kernels/common/attention_kernel_args.h)
 // by value, filled by make_attn_kernel_args() below from the validated problem.
 // ------------------------------------------------------------------------------------------------
@@ -46,6 +48,7 @@
 #include <vector>
 
 #include "common/attention_kernel_args.h"
+#include "common/attn_merge_kernel_args.h"
 #include "core/backend.hpp"
 #include "gpu_runtime.hpp"
 #include "kernel_registry.hpp"
@@ -88,6 +91,12 @@ struct QuantKernelSpec {
     const char* finish = nullptr;
 };
 
+// The zyfa_attn_merge kernel of an arch: one image, one symbol. Null when the arch has none.
+struct MergeKernelSpec {
+    const char* variant = nullptr;
+    const char* symbol = nullptr;
+};
+
 class AttnKernelCatalogue {
 public:
     virtual ~AttnKernelCatalogue() = default;
@@ -108,6 +117,10 @@ public:
         (void)image_arch;
         return {};
     }
+    virtual MergeKernelSpec merge_kernel(const std::string& image_arch) const {
+        (void)image_arch;
+        return {};
+    }
 };
 
 // The kernel argument struct for a validated problem. Throws Error(NOT_SUPPORTED) when a size
@@ -117,6 +130,10 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
 // The quantize kernels' argument struct for a validated problem. Throws Error(NOT_SUPPORTED) when
 // a size does not fit its int32 fields or the Hadamard block exceeds kQuantMaxHadamardBlock.
 QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem);
+
+// The merge kernel's argument struct for a validated problem. Throws Error(NOT_SUPPORTED) for more
+// than kMergeMaxParts parts or sizes beyond its int32 fields.
+MergeKernelArgs make_merge_kernel_args(const MergeProblem& problem);
 
 // The registry arch whose images run on `device` (first match of device.image_archs), or "" when
 // this build has none.

@@ -178,6 +178,15 @@ public:
     // v_cvt_i32_f32 truncates toward zero.
     float lean_centre() const override { return numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero); }
 
+    // kernels/amd/attention_merge.hip, built for every arch of ZYFA_AMD_ARCHS.
+    gpu::MergeKernelSpec merge_kernel(const std::string& image_arch) const override {
+        if (image_arch != "gfx950" && image_arch != "gfx942") return {};
+        gpu::MergeKernelSpec spec;
+        spec.variant = "attn_merge";
+        spec.symbol = "zyfa_attn_merge";
+        return spec;
+    }
+
 private:
     bool uses_asm(const std::string& image_arch) const {
         return choice_ == AmdKernelChoice::Automatic && image_arch == "gfx950";

@@ -65,6 +65,16 @@ int main(void) {
     FIELD(zyfa_quant_params, cu_seqlens);
     FIELD(zyfa_quant_params, smooth_mean);
 
+    STRUCT(zyfa_merge_params);
+    FIELD(zyfa_merge_params, struct_size);
+    FIELD(zyfa_merge_params, num_parts);
+    FIELD(zyfa_merge_params, batch);
+    FIELD(zyfa_merge_params, seqlen_q);
+    FIELD(zyfa_merge_params, heads);
+    FIELD(zyfa_merge_params, head_dim_v);
+    FIELD(zyfa_merge_params, cu_seqlens_q);
+    FIELD(zyfa_merge_params, lse);
+
     printf("struct zyfa_status size %zu align %zu\n", sizeof(zyfa_status), _Alignof(zyfa_status));
     CONST(ZYFA_SUCCESS);
     CONST(ZYFA_ERROR_INVALID_ARGUMENT);

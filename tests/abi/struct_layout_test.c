@@ -96,13 +96,35 @@ static void quant_params_layout(void** state) {
     assert_int_equal(_Alignof(zyfa_quant_params), 8);
 }
 
+/* Added after 0.1.2 with zyfa_attn_merge (node ZYFA_0.1.3); no implicit padding. */
+static void merge_params_layout(void** state) {
+    (void)state;
+    if (!is_lp64()) skip();
+    EXPECT_FIELD(zyfa_merge_params, struct_size, 0, 4);
+    EXPECT_FIELD(zyfa_merge_params, num_parts, 4, 4);
+    EXPECT_FIELD(zyfa_merge_params, batch, 8, 8);
+    EXPECT_FIELD(zyfa_merge_params, seqlen_q, 16, 8);
+    EXPECT_FIELD(zyfa_merge_params, heads, 24, 8);
+    EXPECT_FIELD(zyfa_merge_params, head_dim_v, 32, 8);
+    EXPECT_FIELD(zyfa_merge_params, cu_seqlens_q, 40, 8);
+    EXPECT_FIELD(zyfa_merge_params, lse, 48, 8);
+    assert_int_equal(sizeof(zyfa_merge_params), 56);
+    assert_int_equal(_Alignof(zyfa_merge_params), 8);
+}
+
 /* Signedness is part of the layout an FFI restates: -1 windows and negative strides must stay
  * representable, struct_size and flags must stay unsigned. */
 static void field_signedness(void** state) {
     zyfa_attn_params p;
     zyfa_tensor t;
     zyfa_quant_params qp;
+    zyfa_merge_params mp;
     (void)state;
+    memset(&mp, 0, sizeof mp);
+    mp.num_parts = -1;
+    mp.struct_size = 0u - 1u;
+    assert_true(mp.num_parts < 0);
+    assert_true(mp.struct_size > 0);
     memset(&p, 0, sizeof p);
     memset(&t, 0, sizeof t);
     memset(&qp, 0, sizeof qp);
@@ -185,6 +207,7 @@ int main(void) {
         cmocka_unit_test(tensor_layout),
         cmocka_unit_test(attn_params_layout),
         cmocka_unit_test(quant_params_layout),
+        cmocka_unit_test(merge_params_layout),
         cmocka_unit_test(field_signedness),
         cmocka_unit_test(constant_values),
         cmocka_unit_test(runtime_version_matches_header),

@@ -183,8 +183,12 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     assert_non_null(state);
     // The library's context: the HIP C++ variants and every embedded FP8 assembly variant.
     std::set<std::string> variants;
-    for (const auto& spec : zyfa::hip::make_hip_attn_catalogue()->kernels("gfx950")) variants.insert(spec.variant);
+    const auto catalogue = zyfa::hip::make_hip_attn_catalogue();
+    for (const auto& spec : catalogue->kernels("gfx950")) variants.insert(spec.variant);
     assert_true(variants.size() >= 4);
+    // And zyfa_attn_merge's image (kernels/amd/attention_merge.hip).
+    assert_non_null(catalogue->merge_kernel("gfx950").variant);
+    variants.insert(catalogue->merge_kernel("gfx950").variant);
     int loaded_before = state->modules_loaded;
     int found_before = state->functions_found;
     zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
@@ -196,14 +200,15 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     assert_true(state->functions_found - found_before >= static_cast<int>(variants.size()));
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
-    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each.
+    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each, and
+    // the merge kernel's image.
     loaded_before = state->modules_loaded;
     found_before = state->functions_found;
     ctx = create_hip_cpp();
-    assert_int_equal(state->modules_loaded - loaded_before, 4);
+    assert_int_equal(state->modules_loaded - loaded_before, 5);
     assert_int_equal(state->images_rejected, 0);
     assert_int_equal(state->functions_missing, 0);
-    assert_int_equal(state->functions_found - found_before, 4);
+    assert_int_equal(state->functions_found - found_before, 5);
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }

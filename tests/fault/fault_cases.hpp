@@ -1,4 +1,4 @@
-// The calls the fault tier fails: context creation, attention and FP8 quantisation through the
+// The calls the fault tier fails: context creation, attention, FP8 quantisation and merging through the
 // public API. Each case owns its buffers, so that preparing and checking a call allocates nothing
 // while the interposer is armed.
 #pragma once
@@ -243,6 +243,52 @@ private:
     zyfa_quant_params params_;
     std::vector<uint8_t> in_data_, codes_, descale_, mean_;
     zyfa_tensor in_, out_;
+    OutputBuffers outputs_;
+};
+
+// zyfa_attn_merge of three parts (FP32, BF16, FP32) of [2, 9, 3, 64] into BF16 o and lse; the
+// validation's per-part names and ranges are the allocations to fail.
+class MergeCase final : public Case {
+public:
+    MergeCase(zyfa_context* ctx, int threads)
+        : Case("zyfa_attn_merge 3 parts (" + std::to_string(threads) + " threads)"), ctx_(ctx) {
+        zyfa_merge_params_init(&params_, sizeof params_);
+        params_.num_parts = kParts;
+        params_.batch = 2;
+        params_.seqlen_q = 9;
+        params_.heads = 3;
+        params_.head_dim_v = 64;
+        const int64_t count = params_.batch * params_.seqlen_q * params_.heads * params_.head_dim_v;
+        const int64_t rows = params_.batch * params_.heads * params_.seqlen_q;
+        for (int i = 0; i < kParts; ++i) {
+            const zyfa_dtype dtype = i == 1 ? ZYFA_DTYPE_BF16 : ZYFA_DTYPE_FP32;
+            part_data_[i] = input_values(dtype, static_cast<size_t>(count), static_cast<uint32_t>(10 + i));
+            part_lse_[i].resize(static_cast<size_t>(rows));
+            for (int64_t r = 0; r < rows; ++r) part_lse_[i][static_cast<size_t>(r)] = static_cast<float>((r * 7 + i * 3) % 11) - 5.0f;
+            parts_[i] = dense_view(part_data_[i].data(), dtype, params_.seqlen_q, params_.heads, params_.head_dim_v);
+            lse_ptrs_[i] = part_lse_[i].data();
+        }
+        o_data_.resize(static_cast<size_t>(count) * 2);
+        lse_data_.resize(static_cast<size_t>(rows) * sizeof(float));
+        o_ = dense_view(o_data_.data(), ZYFA_DTYPE_BF16, params_.seqlen_q, params_.heads, params_.head_dim_v);
+        params_.lse = reinterpret_cast<float*>(lse_data_.data());
+        outputs_.buffers = {&o_data_, &lse_data_};
+    }
+
+    void prepare() override { outputs_.fill(); }
+    zyfa_status call() override { return zyfa_attn_merge(ctx_, &params_, parts_, lse_ptrs_, &o_, nullptr); }
+    bool as_after_failure() const override { return outputs_.all_sentinel(); }
+    void keep_reference() override { outputs_.keep(); }
+    bool matches_reference() const override { return outputs_.match(); }
+
+private:
+    static constexpr int kParts = 3;
+    zyfa_context* ctx_;
+    zyfa_merge_params params_;
+    std::vector<uint8_t> part_data_[kParts], o_data_, lse_data_;
+    std::vector<float> part_lse_[kParts];
+    zyfa_tensor parts_[kParts], o_;
+    const float* lse_ptrs_[kParts];
     OutputBuffers outputs_;
 };
 

@@ -186,6 +186,10 @@ int main() {
             QuantCase c(ctx, threads, flags);
             run_case(c, true);
         }
+        {
+            MergeCase c(ctx, threads);
+            run_case(c, true);
+        }
         zyfa_context_destroy(ctx);
     }
     if (g_failures != 0) {

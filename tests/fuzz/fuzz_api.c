@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the public C ABI on the CPU backend: zyfa_attn_supported,
- * zyfa_attn_kernel_name, zyfa_attn_fwd and zyfa_quantize_fp8 with fuzzer-chosen params, strides,
+ * zyfa_attn_kernel_name, zyfa_attn_fwd, zyfa_quantize_fp8 and zyfa_attn_merge with fuzzer-chosen params, strides,
  * dtypes, cu_seqlens, struct_size values and data (format: fuzz_input.h).
  *
  * The contract fuzzed is the one docs/api.md states: tensors are views whose memory the caller
@@ -931,11 +931,191 @@ static void fuzz_quantize(const fuzz_choice* c) {
     }
 }
 
+/* ---- merging --------------------------------------------------------------------------------- */
+
+static const size_t kMergeBoundaries[] = {
+    FIELD_END(zyfa_merge_params, head_dim_v),   /* the smallest accepted */
+    FIELD_END(zyfa_merge_params, cu_seqlens_q), /* cu_seqlens_q read, lse not */
+    FIELD_END(zyfa_merge_params, lse),          /* = sizeof */
+    0, 4, FIELD_END(zyfa_merge_params, heads), offsetof(zyfa_merge_params, lse) + 4,
+};
+
+static int merge_dtype(int64_t dtype) {
+    return dtype == ZYFA_DTYPE_FP32 || dtype == ZYFA_DTYPE_FP16 || dtype == ZYFA_DTYPE_BF16;
+}
+
+/* zyfa_attn_merge with up to FUZZ_MAX_MERGE_PARTS parts (num_parts beyond that is folded into
+ * 1..3, since the harness must provide every array entry the library reads; num_parts < 1 is
+ * passed as it is, with arrays of FUZZ_MAX_MERGE_PARTS entries). */
+static void fuzz_merge(const fuzz_choice* c) {
+    const fuzz_merge_choice* mc = &c->merge;
+    uint32_t state = c->seed;
+    zyfa_context* ctx = fuzz_context(c->context);
+
+    int64_t parts = mc->num_parts;
+    if (parts > FUZZ_MAX_MERGE_PARTS) parts = 1 + (parts - 1) % FUZZ_MAX_MERGE_PARTS;
+    const int64_t passed_parts = parts >= 1 ? parts : FUZZ_MAX_MERGE_PARTS;
+
+    zyfa_merge_params full;
+    zyfa_merge_params_init(&full, sizeof full);
+    full.num_parts = parts < INT32_MIN ? INT32_MIN : (int32_t)parts; /* < 1 stays < 1 */
+    full.batch = mc->batch;
+    full.seqlen_q = mc->seqlen_q;
+    full.heads = mc->heads;
+    full.head_dim_v = mc->head_dim;
+    cu_plan cu = {NULL, 0, 0};
+    if (mc->varlen != FUZZ_VARLEN_NONE) {
+        cu = plan_cu(mc->varlen == FUZZ_VARLEN_RAW ? FUZZ_VARLEN_RAW : FUZZ_VARLEN_LENGTHS, mc->cu, mc->batch,
+                     mc->seqlen_q);
+    }
+    full.cu_seqlens_q = cu.values;
+
+    const int packed_asked = cu.values != NULL;
+    /* The lse sizes depend on the packed total, known only once cu is planned. */
+    const int64_t rows_if_packed = cu.total;
+    tensor_plan part[FUZZ_MAX_MERGE_PARTS];
+    tensor_plan o;
+    /* The struct decides whether cu_seqlens_q and lse are read: plan it first with cu and lse as
+     * the full struct has them (lse is set below, before the bytes are copied). */
+    int64_t lse_count = 0;
+    int lse_overflow = 0;
+    float* out_lse = NULL;
+    size_t out_lse_bytes = 0;
+    zyfa_merge_params probe = full;
+    const sized_struct probe_size = make_sized_struct(&mc->size, &probe, sizeof probe, kMergeBoundaries,
+                                                      sizeof kMergeBoundaries / sizeof kMergeBoundaries[0]);
+    const int packed = packed_asked && FIELD_WITHIN(zyfa_merge_params, cu_seqlens_q, probe_size.readable);
+    const int64_t rows = packed ? rows_if_packed : full.seqlen_q;
+    const int empty = full.batch == 0 || full.seqlen_q == 0;
+    if (full.batch >= 0 && full.seqlen_q >= 0 && full.heads > 0) {
+        const int64_t all_rows = packed ? rows : mul_or_max(full.batch, full.seqlen_q, &lse_overflow);
+        lse_count = mul_or_max(all_rows, full.heads, &lse_overflow);
+        (void)mul_or_max(lse_count, 4, &lse_overflow);
+    }
+    const int lse_provided = !lse_overflow && lse_count <= (1 << 16);
+    const size_t lse_bytes = (lse_provided && lse_count > 0 ? (size_t)lse_count : 1) * sizeof(float);
+
+    for (int64_t i = 0; i < FUZZ_MAX_MERGE_PARTS; ++i) {
+        part[i] = plan_tensor(&mc->part[i], as_int32(mc->part[i].dtype), full.batch, rows, full.heads, full.head_dim_v,
+                              packed);
+        back_tensor(&part[i], mc->part[i].null_data, 1, c->data, &state);
+    }
+    o = plan_tensor(&mc->o, as_int32(mc->o.dtype), full.batch, rows, full.heads, full.head_dim_v, packed);
+    back_tensor(&o, mc->o.null_data, 0, c->data, &state);
+
+    /* Part lse values: finite, or with -inf, NaN and +inf rows, or all -inf. */
+    float* part_lse_buffers[FUZZ_MAX_MERGE_PARTS];
+    const float* part_lse[FUZZ_MAX_MERGE_PARTS];
+    for (int64_t i = 0; i < FUZZ_MAX_MERGE_PARTS; ++i) {
+        part_lse_buffers[i] = (float*)fuzz_alloc(lse_bytes, 0);
+        for (size_t j = 0; j < lse_bytes / sizeof(float); ++j) {
+            const uint32_t r = next_random(&state);
+            float x = (float)(int32_t)(r % 4001u) / 100.0f - 20.0f;
+            if (mc->special == 1 && r % 5 == 0) x = -INFINITY;
+            if (mc->special == 2 && r % 7 == 0) x = (r >> 8) % 2 ? NAN : INFINITY;
+            if (mc->special == 3) x = -INFINITY;
+            part_lse_buffers[i][j] = x;
+        }
+        part_lse[i] = part_lse_buffers[i];
+    }
+    if (mc->lse) {
+        out_lse_bytes = lse_bytes;
+        out_lse = (float*)fuzz_alloc(out_lse_bytes, FUZZ_SENTINEL);
+        full.lse = out_lse;
+    }
+    if (mc->twist == FUZZ_MERGE_TWIST_O_IS_PART0 && part[0].buffer != NULL && tensor_bytes(&part[0]) > 0 &&
+        tensor_bytes(&o) > 0 && o.view.data != NULL) {
+        o.view.data = part[0].buffer;
+    } else if (mc->twist == FUZZ_MERGE_TWIST_LSE_IS_PART && out_lse != NULL) {
+        full.lse = part_lse_buffers[0];
+    } else if (mc->twist == FUZZ_MERGE_TWIST_PART_LSE_ODD) {
+        part_lse[0] = (const float*)(const void*)((const char*)part_lse_buffers[0] + 2);
+    } else if (mc->twist == FUZZ_MERGE_TWIST_PART_LSE_NULL) {
+        part_lse[passed_parts - 1] = NULL;
+    }
+    const sized_struct passed = make_sized_struct(&mc->size, &full, sizeof full, kMergeBoundaries,
+                                                  sizeof kMergeBoundaries / sizeof kMergeBoundaries[0]);
+    const int lse_read = full.lse != NULL && FIELD_WITHIN(zyfa_merge_params, lse, passed.readable);
+    const int64_t lse_reach = !empty && !lse_overflow ? lse_count * 4 : 0;
+
+    const int size_ok = passed.struct_size >= FIELD_END(zyfa_merge_params, head_dim_v) && !passed.implausible;
+    int malformed = !size_ok || parts < 1 || full.batch < 0 || full.seqlen_q < 0 || full.heads <= 0 ||
+                    full.head_dim_v <= 0 || full.head_dim_v > 512 || (packed && !cu.well_formed) || lse_overflow;
+    int constructed = o.constructed;
+    int provided = tensor_provided(&o) && lse_provided;
+    const int64_t out_bytes = tensor_bytes(&o);
+    malformed |= o.view.reserved != 0 || !merge_dtype(o.view.dtype) || o.malformed ||
+                 (!empty && o.has_elements && o.view.data == NULL) ||
+                 (out_bytes > 0 && misaligned(o.view.data, dtype_bytes(o.view.dtype))) ||
+                 (lse_read && lse_reach > 0 && misaligned(full.lse, 4));
+    const int64_t cu_reach = packed && !empty ? (full.batch + 1) * 4 : 0;
+    const float* out_lse_read = lse_read ? full.lse : NULL;
+    int aliased = !empty && (ranges_overlap(o.view.data, out_bytes, out_lse_read, lse_reach) ||
+                             ranges_overlap(o.view.data, out_bytes, cu.values, cu_reach) ||
+                             ranges_overlap(out_lse_read, lse_reach, cu.values, cu_reach));
+    for (int64_t i = 0; i < passed_parts && parts >= 1; ++i) {
+        const tensor_plan* t = &part[i];
+        const int64_t bytes = tensor_bytes(t);
+        malformed |= t->view.reserved != 0 || !merge_dtype(t->view.dtype) || t->malformed ||
+                     (!empty && t->has_elements && t->view.data == NULL) ||
+                     (bytes > 0 && misaligned(t->view.data, dtype_bytes(t->view.dtype))) ||
+                     (lse_reach > 0 && (part_lse[i] == NULL || misaligned(part_lse[i], 4)));
+        aliased |= !empty && (ranges_overlap(o.view.data, out_bytes, t->view.data, bytes) ||
+                              ranges_overlap(o.view.data, out_bytes, part_lse[i], lse_reach) ||
+                              ranges_overlap(out_lse_read, lse_reach, t->view.data, bytes) ||
+                              ranges_overlap(out_lse_read, lse_reach, part_lse[i], lse_reach));
+        constructed &= t->constructed;
+        provided &= tensor_provided(t);
+    }
+    malformed |= aliased;
+    const int unsupported = passed.dirty_tail;
+    const int well_formed = !malformed && !unsupported && constructed;
+    const enum expectation expected = (malformed || unsupported) ? EXPECT_FAILURE
+                                      : well_formed              ? EXPECT_SUCCESS
+                                                                 : EXPECT_ANY;
+    const double all_rows = packed ? (double)rows : (double)full.batch * (double)full.seqlen_q;
+    const double elements = (all_rows > 0 ? all_rows : 0) * (double)full.heads * (double)full.head_dim_v *
+                            (double)passed_parts;
+    /* There is no "supported" query for merging: only runs whose memory exists are made. */
+    if (expected != EXPECT_FAILURE && !(provided && elements <= FUZZ_MAX_QUANT_ELEMENTS)) return;
+
+    zyfa_tensor views[FUZZ_MAX_MERGE_PARTS];
+    for (int64_t i = 0; i < FUZZ_MAX_MERGE_PARTS; ++i) views[i] = part[i].view;
+    if (verbose()) {
+        fprintf(stderr, "merge: struct_size %u (readable %zu) parts %lld batch %lld seqlen_q %lld heads %lld "
+                "head_dim_v %lld lse %s; expect %d\n", passed.struct_size, passed.readable, (long long)parts,
+                (long long)full.batch, (long long)full.seqlen_q, (long long)full.heads, (long long)full.head_dim_v,
+                lse_read ? "set" : "NULL", (int)expected);
+        if (packed) describe_cu("cu_seqlens_q", cu.values, full.batch);
+        for (int64_t i = 0; i < passed_parts; ++i) describe_tensor("part", &part[i].view, part[i].buffer_bytes);
+        describe_tensor("o", &o.view, o.buffer_bytes);
+    }
+    remember_message();
+    g_calls++;
+    const zyfa_status status = zyfa_attn_merge(ctx, (const zyfa_merge_params*)passed.bytes, views, part_lse, &o.view,
+                                               NULL);
+    check_expectation(expected, status, "zyfa_attn_merge");
+    const int lse_written = out_lse != NULL && !all_bytes_are(out_lse, out_lse_bytes, FUZZ_SENTINEL);
+    if (status != ZYFA_SUCCESS || empty) {
+        if (status != ZYFA_SUCCESS) check_failure_status(status, "zyfa_attn_merge");
+        if (!all_bytes_are(o.buffer, o.buffer_bytes, FUZZ_SENTINEL) || lse_written) {
+            fuzz_fail("zyfa_attn_merge %s but wrote an output", status == ZYFA_SUCCESS ? "had an empty problem" : "failed");
+        }
+        return;
+    }
+    check_message_kept("zyfa_attn_merge");
+    g_completed_runs++;
+    check_gaps_untouched(&o, "o");
+    if (out_lse != NULL && !lse_read && lse_written) fuzz_fail("zyfa_attn_merge: lse lies beyond struct_size but was written");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz_choice choice;
     fuzz_decode(data, size, &choice);
     if (choice.op == FUZZ_OP_ATTN) {
         fuzz_attention(&choice);
+    } else if (choice.op == FUZZ_OP_MERGE) {
+        fuzz_merge(&choice);
     } else {
         fuzz_quantize(&choice);
     }

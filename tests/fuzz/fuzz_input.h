@@ -18,7 +18,11 @@
 /* Packed lengths are read only for batch <= this (the harness owns an array of batch + 1). */
 #define FUZZ_MAX_VARLEN_BATCH 64
 
-enum fuzz_op { FUZZ_OP_ATTN = 0, FUZZ_OP_QUANT = 1, FUZZ_OP_COUNT = 2 };
+enum fuzz_op { FUZZ_OP_ATTN = 0, FUZZ_OP_QUANT = 1, FUZZ_OP_COUNT = 2, FUZZ_OP_MERGE = 2 };
+/* The op byte: values below 0xF0 pick attention or quantisation (% FUZZ_OP_COUNT, as before merge
+ * existed, so older corpus inputs keep their meaning); 0xF0 and above pick zyfa_attn_merge. */
+#define FUZZ_OP_MERGE_BYTE 0xF0
+#define FUZZ_MAX_MERGE_PARTS 3
 
 /* struct_size choices. */
 enum fuzz_size_kind {
@@ -141,6 +145,26 @@ typedef struct fuzz_quant_choice {
     uint8_t twist; /* FUZZ_QUANT_TWIST_* */
 } fuzz_quant_choice;
 
+enum {
+    FUZZ_MERGE_TWIST_NONE = 0,
+    FUZZ_MERGE_TWIST_O_IS_PART0 = 1,    /* o.data = part 0's buffer (in place: refused) */
+    FUZZ_MERGE_TWIST_LSE_IS_PART = 2,   /* params.lse = part 0's lse */
+    FUZZ_MERGE_TWIST_PART_LSE_ODD = 3,  /* part_lse[0] + 2 bytes */
+    FUZZ_MERGE_TWIST_PART_LSE_NULL = 4, /* part_lse[last] = NULL */
+    FUZZ_MERGE_TWIST_COUNT = 5
+};
+
+typedef struct fuzz_merge_choice {
+    fuzz_size_choice size;
+    int64_t num_parts, batch, seqlen_q, heads, head_dim;
+    fuzz_tensor_choice part[FUZZ_MAX_MERGE_PARTS], o;
+    uint8_t lse;     /* bit 0: the merged lse is requested */
+    uint8_t special; /* % 4: part lse values finite, with -inf, with NaN / +inf, all -inf */
+    uint8_t varlen;
+    int64_t cu[FUZZ_MAX_VARLEN_BATCH + 1];
+    uint8_t twist;   /* FUZZ_MERGE_TWIST_* */
+} fuzz_merge_choice;
+
 typedef struct fuzz_choice {
     uint8_t op;
     uint8_t context; /* which of the harness's CPU contexts (1 or 2 worker threads) */
@@ -148,6 +172,7 @@ typedef struct fuzz_choice {
     uint32_t seed;
     fuzz_attn_choice attn;
     fuzz_quant_choice quant;
+    fuzz_merge_choice merge;
 } fuzz_choice;
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -221,7 +246,8 @@ static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c)
     fuzz_reader reader = {data, size, 0};
     fuzz_reader* r = &reader;
     memset(c, 0, sizeof *c);
-    c->op = (uint8_t)(fuzz_read_u8(r) % FUZZ_OP_COUNT);
+    const uint8_t op_byte = fuzz_read_u8(r);
+    c->op = (uint8_t)(op_byte >= FUZZ_OP_MERGE_BYTE ? FUZZ_OP_MERGE : op_byte % FUZZ_OP_COUNT);
     c->context = (uint8_t)(fuzz_read_u8(r) % 2);
     c->data = (uint8_t)(fuzz_read_u8(r) % FUZZ_DATA_COUNT);
     c->seed = (uint32_t)fuzz_read_raw(r, 4);
@@ -256,6 +282,21 @@ static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c)
         a->twist = (uint8_t)(fuzz_read_u8(r) % FUZZ_ATTN_TWIST_COUNT);
         a->key_block_kind = fuzz_read_u8(r);
         if (a->key_block_kind % 8 == FUZZ_KEY_BLOCK_RAW) a->key_block_value = fuzz_read_int(r);
+    } else if (c->op == FUZZ_OP_MERGE) {
+        fuzz_merge_choice* m = &c->merge;
+        fuzz_read_size(r, &m->size);
+        m->num_parts = fuzz_read_int(r);
+        m->batch = fuzz_read_int(r);
+        m->seqlen_q = fuzz_read_int(r);
+        m->heads = fuzz_read_int(r);
+        m->head_dim = fuzz_read_int(r);
+        for (int i = 0; i < FUZZ_MAX_MERGE_PARTS; ++i) fuzz_read_tensor(r, &m->part[i]);
+        fuzz_read_tensor(r, &m->o);
+        m->lse = (uint8_t)(fuzz_read_u8(r) & 1);
+        m->special = (uint8_t)(fuzz_read_u8(r) % 4);
+        m->varlen = (uint8_t)(fuzz_read_u8(r) % FUZZ_VARLEN_COUNT);
+        if (m->varlen != FUZZ_VARLEN_NONE) fuzz_read_cu(r, m->batch, m->cu);
+        m->twist = (uint8_t)(fuzz_read_u8(r) % FUZZ_MERGE_TWIST_COUNT);
     } else {
         fuzz_quant_choice* q = &c->quant;
         fuzz_read_size(r, &q->size);
@@ -326,7 +367,7 @@ static inline void fuzz_write_cu(fuzz_writer* w, int64_t batch, const int64_t* c
 static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t capacity) {
     fuzz_writer writer = {data, capacity, 0};
     fuzz_writer* w = &writer;
-    fuzz_write_u8(w, c->op);
+    fuzz_write_u8(w, c->op == FUZZ_OP_MERGE ? FUZZ_OP_MERGE_BYTE : c->op);
     fuzz_write_u8(w, c->context);
     fuzz_write_u8(w, c->data);
     fuzz_write_raw(w, c->seed, 4);
@@ -364,6 +405,21 @@ static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t cap
             fuzz_write_u8(w, a->key_block_kind);
             if (a->key_block_kind % 8 == FUZZ_KEY_BLOCK_RAW) fuzz_write_int(w, a->key_block_value);
         }
+    } else if (c->op == FUZZ_OP_MERGE) {
+        const fuzz_merge_choice* m = &c->merge;
+        fuzz_write_size(w, &m->size);
+        fuzz_write_int(w, m->num_parts);
+        fuzz_write_int(w, m->batch);
+        fuzz_write_int(w, m->seqlen_q);
+        fuzz_write_int(w, m->heads);
+        fuzz_write_int(w, m->head_dim);
+        for (int i = 0; i < FUZZ_MAX_MERGE_PARTS; ++i) fuzz_write_tensor(w, &m->part[i]);
+        fuzz_write_tensor(w, &m->o);
+        fuzz_write_u8(w, m->lse);
+        fuzz_write_u8(w, m->special);
+        fuzz_write_u8(w, m->varlen);
+        if (m->varlen != FUZZ_VARLEN_NONE) fuzz_write_cu(w, m->batch, m->cu);
+        fuzz_write_u8(w, m->twist);
     } else {
         const fuzz_quant_choice* q = &c->quant;
         fuzz_write_size(w, &q->size);

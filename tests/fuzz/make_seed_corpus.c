@@ -75,6 +75,26 @@ static fuzz_choice quant(int64_t in, int64_t out, uint32_t flags, int64_t batch,
     return c;
 }
 
+static fuzz_choice merge(int64_t parts, int64_t part_dtype, int64_t out, int64_t batch, int64_t seqlen, int64_t heads,
+                         int64_t dim) {
+    fuzz_choice c;
+    memset(&c, 0, sizeof c);
+    c.op = FUZZ_OP_MERGE;
+    c.data = FUZZ_DATA_SMOOTH;
+    c.seed = 4242;
+    fuzz_merge_choice* m = &c.merge;
+    m->size.kind = FUZZ_SIZE_CURRENT;
+    m->num_parts = parts;
+    m->batch = batch;
+    m->seqlen_q = seqlen;
+    m->heads = heads;
+    m->head_dim = dim;
+    for (int i = 0; i < FUZZ_MAX_MERGE_PARTS; ++i) m->part[i].dtype = part_dtype;
+    m->o.dtype = out;
+    m->lse = 1;
+    return c;
+}
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s <output directory>\n", argv[0]);
@@ -237,5 +257,23 @@ int main(int argc, char** argv) {
         write_seed(dir, quant_twists[twist], &c);
     }
 
+    /* zyfa_attn_merge: fp32 parts, then mixed dtypes with -inf rows, packed, and in place (refused). */
+    c = merge(3, ZYFA_DTYPE_FP32, ZYFA_DTYPE_FP32, 2, 5, 3, 16);
+    write_seed(dir, "merge_fp32_three_parts", &c);
+    c = merge(2, ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, 1, 7, 2, 64);
+    c.merge.part[1].dtype = ZYFA_DTYPE_FP32;
+    c.merge.part[1].layout = FUZZ_LAYOUT_HEAD_MAJOR;
+    c.merge.special = 1;
+    write_seed(dir, "merge_mixed_dtypes_neg_inf", &c);
+    c = merge(3, ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16, 3, 6, 2, 8);
+    c.merge.varlen = FUZZ_VARLEN_LENGTHS;
+    c.merge.cu[0] = 4;
+    c.merge.cu[1] = 0;
+    c.merge.cu[2] = 6;
+    c.merge.special = 2;
+    write_seed(dir, "merge_packed_nan_lse", &c);
+    c = merge(2, ZYFA_DTYPE_FP32, ZYFA_DTYPE_FP32, 1, 4, 2, 8);
+    c.merge.twist = FUZZ_MERGE_TWIST_O_IS_PART0;
+    write_seed(dir, "merge_in_place_refused", &c);
     return g_failures == 0 ? 0 : 1;
 }

@@ -5,10 +5,12 @@
 // On sm_90a it also runs the warp-specialised kernels' cp.async producer on a dense problem (a
 // context of the tests' seam, tests/support/cuda_context.hpp) and a launch into an O whose base is
 // one element off (the plan's mma.sync fallback, which stores one element at a time: memcheck
-// reports a misaligned paired store if a ws kernel got it).
+// reports a misaligned paired store if a ws kernel got it). And zyfa_attn_merge's kernel on packed
+// rows with an empty sequence and a head dim that leaves some threads of a row idle.
 #include <string>
 
 #include "empty_keys_check.hpp"
+#include "merge_gpu_check.hpp"
 #include "support/attention_modes.hpp"
 #include "support/cuda_context.hpp"
 
@@ -186,10 +188,19 @@ void test_unpaired_output(void**) {
 
 }  // namespace
 
+void test_merge(void**) {
+    MergeGpuShape s;
+    s.batch = 3;
+    s.lengths = {4, 0, 7};
+    s.head_dim = 129;
+    s.out_dtype = ZYFA_DTYPE_BF16;
+    check_merge_case(s, "merge packed 4, 0, 7 d129");
+}
+
 int main(void) {
     if (const int rc = open_session_or_skip("gpu_sanitizer_case")) return rc;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_small_cases), cmocka_unit_test(test_cp_async_producer),
-                                       cmocka_unit_test(test_unpaired_output)};
+                                       cmocka_unit_test(test_unpaired_output), cmocka_unit_test(test_merge)};
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();
     return failed;

@@ -14,6 +14,7 @@ from ._lib import (BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA, BACKEND_HIP, DTYPE_B
 from ._errors import ZyfaError, status_string
 from ._context import Context, default_context
 from ._api import attention, attention_kernel_name, quantize_fp8, unsmooth_lse
+from ._merge import attention_merge
 from ._convert import bf16_to_float32, float32_to_bf16, fp8_to_float32
 from .flash_attn_interface import flash_attn_func, flash_attn_varlen_func
 
@@ -32,7 +33,7 @@ def build_info():
     return _lib.lib().zyfa_build_info().decode()
 
 
-__all__ = ["Context", "ZyfaError", "LibraryNotFoundError", "attention", "attention_kernel_name",
+__all__ = ["Context", "ZyfaError", "LibraryNotFoundError", "attention", "attention_kernel_name", "attention_merge",
            "quantize_fp8", "unsmooth_lse", "flash_attn_func", "flash_attn_varlen_func", "default_context", "version",
            "build_info", "library_path", "status_string", "bf16_to_float32", "float32_to_bf16",
            "fp8_to_float32"]

@@ -110,6 +110,19 @@ class QuantParams(ctypes.Structure):
     ]
 
 
+class MergeParams(ctypes.Structure):  # zyfa_attn_merge's, added after 0.1.2 (node ZYFA_0.1.3)
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("num_parts", ctypes.c_int32),
+        ("batch", ctypes.c_int64),
+        ("seqlen_q", ctypes.c_int64),
+        ("heads", ctypes.c_int64),
+        ("head_dim_v", ctypes.c_int64),
+        ("cu_seqlens_q", ctypes.c_void_p),
+        ("lse", ctypes.c_void_p),
+    ]
+
+
 class LibraryNotFoundError(OSError):
     """libzyfa could not be loaded, or its major version is not the one this binding mirrors."""
 
@@ -134,7 +147,13 @@ _PROTOTYPES = {
     "zyfa_quant_params_init": (None, [_P(QuantParams), ctypes.c_size_t]),
     "zyfa_quantize_fp8": (ctypes.c_int32, [ctypes.c_void_p, _P(QuantParams), _P(Tensor), _P(Tensor),
                                            ctypes.c_void_p, ctypes.c_void_p]),
+    "zyfa_merge_params_init": (None, [_P(MergeParams), ctypes.c_size_t]),
+    "zyfa_attn_merge": (ctypes.c_int32, [ctypes.c_void_p, _P(MergeParams), _P(Tensor), _P(ctypes.c_void_p),
+                                         _P(Tensor), ctypes.c_void_p]),
 }
+# Functions newer than 0.1.0: a library of the same minor without them still loads, and the calls
+# that need them say so (has_function).
+_ADDED_AFTER_0_1_0 = ("zyfa_merge_params_init", "zyfa_attn_merge")
 
 _lock = threading.Lock()
 _lib = None
@@ -176,7 +195,11 @@ def _load():
             errors.append("%s: %s" % (candidate, e))
             continue
         for name, (restype, argtypes) in _PROTOTYPES.items():
-            fn = getattr(lib, name)
+            fn = getattr(lib, name, None)
+            if fn is None and name in _ADDED_AFTER_0_1_0:
+                continue
+            if fn is None:
+                raise LibraryNotFoundError("%s lacks %s" % (candidate, name))
             fn.restype = restype
             fn.argtypes = argtypes
         number = lib.zyfa_version()
@@ -214,3 +237,8 @@ def library_path():
     """The path or name libzyfa was loaded from."""
     lib()
     return _lib_path
+
+
+def has_function(name):
+    """Whether the loaded library exports `name` (functions added after 0.1.0 may be absent)."""
+    return hasattr(lib(), name)

@@ -117,6 +117,21 @@ pub struct zyfa_quant_params {
     pub smooth_mean: *mut f32,
 }
 
+/// zyfa_attn_merge's problem (added after 0.1.2, version node ZYFA_0.1.3).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct zyfa_merge_params {
+    pub struct_size: u32,
+    pub num_parts: i32,
+    pub batch: i64,
+    pub seqlen_q: i64,
+    pub heads: i64,
+    pub head_dim_v: i64,
+    pub cu_seqlens_q: *const i32,
+    /// Optional output: the merged fp32 lse in the parts' layout.
+    pub lse: *mut f32,
+}
+
 extern "C" {
     pub fn zyfa_version() -> u32;
     pub fn zyfa_version_string() -> *const c_char;
@@ -164,6 +179,16 @@ extern "C" {
         input: *const zyfa_tensor,
         output: *const zyfa_tensor,
         descale: *mut f32,
+        stream: *mut c_void,
+    ) -> zyfa_status;
+
+    pub fn zyfa_merge_params_init(p: *mut zyfa_merge_params, struct_size: usize);
+    pub fn zyfa_attn_merge(
+        ctx: *mut zyfa_context,
+        p: *const zyfa_merge_params,
+        part_o: *const zyfa_tensor,
+        part_lse: *const *const f32,
+        o: *const zyfa_tensor,
         stream: *mut c_void,
     ) -> zyfa_status;
 }

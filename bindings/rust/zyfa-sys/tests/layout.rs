@@ -32,6 +32,8 @@ fn rust_layout() -> Vec<(String, usize)> {
         q_descale, k_descale, v_descale, lse, flags, key_block, reserved));
     all.extend(layout!(zyfa_quant_params; struct_size, flags, batch, seqlen, heads, head_dim, cu_seqlens,
         smooth_mean));
+    all.extend(layout!(zyfa_merge_params; struct_size, num_parts, batch, seqlen_q, heads, head_dim_v, cu_seqlens_q,
+        lse));
     all
 }
 

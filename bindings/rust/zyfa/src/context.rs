@@ -278,6 +278,84 @@ impl Context {
         })
     }
 
+    /// Merges partial attention results over disjoint key sets for the same queries (split keys,
+    /// a prefix cache and a new chunk, context parallelism) into `o`, and the merged lse into
+    /// `lse` when given: per row, in f32, lse = ln(sum_i exp(lse_i)), O = sum_i exp(lse_i - lse) O_i.
+    /// `parts` are the parts' O views (f32/F16/Bf16, the shape of `o`), `part_lse` their lse
+    /// ([batch * heads * seqlen_q], or [heads * total_q] when packed with `varlen` =
+    /// (cu_seqlens_q, max_seqlen_q)), as [`Context::attention`] writes them. A part whose lse is
+    /// -inf adds nothing; a row whose parts are all -inf gets O = 0, lse = -inf; NaN or +inf: NaN.
+    pub fn attention_merge(&self, parts: &[&Tensor], part_lse: &[&[f32]], o: &mut TensorMut,
+                           lse: Option<&mut [f32]>, varlen: Option<(&[i32], usize)>) -> Result<()> {
+        let mut host: Vec<bool> = parts.iter().map(|t| t.host).collect();
+        host.push(o.host);
+        self.require_host(&host)?;
+        if parts.is_empty() || parts.len() != part_lse.len() {
+            return Err(Error::invalid(format!("{} parts and {} lse arrays: need as many, at least one", parts.len(),
+                                              part_lse.len())));
+        }
+        let mut p = MaybeUninit::<zyfa_sys::zyfa_merge_params>::uninit();
+        let mut p = unsafe {
+            zyfa_sys::zyfa_merge_params_init(p.as_mut_ptr(), size_of::<zyfa_sys::zyfa_merge_params>());
+            p.assume_init()
+        };
+        p.num_parts = i32::try_from(parts.len()).map_err(|_| Error::invalid("too many parts"))?;
+        let rows = match (o.shape, varlen) {
+            (Shape::Batched([b, s, h, d]), None) => {
+                p.batch = b as i64;
+                p.seqlen_q = s as i64;
+                p.heads = h as i64;
+                p.head_dim_v = d as i64;
+                b * s
+            }
+            (Shape::Packed([t, h, d]), Some((cu, max_seqlen))) => {
+                p.batch = check_cu_seqlens(cu, t, "cu_seqlens_q")? as i64;
+                p.seqlen_q = max_seqlen as i64;
+                p.heads = h as i64;
+                p.head_dim_v = d as i64;
+                p.cu_seqlens_q = cu.as_ptr();
+                t
+            }
+            _ => return Err(Error::invalid("a packed o needs varlen (cu_seqlens_q, max_seqlen_q), a batched one none")),
+        };
+        let needed = rows * p.heads as usize;
+        for (i, part) in parts.iter().enumerate() {
+            if part.shape != o.shape {
+                return Err(Error::invalid(format!("part {} has shape {:?}, o {:?}", i, part.shape, o.shape)));
+            }
+            if part_lse[i].len() < needed {
+                return Err(Error::invalid(format!("part_lse[{}] has {} elements, needs {}", i, part_lse[i].len(),
+                                                  needed)));
+            }
+        }
+        if let Some(lse) = lse {
+            if lse.len() < needed {
+                return Err(Error::invalid(format!("lse has {} elements, needs {}", lse.len(), needed)));
+            }
+            p.lse = lse.as_mut_ptr();
+        }
+        let raw: Vec<zyfa_sys::zyfa_tensor> = parts.iter().map(|t| t.raw).collect();
+        let lse_ptrs: Vec<*const f32> = part_lse.iter().map(|l| l.as_ptr()).collect();
+        Error::check(unsafe {
+            zyfa_sys::zyfa_attn_merge(self.as_raw(), &p, raw.as_ptr(), lse_ptrs.as_ptr(), &o.raw, ptr::null_mut())
+        })
+    }
+
+    /// zyfa_attn_merge with caller-built parameters and views, for device memory on the GPU
+    /// backends: enqueued on `stream`, never synchronising.
+    ///
+    /// # Safety
+    /// Every pointer in `params`, `parts`, `part_lse` and `o` must be valid for the problem, on the
+    /// context's device, until the stream work completes; the two slices hold `params.num_parts`.
+    pub unsafe fn attention_merge_raw(&self, params: &zyfa_sys::zyfa_merge_params, parts: &[zyfa_sys::zyfa_tensor],
+                                      part_lse: &[*const f32], o: &mut TensorMut, stream: *mut c_void) -> Result<()> {
+        if parts.len() != params.num_parts as usize || part_lse.len() != parts.len() {
+            return Err(Error::invalid("parts and part_lse must hold params.num_parts entries"));
+        }
+        Error::check(zyfa_sys::zyfa_attn_merge(self.as_raw(), params, parts.as_ptr(), part_lse.as_ptr(), &o.raw,
+                                               stream))
+    }
+
     fn require_host(&self, host: &[bool]) -> Result<()> {
         if host.iter().any(|h| !h) || self.backend() != Backend::Cpu {
             return Err(Error::invalid("host slices need a CPU context and host views; use attention_raw for \

@@ -372,3 +372,76 @@ fn k_smoothing_returns_the_mean_and_quantises_the_rest() {
         .unwrap_err();
     assert!(err.message.contains("mean has"), "{}", err.message);
 }
+
+/// zyfa_attn_merge: keys split in two ranges (mask None), each attended on its own with its lse,
+/// merged, against the unsplit call. fp32 inputs keep P unrounded, so both results are the same
+/// weighted sum up to fp32 rounding (sums of <= 70 terms, exp and log of the lse: well under 1e-5 of
+/// |v| <= 1); -inf parts, all-inf rows and the errors through the safe layer.
+#[test]
+fn attention_merge_of_split_keys_equals_the_unsplit_call() {
+    let ctx = Context::cpu().unwrap();
+    let (b, sq, sk, h, d, cut) = (2, 5, 70, 2, 32, 29);
+    let q = values(b * sq * h * d, 31);
+    let k = values(b * sk * h * d, 32);
+    let v = values(b * sk * h * d, 33);
+    let opts = AttentionOptions::default();
+    let run = |k0: usize, k1: usize| {
+        // Rows k0..k1 of every batch: a strided view of the same k and v.
+        let stride = [(sk * h * d) as i64, (h * d) as i64, d as i64];
+        let shape = Shape::Batched([b, k1 - k0, h, d]);
+        let kt = Tensor::with_strides(&k[k0 * h * d..], shape, stride).unwrap();
+        let vt = Tensor::with_strides(&v[k0 * h * d..], shape, stride).unwrap();
+        let mut o = vec![0f32; b * sq * h * d];
+        let mut lse = vec![0f32; b * h * sq];
+        ctx.attention(&opts, &Tensor::new(&q, [b, sq, h, d]).unwrap(), &kt, &vt,
+                      &mut TensorMut::new(&mut o, [b, sq, h, d]).unwrap(), Some(&mut lse))
+            .unwrap();
+        (o, lse)
+    };
+    let (o_full, lse_full) = run(0, sk);
+    let (o_a, lse_a) = run(0, cut);
+    let (o_b, lse_b) = run(cut, sk);
+    let mut o = vec![0f32; b * sq * h * d];
+    let mut lse = vec![0f32; b * h * sq];
+    let parts = [Tensor::new(&o_a, [b, sq, h, d]).unwrap(), Tensor::new(&o_b, [b, sq, h, d]).unwrap()];
+    ctx.attention_merge(&[&parts[0], &parts[1]], &[&lse_a, &lse_b], &mut TensorMut::new(&mut o, [b, sq, h, d]).unwrap(),
+                        Some(&mut lse), None)
+        .unwrap();
+    for (x, r) in o.iter().zip(&o_full) {
+        assert!((x - r).abs() <= 1e-5, "merged {} vs unsplit {}", x, r);
+    }
+    for (x, r) in lse.iter().zip(&lse_full) {
+        assert!((x - r).abs() <= 1e-5, "merged lse {} vs unsplit {}", x, r);
+    }
+
+    // A part with lse -inf adds nothing (its O is not read); every part -inf: O = 0, lse = -inf.
+    let mut lse_a2 = lse_a.clone();
+    let mut lse_b2 = lse_b.clone();
+    let mut o_a2 = o_a.clone();
+    lse_a2[0] = f32::NEG_INFINITY;
+    o_a2[0] = f32::NAN;
+    lse_a2[1] = f32::NEG_INFINITY;
+    lse_b2[1] = f32::NEG_INFINITY;
+    let parts = [Tensor::new(&o_a2, [b, sq, h, d]).unwrap(), Tensor::new(&o_b, [b, sq, h, d]).unwrap()];
+    ctx.attention_merge(&[&parts[0], &parts[1]], &[&lse_a2, &lse_b2], &mut TensorMut::new(&mut o, [b, sq, h, d]).unwrap(),
+                        Some(&mut lse), None)
+        .unwrap();
+    assert_eq!(o[0], o_b[0]); // (b 0, s 0, h 0): part b alone, weight exactly 1
+    assert_eq!(lse[0], lse_b[0]);
+    assert_eq!(lse[1], f32::NEG_INFINITY); // lse index 1 = (b 0, h 0, s 1)
+    assert!(o[h * d..][..d].iter().all(|&x| x == 0.0)); // row (b 0, s 1, h 0)
+
+    // Errors: a short lse is refused by the binding, a head dim of 0 by the library (naming it).
+    let part = Tensor::new(&o_a, [b, sq, h, d]).unwrap();
+    let err = ctx.attention_merge(&[&part], &[&lse_a[..3]], &mut TensorMut::new(&mut o, [b, sq, h, d]).unwrap(), None,
+                                  None)
+        .unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    let (empty_part, mut empty_o): (Vec<f32>, Vec<f32>) = (vec![], vec![]);
+    let part = Tensor::new(&empty_part, [b, sq, h, 0]).unwrap();
+    let err = ctx.attention_merge(&[&part], &[&lse_a], &mut TensorMut::new(&mut empty_o, [b, sq, h, 0]).unwrap(),
+                                  None, None)
+        .unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.contains("params.head_dim_v = 0"), "{}", err.message);
+}
