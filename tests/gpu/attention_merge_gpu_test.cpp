@@ -166,15 +166,23 @@ void split_merged_vs_unsplit_on_gpu(void**) {
                 merged = std::fmax(merged, std::fabs(ar.o_merged[i] - ref.o[i]));
                 unsplit = std::fmax(unsplit, std::fabs(ar.o_full[i] - ref.o[i]));
             }
-            const double lo = softmax == ZYFA_SOFTMAX_LEAN ? kLeanLseLow - 1e-4 : -1e-4;
-            const double hi = softmax == ZYFA_SOFTMAX_LEAN ? kLeanLseHigh + 1e-4 : 1e-4;
+            // FP8 EXACT on the sm_90a kernels takes its scores from the e4m3 wgmma, whose adder moves
+            // them by ~1e-3 of their size: its lse is held to LEAN's bound against fp64, as in the
+            // rest of the gpu tier (gpu_check.hpp, ws_fp8_exact_lse_bound_vs_ref).
+            constexpr double kFp8ExactLseVsRef = 0.085;
+            const double lo = softmax == ZYFA_SOFTMAX_LEAN ? kLeanLseLow - 1e-4 : -kFp8ExactLseVsRef;
+            const double hi = softmax == ZYFA_SOFTMAX_LEAN ? kLeanLseHigh + 1e-4 : kFp8ExactLseVsRef;
+            double lse_low = 0.0, lse_high = 0.0;
             for (size_t i = 0; i < ref.lse.size(); ++i) {
                 const double dm = ar.lse_merged[i] - ref.lse[i], du = ar.lse_full[i] - ref.lse[i];
-                assert_true(dm >= lo && dm <= hi);
-                assert_true(du >= lo && du <= hi);
+                lse_low = std::fmin(lse_low, std::fmin(dm, du));
+                lse_high = std::fmax(lse_high, std::fmax(dm, du));
             }
-            std::printf("  GPU split %s mask %d: |O - fp64| merged %.2e unsplit %.2e (bound %.2e), between %.2e\n",
-                        mode_name(softmax), mask, merged, unsplit, bound, max_diff(ar.o_merged, ar.o_full));
+            std::printf("  GPU split %s mask %d: |O - fp64| merged %.2e unsplit %.2e (bound %.2e), between %.2e; "
+                        "lse - fp64 in [%.2e, %.2e] (bound [%.2e, %.2e])\n",
+                        mode_name(softmax), mask, merged, unsplit, bound, max_diff(ar.o_merged, ar.o_full), lse_low,
+                        lse_high, lo, hi);
+            assert_true(lse_low >= lo && lse_high <= hi);
             assert_true(merged <= bound);
             assert_true(unsplit <= bound);
             assert_true(max_diff(ar.o_merged, ar.o_full) <= 2 * bound);
