@@ -48,7 +48,7 @@ constexpr uint32_t shared_bytes_of() {
 template <int ELEM, int DQK, int DV, bool LEAN>
 constexpr uint32_t ws_shared_bytes_of() {
     return static_cast<uint32_t>(
-        nvidia::WsTileShape<ELEM, DQK, DV, nvidia::ws_key_block(ELEM == 1, LEAN, DV)>::kSharedBytes);
+        nvidia::WsTileShape<ELEM, DQK, DV, nvidia::ws_key_block(ELEM == 1, LEAN, DQK, DV)>::kSharedBytes);
 }
 // The larger of a family's two kernels (the catalogue loads both with one size).
 template <int ELEM, int DQK, int DV>
@@ -166,6 +166,7 @@ public:
         // Keys per online-softmax step of the chosen kernel: the warp-specialised kernels'
         // nvidia::ws_key_block, 64 for the mma.sync kernels.
         const int key_block = ws_kernel ? nvidia::ws_key_block(fp8, p.softmax == ZYFA_SOFTMAX_LEAN,
+                                                               static_cast<int>(p.head_dim_qk),
                                                                static_cast<int>(p.head_dim_v))
                                         : 64;
         if (p.key_block != 0 && p.key_block != key_block) {
@@ -239,7 +240,7 @@ public:
         nvidia::WsTmaParams params;
         std::memset(&params, 0, sizeof(params));  // enabled = 0: the kernels copy with cp.async
         const int key_block = nvidia::ws_key_block(p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN, p.softmax == ZYFA_SOFTMAX_LEAN,
-                                                   static_cast<int>(p.head_dim_v));
+                                                   static_cast<int>(p.head_dim_qk), static_cast<int>(p.head_dim_v));
         if (choice_ == CudaKernelChoice::Automatic) params = make_ws_tma_params(p, key_block, runtime);
         std::memcpy(out.bytes, &params, sizeof(params));
     }

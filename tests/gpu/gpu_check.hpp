@@ -64,12 +64,12 @@ inline zyfa_softmax resolved_softmax(const CaseShape& s) {
 }
 
 // The keys per online-softmax step of the kernel `ctx` runs for `gpu` (src/cuda/attention_launch_plan.cpp):
-// the warp-specialised kernels' nvidia::ws_key_block (128 at head_dim_v <= 128, 64 at 256), 64
+// the warp-specialised kernels' nvidia::ws_key_block (128 at head_dim_v <= 128 but 16-bit 192/128, 64 else), 64
 // for the others. The CPU backend models that instance when given it as params.key_block.
 inline int32_t key_block_of_kernel(const char* name, const CaseShape& s) {
     if (!name || !std::strstr(name, "_ws_")) return 64;
     return zyfa::nvidia::ws_key_block(zyfa::cpu::dtype_is_fp8(s.dtype), resolved_softmax(s) == ZYFA_SOFTMAX_LEAN,
-                                      static_cast<int>(s.head_dim_v));
+                                      static_cast<int>(s.head_dim_qk), static_cast<int>(s.head_dim_v));
 }
 inline int32_t cuda_key_block(zyfa_context* ctx, const GpuCase& gpu) {
     return key_block_of_kernel(zyfa_attn_kernel_name(ctx, &gpu.params, &gpu.tq, &gpu.tk, &gpu.tv, &gpu.to),

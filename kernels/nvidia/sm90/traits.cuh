@@ -51,7 +51,7 @@ __device__ __forceinline__ void sass_marker() {
 // registers follow from.
 template <InKind IN, PMode PM, int DQK, int DV>
 struct WsKernelTraits {
-    static constexpr int kKeyBlock = WsKeyBlock<IN == InKind::E4m3, PM == PMode::Lean, DV>::kValue;
+    static constexpr int kKeyBlock = WsKeyBlock<IN == InKind::E4m3, PM == PMode::Lean, DQK, DV>::kValue;
     using Shape = WsTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV, kKeyBlock>;
     static constexpr int kRows = Shape::kRows, kElem = Shape::kElem, kKeys = Shape::kKeys, kStages = Shape::kStages;
     static constexpr bool kFp8 = IN == InKind::E4m3;
