@@ -244,10 +244,14 @@ def bench(a, dtype, softmax, device, rank, world, context):
                 times.append(float(t[0]))
         results.append(statistics.median(times))
     if rank == 0:
-        print("bench W=%d S=%d heads %d/%d dim %d %s %s on %s: one device %.2f ms, ring %.2f ms (its "
-              "attention and merges without transfers %.2f ms), speed-up %.2fx" % (
+        # Causal forward FLOPs as docs/performance.md counts them: 2 matmuls of 2 flops per
+        # multiply-add over half the S x S scores.
+        flops = 4.0 * 0.5 * a.seqlen * a.seqlen * a.heads * a.head_dim
+        print("bench W=%d S=%d heads %d/%d dim %d %s %s on %s: one device %.2f ms (%.3g TFLOP/s), ring "
+              "%.2f ms (%.3g TFLOP/s; its attention and merges without transfers %.2f ms), speed-up %.2fx" % (
                   world, a.seqlen, a.heads, a.heads_kv, a.head_dim, dtype, softmax.upper(), device_name(device),
-                  one * 1e3, results[0] * 1e3, results[1] * 1e3, one / results[0]), flush=True)
+                  one * 1e3, flops / one / 1e12, results[0] * 1e3, flops / results[0] / 1e12, results[1] * 1e3,
+                  one / results[0]), flush=True)
 
 
 def device_name(device):
