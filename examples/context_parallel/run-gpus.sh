@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# run-gpus.sh [RANKS]  (default 2)
+# On a machine with RANKS NVIDIA GPUs, torch and nvcc (the project's device machine), from the
+# repository root: builds libzyfa with its CUDA kernels (build-gpu/, library only), then runs the
+# context-parallel example with torchrun: --check at 32K and 128K tokens (FP8 EXACT, FP8 LEAN,
+# BF16 EXACT; Gaussian and sink inputs), and --bench at 32K and 128K (one GPU vs the ring).
+# Logs go to $OUT when set (the device tool's folder), else to build-gpu/context_parallel/.
+# Exit status non-zero when the build or any check fails.
+set -euo pipefail
+ranks=${1:-2}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo"
+# NVLink multicast stays off (the device machines require it); the program sets these too, this
+# covers torchrun itself and anything it starts.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+logs=${OUT:-$repo/build-gpu/context_parallel}
+mkdir -p "$logs"
+
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DZYFA_CUDA=ON -DZYFA_AMD=OFF -DZYFA_BUILD_TESTS=OFF \
+  -DZYFA_BUILD_TOOLS=OFF > "$logs/build.log" 2>&1
+cmake --build build-gpu -j"$(nproc)" --target zyfa >> "$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
+
+export ZYFA_LIBRARY_PATH=$repo/build-gpu PYTHONPATH=$repo/bindings/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONDONTWRITEBYTECODE=1
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader | tee "$logs/gpus.txt"
+run() {  # run LOGNAME ARGS...
+  local name=$1; shift
+  echo "== torchrun --nproc_per_node=$ranks examples/context_parallel/cp_ring_attention.py $*" | tee -a "$logs/$name.log"
+  torchrun --nproc_per_node="$ranks" examples/context_parallel/cp_ring_attention.py "$@" 2>&1 | tee -a "$logs/$name.log"
+  return "${PIPESTATUS[0]}"
+}
+status=0
+run check --seqlen 32768 --check || status=1
+run check --seqlen 131072 --check || status=1
+run bench --seqlen 32768 --bench --dtype fp8,bf16 || status=1
+run bench --seqlen 131072 --bench --dtype fp8,bf16 || status=1
+grep -h '^check\|^bench' "$logs/check.log" "$logs/bench.log" > "$logs/summary.txt" || true
+echo "== summary ($logs/summary.txt)"; cat "$logs/summary.txt"
+exit $status
