@@ -221,7 +221,6 @@ def bench(a, dtype, softmax, device, rank, world, context):
     dist.barrier()
     q_local = local_rows(q, rank, world)
     kv_local = torch.stack([local_rows(k, rank, world), local_rows(v, rank, world)])
-    del q, k, v
 
     def ring(communicate):
         def run():
