@@ -5,9 +5,10 @@
 # and lse must match one zyfa call on the whole sequence within the merge's bounds, for FP8 EXACT,
 # FP8 LEAN and BF16 EXACT, Gaussian and sink inputs (6 checks). CTest bindings_python_context_parallel
 # (label bindings). Exit 77 with one line saying why (CTest: skipped) when no python3 has numpy and
-# torch with torch.distributed and gloo; Debian 12's python3-torch would do, but it brings ~180
-# packages, so tools/install-build-deps.sh does not install it, and CI skips this test: the same
-# plan, masks and merges run there without torch in test_context_parallel.py (bindings_python).
+# torch >= 2.1 (float8 dtypes) with torch.distributed and gloo. Debian 12's python3-torch is 1.13
+# (no float8) and brings ~180 packages; tools/install-build-deps.sh installs no torch, so CI skips
+# this test: the same plan, masks and merges run there without torch in test_context_parallel.py
+# (bindings_python).
 set -euo pipefail
 libdir=$(cd "$1" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,14 +17,14 @@ work=${2:-}
 py=
 for candidate in "${ZYFA_PYTHON:-}" python3 /usr/bin/python3; do
   if [[ -n $candidate ]] && command -v "$candidate" >/dev/null &&
-     "$candidate" -c 'import numpy, torch, torch.distributed as d; assert d.is_available() and d.is_gloo_available()' \
-       2>/dev/null; then
+     "$candidate" -c 'import numpy, torch, torch.distributed as d
+assert hasattr(torch, "float8_e4m3fn") and d.is_available() and d.is_gloo_available()' 2>/dev/null; then
     py=$(command -v "$candidate"); break
   fi
 done
 if [[ -z $py ]]; then
-  echo "SKIPPED bindings_python_context_parallel: no python3 with numpy and torch (torch.distributed with gloo);" \
-       "set ZYFA_PYTHON to one (pip install torch, or Debian's python3-torch). The ring's algorithm is still" \
+  echo "SKIPPED bindings_python_context_parallel: no python3 with numpy and torch >= 2.1 (float8 dtypes," \
+       "torch.distributed with gloo); set ZYFA_PYTHON to one (e.g. a venv with pip install torch). The ring's algorithm is still" \
        "tested without torch by bindings_python (test_context_parallel.py)"
   exit 77
 fi
