@@ -309,8 +309,11 @@ def main(argv=None):
         worker(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), a)
         return
     nproc = a.nproc or 1
+    # Ranks started here are all on this machine: rendezvous and gloo's traffic stay on the
+    # loopback interface (gloo otherwise picks the interface the host name resolves to).
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(free_port()))
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     if nproc == 1:
         worker(0, 1, a)
         return
