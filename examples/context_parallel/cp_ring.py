@@ -64,7 +64,8 @@ def pairs(rank, src, world, c):
     - src > rank: src's lo chunk (src > r) is after our lo and before our hi; src's hi chunk
       (2W-1-src < 2W-1-r) too: our hi sees both (2c keys, no mask), our lo neither.
 
-    Every step costs 2c^2 scores per rank (causal halves counted half), which is the load balance.
+    At every step every rank attends as many (query, key) pairs as every other (2c^2 + c at the
+    diagonal step, 2c^2 after): the load balance.
     """
     causal = "bottom_right"
     if src == rank:
@@ -122,10 +123,13 @@ def tight_bounds(n_parts, n_keys, key_block, max_abs_v, max_abs_lse):
     """Shared row maximum in every part's first key block, cuts on key blocks (the 'sink' inputs):
     the parts round every probability exactly as the single call does, so only fp32 rounding of
     each part's O and lse, the weights and another association of the same sums differ.
-    Returns (O bound, lse bound)."""
+    docs/api.md's bound is for one merge of n parts; the ring merges as the parts arrive, n - 1
+    merges of two, each within that bound of its exact result, so the bound is taken n - 1 times
+    (once for 2 ranks). Returns (O bound, lse bound)."""
     blocks = math.ceil(n_keys / key_block)
-    o = (16 * (max_abs_lse + 2) + 4 * n_parts + 4 * blocks) * U * max_abs_v
-    lse = (8 * (max_abs_lse + 2) + 4 * n_parts + 4 * blocks) * U
+    merges = max(1, n_parts - 1)
+    o = merges * (16 * (max_abs_lse + 2) + 4 * n_parts + 4 * blocks) * U * max_abs_v
+    lse = merges * (8 * (max_abs_lse + 2) + 4 * n_parts + 4 * blocks) * U
     return o, lse
 
 
