@@ -387,7 +387,8 @@ bool run_case(zyfa_context* gpu, zyfa_context* cpu, GpuRuntime& rt, zyfa::gpu::S
         zyfa_check::estimate(device.arch, kernel, c.dtype, device.multiprocessors, device.clock_khz);
     if (est.present) {
         std::snprintf(estimate_text, sizeof estimate_text, "%.0f (%.0f%% MFMA busy)", est.tflops, est.busy * 100.0);
-        std::snprintf(ratio_text, sizeof ratio_text, "%.2g%%", 100.0 * tflops / est.tflops);
+        const double ratio = 100.0 * tflops / est.tflops;  // a percentage; tiny on the emulator
+        std::snprintf(ratio_text, sizeof ratio_text, ratio >= 1.0 ? "%.0f%%" : "%.2g%%", ratio);
     } else {
         std::snprintf(estimate_text, sizeof estimate_text, "%s", est.why_none.c_str());
     }
@@ -448,10 +449,12 @@ int main(int argc, char** argv) {
         rt = hip ? zyfa::hip::open_hip_runtime(opts.device) : zyfa::cuda::open_cuda_runtime(opts.device);
     } catch (const std::exception& e) {
         std::printf("FAIL zyfa-check: the %s runtime's memory helpers: %s\n", hip ? "HIP" : "CUDA", e.what());
+        send_back(hip);
         return 1;
     }
     if (zyfa_context_create(&cpu_opts, &cpu) != ZYFA_SUCCESS) {
         std::printf("FAIL zyfa-check: CPU context: %s\n", zyfa_last_error_message());
+        send_back(hip);
         return 1;
     }
     const std::string arch = zyfa_context_device_name(gpu);
