@@ -17,12 +17,15 @@ constexpr BusyEstimate kBusy[] = {
 #include "mfma_busy_estimates.inc"
 };
 
-// AMD's published dense peaks, divided by CUs x peak engine clock, give the matrix FLOP per CU
-// per clock (rocm.docs.amd.com, "GPU hardware specifications", and the MI355X / MI300X product
-// pages; read 2026-12-03 through this project's document search):
-//   MI355X (gfx950): 256 CUs, 2,400 MHz; OCP FP8 5.0 PFLOP/s dense -> 5.0e15 / (256 x 2.4e9) =
-//     8,138, i.e. 8,192 (5,033 TFLOP/s, which AMD rounds to 5.0 PF); BF16 2.5 PFLOP/s -> 4,096.
-//   MI300X (gfx942): 304 CUs, 2,100 MHz; FP8 2,614.9 TFLOP/s -> 4,096; BF16 1,307.4 -> 2,048.
+// Matrix FLOP per CU per clock, dense. Sources, read 2026-12-03 through this project's document
+// search (AMD's figures as others quote them; no AMD datasheet was opened):
+//   MI355X (gfx950): 256 CUs (8 XCDs x 32), 2,400 MHz peak engine clock, FP8 8,192 FLOP per CU
+//     per clock (twice MI300X's 4,096), about 5 PFLOP/s FP8 = 8,192 x 256 x 2.4e9 (AMD's ISSCC
+//     2026 talk on MI355X as reported by the trade press; CU count and clock from AMD's launch
+//     figures as reported). BF16 4,096: half the FP8 rate, from the MFMA pass counts below (the
+//     2.5 PFLOP/s this gives was not checked against an AMD document here).
+//   MI300X (gfx942): 304 CUs, 2,100 MHz; FP8 2,614.9 TFLOP/s and BF16 1,307.4 (ROCm's MI300
+//     documentation as quoted) = 4,096 and 2,048 x 304 x 2.1e9.
 // The same figures follow from the MFMA pass counts the cycle model uses (docs/emulator.md, "ISA
 // facts"): a 32x32x64 FP8 MFMA is 2 x 32 x 32 x 64 = 131,072 FLOP in 16 passes (64 cycles) on
 // one SIMD, 2,048 per cycle, x 4 SIMDs per CU = 8,192 on gfx950; 32x32x16 BF16, 32,768 FLOP in 8
