@@ -81,6 +81,11 @@ public:
             driver_.cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, device_) ==
                 CUDA_SUCCESS &&
             pageable == 1;
+        // Optional too (only zyfa-check's report reads it): 0 when the driver does not answer.
+        int clock_khz = 0;
+        if (driver_.cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_) == CUDA_SUCCESS &&
+            clock_khz > 0)
+            info_.clock_khz = clock_khz;
         info_.arch = "sm_" + std::to_string(info_.compute_major) + std::to_string(info_.compute_minor);
         info_.image_archs = compatible_image_archs(info_.compute_major, info_.compute_minor);
         driver_.check(driver_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");

@@ -42,6 +42,10 @@ struct DeviceInfo {
     int compute_major = 0;     // NVIDIA compute capability; AMD: gfx major/minor
     int compute_minor = 0;
     int multiprocessors = 0;   // SMs / CUs
+    // The SM / CU clock the runtime reports, in kHz (CUDA's CLOCK_RATE, HIP's
+    // hipDeviceAttributeClockRate): the peak clock, not the one under load; 0 when not reported.
+    // Only for reports (zyfa-check's estimated TFLOP/s); no launch decision reads it.
+    int clock_khz = 0;
     int max_shared_bytes_per_block = 0;  // opt-in maximum of dynamic + static shared memory
     // The device reads and writes pageable host memory in place (HMM or ATS: CUDA's
     // PAGEABLE_MEMORY_ACCESS, HIP's hipDeviceAttributePageableMemoryAccess).

@@ -53,6 +53,7 @@ constexpr int HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 constexpr int HIP_FUNC_ATTRIBUTE_NUM_REGS = 4;
 
+constexpr int hipDeviceAttributeClockRate = 5;               // the same in ROCm 5, 6 and 7
 constexpr int hipDeviceAttributePageableMemoryAccess = 65;  // the same in ROCm 5, 6 and 7
 
 // hipPointerAttribute_t (ROCm 5 and later: the first field was renamed memoryType -> type, the

@@ -102,6 +102,10 @@ public:
             api_.hipDeviceGetAttribute != nullptr &&
             api_.hipDeviceGetAttribute(&pageable, hipDeviceAttributePageableMemoryAccess, ordinal) == hipSuccess &&
             pageable == 1;
+        int clock_khz = 0;
+        if (api_.hipDeviceGetAttribute != nullptr &&
+            api_.hipDeviceGetAttribute(&clock_khz, hipDeviceAttributeClockRate, ordinal) == hipSuccess && clock_khz > 0)
+            info_.clock_khz = clock_khz;
     }
 
     const char* vendor() const noexcept override { return "amd"; }

@@ -210,6 +210,7 @@ int main() {
     ZYFA_CHECK_VALUE(zyfa::hip::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, ::HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     ZYFA_CHECK_VALUE(zyfa::hip::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, ::HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
     ZYFA_CHECK_VALUE(zyfa::hip::HIP_FUNC_ATTRIBUTE_NUM_REGS, ::HIP_FUNC_ATTRIBUTE_NUM_REGS);
+    ZYFA_CHECK_VALUE(zyfa::hip::hipDeviceAttributeClockRate, ::hipDeviceAttributeClockRate);
     ZYFA_CHECK_VALUE(zyfa::hip::hipDeviceAttributePageableMemoryAccess, ::hipDeviceAttributePageableMemoryAccess);
 
     // hipPointerAttribute_t: the same layout in every ROCm; only its first field's name changed.

@@ -1,6 +1,7 @@
 // zyfa-check: run a grid of FP8 and BF16 attention cases on the best GPU backend (HIP, then CUDA),
-// compare each with the CPU backend, and print the time and TFLOP/s of each.
-//   zyfa-check [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu] [--help]
+// compare each with the CPU backend, and print the time and TFLOP/s of each beside the emulator's
+// estimate for that kernel on that arch (check_estimates.hpp), then the block to send back.
+//   zyfa-check [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu] [--estimates] [--help]
 // Exit status: 0 every case within tolerance (or --help), 1 a case failed (wrong numbers, an
 // error, or NOT_SUPPORTED for a case zyfa claims to support), 2 bad options, 77 no GPU backend on
 // this machine (1 with --require-gpu, as CI runs it on the HIP stand-in, where a missing backend
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "check_cases.hpp"
+#include "check_estimates.hpp"
 #include "check_tolerances.hpp"
 #include "core/validate.hpp"
 #include "cpu/tensor_access.hpp"
@@ -43,13 +45,18 @@ struct Options {
     bool tiny = false;
     int repeats = 5;
     bool require_gpu = false;
+    bool estimates = false;
 };
 
 const char kUsage[] =
-    "usage: zyfa-check [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu] [--help]\n"
+    "usage: zyfa-check [--backend hip|cuda] [--device N] [--tiny] [--repeats N] [--require-gpu] [--estimates]\n"
+    "                  [--help]\n"
     "\n"
     "Runs a grid of FP8 and BF16 attention cases on the best GPU backend (HIP, then CUDA), compares\n"
-    "each with the CPU backend and prints its time and TFLOP/s, one Markdown table row per case.\n"
+    "each with the CPU backend and prints its time and TFLOP/s, one Markdown table row per case,\n"
+    "beside the TFLOP/s that this project's AMD emulator estimates for the same kernel at the\n"
+    "device's reported clock (AMD only; a model, not a measurement). Ends with the commands to run\n"
+    "to send the results back.\n"
     "\n"
     "options:\n"
     "  --backend hip|cuda  use this GPU backend only (default: HIP, then CUDA)\n"
@@ -57,11 +64,27 @@ const char kUsage[] =
     "  --tiny              small cases, each compared with the CPU backend in full\n"
     "  --repeats N         timed launches per case after one warm-up; the median is shown (default 5)\n"
     "  --require-gpu       exit 1 instead of 77 when there is no GPU backend\n"
+    "  --estimates         print the emulator's estimates table (every AMD kernel) and exit\n"
     "  --help              this text\n"
     "\n"
     "exit status: 0 all cases passed, 1 a case failed, 2 bad options, 77 no GPU backend here.\n";
 
 enum class Parsed { run, help, bad };
+
+// This run's command line as a shell would take it back: arguments other than plain words in
+// single quotes, so the send-back block repeats exactly what the user ran.
+std::string invocation(int argc, char** argv) {
+    std::string line;
+    for (int i = 0; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                  "0123456789_-./=:+,@%") == std::string::npos;
+        std::string quoted = "'";
+        for (char ch : arg) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        line += (i ? " " : "") + (plain ? arg : quoted + "'");
+    }
+    return line;
+}
 
 // Unknown flags and bad values are reported on stderr (exit 2); --help goes to stdout (exit 0).
 Parsed parse(int argc, char** argv, Options& o) {
@@ -85,6 +108,8 @@ Parsed parse(int argc, char** argv, Options& o) {
             o.tiny = true;
         } else if (arg == "--require-gpu") {
             o.require_gpu = true;
+        } else if (arg == "--estimates") {
+            o.estimates = true;
         } else if ((arg == "--backend" || arg == "--device" || arg == "--repeats") && !has_value) {
             return bad(arg + " needs a value");
         } else if (arg == "--backend") {
@@ -311,7 +336,8 @@ bool run_case(zyfa_context* gpu, zyfa_context* cpu, GpuRuntime& rt, zyfa::gpu::S
 
     const char* kernel = zyfa_attn_kernel_name(gpu, &params, &q, &k, &v, &o);
     if (kernel == nullptr) {
-        std::printf("| %s | - | - | - | - | - | FAIL: not supported: %s |\n", label.c_str(), zyfa_last_error_message());
+        std::printf("| %s | - | - | - | - | - | - | - | FAIL: not supported: %s |\n", label.c_str(),
+                    zyfa_last_error_message());
         return false;
     }
     zyfa_status st = zyfa_attn_fwd(gpu, &params, &q, &k, &v, &o, stream);  // warm-up, and the checked output
@@ -331,7 +357,7 @@ bool run_case(zyfa_context* gpu, zyfa_context* cpu, GpuRuntime& rt, zyfa::gpu::S
     rt.destroy_event(start);
     rt.destroy_event(end);
     if (st != ZYFA_SUCCESS) {
-        std::printf("| %s | %s | - | - | - | - | FAIL: %s: %s |\n", label.c_str(), kernel, zyfa_status_string(st),
+        std::printf("| %s | %s | - | - | - | - | - | - | FAIL: %s: %s |\n", label.c_str(), kernel, zyfa_status_string(st),
                     zyfa_last_error_message());
         return false;
     }
@@ -346,7 +372,7 @@ bool run_case(zyfa_context* gpu, zyfa_context* cpu, GpuRuntime& rt, zyfa::gpu::S
     st = run_cpu_slice(cpu, h, slice);
     const double cpu_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - cpu_start).count();
     if (st != ZYFA_SUCCESS) {
-        std::printf("| %s | %s | - | - | - | - | FAIL: CPU backend: %s |\n", label.c_str(), kernel,
+        std::printf("| %s | %s | - | - | - | - | - | - | FAIL: CPU backend: %s |\n", label.c_str(), kernel,
                     zyfa_last_error_message());
         return false;
     }
@@ -354,10 +380,22 @@ bool run_case(zyfa_context* gpu, zyfa_context* cpu, GpuRuntime& rt, zyfa::gpu::S
     const double o_tol = zyfa_check::o_tolerance(c.dtype, c.out_dtype);
     const double lse_tol = zyfa_check::lse_tolerance(c.softmax);
     const bool pass = d.rel_rms <= o_tol && d.lse_max_abs <= lse_tol && d.lse_infinity_mismatch == 0;
-    char tflops_text[32];
+    char tflops_text[32], estimate_text[64] = "no estimate", ratio_text[32] = "-";
     std::snprintf(tflops_text, sizeof tflops_text, tflops >= 1.0 ? "%.1f" : "%.2g", tflops);
-    std::printf("| %s | %s | %.3f | %s | %.2e (%.0e) | %.1e (%.0e)%s | %s (CPU slice: %lld of %lld heads, %.1f s) |\n",
-                label.c_str(), kernel, median_ms, tflops_text, d.rel_rms, o_tol, d.lse_max_abs, lse_tol,
+    const zyfa::gpu::DeviceInfo& device = rt.device();
+    const zyfa_check::Estimate est =
+        zyfa_check::estimate(device.arch, kernel, c.dtype, device.multiprocessors, device.clock_khz);
+    if (est.present) {
+        std::snprintf(estimate_text, sizeof estimate_text, "%.0f (%.0f%% MFMA busy)", est.tflops, est.busy * 100.0);
+        const double ratio = 100.0 * tflops / est.tflops;  // a percentage; tiny on the emulator
+        std::snprintf(ratio_text, sizeof ratio_text, ratio >= 1.0 ? "%.0f%%" : "%.2g%%", ratio);
+    } else {
+        std::snprintf(estimate_text, sizeof estimate_text, "%s", est.why_none.c_str());
+    }
+    std::printf("| %s | %s | %.3f | %s | %s | %s | %.2e (%.0e) | %.1e (%.0e)%s | %s (CPU slice: %lld of %lld heads, "
+                "%.1f s) |\n",
+                label.c_str(), kernel, median_ms, tflops_text, estimate_text, ratio_text, d.rel_rms, o_tol,
+                d.lse_max_abs, lse_tol,
                 d.lse_infinity_mismatch ? " -inf mismatch" : "", pass ? "ok" : "FAIL", (long long)slice.heads_q,
                 (long long)c.heads_q, cpu_s);
     std::fflush(stdout);
@@ -375,6 +413,14 @@ int main(int argc, char** argv) {
         case Parsed::bad: return 2;
         case Parsed::run: break;
     }
+    if (opts.estimates) {
+        zyfa_check::print_estimates_table();
+        return 0;
+    }
+    // Printed at every end of a run that tried a device, the SKIP included: "found no GPU" is a
+    // result worth sending back too. Only a run on CUDA asks for nvidia-smi.
+    const std::string command = invocation(argc, argv);
+    auto send_back = [&](bool amd) { std::printf("\n%s", zyfa_check::send_back_block(command, amd).c_str()); };
     zyfa_context* gpu = nullptr;
     std::string why_none;
     for (zyfa_backend backend : {ZYFA_BACKEND_HIP, ZYFA_BACKEND_CUDA}) {
@@ -390,6 +436,7 @@ int main(int argc, char** argv) {
     }
     if (gpu == nullptr) {
         std::printf("%s zyfa-check: no GPU backend here (%s)\n", opts.require_gpu ? "FAIL" : "SKIP", why_none.c_str());
+        send_back(opts.backend != ZYFA_BACKEND_CUDA);
         return opts.require_gpu ? 1 : kSkipExitCode;
     }
     const bool hip = zyfa_context_backend(gpu) == ZYFA_BACKEND_HIP;
@@ -402,10 +449,12 @@ int main(int argc, char** argv) {
         rt = hip ? zyfa::hip::open_hip_runtime(opts.device) : zyfa::cuda::open_cuda_runtime(opts.device);
     } catch (const std::exception& e) {
         std::printf("FAIL zyfa-check: the %s runtime's memory helpers: %s\n", hip ? "HIP" : "CUDA", e.what());
+        send_back(hip);
         return 1;
     }
     if (zyfa_context_create(&cpu_opts, &cpu) != ZYFA_SUCCESS) {
         std::printf("FAIL zyfa-check: CPU context: %s\n", zyfa_last_error_message());
+        send_back(hip);
         return 1;
     }
     const std::string arch = zyfa_context_device_name(gpu);
@@ -413,11 +462,27 @@ int main(int argc, char** argv) {
     // zyfa_build_info() begins with "zyfa <version>", so it alone names the version.
     std::printf("zyfa-check: %s backend, device %d: %s (%s, %d CUs/SMs); %s\n", hip ? "HIP" : "CUDA", opts.device,
                 rt->device().name.c_str(), arch.c_str(), rt->device().multiprocessors, zyfa_build_info());
+    const int clock_khz = rt->device().clock_khz;
+    if (clock_khz > 0) {
+        std::printf("Clock: %d MHz, the peak %s reports (%s), not the clock under load: the commands at the end "
+                    "query that.\n",
+                    clock_khz / 1000, hip ? "HIP" : "the CUDA driver",
+                    hip ? "hipDeviceAttributeClockRate" : "CU_DEVICE_ATTRIBUTE_CLOCK_RATE");
+    } else {
+        std::printf("Clock: not reported by the %s runtime.\n", hip ? "HIP" : "CUDA");
+    }
     std::printf("Each case: 1 warm-up + %d timed launches (median); FP8 = %s LEAN, BF16 = EXACT, output BF16, with "
-                "lse; error = relative RMS of O vs the CPU backend (tolerance), lse = max |difference|.\n\n",
+                "lse; error = relative RMS of O vs the CPU backend (tolerance), lse = max |difference|.\n",
                 opts.repeats, zyfa::validation::dtype_name(fp8));
-    std::printf("| case | shape | kernel | time (ms) | TFLOP/s | O rel. RMS vs CPU (tol) | lse max abs (tol) | result |\n"
-                "|---|---|---|---|---|---|---|---|\n");
+    std::printf("est. TFLOP/s = the MFMA-busy fraction this project's AMD ISA emulator estimates for that kernel "
+                "(calibrated cycle model, 256 queries x 1,024 keys; a model, never measured on AMD hardware) x "
+                "the arch's published dense peak per CU per clock x %d CUs x the clock above; "
+                "\"no estimate\" where the model has none (NVIDIA, kernels it does not cover). "
+                "zyfa-check --estimates lists them.\n\n",
+                rt->device().multiprocessors);
+    std::printf("| case | shape | kernel | time (ms) | TFLOP/s | est. TFLOP/s (model) | achieved / est. | "
+                "O rel. RMS vs CPU (tol) | lse max abs (tol) | result |\n"
+                "|---|---|---|---|---|---|---|---|---|---|\n");
     zyfa::gpu::StreamHandle stream = rt->create_stream();
     int failed = 0, total = 0;
     for (const CheckCase& c : zyfa_check::check_grid(opts.tiny, fp8)) {
@@ -425,7 +490,7 @@ int main(int argc, char** argv) {
         try {
             failed += !run_case(gpu, cpu, *rt, stream, c, opts);
         } catch (const std::exception& e) {
-            std::printf("| %s | %s | - | - | - | - | - | FAIL: %s |\n", c.name.c_str(),
+            std::printf("| %s | %s | - | - | - | - | - | - | - | FAIL: %s |\n", c.name.c_str(),
                         zyfa_check::shape_label(c).c_str(), e.what());
             ++failed;
         }
@@ -433,6 +498,7 @@ int main(int argc, char** argv) {
     rt->destroy_stream(stream);
     std::printf("\nzyfa-check: %d of %d cases passed%s\n", total - failed, total,
                 failed ? "; see the FAIL rows" : "");
+    send_back(hip);
     zyfa_context_destroy(cpu);
     zyfa_context_destroy(gpu);
     return failed ? 1 : 0;

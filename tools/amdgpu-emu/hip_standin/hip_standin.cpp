@@ -184,6 +184,23 @@ __attribute__((visibility("default"))) hipError_t hipGetDevicePropertiesR0600(vo
     return hipSuccess;
 }
 
+// hipDeviceAttributeClockRate (5): AMD's published peak engine clock of the part the stand-in
+// names, MI355X 2,400 MHz, MI300X 2,100 MHz (kHz, as ROCm reports it), so zyfa-check's estimate
+// column has a clock on the emulated device; nothing is timed at that clock. Pageable memory
+// access (65): no, as when the attribute is missing. Any other attribute: hipErrorInvalidValue.
+__attribute__((visibility("default"))) hipError_t hipDeviceGetAttribute(int* value, int attribute, int device) {
+    if (!value || device != 0) return record(hipErrorInvalidValue);
+    if (attribute == 5) {
+        *value = device_arch() == Arch::Gfx950 ? 2400000 : 2100000;
+        return hipSuccess;
+    }
+    if (attribute == 65) {
+        *value = 0;
+        return hipSuccess;
+    }
+    return record(hipErrorInvalidValue);
+}
+
 __attribute__((visibility("default"))) hipError_t hipModuleLoadData(void** module, const void* image) {
     if (!module || !image) return record(hipErrorInvalidValue);
     // The image is an ELF: its size is the end of the section header table.
