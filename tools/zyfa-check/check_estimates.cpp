@@ -98,8 +98,8 @@ void print_estimates_table() {
 
 std::string send_back_block(const std::string& invocation, bool amd) {
     std::string block =
-        "To send the results back, run this block (it repeats this check into zyfa-check-report.md and\n"
-        "adds the clocks the driver tools report) and paste zyfa-check-report.md into a comment on\n"
+        "To send the results back, run this block (it repeats this check into zyfa-check-report.txt and\n"
+        "adds the clocks the driver tools report) and paste zyfa-check-report.txt into a comment on\n"
         "zyfa's AMD issue (issue 23), or send it to whoever asked you to run zyfa-check:\n\n"
         "```sh\n";
     block += "{ " + invocation + "\n";
@@ -109,7 +109,7 @@ std::string send_back_block(const std::string& invocation, bool amd) {
     } else {
         block += "  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv\n";
     }
-    block += "} > zyfa-check-report.md 2>&1\n```\n";
+    block += "} > zyfa-check-report.txt 2>&1\n```\n";
     return block;
 }
 

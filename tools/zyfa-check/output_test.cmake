@@ -82,7 +82,7 @@ if(MODE STREQUAL "emulated")
     message(FATAL_ERROR "a row on the emulated gfx950 has no estimate\n${report}")
   endif()
   expect("\nzyfa-check: 7 of 7 cases passed\n" "every case passed")
-  expect("${block} --tiny --repeats 1 --require-gpu\n  rocm-smi --showclocks\n  amd-smi metric --clock\n\\} > zyfa-check-report\\.md 2>&1\n```\n$"
+  expect("${block} --tiny --repeats 1 --require-gpu\n  rocm-smi --showclocks\n  amd-smi metric --clock\n\\} > zyfa-check-report\\.txt 2>&1\n```\n$"
          "the send-back block, last, with this run's command line")
 elseif(MODE STREQUAL "no_gpu")
   if(NOT rc EQUAL 77)
@@ -90,7 +90,7 @@ elseif(MODE STREQUAL "no_gpu")
   endif()
   expect("^SKIP zyfa-check: no GPU backend here \\(HIP: " "the SKIP line")
   expect("issue 23" "where to send it")
-  expect("${block} --backend hip --repeats 2\n  rocm-smi --showclocks\n  amd-smi metric --clock\n\\} > zyfa-check-report\\.md 2>&1\n```\n$"
+  expect("${block} --backend hip --repeats 2\n  rocm-smi --showclocks\n  amd-smi metric --clock\n\\} > zyfa-check-report\\.txt 2>&1\n```\n$"
          "the send-back block with this run's command line")
 elseif(MODE STREQUAL "estimates")
   if(NOT rc EQUAL 0)
