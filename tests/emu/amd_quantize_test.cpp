@@ -3,10 +3,11 @@
 // backend on the same bytes (tests/gpu/quant_gpu_check.hpp): codes (padding included), descales
 // and K-smoothing means bitwise equal, guard bands intact. Shapes: fixed length and varlen (with
 // an empty sequence), with and without the Hadamard rotation and K smoothing, head dims that are
-// not powers of two (80 plain, 192 and 320 in 64-blocks), padded strides, all-zero and tiny
-// slices, fp32 / bf16 / fp16 input, the arch's own FP8 format (gfx950 e4m3fn, gfx942 e4m3fnuz)
-// and the other one; and a NaN poisoning only its slice. Small shapes: every workgroup is
-// emulated. The target is chosen by ZYFA_EMU_ARCH (gfx950 or gfx942).
+// not powers of two (80 plain, 192 and 320 in 64-blocks) and the largest block (1024), padded
+// strides, all-zero, tiny and huge slices, fp32 / bf16 / fp16 input, the arch's own FP8 format
+// (gfx950 e4m3fn, gfx942 e4m3fnuz) and the other one; and a NaN or an infinity affecting only its
+// slice. Small shapes: every workgroup is emulated. The target is chosen by ZYFA_EMU_ARCH (gfx950
+// or gfx942).
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -56,11 +57,31 @@ void varlen_with_empty_sequence(void**) {
     }
 }
 
-void zero_tiny_and_subnormal_slices(void**) {
+// Not bf16 here: its tiny slice (amax about 2^-120) has a subnormal descale, a division whose
+// v_div_fmas runs with VCC set, which the emulator refuses (docs/emulator.md); hardware computes it.
+void zero_tiny_huge_and_subnormal_slices(void**) {
     for (zyfa_dtype in : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_FP16}) {
         QuantShape s = shape("zero/tiny slices hadamard", in, native_format(), true, 1, 6, 3, 64);
         s.seed = 55u + static_cast<uint32_t>(in);
         check_bitwise(s, Special::ZeroAndTinySlices);
+    }
+    for (zyfa_dtype in : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16}) {
+        QuantShape s = shape("huge slice 1 (amax ~2^115) hadamard", in, other_format(), true, 1, 6, 3, 64);
+        s.seed = 57u + static_cast<uint32_t>(in);
+        check_bitwise(s, Special::HugeSlice1);
+    }
+}
+
+// More rows: several 64-row encode blocks (the amax workgroup loops over all 300), the largest
+// Hadamard block, and smoothing lengths that leave lanes empty or unequal.
+void longer_rows_and_largest_block(void**) {
+    check_bitwise(shape("bf16 d128 hadamard 300 rows", ZYFA_DTYPE_BF16, native_format(), true, 2, 300, 2, 128));
+    check_bitwise(shape("fp32 d1024 hadamard (largest block)", ZYFA_DTYPE_FP32, native_format(), true, 1, 10, 2, 1024));
+    for (int64_t seqlen : {1, 7, 8, 9, 130}) {
+        QuantShape s = shape("smooth fp32 d48", ZYFA_DTYPE_FP32, native_format(), false, 1, seqlen, 2, 48);
+        s.smooth = true;
+        s.seed = static_cast<uint32_t>(300 + seqlen);
+        check_bitwise(s);
     }
 }
 
@@ -113,6 +134,34 @@ void nan_poisons_only_its_slice(void**) {
     });
 }
 
+// An infinity: the call succeeds, its slice's descale is +inf, every other slice as the CPU's.
+void inf_gives_an_infinite_descale(void**) {
+    guarded([&] {
+        QuantShape s = shape("-inf in slice 1", ZYFA_DTYPE_FP32, native_format(), false, 1, 6, 3, 64);
+        QuantCase bad(s, Special::InfInSlice1);
+        QuantCase clean(s, Special::None);
+        assert_int_equal(bad.run_cpu(), ZYFA_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(clean.run_cpu(), ZYFA_SUCCESS);
+        DeviceQuant d(bad);
+        assert_int_equal(d.launch(session().stream), ZYFA_SUCCESS);
+        session().runtime->synchronize_stream(session().stream);
+        d.download(bad);
+        bad.out_cpu = clean.out_cpu;
+        bad.descale_cpu = clean.descale_cpu;
+        for (int64_t r = 0; r < s.seqlen; ++r) {
+            for (int64_t dd = 0; dd < s.head_dim; ++dd) {
+                const size_t i = static_cast<size_t>(r * bad.out.stride_seq + 1 * bad.out.stride_head + dd);
+                bad.out_gpu[i] = bad.out_cpu[i];
+            }
+        }
+        const Comparison r = compare(bad, 1);
+        print_result(bad, r);
+        assert_int_equal(r.code_mismatches, 0);
+        assert_int_equal(r.descale_mismatches, 0);
+        assert_true(std::isinf(bad.descale_gpu[1]) && bad.descale_gpu[1] > 0.0f);
+    });
+}
+
 }  // namespace
 
 int main() {
@@ -142,9 +191,11 @@ int main() {
         cmocka_unit_test(fixed_length),
         cmocka_unit_test(padded_strides),
         cmocka_unit_test(varlen_with_empty_sequence),
-        cmocka_unit_test(zero_tiny_and_subnormal_slices),
+        cmocka_unit_test(zero_tiny_huge_and_subnormal_slices),
+        cmocka_unit_test(longer_rows_and_largest_block),
         cmocka_unit_test(smoothing),
         cmocka_unit_test(nan_poisons_only_its_slice),
+        cmocka_unit_test(inf_gives_an_infinite_descale),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

@@ -31,7 +31,9 @@ struct QuantShape {
     uint32_t seed = 1;
 };
 
-enum class Special { None, ZeroAndTinySlices, NaNInSlice1, InfInSlice1 };
+// HugeSlice1: slice 1 scaled by 2^110 (fp32 / bf16 input): an amax far above 2^64, where the HIP
+// finish kernel divides a scaled amax (kernels/amd/quantize_fp8.hip).
+enum class Special { None, ZeroAndTinySlices, NaNInSlice1, InfInSlice1, HugeSlice1 };
 
 inline size_t elem_size(zyfa_dtype d) { return d == ZYFA_DTYPE_FP32 ? 4 : d == ZYFA_DTYPE_FP8_E4M3FN || d == ZYFA_DTYPE_FP8_E4M3FNUZ ? 1 : 2; }
 
@@ -120,6 +122,7 @@ struct QuantCase {
                     // inputs their own subnormal range.
                     if (slice == 1) slice_scale = fp32 ? 0x1p-120f : shape.in_dtype == ZYFA_DTYPE_FP16 ? 0x1p-20f : 0x1p-125f;
                 }
+                if (special == Special::HugeSlice1 && slice == 1) slice_scale = 0x1p110f;
                 for (int64_t s = 0; s < len(b); ++s) {
                     for (int64_t d = 0; d < shape.head_dim; ++d) {
                         float x = normal(rng) * slice_scale;
