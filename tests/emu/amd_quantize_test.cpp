@@ -6,7 +6,8 @@
 // not powers of two (80 plain, 192 and 320 in 64-blocks) and the largest block (1024), padded
 // strides, all-zero, tiny and huge slices, fp32 / bf16 / fp16 input, the arch's own FP8 format
 // (gfx950 e4m3fn, gfx942 e4m3fnuz) and the other one; and a NaN or an infinity affecting only its
-// slice. Small shapes: every workgroup is emulated. The target is chosen by ZYFA_EMU_ARCH (gfx950
+// slice; refusals (host pointer, Hadamard block over 1024, head dim 96 with the rotation) write
+// nothing. Small shapes: every workgroup is emulated. The target is chosen by ZYFA_EMU_ARCH (gfx950
 // or gfx942).
 #include <cstdlib>
 #include <cstring>
@@ -162,6 +163,39 @@ void inf_gives_an_infinite_descale(void**) {
     });
 }
 
+// Refusals before any launch, nothing written: a host pointer (INVALID_ARGUMENT naming it), a
+// Hadamard block beyond the GPU kernels' 1024 (NOT_SUPPORTED), and the rotation on a head dim it
+// does not cover (NOT_SUPPORTED, as on every backend).
+void refusals_write_nothing(void**) {
+    guarded([&] {
+        QuantShape s = shape("refusals", ZYFA_DTYPE_FP32, native_format(), true, 1, 4, 2, 64);
+        QuantCase c(s, Special::None);
+        DeviceQuant d(c);
+        std::vector<float> host_descale(2, 7.0f);
+        assert_int_equal(zyfa_quantize_fp8(session().cuda, &d.params, &d.t_in, &d.t_out, host_descale.data(), session().stream),
+                         ZYFA_ERROR_INVALID_ARGUMENT);
+        assert_non_null(std::strstr(zyfa_last_error_message(), "descale"));
+        assert_true(host_descale[0] == 7.0f && host_descale[1] == 7.0f);
+        d.download(c);
+        for (uint8_t code : c.out_gpu) assert_int_equal(code, QuantCase::kOutSentinel);
+        assert_true(c.descale_gpu[0] == QuantCase::kDescaleSentinel);
+    });
+    guarded([&] {
+        QuantShape s = shape("hadamard 2048", ZYFA_DTYPE_BF16, native_format(), true, 1, 1, 1, 2048);
+        QuantCase c(s, Special::None);
+        DeviceQuant d(c);
+        assert_int_equal(d.launch(session().stream), ZYFA_ERROR_NOT_SUPPORTED);
+        assert_non_null(std::strstr(zyfa_last_error_message(), "1024"));
+        QuantShape odd = shape("hadamard 96", ZYFA_DTYPE_BF16, native_format(), true, 1, 2, 1, 96);
+        QuantCase o(odd, Special::None);
+        DeviceQuant od(o);
+        assert_int_equal(od.launch(session().stream), ZYFA_ERROR_NOT_SUPPORTED);
+        od.download(o);
+        for (uint8_t code : o.out_gpu) assert_int_equal(code, QuantCase::kOutSentinel);
+        assert_true(o.descale_gpu[0] == QuantCase::kDescaleSentinel);
+    });
+}
+
 }  // namespace
 
 int main() {
@@ -196,6 +230,7 @@ int main() {
         cmocka_unit_test(smoothing),
         cmocka_unit_test(nan_poisons_only_its_slice),
         cmocka_unit_test(inf_gives_an_infinite_descale),
+        cmocka_unit_test(refusals_write_nothing),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();
