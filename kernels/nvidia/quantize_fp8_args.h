@@ -1,7 +1,9 @@
 // The argument struct and launch geometry of the GPU zyfa_quantize_fp8 kernels
-// (kernels/nvidia/quantize_fp8.cu), shared by the kernels and the host launch code
-// (src/gpu/gpu_backend.cpp). Plain fixed-width fields, passed by value as the only parameter of
-// each of the five kernels. Nothing here is CUDA-specific: a HIP port can include it as it is.
+// (kernels/nvidia/quantize_fp8.cu, kernels/amd/quantize_fp8.hip), shared by the kernels and the
+// host launch code (src/gpu/gpu_backend.cpp). Plain fixed-width fields, passed by value as the only
+// parameter of each of the five kernels. Nothing here is CUDA-specific: the HIP kernels include it
+// as it is (their amax launch differs: workgroup x = 0 of each slice reduces all its rows in LDS
+// and stores the amax, so no atomicMax).
 //
 // The four launches, in order on the caller's stream (stream order is the only synchronisation),
 // five with K smoothing (ZYFA_QUANT_SMOOTH):

@@ -165,7 +165,7 @@ public:
 
     // Four launches in stream order, five with K smoothing; the non-finite input the CPU backend
     // rejects is not checked here (that needs a synchronisation): it shows as a NaN or +inf
-    // descale (quantize_fp8.cu).
+    // descale (quantize_fp8.cu, quantize_fp8.hip).
     void quantize_fp8(const QuantProblem& problem, void* stream) override {
         QuantLaunch planned = plan_quantize(problem);
         if (problem.empty()) return;

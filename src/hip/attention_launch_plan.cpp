@@ -187,6 +187,19 @@ public:
         return spec;
     }
 
+    // kernels/amd/quantize_fp8.hip, built for every arch of ZYFA_AMD_ARCHS.
+    gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
+        if (image_arch != "gfx950" && image_arch != "gfx942") return {};
+        gpu::QuantKernelSpec spec;
+        spec.variant = "quantize_fp8";
+        spec.clear = "zyfa_quantize_fp8_clear";
+        spec.mean = "zyfa_quantize_fp8_mean";
+        spec.amax = "zyfa_quantize_fp8_amax";
+        spec.encode = "zyfa_quantize_fp8_encode";
+        spec.finish = "zyfa_quantize_fp8_finish";
+        return spec;
+    }
+
 private:
     bool uses_asm(const std::string& image_arch) const {
         return choice_ == AmdKernelChoice::Automatic && image_arch == "gfx950";

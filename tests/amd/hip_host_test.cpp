@@ -186,9 +186,12 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     const auto catalogue = zyfa::hip::make_hip_attn_catalogue();
     for (const auto& spec : catalogue->kernels("gfx950")) variants.insert(spec.variant);
     assert_true(variants.size() >= 4);
-    // And zyfa_attn_merge's image (kernels/amd/attention_merge.hip).
+    // And zyfa_attn_merge's image (kernels/amd/attention_merge.hip) and zyfa_quantize_fp8's
+    // (kernels/amd/quantize_fp8.hip, five kernels).
     assert_non_null(catalogue->merge_kernel("gfx950").variant);
     variants.insert(catalogue->merge_kernel("gfx950").variant);
+    assert_non_null(catalogue->quantize_kernels("gfx950").variant);
+    variants.insert(catalogue->quantize_kernels("gfx950").variant);
     int loaded_before = state->modules_loaded;
     int found_before = state->functions_found;
     zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
@@ -200,15 +203,15 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     assert_true(state->functions_found - found_before >= static_cast<int>(variants.size()));
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
-    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each, and
-    // the merge kernel's image.
+    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each, the
+    // merge kernel's image and the quantize image with its five kernels.
     loaded_before = state->modules_loaded;
     found_before = state->functions_found;
     ctx = create_hip_cpp();
-    assert_int_equal(state->modules_loaded - loaded_before, 5);
+    assert_int_equal(state->modules_loaded - loaded_before, 6);
     assert_int_equal(state->images_rejected, 0);
     assert_int_equal(state->functions_missing, 0);
-    assert_int_equal(state->functions_found - found_before, 5);
+    assert_int_equal(state->functions_found - found_before, 10);
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }

@@ -157,6 +157,30 @@ void test_maximum3(void**) {
     }
 }
 
+// f64 VALU: add, mul, fma with a negated operand, clang's division sequence (div_scale, rcp, fma
+// refinement, div_fmas, div_fixup) to the IEEE quotient, conversions, ldexp.
+void test_f64(void**) {
+    auto object = emu_test::load("vector.gfx950.hsaco");
+    std::vector<uint32_t> A(64), B(64), C(64), out(64 * 13, 0);
+    for (int l = 0; l < 64; ++l) {
+        A[l] = bits((l - 20) * 1.375f + 0.1f);  // 0.1f: quotients that do not terminate
+        B[l] = bits(0.3f + l * 0.75f);
+        C[l] = bits((l * 3 - 50) * 0.125f);
+    }
+    expect_ok(emu_test::run(*object, "f64_ops",
+                            {{out.data(), out.size() * 4}, {A.data(), 256}, {B.data(), 256}, {C.data(), 256}}));
+    auto lo = [](double x) { uint64_t u; std::memcpy(&u, &x, 8); return uint32_t(u); };
+    auto hi = [](double x) { uint64_t u; std::memcpy(&u, &x, 8); return uint32_t(u >> 32); };
+    for (int l = 0; l < 64; ++l) {
+        const double a = flt(A[l]), b = flt(B[l]), c = flt(C[l]);
+        const double sum = a + b, product = a * c, fused = std::fma(-a, b, c), quotient = a / b;
+        const uint32_t want[13] = {lo(sum), hi(sum), lo(product), hi(product), lo(fused), hi(fused),
+                                   lo(quotient), hi(quotient), bits(static_cast<float>(quotient)),
+                                   lo(double(l)), hi(double(l)), lo(std::ldexp(a, -3)), hi(std::ldexp(a, -3))};
+        for (int k = 0; k < 13; ++k) check_u32("f64", k, l, out[64 * k + l], want[k]);
+    }
+}
+
 // ------------------------------------------------------------------ lanes, EXEC, memory
 
 void test_lanes_memory(void**) {
@@ -794,7 +818,7 @@ void test_cycle_model(void**) {
 
 int main() {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalar),       cmocka_unit_test(test_vector),      cmocka_unit_test(test_maximum3),      cmocka_unit_test(test_lanes_memory),
+        cmocka_unit_test(test_scalar),       cmocka_unit_test(test_vector),      cmocka_unit_test(test_maximum3),      cmocka_unit_test(test_f64),      cmocka_unit_test(test_lanes_memory),
         cmocka_unit_test(test_mfma_gfx950),  cmocka_unit_test(test_mfma_gfx942), cmocka_unit_test(test_faults),
         cmocka_unit_test(test_cycle_model),  cmocka_unit_test(test_buffer),
         cmocka_unit_test(test_dpp),         cmocka_unit_test(test_conversions),

@@ -1,4 +1,4 @@
-// VALU: f32 / packed f32 / integer arithmetic, compares and cndmask, conversions, lane
+// VALU: f32 / f64 / packed f32 / integer arithmetic, compares and cndmask, conversions, lane
 // operations (readlane, writelane, readfirstlane, mbcnt, permlane swaps), SDWA selection.
 #include <cmath>
 #include <cstring>
@@ -105,6 +105,30 @@ float fminimum(float a, float b) {
 
 int exponent_of(float x) { return static_cast<int>((as_bits(x) >> 23) & 0xff); }
 bool is_denormal(float x) { return x != 0.0f && std::fpclassify(x) == FP_SUBNORMAL; }
+
+double fmax_ieee_d(double a, double b) {
+    if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : b;
+    if (std::isnan(b)) return a;
+    if (a == 0.0 && b == 0.0) return std::signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+double fmin_ieee_d(double a, double b) {
+    if (std::isnan(a)) return std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : b;
+    if (std::isnan(b)) return a;
+    if (a == 0.0 && b == 0.0) return std::signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+int exponent_of_d(double x) { return static_cast<int>((as_bits64(x) >> 52) & 0x7ff); }
+bool is_denormal_d(double x) { return x != 0.0 && std::fpclassify(x) == FP_SUBNORMAL; }
+
+// Source i of an f64 instruction (a register pair, or a constant as a double).
+double dsrc(R& r, const Wave& w, const Instruction& in, int i, int lane) { return as_double(r.read64(w, in.ops.at(i), lane, true)); }
+
+// The f64 forms modelled: VOP1/2/3 without output modifiers.
+void f64_plain(R& r, Wave& w, const Instruction& in) {
+    if (in.clamp || in.omod != 1.0f) r.fail(w, in, "clamp/omod on an f64 instruction are not modelled");
+    if (in.encoding == "sdwa" || in.encoding == "dpp") r.fail(w, in, "the " + in.encoding + " form of " + in.base + " is not modelled");
+}
 
 uint32_t cvt_i32(float x) {
     if (std::isnan(x)) return 0;
@@ -304,6 +328,129 @@ void register_vector(Registry& reg) {
 #undef ZYFA_VF1
 #undef ZYFA_VF2
 #undef ZYFA_VF3
+
+    // ---------------------------------------------------------------- f64
+    // What compiled fp64 sums and divisions use (zyfa_quantize_fp8's K-smoothing means,
+    // common/smooth_mean.h). IEEE results, operand neg/abs through read64; output modifiers and
+    // SDWA/DPP forms are refused rather than guessed.
+#define ZYFA_VD(name, unit, nsrc, expr)                                                             \
+    reg.add(name, [](R& r, Wave& w, const Instruction& in) {                                       \
+        f64_plain(r, w, in);                                                                        \
+        each_lane(w, [&](int l) {                                                                   \
+            const double a = dsrc(r, w, in, 1, l);                                                  \
+            const double b = (nsrc) > 1 ? dsrc(r, w, in, 2, l) : 0.0;                               \
+            const double c = (nsrc) > 2 ? dsrc(r, w, in, 3, l) : 0.0;                               \
+            (void)b;                                                                                \
+            (void)c;                                                                                \
+            r.write64(w, in.ops[0], l, as_bits64(expr));                                            \
+        });                                                                                         \
+    }, unit, 1);
+    ZYFA_VD("v_add_f64", V, 2, a + b)
+    ZYFA_VD("v_mul_f64", V, 2, a * b)
+    ZYFA_VD("v_fma_f64", V, 3, std::fma(a, b, c))
+    ZYFA_VD("v_max_f64", V, 2, fmax_ieee_d(a, b))
+    ZYFA_VD("v_min_f64", V, 2, fmin_ieee_d(a, b))
+    // As v_rcp_f32: the correctly rounded reciprocal, where hardware's is approximate (about 1
+    // ulp); a division refines it with fma steps, so its result is the IEEE quotient either way.
+    ZYFA_VD("v_rcp_f64", T, 1, 1.0 / a)
+#undef ZYFA_VD
+    reg.add("v_fmac_f64", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        each_lane(w, [&](int l) {
+            const double acc = as_double(r.read64(w, in.ops[0], l, true));
+            r.write64(w, in.ops[0], l, as_bits64(std::fma(dsrc(r, w, in, 1, l), dsrc(r, w, in, 2, l), acc)));
+        });
+    }, V, 1, true);
+    reg.add("v_ldexp_f64", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        each_lane(w, [&](int l) {
+            r.write64(w, in.ops[0], l, as_bits64(std::ldexp(dsrc(r, w, in, 1, l), int32_t(r.read32(w, in.ops[2], l)))));
+        });
+    }, V, 1);
+    reg.add("v_cvt_f64_f32", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        each_lane(w, [&](int l) { r.write64(w, in.ops[0], l, as_bits64(double(fsrc(r, w, in, 1, l)))); });
+    }, V, 1);
+    reg.add("v_cvt_f64_u32", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        each_lane(w, [&](int l) { r.write64(w, in.ops[0], l, as_bits64(double(r.read32(w, in.ops[1], l)))); });
+    }, V, 1);
+    reg.add("v_cvt_f64_i32", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        each_lane(w, [&](int l) { r.write64(w, in.ops[0], l, as_bits64(double(int32_t(r.read32(w, in.ops[1], l))))); });
+    }, V, 1);
+    // Round to nearest even (the default mode), denormal results kept.
+    reg.add("v_cvt_f32_f64", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        each_lane(w, [&](int l) { r.write32(w, in.ops[0], l, as_bits(static_cast<float>(dsrc(r, w, in, 1, l)))); });
+    }, V, 1);
+    // The f64 forms of the division helpers: v_div_scale_f32's cases with the f64 thresholds
+    // (exponent difference 768, scale 2^128, numerator exponent <= 53).
+    reg.add("v_div_scale_f64", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        uint64_t vcc = 0;
+        each_lane(w, [&](int l) {
+            const double s0 = dsrc(r, w, in, 2, l), s1 = dsrc(r, w, in, 3, l), s2 = dsrc(r, w, in, 4, l);
+            double d = s0;
+            bool flag = false;
+            const double quotient = s2 / s1;
+            if (s2 == 0.0 || s1 == 0.0) {
+                d = std::numeric_limits<double>::quiet_NaN();
+            } else if (exponent_of_d(s2) - exponent_of_d(s1) >= 768) {
+                flag = true;
+                if (s0 == s1) d = std::ldexp(s0, 128);
+            } else if (is_denormal_d(s1)) {
+                d = std::ldexp(s0, 128);
+            } else if (is_denormal_d(1.0 / s1) && !is_denormal_d(quotient)) {
+                flag = true;
+                if (s0 == s1) d = std::ldexp(s0, 128);
+            } else if (is_denormal_d(1.0 / s1) && is_denormal_d(quotient)) {
+                d = std::ldexp(s0, 128);
+            } else if (is_denormal_d(quotient)) {
+                flag = true;
+                if (s0 == s2) d = std::ldexp(s0, 128);
+            } else if (exponent_of_d(s2) <= 53) {
+                d = std::ldexp(s0, 128);
+            }
+            r.write64(w, in.ops[0], l, as_bits64(d));
+            if (flag) vcc |= uint64_t(1) << l;
+        });
+        r.write_scalar64(w, in.ops[1], vcc);
+    }, V, 2);
+    reg.add("v_div_fmas_f64", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        if (w.vcc & w.exec) {
+            r.fail(w, in, "v_div_fmas_f64 with VCC set (a division at the edge of the f64 range) is not modelled");
+        }
+        each_lane(w, [&](int l) {
+            r.write64(w, in.ops[0], l, as_bits64(std::fma(dsrc(r, w, in, 1, l), dsrc(r, w, in, 2, l), dsrc(r, w, in, 3, l))));
+        });
+    }, V, 1);
+    reg.add("v_div_fixup_f64", [](R& r, Wave& w, const Instruction& in) {
+        f64_plain(r, w, in);
+        each_lane(w, [&](int l) {
+            const double q = dsrc(r, w, in, 1, l), den = dsrc(r, w, in, 2, l), num = dsrc(r, w, in, 3, l);
+            const bool sign = std::signbit(den) != std::signbit(num);
+            const double inf = std::numeric_limits<double>::infinity();
+            double d;
+            if (std::isnan(num)) {
+                d = num;
+            } else if (std::isnan(den)) {
+                d = den;
+            } else if ((den == 0.0 && num == 0.0) || (std::isinf(den) && std::isinf(num))) {
+                d = std::numeric_limits<double>::quiet_NaN();
+            } else if (den == 0.0 || std::isinf(num)) {
+                d = sign ? -inf : inf;
+            } else if (std::isinf(den) || num == 0.0) {
+                d = sign ? -0.0 : 0.0;
+            } else if (std::isnan(q)) {
+                d = sign ? -inf : inf;  // overflow in the scaled path
+            } else {
+                d = sign ? -std::fabs(q) : std::fabs(q);
+            }
+            r.write64(w, in.ops[0], l, as_bits64(d));
+        });
+    }, V, 1);
 
     // ---------------------------------------------------------------- packed f32 (64-bit pairs)
 #define ZYFA_VPK(name, nsrc, expr)                                                                      \

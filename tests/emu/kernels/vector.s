@@ -160,3 +160,53 @@ KERNEL_BEGIN maximum3_ops
   s_waitcnt vmcnt(0)
   s_endpgm
 KERNEL_END maximum3_ops
+
+// f64 (what compiled fp64 sums and divisions use: zyfa_quantize_fp8's K-smoothing means).
+// Kernarg: out, a, b, c as above (f32, widened); results 0..12, each f64 as two dwords (low, high).
+// The division is clang-22's own sequence for an fp64 a / b.
+KERNEL_BEGIN f64_ops
+  s_load_dwordx8 s[4:11], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v2, v1, s[6:7]
+  global_load_dword v3, v1, s[8:9]
+  global_load_dword v4, v1, s[10:11]
+  s_waitcnt vmcnt(0)
+  v_cvt_f64_f32 v[6:7], v2
+  v_cvt_f64_f32 v[8:9], v3
+  v_cvt_f64_f32 v[12:13], v4
+  v_add_f64 v[14:15], v[6:7], v[8:9]
+  ST 0, v14
+  ST 1, v15
+  v_mul_f64 v[14:15], v[6:7], v[12:13]
+  ST 2, v14
+  ST 3, v15
+  v_fma_f64 v[14:15], -v[6:7], v[8:9], v[12:13]
+  ST 4, v14
+  ST 5, v15
+  v_div_scale_f64 v[16:17], s[12:13], v[8:9], v[8:9], v[6:7]
+  v_rcp_f64 v[18:19], v[16:17]
+  s_nop 0
+  v_fma_f64 v[20:21], -v[16:17], v[18:19], 1.0
+  v_fmac_f64 v[18:19], v[18:19], v[20:21]
+  v_fma_f64 v[20:21], -v[16:17], v[18:19], 1.0
+  v_fmac_f64 v[18:19], v[18:19], v[20:21]
+  v_div_scale_f64 v[20:21], vcc, v[6:7], v[8:9], v[6:7]
+  v_mul_f64 v[22:23], v[20:21], v[18:19]
+  v_fma_f64 v[16:17], -v[16:17], v[22:23], v[20:21]
+  s_nop 3
+  v_div_fmas_f64 v[16:17], v[16:17], v[18:19], v[22:23]
+  v_div_fixup_f64 v[14:15], v[16:17], v[8:9], v[6:7]
+  ST 6, v14
+  ST 7, v15
+  v_cvt_f32_f64 v5, v[14:15]
+  ST 8, v5
+  v_cvt_f64_u32 v[14:15], v0
+  ST 9, v14
+  ST 10, v15
+  v_ldexp_f64 v[14:15], v[6:7], -3
+  ST 11, v14
+  ST 12, v15
+  s_waitcnt vmcnt(0)
+  s_endpgm
+KERNEL_END f64_ops
