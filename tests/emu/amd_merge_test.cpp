@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "emu/emulated_hip_session.hpp"
 #include "gpu/merge_gpu_check.hpp"
-#include "hip/hip_runtime.hpp"
 
 using namespace zyfa_gpu_test;
 
@@ -37,28 +37,8 @@ void test_merge_refusals(void**) { check_merge_refusals(); }
 }  // namespace
 
 int main() {
-    if (!std::getenv("ZYFA_HIP_LIBRARY")) {
-        std::printf("SKIP amd_merge: ZYFA_HIP_LIBRARY is not set (CTest sets it to the stand-in)\n");
-        return kSkipExitCode;
-    }
-    Session& s = session();
-    zyfa_context_options opts;
-    zyfa_context_options_init(&opts, sizeof opts);
-    opts.backend = ZYFA_BACKEND_HIP;
-    if (zyfa_context_create(&opts, &s.cuda) != ZYFA_SUCCESS) {  // Session::cuda: the GPU context under test
-        std::printf("FAIL amd_merge: zyfa_context_create(HIP) on the stand-in: %s\n", zyfa_last_error_message());
-        return 1;
-    }
-    zyfa_context_options cpu_opts;
-    zyfa_context_options_init(&cpu_opts, sizeof cpu_opts);
-    cpu_opts.backend = ZYFA_BACKEND_CPU;
-    if (zyfa_context_create(&cpu_opts, &s.cpu) != ZYFA_SUCCESS) {
-        std::printf("FAIL amd_merge: CPU context: %s\n", zyfa_last_error_message());
-        return 1;
-    }
-    s.runtime = zyfa::hip::open_hip_runtime(0);
-    s.stream = s.runtime->create_stream();
-    std::printf("amd_merge: %s on the emulator; zyfa %s\n", zyfa_context_device_name(s.cuda), zyfa_version_string());
+    const int status = open_emulated_hip_session("amd_merge");
+    if (status != 0) return status;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_vs_cpu),
         cmocka_unit_test(test_merge_refusals),

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <string>
 
+#include "emu/emulated_hip_session.hpp"
 #include "gpu/quant_gpu_check.hpp"
-#include "hip/hip_runtime.hpp"
 
 using namespace zyfa_gpu_test;
 
@@ -199,28 +199,8 @@ void refusals_write_nothing(void**) {
 }  // namespace
 
 int main() {
-    if (!std::getenv("ZYFA_HIP_LIBRARY")) {
-        std::printf("SKIP amd_quantize: ZYFA_HIP_LIBRARY is not set (CTest sets it to the stand-in)\n");
-        return kSkipExitCode;
-    }
-    Session& s = session();
-    zyfa_context_options opts;
-    zyfa_context_options_init(&opts, sizeof opts);
-    opts.backend = ZYFA_BACKEND_HIP;
-    if (zyfa_context_create(&opts, &s.cuda) != ZYFA_SUCCESS) {  // Session::cuda: the GPU context under test
-        std::printf("FAIL amd_quantize: zyfa_context_create(HIP) on the stand-in: %s\n", zyfa_last_error_message());
-        return 1;
-    }
-    zyfa_context_options cpu_opts;
-    zyfa_context_options_init(&cpu_opts, sizeof cpu_opts);
-    cpu_opts.backend = ZYFA_BACKEND_CPU;
-    if (zyfa_context_create(&cpu_opts, &s.cpu) != ZYFA_SUCCESS) {
-        std::printf("FAIL amd_quantize: CPU context: %s\n", zyfa_last_error_message());
-        return 1;
-    }
-    s.runtime = zyfa::hip::open_hip_runtime(0);
-    s.stream = s.runtime->create_stream();
-    std::printf("amd_quantize: %s on the emulator; zyfa %s\n", zyfa_context_device_name(s.cuda), zyfa_version_string());
+    const int status = open_emulated_hip_session("amd_quantize");
+    if (status != 0) return status;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixed_length),
         cmocka_unit_test(padded_strides),
