@@ -213,23 +213,13 @@ public:
     // needed: the encoder is integer and fp32 arithmetic).
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "sm_90a" && image_arch != "sm_80") return {};
-        gpu::QuantKernelSpec spec;
-        spec.variant = "quantize_fp8";
-        spec.clear = "zyfa_quantize_fp8_clear";
-        spec.mean = "zyfa_quantize_fp8_mean";
-        spec.amax = "zyfa_quantize_fp8_amax";
-        spec.encode = "zyfa_quantize_fp8_encode";
-        spec.finish = "zyfa_quantize_fp8_finish";
-        return spec;
+        return gpu::quantize_fp8_kernel_names();
     }
 
     // kernels/nvidia/attention_merge.cu, built for every arch of ZYFA_CUDA_ARCHS.
     gpu::MergeKernelSpec merge_kernel(const std::string& image_arch) const override {
         if (image_arch != "sm_90a" && image_arch != "sm_80") return {};
-        gpu::MergeKernelSpec spec;
-        spec.variant = "attn_merge";
-        spec.symbol = "zyfa_attn_merge";
-        return spec;
+        return gpu::attn_merge_kernel_names();
     }
 
     void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,

@@ -97,6 +97,25 @@ struct MergeKernelSpec {
     const char* symbol = nullptr;
 };
 
+// The image and symbol names the CUDA and HIP builds of kernels/*/quantize_fp8 and
+// attention_merge share (one set of names; each catalogue says which archs have them).
+inline QuantKernelSpec quantize_fp8_kernel_names() {
+    QuantKernelSpec spec;
+    spec.variant = "quantize_fp8";
+    spec.clear = "zyfa_quantize_fp8_clear";
+    spec.mean = "zyfa_quantize_fp8_mean";
+    spec.amax = "zyfa_quantize_fp8_amax";
+    spec.encode = "zyfa_quantize_fp8_encode";
+    spec.finish = "zyfa_quantize_fp8_finish";
+    return spec;
+}
+inline MergeKernelSpec attn_merge_kernel_names() {
+    MergeKernelSpec spec;
+    spec.variant = "attn_merge";
+    spec.symbol = "zyfa_attn_merge";
+    return spec;
+}
+
 class AttnKernelCatalogue {
 public:
     virtual ~AttnKernelCatalogue() = default;

@@ -181,23 +181,13 @@ public:
     // kernels/amd/attention_merge.hip, built for every arch of ZYFA_AMD_ARCHS.
     gpu::MergeKernelSpec merge_kernel(const std::string& image_arch) const override {
         if (image_arch != "gfx950" && image_arch != "gfx942") return {};
-        gpu::MergeKernelSpec spec;
-        spec.variant = "attn_merge";
-        spec.symbol = "zyfa_attn_merge";
-        return spec;
+        return gpu::attn_merge_kernel_names();
     }
 
     // kernels/amd/quantize_fp8.hip, built for every arch of ZYFA_AMD_ARCHS.
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "gfx950" && image_arch != "gfx942") return {};
-        gpu::QuantKernelSpec spec;
-        spec.variant = "quantize_fp8";
-        spec.clear = "zyfa_quantize_fp8_clear";
-        spec.mean = "zyfa_quantize_fp8_mean";
-        spec.amax = "zyfa_quantize_fp8_amax";
-        spec.encode = "zyfa_quantize_fp8_encode";
-        spec.finish = "zyfa_quantize_fp8_finish";
-        return spec;
+        return gpu::quantize_fp8_kernel_names();
     }
 
 private:
