@@ -24,6 +24,8 @@
 //     common/exp2_polynomial.h); the update and the epilogue are common/online_softmax.h and
 //     common/row_epilogue.h;
 //   BF16 EXACT: p = 2^(x - m_new), row sum of unrounded p, P operand = p rounded to bf16 (RNE);
+//   FP8 EXACT: as BF16 EXACT, with P scaled by the fixed 2^k = numerics::p_scale_base_exponent and
+//     rounded to FP8 (RNE, numerics::fp8_encode); the 2^-k as LEAN's below;
 //   FP8 LEAN: k = numerics::block_scale_exponent, code = numerics::lean_p_code with v_cvt_i32_f32
 //     truncation (the launch plan passes lean_p_centre_for(TowardZero)), codes are the FP8 B
 //     operand; row sum = one extra MFMA of the codes against a ones operand (exact: the codes are
@@ -254,6 +256,10 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
                 p_operand[f / E][e / 4] |= code << (8 * (e % 4));
             }
         } else {
+            // FP8 EXACT scales every block's P by the fixed 2^k (k = 8 in e4m3fn, 7 in e4m3fnuz:
+            // 1.0 stays finite) before rounding it to FP8 (RNE), as the CPU model does.
+            if constexpr (FP8) exponent = numerics::p_scale_base_exponent(M::kFormat);
+            [[maybe_unused]] const float up = numerics::exp2_int(exponent);
             #pragma unroll
             for (int f = 0; f < 32; ++f) {
                 const int t = f / 16, v = f % 16;
@@ -263,7 +269,12 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
                 const float p = numerics::exp2_fp32(x);
                 row_sum += p;  // EXACT: the denominator of unrounded probabilities
                 const int e = f % E;
-                p_operand[f / E][e / 2] |= static_cast<uint32_t>(numerics::float_to_bf16(p)) << (16 * (e % 2));
+                if constexpr (FP8) {
+                    p_operand[f / E][e / 4] |= static_cast<uint32_t>(numerics::fp8_encode(p * up, M::kFormat))
+                                               << (8 * (e % 4));
+                } else {
+                    p_operand[f / E][e / 2] |= static_cast<uint32_t>(numerics::float_to_bf16(p)) << (16 * (e % 2));
+                }
             }
             row_sum = row_sum + other_half(row_sum, lane);  // the same bits on both lanes
         }

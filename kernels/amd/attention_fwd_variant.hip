@@ -4,8 +4,8 @@
 //   -DZYFA_DIMS_SUFFIX=d128|d192_128
 // Kernels (the names src/hip/attention_launch_plan.cpp launches):
 //   BF16: zyfa_attn_fwd_bf16_<dims>        (softmax EXACT)
-//   FP8:  zyfa_attn_fwd_e4m3_lean_<dims>   (gfx950, e4m3fn; softmax LEAN)
-//         zyfa_attn_fwd_e4m3fnuz_lean_<dims> (gfx942, e4m3fnuz; softmax LEAN)
+//   FP8:  zyfa_attn_fwd_e4m3_lean_<dims>, zyfa_attn_fwd_e4m3_exact_<dims>   (gfx950, e4m3fn)
+//         zyfa_attn_fwd_e4m3fnuz_lean_<dims>, zyfa_attn_fwd_e4m3fnuz_exact_<dims> (gfx942, e4m3fnuz)
 #include "amd/attention_fwd.h"
 
 #define ZYFA_PASTE_(a, b) a##b
@@ -15,8 +15,12 @@
 #if defined(__gfx950__)
 ZYFA_AMD_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_e4m3_lean_, ZYFA_DIMS_SUFFIX), true, true, ZYFA_HEAD_DIM_QK,
                           ZYFA_HEAD_DIM_V)
+ZYFA_AMD_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_e4m3_exact_, ZYFA_DIMS_SUFFIX), true, false, ZYFA_HEAD_DIM_QK,
+                          ZYFA_HEAD_DIM_V)
 #else
 ZYFA_AMD_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_e4m3fnuz_lean_, ZYFA_DIMS_SUFFIX), true, true, ZYFA_HEAD_DIM_QK,
+                          ZYFA_HEAD_DIM_V)
+ZYFA_AMD_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_e4m3fnuz_exact_, ZYFA_DIMS_SUFFIX), true, false, ZYFA_HEAD_DIM_QK,
                           ZYFA_HEAD_DIM_V)
 #endif
 #else

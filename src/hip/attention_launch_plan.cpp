@@ -23,17 +23,21 @@ struct KernelFamily {
     int head_dim_qk;
     int head_dim_v;
     const char* variant;
-    const char* bf16_symbol;         // BF16 family
-    const char* e4m3fn_symbol;       // FP8 family on gfx950
-    const char* e4m3fnuz_symbol;     // FP8 family on gfx942
+    const char* bf16_symbol;             // BF16 family
+    const char* e4m3fn_lean_symbol;      // FP8 family on gfx950
+    const char* e4m3fn_exact_symbol;
+    const char* e4m3fnuz_lean_symbol;    // FP8 family on gfx942
+    const char* e4m3fnuz_exact_symbol;
 };
 
 constexpr KernelFamily kFamilies[] = {
-    {false, 128, 128, "attn_fwd_bf16_d128", "zyfa_attn_fwd_bf16_d128", nullptr, nullptr},
-    {false, 192, 128, "attn_fwd_bf16_d192_128", "zyfa_attn_fwd_bf16_d192_128", nullptr, nullptr},
-    {true, 128, 128, "attn_fwd_fp8_d128", nullptr, "zyfa_attn_fwd_e4m3_lean_d128", "zyfa_attn_fwd_e4m3fnuz_lean_d128"},
+    {false, 128, 128, "attn_fwd_bf16_d128", "zyfa_attn_fwd_bf16_d128", nullptr, nullptr, nullptr, nullptr},
+    {false, 192, 128, "attn_fwd_bf16_d192_128", "zyfa_attn_fwd_bf16_d192_128", nullptr, nullptr, nullptr, nullptr},
+    {true, 128, 128, "attn_fwd_fp8_d128", nullptr, "zyfa_attn_fwd_e4m3_lean_d128", "zyfa_attn_fwd_e4m3_exact_d128",
+     "zyfa_attn_fwd_e4m3fnuz_lean_d128", "zyfa_attn_fwd_e4m3fnuz_exact_d128"},
     {true, 192, 128, "attn_fwd_fp8_d192_128", nullptr, "zyfa_attn_fwd_e4m3_lean_d192_128",
-     "zyfa_attn_fwd_e4m3fnuz_lean_d192_128"},
+     "zyfa_attn_fwd_e4m3_exact_d192_128", "zyfa_attn_fwd_e4m3fnuz_lean_d192_128",
+     "zyfa_attn_fwd_e4m3fnuz_exact_d192_128"},
 };
 
 // The gfx950 FP8 LEAN kernels in generated assembly (kernels/amd/gfx950_fp8) that this build
@@ -92,9 +96,10 @@ zyfa_dtype fp8_dtype_of(const std::string& arch) {
     return 0;
 }
 
-const char* symbol_of(const KernelFamily& family, const std::string& arch) {
+const char* symbol_of(const KernelFamily& family, const std::string& arch, bool lean) {
     if (!family.fp8) return family.bf16_symbol;
-    return fp8_dtype_of(arch) == ZYFA_DTYPE_FP8_E4M3FN ? family.e4m3fn_symbol : family.e4m3fnuz_symbol;
+    if (fp8_dtype_of(arch) == ZYFA_DTYPE_FP8_E4M3FN) return lean ? family.e4m3fn_lean_symbol : family.e4m3fn_exact_symbol;
+    return lean ? family.e4m3fnuz_lean_symbol : family.e4m3fnuz_exact_symbol;
 }
 
 class HipAttnCatalogue final : public gpu::AttnKernelCatalogue {
@@ -105,7 +110,8 @@ public:
         std::vector<gpu::KernelSpec> specs;
         if (fp8_dtype_of(image_arch) == 0) return specs;
         for (const KernelFamily& family : kFamilies) {
-            specs.push_back(gpu::KernelSpec{family.variant, symbol_of(family, image_arch), 0});
+            specs.push_back(gpu::KernelSpec{family.variant, symbol_of(family, image_arch, true), 0});
+            if (family.fp8) specs.push_back(gpu::KernelSpec{family.variant, symbol_of(family, image_arch, false), 0});
         }
         if (uses_asm(image_arch)) {
             for (const AsmKernel& k : kAsmKernels) {
@@ -135,10 +141,6 @@ public:
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no AMD kernel (BF16 and " +
                                 dtype_name(arch_fp8) + " on " + device.arch + ")");
         }
-        if (fp8 && p.softmax != ZYFA_SOFTMAX_LEAN) {
-            throw_not_supported("params.softmax = EXACT with FP8 inputs has no AMD kernel (the AMD FP8 kernels use "
-                                "LEAN, the default for FP8)");
-        }
         if (!fp8 && p.softmax == ZYFA_SOFTMAX_LEAN) throw_not_supported("params.softmax = LEAN needs FP8 inputs");
         const KernelFamily* family = nullptr;
         for (const KernelFamily& f : kFamilies) {
@@ -161,7 +163,7 @@ public:
         }
         gpu::AttnLaunch launch;
         launch.variant = family->variant;
-        launch.symbol = symbol_of(*family, image_arch);
+        launch.symbol = symbol_of(*family, image_arch, p.softmax == ZYFA_SOFTMAX_LEAN);
         if (const AsmKernel* asm_kernel = uses_asm(image_arch) ? asm_kernel_for(p) : nullptr) {
             launch.variant = asm_kernel->variant;
             launch.symbol = asm_kernel->symbol;

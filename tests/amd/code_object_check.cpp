@@ -11,8 +11,8 @@
 //   lds        group segment <= 160 KiB (gfx950) / 64 KiB (gfx942);
 //   scratch    private segment 0, no dynamic stack, no scratch_* instruction;
 //   mfma       BF16: v_mfma_f32_32x32x16_bf16 (gfx950) / v_mfma_f32_32x32x8_bf16 (gfx942);
-//              FP8 LEAN: v_mfma_scale_f32_32x32x64_f8f6f4 (gfx950) / v_mfma_f32_32x32x16_fp8_fp8
-//              (gfx942), and no v_exp_f32 (Lean P needs no exponential);
+//              FP8: v_mfma_scale_f32_32x32x64_f8f6f4 (gfx950) / v_mfma_f32_32x32x16_fp8_fp8
+//              (gfx942), and no v_exp_f32 in a LEAN kernel (Lean P needs no exponential);
 //   uniform-mfma  every MFMA runs with a full EXEC on every path from the kernel entry
 //              (exec_mask_analysis.hpp: a dataflow proof over the disassembly's control flow).
 #include <cstdio>
@@ -215,25 +215,39 @@ int main(int argc, char** argv) {
         }
     }
 
-    // Instructions: the object holds one kernel family, so the whole disassembly is checked.
+    // Instructions: the object holds one kernel family, so the whole disassembly is checked; the
+    // rule on exponentials reads each LEAN kernel's own code (an FP8 object also holds EXACT).
     const std::string code = run(objdump + " -d --mcpu=" + arch + " '" + path + "'");
-    auto contains = [&](const std::string& mnemonic) {
+    auto starts_with_mnemonic = [](const std::string& body, const std::string& mnemonic) {
+        return body.compare(0, mnemonic.size(), mnemonic) == 0 &&
+               (body.size() == mnemonic.size() || body[mnemonic.size()] == ' ' || body[mnemonic.size()] == '_');
+    };
+    // In the kernel whose disassembly label (`<name>:`) names `kernel`, or anywhere for "".
+    auto contains_in = [&](const std::string& mnemonic, const std::string& kernel) {
         std::istringstream in(code);
         std::string line;
+        bool inside = kernel.empty();
         while (std::getline(in, line)) {
             const std::string body = trim(line);
-            if (body.compare(0, mnemonic.size(), mnemonic) == 0 &&
-                (body.size() == mnemonic.size() || body[mnemonic.size()] == ' ' || body[mnemonic.size()] == '_'))
-                return true;
+            if (!kernel.empty() && !body.empty() && body.back() == ':' && body.find(" <") != std::string::npos) {
+                inside = body.find("<" + kernel + ">:") != std::string::npos;
+                continue;
+            }
+            if (inside && starts_with_mnemonic(body, mnemonic)) return true;
         }
         return false;
     };
+    auto contains = [&](const std::string& mnemonic) { return contains_in(mnemonic, ""); };
     if (code.find("scratch_") != std::string::npos) fail("scratch", "the code contains scratch_* instructions");
     const bool fp8 = variant.find("_fp8_") != std::string::npos;
     std::string mfma;
     if (fp8) {
         mfma = arch == "gfx950" ? "v_mfma_scale_f32_32x32x64_f8f6f4" : "v_mfma_f32_32x32x16_fp8_fp8";
-        if (contains("v_exp_f32")) fail("mfma", "an FP8 LEAN kernel contains v_exp_f32 (Lean P needs no exponential)");
+        for (const KernelMetadata& k : kernels) {
+            const std::string name = k.fields.count(".name") ? k.fields.at(".name") : "";
+            if (name.find("_lean_") != std::string::npos && contains_in("v_exp_f32", name))
+                fail("mfma", name + ", an FP8 LEAN kernel, contains v_exp_f32 (Lean P needs no exponential)");
+        }
     } else {
         mfma = arch == "gfx950" ? "v_mfma_f32_32x32x16_bf16" : "v_mfma_f32_32x32x8_bf16";
     }

@@ -203,15 +203,16 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     assert_true(state->functions_found - found_before >= static_cast<int>(variants.size()));
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
-    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128), one kernel each, the
-    // merge kernel's image and the quantize image with its five kernels.
+    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128; one kernel each for
+    // BF16, LEAN and EXACT for FP8), the merge kernel's image and the quantize image with its five
+    // kernels.
     loaded_before = state->modules_loaded;
     found_before = state->functions_found;
     ctx = create_hip_cpp();
     assert_int_equal(state->modules_loaded - loaded_before, 6);
     assert_int_equal(state->images_rejected, 0);
     assert_int_equal(state->functions_missing, 0);
-    assert_int_equal(state->functions_found - found_before, 10);
+    assert_int_equal(state->functions_found - found_before, 12);
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }
@@ -312,6 +313,23 @@ void fp8_lean_launch_packs_varlen_and_descales(void**) {
     fp8_lean_launch_packs(create_hip_cpp(), "zyfa_attn_fwd_e4m3_lean_d192_128");
 }
 
+// FP8 EXACT runs the HIP C++ EXACT kernel on the library's context too (the assembly kernels are
+// LEAN only), with the exact exponential's arguments.
+void fp8_exact_launches_the_hip_cpp_kernel(void**) {
+    fake_hip_state* state = fake();
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    Problem p(ZYFA_DTYPE_FP8_E4M3FN, 128, 128);
+    p.params.softmax = ZYFA_SOFTMAX_EXACT;
+    assert_int_equal(p.supported(ctx), ZYFA_SUCCESS);
+    assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o),
+                        "zyfa_attn_fwd_e4m3_exact_d128");
+    assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+    assert_string_equal(state->last_launch.symbol, "zyfa_attn_fwd_e4m3_exact_d128");
+    assert_int_equal(state->last_launch.args.softmax, ZYFA_SOFTMAX_EXACT);
+    assert_int_equal(state->last_launch.args.in_dtype, ZYFA_DTYPE_FP8_E4M3FN);
+    zyfa_context_destroy(ctx);
+}
+
 void unsupported_requests_say_why(void**) {
     zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
     {
@@ -323,12 +341,6 @@ void unsupported_requests_say_why(void**) {
         Problem p(ZYFA_DTYPE_FP8_E4M3FNUZ, 128, 128);
         assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
         expect_message("gfx950");
-    }
-    {
-        Problem p(ZYFA_DTYPE_FP8_E4M3FN, 128, 128);
-        p.params.softmax = ZYFA_SOFTMAX_EXACT;
-        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
-        expect_message("EXACT");
     }
     {
         Problem p(ZYFA_DTYPE_BF16, 64, 64);
@@ -553,7 +565,8 @@ int main(int argc, char** argv) {
             cmocka_unit_test(gfx950_loads_every_code_object_and_unloads_them),
             cmocka_unit_test(bf16_launch_packs_the_problem),
             cmocka_unit_test(fp8_lean_launch_packs_varlen_and_descales),
-            cmocka_unit_test(unsupported_requests_say_why),
+            cmocka_unit_test(fp8_exact_launches_the_hip_cpp_kernel),
+        cmocka_unit_test(unsupported_requests_say_why),
             cmocka_unit_test(key_block_64_only),
             cmocka_unit_test(gfx942_runs_the_fnuz_kernels),
             cmocka_unit_test(unknown_arch_gets_a_context_but_no_kernels),

@@ -43,11 +43,12 @@ namespace {
 
 bool g_gfx942 = false;
 
-// BF16 EXACT and FP8 LEAN in the target's FP8 format.
+// BF16 EXACT, and FP8 LEAN and EXACT in the target's FP8 format.
 const DtypeMode& fp8_lean() { return g_gfx942 ? kE4m3fnuzLean : kE4m3fnLean; }
+const DtypeMode& fp8_exact() { return g_gfx942 ? kE4m3fnuzExact : kE4m3fnExact; }
 
 void for_modes(const char* what, void (*shape_of)(CaseShape&)) {
-    for_each_mode({kBf16, fp8_lean()}, what,
+    for_each_mode({kBf16, fp8_lean(), fp8_exact()}, what,
                   [shape_of](CaseShape& s) {
                       s.head_dim_qk = s.head_dim_v = 128;
                       shape_of(s);
@@ -240,8 +241,9 @@ void run_bitwise(const BitwiseShape& b, const DtypeMode& m) {
             assert_true(r.lse_max_rel == 0.0);  // the same m and l; v_log_f32 is modelled correctly rounded
         }
     } else {
-        // EXACT rounds exp2(t) to bf16: an exp2 an ulp away from the CPU's flips a value lying
-        // on a bf16 rounding boundary, with probability ~6e-5 per element; 0.5% bounds it.
+        // EXACT rounds exp2(t) (times 2^k for FP8) to bf16 or FP8: an exp2 an ulp away from the
+        // CPU's flips a value lying on a rounding boundary, with probability ~6e-5 per element
+        // for bf16 (less for FP8's coarser grid); 0.5% bounds it.
         assert_true(r.p_mismatched * 200 <= r.p_compared);
     }
     // m and l agree (LEAN: bit for bit in one block); log2 and an alpha's last bit remain: 1e-5.
@@ -265,6 +267,10 @@ void test_bitwise_lean(void**) {
 
 void test_bitwise_bf16_structure(void**) {
     for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, kBf16);
+}
+
+void test_bitwise_fp8_exact_structure(void**) {
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, fp8_exact());
 }
 
 // An FP8 LEAN causal head-dim-128 problem without a window (one the gfx950 assembly kernels take
@@ -335,6 +341,7 @@ int main() {
         cmocka_unit_test(test_non_finite_rows),
         cmocka_unit_test(test_bitwise_lean),
         cmocka_unit_test(test_bitwise_bf16_structure),
+        cmocka_unit_test(test_bitwise_fp8_exact_structure),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();
