@@ -153,6 +153,16 @@ typedef struct zyfa_attn_params {
                                      a backend without kernels for the value returns NOT_SUPPORTED */
     int32_t        reserved;      /* must be 0: spells out the tail padding (room for a later
                                      field; nonzero is NOT_SUPPORTED) */
+    /* Appended after 0.1.3's layout; an older caller's struct_size ends before it and reads as NULL. */
+    const float*   sinks;         /* optional attention sinks, fp32 [heads_q], NULL = none: one learned
+                                     logit per query head, in the units of the scaled scores (natural
+                                     log), that joins every row's softmax denominator and multiplies
+                                     no value (gpt-oss; FlashAttention-3's s_aux): softmax over
+                                     [scores..., sinks[h]] with the sink's column dropped. lse then
+                                     includes the sink (a row without keys gets O = 0, lse = sink):
+                                     when merging parts, pass sinks to one part only. -inf = no sink
+                                     (the same bits as NULL); NaN or +inf gives O = lse = NaN, as a
+                                     score would (docs/api.md, Attention sinks) */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
