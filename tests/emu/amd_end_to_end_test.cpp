@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -205,6 +206,27 @@ void test_sinks(void**) {
         s.seqlen_k = 50;
         s.sinks = {-1.0f, 2.5f};
     });
+}
+
+// Sinks of -inf are no sinks: the same bits as sinks NULL (the fold leaves m and l as they are).
+void test_minus_inf_sinks_bitwise(void**) {
+    for (const DtypeMode& m : {kBf16, fp8_lean()}) {
+        CaseShape s = mode_shape(m);
+        s.head_dim_qk = s.head_dim_v = 128;
+        s.seqlen_q = s.seqlen_k = 150;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+        Session& session_ = session();
+        GpuCase none(*session_.runtime, s);
+        assert_int_equal(none.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        s.sinks.assign(4, -INFINITY);
+        GpuCase minus_inf(*session_.runtime, s);
+        assert_int_equal(minus_inf.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        const bool same = none.host.o == minus_inf.host.o &&
+                          std::memcmp(none.host.lse.data(), minus_inf.host.lse.data(), 4 * none.host.lse.size()) == 0;
+        std::printf("  sinks -inf vs none causal s=150 %-13s %s\n", m.name, same ? "bitwise equal" : "DIFFERENT");
+        assert_true(same);
+    }
 }
 
 // Sinks of NaN, +inf, -inf, 1e30 (far above every score) and finite ones, with rows that see no
@@ -428,6 +450,7 @@ int main() {
         cmocka_unit_test(test_bitwise_lean),
         cmocka_unit_test(test_bitwise_bf16_structure),
         cmocka_unit_test(test_sinks),
+        cmocka_unit_test(test_minus_inf_sinks_bitwise),
         cmocka_unit_test(test_sink_edges),
         cmocka_unit_test(test_bitwise_sinks),
     };
