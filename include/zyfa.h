@@ -153,6 +153,16 @@ typedef struct zyfa_attn_params {
                                      a backend without kernels for the value returns NOT_SUPPORTED */
     int32_t        reserved;      /* must be 0: spells out the tail padding (room for a later
                                      field; nonzero is NOT_SUPPORTED) */
+    /* Appended after 0.1.3's layout; an older caller's struct_size ends before it and reads as NULL. */
+    const float*   sinks;         /* optional attention sinks, fp32 [heads_q], NULL = none: one learned
+                                     logit per query head, in the units of the scaled scores (natural
+                                     log), that joins every row's softmax denominator and multiplies
+                                     no value (gpt-oss; FlashAttention-3's s_aux): softmax over
+                                     [scores..., sinks[h]] with the sink's column dropped. lse then
+                                     includes the sink (a row without keys gets O = 0, lse = sink):
+                                     when merging parts, pass sinks to one part only. -inf = no sink
+                                     (the same bits as NULL); NaN or +inf gives O = lse = NaN, as a
+                                     score would (docs/api.md, Attention sinks) */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
@@ -261,14 +271,19 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * lengths sq and sk, d = 0 for CAUSAL and d = sk - sq otherwise) when: mask is NONE or
  * j <= i + d; window_left < 0 or j >= i + d - window_left; window_right < 0 or
  * j <= i + d + window_right. A row that sees no key (seqlen_k = 0, an empty packed key sequence,
- * a mask or window that hides every key) gets O = 0 and lse = -inf.
+ * a mask or window that hides every key) gets O = 0 and lse = -inf (lse = sinks[h] with sinks).
+ * With sinks, each row's denominator also holds exp(sinks[h]): the softmax of [scores..., sink]
+ * with the sink's column dropped, folded in after the last key (LEAN: as the exact exponential,
+ * beside the rounded row sum). The generated gfx950 assembly kernels take no sinks: the HIP
+ * backend runs such problems on its HIP C++ kernels.
  * q, k, v share one dtype (FP8 e4m3fn, FP8 e4m3fnuz, FP16, BF16, or FP32 on the CPU backend);
  * o is BF16, FP16 or FP32. With cu_seqlens_q/k (both or neither) the sequences are packed along
  * the seq axis and stride_batch is ignored.
  *
  * Non-finite values: a row that sees a score which is NaN or +inf after scaling (a NaN or inf in
  * q or k, a NaN or inf descale, a dot product beyond fp32) gets O = NaN and lse = NaN, on every
- * backend; a score of -inf is a probability of 0. NaN or inf in v reaches O through P.V (a masked
+ * backend; a score of -inf is a probability of 0. A sink of NaN or +inf makes every row of its
+ * head NaN; a sink of -inf is none. NaN or inf in v reaches O through P.V (a masked
  * key inside a key block is multiplied by 0, and 0 * NaN is NaN).
  *
  * Bounds (INVALID_ARGUMENT beyond them, on every backend): head_dim_qk and head_dim_v in
@@ -277,13 +292,13 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * head dims or layouts without a kernel) is NOT_SUPPORTED, naming the limit.
  *
  * Memory: every pointer is aligned to its element: q, k, v, o to their dtype's size (1, 2 or 4
- * bytes; FP8 tensors on GPU backends to 16 bytes, strides to 16 elements), lse, descales and
- * cu_seqlens to 4 bytes; otherwise INVALID_ARGUMENT naming the field and the alignment. zyfa
+ * bytes; FP8 tensors on GPU backends to 16 bytes, strides to 16 elements), lse, descales, sinks
+ * and cu_seqlens to 4 bytes; otherwise INVALID_ARGUMENT naming the field and the alignment. zyfa
  * never computes in place: the bytes an output reaches (o, lse) must not overlap those of any
- * input (q, k, v, cu_seqlens, descales) or of the other output, else INVALID_ARGUMENT naming both
- * (inputs may overlap each other, e.g. q, k, v as views of one packed QKV tensor). With packed
- * sequences on a GPU backend the totals are in device memory, so only each buffer's first row is
- * checked there. On a GPU backend every pointer must be device memory of the context's device
+ * input (q, k, v, cu_seqlens, descales, sinks) or of the other output, else INVALID_ARGUMENT
+ * naming both (inputs may overlap each other, e.g. q, k, v as views of one packed QKV tensor).
+ * With packed sequences on a GPU backend the totals are in device memory, so only each buffer's
+ * first row is checked there. On a GPU backend every pointer must be device memory of the context's device
  * (or host memory the device can access: pinned and mapped, managed); host memory it cannot
  * reach is INVALID_ARGUMENT ("q.data = 0x.. is host memory; this context is CUDA device 0").
  * ------------------------------------------------------------------------------------------- */
@@ -369,7 +384,9 @@ ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_param
  * nothing and its O_i is not read; a row whose parts are all -inf gets O = 0 and lse = -inf (as
  * zyfa_attn_fwd's rows that see no key); an lse_i that is NaN or +inf gives O = NaN, lse = NaN; a
  * NaN in an O_i that is read reaches O. LEAN parts: e^lse * O is the sum of the parts' rounded
- * probabilities times V, each part rounded against its own running maximum (docs/api.md).
+ * probabilities times V, each part rounded against its own running maximum (docs/api.md). Parts
+ * computed with sinks: each part's lse counts its sink, so pass sinks to one part only (or merge
+ * the sink as a part of its own: O_i = 0, lse_i = sinks[h]).
  * ------------------------------------------------------------------------------------------- */
 
 /* Zeroes the first struct_size bytes of *p and sets p->struct_size = struct_size (every default

@@ -43,6 +43,11 @@ type AttentionOptions struct {
 	MaxSeqlenQ, MaxSeqlenK int
 	// Optional output: [batch * heads_q * seqlen_q], or [heads_q * total_q] when packed.
 	LSE []float32
+	// Optional attention sinks, fp32 [heads_q] (params.sinks; gpt-oss, FlashAttention-3's s_aux):
+	// one logit per query head in the units of the scaled scores that joins every row's softmax
+	// denominator and multiplies no value. LSE then includes it (a row without keys gets O = 0,
+	// LSE = the sink): when merging parts, pass Sinks to one part only.
+	Sinks []float32
 }
 
 // DeviceAttentionOptions for GPU calls: the same settings with device addresses (0 = none) and,
@@ -57,6 +62,7 @@ type DeviceAttentionOptions struct {
 	CuSeqlensQ, CuSeqlensK        uintptr
 	Batch, MaxSeqlenQ, MaxSeqlenK int
 	LSE                           uintptr
+	Sinks                         uintptr // fp32 [heads_q], as AttentionOptions.Sinks
 }
 
 type attnParams struct {
@@ -183,6 +189,12 @@ func (c *Context) hostCall(q, k, v, o Tensor, opts *AttentionOptions, nameOnly b
 			return "", invalid("LSE has %d values, needs %d", len(opts.LSE), rows*p.headsQ)
 		}
 		ptr.lse = ptrOf(opts.LSE)
+	}
+	if opts.Sinks != nil {
+		if len(opts.Sinks) != p.headsQ {
+			return "", invalid("Sinks has %d values, needs heads_q = %d", len(opts.Sinks), p.headsQ)
+		}
+		ptr.sinks = ptrOf(opts.Sinks)
 	}
 	var name string
 	err = c.use(func(ctx unsafe.Pointer) error {

@@ -535,3 +535,61 @@ func TestAttentionMergeOfSplitKeys(t *testing.T) {
 		t.Fatalf("one lse for two parts: %v", err)
 	}
 }
+
+// Attention sinks: -inf is no sink bit for bit; a finite sink joins each row's denominator only, so
+// lse' = log(e^lse + e^sink) and O' = O e^(lse - lse') from the call without sinks; rows that see
+// no key get O = 0 and lse = the sink; a slice of the wrong length is refused.
+func TestSinks(t *testing.T) {
+	ctx := cpuContext(t)
+	sq, sk, h, d := 24, 16, 2, 64 // bottom-right: the first 8 rows see no key
+	q, k, v := values(sq*h*d, 31), values(sk*h*d, 32), values(sk*h*d, 33)
+	run := func(sinks []float32) ([]float32, []float32, error) {
+		o, lse := make([]float32, sq*h*d), make([]float32, h*sq)
+		err := ctx.Attention(must(t)(Float32(q, 1, sq, h, d)), must(t)(Float32(k, 1, sk, h, d)),
+			must(t)(Float32(v, 1, sk, h, d)), must(t)(Float32(o, 1, sq, h, d)),
+			&AttentionOptions{Mask: MaskCausalBottomRight, LSE: lse, Sinks: sinks})
+		return o, lse, err
+	}
+	o0, lse0, err0 := run(nil)
+	oInf, lseInf, errInf := run([]float32{float32(math.Inf(-1)), float32(math.Inf(-1))})
+	sinks := []float32{0.5, -1.5}
+	o1, lse1, err1 := run(sinks)
+	if err0 != nil || errInf != nil || err1 != nil {
+		t.Fatalf("%v / %v / %v", err0, errInf, err1)
+	}
+	for i := range o0 {
+		if math.Float32bits(o0[i]) != math.Float32bits(oInf[i]) {
+			t.Fatal("sinks of -inf changed O")
+		}
+	}
+	for i := range lse0 {
+		if math.Float32bits(lse0[i]) != math.Float32bits(lseInf[i]) {
+			t.Fatal("sinks of -inf changed the lse")
+		}
+	}
+	for head := 0; head < h; head++ {
+		for i := 0; i < sq; i++ {
+			l0, l1, s := float64(lse0[head*sq+i]), float64(lse1[head*sq+i]), float64(sinks[head])
+			want := s
+			if i >= 8 {
+				want = math.Max(l0, s) + math.Log1p(math.Exp(-math.Abs(l0-s)))
+			}
+			if math.Abs(l1-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Fatalf("head %d row %d: lse %g, want %g", head, i, l1, want)
+			}
+			for x := 0; x < d; x++ {
+				at := (i*h+head)*d + x
+				expected := 0.0
+				if i >= 8 {
+					expected = float64(o0[at]) * math.Exp(l0-want)
+				}
+				if math.Abs(float64(o1[at])-expected) > 1e-5 {
+					t.Fatalf("head %d row %d: O %g, want %g", head, i, o1[at], expected)
+				}
+			}
+		}
+	}
+	if _, _, err := run([]float32{1}); !IsStatus(err, StatusInvalidArgument) || !strings.Contains(err.Error(), "Sinks") {
+		t.Fatalf("one sink for two heads: %v", err)
+	}
+}

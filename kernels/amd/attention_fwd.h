@@ -33,8 +33,9 @@
 //     gfx950: 2^-k is the scaled MFMA's E8M0 operand (127 - k) for both P.V and the row sum;
 //     gfx942: the fp32 partial product and the row sum are multiplied by 2^-k;
 //   partial = P.V in fresh fp32 accumulators per 32 output columns, acc = acc*alpha + partial*2^-k,
-//   l = l*alpha + row sum; finally O = acc * (v_descale / l), lse = ln2 * (m + log2(l)); queries with
-//   l == 0 get O = 0 and lse = -inf.
+//   l = l*alpha + row sum; after the last block the sink, if any, joins m and l
+//   (common/attention_sink.h), then O = acc * (v_descale * alpha / l), lse = ln2 * (m + log2(l));
+//   queries with l == 0 get O = 0 and lse = -inf.
 //   The row maxima keep NaN (common/row_max.h): a query that sees a NaN or +inf scaled score has m
 //   NaN or +inf at the end and gets O = NaN, lse = NaN; seqlen_k = 0 runs no block (O = 0, lse =
 //   -inf) and reads no K/V.
@@ -51,6 +52,7 @@
 #include "amd/mfma_ops.h"
 #include "common/attention_kernel_args.h"
 #include "common/attention_mask.h"
+#include "common/attention_sink.h"
 #include "common/block_scale.h"
 #include "common/exp2_polynomial.h"
 #include "common/fp32_exp2_log2.h"
@@ -316,12 +318,14 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         m = active ? m_new : m;
     }
 
-    // Epilogue: O = acc * (v_descale / l); queries that saw no key get 0 and lse = -inf, those that
-    // saw a NaN or +inf score NaN.
+    // Epilogue: the sink, if any, joins m and l (common/attention_sink.h; FMAs only, no v_exp_f32);
+    // O = acc * (v_descale * alpha / l'); queries that saw no key (nor a sink) get 0 and lse = -inf,
+    // those that saw a NaN or +inf score or sink NaN.
     if (query >= seqlen_q) return;
-    const bool poisoned = numerics::row_max_is_poisoned(m);
-    const bool seen = numerics::row_saw_key(l);
-    const float out_scale = numerics::output_scale(vd, l);
+    const numerics::SinkedRow row = numerics::fold_sink(m, l, numerics::sink_log2(a.sinks, head));
+    const bool poisoned = numerics::sinked_row_poisoned(row);
+    const bool seen = numerics::sinked_row_seen(row);
+    const float out_scale = numerics::sinked_output_scale(vd, row);
     const int64_t o_row = batch * a.o_stride_batch + (first_q + query) * a.o_stride_seq + head * a.o_stride_head;
     #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt) {
@@ -335,7 +339,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
         const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + query
                                              : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + query;
-        global_ptr_mut<float>(a.lse)[index] = numerics::row_lse(numerics::row_natural_lse(m, l), poisoned, seen);
+        global_ptr_mut<float>(a.lse)[index] = numerics::row_lse(numerics::sinked_row_lse(row), poisoned, seen);
     }
 }
 

@@ -13,7 +13,7 @@
 namespace zyfa {
 
 // Bump when a field changes: the host checks it against what the embedded kernels were built with.
-constexpr uint32_t kAttnKernelArgsVersion = 1;
+constexpr uint32_t kAttnKernelArgsVersion = 2;  // 2: sinks in what were reserved0 and reserved1
 
 enum AttnKernelDtype : int32_t {  // = zyfa_dtype values
     kKernelFp32 = 1,
@@ -48,8 +48,9 @@ struct AttnKernelArgs {
     int32_t max_block_exponent;   // LEAN block-scale cap (numerics::kBlockScaleMaxExponent)
     float softmax_scale;          // resolved, never 0
     float lean_centre;            // the Lean P constant c for this target's conversion
-    int32_t reserved0;  // zero; when varlen the kernel reads total_q = cu_seqlens_q[batch] itself
-    int32_t reserved1;
+    // fp32 [heads_q] attention sinks or null (none): read once per row, in the epilogue
+    // (common/attention_sink.h). The generated gfx950 kernels require null (the plan declines).
+    const float* sinks;
 };
 
 // One sequence of the batch: where its rows start in the (possibly packed) tensors and how long it

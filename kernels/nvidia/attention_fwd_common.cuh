@@ -18,6 +18,7 @@
 
 #include "common/attention_kernel_args.h"
 #include "common/attention_mask.h"
+#include "common/attention_sink.h"
 #include "common/block_scale.h"
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"

@@ -361,16 +361,19 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
     }
     cp_async_wait_all();
 
-    // Epilogue: O = acc * (v_descale / l); rows that saw no key get 0 and lse = -inf, rows whose
-    // maximum saw a NaN or +inf score NaN (row_output).
+    // Epilogue: the sink, if any, joins m and l (common/attention_sink.h); O = acc * (v_descale *
+    // alpha / l); rows that saw no key (nor a sink) get 0 and lse = -inf, rows whose maximum saw a
+    // NaN or +inf score or sink NaN (row_output).
     const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
+    const float sink_z = numerics::sink_log2(a.sinks, head);
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
         const int row = row0 + warp * 16 + group + 8 * rr;
         if (row >= seqlen_q) continue;
-        const bool poisoned = numerics::row_max_is_poisoned(m[rr]);
-        const bool seen = numerics::row_saw_key(l[rr]);
-        const float out_scale = numerics::output_scale(vd, l[rr]);
+        const numerics::SinkedRow sinked = numerics::fold_sink(m[rr], l[rr], sink_z);
+        const bool poisoned = numerics::sinked_row_poisoned(sinked);
+        const bool seen = numerics::sinked_row_seen(sinked);
+        const float out_scale = numerics::sinked_output_scale(vd, sinked);
         const int64_t o_row = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head;
 #pragma unroll
         for (int n = 0; n < DV / 8; ++n)
@@ -381,7 +384,7 @@ __device__ __forceinline__ void attention_forward(const AttnKernelArgs& a) {
         if (a.lse && quad_lane == 0) {
             const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-            a.lse[index] = row_lse(numerics::row_natural_lse(m[rr], l[rr]), poisoned, seen);
+            a.lse[index] = row_lse(numerics::sinked_row_lse(sinked), poisoned, seen);
         }
     }
 }

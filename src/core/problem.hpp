@@ -42,6 +42,9 @@ struct AttnProblem {
     // HIP has 64-key kernels only (hip/attention_launch_plan.cpp), and the CUDA plan accepts its
     // chosen kernel's own step only (src/cuda/attention_launch_plan.cpp).
     int key_block = 0;
+    // fp32 [heads_q] attention sinks or null (kernels/common/attention_sink.h); host memory on the
+    // CPU backend, device memory on GPU backends.
+    const float* sinks = nullptr;
     TensorView q, k, v, o;
 
     bool varlen() const { return cu_seqlens_q != nullptr; }

@@ -43,6 +43,7 @@ zyfa_attn_params read_params(const zyfa_attn_params* user) {
     ZYFA_DEFAULT_BEYOND(flags)
     ZYFA_DEFAULT_BEYOND(key_block)
     ZYFA_DEFAULT_BEYOND(reserved)
+    ZYFA_DEFAULT_BEYOND(sinks)
 #undef ZYFA_DEFAULT_BEYOND
     return params;
 }
@@ -192,6 +193,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.v_descale = p.v_descale;
     problem.lse = p.lse;
     problem.key_block = p.key_block;
+    problem.sinks = p.sinks;
 
     const bool empty = problem.empty();
     // Packed totals are exact only where cu_seqlens is host memory (the CPU backend).
@@ -219,6 +221,9 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         checked_mul(descale_count, 4, "params descale bytes");
     }
     if (lse_count > 0) require_aligned("params.lse", p.lse, 4, "the fp32 lse");
+    // sinks: fp32 [heads_q], one logit per query head, read by every row of that head.
+    const int64_t sink_count = p.sinks != nullptr ? p.heads_q : 0;
+    if (sink_count > 0) require_aligned("params.sinks", p.sinks, 4, "fp32 sinks");
     if (descale_count > 0) {
         require_aligned("params.q_descale", p.q_descale, 4, "an fp32 descale");
         require_aligned("params.k_descale", p.k_descale, 4, "an fp32 descale");
@@ -240,6 +245,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         array_range("params.q_descale", p.q_descale, descale_count, 4),
         array_range("params.k_descale", p.k_descale, descale_count, 4),
         array_range("params.v_descale", p.v_descale, descale_count, 4),
+        array_range("params.sinks", p.sinks, sink_count, 4),
     };
     require_disjoint(outputs, 2, inputs, sizeof(inputs) / sizeof(inputs[0]));
 

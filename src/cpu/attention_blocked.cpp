@@ -4,8 +4,9 @@
 //     m_new = max(m_old, block max) keeping NaN (common/row_max.h), alpha = exp2(m_old - m_new)
 //     P = the scheme's rounded probabilities (scaled by 2^k), l = alpha*l + row sum
 //     acc = alpha*acc + 2^-k * (P V)
-//   O = acc * (v_descale / l), lse = ln2 * (m + log2 l); NaN for a row whose m is NaN or +inf.
-// The update and the epilogue are kernels/common's online_softmax.h and row_epilogue.h.
+//   the sink, if any, joins m and l (common/attention_sink.h: m' = max(m, z), l' = l alpha + 2^(z - m'))
+//   O = acc * (v_descale alpha / l'), lse = ln2 * (m' + log2 l'); NaN for a row whose m' is NaN or +inf.
+// The update and the epilogue are kernels/common's online_softmax.h, attention_sink.h and row_epilogue.h.
 // Every product and sum is fp32 in a fixed order, so the result does not depend on threads.
 #include "attention_blocked.hpp"
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "common/attention_mask.h"
+#include "common/attention_sink.h"
 #include "common/block_scale.h"
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
@@ -206,18 +208,21 @@ private:
             }
         }
 
+        // The sink joins each row's denominator after the last key block (common/attention_sink.h);
+        // without sinks z = -inf and the fold changes nothing.
+        const float sink_z = numerics::sink_log2(p.sinks, h);
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t i = item.row_begin + r;
             const int64_t off = AttnProblem::offset(p.o, p.first_q(b), b, i, h);
-            const float l = sc.l[r];
-            const float out_scale = numerics::output_scale(vd, l);
-            const bool poisoned = numerics::row_max_is_poisoned(sc.m[r]);
-            const bool seen = numerics::row_saw_key(l);
+            const numerics::SinkedRow row = numerics::fold_sink(sc.m[r], sc.l[r], sink_z);
+            const float out_scale = numerics::sinked_output_scale(vd, row);
+            const bool poisoned = numerics::sinked_row_poisoned(row);
+            const bool seen = numerics::sinked_row_seen(row);
             for (int64_t d = 0; d < dv; ++d) {
                 const float value = numerics::row_output(sc.acc[r * dv + d] * out_scale, poisoned, seen);
                 store_from_float(p.o.data, p.o.dtype, off + d, value);
             }
-            if (p.lse) p.lse[p.lse_index(b, h, i)] = numerics::row_lse(numerics::row_natural_lse(sc.m[r], l), poisoned, seen);
+            if (p.lse) p.lse[p.lse_index(b, h, i)] = numerics::row_lse(numerics::sinked_row_lse(row), poisoned, seen);
         }
     }
 

@@ -1,5 +1,6 @@
 #include "attention_reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -47,20 +48,34 @@ ReferenceOutput attention_reference_fp64(const AttnProblem& p) {
                     scores[j] = dot * static_cast<double>(p.softmax_scale);
                     if (scores[j] > max_score) max_score = scores[j];
                 }
-                if (max_score == -std::numeric_limits<double>::infinity()) continue;  // sees no key: O = 0
-                double sum = 0.0;
+                // The sink joins the denominator only (softmax over [scores..., sink], its column
+                // dropped): a row that sees no key but a finite sink gets O = 0, lse = the sink; a
+                // NaN or +inf sink makes the row NaN, as such a score does.
+                const double sink = p.sinks ? static_cast<double>(p.sinks[h]) : -std::numeric_limits<double>::infinity();
                 const int64_t row = p.varlen() ? p.first_q(b) + i : b * p.seqlen_q + i;
                 double* o_row = &out.o[static_cast<size_t>((row * p.heads_q + h) * p.head_dim_v)];
+                const size_t lse_at = static_cast<size_t>(p.lse_index(b, h, i));
+                if (std::isnan(sink) || sink == std::numeric_limits<double>::infinity()) {
+                    for (int64_t d = 0; d < p.head_dim_v; ++d) o_row[d] = std::numeric_limits<double>::quiet_NaN();
+                    out.lse[lse_at] = std::numeric_limits<double>::quiet_NaN();
+                    continue;
+                }
+                if (max_score == -std::numeric_limits<double>::infinity()) {  // sees no key: O = 0
+                    out.lse[lse_at] = sink;                                       // -inf without a sink
+                    continue;
+                }
+                const double shift = std::max(max_score, sink);
+                double sum = sink == -std::numeric_limits<double>::infinity() ? 0.0 : std::exp(sink - shift);
                 for (int64_t j = 0; j < sk; ++j) {
                     if (!numerics::key_visible(i, j, sq, sk, mask, p.window_left, p.window_right)) continue;
-                    const double w = std::exp(scores[j] - max_score);
+                    const double w = std::exp(scores[j] - shift);
                     sum += w;
                     const int64_t v_off = AttnProblem::offset(p.v, p.first_k(b), b, j, hk);
                     for (int64_t d = 0; d < p.head_dim_v; ++d)
                         o_row[d] += w * (load_as_float(p.v.data, p.v.dtype, v_off + d) * vd);
                 }
                 for (int64_t d = 0; d < p.head_dim_v; ++d) o_row[d] /= sum;
-                out.lse[static_cast<size_t>(p.lse_index(b, h, i))] = max_score + std::log(sum);
+                out.lse[lse_at] = shift + std::log(sum);
             }
         }
     }

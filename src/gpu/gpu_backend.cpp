@@ -101,6 +101,7 @@ public:
             {"params.q_descale", problem.q_descale},
             {"params.k_descale", problem.k_descale},
             {"params.v_descale", problem.v_descale},
+            {"params.sinks", problem.sinks},
         };
         check_device_reachable(pointers);
     }
@@ -387,6 +388,7 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
     args.max_block_exponent = numerics::kBlockScaleMaxExponent;
     args.softmax_scale = problem.softmax_scale;
     args.lean_centre = lean_centre;
+    args.sinks = problem.sinks;
     return args;
 }
 

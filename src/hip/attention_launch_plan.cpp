@@ -76,6 +76,9 @@ bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_bytes) {
 const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     if (p.q.dtype != ZYFA_DTYPE_FP8_E4M3FN || p.softmax != ZYFA_SOFTMAX_LEAN) return nullptr;
     if (p.window_left >= 0 || p.window_right >= 0) return nullptr;
+    // The generated kernels take no sinks (their kernarg field must be null): the HIP C++ kernel,
+    // whose epilogue folds them in (common/attention_sink.h), runs those problems.
+    if (p.sinks != nullptr) return nullptr;
     if (!block_offsets_fit_32_bits(p.k, p.head_dim_qk) || !block_offsets_fit_32_bits(p.v, p.head_dim_v)) return nullptr;
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {

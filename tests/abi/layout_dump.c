@@ -54,6 +54,7 @@ int main(void) {
     FIELD(zyfa_attn_params, flags);
     FIELD(zyfa_attn_params, key_block);
     FIELD(zyfa_attn_params, reserved);
+    FIELD(zyfa_attn_params, sinks);
 
     STRUCT(zyfa_quant_params);
     FIELD(zyfa_quant_params, struct_size);

@@ -76,7 +76,9 @@ static void attn_params_layout(void** state) {
     /* Appended after 0.1 (whose struct ended at 136): 0.1 callers pass struct_size 136. */
     EXPECT_FIELD(zyfa_attn_params, key_block, 136, 4);
     EXPECT_FIELD(zyfa_attn_params, reserved, 140, 4);
-    assert_int_equal(sizeof(zyfa_attn_params), 144);
+    /* Appended after 0.1.3 (whose struct ended at 144). */
+    EXPECT_FIELD(zyfa_attn_params, sinks, 144, 8);
+    assert_int_equal(sizeof(zyfa_attn_params), 152);
     assert_int_equal(_Alignof(zyfa_attn_params), 8);
 }
 

@@ -19,7 +19,9 @@
 // the CPU backend's default. One-hot V (key j has a 1 in dimension j) makes O[i][j] = P[i][j] * c
 // with c one constant per row, so O shows every P value.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -180,6 +182,110 @@ void test_non_finite_rows(void**) {
     }
 }
 
+// ------------------------------------------------------------------ attention sinks
+
+// Sinks below, near and above the rows' maxima (common/attention_sink.h), against the CPU backend
+// and the fp64 reference; rows without keys get O = 0 and lse = the sink.
+void test_sinks(void**) {
+    for_modes("sinks causal s=150 gqa 4:2", [](CaseShape& s) {
+        s.seqlen_q = s.seqlen_k = 150;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+        s.sinks = {0.5f, -2.0f, 3.0f, 30.0f};
+    });
+    for_modes("sinks causal-br sq=60 sk=40 (20 rows see only the sink)", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.seqlen_q = 60;
+        s.seqlen_k = 40;
+        s.sinks = {1.5f, -INFINITY};
+    });
+    for_modes("sinks varlen q(33,7,20) k(0,50,0)", [](CaseShape& s) {
+        s.batch = 3;
+        s.lengths_q = {33, 7, 20};
+        s.lengths_k = {0, 50, 0};
+        s.seqlen_q = 33;
+        s.seqlen_k = 50;
+        s.sinks = {-1.0f, 2.5f};
+    });
+}
+
+// Sinks of -inf are no sinks: the same bits as sinks NULL (the fold leaves m and l as they are).
+void test_minus_inf_sinks_bitwise(void**) {
+    for (const DtypeMode& m : {kBf16, fp8_lean()}) {
+        CaseShape s = mode_shape(m);
+        s.head_dim_qk = s.head_dim_v = 128;
+        s.seqlen_q = s.seqlen_k = 150;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+        Session& session_ = session();
+        GpuCase none(*session_.runtime, s);
+        assert_int_equal(none.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        s.sinks.assign(4, -INFINITY);
+        GpuCase minus_inf(*session_.runtime, s);
+        assert_int_equal(minus_inf.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        const bool same = none.host.o == minus_inf.host.o &&
+                          std::memcmp(none.host.lse.data(), minus_inf.host.lse.data(), 4 * none.host.lse.size()) == 0;
+        std::printf("  sinks -inf vs none causal s=150 %-13s %s\n", m.name, same ? "bitwise equal" : "DIFFERENT");
+        assert_true(same);
+    }
+}
+
+// Sinks of NaN, +inf, -inf, 1e30 (far above every score) and finite ones, with rows that see no
+// key: the kernel's O and lse against the CPU model bit for bit where the model's are NaN, -inf or
+// 0, and within the model tolerances elsewhere.
+void test_sink_edges(void**) {
+    for (const DtypeMode& m : {kBf16, fp8_lean()}) {
+        CaseShape s = mode_shape(m);
+        s.head_dim_qk = s.head_dim_v = 128;
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.seqlen_q = 60;
+        s.seqlen_k = 40;
+        s.heads_q = s.heads_kv = 6;
+        s.sinks = {1.5f, -INFINITY, NAN, INFINITY, 1e30f, -3.0f};
+        // Exact scores and one-hot V (as the bitwise tests): the kernel's m and l are the model's.
+        const GpuCase::Edit edit = [](AttentionCase& c) {
+            integer_qk(c, 17);
+            one_hot_v(c);
+        };
+        Session& session_ = session();
+        GpuCase gpu(*session_.runtime, s, edit);
+        assert_int_equal(gpu.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        AttentionCase model(s);
+        edit(model);
+        run_amd_model(model);
+        int64_t nan_rows = 0, sink_only_rows = 0, mismatches = 0;
+        double max_rel = 0.0;
+        for (int64_t h = 0; h < s.heads_q; ++h)
+            for (int64_t i = 0; i < s.seqlen_q; ++i) {
+                const size_t at = static_cast<size_t>(h * s.seqlen_q + i);
+                const float lg = gpu.host.lse[at], lm = model.lse[at];
+                nan_rows += std::isnan(lm);
+                sink_only_rows += i < 20 && std::isfinite(lm);
+                if (std::isnan(lm) || std::isinf(lm)) {
+                    mismatches += !(std::isnan(lm) ? std::isnan(lg) : lg == lm);
+                } else {
+                    max_rel = std::max(max_rel, std::fabs(double(lg) - lm) / std::max(1.0, std::fabs(double(lm))));
+                }
+                for (int64_t x = 0; x < s.head_dim_v; ++x) {
+                    const int64_t e = (i * s.heads_q + h) * s.head_dim_v + x;
+                    const float og = gpu.host.out(e), om = model.out(e);
+                    if (std::isnan(om) || om == 0.0f) {
+                        mismatches += !(std::isnan(om) ? std::isnan(og) : bits_of(og) == bits_of(om));
+                    } else {
+                        max_rel = std::max(max_rel, std::fabs(double(og) - om) / std::max(1e-2, std::fabs(double(om))));
+                    }
+                }
+            }
+        std::printf("  sinks {1.5, -inf, NaN, +inf, 1e30, -3} causal-br 60x40 %-13s NaN rows %lld, sink-only rows %lld, "
+                    "mismatches %lld, max rel %.1e\n",
+                    m.name, (long long)nan_rows, (long long)sink_only_rows, (long long)mismatches, max_rel);
+        assert_int_equal(nan_rows, 2 * s.seqlen_q);       // the NaN and +inf heads, every row
+        assert_int_equal(sink_only_rows, 20 * 3);          // heads 1.5, 1e30, -3: lse = the sink
+        assert_int_equal(mismatches, 0);
+        assert_true(max_rel <= 2e-2);
+    }
+}
+
 // ------------------------------------------------------------------ bitwise against the model
 
 struct BitwiseShape {
@@ -189,7 +295,7 @@ struct BitwiseShape {
     int32_t window_left, window_right;
 };
 
-void run_bitwise(const BitwiseShape& b, const DtypeMode& m) {
+void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false) {
     CaseShape s = mode_shape(m);  // FP8 with descales: their folding order is part of the model
     s.out_dtype = ZYFA_DTYPE_FP32;
     s.mask = b.mask;
@@ -203,6 +309,9 @@ void run_bitwise(const BitwiseShape& b, const DtypeMode& m) {
     s.window_left = b.window_left;
     s.window_right = b.window_right;
     s.seed = 5;
+    // Below, near and above the rows' maxima: the fold (common/attention_sink.h) is FMAs only, the
+    // same bits on the GPU and the CPU from the same m and l.
+    if (sinks) s.sinks = {-3.0f, 0.75f, 6.0f, 40.0f};
     const GpuCase::Edit edit = [](AttentionCase& c) {
         integer_qk(c, 17);
         one_hot_v(c);
@@ -220,9 +329,9 @@ void run_bitwise(const BitwiseShape& b, const DtypeMode& m) {
     const BitwiseReport r = compare_bitwise(gpu.host, model);
     const bool lean = m.softmax == ZYFA_SOFTMAX_LEAN;
     const bool one_block = s.seqlen_k <= 64;
-    std::printf("  exact S, one-hot V  %-34s %-13s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)"
+    std::printf("  exact S, one-hot V%s %-34s %-13s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)"
                 "  lse: -inf rows %lld/%lld (mismatch %lld) max rel %.1e\n",
-                b.what, m.name, (long long)r.bitwise_equal, (long long)r.elements, (long long)r.p_mismatched,
+                sinks ? ", sinks" : "", b.what, m.name, (long long)r.bitwise_equal, (long long)r.elements, (long long)r.p_mismatched,
                 (long long)r.p_compared, (long long)r.masked, (long long)r.masked_not_zero, (long long)r.empty_rows,
                 (long long)r.rows, (long long)r.lse_infinity_mismatch, r.lse_max_rel);
     assert_true(r.p_compared > 0);
@@ -271,6 +380,11 @@ void test_bitwise_bf16_structure(void**) {
 
 void test_bitwise_fp8_exact_structure(void**) {
     for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, fp8_exact());
+}
+
+void test_bitwise_sinks(void**) {
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, fp8_lean(), true);
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, kBf16, true);
 }
 
 // An FP8 LEAN causal head-dim-128 problem without a window (one the gfx950 assembly kernels take
@@ -342,6 +456,10 @@ int main() {
         cmocka_unit_test(test_bitwise_lean),
         cmocka_unit_test(test_bitwise_bf16_structure),
         cmocka_unit_test(test_bitwise_fp8_exact_structure),
+        cmocka_unit_test(test_sinks),
+        cmocka_unit_test(test_minus_inf_sinks_bitwise),
+        cmocka_unit_test(test_sink_edges),
+        cmocka_unit_test(test_bitwise_sinks),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

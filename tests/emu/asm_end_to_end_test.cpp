@@ -192,6 +192,16 @@ void test_asm_chosen_and_launched(void**) {
         assert_string_equal(planned_kernel(session_.cuda, step).c_str(), "");
         assert_non_null(std::strstr(zyfa_last_error_message(), "params.key_block = 128"));
         assert_string_equal(planned_kernel(g_hip_cpp_ctx, step).c_str(), "");
+        // Nor are sinks (their kernarg must be null): the HIP C++ kernel runs them, on the
+        // automatic context too.
+        CaseShape sinks = s;
+        sinks.sinks = {0.5f, -1.0f, 2.0f, 3.0f};
+        assert_string_equal(planned_kernel(session_.cuda, sinks).c_str(), v.hip_cpp_symbol.c_str());
+        if (&v == &g_variants.front()) {
+            GpuCase on_auto(*session_.runtime, sinks);
+            assert_int_equal(on_auto.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+            assert_string_equal(last_launched().c_str(), v.hip_cpp_symbol.c_str());
+        }
         // A window is not in the asm kernels: the HIP C++ kernel runs it.
         s.window_left = 9;
         assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.hip_cpp_symbol.c_str());

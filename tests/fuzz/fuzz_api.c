@@ -523,7 +523,7 @@ static zyfa_attn_params effective_attn_params(const zyfa_attn_params* full, size
     TAKE(mask) TAKE(batch) TAKE(seqlen_q) TAKE(seqlen_k) TAKE(heads_q) TAKE(heads_kv) TAKE(head_dim_qk)
     TAKE(head_dim_v) TAKE(softmax_scale) TAKE(softmax) TAKE(window_left) TAKE(window_right)
     TAKE(cu_seqlens_q) TAKE(cu_seqlens_k) TAKE(q_descale) TAKE(k_descale) TAKE(v_descale) TAKE(lse) TAKE(flags)
-    TAKE(key_block) TAKE(reserved)
+    TAKE(key_block) TAKE(reserved) TAKE(sinks)
 #undef TAKE
     return e;
 }

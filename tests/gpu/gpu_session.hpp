@@ -203,6 +203,10 @@ public:
             params.cu_seqlens_k = static_cast<const int32_t*>(cu_k_.data());
         }
         params.lse = host.shape.with_lse ? static_cast<float*>(lse_.data()) : nullptr;
+        if (!host.sinks.empty()) {
+            sinks_ = DeviceBuffer(rt, host.sinks.data(), bytes_of(host.sinks));
+            params.sinks = static_cast<const float*>(sinks_.data());
+        }
         tq = host.tq;
         tk = host.tk;
         tv = host.tv;
@@ -253,7 +257,7 @@ public:
     zyfa_tensor tq, tk, tv, to;
 
 private:
-    DeviceBuffer q_, k_, v_, o_, lse_, qd_, kd_, vd_, cu_q_, cu_k_;
+    DeviceBuffer q_, k_, v_, o_, lse_, qd_, kd_, vd_, cu_q_, cu_k_, sinks_;
 };
 
 // Runs a test body, turning a zyfa::Error from the runtime's helpers (a failed capture, copy or

@@ -355,6 +355,10 @@ void test_misaligned_output(void**) {
                                           std::to_string(d.v) + " out " + std::to_string(out);
                 check_misaligned_output(s, false, 1, label + " base +1 element");
                 check_misaligned_output(s, true, 0, label + " odd strides");
+                // The mma.sync kernel's epilogue folds attention sinks as the ws kernels' does.
+                CaseShape with_sinks = s;
+                for (int64_t h = 0; h < s.heads_q; ++h) with_sinks.sinks.push_back(h % 2 ? 2.5f : -1.0f);
+                check_misaligned_output(with_sinks, true, 0, label + " odd strides, sinks");
             }
         }
     }

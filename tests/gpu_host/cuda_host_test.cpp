@@ -279,8 +279,7 @@ void fwd_launches_the_plan_with_the_problem_as_arguments(void**) {
     assert_int_equal(args.softmax, ZYFA_SOFTMAX_EXACT);
     assert_true(args.softmax_scale == problem.softmax_scale);
     assert_true(args.lean_centre == 0.25f);
-    assert_int_equal(args.reserved0, 0);
-    assert_int_equal(args.reserved1, 0);
+    assert_null(args.sinks);
 
 }
 

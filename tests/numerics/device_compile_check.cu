@@ -10,6 +10,7 @@
 #include "common/key_block.h"
 #include "common/online_softmax.h"
 #include "common/row_epilogue.h"
+#include "common/attention_sink.h"
 using namespace zyfa::numerics;
 // Instantiates every function of kernels/common in device code: the numerics the CPU backend uses
 // are the ones the CUDA (and HIP) kernels will include.
@@ -28,4 +29,6 @@ __global__ void numerics_in_device_code(const float* in, uint8_t* out, float* f)
   const float l = running_sum_update(in[2], alpha, in[3]);
   f[i] += accumulator_update(in[i], alpha, in[4], exp2_int(-e)) * scaled_accumulator_rescale(alpha, in[7], in[8]) * output_scale(in[5], l) + kKeyBlock;
   f[i] += row_output(f[i], in[6] > 0.0f, row_saw_key(l)) + row_lse(row_natural_lse(in[0], l), row_max_is_poisoned(in[0]), row_saw_key(l));
+  const SinkedRow sinked = fold_sink(in[0], l, sink_log2(in + 9, i));
+  f[i] += sinked_output_scale(in[5], sinked) + row_lse(sinked_row_lse(sinked), sinked_row_poisoned(sinked), sinked_row_seen(sinked));
 }

@@ -30,13 +30,14 @@ struct CaseShape {
     int32_t key_block = 0;  // params.key_block: 0 = the backend's own
     float input_scale = 1.0f;  // standard deviation of the generated activations
     uint64_t seed = 1;
+    std::vector<float> sinks;  // non-empty: params.sinks, [heads_q]
 };
 
 // Owns the buffers; params/tensors point into them.
 struct AttentionCase {
     CaseShape shape;
     std::vector<uint8_t> q, k, v, o;
-    std::vector<float> q_descale, k_descale, v_descale, lse;
+    std::vector<float> q_descale, k_descale, v_descale, lse, sinks;
     std::vector<int32_t> cu_q, cu_k;
     zyfa_attn_params params;
     zyfa_tensor tq, tk, tv, to;
@@ -89,6 +90,8 @@ struct AttentionCase {
         params.v_descale = s.descales ? v_descale.data() : nullptr;
         params.lse = s.with_lse ? lse.data() : nullptr;
         params.key_block = s.key_block;
+        sinks = s.sinks;
+        params.sinks = sinks.empty() ? nullptr : sinks.data();
         tq = view(q.data(), s.dtype, s.seqlen_q, s.heads_q, s.head_dim_qk, varlen);
         tk = view(k.data(), s.dtype, s.seqlen_k, s.heads_kv, s.head_dim_qk, varlen);
         tv = view(v.data(), s.dtype, s.seqlen_k, s.heads_kv, s.head_dim_v, varlen);

@@ -160,6 +160,10 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
         p.cu_seqlens_q = activations.cu_seqlens_q.data();
         p.cu_seqlens_k = activations.cu_seqlens_k.data();
     }
+    if (options.sinks) {
+        buffers.sinks.assign(static_cast<size_t>(options.heads_q), options.sink_value);
+        p.sinks = buffers.sinks.data();
+    }
     if (zyfa::cpu::dtype_is_fp8(dtype)) {
         p.q_descale = buffers.q_descale.data();
         p.k_descale = buffers.k_descale.data();

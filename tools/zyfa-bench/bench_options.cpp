@@ -39,6 +39,14 @@ const char* name_of(const Named (&table)[N], int32_t value) {
     return "?";
 }
 
+float parse_float(const std::string& flag, const std::string& text) {
+    errno = 0;
+    char* end = nullptr;
+    const float value = std::strtof(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno != 0) throw UsageError(flag + ": '" + text + "' is not a number");
+    return value;
+}
+
 int64_t parse_int(const std::string& flag, const std::string& text, int64_t min_value) {
     errno = 0;
     char* end = nullptr;
@@ -82,6 +90,8 @@ options:
   --softmax auto|exact|lean     softmax mode; runs one case (dtype fp8 unless --dtype is given)
   --mask none|causal|causal-br  mask (default causal, top-left; causal-br = bottom-right)
   --window L,R                  sliding window, -1 = unbounded (default -1,-1)
+  --sinks S                     attention sinks (params.sinks): the logit S, in the units of the
+                                scaled scores, for every query head (default: none)
   --batch N                     batch size (default 1)
   --heads Q[,KV]                query heads and kv heads (default 8,8)
   --seqlen Q[,K]                query and key lengths (default 2048,2048); with --varlen the
@@ -163,6 +173,9 @@ BenchOptions parse_options(int argc, char** argv) {
             if (left > INT32_MAX || right > INT32_MAX) throw UsageError("--window: values must fit in int32");
             options.window_left = static_cast<int32_t>(left);
             options.window_right = static_cast<int32_t>(right);
+        } else if (flag == "--sinks") {
+            options.sinks = true;
+            options.sink_value = parse_float(flag, take_value());
         } else if (flag == "--batch") {
             options.batch = parse_int(flag, take_value(), 0);
         } else if (flag == "--heads") {

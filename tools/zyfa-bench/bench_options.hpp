@@ -28,6 +28,8 @@ struct BenchOptions {
     zyfa_mask mask = ZYFA_MASK_CAUSAL;
     int32_t window_left = -1;
     int32_t window_right = -1;
+    bool sinks = false;       // --sinks S: params.sinks, S for every query head
+    float sink_value = 0.0f;
     int64_t batch = 1;
     int64_t heads_q = 8;
     int64_t heads_kv = 8;

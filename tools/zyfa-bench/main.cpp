@@ -44,6 +44,11 @@ std::string shape_label(const BenchOptions& o) {
     if (o.window_left >= 0 || o.window_right >= 0)
         s += " w" + std::to_string(o.window_left) + "," + std::to_string(o.window_right);
     if (o.varlen) s += " varlen";
+    if (o.sinks) {
+        char sink[32];
+        std::snprintf(sink, sizeof sink, " sinks %g", static_cast<double>(o.sink_value));
+        s += sink;
+    }
     return s;
 }
 

@@ -22,8 +22,9 @@ def visible(sq, sk, mask, window_left, window_right):
     return ok
 
 
-def attention_one(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None):
-    """One sequence: q [sq, hq, d], k [sk, hkv, d], v [sk, hkv, dv] (fp64) -> (o [sq, hq, dv], lse [hq, sq])."""
+def attention_one(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, sinks=None):
+    """One sequence: q [sq, hq, d], k [sk, hkv, d], v [sk, hkv, dv] (fp64) -> (o [sq, hq, dv], lse [hq, sq]).
+    sinks [hq]: a logit per head in each row's denominator only (softmax over [scores, sink])."""
     sq, hq, d = q.shape
     sk, hkv, dv = v.shape
     scale = 1.0 / math.sqrt(d) if scale is None else scale
@@ -34,27 +35,30 @@ def attention_one(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None):
     for h in range(hq):
         s = scale * q[:, h, :] @ k[:, h // group, :].T
         s = np.where(seen, s, -np.inf)
+        if sinks is not None:  # the sink as a key whose value is zero
+            s = np.concatenate([s, np.full((sq, 1), float(sinks[h]))], axis=1)
         row_max = np.max(s, axis=1, initial=-np.inf)
         has_key = np.isfinite(row_max)
-        p = np.where(seen, np.exp(s - np.where(has_key, row_max, 0)[:, None]), 0.0)
+        p = np.exp(s - np.where(has_key, row_max, 0)[:, None])
         l = p.sum(axis=1)
+        p = p[:, :sk]
         o[:, h, :] = np.where(has_key[:, None], (p @ v[:, h // group, :]) / np.where(has_key, l, 1)[:, None], 0)
         lse[h] = np.where(has_key, row_max + np.log(np.where(has_key, l, 1)), -np.inf)
     return o, lse
 
 
-def attention(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, cu_q=None, cu_k=None):
+def attention(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, cu_q=None, cu_k=None, sinks=None):
     """Batched [b, s, h, d] -> (o [b, sq, hq, dv], lse [b, hq, sq]); packed with cu_q/cu_k ->
     (o [total_q, hq, dv], lse [hq, total_q])."""
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
     if cu_q is None:
-        outs = [attention_one(q[b], k[b], v[b], mask, window, scale) for b in range(q.shape[0])]
+        outs = [attention_one(q[b], k[b], v[b], mask, window, scale, sinks) for b in range(q.shape[0])]
         return np.stack([o for o, _ in outs]), np.stack([l for _, l in outs])
     o = np.zeros(q.shape[:2] + (v.shape[2],))
     lse = np.full((q.shape[1], q.shape[0]), -np.inf)
     for b in range(len(cu_q) - 1):
         qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
-        o[qs], lse[:, qs] = attention_one(q[qs], k[ks], v[ks], mask, window, scale)
+        o[qs], lse[:, qs] = attention_one(q[qs], k[ks], v[ks], mask, window, scale, sinks)
     return o, lse
 
 

@@ -51,7 +51,7 @@ def softmax_code(softmax):
 def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
               return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
               max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None,
-              key_block=0):
+              key_block=0, sinks=None):
     """Attention forward: softmax(softmax_scale * Q K^T + mask) V. Forward only: torch inputs that
     require grad (with grad mode on) raise NotImplementedError; run it under torch.no_grad().
 
@@ -83,22 +83,26 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
     key_block: keys per online-softmax step (params.key_block): 0 = the backend's own (CPU and AMD
              64), 64 or 128. LEAN's block scales depend on it; the CPU backend models either GPU
              instance bit for bit. A backend without kernels for it raises ZyfaError (not supported).
+    sinks:   None or fp32 [heads_q] attention sinks (gpt-oss; FlashAttention-3's s_aux), on the
+             inputs' device: one logit per query head, in the units of the scaled scores, that joins
+             every row's softmax denominator and multiplies no value. lse then includes it (a row
+             without keys gets out = 0, lse = sink): when merging parts, pass sinks to one part only.
     context: a zyfa.Context; None picks a shared one for the inputs' device.
     Returns out, or (out, lse) with return_lse: lse fp32 [batch, heads_q, seqlen_q], or
     [heads_q, total_q] when packed.
     """
     return run_attention("zyfa.attention", q, k, v, causal, window, softmax_scale, descale, return_lse,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context,
-                         dtype, out_dtype, key_block)
+                         dtype, out_dtype, key_block, sinks)
 
 
 def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_lse, cu_seqlens_q,
                   cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype,
-                  key_block=0):
+                  key_block=0, sinks=None):
     """attention() for the entry point named api (zyfa.attention, zyfa.flash_attn_func, ...)."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     require_no_grad(api, (("q", q), ("k", k), ("v", v), ("q_descale", q_d), ("k_descale", k_d),
-                          ("v_descale", v_d)))
+                          ("v_descale", v_d), ("sinks", sinks)))
     if causal is True and _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
         warnings.warn(
             "%s(causal=True) is top-left aligned (query i sees keys j <= i) and seqlen_q != seqlen_k "
@@ -115,13 +119,13 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
             from . import _torch_ops
             return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
                                         return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                        out, out_dtype, step)
+                                        out, out_dtype, step, sinks)
         o, lse = attention_direct(context, q, k, v, mask=mask, window_left=window_left,
                                   window_right=window_right, softmax_scale=scale, softmax=sm,
                                   q_descale=q_d, k_descale=k_d, v_descale=v_d, return_lse=return_lse,
                                   cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
-                                  out_dtype=out_dtype, dtype=dtype, key_block=step)
+                                  out_dtype=out_dtype, dtype=dtype, key_block=step, sinks=sinks)
     except ZyfaError as e:  # name the function the user called, not the C one
         raise e.called_as(api, _FLASH_ATTN_RENAMES if api.startswith("zyfa.flash_attn") else ()) from None
     return (o, lse) if return_lse else o
@@ -161,13 +165,13 @@ def _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
 
 def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
                           cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
-                          softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0):
+                          softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0, sinks=None):
     """The kernel attention() would run for these arguments; raises ZyfaError if unsupported."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     call = _prepare(context, q, k, v, mask_code(causal), int(window[0]), int(window[1]),
                     0.0 if softmax_scale is None else float(softmax_scale), softmax_code(softmax),
                     q_d, k_d, v_d, False, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                    None, out_dtype, dtype, key_block_code(key_block))
+                    None, out_dtype, dtype, key_block_code(key_block), sinks)
     lib = _lib.lib()
     name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
     if name is None:
@@ -180,11 +184,11 @@ def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, wind
                      softmax_scale=0.0, softmax=_lib.SOFTMAX_AUTO, q_descale=None, k_descale=None,
                      v_descale=None, return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None,
                      max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None,
-                     key_block=0):
+                     key_block=0, sinks=None):
     """attention() without the torch op layer: runs now, returns (out, lse or None)."""
     call = _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax,
                     q_descale, k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k,
-                    max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block)
+                    max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block, sinks)
     lib = _lib.lib()
     check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
                             call.stream), call.names)
@@ -203,7 +207,7 @@ class _Call:
 
 def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale,
              k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-             out, out_dtype, dtype, key_block=0):
+             out, out_dtype, dtype, key_block=0, sinks=None):
     call = _Call()
     qv, kv, vv = view(q, "q", dtype), view(k, "k", dtype), view(v, "v", dtype)
     torch_inputs = is_torch(q)
@@ -271,6 +275,10 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
             arr = _descale_array(d, batch, heads_kv, heads_q, qv, field)
             call.keep.append(arr)
             setattr(params, field, _ptr(arr))
+    if sinks is not None:
+        arr = _sinks_array(sinks, heads_q, qv)
+        call.keep.append(arr)
+        params.sinks = _ptr(arr)
     if call.lse is not None:
         params.lse = _ptr(call.lse)
     call.params = params
@@ -575,6 +583,24 @@ def _descale_array(d, batch, heads_kv, heads_q, like, name):
     if not np.all((grouped == first) | (np.isnan(grouped) & np.isnan(first))):
         _unequal_groups(grouped.tolist(), name, heads_kv)
     return np.ascontiguousarray(grouped[:, :, 0])
+
+
+def _sinks_array(sinks, heads_q, like):
+    """A contiguous fp32 [heads_q] array of attention sinks on q's device (one logit per query head)."""
+    if is_torch(like.obj):
+        torch = torch_module()
+        if not isinstance(sinks, torch.Tensor):
+            sinks = torch.tensor(sinks, dtype=torch.float32, device=like.obj.device)
+        if sinks.device != like.obj.device:
+            raise ValueError("sinks must be on %s like q, not %s" % (like.obj.device, sinks.device))
+        arr = sinks.to(torch.float32).contiguous()
+    else:
+        import numpy as np
+        arr = np.ascontiguousarray(np.asarray(sinks, dtype=np.float32))
+    if tuple(arr.shape) != (heads_q,):
+        raise ValueError("sinks has shape %s, expected (%d,) = [heads_q] (one logit per query head)"
+                         % (tuple(arr.shape), heads_q))
+    return arr
 
 
 def _check_per_query_head(d, batch, heads_kv, heads_q, name):

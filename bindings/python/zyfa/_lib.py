@@ -94,6 +94,7 @@ class AttnParams(ctypes.Structure):
         ("flags", ctypes.c_uint64),
         ("key_block", ctypes.c_int32),  # appended after 0.1
         ("reserved", ctypes.c_int32),
+        ("sinks", ctypes.c_void_p),  # appended after 0.1.3
     ]
 
 

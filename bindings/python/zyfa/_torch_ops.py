@@ -14,7 +14,7 @@ from ._tensors import FP8_DTYPES, dtype_code, torch_dtype
 _ATTN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor? q_descale, Tensor? k_descale, Tensor? v_descale, "
               "Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, int mask, "
               "int window_left, int window_right, float softmax_scale, int softmax, int key_block, "
-              "int out_dtype, bool return_lse")
+              "int out_dtype, bool return_lse, Tensor? sinks")
 
 _library = torch.library.Library("zyfa", "DEF")
 _library.define("attention(%s) -> (Tensor, Tensor)" % _ATTN_ARGS)
@@ -35,31 +35,31 @@ def _out_code(q, out_dtype):
 
 
 def _run(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-         mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype, return_lse, out):
+         mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype, return_lse, sinks, out):
     varlen = cu_seqlens_q is not None
     o, lse = attention_direct(
         None, q, k, v, mask=mask, window_left=window_left, window_right=window_right,
         softmax_scale=softmax_scale, softmax=softmax, q_descale=q_descale, k_descale=k_descale,
         v_descale=v_descale, return_lse=return_lse, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
         max_seqlen_q=max_seqlen_q if varlen else None, max_seqlen_k=max_seqlen_k if varlen else None,
-        out=out, out_dtype=_out_code(q, out_dtype), key_block=key_block)
+        out=out, out_dtype=_out_code(q, out_dtype), key_block=key_block, sinks=sinks)
     return o, (lse if lse is not None else _no_lse(q))
 
 
 def _attention_kernel(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                       max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
-                      return_lse):
+                      return_lse, sinks):
     return _run(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                 max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
-                return_lse, None)
+                return_lse, sinks, None)
 
 
 def _attention_out_kernel(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                           max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block,
-                          out_dtype, return_lse, out):
+                          out_dtype, return_lse, sinks, out):
     return _run(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                 max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
-                return_lse, out)[1]
+                return_lse, sinks, out)[1]
 
 
 def _lse_shape(q, cu_seqlens_q):
@@ -70,7 +70,7 @@ def _lse_shape(q, cu_seqlens_q):
 
 def _attention_fake(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                     max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block, out_dtype,
-                    return_lse):
+                    return_lse, sinks):
     o = q.new_empty(tuple(q.shape[:-1]) + (v.shape[-1],), dtype=torch_dtype(_out_code(q, out_dtype)))
     lse = q.new_empty(_lse_shape(q, cu_seqlens_q), dtype=torch.float32) if return_lse else _no_lse(q)
     return o, lse
@@ -78,7 +78,7 @@ def _attention_fake(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_s
 
 def _attention_out_fake(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                         max_seqlen_k, mask, window_left, window_right, softmax_scale, softmax, key_block,
-                        out_dtype, return_lse, out):
+                        out_dtype, return_lse, sinks, out):
     return q.new_empty(_lse_shape(q, cu_seqlens_q), dtype=torch.float32) if return_lse else _no_lse(q)
 
 
@@ -136,13 +136,14 @@ def _descale_tensor(d, q):
 
 def attention(q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale, k_descale,
               v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, out_dtype,
-              key_block=0):
+              key_block=0, sinks=None):
     cu_q = _as_tensor(cu_seqlens_q, q, torch.int32)
     cu_k = _as_tensor(cu_seqlens_k, q, torch.int32)
     args = (q, k, v, _descale_tensor(q_descale, q), _descale_tensor(k_descale, q),
             _descale_tensor(v_descale, q), cu_q, cu_k, _max_seqlen(max_seqlen_q, cu_q),
             _max_seqlen(max_seqlen_k, cu_k), mask, window_left, window_right, softmax_scale, softmax,
-            key_block, -1 if out_dtype is None else dtype_code(out_dtype), bool(return_lse))
+            key_block, -1 if out_dtype is None else dtype_code(out_dtype), bool(return_lse),
+            _as_tensor(sinks, q, torch.float32))
     if out is not None:
         lse = torch.ops.zyfa.attention_out(*args, out)
         o = out

@@ -7,7 +7,7 @@ causal and window_size follow flash_attn: aligned to the bottom-right corner whe
 seqlen_k (zyfa.attention's causal=True is top-left: there, name the alignment). Forward only: inputs
 that require grad under grad mode raise NotImplementedError. What zyfa does not do (dropout, ALiBi,
 softcap, attention probabilities, paged KV) raises NotImplementedError naming the argument, never a
-silently different result.
+silently different result. Attention sinks are taken as s_aux (vLLM, FlashAttention-3) or sinks.
 """
 from ._api import run_attention
 
@@ -99,6 +99,13 @@ def _descale(q_descale, k_descale, v_descale):
     return (q_descale, k_descale, v_descale)
 
 
+def _sinks(api, s_aux, sinks):
+    """vLLM's and FlashAttention-3's s_aux and the name sinks (gpt-oss) are one argument: fp32 [hq]."""
+    if s_aux is not None and sinks is not None:
+        raise TypeError("zyfa.%s: pass s_aux or sinks, not both (they are the same per-head sink logits)" % api)
+    return s_aux if s_aux is not None else sinks
+
+
 def _result(result, return_lse, return_attn_probs):
     if return_attn_probs:  # flash_attn (2) with dropout_p = 0: (out, softmax_lse, None)
         o, lse = result
@@ -109,7 +116,7 @@ def _result(result, return_lse, return_attn_probs):
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                     softcap=0.0, alibi_slopes=None, deterministic=False, return_attn_probs=False, *,
                     q_descale=None, k_descale=None, v_descale=None, return_lse=False, out=None,
-                    key_block=0, **extra):
+                    key_block=0, s_aux=None, sinks=None, **extra):
     """flash_attn_func(q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv]) -> out [b, sq, hq, dv].
 
     causal=True is bottom-right aligned, as in flash_attn: query i sees keys j <= i + sk - sq (the
@@ -122,6 +129,9 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     dropout_p=0 (the probabilities are never materialised); return_lse=True returns (out, lse).
     seqused_q/seqused_k are accepted when every entry equals sq/sk (read back on the host).
     key_block (zyfa's, not flash_attn's): keys per online-softmax step, as in zyfa.attention.
+    s_aux (vLLM's and FlashAttention-3's name) or sinks: fp32 [hq] attention sinks (gpt-oss), one
+    logit per query head that joins each row's softmax denominator and multiplies no value; the
+    returned lse includes it (zyfa.attention's sinks).
     Forward only: q, k or v requiring grad under grad mode raises NotImplementedError.
     """
     api = "flash_attn_func"
@@ -134,14 +144,14 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False, wi
     return _result(run_attention(
         "zyfa." + api, q, k, v, _causal(api, causal), tuple(window_size), softmax_scale,
         _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, None, None, None, None,
-        out, "auto", None, None, None, key_block), return_lse, return_attn_probs)
+        out, "auto", None, None, None, key_block, _sinks(api, s_aux, sinks)), return_lse, return_attn_probs)
 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                            alibi_slopes=None, deterministic=False, return_attn_probs=False, block_table=None,
                            *, q_descale=None, k_descale=None, v_descale=None, return_lse=False, out=None,
-                           key_block=0, **extra):
+                           key_block=0, s_aux=None, sinks=None, **extra):
     """flash_attn_varlen_func(q [total_q, hq, d], k [total_k, hkv, d], v [total_k, hkv, dv],
     cu_seqlens_q/k int32 [b+1], max_seqlen_q/k) -> out [total_q, hq, dv].
 
@@ -150,8 +160,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     return_lse=True returns (out, lse [hq, total_q]). FlashAttention-3's seqused_q/seqused_k
     (int32 [b]) are accepted when they equal cu_seqlens_q/k[1:] - [:-1]; checking reads both back on
     the host (a synchronisation for GPU tensors, and not traceable by torch.compile): omit them when
-    they are the packed lengths anyway. key_block as in flash_attn_func. Forward only, as
-    flash_attn_func.
+    they are the packed lengths anyway. key_block and s_aux/sinks as in flash_attn_func. Forward
+    only, as flash_attn_func.
     """
     api = "flash_attn_varlen_func"
     extra["deterministic"] = deterministic
@@ -167,5 +177,5 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     return _result(run_attention(
         "zyfa." + api, q, k, v, _causal(api, causal), tuple(window_size), softmax_scale,
         _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, cu_seqlens_q,
-        cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, "auto", None, None, None, key_block), return_lse,
-        return_attn_probs)
+        cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, "auto", None, None, None, key_block,
+        _sinks(api, s_aux, sinks)), return_lse, return_attn_probs)

@@ -11,6 +11,7 @@
 #define ZYFA_KERNELS_NVIDIA_SM90_MAINLOOP_CUH
 
 #include "nvidia/attention_fwd_common.cuh"
+#include "common/attention_sink.h"
 #include "common/row_epilogue.h"
 #include "nvidia/primitives/barriers.cuh"
 #include "nvidia/primitives/copy.cuh"
@@ -420,8 +421,9 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     }
 
 
-    // Epilogue: O = acc * 2^-acc_exponent * (v_descale / l); rows that saw no key get 0 and
-    // lse = -inf, rows whose maximum saw a NaN or +inf score NaN (row_output).
+    // Epilogue: O = acc * 2^-acc_exponent * (v_descale * alpha / l'), the sink folded into m and l
+    // first; rows that saw no key (nor a sink) get 0 and lse = -inf, rows whose maximum saw a NaN
+    // or +inf score or sink NaN (row_output).
     if constexpr (kRowSumByMma) {
         // l_scaled holds the sum of the rounded probabilities, scaled like O.
 #pragma unroll
@@ -433,20 +435,24 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     bool row_valid[2], poisoned[2], seen[2];
     float out_scale[2], unscale[2];
     int64_t o_row[2];
+    // The sink, if any, joins m and l here, after the last block (common/attention_sink.h): the
+    // main loop does not know about it.
+    const float sink_z = numerics::sink_log2(a.sinks, head);
 #pragma unroll
     for (int rr = 0; rr < 2; ++rr) {
         const int row = out_row_base + 8 * rr;
         row_valid[rr] = row < seqlen_q;
-        poisoned[rr] = numerics::row_max_is_poisoned(m[rr]);
-        seen[rr] = numerics::row_saw_key(l[rr]);
-        out_scale[rr] = numerics::output_scale(vd, l[rr]);
+        const numerics::SinkedRow sinked = numerics::fold_sink(m[rr], l[rr], sink_z);
+        poisoned[rr] = numerics::sinked_row_poisoned(sinked);
+        seen[rr] = numerics::sinked_row_seen(sinked);
+        out_scale[rr] = numerics::sinked_output_scale(vd, sinked);
         unscale[rr] = numerics::exp2_integral(-acc_exponent[rr]);
         o_row[rr] = batch * a.o_stride_batch + (first_q + row) * a.o_stride_seq + head * a.o_stride_head +
                     2 * out_quad_lane;
         if (row_valid[rr] && a.lse && out_quad_lane == 0) {
             const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + row
                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row;
-            a.lse[index] = row_lse(numerics::row_natural_lse(m[rr], l[rr]), poisoned[rr], seen[rr]);
+            a.lse[index] = row_lse(numerics::sinked_row_lse(sinked), poisoned[rr], seen[rr]);
         }
     }
     // O's pairs (sm90/epilogue.cuh).

@@ -101,6 +101,8 @@ pub struct zyfa_attn_params {
     pub key_block: i32,
     /// Must be 0 (the tail padding, spelled out).
     pub reserved: i32,
+    /// Appended after 0.1.3: fp32 [heads_q] attention sinks, or null.
+    pub sinks: *const f32,
 }
 
 #[repr(C)]

@@ -101,12 +101,17 @@ pub struct AttentionOptions<'a> {
     /// 64 or 128. LEAN's block scales depend on it; a backend without kernels for it returns
     /// NotSupported, any other value is InvalidArgument.
     pub key_block: i32,
+    /// Attention sinks, fp32 [heads_q] (params.sinks; gpt-oss, FlashAttention-3's s_aux): one
+    /// logit per query head, in the units of the scaled scores, that joins every row's softmax
+    /// denominator and multiplies no value. The lse then includes it (a row without keys gets
+    /// O = 0, lse = the sink): when merging parts, pass sinks to one part only.
+    pub sinks: Option<&'a [f32]>,
 }
 
 impl<'a> Default for AttentionOptions<'a> {
     fn default() -> Self {
         AttentionOptions { mask: Mask::None, window: (-1, -1), softmax_scale: None, softmax: Softmax::Auto,
-                           descale: None, varlen: None, key_block: 0 }
+                           descale: None, varlen: None, key_block: 0, sinks: None }
     }
 }
 
@@ -442,6 +447,13 @@ impl Context {
             p.q_descale = d.q.as_ptr();
             p.k_descale = d.k.as_ptr();
             p.v_descale = d.v.as_ptr();
+        }
+        if let Some(s) = options.sinks {
+            if s.len() != q.shape.heads() {
+                return Err(Error::invalid(format!("sinks has {} elements, needs heads_q = {}", s.len(),
+                                                  q.shape.heads())));
+            }
+            p.sinks = s.as_ptr();
         }
         Ok(p)
     }

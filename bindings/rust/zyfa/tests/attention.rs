@@ -445,3 +445,43 @@ fn attention_merge_of_split_keys_equals_the_unsplit_call() {
     assert_eq!(err.status, Status::InvalidArgument);
     assert!(err.message.contains("params.head_dim_v = 0"), "{}", err.message);
 }
+
+/// Attention sinks: -inf is no sink bit for bit; a finite sink joins each row's denominator only,
+/// so lse' = ln(e^lse + e^sink) and O' = O e^(lse - lse') from the call without sinks; rows that
+/// see no key get O = 0 and lse = the sink; a slice of the wrong length is refused.
+#[test]
+fn sinks_join_the_denominator_only() {
+    let ctx = Context::cpu().unwrap();
+    let (sq, sk, h, d) = (24usize, 16usize, 2usize, 64usize); // bottom-right: rows 0..8 see no key
+    let (q, k, v) = (values(sq * h * d, 31), values(sk * h * d, 32), values(sk * h * d, 33));
+    let run = |sinks: Option<&[f32]>| -> Result<(Vec<f32>, Vec<f32>)> {
+        let mut o = vec![0f32; sq * h * d];
+        let mut lse = vec![0f32; h * sq];
+        let opts = AttentionOptions { mask: Mask::CausalBottomRight, sinks, ..Default::default() };
+        ctx.attention(&opts, &Tensor::new(&q, [1, sq, h, d]).unwrap(), &Tensor::new(&k, [1, sk, h, d]).unwrap(),
+                      &Tensor::new(&v, [1, sk, h, d]).unwrap(), &mut TensorMut::new(&mut o, [1, sq, h, d]).unwrap(),
+                      Some(&mut lse))?;
+        Ok((o, lse))
+    };
+    let (o0, lse0) = run(None).unwrap();
+    let (o_inf, lse_inf) = run(Some(&[f32::NEG_INFINITY, f32::NEG_INFINITY])).unwrap();
+    assert!(o0.iter().zip(&o_inf).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert!(lse0.iter().zip(&lse_inf).all(|(a, b)| a.to_bits() == b.to_bits()));
+    let sinks = [0.5f32, -1.5];
+    let (o1, lse1) = run(Some(&sinks)).unwrap();
+    for head in 0..h {
+        for i in 0..sq {
+            let (l0, l1, s) = (lse0[head * sq + i] as f64, lse1[head * sq + i] as f64, sinks[head] as f64);
+            let want = if i < 8 { s } else { l0.max(s) + (-(l0 - s).abs()).exp().ln_1p() };
+            assert!((l1 - want).abs() <= 1e-5 * want.abs().max(1.0), "head {} row {}: {} vs {}", head, i, l1, want);
+            for x in 0..d {
+                let at = (i * h + head) * d + x;
+                let expected = if i < 8 { 0.0 } else { o0[at] as f64 * (l0 - want).exp() };
+                assert!((o1[at] as f64 - expected).abs() <= 1e-5, "head {} row {}: {} vs {}", head, i, o1[at], expected);
+            }
+        }
+    }
+    let err = run(Some(&[1.0])).unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.contains("sinks"), "{}", err.message);
+}

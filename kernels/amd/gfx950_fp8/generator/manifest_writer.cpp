@@ -86,8 +86,9 @@ const KernargField kKernargFields[] = {
     ZYFA_KERNARG_FIELD(lean_centre, "float32",
                        "Lean P constant c for gfx950's truncating v_cvt_i32_f32: the round-to-nearest "
                        "constant + 0.5"),
-    ZYFA_KERNARG_FIELD(reserved0, "int32", "zero"),
-    ZYFA_KERNARG_FIELD(reserved1, "int32", "zero"),
+    ZYFA_KERNARG_FIELD(sinks, "pointer",
+                       "fp32 [heads_q] attention sinks; must be null: these kernels take no sinks (the "
+                       "HIP backend runs problems with sinks on its HIP C++ kernels)"),
 };
 
 #undef ZYFA_KERNARG_FIELD
@@ -161,7 +162,7 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     if (field == "max_block_exponent") return std::to_string(numerics::kBlockScaleMaxExponent);
     if (field == "lean_centre")
         return float_text(numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero));
-    if (field == "reserved0" || field == "reserved1") return "0";
+    if (field == "sinks") return "0";
     return "";
 }
 
