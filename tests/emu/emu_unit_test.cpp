@@ -406,9 +406,16 @@ void test_buffer(void**) {
     run_buffer_ops("buffer.gfx950.hsaco");
     run_buffer_ops("buffer.gfx942.hsaco");
     auto object = emu_test::load("buffer.gfx950.hsaco");
-    std::vector<uint32_t> in(256), out(0xc000 / 4);
-    uint32_t params[4] = {1024, 200, 0, 0};
-    const std::vector<Buffer> bufs = {{out.data(), out.size() * 4}, {in.data(), in.size() * 4}, {params, sizeof params}};
+    // The three buffers in one allocation: fault_buffer_memory reads 128 KiB past `in`, which must
+    // lie outside every registered buffer whatever the heap's layout (with separate allocations,
+    // `out` could sit there).
+    std::vector<uint32_t> arena(0xc000 / 4 + 256 + 4, 0);
+    uint32_t* out = arena.data();
+    uint32_t* in = out + 0xc000 / 4;
+    uint32_t* params = in + 256;
+    params[0] = 1024;
+    params[1] = 200;
+    const std::vector<Buffer> bufs = {{out, 0xc000}, {in, 256 * 4}, {params, 4 * 4}};
     expect_fault(emu_test::run(*object, "fault_buffer_vmcnt", bufs), "reads v3 before the s_waitcnt vmcnt");
     expect_fault(emu_test::run(*object, "fault_buffer_memory", bufs), "out-of-bounds global read of 4 bytes");
     params[0] = 300;
