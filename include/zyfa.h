@@ -153,6 +153,24 @@ typedef struct zyfa_attn_params {
                                      a backend without kernels for the value returns NOT_SUPPORTED */
     int32_t        reserved;      /* must be 0: spells out the tail padding (room for a later
                                      field; nonzero is NOT_SUPPORTED) */
+    /* Appended in 0.1.4; an older caller's struct_size ends before them and they read as 0/NULL. */
+    const float*   sinks;         /* attention sinks (issue 22 item 3, another branch): must be
+                                     NULL in this build (else NOT_SUPPORTED) */
+    /* Paged K/V (0.1.4). With block_table set, k and v are page pools of num_pages pages of
+       page_size rows: element [page, row, head, d] = data + page*stride_batch + row*stride_seq +
+       head*stride_head + d, i.e. stride_batch is the page stride. Key j of sequence b lies in
+       page block_table[b*block_table_stride + j/page_size] at row j % page_size. seqlen_k is
+       the longest sequence's key count; cu_seqlens_k must be NULL (queries may be packed with
+       cu_seqlens_q alone). NULL block_table: k and v are contiguous, the fields below are 0. */
+    const int32_t* block_table;   /* [batch, block_table_stride] int32 page indices, or NULL */
+    const int32_t* seqused_k;     /* paged only: [batch] keys of each sequence, in [0, seqlen_k];
+                                     NULL = seqlen_k keys each */
+    int64_t        block_table_stride; /* entries between sequences' rows of block_table,
+                                          >= ceil(seqlen_k / page_size) */
+    int64_t        num_pages;     /* pages in each of the k and v pools; every index read must
+                                     lie in [0, num_pages) */
+    int32_t        page_size;     /* keys per page, in [1, 256] (vLLM 16, SGLang 1) */
+    int32_t        reserved2;     /* must be 0 (tail padding, as reserved) */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */

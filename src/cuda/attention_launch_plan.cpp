@@ -135,6 +135,7 @@ public:
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no NVIDIA kernel");
         }
         const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN;
+        if (p.paged()) throw_not_supported("params.block_table is set: no paged NVIDIA kernel in this build");
         // The warp-specialised kernels cover every dtype and head dims of the NVIDIA backend.
         if (!find_family(Structure::Ws, fp8, p.head_dim_qk, p.head_dim_v)) {
             throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +

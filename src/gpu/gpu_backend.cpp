@@ -101,6 +101,8 @@ public:
             {"params.q_descale", problem.q_descale},
             {"params.k_descale", problem.k_descale},
             {"params.v_descale", problem.v_descale},
+            {"params.block_table", problem.block_table},
+            {"params.seqused_k", problem.seqused_k},
         };
         check_device_reachable(pointers);
     }

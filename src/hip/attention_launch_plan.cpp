@@ -120,6 +120,12 @@ public:
         const zyfa_dtype dtype = p.q.dtype;
         const zyfa_dtype arch_fp8 = fp8_dtype_of(image_arch);
         if (arch_fp8 == 0) throw_not_supported("no AMD kernels for " + device.arch);
+        // Neither the HIP C++ kernels nor the gfx950 assembly read K/V through a block table yet:
+        // a paged request falls back (the CPU backend runs it).
+        if (p.paged()) {
+            throw_not_supported("params.block_table is set: the AMD kernels read contiguous K/V only (paged K/V runs "
+                                "on the CPU and CUDA backends)");
+        }
         // 0 is the backend's own choice; another step would change LEAN's block scales.
         if (p.key_block != 0 && p.key_block != amd::kKeyBlock) {
             throw_not_supported("params.key_block = " + std::to_string(p.key_block) + ": the AMD kernels step " +
