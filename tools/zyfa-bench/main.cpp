@@ -44,6 +44,7 @@ std::string shape_label(const BenchOptions& o) {
     if (o.window_left >= 0 || o.window_right >= 0)
         s += " w" + std::to_string(o.window_left) + "," + std::to_string(o.window_right);
     if (o.varlen) s += " varlen";
+    if (o.page_size > 0) s += " paged" + std::to_string(o.page_size);
     return s;
 }
 
