@@ -284,6 +284,17 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * o is BF16, FP16 or FP32. With cu_seqlens_q/k (both or neither) the sequences are packed along
  * the seq axis and stride_batch is ignored.
  *
+ * Paged K/V (params.block_table set): k and v are page pools [num_pages, page_size, heads_kv, dim]
+ * whose stride_batch is the page stride; sequence b's key j is row j % page_size of page
+ * block_table[b * block_table_stride + j / page_size], and it has seqused_k[b] keys (seqlen_k when
+ * seqused_k is NULL). Queries are dense or packed with cu_seqlens_q alone (cu_seqlens_k NULL).
+ * The result is bitwise the contiguous call's on the same keys. INVALID_ARGUMENT: page_size
+ * outside [1, 256], cu_seqlens_k set, block_table_stride < ceil(seqlen_k / page_size), num_pages
+ * < 0 (or 0 with keys), paged fields without a block table; on the CPU backend also seqused_k[b]
+ * outside [0, seqlen_k] and a page index outside [0, num_pages) (GPU backends do not read the
+ * tables: the caller guarantees them). Backends without paged kernels return NOT_SUPPORTED
+ * (docs/api.md, Paged K/V).
+ *
  * Non-finite values: a row that sees a score which is NaN or +inf after scaling (a NaN or inf in
  * q or k, a NaN or inf descale, a dot product beyond fp32) gets O = NaN and lse = NaN, on every
  * backend; a score of -inf is a probability of 0. NaN or inf in v reaches O through P.V (a masked
