@@ -67,7 +67,7 @@
 namespace zyfa {
 namespace nvidia {
 
-// PAGED: K and V read through a block table (WsPagedKv in tma.paged); only the producer and the
+// PAGED: K and V read through a block table (PagedKvArgs in tma.paged); only the producer and the
 // tile's key count differ, so the consumers compute on the same bytes as the contiguous kernel's.
 template <InKind IN, PMode PM, int DQK, int DV, bool PAGED = false>
 __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, const WsTmaParams& tma) {

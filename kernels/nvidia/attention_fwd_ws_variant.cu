@@ -3,7 +3,7 @@
 // -DZYFA_DIMS_SUFFIX=d128 -DZYFA_WS_PAGED=0|1. Each cubin holds the kernels of its family:
 //   16-bit: zyfa_attn_fwd_ws_[paged_]bf16_<dims>, zyfa_attn_fwd_ws_[paged_]fp16_<dims> (softmax EXACT);
 //   FP8:    zyfa_attn_fwd_ws_[paged_]e4m3_exact_<dims>, zyfa_attn_fwd_ws_[paged_]e4m3_lean_<dims>.
-// The paged kernels (ZYFA_WS_PAGED=1) read K and V through a block table (WsPagedKv).
+// The paged kernels (ZYFA_WS_PAGED=1) read K and V through a block table (PagedKvArgs).
 #include "attention_fwd_ws.cuh"
 
 #define ZYFA_PASTE_(a, b) a##b

@@ -30,6 +30,8 @@
 
 #include <stdint.h>
 
+#include "common/paged_kv_args.h"
+
 namespace zyfa {
 namespace nvidia {
 
@@ -43,24 +45,12 @@ constexpr bool ws_tma_layout(int elem_bytes, int head_dim_qk, int head_dim_v) {
 // 128-byte column slices of a tile whose rows hold `head_dim` elements of `elem_bytes`.
 constexpr int ws_tma_slices(int elem_bytes, int head_dim) { return (head_dim * elem_bytes + 127) / 128; }
 
-// Paged K/V (the PAGED kernels of attention_kernel_variants.def; the others never read it): K and V
-// are page pools [num_pages, page_size, heads_kv, head_dim] whose page stride is k/v_stride_batch
-// of AttnKernelArgs, key j of sequence b at row j % page_size of page
-// block_table[b * block_table_stride + j / page_size] (include/zyfa.h). With enabled = 1, k_map
-// and v_map are maps over the pools (dims 1..3: the page's rows, heads, pages, in stride order)
-// whose box holds box_rows = min(page_size, key block) rows: page_size is then a power of two
-// >= 8, so every copy lands at a multiple of 8 rows (1024 bytes) of a tile, where the 128-byte
-// swizzle pattern starts over. Page indices outside [0, num_pages) read as zero keys.
-struct WsPagedKv {
-    const int32_t* block_table;
-    const int32_t* seqused_k;  // [batch] keys per sequence; null: AttnKernelArgs::seqlen_k each
-    int64_t block_table_stride;
-    int32_t page_size;
-    int32_t box_rows;  // TMA copies' rows (enabled = 1 only)
-    int32_t num_pages;
-    int32_t reserved;
-};
-
+// Paged K/V (the ws_paged kernels of attention_kernel_variants.def; the others never read it):
+// PagedKvArgs (kernels/common/paged_kv_args.h). With enabled = 1, k_map and v_map are maps over the
+// pools (dims 1..3: the page's rows, heads, pages, in stride order) whose box holds
+// tma_box_rows = min(page_size, key block) rows: page_size is then a power of two >= 8, so every
+// copy lands at a multiple of 8 rows (1024 bytes) of a tile, where the 128-byte swizzle pattern
+// starts over.
 struct alignas(64) WsTmaParams {
     static constexpr int kMapBytes = 128;   // sizeof(CUtensorMap), 64-byte aligned
     static constexpr int kRowBytes = 128;   // the box's innermost extent (bytes), one slice, the swizzle span
@@ -70,7 +60,7 @@ struct alignas(64) WsTmaParams {
     alignas(64) unsigned char v_map[kMapBytes];
     int32_t axis[3][3];  // [q, k, v][sequence, head, batch] -> map dim 1..3 (paged: batch = page)
     int32_t enabled;
-    WsPagedKv paged;
+    PagedKvArgs paged;
 };
 enum WsTmaMap { kWsTmaQ = 0, kWsTmaK = 1, kWsTmaV = 2 };
 

@@ -253,13 +253,13 @@ public:
         const int key_block = nvidia::ws_key_block(p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN, p.softmax == ZYFA_SOFTMAX_LEAN,
                                                    static_cast<int>(p.head_dim_qk), static_cast<int>(p.head_dim_v));
         if (choice_ == CudaKernelChoice::Automatic) params = make_ws_tma_params(p, key_block, runtime);
-        if (p.paged()) {  // the paged kernels' block table (WsPagedKv), with or without the maps
+        if (p.paged()) {  // the paged kernels' block table (PagedKvArgs), with or without the maps
             params.paged.block_table = p.block_table;
             params.paged.seqused_k = p.seqused_k;
             params.paged.block_table_stride = p.block_table_stride;
             params.paged.page_size = static_cast<int32_t>(p.page_size);
             params.paged.num_pages = static_cast<int32_t>(p.num_pages);
-            params.paged.box_rows = params.enabled ? static_cast<int32_t>(std::min<int64_t>(p.page_size, key_block)) : 0;
+            params.paged.tma_box_rows = params.enabled ? static_cast<int32_t>(std::min<int64_t>(p.page_size, key_block)) : 0;
         }
         std::memcpy(out.bytes, &params, sizeof(params));
     }

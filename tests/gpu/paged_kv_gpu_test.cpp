@@ -10,77 +10,14 @@
 #include <string>
 
 #include "gpu_session.hpp"
+#include "paged_gpu_check.hpp"
 #include "support/attention_modes.hpp"
-#include "support/paged_case.hpp"
 
 using namespace zyfa_gpu_test;
-using zyfa_test::PagedKv;
-using zyfa_test::PagedLayout;
 
 namespace {
 
-// The paged twin of a GpuCase on the device: its pools, tables and its own O and lse.
-struct DevicePaged {
-    PagedKv host;
-    DeviceBuffer k_pool, v_pool, table, seqused, o, lse;
-    zyfa_attn_params params;
-    zyfa_tensor tk, tv, to;
-
-    DevicePaged(GpuRuntime& rt, GpuCase& c, const PagedLayout& layout)
-        : host(c.host, layout),
-          k_pool(rt, host.k_pool.data(), bytes_of(host.k_pool)),
-          v_pool(rt, host.v_pool.data(), bytes_of(host.v_pool)),
-          table(rt, host.block_table.data(), bytes_of(host.block_table)),
-          seqused(rt, host.seqused_k.data(), bytes_of(host.seqused_k)),
-          o(rt, c.host.o.data(), bytes_of(c.host.o)),
-          lse(rt, c.host.lse.data(), bytes_of(c.host.lse)) {
-        params = c.params;  // device descales and cu_seqlens_q
-        params.cu_seqlens_k = nullptr;
-        params.block_table = static_cast<const int32_t*>(table.data());
-        params.seqused_k = static_cast<const int32_t*>(seqused.data());
-        params.block_table_stride = host.block_table_stride;
-        params.num_pages = host.num_pages;
-        params.page_size = layout.page_size;
-        params.lse = c.params.lse ? static_cast<float*>(lse.data()) : nullptr;
-        tk = host.tk;
-        tv = host.tv;
-        tk.data = k_pool.data();
-        tv.data = v_pool.data();
-        to = c.to;
-        to.data = o.data();
-    }
-};
-
-// Contiguous and paged on the GPU: bitwise equal O and lse, the paged kernel chosen.
-void expect_paged_equals_contiguous(const CaseShape& shape, int32_t page_size, const std::string& label) {
-    Session& s = session();
-    GpuCase c(*s.runtime, shape);
-    assert_int_equal(c.run(s.cuda, *s.runtime, s.stream), ZYFA_SUCCESS);
-    PagedLayout layout;
-    layout.page_size = page_size;
-    layout.row_padding = 16;  // the pools' own row stride (16 elements: FP8's alignment)
-    DevicePaged paged(*s.runtime, c, layout);
-    const char* name = zyfa_attn_kernel_name(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to);
-    if (name == nullptr) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
-    assert_non_null(name);
-    assert_non_null(std::strstr(name, "ws_paged"));
-    const zyfa_status st = zyfa_attn_fwd(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to, s.stream);
-    if (st != ZYFA_SUCCESS) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
-    assert_int_equal(st, ZYFA_SUCCESS);
-    s.runtime->synchronize_stream(s.stream);
-    std::vector<uint8_t> o(c.host.o.size());
-    std::vector<float> lse(c.host.lse.size());
-    paged.o.download(o.data());
-    paged.lse.download(lse.data());
-    size_t differing = 0;
-    for (size_t i = 0; i < o.size(); ++i) differing += o[i] != c.host.o[i];
-    const bool lse_equal = std::memcmp(lse.data(), c.host.lse.data(), bytes_of(lse)) == 0;
-    std::printf("  %-34s page %3d %-34s: %zu of %zu O bytes differ, lse %s\n", label.c_str(), page_size, name,
-                differing, o.size(), lse_equal ? "equal" : "DIFFERS");
-    assert_int_equal(differing, 0);
-    assert_true(lse_equal);
-    assert_true(paged.o.guard_intact() && paged.lse.guard_intact());
-}
+constexpr const char* kPagedKernel = "ws_paged";
 
 CaseShape hd128(const zyfa_test::DtypeMode& m) {
     CaseShape s = zyfa_test::mode_shape(m);
@@ -99,7 +36,8 @@ void paged_chunk_every_page_size(void**) {
         s.heads_q = 4;
         s.heads_kv = 2;
         s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
-        for (int32_t ps : {1, 3, 8, 16, 32, 64, 128, 256}) expect_paged_equals_contiguous(s, ps, std::string("chunk ") + m.name);
+        for (int32_t ps : {1, 3, 8, 16, 32, 64, 128, 256})
+            expect_paged_equals_contiguous(s, ps, std::string("chunk ") + m.name, kPagedKernel);
     }
 }
 
@@ -109,7 +47,8 @@ void paged_square_causal(void**) {
         CaseShape s = hd128(m);
         s.seqlen_q = s.seqlen_k = 2048;
         s.heads_q = s.heads_kv = 2;
-        for (int32_t ps : {16, 256}) expect_paged_equals_contiguous(s, ps, std::string("square 2048 ") + m.name);
+        for (int32_t ps : {16, 256})
+            expect_paged_equals_contiguous(s, ps, std::string("square 2048 ") + m.name, kPagedKernel);
     }
 }
 
@@ -125,7 +64,8 @@ void paged_varlen_seqused(void**) {
         s.heads_q = 8;
         s.heads_kv = 2;
         s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
-        for (int32_t ps : {1, 16, 256}) expect_paged_equals_contiguous(s, ps, std::string("varlen ") + m.name);
+        for (int32_t ps : {1, 16, 256})
+            expect_paged_equals_contiguous(s, ps, std::string("varlen ") + m.name, kPagedKernel);
     }
 }
 

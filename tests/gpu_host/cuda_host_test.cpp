@@ -834,14 +834,14 @@ void paged_ws_launch_encodes_pool_maps(void**) {
         assert_int_equal(l.second.paged.num_pages, num_pages);
         const bool maps = page_size == 16 || page_size == 256;
         std::printf("  page size %d: %d encodes, enabled %d, box rows %d\n", page_size, fake_state()->tma_encodes,
-                    l.second.enabled, l.second.paged.box_rows);
+                    l.second.enabled, l.second.paged.tma_box_rows);
         assert_int_equal(l.second.enabled, maps ? 1 : 0);
         if (!maps) {
-            assert_int_equal(l.second.paged.box_rows, 0);
+            assert_int_equal(l.second.paged.tma_box_rows, 0);
             continue;
         }
         const uint32_t box = page_size < 128 ? static_cast<uint32_t>(page_size) : 128;
-        assert_int_equal(l.second.paged.box_rows, static_cast<int32_t>(box));
+        assert_int_equal(l.second.paged.tma_box_rows, static_cast<int32_t>(box));
         assert_int_equal(fake_state()->tma_encodes, 3);
         const uint64_t ps = static_cast<uint64_t>(page_size), pages = static_cast<uint64_t>(num_pages);
         expect_map(l, zyfa::nvidia::kWsTmaK,

@@ -50,6 +50,8 @@ def test_paged_equals_contiguous_dense_queries(cpu, page_size):
     op, lsep = zyfa.attention(q, kp, vp, causal="bottom_right", return_lse=True, context=cpu, block_table=table,
                               seqused_k=np.array(lengths, dtype=np.int32))
     assert op.tobytes() == o.tobytes() and lsep.tobytes() == lse.tobytes()
+    assert zyfa.attention_kernel_name(q, kp, vp, context=cpu, block_table=table, max_seqlen_k=150) == \
+        zyfa.attention_kernel_name(q, k, v, context=cpu)
 
 
 def test_paged_seqused_and_packed_queries(cpu):

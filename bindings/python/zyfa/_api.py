@@ -171,13 +171,14 @@ def _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
 
 def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
                           cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
-                          softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0):
+                          softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0,
+                          block_table=None, seqused_k=None):
     """The kernel attention() would run for these arguments; raises ZyfaError if unsupported."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     call = _prepare(context, q, k, v, mask_code(causal), int(window[0]), int(window[1]),
                     0.0 if softmax_scale is None else float(softmax_scale), softmax_code(softmax),
                     q_d, k_d, v_d, False, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                    None, out_dtype, dtype, key_block_code(key_block))
+                    None, out_dtype, dtype, key_block_code(key_block), block_table, seqused_k)
     lib = _lib.lib()
     name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
     if name is None:

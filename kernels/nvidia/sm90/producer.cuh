@@ -110,14 +110,14 @@ __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const uns
     }
 }
 
-// The paged form of producer_load_tile (attention_ws_tma_params.h, WsPagedKv): rows [first_row,
+// The paged form of producer_load_tile (attention_ws_tma_params.h, PagedKvArgs): rows [first_row,
 // kTileRows) of the block whose first key is key0, row r being key key0 + r of the sequence, read
 // from row (key0 + r) % page_size of its page (pool: the K or V pool at the tile's kv head);
 // rows from valid_rows on, and rows whose page index lies outside [0, num_pages), are zero-filled.
 template <int kTileRows, int kChunks>
 __device__ __forceinline__ void producer_load_paged_rows(uint32_t smem_addr, const unsigned char* pool,
                                                          int64_t page_bytes, int64_t row_bytes,
-                                                         const int32_t* table_row, const WsPagedKv& paged, int key0,
+                                                         const int32_t* table_row, const PagedKvArgs& paged, int key0,
                                                          int first_row, int valid_rows, int producer_thread) {
     for (int i = first_row * kChunks + producer_thread; i < kTileRows * kChunks; i += 128) {
         const int r = i / kChunks, c = i % kChunks;
@@ -208,8 +208,8 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
     }
 }
 
-// The paged form of produce_with_tma (attention_ws_tma_params.h, WsPagedKv; enabled = 1): each
-// block of kKeys keys is kKeys / box_rows pieces of whole pages (box_rows = min(page_size, kKeys)),
+// The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1): each
+// block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size, kKeys)),
 // one copy per piece and 128-byte slice into the same stage at the piece's rows, all completing the
 // stage's barrier. Warp 0 reads the block's page indices (one lane per piece, before the wait on
 // the stage) and thread 0 issues the copies. A block that ends inside a page or past the
@@ -253,7 +253,7 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
         const int stage = index % kStages;
         const int key0 = t.block_begin + index * kKeys;
         const int valid = min(kKeys, t.seqlen_k - key0);
-        const int box = tma.paged.box_rows;
+        const int box = tma.paged.tma_box_rows;
         const int pieces = valid / box;  // whole pages' pieces: copied by the TMA
         const bool tail = pieces * box < kKeys;
         const uint32_t parity = ((index / kStages) & 1) ^ 1;
@@ -321,7 +321,7 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
 // reusing it.
 template <class Traits, bool PAGED = false>
 __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename Traits::Shape>& tile,
-                                                      const AttnKernelArgs& a, const WsPagedKv& paged) {
+                                                      const AttnKernelArgs& a, const PagedKvArgs& paged) {
     const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
     using Shape = typename Traits::Shape;
     constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
