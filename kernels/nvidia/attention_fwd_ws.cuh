@@ -32,7 +32,9 @@
 // 8 for FP8 64, 16 for 16-bit 64; FP8 192/128, 16-bit 128 and 192/128, and 256 read Q from shared
 // memory: WsKernelTraits::kQRegs); DV sets V's slices, the
 // P.V wgmma (m64n128 or m64n64, two m64n128 at 256) and O's accumulator. ptxas reports no spills
-// for any of them (check_ws_kernels.sh).
+// for any of them (check_ws_kernels.sh); the paged kernels spill 16-20 bytes in their producer at
+// 24 registers (nvcc 13; they vanish without the tail-block copy of produce_paged_with_tma), to be
+// weighed on the H200 — the consumers' code is the contiguous kernels'.
 //
 // FP8 goes through the e4m3 wgmma (k = 32), whose adder is narrower than fp32: scores and the P.V
 // partial sums carry an extra relative error of about 1e-3 over the CPU model (the reason the

@@ -41,6 +41,7 @@ struct TensorShape {
     int64_t head_dim = 0;
     bool varlen = false;
     bool rows_known = true;  // false when rows is only a bound (packed rows on a GPU backend)
+    bool pages = false;      // a paged K/V pool: the batch axis holds pages (messages say so)
 };
 
 // Checks reserved, strides (non-negative, non-overlapping), int64 overflow of element and byte

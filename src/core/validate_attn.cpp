@@ -224,9 +224,9 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     const bool rows_known = !varlen || backend == ZYFA_BACKEND_CPU;
     const TensorShape shape_q{p.batch, rows_q, p.heads_q, p.head_dim_qk, varlen, rows_known};
     // Paged: pools of num_pages pages of page_size rows, the batch axis being the page axis.
-    const TensorShape shape_k = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_qk, false, true}
+    const TensorShape shape_k = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_qk, false, true, true}
                                          : TensorShape{p.batch, rows_k, p.heads_kv, p.head_dim_qk, varlen, rows_known};
-    const TensorShape shape_v = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_v, false, true}
+    const TensorShape shape_v = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_v, false, true, true}
                                          : TensorShape{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen, rows_known};
     const TensorShape shape_o{p.batch, rows_q, p.heads_q, p.head_dim_v, varlen, rows_known};
     problem.q = check_tensor_layout(*q, "q", shape_q, empty, backend);

@@ -145,7 +145,7 @@ void test_paged_invalid(void**) {
         {"params.cu_seqlens_k", [](PagedKv& p) { p.params.cu_seqlens_k = p.params.cu_seqlens_q; }},
         {"params.block_table", [](PagedKv& p) { p.params.block_table = reinterpret_cast<const int32_t*>(
                                                    reinterpret_cast<const char*>(p.block_table.data()) + 2); }},
-        {"k.stride_batch", [](PagedKv& p) { p.tk.stride_batch = 16; }},  // pages overlap
+        {"k.stride_batch = 16 makes pages overlap", [](PagedKv& p) { p.tk.stride_batch = 16; }},
     };
     for (const Bad& bad : bads) {
         AttentionCase c(s);
