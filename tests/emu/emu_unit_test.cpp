@@ -601,7 +601,7 @@ void run_cvt_ops(const char* file, bool gfx950) {
     auto object = emu_test::load(file);
     const Format8 fp8 = gfx950 ? kE4M3Fn : kE4M3Fnuz, bf8 = gfx950 ? kE5M2 : kE5M2Fnuz;
     std::vector<float> a(64), b(64), scale(64);
-    std::vector<uint32_t> c(64), out(64 * 12, 0);
+    std::vector<uint32_t> c(64), out(64 * 13, 0);
     for (int l = 0; l < 64; ++l) {
         // Mantissas k/16 put exact ties on every 3- and 2-bit grid; exponents -9..-2 and 2..9
         // cover subnormals and overflow of both e4m3 variants (fn 448, fnuz 240).
@@ -637,6 +637,17 @@ void run_cvt_ops(const char* file, bool gfx950) {
             gfx950 ? (old & 0xffffu) | pair(a[l] / s, b[l] / s, fp8) << 16 : 0u,
             from8(c[l] >> 8, bf8)};
         for (int k = 0; k < 12; ++k) check_u32(file, k, l, out[64 * k + l], want[k]);
+        // gfx950's v_cvt_pk_f16_f32: both halves rounded to nearest even (the compiler's _Float16
+        // conversion as the reference), inf and NaN kept.
+        if (gfx950) {
+            auto half_bits = [](float x) {
+                const _Float16 h = static_cast<_Float16>(x);
+                uint16_t u;
+                std::memcpy(&u, &h, 2);
+                return uint32_t(u);
+            };
+            check_u32(file, 12, l, out[64 * 12 + l], half_bits(a[l]) | half_bits(b[l]) << 16);
+        }
     }
     // The inputs reach every case the rule distinguishes.
     int overflow = 0, ties = 0, subnormal = 0;

@@ -44,6 +44,26 @@ inline uint16_t float_to_bf16_rne(float f) {
     return static_cast<uint16_t>((b + rounding) >> 16);
 }
 
+// IEEE binary16, round to nearest even (the MODE register's default); beyond 65504 by half an ulp
+// or more: infinity; subnormals kept (fp16 denormals are on by default); NaN stays a NaN with
+// the quiet bit set and the top payload bits kept.
+inline uint16_t float_to_fp16_rne(float f) {
+    const uint32_t b = as_bits(f);
+    const uint16_t sign = static_cast<uint16_t>((b >> 16) & 0x8000);
+    if (std::isnan(f)) return static_cast<uint16_t>(sign | 0x7e00 | ((b >> 13) & 0x3ff));
+    const float a = std::fabs(f);
+    if (a >= 65520.0f) return static_cast<uint16_t>(sign | 0x7c00);
+    if (a < 0x1p-14f) {  // subnormal: a multiple of 2^-24, rounded to nearest even (1024 = 2^-14)
+        return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(a * 0x1p24f)));
+    }
+    const uint32_t exponent = ((b >> 23) & 0xff) - 127 + 15;
+    const uint32_t mantissa = b & 0x7fffff;
+    uint32_t h = (exponent << 10) | (mantissa >> 13);
+    const uint32_t dropped = mantissa & 0x1fff;
+    if (dropped > 0x1000 || (dropped == 0x1000 && (h & 1))) ++h;  // a carry moves into the exponent
+    return static_cast<uint16_t>(sign | h);
+}
+
 // A minifloat with `ebits` exponent bits, `mbits` mantissa bits and exponent bias `bias`.
 // fnuz: 0x80 is the only NaN and there is no -0 or inf. fn (e4m3 OCP): S.1111.111 is NaN, no inf.
 // e5m2 OCP: IEEE-like with inf and NaNs.

@@ -654,6 +654,7 @@ void register_vector(Registry& reg) {
     reg.add("v_cvt_pk_f32_fp8", [](R& r, Wave& w, const Instruction& in) { cvt_from_8bit(r, w, in, false, true); }, V, 1);
     reg.add("v_cvt_pk_f32_bf8", [](R& r, Wave& w, const Instruction& in) { cvt_from_8bit(r, w, in, true, true); }, V, 1);
     ZYFA_VI2("v_cvt_pk_bf16_f32", uint32_t(float_to_bf16_rne(as_float(a))) | uint32_t(float_to_bf16_rne(as_float(b))) << 16)
+    ZYFA_VI2("v_cvt_pk_f16_f32", uint32_t(float_to_fp16_rne(as_float(a))) | uint32_t(float_to_fp16_rne(as_float(b))) << 16)
 #undef ZYFA_VI1
 #undef ZYFA_VI2
 #undef ZYFA_VI3

@@ -1,4 +1,4 @@
-// fp8 / bf8 conversions. Kernarg: out (u32[64 x 12]), a, b (f32[64]), c (u32[64] of 8-bit codes),
+// fp8 / bf8 conversions, and fp32 -> fp16 pairs. Kernarg: out (u32[64 x 13]), a, b (f32[64]), c (u32[64] of 8-bit codes),
 // s (f32[64] scales). Result k of lane l goes to out[64 k + l].
 .include "emu_kernel.inc"
 .macro ST k, vreg
@@ -47,6 +47,8 @@ KERNEL_BEGIN cvt_ops
   PRESET
   v_cvt_scalef32_pk_fp8_f32 v3, v10, v11, v13 op_sel:[0,0,0,1]
   ST 10, v3
+  v_cvt_pk_f16_f32 v3, v10, v11
+  ST 12, v3
 .endif
   v_cvt_pk_f32_bf8 v[6:7], v12
   ST 11, v7

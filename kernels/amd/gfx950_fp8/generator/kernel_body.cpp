@@ -245,11 +245,12 @@ void KernelBuilder::write_output() {
     free(offset);
 
     const Reg o_ptr = arg(offsetof(AttnKernelArgs, o), 8), dtype = arg(offsetof(AttnKernelArgs, out_dtype), 4);
-    const std::string bf16 = e_.unique_label("out_bf16"), stored = e_.unique_label("out_stored");
+    const std::string half = e_.unique_label("out_16bit"), fp16 = e_.unique_label("out_fp16"),
+                      stored = e_.unique_label("out_stored");
     e_.op("v_cmp_gt_i32", {I("vcc"), R(r_.seqlen_q), R(r_.query)});
     e_.narrow_exec(r_.saved_exec, "vcc", "rows past the sequence write nothing");
     e_.op("s_cmp_eq_u32", {R(dtype), I(static_cast<int>(kKernelFp32))});
-    e_.cbranch("scc0", bf16);
+    e_.cbranch("scc0", half);
     // fp32: 4 consecutive dims per register quad, dims 32 dt + 8 g + 4 half + (0..3).
     e_.op("v_lshlrev_b64", {W(addr), I(2), R(addr)});
     e_.op("v_lshl_add_u64", {W(addr), R(addr), I(0), R(o_ptr)});
@@ -260,18 +261,28 @@ void KernelBuilder::write_output() {
         }
     }
     e_.branch(stored);
-    e_.label(bf16);
+    // bf16 or fp16: pairs converted with round to nearest even (the CPU model's float_to_bf16 /
+    // float_to_fp16), one conversion per two elements.
+    e_.label(half);
     e_.op("v_lshlrev_b64", {W(addr), I(1), R(addr)});
     e_.op("v_lshl_add_u64", {W(addr), R(addr), I(0), R(o_ptr)});
-    for (int dt = 0; dt < layout_.o_tiles; ++dt) {
-        for (int g = 0; g < 4; ++g) {
-            const Reg packed = ring(dt).at(2 * g, 2);
-            const Reg src = o_tile(dt).at(4 * g, 4);
-            e_.op("v_cvt_pk_bf16_f32", {W(packed.at(0)), R(src.at(0)), R(src.at(1))}, "", dt == 0 && g == 0 ? "O bf16 (RNE)" : "");
-            e_.op("v_cvt_pk_bf16_f32", {W(packed.at(1)), R(src.at(2)), R(src.at(3))});
-            e_.op("global_store_dwordx2", {R(addr), R(packed), I("off")}, "offset:" + std::to_string((32 * dt + 8 * g) * 2));
+    auto store_pairs = [&](const char* convert, const char* note) {
+        for (int dt = 0; dt < layout_.o_tiles; ++dt) {
+            for (int g = 0; g < 4; ++g) {
+                const Reg packed = ring(dt).at(2 * g, 2);
+                const Reg src = o_tile(dt).at(4 * g, 4);
+                e_.op(convert, {W(packed.at(0)), R(src.at(0)), R(src.at(1))}, "", dt == 0 && g == 0 ? note : "");
+                e_.op(convert, {W(packed.at(1)), R(src.at(2)), R(src.at(3))});
+                e_.op("global_store_dwordx2", {R(addr), R(packed), I("off")}, "offset:" + std::to_string((32 * dt + 8 * g) * 2));
+            }
         }
-    }
+    };
+    e_.op("s_cmp_eq_u32", {R(dtype), I(static_cast<int>(kKernelBf16))});
+    e_.cbranch("scc0", fp16);
+    store_pairs("v_cvt_pk_bf16_f32", "O bf16 (RNE)");
+    e_.branch(stored);
+    e_.label(fp16);
+    store_pairs("v_cvt_pk_f16_f32", "O fp16 (RNE)");
     e_.label(stored);
     e_.restore_exec(r_.saved_exec);
     free(addr);

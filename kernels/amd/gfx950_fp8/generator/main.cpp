@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
             e.vgprs = k.vgpr_count();
             e.agprs = 0;
             e.sgprs = descriptor_sgprs(k);
-            e.supported_out_dtypes = {"bf16", "fp32"};
+            e.supported_out_dtypes = {"bf16", "fp16", "fp32"};
             kernels.push_back(e);
             std::printf("%s: %zu instructions, %d MFMA, %d VGPRs, %d SGPRs, LDS %d bytes\n", symbol.c_str(),
                         k.emitter().program().size(), k.emitter().count(Kind::Mfma), e.vgprs, e.sgprs, e.lds_bytes);

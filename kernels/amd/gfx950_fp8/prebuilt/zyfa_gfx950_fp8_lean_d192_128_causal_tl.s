@@ -2768,7 +2768,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_cmp_gt_i32 vcc, s70, v189
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_bf16_81
+  s_cbranch_scc0 .Lout_16bit_81
   v_lshlrev_b64 v[220:221], 2, v[220:221]
   v_lshl_add_u64 v[220:221], v[220:221], 0, s[14:15]
   global_store_dwordx4 v[220:221], v[8:11], off offset:0         // O fp32
@@ -2787,10 +2787,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   global_store_dwordx4 v[220:221], v[60:63], off offset:416
   global_store_dwordx4 v[220:221], v[64:67], off offset:448
   global_store_dwordx4 v[220:221], v[68:71], off offset:480
-  s_branch .Lout_stored_82
-.Lout_bf16_81:
+  s_branch .Lout_stored_83
+.Lout_16bit_81:
   v_lshlrev_b64 v[220:221], 1, v[220:221]
   v_lshl_add_u64 v[220:221], v[220:221], 0, s[14:15]
+  s_cmp_eq_u32 s63, 3
+  s_cbranch_scc0 .Lout_fp16_82
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[220:221], v[104:105], off offset:0
@@ -2839,10 +2841,60 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[220:221], v[134:135], off offset:240
-.Lout_stored_82:
+  s_branch .Lout_stored_83
+.Lout_fp16_82:
+  v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
+  v_cvt_pk_f16_f32 v105, v10, v11
+  global_store_dwordx2 v[220:221], v[104:105], off offset:0
+  v_cvt_pk_f16_f32 v106, v12, v13
+  v_cvt_pk_f16_f32 v107, v14, v15
+  global_store_dwordx2 v[220:221], v[106:107], off offset:16
+  v_cvt_pk_f16_f32 v108, v16, v17
+  v_cvt_pk_f16_f32 v109, v18, v19
+  global_store_dwordx2 v[220:221], v[108:109], off offset:32
+  v_cvt_pk_f16_f32 v110, v20, v21
+  v_cvt_pk_f16_f32 v111, v22, v23
+  global_store_dwordx2 v[220:221], v[110:111], off offset:48
+  v_cvt_pk_f16_f32 v112, v24, v25
+  v_cvt_pk_f16_f32 v113, v26, v27
+  global_store_dwordx2 v[220:221], v[112:113], off offset:64
+  v_cvt_pk_f16_f32 v114, v28, v29
+  v_cvt_pk_f16_f32 v115, v30, v31
+  global_store_dwordx2 v[220:221], v[114:115], off offset:80
+  v_cvt_pk_f16_f32 v116, v32, v33
+  v_cvt_pk_f16_f32 v117, v34, v35
+  global_store_dwordx2 v[220:221], v[116:117], off offset:96
+  v_cvt_pk_f16_f32 v118, v36, v37
+  v_cvt_pk_f16_f32 v119, v38, v39
+  global_store_dwordx2 v[220:221], v[118:119], off offset:112
+  v_cvt_pk_f16_f32 v120, v40, v41
+  v_cvt_pk_f16_f32 v121, v42, v43
+  global_store_dwordx2 v[220:221], v[120:121], off offset:128
+  v_cvt_pk_f16_f32 v122, v44, v45
+  v_cvt_pk_f16_f32 v123, v46, v47
+  global_store_dwordx2 v[220:221], v[122:123], off offset:144
+  v_cvt_pk_f16_f32 v124, v48, v49
+  v_cvt_pk_f16_f32 v125, v50, v51
+  global_store_dwordx2 v[220:221], v[124:125], off offset:160
+  v_cvt_pk_f16_f32 v126, v52, v53
+  v_cvt_pk_f16_f32 v127, v54, v55
+  global_store_dwordx2 v[220:221], v[126:127], off offset:176
+  v_cvt_pk_f16_f32 v128, v56, v57
+  v_cvt_pk_f16_f32 v129, v58, v59
+  global_store_dwordx2 v[220:221], v[128:129], off offset:192
+  v_cvt_pk_f16_f32 v130, v60, v61
+  v_cvt_pk_f16_f32 v131, v62, v63
+  global_store_dwordx2 v[220:221], v[130:131], off offset:208
+  v_cvt_pk_f16_f32 v132, v64, v65
+  v_cvt_pk_f16_f32 v133, v66, v67
+  global_store_dwordx2 v[220:221], v[132:133], off offset:224
+  v_cvt_pk_f16_f32 v134, v68, v69
+  v_cvt_pk_f16_f32 v135, v70, v71
+  global_store_dwordx2 v[220:221], v[134:135], off offset:240
+.Lout_stored_83:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_83
+  s_cbranch_scc1 .Lno_lse_84
   v_log_f32 v221, v219
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v221, v196, v221
@@ -2866,7 +2918,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[224:225], v220, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_83:
+.Lno_lse_84:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
