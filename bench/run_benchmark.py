@@ -37,10 +37,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
-         "cudnn_fp8"]
-# Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row.
+         "cudnn_fp8", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean_paged256", "zyfa_bf16_paged16", "zyfa_bf16_paged256"]
+# Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row. A paged row's
+# anchor is the contiguous zyfa kernel on the same keys (issue 22's bar: paged >= 0.9x contiguous).
 ANCHORS = {"zyfa_fp8_lean": ["triton_fp8", "cudnn_fp8"], "zyfa_fp8_exact": ["triton_fp8", "cudnn_fp8"],
-           "zyfa_bf16": ["sdpa_cudnn_bf16", "sdpa_flash_bf16"]}
+           "zyfa_bf16": ["sdpa_cudnn_bf16", "sdpa_flash_bf16"],
+           "zyfa_fp8_lean_paged16": ["zyfa_fp8_lean"], "zyfa_fp8_lean_paged256": ["zyfa_fp8_lean"],
+           "zyfa_bf16_paged16": ["zyfa_bf16"], "zyfa_bf16_paged256": ["zyfa_bf16"]}
+
+
+def paged_page_size(impl):
+    """The page size of a paged zyfa row (zyfa_*_paged<N>), or 0."""
+    return int(impl.rsplit("_paged", 1)[1]) if "_paged" in impl else 0
 # Relative RMS error against fp32 on the same inputs above which the spot check fails: FP8 P
 # rounding gives ~2-3e-2 (EXACT/LEAN, README), bf16 P ~2e-3; 8e-2 and 1e-2 leave room for the input
 # distribution but not for a wrong kernel (which gives O(1)).
@@ -111,6 +119,37 @@ class ZyfaBinding:
         info = getattr(z, "build_info", lambda: "?")()
         ver = getattr(z, "version", lambda: "?")()
         return "zyfa %s (%s) via %s" % (ver, info, self.name)
+
+    def prepare_paged(self, torch, q, k, v, out, page_size, softmax="auto"):
+        """K and V moved into page pools [pages, page_size, h, d] in a shuffled page order (outside the
+        timed region), read through a block table: the same keys as prepare(q, k, v, ...)."""
+        z = self.zyfa
+        b, s, h, d = k.shape
+        pages_per_seq = (s + page_size - 1) // page_size
+        perm = torch.randperm(b * pages_per_seq, generator=torch.Generator().manual_seed(5)).to(k.device)
+
+        def pool(x):  # on a byte view: index_put works for every dtype
+            raw = x.contiguous().view(torch.uint8)
+            padded = torch.zeros(b, pages_per_seq * page_size, h, raw.shape[-1], dtype=torch.uint8, device=x.device)
+            padded[:, :s] = raw
+            out_pool = torch.empty_like(padded).reshape(b * pages_per_seq, page_size, h, raw.shape[-1])
+            out_pool[perm] = padded.reshape(b * pages_per_seq, page_size, h, raw.shape[-1])
+            return out_pool.view(x.dtype)
+
+        kp, vp = pool(k), pool(v)
+        table = perm.reshape(b, pages_per_seq).to(torch.int32)
+
+        def launch():
+            z.attention(q, kp, vp, causal="bottom_right", softmax=softmax, block_table=table, max_seqlen_k=s,
+                        out=out)
+
+        name = "?"
+        try:
+            name = z.attention_kernel_name(q, kp, vp, causal="bottom_right", softmax=softmax, block_table=table,
+                                           max_seqlen_k=s) or "?"
+        except Exception:  # the name is informative only
+            pass
+        return launch, "%s page %d" % (name, page_size)
 
     def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None):
         z = self.zyfa
@@ -319,6 +358,14 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         if cudnn_fp8 is None:
             raise RuntimeError("cudnn frontend unavailable")
         return cudnn_fp8.prepare(inp)
+    if impl.startswith("zyfa_") and paged_page_size(impl):
+        if not hasattr(zyfa, "prepare_paged"):
+            raise RuntimeError("paged rows need the bindings/python package (--api binding)")
+        if (dqk, dv) != (128, 128):
+            raise RuntimeError("the paged kernels take head dim 128")
+        if impl.startswith("zyfa_bf16"):
+            return zyfa.prepare_paged(torch, inp.q16, inp.k16, inp.v16, inp.out, paged_page_size(impl), "exact")
+        return zyfa.prepare_paged(torch, inp.q8, inp.k8, inp.v8, inp.out, paged_page_size(impl), "lean")
     if impl.startswith("zyfa_"):
         if impl == "zyfa_bf16":
             return zyfa.prepare(inp.q16, inp.k16, inp.v16, inp.out, causal=True, softmax="exact")
@@ -466,6 +513,8 @@ def main():
         log("== %s: batch %d seqlen %d heads %d/%d dims %d/%d (%.1f GFLOP)" % (name, batch, seqlen, hq, hkv, dqk, dv,
                                                                            flops / 1e9))
         for impl in args.impls:
+            if paged_page_size(impl) and (dqk, dv) != (128, 128):
+                continue  # the paged kernels' head dim only
             row = dict(shape=name, batch=batch, seqlen=seqlen, heads_q=hq, heads_kv=hkv, head_dim_qk=dqk,
                        head_dim_v=dv, impl=impl, kernel="", ms_median="", ms_min="", ms_max="", tflops="",
                        spot_rel_rms="%.3e" % spot.get(impl, (float("nan"), False))[0], status="ok", zyfa_api=zyfa_api)
@@ -533,16 +582,21 @@ def main():
     # The table, last: TFLOP/s per implementation and the ratios zyfa / anchor.
     log("== results (TFLOP/s, median of %d samples; ratios zyfa/anchor; zyfa via %s)" % (samples, zyfa_api))
     short = {"zyfa_fp8_lean": "lean", "zyfa_fp8_exact": "exact", "zyfa_bf16": "zbf16", "sdpa_cudnn_bf16": "cudnn",
-             "sdpa_flash_bf16": "flash", "triton_fp8": "triton8", "cudnn_fp8": "cudnn8"}
+             "sdpa_flash_bf16": "flash", "triton_fp8": "triton8", "cudnn_fp8": "cudnn8",
+             "zyfa_fp8_lean_paged16": "lean-p16", "zyfa_fp8_lean_paged256": "lean-p256",
+             "zyfa_bf16_paged16": "bf16-p16", "zyfa_bf16_paged256": "bf16-p256"}
     # (column title, zyfa implementation, anchor); cudnn8 is cuDNN FP8 with e4m3 output.
     ratios = [("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
               ("lean/cdnn8", "zyfa_fp8_lean", "cudnn_fp8"), ("exact/cdnn8", "zyfa_fp8_exact", "cudnn_fp8"),
-              ("bf16/cudnn", "zyfa_bf16", "sdpa_cudnn_bf16"), ("bf16/flash", "zyfa_bf16", "sdpa_flash_bf16")]
+              ("bf16/cudnn", "zyfa_bf16", "sdpa_cudnn_bf16"), ("bf16/flash", "zyfa_bf16", "sdpa_flash_bf16"),
+              ("lean p16/c", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean"),
+              ("lean p256/c", "zyfa_fp8_lean_paged256", "zyfa_fp8_lean"),
+              ("bf16 p16/c", "zyfa_bf16_paged16", "zyfa_bf16"), ("bf16 p256/c", "zyfa_bf16_paged256", "zyfa_bf16")]
     header = "%-24s %6s " % ("shape", "seqlen") + " ".join("%7s" % short[i] for i in args.impls) + \
         " " + " ".join("%11s" % title for title, _, _ in ratios)
     log(header)
     for name, batch, seqlen, *_ in shapes(args):
-        vals = {i: by_key[(name, seqlen, i)]["tflops"] for i in args.impls}
+        vals = {i: by_key[(name, seqlen, i)]["tflops"] if (name, seqlen, i) in by_key else "" for i in args.impls}
 
         def ratio(a, b):
             return "%.2f" % (float(vals[a]) / float(vals[b])) if vals.get(a) and vals.get(b) else "-"

@@ -153,7 +153,7 @@ typedef struct zyfa_attn_params {
                                      a backend without kernels for the value returns NOT_SUPPORTED */
     int32_t        reserved;      /* must be 0: spells out the tail padding (room for a later
                                      field; nonzero is NOT_SUPPORTED) */
-    /* Appended after 0.1.3's layout; an older caller's struct_size ends before it and reads as NULL. */
+    /* Appended in 0.1.4; an older caller's struct_size ends before them and they read as 0/NULL. */
     const float*   sinks;         /* optional attention sinks, fp32 [heads_q], NULL = none: one learned
                                      logit per query head, in the units of the scaled scores (natural
                                      log), that joins every row's softmax denominator and multiplies
@@ -163,6 +163,21 @@ typedef struct zyfa_attn_params {
                                      when merging parts, pass sinks to one part only. -inf = no sink
                                      (the same bits as NULL); NaN or +inf gives O = lse = NaN, as a
                                      score would (docs/api.md, Attention sinks) */
+    /* Paged K/V (0.1.4). With block_table set, k and v are page pools of num_pages pages of
+       page_size rows: element [page, row, head, d] = data + page*stride_batch + row*stride_seq +
+       head*stride_head + d, i.e. stride_batch is the page stride. Key j of sequence b lies in
+       page block_table[b*block_table_stride + j/page_size] at row j % page_size. seqlen_k is
+       the longest sequence's key count; cu_seqlens_k must be NULL (queries may be packed with
+       cu_seqlens_q alone). NULL block_table: k and v are contiguous, the fields below are 0. */
+    const int32_t* block_table;   /* [batch, block_table_stride] int32 page indices, or NULL */
+    const int32_t* seqused_k;     /* paged only: [batch] keys of each sequence, in [0, seqlen_k];
+                                     NULL = seqlen_k keys each */
+    int64_t        block_table_stride; /* entries between sequences' rows of block_table,
+                                          >= ceil(seqlen_k / page_size) */
+    int64_t        num_pages;     /* pages in each of the k and v pools; every index read must
+                                     lie in [0, num_pages) */
+    int32_t        page_size;     /* keys per page, in [1, 256] (vLLM 16, SGLang 1) */
+    int32_t        reserved2;     /* must be 0 (tail padding, as reserved) */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
@@ -279,6 +294,17 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * q, k, v share one dtype (FP8 e4m3fn, FP8 e4m3fnuz, FP16, BF16, or FP32 on the CPU backend);
  * o is BF16, FP16 or FP32. With cu_seqlens_q/k (both or neither) the sequences are packed along
  * the seq axis and stride_batch is ignored.
+ *
+ * Paged K/V (params.block_table set): k and v are page pools [num_pages, page_size, heads_kv, dim]
+ * whose stride_batch is the page stride; sequence b's key j is row j % page_size of page
+ * block_table[b * block_table_stride + j / page_size], and it has seqused_k[b] keys (seqlen_k when
+ * seqused_k is NULL). Queries are dense or packed with cu_seqlens_q alone (cu_seqlens_k NULL).
+ * The result is bitwise the contiguous call's on the same keys. INVALID_ARGUMENT: page_size
+ * outside [1, 256], cu_seqlens_k set, block_table_stride < ceil(seqlen_k / page_size), num_pages
+ * < 0 (or 0 with keys), paged fields without a block table; on the CPU backend also seqused_k[b]
+ * outside [0, seqlen_k] and a page index outside [0, num_pages) (GPU backends do not read the
+ * tables: the caller guarantees them). Backends without paged kernels return NOT_SUPPORTED
+ * (docs/api.md, Paged K/V).
  *
  * Non-finite values: a row that sees a score which is NaN or +inf after scaling (a NaN or inf in
  * q or k, a NaN or inf descale, a dot product beyond fp32) gets O = NaN and lse = NaN, on every

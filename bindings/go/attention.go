@@ -48,6 +48,13 @@ type AttentionOptions struct {
 	// denominator and multiplies no value. LSE then includes it (a row without keys gets O = 0,
 	// LSE = the sink): when merging parts, pass Sinks to one part only.
 	Sinks []float32
+	// Paged K/V: k and v are page pools [num_pages, page_size, heads_kv, head_dim]; key j of
+	// sequence b is row j % page_size of page BlockTable[b*BlockTableStride + j/page_size]. q is
+	// 4-D, or packed with CuSeqlensQ alone (CuSeqlensK nil); MaxSeqlenK is the longest sequence's
+	// key count and SequsedK ([batch], or nil: MaxSeqlenK each) each sequence's.
+	BlockTable       []int32
+	BlockTableStride int
+	SequsedK         []int32
 }
 
 // DeviceAttentionOptions for GPU calls: the same settings with device addresses (0 = none) and,
@@ -63,6 +70,9 @@ type DeviceAttentionOptions struct {
 	Batch, MaxSeqlenQ, MaxSeqlenK int
 	LSE                           uintptr
 	Sinks                         uintptr // fp32 [heads_q], as AttentionOptions.Sinks
+	// Paged K/V as AttentionOptions' (device addresses; Batch names the table's rows).
+	BlockTable, SequsedK uintptr
+	BlockTableStride     int
 }
 
 type attnParams struct {
@@ -73,6 +83,46 @@ type attnParams struct {
 	softmax                              Softmax
 	windowLeft, windowRight              int32
 	keyBlock                             int32
+	paged                                bool
+	blockTableStride, numPages, pageSize int
+}
+
+// pagedShapeParams derives a paged problem: k and v are 4-D pools, q 4-D or packed (3-D).
+func pagedShapeParams(q, k, v, o *Tensor, packed bool, batch, maxQ, maxK, stride int) (attnParams, error) {
+	p := attnParams{windowLeft: -1, windowRight: -1, paged: true}
+	if len(k.shape) != 4 || len(v.shape) != 4 {
+		return p, invalid("paged k and v are pools [num_pages, page_size, heads_kv, head_dim]; got %v and %v", k.shape, v.shape)
+	}
+	if v.shape[0] != k.shape[0] || v.shape[1] != k.shape[1] || v.shape[2] != k.shape[2] {
+		return p, invalid("v pool %v does not match k pool %v", v.shape, k.shape)
+	}
+	rank := 4
+	if packed {
+		rank = 3
+	}
+	if len(q.shape) != rank || len(o.shape) != rank {
+		return p, invalid("q and o must be %d-D; got %v and %v", rank, q.shape, o.shape)
+	}
+	s := rank - 3
+	if k.shape[3] != q.shape[s+2] {
+		return p, invalid("k head_dim %d != q head_dim %d", k.shape[3], q.shape[s+2])
+	}
+	for i := 0; i < rank-1; i++ {
+		if o.shape[i] != q.shape[i] {
+			return p, invalid("o shape %v does not match q shape %v", o.shape, q.shape)
+		}
+	}
+	if o.shape[rank-1] != v.shape[3] {
+		return p, invalid("o head_dim %d != v head_dim %d", o.shape[rank-1], v.shape[3])
+	}
+	p.headsQ, p.headsKV, p.headDimQK, p.headDimV = q.shape[s+1], k.shape[2], q.shape[s+2], v.shape[3]
+	if packed {
+		p.batch, p.seqlenQ = batch, maxQ
+	} else {
+		p.batch, p.seqlenQ = q.shape[0], q.shape[1]
+	}
+	p.seqlenK, p.blockTableStride, p.numPages, p.pageSize = maxK, stride, k.shape[0], k.shape[1]
+	return p, nil
 }
 
 // shapeParams derives the problem from the views and checks them against each other.
@@ -143,7 +193,35 @@ func (c *Context) hostCall(q, k, v, o Tensor, opts *AttentionOptions, nameOnly b
 	packed := opts.CuSeqlensQ != nil || opts.CuSeqlensK != nil
 	batch := 0
 	ptr := hostPointers{q: q.host, k: k.host, v: v.host, o: o.host}
-	if packed {
+	paged := opts.BlockTable != nil
+	if paged {
+		if opts.CuSeqlensK != nil {
+			return "", invalid("paged keys are not packed: CuSeqlensK must be nil with BlockTable (use SequsedK)")
+		}
+		packed = opts.CuSeqlensQ != nil
+		if packed {
+			if err := checkCuSeqlens(opts.CuSeqlensQ, q.shape[0], "CuSeqlensQ"); err != nil {
+				return "", err
+			}
+			batch = len(opts.CuSeqlensQ) - 1
+			ptr.cuQ = unsafe.Pointer(&opts.CuSeqlensQ[0])
+		} else if len(q.shape) == 4 {
+			batch = q.shape[0]
+		}
+		if len(opts.BlockTable) < batch*opts.BlockTableStride {
+			return "", invalid("BlockTable has %d entries, needs batch * BlockTableStride = %d", len(opts.BlockTable),
+				batch*opts.BlockTableStride)
+		}
+		if opts.SequsedK != nil {
+			if len(opts.SequsedK) < batch {
+				return "", invalid("SequsedK has %d entries, needs batch = %d", len(opts.SequsedK), batch)
+			}
+			ptr.used = unsafe.Pointer(&opts.SequsedK[0])
+		}
+		if len(opts.BlockTable) > 0 {
+			ptr.table = unsafe.Pointer(&opts.BlockTable[0])
+		}
+	} else if packed {
 		if len(q.shape) != 3 || len(k.shape) != 3 {
 			return "", invalid("packed sequences need 3-D [total, heads, dim] tensors")
 		}
@@ -159,7 +237,13 @@ func (c *Context) hostCall(q, k, v, o Tensor, opts *AttentionOptions, nameOnly b
 		batch = len(opts.CuSeqlensQ) - 1
 		ptr.cuQ, ptr.cuK = unsafe.Pointer(&opts.CuSeqlensQ[0]), unsafe.Pointer(&opts.CuSeqlensK[0])
 	}
-	p, err := shapeParams(&q, &k, &v, &o, packed, batch, opts.MaxSeqlenQ, opts.MaxSeqlenK)
+	var p attnParams
+	var err error
+	if paged {
+		p, err = pagedShapeParams(&q, &k, &v, &o, packed, batch, opts.MaxSeqlenQ, opts.MaxSeqlenK, opts.BlockTableStride)
+	} else {
+		p, err = shapeParams(&q, &k, &v, &o, packed, batch, opts.MaxSeqlenQ, opts.MaxSeqlenK)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -236,7 +320,14 @@ func (c *Context) AttentionDevice(q, k, v, o Tensor, opts *DeviceAttentionOption
 		return invalid("AttentionDevice takes Device tensors; use Attention for host slices")
 	}
 	packed := opts.CuSeqlensQ != 0 || opts.CuSeqlensK != 0
-	p, err := shapeParams(&q, &k, &v, &o, packed, opts.Batch, opts.MaxSeqlenQ, opts.MaxSeqlenK)
+	var p attnParams
+	var err error
+	if opts.BlockTable != 0 {
+		p, err = pagedShapeParams(&q, &k, &v, &o, opts.CuSeqlensQ != 0, opts.Batch, opts.MaxSeqlenQ, opts.MaxSeqlenK,
+			opts.BlockTableStride)
+	} else {
+		p, err = shapeParams(&q, &k, &v, &o, packed, opts.Batch, opts.MaxSeqlenQ, opts.MaxSeqlenK)
+	}
 	if err != nil {
 		return err
 	}

@@ -26,10 +26,11 @@ static zyfa_status zyfa_go_context_create(zyfa_context_options opts, zyfa_contex
 static zyfa_status zyfa_go_attn(zyfa_context* ctx, zyfa_attn_params p, zyfa_tensor q, zyfa_tensor k,
                                 zyfa_tensor v, zyfa_tensor o, void* qd, void* kd, void* vd, void* q_data,
                                 void* k_data, void* v_data, void* o_data, void* cu_q, void* cu_k, void* lse,
-                                void* sinks, void* stream, int kernel_name_only, const char** name, char* msg,
-                                size_t n) {
+                                void* sinks, void* table, void* used, void* stream, int kernel_name_only,
+                                const char** name, char* msg, size_t n) {
 	q.data = q_data; k.data = k_data; v.data = v_data; o.data = o_data;
 	p.cu_seqlens_q = (const int32_t*)cu_q; p.cu_seqlens_k = (const int32_t*)cu_k;
+	p.block_table = (const int32_t*)table; p.seqused_k = (const int32_t*)used;
 	p.q_descale = (const float*)qd; p.k_descale = (const float*)kd; p.v_descale = (const float*)vd;
 	p.lse = (float*)lse; p.sinks = (const float*)sinks;
 	if (kernel_name_only) {
@@ -44,9 +45,10 @@ static zyfa_status zyfa_go_attn(zyfa_context* ctx, zyfa_attn_params p, zyfa_tens
 static zyfa_status zyfa_go_attn_host(zyfa_context* ctx, zyfa_attn_params p, zyfa_tensor q, zyfa_tensor k,
                                      zyfa_tensor v, zyfa_tensor o, void* qd, void* kd, void* vd, void* q_data,
                                      void* k_data, void* v_data, void* o_data, void* cu_q, void* cu_k, void* lse,
-                                     void* sinks, int kernel_name_only, const char** name, char* msg, size_t n) {
+                                     void* sinks, void* table, void* used, int kernel_name_only, const char** name,
+                                     char* msg, size_t n) {
 	return zyfa_go_attn(ctx, p, q, k, v, o, qd, kd, vd, q_data, k_data, v_data, o_data, cu_q, cu_k, lse, sinks,
-	                    NULL, kernel_name_only, name, msg, n);
+	                    table, used, NULL, kernel_name_only, name, msg, n);
 }
 
 // Device memory: addresses as integers (they are not Go pointers).
@@ -54,10 +56,10 @@ static zyfa_status zyfa_go_attn_device(zyfa_context* ctx, zyfa_attn_params p, zy
                                        zyfa_tensor v, zyfa_tensor o, uintptr_t qd, uintptr_t kd, uintptr_t vd,
                                        uintptr_t q_data, uintptr_t k_data, uintptr_t v_data, uintptr_t o_data,
                                        uintptr_t cu_q, uintptr_t cu_k, uintptr_t lse, uintptr_t sinks,
-                                       uintptr_t stream, char* msg, size_t n) {
+                                       uintptr_t table, uintptr_t used, uintptr_t stream, char* msg, size_t n) {
 	return zyfa_go_attn(ctx, p, q, k, v, o, (void*)qd, (void*)kd, (void*)vd, (void*)q_data, (void*)k_data,
 	                    (void*)v_data, (void*)o_data, (void*)cu_q, (void*)cu_k, (void*)lse, (void*)sinks,
-	                    (void*)stream, 0, NULL, msg, n);
+	                    (void*)table, (void*)used, (void*)stream, 0, NULL, msg, n);
 }
 
 static zyfa_status zyfa_go_quantize_host(zyfa_context* ctx, zyfa_quant_params p, zyfa_tensor in, zyfa_tensor out,
@@ -162,12 +164,16 @@ func cAttnParams(p *attnParams) C.zyfa_attn_params {
 	c.softmax = C.zyfa_softmax(p.softmax)
 	c.window_left, c.window_right = C.int32_t(p.windowLeft), C.int32_t(p.windowRight)
 	c.key_block = C.int32_t(p.keyBlock)
+	if p.paged { // the pointers are set by zyfa_go_attn
+		c.block_table_stride, c.num_pages = C.int64_t(p.blockTableStride), C.int64_t(p.numPages)
+		c.page_size = C.int32_t(p.pageSize)
+	}
 	return c
 }
 
 // hostPointers are the Go memory one host call reads and writes (nil where absent).
 type hostPointers struct {
-	q, k, v, o, qd, kd, vd, cuQ, cuK, lse, sinks unsafe.Pointer
+	q, k, v, o, qd, kd, vd, cuQ, cuK, lse, sinks, table, used unsafe.Pointer
 }
 
 func cAttnHost(ctx unsafe.Pointer, p *attnParams, q, k, v, o *Tensor, ptr *hostPointers, nameOnly bool) (string, error) {
@@ -178,7 +184,8 @@ func cAttnHost(ctx unsafe.Pointer, p *attnParams, q, k, v, o *Tensor, ptr *hostP
 		only = 1
 	}
 	st := C.zyfa_go_attn_host((*C.zyfa_context)(ctx), cAttnParams(p), cTensor(q), cTensor(k), cTensor(v), cTensor(o),
-		ptr.qd, ptr.kd, ptr.vd, ptr.q, ptr.k, ptr.v, ptr.o, ptr.cuQ, ptr.cuK, ptr.lse, ptr.sinks, only, &name,
+		ptr.qd, ptr.kd, ptr.vd, ptr.q, ptr.k, ptr.v, ptr.o, ptr.cuQ, ptr.cuK, ptr.lse, ptr.sinks, ptr.table, ptr.used,
+		only, &name,
 		(*C.char)(unsafe.Pointer(&msg[0])), messageSize)
 	if err := statusError(st, msg); err != nil {
 		return "", err
@@ -194,8 +201,8 @@ func cAttnDevice(ctx unsafe.Pointer, p *attnParams, q, k, v, o *Tensor, d *Devic
 	st := C.zyfa_go_attn_device((*C.zyfa_context)(ctx), cAttnParams(p), cTensor(q), cTensor(k), cTensor(v), cTensor(o),
 		C.uintptr_t(d.QDescale), C.uintptr_t(d.KDescale), C.uintptr_t(d.VDescale), C.uintptr_t(q.device),
 		C.uintptr_t(k.device), C.uintptr_t(v.device), C.uintptr_t(o.device), C.uintptr_t(d.CuSeqlensQ),
-		C.uintptr_t(d.CuSeqlensK), C.uintptr_t(d.LSE), C.uintptr_t(d.Sinks), C.uintptr_t(stream),
-		(*C.char)(unsafe.Pointer(&msg[0])), messageSize)
+		C.uintptr_t(d.CuSeqlensK), C.uintptr_t(d.LSE), C.uintptr_t(d.Sinks), C.uintptr_t(d.BlockTable),
+		C.uintptr_t(d.SequsedK), C.uintptr_t(stream), (*C.char)(unsafe.Pointer(&msg[0])), messageSize)
 	return statusError(st, msg)
 }
 

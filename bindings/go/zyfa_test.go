@@ -593,3 +593,54 @@ func TestSinks(t *testing.T) {
 		t.Fatalf("one sink for two heads: %v", err)
 	}
 }
+
+// TestPagedKV: the same keys read through a block table from page pools (pages interleaved between
+// the sequences, unused rows NaN) give the contiguous call's bits; a page index out of range is
+// InvalidArgument naming params.block_table.
+func TestPagedKV(t *testing.T) {
+	ctx := cpuContext(t)
+	b, sq, sk, h, d, page := 2, 24, 70, 2, 32, 16
+	q, k, v := values(b*sq*h*d, 41), values(b*sk*h*d, 42), values(b*sk*h*d, 43)
+	o := make([]float32, b*sq*h*d)
+	opts := &AttentionOptions{Mask: MaskCausalBottomRight}
+	if err := ctx.Attention(must(t)(Float32(q, b, sq, h, d)), must(t)(Float32(k, b, sk, h, d)),
+		must(t)(Float32(v, b, sk, h, d)), must(t)(Float32(o, b, sq, h, d)), opts); err != nil {
+		t.Fatal(err)
+	}
+	pages := (sk + page - 1) / page
+	kp, vp := make([]float32, b*pages*page*h*d), make([]float32, b*pages*page*h*d)
+	for i := range kp {
+		kp[i], vp[i] = float32(math.NaN()), float32(math.NaN())
+	}
+	table := make([]int32, b*pages)
+	for s := 0; s < b; s++ {
+		for p := 0; p < pages; p++ {
+			index := p*b + (b - 1 - s)
+			table[s*pages+p] = int32(index)
+			for r := 0; r < page && p*page+r < sk; r++ {
+				src, dst := (s*sk+p*page+r)*h*d, (index*page+r)*h*d
+				copy(kp[dst:dst+h*d], k[src:src+h*d])
+				copy(vp[dst:dst+h*d], v[src:src+h*d])
+			}
+		}
+	}
+	paged := &AttentionOptions{Mask: MaskCausalBottomRight, BlockTable: table, BlockTableStride: pages,
+		SequsedK: []int32{int32(sk), int32(sk)}, MaxSeqlenK: sk}
+	op := make([]float32, b*sq*h*d)
+	run := func() error {
+		return ctx.Attention(must(t)(Float32(q, b, sq, h, d)), must(t)(Float32(kp, b*pages, page, h, d)),
+			must(t)(Float32(vp, b*pages, page, h, d)), must(t)(Float32(op, b, sq, h, d)), paged)
+	}
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range o {
+		if math.Float32bits(o[i]) != math.Float32bits(op[i]) {
+			t.Fatalf("paged differs from contiguous at %d: %v vs %v", i, op[i], o[i])
+		}
+	}
+	table[1] = int32(b * pages)
+	if err := run(); !IsStatus(err, StatusInvalidArgument) || !strings.Contains(err.Error(), "params.block_table") {
+		t.Fatalf("page index out of range: %v", err)
+	}
+}

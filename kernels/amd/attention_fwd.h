@@ -60,6 +60,7 @@
 #include "common/half_types.h"
 #include "common/lean_p.h"
 #include "common/online_softmax.h"
+#include "common/paged_kv_args.h"
 #include "common/row_epilogue.h"
 #include "common/row_max.h"
 #include "common/score_scale.h"
@@ -87,8 +88,10 @@ __device__ inline void store_output(void* o, int32_t dtype, int64_t index, float
     }
 }
 
-template <bool FP8, bool LEAN, int DQK, int DV>
-__device__ inline void attention_forward(const AttnKernelArgs& a) {
+// PAGED: K and V read through a block table (kernels/common/paged_kv_args.h, the kernel's second
+// parameter); only the row addresses of K and V and the sequence's key count differ.
+template <bool FP8, bool LEAN, int DQK, int DV, bool PAGED = false>
+__device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvArgs& paged) {
     static_assert(!LEAN || FP8, "LEAN needs FP8 inputs");
     using M = Mfma<FP8>;
     using Operand = typename M::Operand;
@@ -116,7 +119,8 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
     const int tiles = (a.seqlen_q + kRows - 1) / kRows;
     const int tile = tiles - 1 - block_id_x();
     const int head = block_id_y(), batch = block_id_z();
-    const SequenceSpan span = sequence_span(a, batch);
+    SequenceSpan span = sequence_span(a, batch);
+    if constexpr (PAGED) span.seqlen_k = paged_key_count(a, paged, batch);  // keys from 0 of their pages
     const int64_t first_q = span.first_q, first_k = span.first_k;
     const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int row0 = tile * kRows;
@@ -154,10 +158,20 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
         }
     }
 
+    // Paged: the pools at this kv head; each key's page and row come from the block table.
     const unsigned char* k_base = static_cast<const unsigned char*>(a.k) +
-        (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
+        ((PAGED ? 0 : batch * a.k_stride_batch + first_k * a.k_stride_seq) + head_kv * a.k_stride_head) * kElem;
     const unsigned char* v_base = static_cast<const unsigned char*>(a.v) +
-        (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
+        ((PAGED ? 0 : batch * a.v_stride_batch + first_k * a.v_stride_seq) + head_kv * a.v_stride_head) * kElem;
+    // Element offset of key `key`'s row from k_base (v_base); -1: a page index outside the pools.
+    auto key_row = [&](bool is_v, int key) -> int64_t {
+        const int64_t stride_seq = is_v ? a.v_stride_seq : a.k_stride_seq;
+        if constexpr (PAGED) {
+            return paged_key_offset(paged, is_v ? a.v_stride_batch : a.k_stride_batch, stride_seq, batch, key);
+        } else {
+            return (int64_t)key * stride_seq;
+        }
+    };
 
     // fp32 constants of this (batch, kv head), in the CPU model's order.
     const HeadDescales descale = head_descales(a, batch, head_kv);
@@ -178,7 +192,8 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
             const int r = i / kKChunks, c = i % kKChunks;
             u32x4 value = {0u, 0u, 0u, 0u};
             if (block + r < seqlen_k) {
-                value = *global_ptr<u32x4>(k_base + (int64_t)(block + r) * a.k_stride_seq * kElem + c * kVectorBytes);
+                const int64_t row = key_row(false, block + r);
+                if (!PAGED || row >= 0) value = *global_ptr<u32x4>(k_base + row * kElem + c * kVectorBytes);
             }
             *reinterpret_cast<u32x4*>(k_lds + r * Shape::kKRowBytes + c * kVectorBytes) = value;
         }
@@ -190,7 +205,8 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
             const int r = i / kVChunks, c = i % kVChunks;
             u32x4 value = {0u, 0u, 0u, 0u};
             if (block + r < seqlen_k) {
-                value = *global_ptr<u32x4>(v_base + (int64_t)(block + r) * a.v_stride_seq * kElem + c * kVectorBytes);
+                const int64_t row = key_row(true, block + r);
+                if (!PAGED || row >= 0) value = *global_ptr<u32x4>(v_base + row * kElem + c * kVectorBytes);
             }
             unsigned char* column = vt_lds + vt_position<E>(r) * kElem;
             #pragma unroll
@@ -354,7 +370,17 @@ __device__ inline void attention_forward(const AttnKernelArgs& a) {
                                                                           zyfa::amd::kThreads),            \
                                               amdgpu_waves_per_eu(zyfa::amd::kWavesPerSimd)))             \
     symbol(const zyfa::AttnKernelArgs args) {                                                             \
-        zyfa::amd::attention_forward<fp8, lean, dqk, dv>(args);                                           \
+        const zyfa::PagedKvArgs contiguous{};                                                             \
+        zyfa::amd::attention_forward<fp8, lean, dqk, dv>(args, contiguous);                               \
+    }
+
+// The paged variants take PagedKvArgs as a second parameter.
+#define ZYFA_AMD_PAGED_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv)                                        \
+    extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(zyfa::amd::kThreads,             \
+                                                                          zyfa::amd::kThreads),            \
+                                              amdgpu_waves_per_eu(zyfa::amd::kWavesPerSimd)))             \
+    symbol(const zyfa::AttnKernelArgs args, const zyfa::PagedKvArgs paged) {                              \
+        zyfa::amd::attention_forward<fp8, lean, dqk, dv, true>(args, paged);                              \
     }
 
 #endif

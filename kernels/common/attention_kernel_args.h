@@ -61,8 +61,13 @@ struct SequenceSpan {
     int seqlen_q, seqlen_k;
 };
 
+// Paged K/V (the CUDA paged kernels): packed queries with unpacked keys, cu_seqlens_k null; the
+// kernel then takes each sequence's key count from its block table's seqused_k itself.
 ZYFA_HD SequenceSpan sequence_span(const AttnKernelArgs& a, int batch) {
     if (!a.cu_seqlens_q) return SequenceSpan{0, 0, a.seqlen_q, a.seqlen_k};
+    if (!a.cu_seqlens_k) {
+        return SequenceSpan{a.cu_seqlens_q[batch], 0, a.cu_seqlens_q[batch + 1] - a.cu_seqlens_q[batch], a.seqlen_k};
+    }
     return SequenceSpan{a.cu_seqlens_q[batch], a.cu_seqlens_k[batch],
                         a.cu_seqlens_q[batch + 1] - a.cu_seqlens_q[batch],
                         a.cu_seqlens_k[batch + 1] - a.cu_seqlens_k[batch]};

@@ -32,7 +32,9 @@
 // 8 for FP8 64, 16 for 16-bit 64; FP8 192/128, 16-bit 128 and 192/128, and 256 read Q from shared
 // memory: WsKernelTraits::kQRegs); DV sets V's slices, the
 // P.V wgmma (m64n128 or m64n64, two m64n128 at 256) and O's accumulator. ptxas reports no spills
-// for any of them (check_ws_kernels.sh).
+// for any of them (check_ws_kernels.sh); the paged kernels spill 16-20 bytes in their producer at
+// 24 registers (nvcc 13; they vanish without the tail-block copy of produce_paged_with_tma), to be
+// weighed on the H200 — the consumers' code is the contiguous kernels'.
 //
 // FP8 goes through the e4m3 wgmma (k = 32), whose adder is narrower than fp32: scores and the P.V
 // partial sums carry an extra relative error of about 1e-3 over the CPU model (the reason the
@@ -67,22 +69,29 @@
 namespace zyfa {
 namespace nvidia {
 
-template <InKind IN, PMode PM, int DQK, int DV>
+// PAGED: K and V read through a block table (PagedKvArgs in tma.paged); only the producer and the
+// tile's key count differ, so the consumers compute on the same bytes as the contiguous kernel's.
+template <InKind IN, PMode PM, int DQK, int DV, bool PAGED = false>
 __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, const WsTmaParams& tma) {
     using Traits = WsKernelTraits<IN, PM, DQK, DV>;
     using Shape = typename Traits::Shape;
     TileContext<Shape> tile;
     if (!locate_tile(tile, a)) return;
+    if constexpr (PAGED) use_paged_key_count(tile, a, tma.paged);
     prepare_tile(tile, a, tma);
 
     if (threadIdx.x < 128 && tile.use_tma) {
         // ---- Producer, tensor memory accelerator ---------------------------------------------------
         setmaxnreg_dec<Traits::kProducerRegs>();
-        produce_with_tma<Traits>(tile, tma);
+        if constexpr (PAGED) {
+            produce_paged_with_tma<Traits>(tile, tma, a);
+        } else {
+            produce_with_tma<Traits>(tile, tma);
+        }
     } else if (threadIdx.x < 128) {
         // ---- Producer, cp.async --------------------------------------------------------------------
         setmaxnreg_dec<Traits::kProducerRegs>();
-        produce_with_cp_async<Traits>(tile, a);
+        produce_with_cp_async<Traits, PAGED>(tile, a, tma.paged);
     } else {
         // ---- Consumers ---------------------------------------------------------------------------
         setmaxnreg_inc<Traits::kConsumerRegs>();
@@ -94,10 +103,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 }  // namespace zyfa
 
 // 384 (512) threads, one CTA per SM: the register cap at entry that setmaxnreg needs.
-#define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv)                   \
+#define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv, paged)            \
     extern "C" __global__ void __launch_bounds__(128 * (1 + ZYFA_WS_CONSUMER_WARPGROUPS), 1) \
         symbol(const zyfa::AttnKernelArgs args, const __grid_constant__ zyfa::nvidia::WsTmaParams tma) { \
-        zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv>(args, tma);             \
+        zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv, paged>(args, tma);      \
     }
 
 #endif

@@ -1,21 +1,30 @@
 // The warp-specialised sm_90a kernels (attention_fwd_ws.cuh), one variant per compilation
 // (kernels/nvidia/CMakeLists.txt): -DZYFA_FAMILY_E4M3=0|1 -DZYFA_HEAD_DIM_QK=.. -DZYFA_HEAD_DIM_V=..
-// -DZYFA_DIMS_SUFFIX=d128. Each cubin holds the kernels of its family:
-//   16-bit: zyfa_attn_fwd_ws_bf16_<dims>, zyfa_attn_fwd_ws_fp16_<dims> (softmax EXACT);
-//   FP8:    zyfa_attn_fwd_ws_e4m3_exact_<dims>, zyfa_attn_fwd_ws_e4m3_lean_<dims>.
+// -DZYFA_DIMS_SUFFIX=d128 -DZYFA_WS_PAGED=0|1. Each cubin holds the kernels of its family:
+//   16-bit: zyfa_attn_fwd_ws_[paged_]bf16_<dims>, zyfa_attn_fwd_ws_[paged_]fp16_<dims> (softmax EXACT);
+//   FP8:    zyfa_attn_fwd_ws_[paged_]e4m3_exact_<dims>, zyfa_attn_fwd_ws_[paged_]e4m3_lean_<dims>.
+// The paged kernels (ZYFA_WS_PAGED=1) read K and V through a block table (PagedKvArgs).
 #include "attention_fwd_ws.cuh"
 
 #define ZYFA_PASTE_(a, b) a##b
 #define ZYFA_PASTE(a, b) ZYFA_PASTE_(a, b)
 
-#if ZYFA_FAMILY_E4M3
-ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_ws_e4m3_exact_, ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::E4m3,
-                                zyfa::nvidia::PMode::Exact, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V)
-ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_ws_e4m3_lean_, ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::E4m3,
-                                zyfa::nvidia::PMode::Lean, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V)
+#if ZYFA_WS_PAGED
+#define ZYFA_WS_PREFIX(name) ZYFA_PASTE(zyfa_attn_fwd_ws_paged_, name)
+#define ZYFA_WS_IS_PAGED true
 #else
-ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_ws_bf16_, ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::Bf16,
-                                zyfa::nvidia::PMode::Exact, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V)
-ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(zyfa_attn_fwd_ws_fp16_, ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::Fp16,
-                                zyfa::nvidia::PMode::Exact, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V)
+#define ZYFA_WS_PREFIX(name) ZYFA_PASTE(zyfa_attn_fwd_ws_, name)
+#define ZYFA_WS_IS_PAGED false
+#endif
+
+#if ZYFA_FAMILY_E4M3
+ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(ZYFA_WS_PREFIX(e4m3_exact_), ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::E4m3,
+                                zyfa::nvidia::PMode::Exact, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V, ZYFA_WS_IS_PAGED)
+ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(ZYFA_WS_PREFIX(e4m3_lean_), ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::E4m3,
+                                zyfa::nvidia::PMode::Lean, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V, ZYFA_WS_IS_PAGED)
+#else
+ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(ZYFA_WS_PREFIX(bf16_), ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::Bf16,
+                                zyfa::nvidia::PMode::Exact, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V, ZYFA_WS_IS_PAGED)
+ZYFA_DEFINE_WS_ATTENTION_KERNEL(ZYFA_PASTE(ZYFA_WS_PREFIX(fp16_), ZYFA_DIMS_SUFFIX), zyfa::nvidia::InKind::Fp16,
+                                zyfa::nvidia::PMode::Exact, ZYFA_HEAD_DIM_QK, ZYFA_HEAD_DIM_V, ZYFA_WS_IS_PAGED)
 #endif

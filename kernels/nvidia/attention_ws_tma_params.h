@@ -30,6 +30,8 @@
 
 #include <stdint.h>
 
+#include "common/paged_kv_args.h"
+
 namespace zyfa {
 namespace nvidia {
 
@@ -43,6 +45,12 @@ constexpr bool ws_tma_layout(int elem_bytes, int head_dim_qk, int head_dim_v) {
 // 128-byte column slices of a tile whose rows hold `head_dim` elements of `elem_bytes`.
 constexpr int ws_tma_slices(int elem_bytes, int head_dim) { return (head_dim * elem_bytes + 127) / 128; }
 
+// Paged K/V (the ws_paged kernels of attention_kernel_variants.def; the others never read it):
+// PagedKvArgs (kernels/common/paged_kv_args.h). With enabled = 1, k_map and v_map are maps over the
+// pools (dims 1..3: the page's rows, heads, pages, in stride order) whose box holds
+// tma_box_rows = min(page_size, key block) rows: page_size is then a power of two >= 8, so every
+// copy lands at a multiple of 8 rows (1024 bytes) of a tile, where the 128-byte swizzle pattern
+// starts over.
 struct alignas(64) WsTmaParams {
     static constexpr int kMapBytes = 128;   // sizeof(CUtensorMap), 64-byte aligned
     static constexpr int kRowBytes = 128;   // the box's innermost extent (bytes), one slice, the swizzle span
@@ -50,8 +58,9 @@ struct alignas(64) WsTmaParams {
     alignas(64) unsigned char q_map[kMapBytes];
     alignas(64) unsigned char k_map[kMapBytes];
     alignas(64) unsigned char v_map[kMapBytes];
-    int32_t axis[3][3];  // [q, k, v][sequence, head, batch] -> map dim 1..3
+    int32_t axis[3][3];  // [q, k, v][sequence, head, batch] -> map dim 1..3 (paged: batch = page)
     int32_t enabled;
+    PagedKvArgs paged;
 };
 enum WsTmaMap { kWsTmaQ = 0, kWsTmaK = 1, kWsTmaV = 2 };
 

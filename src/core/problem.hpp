@@ -45,8 +45,18 @@ struct AttnProblem {
     // fp32 [heads_q] attention sinks or null (kernels/common/attention_sink.h); host memory on the
     // CPU backend, device memory on GPU backends.
     const float* sinks = nullptr;
+    // Paged K/V (include/zyfa.h): k and v are page pools (stride_batch = the page stride) read
+    // through block_table; null block_table: contiguous. cu_seqlens_k is then null and
+    // cu_seqlens_q may be set (varlen queries). seqused_k, block_table are host memory on the CPU
+    // backend (checked entry by entry there), device memory on GPU backends.
+    const int32_t* block_table = nullptr;
+    const int32_t* seqused_k = nullptr;  // paged only; null = seqlen_k keys per sequence
+    int64_t block_table_stride = 0;
+    int64_t num_pages = 0;
+    int64_t page_size = 0;  // 0 when contiguous
     TensorView q, k, v, o;
 
+    bool paged() const { return block_table != nullptr; }
     bool varlen() const { return cu_seqlens_q != nullptr; }
     // No query row: nothing to write. seqlen_k == 0 is not empty: every row then sees no key and
     // gets O = 0, lse = -inf (include/zyfa.h).
@@ -54,9 +64,13 @@ struct AttnProblem {
     bool fp8() const { return q.dtype == ZYFA_DTYPE_FP8_E4M3FN || q.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ; }
     // Per-sequence lengths and first packed row (row offsets are 0 when not varlen).
     int64_t len_q(int64_t b) const { return varlen() ? cu_seqlens_q[b + 1] - cu_seqlens_q[b] : seqlen_q; }
-    int64_t len_k(int64_t b) const { return varlen() ? cu_seqlens_k[b + 1] - cu_seqlens_k[b] : seqlen_k; }
+    // Host memory only (the CPU backend): cu_seqlens_k and seqused_k are read.
+    int64_t len_k(int64_t b) const {
+        if (paged()) return seqused_k ? seqused_k[b] : seqlen_k;
+        return varlen() ? cu_seqlens_k[b + 1] - cu_seqlens_k[b] : seqlen_k;
+    }
     int64_t first_q(int64_t b) const { return varlen() ? cu_seqlens_q[b] : 0; }
-    int64_t first_k(int64_t b) const { return varlen() ? cu_seqlens_k[b] : 0; }
+    int64_t first_k(int64_t b) const { return cu_seqlens_k ? cu_seqlens_k[b] : 0; }
     int64_t total_q() const { return varlen() ? cu_seqlens_q[batch] : batch * seqlen_q; }
     // Element offset of [b, s, h, 0]; s is relative to the sequence, b selects the packed range.
     static int64_t offset(const TensorView& t, int64_t first_row, int64_t b, int64_t s, int64_t h) {

@@ -41,6 +41,7 @@ struct TensorShape {
     int64_t head_dim = 0;
     bool varlen = false;
     bool rows_known = true;  // false when rows is only a bound (packed rows on a GPU backend)
+    bool pages = false;      // a paged K/V pool: the batch axis holds pages (messages say so)
 };
 
 // Checks reserved, strides (non-negative, non-overlapping), int64 overflow of element and byte
@@ -56,6 +57,21 @@ TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const Ten
 // INT32_MAX) is returned instead.
 int64_t checked_packed_rows(const int32_t* cu, const char* name, int64_t batch, int64_t max_len,
                             const char* max_len_name, zyfa_backend backend);
+
+// --- Paged K/V (validate_paged.cpp) ---------------------------------------------------------------
+
+constexpr int64_t kMaxPageSize = 256;
+
+struct PagedKvShape {
+    int64_t pages_needed = 0;   // ceil(seqlen_k / page_size): entries per row of the table in use
+    int64_t table_entries = 0;  // int32 entries of block_table the request may read
+};
+
+// The paged fields of p (already read within struct_size): all unset when block_table is NULL, else
+// page_size in [1, 256], cu_seqlens_k NULL, num_pages and block_table_stride large enough, tables
+// aligned; on the CPU backend every seqused_k entry in [0, seqlen_k] and every page index a
+// sequence reads in [0, num_pages). INVALID_ARGUMENT naming the field otherwise.
+PagedKvShape check_paged_kv(const zyfa_attn_params& p, zyfa_backend backend);
 
 // --- Buffers (validate_buffers.cpp): alignment and the no-overlap rule ---------------------------
 

@@ -44,6 +44,12 @@ zyfa_attn_params read_params(const zyfa_attn_params* user) {
     ZYFA_DEFAULT_BEYOND(key_block)
     ZYFA_DEFAULT_BEYOND(reserved)
     ZYFA_DEFAULT_BEYOND(sinks)
+    ZYFA_DEFAULT_BEYOND(block_table)
+    ZYFA_DEFAULT_BEYOND(seqused_k)
+    ZYFA_DEFAULT_BEYOND(block_table_stride)
+    ZYFA_DEFAULT_BEYOND(num_pages)
+    ZYFA_DEFAULT_BEYOND(page_size)
+    ZYFA_DEFAULT_BEYOND(reserved2)
 #undef ZYFA_DEFAULT_BEYOND
     return params;
 }
@@ -105,6 +111,10 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         throw_not_supported("params.reserved = " + std::to_string(p.reserved) +
                             " is not 0 (a field of a newer zyfa is set there)");
     }
+    if (p.reserved2 != 0) {
+        throw_not_supported("params.reserved2 = " + std::to_string(p.reserved2) +
+                            " is not 0 (a field of a newer zyfa is set there)");
+    }
     if (p.key_block != 0 && p.key_block != 64 && p.key_block != 128) {
         throw_invalid("params.key_block = " + std::to_string(p.key_block) +
                       " is not 0 (the backend's own), 64 or 128");
@@ -155,8 +165,12 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         check_descale_absent(p.v_descale, "v_descale", q->dtype);
     }
 
-    // Packed sequences: both cu_seqlens or neither.
-    if ((p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr)) {
+    // Paged K/V: the pools replace k and v's [batch, seqlen_k] layout, keys are never packed.
+    const PagedKvShape paged = check_paged_kv(p, backend);
+    const bool is_paged = p.block_table != nullptr;
+
+    // Packed sequences: both cu_seqlens or neither (paged: cu_seqlens_q alone, checked above).
+    if (!is_paged && (p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr)) {
         throw_invalid(p.cu_seqlens_q != nullptr ? "params.cu_seqlens_q is set but params.cu_seqlens_k is NULL (both or neither)"
                                                 : "params.cu_seqlens_k is set but params.cu_seqlens_q is NULL (both or neither)");
     }
@@ -168,7 +182,10 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         require_aligned("params.cu_seqlens_q", p.cu_seqlens_q, 4, "int32 cu_seqlens");
         require_aligned("params.cu_seqlens_k", p.cu_seqlens_k, 4, "int32 cu_seqlens");
         rows_q = checked_packed_rows(p.cu_seqlens_q, "params.cu_seqlens_q", p.batch, p.seqlen_q, "params.seqlen_q", backend);
-        rows_k = checked_packed_rows(p.cu_seqlens_k, "params.cu_seqlens_k", p.batch, p.seqlen_k, "params.seqlen_k", backend);
+        if (!is_paged) {
+            rows_k = checked_packed_rows(p.cu_seqlens_k, "params.cu_seqlens_k", p.batch, p.seqlen_k, "params.seqlen_k",
+                                         backend);
+        }
     }
 
     AttnProblem problem;
@@ -194,13 +211,21 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.lse = p.lse;
     problem.key_block = p.key_block;
     problem.sinks = p.sinks;
+    problem.block_table = p.block_table;
+    problem.seqused_k = is_paged ? p.seqused_k : nullptr;
+    problem.block_table_stride = is_paged ? p.block_table_stride : 0;
+    problem.num_pages = is_paged ? p.num_pages : 0;
+    problem.page_size = is_paged ? p.page_size : 0;
 
     const bool empty = problem.empty();
     // Packed totals are exact only where cu_seqlens is host memory (the CPU backend).
     const bool rows_known = !varlen || backend == ZYFA_BACKEND_CPU;
     const TensorShape shape_q{p.batch, rows_q, p.heads_q, p.head_dim_qk, varlen, rows_known};
-    const TensorShape shape_k{p.batch, rows_k, p.heads_kv, p.head_dim_qk, varlen, rows_known};
-    const TensorShape shape_v{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen, rows_known};
+    // Paged: pools of num_pages pages of page_size rows, the batch axis being the page axis.
+    const TensorShape shape_k = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_qk, false, true, true}
+                                         : TensorShape{p.batch, rows_k, p.heads_kv, p.head_dim_qk, varlen, rows_known};
+    const TensorShape shape_v = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_v, false, true, true}
+                                         : TensorShape{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen, rows_known};
     const TensorShape shape_o{p.batch, rows_q, p.heads_q, p.head_dim_v, varlen, rows_known};
     problem.q = check_tensor_layout(*q, "q", shape_q, empty, backend);
     problem.k = check_tensor_layout(*k, "k", shape_k, empty, backend);
@@ -236,6 +261,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         array_range("params.lse", p.lse, lse_count, 4),
     };
     const int64_t cu_count = varlen && !empty ? p.batch + 1 : 0;
+    const int64_t seqused_count = is_paged && p.seqused_k != nullptr && !empty ? p.batch : 0;
     const ByteRange inputs[] = {
         tensor_range("q.data", problem.q, shape_q),
         tensor_range("k.data", problem.k, shape_k),
@@ -246,6 +272,8 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         array_range("params.k_descale", p.k_descale, descale_count, 4),
         array_range("params.v_descale", p.v_descale, descale_count, 4),
         array_range("params.sinks", p.sinks, sink_count, 4),
+        array_range("params.block_table", p.block_table, empty ? 0 : paged.table_entries, 4),
+        array_range("params.seqused_k", p.seqused_k, seqused_count, 4),
     };
     require_disjoint(outputs, 2, inputs, sizeof(inputs) / sizeof(inputs[0]));
 

@@ -84,7 +84,8 @@ TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const Ten
     // taking the other axes from the smallest stride up, each stride must step past everything
     // the smaller axes span. Axes of size 1 are never stepped, so their strides are free.
     Axis axes[3] = {
-        {"stride_batch", "batches", shape.varlen ? 0 : t.stride_batch, shape.varlen ? 1 : shape.batch},
+        {"stride_batch", shape.pages ? "pages" : "batches", shape.varlen ? 0 : t.stride_batch,
+         shape.varlen ? 1 : shape.batch},
         {"stride_seq", "rows", t.stride_seq, shape.rows},
         {"stride_head", "heads", t.stride_head, shape.heads},
     };

@@ -230,9 +230,9 @@ private:
         const AttnProblem& p = p_;
         const int64_t dqk = p.head_dim_qk, dv = p.head_dim_v, bk = model_.key_block;
         for (int64_t j = 0; j < n; ++j) {
-            const int64_t k_off = AttnProblem::offset(p.k, p.first_k(b), b, block + j, hk);
+            const int64_t k_off = key_offset(p, p.k, b, block + j, hk);
             for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = load_as_float(p.k.data, p.k.dtype, k_off + d);
-            const int64_t v_off = AttnProblem::offset(p.v, p.first_k(b), b, block + j, hk);
+            const int64_t v_off = key_offset(p, p.v, b, block + j, hk);
             for (int64_t d = 0; d < dv; ++d) sc.v[j * dv + d] = load_as_float(p.v.data, p.v.dtype, v_off + d);
         }
         for (int64_t j = n; j < bk; ++j)

@@ -41,7 +41,7 @@ ReferenceOutput attention_reference_fp64(const AttnProblem& p) {
                 double max_score = -std::numeric_limits<double>::infinity();
                 for (int64_t j = 0; j < sk; ++j) {
                     if (!numerics::key_visible(i, j, sq, sk, mask, p.window_left, p.window_right)) continue;
-                    const int64_t k_off = AttnProblem::offset(p.k, p.first_k(b), b, j, hk);
+                    const int64_t k_off = key_offset(p, p.k, b, j, hk);
                     double dot = 0.0;
                     for (int64_t d = 0; d < p.head_dim_qk; ++d)
                         dot += q_row[d] * (load_as_float(p.k.data, p.k.dtype, k_off + d) * kd);
@@ -70,7 +70,7 @@ ReferenceOutput attention_reference_fp64(const AttnProblem& p) {
                     if (!numerics::key_visible(i, j, sq, sk, mask, p.window_left, p.window_right)) continue;
                     const double w = std::exp(scores[j] - shift);
                     sum += w;
-                    const int64_t v_off = AttnProblem::offset(p.v, p.first_k(b), b, j, hk);
+                    const int64_t v_off = key_offset(p, p.v, b, j, hk);
                     for (int64_t d = 0; d < p.head_dim_v; ++d)
                         o_row[d] += w * (load_as_float(p.v.data, p.v.dtype, v_off + d) * vd);
                 }

@@ -6,6 +6,7 @@
 
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
+#include "core/problem.hpp"
 #include "zyfa.h"
 
 namespace zyfa {
@@ -69,6 +70,18 @@ inline void store_from_float(void* base, zyfa_dtype dtype, int64_t index, float 
             break;
         default: break;
     }
+}
+
+// Element offset of [key j, kv head hk, 0] of sequence b in K or V (`t` is p.k or p.v): the
+// sequence's rows of a contiguous or packed tensor, or, paged, row j % page_size of page
+// block_table[b * block_table_stride + j / page_size] of the pool (stride_batch = the page
+// stride). The one place the CPU model and the fp64 reference find a key.
+inline int64_t key_offset(const AttnProblem& p, const TensorView& t, int64_t b, int64_t j, int64_t hk) {
+    if (p.paged()) {
+        const int64_t page = p.block_table[b * p.block_table_stride + j / p.page_size];
+        return page * t.stride_batch + (j % p.page_size) * t.stride_seq + hk * t.stride_head;
+    }
+    return AttnProblem::offset(t, p.first_k(b), b, j, hk);
 }
 
 }  // namespace cpu

@@ -1,5 +1,6 @@
 #include "attention_launch_plan.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -23,6 +24,7 @@ using validation::dtype_name;
 enum class Structure {
     Mma,  // attention_fwd_mma.cuh: 8 warps x 16 rows; sm_80, and sm_90a for misaligned O
     Ws,   // attention_fwd_ws.cuh: warp-specialised, sm_90a
+    WsPaged,  // the same, K and V read through a block table (paged K/V), sm_90a
 };
 
 struct KernelFamily {
@@ -74,12 +76,18 @@ constexpr uint32_t ws_family_shared_bytes_of() {
     KernelFamily{Structure::Ws, fp8 != 0, dqk, dv, "attn_fwd_ws_" #family "_" #dims,                           \
                  "zyfa_attn_fwd_ws_" ZYFA_SYMBOL_A_##family #dims, "zyfa_attn_fwd_ws_" ZYFA_SYMBOL_B_##family #dims, \
                  ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
+#define ZYFA_FAMILY_ws_paged(family, fp8, dims, dqk, dv, on_sm80)                                           \
+    KernelFamily{Structure::WsPaged, fp8 != 0, dqk, dv, "attn_fwd_ws_paged_" #family "_" #dims,                  \
+                 "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_A_##family #dims,                                        \
+                 "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_B_##family #dims,                                        \
+                 ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
 #define ZYFA_NVIDIA_ATTN_VARIANT(structure, family, fp8, dims, dqk, dv, on_sm80) \
     (ZYFA_FAMILY_##structure(family, fp8, dims, dqk, dv, on_sm80)),
 constexpr KernelFamily kFamilies[] = {
 #include "nvidia/attention_kernel_variants.def"
 };
 #undef ZYFA_NVIDIA_ATTN_VARIANT
+#undef ZYFA_FAMILY_ws_paged
 #undef ZYFA_FAMILY_ws
 #undef ZYFA_FAMILY_mma
 #undef ZYFA_SYMBOL_B_e4m3
@@ -144,7 +152,20 @@ public:
         // sm_90a: the warp-specialised kernels, except for an O whose pairs are misaligned.
         const bool ws_kernel = image_arch == "sm_90a" && output_pairs_aligned(p.o);
         const KernelFamily* family = nullptr;
-        if (ws_kernel) {
+        if (p.paged()) {
+            // Paged K/V: the warp-specialised paged kernels only (attention_kernel_variants.def).
+            family = ws_kernel ? find_family(Structure::WsPaged, fp8, p.head_dim_qk, p.head_dim_v) : nullptr;
+            if (!family) {
+                throw_not_supported("params.block_table is set: the NVIDIA paged kernels need sm_90a, head dims "
+                                    "128/128 and an O whose element pairs are aligned; this request has head dims " +
+                                    std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
+                                    device.arch);
+            }
+            if (p.num_pages > INT32_MAX) {
+                throw_not_supported("params.num_pages = " + std::to_string(p.num_pages) +
+                                    " exceeds the NVIDIA kernels' int32 page indices");
+            }
+        } else if (ws_kernel) {
             family = find_family(Structure::Ws, fp8, p.head_dim_qk, p.head_dim_v);
         } else if (image_arch == "sm_90a" || image_arch == "sm_80") {
             family = find_family(Structure::Mma, fp8, p.head_dim_qk, p.head_dim_v);
@@ -232,6 +253,14 @@ public:
         const int key_block = nvidia::ws_key_block(p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN, p.softmax == ZYFA_SOFTMAX_LEAN,
                                                    static_cast<int>(p.head_dim_qk), static_cast<int>(p.head_dim_v));
         if (choice_ == CudaKernelChoice::Automatic) params = make_ws_tma_params(p, key_block, runtime);
+        if (p.paged()) {  // the paged kernels' block table (PagedKvArgs), with or without the maps
+            params.paged.block_table = p.block_table;
+            params.paged.seqused_k = p.seqused_k;
+            params.paged.block_table_stride = p.block_table_stride;
+            params.paged.page_size = static_cast<int32_t>(p.page_size);
+            params.paged.num_pages = static_cast<int32_t>(p.num_pages);
+            params.paged.tma_box_rows = params.enabled ? static_cast<int32_t>(std::min<int64_t>(p.page_size, key_block)) : 0;
+        }
         std::memcpy(out.bytes, &params, sizeof(params));
     }
 

@@ -63,12 +63,21 @@ nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& p, int key_block, gpu:
         p.varlen() || p.empty() || p.seqlen_k == 0) {
         return params;
     }
+    // Paged: maps over the pools, a page's rows as the sequence axis and the pages as the batch axis,
+    // boxes of min(page_size, key_block) rows; pages of a power of two >= 8 rows only, so that each
+    // copy lands at a multiple of 8 rows of a tile (attention_ws_tma_params.h, PagedKvArgs); other page
+    // sizes copy with cp.async.
+    const bool paged = p.paged();
+    if (paged && (p.page_size < 8 || (p.page_size & (p.page_size - 1)) != 0)) return params;
+    const int64_t k_rows = paged ? p.page_size : p.seqlen_k;
+    const int64_t k_batches = paged ? p.num_pages : p.batch;
+    const uint32_t tma_box_rows = static_cast<uint32_t>(paged ? std::min<int64_t>(p.page_size, key_block) : key_block);
     const bool ok = encode(p.q, p.seqlen_q, p.heads_q, p.batch, p.head_dim_qk, nvidia::WsTmaParams::kQBoxRows, runtime,
                            params.q_map, params.axis[nvidia::kWsTmaQ]) &&
-                    encode(p.k, p.seqlen_k, p.heads_kv, p.batch, p.head_dim_qk, static_cast<uint32_t>(key_block),
-                           runtime, params.k_map, params.axis[nvidia::kWsTmaK]) &&
-                    encode(p.v, p.seqlen_k, p.heads_kv, p.batch, p.head_dim_v, static_cast<uint32_t>(key_block),
-                           runtime, params.v_map, params.axis[nvidia::kWsTmaV]);
+                    encode(p.k, k_rows, p.heads_kv, k_batches, p.head_dim_qk, tma_box_rows, runtime, params.k_map,
+                           params.axis[nvidia::kWsTmaK]) &&
+                    encode(p.v, k_rows, p.heads_kv, k_batches, p.head_dim_v, tma_box_rows, runtime, params.v_map,
+                           params.axis[nvidia::kWsTmaV]);
     if (!ok) std::memset(&params, 0, sizeof(params));
     params.enabled = ok ? 1 : 0;
     return params;

@@ -102,6 +102,8 @@ public:
             {"params.k_descale", problem.k_descale},
             {"params.v_descale", problem.v_descale},
             {"params.sinks", problem.sinks},
+            {"params.block_table", problem.block_table},
+            {"params.seqused_k", problem.seqused_k},
         };
         check_device_reachable(pointers);
     }

@@ -2,11 +2,13 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "amd/attention_tile_shape.h"
 #include "amd/gfx950_fp8/generator/kernel_variant.hpp"
 #include "common/lean_p.h"
+#include "common/paged_kv_args.h"
 #include "core/errors.hpp"
 #include "core/validate.hpp"
 #include "gpu/vector_alignment.hpp"
@@ -20,6 +22,7 @@ using validation::dtype_name;
 
 struct KernelFamily {
     bool fp8;
+    bool paged;  // K and V through a block table (PagedKvArgs as the second parameter)
     int head_dim_qk;
     int head_dim_v;
     const char* variant;
@@ -31,13 +34,20 @@ struct KernelFamily {
 };
 
 constexpr KernelFamily kFamilies[] = {
-    {false, 128, 128, "attn_fwd_bf16_d128", "zyfa_attn_fwd_bf16_d128", nullptr, nullptr, nullptr, nullptr},
-    {false, 192, 128, "attn_fwd_bf16_d192_128", "zyfa_attn_fwd_bf16_d192_128", nullptr, nullptr, nullptr, nullptr},
-    {true, 128, 128, "attn_fwd_fp8_d128", nullptr, "zyfa_attn_fwd_e4m3_lean_d128", "zyfa_attn_fwd_e4m3_exact_d128",
+    {false, false, 128, 128, "attn_fwd_bf16_d128", "zyfa_attn_fwd_bf16_d128", nullptr, nullptr, nullptr, nullptr},
+    {false, false, 192, 128, "attn_fwd_bf16_d192_128", "zyfa_attn_fwd_bf16_d192_128", nullptr, nullptr, nullptr,
+     nullptr},
+    {true, false, 128, 128, "attn_fwd_fp8_d128", nullptr, "zyfa_attn_fwd_e4m3_lean_d128", "zyfa_attn_fwd_e4m3_exact_d128",
      "zyfa_attn_fwd_e4m3fnuz_lean_d128", "zyfa_attn_fwd_e4m3fnuz_exact_d128"},
-    {true, 192, 128, "attn_fwd_fp8_d192_128", nullptr, "zyfa_attn_fwd_e4m3_lean_d192_128",
+    {true, false, 192, 128, "attn_fwd_fp8_d192_128", nullptr, "zyfa_attn_fwd_e4m3_lean_d192_128",
      "zyfa_attn_fwd_e4m3_exact_d192_128", "zyfa_attn_fwd_e4m3fnuz_lean_d192_128",
      "zyfa_attn_fwd_e4m3fnuz_exact_d192_128"},
+    // Paged K/V (kernels/amd/CMakeLists.txt: head dim 128 only).
+    {false, true, 128, 128, "attn_fwd_paged_bf16_d128", "zyfa_attn_fwd_paged_bf16_d128", nullptr, nullptr, nullptr,
+     nullptr},
+    {true, true, 128, 128, "attn_fwd_paged_fp8_d128", nullptr, "zyfa_attn_fwd_paged_e4m3_lean_d128",
+     "zyfa_attn_fwd_paged_e4m3_exact_d128", "zyfa_attn_fwd_paged_e4m3fnuz_lean_d128",
+     "zyfa_attn_fwd_paged_e4m3fnuz_exact_d128"},
 };
 
 // The gfx950 FP8 LEAN kernels in generated assembly (kernels/amd/gfx950_fp8) that this build
@@ -75,6 +85,7 @@ bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_bytes) {
 // The asm kernel that computes `p` exactly as the HIP C++ FP8 kernel would, or null.
 const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     if (p.q.dtype != ZYFA_DTYPE_FP8_E4M3FN || p.softmax != ZYFA_SOFTMAX_LEAN) return nullptr;
+    if (p.paged()) return nullptr;  // the assembly reads contiguous K/V only: the HIP C++ paged kernel runs
     if (p.window_left >= 0 || p.window_right >= 0) return nullptr;
     // The generated kernels take no sinks (their kernarg field must be null): the HIP C++ kernel,
     // whose epilogue folds them in (common/attention_sink.h), runs those problems.
@@ -129,6 +140,10 @@ public:
         const zyfa_dtype dtype = p.q.dtype;
         const zyfa_dtype arch_fp8 = fp8_dtype_of(image_arch);
         if (arch_fp8 == 0) throw_not_supported("no AMD kernels for " + device.arch);
+        if (p.paged() && p.num_pages > INT32_MAX) {
+            throw_not_supported("params.num_pages = " + std::to_string(p.num_pages) +
+                                " exceeds the AMD kernels' int32 page indices");
+        }
         // 0 is the backend's own choice; another step would change LEAN's block scales.
         if (p.key_block != 0 && p.key_block != amd::kKeyBlock) {
             throw_not_supported("params.key_block = " + std::to_string(p.key_block) + ": the AMD kernels step " +
@@ -147,7 +162,12 @@ public:
         if (!fp8 && p.softmax == ZYFA_SOFTMAX_LEAN) throw_not_supported("params.softmax = LEAN needs FP8 inputs");
         const KernelFamily* family = nullptr;
         for (const KernelFamily& f : kFamilies) {
-            if (f.fp8 == fp8 && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v) family = &f;
+            if (f.fp8 == fp8 && f.paged == p.paged() && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v)
+                family = &f;
+        }
+        if (family == nullptr && p.paged()) {
+            throw_not_supported("params.block_table is set: the AMD paged kernels (HIP C++) take head dims 128/128, "
+                                "this request " + std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v));
         }
         if (family == nullptr) {
             throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +
@@ -177,7 +197,24 @@ public:
         launch.grid.z = static_cast<uint32_t>(p.batch);
         launch.block.x = amd::kThreads;
         launch.shared_bytes = 0;  // static LDS only
+        launch.second_parameter = p.paged();  // PagedKvArgs
         return launch;
+    }
+
+    // The paged kernels' second parameter: the block table (kernels/common/paged_kv_args.h).
+    void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,
+                          gpu::SecondKernelParameter& out) const override {
+        (void)launch;
+        (void)runtime;
+        static_assert(sizeof(PagedKvArgs) <= sizeof(out.bytes), "PagedKvArgs fits the parameter storage");
+        PagedKvArgs paged;
+        std::memset(&paged, 0, sizeof(paged));
+        paged.block_table = p.block_table;
+        paged.seqused_k = p.seqused_k;
+        paged.block_table_stride = p.block_table_stride;
+        paged.page_size = static_cast<int32_t>(p.page_size);
+        paged.num_pages = static_cast<int32_t>(p.num_pages);
+        std::memcpy(out.bytes, &paged, sizeof(paged));
     }
 
     // v_cvt_i32_f32 truncates toward zero.

@@ -55,6 +55,12 @@ int main(void) {
     FIELD(zyfa_attn_params, key_block);
     FIELD(zyfa_attn_params, reserved);
     FIELD(zyfa_attn_params, sinks);
+    FIELD(zyfa_attn_params, block_table);
+    FIELD(zyfa_attn_params, seqused_k);
+    FIELD(zyfa_attn_params, block_table_stride);
+    FIELD(zyfa_attn_params, num_pages);
+    FIELD(zyfa_attn_params, page_size);
+    FIELD(zyfa_attn_params, reserved2);
 
     STRUCT(zyfa_quant_params);
     FIELD(zyfa_quant_params, struct_size);

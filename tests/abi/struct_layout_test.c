@@ -76,9 +76,15 @@ static void attn_params_layout(void** state) {
     /* Appended after 0.1 (whose struct ended at 136): 0.1 callers pass struct_size 136. */
     EXPECT_FIELD(zyfa_attn_params, key_block, 136, 4);
     EXPECT_FIELD(zyfa_attn_params, reserved, 140, 4);
-    /* Appended after 0.1.3 (whose struct ended at 144). */
+    /* Appended in 0.1.4 (0.1.3 callers pass struct_size 144): sinks, then paged K/V. */
     EXPECT_FIELD(zyfa_attn_params, sinks, 144, 8);
-    assert_int_equal(sizeof(zyfa_attn_params), 152);
+    EXPECT_FIELD(zyfa_attn_params, block_table, 152, 8);
+    EXPECT_FIELD(zyfa_attn_params, seqused_k, 160, 8);
+    EXPECT_FIELD(zyfa_attn_params, block_table_stride, 168, 8);
+    EXPECT_FIELD(zyfa_attn_params, num_pages, 176, 8);
+    EXPECT_FIELD(zyfa_attn_params, page_size, 184, 4);
+    EXPECT_FIELD(zyfa_attn_params, reserved2, 188, 4);
+    assert_int_equal(sizeof(zyfa_attn_params), 192);
     assert_int_equal(_Alignof(zyfa_attn_params), 8);
 }
 

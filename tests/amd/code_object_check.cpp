@@ -27,6 +27,7 @@
 
 #include "amd/attention_tile_shape.h"
 #include "common/attention_kernel_args.h"
+#include "common/paged_kv_args.h"
 #include "exec_mask_analysis.hpp"
 #include "hip/attention_launch_plan.hpp"
 
@@ -175,14 +176,23 @@ int main(int argc, char** argv) {
     for (const KernelMetadata& k : kernels) {
         const std::string name = k.fields.count(".name") ? k.fields.at(".name") : "?";
         const std::string where = "kernel " + name + ": ";
-        if (k.args.size() != 1 || k.args[0].count(".value_kind") == 0 || k.args[0].at(".value_kind") != "by_value" ||
-            std::strtol(k.args[0].at(".offset").c_str(), nullptr, 10) != 0 ||
-            std::strtol(k.args[0].at(".size").c_str(), nullptr, 10) != args_size) {
-            fail("kernels", where + "expected exactly one by_value argument of " + std::to_string(args_size) +
-                                " bytes (AttnKernelArgs) at offset 0, found " + std::to_string(k.args.size()) +
-                                " argument(s)");
+        // Paged variants take PagedKvArgs by value right after AttnKernelArgs.
+        const bool paged = variant.find("_paged_") != std::string::npos;
+        const size_t arg_count = paged ? 2 : 1;
+        auto by_value_at = [&](size_t i, long offset, long size) {
+            return k.args[i].count(".value_kind") != 0 && k.args[i].at(".value_kind") == "by_value" &&
+                   std::strtol(k.args[i].at(".offset").c_str(), nullptr, 10) == offset &&
+                   std::strtol(k.args[i].at(".size").c_str(), nullptr, 10) == size;
+        };
+        const long paged_size = static_cast<long>(sizeof(zyfa::PagedKvArgs));
+        if (k.args.size() != arg_count || !by_value_at(0, 0, args_size) ||
+            (paged && !by_value_at(1, args_size, paged_size))) {
+            fail("kernels", where + "expected by_value arguments AttnKernelArgs (" + std::to_string(args_size) +
+                                " bytes at offset 0)" +
+                                (paged ? " and PagedKvArgs (" + std::to_string(paged_size) + " bytes after it)" : "") +
+                                ", found " + std::to_string(k.args.size()) + " argument(s)");
         }
-        if (k.number(".kernarg_segment_size") < args_size) {
+        if (k.number(".kernarg_segment_size") < args_size + (paged ? paged_size : 0)) {
             fail("kernels", where + "kernarg_segment_size " + std::to_string(k.number(".kernarg_segment_size")));
         }
         if (k.number(".wavefront_size") != 64) fail("kernels", where + "wavefront_size is not 64");

@@ -203,16 +203,16 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     assert_true(state->functions_found - found_before >= static_cast<int>(variants.size()));
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
-    // HIP C++ only: four variants (BF16 and FP8, head dims 128 and 192/128; one kernel each for
-    // BF16, LEAN and EXACT for FP8), the merge kernel's image and the quantize image with its five
-    // kernels.
+    // HIP C++ only: six variants (BF16 and FP8, head dims 128 and 192/128, and the paged BF16 and
+    // FP8 ones at 128; one kernel each for BF16, LEAN and EXACT for FP8), the merge kernel's image
+    // and the quantize image with its five kernels.
     loaded_before = state->modules_loaded;
     found_before = state->functions_found;
     ctx = create_hip_cpp();
-    assert_int_equal(state->modules_loaded - loaded_before, 6);
+    assert_int_equal(state->modules_loaded - loaded_before, 8);
     assert_int_equal(state->images_rejected, 0);
     assert_int_equal(state->functions_missing, 0);
-    assert_int_equal(state->functions_found - found_before, 12);
+    assert_int_equal(state->functions_found - found_before, 15);
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }

@@ -9,7 +9,8 @@
 //   the environment variables that once chose kernels (ZYFA_NVIDIA_WS, ZYFA_NVIDIA_WGMMA,
 //     ZYFA_NVIDIA_TMA; removed 2026-12-02) change nothing;
 //   sm_80: the mma.sync kernels for 16-bit inputs at head dims 64, 128 and 192/128, and
-//     NOT_SUPPORTED for FP8 and head dim 256, naming the reason.
+//     NOT_SUPPORTED for FP8 and head dim 256, naming the reason;
+//   paged K/V: the ws_paged kernels at head dims 128/128, NOT_SUPPORTED elsewhere.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -147,6 +148,49 @@ void test_removed_variables_change_nothing(void**) {
     unsetenv("ZYFA_NVIDIA_TMA");
 }
 
+// Paged K/V (params.block_table): the ws_paged kernel at head dims 128/128 in every mode, on the
+// library's context and the cp.async seam; other head dims and a misaligned O are NOT_SUPPORTED,
+// naming the paged kernels' limits.
+void expect_paged_plans(zyfa_context* ctx, const char* what) {
+    for (const Mode& m : kModes) {
+        for (const Dims& d : kDims) {
+            for (OutLayout layout : {OutLayout::Aligned, OutLayout::OddStrides}) {
+                Problem r = problem_for(m, d.qk, d.v, layout);
+                // Pools of 16 pages of 16 rows (2 heads), a table of 16 entries per sequence.
+                r.p.block_table = reinterpret_cast<const int32_t*>(uintptr_t{6} << 20);
+                r.p.block_table_stride = 16;
+                r.p.num_pages = 16;
+                r.p.page_size = 16;
+                r.qk.stride_batch = 16 * r.qk.stride_seq;
+                r.v.stride_batch = 16 * r.v.stride_seq;
+                const std::string name = kernel_for(ctx, r);
+                std::printf("  %s paged: %-13s hd%lld/%lld O %-11s -> %s\n", what, m.name, static_cast<long long>(d.qk),
+                            static_cast<long long>(d.v), layout == OutLayout::Aligned ? "aligned" : "odd strides",
+                            name.empty() ? zyfa_last_error_message() : name.c_str());
+                if (d.qk == 128 && d.v == 128 && layout == OutLayout::Aligned) {
+                    const std::string expected = std::string("zyfa_attn_fwd_ws_paged_") + m.kernel + d.suffix;
+                    assert_string_equal(name.c_str(), expected.c_str());
+                } else {
+                    assert_true(name.empty());
+                    assert_int_equal(zyfa_attn_supported(ctx, &r.p, &r.qk, &r.qk, &r.v, &r.o), ZYFA_ERROR_NOT_SUPPORTED);
+                    assert_non_null(std::strstr(zyfa_last_error_message(), "paged kernels need sm_90a, head dims 128/128"));
+                }
+            }
+        }
+    }
+}
+
+void test_sm90_paged_runs_ws_paged(void**) {
+    zyfa_context* ctx = public_context();
+    expect_paged_plans(ctx, "default");
+    zyfa_context_destroy(ctx);
+    std::string error;
+    ctx = zyfa_test::cuda_context_with(zyfa::cuda::CudaKernelChoice::CpAsync, &error);
+    if (!ctx) fail_msg("the cp.async seam: %s", error.c_str());
+    expect_paged_plans(ctx, "cp.async seam");
+    zyfa_context_destroy(ctx);
+}
+
 // An sm_80 device: the mma.sync kernels, 16-bit only, up to head dim 192.
 void test_sm80_runs_mma_sync_for_16_bit(void**) {
     if (!zyfa::gpu::KernelRegistry::embedded().has_arch("nvidia", "sm_80")) {
@@ -192,6 +236,7 @@ int main(void) {
         cmocka_unit_test(test_cp_async_seam_plans_the_same_kernels),
         cmocka_unit_test(test_removed_variables_change_nothing),
         cmocka_unit_test(test_sm80_runs_mma_sync_for_16_bit),
+        cmocka_unit_test(test_sm90_paged_runs_ws_paged),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

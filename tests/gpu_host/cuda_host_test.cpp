@@ -807,6 +807,50 @@ void fp8_lean_ws_launch_encodes_three_maps(void**) {
     zyfa_context_destroy(ctx);
 }
 
+// (a') Paged K/V, FP8 LEAN head dim 128: the ws_paged kernel; K and V maps over the pools (dims: the
+// head dim, the heads, a page's rows, the pages) with boxes of one page (page size 16) or of one
+// 128-key block inside a page (page size 256); the block table in the parameter's paged fields.
+// A page size the boxes cannot take (4: below 8; 24: not a power of two) or packed queries: no
+// maps, the cp.async gather, the table still passed.
+void paged_ws_launch_encodes_pool_maps(void**) {
+    zyfa_context* ctx = sm90_context();
+    for (int32_t page_size : {16, 256, 4, 24}) {
+        Request r = fp8_lean_request(128, 128);
+        const int64_t pages_per_seq = (r.params.seqlen_k + page_size - 1) / page_size;
+        const int64_t num_pages = 2 * pages_per_seq + 1;
+        r.params.block_table = reinterpret_cast<const int32_t*>(uintptr_t{0x500000});
+        r.params.seqused_k = reinterpret_cast<const int32_t*>(uintptr_t{0x510000});
+        r.params.block_table_stride = pages_per_seq;
+        r.params.num_pages = num_pages;
+        r.params.page_size = page_size;
+        r.k.stride_batch = r.v.stride_batch = page_size * r.k.stride_seq;  // [pages, page_size, 2, 128]
+        const Launched l = run_fwd(ctx, r, true);
+        assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_paged_e4m3_lean_d128");
+        assert_ptr_equal(l.second.paged.block_table, r.params.block_table);
+        assert_ptr_equal(l.second.paged.seqused_k, r.params.seqused_k);
+        assert_int_equal(l.second.paged.block_table_stride, pages_per_seq);
+        assert_int_equal(l.second.paged.page_size, page_size);
+        assert_int_equal(l.second.paged.num_pages, num_pages);
+        const bool maps = page_size == 16 || page_size == 256;
+        std::printf("  page size %d: %d encodes, enabled %d, box rows %d\n", page_size, fake_state()->tma_encodes,
+                    l.second.enabled, l.second.paged.tma_box_rows);
+        assert_int_equal(l.second.enabled, maps ? 1 : 0);
+        if (!maps) {
+            assert_int_equal(l.second.paged.tma_box_rows, 0);
+            continue;
+        }
+        const uint32_t box = page_size < 128 ? static_cast<uint32_t>(page_size) : 128;
+        assert_int_equal(l.second.paged.tma_box_rows, static_cast<int32_t>(box));
+        assert_int_equal(fake_state()->tma_encodes, 3);
+        const uint64_t ps = static_cast<uint64_t>(page_size), pages = static_cast<uint64_t>(num_pages);
+        expect_map(l, zyfa::nvidia::kWsTmaK,
+                   {r.k.data, 0, {128, 2, ps, pages}, {128, 2 * 128, ps * 2 * 128}, {128, 1, box, 1}, {2, 1, 3}});
+        expect_map(l, zyfa::nvidia::kWsTmaV,
+                   {r.v.data, 0, {128, 2, ps, pages}, {128, 2 * 128, ps * 2 * 128}, {128, 1, box, 1}, {2, 1, 3}});
+    }
+    zyfa_context_destroy(ctx);
+}
+
 // (b) The other warp-specialised kernels (ws_tma_layout): BF16 head dims 128, 192/128, 64 and 256
 // (16-bit elements: boxes of 64 elements = one 128-byte slice, the kernel copies two, three, one
 // or four per tile; K and V boxes of the kernel's key block, 128 rows but at 192/128 and 256), FP8
@@ -1292,6 +1336,7 @@ int main(int argc, char** argv) {
         }
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(fp8_lean_ws_launch_encodes_three_maps),
+            cmocka_unit_test(paged_ws_launch_encodes_pool_maps),
             cmocka_unit_test(ws_launches_of_other_kernels_encode_slices),
             cmocka_unit_test(varlen_ws_launch_has_no_maps),
             cmocka_unit_test(cp_async_seam_encodes_no_maps),

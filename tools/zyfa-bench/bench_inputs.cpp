@@ -85,6 +85,53 @@ void quantise(zyfa_context* ctx, const std::vector<float>& values, zyfa_dtype dt
     check_status("zyfa_quantize_fp8", zyfa_quantize_fp8(ctx, &qp, &in, &out, descale.data(), nullptr));
 }
 
+// --page-size: K and V moved into page pools [num_pages, page_size, heads_kv, dim] in a shuffled
+// page order (a cache whose pages were handed out over time), the params made paged.
+void make_paged(const BenchOptions& options, const Activations& activations, CaseBuffers& buffers) {
+    const int64_t ps = options.page_size;
+    const size_t elem = zyfa::cpu::dtype_size(buffers.k.view.dtype);
+    const int64_t stride = (options.seqlen_k + ps - 1) / ps;
+    int64_t num_pages = 0;
+    for (int64_t len : activations.lengths_k) num_pages += (len + ps - 1) / ps;
+    std::vector<int32_t> order(static_cast<size_t>(num_pages));
+    for (int64_t i = 0; i < num_pages; ++i) order[i] = static_cast<int32_t>(i);
+    std::mt19937_64 rng(options.seed + 1);
+    std::shuffle(order.begin(), order.end(), rng);
+    buffers.block_table.assign(static_cast<size_t>(std::max<int64_t>(1, options.batch * stride)), 0);
+    buffers.seqused_k.assign(static_cast<size_t>(std::max<int64_t>(1, options.batch)), 0);
+    auto repack = [&](HostTensor& t, int64_t dim) {
+        const int64_t row = options.heads_kv * dim;
+        std::vector<uint8_t> pool(static_cast<size_t>(std::max<int64_t>(1, num_pages * ps * row)) * elem, 0);
+        int64_t next = 0, first = 0;
+        for (int64_t b = 0; b < options.batch; ++b) {
+            const int64_t len = activations.lengths_k[static_cast<size_t>(b)];
+            const int64_t src_row0 = options.varlen ? first : b * options.seqlen_k;
+            for (int64_t j = 0; j < len; ++j) {
+                if (j % ps == 0) buffers.block_table[static_cast<size_t>(b * stride + j / ps)] = order[next++];
+                const int64_t page = buffers.block_table[static_cast<size_t>(b * stride + j / ps)];
+                std::memcpy(&pool[static_cast<size_t>((page * ps + j % ps) * row) * elem],
+                            &t.bytes[static_cast<size_t>((src_row0 + j) * row) * elem], static_cast<size_t>(row) * elem);
+            }
+            buffers.seqused_k[static_cast<size_t>(b)] = static_cast<int32_t>(len);
+            first += len;
+        }
+        t.bytes.swap(pool);
+        t.view.data = t.bytes.data();
+        t.view.stride_head = dim;
+        t.view.stride_seq = row;
+        t.view.stride_batch = ps * row;  // the page stride
+    };
+    repack(buffers.k, options.head_dim_qk);
+    repack(buffers.v, options.head_dim_v);
+    zyfa_attn_params& p = buffers.params;
+    p.cu_seqlens_k = nullptr;
+    p.block_table = buffers.block_table.data();
+    p.seqused_k = buffers.seqused_k.data();
+    p.block_table_stride = stride;
+    p.num_pages = num_pages;
+    p.page_size = options.page_size;
+}
+
 }  // namespace
 
 LibraryError::LibraryError(const std::string& call, zyfa_status status)
@@ -169,6 +216,7 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
         p.k_descale = buffers.k_descale.data();
         p.v_descale = buffers.v_descale.data();
     }
+    if (options.page_size > 0) make_paged(options, activations, buffers);
 }
 
 }  // namespace zyfa_bench

@@ -48,6 +48,7 @@ struct CaseBuffers {
     HostTensor q, k, v, o;
     std::vector<float> q_descale, k_descale, v_descale;  // [batch, heads_kv], FP8 only
     std::vector<float> sinks;                            // [heads_q], with --sinks only
+    std::vector<int32_t> block_table, seqused_k;  // --page-size: k and v hold the page pools
     zyfa_attn_params params{};
 
     CaseBuffers() = default;

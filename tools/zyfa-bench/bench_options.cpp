@@ -99,6 +99,9 @@ options:
   --head-dim QK[,V]             head dims of q/k and of v (default 128,128)
   --varlen                      random lengths in [1, seqlen] (the first sequence is the longest),
                                 packed with cu_seqlens
+  --page-size N                 K and V read through a block table from page pools of N keys per
+                                page (1 to 256; the pages in a shuffled order, each sequence's key
+                                count in seqused_k): paged K/V, as a serving stack's cache
   --repeats N                   timed calls after one warm-up call; the median is shown (default 3)
   --threads N                   CPU backend worker threads and reference threads (0 = all cores)
   --seed N                      seed of the random inputs (default 1)
@@ -187,6 +190,9 @@ BenchOptions parse_options(int argc, char** argv) {
         } else if (flag == "--varlen") {
             no_value();
             options.varlen = true;
+        } else if (flag == "--page-size") {
+            options.page_size = static_cast<int32_t>(parse_int(flag, take_value(), 1));
+            if (options.page_size > 256) throw UsageError("--page-size: at most 256 keys per page");
         } else if (flag == "--repeats") {
             options.repeats = static_cast<int>(parse_int(flag, take_value(), 1));
         } else if (flag == "--threads") {

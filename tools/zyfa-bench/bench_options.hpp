@@ -38,6 +38,7 @@ struct BenchOptions {
     int64_t head_dim_qk = 128;
     int64_t head_dim_v = 128;
     bool varlen = false;
+    int32_t page_size = 0;  // --page-size: K and V in a paged cache of this many keys per page (0: contiguous)
     int repeats = 3;
     int threads = 0;  // 0 = all hardware threads
     bool check = true;

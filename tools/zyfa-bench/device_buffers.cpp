@@ -36,7 +36,14 @@ DeviceCase::DeviceCase(zyfa::gpu::GpuRuntime& runtime, const CaseBuffers& host) 
         if (host.params.cu_seqlens_q != nullptr) {
             const size_t bytes = static_cast<size_t>(host.params.batch + 1) * sizeof(int32_t);
             params_.cu_seqlens_q = static_cast<const int32_t*>(upload(host.params.cu_seqlens_q, bytes));
-            params_.cu_seqlens_k = static_cast<const int32_t*>(upload(host.params.cu_seqlens_k, bytes));
+            if (host.params.cu_seqlens_k != nullptr)  // null when paged
+                params_.cu_seqlens_k = static_cast<const int32_t*>(upload(host.params.cu_seqlens_k, bytes));
+        }
+        if (host.params.block_table != nullptr) {  // --page-size: the block table and key counts
+            params_.block_table = static_cast<const int32_t*>(
+                upload(host.block_table.data(), host.block_table.size() * sizeof(int32_t)));
+            params_.seqused_k =
+                static_cast<const int32_t*>(upload(host.seqused_k.data(), host.seqused_k.size() * sizeof(int32_t)));
         }
         params_.lse = nullptr;  // the tool does not request lse
     } catch (...) {

@@ -49,6 +49,7 @@ std::string shape_label(const BenchOptions& o) {
         std::snprintf(sink, sizeof sink, " sinks %g", static_cast<double>(o.sink_value));
         s += sink;
     }
+    if (o.page_size > 0) s += " paged" + std::to_string(o.page_size);
     return s;
 }
 

@@ -16,7 +16,7 @@ from ._context import Context, default_context
 from ._api import attention, attention_kernel_name, quantize_fp8, unsmooth_lse
 from ._merge import attention_merge
 from ._convert import bf16_to_float32, float32_to_bf16, fp8_to_float32
-from .flash_attn_interface import flash_attn_func, flash_attn_varlen_func
+from .flash_attn_interface import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache
 
 __version__ = "0.1.0"
 
@@ -34,6 +34,6 @@ def build_info():
 
 
 __all__ = ["Context", "ZyfaError", "LibraryNotFoundError", "attention", "attention_kernel_name", "attention_merge",
-           "quantize_fp8", "unsmooth_lse", "flash_attn_func", "flash_attn_varlen_func", "default_context", "version",
+           "quantize_fp8", "unsmooth_lse", "flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache", "default_context", "version",
            "build_info", "library_path", "status_string", "bf16_to_float32", "float32_to_bf16",
            "fp8_to_float32"]

@@ -51,7 +51,7 @@ def softmax_code(softmax):
 def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
               return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
               max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None,
-              key_block=0, sinks=None):
+              key_block=0, sinks=None, block_table=None, seqused_k=None):
     """Attention forward: softmax(softmax_scale * Q K^T + mask) V. Forward only: torch inputs that
     require grad (with grad mode on) raise NotImplementedError; run it under torch.no_grad().
 
@@ -88,22 +88,31 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              every row's softmax denominator and multiplies no value. lse then includes it (a row
              without keys gets out = 0, lse = sink): when merging parts, pass sinks to one part only.
     context: a zyfa.Context; None picks a shared one for the inputs' device.
+    block_table: paged K/V (a KV cache of pages, as vLLM and SGLang keep it): k and v are page pools
+             [num_pages, page_size, heads_kv, head_dim] (page_size 1 to 256) and block_table int32
+             [batch, max_pages] holds each sequence's page indices: key j of sequence b is row
+             j % page_size of page block_table[b, j // page_size]. q is dense [batch, seqlen_q, ...]
+             or packed with cu_seqlens_q (cu_seqlens_k stays None). seqused_k int32 [batch]: each
+             sequence's key count (None: max_seqlen_k each); max_seqlen_k defaults to max(seqused_k)
+             when that is on the host, else block_table.shape[1] * page_size. The result is bitwise
+             the contiguous call's on the same keys. Use causal='bottom_right' for a chunk of
+             queries after cached keys. Paged torch calls run eagerly (not through the torch op).
     Returns out, or (out, lse) with return_lse: lse fp32 [batch, heads_q, seqlen_q], or
     [heads_q, total_q] when packed.
     """
     return run_attention("zyfa.attention", q, k, v, causal, window, softmax_scale, descale, return_lse,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context,
-                         dtype, out_dtype, key_block, sinks)
+                         dtype, out_dtype, key_block, sinks, block_table, seqused_k)
 
 
 def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_lse, cu_seqlens_q,
                   cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype,
-                  key_block=0, sinks=None):
+                  key_block=0, sinks=None, block_table=None, seqused_k=None):
     """attention() for the entry point named api (zyfa.attention, zyfa.flash_attn_func, ...)."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     require_no_grad(api, (("q", q), ("k", k), ("v", v), ("q_descale", q_d), ("k_descale", k_d),
                           ("v_descale", v_d), ("sinks", sinks)))
-    if causal is True and _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
+    if causal is True and block_table is None and _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
         warnings.warn(
             "%s(causal=True) is top-left aligned (query i sees keys j <= i) and seqlen_q != seqlen_k "
             "here, where flash_attn_func(causal=True) is bottom-right aligned (j <= i + seqlen_k - "
@@ -115,7 +124,7 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
     sm = softmax_code(softmax)
     step = key_block_code(key_block)
     try:
-        if is_torch(q) and context is None and dtype is None:
+        if is_torch(q) and context is None and dtype is None and block_table is None:
             from . import _torch_ops
             return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
                                         return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -125,7 +134,8 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
                                   q_descale=q_d, k_descale=k_d, v_descale=v_d, return_lse=return_lse,
                                   cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
-                                  out_dtype=out_dtype, dtype=dtype, key_block=step, sinks=sinks)
+                                  out_dtype=out_dtype, dtype=dtype, key_block=step, sinks=sinks,
+                                  block_table=block_table, seqused_k=seqused_k)
     except ZyfaError as e:  # name the function the user called, not the C one
         raise e.called_as(api, _FLASH_ATTN_RENAMES if api.startswith("zyfa.flash_attn") else ()) from None
     return (o, lse) if return_lse else o
@@ -165,13 +175,14 @@ def _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
 
 def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
                           cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
-                          softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0, sinks=None):
+                          softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0, sinks=None,
+                          block_table=None, seqused_k=None):
     """The kernel attention() would run for these arguments; raises ZyfaError if unsupported."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     call = _prepare(context, q, k, v, mask_code(causal), int(window[0]), int(window[1]),
                     0.0 if softmax_scale is None else float(softmax_scale), softmax_code(softmax),
                     q_d, k_d, v_d, False, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                    None, out_dtype, dtype, key_block_code(key_block), sinks)
+                    None, out_dtype, dtype, key_block_code(key_block), sinks, block_table, seqused_k)
     lib = _lib.lib()
     name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
     if name is None:
@@ -184,11 +195,12 @@ def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, wind
                      softmax_scale=0.0, softmax=_lib.SOFTMAX_AUTO, q_descale=None, k_descale=None,
                      v_descale=None, return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None,
                      max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None,
-                     key_block=0, sinks=None):
+                     key_block=0, sinks=None, block_table=None, seqused_k=None):
     """attention() without the torch op layer: runs now, returns (out, lse or None)."""
     call = _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax,
                     q_descale, k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k,
-                    max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block, sinks)
+                    max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block, sinks, block_table,
+                    seqused_k)
     lib = _lib.lib()
     check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
                             call.stream), call.names)
@@ -207,35 +219,70 @@ class _Call:
 
 def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale,
              k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-             out, out_dtype, dtype, key_block=0, sinks=None):
+             out, out_dtype, dtype, key_block=0, sinks=None, block_table=None, seqused_k=None):
     call = _Call()
     qv, kv, vv = view(q, "q", dtype), view(k, "k", dtype), view(v, "v", dtype)
     torch_inputs = is_torch(q)
     for name, x in (("k", kv), ("v", vv)):
         if is_torch(x.obj) != torch_inputs or (x.device, x.device_index) != (qv.device, qv.device_index):
             raise ValueError("q and %s must be of one kind (numpy or torch) on one device" % name)
-    if (cu_seqlens_q is None) != (cu_seqlens_k is None):
+    paged = block_table is not None
+    if paged and cu_seqlens_k is not None:
+        raise ValueError("with block_table the keys are not packed: give each sequence's key count in "
+                         "seqused_k, not cu_seqlens_k")
+    if not paged and seqused_k is not None:
+        raise ValueError("seqused_k counts the keys of a paged cache: it needs block_table")
+    if not paged and (cu_seqlens_q is None) != (cu_seqlens_k is None):
         raise ValueError("pass cu_seqlens_q and cu_seqlens_k together (both or neither)")
     varlen = cu_seqlens_q is not None
     call.names = attention_names(varlen)
     rank = 3 if varlen else 4
     layout = "[total, heads, head_dim]" if varlen else "[batch, seqlen, heads, head_dim]"
     for name, x in (("q", qv), ("k", kv), ("v", vv)):
-        if len(x.shape) != rank:
-            raise ValueError("%s must be %d-D %s, got shape %s" % (name, rank, layout, x.shape))
+        want, shape_text = (4, "[num_pages, page_size, heads, head_dim]") if paged and name != "q" else (rank, layout)
+        if len(x.shape) != want:
+            raise ValueError("%s must be %d-D %s, got shape %s" % (name, want, shape_text, x.shape))
         require_dim_contiguous(x, name)
     s = 1 if not varlen else 0  # first axis after batch
+    ks = 1 if paged else s  # k and v: pools [pages, page_size, heads, dim] when paged
     heads_q, head_dim_qk = qv.shape[s + 1], qv.shape[s + 2]
-    heads_kv, head_dim_v = kv.shape[s + 1], vv.shape[s + 2]
-    if kv.shape[s + 2] != head_dim_qk:
-        raise ValueError("k head_dim %d != q head_dim %d" % (kv.shape[s + 2], head_dim_qk))
-    if vv.shape[:s + 2] != kv.shape[:s + 2]:
+    heads_kv, head_dim_v = kv.shape[ks + 1], vv.shape[ks + 2]
+    if kv.shape[ks + 2] != head_dim_qk:
+        raise ValueError("k head_dim %d != q head_dim %d" % (kv.shape[ks + 2], head_dim_qk))
+    if vv.shape[:ks + 2] != kv.shape[:ks + 2]:
         raise ValueError("v shape %s does not match k shape %s in its leading axes" % (vv.shape, kv.shape))
 
     call.ctx = _context_for(context, qv)
     call.stream = _stream_for(qv)
 
-    if varlen:
+    if paged:
+        table = _int32_array(block_table, qv, "block_table")
+        if len(table.shape) != 2:
+            raise ValueError("block_table must be 2-D int32 [batch, max_pages], got shape %s" % (tuple(table.shape),))
+        batch = table.shape[0]
+        page_size, num_pages = kv.shape[1], kv.shape[0]
+        used = None if seqused_k is None else _int32_array(seqused_k, qv, "seqused_k")
+        if used is not None and tuple(used.shape) != (batch,):
+            raise ValueError("seqused_k must be 1-D int32 [batch] = [%d], got shape %s" % (batch, tuple(used.shape)))
+        if varlen:
+            cu_q = _int32_array(cu_seqlens_q, qv, "cu_seqlens_q")
+            if len(cu_q.shape) != 1 or cu_q.shape[0] != batch + 1:
+                raise ValueError("cu_seqlens_q must be 1-D of length batch + 1 = %d (block_table.shape[0] + 1)"
+                                 % (batch + 1))
+            seqlen_q = _max_seqlen(max_seqlen_q, cu_q, qv, "cu_seqlens_q", qv.shape[0])
+            call.keep.append(cu_q)
+        else:
+            seqlen_q = qv.shape[1]
+            if qv.shape[0] != batch:
+                raise ValueError("block_table.shape[0] = %d != q batch %d" % (batch, qv.shape[0]))
+        if max_seqlen_k is not None:
+            seqlen_k = int(max_seqlen_k)
+        elif used is not None and qv.device == "cpu":
+            seqlen_k = int(used.max()) if batch > 0 else 0
+        else:
+            seqlen_k = table.shape[1] * page_size
+        call.keep += [table] + ([used] if used is not None else [])
+    elif varlen:
         cu_q = _int32_array(cu_seqlens_q, qv, "cu_seqlens_q")
         cu_k = _int32_array(cu_seqlens_k, qv, "cu_seqlens_k")
         if cu_q.shape != cu_k.shape or len(cu_q.shape) != 1 or cu_q.shape[0] < 1:
@@ -268,7 +315,13 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
     params.softmax = softmax
     params.window_left, params.window_right = window_left, window_right
     params.key_block = key_block
-    if varlen:
+    if paged:
+        params.block_table, params.block_table_stride = _ptr(table), table.shape[1]
+        params.seqused_k = _ptr(used) if used is not None else None
+        params.num_pages, params.page_size = num_pages, page_size
+        if varlen:
+            params.cu_seqlens_q = _ptr(cu_q)
+    elif varlen:
         params.cu_seqlens_q, params.cu_seqlens_k = _ptr(cu_q), _ptr(cu_k)
     for field, d in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale)):
         if d is not None:
@@ -282,7 +335,9 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
     if call.lse is not None:
         params.lse = _ptr(call.lse)
     call.params = params
-    call.tensors = [c_tensor(x, varlen) for x in (qv, kv, vv, ov)]
+    # Paged pools are [pages, page_size, heads, dim]: their batch stride is the page stride.
+    call.tensors = [c_tensor(qv, varlen), c_tensor(kv, varlen and not paged), c_tensor(vv, varlen and not paged),
+                    c_tensor(ov, varlen)]
     call.keep += [qv, kv, vv, ov]
     return call
 

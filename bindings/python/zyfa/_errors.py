@@ -89,6 +89,11 @@ def attention_names(varlen):
         "params.flags": "flags (internal)",
         "params.key_block": "key_block",
         "params.reserved": "reserved (internal)",
+        "params.block_table": "block_table",
+        "params.seqused_k": "seqused_k",
+        "params.block_table_stride": "block_table.shape[1] (pages per sequence)",
+        "params.num_pages": "k.shape[0] (pages in the pool)",
+        "params.page_size": "k.shape[1] (page size)",
         "q": "q", "k": "k", "v": "v", "o": "out",
         "o.dtype": "out's dtype (out_dtype)",
     }

@@ -94,7 +94,13 @@ class AttnParams(ctypes.Structure):
         ("flags", ctypes.c_uint64),
         ("key_block", ctypes.c_int32),  # appended after 0.1
         ("reserved", ctypes.c_int32),
-        ("sinks", ctypes.c_void_p),  # appended after 0.1.3
+        ("sinks", ctypes.c_void_p),  # appended in 0.1.4: attention sinks, then paged K/V
+        ("block_table", ctypes.c_void_p),
+        ("seqused_k", ctypes.c_void_p),
+        ("block_table_stride", ctypes.c_int64),
+        ("num_pages", ctypes.c_int64),
+        ("page_size", ctypes.c_int32),
+        ("reserved2", ctypes.c_int32),
     ]
 
 

@@ -6,10 +6,14 @@ and order, [batch, seqlen, heads, head_dim] layouts) with FlashAttention-3's FP8
 causal and window_size follow flash_attn: aligned to the bottom-right corner when seqlen_q !=
 seqlen_k (zyfa.attention's causal=True is top-left: there, name the alignment). Forward only: inputs
 that require grad under grad mode raise NotImplementedError. What zyfa does not do (dropout, ALiBi,
-softcap, attention probabilities, paged KV) raises NotImplementedError naming the argument, never a
-silently different result. Attention sinks are taken as s_aux (vLLM, FlashAttention-3) or sinks.
+softcap, attention probabilities, appending new keys to the cache, rotary embedding) raises
+NotImplementedError naming the argument, never a silently different result. Attention sinks are
+taken as s_aux (vLLM, FlashAttention-3) or sinks. A paged KV cache is read through block_table
+(flash_attn_varlen_func, flash_attn_with_kvcache; FlashAttention-3's page_table is the same), with
+each sequence's key count from seqused_k or cache_seqlens.
 """
 from ._api import run_attention
+from ._tensors import is_torch, torch_module
 
 # FlashAttention-3 arguments that only tune performance: accepted and ignored.
 _PERF_HINTS = ("num_splits", "pack_gqa", "sm_margin", "deterministic", "scheduler_metadata")
@@ -165,7 +169,22 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     """
     api = "flash_attn_varlen_func"
     extra["deterministic"] = deterministic
-    extra["block_table"] = block_table
+    if block_table is None:
+        block_table = extra.pop("page_table", None)  # FlashAttention-3's name
+    if block_table is not None:
+        # Paged: k and v are the page pools [num_pages, page_size, hkv, d]; each sequence's keys are
+        # seqused_k, else cu_seqlens_k's lengths (flash_attn 2's convention with a block table).
+        _check(api, dropout_p, softcap, alibi_slopes, {n: v for n, v in extra.items() if n != "seqused_k"})
+        used = extra.get("seqused_k")
+        if used is None and cu_seqlens_k is not None:
+            cu = cu_seqlens_k if hasattr(cu_seqlens_k, "shape") else [int(x) for x in cu_seqlens_k]
+            used = cu[1:] - cu[:-1] if hasattr(cu, "shape") else [b - a for a, b in zip(cu[:-1], cu[1:])]
+        return _result(run_attention(
+            "zyfa." + api, q, k, v, _causal(api, causal), tuple(window_size), softmax_scale,
+            _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, cu_seqlens_q, None,
+            max_seqlen_q, max_seqlen_k, out, "auto", None, None, None, key_block, _sinks(api, s_aux, sinks),
+            block_table, used), return_lse,
+            return_attn_probs)
     _check(api, dropout_p, softcap, alibi_slopes, extra)
 
     def lengths(name):
@@ -179,3 +198,84 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
         _descale(q_descale, k_descale, v_descale), return_lse or return_attn_probs, cu_seqlens_q,
         cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, "auto", None, None, None, key_block,
         _sinks(api, s_aux, sinks)), return_lse, return_attn_probs)
+
+
+def _pow2_divisor(n, limit=256):
+    """The largest power of two <= limit that divides n (1 for odd n)."""
+    size = 1
+    while size * 2 <= limit and n % (size * 2) == 0:
+        size *= 2
+    return size
+
+
+def _as_pages(cache, name):
+    """A contiguous cache [b, s, h, d] viewed as a page pool [b * s / p, p, h, d] (p: a power of two
+    dividing s, at most 256) with the block table that walks it in order: no copy."""
+    batch, seqlen = int(cache.shape[0]), int(cache.shape[1])
+    page = _pow2_divisor(seqlen)
+    strides = cache.stride() if is_torch(cache) else tuple(x // cache.itemsize for x in cache.strides)
+    if len(cache.shape) != 4 or strides[0] != seqlen * strides[1]:
+        _unsupported("flash_attn_with_kvcache", "%s=%s with cache_seqlens" % (name, _describe(cache)),
+                     "a cache whose batch and sequence axes do not fold into pages without a copy")
+    pool = cache.reshape(batch * seqlen // page, page, cache.shape[2], cache.shape[3])
+    pages = seqlen // page
+    if is_torch(cache):
+        torch = torch_module()
+        table = torch.arange(batch * pages, dtype=torch.int32, device=cache.device).reshape(batch, pages)
+    else:
+        import numpy as np
+        table = np.arange(batch * pages, dtype=np.int32).reshape(batch, pages)
+    return pool, table
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None, rotary_sin=None,
+                            cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, block_table=None,
+                            softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None, num_splits=0, return_softmax_lse=False,
+                            *, page_table=None, cu_seqlens_q=None, max_seqlen_q=None, q_descale=None,
+                            k_descale=None, v_descale=None, out=None, key_block=0, **extra):
+    """flash_attn_with_kvcache (flash_attn 2 argument order; FlashAttention-3's page_table,
+    cu_seqlens_q, max_seqlen_q and descales as keywords): q [b, sq, hq, d] (or packed [total_q, hq,
+    d] with cu_seqlens_q) against a KV cache.
+
+    With block_table (or page_table) int32 [b, max_pages], k_cache and v_cache are page pools
+    [num_pages, page_size, hkv, d] (page_size 1 to 256); without, they are [b, s_cache, hkv, d].
+    cache_seqlens (an int or int32 [b]): each sequence's key count (seqused_k; None: the whole
+    cache, max_pages * page_size or s_cache). causal=True is bottom-right aligned, as flash_attn:
+    the queries are the last sq positions of each sequence. return_softmax_lse=True returns (out,
+    lse). Appending new keys (k, v), rotary embedding, cache_batch_idx and cache_leftpad are not
+    supported (NotImplementedError): write the new keys into the cache first.
+    """
+    api = "flash_attn_with_kvcache"
+    for name, value in (("k", k), ("v", v), ("rotary_cos", rotary_cos), ("rotary_sin", rotary_sin),
+                        ("cache_batch_idx", cache_batch_idx), ("cache_leftpad", cache_leftpad)):
+        if value is not None:
+            _unsupported(api, "%s=%s" % (name, _describe(value)),
+                         "zyfa reads the cache as it is: write new keys and apply rotary embedding first")
+    extra["num_splits"] = num_splits
+    _check(api, 0.0, softcap, alibi_slopes, extra)
+    if block_table is None:
+        block_table = page_table
+    batch = block_table.shape[0] if block_table is not None else k_cache.shape[0]
+    used = cache_seqlens
+    if isinstance(used, int):
+        used = [used] * int(batch)
+    if block_table is None and used is None:  # the whole contiguous cache: plain attention
+        return run_attention(
+            "zyfa." + api, q, k_cache, v_cache, _causal(api, causal), tuple(window_size), softmax_scale,
+            _descale(q_descale, k_descale, v_descale), return_softmax_lse,
+            None, None, None, None, out, "auto", None, None, None, key_block)
+    if block_table is None:
+        k_pool, block_table = _as_pages(k_cache, "k_cache")
+        v_pool, _ = _as_pages(v_cache, "v_cache")
+    else:
+        k_pool, v_pool = k_cache, v_cache
+    max_seqlen_k = None
+    if used is None:
+        max_seqlen_k = int(block_table.shape[1]) * int(k_pool.shape[1])
+    elif is_torch(q) and not isinstance(used, list):
+        max_seqlen_k = int(block_table.shape[1]) * int(k_pool.shape[1])  # a bound; no read-back
+    return run_attention(
+        "zyfa." + api, q, k_pool, v_pool, _causal(api, causal), tuple(window_size), softmax_scale,
+        _descale(q_descale, k_descale, v_descale), return_softmax_lse, cu_seqlens_q, None, max_seqlen_q,
+        max_seqlen_k, out, "auto", None, None, None, key_block, None, block_table, used)

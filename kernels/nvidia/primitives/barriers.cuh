@@ -46,6 +46,12 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
     }
 }
 
+// Raises the current phase's expected transaction bytes without arriving (the paged producer's
+// tail block: its copies' bytes are announced first, the arrival follows its own writes).
+__device__ __forceinline__ void mbarrier_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
 // The expected transaction bytes of the current phase (tensor copies below complete them) and
 // this thread's arrival, in one.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {

@@ -8,6 +8,8 @@
 #ifndef ZYFA_KERNELS_NVIDIA_SM90_PRODUCER_CUH
 #define ZYFA_KERNELS_NVIDIA_SM90_PRODUCER_CUH
 
+#include <type_traits>
+
 #include "nvidia/attention_ws_tma_params.h"
 #include "nvidia/primitives/barriers.cuh"
 #include "nvidia/primitives/copy.cuh"
@@ -108,6 +110,27 @@ __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const uns
     }
 }
 
+// The paged form of producer_load_tile (attention_ws_tma_params.h, PagedKvArgs): rows [first_row,
+// kTileRows) of the block whose first key is key0, row r being key key0 + r of the sequence, read
+// from row (key0 + r) % page_size of its page (pool: the K or V pool at the tile's kv head);
+// rows from valid_rows on, and rows whose page index lies outside [0, num_pages), are zero-filled.
+template <int kTileRows, int kChunks>
+__device__ __forceinline__ void producer_load_paged_rows(uint32_t smem_addr, const unsigned char* pool,
+                                                         int64_t page_bytes, int64_t row_bytes,
+                                                         const int32_t* table_row, const PagedKvArgs& paged, int key0,
+                                                         int first_row, int valid_rows, int producer_thread) {
+    for (int i = first_row * kChunks + producer_thread; i < kTileRows * kChunks; i += 128) {
+        const int r = i / kChunks, c = i % kChunks;
+        const int key = key0 + r;
+        int page = -1;
+        if (r < valid_rows) page = table_row[key / paged.page_size];
+        const bool valid = static_cast<unsigned>(page) < static_cast<unsigned>(paged.num_pages);
+        const unsigned char* src =
+            valid ? pool + page * page_bytes + (key % paged.page_size) * row_bytes + c * 16 : pool;
+        const uint32_t dst = (c / 8) * (kTileRows * 128) + r * 128 + (((c % 8) ^ (r % 8)) * 16);
+        cp_async_16(smem_addr + dst, src, valid ? 16 : 0);
+    }
+}
 
 // FP8 LEAN's ones tile (WsTileShape::kOnesTile), written by the producer before its first v_full
 // arrival, whose fence.proxy.async publishes it to the consumers' wgmma.
@@ -185,13 +208,120 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
     }
 }
 
+// The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1): each
+// block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size, kKeys)),
+// one copy per piece and 128-byte slice into the same stage at the piece's rows, all completing the
+// stage's barrier. Warp 0 reads the block's page indices (one lane per piece, before the wait on
+// the stage) and thread 0 issues the copies. A block that ends inside a page or past the
+// sequence (the tail: the TMA box would copy the page's rows beyond the sequence, which may hold
+// anything, NaN included) copies its whole pieces the same way, while all 128 threads copy the
+// remaining rows with cp.async, zero-filled from the sequence's end on as the contiguous maps'
+// bounds do; thread 0 announces the copies' bytes first (expect_tx) and arrives once every
+// thread's rows have landed. So the stage holds exactly the contiguous kernel's bytes.
+template <class Traits>
+__device__ __forceinline__ void produce_paged_with_tma(const TileContext<typename Traits::Shape>& tile,
+                                                       const WsTmaParams& tma, const AttnKernelArgs& a) {
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
+    using Shape = typename Traits::Shape;
+    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    constexpr bool kFp8 = Traits::kFp8;
+    constexpr int DV = Traits::kDv;
+    constexpr int kQkRowBytes = Shape::kQkSlices * 128, kVRowBytes = Shape::kVSlices * 128;  // smem bytes per key
+    const int pt = threadIdx.x;
+    write_ones_tile<Shape>(smem, pt);
+    const int q_seq = static_cast<int>(t.first_q) + t.row0;
+    // Kernel parameters (tma.paged, a) are read where used, not held: 24 registers (kProducerRegs).
+    const int32_t* table_row = tma.paged.block_table + t.batch * tma.paged.block_table_stride;
+    if (pt == 0) {
+        tma_prefetch_map(tma.k_map);
+        tma_prefetch_map(tma.v_map);
+        mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+        tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), q_seq,
+                                                      t.head, t.batch);
+    }
+    auto finish_v = [&](int index) {  // FP8: V of block index in staging -> its stage, transposed
+        named_barrier_sync(kProducerBarrier, 128);
+        constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;
+        const int buffer = index % kBuffers;
+        mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
+        transpose_v_tile<DV, kKeys>(t.smem_base() + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                                    t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
+        fence_proxy_async_shared();
+        mbarrier_arrive(t.v_full(index % kStages));
+    };
+    for (int index = 0; index < t.blocks; ++index) {
+        const int stage = index % kStages;
+        const int key0 = t.block_begin + index * kKeys;
+        const int valid = min(kKeys, t.seqlen_k - key0);
+        const int box = tma.paged.tma_box_rows;
+        const int pieces = valid / box;  // whole pages' pieces: copied by the TMA
+        const bool tail = pieces * box < kKeys;
+        const uint32_t parity = ((index / kStages) & 1) ^ 1;
+        const uint32_t k_dst = t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes;
+        const int buffer = kFp8 ? index % Shape::kVStagingBuffers : 0;
+        const uint32_t v_dst = kFp8 ? t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes
+                                    : t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes;
+        const uint32_t k_bar = t.k_full(stage), v_bar = kFp8 ? t.staging_full(buffer) : t.v_full(stage);
+        if (pt < 32) {
+            const int page = pt < pieces ? table_row[(key0 + pt * box) >> (__ffs(tma.paged.page_size) - 1)] : 0;
+            if (pt == 0) {
+                mbarrier_wait(t.empty(stage), parity);
+                const uint32_t rows = static_cast<uint32_t>(pieces * box);
+                if (tail) {  // the arrival follows the threads' own rows (below)
+                    mbarrier_expect_tx(k_bar, rows * kQkRowBytes);
+                    mbarrier_expect_tx(v_bar, rows * kVRowBytes);
+                } else {
+                    mbarrier_arrive_expect_tx(k_bar, rows * kQkRowBytes);
+                    mbarrier_arrive_expect_tx(v_bar, rows * kVRowBytes);
+                }
+            }
+            for (int piece = 0; piece < pieces; ++piece) {
+                const int piece_page = __shfl_sync(0xffffffffu, page, piece);
+                if (pt == 0) {
+                    const int row = (key0 + piece * box) & (tma.paged.page_size - 1);
+                    tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + piece * box * 128, tma, kWsTmaK, k_bar, row,
+                                                                  t.head_kv, piece_page);
+                    tma_load_tile<Shape::kVSlices, kKeys, kElem>(v_dst + piece * box * 128, tma, kWsTmaV, v_bar, row,
+                                                                 t.head_kv, piece_page);
+                }
+            }
+        }
+        if (tail) {
+            if (pt != 0) mbarrier_wait(t.empty(stage), parity);
+            const unsigned char* k_pool =
+                static_cast<const unsigned char*>(a.k) + static_cast<int64_t>(t.head_kv) * a.k_stride_head * kElem;
+            const unsigned char* v_pool =
+                static_cast<const unsigned char*>(a.v) + static_cast<int64_t>(t.head_kv) * a.v_stride_head * kElem;
+            producer_load_paged_rows<kKeys, Shape::kQkChunks>(k_dst, k_pool, a.k_stride_batch * kElem,
+                                                              a.k_stride_seq * kElem, table_row, tma.paged, key0,
+                                                              pieces * box, valid, pt);
+            producer_load_paged_rows<kKeys, Shape::kVChunks>(v_dst, v_pool, a.v_stride_batch * kElem,
+                                                             a.v_stride_seq * kElem, table_row, tma.paged, key0,
+                                                             pieces * box, valid, pt);
+            cp_async_wait_all();
+            fence_proxy_async_shared();  // the rows, before the consumers' wgmma (or the V transpose)
+            named_barrier_sync(kProducerBarrier, 128);
+            if (pt == 0) {
+                mbarrier_arrive(k_bar);
+                mbarrier_arrive(v_bar);
+            }
+        }
+        if constexpr (kFp8) {
+            if (index > 0) finish_v(index - 1);
+        }
+    }
+    if constexpr (kFp8) {
+        if (t.blocks > 0) finish_v(t.blocks - 1);
+    }
+}
+
 // The producer with cp.async (varlen, strides the tensor memory accelerator cannot take): all 128
 // threads copy into the layout the TMA writes, each arriving on the "full" mbarrier when its
 // copies land (cp.async.mbarrier.arrive.noinc); it waits on the stage's "empty" mbarrier before
 // reusing it.
-template <class Traits>
+template <class Traits, bool PAGED = false>
 __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename Traits::Shape>& tile,
-                                                      const AttnKernelArgs& a) {
+                                                      const AttnKernelArgs& a, const PagedKvArgs& paged) {
     const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
     using Shape = typename Traits::Shape;
     constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
@@ -202,10 +332,11 @@ __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename
     write_ones_tile<Shape>(smem, pt);
     const unsigned char* q_global = static_cast<const unsigned char*>(a.q) +
         (t.batch * a.q_stride_batch + (t.first_q + t.row0) * a.q_stride_seq + t.head * a.q_stride_head) * kElem;
+    // Paged: the pools at the tile's kv head (pages come from the block table).
     const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
-        (t.batch * a.k_stride_batch + t.first_k * a.k_stride_seq + t.head_kv * a.k_stride_head) * kElem;
+        ((PAGED ? 0 : t.batch * a.k_stride_batch + t.first_k * a.k_stride_seq) + t.head_kv * a.k_stride_head) * kElem;
     const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
-        (t.batch * a.v_stride_batch + t.first_k * a.v_stride_seq + t.head_kv * a.v_stride_head) * kElem;
+        ((PAGED ? 0 : t.batch * a.v_stride_batch + t.first_k * a.v_stride_seq) + t.head_kv * a.v_stride_head) * kElem;
     producer_load_tile<kRows, Shape::kQkChunks, kUnroll>(t.smem_base() + Shape::kQOffset, q_global,
                                                          a.q_stride_seq * kElem, min(kRows, t.seqlen_q - t.row0), pt);
     cp_async_arrive_on(t.q_full());
@@ -223,25 +354,37 @@ __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename
         const int block = t.block_begin + index * kKeys;
         const int valid = min(kKeys, t.seqlen_k - block);
         mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
-        producer_load_tile<kKeys, Shape::kQkChunks, kUnroll>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes,
-                                                             k_global + block * a.k_stride_seq * kElem,
-                                                             a.k_stride_seq * kElem, valid, pt);
+        // Paged: k_global and v_global are the pools at the tile's kv head, the table row the sequence's.
+        auto load_k_or_v = [&](auto chunks, uint32_t dst, const unsigned char* global, int64_t stride_batch,
+                               int64_t stride_seq) {
+            if constexpr (PAGED) {
+                producer_load_paged_rows<kKeys, decltype(chunks)::value>(
+                    dst, global, stride_batch * kElem, stride_seq * kElem,
+                    paged.block_table + t.batch * paged.block_table_stride, paged, block, 0, valid, pt);
+            } else {
+                producer_load_tile<kKeys, decltype(chunks)::value, kUnroll>(dst, global + block * stride_seq * kElem,
+                                                                            stride_seq * kElem, valid, pt);
+            }
+        };
+        load_k_or_v(std::integral_constant<int, Shape::kQkChunks>{},
+                    t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, k_global, a.k_stride_batch,
+                    a.k_stride_seq);
         cp_async_arrive_on(t.k_full(stage));
         if constexpr (kFp8) {
             // Three staging buffers: the one written here was last read by finish_v(index - 3),
             // which every producer thread left before the barrier of finish_v(index - 2).
-            producer_load_tile<kKeys, Shape::kVChunks, kUnroll>(
-                t.smem_base() + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVLoadBytes,
-                v_global + block * a.v_stride_seq * kElem, a.v_stride_seq * kElem, valid, pt);
+            load_k_or_v(std::integral_constant<int, Shape::kVChunks>{},
+                        t.smem_base() + Shape::kVStagingOffset + (index % Shape::kVStagingBuffers) * Shape::kVLoadBytes,
+                        v_global, a.v_stride_batch, a.v_stride_seq);
             cp_async_commit();
             if (index > 0) {
                 cp_async_wait_group<1>();  // V of block index - 1
                 finish_v(index - 1);
             }
         } else {
-            producer_load_tile<kKeys, Shape::kVChunks, kUnroll>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
-                                                                v_global + block * a.v_stride_seq * kElem,
-                                                                a.v_stride_seq * kElem, valid, pt);
+            load_k_or_v(std::integral_constant<int, Shape::kVChunks>{},
+                        t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes, v_global, a.v_stride_batch,
+                        a.v_stride_seq);
             cp_async_arrive_on(t.v_full(stage));
         }
     }

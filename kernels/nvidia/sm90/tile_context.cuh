@@ -63,6 +63,17 @@ __device__ __forceinline__ bool locate_tile(TileContext<Shape>& t, const AttnKer
     return t.row0 < t.seqlen_q;
 }
 
+// Paged K/V (PagedKvArgs): the sequence's key count from seqused_k (else seqlen_k); its keys start at
+// key 0 of its pages. Before prepare_tile, which finds the tile's key ranges from it.
+template <class Shape>
+__device__ __forceinline__ void use_paged_key_count(TileContext<Shape>& t, const AttnKernelArgs& a,
+                                                    const PagedKvArgs& paged) {
+    t.seqlen_k = paged_key_count(a, paged, t.batch);
+    t.first_k = 0;
+    t.span.seqlen_k = t.seqlen_k;
+    t.span.first_k = 0;
+}
+
 // The mbarriers (thread 0) and the tile's key ranges (its rows), both behind a __syncthreads.
 template <class Shape>
 __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKernelArgs& a, const WsTmaParams& tma) {

@@ -101,8 +101,18 @@ pub struct zyfa_attn_params {
     pub key_block: i32,
     /// Must be 0 (the tail padding, spelled out).
     pub reserved: i32,
-    /// Appended after 0.1.3: fp32 [heads_q] attention sinks, or null.
+    /// Appended in 0.1.4: fp32 [heads_q] attention sinks or null, then paged K/V.
     pub sinks: *const f32,
+    /// Paged K/V: [batch, block_table_stride] page indices; NULL = contiguous K/V (include/zyfa.h).
+    pub block_table: *const i32,
+    /// Paged only: [batch] keys per sequence, NULL = seqlen_k each.
+    pub seqused_k: *const i32,
+    pub block_table_stride: i64,
+    pub num_pages: i64,
+    /// Keys per page, 1 to 256.
+    pub page_size: i32,
+    /// Must be 0.
+    pub reserved2: i32,
 }
 
 #[repr(C)]

@@ -86,6 +86,21 @@ pub struct Varlen<'a> {
     pub max_seqlen_k: usize,
 }
 
+/// Paged K/V (include/zyfa.h): k and v are page pools, batched views [num_pages, page_size,
+/// heads_kv, head_dim]; key j of sequence b is row j % page_size of page
+/// block_table[b * block_table_stride + j / page_size]. q is batched, or packed with `varlen`
+/// (whose cu_seqlens_k must then be empty: paged keys are not packed).
+#[derive(Debug, Clone, Copy)]
+pub struct Paged<'a> {
+    pub block_table: &'a [i32],
+    /// Entries per sequence in block_table.
+    pub block_table_stride: usize,
+    /// Keys of each sequence ([batch]); None = max_seqlen_k each.
+    pub seqused_k: Option<&'a [i32]>,
+    /// The longest sequence's key count.
+    pub max_seqlen_k: usize,
+}
+
 /// Everything about an attention call besides the tensors.
 #[derive(Debug, Clone, Copy)]
 pub struct AttentionOptions<'a> {
@@ -106,12 +121,15 @@ pub struct AttentionOptions<'a> {
     /// denominator and multiplies no value. The lse then includes it (a row without keys gets
     /// O = 0, lse = the sink): when merging parts, pass sinks to one part only.
     pub sinks: Option<&'a [f32]>,
+    /// K and V read through a block table from page pools; None = contiguous.
+    pub paged: Option<Paged<'a>>,
 }
 
 impl<'a> Default for AttentionOptions<'a> {
     fn default() -> Self {
         AttentionOptions { mask: Mask::None, window: (-1, -1), softmax_scale: None, softmax: Softmax::Auto,
-                           descale: None, varlen: None, key_block: 0, sinks: None }
+                           descale: None, varlen: None, key_block: 0, sinks: None,
+                           paged: None }
     }
 }
 
@@ -377,6 +395,9 @@ impl Context {
             zyfa_sys::zyfa_attn_params_init(p.as_mut_ptr(), size_of::<zyfa_sys::zyfa_attn_params>());
             p.assume_init()
         };
+        if let Some(paged) = options.paged {
+            return self.paged_params(p, options, &paged, q, k, v, o);
+        }
         let (batch, seqlen_q, seqlen_k) = match (q.shape, k.shape, v.shape, options.varlen) {
             (Shape::Batched(qs), Shape::Batched(ks), Shape::Batched(vs), None) => {
                 if ks[0] != qs[0] || vs[0] != ks[0] || vs[1] != ks[1] {
@@ -402,6 +423,55 @@ impl Context {
                     "q, k, v must all be batched (no varlen) or all packed (with varlen options)"))
             }
         };
+        self.common_params(p, options, batch, seqlen_q, seqlen_k, q, k, v, o)
+    }
+
+    /// params() for paged K/V: the pools' shapes, the table's and seqused_k's lengths.
+    #[allow(clippy::too_many_arguments)]
+    fn paged_params(&self, mut p: zyfa_sys::zyfa_attn_params, options: &AttentionOptions, paged: &Paged,
+                    q: &Tensor, k: &Tensor, v: &Tensor, o: &TensorMut) -> Result<zyfa_sys::zyfa_attn_params> {
+        let (ks, vs) = match (k.shape, v.shape) {
+            (Shape::Batched(ks), Shape::Batched(vs)) => (ks, vs),
+            _ => return Err(Error::invalid("paged k and v are pools [num_pages, page_size, heads_kv, head_dim]")),
+        };
+        if vs[0] != ks[0] || vs[1] != ks[1] {
+            return Err(Error::invalid(format!("k pool {:?} and v pool {:?} must have the same pages", ks, vs)));
+        }
+        let (batch, seqlen_q) = match (q.shape, options.varlen) {
+            (Shape::Batched(qs), None) => (qs[0], qs[1]),
+            (Shape::Packed(qs), Some(varlen)) => {
+                if !varlen.cu_seqlens_k.is_empty() {
+                    return Err(Error::invalid("paged keys are not packed: cu_seqlens_k must be empty"));
+                }
+                (check_cu_seqlens(varlen.cu_seqlens_q, qs[0], "cu_seqlens_q")?, varlen.max_seqlen_q)
+            }
+            _ => return Err(Error::invalid("paged q is batched, or packed with varlen options")),
+        };
+        if let Some(varlen) = options.varlen {
+            p.cu_seqlens_q = varlen.cu_seqlens_q.as_ptr();
+        }
+        if paged.block_table.len() < batch * paged.block_table_stride {
+            return Err(Error::invalid(format!("block_table has {} entries, needs batch * block_table_stride = {}",
+                                              paged.block_table.len(), batch * paged.block_table_stride)));
+        }
+        if let Some(used) = paged.seqused_k {
+            if used.len() < batch {
+                return Err(Error::invalid(format!("seqused_k has {} entries, needs batch = {}", used.len(), batch)));
+            }
+            p.seqused_k = used.as_ptr();
+        }
+        p.block_table = paged.block_table.as_ptr();
+        p.block_table_stride = paged.block_table_stride as i64;
+        p.num_pages = ks[0] as i64;
+        p.page_size = ks[1] as i32;
+        self.common_params(p, options, batch, seqlen_q, paged.max_seqlen_k, q, k, v, o)
+    }
+
+    /// The fields every layout shares, after the sequence layout is known.
+    #[allow(clippy::too_many_arguments)]
+    fn common_params(&self, mut p: zyfa_sys::zyfa_attn_params, options: &AttentionOptions, batch: usize,
+                     seqlen_q: usize, seqlen_k: usize, q: &Tensor, k: &Tensor, v: &Tensor, o: &TensorMut)
+                     -> Result<zyfa_sys::zyfa_attn_params> {
         if k.shape.dim() != q.shape.dim() {
             return Err(Error::invalid(format!("k head_dim {} != q head_dim {}", k.shape.dim(), q.shape.dim())));
         }

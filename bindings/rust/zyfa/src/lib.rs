@@ -25,7 +25,7 @@ mod error;
 mod numbers;
 mod tensor;
 
-pub use context::{AttentionOptions, Backend, Context, ContextOptions, Descale, Mask, Softmax, Varlen};
+pub use context::{AttentionOptions, Backend, Context, ContextOptions, Descale, Mask, Paged, Softmax, Varlen};
 pub use error::{Error, Result, Status};
 pub use numbers::{Bf16, DType, E4m3fn, E4m3fnuz, Element, F16};
 pub use tensor::{Shape, Tensor, TensorMut};

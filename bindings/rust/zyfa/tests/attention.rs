@@ -485,3 +485,45 @@ fn sinks_join_the_denominator_only() {
     assert_eq!(err.status, Status::InvalidArgument);
     assert!(err.message.contains("sinks"), "{}", err.message);
 }
+
+#[test]
+fn paged_kv_equals_contiguous_bit_for_bit() {
+    let ctx = Context::cpu().unwrap();
+    let (b, sq, sk, h, d, page) = (2, 24, 70, 2, 32, 16);
+    let q = values(b * sq * h * d, 31);
+    let k = values(b * sk * h * d, 32);
+    let v = values(b * sk * h * d, 33);
+    let opts = AttentionOptions { mask: Mask::CausalBottomRight, ..Default::default() };
+    let mut o = vec![0f32; b * sq * h * d];
+    ctx.attention(&opts, &Tensor::new(&q, [b, sq, h, d]).unwrap(), &Tensor::new(&k, [b, sk, h, d]).unwrap(),
+                  &Tensor::new(&v, [b, sk, h, d]).unwrap(), &mut TensorMut::new(&mut o, [b, sq, h, d]).unwrap(), None)
+        .unwrap();
+    // The same keys in pages, the sequences' pages interleaved, the unused rows NaN.
+    let pages_per_seq = (sk + page - 1) / page;
+    let num_pages = b * pages_per_seq;
+    let (mut kp, mut vp) = (vec![f32::NAN; num_pages * page * h * d], vec![f32::NAN; num_pages * page * h * d]);
+    let mut table = vec![0i32; b * pages_per_seq];
+    for s in 0..b {
+        for p in 0..pages_per_seq {
+            let index = p * b + (b - 1 - s);
+            table[s * pages_per_seq + p] = index as i32;
+            for r in 0..page.min(sk - p * page) {
+                let (src, dst) = (((s * sk) + p * page + r) * h * d, (index * page + r) * h * d);
+                kp[dst..dst + h * d].copy_from_slice(&k[src..src + h * d]);
+                vp[dst..dst + h * d].copy_from_slice(&v[src..src + h * d]);
+            }
+        }
+    }
+    let used = vec![sk as i32; b];
+    let paged_opts = AttentionOptions {
+        paged: Some(Paged { block_table: &table, block_table_stride: pages_per_seq, seqused_k: Some(&used),
+                            max_seqlen_k: sk }),
+        ..opts
+    };
+    let mut op = vec![0f32; b * sq * h * d];
+    ctx.attention(&paged_opts, &Tensor::new(&q, [b, sq, h, d]).unwrap(),
+                  &Tensor::new(&kp, [num_pages, page, h, d]).unwrap(), &Tensor::new(&vp, [num_pages, page, h, d]).unwrap(),
+                  &mut TensorMut::new(&mut op, [b, sq, h, d]).unwrap(), None)
+        .unwrap();
+    assert!(o.iter().zip(&op).all(|(x, y)| x.to_bits() == y.to_bits()), "paged == contiguous, bit for bit");
+}

@@ -1,0 +1,81 @@
+// Paged K/V on the AMD path in the emulator (libzyfa.so's HIP backend over the HIP stand-in): the
+// HIP C++ paged kernels (kernels/amd/attention_fwd.h with PAGED, variants attn_fwd_paged_*) give
+// the contiguous kernels' O and lse bit for bit on the same keys, at page sizes 1 to 128 (the
+// pools' other rows hold NaN), with bottom-right chunks, GQA and packed queries with per-sequence
+// key counts; BF16 and FP8 LEAN in the target's format (ZYFA_EMU_ARCH). On gfx950 the library's
+// own context plans paged FP8 LEAN on the HIP C++ kernel: the assembly kernels read contiguous
+// K/V only and decline it. Head dims other than 128 are NOT_SUPPORTED. Small shapes: the emulator
+// runs every instruction.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "emulated_hip_session.hpp"
+#include "gpu/paged_gpu_check.hpp"
+#include "support/attention_modes.hpp"
+
+using namespace zyfa_gpu_test;
+using namespace zyfa_test;
+
+namespace {
+
+bool g_gfx942 = false;
+
+std::vector<DtypeMode> modes() { return {kBf16, g_gfx942 ? kE4m3fnuzLean : kE4m3fnLean}; }
+
+CaseShape chunk(const DtypeMode& m) {
+    CaseShape s = mode_shape(m);
+    s.head_dim_qk = s.head_dim_v = 128;
+    s.batch = 2;
+    s.seqlen_q = 40;
+    s.seqlen_k = 150;  // three 64-key blocks, the last ending inside a page for most page sizes
+    s.heads_q = 2;
+    s.heads_kv = 1;
+    s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+    return s;
+}
+
+void test_paged_chunk(void**) {
+    for (const DtypeMode& m : modes())
+        for (int32_t ps : {1, 16, 128})
+            expect_paged_equals_contiguous(chunk(m), ps, std::string("chunk ") + m.name, "_paged_");
+}
+
+void test_paged_varlen_seqused(void**) {
+    for (const DtypeMode& m : modes()) {
+        CaseShape s = chunk(m);
+        s.batch = 3;
+        s.lengths_q = {20, 1, 9};
+        s.lengths_k = {150, 33, 0};
+        s.seqlen_q = 20;
+        expect_paged_equals_contiguous(s, 16, std::string("varlen ") + m.name, "_paged_");
+    }
+}
+
+void test_paged_other_head_dims_not_supported(void**) {
+    Session& s = session();
+    CaseShape shape = chunk(kBf16);
+    shape.head_dim_qk = 192;
+    GpuCase c(*s.runtime, shape);
+    DevicePaged paged(*s.runtime, c, PagedLayout{});
+    const zyfa_status st = zyfa_attn_supported(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to);
+    std::printf("  paged head dims 192/128: %s: %s\n", zyfa_status_string(st), zyfa_last_error_message());
+    assert_int_equal(st, ZYFA_ERROR_NOT_SUPPORTED);
+}
+
+}  // namespace
+
+int main() {
+    const char* arch = std::getenv("ZYFA_EMU_ARCH");
+    g_gfx942 = arch && std::string(arch) == "gfx942";
+    const int status = open_emulated_hip_session("amd_paged");
+    if (status != 0) return status;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paged_chunk),
+        cmocka_unit_test(test_paged_varlen_seqused),
+        cmocka_unit_test(test_paged_other_head_dims_not_supported),
+    };
+    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    close_session();
+    return failed;
+}
