@@ -848,6 +848,21 @@ void paged_ws_launch_encodes_pool_maps(void**) {
         expect_map(l, zyfa::nvidia::kWsTmaV,
                    {r.v.data, 0, {128, 2, ps, pages}, {128, 2 * 128, ps * 2 * 128}, {128, 1, box, 1}, {2, 1, 3}});
     }
+    // BF16 paged: no maps at any page size (the cp.async gather; ws_tma_maps.cpp says why).
+    {
+        Request r = bf16_request(128, 128);
+        const int32_t page_size = 16;
+        const int64_t pages_per_seq = (r.params.seqlen_k + page_size - 1) / page_size;
+        r.params.block_table = reinterpret_cast<const int32_t*>(uintptr_t{0x500000});
+        r.params.block_table_stride = pages_per_seq;
+        r.params.num_pages = 2 * pages_per_seq;
+        r.params.page_size = page_size;
+        r.k.stride_batch = r.v.stride_batch = page_size * r.k.stride_seq;
+        const Launched l = run_fwd(ctx, r, true);
+        assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_paged_bf16_d128");
+        assert_int_equal(l.second.enabled, 0);
+        assert_int_equal(l.second.paged.tma_box_rows, 0);
+    }
     zyfa_context_destroy(ctx);
 }
 
