@@ -233,6 +233,10 @@ private:
     }
 
     std::pair<AttnLaunch, const LoadedKernel*> resolve(const AttnProblem& problem) const {
+        if (problem.int8_qk()) {
+            throw_not_supported(std::string("q.dtype = INT8 (the INT8 Q/K mode) has no ") + runtime_->vendor() +
+                                " kernel yet; the CPU backend runs it");
+        }
         if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
         AttnLaunch launch = catalogue_->plan(problem, runtime_->device(), image_arch_);
         if (launch.variant == nullptr || launch.symbol == nullptr || launch.kernel_name == nullptr) {
@@ -254,6 +258,10 @@ private:
     }
 
     QuantLaunch plan_quantize(const QuantProblem& problem) const {
+        if (problem.int8()) {
+            throw_not_supported(std::string("zyfa_quantize_int8 has no ") + runtime_->vendor() +
+                                " kernel yet; quantise with the CPU backend or on the host");
+        }
         if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
         if (quant_.clear == nullptr) {
             throw_not_supported(std::string("zyfa_quantize_fp8 has no ") + runtime_->vendor() + " kernel for " +

@@ -76,7 +76,10 @@ static void attn_params_layout(void** state) {
     /* Appended after 0.1 (whose struct ended at 136): 0.1 callers pass struct_size 136. */
     EXPECT_FIELD(zyfa_attn_params, key_block, 136, 4);
     EXPECT_FIELD(zyfa_attn_params, reserved, 140, 4);
-    assert_int_equal(sizeof(zyfa_attn_params), 144);
+    /* Appended in 0.1.4 (the INT8 Q/K mode): 0.1.3 callers pass struct_size 144. */
+    EXPECT_FIELD(zyfa_attn_params, q_descale_per_token, 144, 8);
+    EXPECT_FIELD(zyfa_attn_params, k_descale_per_block, 152, 8);
+    assert_int_equal(sizeof(zyfa_attn_params), 160);
     assert_int_equal(_Alignof(zyfa_attn_params), 8);
 }
 
@@ -92,7 +95,10 @@ static void quant_params_layout(void** state) {
     EXPECT_FIELD(zyfa_quant_params, cu_seqlens, 40, 8);
     /* Appended after 0.1 (whose struct ended at 48): 0.1 callers pass struct_size 48. */
     EXPECT_FIELD(zyfa_quant_params, smooth_mean, 48, 8);
-    assert_int_equal(sizeof(zyfa_quant_params), 56);
+    /* Appended in 0.1.4 (zyfa_quantize_int8): 0.1.3 callers pass struct_size 56. */
+    EXPECT_FIELD(zyfa_quant_params, scale_rows, 56, 4);
+    EXPECT_FIELD(zyfa_quant_params, reserved, 60, 4);
+    assert_int_equal(sizeof(zyfa_quant_params), 64);
     assert_int_equal(_Alignof(zyfa_quant_params), 8);
 }
 
@@ -163,6 +169,8 @@ static void constant_values(void** state) {
     assert_int_equal(ZYFA_DTYPE_BF16, 3);
     assert_int_equal(ZYFA_DTYPE_FP8_E4M3FN, 4);
     assert_int_equal(ZYFA_DTYPE_FP8_E4M3FNUZ, 5);
+    assert_int_equal(ZYFA_DTYPE_INT8, 6);
+    assert_int_equal(ZYFA_INT8_KEY_BLOCK, 64);
 
     assert_int_equal(ZYFA_BACKEND_AUTO, 0);
     assert_int_equal(ZYFA_BACKEND_CPU, 1);
