@@ -341,7 +341,8 @@ def quantize_int8(x, per="token", hadamard=False, smooth=False, cu_seqlens=None,
     to symmetric INT8 for the INT8 Q/K mode: per="token" (for q) writes one scale per token and head,
     per="block" (for k) one per 64 rows of each sequence and head. Returns (x_int8, descale fp32
     [batch, heads, groups]), groups = seqlen or ceil(seqlen / 64) (seqlen the longest sequence when
-    packed): x ~= x_int8 * descale of its token / block. hadamard=True rotates the head dimension
+    packed; pass attention the same max_seqlen_q / max_seqlen_k, the descales' layout depends on it):
+    x ~= x_int8 * descale of its token / block. hadamard=True rotates the head dimension
     first (use it on q and k alike); smooth=True (for k) subtracts each channel's mean over the
     sequence and returns (x_int8, descale, mean fp32 [batch, heads, head_dim]) as quantize_fp8 does.
     CPU backend only so far (numpy arrays and CPU tensors). Pass the results as
