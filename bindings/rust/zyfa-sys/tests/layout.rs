@@ -29,9 +29,9 @@ fn rust_layout() -> Vec<(String, usize)> {
     all.extend(layout!(zyfa_tensor; data, dtype, reserved, stride_batch, stride_seq, stride_head));
     all.extend(layout!(zyfa_attn_params; struct_size, mask, batch, seqlen_q, seqlen_k, heads_q, heads_kv,
         head_dim_qk, head_dim_v, softmax_scale, softmax, window_left, window_right, cu_seqlens_q, cu_seqlens_k,
-        q_descale, k_descale, v_descale, lse, flags, key_block, reserved));
+        q_descale, k_descale, v_descale, lse, flags, key_block, reserved, q_descale_per_token, k_descale_per_block));
     all.extend(layout!(zyfa_quant_params; struct_size, flags, batch, seqlen, heads, head_dim, cu_seqlens,
-        smooth_mean));
+        smooth_mean, scale_rows, reserved));
     all.extend(layout!(zyfa_merge_params; struct_size, num_parts, batch, seqlen_q, heads, head_dim_v, cu_seqlens_q,
         lse));
     all
