@@ -285,7 +285,8 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * per-64-key-block descales of zyfa_attn_params (zyfa_quantize_int8 makes them), v FP8 with
  * v_descale per head; the raw score is the exact int32 dot product (head_dim_qk <= 256, else
  * NOT_SUPPORTED), scaled by softmax_scale * q_descale_per_token * k_descale_per_block; both
- * softmax modes, AUTO = LEAN; CPU backend only for now (NOT_SUPPORTED on HIP and CUDA). With cu_seqlens_q/k (both or neither) the sequences are packed along
+ * softmax modes, AUTO = LEAN; CPU backend, and CUDA sm_90a at head dims 64 and 128 (NOT_SUPPORTED
+ * elsewhere, HIP included). With cu_seqlens_q/k (both or neither) the sequences are packed along
  * the seq axis and stride_batch is ignored.
  *
  * Non-finite values: a row that sees a score which is NaN or +inf after scaling (a NaN or inf in

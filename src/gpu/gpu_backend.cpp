@@ -101,6 +101,8 @@ public:
             {"params.q_descale", problem.q_descale},
             {"params.k_descale", problem.k_descale},
             {"params.v_descale", problem.v_descale},
+            {"params.q_descale_per_token", problem.q_descale_per_token},
+            {"params.k_descale_per_block", problem.k_descale_per_block},
         };
         check_device_reachable(pointers);
     }
@@ -233,10 +235,6 @@ private:
     }
 
     std::pair<AttnLaunch, const LoadedKernel*> resolve(const AttnProblem& problem) const {
-        if (problem.int8_qk()) {
-            throw_not_supported(std::string("q.dtype = INT8 (the INT8 Q/K mode) has no ") + runtime_->vendor() +
-                                " kernel yet; the CPU backend runs it");
-        }
         if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
         AttnLaunch launch = catalogue_->plan(problem, runtime_->device(), image_arch_);
         if (launch.variant == nullptr || launch.symbol == nullptr || launch.kernel_name == nullptr) {
@@ -372,8 +370,10 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
     args.lse = problem.lse;
     args.cu_seqlens_q = problem.cu_seqlens_q;
     args.cu_seqlens_k = problem.cu_seqlens_k;
-    args.q_descale = problem.q_descale;
-    args.k_descale = problem.k_descale;
+    // The INT8 Q/K mode's per-token and per-64-key-block descales travel in the same two fields
+    // (attention_kernel_args.h).
+    args.q_descale = problem.int8_qk() ? problem.q_descale_per_token : problem.q_descale;
+    args.k_descale = problem.int8_qk() ? problem.k_descale_per_block : problem.k_descale;
     args.v_descale = problem.v_descale;
     set_strides(problem.q, args.q_stride_batch, args.q_stride_seq, args.q_stride_head);
     set_strides(problem.k, args.k_stride_batch, args.k_stride_seq, args.k_stride_head);

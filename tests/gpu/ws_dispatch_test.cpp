@@ -176,6 +176,35 @@ void test_sm80_runs_mma_sync_for_16_bit(void**) {
     zyfa_context_destroy(ctx);
 }
 
+// The INT8 Q/K mode (q, k INT8, v e4m3fn): the warp-specialised i8e4m3 kernel of its dims at head
+// dims 64 and 128, NOT_SUPPORTED naming the reason at the others, for an O whose pairs are
+// misaligned (no mma.sync INT8 kernel) and for an e4m3fnuz v.
+void test_int8_qk_dispatch(void**) {
+    zyfa_context* ctx = public_context();
+    for (zyfa_softmax softmax : {ZYFA_SOFTMAX_EXACT, ZYFA_SOFTMAX_LEAN}) {
+        const Mode m{ZYFA_DTYPE_INT8, softmax, "int8qk", softmax == ZYFA_SOFTMAX_LEAN ? "i8e4m3_lean" : "i8e4m3_exact"};
+        for (const Dims& d : kDims) {
+            for (OutLayout layout : {OutLayout::Aligned, OutLayout::OddStrides}) {
+                Problem r = problem_for(m, d.qk, d.v, layout);
+                r.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+                const std::string name = kernel_for(ctx, r);
+                std::printf("  int8qk %s hd%lld/%lld O %s -> %s\n", softmax == ZYFA_SOFTMAX_LEAN ? "lean " : "exact",
+                            static_cast<long long>(d.qk), static_cast<long long>(d.v),
+                            layout == OutLayout::Aligned ? "aligned" : "odd strides",
+                            name.empty() ? zyfa_last_error_message() : name.c_str());
+                if (layout == OutLayout::Aligned && (d.qk == 64 || d.qk == 128) && d.qk == d.v) {
+                    assert_string_equal(name.c_str(), (std::string("zyfa_attn_fwd_ws_") + m.kernel + d.suffix).c_str());
+                } else {
+                    assert_true(name.empty());
+                    assert_int_equal(zyfa_attn_supported(ctx, &r.p, &r.qk, &r.qk, &r.v, &r.o), ZYFA_ERROR_NOT_SUPPORTED);
+                    assert_non_null(std::strstr(zyfa_last_error_message(), "INT8"));
+                }
+            }
+        }
+    }
+    zyfa_context_destroy(ctx);
+}
+
 }  // namespace
 
 int main(void) {
@@ -192,6 +221,7 @@ int main(void) {
         cmocka_unit_test(test_cp_async_seam_plans_the_same_kernels),
         cmocka_unit_test(test_removed_variables_change_nothing),
         cmocka_unit_test(test_sm80_runs_mma_sync_for_16_bit),
+        cmocka_unit_test(test_int8_qk_dispatch),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

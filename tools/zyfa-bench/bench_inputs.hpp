@@ -46,7 +46,9 @@ struct HostTensor {
 // is neither copied nor moved once filled.
 struct CaseBuffers {
     HostTensor q, k, v, o;
-    std::vector<float> q_descale, k_descale, v_descale;  // [batch, heads_kv], FP8 only
+    // [batch, heads_kv], FP8 only; INT8 q/k: q per token [batch, heads_q, seqlen_q], k per 64 keys
+    // [batch, heads_kv, ceil(seqlen_k / 64)], v per head
+    std::vector<float> q_descale, k_descale, v_descale;
     zyfa_attn_params params{};
 
     CaseBuffers() = default;
