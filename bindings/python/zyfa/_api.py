@@ -77,7 +77,8 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              only where it is equal within each group of query heads (else ValueError).
              The INT8 Q/K mode (q and k int8, v FP8): (q_descale, k_descale, v_descale) as
              quantize_int8 and quantize_fp8 return them, q per token [batch, heads_q, seqlen_q], k
-             per 64 keys [batch, heads_kv, ceil(seqlen_k / 64)], v per head (CPU backend only).
+             per 64 keys [batch, heads_kv, ceil(seqlen_k / 64)], v per head (the CPU backend, and
+             CUDA on sm_90a at head dims 64 and 128).
     dtype:   element type of uint8/uint16 numpy storage: 'e4m3fn', 'e4m3fnuz' or 'bf16'; with int8 q
              and k (the INT8 Q/K mode) it names v's FP8 format only.
     out_dtype: 'bf16', 'fp16' or 'fp32' (or a torch dtype); default: the input dtype for 16/32-bit
