@@ -73,3 +73,37 @@ def test_int8_descale_shapes_are_checked(cpu):
     # INT8 q with FP16 k is the library's INVALID_ARGUMENT.
     with pytest.raises(zyfa.ZyfaError, match="differs from q.dtype = INT8"):
         zyfa.attention(qi, q.astype(np.float16), v8, descale=(qs, None, vd), dtype="e4m3fn", context=cpu)
+
+
+def test_int8_with_paged_kv_and_sinks(cpu):
+    """INT8 q/k + paged K/V + attention sinks together (the CPU backend runs every combination):
+    the paged call gives the contiguous call's bits, and the sinks change the result."""
+    q = activations(2, 40, 4, 64) * 0.5
+    k = activations(2, 150, 2, 64, bias=True)
+    v = activations(2, 150, 2, 64)
+    qi, qs = zyfa.quantize_int8(q, per="token", context=cpu)
+    ki, ks = zyfa.quantize_int8(k, per="block", context=cpu)
+    v8, vd = zyfa.quantize_fp8(v, context=cpu)
+    sinks = np.array([0.5, -1.0, 2.0, -np.inf], dtype=np.float32)
+    page_size = 16
+    pages = -(-150 // page_size)
+    order = np.random.default_rng(3).permutation(2 * pages).astype(np.int32)
+    table = order.reshape(2, pages)
+
+    def to_pages(x):
+        pool = np.zeros((2 * pages, page_size) + x.shape[2:], dtype=x.dtype)
+        for b in range(2):
+            for p in range(pages):
+                rows = min(page_size, 150 - p * page_size)
+                pool[table[b, p], :rows] = x[b, p * page_size:p * page_size + rows]
+        return pool
+
+    for softmax in ("exact", "lean"):
+        args = dict(causal="bottom_right", descale=(qs, ks, vd), softmax=softmax, dtype="e4m3fn",
+                    return_lse=True, context=cpu)
+        o, lse = zyfa.attention(qi, ki, v8, sinks=sinks, **args)
+        op, lsep = zyfa.attention(qi, to_pages(ki), to_pages(v8), sinks=sinks, block_table=table,
+                                  seqused_k=np.array([150, 150], dtype=np.int32), **args)
+        assert op.tobytes() == o.tobytes() and lsep.tobytes() == lse.tobytes()
+        o0, _ = zyfa.attention(qi, ki, v8, **args)
+        assert not np.array_equal(o0, o)
