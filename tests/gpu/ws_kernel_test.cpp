@@ -13,14 +13,15 @@
 //      mma.sync kernel of the same dims, against the CPU model and fp64, nothing written between
 //      O's elements;
 //   6. the INT8 Q/K mode (s8 wgmma scores, e4m3 P.V) at head dims 64 and 128, EXACT and LEAN, on the
-//      shapes of part 2 and with negative and per-block varying descales, against the CPU model and
-//      fp64 (its scores are exact, so the bounds are the FP8 kernels');
+//      shapes of part 2, with negative and per-block varying descales and with attention sinks,
+//      against the CPU model and fp64 (its scores are exact, so the bounds are the FP8 kernels');
 //   5. the e4m3 wgmma's narrow adder, measured: the same inputs through the warp-specialised
 //      kernel and through the CPU model of the same kernel (fp32 sums, the same key block) against
 //      fp64, with the bound stated beside the assertion.
 // Exits 77 (skipped) without a CUDA device; on devices that are not sm_90 (no warp-specialised
 // kernels) parts 1, 3, 4 and 5 print a line and pass.
 #include <cstdlib>
+#include <limits>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -496,6 +497,22 @@ void test_int8_qk(void**) {
     }, none);
     run("int8 no descales, scale 1/4096 s=450", [](CaseShape& s) { s.descales = false; s.seqlen_q = s.seqlen_k = 450; },
         [](AttentionCase& c) { c.params.softmax_scale = 1.0f / 4096; });
+    // Attention sinks on the INT8 kernels (the shared epilogue's fold), rows that see only the sink
+    // included (bottom-right causal, sq > sk), and packed sequences.
+    run("int8 sinks causal-br sq=200 sk=130", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.seqlen_q = 200;
+        s.seqlen_k = 130;
+        s.heads_q = 4;
+        s.sinks = {0.5f, -2.0f, 4.0f, -std::numeric_limits<float>::infinity()};
+    }, none);
+    run("int8 sinks varlen q{1,300,0,129}", [](CaseShape& s) {
+        s.batch = 4;
+        s.lengths_q = {1, 300, 0, 129};
+        s.lengths_k = {1, 300, 5, 129};
+        s.seqlen_q = s.seqlen_k = 300;
+        s.sinks = {1.0f, -0.5f};
+    }, none);
     // Every other q token and every third k block negated: the factor's sign changes per (row, half).
     run("int8 signed descales s=640", [](CaseShape& s) { s.seqlen_q = s.seqlen_k = 640; }, [](AttentionCase& c) {
         for (size_t i = 0; i < c.q_descale_per_token.size(); i += 2) c.q_descale_per_token[i] = -c.q_descale_per_token[i];
