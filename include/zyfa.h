@@ -64,6 +64,7 @@ typedef int32_t zyfa_dtype;
 #define ZYFA_DTYPE_BF16         3
 #define ZYFA_DTYPE_FP8_E4M3FN   4 /* OCP e4m3: bias 7, max 448, NaN = S.1111.111; gfx950, NVIDIA, CPU */
 #define ZYFA_DTYPE_FP8_E4M3FNUZ 5 /* bias 8, max 240, NaN = 0x80 only, no -0; gfx942, CPU */
+#define ZYFA_DTYPE_INT8         6 /* signed 8-bit integer: q and k of the INT8 Q/K mode (CPU) */
 
 typedef int32_t zyfa_backend;
 #define ZYFA_BACKEND_AUTO 0 /* HIP, then CUDA, then CPU */
@@ -80,6 +81,10 @@ typedef int32_t zyfa_softmax;
 #define ZYFA_SOFTMAX_AUTO  0 /* LEAN for FP8 inputs, EXACT otherwise */
 #define ZYFA_SOFTMAX_EXACT 1 /* exp2 in fp32; FP8: P scaled by 2^8, rounded to e4m3 (RNE) */
 #define ZYFA_SOFTMAX_LEAN  2 /* ZYFA: Lean P codes, per-key-block 2^k scaling, rounded row sum */
+
+/* The INT8 Q/K mode: keys per scale of k (zyfa_attn_params.k_descale_per_block; the
+ * zyfa_quant_params.scale_rows that quantises K for it). */
+#define ZYFA_INT8_KEY_BLOCK 64
 
 /* zyfa_quant_params.flags: rotate the head dimension by a normalised Hadamard matrix first. */
 #define ZYFA_QUANT_HADAMARD 1u
@@ -178,6 +183,14 @@ typedef struct zyfa_attn_params {
                                      lie in [0, num_pages) */
     int32_t        page_size;     /* keys per page, in [1, 256] (vLLM 16, SGLang 1) */
     int32_t        reserved2;     /* must be 0 (tail padding, as reserved) */
+    /* Appended in 0.1.4, after the paged fields: the descales of the INT8 Q/K mode (q.dtype =
+       k.dtype = ZYFA_DTYPE_INT8, v FP8 with v_descale per head as above; q_descale and k_descale
+       must then be NULL). Set without INT8 q/k they are INVALID_ARGUMENT. NULL = 1. Padded
+       layouts, seqlen_q and seqlen_k the longest sequence when varlen or paged (block n of a
+       sequence covers its keys 64n..64n+63, counted in the sequence, not in the page pool): */
+    const float*   q_descale_per_token; /* fp32 [batch, heads_q, seqlen_q], one per query token */
+    const float*   k_descale_per_block; /* fp32 [batch, heads_kv, ceil(seqlen_k / 64)], one per
+                                           ZYFA_INT8_KEY_BLOCK keys */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
@@ -193,6 +206,12 @@ typedef struct zyfa_quant_params {
     float*         smooth_mean; /* output, with ZYFA_QUANT_SMOOTH only (else NULL): fp32
                                    [batch, heads, head_dim], the mean subtracted from each
                                    (sequence, head), in the unrotated basis */
+    /* Appended in 0.1.4; an older caller's struct_size ends before it and reads as 0. */
+    int32_t        scale_rows;  /* rows of a sequence that share one scale: 0 = all of them, one
+                                   descale per (batch, head), zyfa_quantize_fp8's only choice;
+                                   zyfa_quantize_int8: 1 (per token, for Q) or
+                                   ZYFA_INT8_KEY_BLOCK (per 64 keys, for K) */
+    int32_t        reserved;    /* must be 0: spells out the tail padding (nonzero is NOT_SUPPORTED) */
 } zyfa_quant_params;
 
 /* One merge problem for zyfa_attn_merge: num_parts partial results of the same queries over
@@ -292,7 +311,14 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * beside the rounded row sum). The generated gfx950 assembly kernels take no sinks: the HIP
  * backend runs such problems on its HIP C++ kernels.
  * q, k, v share one dtype (FP8 e4m3fn, FP8 e4m3fnuz, FP16, BF16, or FP32 on the CPU backend);
- * o is BF16, FP16 or FP32. With cu_seqlens_q/k (both or neither) the sequences are packed along
+ * o is BF16, FP16 or FP32. The INT8 Q/K mode: q and k ZYFA_DTYPE_INT8 with the per-token and
+ * per-64-key-block descales of zyfa_attn_params (zyfa_quantize_int8 makes them), v FP8 with
+ * v_descale per head; the raw score is the exact int32 dot product (head_dim_qk <= 256, else
+ * NOT_SUPPORTED), scaled by softmax_scale * q_descale_per_token * k_descale_per_block; both
+ * softmax modes, AUTO = LEAN; CPU backend, and CUDA sm_90a at head dims 64 and 128 (NOT_SUPPORTED
+ * elsewhere, HIP included). INT8 combines with sinks and paged K/V on the CPU backend; the CUDA
+ * INT8 kernels take sinks but no block table (INT8 + paged is NOT_SUPPORTED on CUDA; docs/api.md,
+ * The INT8 Q/K mode). With cu_seqlens_q/k (both or neither) the sequences are packed along
  * the seq axis and stride_batch is ignored.
  *
  * Paged K/V (params.block_table set): k and v are page pools [num_pages, page_size, heads_kv, dim]
@@ -398,6 +424,24 @@ ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
 ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_params* p,
                                        const zyfa_tensor* in, const zyfa_tensor* out,
                                        float* descale, void* stream);
+
+/* Quantises a BF16/FP16/FP32 [batch, seqlen, heads, head_dim] tensor to symmetric INT8 (out->dtype
+ * ZYFA_DTYPE_INT8) for the INT8 Q/K mode, with one scale per p->scale_rows rows of each (sequence,
+ * head): 1 for Q (per token), ZYFA_INT8_KEY_BLOCK for K (per 64 keys); any other value is
+ * INVALID_ARGUMENT. Per group, amax = max |x| over its rows and head_dim; out = round-to-nearest-
+ * even(x * (127 / amax)) clamped to [-127, 127], and descale[(b * heads + h) * groups + g] =
+ * amax / 127 (1 when amax is 0), groups = ceil(seqlen / scale_rows), seqlen the longest sequence
+ * when varlen (a shorter sequence's trailing entries are not written): exactly the layouts of
+ * zyfa_attn_params.q_descale_per_token (heads = heads_q) and k_descale_per_block (heads =
+ * heads_kv). ZYFA_QUANT_SMOOTH and ZYFA_QUANT_HADAMARD as in zyfa_quantize_fp8 (smoothing first,
+ * one mean per (batch, head) over the whole sequence; Hadamard on Q and K alike); every other
+ * rule (alignment, no overlap, non-finite input, a failed call writes nothing) is
+ * zyfa_quantize_fp8's. CPU backend only for now (NOT_SUPPORTED on HIP and CUDA).
+ * Thread safety: safe from any thread, also concurrently on one context.
+ * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
+ZYFA_API zyfa_status zyfa_quantize_int8(zyfa_context* ctx, const zyfa_quant_params* p,
+                                        const zyfa_tensor* in, const zyfa_tensor* out,
+                                        float* descale, void* stream);
 
 /* ---------------------------------------------------------------------------------------------
  * Merging partial attention results (split keys, context parallelism)

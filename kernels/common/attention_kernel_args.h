@@ -21,6 +21,7 @@ enum AttnKernelDtype : int32_t {  // = zyfa_dtype values
     kKernelBf16 = 3,
     kKernelE4m3fn = 4,
     kKernelE4m3fnuz = 5,
+    kKernelInt8 = 6,  // q and k of the INT8 Q/K mode (v FP8)
 };
 
 struct AttnKernelArgs {
@@ -31,7 +32,9 @@ struct AttnKernelArgs {
     float* lse;                  // null: not written
     const int32_t* cu_seqlens_q;  // null: fixed length
     const int32_t* cu_seqlens_k;
-    const float* q_descale;  // [batch, heads_kv] or null (= 1)
+    const float* q_descale;  // [batch, heads_kv] or null (= 1); INT8 q/k (in_dtype kKernelInt8): the
+                             // per-token [batch, heads_q, seqlen_q] and, in k_descale, the per-64-key
+                             // [batch, heads_kv, ceil(seqlen_k / 64)] descales (zyfa_attn_params')
     const float* k_descale;
     const float* v_descale;
     int64_t q_stride_batch, q_stride_seq, q_stride_head;  // elements; batch strides 0 when varlen

@@ -22,6 +22,7 @@
 #include "common/block_scale.h"
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
+#include "common/int8_qk.h"
 #include "common/lean_p.h"
 #include "common/online_softmax.h"
 #include "common/row_epilogue.h"

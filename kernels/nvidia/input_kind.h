@@ -6,7 +6,8 @@
 namespace zyfa {
 namespace nvidia {
 
-enum class InKind { Bf16, Fp16, E4m3 };
+// Int8: the INT8 Q/K mode (kernels/common/int8_qk.h): q and k s8, S in s32, V and P e4m3.
+enum class InKind { Bf16, Fp16, E4m3, Int8 };
 enum class PMode { Exact, Lean };
 
 }  // namespace nvidia

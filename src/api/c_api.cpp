@@ -178,6 +178,18 @@ ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_param
     });
 }
 
+ZYFA_API zyfa_status zyfa_quantize_int8(zyfa_context* ctx, const zyfa_quant_params* p, const zyfa_tensor* in,
+                                        const zyfa_tensor* out, float* descale, void* stream) {
+    return guarded("zyfa_quantize_int8", [&] {
+        zyfa::Backend& backend = backend_of(ctx);
+        const zyfa::QuantProblem problem =
+            zyfa::validate_quant(p, in, out, descale, backend.kind(), zyfa::QuantEntry::Int8);
+        backend.check_quantize_supported(problem);
+        if (problem.empty()) return;  // valid, nothing to write
+        backend.quantize_fp8(problem, stream);
+    });
+}
+
 ZYFA_API void zyfa_merge_params_init(zyfa_merge_params* p, size_t struct_size) {
     if (p == nullptr) return;
     init_growable(p, struct_size);  // every default is zero

@@ -19,6 +19,7 @@ public:
     virtual const char* attn_kernel_name(const AttnProblem& problem) const = 0;
     virtual void attn_fwd(const AttnProblem& problem, void* stream) = 0;
     virtual void check_quantize_supported(const QuantProblem& problem) const = 0;
+    // zyfa_quantize_fp8 and zyfa_quantize_int8: problem.out.dtype says which.
     virtual void quantize_fp8(const QuantProblem& problem, void* stream) = 0;
     // zyfa_attn_merge; throws Error(NOT_SUPPORTED) for what this backend cannot merge.
     virtual void check_merge_supported(const MergeProblem& problem) const = 0;

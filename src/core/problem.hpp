@@ -54,6 +54,10 @@ struct AttnProblem {
     int64_t block_table_stride = 0;
     int64_t num_pages = 0;
     int64_t page_size = 0;  // 0 when contiguous
+    // The INT8 Q/K mode (q and k INT8, v FP8): per-token and per-64-key-block descales, each
+    // null (= 1) or an fp32 array in the padded layouts of include/zyfa.h.
+    const float* q_descale_per_token = nullptr;  // [batch, heads_q, seqlen_q]
+    const float* k_descale_per_block = nullptr;  // [batch, heads_kv, int8_key_blocks()]
     TensorView q, k, v, o;
 
     bool paged() const { return block_table != nullptr; }
@@ -62,6 +66,19 @@ struct AttnProblem {
     // gets O = 0, lse = -inf (include/zyfa.h).
     bool empty() const { return batch == 0 || seqlen_q == 0; }
     bool fp8() const { return q.dtype == ZYFA_DTYPE_FP8_E4M3FN || q.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ; }
+    // q and k INT8, v FP8 (validated together).
+    bool int8_qk() const { return q.dtype == ZYFA_DTYPE_INT8; }
+    // P is rounded to FP8 (v's format) before P.V: FP8 inputs and the INT8 Q/K mode.
+    bool fp8_p() const { return fp8() || int8_qk(); }
+    int64_t int8_key_blocks() const { return seqlen_k / ZYFA_INT8_KEY_BLOCK + (seqlen_k % ZYFA_INT8_KEY_BLOCK != 0); }
+    // The INT8 descales of query token s (of sequence b, head h) and of key j's block (kv head hk).
+    float q_token_descale(int64_t b, int64_t h, int64_t s) const {
+        return q_descale_per_token ? q_descale_per_token[(b * heads_q + h) * seqlen_q + s] : 1.0f;
+    }
+    float k_block_descale(int64_t b, int64_t hk, int64_t j) const {
+        return k_descale_per_block ? k_descale_per_block[(b * heads_kv + hk) * int8_key_blocks() + j / ZYFA_INT8_KEY_BLOCK]
+                                   : 1.0f;
+    }
     // Per-sequence lengths and first packed row (row offsets are 0 when not varlen).
     int64_t len_q(int64_t b) const { return varlen() ? cu_seqlens_q[b + 1] - cu_seqlens_q[b] : seqlen_q; }
     // Host memory only (the CPU backend): cu_seqlens_k and seqused_k are read.
@@ -92,13 +109,18 @@ struct QuantProblem {
     int64_t head_dim = 0;
     const int32_t* cu_seqlens = nullptr;
     TensorView in, out;
-    float* descale = nullptr;  // [batch, heads]
+    // Rows of a sequence per scale: 0 = one scale per (batch, head) (FP8); 1 or 64 (INT8).
+    int scale_rows = 0;
+    float* descale = nullptr;  // [batch, heads, scale_groups()]
     float* smooth_mean = nullptr;  // [batch, heads, head_dim] when smooth, else null
 
     bool varlen() const { return cu_seqlens != nullptr; }
     bool empty() const { return batch == 0 || seqlen == 0; }
     int64_t len(int64_t b) const { return varlen() ? cu_seqlens[b + 1] - cu_seqlens[b] : seqlen; }
     int64_t first(int64_t b) const { return varlen() ? cu_seqlens[b] : 0; }
+    bool int8() const { return out.dtype == ZYFA_DTYPE_INT8; }
+    // Descales per (batch, head): 1, or ceil(seqlen / scale_rows) with seqlen the longest sequence.
+    int64_t scale_groups() const { return scale_rows == 0 ? 1 : seqlen / scale_rows + (seqlen % scale_rows != 0); }
 };
 
 // zyfa_attn_merge: num_parts partial results of the same query rows, merged by lse

@@ -16,8 +16,12 @@ namespace zyfa {
 AttnProblem validate_attn(const zyfa_attn_params* p, const zyfa_tensor* q, const zyfa_tensor* k,
                           const zyfa_tensor* v, const zyfa_tensor* o, zyfa_backend backend);
 
+// Which entry point: zyfa_quantize_fp8 (FP8 out, one scale per (batch, head)) or zyfa_quantize_int8
+// (INT8 out, one scale per params.scale_rows rows).
+enum class QuantEntry { Fp8, Int8 };
+
 QuantProblem validate_quant(const zyfa_quant_params* p, const zyfa_tensor* in, const zyfa_tensor* out,
-                            float* descale, zyfa_backend backend);
+                            float* descale, zyfa_backend backend, QuantEntry entry = QuantEntry::Fp8);
 
 // part_o and part_lse hold p->num_parts entries (host arrays).
 MergeProblem validate_merge(const zyfa_merge_params* p, const zyfa_tensor* part_o, const float* const* part_lse,

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/int8_qk.h"
 #include "errors.hpp"
 #include "validate.hpp"
 #include "versioned_struct.hpp"
@@ -50,6 +51,8 @@ zyfa_attn_params read_params(const zyfa_attn_params* user) {
     ZYFA_DEFAULT_BEYOND(num_pages)
     ZYFA_DEFAULT_BEYOND(page_size)
     ZYFA_DEFAULT_BEYOND(reserved2)
+    ZYFA_DEFAULT_BEYOND(q_descale_per_token)
+    ZYFA_DEFAULT_BEYOND(k_descale_per_block)
 #undef ZYFA_DEFAULT_BEYOND
     return params;
 }
@@ -83,6 +86,18 @@ void check_input_dtype(const zyfa_tensor& t, const char* name, zyfa_dtype q_dtyp
     if (t.dtype != q_dtype) {
         throw_invalid(std::string(name) + ".dtype = " + dtype_name(t.dtype) + " differs from q.dtype = " +
                       dtype_name(q_dtype) + " (q, k and v share one dtype)");
+    }
+}
+
+// The INT8 Q/K mode: k INT8 as q, v FP8 (its format is P's).
+void check_int8_mode_dtypes(const zyfa_tensor& k, const zyfa_tensor& v) {
+    if (k.dtype != ZYFA_DTYPE_INT8) {
+        throw_invalid(std::string("k.dtype = ") + (is_known_dtype(k.dtype) ? dtype_name(k.dtype) : std::to_string(k.dtype)) +
+                      " differs from q.dtype = INT8 (the INT8 Q/K mode takes q and k INT8, v FP8)");
+    }
+    if (!is_fp8(v.dtype)) {
+        throw_invalid(std::string("v.dtype = ") + (is_known_dtype(v.dtype) ? dtype_name(v.dtype) : std::to_string(v.dtype)) +
+                      " is not FP8 (the INT8 Q/K mode takes q and k INT8, v FP8_E4M3FN or FP8_E4M3FNUZ)");
     }
 }
 
@@ -152,14 +167,40 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     if (!is_known_dtype(q->dtype)) {
         throw_invalid("q.dtype = " + std::to_string(q->dtype) + " is not a zyfa_dtype");
     }
-    check_input_dtype(*k, "k", q->dtype);
-    check_input_dtype(*v, "v", q->dtype);
+    const bool int8 = q->dtype == ZYFA_DTYPE_INT8;
+    if (int8) {
+        check_int8_mode_dtypes(*k, *v);
+    } else {
+        check_input_dtype(*k, "k", q->dtype);
+        check_input_dtype(*v, "v", q->dtype);
+    }
     if (o->dtype != ZYFA_DTYPE_BF16 && o->dtype != ZYFA_DTYPE_FP16 && o->dtype != ZYFA_DTYPE_FP32) {
         throw_invalid("o.dtype = " + std::to_string(o->dtype) + " (" + dtype_name(o->dtype) +
                       ") is not an output dtype (BF16, FP16 or FP32)");
     }
     const bool fp8 = is_fp8(q->dtype);
-    if (!fp8) {
+    if (int8) {
+        // The per-head descales of FP8 q and k have other shapes: a caller mixing them up would
+        // otherwise be read out of bounds or silently ignored.
+        if (p.q_descale != nullptr) {
+            throw_invalid("params.q_descale is set but q.dtype = INT8: INT8 q takes params.q_descale_per_token "
+                          "[batch, heads_q, seqlen_q]");
+        }
+        if (p.k_descale != nullptr) {
+            throw_invalid("params.k_descale is set but k.dtype = INT8: INT8 k takes params.k_descale_per_block "
+                          "[batch, heads_kv, ceil(seqlen_k / 64)]");
+        }
+    } else {
+        if (p.q_descale_per_token != nullptr) {
+            throw_invalid(std::string("params.q_descale_per_token is set but q.dtype = ") + dtype_name(q->dtype) +
+                          " is not INT8 (it is the INT8 Q/K mode's descale)");
+        }
+        if (p.k_descale_per_block != nullptr) {
+            throw_invalid(std::string("params.k_descale_per_block is set but q.dtype = ") + dtype_name(q->dtype) +
+                          " is not INT8 (it is the INT8 Q/K mode's descale)");
+        }
+    }
+    if (!fp8 && !int8) {
         check_descale_absent(p.q_descale, "q_descale", q->dtype);
         check_descale_absent(p.k_descale, "k_descale", q->dtype);
         check_descale_absent(p.v_descale, "v_descale", q->dtype);
@@ -200,7 +241,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.softmax_scale = p.softmax_scale != 0.0f
                                 ? p.softmax_scale
                                 : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim_qk)));
-    problem.softmax = p.softmax != ZYFA_SOFTMAX_AUTO ? p.softmax : fp8 ? ZYFA_SOFTMAX_LEAN : ZYFA_SOFTMAX_EXACT;
+    problem.softmax = p.softmax != ZYFA_SOFTMAX_AUTO ? p.softmax : (fp8 || int8) ? ZYFA_SOFTMAX_LEAN : ZYFA_SOFTMAX_EXACT;
     problem.window_left = p.window_left;
     problem.window_right = p.window_right;
     problem.cu_seqlens_q = p.cu_seqlens_q;
@@ -216,6 +257,8 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.block_table_stride = is_paged ? p.block_table_stride : 0;
     problem.num_pages = is_paged ? p.num_pages : 0;
     problem.page_size = is_paged ? p.page_size : 0;
+    problem.q_descale_per_token = p.q_descale_per_token;
+    problem.k_descale_per_block = p.k_descale_per_block;
 
     const bool empty = problem.empty();
     // Packed totals are exact only where cu_seqlens is host memory (the CPU backend).
@@ -245,6 +288,22 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         descale_count = checked_mul(p.batch, p.heads_kv, "params descale size batch * heads_kv");
         checked_mul(descale_count, 4, "params descale bytes");
     }
+    // INT8 descales: [batch, heads_q, seqlen_q] and [batch, heads_kv, ceil(seqlen_k / 64)], padded
+    // to the longest sequence when varlen, so their sizes never depend on cu_seqlens.
+    int64_t token_descale_count = 0, block_descale_count = 0;
+    if (p.q_descale_per_token != nullptr) {
+        token_descale_count = checked_mul(checked_mul(p.batch, p.heads_q, "params.q_descale_per_token size"), p.seqlen_q,
+                                          "params.q_descale_per_token size");
+        checked_mul(token_descale_count, 4, "params.q_descale_per_token bytes");
+    }
+    if (p.k_descale_per_block != nullptr) {
+        const int64_t blocks = p.seqlen_k / ZYFA_INT8_KEY_BLOCK + (p.seqlen_k % ZYFA_INT8_KEY_BLOCK != 0 ? 1 : 0);
+        block_descale_count = checked_mul(checked_mul(p.batch, p.heads_kv, "params.k_descale_per_block size"), blocks,
+                                          "params.k_descale_per_block size");
+        checked_mul(block_descale_count, 4, "params.k_descale_per_block bytes");
+    }
+    if (token_descale_count > 0) require_aligned("params.q_descale_per_token", p.q_descale_per_token, 4, "an fp32 descale");
+    if (block_descale_count > 0) require_aligned("params.k_descale_per_block", p.k_descale_per_block, 4, "an fp32 descale");
     if (lse_count > 0) require_aligned("params.lse", p.lse, 4, "the fp32 lse");
     // sinks: fp32 [heads_q], one logit per query head, read by every row of that head.
     const int64_t sink_count = p.sinks != nullptr ? p.heads_q : 0;
@@ -274,12 +333,20 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         array_range("params.sinks", p.sinks, sink_count, 4),
         array_range("params.block_table", p.block_table, empty ? 0 : paged.table_entries, 4),
         array_range("params.seqused_k", p.seqused_k, seqused_count, 4),
+        array_range("params.q_descale_per_token", p.q_descale_per_token, token_descale_count, 4),
+        array_range("params.k_descale_per_block", p.k_descale_per_block, block_descale_count, 4),
     };
     require_disjoint(outputs, 2, inputs, sizeof(inputs) / sizeof(inputs[0]));
 
     // A well-formed request that this kind of backend has no kernel for. Checked last, so that a
     // malformed request is reported as INVALID_ARGUMENT rather than sending the caller to a fallback.
-    if (!fp8 && p.softmax == ZYFA_SOFTMAX_LEAN) {
+    if (int8 && p.head_dim_qk > numerics::kInt8MaxHeadDim) {
+        throw_not_supported("params.head_dim_qk = " + std::to_string(p.head_dim_qk) +
+                            " with INT8 q/k: the INT8 Q/K mode takes head dims up to " +
+                            std::to_string(numerics::kInt8MaxHeadDim) +
+                            " (its int32 scores become fp32 exactly only up to 2^22)");
+    }
+    if (!fp8 && !int8 && p.softmax == ZYFA_SOFTMAX_LEAN) {
         throw_not_supported(std::string("params.softmax = LEAN needs FP8 inputs, q.dtype = ") + dtype_name(q->dtype));
     }
     if (q->dtype == ZYFA_DTYPE_FP32 && backend != ZYFA_BACKEND_CPU) {

@@ -11,7 +11,7 @@ namespace zyfa {
 namespace validation {
 namespace {
 
-// GPU kernels load FP8 rows with 16-byte vector loads.
+// GPU kernels load FP8 and INT8 rows with 16-byte vector loads.
 constexpr int64_t kGpuFp8Alignment = 16;
 
 std::string field(const char* tensor, const char* member) { return std::string(tensor) + "." + member; }
@@ -33,7 +33,7 @@ struct Axis {
 
 bool is_fp8(zyfa_dtype dtype) { return dtype == ZYFA_DTYPE_FP8_E4M3FN || dtype == ZYFA_DTYPE_FP8_E4M3FNUZ; }
 
-bool is_known_dtype(zyfa_dtype dtype) { return dtype >= ZYFA_DTYPE_FP32 && dtype <= ZYFA_DTYPE_FP8_E4M3FNUZ; }
+bool is_known_dtype(zyfa_dtype dtype) { return dtype >= ZYFA_DTYPE_FP32 && dtype <= ZYFA_DTYPE_INT8; }
 
 int64_t element_size(zyfa_dtype dtype) {
     switch (dtype) {
@@ -41,7 +41,8 @@ int64_t element_size(zyfa_dtype dtype) {
         case ZYFA_DTYPE_FP16:
         case ZYFA_DTYPE_BF16: return 2;
         case ZYFA_DTYPE_FP8_E4M3FN:
-        case ZYFA_DTYPE_FP8_E4M3FNUZ: return 1;
+        case ZYFA_DTYPE_FP8_E4M3FNUZ:
+        case ZYFA_DTYPE_INT8: return 1;
         default: throw Error(ZYFA_ERROR_INTERNAL, "element_size of unknown dtype " + std::to_string(dtype));
     }
 }
@@ -53,6 +54,7 @@ const char* dtype_name(zyfa_dtype dtype) {
         case ZYFA_DTYPE_BF16: return "BF16";
         case ZYFA_DTYPE_FP8_E4M3FN: return "FP8_E4M3FN";
         case ZYFA_DTYPE_FP8_E4M3FNUZ: return "FP8_E4M3FNUZ";
+        case ZYFA_DTYPE_INT8: return "INT8";
         default: return "unknown";
     }
 }
@@ -130,16 +132,17 @@ TensorView check_tensor_layout(const zyfa_tensor& t, const char* name, const Ten
         require_aligned(data_field.c_str(), t.data, element_size(t.dtype), what.c_str());
     }
 
-    if (backend != ZYFA_BACKEND_CPU && is_fp8(t.dtype)) {
+    if (backend != ZYFA_BACKEND_CPU && element_size(t.dtype) == 1) {
+        const std::string kind = is_fp8(t.dtype) ? "FP8" : dtype_name(t.dtype);
         const uintptr_t address = reinterpret_cast<uintptr_t>(t.data);
         if (address % kGpuFp8Alignment != 0) {
-            throw_invalid(field(name, "data") + " = " + pointer_text(t.data) +
-                          " is unaligned: FP8 tensors need 16-byte alignment on GPU backends");
+            throw_invalid(field(name, "data") + " = " + pointer_text(t.data) + " is unaligned: " + kind +
+                          " tensors need 16-byte alignment on GPU backends");
         }
         for (const Axis& axis : axes) {
             if (axis.size > 1 && axis.stride % kGpuFp8Alignment != 0) {
-                throw_invalid(field(name, axis.stride_name) + " = " + std::to_string(axis.stride) +
-                              " is unaligned: FP8 strides must be multiples of 16 elements on GPU backends");
+                throw_invalid(field(name, axis.stride_name) + " = " + std::to_string(axis.stride) + " is unaligned: " +
+                              kind + " strides must be multiples of 16 elements on GPU backends");
             }
         }
     }

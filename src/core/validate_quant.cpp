@@ -33,18 +33,35 @@ zyfa_quant_params read_params(const zyfa_quant_params* user) {
     if (!field_within(readable, offsetof(zyfa_quant_params, smooth_mean), sizeof(params.smooth_mean))) {
         params.smooth_mean = defaults.smooth_mean;
     }
+    if (!field_within(readable, offsetof(zyfa_quant_params, scale_rows), sizeof(params.scale_rows))) {
+        params.scale_rows = defaults.scale_rows;
+    }
+    if (!field_within(readable, offsetof(zyfa_quant_params, reserved), sizeof(params.reserved))) {
+        params.reserved = defaults.reserved;
+    }
     return params;
 }
 
 }  // namespace
 
 QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_tensor* in, const zyfa_tensor* out,
-                            float* descale, zyfa_backend backend) {
+                            float* descale, zyfa_backend backend, QuantEntry entry) {
     if (user_params == nullptr) throw_invalid("params is NULL");
     if (in == nullptr) throw_invalid("in is NULL");
     if (out == nullptr) throw_invalid("out is NULL");
     if (descale == nullptr) throw_invalid("descale is NULL");
     const zyfa_quant_params p = read_params(user_params);
+    const bool int8 = entry == QuantEntry::Int8;
+    const char* const function = int8 ? "zyfa_quantize_int8" : "zyfa_quantize_fp8";
+
+    if (p.reserved != 0) {
+        throw_not_supported("params.reserved = " + std::to_string(p.reserved) +
+                            " is not 0 (a field of a newer zyfa is set there)");
+    }
+    if (int8 && p.scale_rows != 1 && p.scale_rows != ZYFA_INT8_KEY_BLOCK) {
+        throw_invalid("params.scale_rows = " + std::to_string(p.scale_rows) +
+                      ": zyfa_quantize_int8 takes 1 (one scale per token, for Q) or 64 (one per 64 keys, for K)");
+    }
 
     if ((p.flags & ~kKnownQuantFlags) != 0) {
         throw_invalid("params.flags = " + std::to_string(p.flags) +
@@ -73,9 +90,13 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     if (out->reserved != 0) throw_invalid("out.reserved = " + std::to_string(out->reserved) + ", must be 0");
     if (in->dtype != ZYFA_DTYPE_FP32 && in->dtype != ZYFA_DTYPE_FP16 && in->dtype != ZYFA_DTYPE_BF16) {
         throw_invalid("in.dtype = " + std::to_string(in->dtype) + " (" + dtype_name(in->dtype) +
-                      ") is not an input dtype of zyfa_quantize_fp8 (FP32, FP16 or BF16)");
+                      ") is not an input dtype of " + function + " (FP32, FP16 or BF16)");
     }
-    if (!is_fp8(out->dtype)) {
+    if (int8 && out->dtype != ZYFA_DTYPE_INT8) {
+        throw_invalid("out.dtype = " + std::to_string(out->dtype) + " (" + dtype_name(out->dtype) +
+                      ") is not INT8 (zyfa_quantize_int8 writes ZYFA_DTYPE_INT8; FP8 is zyfa_quantize_fp8's)");
+    }
+    if (!int8 && !is_fp8(out->dtype)) {
         throw_invalid("out.dtype = " + std::to_string(out->dtype) + " (" + dtype_name(out->dtype) +
                       ") is not FP8 (FP8_E4M3FN or FP8_E4M3FNUZ)");
     }
@@ -96,14 +117,17 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     problem.head_dim = p.head_dim;
     problem.cu_seqlens = p.cu_seqlens;
     problem.descale = descale;
+    problem.scale_rows = int8 ? p.scale_rows : 0;
 
     const TensorShape shape{p.batch, rows, p.heads, p.head_dim, varlen, !varlen || backend == ZYFA_BACKEND_CPU};
     problem.in = check_tensor_layout(*in, "in", shape, problem.empty(), backend);
     problem.out = check_tensor_layout(*out, "out", shape, problem.empty(), backend);
-    const int64_t descale_count = checked_mul(p.batch, p.heads, "descale size batch * heads");
+    const int64_t groups = problem.scale_groups();
+    const int64_t descale_count =
+        checked_mul(checked_mul(p.batch, p.heads, "descale size batch * heads"), groups, "descale size");
     checked_mul(descale_count, 4, "descale bytes");
     const int64_t mean_count =
-        smooth ? checked_mul(descale_count, p.head_dim, "params.smooth_mean size batch * heads * head_dim") : 0;
+        smooth ? checked_mul(p.batch * p.heads, p.head_dim, "params.smooth_mean size batch * heads * head_dim") : 0;
     checked_mul(mean_count, 4, "params.smooth_mean bytes");
 
     if (!problem.empty()) {
@@ -123,6 +147,11 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     }
 
     // Well-formed but without a kernel: checked last (see validate_attn).
+    if (!int8 && p.scale_rows != 0) {
+        throw_not_supported("params.scale_rows = " + std::to_string(p.scale_rows) +
+                            ": zyfa_quantize_fp8 writes one scale per (batch, head) only (0); per-token and "
+                            "per-block scales are zyfa_quantize_int8's");
+    }
     if (problem.hadamard && !numerics::hadamard_supported(p.head_dim)) {
         throw_not_supported("params.head_dim = " + std::to_string(p.head_dim) +
                             " with ZYFA_QUANT_HADAMARD: needs a power of two or a multiple of 64");

@@ -6,6 +6,9 @@
 //     acc = alpha*acc + 2^-k * (P V)
 //   the sink, if any, joins m and l (common/attention_sink.h: m' = max(m, z), l' = l alpha + 2^(z - m'))
 //   O = acc * (v_descale alpha / l'), lse = ln2 * (m' + log2 l'); NaN for a row whose m' is NaN or +inf.
+// The INT8 Q/K mode (common/int8_qk.h): S is the exact int32 dot product, held biased by 1.5 * 2^23
+// as the GPU's integer add leaves it, and its scale_log2 is per (query token, 64-key block); keys
+// are read through key_offset as every mode's (paged K/V included), and the sink joins as above.
 // The update and the epilogue are kernels/common's online_softmax.h, attention_sink.h and row_epilogue.h.
 // Every product and sum is fp32 in a fixed order, so the result does not depend on threads.
 #include "attention_blocked.hpp"
@@ -20,6 +23,7 @@
 #include "common/block_scale.h"
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
+#include "common/int8_qk.h"
 #include "common/lean_p.h"
 #include "common/online_softmax.h"
 #include "common/row_epilogue.h"
@@ -49,13 +53,21 @@ struct WorkItem {
 // One worker slot's buffers, sized for the largest tile before the call's first store: a work
 // item allocates nothing, so a call that runs out of memory fails before it writes any output.
 struct Scratch {
-    void size_for(int64_t rows, int64_t dqk, int64_t dv, int64_t bk) {
+    void size_for(int64_t rows, int64_t dqk, int64_t dv, int64_t bk, bool int8) {
         q.resize(static_cast<size_t>(rows * dqk));
         kt.resize(static_cast<size_t>(dqk * bk));
         v.resize(static_cast<size_t>(bk * dv));
         s.resize(static_cast<size_t>(rows * bk));
         p.resize(static_cast<size_t>(bk));
         partial.resize(static_cast<size_t>(dv));
+        if (int8) {
+            q32.resize(static_cast<size_t>(rows * dqk));
+            kt32.resize(static_cast<size_t>(dqk * bk));
+            s32.resize(static_cast<size_t>(rows * bk));
+            k_descale.resize(static_cast<size_t>(bk));
+            key_log2.resize(static_cast<size_t>(bk));
+            key_log2x8.resize(static_cast<size_t>(bk));
+        }
         acc.resize(static_cast<size_t>(rows * dv));
         m.resize(static_cast<size_t>(rows));
         l.resize(static_cast<size_t>(rows));
@@ -69,6 +81,13 @@ struct Scratch {
     std::vector<float> partial;  // [dv]
     std::vector<float> acc;      // [tile][dv]
     std::vector<float> m, l;     // [tile]
+    // The INT8 Q/K mode: integer operands, int32 scores and the per-key factors of one row.
+    std::vector<int32_t> q32;         // [tile][dqk]
+    std::vector<int32_t> kt32;        // [dqk][block]
+    std::vector<int32_t> s32;         // [tile][block]
+    std::vector<float> k_descale;     // [block] each key's k_descale_per_block entry
+    std::vector<float> key_log2;      // [block] one row's scale_log2 per key
+    std::vector<float> key_log2x8;    // [block] 8 * key_log2
 };
 
 // The two hot loops, compiled for AVX2 as well as the baseline and picked at load time. Without
@@ -105,6 +124,24 @@ ZYFA_HOT_LOOP void probabilities_times_values(const float* p, const float* v, fl
     }
 }
 
+// s[r][j] = q[r] . kt[:, j] in int32 (exact: |s| <= 2^22 for head_dim_qk <= 256), then the biased
+// fp32 the GPU's integer add yields (common/int8_qk.h).
+ZYFA_HOT_LOOP void int8_scores_tile(const int32_t* q, const int32_t* kt, int32_t* acc, float* s, int64_t rows,
+                                    int64_t dqk, int64_t bk) {
+    for (int64_t r = 0; r < rows; ++r) {
+        int32_t* ar = acc + r * bk;
+        const int32_t* qr = q + r * dqk;
+        for (int64_t j = 0; j < bk; ++j) ar[j] = 0;
+        for (int64_t d = 0; d < dqk; ++d) {
+            const int32_t qv = qr[d];
+            const int32_t* ktd = kt + d * bk;
+            for (int64_t j = 0; j < bk; ++j) ar[j] += qv * ktd[j];
+        }
+        float* sr = s + r * bk;
+        for (int64_t j = 0; j < bk; ++j) sr[j] = numerics::int8_score_biased(ar[j]);
+    }
+}
+
 float descale_or_one(const float* descale, const AttnProblem& p, int64_t b, int64_t hk) {
     return descale ? descale[b * p.heads_kv + hk] : 1.0f;
 }
@@ -113,11 +150,12 @@ class BlockedAttention {
 public:
     BlockedAttention(const AttnProblem& problem, const NumericsModel& model) : p_(problem), model_(model) {
         if (model.key_block <= 0) throw Error(ZYFA_ERROR_INTERNAL, "numerics model: key_block must be > 0");
-        fp8_ = dtype_is_fp8(p_.q.dtype);
-        format_ = fp8_format_of(p_.q.dtype);
-        p_values_ = fp8_values(p_.q.dtype);
+        int8_ = p_.int8_qk();
+        fp8_ = dtype_is_fp8(p_.q.dtype) || int8_;  // P is rounded to FP8: v's format
+        format_ = fp8_format_of(p_.v.dtype);
+        p_values_ = fp8_values(p_.v.dtype);
         if (model.scheme == SoftmaxScheme::Lean) {
-            if (!fp8_) throw_not_supported("softmax LEAN needs FP8 q/k/v");
+            if (!fp8_) throw_not_supported("softmax LEAN needs FP8 q/k/v (or INT8 q/k with FP8 v)");
             rounding_ = PRounding::LeanCode;
         } else if (fp8_) {
             rounding_ = PRounding::Fp8Rne;
@@ -141,7 +179,7 @@ public:
         int64_t rows = 0;
         for (const WorkItem& item : items_) rows = std::max(rows, item.row_end - item.row_begin);
         std::vector<Scratch> scratch(static_cast<size_t>(slots));
-        for (Scratch& sc : scratch) sc.size_for(rows, p_.head_dim_qk, p_.head_dim_v, model_.key_block);
+        for (Scratch& sc : scratch) sc.size_for(rows, p_.head_dim_qk, p_.head_dim_v, model_.key_block, int8_);
         return scratch;
     }
 
@@ -183,7 +221,12 @@ private:
 
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t off = AttnProblem::offset(p.q, p.first_q(b), b, item.row_begin + r, h);
-            for (int64_t d = 0; d < dqk; ++d) sc.q[r * dqk + d] = load_as_float(p.q.data, p.q.dtype, off + d);
+            if (int8_) {
+                const int8_t* qi = static_cast<const int8_t*>(p.q.data) + off;
+                for (int64_t d = 0; d < dqk; ++d) sc.q32[r * dqk + d] = qi[d];
+            } else {
+                for (int64_t d = 0; d < dqk; ++d) sc.q[r * dqk + d] = load_as_float(p.q.data, p.q.dtype, off + d);
+            }
         }
 
         // Keys any row of the tile sees; blocks are aligned to multiples of bk from key 0.
@@ -198,13 +241,30 @@ private:
         for (int64_t block = keys_begin - keys_begin % bk; block < keys_end; block += bk) {
             const int64_t n = std::min(bk, sk - block);
             load_kv_block(b, hk, block, n, sc);
-            scores_tile(sc.q.data(), sc.kt.data(), sc.s.data(), rows, p.head_dim_qk, bk);
+            if (int8_) {
+                int8_scores_tile(sc.q32.data(), sc.kt32.data(), sc.s32.data(), sc.s.data(), rows, p.head_dim_qk, bk);
+            } else {
+                scores_tile(sc.q.data(), sc.kt.data(), sc.s.data(), rows, p.head_dim_qk, bk);
+            }
             for (int64_t r = 0; r < rows; ++r) {
                 const auto range = numerics::visible_keys(item.row_begin + r, sq, sk, mask, p.window_left, p.window_right);
                 const int64_t lo = std::max(range.begin, block) - block;
                 const int64_t hi = std::min(range.end, block + n) - block;
                 if (lo >= hi) continue;  // the block is invisible to this row: its state is unchanged
-                update_row(&sc.s[r * bk], lo, hi, n, scale_log2, scale8_log2, sc.m[r], sc.l[r], &sc.acc[r * dv], sc);
+                const float* key_log2 = nullptr;
+                const float* key_log2x8 = nullptr;
+                if (int8_) {
+                    // fp32 factors of this (query token, 64-key block), in the kernels' order.
+                    const float qd_row = p.q_token_descale(b, h, item.row_begin + r);
+                    for (int64_t j = 0; j < n; ++j) {
+                        sc.key_log2[j] = numerics::score_scale_log2(p.softmax_scale, qd_row, sc.k_descale[j]);
+                        sc.key_log2x8[j] = 8.0f * sc.key_log2[j];
+                    }
+                    key_log2 = sc.key_log2.data();
+                    key_log2x8 = sc.key_log2x8.data();
+                }
+                update_row(&sc.s[r * bk], key_log2, key_log2x8, lo, hi, n, scale_log2, scale8_log2, sc.m[r], sc.l[r],
+                           &sc.acc[r * dv], sc);
             }
         }
 
@@ -231,20 +291,35 @@ private:
         const int64_t dqk = p.head_dim_qk, dv = p.head_dim_v, bk = model_.key_block;
         for (int64_t j = 0; j < n; ++j) {
             const int64_t k_off = key_offset(p, p.k, b, block + j, hk);
-            for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = load_as_float(p.k.data, p.k.dtype, k_off + d);
+            if (int8_) {
+                const int8_t* ki = static_cast<const int8_t*>(p.k.data) + k_off;
+                for (int64_t d = 0; d < dqk; ++d) sc.kt32[d * bk + j] = ki[d];
+                sc.k_descale[j] = p.k_block_descale(b, hk, block + j);
+            } else {
+                for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = load_as_float(p.k.data, p.k.dtype, k_off + d);
+            }
             const int64_t v_off = key_offset(p, p.v, b, block + j, hk);
             for (int64_t d = 0; d < dv; ++d) sc.v[j * dv + d] = load_as_float(p.v.data, p.v.dtype, v_off + d);
         }
         for (int64_t j = n; j < bk; ++j)
-            for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = 0.0f;
+            for (int64_t d = 0; d < dqk; ++d) {
+                if (int8_) sc.kt32[d * bk + j] = 0;
+                else sc.kt[d * bk + j] = 0.0f;
+            }
     }
 
 
-    void update_row(const float* s, int64_t lo, int64_t hi, int64_t n, float scale_log2, float scale8_log2,
-                    float& m, float& l, float* acc, Scratch& sc) const {
+    // s: the block's raw scores of one row; INT8: biased (common/int8_qk.h) with per-key factors
+    // key_log2[j] and key_log2x8[j] instead of the row's scale_log2 and scale8_log2 (null otherwise).
+    void update_row(const float* s, const float* key_log2, const float* key_log2x8, int64_t lo, int64_t hi, int64_t n,
+                    float scale_log2, float scale8_log2, float& m, float& l, float* acc, Scratch& sc) const {
         const int64_t dv = p_.head_dim_v;
+        // The log2-domain score, rounded once: S_raw * scale_log2.
+        auto score_log2 = [&](int64_t j) {
+            return key_log2 ? numerics::int8_score_value(s[j]) * key_log2[j] : s[j] * scale_log2;
+        };
         float block_max = kNegInf;
-        for (int64_t j = lo; j < hi; ++j) block_max = numerics::max_keep_nan(block_max, s[j] * scale_log2);
+        for (int64_t j = lo; j < hi; ++j) block_max = numerics::max_keep_nan(block_max, score_log2(j));
         const float m_new = numerics::max_keep_nan(m, block_max);
         if (numerics::row_max_is_poisoned(m_new)) {  // a NaN or +inf score: the row's O and lse are NaN
             m = m_new;
@@ -267,10 +342,15 @@ private:
         if (rounding_ == PRounding::LeanCode) {
             const float bias = numerics::lean_p_bias(m_new - fraction, exponent, model_.lean_centre, format_);
             for (int64_t j = lo; j < hi; ++j) {
-                uint8_t code = numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
+                // INT8: the removal of the score's bias folded into the FMA's constant.
+                uint8_t code = key_log2x8
+                                   ? numerics::lean_p_code(s[j], key_log2x8[j],
+                                                           numerics::int8_lean_p_bias(bias, key_log2x8[j]),
+                                                           model_.rounding, format_)
+                                   : numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
                 if (model_.flush_subnormal_codes && code < 8) code = 0;
                 pr[j] = p_values_[code];
-                const float t = s[j] * scale_log2 - m_new;
+                const float t = score_log2(j) - m_new;
                 if (t >= model_.lean_exact_p_from)  // study only: exp2 + RNE instead of the code
                     pr[j] = p_values_[numerics::fp8_encode(numerics::exp2_fp32(t + fraction) *
                                                                numerics::exp2_int(exponent), format_)];
@@ -282,7 +362,7 @@ private:
         } else {
             const float up = numerics::exp2_int(exponent);
             for (int64_t j = lo; j < hi; ++j) {
-                const float prob = numerics::exp2_fp32(s[j] * scale_log2 - m_new);
+                const float prob = numerics::exp2_fp32(score_log2(j) - m_new);
                 row_sum += prob;  // EXACT and NAIVE: the denominator of unrounded probabilities
                 pr[j] = round_p(prob * up);
             }
@@ -308,7 +388,8 @@ private:
 
     const AttnProblem& p_;
     const NumericsModel& model_;
-    bool fp8_ = false;
+    bool fp8_ = false;   // P is rounded to FP8 (FP8 inputs, or the INT8 Q/K mode)
+    bool int8_ = false;  // the INT8 Q/K mode
     numerics::Fp8Format format_ = numerics::Fp8Format::E4M3FN;
     const float* p_values_ = nullptr;  // decoded FP8 codes of the P format
     PRounding rounding_ = PRounding::None;

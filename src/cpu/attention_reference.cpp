@@ -35,16 +35,19 @@ ReferenceOutput attention_reference_fp64(const AttnProblem& p) {
             for (int64_t i = 0; i < sq; ++i) {
                 const int64_t q_off = AttnProblem::offset(p.q, p.first_q(b), b, i, h);
                 q_row.resize(static_cast<size_t>(p.head_dim_qk));
+                // INT8 q/k: per-token and per-64-key-block descales instead of the per-head ones.
+                const double qd_row = p.int8_qk() ? static_cast<double>(p.q_token_descale(b, h, i)) : qd;
                 for (int64_t d = 0; d < p.head_dim_qk; ++d)
-                    q_row[d] = load_as_float(p.q.data, p.q.dtype, q_off + d) * qd;
+                    q_row[d] = load_as_float(p.q.data, p.q.dtype, q_off + d) * qd_row;
                 scores.assign(static_cast<size_t>(sk), 0.0);
                 double max_score = -std::numeric_limits<double>::infinity();
                 for (int64_t j = 0; j < sk; ++j) {
                     if (!numerics::key_visible(i, j, sq, sk, mask, p.window_left, p.window_right)) continue;
                     const int64_t k_off = key_offset(p, p.k, b, j, hk);
+                    const double kd_key = p.int8_qk() ? static_cast<double>(p.k_block_descale(b, hk, j)) : kd;
                     double dot = 0.0;
                     for (int64_t d = 0; d < p.head_dim_qk; ++d)
-                        dot += q_row[d] * (load_as_float(p.k.data, p.k.dtype, k_off + d) * kd);
+                        dot += q_row[d] * (load_as_float(p.k.data, p.k.dtype, k_off + d) * kd_key);
                     scores[j] = dot * static_cast<double>(p.softmax_scale);
                     if (scores[j] > max_score) max_score = scores[j];
                 }

@@ -35,8 +35,22 @@ const char* kernel_name_for(zyfa_dtype dtype, zyfa_softmax softmax, int key_bloc
     }
 }
 
+// The INT8 Q/K mode: q and k INT8, v (and so P) in this FP8 format.
+const char* int8_qk_kernel_name_for(zyfa_dtype v_dtype, zyfa_softmax softmax, int key_block) {
+    const bool lean = softmax == ZYFA_SOFTMAX_LEAN;
+    const bool fnuz = v_dtype == ZYFA_DTYPE_FP8_E4M3FNUZ;
+    if (key_block == 128) {
+        if (fnuz) return lean ? "cpu_fwd_int8qk_e4m3fnuz_lean_bk128" : "cpu_fwd_int8qk_e4m3fnuz_exact_bk128";
+        return lean ? "cpu_fwd_int8qk_e4m3fn_lean_bk128" : "cpu_fwd_int8qk_e4m3fn_exact_bk128";
+    }
+    if (fnuz) return lean ? "cpu_fwd_int8qk_e4m3fnuz_lean_bk64" : "cpu_fwd_int8qk_e4m3fnuz_exact_bk64";
+    return lean ? "cpu_fwd_int8qk_e4m3fn_lean_bk64" : "cpu_fwd_int8qk_e4m3fn_exact_bk64";
+}
+
 const char* kernel_name_for(const AttnProblem& problem) {
-    return kernel_name_for(problem.q.dtype, problem.softmax, NumericsModel::for_problem(problem).key_block);
+    const int key_block = NumericsModel::for_problem(problem).key_block;
+    if (problem.int8_qk()) return int8_qk_kernel_name_for(problem.v.dtype, problem.softmax, key_block);
+    return kernel_name_for(problem.q.dtype, problem.softmax, key_block);
 }
 
 class CpuBackend final : public Backend {
@@ -51,8 +65,8 @@ public:
     void check_attn_supported(const AttnProblem& problem) const override {
         if (!kernel_name_for(problem))
             throw_not_supported("the CPU backend has no kernel for this q dtype");
-        if (problem.softmax == ZYFA_SOFTMAX_LEAN && !problem.fp8())
-            throw_not_supported("params.softmax = LEAN needs FP8 q/k/v");
+        if (problem.softmax == ZYFA_SOFTMAX_LEAN && !problem.fp8_p())
+            throw_not_supported("params.softmax = LEAN needs FP8 q/k/v (or INT8 q/k with FP8 v)");
     }
 
     const char* attn_kernel_name(const AttnProblem& problem) const override {

@@ -1,7 +1,8 @@
-// zyfa_quantize_fp8 on the CPU. Two passes over every (batch, head) slice, three with K
-// smoothing: the optional first one sums each channel over the slice's rows into its mean
-// (common/smooth_mean.h, kept in scratch); the next finds the slice's amax (over all its rows and
-// dims, after the optional smoothing and Hadamard rotation) and checks that everything is finite;
+// zyfa_quantize_fp8 and zyfa_quantize_int8 on the CPU. Two passes over every (batch, head) slice,
+// three with K smoothing: the optional first one sums each channel over the slice's rows into its
+// mean (common/smooth_mean.h, kept in scratch); the next finds the amax of each scale group of the
+// slice (FP8: all its rows; INT8: each token or each 64 rows; over all dims, after the optional
+// smoothing and Hadamard rotation) and checks that everything is finite;
 // only when every slice passed does the last pass write codes, descales and means, so a rejected
 // call writes nothing. The smoothed, rotated rows are recomputed in the last pass rather than
 // stored: deterministic, cheap (n log n per row) and needing no scratch tensor.
@@ -13,6 +14,7 @@
 
 #include "common/fp8_e4m3.h"
 #include "common/hadamard.h"
+#include "common/int8_qk.h"
 #include "common/smooth_mean.h"
 #include "core/errors.hpp"
 #include "tensor_access.hpp"
@@ -97,12 +99,17 @@ void slice_mean(const QuantProblem& problem, Slice slice, float* row, double* la
     }
 }
 
-// Pass 1: amax of the (smoothed, rotated) slice; throws INVALID_ARGUMENT on a non-finite value.
-// `row` is the running slot's scratch row of head_dim floats.
-float slice_amax(const QuantProblem& problem, Slice slice, const float* mean, float* row) {
+// The scale group of row s: 0 for one scale per slice, else s / scale_rows.
+int64_t group_of(const QuantProblem& problem, int64_t s) { return problem.scale_rows == 0 ? 0 : s / problem.scale_rows; }
+
+// Pass 1: amax of each scale group of the (smoothed, rotated) slice into amax[0, scale_groups());
+// throws INVALID_ARGUMENT on a non-finite value. `row` is the running slot's scratch row of
+// head_dim floats.
+void slice_amax(const QuantProblem& problem, Slice slice, const float* mean, float* row, float* amax) {
     const SliceRows rows(problem, slice, mean);
-    float amax = 0.0f;
+    for (int64_t g = 0; g < problem.scale_groups(); ++g) amax[g] = 0.0f;
     for (int64_t s = 0; s < rows.count(); ++s) {
+        float& group_amax = amax[group_of(problem, s)];
         rows.load(s, row);
         for (int64_t d = 0; d < problem.head_dim; ++d) {
             const float x = row[d];
@@ -125,17 +132,37 @@ float slice_amax(const QuantProblem& problem, Slice slice, const float* mean, fl
                 throw_invalid("the Hadamard rotation overflows fp32 (" + slice_name(slice) +
                               ", row " + std::to_string(s) + ")");
             }
-            if (magnitude > amax) amax = magnitude;
+            if (magnitude > group_amax) group_amax = magnitude;
         }
     }
-    return amax;
 }
 
-// Pass 2: codes of the slice, its descale and its means, with the slot's scratch row as in pass 1.
-void write_slice(const QuantProblem& problem, Slice slice, float amax, const float* mean, float* row) {
-    const numerics::Fp8Format format = fp8_format_of(problem.out.dtype);
-    const float fp8_max = numerics::fp8_max(format);
-    float* descale = problem.descale + slice.batch * problem.heads + slice.head;
+// The encoder and scale of one output format: FP8 (saturating RNE to e4m3) or symmetric INT8.
+struct Encoder {
+    bool int8;
+    numerics::Fp8Format format;
+    float max_code;  // fp8_max, or 127
+
+    explicit Encoder(zyfa_dtype dtype)
+        : int8(dtype == ZYFA_DTYPE_INT8),
+          format(fp8_format_of(dtype)),
+          max_code(int8 ? numerics::kInt8MaxCode : numerics::fp8_max(fp8_format_of(dtype))) {}
+    float scale(float shifted_amax) const {
+        return int8 ? numerics::int8_quant_scale(shifted_amax) : max_code / shifted_amax;
+    }
+    float descale(float amax) const { return int8 ? numerics::int8_quant_descale(amax) : amax / max_code; }
+    // Saturating: amax * scale may round a hair above the largest code; it still maps to it.
+    uint8_t encode(float scaled) const {
+        return int8 ? static_cast<uint8_t>(numerics::int8_encode(scaled)) : numerics::fp8_encode(scaled, format);
+    }
+};
+
+// Pass 2: codes of the slice, its descales (one per scale group that holds a row) and its means,
+// with the slot's scratch row as in pass 1.
+void write_slice(const QuantProblem& problem, Slice slice, const float* amax, const float* mean, float* row) {
+    const Encoder encoder(problem.out.dtype);
+    const int64_t groups = problem.scale_groups();
+    float* descale = problem.descale + (slice.batch * problem.heads + slice.head) * groups;
     const SliceRows rows(problem, slice, mean);
     auto* out = static_cast<uint8_t*>(problem.out.data);
     if (mean != nullptr) {
@@ -143,28 +170,25 @@ void write_slice(const QuantProblem& problem, Slice slice, float amax, const flo
         for (int64_t d = 0; d < problem.head_dim; ++d) mean_out[d] = mean[d];
     }
 
-    if (amax == 0.0f) {  // all zeros: any scale is exact; 1 keeps the descale harmless
-        for (int64_t s = 0; s < rows.count(); ++s) {
-            const int64_t base = rows.offset(problem.out, s);
-            for (int64_t d = 0; d < problem.head_dim; ++d) out[base + d] = 0;
-        }
-        *descale = 1.0f;
-        return;
-    }
+    // One scale per slice is written even for an empty sequence (1); per-row groups only where
+    // the sequence has rows.
+    const int64_t used_groups = problem.scale_rows == 0 ? 1 : (rows.count() + problem.scale_rows - 1) / problem.scale_rows;
+    for (int64_t g = 0; g < used_groups; ++g) descale[g] = amax[g] == 0.0f ? 1.0f : encoder.descale(amax[g]);
 
-    const float pre_shift = amax < kTinyAmax ? kTinyShift : 1.0f;
-    const float scale = fp8_max / (amax * pre_shift);
     for (int64_t s = 0; s < rows.count(); ++s) {
+        const float group_amax = amax[group_of(problem, s)];
+        const int64_t base = rows.offset(problem.out, s);
+        if (group_amax == 0.0f) {  // all zeros: any scale is exact; 1 keeps the descale harmless
+            for (int64_t d = 0; d < problem.head_dim; ++d) out[base + d] = 0;
+            continue;
+        }
+        const float pre_shift = group_amax < kTinyAmax ? kTinyShift : 1.0f;
+        const float scale = encoder.scale(group_amax * pre_shift);
         rows.load(s, row);
         rows.smooth(row);
         rows.rotate(row);
-        const int64_t base = rows.offset(problem.out, s);
-        // Saturating RNE encoder: amax * scale may round a hair above fp8_max; it still maps to max.
-        for (int64_t d = 0; d < problem.head_dim; ++d) {
-            out[base + d] = numerics::fp8_encode((row[d] * pre_shift) * scale, format);
-        }
+        for (int64_t d = 0; d < problem.head_dim; ++d) out[base + d] = encoder.encode((row[d] * pre_shift) * scale);
     }
-    *descale = amax / fp8_max;
 }
 
 }  // namespace
@@ -172,8 +196,8 @@ void write_slice(const QuantProblem& problem, Slice slice, float amax, const flo
 void quantize_fp8(const QuantProblem& problem, WorkerPool& pool) {
     // An empty problem (batch or seqlen 0) writes nothing, like every zyfa call on an empty problem.
     if (problem.empty() || problem.heads == 0 || problem.head_dim == 0) return;
-    if (!dtype_is_fp8(problem.out.dtype)) {
-        throw Error(ZYFA_ERROR_INTERNAL, "quantize_fp8: output dtype is not FP8 (validation missed it)");
+    if (!dtype_is_fp8(problem.out.dtype) && problem.out.dtype != ZYFA_DTYPE_INT8) {
+        throw Error(ZYFA_ERROR_INTERNAL, "quantize: output dtype is neither FP8 nor INT8 (validation missed it)");
     }
     const int64_t slices = problem.batch * problem.heads;
     auto slice_of = [&](int64_t i) { return Slice{i / problem.heads, i % problem.heads}; };
@@ -182,7 +206,8 @@ void quantize_fp8(const QuantProblem& problem, WorkerPool& pool) {
     // of lane sums) per worker slot, the amax and the means of every slice.
     const size_t n = static_cast<size_t>(problem.head_dim);
     const size_t slots = static_cast<size_t>(pool.slot_count(slices));
-    std::vector<float> amax(static_cast<size_t>(slices));
+    const size_t groups = static_cast<size_t>(problem.scale_groups());
+    std::vector<float> amax(static_cast<size_t>(slices) * groups);
     std::vector<float> rows(slots * n);
     std::vector<float> means(problem.smooth ? static_cast<size_t>(slices) * n : 0);
     std::vector<double> lanes(problem.smooth ? slots * numerics::kSmoothLanes * n : 0);
@@ -195,10 +220,10 @@ void quantize_fp8(const QuantProblem& problem, WorkerPool& pool) {
         });
     }
     pool.parallel_for(slices, [&](int64_t i, int slot) {
-        amax[static_cast<size_t>(i)] = slice_amax(problem, slice_of(i), mean_of(i), row_of(slot));
+        slice_amax(problem, slice_of(i), mean_of(i), row_of(slot), amax.data() + static_cast<size_t>(i) * groups);
     });
     pool.parallel_for(slices, [&](int64_t i, int slot) {
-        write_slice(problem, slice_of(i), amax[static_cast<size_t>(i)], mean_of(i), row_of(slot));
+        write_slice(problem, slice_of(i), amax.data() + static_cast<size_t>(i) * groups, mean_of(i), row_of(slot));
     });
 }
 

@@ -18,7 +18,8 @@ inline size_t dtype_size(zyfa_dtype dtype) {
         case ZYFA_DTYPE_FP16:
         case ZYFA_DTYPE_BF16: return 2;
         case ZYFA_DTYPE_FP8_E4M3FN:
-        case ZYFA_DTYPE_FP8_E4M3FNUZ: return 1;
+        case ZYFA_DTYPE_FP8_E4M3FNUZ:
+        case ZYFA_DTYPE_INT8: return 1;
         default: return 0;
     }
 }
@@ -54,6 +55,7 @@ inline float load_as_float(const void* base, zyfa_dtype dtype, int64_t index) {
         case ZYFA_DTYPE_BF16: return numerics::bf16_to_float(static_cast<const uint16_t*>(base)[index]);
         case ZYFA_DTYPE_FP8_E4M3FN:
         case ZYFA_DTYPE_FP8_E4M3FNUZ: return fp8_values(dtype)[static_cast<const uint8_t*>(base)[index]];
+        case ZYFA_DTYPE_INT8: return static_cast<float>(static_cast<const int8_t*>(base)[index]);
         default: return 0.0f;
     }
 }

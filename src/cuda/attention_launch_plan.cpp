@@ -29,7 +29,8 @@ enum class Structure {
 
 struct KernelFamily {
     Structure structure;
-    bool fp8;
+    bool fp8;      // one-byte q/k/v: FP8, or the INT8 Q/K mode
+    bool int8_qk;  // the INT8 Q/K mode (s8 Q and K, e4m3 V)
     int head_dim_qk;
     int head_dim_v;
     const char* variant;
@@ -68,16 +69,18 @@ constexpr uint32_t ws_family_shared_bytes_of() {
 #define ZYFA_SYMBOL_B_b16 "fp16_"
 #define ZYFA_SYMBOL_A_e4m3 "e4m3_exact_"
 #define ZYFA_SYMBOL_B_e4m3 "e4m3_lean_"
+#define ZYFA_SYMBOL_A_i8e4m3 "i8e4m3_exact_"
+#define ZYFA_SYMBOL_B_i8e4m3 "i8e4m3_lean_"
 #define ZYFA_FAMILY_mma(family, fp8, dims, dqk, dv, on_sm80)                                                \
-    KernelFamily{Structure::Mma, fp8 != 0, dqk, dv, "attn_fwd_" #family "_" #dims,                           \
+    KernelFamily{Structure::Mma, fp8 != 0, fp8 == 2, dqk, dv, "attn_fwd_" #family "_" #dims,                           \
                  "zyfa_attn_fwd_" ZYFA_SYMBOL_A_##family #dims, "zyfa_attn_fwd_" ZYFA_SYMBOL_B_##family #dims, \
                  shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
 #define ZYFA_FAMILY_ws(family, fp8, dims, dqk, dv, on_sm80)                                                   \
-    KernelFamily{Structure::Ws, fp8 != 0, dqk, dv, "attn_fwd_ws_" #family "_" #dims,                           \
+    KernelFamily{Structure::Ws, fp8 != 0, fp8 == 2, dqk, dv, "attn_fwd_ws_" #family "_" #dims,                           \
                  "zyfa_attn_fwd_ws_" ZYFA_SYMBOL_A_##family #dims, "zyfa_attn_fwd_ws_" ZYFA_SYMBOL_B_##family #dims, \
                  ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
 #define ZYFA_FAMILY_ws_paged(family, fp8, dims, dqk, dv, on_sm80)                                           \
-    KernelFamily{Structure::WsPaged, fp8 != 0, dqk, dv, "attn_fwd_ws_paged_" #family "_" #dims,                  \
+    KernelFamily{Structure::WsPaged, fp8 != 0, fp8 == 2, dqk, dv, "attn_fwd_ws_paged_" #family "_" #dims,        \
                  "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_A_##family #dims,                                        \
                  "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_B_##family #dims,                                        \
                  ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
@@ -90,14 +93,17 @@ constexpr KernelFamily kFamilies[] = {
 #undef ZYFA_FAMILY_ws_paged
 #undef ZYFA_FAMILY_ws
 #undef ZYFA_FAMILY_mma
+#undef ZYFA_SYMBOL_B_i8e4m3
+#undef ZYFA_SYMBOL_A_i8e4m3
 #undef ZYFA_SYMBOL_B_e4m3
 #undef ZYFA_SYMBOL_A_e4m3
 #undef ZYFA_SYMBOL_B_b16
 #undef ZYFA_SYMBOL_A_b16
 
-const KernelFamily* find_family(Structure structure, bool fp8, int64_t head_dim_qk, int64_t head_dim_v) {
+const KernelFamily* find_family(Structure structure, bool fp8, bool int8_qk, int64_t head_dim_qk, int64_t head_dim_v) {
     for (const KernelFamily& f : kFamilies) {
-        if (f.structure == structure && f.fp8 == fp8 && f.head_dim_qk == head_dim_qk && f.head_dim_v == head_dim_v) {
+        if (f.structure == structure && f.fp8 == fp8 && f.int8_qk == int8_qk && f.head_dim_qk == head_dim_qk &&
+            f.head_dim_v == head_dim_v) {
             return &f;
         }
     }
@@ -139,12 +145,31 @@ public:
             throw_not_supported("q.dtype = FP8_E4M3FNUZ has no NVIDIA kernel (e4m3fnuz is the gfx942 format; "
                                 "NVIDIA GPUs use FP8_E4M3FN)");
         }
-        if (dtype != ZYFA_DTYPE_BF16 && dtype != ZYFA_DTYPE_FP16 && dtype != ZYFA_DTYPE_FP8_E4M3FN) {
+        const bool int8_qk = dtype == ZYFA_DTYPE_INT8;  // the INT8 Q/K mode: v FP8
+        if (dtype != ZYFA_DTYPE_BF16 && dtype != ZYFA_DTYPE_FP16 && dtype != ZYFA_DTYPE_FP8_E4M3FN && !int8_qk) {
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no NVIDIA kernel");
         }
-        const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN;
+        if (int8_qk && p.v.dtype != ZYFA_DTYPE_FP8_E4M3FN) {
+            throw_not_supported(std::string("v.dtype = ") + dtype_name(p.v.dtype) +
+                                " with INT8 q/k has no NVIDIA kernel (NVIDIA GPUs use FP8_E4M3FN)");
+        }
+        const bool fp8 = dtype == ZYFA_DTYPE_FP8_E4M3FN || int8_qk;  // one-byte operands, e4m3 P and V
+        if (int8_qk && !find_family(Structure::Ws, fp8, true, p.head_dim_qk, p.head_dim_v)) {
+            throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +
+                                std::to_string(p.head_dim_v) +
+                                " with INT8 q/k: the NVIDIA INT8 Q/K kernels support head dims 64 and 128");
+        }
+        if (int8_qk && p.paged()) {
+            throw_not_supported("q.dtype = INT8 (the INT8 Q/K mode) with params.block_table set: the NVIDIA INT8 "
+                                "Q/K kernels read contiguous K and V only (no paged INT8 kernels); attention "
+                                "sinks are supported");
+        }
+        if (int8_qk && (image_arch != "sm_90a" || !output_pairs_aligned(p.o))) {
+            throw_not_supported("q.dtype = INT8 (the INT8 Q/K mode) runs on the sm_90a warp-specialised kernels only, "
+                                "with O's element pairs aligned (" + image_arch + ")");
+        }
         // The warp-specialised kernels cover every dtype and head dims of the NVIDIA backend.
-        if (!find_family(Structure::Ws, fp8, p.head_dim_qk, p.head_dim_v)) {
+        if (!find_family(Structure::Ws, fp8, int8_qk, p.head_dim_qk, p.head_dim_v)) {
             throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +
                                 std::to_string(p.head_dim_v) +
                                 ": the NVIDIA kernels support head dims 64, 128, 256 and 192/128");
@@ -154,7 +179,7 @@ public:
         const KernelFamily* family = nullptr;
         if (p.paged()) {
             // Paged K/V: the warp-specialised paged kernels only (attention_kernel_variants.def).
-            family = ws_kernel ? find_family(Structure::WsPaged, fp8, p.head_dim_qk, p.head_dim_v) : nullptr;
+            family = ws_kernel ? find_family(Structure::WsPaged, fp8, int8_qk, p.head_dim_qk, p.head_dim_v) : nullptr;
             if (!family) {
                 throw_not_supported("params.block_table is set: the NVIDIA paged kernels need sm_90a, head dims "
                                     "128/128 and an O whose element pairs are aligned; this request has head dims " +
@@ -166,9 +191,9 @@ public:
                                     " exceeds the NVIDIA kernels' int32 page indices");
             }
         } else if (ws_kernel) {
-            family = find_family(Structure::Ws, fp8, p.head_dim_qk, p.head_dim_v);
+            family = find_family(Structure::Ws, fp8, int8_qk, p.head_dim_qk, p.head_dim_v);
         } else if (image_arch == "sm_90a" || image_arch == "sm_80") {
-            family = find_family(Structure::Mma, fp8, p.head_dim_qk, p.head_dim_v);
+            family = find_family(Structure::Mma, fp8, int8_qk, p.head_dim_qk, p.head_dim_v);
             if (family && image_arch == "sm_80" && !family->on_sm80) family = nullptr;
         }
         if (!family) {
@@ -250,7 +275,8 @@ public:
         static_assert(alignof(nvidia::WsTmaParams) <= alignof(gpu::SecondKernelParameter), "alignment");
         nvidia::WsTmaParams params;
         std::memset(&params, 0, sizeof(params));  // enabled = 0: the kernels copy with cp.async
-        const int key_block = nvidia::ws_key_block(p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN, p.softmax == ZYFA_SOFTMAX_LEAN,
+        const bool one_byte = p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN || p.q.dtype == ZYFA_DTYPE_INT8;
+        const int key_block = nvidia::ws_key_block(one_byte, p.softmax == ZYFA_SOFTMAX_LEAN,
                                                    static_cast<int>(p.head_dim_qk), static_cast<int>(p.head_dim_v));
         if (choice_ == CudaKernelChoice::Automatic) params = make_ws_tma_params(p, key_block, runtime);
         if (p.paged()) {  // the paged kernels' block table (PagedKvArgs), with or without the maps

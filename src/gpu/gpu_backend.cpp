@@ -104,6 +104,8 @@ public:
             {"params.sinks", problem.sinks},
             {"params.block_table", problem.block_table},
             {"params.seqused_k", problem.seqused_k},
+            {"params.q_descale_per_token", problem.q_descale_per_token},
+            {"params.k_descale_per_block", problem.k_descale_per_block},
         };
         check_device_reachable(pointers);
     }
@@ -257,6 +259,10 @@ private:
     }
 
     QuantLaunch plan_quantize(const QuantProblem& problem) const {
+        if (problem.int8()) {
+            throw_not_supported(std::string("zyfa_quantize_int8 has no ") + runtime_->vendor() +
+                                " kernel yet; quantise with the CPU backend or on the host");
+        }
         if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
         if (quant_.clear == nullptr) {
             throw_not_supported(std::string("zyfa_quantize_fp8 has no ") + runtime_->vendor() + " kernel for " +
@@ -367,8 +373,10 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
     args.lse = problem.lse;
     args.cu_seqlens_q = problem.cu_seqlens_q;
     args.cu_seqlens_k = problem.cu_seqlens_k;
-    args.q_descale = problem.q_descale;
-    args.k_descale = problem.k_descale;
+    // The INT8 Q/K mode's per-token and per-64-key-block descales travel in the same two fields
+    // (attention_kernel_args.h).
+    args.q_descale = problem.int8_qk() ? problem.q_descale_per_token : problem.q_descale;
+    args.k_descale = problem.int8_qk() ? problem.k_descale_per_block : problem.k_descale;
     args.v_descale = problem.v_descale;
     set_strides(problem.q, args.q_stride_batch, args.q_stride_seq, args.q_stride_head);
     set_strides(problem.k, args.k_stride_batch, args.k_stride_seq, args.k_stride_head);

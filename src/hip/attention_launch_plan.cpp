@@ -155,6 +155,9 @@ public:
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " on " + device.arch + ": its matrix " +
                                 "unit reads " + dtype_name(arch_fp8) + " (gfx950: OCP e4m3fn, gfx942: e4m3fnuz)");
         }
+        if (dtype == ZYFA_DTYPE_INT8) {
+            throw_not_supported("q.dtype = INT8 (the INT8 Q/K mode) has no amd kernel yet; the CPU backend runs it");
+        }
         if (!fp8 && dtype != ZYFA_DTYPE_BF16) {
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no AMD kernel (BF16 and " +
                                 dtype_name(arch_fp8) + " on " + device.arch + ")");

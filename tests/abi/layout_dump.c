@@ -61,6 +61,8 @@ int main(void) {
     FIELD(zyfa_attn_params, num_pages);
     FIELD(zyfa_attn_params, page_size);
     FIELD(zyfa_attn_params, reserved2);
+    FIELD(zyfa_attn_params, q_descale_per_token);
+    FIELD(zyfa_attn_params, k_descale_per_block);
 
     STRUCT(zyfa_quant_params);
     FIELD(zyfa_quant_params, struct_size);
@@ -71,6 +73,8 @@ int main(void) {
     FIELD(zyfa_quant_params, head_dim);
     FIELD(zyfa_quant_params, cu_seqlens);
     FIELD(zyfa_quant_params, smooth_mean);
+    FIELD(zyfa_quant_params, scale_rows);
+    FIELD(zyfa_quant_params, reserved);
 
     STRUCT(zyfa_merge_params);
     FIELD(zyfa_merge_params, struct_size);
@@ -95,6 +99,7 @@ int main(void) {
     CONST(ZYFA_DTYPE_BF16);
     CONST(ZYFA_DTYPE_FP8_E4M3FN);
     CONST(ZYFA_DTYPE_FP8_E4M3FNUZ);
+    CONST(ZYFA_DTYPE_INT8);
     CONST(ZYFA_BACKEND_AUTO);
     CONST(ZYFA_BACKEND_CPU);
     CONST(ZYFA_BACKEND_HIP);
@@ -107,6 +112,7 @@ int main(void) {
     CONST(ZYFA_SOFTMAX_LEAN);
     CONST(ZYFA_QUANT_HADAMARD);
     CONST(ZYFA_QUANT_SMOOTH);
+    CONST(ZYFA_INT8_KEY_BLOCK);
     CONST(ZYFA_VERSION_MAJOR);
     return 0;
 }

@@ -76,7 +76,8 @@ static void attn_params_layout(void** state) {
     /* Appended after 0.1 (whose struct ended at 136): 0.1 callers pass struct_size 136. */
     EXPECT_FIELD(zyfa_attn_params, key_block, 136, 4);
     EXPECT_FIELD(zyfa_attn_params, reserved, 140, 4);
-    /* Appended in 0.1.4 (0.1.3 callers pass struct_size 144): sinks, then paged K/V. */
+    /* Appended in 0.1.4 (0.1.3 callers pass struct_size 144): sinks, then paged K/V, then the
+       INT8 Q/K mode's descales. */
     EXPECT_FIELD(zyfa_attn_params, sinks, 144, 8);
     EXPECT_FIELD(zyfa_attn_params, block_table, 152, 8);
     EXPECT_FIELD(zyfa_attn_params, seqused_k, 160, 8);
@@ -84,7 +85,9 @@ static void attn_params_layout(void** state) {
     EXPECT_FIELD(zyfa_attn_params, num_pages, 176, 8);
     EXPECT_FIELD(zyfa_attn_params, page_size, 184, 4);
     EXPECT_FIELD(zyfa_attn_params, reserved2, 188, 4);
-    assert_int_equal(sizeof(zyfa_attn_params), 192);
+    EXPECT_FIELD(zyfa_attn_params, q_descale_per_token, 192, 8);
+    EXPECT_FIELD(zyfa_attn_params, k_descale_per_block, 200, 8);
+    assert_int_equal(sizeof(zyfa_attn_params), 208);
     assert_int_equal(_Alignof(zyfa_attn_params), 8);
 }
 
@@ -100,7 +103,10 @@ static void quant_params_layout(void** state) {
     EXPECT_FIELD(zyfa_quant_params, cu_seqlens, 40, 8);
     /* Appended after 0.1 (whose struct ended at 48): 0.1 callers pass struct_size 48. */
     EXPECT_FIELD(zyfa_quant_params, smooth_mean, 48, 8);
-    assert_int_equal(sizeof(zyfa_quant_params), 56);
+    /* Appended in 0.1.4 (zyfa_quantize_int8): 0.1.3 callers pass struct_size 56. */
+    EXPECT_FIELD(zyfa_quant_params, scale_rows, 56, 4);
+    EXPECT_FIELD(zyfa_quant_params, reserved, 60, 4);
+    assert_int_equal(sizeof(zyfa_quant_params), 64);
     assert_int_equal(_Alignof(zyfa_quant_params), 8);
 }
 
@@ -171,6 +177,8 @@ static void constant_values(void** state) {
     assert_int_equal(ZYFA_DTYPE_BF16, 3);
     assert_int_equal(ZYFA_DTYPE_FP8_E4M3FN, 4);
     assert_int_equal(ZYFA_DTYPE_FP8_E4M3FNUZ, 5);
+    assert_int_equal(ZYFA_DTYPE_INT8, 6);
+    assert_int_equal(ZYFA_INT8_KEY_BLOCK, 64);
 
     assert_int_equal(ZYFA_BACKEND_AUTO, 0);
     assert_int_equal(ZYFA_BACKEND_CPU, 1);

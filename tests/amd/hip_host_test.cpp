@@ -354,6 +354,26 @@ void unsupported_requests_say_why(void**) {
         assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
         expect_message("q.stride_seq");
     }
+    {
+        // The INT8 Q/K mode (q, k INT8, v FP8) has no AMD kernel yet; its quantiser neither.
+        Problem p(ZYFA_DTYPE_INT8, 128, 128);
+        p.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message("q.dtype = INT8 (the INT8 Q/K mode) has no amd kernel yet");
+        zyfa_quant_params qp;
+        zyfa_quant_params_init(&qp, sizeof qp);
+        qp.batch = 1;
+        qp.seqlen = 300;
+        qp.heads = 2;
+        qp.head_dim = 128;
+        qp.scale_rows = 1;
+        zyfa_tensor in = p.v, out = p.k;
+        in.dtype = ZYFA_DTYPE_BF16;
+        const float one = 1.0f;
+        float* descale = p.small<float>(0, &one, 1);
+        assert_int_equal(zyfa_quantize_int8(ctx, &qp, &in, &out, descale, nullptr), ZYFA_ERROR_NOT_SUPPORTED);
+        expect_message("zyfa_quantize_int8 has no amd kernel yet");
+    }
     zyfa_context_destroy(ctx);
 }
 

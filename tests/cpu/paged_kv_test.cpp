@@ -6,6 +6,7 @@
 // nothing.
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,22 @@ void test_paged_varlen_queries_and_seqused(void**) {
     }
 }
 
+// Paged K/V with attention sinks, every mode (the INT8 Q/K mode included: INT8 + paged + sinks):
+// still the contiguous call's bits, and the sinks change the result.
+void test_paged_with_sinks_every_mode(void**) {
+    for (const DtypeMode& m : all_modes()) {
+        CaseShape s = chunk_shape(m);
+        s.sinks = {0.5f, -1.0f, 3.0f, -std::numeric_limits<float>::infinity()};  // heads_q = 4
+        PagedLayout layout;
+        layout.page_size = 16;
+        expect_paged_equals_contiguous(s, layout, std::string("sinks ") + m.name);
+        AttentionCase with_sinks(s), without(chunk_shape(m));
+        assert_int_equal(with_sinks.run(g_ctx), ZYFA_SUCCESS);
+        assert_int_equal(without.run(g_ctx), ZYFA_SUCCESS);
+        assert_false(with_sinks.o == without.o);
+    }
+}
+
 // Both key-block sizes (LEAN's block scales follow them), top-left causal, no mask, and a window.
 void test_paged_key_blocks_and_masks(void**) {
     for (const DtypeMode& m : {kE4m3fnLean, kBf16}) {
@@ -107,8 +124,9 @@ void test_paged_key_blocks_and_masks(void**) {
 
 // The fp64 reference reads the same pools: the paged call is within the contiguous bounds of it.
 void test_paged_reference(void**) {
-    for (const DtypeMode& m : {kE4m3fnLean, kE4m3fnExact, kBf16}) {
-        const CaseShape s = varlen_shape(m);
+    for (const DtypeMode& m : {kE4m3fnLean, kE4m3fnExact, kBf16, kInt8qkExact, kInt8qkLean}) {
+        CaseShape s = varlen_shape(m);
+        if (m.dtype == ZYFA_DTYPE_INT8) s.sinks = {0.5f, -1.0f, 2.0f, 0.0f, -3.0f, 1.0f};  // INT8 + paged + sinks
         AttentionCase c(s);
         PagedLayout layout;
         layout.page_size = 16;
@@ -184,6 +202,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paged_equals_contiguous_every_mode),
         cmocka_unit_test(test_paged_varlen_queries_and_seqused),
+        cmocka_unit_test(test_paged_with_sinks_every_mode),
         cmocka_unit_test(test_paged_key_blocks_and_masks),
         cmocka_unit_test(test_paged_reference),
         cmocka_unit_test(test_paged_invalid),

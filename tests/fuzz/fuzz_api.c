@@ -159,7 +159,8 @@ static int64_t dtype_bytes(int64_t dtype) {
         case ZYFA_DTYPE_FP16:
         case ZYFA_DTYPE_BF16: return 2;
         case ZYFA_DTYPE_FP8_E4M3FN:
-        case ZYFA_DTYPE_FP8_E4M3FNUZ: return 1;
+        case ZYFA_DTYPE_FP8_E4M3FNUZ:
+        case ZYFA_DTYPE_INT8: return 1;
         default: return 0;
     }
 }
@@ -216,7 +217,8 @@ static void fill_data(void* buffer, size_t bytes, int64_t dtype, int kind, uint3
                 break;
             }
             default: {
-                /* e4m3: sign + exponent/mantissa codes below the NaN codes of both variants. */
+                /* e4m3: sign + exponent/mantissa codes below the NaN codes of both variants (as
+                 * INT8, values within +-127). */
                 const uint32_t r = next_random(state);
                 const uint8_t magnitude = large ? (uint8_t)(0x70 + (r & 0x0E)) : (uint8_t)(0x20 + (r & 0x3F));
                 b[i] = (uint8_t)(magnitude | ((r >> 8) & 0x80));
@@ -652,7 +654,7 @@ static void fuzz_attention(const fuzz_choice* c) {
         lse_memory = (float*)o.view.data;
         lse_bytes = o.buffer_bytes < lse_bytes ? o.buffer_bytes : lse_bytes;
     } else if (a->twist == FUZZ_ATTN_TWIST_NAN_Q && q.buffer_bytes > 0 && q.view.data != NULL &&
-               c->data != FUZZ_DATA_BITS) {
+               c->data != FUZZ_DATA_BITS && q_dtype != ZYFA_DTYPE_INT8) { /* INT8 has no NaN */
         plant_nan(q.view.data, q_dtype);
         nan_planted = 1;
     }
@@ -664,6 +666,8 @@ static void fuzz_attention(const fuzz_choice* c) {
     /* ---- what the harness can tell from the request (docs/api.md) ---- */
     const int q_known = dtype_bytes(q_dtype) > 0;
     const int fp8 = is_fp8(q_dtype);
+    /* The INT8 Q/K mode: q and k INT8, v FP8; FP8's per-head q/k descales are refused there. */
+    const int int8 = q_dtype == ZYFA_DTYPE_INT8;
     const int has_descale = e.q_descale != NULL || e.k_descale != NULL || e.v_descale != NULL;
     const int size_ok = passed.struct_size >= FIELD_END(zyfa_attn_params, head_dim_v) && !passed.implausible;
     /* No query row: nothing to write. seqlen_k = 0 with queries writes O = 0 and lse = -inf. */
@@ -691,9 +695,11 @@ static void fuzz_attention(const fuzz_choice* c) {
                     (e.softmax != ZYFA_SOFTMAX_AUTO && e.softmax != ZYFA_SOFTMAX_EXACT && e.softmax != ZYFA_SOFTMAX_LEAN) ||
                     e.window_left < -1 || e.window_right < -1 || !isfinite(e.softmax_scale) ||
                     q.view.reserved != 0 || k.view.reserved != 0 || v.view.reserved != 0 || o.view.reserved != 0 ||
-                    !q_known || k_dtype != q_dtype || v_dtype != q_dtype ||
+                    !q_known ||
+                    (int8 ? (k_dtype != ZYFA_DTYPE_INT8 || !is_fp8(v_dtype)) : (k_dtype != q_dtype || v_dtype != q_dtype)) ||
                     (o_dtype != ZYFA_DTYPE_BF16 && o_dtype != ZYFA_DTYPE_FP16 && o_dtype != ZYFA_DTYPE_FP32) ||
-                    (!fp8 && has_descale) || ((e.cu_seqlens_q == NULL) != (e.cu_seqlens_k == NULL)) ||
+                    (!fp8 && !int8 && has_descale) || (int8 && (e.q_descale != NULL || e.k_descale != NULL)) ||
+                    ((e.cu_seqlens_q == NULL) != (e.cu_seqlens_k == NULL)) ||
                     (packed && (!cu_q.well_formed || !cu_k.well_formed)) || q.malformed || k.malformed ||
                     v.malformed || o.malformed ||
                     (!empty && ((q.has_elements && q.view.data == NULL) || (k.has_elements && k.view.data == NULL) ||
@@ -702,7 +708,8 @@ static void fuzz_attention(const fuzz_choice* c) {
                     misaligned_any || twisted_bad;
     /* NOT_SUPPORTED comes only after every INVALID check; a newer caller's field set is either. */
     /* reserved is the tail padding spelled out, a later field's place: like a dirty tail. */
-    const int unsupported = passed.dirty_tail || e.reserved != 0 || (!fp8 && e.softmax == ZYFA_SOFTMAX_LEAN);
+    const int unsupported = passed.dirty_tail || e.reserved != 0 || (!fp8 && !int8 && e.softmax == ZYFA_SOFTMAX_LEAN) ||
+                            (int8 && e.head_dim_qk > 256);
     const int well_formed = !malformed && !unsupported && q.constructed && k.constructed && v.constructed &&
                             o.constructed;
     const enum expectation expected = (malformed || unsupported) ? EXPECT_FAILURE

@@ -15,7 +15,10 @@
 #   4. LEAN's P path has no exponential: its ex2 are the per-row alphas only (2 per compiled copy
 #      of the softmax, at most 8 copies), while EXACT adds one per probability (32 per copy);
 #   5. every score product takes head_dim_qk * bytes / 32 wgmma k-steps, so 192/128 issues 1.5x
-#      128's k-steps (a k-step count left at 128's would fail here).
+#      128's k-steps (a k-step count left at 128's would fail here);
+#   6. the INT8 Q/K kernels (family 2, head dims 128 and 64; checks 1 and 2 include them): every
+#      score product is head_dim_qk / 32 s8 wgmmas (m64nNk32.s32.s8.s8), P.V the e4m3 wgmma, LEAN's
+#      row sums two per P.V wgmma and EXACT none, LEAN's exponentials the alphas only.
 # Usage: check_ws_kernels.sh <nvcc> <repo root> <flags...>
 set -euo pipefail
 nvcc=$1; root=$2; shift 2
@@ -32,6 +35,16 @@ for dims in "${dims_list[@]}"; do
     "$nvcc" -cubin "${common[@]}" -Xptxas=-v -o "$work/f${family}_$suffix.cubin" \
         "$root/kernels/nvidia/attention_fwd_ws_variant.cu" 2> "$work/f${family}_$suffix.ptxas"
   done
+done
+# The INT8 Q/K kernels (attention_kernel_variants.def: i8e4m3, d128 and d64).
+int8_dims=("d128 128 128" "d64 64 64")
+for dims in "${int8_dims[@]}"; do
+  read -r suffix dqk dv <<< "$dims"
+  common=(-arch=sm_90a "$@" -I"$root/kernels" -DZYFA_FAMILY_E4M3=2 -DZYFA_HEAD_DIM_QK=$dqk
+          -DZYFA_HEAD_DIM_V=$dv -DZYFA_DIMS_SUFFIX=$suffix)
+  "$nvcc" -ptx "${common[@]}" -o "$work/f2_$suffix.ptx" "$root/kernels/nvidia/attention_fwd_ws_variant.cu"
+  "$nvcc" -cubin "${common[@]}" -Xptxas=-v -o "$work/f2_$suffix.cubin" \
+      "$root/kernels/nvidia/attention_fwd_ws_variant.cu" 2> "$work/f2_$suffix.ptxas"
 done
 # 1. serialisation and setmaxnreg warnings
 if grep -hE 'C7512|C7513|C7514|C7508' "$work"/f*.ptxas; then
@@ -100,6 +113,32 @@ for dims in "${dims_list[@]}"; do
     for n in $issues; do
       if [ "$n" -ne "$steps" ]; then echo "FAIL: $fn: a score product of $n wgmmas, not $steps k-steps"; status=1; fi
     done
+  done
+done
+# 6. the INT8 Q/K kernels
+for dims in "${int8_dims[@]}"; do
+  read -r suffix dqk dv <<< "$dims"
+  for mode in lean exact; do
+    fn=zyfa_attn_fwd_ws_i8e4m3_${mode}_$suffix
+    ptx="$work/f2_$suffix.ptx"
+    s8='wgmma\.mma_async.*k32\.s32\.s8\.s8'
+    issues=$(score_issues "$ptx" $fn "$s8")
+    steps=$((dqk / 32))
+    pv=$(count_in "$ptx" $fn 'wgmma\.mma_async.*k32\.f32\.e4m3\.e4m3')
+    sums=$(count_in "$ptx" $fn 'wgmma\.mma_async.*m64n8k16\.f32\.f16\.f16')
+    ex2=$(count_in "$ptx" $fn 'ex2\.')
+    echo "$fn: s8 S wgmmas per issue site: $(echo $issues) (k-steps $steps); e4m3 P.V $pv, row sums $sums, ex2 $ex2"
+    if [ -z "$issues" ]; then echo "FAIL: $fn: no s8 score product found"; status=1; fi
+    for n in $issues; do
+      if [ "$n" -ne "$steps" ]; then echo "FAIL: $fn: a score product of $n s8 wgmmas, not $steps"; status=1; fi
+    done
+    if [ "$pv" -lt 1 ]; then echo "FAIL: $fn: P.V should use the e4m3 wgmma"; status=1; fi
+    if [[ $mode == lean && $sums -ne $((2 * pv)) ]] || [[ $mode == exact && $sums -ne 0 ]]; then
+      echo "FAIL: $fn: row-sum wgmmas $sums (LEAN: two per P.V wgmma; EXACT: none)"; status=1
+    fi
+    if [[ $mode == lean ]] && { [ "$ex2" -lt 2 ] || [ "$ex2" -gt 16 ]; }; then
+      echo "FAIL: $fn: LEAN should hold only the alphas' exponentials, has $ex2"; status=1
+    fi
   done
 done
 exit $status

@@ -60,7 +60,7 @@ inline CpuDiff compare_with_cpu(const AttentionCase& gpu, const AttentionCase& c
 // The resolved softmax mode of a shape (AUTO: LEAN for FP8, EXACT otherwise).
 inline zyfa_softmax resolved_softmax(const CaseShape& s) {
     if (s.softmax != ZYFA_SOFTMAX_AUTO) return s.softmax;
-    return zyfa::cpu::dtype_is_fp8(s.dtype) ? ZYFA_SOFTMAX_LEAN : ZYFA_SOFTMAX_EXACT;
+    return zyfa::cpu::dtype_is_fp8(s.dtype) || s.dtype == ZYFA_DTYPE_INT8 ? ZYFA_SOFTMAX_LEAN : ZYFA_SOFTMAX_EXACT;
 }
 
 // The keys per online-softmax step of the kernel `ctx` runs for `gpu` (src/cuda/attention_launch_plan.cpp):
@@ -68,7 +68,8 @@ inline zyfa_softmax resolved_softmax(const CaseShape& s) {
 // for the others. The CPU backend models that instance when given it as params.key_block.
 inline int32_t key_block_of_kernel(const char* name, const CaseShape& s) {
     if (!name || !std::strstr(name, "_ws_")) return 64;
-    return zyfa::nvidia::ws_key_block(zyfa::cpu::dtype_is_fp8(s.dtype), resolved_softmax(s) == ZYFA_SOFTMAX_LEAN,
+    const bool one_byte = zyfa::cpu::dtype_is_fp8(s.dtype) || s.dtype == ZYFA_DTYPE_INT8;
+    return zyfa::nvidia::ws_key_block(one_byte, resolved_softmax(s) == ZYFA_SOFTMAX_LEAN,
                                       static_cast<int>(s.head_dim_qk), static_cast<int>(s.head_dim_v));
 }
 inline int32_t cuda_key_block(zyfa_context* ctx, const GpuCase& gpu) {

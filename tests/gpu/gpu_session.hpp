@@ -196,6 +196,14 @@ public:
             params.k_descale = static_cast<const float*>(kd_.data());
             params.v_descale = static_cast<const float*>(vd_.data());
         }
+        if (!host.q_descale_per_token.empty()) {  // the INT8 Q/K mode
+            qd_ = DeviceBuffer(rt, host.q_descale_per_token.data(), bytes_of(host.q_descale_per_token));
+            kd_ = DeviceBuffer(rt, host.k_descale_per_block.data(), bytes_of(host.k_descale_per_block));
+            vd_ = DeviceBuffer(rt, host.v_descale.data(), bytes_of(host.v_descale));
+            params.q_descale_per_token = static_cast<const float*>(qd_.data());
+            params.k_descale_per_block = static_cast<const float*>(kd_.data());
+            params.v_descale = static_cast<const float*>(vd_.data());
+        }
         if (!host.cu_q.empty()) {
             cu_q_ = DeviceBuffer(rt, host.cu_q.data(), bytes_of(host.cu_q));
             cu_k_ = DeviceBuffer(rt, host.cu_k.data(), bytes_of(host.cu_k));
@@ -242,6 +250,11 @@ public:
         if (!src.q_descale.empty()) {
             qd_.upload(src.q_descale.data());
             kd_.upload(src.k_descale.data());
+            vd_.upload(src.v_descale.data());
+        }
+        if (!src.q_descale_per_token.empty()) {
+            qd_.upload(src.q_descale_per_token.data());
+            kd_.upload(src.k_descale_per_block.data());
             vd_.upload(src.v_descale.data());
         }
     }

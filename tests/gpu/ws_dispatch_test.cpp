@@ -220,6 +220,52 @@ void test_sm80_runs_mma_sync_for_16_bit(void**) {
     zyfa_context_destroy(ctx);
 }
 
+// The INT8 Q/K mode (q, k INT8, v e4m3fn): the warp-specialised i8e4m3 kernel of its dims at head
+// dims 64 and 128, NOT_SUPPORTED naming the reason at the others, for an O whose pairs are
+// misaligned (no mma.sync INT8 kernel) and for an e4m3fnuz v.
+void test_int8_qk_dispatch(void**) {
+    zyfa_context* ctx = public_context();
+    for (zyfa_softmax softmax : {ZYFA_SOFTMAX_EXACT, ZYFA_SOFTMAX_LEAN}) {
+        const Mode m{ZYFA_DTYPE_INT8, softmax, "int8qk", softmax == ZYFA_SOFTMAX_LEAN ? "i8e4m3_lean" : "i8e4m3_exact"};
+        for (const Dims& d : kDims) {
+            for (OutLayout layout : {OutLayout::Aligned, OutLayout::OddStrides}) {
+                Problem r = problem_for(m, d.qk, d.v, layout);
+                r.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+                const std::string name = kernel_for(ctx, r);
+                std::printf("  int8qk %s hd%lld/%lld O %s -> %s\n", softmax == ZYFA_SOFTMAX_LEAN ? "lean " : "exact",
+                            static_cast<long long>(d.qk), static_cast<long long>(d.v),
+                            layout == OutLayout::Aligned ? "aligned" : "odd strides",
+                            name.empty() ? zyfa_last_error_message() : name.c_str());
+                if (layout == OutLayout::Aligned && (d.qk == 64 || d.qk == 128) && d.qk == d.v) {
+                    assert_string_equal(name.c_str(), (std::string("zyfa_attn_fwd_ws_") + m.kernel + d.suffix).c_str());
+                } else {
+                    assert_true(name.empty());
+                    assert_int_equal(zyfa_attn_supported(ctx, &r.p, &r.qk, &r.qk, &r.v, &r.o), ZYFA_ERROR_NOT_SUPPORTED);
+                    assert_non_null(std::strstr(zyfa_last_error_message(), "INT8"));
+                }
+                if (layout != OutLayout::Aligned || (d.qk != 64 && d.qk != 128) || d.qk != d.v) continue;
+                // Sinks: the same kernel (its epilogue folds them in, sm90/mainloop.cuh).
+                Problem sinked = r;
+                sinked.p.sinks = reinterpret_cast<const float*>(uintptr_t{7} << 20);
+                assert_string_equal(kernel_for(ctx, sinked).c_str(), name.c_str());
+                // Paged K/V: no paged INT8 kernels, NOT_SUPPORTED naming the combination.
+                Problem paged = r;
+                paged.p.block_table = reinterpret_cast<const int32_t*>(uintptr_t{6} << 20);
+                paged.p.block_table_stride = 16;
+                paged.p.num_pages = 16;
+                paged.p.page_size = 16;
+                paged.qk.stride_batch = 16 * paged.qk.stride_seq;
+                paged.v.stride_batch = 16 * paged.v.stride_seq;
+                assert_true(kernel_for(ctx, paged).empty());
+                assert_int_equal(zyfa_attn_supported(ctx, &paged.p, &paged.qk, &paged.qk, &paged.v, &paged.o),
+                                 ZYFA_ERROR_NOT_SUPPORTED);
+                assert_non_null(std::strstr(zyfa_last_error_message(), "no paged INT8 kernels"));
+            }
+        }
+    }
+    zyfa_context_destroy(ctx);
+}
+
 }  // namespace
 
 int main(void) {
@@ -237,6 +283,7 @@ int main(void) {
         cmocka_unit_test(test_removed_variables_change_nothing),
         cmocka_unit_test(test_sm80_runs_mma_sync_for_16_bit),
         cmocka_unit_test(test_sm90_paged_runs_ws_paged),
+        cmocka_unit_test(test_int8_qk_dispatch),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -294,6 +294,13 @@ void unsupported_plans_and_devices_are_not_supported(void**) {
         // The test catalogue lists no quantize kernels.
         expect_error([&] { backend->check_quantize_supported(zyfa::QuantProblem()); }, ZYFA_ERROR_NOT_SUPPORTED,
                      "zyfa_quantize_fp8");
+        // The INT8 quantiser has no GPU kernel yet: NOT_SUPPORTED, naming it, before any catalogue is
+        // asked.
+        zyfa::QuantProblem int8_quant;
+        int8_quant.out.dtype = ZYFA_DTYPE_INT8;
+        int8_quant.scale_rows = 1;
+        expect_error([&] { backend->check_quantize_supported(int8_quant); }, ZYFA_ERROR_NOT_SUPPORTED,
+                     "zyfa_quantize_int8 has no nvidia kernel yet");
     }
     // A device whose opt-in shared memory is below what attn_huge needs: that kernel only.
     setenv("FAKE_CUDA_SHARED_OPTIN", "167936", 1);  // 164 KiB, as on sm_80

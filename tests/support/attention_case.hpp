@@ -17,7 +17,9 @@
 namespace zyfa_test {
 
 struct CaseShape {
+    // q and k's dtype, and v's too except for INT8 (the INT8 Q/K mode), whose v is v_dtype_int8.
     zyfa_dtype dtype = ZYFA_DTYPE_FP8_E4M3FN;
+    zyfa_dtype v_dtype_int8 = ZYFA_DTYPE_FP8_E4M3FN;
     zyfa_dtype out_dtype = ZYFA_DTYPE_FP32;
     zyfa_mask mask = ZYFA_MASK_CAUSAL;
     zyfa_softmax softmax = ZYFA_SOFTMAX_AUTO;
@@ -25,7 +27,7 @@ struct CaseShape {
     int64_t batch = 1, seqlen_q = 64, seqlen_k = 64, heads_q = 2, heads_kv = 2;
     int64_t head_dim_qk = 64, head_dim_v = 64;
     std::vector<int32_t> lengths_q, lengths_k;  // non-empty: varlen with these lengths
-    bool descales = false;
+    bool descales = false;  // FP8: per head; INT8 q/k: per token and per 64-key block, v per head
     bool with_lse = true;
     int32_t key_block = 0;  // params.key_block: 0 = the backend's own
     float input_scale = 1.0f;  // standard deviation of the generated activations
@@ -38,6 +40,7 @@ struct AttentionCase {
     CaseShape shape;
     std::vector<uint8_t> q, k, v, o;
     std::vector<float> q_descale, k_descale, v_descale, lse, sinks;
+    std::vector<float> q_descale_per_token, k_descale_per_block;  // the INT8 Q/K mode
     std::vector<int32_t> cu_q, cu_k;
     zyfa_attn_params params;
     zyfa_tensor tq, tk, tv, to;
@@ -57,13 +60,23 @@ struct AttentionCase {
             rows_q = cu_q.back();
             rows_k = cu_k.back();
         }
+        const bool int8 = s.dtype == ZYFA_DTYPE_INT8;
+        const zyfa_dtype v_dtype = int8 ? s.v_dtype_int8 : s.dtype;
         const size_t in_size = zyfa::cpu::dtype_size(s.dtype), out_size = zyfa::cpu::dtype_size(s.out_dtype);
-        fill(q, rows_q * s.heads_q * s.head_dim_qk, in_size, normal, rng);
-        fill(k, rows_k * s.heads_kv * s.head_dim_qk, in_size, normal, rng);
-        fill(v, rows_k * s.heads_kv * s.head_dim_v, in_size, normal, rng);
+        fill(q, s.dtype, rows_q * s.heads_q * s.head_dim_qk, in_size, normal, rng);
+        fill(k, s.dtype, rows_k * s.heads_kv * s.head_dim_qk, in_size, normal, rng);
+        fill(v, v_dtype, rows_k * s.heads_kv * s.head_dim_v, zyfa::cpu::dtype_size(v_dtype), normal, rng);
         o.assign(static_cast<size_t>(rows_q * s.heads_q * s.head_dim_v) * out_size, 0xA5);  // sentinel
         lse.assign(static_cast<size_t>(rows_q * s.heads_q), 12345.0f);
-        if (s.descales) {
+        if (s.descales && int8) {
+            // INT8 codes are ~kInt8Spread times the activations: descales of about 1 / kInt8Spread.
+            std::uniform_real_distribution<float> uniform(0.25f / kInt8Spread, 2.0f / kInt8Spread);
+            std::uniform_real_distribution<float> uniform_v(0.25f, 2.0f);
+            const int64_t key_blocks = (s.seqlen_k + ZYFA_INT8_KEY_BLOCK - 1) / ZYFA_INT8_KEY_BLOCK;
+            for (int64_t i = 0; i < s.batch * s.heads_q * s.seqlen_q; ++i) q_descale_per_token.push_back(uniform(rng));
+            for (int64_t i = 0; i < s.batch * s.heads_kv * key_blocks; ++i) k_descale_per_block.push_back(uniform(rng));
+            for (int64_t i = 0; i < s.batch * s.heads_kv; ++i) v_descale.push_back(uniform_v(rng));
+        } else if (s.descales) {
             std::uniform_real_distribution<float> uniform(0.25f, 2.0f);
             for (int64_t i = 0; i < s.batch * s.heads_kv; ++i) {
                 q_descale.push_back(uniform(rng));
@@ -85,16 +98,18 @@ struct AttentionCase {
         params.window_right = s.window_right;
         params.cu_seqlens_q = varlen ? cu_q.data() : nullptr;
         params.cu_seqlens_k = varlen ? cu_k.data() : nullptr;
-        params.q_descale = s.descales ? q_descale.data() : nullptr;
-        params.k_descale = s.descales ? k_descale.data() : nullptr;
+        params.q_descale = s.descales && !int8 ? q_descale.data() : nullptr;
+        params.k_descale = s.descales && !int8 ? k_descale.data() : nullptr;
         params.v_descale = s.descales ? v_descale.data() : nullptr;
+        params.q_descale_per_token = s.descales && int8 ? q_descale_per_token.data() : nullptr;
+        params.k_descale_per_block = s.descales && int8 ? k_descale_per_block.data() : nullptr;
         params.lse = s.with_lse ? lse.data() : nullptr;
         params.key_block = s.key_block;
         sinks = s.sinks;
         params.sinks = sinks.empty() ? nullptr : sinks.data();
         tq = view(q.data(), s.dtype, s.seqlen_q, s.heads_q, s.head_dim_qk, varlen);
         tk = view(k.data(), s.dtype, s.seqlen_k, s.heads_kv, s.head_dim_qk, varlen);
-        tv = view(v.data(), s.dtype, s.seqlen_k, s.heads_kv, s.head_dim_v, varlen);
+        tv = view(v.data(), v_dtype, s.seqlen_k, s.heads_kv, s.head_dim_v, varlen);
         to = view(o.data(), s.out_dtype, s.seqlen_q, s.heads_q, s.head_dim_v, varlen);
     }
     AttentionCase(const AttentionCase&) = delete;
@@ -116,11 +131,20 @@ private:
         return t;
     }
 
+    static constexpr float kInt8Spread = 32.0f;  // INT8 codes per unit of the generated activations
+
     template <class Dist>
-    void fill(std::vector<uint8_t>& buf, int64_t count, size_t elem, Dist& normal, std::mt19937_64& rng) {
+    void fill(std::vector<uint8_t>& buf, zyfa_dtype dtype, int64_t count, size_t elem, Dist& normal,
+              std::mt19937_64& rng) {
         buf.assign(static_cast<size_t>(count) * elem, 0);
-        for (int64_t i = 0; i < count; ++i)
-            zyfa::cpu::store_from_float(buf.data(), shape.dtype, i, normal(rng));  // rounds to the dtype
+        for (int64_t i = 0; i < count; ++i) {
+            if (dtype == ZYFA_DTYPE_INT8) {  // codes of the whole range, -128 included
+                const float code = std::fmax(-128.0f, std::fmin(127.0f, std::nearbyint(normal(rng) * kInt8Spread)));
+                buf[static_cast<size_t>(i)] = static_cast<uint8_t>(static_cast<int8_t>(code));
+            } else {
+                zyfa::cpu::store_from_float(buf.data(), dtype, i, normal(rng));  // rounds to the dtype
+            }
+        }
     }
 };
 

@@ -23,11 +23,15 @@ constexpr DtypeMode kE4m3fnExact{ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_EXACT, "e4m
 constexpr DtypeMode kE4m3fnLean{ZYFA_DTYPE_FP8_E4M3FN, ZYFA_SOFTMAX_LEAN, "e4m3fn-lean"};
 constexpr DtypeMode kE4m3fnuzExact{ZYFA_DTYPE_FP8_E4M3FNUZ, ZYFA_SOFTMAX_EXACT, "e4m3fnuz-exact"};
 constexpr DtypeMode kE4m3fnuzLean{ZYFA_DTYPE_FP8_E4M3FNUZ, ZYFA_SOFTMAX_LEAN, "e4m3fnuz-lean"};
+// The INT8 Q/K mode: q and k INT8, v e4m3fn (CaseShape::v_dtype_int8).
+constexpr DtypeMode kInt8qkExact{ZYFA_DTYPE_INT8, ZYFA_SOFTMAX_EXACT, "int8qk-exact"};
+constexpr DtypeMode kInt8qkLean{ZYFA_DTYPE_INT8, ZYFA_SOFTMAX_LEAN, "int8qk-lean"};
 
-// Every mode the CPU backend runs; NVIDIA runs neither FP32 inputs nor e4m3fnuz.
+// Every mode the CPU backend runs; NVIDIA runs neither FP32 inputs, e4m3fnuz nor INT8 q/k (yet).
 inline const std::vector<DtypeMode>& all_modes() {
-    static const std::vector<DtypeMode> modes = {kFp32,       kFp16,          kBf16,        kE4m3fnExact,
-                                                 kE4m3fnLean, kE4m3fnuzExact, kE4m3fnuzLean};
+    static const std::vector<DtypeMode> modes = {kFp32,         kFp16,         kBf16,        kE4m3fnExact,
+                                                 kE4m3fnLean,   kE4m3fnuzExact, kE4m3fnuzLean, kInt8qkExact,
+                                                 kInt8qkLean};
     return modes;
 }
 inline const std::vector<DtypeMode>& nvidia_modes() {
@@ -35,12 +39,12 @@ inline const std::vector<DtypeMode>& nvidia_modes() {
     return modes;
 }
 
-// The default shape in mode m; FP8 inputs carry descales (the FP8 path folds them into the scale).
+// The default shape in mode m; FP8 and INT8 inputs carry descales (folded into the score scale).
 inline CaseShape mode_shape(const DtypeMode& m) {
     CaseShape s;
     s.dtype = m.dtype;
     s.softmax = m.softmax;
-    s.descales = zyfa::cpu::dtype_is_fp8(m.dtype);
+    s.descales = zyfa::cpu::dtype_is_fp8(m.dtype) || m.dtype == ZYFA_DTYPE_INT8;
     return s;
 }
 

@@ -2,8 +2,9 @@
 // copied into K and V page pools [num_pages, page_size, heads_kv, head_dim] (row and page strides
 // optionally padded) in a shuffled page order, read through a block table, with each sequence's
 // key count in seqused_k. Every byte of the pools that no key fills (pages no sequence uses, the
-// rows past a sequence's last key, the padding) holds 0xFF, a NaN in every input dtype, so a
-// kernel that multiplied any of it would poison its row. Header-only, host memory; the GPU tests
+// rows past a sequence's last key, the padding) holds 0xFF, a NaN in every input dtype (INT8 k's
+// 0xFF is -1, but the INT8 Q/K mode's v is FP8, where it is NaN), so a kernel that multiplied any
+// of it would poison its row. Header-only, host memory; the GPU tests
 // copy the buffers to the device.
 #pragma once
 
@@ -36,7 +37,8 @@ struct PagedKv {
         const CaseShape& s = c.shape;
         const bool varlen = !s.lengths_q.empty();
         const int64_t ps = layout.page_size;
-        const size_t elem = zyfa::cpu::dtype_size(s.dtype);
+        // k's and v's own element sizes and dtypes (the INT8 Q/K mode: k INT8, v FP8).
+        const size_t elem = zyfa::cpu::dtype_size(c.tk.dtype), v_elem = zyfa::cpu::dtype_size(c.tv.dtype);
         std::vector<int64_t> keys(static_cast<size_t>(s.batch));
         for (int64_t b = 0; b < s.batch; ++b) keys[b] = varlen ? s.lengths_k[b] : s.seqlen_k;
         block_table_stride = (s.seqlen_k + ps - 1) / ps + layout.table_padding;
@@ -51,7 +53,7 @@ struct PagedKv {
         const int64_t k_row = s.heads_kv * s.head_dim_qk + layout.row_padding;
         const int64_t v_row = s.heads_kv * s.head_dim_v + layout.row_padding;
         k_pool.assign(static_cast<size_t>(num_pages * ps * k_row) * elem, 0xFF);
-        v_pool.assign(static_cast<size_t>(num_pages * ps * v_row) * elem, 0xFF);
+        v_pool.assign(static_cast<size_t>(num_pages * ps * v_row) * v_elem, 0xFF);
         // Unused table entries point at pages that hold only NaNs.
         block_table.assign(static_cast<size_t>(s.batch * block_table_stride), order.back());
         seqused_k.assign(keys.begin(), keys.end());
@@ -66,7 +68,7 @@ struct PagedKv {
                     const int64_t dst_k = (page * ps + j % ps) * k_row + h * s.head_dim_qk;
                     const int64_t dst_v = (page * ps + j % ps) * v_row + h * s.head_dim_v;
                     std::memcpy(&k_pool[dst_k * elem], &c.k[src_k * elem], s.head_dim_qk * elem);
-                    std::memcpy(&v_pool[dst_v * elem], &c.v[src_v * elem], s.head_dim_v * elem);
+                    std::memcpy(&v_pool[dst_v * v_elem], &c.v[src_v * v_elem], s.head_dim_v * v_elem);
                 }
             }
         }
@@ -77,8 +79,8 @@ struct PagedKv {
         params.block_table_stride = block_table_stride;
         params.num_pages = num_pages;
         params.page_size = layout.page_size;
-        tk = pool_view(k_pool.data(), s.dtype, ps, k_row, s.head_dim_qk);
-        tv = pool_view(v_pool.data(), s.dtype, ps, v_row, s.head_dim_v);
+        tk = pool_view(k_pool.data(), c.tk.dtype, ps, k_row, s.head_dim_qk);
+        tv = pool_view(v_pool.data(), c.tv.dtype, ps, v_row, s.head_dim_v);
     }
     PagedKv(const PagedKv&) = delete;
     PagedKv& operator=(const PagedKv&) = delete;

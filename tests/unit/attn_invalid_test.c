@@ -121,10 +121,27 @@ MUTATION(q_descale_inside_o, f->big.params.q_descale = (const float*)f->o_data +
 MUTATION(fp8_o_is_fp8, f->o.dtype = ZYFA_DTYPE_FP8_E4M3FNUZ)
 MUTATION(fp8_k_is_bf16, f->k.dtype = ZYFA_DTYPE_BF16)
 
+/* The INT8 Q/K mode's descales: [batch, heads_q, seqlen_q] and [batch, heads_kv, ceil(seqlen_k / 64)]. */
+static float g_token_descale[UNIT_BATCH * UNIT_HEADS_Q * UNIT_SEQ_Q];
+static float g_block_descale[UNIT_BATCH * UNIT_HEADS_KV];
+MUTATION(int8_k_is_fp8, f->k.dtype = ZYFA_DTYPE_FP8_E4M3FN)
+MUTATION(int8_v_is_int8, f->v.dtype = ZYFA_DTYPE_INT8)
+MUTATION(int8_v_is_bf16, f->v.dtype = ZYFA_DTYPE_BF16)
+MUTATION(fp8_k_is_int8, f->k.dtype = ZYFA_DTYPE_INT8)
+MUTATION(int8_with_q_descale, f->big.params.q_descale = f->descale)
+MUTATION(int8_with_k_descale, f->big.params.k_descale = f->descale)
+MUTATION(fp8_with_token_descale, f->big.params.q_descale_per_token = g_token_descale)
+MUTATION(fp8_with_block_descale, f->big.params.k_descale_per_block = g_block_descale)
+MUTATION(token_descale_odd_address,
+         f->big.params.q_descale_per_token = (const float*)(const void*)((char*)g_token_descale + 2))
+MUTATION(block_descale_inside_o, f->big.params.k_descale_per_block = (const float*)f->o_data + 4)
+MUTATION(int8_o_is_int8, f->o.dtype = ZYFA_DTYPE_INT8)
+
 #define INVALID ZYFA_ERROR_INVALID_ARGUMENT
 #define UNSUPPORTED ZYFA_ERROR_NOT_SUPPORTED
 #define BF16 ZYFA_DTYPE_BF16
 #define FP8 ZYFA_DTYPE_FP8_E4M3FN
+#define INT8 ZYFA_DTYPE_INT8 /* q and k INT8, v FP8 (base_problem) */
 
 static const bad_case cases[] = {
     {"null ctx", BF16, null_ctx, INVALID, "ctx is NULL"},
@@ -213,11 +230,32 @@ static const bad_case cases[] = {
     {"q_descale inside o", FP8, q_descale_inside_o, INVALID, "overlaps params.q_descale"},
     {"FP8 with FP8 o", FP8, fp8_o_is_fp8, INVALID, "o.dtype = 5"},
     {"FP8 q with BF16 k", FP8, fp8_k_is_bf16, INVALID, "k.dtype = BF16"},
+    /* The INT8 Q/K mode. */
+    {"INT8 q with FP8 k", INT8, int8_k_is_fp8, INVALID, "k.dtype = FP8_E4M3FN differs from q.dtype = INT8"},
+    {"INT8 q/k with INT8 v", INT8, int8_v_is_int8, INVALID, "v.dtype = INT8 is not FP8"},
+    {"INT8 q/k with BF16 v", INT8, int8_v_is_bf16, INVALID, "v.dtype = BF16 is not FP8"},
+    {"FP8 q with INT8 k", FP8, fp8_k_is_int8, INVALID, "k.dtype = INT8 differs from q.dtype = FP8_E4M3FN"},
+    {"INT8 with q_descale", INT8, int8_with_q_descale, INVALID, "params.q_descale is set but q.dtype = INT8"},
+    {"INT8 with k_descale", INT8, int8_with_k_descale, INVALID, "params.k_descale is set but k.dtype = INT8"},
+    {"FP8 with q_descale_per_token", FP8, fp8_with_token_descale, INVALID, "params.q_descale_per_token is set"},
+    {"BF16 with k_descale_per_block", BF16, fp8_with_block_descale, INVALID, "params.k_descale_per_block is set"},
+    {"q_descale_per_token at 2 mod 4", INT8, token_descale_odd_address, INVALID, "params.q_descale_per_token = 0x"},
+    {"k_descale_per_block inside o", INT8, block_descale_inside_o, INVALID, "overlaps params.k_descale_per_block"},
+    {"INT8 o", INT8, int8_o_is_int8, INVALID, "o.dtype = 6 (INT8) is not an output dtype"},
 };
 
 /* The valid base problem of the table: FP8 inputs carry descales. */
 static attn_fixture* base_problem(zyfa_dtype input) {
     attn_fixture* f = attn_fixture_create(input, ZYFA_DTYPE_FP32);
+    if (input == INT8) {
+        /* v FP8 (its buffer holds codes 0x28..0x47, valid in both formats) with a per-head descale. */
+        f->v.dtype = FP8;
+        for (size_t i = 0; i < sizeof(g_token_descale) / sizeof(g_token_descale[0]); ++i) g_token_descale[i] = 1.0f / 64;
+        for (size_t i = 0; i < sizeof(g_block_descale) / sizeof(g_block_descale[0]); ++i) g_block_descale[i] = 1.0f / 32;
+        f->big.params.q_descale_per_token = g_token_descale;
+        f->big.params.k_descale_per_block = g_block_descale;
+        f->big.params.v_descale = f->descale;
+    }
     if (input == FP8) {
         f->big.params.q_descale = f->descale;
         f->big.params.k_descale = f->descale;
@@ -251,8 +289,8 @@ static void test_bad_requests_are_refused(void** state) {
 /* The base problems of the table are valid: every failure above comes from its mutation. */
 static void test_unmutated_problems_run(void** state) {
     (void)state;
-    const zyfa_dtype inputs[] = {BF16, FP8};
-    for (size_t i = 0; i < 2; ++i) {
+    const zyfa_dtype inputs[] = {BF16, FP8, INT8};
+    for (size_t i = 0; i < 3; ++i) {
         attn_fixture* f = base_problem(inputs[i]);
         assert_int_equal(attn_fixture_fwd(f), ZYFA_SUCCESS);
         assert_false(attn_fixture_outputs_untouched(f));

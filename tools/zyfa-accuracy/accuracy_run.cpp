@@ -149,6 +149,51 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smoot
     return in;
 }
 
+KernelInputs AccuracyConfig::int8_qk(zyfa_dtype format, bool hadamard_qk, bool smooth_k) const {
+    KernelInputs in;
+    in.dtype = ZYFA_DTYPE_INT8;
+    in.v_dtype = format;
+    in.hadamard_qk = hadamard_qk;
+    const int64_t HKV = shape_.kv_heads();
+    auto quantise = [&](const std::vector<float>& x, int64_t H, int64_t dim, int32_t scale_rows, bool hadamard,
+                        std::vector<uint8_t>& out, std::vector<float>& descale, std::vector<float>* mean) {
+        zyfa_quant_params qp;
+        zyfa_quant_params_init(&qp, sizeof qp);
+        qp.flags = (hadamard ? ZYFA_QUANT_HADAMARD : 0u) | (mean ? ZYFA_QUANT_SMOOTH : 0u);
+        if (mean) {
+            mean->assign(static_cast<size_t>(H * dim), 0.0f);
+            qp.smooth_mean = mean->data();
+        }
+        qp.batch = 1;
+        qp.seqlen = shape_.seqlen;
+        qp.heads = H;
+        qp.head_dim = dim;
+        qp.scale_rows = scale_rows;
+        out.assign(x.size(), 0);
+        descale.assign(static_cast<size_t>(H * ((shape_.seqlen + scale_rows - 1) / scale_rows)), 1.0f);
+        const zyfa_tensor tin = dense_view(const_cast<float*>(x.data()), ZYFA_DTYPE_FP32, H, dim);
+        const zyfa_tensor tout = dense_view(out.data(), ZYFA_DTYPE_INT8, H, dim);
+        check("zyfa_quantize_int8", zyfa_quantize_int8(ctx_, &qp, &tin, &tout, descale.data(), nullptr));
+    };
+    // Per-token scales are per query head ([batch, heads_q, seqlen_q]): no sharing under GQA.
+    quantise(act_.q, shape_.heads, shape_.head_dim_qk, 1, hadamard_qk, in.q, in.q_token_descale, nullptr);
+    quantise(act_.k, HKV, shape_.head_dim_qk, ZYFA_INT8_KEY_BLOCK, hadamard_qk, in.k, in.k_block_descale,
+             smooth_k ? &in.k_mean : nullptr);
+    // V e4m3 per head, exactly as the FP8 path quantises it.
+    zyfa_quant_params qp;
+    zyfa_quant_params_init(&qp, sizeof qp);
+    qp.batch = 1;
+    qp.seqlen = shape_.seqlen;
+    qp.heads = HKV;
+    qp.head_dim = shape_.head_dim_v;
+    in.v.assign(act_.v.size(), 0);
+    in.v_descale.assign(static_cast<size_t>(HKV), 1.0f);
+    const zyfa_tensor tin = dense_view(const_cast<float*>(act_.v.data()), ZYFA_DTYPE_FP32, HKV, shape_.head_dim_v);
+    const zyfa_tensor tout = dense_view(in.v.data(), format, HKV, shape_.head_dim_v);
+    check("zyfa_quantize_fp8", zyfa_quantize_fp8(ctx_, &qp, &tin, &tout, in.v_descale.data(), nullptr));
+    return in;
+}
+
 void AccuracyConfig::correct_smoothed_lse(TileOutputs& out, const KernelInputs& in, bool dequantised_q) const {
     const int64_t H = shape_.heads, HKV = shape_.kv_heads(), D = shape_.head_dim_qk;
     if (in.k_mean.size() != static_cast<size_t>(HKV * D)) throw std::runtime_error("K was not smoothed");
@@ -162,12 +207,18 @@ void AccuracyConfig::correct_smoothed_lse(TileOutputs& out, const KernelInputs& 
     for (size_t t = 0; t < tiles_.size(); ++t)
         for (int64_t h = 0; h < H; ++h) {
             const int64_t g = h / (H / HKV);
-            const double q_descale = in.q_descale.empty() ? 1.0 : in.q_descale[static_cast<size_t>(g)];
+            const bool int8 = in.dtype == ZYFA_DTYPE_INT8;
             for (int64_t r = 0; r < kTileRows; ++r) {
                 const size_t base = static_cast<size_t>(((tiles_[t] + r) * H + h) * D);
+                const double q_descale =
+                    int8 ? in.q_token_descale[static_cast<size_t>(h * shape_.seqlen + tiles_[t] + r)]
+                         : in.q_descale.empty() ? 1.0 : in.q_descale[static_cast<size_t>(g)];
                 double dot = 0.0;
                 for (int64_t d = 0; d < D; ++d) {
-                    const double q = dequantised_q ? zyfa::numerics::fp8_decode(in.q[base + static_cast<size_t>(d)], format) * q_descale
+                    const uint8_t code = in.q[base + static_cast<size_t>(d)];
+                    const double decoded = int8 ? static_cast<double>(static_cast<int8_t>(code))
+                                                : static_cast<double>(zyfa::numerics::fp8_decode(code, format));
+                    const double q = dequantised_q ? decoded * q_descale
                                                    : static_cast<double>(act_.q[base + static_cast<size_t>(d)]);
                     dot += q * mean[static_cast<size_t>(g * D + d)];
                 }
@@ -179,7 +230,8 @@ void AccuracyConfig::correct_smoothed_lse(TileOutputs& out, const KernelInputs& 
 // Rows [row_begin, row_begin + 32) of the causal problem see keys [0, row_begin + 32): as a problem of
 // 32 queries with bottom-right causal masking over that key prefix, each row computes exactly what
 // it computes in the full sequence (key blocks stay aligned to key 0).
-zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse) const {
+zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse,
+                                               TileDescales& descales) const {
     const int64_t H = shape_.heads, HKV = shape_.kv_heads(), DQ = shape_.head_dim_qk, DV = shape_.head_dim_v;
     const size_t es = zyfa::cpu::dtype_size(in.dtype);
     zyfa_attn_params p;
@@ -199,10 +251,26 @@ zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t r
     p.v_descale = in.v_descale.empty() ? nullptr : in.v_descale.data();
     p.lse = lse;
     p.key_block = key_block_;
+    if (in.dtype == ZYFA_DTYPE_INT8) {
+        // The tile's descales in its own layouts: [1, H, 32] and [1, HKV, ceil(seqlen_k / 64)].
+        const int64_t S = shape_.seqlen, blocks_all = (S + ZYFA_INT8_KEY_BLOCK - 1) / ZYFA_INT8_KEY_BLOCK;
+        const int64_t blocks = (p.seqlen_k + ZYFA_INT8_KEY_BLOCK - 1) / ZYFA_INT8_KEY_BLOCK;
+        descales.q_token.resize(static_cast<size_t>(H * kTileRows));
+        descales.k_block.resize(static_cast<size_t>(HKV * blocks));
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t r = 0; r < kTileRows; ++r)
+                descales.q_token[static_cast<size_t>(h * kTileRows + r)] =
+                    in.q_token_descale[static_cast<size_t>(h * S + row_begin + r)];
+        for (int64_t g = 0; g < HKV; ++g)
+            for (int64_t n = 0; n < blocks; ++n)
+                descales.k_block[static_cast<size_t>(g * blocks + n)] = in.k_block_descale[static_cast<size_t>(g * blocks_all + n)];
+        p.q_descale_per_token = descales.q_token.data();
+        p.k_descale_per_block = descales.k_block.data();
+    }
     auto* qbase = const_cast<uint8_t*>(in.q.data()) + static_cast<size_t>(row_begin * H * DQ) * es;
     const zyfa_tensor tq = dense_view(qbase, in.dtype, H, DQ);
     const zyfa_tensor tk = dense_view(const_cast<uint8_t*>(in.k.data()), in.dtype, HKV, DQ);
-    const zyfa_tensor tv = dense_view(const_cast<uint8_t*>(in.v.data()), in.dtype, HKV, DV);
+    const zyfa_tensor tv = dense_view(const_cast<uint8_t*>(in.v.data()), in.v_dtype != 0 ? in.v_dtype : in.dtype, HKV, DV);
     const zyfa_tensor to = dense_view(o, ZYFA_DTYPE_FP32, H, DV);
     return zyfa::validate_attn(&p, &tq, &tk, &tv, &to, ZYFA_BACKEND_CPU);
 }
@@ -219,7 +287,8 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
         const int64_t h = index % H;
         const int64_t hk = h / (H / shape_.kv_heads());  // GQA: the kv head query head h reads
         std::vector<float> o_dummy(o_size), lse_dummy(lse_size);
-        zyfa::AttnProblem p = tile_problem(in, tiles_[t], o_dummy.data(), lse_dummy.data());
+        TileDescales descales;
+        zyfa::AttnProblem p = tile_problem(in, tiles_[t], o_dummy.data(), lse_dummy.data(), descales);
         // One head: shift the views to head h and make the problem single-headed.
         if (v_from) {
             p.v.data = const_cast<uint8_t*>(v_from->v.data());
@@ -235,6 +304,8 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
         if (p.q_descale) p.q_descale += hk;  // descales are per (batch, kv head)
         if (p.k_descale) p.k_descale += hk;
         if (p.v_descale) p.v_descale += hk;
+        if (p.q_descale_per_token) p.q_descale_per_token += h * kTileRows;  // INT8: [1, H, 32]
+        if (p.k_descale_per_block) p.k_descale_per_block += hk * p.int8_key_blocks();
         p.heads_q = p.heads_kv = 1;
         const zyfa::cpu::ReferenceOutput ref = zyfa::cpu::attention_reference_fp64(p);
         for (int64_t r = 0; r < kTileRows; ++r) {
@@ -255,8 +326,9 @@ TileOutputs AccuracyConfig::run_model(const KernelInputs& in, const zyfa::cpu::N
     std::vector<float> o(o_size), lse(lse_size);
     zyfa::cpu::NumericsModel m = model;
     m.key_block = key_block();
+    TileDescales descales;
     for (size_t t = 0; t < tiles_.size(); ++t) {
-        const zyfa::AttnProblem p = tile_problem(in, tiles_[t], o.data(), lse.data());
+        const zyfa::AttnProblem p = tile_problem(in, tiles_[t], o.data(), lse.data(), descales);
         zyfa::cpu::attention_blocked(p, m, pool_);
         for (size_t i = 0; i < o_size; ++i) out.o[t * o_size + i] = o[i];
         for (size_t i = 0; i < lse_size; ++i) out.lse[t * lse_size + i] = lse[i];

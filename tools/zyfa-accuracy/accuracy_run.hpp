@@ -18,9 +18,13 @@ constexpr int64_t kTileRows = 32;  // query rows per sampled tile (the CPU model
 // Kernel inputs of one sequence in one dtype: raw bytes [seqlen, heads, dim] and per-head descales
 // (K and V: kv heads).
 struct KernelInputs {
-    zyfa_dtype dtype = ZYFA_DTYPE_FP32;
+    zyfa_dtype dtype = ZYFA_DTYPE_FP32;  // q and k; v too unless v_dtype is set
+    zyfa_dtype v_dtype = 0;              // the INT8 Q/K mode: v's FP8 format
     std::vector<uint8_t> q, k, v;
     std::vector<float> q_descale, k_descale, v_descale;  // empty: no descale (= 1)
+    // The INT8 Q/K mode (zyfa_quantize_int8): q per token [heads, seqlen], k per 64 keys
+    // [heads_kv, seqlen / 64] (q_descale and k_descale are then empty).
+    std::vector<float> q_token_descale, k_block_descale;
     std::vector<float> k_mean;  // K smoothed by ZYFA_QUANT_SMOOTH: its mean [heads_kv, head_dim_qk]
     bool hadamard_qk = false;   // Q and K rotated (q holds rotated codes)
 };
@@ -59,6 +63,9 @@ public:
     KernelInputs bf16() const;
     // smooth_k: K quantised with ZYFA_QUANT_SMOOTH (its mean kept in k_mean).
     KernelInputs fp8(zyfa_dtype format, bool hadamard_qk, bool smooth_k = false) const;
+    // The INT8 Q/K mode: Q and K by zyfa_quantize_int8 (Q per token, K per 64 keys, optionally
+    // rotated and K smoothed), V by zyfa_quantize_fp8 per head in `format`.
+    KernelInputs int8_qk(zyfa_dtype format, bool hadamard_qk, bool smooth_k) const;
 
     // Adds softmax_scale * q . k_mean to every lse of `out` (outputs of `in`, whose K was smoothed):
     // the unsmoothed lse. q is the fp32 activations (the documented correction), or with
@@ -79,7 +86,12 @@ public:
                                                 const ActivationShape& shape);
 
 private:
-    zyfa::AttnProblem tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse) const;
+    // A tile's own copies of the INT8 descales, in the tile problem's layouts.
+    struct TileDescales {
+        std::vector<float> q_token, k_block;
+    };
+    zyfa::AttnProblem tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse,
+                                   TileDescales& descales) const;
 
     ActivationShape shape_;
     Activations act_;

@@ -3,6 +3,7 @@
 // without the Hadamard rotation of Q and K and, with --smooth, K smoothing). Runs the CPU model of the GPU numerics
 // (cpu::attention_blocked) with explicit numerics models, so NAIVE and LEAN's ablations are
 // available although the library ships only EXACT and LEAN.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,8 @@ struct Options {
     std::vector<std::string> npy_dirs;  // external activations instead of the generators
     float softmax_scale = 0.0f;          // 0: 1/sqrt(head_dim_qk)
     double check_lean_exact = 0.0;       // > 0: fail when kernel-only LEAN > this x EXACT
+    bool int8 = false;                   // also the INT8 Q/K mode's rows and the summary
+    double check_int8 = 0.0;             // > 0: fail when the median INT8 / FP8 e2e ratio exceeds it
 };
 
 const char* kUsage =
@@ -99,6 +102,13 @@ const char* kUsage =
     "                     q_descale is [batch, heads_kv]); e2e's reference is fp64 on the files' values\n"
     "  --softmax-scale X  with --npy-dir, default 1/sqrt(head_dim_qk)\n"
     "  --check-lean-exact R  exit 3 when any configuration's kernel-only LEAN error exceeds R x EXACT's\n"
+    "  --int8             add the INT8 Q/K mode (zyfa_quantize_int8: Q per token, K per 64 keys; V e4m3\n"
+    "                     per head): kernel-int8qk (inputs exact), e2e-int8qk and e2e-int8qk-hadamard-\n"
+    "                     smooth (Hadamard on Q and K, K smoothed; lse corrected), and at the end a\n"
+    "                     summary per configuration: e2e error of BF16, FP8 per head (today's e2e rows)\n"
+    "                     and INT8 Q/K, the ratios INT8 / FP8 and their medians over the configurations\n"
+    "  --check-int8 R     with --int8: exit 3 when the median e2e ratio INT8 Q/K (Hadamard + smoothing,\n"
+    "                     LEAN) / FP8 per head (LEAN) exceeds R (the bar of issue 20 is 0.35)\n"
     "  --help\n"
     "\n"
     "distributions:\n";
@@ -185,6 +195,11 @@ Options parse(int argc, char** argv) {
         } else if (a == "--softmax-scale") {
             o.softmax_scale = static_cast<float>(to_double(value()));
             if (!(o.softmax_scale > 0.0f)) throw std::invalid_argument("--softmax-scale must be positive");
+        } else if (a == "--int8") {
+            o.int8 = true;
+        } else if (a == "--check-int8") {
+            o.check_int8 = to_double(value());
+            if (!(o.check_int8 > 0.0)) throw std::invalid_argument("--check-int8 must be positive");
         } else if (a == "--check-lean-exact") {
             o.check_lean_exact = to_double(value());
             if (!(o.check_lean_exact > 0.0)) throw std::invalid_argument("--check-lean-exact must be positive");
@@ -195,6 +210,7 @@ Options parse(int argc, char** argv) {
     for (int64_t s : o.seqlens)
         if (s <= 0 || s % kTileRows != 0) throw std::invalid_argument("seqlens must be positive multiples of 32");
     if (o.heads <= 0 || o.max_tiles <= 0) throw std::invalid_argument("--heads and --tiles must be positive");
+    if (o.check_int8 > 0.0 && !o.int8) throw std::invalid_argument("--check-int8 needs --int8");
     return o;
 }
 
@@ -258,8 +274,80 @@ private:
     std::unique_ptr<std::FILE, Closer> csv_;
 };
 
+// End-to-end O errors (rel_rms against fp64 on the fp32 activations) of one configuration, for the
+// INT8 summary.
+struct E2eSummary {
+    std::string name;
+    double bf16 = 0.0;
+    double fp8_exact = 0.0, fp8_lean = 0.0;            // per head, no transform: today's FP8
+    double int8_exact = 0.0, int8_lean = 0.0;          // INT8 Q/K, no transform
+    double int8_hs_exact = 0.0, int8_hs_lean = 0.0;    // INT8 Q/K, Hadamard on Q and K, K smoothed
+};
+
+// The INT8 Q/K mode's rows of one configuration (--int8).
+void run_int8_rows(const AccuracyConfig& c, const Options& o, Report& report, const char* format,
+                   const TileOutputs& ref_orig, const KernelInputs& orig, E2eSummary& summary) {
+    {
+        const KernelInputs in = c.int8_qk(o.format, false, false);
+        const TileOutputs ref = c.reference(in);
+        for (auto [name, scheme] : {std::pair<const char*, SoftmaxScheme>{"EXACT", SoftmaxScheme::Exact},
+                                    {"LEAN", SoftmaxScheme::Lean}})
+            report.row(c, format, "kernel-int8qk", name, AccuracyConfig::compare(c.run_model(in, model(scheme)), ref));
+    }
+    for (int t = 0; t < 2; ++t) {
+        const bool transforms = t == 1;
+        const char* inputs = transforms ? "e2e-int8qk-had-smooth" : "e2e-int8qk";
+        const KernelInputs in = c.int8_qk(o.format, transforms, transforms);
+        auto unsmoothed = [&](TileOutputs out) {
+            if (transforms) c.correct_smoothed_lse(out, in, false);
+            return out;
+        };
+        report.row(c, format, inputs, "INPUT (fp64 on int8/fp8)", AccuracyConfig::compare(unsmoothed(c.reference(in)), ref_orig));
+        report.row(c, format, inputs, "INPUT-QK (int8 Q+K only)",
+                   AccuracyConfig::compare(unsmoothed(c.reference(in, &orig)), ref_orig));
+        for (auto [name, scheme] : {std::pair<const char*, SoftmaxScheme>{"EXACT", SoftmaxScheme::Exact},
+                                    {"LEAN", SoftmaxScheme::Lean}}) {
+            const ErrorFigures e = AccuracyConfig::compare(unsmoothed(c.run_model(in, model(scheme))), ref_orig);
+            report.row(c, format, inputs, name, e);
+            const bool lean = scheme == SoftmaxScheme::Lean;
+            (transforms ? (lean ? summary.int8_hs_lean : summary.int8_hs_exact)
+                        : (lean ? summary.int8_lean : summary.int8_exact)) = e.rel_rms;
+        }
+    }
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n == 0 ? NAN : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The INT8 summary table; returns the median ratio INT8 Q/K (Hadamard + smoothing, LEAN) / FP8 LEAN.
+double print_int8_summary(const std::vector<E2eSummary>& rows) {
+    std::printf("\n== INT8 Q/K mode, end to end (O rel_rms vs fp64 on the fp32 activations; FP8 = zyfa_quantize_fp8 "
+                "per head, no transform; INT8 = zyfa_quantize_int8 Q per token, K per 64 keys; V e4m3 per head in both)\n");
+    std::printf("%-28s %10s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", "configuration", "BF16", "FP8 EXACT",
+                "FP8 LEAN", "I8 EXACT", "I8 LEAN", "I8HS EXACT", "I8HS LEAN", "I8/FP8", "I8HS/FP8", "I8HS/BF16");
+    std::vector<double> plain, hs, hs_exact, vs_bf16;
+    for (const E2eSummary& r : rows) {
+        plain.push_back(r.int8_lean / r.fp8_lean);
+        hs.push_back(r.int8_hs_lean / r.fp8_lean);
+        hs_exact.push_back(r.int8_hs_exact / r.fp8_exact);
+        vs_bf16.push_back(r.int8_hs_lean / r.bf16);
+        std::printf("%-28s %10.4e %10.4e %10.4e %10.4e %10.4e %10.4e %10.4e %9.3f %9.3f %9.2f\n", r.name.c_str(), r.bf16,
+                    r.fp8_exact, r.fp8_lean, r.int8_exact, r.int8_lean, r.int8_hs_exact, r.int8_hs_lean, plain.back(),
+                    hs.back(), vs_bf16.back());
+    }
+    const double m = median(hs);
+    std::printf("median over %zu configurations: INT8/FP8 (LEAN) %.3f; INT8 Hadamard+smooth / FP8: LEAN %.3f, EXACT %.3f; "
+                "INT8 Hadamard+smooth LEAN / BF16 %.2f\n",
+                rows.size(), median(plain), m, median(hs_exact), median(vs_bf16));
+    return m;
+}
+
 // Returns kernel-only LEAN error / EXACT error.
-double run_config(const AccuracyConfig& c, const Options& o, Report& report) {
+double run_config(const AccuracyConfig& c, const Options& o, Report& report, E2eSummary& summary) {
+    summary.name = shape_name(c.shape());
     const char* format = o.format == ZYFA_DTYPE_FP8_E4M3FN ? "e4m3fn" : "e4m3fnuz";
     report.header(c, format);
     const KernelInputs fp8 = c.fp8(o.format, false);
@@ -335,8 +423,9 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report) {
     {
         const KernelInputs bf = c.bf16();
         report.row(c, format, "e2e", "INPUT (fp64 on bf16)", AccuracyConfig::compare(c.reference(bf), ref_orig));
-        report.row(c, format, "e2e", "BF16",
-                   AccuracyConfig::compare(c.run_model(bf, model(SoftmaxScheme::Exact)), ref_orig));
+        const ErrorFigures e = AccuracyConfig::compare(c.run_model(bf, model(SoftmaxScheme::Exact)), ref_orig);
+        report.row(c, format, "e2e", "BF16", e);
+        summary.bf16 = e.rel_rms;
     }
     const int transforms = o.smooth ? 4 : 2;
     for (int t = 0; t < transforms; ++t) {
@@ -356,12 +445,16 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report) {
                                     {"EXACT", SoftmaxScheme::Exact},
                                     {"LEAN", SoftmaxScheme::Lean}}) {
             const TileOutputs got = c.run_model(in, model(scheme));
-            report.row(c, format, inputs, name, AccuracyConfig::compare(unsmoothed(got), ref_orig));
+            const ErrorFigures e = AccuracyConfig::compare(unsmoothed(got), ref_orig);
+            report.row(c, format, inputs, name, e);
+            if (t == 0 && scheme == SoftmaxScheme::Exact) summary.fp8_exact = e.rel_rms;
+            if (t == 0 && scheme == SoftmaxScheme::Lean) summary.fp8_lean = e.rel_rms;
             if (smooth && scheme != SoftmaxScheme::Naive)
                 report.row(c, format, inputs, std::string(name) + " (lse: dequantised q)",
                            AccuracyConfig::compare(unsmoothed(got, true), ref_orig));
         }
     }
+    if (o.int8) run_int8_rows(c, o, report, format, ref_orig, orig, summary);
     return lean / exact;
 }
 
@@ -388,13 +481,25 @@ int run(const Options& o) {
             status = 3;
         }
     };
+    std::vector<E2eSummary> summaries;
+    auto finish = [&]() {
+        if (!o.int8) return status;
+        const double m = print_int8_summary(summaries);
+        if (o.check_int8 > 0.0 && !(m <= o.check_int8)) {
+            std::fprintf(stderr, "zyfa-accuracy: the median INT8 Q/K / FP8 e2e ratio is %.3f, above --check-int8 %.3g\n",
+                         m, o.check_int8);
+            return 3;
+        }
+        return status;
+    };
     for (const std::string& dir : o.npy_dirs) {
         ActivationShape shape;
         Activations act = load_npy_activations(dir, o.softmax_scale, shape);
         const AccuracyConfig config(shape, std::move(act), o.max_tiles, pool, ctx, o.key_block);
-        check(shape, run_config(config, o, report));
+        summaries.emplace_back();
+        check(shape, run_config(config, o, report, summaries.back()));
     }
-    if (!o.npy_dirs.empty()) return status;
+    if (!o.npy_dirs.empty()) return finish();
     for (Distribution d : o.distributions)
         for (auto [dqk, dv] : o.head_dims)
             for (int64_t s : o.seqlens) {
@@ -406,9 +511,10 @@ int run(const Options& o) {
                 shape.head_dim_v = dv;
                 shape.seed = o.seed;
                 const AccuracyConfig config(shape, o.max_tiles, pool, ctx, o.key_block);
-                check(shape, run_config(config, o, report));
+                summaries.emplace_back();
+                check(shape, run_config(config, o, report, summaries.back()));
             }
-    return status;
+    return finish();
 }
 
 }  // namespace

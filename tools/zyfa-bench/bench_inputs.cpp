@@ -89,7 +89,6 @@ void quantise(zyfa_context* ctx, const std::vector<float>& values, zyfa_dtype dt
 // page order (a cache whose pages were handed out over time), the params made paged.
 void make_paged(const BenchOptions& options, const Activations& activations, CaseBuffers& buffers) {
     const int64_t ps = options.page_size;
-    const size_t elem = zyfa::cpu::dtype_size(buffers.k.view.dtype);
     const int64_t stride = (options.seqlen_k + ps - 1) / ps;
     int64_t num_pages = 0;
     for (int64_t len : activations.lengths_k) num_pages += (len + ps - 1) / ps;
@@ -100,6 +99,7 @@ void make_paged(const BenchOptions& options, const Activations& activations, Cas
     buffers.block_table.assign(static_cast<size_t>(std::max<int64_t>(1, options.batch * stride)), 0);
     buffers.seqused_k.assign(static_cast<size_t>(std::max<int64_t>(1, options.batch)), 0);
     auto repack = [&](HostTensor& t, int64_t dim) {
+        const size_t elem = zyfa::cpu::dtype_size(t.view.dtype);  // INT8 k and FP8 v alike: 1
         const int64_t row = options.heads_kv * dim;
         std::vector<uint8_t> pool(static_cast<size_t>(std::max<int64_t>(1, num_pages * ps * row)) * elem, 0);
         int64_t next = 0, first = 0;
@@ -130,6 +130,30 @@ void make_paged(const BenchOptions& options, const Activations& activations, Cas
     p.block_table_stride = stride;
     p.num_pages = num_pages;
     p.page_size = options.page_size;
+}
+
+// The INT8 Q/K mode's q (scale_rows 1: per token and query head) or k (64: per 64 keys) from
+// zyfa_quantize_int8, descales in zyfa_attn_params' padded layouts.
+void quantise_int8(zyfa_context* ctx, const std::vector<float>& values, const BenchOptions& options,
+                   const Activations& activations, int64_t seqlen, int64_t heads, int64_t head_dim, bool is_q,
+                   HostTensor& tensor, std::vector<float>& descale) {
+    tensor.bytes.assign(values.size(), 0);
+    const int32_t scale_rows = is_q ? 1 : ZYFA_INT8_KEY_BLOCK;
+    const int64_t groups = (seqlen + scale_rows - 1) / scale_rows;
+    descale.assign(static_cast<size_t>(std::max<int64_t>(1, options.batch * heads * groups)), 1.0f);
+    zyfa_quant_params qp;
+    zyfa_quant_params_init(&qp, sizeof qp);
+    qp.batch = options.batch;
+    qp.seqlen = seqlen;
+    qp.heads = heads;
+    qp.head_dim = head_dim;
+    qp.scale_rows = scale_rows;
+    const std::vector<int32_t>& cu = is_q ? activations.cu_seqlens_q : activations.cu_seqlens_k;
+    qp.cu_seqlens = options.varlen ? cu.data() : nullptr;
+    const zyfa_tensor in =
+        dense_view(const_cast<float*>(values.data()), ZYFA_DTYPE_FP32, seqlen, heads, head_dim, options.varlen);
+    const zyfa_tensor out = dense_view(tensor.bytes.data(), ZYFA_DTYPE_INT8, seqlen, heads, head_dim, options.varlen);
+    check_status("zyfa_quantize_int8", zyfa_quantize_int8(ctx, &qp, &in, &out, descale.data(), nullptr));
 }
 
 }  // namespace
@@ -167,7 +191,16 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
                        const Activations& activations, CaseBuffers& buffers) {
     const zyfa_dtype dtype = bench_case.dtype;
     const bool varlen = options.varlen;
-    if (zyfa::cpu::dtype_is_fp8(dtype)) {
+    const bool int8 = dtype == ZYFA_DTYPE_INT8;
+    const zyfa_dtype v_dtype = int8 ? ZYFA_DTYPE_FP8_E4M3FN : dtype;
+    if (int8) {
+        quantise_int8(ctx, activations.q, options, activations, options.seqlen_q, options.heads_q, options.head_dim_qk,
+                      true, buffers.q, buffers.q_descale);
+        quantise_int8(ctx, activations.k, options, activations, options.seqlen_k, options.heads_kv, options.head_dim_qk,
+                      false, buffers.k, buffers.k_descale);
+        quantise(ctx, activations.v, v_dtype, options, activations, options.seqlen_k, options.heads_kv,
+                 options.head_dim_v, false, buffers.v, buffers.v_descale);
+    } else if (zyfa::cpu::dtype_is_fp8(dtype)) {
         quantise(ctx, activations.q, dtype, options, activations, options.seqlen_q, options.heads_q,
                  options.head_dim_qk, true, buffers.q, buffers.q_descale);
         quantise(ctx, activations.k, dtype, options, activations, options.seqlen_k, options.heads_kv,
@@ -181,7 +214,7 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
     }
     buffers.q.view = dense_view(buffers.q.bytes.data(), dtype, options.seqlen_q, options.heads_q, options.head_dim_qk, varlen);
     buffers.k.view = dense_view(buffers.k.bytes.data(), dtype, options.seqlen_k, options.heads_kv, options.head_dim_qk, varlen);
-    buffers.v.view = dense_view(buffers.v.bytes.data(), dtype, options.seqlen_k, options.heads_kv, options.head_dim_v, varlen);
+    buffers.v.view = dense_view(buffers.v.bytes.data(), v_dtype, options.seqlen_k, options.heads_kv, options.head_dim_v, varlen);
 
     // O in BF16, what a serving stack keeps; FP32 inputs (a CPU-only accuracy mode) get FP32 O.
     const zyfa_dtype out_dtype = dtype == ZYFA_DTYPE_FP32 ? ZYFA_DTYPE_FP32 : ZYFA_DTYPE_BF16;
@@ -211,7 +244,11 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
         buffers.sinks.assign(static_cast<size_t>(options.heads_q), options.sink_value);
         p.sinks = buffers.sinks.data();
     }
-    if (zyfa::cpu::dtype_is_fp8(dtype)) {
+    if (int8) {
+        p.q_descale_per_token = buffers.q_descale.data();
+        p.k_descale_per_block = buffers.k_descale.data();
+        p.v_descale = buffers.v_descale.data();
+    } else if (zyfa::cpu::dtype_is_fp8(dtype)) {
         p.q_descale = buffers.q_descale.data();
         p.k_descale = buffers.k_descale.data();
         p.v_descale = buffers.v_descale.data();

@@ -46,8 +46,10 @@ struct HostTensor {
 // is neither copied nor moved once filled.
 struct CaseBuffers {
     HostTensor q, k, v, o;
-    std::vector<float> q_descale, k_descale, v_descale;  // [batch, heads_kv], FP8 only
-    std::vector<float> sinks;                            // [heads_q], with --sinks only
+    // [batch, heads_kv], FP8 only; INT8 q/k: q per token [batch, heads_q, seqlen_q], k per 64 keys
+    // [batch, heads_kv, ceil(seqlen_k / 64)], v per head
+    std::vector<float> q_descale, k_descale, v_descale;
+    std::vector<float> sinks;                     // [heads_q], with --sinks only
     std::vector<int32_t> block_table, seqused_k;  // --page-size: k and v hold the page pools
     zyfa_attn_params params{};
 

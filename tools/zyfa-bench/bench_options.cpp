@@ -16,7 +16,8 @@ const Named kDtypes[] = {{"fp8", ZYFA_DTYPE_FP8_E4M3FN},
                          {"fp8fnuz", ZYFA_DTYPE_FP8_E4M3FNUZ},
                          {"bf16", ZYFA_DTYPE_BF16},
                          {"fp16", ZYFA_DTYPE_FP16},
-                         {"fp32", ZYFA_DTYPE_FP32}};
+                         {"fp32", ZYFA_DTYPE_FP32},
+                         {"int8", ZYFA_DTYPE_INT8}};  // the INT8 Q/K mode: q, k INT8, v e4m3fn
 const Named kSoftmaxes[] = {{"auto", ZYFA_SOFTMAX_AUTO}, {"exact", ZYFA_SOFTMAX_EXACT}, {"lean", ZYFA_SOFTMAX_LEAN}};
 const Named kMasks[] = {{"none", ZYFA_MASK_NONE}, {"causal", ZYFA_MASK_CAUSAL}, {"causal-br", ZYFA_MASK_CAUSAL_BOTTOM_RIGHT}};
 const Named kBackends[] = {
@@ -85,8 +86,10 @@ inputs are the activations rounded to nearest even. The output O is BF16 (FP32 f
 
 options:
   --backend cpu|hip|cuda|auto   context backend (default auto)
-  --dtype fp8|fp8fnuz|bf16|fp16|fp32
-                                q/k/v dtype; runs one case instead of the default three
+  --dtype fp8|fp8fnuz|bf16|fp16|fp32|int8
+                                q/k/v dtype; runs one case instead of the default three; int8 is
+                                the INT8 Q/K mode (zyfa_quantize_int8: q per token, k per 64 keys;
+                                v e4m3fn per head)
   --softmax auto|exact|lean     softmax mode; runs one case (dtype fp8 unless --dtype is given)
   --mask none|causal|causal-br  mask (default causal, top-left; causal-br = bottom-right)
   --window L,R                  sliding window, -1 = unbounded (default -1,-1)

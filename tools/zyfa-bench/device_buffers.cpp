@@ -33,6 +33,8 @@ DeviceCase::DeviceCase(zyfa::gpu::GpuRuntime& runtime, const CaseBuffers& host) 
         params_.k_descale = upload_floats(host.params.k_descale, host.k_descale);
         params_.v_descale = upload_floats(host.params.v_descale, host.v_descale);
         params_.sinks = upload_floats(host.params.sinks, host.sinks);
+        params_.q_descale_per_token = upload_floats(host.params.q_descale_per_token, host.q_descale);
+        params_.k_descale_per_block = upload_floats(host.params.k_descale_per_block, host.k_descale);
         if (host.params.cu_seqlens_q != nullptr) {
             const size_t bytes = static_cast<size_t>(host.params.batch + 1) * sizeof(int32_t);
             params_.cu_seqlens_q = static_cast<const int32_t*>(upload(host.params.cu_seqlens_q, bytes));

@@ -27,7 +27,22 @@ void* element_pointer(const zyfa::TensorView& t, int64_t elements) {
 struct HeadProblem {
     zyfa::AttnProblem problem;
     std::vector<float> q_descale, k_descale, v_descale;
+    std::vector<float> q_token, k_block;  // the INT8 Q/K mode's, for one head
 };
+
+// One head's rows ([batch, 1, per_head]) of an INT8 descale laid out [batch, heads, per_head].
+void restrict_rows(const float* full, int64_t batch, int64_t heads, int64_t head, int64_t per_head,
+                   std::vector<float>& out, const float*& target) {
+    if (full == nullptr) {
+        target = nullptr;
+        return;
+    }
+    out.resize(static_cast<size_t>(batch * per_head));
+    for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < per_head; ++i)
+            out[static_cast<size_t>(b * per_head + i)] = full[(b * heads + head) * per_head + i];
+    target = out.data();
+}
 
 void restrict_descale(const float* full, const zyfa::AttnProblem& p, int64_t kv_head, std::vector<float>& out,
                       const float*& target) {
@@ -54,6 +69,10 @@ void make_head_problem(const zyfa::AttnProblem& full, int64_t h, HeadProblem& he
     restrict_descale(full.q_descale, full, kv, head.q_descale, p.q_descale);
     restrict_descale(full.k_descale, full, kv, head.k_descale, p.k_descale);
     restrict_descale(full.v_descale, full, kv, head.v_descale, p.v_descale);
+    restrict_rows(full.q_descale_per_token, full.batch, full.heads_q, h, full.seqlen_q, head.q_token,
+                  p.q_descale_per_token);
+    restrict_rows(full.k_descale_per_block, full.batch, full.heads_kv, kv, full.int8_key_blocks(), head.k_block,
+                  p.k_descale_per_block);
 }
 
 }  // namespace

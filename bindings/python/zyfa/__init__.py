@@ -7,13 +7,13 @@
 torch tensors run on their device (CUDA/ROCm on the current stream, or the CPU); see attention().
 """
 from ._lib import (BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA, BACKEND_HIP, DTYPE_BF16, DTYPE_FP8_E4M3FN,
-                   DTYPE_FP8_E4M3FNUZ, DTYPE_FP16, DTYPE_FP32, ERROR_DEVICE, ERROR_INTERNAL,
+                   DTYPE_FP8_E4M3FNUZ, DTYPE_FP16, DTYPE_FP32, DTYPE_INT8, ERROR_DEVICE, ERROR_INTERNAL,
                    ERROR_INVALID_ARGUMENT, ERROR_NO_DEVICE, ERROR_NOT_SUPPORTED, ERROR_OUT_OF_MEMORY,
                    MASK_CAUSAL, MASK_CAUSAL_BOTTOM_RIGHT, MASK_NONE, SOFTMAX_AUTO, SOFTMAX_EXACT,
                    SOFTMAX_LEAN, SUCCESS, LibraryNotFoundError, library_path)
 from ._errors import ZyfaError, status_string
 from ._context import Context, default_context
-from ._api import attention, attention_kernel_name, quantize_fp8, unsmooth_lse
+from ._api import attention, attention_kernel_name, quantize_fp8, quantize_int8, unsmooth_lse
 from ._merge import attention_merge
 from ._convert import bf16_to_float32, float32_to_bf16, fp8_to_float32
 from .flash_attn_interface import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache
@@ -34,6 +34,7 @@ def build_info():
 
 
 __all__ = ["Context", "ZyfaError", "LibraryNotFoundError", "attention", "attention_kernel_name", "attention_merge",
-           "quantize_fp8", "unsmooth_lse", "flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache", "default_context", "version",
+           "quantize_fp8", "quantize_int8", "unsmooth_lse", "flash_attn_func", "flash_attn_varlen_func",
+           "flash_attn_with_kvcache", "default_context", "version",
            "build_info", "library_path", "status_string", "bf16_to_float32", "float32_to_bf16",
            "fp8_to_float32"]

@@ -1,4 +1,4 @@
-"""attention() and quantize_fp8(): the Pythonic layer over zyfa_attn_fwd and zyfa_quantize_fp8.
+"""attention(), quantize_fp8() and quantize_int8(): the Pythonic layer over zyfa_attn_fwd and the quantisers.
 
 numpy arrays run on the CPU backend. torch tensors run on their device's backend (CUDA or ROCm,
 enqueued on the current stream, or the CPU) and, without an explicit context, go through the torch
@@ -75,7 +75,12 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              head), shared by the heads_q // heads_kv query heads that read it. Under GQA quantise q
              with quantize_fp8(q, heads_kv=k.shape[-2]); a q_descale of [batch, heads_q] is taken
              only where it is equal within each group of query heads (else ValueError).
-    dtype:   element type of uint8/uint16 numpy storage: 'e4m3fn', 'e4m3fnuz' or 'bf16'.
+             The INT8 Q/K mode (q and k int8, v FP8): (q_descale, k_descale, v_descale) as
+             quantize_int8 and quantize_fp8 return them, q per token [batch, heads_q, seqlen_q], k
+             per 64 keys [batch, heads_kv, ceil(seqlen_k / 64)], v per head (the CPU backend, and
+             CUDA on sm_90a at head dims 64 and 128).
+    dtype:   element type of uint8/uint16 numpy storage: 'e4m3fn', 'e4m3fnuz' or 'bf16'; with int8 q
+             and k (the INT8 Q/K mode) it names v's FP8 format only.
     out_dtype: 'bf16', 'fp16' or 'fp32' (or a torch dtype); default: the input dtype for 16/32-bit
              torch inputs and bf16 for FP8 ones; float32 for numpy (bf16 comes back as uint16).
     out:     an output to write into instead of allocating one (it may not overlap any input).
@@ -221,7 +226,10 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
              k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
              out, out_dtype, dtype, key_block=0, sinks=None, block_table=None, seqused_k=None):
     call = _Call()
-    qv, kv, vv = view(q, "q", dtype), view(k, "k", dtype), view(v, "v", dtype)
+    if _is_int8(q):  # the INT8 Q/K mode: q and k int8 natively, dtype names v's FP8 format
+        qv, kv, vv = view(q, "q"), view(k, "k"), view(v, "v", dtype)
+    else:
+        qv, kv, vv = view(q, "q", dtype), view(k, "k", dtype), view(v, "v", dtype)
     torch_inputs = is_torch(q)
     for name, x in (("k", kv), ("v", vv)):
         if is_torch(x.obj) != torch_inputs or (x.device, x.device_index) != (qv.device, qv.device_index):
@@ -323,11 +331,19 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
             params.cu_seqlens_q = _ptr(cu_q)
     elif varlen:
         params.cu_seqlens_q, params.cu_seqlens_k = _ptr(cu_q), _ptr(cu_k)
+    int8 = qv.dtype == _lib.DTYPE_INT8
+    int8_shapes = {"q_descale": ("q_descale_per_token", (batch, heads_q, seqlen_q)),
+                   "k_descale": ("k_descale_per_block", (batch, heads_kv, -(-seqlen_k // _lib.INT8_KEY_BLOCK)))}
     for field, d in (("q_descale", q_descale), ("k_descale", k_descale), ("v_descale", v_descale)):
-        if d is not None:
-            arr = _descale_array(d, batch, heads_kv, heads_q, qv, field)
-            call.keep.append(arr)
-            setattr(params, field, _ptr(arr))
+        if d is None:
+            continue
+        if int8 and field in int8_shapes:  # the INT8 Q/K mode: per token / per 64 keys
+            c_field, shape = int8_shapes[field]
+            arr = _int8_descale_array(d, shape, qv, field)
+        else:
+            c_field, arr = field, _descale_array(d, batch, heads_kv, heads_q, qv, field)
+        call.keep.append(arr)
+        setattr(params, c_field, _ptr(arr))
     if sinks is not None:
         arr = _sinks_array(sinks, heads_q, qv)
         call.keep.append(arr)
@@ -382,6 +398,70 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
         return (codes, descale, mean) if smooth else (codes, descale)
     except ZyfaError as e:
         raise e.called_as("zyfa.quantize_fp8") from None
+
+
+def quantize_int8(x, per="token", hadamard=False, smooth=False, cu_seqlens=None, max_seqlen=None, context=None):
+    """Quantise x ([batch, seq, heads, head_dim], or [total, heads, head_dim] packed with cu_seqlens)
+    to symmetric INT8 for the INT8 Q/K mode: per="token" (for q) writes one scale per token and head,
+    per="block" (for k) one per 64 rows of each sequence and head. Returns (x_int8, descale fp32
+    [batch, heads, groups]), groups = seqlen or ceil(seqlen / 64) (seqlen the longest sequence when
+    packed; pass attention the same max_seqlen_q / max_seqlen_k, the descales' layout depends on it):
+    x ~= x_int8 * descale of its token / block. hadamard=True rotates the head dimension
+    first (use it on q and k alike); smooth=True (for k) subtracts each channel's mean over the
+    sequence and returns (x_int8, descale, mean fp32 [batch, heads, head_dim]) as quantize_fp8 does.
+    CPU backend only so far (numpy arrays and CPU tensors). Pass the results as
+    attention(q8, k8, v8, descale=(q_descale, k_descale, v_descale)) with v e4m3 from quantize_fp8:
+
+        q8, qd = zyfa.quantize_int8(q, per="token", hadamard=True)
+        k8, kd, mean = zyfa.quantize_int8(k, per="block", hadamard=True, smooth=True)
+        v8, vd = zyfa.quantize_fp8(v)
+        o = zyfa.attention(q8, k8, v8, descale=(qd, kd, vd), causal=True)
+    """
+    if per not in ("token", "block"):
+        raise ValueError("per must be 'token' (one scale per token, for q) or 'block' (per 64 keys, for k), "
+                         "not %r" % (per,))
+    try:
+        require_no_grad("zyfa.quantize_int8", (("x", x),))
+        if not _lib.has_function("zyfa_quantize_int8"):
+            raise ValueError("the loaded libzyfa (%s) predates zyfa_quantize_int8 (0.1.4)" %
+                             _lib.lib().zyfa_version_string().decode())
+        xv = view(x, "x")
+        varlen = cu_seqlens is not None
+        rank = 3 if varlen else 4
+        if len(xv.shape) != rank:
+            raise ValueError("x must be %d-D, got shape %s" % (rank, xv.shape))
+        require_dim_contiguous(xv, "x")
+        ctx = _context_for(context, xv)
+        keep = [xv]
+        params = _lib.QuantParams()
+        _lib.lib().zyfa_quant_params_init(ctypes.byref(params), ctypes.sizeof(params))
+        params.flags = (_lib.QUANT_HADAMARD if hadamard else 0) | (_lib.QUANT_SMOOTH if smooth else 0)
+        params.scale_rows = 1 if per == "token" else _lib.INT8_KEY_BLOCK
+        if varlen:
+            cu = _int32_array(cu_seqlens, xv, "cu_seqlens")
+            keep.append(cu)
+            params.batch = cu.shape[0] - 1
+            params.seqlen = _max_seqlen(max_seqlen, cu, xv, "cu_seqlens", xv.shape[0])
+            params.cu_seqlens = _ptr(cu)
+        else:
+            params.batch, params.seqlen = xv.shape[0], xv.shape[1]
+        params.heads, params.head_dim = xv.shape[-2], xv.shape[-1]
+        codes = _empty(xv.shape, _lib.DTYPE_INT8, xv)
+        cv = view(codes, "out")
+        groups = -(-params.seqlen // params.scale_rows)
+        descale = _empty((params.batch, params.heads, groups), _lib.DTYPE_FP32, xv)
+        keep += [cv, descale]
+        mean = None
+        if smooth:
+            mean = _empty((params.batch, params.heads, params.head_dim), _lib.DTYPE_FP32, xv)
+            keep.append(mean)
+            params.smooth_mean = _ptr(mean)
+        check(_lib.lib().zyfa_quantize_int8(ctx.handle, ctypes.byref(params), ctypes.byref(c_tensor(xv, varlen)),
+                                            ctypes.byref(c_tensor(cv, varlen)), _ptr(descale), _stream_for(xv)),
+              quantize_names(varlen, None))
+        return (codes, descale, mean) if smooth else (codes, descale)
+    except ZyfaError as e:
+        raise e.called_as("zyfa.quantize_int8") from None
 
 
 def unsmooth_lse(lse, q, mean, softmax_scale=None, cu_seqlens=None):
@@ -550,7 +630,7 @@ def _empty(shape, code, like):
 
 def _default_out_code(like):
     if is_torch(like.obj):
-        return _lib.DTYPE_BF16 if like.dtype in FP8_DTYPES else like.dtype
+        return _lib.DTYPE_BF16 if like.dtype in FP8_DTYPES or like.dtype == _lib.DTYPE_INT8 else like.dtype
     return _lib.DTYPE_FP32
 
 
@@ -656,6 +736,30 @@ def _sinks_array(sinks, heads_q, like):
         raise ValueError("sinks has shape %s, expected (%d,) = [heads_q] (one logit per query head)"
                          % (tuple(arr.shape), heads_q))
     return arr
+def _is_int8(x):
+    if is_torch(x):
+        return x.dtype == torch_module().int8
+    return getattr(getattr(x, "dtype", None), "name", None) == "int8"
+
+
+def _int8_descale_array(d, expected, like, name):
+    """A contiguous fp32 descale of the INT8 Q/K mode, exactly `expected` ([batch, heads_q, seqlen_q]
+    for q, [batch, heads_kv, ceil(seqlen_k / 64)] for k), as zyfa.quantize_int8 returns it."""
+    hint = "zyfa.quantize_int8(%s, per=%r)" % (name[0], "token" if name == "q_descale" else "block")
+    if is_torch(like.obj):
+        torch = torch_module()
+        if not isinstance(d, torch.Tensor) or tuple(d.shape) != expected:
+            raise ValueError("%s of INT8 %s must be a [batch, heads, groups] = %s tensor (%s), got %s" % (
+                name, name[0], expected, hint, tuple(getattr(d, "shape", ()))))
+        if d.device != like.obj.device:
+            raise ValueError("%s must be on %s like q, not %s" % (name, like.obj.device, d.device))
+        return d.to(torch.float32).contiguous()
+    import numpy as np
+    arr = np.asarray(d, dtype=np.float32)
+    if arr.shape != expected:
+        raise ValueError("%s of INT8 %s must be a [batch, heads, groups] = %s array (%s), got %s" % (
+            name, name[0], expected, hint, arr.shape))
+    return np.ascontiguousarray(arr)
 
 
 def _check_per_query_head(d, batch, heads_kv, heads_q, name):

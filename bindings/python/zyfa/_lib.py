@@ -32,6 +32,8 @@ DTYPE_FP16 = 2
 DTYPE_BF16 = 3
 DTYPE_FP8_E4M3FN = 4
 DTYPE_FP8_E4M3FNUZ = 5
+DTYPE_INT8 = 6  # q and k of the INT8 Q/K mode (0.1.4)
+INT8_KEY_BLOCK = 64  # keys per k descale of the INT8 Q/K mode
 
 BACKEND_AUTO = 0
 BACKEND_CPU = 1
@@ -101,6 +103,8 @@ class AttnParams(ctypes.Structure):
         ("num_pages", ctypes.c_int64),
         ("page_size", ctypes.c_int32),
         ("reserved2", ctypes.c_int32),
+        ("q_descale_per_token", ctypes.c_void_p),  # appended in 0.1.4 (the INT8 Q/K mode)
+        ("k_descale_per_block", ctypes.c_void_p),
     ]
 
 
@@ -114,6 +118,8 @@ class QuantParams(ctypes.Structure):
         ("head_dim", ctypes.c_int64),
         ("cu_seqlens", ctypes.c_void_p),
         ("smooth_mean", ctypes.c_void_p),  # appended after 0.1
+        ("scale_rows", ctypes.c_int32),  # appended in 0.1.4 (zyfa_quantize_int8)
+        ("reserved", ctypes.c_int32),
     ]
 
 
@@ -154,13 +160,15 @@ _PROTOTYPES = {
     "zyfa_quant_params_init": (None, [_P(QuantParams), ctypes.c_size_t]),
     "zyfa_quantize_fp8": (ctypes.c_int32, [ctypes.c_void_p, _P(QuantParams), _P(Tensor), _P(Tensor),
                                            ctypes.c_void_p, ctypes.c_void_p]),
+    "zyfa_quantize_int8": (ctypes.c_int32, [ctypes.c_void_p, _P(QuantParams), _P(Tensor), _P(Tensor),
+                                            ctypes.c_void_p, ctypes.c_void_p]),
     "zyfa_merge_params_init": (None, [_P(MergeParams), ctypes.c_size_t]),
     "zyfa_attn_merge": (ctypes.c_int32, [ctypes.c_void_p, _P(MergeParams), _P(Tensor), _P(ctypes.c_void_p),
                                          _P(Tensor), ctypes.c_void_p]),
 }
 # Functions newer than 0.1.0: a library of the same minor without them still loads, and the calls
 # that need them say so (has_function).
-_ADDED_AFTER_0_1_0 = ("zyfa_merge_params_init", "zyfa_attn_merge")
+_ADDED_AFTER_0_1_0 = ("zyfa_merge_params_init", "zyfa_attn_merge", "zyfa_quantize_int8")
 
 _lock = threading.Lock()
 _lib = None

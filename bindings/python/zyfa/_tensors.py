@@ -12,9 +12,10 @@ _DTYPE_NAMES = {
     "bf16": _lib.DTYPE_BF16, "bfloat16": _lib.DTYPE_BF16,
     "e4m3fn": _lib.DTYPE_FP8_E4M3FN, "float8_e4m3fn": _lib.DTYPE_FP8_E4M3FN,
     "e4m3fnuz": _lib.DTYPE_FP8_E4M3FNUZ, "float8_e4m3fnuz": _lib.DTYPE_FP8_E4M3FNUZ,
+    "int8": _lib.DTYPE_INT8,
 }
 ITEMSIZE = {_lib.DTYPE_FP32: 4, _lib.DTYPE_FP16: 2, _lib.DTYPE_BF16: 2,
-            _lib.DTYPE_FP8_E4M3FN: 1, _lib.DTYPE_FP8_E4M3FNUZ: 1}
+            _lib.DTYPE_FP8_E4M3FN: 1, _lib.DTYPE_FP8_E4M3FNUZ: 1, _lib.DTYPE_INT8: 1}
 FP8_DTYPES = (_lib.DTYPE_FP8_E4M3FN, _lib.DTYPE_FP8_E4M3FNUZ)
 
 
@@ -48,7 +49,7 @@ def dtype_code(name):
 
 def _torch_dtype_codes(torch):
     codes = {torch.float32: _lib.DTYPE_FP32, torch.float16: _lib.DTYPE_FP16,
-             torch.bfloat16: _lib.DTYPE_BF16}
+             torch.bfloat16: _lib.DTYPE_BF16, torch.int8: _lib.DTYPE_INT8}
     for attr, code in (("float8_e4m3fn", _lib.DTYPE_FP8_E4M3FN),
                        ("float8_e4m3fnuz", _lib.DTYPE_FP8_E4M3FNUZ)):
         if hasattr(torch, attr):
@@ -68,7 +69,7 @@ def numpy_dtype(code):
     """The numpy storage dtype of a zyfa dtype (bf16 as uint16, fp8 as uint8)."""
     import numpy as np
     return {_lib.DTYPE_FP32: np.float32, _lib.DTYPE_FP16: np.float16, _lib.DTYPE_BF16: np.uint16,
-            _lib.DTYPE_FP8_E4M3FN: np.uint8, _lib.DTYPE_FP8_E4M3FNUZ: np.uint8}[code]
+            _lib.DTYPE_FP8_E4M3FN: np.uint8, _lib.DTYPE_FP8_E4M3FNUZ: np.uint8, _lib.DTYPE_INT8: np.int8}[code]
 
 
 class View:
@@ -120,7 +121,8 @@ def _numpy_view(x, name, dtype):
     if not isinstance(x, np.ndarray):
         raise TypeError("%s must be a numpy array or a torch tensor, not %s" % (name, type(x).__name__))
     native = {"float32": _lib.DTYPE_FP32, "float16": _lib.DTYPE_FP16, "bfloat16": _lib.DTYPE_BF16,
-              "float8_e4m3fn": _lib.DTYPE_FP8_E4M3FN, "float8_e4m3fnuz": _lib.DTYPE_FP8_E4M3FNUZ}
+              "float8_e4m3fn": _lib.DTYPE_FP8_E4M3FN, "float8_e4m3fnuz": _lib.DTYPE_FP8_E4M3FNUZ,
+              "int8": _lib.DTYPE_INT8}
     code = native.get(x.dtype.name)
     if dtype is not None:
         wanted = dtype_code(dtype)

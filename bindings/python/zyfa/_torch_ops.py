@@ -31,7 +31,7 @@ def _out_code(q, out_dtype):
     if out_dtype >= 0:
         return out_dtype
     code = dtype_code(q.dtype)
-    return _lib.DTYPE_BF16 if code in FP8_DTYPES else code
+    return _lib.DTYPE_BF16 if code in FP8_DTYPES or code == _lib.DTYPE_INT8 else code
 
 
 def _run(q, k, v, q_descale, k_descale, v_descale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,

@@ -231,6 +231,56 @@ __device__ __forceinline__ void wgmma_rs_n64(float (&d)[32], const uint32_t (&a)
 #undef ZYFA_WS_D32_REGS
 #undef ZYFA_WS_D32_OUTPUTS
 
+// S = Q K^T of the INT8 Q/K mode: s8 x s8 -> s32 (k = 32, the e4m3 fragment layouts), exact; the
+// accumulators are uint32 registers ("+r": an .s32 operand cannot be an .f32 register). Integer
+// wgmma takes no scale-a/b immediates. m64n128 and m64n64, A from registers or shared memory.
+#define ZYFA_S8_D32_REGS                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define ZYFA_S8_D64_REGS                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define ZYFA_S8_OUT8(i)                                                                               \
+    "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]),       \
+        "+r"(d[i + 6]), "+r"(d[i + 7])
+#define ZYFA_S8_D32_OUTPUTS ZYFA_S8_OUT8(0), ZYFA_S8_OUT8(8), ZYFA_S8_OUT8(16), ZYFA_S8_OUT8(24)
+#define ZYFA_S8_D64_OUTPUTS ZYFA_S8_D32_OUTPUTS, ZYFA_S8_OUT8(32), ZYFA_S8_OUT8(40), ZYFA_S8_OUT8(48), ZYFA_S8_OUT8(56)
+__device__ __forceinline__ void wgmma_rs_n128_s8(uint32_t (&d)[64], const uint32_t (&a)[4], uint64_t desc_b,
+                                                 int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 " ZYFA_S8_D64_REGS
+                 ", {%64, %65, %66, %67}, %68, p;\n}\n"
+                 : ZYFA_S8_D64_OUTPUTS
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma_ss_n128_s8(uint32_t (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 " ZYFA_S8_D64_REGS ", %64, %65, p;\n}\n"
+                 : ZYFA_S8_D64_OUTPUTS
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma_rs_n64_s8(uint32_t (&d)[32], const uint32_t (&a)[4], uint64_t desc_b,
+                                                int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 " ZYFA_S8_D32_REGS
+                 ", {%32, %33, %34, %35}, %36, p;\n}\n"
+                 : ZYFA_S8_D32_OUTPUTS
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+__device__ __forceinline__ void wgmma_ss_n64_s8(uint32_t (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 " ZYFA_S8_D32_REGS ", %32, %33, p;\n}\n"
+                 : ZYFA_S8_D32_OUTPUTS
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+#undef ZYFA_S8_D32_REGS
+#undef ZYFA_S8_D64_REGS
+#undef ZYFA_S8_OUT8
+#undef ZYFA_S8_D32_OUTPUTS
+#undef ZYFA_S8_D64_OUTPUTS
+
 // Row sums of P (FP8 LEAN, WsTileShape::kOnesTile): d (+)= P * ones over 16 keys, m64n8k16 with P
 // in FP16 (every e4m3 value is exact in FP16, and the FP16 wgmma sums in fp32, unlike the e4m3
 // wgmma's narrower adder: measured 1.4e-3 off the exact sum in lse). A thread's d[0], d[1] are

@@ -95,14 +95,21 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     const int row_base = row0 + 64 * consumer + 16 * warp + group;  // + 8 * rr
     // thread_now, lane_now (sm90/traits.cuh): the thread index read again where the loop needs it.
 
-    const HeadDescales descale = head_descales(a, batch, head_kv);
+    // The INT8 Q/K mode: a.q_descale and a.k_descale hold the per-token and per-64-key-block
+    // descales (attention_kernel_args.h), read per row and per block below; V's stays per head.
+    constexpr bool kInt8 = Traits::kInt8;
+    const HeadDescales descale =
+        kInt8 ? HeadDescales{1.0f, 1.0f, a.v_descale ? a.v_descale[batch * a.heads_kv + head_kv] : 1.0f}
+              : head_descales(a, batch, head_kv);
     const float vd = descale.v;
     // A negative scale (softmax_scale or a descale below zero) is taken as |c| on the scores of
     // -Q: (-s)(-c) = s c exactly, and Q's sign bits flip exactly, so the row maximum is always
     // max(s) c, without a branch on c's sign in each row's chain (which kept the compiler from
     // interleaving the two rows of a thread). NaN keeps its sign and gives NaN either way.
     const float signed_scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
-    const bool negate_q = signed_scale_log2 < 0.0f;
+    // INT8: the factor differs per (row, 64-key block) and so may its sign; the softmax takes the
+    // extreme that its sign asks for (sm90/softmax.cuh), Q is never negated.
+    const bool negate_q = !kInt8 && signed_scale_log2 < 0.0f;
     const float scale_log2 = negate_q ? -signed_scale_log2 : signed_scale_log2;
     constexpr uint32_t kSignBits = Traits::kSignBits;
     const float scale8_log2 = 8.0f * scale_log2;
@@ -117,6 +124,24 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         row_end_key[rr] = keys.end;
     }
 
+    // INT8: softmax_scale * q_descale_per_token of the thread's two rows (the first product of
+    // numerics::score_scale_log2's order), the k descales of this (batch, kv head), the keys of
+    // the sequence (the last block's descale entries end there).
+    float q_scale[2] = {1.0f, 1.0f};
+    const float* k_block_descale = nullptr;
+    const int key_count = span.seqlen_k;
+    if constexpr (kInt8) {
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+            const int row = row_base + 8 * rr;
+            const float qd = a.q_descale && row < span.seqlen_q
+                                 ? a.q_descale[(static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + row]
+                                 : 1.0f;
+            q_scale[rr] = a.softmax_scale * qd;
+        }
+        const int64_t key_blocks = (a.seqlen_k + numerics::kInt8KeyBlock - 1) / numerics::kInt8KeyBlock;
+        if (a.k_descale) k_block_descale = a.k_descale + (static_cast<int64_t>(batch) * a.heads_kv + head_kv) * key_blocks;
+    }
     float m[2] = {kNegInf, kNegInf};
     float l[2] = {0.0f, 0.0f};
     // acc holds O's accumulator times 2^acc_exponent. Exponents are integral fp32 values
@@ -214,7 +239,8 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
 #pragma unroll
         for (int ks = 0; ks < kKeys / 16; ++ks) wgmma_rs_row_sums_f16(block_sum, p16[ks], desc_ones, ks > 0);
     };
-    auto issue_scores = [&](float (&s)[kScores], RingSlot slot, const uint32_t (*previous)[4]) {
+    using ScoreReg = typename Traits::ScoreReg;
+    auto issue_scores = [&](ScoreReg (&s)[kScores], RingSlot slot, const uint32_t (*previous)[4]) {
         const uint64_t desc_k = descriptor_plus(desc_k0, slot.stage * (Shape::kKBytes >> 4));
         [[maybe_unused]] uint32_t p16[kRowSumByMma ? kKeys / 16 : 1][4];
         if constexpr (kRowSumByMma) {
@@ -225,7 +251,19 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < kQkSteps; ++ks) {
-            if constexpr (kKeys == 128 && kQRegs) {
+            if constexpr (kInt8) {  // s8 x s8 -> s32, exact
+                if constexpr (kKeys == 128 && kQRegs) {
+                    wgmma_rs_n128_s8(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+                } else if constexpr (kKeys == 128) {
+                    wgmma_ss_n128_s8(s, desc_q + (step_offset(ks, kRows) >> 4),
+                                     descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+                } else if constexpr (kQRegs) {
+                    wgmma_rs_n64_s8(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
+                } else {
+                    wgmma_ss_n64_s8(s, desc_q + (step_offset(ks, kRows) >> 4), desc_k + (step_offset(ks, kKeys) >> 4),
+                                    ks > 0);
+                }
+            } else if constexpr (kKeys == 128 && kQRegs) {
                 wgmma_rs_n128<IN>(s, qa[ks], descriptor_plus(desc_k, step_offset(ks, kKeys) >> 4), ks > 0);
             } else if constexpr (kKeys == 128) {
                 wgmma_ss_n128<IN>(s, desc_q + (step_offset(ks, kRows) >> 4),
@@ -252,13 +290,13 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // registers, and they become P(n+1) after the wait for P(n) V(n), before O's rescale.
     constexpr int kPvSteps = Traits::kPvSteps;  // k-steps of P.V over a block
     constexpr bool kOnePBuffer = Traits::kOnePBuffer;
-    float s[kScores];
+    ScoreReg s[kScores];
     uint32_t pa[kPvSteps][4];
     float rescale[2] = {1.0f, 1.0f};
     // The online softmax of a block (sm90/softmax.cuh), on the variables above.
     const OnlineSoftmax<Traits> softmax{block_begin, whole_begin, whole_end, row_first_key, row_end_key, s,
                                         scale_log2, scale8_div128, lean_centre, max_block_exponent, m, l,
-                                        rescale, acc_exponent};
+                                        rescale, acc_exponent, q_scale, k_block_descale, key_count};
     auto run_softmax = [&](int index, auto& out) {
         const int block = block_begin + index * kKeys;
         if (block >= whole_begin && block + kKeys <= whole_end) {
@@ -307,10 +345,10 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     constexpr uint32_t kVHalfBytes = kFp8 ? kKeys * 128 : 2 * kKeys * 128;
     auto pv_wgmma = [&](const uint32_t (&pk)[4], uint64_t desc) {
         if constexpr (DV == 256) {
-            wgmma_pv_ws<IN>(*reinterpret_cast<float(*)[64]>(&acc[0]), pk, desc);
-            wgmma_pv_ws<IN>(*reinterpret_cast<float(*)[64]>(&acc[64]), pk, descriptor_plus(desc, kVHalfBytes >> 4));
+            wgmma_pv_ws<Traits::kPvIn>(*reinterpret_cast<float(*)[64]>(&acc[0]), pk, desc);
+            wgmma_pv_ws<Traits::kPvIn>(*reinterpret_cast<float(*)[64]>(&acc[64]), pk, descriptor_plus(desc, kVHalfBytes >> 4));
         } else {
-            wgmma_pv_ws<IN>(acc, pk, desc);
+            wgmma_pv_ws<Traits::kPvIn>(acc, pk, desc);
         }
     };
     // FP8 Vt: rows = DV output columns, chunks of 16 keys, K-major. 16-bit V: MN-major in the

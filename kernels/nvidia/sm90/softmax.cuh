@@ -52,7 +52,10 @@ struct OnlineSoftmax {
     static constexpr InKind IN = Traits::kIn;
     static constexpr PMode PM = Traits::kPMode;
     static constexpr bool kFp8 = Traits::kFp8;
+    static constexpr bool kInt8 = Traits::kInt8;  // s holds int32 scores (kernels/common/int8_qk.h)
     static constexpr int kKeys = Traits::kKeys, kTiles = Traits::kTiles;
+    static constexpr int kHalves = kKeys / numerics::kInt8KeyBlock;  // INT8: k descale blocks per key block
+    using ScoreReg = typename Traits::ScoreReg;
     static constexpr bool kRowSumByMma = Traits::kRowSumByMma;
     static constexpr bool kOnePBuffer = Traits::kOnePBuffer;
     static constexpr float kNegInf = -__builtin_huge_valf();
@@ -68,7 +71,7 @@ struct OnlineSoftmax {
     const int& whole_end;                         //   [whole_begin, whole_end)
     const int (&row_first_key)[2];                // the keys each of the thread's two rows sees
     const int (&row_end_key)[2];
-    float (&s)[Traits::kScores];                  // the block's scores (kOnePBuffer: then its probabilities)
+    ScoreReg (&s)[Traits::kScores];               // the block's scores (kOnePBuffer: then its probabilities)
     const float& scale_log2;                      // |softmax_scale * descales| * log2(e)
     const float& scale8_div128;                   // lean_code_bits' operand
     const float& lean_centre;
@@ -77,6 +80,20 @@ struct OnlineSoftmax {
     float (&l)[2];                                // the running sum
     float (&rescale)[2];                          // what O's accumulator takes after this block
     float (&acc_exponent)[2];                     // O's accumulator is acc * 2^acc_exponent
+    // The INT8 Q/K mode only: softmax_scale * q_descale_per_token of the two rows, this (batch, kv
+    // head)'s k descales per 64 keys (null = 1), and the sequence's key count (entries end there).
+    const float (&q_scale)[2];
+    const float* k_block_descale;
+    const int& key_count;
+
+    // INT8: the biased fp32 of int32 score i (one IADD, exact; numerics::int8_score_biased).
+    __device__ __forceinline__ float biased_score(int i) const {
+        if constexpr (kInt8) {
+            return numerics::int8_score_biased(static_cast<int32_t>(s[i]));
+        } else {
+            return 0.0f;
+        }
+    }
 
     // Online softmax of block `index` (scores in s) -> its P in `out` (kOnePBuffer: its
     // probabilities in s, for pack_probabilities), m, l, rescale.
@@ -94,6 +111,23 @@ struct OnlineSoftmax {
         // (the latency-bound chain: max tree, quad shuffles, exponent, bias), then both rows'
         // probabilities, so that the chains of the two rows overlap.
         float m_new[2], alpha[2], exponent[2], bias[2];
+        // INT8: the factors of each row and 64-key half, in numerics::score_scale_log2's order
+        // ((softmax_scale * q_descale) * k_descale) * log2(e), and 8 times them; the LEAN biases
+        // with the score's 1.5 * 2^23 folded in follow below.
+        [[maybe_unused]] float half_log2[2][kHalves], half_log2x8[2][kHalves], half_bias[2][kHalves];
+        if constexpr (kInt8) {
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h) {
+                const int first = block + h * numerics::kInt8KeyBlock;
+                const float kd = k_block_descale && first < key_count ? k_block_descale[first / numerics::kInt8KeyBlock]
+                                                                      : 1.0f;
+#pragma unroll
+                for (int rr = 0; rr < 2; ++rr) {
+                    half_log2[rr][h] = (q_scale[rr] * kd) * numerics::kLog2e;
+                    half_log2x8[rr][h] = 8.0f * half_log2[rr][h];
+                }
+            }
+        }
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
             // max(s * c) = max(s) * c for c >= 0 (rounding is monotonic; c < 0 was turned into
@@ -103,29 +137,55 @@ struct OnlineSoftmax {
             // (kernels/common/row_max.h), so this holds for NaN and infinite scores and scales
             // too, except c = 0 with a raw -inf beside finite scores (max(s) * c = 0, s * c NaN):
             // 16-bit inputs have no descale, so c != 0 there, and FP8 scores are never infinite.
-            float part[4];
+            float block_max;
+            if constexpr (kInt8) {
+                // Per half: max(s * c) = max(s) * c for c >= 0 and min(s) * c for c < 0 (rounding is
+                // monotonic; a NaN c gives NaN either way), s the exact int32 score as fp32.
+                block_max = kNegInf;
 #pragma unroll
-            for (int i = 0; i < 4; ++i) part[i] = kNegInf;
+                for (int h = 0; h < kHalves; ++h) {
+                    int32_t hi = INT32_MIN, lo = INT32_MAX;
+                    bool seen = false;
 #pragma unroll
-            for (int n = 0; n < kTiles; ++n)
+                    for (int n = h * (kTiles / kHalves); n < (h + 1) * (kTiles / kHalves); ++n)
 #pragma unroll
-                for (int e = 0; e < 2; ++e)
-                    if (visible(rr, n, e)) {
-                        part[(2 * n + e) % 4] = numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
-                    }
-            const float extreme = numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
-                                                         numerics::max_keep_nan(part[2], part[3]));
-            // -inf when this thread sees nothing of the block (rather than the identity times c,
-            // NaN for c = 0 or NaN)
-            bool any_visible = true;
-            if constexpr (kMasked) {
-                any_visible = false;
+                        for (int e = 0; e < 2; ++e)
+                            if (visible(rr, n, e)) {
+                                const int32_t v = static_cast<int32_t>(s[4 * n + 2 * rr + e]);
+                                hi = max(hi, v);
+                                lo = min(lo, v);
+                                seen = true;
+                            }
+                    const float c = half_log2[rr][h];
+                    const int32_t pick = c < 0.0f ? lo : hi;
+                    const float half_max = numerics::int8_score_value(numerics::int8_score_biased(pick)) * c;
+                    if (seen) block_max = numerics::max_keep_nan(block_max, half_max);
+                }
+            } else {
+                float part[4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) part[i] = kNegInf;
 #pragma unroll
                 for (int n = 0; n < kTiles; ++n)
 #pragma unroll
-                    for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(rr, n, e);
+                    for (int e = 0; e < 2; ++e)
+                        if (visible(rr, n, e)) {
+                            part[(2 * n + e) % 4] = numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                        }
+                const float extreme = numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
+                                                             numerics::max_keep_nan(part[2], part[3]));
+                // -inf when this thread sees nothing of the block (rather than the identity times c,
+                // NaN for c = 0 or NaN)
+                bool any_visible = true;
+                if constexpr (kMasked) {
+                    any_visible = false;
+#pragma unroll
+                    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(rr, n, e);
+                }
+                block_max = any_visible ? extreme * scale_log2 : kNegInf;
             }
-            float block_max = any_visible ? extreme * scale_log2 : kNegInf;
             block_max = quad_max(block_max);
             m_new[rr] = numerics::max_keep_nan(m[rr], block_max);
             alpha[rr] = numerics::running_max_rescale(m[rr], m_new[rr], [](float x) { return exp2_approx(x); });
@@ -134,6 +194,11 @@ struct OnlineSoftmax {
                 exponent[rr] = numerics::block_scale_exponent_integral(m_new[rr], block_max, max_block_exponent,
                                                                        numerics::Fp8Format::E4M3FN);
                 bias[rr] = numerics::lean_p_bias(m_new[rr], exponent[rr], lean_centre, numerics::Fp8Format::E4M3FN);
+                if constexpr (kInt8) {
+#pragma unroll
+                    for (int h = 0; h < kHalves; ++h)
+                        half_bias[rr][h] = numerics::int8_lean_p_bias(bias[rr], half_log2x8[rr][h]) * 0x1p-7f;
+                }
             } else {
                 exponent[rr] = kFp8 ? numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN) : 0.0f;
                 bias[rr] = 0.0f;
@@ -153,9 +218,16 @@ struct OnlineSoftmax {
                     uint32_t bits[2];  // magic-number sums: low byte = the code
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        bits[e] = visible(rr, n, e)
-                                      ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias[rr] * 0x1p-7f)
-                                      : 0x4B400000u;
+                        if constexpr (kInt8) {  // the bias removal folded into the FMA's constant
+                            const int h = n / (kTiles / kHalves);
+                            bits[e] = visible(rr, n, e) ? lean_code_bits(biased_score(4 * n + 2 * rr + e),
+                                                                         half_log2x8[rr][h] * 0x1p-7f, half_bias[rr][h])
+                                                        : 0x4B400000u;
+                        } else {
+                            bits[e] = visible(rr, n, e)
+                                          ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias[rr] * 0x1p-7f)
+                                          : 0x4B400000u;
+                        }
                         sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
                     }
                     pairs[n] = capped_code_lanes(bits[0], bits[1]);
@@ -174,7 +246,13 @@ struct OnlineSoftmax {
                         // The model's s * c - m, rounded twice (fused, the product's rounding
                         // residual of a huge score would reach the exponent), then one
                         // MUFU.EX2: ex2's 2 ulp are within the bounds against the CPU.
-                        p[e] = visible(rr, n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new[rr]) : 0.0f;
+                        if constexpr (kInt8) {  // the exact score times its (row, half) factor
+                            const float x = numerics::int8_score_value(biased_score(4 * n + 2 * rr + e)) *
+                                            half_log2[rr][n / (kTiles / kHalves)];
+                            p[e] = visible(rr, n, e) ? exp2_approx(x - m_new[rr]) : 0.0f;
+                        } else {
+                            p[e] = visible(rr, n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new[rr]) : 0.0f;
+                        }
                         row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                     }
                     if constexpr (kFp8) {

@@ -47,14 +47,30 @@ __device__ __forceinline__ void sass_marker() {
     if constexpr (ZYFA_WS_SASS_MARKERS != 0) asm volatile("pmevent %0;" ::"n"(kBit));
 }
 
+template <bool INT8>
+struct ScoreRegOf {
+    using type = float;
+};
+template <>
+struct ScoreRegOf<true> {
+    using type = uint32_t;
+};
+
 // The key block and tile shape of one kernel instance, and the per-thread sizes the consumer's
 // registers follow from.
 template <InKind IN, PMode PM, int DQK, int DV>
 struct WsKernelTraits {
-    static constexpr int kKeyBlock = WsKeyBlock<IN == InKind::E4m3, PM == PMode::Lean, DQK, DV>::kValue;
-    using Shape = WsTileShape<IN == InKind::E4m3 ? 1 : 2, DQK, DV, kKeyBlock>;
+    // One-byte operands: FP8 inputs, and the INT8 Q/K mode (s8 Q and K, whose K tiles are bytes
+    // like e4m3's; V and P e4m3): every FP8 mechanism but the score product and its conversion.
+    static constexpr bool kFp8 = IN == InKind::E4m3 || IN == InKind::Int8;
+    static constexpr bool kInt8 = IN == InKind::Int8;
+    static constexpr int kKeyBlock = WsKeyBlock<kFp8, PM == PMode::Lean, DQK, DV>::kValue;
+    using Shape = WsTileShape<kFp8 ? 1 : 2, DQK, DV, kKeyBlock>;
     static constexpr int kRows = Shape::kRows, kElem = Shape::kElem, kKeys = Shape::kKeys, kStages = Shape::kStages;
-    static constexpr bool kFp8 = IN == InKind::E4m3;
+    static constexpr InKind kPvIn = kFp8 ? InKind::E4m3 : IN;  // the P.V product's operand kind
+    // The score registers: s32 accumulators of the s8 wgmma (an .s32 operand cannot be an .f32
+    // register), fp32 otherwise.
+    using ScoreReg = typename ScoreRegOf<kInt8>::type;
     static constexpr int kDqk = DQK, kDv = DV;
     static constexpr InKind kIn = IN;
     static constexpr PMode kPMode = PM;

@@ -27,6 +27,10 @@ pub const ZYFA_DTYPE_FP16: zyfa_dtype = 2;
 pub const ZYFA_DTYPE_BF16: zyfa_dtype = 3;
 pub const ZYFA_DTYPE_FP8_E4M3FN: zyfa_dtype = 4;
 pub const ZYFA_DTYPE_FP8_E4M3FNUZ: zyfa_dtype = 5;
+/// q and k of the INT8 Q/K mode (0.1.4; v FP8).
+pub const ZYFA_DTYPE_INT8: zyfa_dtype = 6;
+/// Keys per k descale of the INT8 Q/K mode.
+pub const ZYFA_INT8_KEY_BLOCK: i32 = 64;
 
 pub type zyfa_backend = i32;
 pub const ZYFA_BACKEND_AUTO: zyfa_backend = 0;
@@ -113,6 +117,10 @@ pub struct zyfa_attn_params {
     pub page_size: i32,
     /// Must be 0.
     pub reserved2: i32,
+    /// Appended in 0.1.4 after the paged fields, the INT8 Q/K mode: fp32 [batch, heads_q, seqlen_q] q descales.
+    pub q_descale_per_token: *const f32,
+    /// Appended in 0.1.4: fp32 [batch, heads_kv, ceil(seqlen_k / 64)] k descales.
+    pub k_descale_per_block: *const f32,
 }
 
 #[repr(C)]
@@ -127,6 +135,10 @@ pub struct zyfa_quant_params {
     pub cu_seqlens: *const i32,
     /// Appended after 0.1: with ZYFA_QUANT_SMOOTH, the fp32 [batch, heads, head_dim] mean output.
     pub smooth_mean: *mut f32,
+    /// Appended in 0.1.4: rows per scale, 0 (zyfa_quantize_fp8), or 1 / 64 (zyfa_quantize_int8).
+    pub scale_rows: i32,
+    /// Must be 0 (the tail padding, spelled out).
+    pub reserved: i32,
 }
 
 /// zyfa_attn_merge's problem (added after 0.1.2, version node ZYFA_0.1.3).
@@ -186,6 +198,16 @@ extern "C" {
 
     pub fn zyfa_quant_params_init(p: *mut zyfa_quant_params, struct_size: usize);
     pub fn zyfa_quantize_fp8(
+        ctx: *mut zyfa_context,
+        p: *const zyfa_quant_params,
+        input: *const zyfa_tensor,
+        output: *const zyfa_tensor,
+        descale: *mut f32,
+        stream: *mut c_void,
+    ) -> zyfa_status;
+
+    /// Added in 0.1.4 (version node ZYFA_0.1.4).
+    pub fn zyfa_quantize_int8(
         ctx: *mut zyfa_context,
         p: *const zyfa_quant_params,
         input: *const zyfa_tensor,
