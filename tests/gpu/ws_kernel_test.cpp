@@ -453,6 +453,17 @@ void test_int8_qk(void**) {
     }
     const std::vector<DtypeMode> modes = {kInt8qkExact, kInt8qkLean};
     const WsDims dims[] = {{128, 128, "_d128"}, {64, 64, "_d64"}};
+    {
+        // The plan refuses INT8 on CUDA until this test has passed on a GPU (attention_launch_plan.cpp):
+        // then it says so, and this test is the one to run once the refusal is lifted.
+        CaseShape s = mode_shape(kInt8qkLean);
+        s.head_dim_qk = s.head_dim_v = 128;
+        if (kernel_name_of(session().cuda, s).empty() &&
+            std::strstr(zyfa_last_error_message(), "not yet passed") != nullptr) {
+            std::printf("  INT8 Q/K on CUDA refused by the plan: %s\n", zyfa_last_error_message());
+            return;
+        }
+    }
     auto run = [&](const std::string& what, auto shape_of, const GpuCase::Edit& edit) {
         for (const WsDims& d : dims) {
             for_each_mode(modes, what + " hd" + std::to_string(d.qk), [&](CaseShape& s) {
