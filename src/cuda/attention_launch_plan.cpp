@@ -149,13 +149,6 @@ public:
         if (dtype != ZYFA_DTYPE_BF16 && dtype != ZYFA_DTYPE_FP16 && dtype != ZYFA_DTYPE_FP8_E4M3FN && !int8_qk) {
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no NVIDIA kernel");
         }
-        if (int8_qk) {
-            // Built and timed on the H200 (2026-12-03), but gpu_ws_kernel's test_int8_qk, the check
-            // against the CPU model, has not run there yet: no result of them is handed to a caller.
-            throw_not_supported("q.dtype = INT8 (the INT8 Q/K mode) on CUDA: the sm_90a INT8 Q/K kernels "
-                                "(zyfa_attn_fwd_ws_i8e4m3_*) have not yet passed their GPU correctness test, so "
-                                "this build does not run them; the CPU backend runs the INT8 mode");
-        }
         if (int8_qk && p.v.dtype != ZYFA_DTYPE_FP8_E4M3FN) {
             throw_not_supported(std::string("v.dtype = ") + dtype_name(p.v.dtype) +
                                 " with INT8 q/k has no NVIDIA kernel (NVIDIA GPUs use FP8_E4M3FN)");
