@@ -69,11 +69,6 @@ nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& p, int key_block, gpu:
     // sizes copy with cp.async.
     const bool paged = p.paged();
     if (paged && (p.page_size < 8 || (p.page_size & (p.page_size - 1)) != 0)) return params;
-    // 16-bit paged K/V copies with cp.async for now: its TMA form gave wrong rows on the H200
-    // (2026-12-03, gpu_paged_kv's chunk at page 16, 1000 keys) in blocks that end inside a page,
-    // where the copy mixes TMA pieces with cp.async rows; FP8 passed there. Not yet understood
-    // (docs/performance.md, Paged K/V).
-    if (paged && element == 2) return params;
     const int64_t k_rows = paged ? p.page_size : p.seqlen_k;
     const int64_t k_batches = paged ? p.num_pages : p.batch;
     const uint32_t tma_box_rows = static_cast<uint32_t>(paged ? std::min<int64_t>(p.page_size, key_block) : key_block);

@@ -855,7 +855,7 @@ void paged_ws_launch_encodes_pool_maps(void**) {
         expect_map(l, zyfa::nvidia::kWsTmaV,
                    {r.v.data, 0, {128, 2, ps, pages}, {128, 2 * 128, ps * 2 * 128}, {128, 1, box, 1}, {2, 1, 3}});
     }
-    // BF16 paged: no maps at any page size (the cp.async gather; ws_tma_maps.cpp says why).
+    // BF16 paged: the same pool maps (two 128-byte slices per row), boxes of the page's rows.
     {
         Request r = bf16_request(128, 128);
         const int32_t page_size = 16;
@@ -867,8 +867,8 @@ void paged_ws_launch_encodes_pool_maps(void**) {
         r.k.stride_batch = r.v.stride_batch = page_size * r.k.stride_seq;
         const Launched l = run_fwd(ctx, r, true);
         assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_paged_bf16_d128");
-        assert_int_equal(l.second.enabled, 0);
-        assert_int_equal(l.second.paged.tma_box_rows, 0);
+        assert_int_equal(l.second.enabled, 1);
+        assert_int_equal(l.second.paged.tma_box_rows, page_size);
     }
     zyfa_context_destroy(ctx);
 }

@@ -12,7 +12,7 @@ count (ncu's per-block figure, docs/performance.md) that still holds the other u
 (EXACT's rescale skip, barrier retry loops), good for comparing two versions of the kernel before
 spending device time. The markers themselves are left out; the compiler may move a few
 instructions across them.
-Usage: ws-step-sass.py [--dims d128|d192_128|d64|d256] [--family e4m3|b16] [--flag NVCC_FLAG]... [--top N]
+Usage: ws-step-sass.py [--dims d128|d192_128|d64|d256] [--family e4m3|b16|int8] [--flag NVCC_FLAG]... [--top N]
 Needs nvcc (CUDA_HOME or PATH) and cuobjdump (CUDA's, or the one bundled with the triton package).
 """
 import argparse
@@ -83,7 +83,7 @@ def first_step(ops):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dims", default="d128", choices=sorted(DIMS))
-    ap.add_argument("--family", default="e4m3", choices=["e4m3", "b16"])
+    ap.add_argument("--family", default="e4m3", choices=["e4m3", "b16", "int8"])
     ap.add_argument("--flag", action="append", default=[], help="extra nvcc flag (repeatable)")
     ap.add_argument("--top", type=int, default=14, help="opcodes listed per kernel")
     args = ap.parse_args()
@@ -93,7 +93,7 @@ def main():
         cubin = os.path.join(work, "ws.cubin")
         subprocess.run([nvcc, "-cubin", "-arch=sm_90a", "-O3", "-std=c++17", "-fmad=false",
                         "-I" + os.path.join(ROOT, "kernels"), "-DZYFA_WS_SASS_MARKERS=1",
-                        "-DZYFA_FAMILY_E4M3=%d" % (args.family == "e4m3"), "-DZYFA_HEAD_DIM_QK=%d" % dqk,
+                        "-DZYFA_FAMILY_E4M3=%d" % {"b16": 0, "e4m3": 1, "int8": 2}[args.family], "-DZYFA_HEAD_DIM_QK=%d" % dqk,
                         "-DZYFA_HEAD_DIM_V=%d" % dv, "-DZYFA_DIMS_SUFFIX=" + args.dims] + args.flag +
                        ["-o", cubin, os.path.join(ROOT, "kernels", "nvidia", "attention_fwd_ws_variant.cu")],
                        check=True)

@@ -17,7 +17,10 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int s
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+// Every cp.async this thread issued, committed or not (cp.async.wait_all = commit_group + wait_group
+// 0). "wait_group 0" alone leaves uncommitted copies in flight: the paged producer's tail rows
+// then raced the consumers (wrong 16-bit rows on the H200, 2026-12-03).
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait_group() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");

@@ -211,8 +211,9 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
 // The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1): each
 // block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size, kKeys)),
 // one copy per piece and 128-byte slice into the same stage at the piece's rows, all completing the
-// stage's barrier. Warp 0 reads the block's page indices (one lane per piece, before the wait on
-// the stage) and thread 0 issues the copies. A block that ends inside a page or past the
+// stage's barrier. Thread 0 waits for the stage and announces the bytes, then each lane of warp 0
+// reads its pieces' page indices and issues their copies (one thread issuing all of them ran page 16
+// at 0.81x of this: H200, 2026-12-03). A block that ends inside a page or past the
 // sequence (the tail: the TMA box would copy the page's rows beyond the sequence, which may hold
 // anything, NaN included) copies its whole pieces the same way, while all 128 threads copy the
 // remaining rows with cp.async, zero-filled from the sequence's end on as the contiguous maps'
@@ -262,8 +263,11 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
         const uint32_t v_dst = kFp8 ? t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes
                                     : t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes;
         const uint32_t k_bar = t.k_full(stage), v_bar = kFp8 ? t.staging_full(buffer) : t.v_full(stage);
+        static_assert(kKeys / 8 <= 32, "one piece per lane of warp 0 (pages of at least 8 rows)");
         if (pt < 32) {
-            const int page = pt < pieces ? table_row[(key0 + pt * box) >> (__ffs(tma.paged.page_size) - 1)] : 0;
+            // This lane's piece: its page index read before the wait on the stage.
+            const int key = key0 + pt * box;
+            const int page = pt < pieces ? table_row[key >> (__ffs(tma.paged.page_size) - 1)] : 0;
             if (pt == 0) {
                 mbarrier_wait(t.empty(stage), parity);
                 const uint32_t rows = static_cast<uint32_t>(pieces * box);
@@ -275,19 +279,21 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
                     mbarrier_arrive_expect_tx(v_bar, rows * kVRowBytes);
                 }
             }
-            for (int piece = 0; piece < pieces; ++piece) {
-                const int piece_page = __shfl_sync(0xffffffffu, page, piece);
-                if (pt == 0) {
-                    const int row = (key0 + piece * box) & (tma.paged.page_size - 1);
-                    tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + piece * box * 128, tma, kWsTmaK, k_bar, row,
-                                                                  t.head_kv, piece_page);
-                    tma_load_tile<Shape::kVSlices, kKeys, kElem>(v_dst + piece * box * 128, tma, kWsTmaV, v_bar, row,
-                                                                 t.head_kv, piece_page);
-                }
+            __syncwarp();  // the stage is free and its bytes announced before any lane's copy
+            if (pt < pieces) {
+                const int row = key & (tma.paged.page_size - 1);
+                tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + pt * box * 128, tma, kWsTmaK, k_bar, row,
+                                                              t.head_kv, page);
+                tma_load_tile<Shape::kVSlices, kKeys, kElem>(v_dst + pt * box * 128, tma, kWsTmaV, v_bar, row,
+                                                             t.head_kv, page);
             }
         }
         if (tail) {
-            if (pt != 0) mbarrier_wait(t.empty(stage), parity);
+            // The other threads start on the stage when thread 0 has waited for it. Their own wait
+            // on the empty barrier's parity would pass two phases early: they skip the non-tail
+            // blocks' waits, so they can reach the tail while the stage still serves an earlier
+            // block, whose copy then overwrites their rows (wrong rows on the H200, 2026-12-03).
+            named_barrier_sync(kProducerBarrier, 128);
             const unsigned char* k_pool =
                 static_cast<const unsigned char*>(a.k) + static_cast<int64_t>(t.head_kv) * a.k_stride_head * kElem;
             const unsigned char* v_pool =

@@ -141,22 +141,31 @@ struct OnlineSoftmax {
             if constexpr (kInt8) {
                 // Per half: max(s * c) = max(s) * c for c >= 0 and min(s) * c for c < 0 (rounding is
                 // monotonic; a NaN c gives NaN either way), s the exact int32 score as fp32.
+                // When no factor of the warp is negative (zyfa_quantize_int8's descales never are)
+                // only the maxima are scanned: one IMNMX per score instead of two.
                 block_max = kNegInf;
 #pragma unroll
                 for (int h = 0; h < kHalves; ++h) {
+                    const float c = half_log2[rr][h];
                     int32_t hi = INT32_MIN, lo = INT32_MAX;
                     bool seen = false;
+                    auto scan = [&](auto with_min) {
 #pragma unroll
-                    for (int n = h * (kTiles / kHalves); n < (h + 1) * (kTiles / kHalves); ++n)
+                        for (int n = h * (kTiles / kHalves); n < (h + 1) * (kTiles / kHalves); ++n)
 #pragma unroll
-                        for (int e = 0; e < 2; ++e)
-                            if (visible(rr, n, e)) {
-                                const int32_t v = static_cast<int32_t>(s[4 * n + 2 * rr + e]);
-                                hi = max(hi, v);
-                                lo = min(lo, v);
-                                seen = true;
-                            }
-                    const float c = half_log2[rr][h];
+                            for (int e = 0; e < 2; ++e)
+                                if (visible(rr, n, e)) {
+                                    const int32_t v = static_cast<int32_t>(s[4 * n + 2 * rr + e]);
+                                    hi = max(hi, v);
+                                    if constexpr (decltype(with_min)::value) lo = min(lo, v);
+                                    seen = true;
+                                }
+                    };
+                    if (__all_sync(0xffffffffu, !(c < 0.0f))) {
+                        scan(std::false_type{});
+                    } else {
+                        scan(std::true_type{});
+                    }
                     const int32_t pick = c < 0.0f ? lo : hi;
                     const float half_max = numerics::int8_score_value(numerics::int8_score_biased(pick)) * c;
                     if (seen) block_max = numerics::max_keep_nan(block_max, half_max);
