@@ -57,6 +57,49 @@ ZYFA_HD SplitKvLayout split_kv_layout(int64_t batch, int64_t seqlen_q, int64_t h
     return layout;
 }
 
+// The keys split `split` of `num_splits` takes from a tile whose rows see the keys
+// [keys_begin, keys_end) of their sequence: whole kSplitKeyBlock blocks, aligned to the sequence
+// start, ceil(blocks / num_splits) per split in order; the last splits may get none. Every block
+// of the tile's range lies in exactly one split (tests/unit/split_kv_plan_test.cpp).
+struct SplitKeyRange {
+    int32_t first_key;  // the first key of the split's first block
+    int32_t blocks;     // 0: the split sees no key (it writes O = 0, lse = -inf)
+};
+
+ZYFA_HD SplitKeyRange split_key_range(int32_t keys_begin, int32_t keys_end, int32_t split, int32_t num_splits) {
+    const int32_t origin = keys_begin - keys_begin % kSplitKeyBlock;
+    const int32_t tile_blocks = keys_end > keys_begin ? (keys_end - origin + kSplitKeyBlock - 1) / kSplitKeyBlock : 0;
+    const int32_t per_split = (tile_blocks + num_splits - 1) / num_splits;
+    const int32_t first = split * per_split < tile_blocks ? split * per_split : tile_blocks;
+    const int32_t last = first + per_split < tile_blocks ? first + per_split : tile_blocks;
+    return SplitKeyRange{origin + first * kSplitKeyBlock, last - first};
+}
+
+// Packed row `packed` of kv head `head_kv`: query token packed / G of head head_kv * G + packed % G
+// (G = heads_q / heads_kv), the pack-GQA layout of the split kernels' tiles.
+struct PackedRow {
+    int32_t token, head;
+};
+
+ZYFA_HD PackedRow packed_row(int32_t packed, int32_t head_kv, int32_t group_size) {
+    return PackedRow{packed / group_size, head_kv * group_size + packed % group_size};
+}
+
+// Where a part holds (sequence b, token, head): the element index of O's first value (FP32
+// [batch, seqlen_q, heads_q, head_dim_v], or packed rows first_q + token) and the lse index, as
+// zyfa_attn_merge's kernel (common/attn_merge_row.h) reads them with the part strides
+// (head_dim_v, heads_q * head_dim_v, seqlen_q * heads_q * head_dim_v) the host passes.
+ZYFA_HD int64_t split_part_o_index(bool varlen, int64_t first_q, int32_t batch, int32_t seqlen_q, int32_t heads_q,
+                                   int32_t head_dim_v, int32_t token, int32_t head) {
+    const int64_t row = varlen ? first_q + token : static_cast<int64_t>(batch) * seqlen_q + token;
+    return (row * heads_q + head) * head_dim_v;
+}
+
+ZYFA_HD int64_t split_part_lse_index(bool varlen, int64_t total_q, int64_t first_q, int32_t batch, int32_t seqlen_q,
+                                     int32_t heads_q, int32_t token, int32_t head) {
+    return varlen ? head * total_q + first_q + token : (static_cast<int64_t>(batch) * heads_q + head) * seqlen_q + token;
+}
+
 }  // namespace zyfa
 
 #endif

@@ -77,7 +77,7 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     }
     __syncthreads();
     if (threadIdx.x < kSplitRows && packed0 + static_cast<int>(threadIdx.x) < packed_rows) {
-        const int token = (packed0 + static_cast<int>(threadIdx.x)) / group_size;
+        const int token = packed_row(packed0 + static_cast<int>(threadIdx.x), head_kv, group_size).token;
         const auto range = numerics::visible_keys(token, seqlen_q, seqlen_k, mask, a.window_left, a.window_right);
         if (range.begin < range.end) {
             atomicMin(&tile_keys[0], static_cast<int>(range.begin));
@@ -92,8 +92,8 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
             const int r = i / kChunks, c = i - r * kChunks;
             const int packed = packed0 + r;
             const bool valid = packed < packed_rows;
-            const int token = valid ? packed / group_size : 0;
-            const int head = head_kv * group_size + (valid ? packed % group_size : 0);
+            const PackedRow pr = packed_row(valid ? packed : 0, head_kv, group_size);
+            const int token = pr.token, head = pr.head;
             const unsigned char* src = static_cast<const unsigned char*>(a.q) +
                 (batch * a.q_stride_batch + (first_q + token) * a.q_stride_seq + head * a.q_stride_head) * kElem + c * 16;
             cp_async_16(shared_address(q_smem + r * Shape::kQkRowBytes + c * 16), valid ? src : a.q, valid ? 16 : 0);
@@ -103,13 +103,10 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     __syncthreads();
     const int keys_begin = tile_keys[0], keys_end = tile_keys[1];
 
-    // This split's share of the tile's 64-key blocks.
-    const int block_origin = keys_begin - keys_begin % kSplitKeyBlock;
-    const int tile_blocks = keys_end > keys_begin ? (keys_end - block_origin + kSplitKeyBlock - 1) / kSplitKeyBlock : 0;
-    const int per_split = (tile_blocks + sp.num_splits - 1) / sp.num_splits;
-    const int first_block = min(tile_blocks, split * per_split);
-    const int blocks = min(tile_blocks, first_block + per_split) - first_block;
-    const int key_first = block_origin + first_block * kSplitKeyBlock;
+    // This split's share of the tile's 64-key blocks (common/split_kv_args.h).
+    const SplitKeyRange share = split_key_range(keys_begin, keys_end, split, sp.num_splits);
+    const int blocks = share.blocks;
+    const int key_first = share.first_key;
 
     const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
         (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
@@ -140,7 +137,7 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     for (int rr = 0; rr < 2; ++rr) {
         const int packed = packed0 + group + 8 * rr;
         RowKeys keys{0, 0};
-        if (packed < packed_rows) keys = row_visible_keys(a, span, mask, packed / group_size);
+        if (packed < packed_rows) keys = row_visible_keys(a, span, mask, packed_row(packed, head_kv, group_size).token);
         row_first_key[rr] = keys.begin;
         row_end_key[rr] = keys.end;
     }
@@ -279,15 +276,13 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
         }
         const bool poisoned = numerics::row_max_is_poisoned(big_m);
         const bool seen = numerics::row_saw_key(big_l);
-        const int token = packed / group_size;
-        const int head = head_kv * group_size + packed % group_size;
-        const int64_t q_row = a.cu_seqlens_q ? first_q + token : static_cast<int64_t>(batch) * a.seqlen_q + token;
-        part_o[(q_row * a.heads_q + head) * DV + d] =
+        const PackedRow pr = packed_row(packed, head_kv, group_size);
+        const bool varlen = a.cu_seqlens_q != nullptr;
+        part_o[split_part_o_index(varlen, first_q, batch, a.seqlen_q, a.heads_q, DV, pr.token, pr.head) + d] =
             row_output(sum * numerics::output_scale(1.0f, big_l), poisoned, seen);
         if (d == 0) {
-            const int64_t lse_at = a.cu_seqlens_q ? head * total_q + first_q + token
-                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + token;
-            part_lse[lse_at] = row_lse(numerics::row_natural_lse(big_m, big_l), poisoned, seen);
+            part_lse[split_part_lse_index(varlen, total_q, first_q, batch, a.seqlen_q, a.heads_q, pr.token, pr.head)] =
+                row_lse(numerics::row_natural_lse(big_m, big_l), poisoned, seen);
         }
     }
 }
