@@ -197,14 +197,24 @@ CaseShape decode(zyfa_dtype dtype, int64_t seqlen_q, int64_t heads_q, int64_t he
     return s;
 }
 
+// Chunks of 64 and 128 queries against 1,000 keys in 2 sequences: the fp64 reference of every
+// case runs on the host, so the large ones are kept small enough for the program's < 60 s.
+CaseShape chunk(zyfa_dtype dtype, int64_t seqlen_q, int64_t heads_q, int64_t heads_kv) {
+    CaseShape s = decode(dtype, seqlen_q, heads_q, heads_kv);
+    if (seqlen_q >= 64) {
+        s.batch = 2;
+        s.seqlen_k = 1000;
+    }
+    return s;
+}
+
 void decode_shapes(void**) {
-    for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16})
-        for (int64_t sq : {1, 4, 64, 128})
-            for (int64_t hq : {32, 8}) {
-                const CaseShape s = decode(dtype, sq, hq, 8);
-                check_split_case(s, 0, std::string(dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp16") + " sq " +
-                                           std::to_string(sq) + " GQA " + std::to_string(hq) + "/8");
-            }
+    for (int64_t sq : {1, 4, 64, 128})
+        for (int64_t hq : {32, 8})
+            check_split_case(chunk(ZYFA_DTYPE_BF16, sq, hq, 8), 0,
+                             "bf16 sq " + std::to_string(sq) + " GQA " + std::to_string(hq) + "/8");
+    for (int64_t sq : {1, 64})
+        check_split_case(chunk(ZYFA_DTYPE_FP16, sq, 32, 8), 0, "fp16 sq " + std::to_string(sq) + " GQA 32/8");
 }
 
 // Explicit split counts (uneven shares of the 32 blocks), masks, head dim 64.
