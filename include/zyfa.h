@@ -191,6 +191,21 @@ typedef struct zyfa_attn_params {
     const float*   q_descale_per_token; /* fp32 [batch, heads_q, seqlen_q], one per query token */
     const float*   k_descale_per_block; /* fp32 [batch, heads_kv, ceil(seqlen_k / 64)], one per
                                            ZYFA_INT8_KEY_BLOCK keys */
+    /* Appended in 0.1.5: split-KV (short query chunks and decode steps against long keys). The
+       keys of each query tile are split across thread blocks whose partial results (fp32 O and
+       lse) go to the caller's workspace and are merged by lse (zyfa_attn_merge's maths) in a
+       second launch. zyfa_attn_fwd_workspace_size says how many bytes the split this library
+       chooses needs; with workspace NULL or smaller, zyfa_attn_fwd runs the largest split count
+       that fits (1 = the unsplit kernels, so an older caller gets exactly the unsplit results).
+       The split count depends only on the shape, the device's SM count, num_splits and
+       workspace_bytes: results are bitwise deterministic for a given shape and workspace.
+       The CPU backend never splits and ignores them beyond validation (docs/api.md, Split-KV). */
+    void*          workspace;       /* device memory on GPU backends, at least 16-byte aligned, for
+                                       the split partial results; NULL = none */
+    uint64_t       workspace_bytes; /* bytes at workspace; 0 with NULL */
+    int32_t        num_splits;      /* 0 = the library's heuristic, 1 = never split, n > 1 = split
+                                       the keys into at most n parts (at most 64) */
+    int32_t        reserved3;       /* must be 0 */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
@@ -392,6 +407,19 @@ ZYFA_API const char* zyfa_attn_kernel_name(zyfa_context* ctx, const zyfa_attn_pa
 ZYFA_API zyfa_status zyfa_attn_fwd(zyfa_context* ctx, const zyfa_attn_params* p,
                                    const zyfa_tensor* q, const zyfa_tensor* k,
                                    const zyfa_tensor* v, const zyfa_tensor* o, void* stream);
+
+/* The bytes of device workspace (zyfa_attn_params.workspace) that zyfa_attn_fwd's split-KV path
+ * would use for this problem on ctx's device with p->num_splits (p->workspace and
+ * p->workspace_bytes are ignored here): 0 when it would not split, always 0 on the CPU backend.
+ * p is validated as zyfa_attn_fwd validates it (INVALID_ARGUMENT naming the field, *bytes then
+ * unwritten); the tensors are not needed, so the bytes assume the problem's dtype has split
+ * kernels (NVIDIA: BF16 and FP16 at head dims 64/64 and 128/128, contiguous K/V, no sinks; other
+ * problems never split and leave the workspace untouched). With packed sequences the bound
+ * batch * seqlen_q rows is used. The result may be passed to zyfa_attn_fwd for any problem of
+ * the same shape; a smaller workspace gives fewer splits, never an error.
+ * Thread safety: safe from any thread, also concurrently on one context.
+ * Lifetime: borrows its arguments for the call only. */
+ZYFA_API zyfa_status zyfa_attn_fwd_workspace_size(zyfa_context* ctx, const zyfa_attn_params* p, size_t* bytes);
 
 /* ---------------------------------------------------------------------------------------------
  * Quantisation

@@ -162,6 +162,17 @@ ZYFA_API zyfa_status zyfa_attn_fwd(zyfa_context* ctx, const zyfa_attn_params* p,
     });
 }
 
+ZYFA_API zyfa_status zyfa_attn_fwd_workspace_size(zyfa_context* ctx, const zyfa_attn_params* p, size_t* bytes) {
+    return guarded("zyfa_attn_fwd_workspace_size", [&] {
+        zyfa::Backend& backend = backend_of(ctx);
+        if (bytes == nullptr) zyfa::throw_invalid("bytes is NULL");
+        const zyfa::AttnProblem shape = zyfa::validate_attn_shape(p, backend.kind());
+        const uint64_t needed = backend.attn_workspace_bytes(shape);
+        if (needed > SIZE_MAX) zyfa::throw_not_supported("the split-KV workspace exceeds size_t");
+        *bytes = static_cast<size_t>(needed);
+    });
+}
+
 ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size) {
     if (p == nullptr) return;
     init_growable(p, struct_size);  // every default is zero

@@ -18,6 +18,12 @@ public:
     // Static string naming the kernel attn_fwd runs; call only after check_attn_supported.
     virtual const char* attn_kernel_name(const AttnProblem& problem) const = 0;
     virtual void attn_fwd(const AttnProblem& problem, void* stream) = 0;
+    // zyfa_attn_fwd_workspace_size: the split-KV workspace bytes of a problem whose shape fields
+    // alone are set (validate_attn_shape); 0 = it would not split (the CPU backend never does).
+    virtual uint64_t attn_workspace_bytes(const AttnProblem& shape) const {
+        (void)shape;
+        return 0;
+    }
     virtual void check_quantize_supported(const QuantProblem& problem) const = 0;
     // zyfa_quantize_fp8 and zyfa_quantize_int8: problem.out.dtype says which.
     virtual void quantize_fp8(const QuantProblem& problem, void* stream) = 0;

@@ -58,6 +58,11 @@ struct AttnProblem {
     // null (= 1) or an fp32 array in the padded layouts of include/zyfa.h.
     const float* q_descale_per_token = nullptr;  // [batch, heads_q, seqlen_q]
     const float* k_descale_per_block = nullptr;  // [batch, heads_kv, int8_key_blocks()]
+    // Split-KV (0.1.5): the caller's device workspace (null, 0 bytes: none) and split request
+    // (0 = heuristic, 1 = never, n > 1 = at most n). Only GPU backends read them.
+    void* workspace = nullptr;
+    int64_t workspace_bytes = 0;
+    int32_t num_splits = 0;
     TensorView q, k, v, o;
 
     bool paged() const { return block_table != nullptr; }

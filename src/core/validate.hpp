@@ -16,6 +16,11 @@ namespace zyfa {
 AttnProblem validate_attn(const zyfa_attn_params* p, const zyfa_tensor* q, const zyfa_tensor* k,
                           const zyfa_tensor* v, const zyfa_tensor* o, zyfa_backend backend);
 
+// zyfa_attn_fwd_workspace_size: the checks of validate_attn that need no tensor view, and the
+// shape fields of the problem (the views, descales and the workspace left empty; softmax as the
+// caller passed it, possibly AUTO).
+AttnProblem validate_attn_shape(const zyfa_attn_params* p, zyfa_backend backend);
+
 // Which entry point: zyfa_quantize_fp8 (FP8 out, one scale per (batch, head)) or zyfa_quantize_int8
 // (INT8 out, one scale per params.scale_rows rows).
 enum class QuantEntry { Fp8, Int8 };

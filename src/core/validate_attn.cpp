@@ -1,5 +1,6 @@
 // validate_attn: zyfa_attn_params + four tensor views -> AttnProblem, or zyfa::Error.
 #include <cmath>
+#include <cstdint>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -53,6 +54,10 @@ zyfa_attn_params read_params(const zyfa_attn_params* user) {
     ZYFA_DEFAULT_BEYOND(reserved2)
     ZYFA_DEFAULT_BEYOND(q_descale_per_token)
     ZYFA_DEFAULT_BEYOND(k_descale_per_block)
+    ZYFA_DEFAULT_BEYOND(workspace)
+    ZYFA_DEFAULT_BEYOND(workspace_bytes)
+    ZYFA_DEFAULT_BEYOND(num_splits)
+    ZYFA_DEFAULT_BEYOND(reserved3)
 #undef ZYFA_DEFAULT_BEYOND
     return params;
 }
@@ -110,13 +115,9 @@ void check_descale_absent(const float* descale, const char* name, zyfa_dtype dty
 
 }  // namespace
 
-AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor* q, const zyfa_tensor* k,
-                          const zyfa_tensor* v, const zyfa_tensor* o, zyfa_backend backend) {
+// The checks of zyfa_attn_params that need no tensor (zyfa_attn_fwd_workspace_size runs them alone).
+zyfa_attn_params validate_attn_params_only(const zyfa_attn_params* user_params) {
     if (user_params == nullptr) throw_invalid("params is NULL");
-    if (q == nullptr) throw_invalid("q is NULL");
-    if (k == nullptr) throw_invalid("k is NULL");
-    if (v == nullptr) throw_invalid("v is NULL");
-    if (o == nullptr) throw_invalid("o is NULL");
     const zyfa_attn_params p = read_params(user_params);
 
     if (p.flags != 0) throw_invalid("params.flags = " + std::to_string(p.flags) + ", must be 0 in zyfa 0.1");
@@ -156,6 +157,31 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     if (!std::isfinite(p.softmax_scale)) {
         throw_invalid("params.softmax_scale = " + std::to_string(p.softmax_scale) + " is not finite");
     }
+    // Split-KV (0.1.5): the workspace is scratch the library may write, so it is checked as an
+    // output below (no overlap with any input or output).
+    if (p.num_splits < 0) {
+        throw_invalid("params.num_splits = " + std::to_string(p.num_splits) +
+                      " is negative (0 = the library's choice, 1 = never split, n > 1 = at most n)");
+    }
+    if (p.reserved3 != 0) throw_invalid("params.reserved3 = " + std::to_string(p.reserved3) + ", must be 0");
+    if (p.workspace == nullptr && p.workspace_bytes != 0) {
+        throw_invalid("params.workspace_bytes = " + std::to_string(p.workspace_bytes) +
+                      " but params.workspace is NULL");
+    }
+    if (p.workspace_bytes > static_cast<uint64_t>(INT64_MAX)) {
+        throw_invalid("params.workspace_bytes = " + std::to_string(p.workspace_bytes) + " exceeds int64");
+    }
+    if (p.workspace != nullptr) require_aligned("params.workspace", p.workspace, 16, "the split-KV workspace");
+    return p;
+}
+
+AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor* q, const zyfa_tensor* k,
+                          const zyfa_tensor* v, const zyfa_tensor* o, zyfa_backend backend) {
+    const zyfa_attn_params p = validate_attn_params_only(user_params);
+    if (q == nullptr) throw_invalid("q is NULL");
+    if (k == nullptr) throw_invalid("k is NULL");
+    if (v == nullptr) throw_invalid("v is NULL");
+    if (o == nullptr) throw_invalid("o is NULL");
 
     // dtypes: q, k, v share one; o is a 16- or 32-bit float.
     for (const zyfa_tensor* t : {q, k, v, o}) {
@@ -259,6 +285,9 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.page_size = is_paged ? p.page_size : 0;
     problem.q_descale_per_token = p.q_descale_per_token;
     problem.k_descale_per_block = p.k_descale_per_block;
+    problem.workspace = p.workspace;
+    problem.workspace_bytes = p.workspace != nullptr ? static_cast<int64_t>(p.workspace_bytes) : 0;
+    problem.num_splits = p.num_splits;
 
     const bool empty = problem.empty();
     // Packed totals are exact only where cu_seqlens is host memory (the CPU backend).
@@ -318,6 +347,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     const ByteRange outputs[] = {
         tensor_range("o.data", problem.o, shape_o),
         array_range("params.lse", p.lse, lse_count, 4),
+        array_range("params.workspace", p.workspace, problem.workspace_bytes, 1),
     };
     const int64_t cu_count = varlen && !empty ? p.batch + 1 : 0;
     const int64_t seqused_count = is_paged && p.seqused_k != nullptr && !empty ? p.batch : 0;
@@ -336,7 +366,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         array_range("params.q_descale_per_token", p.q_descale_per_token, token_descale_count, 4),
         array_range("params.k_descale_per_block", p.k_descale_per_block, block_descale_count, 4),
     };
-    require_disjoint(outputs, 2, inputs, sizeof(inputs) / sizeof(inputs[0]));
+    require_disjoint(outputs, 3, inputs, sizeof(inputs) / sizeof(inputs[0]));
 
     // A well-formed request that this kind of backend has no kernel for. Checked last, so that a
     // malformed request is reported as INVALID_ARGUMENT rather than sending the caller to a fallback.
@@ -352,6 +382,43 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     if (q->dtype == ZYFA_DTYPE_FP32 && backend != ZYFA_BACKEND_CPU) {
         throw_not_supported("q.dtype = FP32 is accepted by the CPU backend only");
     }
+    return problem;
+}
+
+AttnProblem validate_attn_shape(const zyfa_attn_params* user_params, zyfa_backend backend) {
+    const zyfa_attn_params p = validate_attn_params_only(user_params);
+    check_paged_kv(p, backend);
+    const bool is_paged = p.block_table != nullptr;
+    if (!is_paged && (p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr)) {
+        throw_invalid(p.cu_seqlens_q != nullptr ? "params.cu_seqlens_q is set but params.cu_seqlens_k is NULL (both or neither)"
+                                                : "params.cu_seqlens_k is set but params.cu_seqlens_q is NULL (both or neither)");
+    }
+    if (p.cu_seqlens_q != nullptr) {
+        require_aligned("params.cu_seqlens_q", p.cu_seqlens_q, 4, "int32 cu_seqlens");
+        require_aligned("params.cu_seqlens_k", p.cu_seqlens_k, 4, "int32 cu_seqlens");
+        checked_packed_rows(p.cu_seqlens_q, "params.cu_seqlens_q", p.batch, p.seqlen_q, "params.seqlen_q", backend);
+        if (!is_paged) {
+            checked_packed_rows(p.cu_seqlens_k, "params.cu_seqlens_k", p.batch, p.seqlen_k, "params.seqlen_k", backend);
+        }
+    }
+    AttnProblem problem;
+    problem.mask = p.mask;
+    problem.batch = p.batch;
+    problem.seqlen_q = p.seqlen_q;
+    problem.seqlen_k = p.seqlen_k;
+    problem.heads_q = p.heads_q;
+    problem.heads_kv = p.heads_kv;
+    problem.head_dim_qk = p.head_dim_qk;
+    problem.head_dim_v = p.head_dim_v;
+    problem.softmax = p.softmax;  // may be AUTO: no dtype here
+    problem.window_left = p.window_left;
+    problem.window_right = p.window_right;
+    problem.cu_seqlens_q = p.cu_seqlens_q;
+    problem.cu_seqlens_k = p.cu_seqlens_k;
+    problem.sinks = p.sinks;
+    problem.block_table = p.block_table;
+    problem.num_splits = p.num_splits;
+    problem.key_block = p.key_block;
     return problem;
 }
 

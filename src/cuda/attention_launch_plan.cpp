@@ -11,6 +11,7 @@
 #include "gpu/vector_alignment.hpp"
 #include "nvidia/attention_tile_shape.h"
 #include "nvidia/attention_ws_tile_shape.h"
+#include "split_kv_plan.hpp"
 #include "ws_tma_maps.hpp"
 
 namespace zyfa {
@@ -25,6 +26,7 @@ enum class Structure {
     Mma,  // attention_fwd_mma.cuh: 8 warps x 16 rows; sm_80, and sm_90a for misaligned O
     Ws,   // attention_fwd_ws.cuh: warp-specialised, sm_90a
     WsPaged,  // the same, K and V read through a block table (paged K/V), sm_90a
+    Split,    // attention_fwd_split.cuh: split-KV for short query chunks, 16-bit, sm_90a
 };
 
 struct KernelFamily {
@@ -84,6 +86,17 @@ constexpr uint32_t ws_family_shared_bytes_of() {
                  "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_A_##family #dims,                                        \
                  "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_B_##family #dims,                                        \
                  ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
+// The split kernels' shared memory (attention_fwd_split.cuh's SplitTileShape): a header, 16 Q
+// rows and kSplitStages stages of one 64-key K and V block, every row padded by kRowPad bytes.
+template <int DQK, int DV>
+constexpr uint32_t split_shared_bytes_of() {
+    return static_cast<uint32_t>(nvidia::kHeaderBytes + kSplitRows * (DQK * 2 + nvidia::kRowPad) +
+                                 kSplitStages * kSplitKeyBlock * ((DQK * 2 + nvidia::kRowPad) + (DV * 2 + nvidia::kRowPad)));
+}
+#define ZYFA_FAMILY_split(family, fp8, dims, dqk, dv, on_sm80)                                              \
+    KernelFamily{Structure::Split, fp8 != 0, false, dqk, dv, "attn_fwd_split_" #family "_" #dims,                \
+                 "zyfa_attn_fwd_split_" ZYFA_SYMBOL_A_##family #dims, "zyfa_attn_fwd_split_" ZYFA_SYMBOL_B_##family #dims, \
+                 split_shared_bytes_of<dqk, dv>(), on_sm80 != 0}
 #define ZYFA_NVIDIA_ATTN_VARIANT(structure, family, fp8, dims, dqk, dv, on_sm80) \
     (ZYFA_FAMILY_##structure(family, fp8, dims, dqk, dv, on_sm80)),
 constexpr KernelFamily kFamilies[] = {
@@ -91,6 +104,7 @@ constexpr KernelFamily kFamilies[] = {
 };
 #undef ZYFA_NVIDIA_ATTN_VARIANT
 #undef ZYFA_FAMILY_ws_paged
+#undef ZYFA_FAMILY_split
 #undef ZYFA_FAMILY_ws
 #undef ZYFA_FAMILY_mma
 #undef ZYFA_SYMBOL_B_i8e4m3
@@ -120,6 +134,27 @@ bool output_pairs_aligned(const TensorView& o) {
     return o.stride_batch % 2 == 0 && o.stride_seq % 2 == 0 && o.stride_head % 2 == 0;
 }
 
+// The split kernel family for a problem's shape (dtype aside), or null when split-KV does not take
+// it: sm_90a, head dims 64/64 or 128/128, contiguous K/V, no sinks, and the kernel's own key step
+// (params.key_block 0: an explicit key block asks for the unsplit kernels' numerics).
+const KernelFamily* split_family(const AttnProblem& p, const std::string& image_arch) {
+    if (image_arch != "sm_90a" || p.paged() || p.sinks != nullptr || p.key_block != 0) return nullptr;
+    return find_family(Structure::Split, false, false, p.head_dim_qk, p.head_dim_v);
+}
+
+// The split count of a problem on this device (1: do not split); workspace_bytes -1 = no limit.
+int64_t split_count(const AttnProblem& p, const gpu::DeviceInfo& device, int64_t workspace_bytes) {
+    const SplitKvShape shape = split_kv_shape(p);
+    const int64_t splits = choose_split_count(shape, device.multiprocessors, p.num_splits, workspace_bytes);
+    if (splits < 2) return 1;
+    // Grid limits of the split and merge launches: fall back to the unsplit kernels beyond them.
+    if (split_kv_row_tiles(shape) * p.heads_kv > INT32_MAX || p.batch > 65535 || p.heads_q > 65535 ||
+        p.seqlen_q > 65535) {
+        return 1;
+    }
+    return splits;
+}
+
 class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
     explicit CudaAttnCatalogue(CudaKernelChoice choice) : choice_(choice) {}
@@ -131,7 +166,7 @@ public:
             specs.push_back(gpu::KernelSpec{family.variant, family.symbol_b, family.shared_bytes});
         };
         for (const KernelFamily& family : kFamilies) {
-            if (image_arch == "sm_90a" || (image_arch == "sm_80" && family.structure == Structure::Mma && family.on_sm80)) {
+            if ((image_arch == "sm_90a") || (image_arch == "sm_80" && family.structure == Structure::Mma && family.on_sm80)) {
                 add(family);
             }
         }
@@ -235,6 +270,25 @@ public:
                                 std::to_string(device.max_shared_bytes_per_block));
         }
 
+        // Split-KV: a short query chunk against long keys, with the caller's workspace.
+        if (!fp8 && p.workspace != nullptr) {
+            const KernelFamily* split = split_family(p, image_arch);
+            const int64_t splits = split ? split_count(p, device, p.workspace_bytes) : 1;
+            if (splits > 1) {
+                gpu::AttnLaunch launch;
+                launch.variant = split->variant;
+                launch.symbol = dtype == ZYFA_DTYPE_FP16 ? split->symbol_b : split->symbol_a;
+                launch.kernel_name = launch.symbol;
+                launch.grid.x = static_cast<uint32_t>(split_kv_row_tiles(split_kv_shape(p)) * p.heads_kv);
+                launch.grid.y = static_cast<uint32_t>(splits);
+                launch.grid.z = static_cast<uint32_t>(p.batch);
+                launch.block.x = static_cast<uint32_t>(kSplitThreads);
+                launch.shared_bytes = split->shared_bytes;
+                launch.second_parameter = true;  // SplitKvArgs (common/split_kv_args.h)
+                launch.splits = splits;
+                return launch;
+            }
+        }
         const int64_t tiles = (p.seqlen_q + rows - 1) / rows;
         if (tiles > INT32_MAX || p.heads_q > 65535 || p.batch > 65535) {
             throw_not_supported("grid (" + std::to_string(tiles) + ", heads_q = " + std::to_string(p.heads_q) +
@@ -268,9 +322,29 @@ public:
         return gpu::attn_merge_kernel_names();
     }
 
+    uint64_t split_workspace_bytes(const AttnProblem& shape, const gpu::DeviceInfo& device,
+                                   const std::string& image_arch) const override {
+        if (!split_family(shape, image_arch)) return 0;
+        const int64_t splits = split_count(shape, device, -1);
+        return splits > 1 ? static_cast<uint64_t>(split_kv_workspace_bytes(split_kv_shape(shape), splits)) : 0;
+    }
+
     void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,
                           gpu::SecondKernelParameter& out) const override {
-        (void)launch;
+        if (launch.splits > 1) {
+            static_assert(sizeof(SplitKvArgs) <= sizeof(out.bytes), "the split arguments fit the parameter storage");
+            const SplitKvLayout layout = split_kv_layout(p.batch, p.seqlen_q, p.heads_q, p.head_dim_v, launch.splits);
+            SplitKvArgs split;
+            std::memset(&split, 0, sizeof(split));
+            split.part_o = static_cast<float*>(p.workspace);
+            split.part_lse = split.part_o + launch.splits * layout.o_stride;
+            split.part_o_stride = layout.o_stride;
+            split.part_lse_stride = layout.lse_stride;
+            split.num_splits = static_cast<int32_t>(launch.splits);
+            split.row_tiles = static_cast<int32_t>(split_kv_row_tiles(split_kv_shape(p)));
+            std::memcpy(out.bytes, &split, sizeof(split));
+            return;
+        }
         static_assert(sizeof(nvidia::WsTmaParams) <= sizeof(out.bytes), "the tensor maps fit the parameter storage");
         static_assert(alignof(nvidia::WsTmaParams) <= alignof(gpu::SecondKernelParameter), "alignment");
         nvidia::WsTmaParams params;

@@ -1,7 +1,8 @@
 // Which NVIDIA attention kernel runs a validated problem, and how it is launched: the catalogue
 // (gpu::AttnKernelCatalogue, src/gpu/gpu_backend.hpp) of the kernels in kernels/nvidia.
 //
-// The problem and the device's image arch alone decide; nothing else takes part (no environment
+// The problem (its split-KV workspace and num_splits included), the device's image arch and, for
+// split-KV, its SM count alone decide; nothing else takes part (no environment
 // variable, no context option: docs/configuration.md). One embedded cubin = one variant; the
 // variants, their names and which archs build them are kernels/nvidia/attention_kernel_variants.def,
 // the one list the build (kernels/nvidia/CMakeLists.txt) and this plan's tables both read.
@@ -26,6 +27,13 @@
 //     run every problem there.
 //     Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 256 threads (8 warps x 16 query rows),
 //     dynamic shared memory of attention_tile_shape.h.
+//   Split-KV (kernels/nvidia/attention_fwd_split.cuh, attention_fwd_split_variant.cu; sm_90a): with a
+//     workspace, a BF16/FP16 problem at head dims 64 or 128 with seqlen_q <= 128, contiguous K/V,
+//     no sinks and key_block 0 whose split count (split_kv_plan.hpp) is >= 2 runs
+//       variant attn_fwd_split_b16_DIMS: zyfa_attn_fwd_split_bf16_DIMS, zyfa_attn_fwd_split_fp16_DIMS
+//     Launch: grid (ceil(G * seqlen_q / 16) * heads_kv, splits, batch), 128 threads, the second
+//     parameter SplitKvArgs (common/split_kv_args.h); then zyfa_attn_merge's kernel over the parts
+//     (gpu_backend.cpp). AttnLaunch::splits says so.
 // zyfa_quantize_fp8 (kernels/nvidia/quantize_fp8.cu): variant quantize_fp8 on sm_90a and sm_80,
 // symbols zyfa_quantize_fp8_{clear,mean,amax,encode,finish}, launched by src/gpu/gpu_backend.cpp.
 #pragma once

@@ -106,6 +106,7 @@ public:
             {"params.seqused_k", problem.seqused_k},
             {"params.q_descale_per_token", problem.q_descale_per_token},
             {"params.k_descale_per_block", problem.k_descale_per_block},
+            {"params.workspace", problem.workspace},
         };
         check_device_reachable(pointers);
     }
@@ -120,6 +121,23 @@ public:
         void* parameters[] = {&args, &second};
         runtime_->launch(planned.second->function, planned.first.grid, planned.first.block,
                          planned.first.shared_bytes, stream, parameters);
+        if (planned.first.splits > 1) {
+            // The parts in the workspace, merged by lse into o and lse: zyfa_attn_merge's kernel.
+            MergeKernelArgs merge = make_split_merge_kernel_args(problem, planned.first.splits);
+            void* merge_parameters[] = {&merge};
+            Dim3 grid;
+            grid.x = static_cast<uint32_t>(problem.seqlen_q);
+            grid.y = static_cast<uint32_t>(problem.heads_q);
+            grid.z = static_cast<uint32_t>(problem.batch);
+            Dim3 block;
+            block.x = static_cast<uint32_t>(kMergeThreads);
+            runtime_->launch(merge_, grid, block, 0, stream, merge_parameters);
+        }
+    }
+
+    uint64_t attn_workspace_bytes(const AttnProblem& shape) const override {
+        if (!no_image_reason_.empty() || merge_ == nullptr || shape.empty()) return 0;
+        return catalogue_->split_workspace_bytes(shape, runtime_->device(), image_arch_);
     }
 
     void check_merge_supported(const MergeProblem& problem) const override {
@@ -242,6 +260,10 @@ private:
         AttnLaunch launch = catalogue_->plan(problem, runtime_->device(), image_arch_);
         if (launch.variant == nullptr || launch.symbol == nullptr || launch.kernel_name == nullptr) {
             throw Error(ZYFA_ERROR_INTERNAL, "the kernel plan named no kernel");
+        }
+        if (launch.splits > 1 && (merge_ == nullptr || launch.splits > kMergeMaxParts || problem.workspace == nullptr ||
+                                  problem.seqlen_q > 65535 || problem.heads_q > 65535 || problem.batch > 65535)) {
+            throw Error(ZYFA_ERROR_INTERNAL, "the kernel plan split a problem the merge launch cannot take");
         }
         for (const LoadedKernel& kernel : kernels_) {
             if (kernel.variant != launch.variant || kernel.symbol != launch.symbol) continue;
@@ -399,6 +421,36 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
     args.softmax_scale = problem.softmax_scale;
     args.lean_centre = lean_centre;
     args.sinks = problem.sinks;
+    return args;
+}
+
+MergeKernelArgs make_split_merge_kernel_args(const AttnProblem& problem, int64_t splits) {
+    MergeKernelArgs args;
+    std::memset(&args, 0, sizeof(args));
+    args.o = problem.o.data;
+    args.lse = problem.lse;
+    args.cu_seqlens_q = problem.cu_seqlens_q;
+    set_strides(problem.o, args.o_stride_batch, args.o_stride_seq, args.o_stride_head);
+    args.batch = fit_int32(problem.batch, "batch");
+    args.seqlen_q = fit_int32(problem.seqlen_q, "seqlen_q");
+    args.heads = fit_int32(problem.heads_q, "heads_q");
+    args.head_dim = fit_int32(problem.head_dim_v, "head_dim_v");
+    args.num_parts = static_cast<int32_t>(splits);
+    args.o_dtype = problem.o.dtype;
+    const SplitKvLayout layout =
+        split_kv_layout(problem.batch, problem.seqlen_q, problem.heads_q, problem.head_dim_v, splits);
+    float* part_o = static_cast<float*>(problem.workspace);
+    float* part_lse = part_o + splits * layout.o_stride;
+    for (int64_t i = 0; i < splits; ++i) {
+        MergePartArgs& part = args.parts[i];
+        part.o = part_o + i * layout.o_stride;
+        part.lse = part_lse + i * layout.lse_stride;
+        // [batch, seqlen_q, heads_q, head_dim_v] fp32, or packed rows (the batch stride unused).
+        part.stride_head = problem.head_dim_v;
+        part.stride_seq = problem.heads_q * problem.head_dim_v;
+        part.stride_batch = problem.varlen() ? 0 : problem.seqlen_q * part.stride_seq;
+        part.dtype = kKernelFp32;
+    }
     return args;
 }
 

@@ -49,6 +49,7 @@
 
 #include "common/attention_kernel_args.h"
 #include "common/attn_merge_kernel_args.h"
+#include "common/split_kv_args.h"
 #include "core/backend.hpp"
 #include "gpu_runtime.hpp"
 #include "kernel_registry.hpp"
@@ -73,6 +74,9 @@ struct AttnLaunch {
     Dim3 block;
     uint32_t shared_bytes = 0;          // dynamic shared memory of this launch
     bool second_parameter = false;      // the kernel takes the catalogue's second_parameter() too
+    // Split-KV: > 1 when the kernel writes that many partial results into the caller's workspace
+    // (common/split_kv_args.h) and zyfa_attn_merge's kernel then merges them into o and lse.
+    int64_t splits = 1;
 };
 
 // Storage for a kernel's second parameter (the sm_90a warp-specialised kernels' tensor maps).
@@ -132,6 +136,16 @@ public:
         (void)runtime;
         (void)out;
     }
+    // zyfa_attn_fwd_workspace_size: the bytes of workspace plan() would use for a problem whose
+    // shape fields alone are set (core/validate.hpp: validate_attn_shape) with an unlimited
+    // workspace; 0 when it would not split. The default, a catalogue without split kernels: 0.
+    virtual uint64_t split_workspace_bytes(const AttnProblem& shape, const DeviceInfo& device,
+                                           const std::string& image_arch) const {
+        (void)shape;
+        (void)device;
+        (void)image_arch;
+        return 0;
+    }
     virtual QuantKernelSpec quantize_kernels(const std::string& image_arch) const {
         (void)image_arch;
         return {};
@@ -145,6 +159,10 @@ public:
 // The kernel argument struct for a validated problem. Throws Error(NOT_SUPPORTED) when a size
 // does not fit the struct's int32 fields.
 AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_centre);
+
+// The merge launch of a split-KV problem: num_splits fp32 parts in the workspace layout of
+// common/split_kv_args.h merged into problem.o and problem.lse.
+MergeKernelArgs make_split_merge_kernel_args(const AttnProblem& problem, int64_t splits);
 
 // The quantize kernels' argument struct for a validated problem. Throws Error(NOT_SUPPORTED) when
 // a size does not fit its int32 fields or the Hadamard block exceeds kQuantMaxHadamardBlock.

@@ -63,6 +63,10 @@ int main(void) {
     FIELD(zyfa_attn_params, reserved2);
     FIELD(zyfa_attn_params, q_descale_per_token);
     FIELD(zyfa_attn_params, k_descale_per_block);
+    FIELD(zyfa_attn_params, workspace);
+    FIELD(zyfa_attn_params, workspace_bytes);
+    FIELD(zyfa_attn_params, num_splits);
+    FIELD(zyfa_attn_params, reserved3);
 
     STRUCT(zyfa_quant_params);
     FIELD(zyfa_quant_params, struct_size);

@@ -87,7 +87,12 @@ static void attn_params_layout(void** state) {
     EXPECT_FIELD(zyfa_attn_params, reserved2, 188, 4);
     EXPECT_FIELD(zyfa_attn_params, q_descale_per_token, 192, 8);
     EXPECT_FIELD(zyfa_attn_params, k_descale_per_block, 200, 8);
-    assert_int_equal(sizeof(zyfa_attn_params), 208);
+    /* Appended in 0.1.5 (0.1.4 callers pass struct_size 208): the split-KV workspace. */
+    EXPECT_FIELD(zyfa_attn_params, workspace, 208, 8);
+    EXPECT_FIELD(zyfa_attn_params, workspace_bytes, 216, 8);
+    EXPECT_FIELD(zyfa_attn_params, num_splits, 224, 4);
+    EXPECT_FIELD(zyfa_attn_params, reserved3, 228, 4);
+    assert_int_equal(sizeof(zyfa_attn_params), 232);
     assert_int_equal(_Alignof(zyfa_attn_params), 8);
 }
 

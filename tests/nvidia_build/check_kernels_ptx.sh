@@ -6,7 +6,8 @@
 #   1. the LEAN kernels' P path has no exponential: its PTX holds exactly 2 ex2 instructions (the
 #      per-row alpha = exp2f(m_old - m_new) of the thread's two rows), while the EXACT kernel holds
 #      at least 2 + 32 (one exp2f per probability: 16 keys x 2 rows per thread per block);
-#   2. every kernel fits the register file (<= 255 per thread) and spills nothing to local memory,
+#   2. every kernel (and the split-KV kernels, attention_fwd_split.cuh) fits the register file
+#      (<= 255 per thread) and spills nothing to local memory,
 #      except the kernels listed in KNOWN_SPILLS (small spills ptxas reports today; the speed issue
 #      should empty the list).
 # Usage: check_kernels_ptx.sh <nvcc> <repo root> <flags...>
@@ -21,6 +22,13 @@ for family in 0 1; do
   "$nvcc" -ptx "${common[@]}" -o "$work/f$family.ptx" "$root/kernels/nvidia/attention_fwd_variant.cu"
   "$nvcc" -cubin "${common[@]}" -Xptxas=-v -o "$work/f$family.cubin" \
       "$root/kernels/nvidia/attention_fwd_variant.cu" 2> "$work/f$family.ptxas"
+done
+# The split-KV kernels (attention_fwd_split_variant.cu, head dims 128 and 64): check 2 covers them.
+for dims in "d128 128" "d64 64"; do
+  read -r suffix d <<< "$dims"
+  "$nvcc" -cubin -arch=sm_90a "$@" -I"$root/kernels" -DZYFA_HEAD_DIM_QK=$d -DZYFA_HEAD_DIM_V=$d \
+      -DZYFA_DIMS_SUFFIX=$suffix -Xptxas=-v -o "$work/split_$suffix.cubin" \
+      "$root/kernels/nvidia/attention_fwd_split_variant.cu" 2> "$work/fsplit_$suffix.ptxas"
 done
 # 1. ex2 per entry
 ex2_of() { awk -v fn="$1" '/^\.visible \.entry/{inside = index($0, fn "(") > 0} inside && /ex2\./{n++} END{print n+0}' "$work/f1.ptx"; }

@@ -105,6 +105,17 @@ options:
   --page-size N                 K and V read through a block table from page pools of N keys per
                                 page (1 to 256; the pages in a shuffled order, each sequence's key
                                 count in seqused_k): paged K/V, as a serving stack's cache
+  --decode                      the decode step of issue 22's bar: --batch 64 --heads 32,8
+                                --seqlen 1,8192 --head-dim 128 --mask causal-br --dtype bf16
+                                --kv-bandwidth (later options override it)
+  --num-splits N                split-KV: params.num_splits (0 = the library's heuristic, the
+                                default; 1 = never split; N > 1 = at most N)
+  --no-workspace                pass no split-KV workspace (nothing splits: the unsplit kernels);
+                                otherwise a GPU run allocates what zyfa_attn_fwd_workspace_size
+                                asks for
+  --kv-bandwidth                under each row, the bytes of K and V the sequences hold divided
+                                by the time, and their fraction of 4.3 TB/s (the H200's measured
+                                device copy rate, issue 22), and the split count used
   --repeats N                   timed calls after one warm-up call; the median is shown (default 3)
   --threads N                   CPU backend worker threads and reference threads (0 = all cores)
   --seed N                      seed of the random inputs (default 1)
@@ -205,6 +216,28 @@ BenchOptions parse_options(int argc, char** argv) {
         } else if (flag == "--no-check") {
             no_value();
             options.check = false;
+        } else if (flag == "--decode") {
+            no_value();
+            options.batch = 64;
+            options.heads_q = 32;
+            options.heads_kv = 8;
+            options.seqlen_q = 1;
+            options.seqlen_k = 8192;
+            options.head_dim_qk = options.head_dim_v = 128;
+            options.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+            single.dtype = ZYFA_DTYPE_BF16;
+            dtype_given = true;
+            options.kv_report = true;
+        } else if (flag == "--num-splits") {
+            const int64_t n = parse_int(flag, take_value(), 0);
+            if (n > INT32_MAX) throw UsageError("--num-splits: must fit in int32");
+            options.num_splits = static_cast<int32_t>(n);
+        } else if (flag == "--no-workspace") {
+            no_value();
+            options.no_workspace = true;
+        } else if (flag == "--kv-bandwidth") {
+            no_value();
+            options.kv_report = true;
         } else if (flag == "--csv") {
             no_value();
             options.csv = true;

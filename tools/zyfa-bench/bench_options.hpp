@@ -46,6 +46,11 @@ struct BenchOptions {
     bool help = false;
     bool progress = false;  // --progress: progress lines on stderr even when it is not a terminal
     uint64_t seed = 1;
+    // Split-KV (zyfa_attn_params.num_splits and workspace): on a GPU backend the workspace that
+    // zyfa_attn_fwd_workspace_size asks for is allocated unless no_workspace (then nothing splits).
+    int32_t num_splits = 0;
+    bool no_workspace = false;
+    bool kv_report = false;  // --kv-bandwidth / --decode: K/V bytes per second under each row
 };
 
 // Throws UsageError for an unknown flag or a malformed value.

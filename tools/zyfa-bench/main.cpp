@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "attention_flops.hpp"
+#include "common/split_kv_args.h"
 #include "bench_inputs.hpp"
 #include "bench_options.hpp"
 #include "device_buffers.hpp"
@@ -253,13 +254,34 @@ int run(const BenchOptions& options) {
         make_case_buffers(quantise_ctx, options, bench_case, activations, *buffers);
         std::unique_ptr<DeviceCase> device_case;
         if (on_device) device_case = std::make_unique<DeviceCase>(*runtime, *buffers);
-        const zyfa_attn_params& p = on_device ? device_case->params() : buffers->params;
+        zyfa_attn_params p = on_device ? device_case->params() : buffers->params;
+        // Split-KV: the caller's request and, on a GPU, the workspace the library asks for.
+        p.num_splits = options.num_splits;
+        size_t workspace_bytes = 0;
+        check_status("zyfa_attn_fwd_workspace_size", zyfa_attn_fwd_workspace_size(context.ctx, &p, &workspace_bytes));
+        if (options.no_workspace) workspace_bytes = 0;
+        struct Workspace {
+            zyfa::gpu::GpuRuntime* runtime = nullptr;
+            void* data = nullptr;
+            ~Workspace() {
+                if (runtime && data) runtime->free_device(data);
+            }
+        } workspace;
+        if (on_device && workspace_bytes > 0) {
+            workspace.runtime = runtime.get();
+            workspace.data = runtime->malloc_device(workspace_bytes);
+            p.workspace = workspace.data;
+            p.workspace_bytes = workspace_bytes;
+        } else {
+            workspace_bytes = 0;
+        }
         const zyfa_tensor* q = on_device ? &device_case->q() : &buffers->q.view;
         const zyfa_tensor* k = on_device ? &device_case->k() : &buffers->k.view;
         const zyfa_tensor* v = on_device ? &device_case->v() : &buffers->v.view;
         const zyfa_tensor* o = on_device ? &device_case->o() : &buffers->o.view;
 
         const char* kernel = zyfa_attn_kernel_name(context.ctx, &p, q, k, v, o);
+        const bool split = kernel != nullptr && std::string(kernel).find("_split_") != std::string::npos;
         if (kernel == nullptr) throw LibraryError("zyfa_attn_kernel_name", zyfa_attn_supported(context.ctx, &p, q, k, v, o));
 
         std::vector<double> seconds;
@@ -295,6 +317,26 @@ int run(const BenchOptions& options) {
         }
         progress.clear();
         print_row(row, options.csv, widths);
+        if (options.kv_report && !options.csv) {
+            // The bar of issue 22: bytes of K and V of every sequence's keys over the time.
+            const double elem = bench_case.dtype == ZYFA_DTYPE_FP32 ? 4.0
+                                : (bench_case.dtype == ZYFA_DTYPE_BF16 || bench_case.dtype == ZYFA_DTYPE_FP16) ? 2.0
+                                                                                                               : 1.0;
+            double keys = 0.0;
+            for (int64_t len : activations.lengths_k) keys += static_cast<double>(len);
+            const double kv_bytes =
+                keys * static_cast<double>(options.heads_kv) * static_cast<double>(options.head_dim_qk + options.head_dim_v) * elem;
+            const double rate = time_s > 0.0 ? kv_bytes / time_s : 0.0;
+            constexpr double kCopyRate = 4.3e12;  // the H200's measured device copy rate (issue 22)
+            const int64_t per_split =
+                zyfa::split_kv_layout(options.batch, options.seqlen_q, options.heads_q, options.head_dim_v, 1).total_bytes;
+            const int64_t splits = split && per_split > 0 ? static_cast<int64_t>(workspace_bytes) / per_split : 1;
+            std::printf("  K/V read: %.4g GB in %.4f ms = %.3f TB/s = %.1f%% of 4.3 TB/s; %s (num_splits %d, "
+                        "workspace %zu bytes)\n",
+                        kv_bytes * 1e-9, row.time_ms, rate * 1e-12, 100.0 * rate / kCopyRate,
+                        split ? ("split " + std::to_string(splits) + " ways").c_str() : "unsplit", options.num_splits,
+                        workspace_bytes);
+        }
     }
     return 0;
 }

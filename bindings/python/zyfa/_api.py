@@ -51,7 +51,7 @@ def softmax_code(softmax):
 def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
               return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
               max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None,
-              key_block=0, sinks=None, block_table=None, seqused_k=None):
+              key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0):
     """Attention forward: softmax(softmax_scale * Q K^T + mask) V. Forward only: torch inputs that
     require grad (with grad mode on) raise NotImplementedError; run it under torch.no_grad().
 
@@ -102,17 +102,21 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              when that is on the host, else block_table.shape[1] * page_size. The result is bitwise
              the contiguous call's on the same keys. Use causal='bottom_right' for a chunk of
              queries after cached keys. Paged torch calls run eagerly (not through the torch op).
+    num_splits: split-KV for short query chunks and decode steps (params.num_splits): 0 = the
+             library's heuristic, 1 = never split, n > 1 = at most n (flash_attn's num_splits). For
+             torch tensors on a GPU the workspace that zyfa_attn_fwd_workspace_size asks for is
+             allocated with torch on the inputs' device; numpy and CPU calls never split.
     Returns out, or (out, lse) with return_lse: lse fp32 [batch, heads_q, seqlen_q], or
     [heads_q, total_q] when packed.
     """
     return run_attention("zyfa.attention", q, k, v, causal, window, softmax_scale, descale, return_lse,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context,
-                         dtype, out_dtype, key_block, sinks, block_table, seqused_k)
+                         dtype, out_dtype, key_block, sinks, block_table, seqused_k, num_splits)
 
 
 def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_lse, cu_seqlens_q,
                   cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype,
-                  key_block=0, sinks=None, block_table=None, seqused_k=None):
+                  key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0):
     """attention() for the entry point named api (zyfa.attention, zyfa.flash_attn_func, ...)."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     require_no_grad(api, (("q", q), ("k", k), ("v", v), ("q_descale", q_d), ("k_descale", k_d),
@@ -129,7 +133,8 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
     sm = softmax_code(softmax)
     step = key_block_code(key_block)
     try:
-        if is_torch(q) and context is None and dtype is None and block_table is None:
+        # The torch op takes the default split (num_splits 0); another request runs eagerly.
+        if is_torch(q) and context is None and dtype is None and block_table is None and not num_splits:
             from . import _torch_ops
             return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
                                         return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -140,7 +145,7 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
                                   cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
                                   out_dtype=out_dtype, dtype=dtype, key_block=step, sinks=sinks,
-                                  block_table=block_table, seqused_k=seqused_k)
+                                  block_table=block_table, seqused_k=seqused_k, num_splits=num_splits)
     except ZyfaError as e:  # name the function the user called, not the C one
         raise e.called_as(api, _FLASH_ATTN_RENAMES if api.startswith("zyfa.flash_attn") else ()) from None
     return (o, lse) if return_lse else o
@@ -200,12 +205,12 @@ def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, wind
                      softmax_scale=0.0, softmax=_lib.SOFTMAX_AUTO, q_descale=None, k_descale=None,
                      v_descale=None, return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None,
                      max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None,
-                     key_block=0, sinks=None, block_table=None, seqused_k=None):
+                     key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0):
     """attention() without the torch op layer: runs now, returns (out, lse or None)."""
     call = _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax,
                     q_descale, k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k,
                     max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block, sinks, block_table,
-                    seqused_k)
+                    seqused_k, num_splits)
     lib = _lib.lib()
     check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
                             call.stream), call.names)
@@ -224,7 +229,8 @@ class _Call:
 
 def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale,
              k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-             out, out_dtype, dtype, key_block=0, sinks=None, block_table=None, seqused_k=None):
+             out, out_dtype, dtype, key_block=0, sinks=None, block_table=None, seqused_k=None,
+             num_splits=0):
     call = _Call()
     if _is_int8(q):  # the INT8 Q/K mode: q and k int8 natively, dtype names v's FP8 format
         qv, kv, vv = view(q, "q"), view(k, "k"), view(v, "v", dtype)
@@ -350,6 +356,18 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
         params.sinks = _ptr(arr)
     if call.lse is not None:
         params.lse = _ptr(call.lse)
+    params.num_splits = int(num_splits)
+    if torch_inputs and qv.device != "cpu" and _lib.has_function("zyfa_attn_fwd_workspace_size"):
+        # Split-KV: the workspace the library asks for, from torch's caching allocator on the
+        # current stream (the one zyfa launches on), so freeing it after the call is stream-ordered.
+        size = ctypes.c_size_t(0)
+        check(_lib.lib().zyfa_attn_fwd_workspace_size(call.ctx.handle, ctypes.byref(params), ctypes.byref(size)),
+              call.names)
+        if size.value:
+            torch = torch_module()
+            workspace = torch.empty(size.value, dtype=torch.uint8, device=q.device)
+            call.keep.append(workspace)
+            params.workspace, params.workspace_bytes = workspace.data_ptr(), size.value
     call.params = params
     # Paged pools are [pages, page_size, heads, dim]: their batch stride is the page stride.
     call.tensors = [c_tensor(qv, varlen), c_tensor(kv, varlen and not paged), c_tensor(vv, varlen and not paged),

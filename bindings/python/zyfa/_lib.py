@@ -105,6 +105,10 @@ class AttnParams(ctypes.Structure):
         ("reserved2", ctypes.c_int32),
         ("q_descale_per_token", ctypes.c_void_p),  # appended in 0.1.4 (the INT8 Q/K mode)
         ("k_descale_per_block", ctypes.c_void_p),
+        ("workspace", ctypes.c_void_p),  # appended in 0.1.5 (split-KV)
+        ("workspace_bytes", ctypes.c_uint64),
+        ("num_splits", ctypes.c_int32),
+        ("reserved3", ctypes.c_int32),
     ]
 
 
@@ -157,6 +161,7 @@ _PROTOTYPES = {
     "zyfa_attn_kernel_name": (ctypes.c_char_p, [ctypes.c_void_p, _P(AttnParams)] + [_P(Tensor)] * 4),
     "zyfa_attn_fwd": (ctypes.c_int32,
                       [ctypes.c_void_p, _P(AttnParams)] + [_P(Tensor)] * 4 + [ctypes.c_void_p]),
+    "zyfa_attn_fwd_workspace_size": (ctypes.c_int32, [ctypes.c_void_p, _P(AttnParams), _P(ctypes.c_size_t)]),
     "zyfa_quant_params_init": (None, [_P(QuantParams), ctypes.c_size_t]),
     "zyfa_quantize_fp8": (ctypes.c_int32, [ctypes.c_void_p, _P(QuantParams), _P(Tensor), _P(Tensor),
                                            ctypes.c_void_p, ctypes.c_void_p]),
@@ -168,7 +173,8 @@ _PROTOTYPES = {
 }
 # Functions newer than 0.1.0: a library of the same minor without them still loads, and the calls
 # that need them say so (has_function).
-_ADDED_AFTER_0_1_0 = ("zyfa_merge_params_init", "zyfa_attn_merge", "zyfa_quantize_int8")
+_ADDED_AFTER_0_1_0 = ("zyfa_merge_params_init", "zyfa_attn_merge", "zyfa_quantize_int8",
+                      "zyfa_attn_fwd_workspace_size")
 
 _lock = threading.Lock()
 _lib = None

@@ -264,7 +264,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         return run_attention(
             "zyfa." + api, q, k_cache, v_cache, _causal(api, causal), tuple(window_size), softmax_scale,
             _descale(q_descale, k_descale, v_descale), return_softmax_lse,
-            None, None, None, None, out, "auto", None, None, None, key_block)
+            None, None, None, None, out, "auto", None, None, None, key_block, None, None, None, num_splits)
     if block_table is None:
         k_pool, block_table = _as_pages(k_cache, "k_cache")
         v_pool, _ = _as_pages(v_cache, "v_cache")
@@ -278,4 +278,4 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     return run_attention(
         "zyfa." + api, q, k_pool, v_pool, _causal(api, causal), tuple(window_size), softmax_scale,
         _descale(q_descale, k_descale, v_descale), return_softmax_lse, cu_seqlens_q, None, max_seqlen_q,
-        max_seqlen_k, out, "auto", None, None, None, key_block, None, block_table, used)
+        max_seqlen_k, out, "auto", None, None, None, key_block, None, block_table, used, num_splits)

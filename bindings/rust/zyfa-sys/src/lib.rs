@@ -121,6 +121,14 @@ pub struct zyfa_attn_params {
     pub q_descale_per_token: *const f32,
     /// Appended in 0.1.4: fp32 [batch, heads_kv, ceil(seqlen_k / 64)] k descales.
     pub k_descale_per_block: *const f32,
+    /// Appended in 0.1.5, split-KV: device workspace for the partial results, NULL = none.
+    pub workspace: *mut c_void,
+    /// Bytes at workspace (zyfa_attn_fwd_workspace_size says how many the split needs).
+    pub workspace_bytes: u64,
+    /// 0 = the library's heuristic, 1 = never split, n > 1 = at most n splits.
+    pub num_splits: i32,
+    /// Must be 0.
+    pub reserved3: i32,
 }
 
 #[repr(C)]
@@ -216,6 +224,12 @@ extern "C" {
         stream: *mut c_void,
     ) -> zyfa_status;
 
+    /// Added in 0.1.5 (node ZYFA_0.1.5): the split-KV workspace bytes zyfa_attn_fwd would use.
+    pub fn zyfa_attn_fwd_workspace_size(
+        ctx: *mut zyfa_context,
+        p: *const zyfa_attn_params,
+        bytes: *mut usize,
+    ) -> zyfa_status;
     pub fn zyfa_merge_params_init(p: *mut zyfa_merge_params, struct_size: usize);
     pub fn zyfa_attn_merge(
         ctx: *mut zyfa_context,

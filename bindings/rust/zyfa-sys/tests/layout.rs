@@ -30,7 +30,8 @@ fn rust_layout() -> Vec<(String, usize)> {
     all.extend(layout!(zyfa_attn_params; struct_size, mask, batch, seqlen_q, seqlen_k, heads_q, heads_kv,
         head_dim_qk, head_dim_v, softmax_scale, softmax, window_left, window_right, cu_seqlens_q, cu_seqlens_k,
         q_descale, k_descale, v_descale, lse, flags, key_block, reserved, sinks, block_table, seqused_k,
-        block_table_stride, num_pages, page_size, reserved2, q_descale_per_token, k_descale_per_block));
+        block_table_stride, num_pages, page_size, reserved2, q_descale_per_token, k_descale_per_block,
+        workspace, workspace_bytes, num_splits, reserved3));
     all.extend(layout!(zyfa_quant_params; struct_size, flags, batch, seqlen, heads, head_dim, cu_seqlens,
         smooth_mean, scale_rows, reserved));
     all.extend(layout!(zyfa_merge_params; struct_size, num_parts, batch, seqlen_q, heads, head_dim_v, cu_seqlens_q,
