@@ -64,7 +64,7 @@ typedef int32_t zyfa_dtype;
 #define ZYFA_DTYPE_BF16         3
 #define ZYFA_DTYPE_FP8_E4M3FN   4 /* OCP e4m3: bias 7, max 448, NaN = S.1111.111; gfx950, NVIDIA, CPU */
 #define ZYFA_DTYPE_FP8_E4M3FNUZ 5 /* bias 8, max 240, NaN = 0x80 only, no -0; gfx942, CPU */
-#define ZYFA_DTYPE_INT8         6 /* signed 8-bit integer: q and k of the INT8 Q/K mode (CPU) */
+#define ZYFA_DTYPE_INT8         6 /* signed 8-bit integer: q and k of the INT8 Q/K mode (CPU, HIP) */
 
 typedef int32_t zyfa_backend;
 #define ZYFA_BACKEND_AUTO 0 /* HIP, then CUDA, then CPU */
@@ -330,8 +330,9 @@ ZYFA_API const char* zyfa_context_device_name(const zyfa_context* ctx);
  * per-64-key-block descales of zyfa_attn_params (zyfa_quantize_int8 makes them), v FP8 with
  * v_descale per head; the raw score is the exact int32 dot product (head_dim_qk <= 256, else
  * NOT_SUPPORTED), scaled by softmax_scale * q_descale_per_token * k_descale_per_block; both
- * softmax modes, AUTO = LEAN; CPU backend, and CUDA sm_90a at head dims 64 and 128 (NOT_SUPPORTED
- * elsewhere, HIP included). INT8 combines with sinks and paged K/V on the CPU backend; the CUDA
+ * softmax modes, AUTO = LEAN; CPU backend, HIP (gfx950 with v e4m3fn, gfx942 with v e4m3fnuz, head
+ * dims 64 and 128) and CUDA sm_90a at head dims 64 and 128 (NOT_SUPPORTED elsewhere). INT8
+ * combines with sinks and paged K/V on the CPU backend and on HIP (paged: head dim 128); the CUDA
  * INT8 kernels take sinks but no block table (INT8 + paged is NOT_SUPPORTED on CUDA; docs/api.md,
  * The INT8 Q/K mode). With cu_seqlens_q/k (both or neither) the sequences are packed along
  * the seq axis and stride_batch is ignored.
@@ -464,7 +465,9 @@ ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_param
  * heads_kv). ZYFA_QUANT_SMOOTH and ZYFA_QUANT_HADAMARD as in zyfa_quantize_fp8 (smoothing first,
  * one mean per (batch, head) over the whole sequence; Hadamard on Q and K alike); every other
  * rule (alignment, no overlap, non-finite input, a failed call writes nothing) is
- * zyfa_quantize_fp8's. CPU backend only for now (NOT_SUPPORTED on HIP and CUDA).
+ * zyfa_quantize_fp8's; on GPU backends non-finite input is not checked, as there (a NaN or an
+ * infinity reaches its group's descale). CPU, HIP and CUDA backends, with the same codes and
+ * descales bit for bit (docs/api.md says where that has been checked).
  * Thread safety: safe from any thread, also concurrently on one context.
  * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
 ZYFA_API zyfa_status zyfa_quantize_int8(zyfa_context* ctx, const zyfa_quant_params* p,

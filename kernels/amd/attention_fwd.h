@@ -39,6 +39,14 @@
 //   The row maxima keep NaN (common/row_max.h): a query that sees a NaN or +inf scaled score has m
 //   NaN or +inf at the end and gets O = NaN, lse = NaN; seqlen_k = 0 runs no block (O = 0, lse =
 //   -inf) and reads no K/V.
+// The INT8 Q/K mode (INT8; common/int8_qk.h, the CPU model's int8 path): S^T from the int8 MFMA
+//   (mfma_ops.h: exact int32, so the summation order does not matter), each score held as the
+//   biased fp32 int8_score_biased(s) (one integer add); per (query, 64-key block) the factor
+//   c = score_scale_log2(softmax_scale, q_descale_per_token[query], k_descale_per_block[block])
+//   replaces scale_log2: x = int8_score_value(biased) * c for the block max and EXACT's exponent,
+//   and LEAN's code is lean_p_code(biased, 8c, int8_lean_p_bias(bias, 8c)), the bias removal
+//   folded into the FMA's constant. P, V and everything after are the FP8 family's, in V's format
+//   (the arch's FP8: the plan refuses the other one).
 // Built with -ffp-contract=off: no a*b+c is fused unless written as fmaf, as in the CPU model.
 //
 // Not tuned yet: one K/V buffer in LDS (global -> registers -> LDS, two barriers per block), no
@@ -58,6 +66,7 @@
 #include "common/fp32_exp2_log2.h"
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
+#include "common/int8_qk.h"
 #include "common/lean_p.h"
 #include "common/online_softmax.h"
 #include "common/paged_kv_args.h"
@@ -90,20 +99,27 @@ __device__ inline void store_output(void* o, int32_t dtype, int64_t index, float
 
 // PAGED: K and V read through a block table (kernels/common/paged_kv_args.h, the kernel's second
 // parameter); only the row addresses of K and V and the sequence's key count differ.
-template <bool FP8, bool LEAN, int DQK, int DV, bool PAGED = false>
+// INT8: q and k INT8 (the INT8 Q/K mode), v and P FP8 (so FP8 is true too).
+template <bool FP8, bool LEAN, int DQK, int DV, bool PAGED = false, bool INT8 = false>
 __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvArgs& paged) {
     static_assert(!LEAN || FP8, "LEAN needs FP8 inputs");
-    using M = Mfma<FP8>;
+    static_assert(!INT8 || FP8, "the INT8 Q/K mode's P and V are FP8");
+    using M = Mfma<FP8>;  // P.V (and S but for INT8)
     using Operand = typename M::Operand;
+    using MQk = typename ScoreMfma<INT8, M>::type;  // S^T = K Q^T
+    using QkOperand = typename MQk::Operand;
     constexpr int kElem = FP8 ? 1 : 2;
     using Shape = TileShape<kElem, DQK, DV>;
     constexpr int E = M::kElems;
     constexpr int kStep = 2 * E;
-    constexpr int kQkSteps = DQK / kStep;
+    constexpr int EQ = MQk::kElems;
+    constexpr int kQkStep = 2 * EQ;
+    constexpr int kQkSteps = DQK / kQkStep;
     constexpr int kPvSteps = kKeyBlock / kStep;
     constexpr int kDTiles = DV / 32;
     constexpr float kNegInf = -__builtin_huge_valf();
-    static_assert(DQK % kStep == 0, "head_dim_qk must be a multiple of the MFMA step");
+    static_assert(DQK % kQkStep == 0, "head_dim_qk must be a multiple of the MFMA step");
+    static_assert(!INT8 || kKeyBlock == numerics::kInt8KeyBlock, "one k descale per key block");
 
     static ZYFA_SHARED u32x4 lds_words[(Shape::kLdsBytes + 15) / 16];
     unsigned char* lds = reinterpret_cast<unsigned char*>(lds_words);
@@ -147,14 +163,15 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
     const int keys_begin = tile_keys[0], keys_end = tile_keys[1];
 
     // Q^T as the B operand of S^T = K Q^T, in registers for the whole kernel.
-    Operand q_operand[kQkSteps];
+    QkOperand q_operand[kQkSteps];
     {
         const unsigned char* q_row = static_cast<const unsigned char*>(a.q) +
             (batch * a.q_stride_batch + (first_q + query) * a.q_stride_seq + head * a.q_stride_head) * kElem;
         #pragma unroll
         for (int ds = 0; ds < kQkSteps; ++ds) {
-            q_operand[ds] = query < seqlen_q ? load_global_operand<Operand>(q_row + (ds * kStep + half * E) * kElem)
-                                             : splat_bytes<Operand>(0u);
+            q_operand[ds] = query < seqlen_q
+                                ? load_global_operand<QkOperand>(q_row + (ds * kQkStep + half * EQ) * kElem)
+                                : splat_bytes<QkOperand>(0u);
         }
     }
 
@@ -173,11 +190,28 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
         }
     };
 
-    // fp32 constants of this (batch, kv head), in the CPU model's order.
-    const HeadDescales descale = head_descales(a, batch, head_kv);
+    // fp32 constants of this (batch, kv head), in the CPU model's order. INT8: q_descale and
+    // k_descale hold the per-token [batch, heads_q, seqlen_q] and per-64-key [batch, heads_kv,
+    // ceil(seqlen_k / 64)] descales (attention_kernel_args.h); V's stays per head.
+    const HeadDescales descale =
+        INT8 ? HeadDescales{1.0f, 1.0f, a.v_descale ? a.v_descale[batch * a.heads_kv + head_kv] : 1.0f}
+             : head_descales(a, batch, head_kv);
     const float vd = descale.v;
-    const float scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
-    const float scale8_log2 = 8.0f * scale_log2;
+    float scale_log2 = numerics::score_scale_log2(a.softmax_scale, descale.q, descale.k);
+    float scale8_log2 = 8.0f * scale_log2;
+    [[maybe_unused]] float q_token_descale = 1.0f;
+    [[maybe_unused]] const float* k_block_descale = nullptr;
+    if constexpr (INT8) {
+        if (a.q_descale && query < seqlen_q)
+            q_token_descale = a.q_descale[(static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + query];
+        const int64_t key_blocks = (a.seqlen_k + numerics::kInt8KeyBlock - 1) / numerics::kInt8KeyBlock;
+        if (a.k_descale) k_block_descale = a.k_descale + (static_cast<int64_t>(batch) * a.heads_kv + head_kv) * key_blocks;
+    }
+    // The log2-domain score of a raw S value (INT8: the biased fp32 of the int32 score).
+    auto score_log2 = [&](float raw) {
+        if constexpr (INT8) return numerics::int8_score_value(raw) * scale_log2;
+        return raw * scale_log2;
+    };
 
     f32x16 acc[kDTiles];
     #pragma unroll
@@ -222,16 +256,32 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
         }
         sync_workgroup();
 
+        // INT8: this (query, 64-key block)'s factor, in the CPU model's order.
+        if constexpr (INT8) {
+            const float kd = k_block_descale ? k_block_descale[block / numerics::kInt8KeyBlock] : 1.0f;
+            scale_log2 = numerics::score_scale_log2(a.softmax_scale, q_token_descale, kd);
+            scale8_log2 = 8.0f * scale_log2;
+        }
+
         // S^T = K Q^T: two 32x32 tiles (keys 0..31, 32..63 of the block) x this wave's 32 queries.
         f32x16 s[2];
         #pragma unroll
         for (int t = 0; t < 2; ++t) {
-            s[t] = f32x16{};
-            const unsigned char* k_row = k_lds + (32 * t + col) * Shape::kKRowBytes + half * E * kElem;
-            #pragma unroll
-            for (int ds = 0; ds < kQkSteps; ++ds) {
-                s[t] = M::mac(load_operand<Operand>(k_row + ds * kStep * kElem), q_operand[ds], s[t], kE8m0One,
-                              kE8m0One);
+            const unsigned char* k_row = k_lds + (32 * t + col) * Shape::kKRowBytes + half * EQ * kElem;
+            if constexpr (INT8) {
+                i32x16 si = i32x16{};
+                #pragma unroll
+                for (int ds = 0; ds < kQkSteps; ++ds)
+                    si = MQk::mac(load_operand<QkOperand>(k_row + ds * kQkStep * kElem), q_operand[ds], si);
+                #pragma unroll
+                for (int v = 0; v < 16; ++v) s[t][v] = numerics::int8_score_biased(si[v]);  // one integer add
+            } else {
+                s[t] = f32x16{};
+                #pragma unroll
+                for (int ds = 0; ds < kQkSteps; ++ds) {
+                    s[t] = M::mac(load_operand<Operand>(k_row + ds * kQkStep * kElem), q_operand[ds], s[t], kE8m0One,
+                                  kE8m0One);
+                }
             }
         }
 
@@ -242,7 +292,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
         for (int f = 0; f < 32; ++f) {
             const int t = f / 16, v = f % 16;
             const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
-            if (key >= row_lo && key < row_hi) block_max = numerics::max_keep_nan(block_max, s[t][v] * scale_log2);
+            if (key >= row_lo && key < row_hi) block_max = numerics::max_keep_nan(block_max, score_log2(s[t][v]));
         }
         block_max = numerics::max_keep_nan(block_max, other_half(block_max, lane));
         const float m_new = numerics::max_keep_nan(m, block_max);
@@ -262,7 +312,8 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
         if constexpr (LEAN) {
             constexpr numerics::Fp8Format kFormat = M::kFormat;
             exponent = numerics::block_scale_exponent(m_new, block_max, a.max_block_exponent, kFormat);
-            const float bias = numerics::lean_p_bias(m_new, exponent, a.lean_centre, kFormat);
+            float bias = numerics::lean_p_bias(m_new, exponent, a.lean_centre, kFormat);
+            if constexpr (INT8) bias = numerics::int8_lean_p_bias(bias, scale8_log2);  // the score's bias folded in
             #pragma unroll
             for (int f = 0; f < 32; ++f) {
                 const int t = f / 16, v = f % 16;
@@ -283,7 +334,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
                 const int t = f / 16, v = f % 16;
                 const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
                 // exp2(-inf) = 0 for a key this query does not see: no branch around the exponential.
-                const float x = (key >= row_lo && key < row_hi) ? s[t][v] * scale_log2 - m_new : kNegInf;
+                const float x = (key >= row_lo && key < row_hi) ? score_log2(s[t][v]) - m_new : kNegInf;
                 const float p = numerics::exp2_fp32(x);
                 row_sum += p;  // EXACT: the denominator of unrounded probabilities
                 const int e = f % E;
@@ -365,22 +416,22 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
 // One extern "C" kernel per (input family / P scheme, head dims); the symbol names are the launch
 // plan's (src/hip/attention_launch_plan.cpp). Eight waves per workgroup and two waves per SIMD: one
 // workgroup per CU, whose LDS (at most 44 KiB) then also fits gfx942's 64 KiB.
-#define ZYFA_AMD_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv)                                              \
+#define ZYFA_AMD_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv, int8)                                            \
     extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(zyfa::amd::kThreads,             \
                                                                           zyfa::amd::kThreads),            \
                                               amdgpu_waves_per_eu(zyfa::amd::kWavesPerSimd)))             \
     symbol(const zyfa::AttnKernelArgs args) {                                                             \
         const zyfa::PagedKvArgs contiguous{};                                                             \
-        zyfa::amd::attention_forward<fp8, lean, dqk, dv>(args, contiguous);                               \
+        zyfa::amd::attention_forward<fp8, lean, dqk, dv, false, int8>(args, contiguous);                  \
     }
 
 // The paged variants take PagedKvArgs as a second parameter.
-#define ZYFA_AMD_PAGED_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv)                                        \
+#define ZYFA_AMD_PAGED_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv, int8)                                      \
     extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(zyfa::amd::kThreads,             \
                                                                           zyfa::amd::kThreads),            \
                                               amdgpu_waves_per_eu(zyfa::amd::kWavesPerSimd)))             \
     symbol(const zyfa::AttnKernelArgs args, const zyfa::PagedKvArgs paged) {                              \
-        zyfa::amd::attention_forward<fp8, lean, dqk, dv, true>(args, paged);                              \
+        zyfa::amd::attention_forward<fp8, lean, dqk, dv, true, int8>(args, paged);                        \
     }
 
 #endif

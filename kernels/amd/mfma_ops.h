@@ -5,6 +5,14 @@
 //   gfx950  FP8     v_mfma_scale_f32_32x32x64_f8f6f4     32 e4m3fn (8 VGPRs)              64
 //   gfx942  BF16    v_mfma_f32_32x32x8bf16_1k            4 bf16   (2 VGPRs)               8
 //   gfx942  FP8     v_mfma_f32_32x32x16_fp8_fp8          8 e4m3fnuz (2 VGPRs)             16
+//   gfx950  INT8    v_mfma_i32_32x32x32_i8               16 int8 (4 VGPRs)                32
+//   gfx942  INT8    v_mfma_i32_32x32x16_i8               8 int8 (2 VGPRs)                 16
+//
+// INT8 (MfmaInt8, the INT8 Q/K mode's scores only): signed bytes, int32 accumulators in the f32
+// forms' C/D layout, D = C + A.B exact (|S| <= 2^22 for head_dim_qk <= 256: no overflow). P.V
+// stays on the FP8 instruction of the arch (Mfma<true>), whose format is then V's. Both i8 forms
+// run at the arch's FP8 rate (8 passes: LLVM SISchedule, rocRoller's pass table), 32x32x32 being
+// gfx950's double-K form (the arch's 32x32x16 runs at half its rate there).
 //
 // Operand convention (docs/emulator.md, operand layouts): lane l supplies row l % 32 of A (column
 // l % 32 of B) and, for K, the E elements of "half" h = l / 32. Every one of these instructions
@@ -57,6 +65,15 @@ struct Mfma<true> {
     }
 };
 
+struct MfmaInt8 {
+    static constexpr int kElems = 16;
+    typedef u32x4 Operand;
+    __device__ static i32x16 mac(Operand a, Operand b, i32x16 c) {
+        return __builtin_amdgcn_mfma_i32_32x32x32_i8(__builtin_bit_cast(i32x4, a), __builtin_bit_cast(i32x4, b), c, 0,
+                                                     0, 0);
+    }
+};
+
 #elif defined(__gfx942__)
 
 template <>
@@ -82,9 +99,29 @@ struct Mfma<true> {
     }
 };
 
+struct MfmaInt8 {
+    static constexpr int kElems = 8;
+    typedef u32x2 Operand;
+    __device__ static i32x16 mac(Operand a, Operand b, i32x16 c) {
+        return __builtin_amdgcn_mfma_i32_32x32x16_i8(__builtin_bit_cast(long, a), __builtin_bit_cast(long, b), c, 0, 0,
+                                                     0);
+    }
+};
+
 #else
 #error "kernels/amd supports --offload-arch=gfx950 and gfx942"
 #endif
+
+// The instruction of the scores S^T = K Q^T: the input family's (Mfma<FP8>), or MfmaInt8 for the
+// INT8 Q/K mode.
+template <bool INT8, class InputMfma>
+struct ScoreMfma {
+    using type = InputMfma;
+};
+template <class InputMfma>
+struct ScoreMfma<true, InputMfma> {
+    using type = MfmaInt8;
+};
 
 // An operand of `BYTES` bytes from 16-byte-aligned memory (LDS or global), in 16-byte pieces
 // where it is larger (32-byte vectors would claim 32-byte alignment).

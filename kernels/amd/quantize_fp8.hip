@@ -19,6 +19,11 @@
 //     has no global atomics) can run it. The clear launch still runs: the host launch sequence is
 //     the same for both vendors (src/gpu/gpu_backend.cpp).
 //
+// zyfa_quantize_int8 (args.scale_rows 1 or 64) is the sixth kernel, zyfa_quantize_int8_groups, after
+// the mean launch when smoothing: each scale group (1 or 64 rows from the sequence's row 0) lies
+// inside one workgroup's kQuantRowsPerBlock rows, so one workgroup finds its rows' amax (LDS), then
+// writes their codes and descales with common/int8_qk.h's scale, encoder and descale, as the CPU.
+//
 // As on CUDA, non-finite input is not checked (that would need a synchronisation): a slice with a
 // NaN gets descale NaN and NaN codes, one with +-inf descale +inf.
 #include "amd/hip_device.h"
@@ -26,6 +31,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/hadamard.h"
 #include "common/half_types.h"
+#include "common/int8_qk.h"
 #include "common/smooth_mean.h"
 #include "nvidia/quantize_fp8_args.h"
 
@@ -65,7 +71,7 @@ __device__ inline int64_t sequence_count(const QuantFp8KernelArgs& a) {
     return a.cu_seqlens != nullptr ? static_cast<int64_t>(a.cu_seqlens[b + 1]) - a.cu_seqlens[b] : a.seqlen;
 }
 
-// Calls visit(out_index, value) for every element of rows [row_begin, row_end) of slice
+// Calls visit(row, out_index, value) for every element of rows [row_begin, row_end) of slice
 // (block_id_z(), block_id_y()), value being the fp32 the CPU model quantises: the loaded element
 // less its channel's mean when smoothing, then its Hadamard rotation computed exactly as
 // common/hadamard.h orders it. Group g takes rows row_begin + g, + 8, ...; `buffers` holds each
@@ -100,7 +106,7 @@ __device__ inline void for_each_value(const QuantFp8KernelArgs& a, int64_t row_b
         const int64_t out_row = out_slice + (first + s) * a.out_stride_seq;
         if (n == 0) {
             if (active) {
-                for (int d = lane; d < a.head_dim; d += kGroupThreads) visit(out_row + d, value_at(in_row, d));
+                for (int d = lane; d < a.head_dim; d += kGroupThreads) visit(s, out_row + d, value_at(in_row, d));
             }
             continue;
         }
@@ -123,11 +129,23 @@ __device__ inline void for_each_value(const QuantFp8KernelArgs& a, int64_t row_b
                 sync_workgroup();
             }
             if (active) {
-                for (int j = lane; j < n; j += kGroupThreads) visit(out_row + start + j, buffer[j] * normaliser);
+                for (int j = lane; j < n; j += kGroupThreads) visit(s, out_row + start + j, buffer[j] * normaliser);
             }
             sync_workgroup();  // the next block's loads overwrite the buffer
         }
     }
+}
+
+// The descale amax / max_code (the CPU's), computed so that the division never runs at the fp32
+// range's top edge (numerator 2^96 times the divisor or more, where v_div_scale sets VCC for
+// v_div_fmas, which the emulator refuses to guess): a NaN or infinite amax is its own quotient,
+// and an amax above 2^64 is divided scaled down by 2^64 and scaled back, both scalings exact
+// (normal numbers), so the bits are the single division's. amax 0 (all zeros) gives 1.
+__device__ inline float descale_of(float amax, float max_code) {
+    if (amax == 0.0f) return 1.0f;
+    if (!(amax <= 0x1.fffffep127f)) return amax;  // NaN / max is NaN, +inf / max is +inf
+    if (amax > 0x1p64f) return ((amax * 0x1p-64f) / max_code) * 0x1p64f;
+    return amax / max_code;
 }
 
 }  // namespace
@@ -183,7 +201,7 @@ ZYFA_QUANT_KERNEL zyfa_quantize_fp8_amax(const QuantFp8KernelArgs a) {
     static ZYFA_SHARED uint32_t partial[zyfa::kQuantThreads];
     if (zyfa::amd::block_id_x() != 0) return;  // the whole workgroup: no barrier is left waiting
     uint32_t amax_bits = 0;
-    zyfa::amd::for_each_value(a, 0, zyfa::amd::sequence_count(a), buffers, [&](int64_t, float value) {
+    zyfa::amd::for_each_value(a, 0, zyfa::amd::sequence_count(a), buffers, [&](int64_t, int64_t, float value) {
         const uint32_t magnitude = zyfa::numerics::float_bits(value) & 0x7FFFFFFFu;
         amax_bits = magnitude > amax_bits ? magnitude : amax_bits;
     });
@@ -210,30 +228,59 @@ ZYFA_QUANT_KERNEL zyfa_quantize_fp8_encode(const QuantFp8KernelArgs a) {
     const int64_t row_begin = static_cast<int64_t>(zyfa::amd::block_id_x()) * zyfa::kQuantRowsPerBlock;
     const int64_t row_end = count < row_begin + zyfa::kQuantRowsPerBlock ? count : row_begin + zyfa::kQuantRowsPerBlock;
     auto* out = static_cast<uint8_t*>(a.out);
-    zyfa::amd::for_each_value(a, row_begin, row_end, buffers, [=](int64_t index, float value) {
+    zyfa::amd::for_each_value(a, row_begin, row_end, buffers, [=](int64_t, int64_t index, float value) {
         out[index] = all_zero ? uint8_t{0} : zyfa::numerics::fp8_encode((value * pre_shift) * scale, format);
     });
 }
 
-// Launch 4: amax -> descale (after launch 3 read the amax). The CPU's amax / fp8_max, computed so
-// that the division never runs at the fp32 range's top edge (numerator 2^96 times the divisor or
-// more, where v_div_scale sets VCC for v_div_fmas, which the emulator refuses to guess): a NaN or
-// infinite amax is its own quotient, and an amax above 2^64 is divided scaled down by 2^64 and
-// scaled back, both scalings exact (normal numbers), so the bits are the single division's.
+// Launch 4: amax -> descale (after launch 3 read the amax): descale_of's amax / fp8_max.
 ZYFA_QUANT_KERNEL zyfa_quantize_fp8_finish(const QuantFp8KernelArgs a) {
     const int64_t i = static_cast<int64_t>(zyfa::amd::block_id_x()) * zyfa::kQuantThreads + zyfa::amd::thread_id();
     if (i >= a.slices) return;
-    const float amax = a.descale[i];
-    const float max = zyfa::numerics::fp8_max(zyfa::amd::output_format(a));
-    float descale;
-    if (amax == 0.0f) {
-        descale = 1.0f;
-    } else if (!(amax <= 0x1.fffffep127f)) {
-        descale = amax;  // NaN / max is NaN, +inf / max is +inf
-    } else if (amax > 0x1p64f) {
-        descale = ((amax * 0x1p-64f) / max) * 0x1p64f;
-    } else {
-        descale = amax / max;
+    a.descale[i] = zyfa::amd::descale_of(a.descale[i], zyfa::numerics::fp8_max(zyfa::amd::output_format(a)));
+}
+
+// zyfa_quantize_int8, the one launch after the optional mean (grid: the amax/encode row grid): the
+// kQuantRowsPerBlock rows of this workgroup hold whole scale groups (scale_rows 1 or 64, aligned to
+// the sequence's row 0). Each group's amax of |value| as bits in LDS (ds_max_u32 per value into
+// entry (row - first row) / scale_rows: the unsigned order of non-negative floats, NaN on top), then
+// the codes int8_encode((value * pre_shift) * int8_quant_scale(amax * pre_shift)) and the
+// descales of the groups that hold a row, as src/cpu/quantize_fp8.cpp writes them; entries of
+// groups past a sequence's rows are not written (the CPU writes none either).
+ZYFA_QUANT_KERNEL zyfa_quantize_int8_groups(const QuantFp8KernelArgs a) {
+    static ZYFA_SHARED float buffers[zyfa::kQuantWarps][zyfa::kQuantMaxHadamardBlock];
+    static ZYFA_SHARED uint32_t group_amax[zyfa::kQuantRowsPerBlock];
+    static ZYFA_SHARED float row_scale[zyfa::kQuantRowsPerBlock];
+    static ZYFA_SHARED float row_shift[zyfa::kQuantRowsPerBlock];
+    static_assert(zyfa::kQuantRowsPerBlock % zyfa::numerics::kInt8KeyBlock == 0, "whole K scale groups per block");
+    const int64_t count = zyfa::amd::sequence_count(a);
+    const int64_t row_begin = static_cast<int64_t>(zyfa::amd::block_id_x()) * zyfa::kQuantRowsPerBlock;
+    if (row_begin >= count) return;  // uniform over the workgroup, before any barrier
+    const int64_t row_end = count < row_begin + zyfa::kQuantRowsPerBlock ? count : row_begin + zyfa::kQuantRowsPerBlock;
+    const int rows = static_cast<int>(row_end - row_begin);
+    const int t = zyfa::amd::thread_id();
+    if (t < zyfa::kQuantRowsPerBlock) group_amax[t] = 0u;
+    zyfa::amd::sync_workgroup();
+    zyfa::amd::for_each_value(a, row_begin, row_end, buffers, [&](int64_t s, int64_t, float value) {
+        const uint32_t magnitude = zyfa::numerics::float_bits(value) & 0x7FFFFFFFu;
+        __atomic_fetch_max(&group_amax[(s - row_begin) / a.scale_rows], magnitude, __ATOMIC_RELAXED);
+    });
+    zyfa::amd::sync_workgroup();
+    float* descale = a.descale + zyfa::amd::slice_index(a) * a.scale_groups;
+    if (t < rows) {
+        const float amax = zyfa::numerics::bits_float(group_amax[t / a.scale_rows]);
+        const float pre_shift = amax < zyfa::amd::kTinyAmax ? zyfa::amd::kTinyShift : 1.0f;
+        row_shift[t] = pre_shift;
+        row_scale[t] = amax == 0.0f ? 0.0f : zyfa::numerics::int8_quant_scale(amax * pre_shift);  // 0: all zero
+        if (a.scale_rows == 1 || t == 0) {
+            descale[(row_begin + t) / a.scale_rows] =
+                zyfa::amd::descale_of(amax, zyfa::numerics::kInt8MaxCode);  // int8_quant_descale's amax / 127
+        }
     }
-    a.descale[i] = descale;
+    zyfa::amd::sync_workgroup();
+    auto* out = static_cast<int8_t*>(a.out);
+    zyfa::amd::for_each_value(a, row_begin, row_end, buffers, [&](int64_t s, int64_t index, float value) {
+        const float scale = row_scale[s - row_begin];
+        out[index] = scale == 0.0f ? int8_t{0} : zyfa::numerics::int8_encode((value * row_shift[s - row_begin]) * scale);
+    });
 }

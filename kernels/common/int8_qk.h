@@ -25,6 +25,12 @@
 // below the code's own rounding of 0.5; a code changes only where the unfolded argument lies that
 // close to a rounding boundary (tests/cpu/int8_qk_test.cpp: under 1% of codes, by one). This, not
 // the unfolded form, is the contract: the CPU model computes it.
+// Where that bound is not small (a descale product near 1 with small codes: scale8_log2 ~ 1.4, and
+// the folded bias, near -1.5 * 2^23 * scale8_log2, has an ulp of 1 or 2 codes), the fold rounds
+// away the centre's fraction, so two targets whose conversions differ (truncation with c + 0.5,
+// round-to-nearest with c: lean_p_centre_for) no longer give the same codes; each still equals
+// the CPU model run with its own conversion (tests/emu/amd_end_to_end_test.cpp,
+// test_int8_no_descales). zyfa_quantize_int8's descales (amax / 127) keep it far below a code.
 #ifndef ZYFA_KERNELS_COMMON_INT8_QK_H
 #define ZYFA_KERNELS_COMMON_INT8_QK_H
 

@@ -6,6 +6,12 @@
 // stage over a warp's lanes gives the same bits), the same scale expression and common/fp8_e4m3.h's
 // encoder; built with -fmad=false so no multiply is fused into an add.
 //
+// zyfa_quantize_int8 (args.scale_rows 1 or 64) runs the sixth kernel, zyfa_quantize_int8_groups,
+// after the mean launch when smoothing: each scale group (1 or 64 rows from the sequence's row 0)
+// lies inside one block's kQuantRowsPerBlock rows, so one block finds its rows' amax (shared
+// memory), then writes their codes and descales with common/int8_qk.h's scale, encoder and
+// descale, as the CPU does.
+//
 // What the GPU does not do: check the input for NaN/inf (the CPU backend's INVALID_ARGUMENT would
 // need a synchronisation). A slice holding a NaN gets amax = NaN (NaN's bits order above +inf),
 // so its descale is NaN and its codes are NaN codes; a slice holding +-inf (or whose rotation
@@ -13,6 +19,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/hadamard.h"
 #include "common/half_types.h"
+#include "common/int8_qk.h"
 #include "common/smooth_mean.h"
 #include "common/attention_kernel_args.h"
 #include "nvidia/quantize_fp8_args.h"
@@ -42,7 +49,7 @@ __device__ __forceinline__ int64_t slice_index(const QuantFp8KernelArgs& a) {
     return static_cast<int64_t>(blockIdx.z) * a.heads + blockIdx.y;
 }
 
-// Calls visit(out_index, value) for every element of this block's rows of slice (blockIdx.z,
+// Calls visit(row, out_index, value) for every element of this block's rows of slice (blockIdx.z,
 // blockIdx.y), value being the fp32 the CPU model quantises: the loaded element less its
 // channel's mean when smoothing, then its Hadamard rotation computed exactly as common/hadamard.h
 // orders it. One warp per row; `buffer` is the warp's kQuantMaxHadamardBlock floats of shared
@@ -73,7 +80,7 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
         const int64_t in_row = in_slice + (first + s) * a.in_stride_seq;
         const int64_t out_row = out_slice + (first + s) * a.out_stride_seq;
         if (n == 0) {
-            for (int d = lane; d < a.head_dim; d += 32) visit(out_row + d, value_at(in_row, d));
+            for (int d = lane; d < a.head_dim; d += 32) visit(s, out_row + d, value_at(in_row, d));
             continue;
         }
         for (int start = 0; start < a.head_dim; start += n) {
@@ -90,7 +97,7 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
                 }
                 __syncwarp();
             }
-            for (int j = lane; j < n; j += 32) visit(out_row + start + j, buffer[j] * normaliser);
+            for (int j = lane; j < n; j += 32) visit(s, out_row + start + j, buffer[j] * normaliser);
             __syncwarp();  // the next block's loads overwrite the buffer
         }
     }
@@ -147,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_
 extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads, 4) zyfa_quantize_fp8_amax(const QuantFp8KernelArgs a) {
     __shared__ float buffers[zyfa::kQuantWarps][zyfa::kQuantMaxHadamardBlock];
     uint32_t amax_bits = 0;  // |x| as bits: the unsigned order of non-negative floats, NaN on top
-    zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [&](int64_t, float value) {
+    zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [&](int64_t, int64_t, float value) {
         const uint32_t magnitude = zyfa::numerics::float_bits(value) & 0x7FFFFFFFu;
         amax_bits = magnitude > amax_bits ? magnitude : amax_bits;
     });
@@ -166,7 +173,7 @@ extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads, 4) zyfa_quanti
     const float pre_shift = amax < zyfa::nvidia::kTinyAmax ? zyfa::nvidia::kTinyShift : 1.0f;
     const float scale = zyfa::numerics::fp8_max(format) / (amax * pre_shift);
     auto* out = static_cast<uint8_t*>(a.out);
-    zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [=](int64_t index, float value) {
+    zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [=](int64_t, int64_t index, float value) {
         out[index] = all_zero ? uint8_t{0} : zyfa::numerics::fp8_encode((value * pre_shift) * scale, format);
     });
 }
@@ -177,4 +184,50 @@ extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_
     if (i >= a.slices) return;
     const float amax = a.descale[i];
     a.descale[i] = amax == 0.0f ? 1.0f : amax / zyfa::numerics::fp8_max(zyfa::nvidia::output_format(a));
+}
+
+// zyfa_quantize_int8, the one launch after the optional mean (grid: the amax/encode row grid): the
+// kQuantRowsPerBlock rows of this block hold whole scale groups (scale_rows 1 or 64, aligned to the
+// sequence's row 0). Each group's amax of |value| as bits in shared memory (an atomic max per
+// value into entry (row - first row) / scale_rows: the unsigned order of non-negative floats, NaN on
+// top), then the codes int8_encode((value * pre_shift) * int8_quant_scale(amax * pre_shift)) and the descales
+// int8_quant_descale(amax) (1 for an all-zero group) of the groups that hold a row, as
+// src/cpu/quantize_fp8.cpp writes them; entries of groups past a sequence's rows are not written.
+extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads, 4) zyfa_quantize_int8_groups(const QuantFp8KernelArgs a) {
+    __shared__ float buffers[zyfa::kQuantWarps][zyfa::kQuantMaxHadamardBlock];
+    __shared__ unsigned int group_amax[zyfa::kQuantRowsPerBlock];
+    __shared__ float row_scale[zyfa::kQuantRowsPerBlock];
+    __shared__ float row_shift[zyfa::kQuantRowsPerBlock];
+    static_assert(zyfa::kQuantRowsPerBlock % zyfa::numerics::kInt8KeyBlock == 0, "whole K scale groups per block");
+    const int32_t b = static_cast<int32_t>(blockIdx.z);
+    const int64_t count =
+        a.cu_seqlens != nullptr ? static_cast<int64_t>(a.cu_seqlens[b + 1]) - a.cu_seqlens[b] : a.seqlen;
+    const int64_t row_begin = static_cast<int64_t>(blockIdx.x) * zyfa::kQuantRowsPerBlock;
+    if (row_begin >= count) return;  // uniform over the block, before any barrier
+    const int rows = static_cast<int>(count - row_begin < zyfa::kQuantRowsPerBlock ? count - row_begin
+                                                                                   : zyfa::kQuantRowsPerBlock);
+    const int t = static_cast<int>(threadIdx.x);
+    if (t < zyfa::kQuantRowsPerBlock) group_amax[t] = 0u;
+    __syncthreads();
+    float* buffer = buffers[t / 32];
+    zyfa::nvidia::for_each_value(a, buffer, [&](int64_t s, int64_t, float value) {
+        atomicMax(&group_amax[(s - row_begin) / a.scale_rows], zyfa::numerics::float_bits(value) & 0x7FFFFFFFu);
+    });
+    __syncthreads();
+    float* descale = a.descale + zyfa::nvidia::slice_index(a) * a.scale_groups;
+    if (t < rows) {
+        const float amax = zyfa::numerics::bits_float(group_amax[t / a.scale_rows]);
+        const float pre_shift = amax < zyfa::nvidia::kTinyAmax ? zyfa::nvidia::kTinyShift : 1.0f;
+        row_shift[t] = pre_shift;
+        row_scale[t] = amax == 0.0f ? 0.0f : zyfa::numerics::int8_quant_scale(amax * pre_shift);  // 0: all zero
+        if (a.scale_rows == 1 || t == 0) {
+            descale[(row_begin + t) / a.scale_rows] = amax == 0.0f ? 1.0f : zyfa::numerics::int8_quant_descale(amax);
+        }
+    }
+    __syncthreads();
+    auto* out = static_cast<int8_t*>(a.out);
+    zyfa::nvidia::for_each_value(a, buffer, [&](int64_t s, int64_t index, float value) {
+        const float scale = row_scale[s - row_begin];
+        out[index] = scale == 0.0f ? int8_t{0} : zyfa::numerics::int8_encode((value * row_shift[s - row_begin]) * scale);
+    });
 }

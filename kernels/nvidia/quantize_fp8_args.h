@@ -1,4 +1,4 @@
-// The argument struct and launch geometry of the GPU zyfa_quantize_fp8 kernels
+// The argument struct and launch geometry of the GPU zyfa_quantize_fp8 and zyfa_quantize_int8 kernels
 // (kernels/nvidia/quantize_fp8.cu, kernels/amd/quantize_fp8.hip), shared by the kernels and the
 // host launch code (src/gpu/gpu_backend.cpp). Plain fixed-width fields, passed by value as the only
 // parameter of each of the five kernels. Nothing here is CUDA-specific: the HIP kernels include it
@@ -18,6 +18,9 @@
 //   4. finish: descale[i] = amax == 0 ? 1 : amax / fp8_max                  grid (ceil(slices/256))
 // so the caller's descale buffer is the amax scratch and its smooth_mean buffer holds the means
 // the later launches subtract: no allocation, no synchronisation.
+// zyfa_quantize_int8 launches the mean (when smoothing) and then only
+//   int8:   per kQuantRowsPerBlock rows (whole scale groups of 1 or 64 rows): the rows' amax in
+//           shared memory, then codes and descales (common/int8_qk.h)     grid (row chunks, heads, batch)
 #ifndef ZYFA_KERNELS_NVIDIA_QUANTIZE_FP8_ARGS_H
 #define ZYFA_KERNELS_NVIDIA_QUANTIZE_FP8_ARGS_H
 
@@ -42,9 +45,14 @@ struct QuantFp8KernelArgs {
     int64_t out_stride_batch, out_stride_seq, out_stride_head;
     int32_t batch, seqlen, heads, head_dim;  // seqlen: the longest sequence when varlen
     int32_t in_dtype;        // AttnKernelDtype (attention_kernel_args.h): fp32, fp16 or bf16
-    int32_t out_dtype;       // kKernelE4m3fn or kKernelE4m3fnuz
+    int32_t out_dtype;       // kKernelE4m3fn or kKernelE4m3fnuz; kKernelInt8 (zyfa_quantize_int8)
     int32_t hadamard_block;  // 0: no rotation; else the block size (hadamard.h), <= kQuantMaxHadamardBlock
     int32_t slices;          // batch * heads
+    // zyfa_quantize_int8 (out_dtype kKernelInt8): rows per scale (1 or 64, from the sequence's row
+    // 0) and scales per slice (ceil(seqlen / scale_rows)); descale is then [batch, heads,
+    // scale_groups]. zyfa_quantize_fp8: 0 and 1.
+    int32_t scale_rows;
+    int32_t scale_groups;
 };
 
 }  // namespace zyfa

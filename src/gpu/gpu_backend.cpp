@@ -36,6 +36,7 @@ struct QuantKernels {
     FunctionHandle amax = nullptr;
     FunctionHandle encode = nullptr;
     FunctionHandle finish = nullptr;
+    FunctionHandle int8 = nullptr;  // zyfa_quantize_int8
 };
 
 // The quantize launches (quantize_fp8_args.h): their one argument struct and grids, per slice,
@@ -186,15 +187,20 @@ public:
         check_device_reachable(pointers);
     }
 
-    // Four launches in stream order, five with K smoothing; the non-finite input the CPU backend
-    // rejects is not checked here (that needs a synchronisation): it shows as a NaN or +inf
-    // descale (quantize_fp8.cu, quantize_fp8.hip).
+    // Four launches in stream order, five with K smoothing (INT8: one, two with K smoothing); the
+    // non-finite input the CPU backend rejects is not checked here (that needs a
+    // synchronisation): it shows as a NaN or +inf descale (quantize_fp8.cu, quantize_fp8.hip).
     void quantize_fp8(const QuantProblem& problem, void* stream) override {
         QuantLaunch planned = plan_quantize(problem);
         if (problem.empty()) return;
         void* parameters[] = {&planned.args};
         Dim3 block;
         block.x = static_cast<uint32_t>(kQuantThreads);
+        if (problem.int8()) {
+            if (problem.smooth) runtime_->launch(quant_.mean, planned.channels, block, 0, stream, parameters);
+            runtime_->launch(quant_.int8, planned.rows, block, 0, stream, parameters);
+            return;
+        }
         runtime_->launch(quant_.clear, planned.slices, block, 0, stream, parameters);
         if (problem.smooth) runtime_->launch(quant_.mean, planned.channels, block, 0, stream, parameters);
         runtime_->launch(quant_.amax, planned.rows, block, 0, stream, parameters);
@@ -232,6 +238,7 @@ private:
             quant_.amax = runtime_->get_function(module, quant.amax);
             quant_.encode = runtime_->get_function(module, quant.encode);
             quant_.finish = runtime_->get_function(module, quant.finish);
+            quant_.int8 = runtime_->get_function(module, quant.int8);
         }
     }
 
@@ -281,14 +288,11 @@ private:
     }
 
     QuantLaunch plan_quantize(const QuantProblem& problem) const {
-        if (problem.int8()) {
-            throw_not_supported(std::string("zyfa_quantize_int8 has no ") + runtime_->vendor() +
-                                " kernel yet; quantise with the CPU backend or on the host");
-        }
         if (!no_image_reason_.empty()) throw_not_supported(no_image_reason_);
-        if (quant_.clear == nullptr) {
-            throw_not_supported(std::string("zyfa_quantize_fp8 has no ") + runtime_->vendor() + " kernel for " +
-                                image_arch_ + "; quantise with the CPU backend or on the host");
+        if (quant_.clear == nullptr || (problem.int8() && quant_.int8 == nullptr)) {
+            throw_not_supported(std::string(problem.int8() ? "zyfa_quantize_int8" : "zyfa_quantize_fp8") + " has no " +
+                                runtime_->vendor() + " kernel for " + image_arch_ +
+                                "; quantise with the CPU backend or on the host");
         }
         QuantLaunch launch;
         launch.args = make_quant_kernel_args(problem);  // also the int32 and Hadamard checks
@@ -473,6 +477,8 @@ QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
     args.slices = fit_int32(slices, "batch * params.heads");
     args.in_dtype = problem.in.dtype;
     args.out_dtype = problem.out.dtype;
+    args.scale_rows = problem.scale_rows;
+    args.scale_groups = fit_int32(problem.scale_groups(), "the descale count per (batch, head)");
     if (problem.hadamard) {
         const int64_t block = numerics::hadamard_block_size(problem.head_dim);
         if (block > kQuantMaxHadamardBlock) {

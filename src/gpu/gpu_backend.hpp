@@ -85,7 +85,8 @@ struct alignas(64) SecondKernelParameter {
 };
 
 // The zyfa_quantize_fp8 kernels of an arch: one image holding the five launches of
-// quantize_fp8_args.h, in launch order. All null when the arch has none.
+// quantize_fp8_args.h, in launch order, and zyfa_quantize_int8's one launch (after mean when
+// smoothing). All null when the arch has none.
 struct QuantKernelSpec {
     const char* variant = nullptr;
     const char* clear = nullptr;
@@ -93,6 +94,7 @@ struct QuantKernelSpec {
     const char* amax = nullptr;
     const char* encode = nullptr;
     const char* finish = nullptr;
+    const char* int8 = nullptr;  // zyfa_quantize_int8: amax, codes and descales per 64-row block
 };
 
 // The zyfa_attn_merge kernel of an arch: one image, one symbol. Null when the arch has none.
@@ -111,6 +113,7 @@ inline QuantKernelSpec quantize_fp8_kernel_names() {
     spec.amax = "zyfa_quantize_fp8_amax";
     spec.encode = "zyfa_quantize_fp8_encode";
     spec.finish = "zyfa_quantize_fp8_finish";
+    spec.int8 = "zyfa_quantize_int8_groups";
     return spec;
 }
 inline MergeKernelSpec attn_merge_kernel_names() {

@@ -21,33 +21,43 @@ static_assert(amd::kVectorBytes == gpu::kVectorLoadBytes, "the AMD kernels' vect
 using validation::dtype_name;
 
 struct KernelFamily {
-    bool fp8;
+    bool fp8;   // FP8 P and V: FP8 inputs, or the INT8 Q/K mode
+    bool int8;  // the INT8 Q/K mode (q, k INT8; v in the arch's FP8 format)
     bool paged;  // K and V through a block table (PagedKvArgs as the second parameter)
     int head_dim_qk;
     int head_dim_v;
     const char* variant;
     const char* bf16_symbol;             // BF16 family
-    const char* e4m3fn_lean_symbol;      // FP8 family on gfx950
+    const char* e4m3fn_lean_symbol;      // FP8 and INT8 families on gfx950 (v e4m3fn)
     const char* e4m3fn_exact_symbol;
-    const char* e4m3fnuz_lean_symbol;    // FP8 family on gfx942
+    const char* e4m3fnuz_lean_symbol;    // FP8 and INT8 families on gfx942 (v e4m3fnuz)
     const char* e4m3fnuz_exact_symbol;
 };
 
 constexpr KernelFamily kFamilies[] = {
-    {false, false, 128, 128, "attn_fwd_bf16_d128", "zyfa_attn_fwd_bf16_d128", nullptr, nullptr, nullptr, nullptr},
-    {false, false, 192, 128, "attn_fwd_bf16_d192_128", "zyfa_attn_fwd_bf16_d192_128", nullptr, nullptr, nullptr,
+    {false, false, false, 128, 128, "attn_fwd_bf16_d128", "zyfa_attn_fwd_bf16_d128", nullptr, nullptr, nullptr,
      nullptr},
-    {true, false, 128, 128, "attn_fwd_fp8_d128", nullptr, "zyfa_attn_fwd_e4m3_lean_d128", "zyfa_attn_fwd_e4m3_exact_d128",
-     "zyfa_attn_fwd_e4m3fnuz_lean_d128", "zyfa_attn_fwd_e4m3fnuz_exact_d128"},
-    {true, false, 192, 128, "attn_fwd_fp8_d192_128", nullptr, "zyfa_attn_fwd_e4m3_lean_d192_128",
+    {false, false, false, 192, 128, "attn_fwd_bf16_d192_128", "zyfa_attn_fwd_bf16_d192_128", nullptr, nullptr,
+     nullptr, nullptr},
+    {true, false, false, 128, 128, "attn_fwd_fp8_d128", nullptr, "zyfa_attn_fwd_e4m3_lean_d128",
+     "zyfa_attn_fwd_e4m3_exact_d128", "zyfa_attn_fwd_e4m3fnuz_lean_d128", "zyfa_attn_fwd_e4m3fnuz_exact_d128"},
+    {true, false, false, 192, 128, "attn_fwd_fp8_d192_128", nullptr, "zyfa_attn_fwd_e4m3_lean_d192_128",
      "zyfa_attn_fwd_e4m3_exact_d192_128", "zyfa_attn_fwd_e4m3fnuz_lean_d192_128",
      "zyfa_attn_fwd_e4m3fnuz_exact_d192_128"},
+    // The INT8 Q/K mode: head dims 64 and 128, as the sm_90a INT8 kernels.
+    {true, true, false, 64, 64, "attn_fwd_int8_d64", nullptr, "zyfa_attn_fwd_i8e4m3_lean_d64",
+     "zyfa_attn_fwd_i8e4m3_exact_d64", "zyfa_attn_fwd_i8e4m3fnuz_lean_d64", "zyfa_attn_fwd_i8e4m3fnuz_exact_d64"},
+    {true, true, false, 128, 128, "attn_fwd_int8_d128", nullptr, "zyfa_attn_fwd_i8e4m3_lean_d128",
+     "zyfa_attn_fwd_i8e4m3_exact_d128", "zyfa_attn_fwd_i8e4m3fnuz_lean_d128", "zyfa_attn_fwd_i8e4m3fnuz_exact_d128"},
     // Paged K/V (kernels/amd/CMakeLists.txt: head dim 128 only).
-    {false, true, 128, 128, "attn_fwd_paged_bf16_d128", "zyfa_attn_fwd_paged_bf16_d128", nullptr, nullptr, nullptr,
-     nullptr},
-    {true, true, 128, 128, "attn_fwd_paged_fp8_d128", nullptr, "zyfa_attn_fwd_paged_e4m3_lean_d128",
+    {false, false, true, 128, 128, "attn_fwd_paged_bf16_d128", "zyfa_attn_fwd_paged_bf16_d128", nullptr, nullptr,
+     nullptr, nullptr},
+    {true, false, true, 128, 128, "attn_fwd_paged_fp8_d128", nullptr, "zyfa_attn_fwd_paged_e4m3_lean_d128",
      "zyfa_attn_fwd_paged_e4m3_exact_d128", "zyfa_attn_fwd_paged_e4m3fnuz_lean_d128",
      "zyfa_attn_fwd_paged_e4m3fnuz_exact_d128"},
+    {true, true, true, 128, 128, "attn_fwd_paged_int8_d128", nullptr, "zyfa_attn_fwd_paged_i8e4m3_lean_d128",
+     "zyfa_attn_fwd_paged_i8e4m3_exact_d128", "zyfa_attn_fwd_paged_i8e4m3fnuz_lean_d128",
+     "zyfa_attn_fwd_paged_i8e4m3fnuz_exact_d128"},
 };
 
 // The gfx950 FP8 LEAN kernels in generated assembly (kernels/amd/gfx950_fp8) that this build
@@ -155,17 +165,25 @@ public:
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " on " + device.arch + ": its matrix " +
                                 "unit reads " + dtype_name(arch_fp8) + " (gfx950: OCP e4m3fn, gfx942: e4m3fnuz)");
         }
-        if (dtype == ZYFA_DTYPE_INT8) {
-            throw_not_supported("q.dtype = INT8 (the INT8 Q/K mode) has no amd kernel yet; the CPU backend runs it");
+        // The INT8 Q/K mode rounds P to v's FP8 format and multiplies it by V on the arch's FP8
+        // instruction: v must be in the format that instruction reads.
+        const bool int8 = dtype == ZYFA_DTYPE_INT8;
+        if (int8 && p.v.dtype != arch_fp8) {
+            throw_not_supported(std::string("v.dtype = ") + dtype_name(p.v.dtype) + " with INT8 q/k on " + device.arch +
+                                ": P and V go through its FP8 matrix unit, which reads " + dtype_name(arch_fp8) +
+                                " (gfx950: OCP e4m3fn, gfx942: e4m3fnuz)");
         }
-        if (!fp8 && dtype != ZYFA_DTYPE_BF16) {
+        if (!fp8 && !int8 && dtype != ZYFA_DTYPE_BF16) {
             throw_not_supported(std::string("q.dtype = ") + dtype_name(dtype) + " has no AMD kernel (BF16 and " +
                                 dtype_name(arch_fp8) + " on " + device.arch + ")");
         }
-        if (!fp8 && p.softmax == ZYFA_SOFTMAX_LEAN) throw_not_supported("params.softmax = LEAN needs FP8 inputs");
+        if (!fp8 && !int8 && p.softmax == ZYFA_SOFTMAX_LEAN) {
+            throw_not_supported("params.softmax = LEAN needs FP8 inputs (or INT8 q/k)");
+        }
         const KernelFamily* family = nullptr;
         for (const KernelFamily& f : kFamilies) {
-            if (f.fp8 == fp8 && f.paged == p.paged() && f.head_dim_qk == p.head_dim_qk && f.head_dim_v == p.head_dim_v)
+            if (f.fp8 == (fp8 || int8) && f.int8 == int8 && f.paged == p.paged() && f.head_dim_qk == p.head_dim_qk &&
+                f.head_dim_v == p.head_dim_v)
                 family = &f;
         }
         if (family == nullptr && p.paged()) {
@@ -174,9 +192,11 @@ public:
         }
         if (family == nullptr) {
             throw_not_supported("head_dim_qk = " + std::to_string(p.head_dim_qk) + ", head_dim_v = " +
-                                std::to_string(p.head_dim_v) + ": the AMD kernels support head dims 128 and 192/128");
+                                std::to_string(p.head_dim_v) +
+                                (int8 ? ": the AMD INT8 Q/K kernels support head dims 64 and 128"
+                                      : ": the AMD kernels support head dims 128 and 192/128"));
         }
-        const int64_t elem_bytes = fp8 ? 1 : 2;
+        const int64_t elem_bytes = fp8 || int8 ? 1 : 2;
         gpu::require_vector_aligned(p.q, "q", elem_bytes, "AMD");
         gpu::require_vector_aligned(p.k, "k", elem_bytes, "AMD");
         gpu::require_vector_aligned(p.v, "v", elem_bytes, "AMD");

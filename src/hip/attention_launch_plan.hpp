@@ -7,8 +7,12 @@
 //           attn_fwd_fp8_<dims>:  zyfa_attn_fwd_e4m3_lean_<dims>     FP8 e4m3fn, softmax LEAN
 //   gfx942: attn_fwd_bf16_<dims>: zyfa_attn_fwd_bf16_<dims>          BF16, softmax EXACT
 //           attn_fwd_fp8_<dims>:  zyfa_attn_fwd_e4m3fnuz_lean_<dims> FP8 e4m3fnuz, softmax LEAN
+// FP8 also _exact_ (softmax EXACT). The INT8 Q/K mode (q, k INT8, v FP8 in the arch's format):
+// attn_fwd_int8_<d64|d128> and attn_fwd_paged_int8_d128: zyfa_attn_fwd_[paged_]i8e4m3_{lean,exact}_
+// <dims> on gfx950 (v e4m3fn), i8e4m3fnuz_ on gfx942 (v e4m3fnuz), both softmax modes; the other
+// v format is NOT_SUPPORTED there (P.V runs on the arch's FP8 instruction).
 // All take masks, windows, GQA/MQA, varlen, lse, descales and BF16/FP16/FP32 output. Not on AMD
-// (NOT_SUPPORTED, with the reason): FP16 or FP32 inputs, FP8 with softmax EXACT, the other FP8
+// (NOT_SUPPORTED, with the reason): FP16 or FP32 inputs, the other FP8
 // format of an arch, other head dims, q/k/v not 16-byte aligned (base and strides), a
 // params.key_block other than 0 or 64 (every AMD kernel, asm included, steps 64 keys).
 // gfx950 also has FP8 LEAN kernels in generated assembly (kernels/amd/gfx950_fp8, registry variants

@@ -13,6 +13,8 @@
 //   mfma       BF16: v_mfma_f32_32x32x16_bf16 (gfx950) / v_mfma_f32_32x32x8_bf16 (gfx942);
 //              FP8: v_mfma_scale_f32_32x32x64_f8f6f4 (gfx950) / v_mfma_f32_32x32x16_fp8_fp8
 //              (gfx942), and no v_exp_f32 in a LEAN kernel (Lean P needs no exponential);
+//              INT8 (the INT8 Q/K mode): the int8 score MFMA v_mfma_i32_32x32x32_i8 (gfx950) /
+//              v_mfma_i32_32x32x16_i8 (gfx942) beside the FP8 one of P.V, the same LEAN rule;
 //   uniform-mfma  every MFMA runs with a full EXEC on every path from the kernel entry
 //              (exec_mask_analysis.hpp: a dataflow proof over the disassembly's control flow).
 #include <cstdio>
@@ -249,14 +251,19 @@ int main(int argc, char** argv) {
     };
     auto contains = [&](const std::string& mnemonic) { return contains_in(mnemonic, ""); };
     if (code.find("scratch_") != std::string::npos) fail("scratch", "the code contains scratch_* instructions");
-    const bool fp8 = variant.find("_fp8_") != std::string::npos;
+    const bool int8 = variant.find("_int8_") != std::string::npos;
+    const bool fp8 = int8 || variant.find("_fp8_") != std::string::npos;  // INT8: P.V is FP8
     std::string mfma;
+    if (int8) {
+        const std::string scores = arch == "gfx950" ? "v_mfma_i32_32x32x32_i8" : "v_mfma_i32_32x32x16_i8";
+        if (!contains(scores)) fail("mfma", "no " + scores + " (the INT8 scores) in the code");
+    }
     if (fp8) {
         mfma = arch == "gfx950" ? "v_mfma_scale_f32_32x32x64_f8f6f4" : "v_mfma_f32_32x32x16_fp8_fp8";
         for (const KernelMetadata& k : kernels) {
             const std::string name = k.fields.count(".name") ? k.fields.at(".name") : "";
             if (name.find("_lean_") != std::string::npos && contains_in("v_exp_f32", name))
-                fail("mfma", name + ", an FP8 LEAN kernel, contains v_exp_f32 (Lean P needs no exponential)");
+                fail("mfma", name + ", a LEAN kernel, contains v_exp_f32 (Lean P needs no exponential)");
         }
     } else {
         mfma = arch == "gfx950" ? "v_mfma_f32_32x32x16_bf16" : "v_mfma_f32_32x32x8_bf16";

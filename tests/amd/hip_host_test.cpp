@@ -203,16 +203,16 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     assert_true(state->functions_found - found_before >= static_cast<int>(variants.size()));
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
-    // HIP C++ only: six variants (BF16 and FP8, head dims 128 and 192/128, and the paged BF16 and
-    // FP8 ones at 128; one kernel each for BF16, LEAN and EXACT for FP8), the merge kernel's image
-    // and the quantize image with its five kernels.
+    // HIP C++ only: nine variants (BF16 and FP8 at head dims 128 and 192/128, INT8 Q/K at 64 and
+    // 128, and the paged BF16, FP8 and INT8 ones at 128; one kernel each for BF16, LEAN and EXACT
+    // for FP8 and INT8), the merge kernel's image and the quantize image with its six kernels.
     loaded_before = state->modules_loaded;
     found_before = state->functions_found;
     ctx = create_hip_cpp();
-    assert_int_equal(state->modules_loaded - loaded_before, 8);
+    assert_int_equal(state->modules_loaded - loaded_before, 11);
     assert_int_equal(state->images_rejected, 0);
     assert_int_equal(state->functions_missing, 0);
-    assert_int_equal(state->functions_found - found_before, 15);
+    assert_int_equal(state->functions_found - found_before, 22);
     zyfa_context_destroy(ctx);
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }
@@ -330,6 +330,95 @@ void fp8_exact_launches_the_hip_cpp_kernel(void**) {
     zyfa_context_destroy(ctx);
 }
 
+// The INT8 Q/K mode: q, k INT8 and v in the arch's FP8 format run the HIP C++ INT8 kernel of the
+// head dims and softmax mode, with the per-token and per-64-key descales in the q_descale and
+// k_descale slots of the kernel arguments (attention_kernel_args.h); the other FP8 format of v,
+// and head dims other than 64 and 128, are NOT_SUPPORTED with the reason.
+void int8_qk_launches_the_int8_kernels(void**) {
+    for (const char* arch : {"gfx950", "gfx942"}) {
+        setenv("FAKE_HIP_ARCH", arch, 1);
+        const bool gfx950 = std::strcmp(arch, "gfx950") == 0;
+        fake_hip_state* state = fake();
+        zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+        const zyfa_dtype own = gfx950 ? ZYFA_DTYPE_FP8_E4M3FN : ZYFA_DTYPE_FP8_E4M3FNUZ;
+        const zyfa_dtype other = gfx950 ? ZYFA_DTYPE_FP8_E4M3FNUZ : ZYFA_DTYPE_FP8_E4M3FN;
+        for (int64_t d : {64, 128}) {
+            for (zyfa_softmax softmax : {ZYFA_SOFTMAX_AUTO, ZYFA_SOFTMAX_EXACT}) {
+                Problem p(ZYFA_DTYPE_INT8, d, d);
+                p.v.dtype = own;
+                p.params.softmax = softmax;
+                const float ones[64] = {1.0f};
+                const float* per_token = p.small(0, ones, 16);
+                const float* per_block = p.small(1, ones, 16);
+                const float* v_descale = p.small(2, ones, 4);
+                p.params.q_descale_per_token = per_token;
+                p.params.k_descale_per_block = per_block;
+                p.params.v_descale = v_descale;
+                const std::string symbol = std::string("zyfa_attn_fwd_") + (gfx950 ? "i8e4m3_" : "i8e4m3fnuz_") +
+                                           (softmax == ZYFA_SOFTMAX_EXACT ? "exact_d" : "lean_d") + std::to_string(d);
+                assert_int_equal(p.supported(ctx), ZYFA_SUCCESS);
+                assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), symbol.c_str());
+                const int launches = state->launches;
+                assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+                assert_int_equal(state->launches, launches + 1);
+                const zyfa::AttnKernelArgs& a = state->last_launch.args;
+                assert_string_equal(state->last_launch.symbol, symbol.c_str());
+                assert_int_equal(a.in_dtype, ZYFA_DTYPE_INT8);
+                assert_int_equal(a.softmax, softmax == ZYFA_SOFTMAX_EXACT ? ZYFA_SOFTMAX_EXACT : ZYFA_SOFTMAX_LEAN);
+                assert_ptr_equal(a.q_descale, per_token);
+                assert_ptr_equal(a.k_descale, per_block);
+                assert_ptr_equal(a.v_descale, v_descale);
+            }
+        }
+        {
+            Problem p(ZYFA_DTYPE_INT8, 128, 128);
+            p.v.dtype = other;
+            assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+            expect_message("with INT8 q/k on");
+            expect_message("FP8 matrix unit");
+        }
+        {
+            Problem p(ZYFA_DTYPE_INT8, 192, 128);
+            p.v.dtype = own;
+            assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
+            expect_message("the AMD INT8 Q/K kernels support head dims 64 and 128");
+        }
+        zyfa_context_destroy(ctx);
+        unsetenv("FAKE_HIP_ARCH");
+    }
+}
+
+// zyfa_quantize_int8 enqueues one launch, zyfa_quantize_int8_groups over the 64-row grid (two with
+// ZYFA_QUANT_SMOOTH: the mean first). The double records an AttnKernelArgs-sized copy of the
+// parameter, larger than the quantiser's, so its arguments are checked by the CUDA double
+// (tests/gpu_host) and end to end by tests/emu/amd_quantize_test.cpp, not here.
+void quantize_int8_enqueues_one_launch(void**) {
+    fake_hip_state* state = fake();
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    Problem p(ZYFA_DTYPE_INT8, 128, 128);
+    for (int32_t rows : {1, 64}) {
+        zyfa_quant_params qp;
+        zyfa_quant_params_init(&qp, sizeof qp);
+        qp.batch = 1;
+        qp.seqlen = 300;
+        qp.heads = 2;
+        qp.head_dim = 128;
+        qp.scale_rows = rows;
+        zyfa_tensor in = p.v, out = p.k;
+        in.dtype = ZYFA_DTYPE_BF16;
+        out.dtype = ZYFA_DTYPE_INT8;
+        float* descale = reinterpret_cast<float*>(p.storage.data() + (6 << 20));
+        const int launches = state->launches;
+        assert_int_equal(zyfa_quantize_int8(ctx, &qp, &in, &out, descale, nullptr), ZYFA_SUCCESS);
+        assert_int_equal(state->launches, launches + 1);
+        assert_string_equal(state->last_launch.symbol, "zyfa_quantize_int8_groups");
+        assert_int_equal(state->last_launch.grid[0], 5);  // ceil(300 / 64)
+        assert_int_equal(state->last_launch.grid[1], 2);
+        assert_int_equal(state->last_launch.grid[2], 1);
+    }
+    zyfa_context_destroy(ctx);
+}
+
 void unsupported_requests_say_why(void**) {
     zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
     {
@@ -353,26 +442,6 @@ void unsupported_requests_say_why(void**) {
         p.q.stride_batch = 300 * p.q.stride_seq;
         assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
         expect_message("q.stride_seq");
-    }
-    {
-        // The INT8 Q/K mode (q, k INT8, v FP8) has no AMD kernel yet; its quantiser neither.
-        Problem p(ZYFA_DTYPE_INT8, 128, 128);
-        p.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
-        assert_int_equal(p.supported(ctx), ZYFA_ERROR_NOT_SUPPORTED);
-        expect_message("q.dtype = INT8 (the INT8 Q/K mode) has no amd kernel yet");
-        zyfa_quant_params qp;
-        zyfa_quant_params_init(&qp, sizeof qp);
-        qp.batch = 1;
-        qp.seqlen = 300;
-        qp.heads = 2;
-        qp.head_dim = 128;
-        qp.scale_rows = 1;
-        zyfa_tensor in = p.v, out = p.k;
-        in.dtype = ZYFA_DTYPE_BF16;
-        const float one = 1.0f;
-        float* descale = p.small<float>(0, &one, 1);
-        assert_int_equal(zyfa_quantize_int8(ctx, &qp, &in, &out, descale, nullptr), ZYFA_ERROR_NOT_SUPPORTED);
-        expect_message("zyfa_quantize_int8 has no amd kernel yet");
     }
     zyfa_context_destroy(ctx);
 }
@@ -586,6 +655,8 @@ int main(int argc, char** argv) {
             cmocka_unit_test(bf16_launch_packs_the_problem),
             cmocka_unit_test(fp8_lean_launch_packs_varlen_and_descales),
             cmocka_unit_test(fp8_exact_launches_the_hip_cpp_kernel),
+            cmocka_unit_test(int8_qk_launches_the_int8_kernels),
+            cmocka_unit_test(quantize_int8_enqueues_one_launch),
         cmocka_unit_test(unsupported_requests_say_why),
             cmocka_unit_test(key_block_64_only),
             cmocka_unit_test(gfx942_runs_the_fnuz_kernels),

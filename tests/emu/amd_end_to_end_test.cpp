@@ -18,6 +18,11 @@
 // (v_cvt_i32_f32 truncates: FloatToIntRounding::TowardZero and the catalogue's lean_centre), not
 // the CPU backend's default. One-hot V (key j has a 1 in dimension j) makes O[i][j] = P[i][j] * c
 // with c one constant per row, so O shows every P value.
+//
+// The INT8 Q/K mode (test_int8_*): q and k of random codes over the whole int8 range with
+// per-token and per-64-key-block descales, v in the arch's FP8 format (gfx950 e4m3fn, gfx942
+// e4m3fnuz). Its scores are exact int32 whatever the codes (the int8 MFMA sums exactly), so the
+// bitwise tests need no integer inputs: only one-hot V.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -48,6 +53,22 @@ bool g_gfx942 = false;
 // BF16 EXACT, and FP8 LEAN and EXACT in the target's FP8 format.
 const DtypeMode& fp8_lean() { return g_gfx942 ? kE4m3fnuzLean : kE4m3fnLean; }
 const DtypeMode& fp8_exact() { return g_gfx942 ? kE4m3fnuzExact : kE4m3fnExact; }
+// The INT8 Q/K mode's v (and P) format: the one the arch's FP8 instruction reads.
+zyfa_dtype int8_v_dtype() { return g_gfx942 ? ZYFA_DTYPE_FP8_E4M3FNUZ : ZYFA_DTYPE_FP8_E4M3FN; }
+
+// INT8 LEAN and EXACT at head dims 64 and 128 (the AMD INT8 kernels'), against the CPU backend
+// and the fp64 reference with gpu_check.hpp's FP8 bounds.
+void for_int8_modes(const char* what, void (*shape_of)(CaseShape&)) {
+    for (int64_t d : {64, 128}) {
+        for_each_mode({kInt8qkLean, kInt8qkExact}, std::string(what) + " hd" + std::to_string(d),
+                      [shape_of, d](CaseShape& s) {
+                          s.head_dim_qk = s.head_dim_v = d;
+                          s.v_dtype_int8 = int8_v_dtype();
+                          shape_of(s);
+                      },
+                      [](const CaseShape& s, const std::string& label) { check_gpu_case(s, label); });
+    }
+}
 
 void for_modes(const char* what, void (*shape_of)(CaseShape&)) {
     for_each_mode({kBf16, fp8_lean(), fp8_exact()}, what,
@@ -135,6 +156,45 @@ void test_host_pointers_refused(void**) {
     assert_int_equal(gpu.launch(session_.cuda, session_.stream), ZYFA_ERROR_INVALID_ARGUMENT);
     assert_true(std::string(zyfa_last_error_message()).find("params.k_descale = 0x") != std::string::npos);
 }
+
+// ------------------------------------------------------------------ the INT8 Q/K mode
+
+void test_int8_masks_gqa(void**) {
+    for_int8_modes("int8 causal s=150 gqa 4:2", [](CaseShape& s) {
+        s.seqlen_q = s.seqlen_k = 150;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+    });
+    for_int8_modes("int8 none sq=37 sk=100", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_NONE;
+        s.seqlen_q = 37;
+        s.seqlen_k = 100;
+    });
+    for_int8_modes("int8 window (8,3) s=90, bf16 out", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_NONE;
+        s.seqlen_q = s.seqlen_k = 90;
+        s.window_left = 8;
+        s.window_right = 3;
+        s.out_dtype = ZYFA_DTYPE_BF16;
+    });
+}
+
+// Packed sequences (with an empty one) and sinks: the per-token descales are indexed by the row
+// within its sequence, the per-block ones by the key within its sequence.
+void test_int8_varlen_sinks(void**) {
+    for_int8_modes("int8 varlen causal-br (5,0,64,1) sinks", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.batch = 4;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+        s.lengths_q = {5, 0, 64, 1};
+        s.lengths_k = {20, 3, 130, 66};
+        s.seqlen_q = 64;
+        s.seqlen_k = 130;
+        s.sinks = {0.5f, -2.0f, 3.0f, 30.0f};
+    });
+}
+
 
 // ------------------------------------------------------------------ no key, non-finite scores
 
@@ -295,8 +355,16 @@ struct BitwiseShape {
     int32_t window_left, window_right;
 };
 
-void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false) {
-    CaseShape s = mode_shape(m);  // FP8 with descales: their folding order is part of the model
+// descales false: none (INT8 only: codes of about +-2 then, so that scores stay of a few units).
+void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false, bool descales = true) {
+    // FP8 with descales (INT8: per token and per 64-key block): their folding order is part of the model.
+    CaseShape s = mode_shape(m);
+    const bool int8 = m.dtype == ZYFA_DTYPE_INT8;
+    if (!descales) {
+        s.descales = false;
+        s.input_scale = 1.0f / 16;
+    }
+    s.v_dtype_int8 = int8_v_dtype();
     s.out_dtype = ZYFA_DTYPE_FP32;
     s.mask = b.mask;
     s.batch = 2;
@@ -305,15 +373,15 @@ void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false) 
     s.seqlen_q = b.seqlen_q;
     s.seqlen_k = b.seqlen_k;
     s.head_dim_qk = b.head_dim_qk;
-    s.head_dim_v = 128;
+    s.head_dim_v = b.head_dim_qk == 64 ? 64 : 128;
     s.window_left = b.window_left;
     s.window_right = b.window_right;
     s.seed = 5;
     // Below, near and above the rows' maxima: the fold (common/attention_sink.h) is FMAs only, the
     // same bits on the GPU and the CPU from the same m and l.
     if (sinks) s.sinks = {-3.0f, 0.75f, 6.0f, 40.0f};
-    const GpuCase::Edit edit = [](AttentionCase& c) {
-        integer_qk(c, 17);
+    const GpuCase::Edit edit = [int8](AttentionCase& c) {
+        if (!int8) integer_qk(c, 17);  // INT8 scores are exact int32 whatever the codes
         one_hot_v(c);
     };
     Session& session_ = session();
@@ -329,9 +397,9 @@ void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false) 
     const BitwiseReport r = compare_bitwise(gpu.host, model);
     const bool lean = m.softmax == ZYFA_SOFTMAX_LEAN;
     const bool one_block = s.seqlen_k <= 64;
-    std::printf("  exact S, one-hot V%s %-34s %-13s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)"
+    std::printf("  exact S, one-hot V%s%s %-34s %-13s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)"
                 "  lse: -inf rows %lld/%lld (mismatch %lld) max rel %.1e\n",
-                sinks ? ", sinks" : "", b.what, m.name, (long long)r.bitwise_equal, (long long)r.elements, (long long)r.p_mismatched,
+                sinks ? ", sinks" : "", descales ? "" : ", no descales", b.what, m.name, (long long)r.bitwise_equal, (long long)r.elements, (long long)r.p_mismatched,
                 (long long)r.p_compared, (long long)r.masked, (long long)r.masked_not_zero, (long long)r.empty_rows,
                 (long long)r.rows, (long long)r.lse_infinity_mismatch, r.lse_max_rel);
     assert_true(r.p_compared > 0);
@@ -369,6 +437,51 @@ const BitwiseShape kBitwiseShapes[] = {
     {"causal s=128 (2 key blocks)", ZYFA_MASK_CAUSAL, 128, 128, 128, -1, -1},
     {"none sq=50 sk=128 (2 key blocks)", ZYFA_MASK_NONE, 50, 128, 128, -1, -1},
 };
+
+// The INT8 kernels' head dims (64, 128): masks, windows, one and two key blocks (two k descale
+// blocks, so two per-block factors per row).
+const BitwiseShape kInt8BitwiseShapes[] = {
+    {"causal s=64 gqa 2:1", ZYFA_MASK_CAUSAL, 64, 64, 128, -1, -1},
+    {"none sq=37 sk=50", ZYFA_MASK_NONE, 37, 50, 128, -1, -1},
+    {"causal-br sq=40 sk=30 (10 empty rows)", ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, 40, 30, 128, -1, -1},
+    {"window (5,2) s=60", ZYFA_MASK_NONE, 60, 60, 128, 5, 2},
+    {"hd 64 causal s=64", ZYFA_MASK_CAUSAL, 64, 64, 64, -1, -1},
+    {"causal s=128 (2 key blocks)", ZYFA_MASK_CAUSAL, 128, 128, 128, -1, -1},
+    {"hd 64 none sq=50 sk=128 (2 key blocks)", ZYFA_MASK_NONE, 50, 128, 64, -1, -1},
+};
+
+void test_bitwise_int8_lean(void**) {
+    for (const BitwiseShape& b : kInt8BitwiseShapes) run_bitwise(b, kInt8qkLean);
+    run_bitwise(kInt8BitwiseShapes[0], kInt8qkLean, true);
+}
+
+void test_bitwise_int8_exact_structure(void**) {
+    for (const BitwiseShape& b : kInt8BitwiseShapes) run_bitwise(b, kInt8qkExact);
+}
+
+// No descales (all 1): the kernel reads none of the three pointers. EXACT without lse against the
+// CPU backend; LEAN (and EXACT) bitwise against the AMD model, not the CPU backend's default: at
+// descale 1 and small codes a unit of the integer score is 1.4 codes (scale8_log2), so the folded
+// Lean P bias (common/int8_qk.h), a float near 1.2e7 whose ulp is 1, absorbs the fractional part
+// of the centre, and the two conversions' centres (0.5 apart) no longer give the same codes; real
+// descales make that unit ~1e-3 codes and the models agree (the tests above).
+void test_int8_no_descales(void**) {
+    for (int64_t d : {64, 128}) {
+        CaseShape s = mode_shape(kInt8qkExact);
+        s.head_dim_qk = s.head_dim_v = d;
+        s.v_dtype_int8 = int8_v_dtype();
+        s.descales = false;
+        s.input_scale = 1.0f / 16;  // codes of about +-2: scaled scores of a few units at descale 1
+        s.with_lse = false;
+        s.batch = 2;
+        s.seqlen_q = s.seqlen_k = 70;
+        check_gpu_case(s, "int8 no descales, no lse, batch 2 s=70 hd" + std::to_string(d) + " int8qk-exact");
+    }
+    for (const DtypeMode& m : {kInt8qkLean, kInt8qkExact}) {
+        run_bitwise(kInt8BitwiseShapes[1], m, false, false);
+        run_bitwise(kInt8BitwiseShapes[4], m, false, false);
+    }
+}
 
 void test_bitwise_lean(void**) {
     for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, fp8_lean());
@@ -460,6 +573,11 @@ int main() {
         cmocka_unit_test(test_minus_inf_sinks_bitwise),
         cmocka_unit_test(test_sink_edges),
         cmocka_unit_test(test_bitwise_sinks),
+        cmocka_unit_test(test_int8_masks_gqa),
+        cmocka_unit_test(test_int8_varlen_sinks),
+        cmocka_unit_test(test_int8_no_descales),
+        cmocka_unit_test(test_bitwise_int8_lean),
+        cmocka_unit_test(test_bitwise_int8_exact_structure),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

@@ -4,7 +4,8 @@
 // pools' other rows hold NaN), with bottom-right chunks, GQA and packed queries with per-sequence
 // key counts; BF16 and FP8 LEAN in the target's format (ZYFA_EMU_ARCH). On gfx950 the library's
 // own context plans paged FP8 LEAN on the HIP C++ kernel: the assembly kernels read contiguous
-// K/V only and decline it. Head dims other than 128 are NOT_SUPPORTED. Small shapes: the emulator
+// K/V only and decline it. The INT8 Q/K mode (LEAN, v in the target's FP8 format) too: its
+// per-64-key descales follow the key index, not the page. Head dims other than 128 are NOT_SUPPORTED. Small shapes: the emulator
 // runs every instruction.
 #include <cstdlib>
 #include <string>
@@ -21,7 +22,7 @@ namespace {
 
 bool g_gfx942 = false;
 
-std::vector<DtypeMode> modes() { return {kBf16, g_gfx942 ? kE4m3fnuzLean : kE4m3fnLean}; }
+std::vector<DtypeMode> modes() { return {kBf16, g_gfx942 ? kE4m3fnuzLean : kE4m3fnLean, kInt8qkLean}; }
 
 CaseShape chunk(const DtypeMode& m) {
     CaseShape s = mode_shape(m);
@@ -32,6 +33,7 @@ CaseShape chunk(const DtypeMode& m) {
     s.heads_q = 2;
     s.heads_kv = 1;
     s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+    s.v_dtype_int8 = g_gfx942 ? ZYFA_DTYPE_FP8_E4M3FNUZ : ZYFA_DTYPE_FP8_E4M3FN;
     return s;
 }
 

@@ -9,6 +9,9 @@
 // slice; refusals (host pointer, Hadamard block over 1024, head dim 96 with the rotation) write
 // nothing. Small shapes: every workgroup is emulated. The target is chosen by ZYFA_EMU_ARCH (gfx950
 // or gfx942).
+// zyfa_quantize_int8 (kernel zyfa_quantize_int8_groups) the same way: per-token (scale_rows 1) and
+// per-64-row (64) descales bitwise, trailing descales of short packed sequences left unwritten as
+// the CPU leaves them, with the rotation, smoothing, zero, tiny and huge groups.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -196,6 +199,49 @@ void refusals_write_nothing(void**) {
     });
 }
 
+// The INT8 quantiser: one scale per row (Q) or per 64 rows (K) of each (sequence, head).
+QuantShape int8_shape(const char* label, zyfa_dtype in, bool hadamard, int32_t scale_rows, int64_t batch,
+                      int64_t seqlen, int64_t heads, int64_t head_dim) {
+    QuantShape s = shape(label, in, ZYFA_DTYPE_INT8, hadamard, batch, seqlen, heads, head_dim);
+    s.scale_rows = scale_rows;
+    return s;
+}
+
+void int8_per_token_and_per_block(void**) {
+    // 70 rows: a full 64-row block and a partial one (a partial K group of 6 rows).
+    for (int32_t rows : {1, 64}) {
+        check_bitwise(int8_shape(rows == 1 ? "int8 per token fp32 d64 hadamard" : "int8 per 64 fp32 d64 hadamard",
+                                 ZYFA_DTYPE_FP32, true, rows, 1, 70, 2, 64));
+        QuantShape p = int8_shape(rows == 1 ? "int8 per token bf16 d128 padded" : "int8 per 64 bf16 d128 padded",
+                                  ZYFA_DTYPE_BF16, false, rows, 2, 130, 2, 128);
+        p.in_pad = 8;
+        p.out_pad = 16;
+        p.seed = 40u + static_cast<uint32_t>(rows);
+        check_bitwise(p);
+        QuantShape v = int8_shape(rows == 1 ? "int8 per token varlen fp16 d80" : "int8 per 64 varlen fp16 d80",
+                                  ZYFA_DTYPE_FP16, false, rows, 4, 67, 2, 80);
+        v.cu_seqlens = {0, 5, 5, 72, 75};  // lengths 5, 0, 67, 3: trailing descales not written
+        v.seed = 50u + static_cast<uint32_t>(rows);
+        check_bitwise(v);
+        QuantShape m = int8_shape(rows == 1 ? "int8 per token smooth+hadamard bf16" : "int8 per 64 smooth+hadamard bf16",
+                                  ZYFA_DTYPE_BF16, true, rows, 1, 80, 2, 128);
+        m.smooth = true;
+        m.seed = 60u + static_cast<uint32_t>(rows);
+        check_bitwise(m);
+    }
+}
+
+void int8_zero_tiny_huge_groups(void**) {
+    for (int32_t rows : {1, 64}) {
+        QuantShape z = int8_shape("int8 zero/tiny slices fp32 hadamard", ZYFA_DTYPE_FP32, true, rows, 1, 6, 3, 64);
+        z.seed = 70u + static_cast<uint32_t>(rows);
+        check_bitwise(z, Special::ZeroAndTinySlices);
+        QuantShape h = int8_shape("int8 huge slice 1 fp32", ZYFA_DTYPE_FP32, false, rows, 1, 6, 3, 64);
+        h.seed = 80u + static_cast<uint32_t>(rows);
+        check_bitwise(h, Special::HugeSlice1);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -211,6 +257,8 @@ int main() {
         cmocka_unit_test(nan_poisons_only_its_slice),
         cmocka_unit_test(inf_gives_an_infinite_descale),
         cmocka_unit_test(refusals_write_nothing),
+        cmocka_unit_test(int8_per_token_and_per_block),
+        cmocka_unit_test(int8_zero_tiny_huge_groups),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

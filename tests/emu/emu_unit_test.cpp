@@ -67,7 +67,7 @@ void test_scalar(void**) {
     uint32_t rev = 0;
     for (int i = 0; i < 32; ++i) rev |= ((a >> i) & 1u) << (31 - i);
     const uint64_t ab = (uint64_t(b) << 32) | a;
-    const uint32_t want[30] = {
+    const uint32_t want[32] = {
         a + b, c + 1,                        // carry of a + b is 1
         a - b, c,                            // no borrow
         a * c, uint32_t((uint64_t(a) * b) >> 32),
@@ -83,15 +83,16 @@ void test_scalar(void**) {
         ~a, 0xffff8001u,
         uint32_t(__builtin_popcountll(ab)),
         7, 55, 0xdeadbeefu,
-        c + d, c - d};
-    for (int k = 0; k < 30; ++k) check_u32("scalar", k, 0, out[k], want[k]);
+        c + d, c - d,
+        (a << 2) + b, 1};                    // (0xfffffff0 << 2) + 0x30 carries out
+    for (int k = 0; k < 32; ++k) check_u32("scalar", k, 0, out[k], want[k]);
 }
 
 // ------------------------------------------------------------------ VALU
 
 void test_vector(void**) {
     auto object = emu_test::load("vector.gfx950.hsaco");
-    std::vector<uint32_t> A(64), B(64), C(64), out(64 * 49, 0);
+    std::vector<uint32_t> A(64), B(64), C(64), out(64 * 51, 0);
     for (int l = 0; l < 64; ++l) {
         A[l] = bits((l - 20) * 1.375f + 0.25f);
         B[l] = bits(0.5f + l * 0.75f);
@@ -104,7 +105,7 @@ void test_vector(void**) {
         const float fa = flt(a), fb = flt(b), fc = flt(c);
         const uint32_t cvt_a = uint32_t(int32_t(std::trunc(fa)));
         const uint64_t mad = uint64_t(a) * b + (uint64_t(c) | (uint64_t(a - b) << 32));
-        const uint32_t want[49] = {
+        const uint32_t want[51] = {
             bits(fa + fb), bits(fa * fb), bits(std::fma(fa, fb, fc)), bits(std::fmax(fa, fb)), bits(std::fmin(fa, fb)),
             bits(fa - fb), bits(std::exp2(fa)), bits(std::ldexp(fa, 3)), cvt_a, uint32_t(fb),
             bits(float(int32_t(c))), bits(std::trunc(fa)), bits(std::floor(fa)), bits(-fa * std::fabs(fb)),
@@ -117,8 +118,9 @@ void test_vector(void**) {
             a + b, c + (uint64_t(a) + b > 0xffffffffu ? 1u : 0u),
             a - b, c - (b > a ? 1u : 0u),
             uint32_t(mad), uint32_t(mad >> 32),
-            (c << 2) + a, (a * b) & 0xffff, bits(float(b)), !(fa >= fb) ? 1u : 0u, bits(1.0f / fb), bits(fa / fb)};
-        for (int k = 0; k < 49; ++k) check_u32("vector", k, l, out[64 * k + l], want[k]);
+            (c << 2) + a, (a * b) & 0xffff, bits(float(b)), !(fa >= fb) ? 1u : 0u, bits(1.0f / fb), bits(fa / fb),
+            std::max(std::max(a, b), c), std::min(std::min(a, b), c)};
+        for (int k = 0; k < 51; ++k) check_u32("vector", k, l, out[64 * k + l], want[k]);
     }
 }
 
@@ -302,6 +304,47 @@ void run_mfma_case(const zyfa::emu::CodeObject& object, const MfmaCase& c, bool 
     }
 }
 
+// The integer forms: signed 8-bit A and B over their whole range (-128 included), int32 C with
+// large magnitudes; D = C + A.B exactly, in int64 here. K index of byte e in lane group g:
+// (K / groups) g + e, as the 8-bit fp8 forms (docs/emulator.md, operand layouts).
+void run_mfma_i8_case(const zyfa::emu::CodeObject& object, const char* kernel, int m, int kdim) {
+    const int groups = 64 / m, per_lane = kdim / groups;
+    std::mt19937 rng(m * 7 + kdim);
+    std::uniform_int_distribution<int> byte(-128, 127), big(-(1 << 30), 1 << 30);
+    std::vector<int64_t> a(size_t(m) * kdim), b(size_t(kdim) * m), acc(size_t(m) * m);
+    for (int64_t& x : a) x = byte(rng);
+    for (int64_t& x : b) x = byte(rng);
+    for (int64_t& x : acc) x = big(rng);
+    std::vector<uint32_t> a_img(64 * 8, 0), b_img(64 * 8, 0), c_img(64 * 16, 0), scales(64 * 2, 0), out(64 * 16, 0);
+    for (int l = 0; l < 64; ++l) {
+        for (int e = 0; e < per_lane; ++e) {
+            const int k = per_lane * (l / m) + e;
+            a_img[8 * l + e / 4] |= (uint32_t(a[size_t(l % m) * kdim + k]) & 0xffu) << (8 * (e % 4));
+            b_img[8 * l + e / 4] |= (uint32_t(b[size_t(k) * m + l % m]) & 0xffu) << (8 * (e % 4));
+        }
+        for (int v = 0; v < m * m / 64; ++v) {
+            const int i = (4 * groups) * (v / 4) + 4 * (l / m) + v % 4, j = l % m;
+            c_img[16 * l + v] = uint32_t(int32_t(acc[size_t(i) * m + j]));
+        }
+    }
+    expect_ok(emu_test::run(object, kernel,
+                            {{out.data(), out.size() * 4}, {a_img.data(), a_img.size() * 4},
+                             {b_img.data(), b_img.size() * 4}, {scales.data(), scales.size() * 4},
+                             {c_img.data(), c_img.size() * 4}}));
+    for (int l = 0; l < 64; ++l) {
+        for (int v = 0; v < m * m / 64; ++v) {
+            const int i = (4 * groups) * (v / 4) + 4 * (l / m) + v % 4, j = l % m;
+            int64_t want = acc[size_t(i) * m + j];
+            for (int k = 0; k < kdim; ++k) want += a[size_t(i) * kdim + k] * b[size_t(k) * m + j];
+            if (int32_t(out[16 * l + v]) != want) {
+                std::fprintf(stderr, "%s: D[%d][%d] = %d, want %lld\n", kernel, i, j, int32_t(out[16 * l + v]),
+                             (long long)want);
+            }
+            assert_true(int32_t(out[16 * l + v]) == want);
+        }
+    }
+}
+
 void test_mfma_gfx950(void**) {
     auto object = emu_test::load("mfma.gfx950.hsaco");
     const MfmaCase cases[] = {
@@ -315,6 +358,10 @@ void test_mfma_gfx950(void**) {
         {"mfma_32x32x64_f8f6f4_agpr", 32, 32, 64, true, true, false, 0, 0},
     };
     for (const MfmaCase& c : cases) run_mfma_case(*object, c, false);
+    run_mfma_i8_case(*object, "mfma_i32_32x32x32_i8", 32, 32);
+    run_mfma_i8_case(*object, "mfma_i32_16x16x64_i8", 16, 64);
+    run_mfma_i8_case(*object, "mfma_i32_32x32x16_i8", 32, 16);
+    run_mfma_i8_case(*object, "mfma_i32_16x16x32_i8", 16, 32);
 }
 
 void test_mfma_gfx942(void**) {
@@ -325,6 +372,8 @@ void test_mfma_gfx942(void**) {
         {"mfma_16x16x32_fp8_fp8", 16, 16, 32, true, false, false, 0, 0},
     };
     for (const MfmaCase& c : cases) run_mfma_case(*object, c, true);
+    run_mfma_i8_case(*object, "mfma_i32_32x32x16_i8", 32, 16);
+    run_mfma_i8_case(*object, "mfma_i32_16x16x32_i8", 16, 32);
 }
 
 // ------------------------------------------------------------------ must-catch faults

@@ -23,6 +23,7 @@ inline int64_t element_count(const std::vector<uint8_t>& bytes, zyfa_dtype dtype
 }
 
 // Q and K of integers in [-2, 2]: every score is exact in fp32 whatever the summation order.
+// (INT8 q/k need none of this: their int32 scores are exact whatever the codes.)
 inline void integer_qk(AttentionCase& c, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int> small(-2, 2);
@@ -35,7 +36,7 @@ inline void integer_qk(AttentionCase& c, uint64_t seed) {
 inline void integer_v(AttentionCase& c, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int> unit(-1, 1);
-    const zyfa_dtype dtype = c.shape.dtype;
+    const zyfa_dtype dtype = c.tv.dtype;  // the INT8 Q/K mode: v is FP8
     for (int64_t i = 0; i < element_count(c.v, dtype); ++i) zyfa::cpu::store_from_float(c.v.data(), dtype, i, float(unit(rng)));
 }
 
@@ -43,10 +44,11 @@ inline void integer_v(AttentionCase& c, uint64_t seed) {
 // seqlen_k <= head_dim_v).
 inline void one_hot_v(AttentionCase& c) {
     const CaseShape& s = c.shape;
-    for (int64_t i = 0; i < element_count(c.v, s.dtype); ++i) {
+    const zyfa_dtype dtype = c.tv.dtype;  // the INT8 Q/K mode: v is FP8
+    for (int64_t i = 0; i < element_count(c.v, dtype); ++i) {
         const int64_t d = i % s.head_dim_v;
         const int64_t key = (i / (s.head_dim_v * s.heads_kv)) % s.seqlen_k;
-        zyfa::cpu::store_from_float(c.v.data(), s.dtype, i, d == key ? 1.0f : 0.0f);
+        zyfa::cpu::store_from_float(c.v.data(), dtype, i, d == key ? 1.0f : 0.0f);
     }
 }
 

@@ -1,4 +1,4 @@
-// zyfa_quantize_fp8 on a GPU context (CUDA on a device, HIP on the emulator's stand-in) against the
+// zyfa_quantize_fp8 (and zyfa_quantize_int8: out_dtype INT8 with scale_rows 1 or 64) on a GPU context (CUDA on a device, HIP on the emulator's stand-in) against the
 // CPU backend (src/cpu/quantize_fp8.cpp, the spec): the same request on device and host buffers,
 // codes, descales and K-smoothing means bitwise equal, every byte the call must not write (padding,
 // guard bands) left at its sentinel. Used by tests/gpu/quantize_fp8_gpu_test.cpp (CUDA) and
@@ -29,13 +29,26 @@ struct QuantShape {
     int64_t in_pad = 0;               // extra elements after each head's row (padded strides)
     int64_t out_pad = 0;
     uint32_t seed = 1;
+    int32_t scale_rows = 0;  // zyfa_quantize_int8 (out_dtype INT8): 1 or 64
 };
 
 // HugeSlice1: slice 1 scaled by 2^110 (fp32 / bf16 input): an amax far above 2^64, where the HIP
 // finish kernel divides a scaled amax (kernels/amd/quantize_fp8.hip).
 enum class Special { None, ZeroAndTinySlices, NaNInSlice1, InfInSlice1, HugeSlice1 };
 
-inline size_t elem_size(zyfa_dtype d) { return d == ZYFA_DTYPE_FP32 ? 4 : d == ZYFA_DTYPE_FP8_E4M3FN || d == ZYFA_DTYPE_FP8_E4M3FNUZ ? 1 : 2; }
+inline size_t elem_size(zyfa_dtype d) {
+    return d == ZYFA_DTYPE_FP32 ? 4 : d == ZYFA_DTYPE_FP8_E4M3FN || d == ZYFA_DTYPE_FP8_E4M3FNUZ || d == ZYFA_DTYPE_INT8 ? 1 : 2;
+}
+
+// Descales per (batch, head): 1 (FP8), or ceil(seqlen / scale_rows) (INT8).
+inline int64_t scale_groups(const QuantShape& s) { return s.scale_rows == 0 ? 1 : (s.seqlen + s.scale_rows - 1) / s.scale_rows; }
+
+// zyfa_quantize_int8 for INT8 outputs, zyfa_quantize_fp8 otherwise.
+inline zyfa_status quantize(zyfa_context* ctx, const zyfa_quant_params* p, const zyfa_tensor* in, const zyfa_tensor* out,
+                            float* descale, void* stream) {
+    return out->dtype == ZYFA_DTYPE_INT8 ? zyfa_quantize_int8(ctx, p, in, out, descale, stream)
+                                         : zyfa_quantize_fp8(ctx, p, in, out, descale, stream);
+}
 
 // Host side of one problem: input bytes, CPU and GPU outputs, strides.
 struct QuantCase {
@@ -58,6 +71,7 @@ struct QuantCase {
         params.seqlen = s.seqlen;
         params.heads = s.heads;
         params.head_dim = s.head_dim;
+        params.scale_rows = s.scale_rows;
         const bool varlen = !s.cu_seqlens.empty();
         rows = varlen ? s.cu_seqlens.back() : s.seqlen;
         in = layout(s.in_dtype, s.in_pad, varlen);
@@ -67,7 +81,7 @@ struct QuantCase {
         in_bytes.assign(static_cast<size_t>(in_elems) * elem_size(s.in_dtype), 0);
         out_cpu.assign(static_cast<size_t>(out_elems), kOutSentinel);
         out_gpu = out_cpu;
-        descale_cpu.assign(static_cast<size_t>(s.batch * s.heads), kDescaleSentinel);
+        descale_cpu.assign(static_cast<size_t>(s.batch * s.heads * scale_groups(s)), kDescaleSentinel);
         descale_gpu = descale_cpu;
         if (s.smooth) mean_cpu.assign(static_cast<size_t>(s.batch * s.heads * s.head_dim), kDescaleSentinel);
         mean_gpu = mean_cpu;
@@ -150,7 +164,7 @@ struct QuantCase {
         zyfa_quant_params p = params;
         if (!shape.cu_seqlens.empty()) p.cu_seqlens = shape.cu_seqlens.data();
         if (shape.smooth) p.smooth_mean = mean_cpu.data();
-        return zyfa_quantize_fp8(session().cpu, &p, &t_in, &t_out, descale_cpu.data(), nullptr);
+        return quantize(session().cpu, &p, &t_in, &t_out, descale_cpu.data(), nullptr);
     }
 };
 
@@ -180,7 +194,7 @@ struct DeviceQuant {
         t_out.data = out.data();
     }
     zyfa_status launch(StreamHandle stream) {
-        return zyfa_quantize_fp8(session().cuda, &params, &t_in, &t_out, static_cast<float*>(descale.data()), stream);
+        return quantize(session().cuda, &params, &t_in, &t_out, static_cast<float*>(descale.data()), stream);
     }
     void download(QuantCase& c) {
         out.download(c.out_gpu.data());
@@ -256,7 +270,7 @@ inline void check_bitwise(const QuantShape& shape, Special special = Special::No
         assert_int_equal(r.descale_mismatches, 0);
         assert_int_equal(r.mean_mismatches, 0);
         if (shape.constant_slice) assert_true(c.descale_gpu[0] == 1.0f);  // nothing left after the mean
-        if (special == Special::ZeroAndTinySlices) {
+        if (special == Special::ZeroAndTinySlices && shape.scale_rows == 0) {
             assert_true(c.descale_gpu[0] == 1.0f);  // the all-zero slice
             assert_true(c.descale_gpu[1] < 0x1p-100f / 448.0f || shape.in_dtype != ZYFA_DTYPE_FP32);
         }

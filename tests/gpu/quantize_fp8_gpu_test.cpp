@@ -10,6 +10,10 @@
 // row, lanes of unequal length). Every output byte the call must not write (padding, guard bands)
 // is checked to keep its sentinel. Also: the documented GPU behaviour on non-finite input (NaN /
 // +inf descale, no error), graph capture, and one timing.
+// zyfa_quantize_int8 (test_int8, kernel zyfa_quantize_int8_groups): per-token (scale_rows 1) and
+// per-64-row (64) codes and descales bitwise against the CPU backend, fixed length (a partial last
+// 64-row group), varlen with an empty sequence (trailing descales left unwritten, as on the CPU),
+// padded strides, the rotation, smoothing, and zero, tiny and huge slices.
 // Exits 77 (skipped) without a CUDA device, like every gpu-tier test. The case and comparison
 // code is quant_gpu_check.hpp, shared with the HIP emulator test (tests/emu/amd_quantize_test.cpp).
 #include <cmath>
@@ -243,6 +247,52 @@ void timing_of_a_large_call(void**) {
     });
 }
 
+QuantShape int8_shape(const char* label, zyfa_dtype in, bool hadamard, int32_t scale_rows, int64_t batch,
+                      int64_t seqlen, int64_t heads, int64_t head_dim) {
+    QuantShape s = shape(label, in, ZYFA_DTYPE_INT8, hadamard, batch, seqlen, heads, head_dim);
+    s.scale_rows = scale_rows;
+    return s;
+}
+
+void test_int8(void**) {
+    for (int32_t rows : {1, 64}) {
+        const std::string per = rows == 1 ? "int8 per token " : "int8 per 64 ";
+        for (zyfa_dtype in : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16}) {
+            for (bool hadamard : {false, true}) {
+                const std::string label = per + (in == ZYFA_DTYPE_FP32 ? "fp32" : in == ZYFA_DTYPE_BF16 ? "bf16" : "fp16") +
+                                          " d128 s=300 " + (hadamard ? "hadamard" : "plain");
+                QuantShape s = int8_shape(label.c_str(), in, hadamard, rows, 2, 300, 3, 128);
+                s.seed = static_cast<uint32_t>(500 + in * 10 + rows + (hadamard ? 100 : 0));
+                check_bitwise(s);
+            }
+        }
+        const std::string padded = per + "d192 padded";
+        QuantShape p = int8_shape(padded.c_str(), ZYFA_DTYPE_BF16, true, rows, 3, 77, 2, 192);
+        p.in_pad = 8;
+        p.out_pad = 16;
+        p.seed = 600u + static_cast<uint32_t>(rows);
+        check_bitwise(p);
+        const std::string varlen = per + "varlen d128 hadamard (an empty sequence)";
+        QuantShape v = int8_shape(varlen.c_str(), ZYFA_DTYPE_FP16, true, rows, 4, 195, 3, 128);
+        v.cu_seqlens = {0, 130, 130, 325, 330};  // lengths 130, 0, 195, 5
+        v.seed = 700u + static_cast<uint32_t>(rows);
+        check_bitwise(v);
+        const std::string smooth = per + "smooth+hadamard d64";
+        QuantShape m = int8_shape(smooth.c_str(), ZYFA_DTYPE_FP32, true, rows, 2, 150, 2, 64);
+        m.smooth = true;
+        m.seed = 800u + static_cast<uint32_t>(rows);
+        check_bitwise(m);
+        const std::string zero = per + "zero/tiny slices";
+        QuantShape z = int8_shape(zero.c_str(), ZYFA_DTYPE_FP32, true, rows, 1, 70, 3, 64);
+        z.seed = 900u + static_cast<uint32_t>(rows);
+        check_bitwise(z, Special::ZeroAndTinySlices);
+        const std::string huge = per + "huge slice";
+        QuantShape h = int8_shape(huge.c_str(), ZYFA_DTYPE_BF16, false, rows, 1, 70, 3, 64);
+        h.seed = 950u + static_cast<uint32_t>(rows);
+        check_bitwise(h, Special::HugeSlice1);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,6 +304,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(varlen_with_empty_sequence),
         cmocka_unit_test(other_head_dims),
         cmocka_unit_test(smoothing_lengths_and_varlen),
+        cmocka_unit_test(test_int8),
     };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixed_length_d128),
@@ -266,6 +317,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(non_finite_input_poisons_only_its_slice),
         cmocka_unit_test(graph_capture_and_replay),
         cmocka_unit_test(timing_of_a_large_call),
+        cmocka_unit_test(test_int8),
     };
     const int failed = small ? cmocka_run_group_tests(small_tests, nullptr, nullptr)
                              : cmocka_run_group_tests(tests, nullptr, nullptr);

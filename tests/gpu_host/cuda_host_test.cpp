@@ -294,13 +294,12 @@ void unsupported_plans_and_devices_are_not_supported(void**) {
         // The test catalogue lists no quantize kernels.
         expect_error([&] { backend->check_quantize_supported(zyfa::QuantProblem()); }, ZYFA_ERROR_NOT_SUPPORTED,
                      "zyfa_quantize_fp8");
-        // The INT8 quantiser has no GPU kernel yet: NOT_SUPPORTED, naming it, before any catalogue is
-        // asked.
+        // The INT8 quantiser neither, naming itself.
         zyfa::QuantProblem int8_quant;
         int8_quant.out.dtype = ZYFA_DTYPE_INT8;
         int8_quant.scale_rows = 1;
         expect_error([&] { backend->check_quantize_supported(int8_quant); }, ZYFA_ERROR_NOT_SUPPORTED,
-                     "zyfa_quantize_int8 has no nvidia kernel yet");
+                     "zyfa_quantize_int8 has no nvidia kernel for");
     }
     // A device whose opt-in shared memory is below what attn_huge needs: that kernel only.
     setenv("FAKE_CUDA_SHARED_OPTIN", "167936", 1);  // 164 KiB, as on sm_80
@@ -622,10 +621,39 @@ void public_api_quantize_enqueues_four_launches(void**) {
     params.flags = ZYFA_QUANT_HADAMARD;
     params.smooth_mean = nullptr;
 
+    // zyfa_quantize_int8: one launch (zyfa_quantize_int8_groups over the row grid: 2 blocks of 64
+    // rows per (head, batch)), two with smoothing; the scale rows and groups in the arguments.
+    for (int32_t rows : {1, 64}) {
+        params.scale_rows = rows;
+        out.dtype = ZYFA_DTYPE_INT8;
+        const int before = state->launches;
+        assert_int_equal(zyfa_quantize_int8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_SUCCESS);
+        assert_int_equal(state->launches - before, 1);
+        assert_int_equal(state->grid[0], 2);
+        assert_int_equal(state->grid[1], 300);
+        assert_int_equal(state->grid[2], 2);
+        std::memcpy(&args, state->param, sizeof(args));
+        assert_int_equal(args.out_dtype, zyfa::kKernelInt8);
+        assert_int_equal(args.scale_rows, rows);
+        assert_int_equal(args.scale_groups, rows == 1 ? 100 : 2);
+        params.flags = ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH;
+        params.smooth_mean = reinterpret_cast<float*>(uintptr_t{0x3000000});
+        assert_int_equal(zyfa_quantize_int8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_SUCCESS);
+        assert_int_equal(state->launches - before, 3);
+        assert_int_equal(state->allocations, allocations);
+        assert_int_equal(state->synchronizations, syncs);
+        params.flags = ZYFA_QUANT_HADAMARD;
+        params.smooth_mean = nullptr;
+    }
+    params.scale_rows = 0;
+    out.dtype = ZYFA_DTYPE_FP8_E4M3FNUZ;
+    const int after_int8 = state->launches - launches - 9;
+    assert_int_equal(after_int8, 6);
+
     // An empty problem: success, no launch.
     params.seqlen = 0;
     assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_SUCCESS);
-    assert_int_equal(state->launches - launches, 9);
+    assert_int_equal(state->launches - launches, 15);
     // A Hadamard block wider than the kernels' shared buffer: NOT_SUPPORTED, nothing launched.
     params.seqlen = 4;
     params.head_dim = 2048;
@@ -634,7 +662,7 @@ void public_api_quantize_enqueues_four_launches(void**) {
     out.dtype = ZYFA_DTYPE_FP8_E4M3FN;
     assert_int_equal(zyfa_quantize_fp8(ctx, &params, &in, &out, descale, &stream_marker), ZYFA_ERROR_NOT_SUPPORTED);
     assert_non_null(std::strstr(zyfa_last_error_message(), "params.head_dim = 2048"));
-    assert_int_equal(state->launches - launches, 9);
+    assert_int_equal(state->launches - launches, 15);
     zyfa_context_destroy(ctx);
 }
 

@@ -9,6 +9,9 @@
 // over the instruction's K is formed in double (exact for fp8/fp4; for bf16 within 2^-53
 // relative), scaled by the E8M0 factors and added to C with a single rounding to f32. Real
 // hardware's internal order/precision is not documented; docs/emulator.md states this.
+// Integer forms (v_mfma_i32_*_i8): signed 8-bit A and B, int32 C and D, D = C + A.B exactly (an
+// integer sum has no order). A D outside the int32 range is an error: the ISA guides in reach do
+// not say whether the accumulator wraps or saturates (docs/emulator.md).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,18 +27,23 @@ namespace emu {
 
 namespace {
 
-enum class ElemType { Bf16, Fp8, Bf8, Fp4, Fp6, Bf6 };
+enum class ElemType { Bf16, Fp8, Bf8, Fp4, Fp6, Bf6, I8 };
 
 struct MfmaShape {
     int m = 0, n = 0, k = 0;
     bool f8f6f4 = false, scaled = false;
+    bool integer = false;  // v_mfma_i32_*_i8: int32 C/D
     ElemType a = ElemType::Bf16, b = ElemType::Bf16;
 };
 
 bool parse_shape(const Instruction& in, MfmaShape& s, std::string& why) {
     const std::string& name = in.base;
     s.scaled = name.rfind("v_mfma_scale_f32_", 0) == 0;
-    const size_t at = name.find("_f32_");
+    size_t at = name.find("_f32_");
+    if (at == std::string::npos && name.rfind("v_mfma_i32_", 0) == 0) {
+        at = name.find("_i32_");
+        s.integer = true;
+    }
     if (at == std::string::npos || std::sscanf(name.c_str() + at + 5, "%dx%dx%d", &s.m, &s.n, &s.k) != 3) {
         why = "unrecognised MFMA name";
         return false;
@@ -48,7 +56,13 @@ bool parse_shape(const Instruction& in, MfmaShape& s, std::string& why) {
         const size_t n = std::strlen(suffix);
         return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
     };
-    if (ends("bf16") || ends("bf16_1k")) {
+    if (s.integer) {
+        if (!ends("_i8")) {
+            why = "integer MFMA element type not modelled (i8 is)";
+            return false;
+        }
+        s.a = s.b = ElemType::I8;
+    } else if (ends("bf16") || ends("bf16_1k")) {
         s.a = s.b = ElemType::Bf16;
     } else if (ends("_fp8_fp8") || ends("_fp8_bf8") || ends("_bf8_fp8") || ends("_bf8_bf8")) {
         const std::string t = name.substr(name.size() - 7);
@@ -86,6 +100,7 @@ double decode(ElemType t, uint32_t code, Arch arch) {
         case ElemType::Fp8: return minifloat_to_double(code, arch == Arch::Gfx950 ? Minifloat::E4M3Fn : Minifloat::E4M3Fnuz);
         case ElemType::Bf8: return minifloat_to_double(code, arch == Arch::Gfx950 ? Minifloat::E5M2 : Minifloat::E5M2Fnuz);
         case ElemType::Fp4: return minifloat_to_double(code, Minifloat::E2M1);
+        case ElemType::I8: return static_cast<double>(static_cast<int8_t>(code));
         default: return std::numeric_limits<double>::quiet_NaN();
     }
 }
@@ -113,7 +128,9 @@ void mfma(R& r, Wave& w, const Instruction& in) {
                           "): its semantics are not documented; keep MFMAs in uniform control flow");
     }
     const bool new_bf16 = s.a == ElemType::Bf16 && ((s.m == 32 && s.k == 16) || (s.m == 16 && s.k == 32));
-    const bool gfx950_only = s.f8f6f4 || s.scaled || new_bf16;
+    // gfx950 doubled K of the i8 forms: 32x32x32 and 16x16x64 (gfx942 has 32x32x16 and 16x16x32).
+    const bool new_i8 = s.integer && ((s.m == 32 && s.k == 32) || (s.m == 16 && s.k == 64));
+    const bool gfx950_only = s.f8f6f4 || s.scaled || new_bf16 || new_i8;
     if (gfx950_only && r.arch != Arch::Gfx950) r.fail(w, in, in.base + " exists on gfx950 only");
     const int groups = 64 / s.m;
     const int per_lane = s.k / groups;
@@ -166,6 +183,16 @@ void mfma(R& r, Wave& w, const Instruction& in) {
                 sum += part * scale_a[size_t(i) * blocks + blk] * scale_b[size_t(j) * blocks + blk];
             }
             const Operand& c = in.ops[3];
+            if (s.integer) {
+                // Every product and sum is an integer below 2^53: exact in double.
+                const uint32_t cbits = c.kind == OperandKind::Constant ? r.read32(w, c, l) : r.reg_value(w, c, v, l);
+                const double total = static_cast<double>(static_cast<int32_t>(cbits)) + sum;
+                if (total < -2147483648.0 || total > 2147483647.0) {
+                    r.fail(w, in, "integer MFMA result outside the int32 range (wrap or saturation is not documented)");
+                }
+                out[v][l] = static_cast<uint32_t>(static_cast<int32_t>(total));
+                continue;
+            }
             const double cval = c.kind == OperandKind::Constant ? as_float(r.read32(w, c, l))
                                                                 : as_float(r.reg_value(w, c, v, l));
             out[v][l] = as_bits(static_cast<float>(cval + sum));
@@ -196,7 +223,8 @@ void register_mfma(Registry& reg) {
         "v_mfma_f32_32x32x16_bf8_fp8", "v_mfma_f32_32x32x16_bf8_bf8", "v_mfma_f32_16x16x32_fp8_fp8",
         "v_mfma_f32_16x16x32_fp8_bf8", "v_mfma_f32_16x16x32_bf8_fp8", "v_mfma_f32_16x16x32_bf8_bf8",
         "v_mfma_f32_32x32x64_f8f6f4", "v_mfma_f32_16x16x128_f8f6f4", "v_mfma_scale_f32_32x32x64_f8f6f4",
-        "v_mfma_scale_f32_16x16x128_f8f6f4"};
+        "v_mfma_scale_f32_16x16x128_f8f6f4", "v_mfma_i32_32x32x16_i8", "v_mfma_i32_16x16x32_i8",
+        "v_mfma_i32_32x32x32_i8", "v_mfma_i32_16x16x64_i8"};
     for (const char* n : names) reg.add(n, mfma, Unit::Mfma, 1);
 }
 

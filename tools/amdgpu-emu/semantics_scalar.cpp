@@ -120,6 +120,16 @@ void register_scalar(Registry& reg) {
         const uint64_t d = ~s64(r, w, in, 1); r.write_scalar64(w, in.ops[0], d); w.scc = d != 0; }, S, 1);
     reg.add("s_lshl_b32", [](R& r, Wave& w, const Instruction& in) {
         sop2_32(r, w, in, [](uint32_t a, uint32_t b, bool, bool& c) { const uint32_t d = a << (b & 31); c = d != 0; return d; }); }, S, 1);
+    // s_lshl{1,2,3,4}_add_u32 (gfx9): D = (S0 << n) + S1 formed in 64 bits, SCC = the carry out
+    // of bit 31 (shifted-out bits of S0 included), as the CDNA3 ISA guide's pseudocode writes it.
+    reg.add("s_lshl1_add_u32", [](R& r, Wave& w, const Instruction& in) {
+        sop2_32(r, w, in, [](uint32_t a, uint32_t b, bool, bool& c) { const uint64_t t = (uint64_t(a) << 1) + b; c = t >> 32; return uint32_t(t); }); }, S, 1);
+    reg.add("s_lshl2_add_u32", [](R& r, Wave& w, const Instruction& in) {
+        sop2_32(r, w, in, [](uint32_t a, uint32_t b, bool, bool& c) { const uint64_t t = (uint64_t(a) << 2) + b; c = t >> 32; return uint32_t(t); }); }, S, 1);
+    reg.add("s_lshl3_add_u32", [](R& r, Wave& w, const Instruction& in) {
+        sop2_32(r, w, in, [](uint32_t a, uint32_t b, bool, bool& c) { const uint64_t t = (uint64_t(a) << 3) + b; c = t >> 32; return uint32_t(t); }); }, S, 1);
+    reg.add("s_lshl4_add_u32", [](R& r, Wave& w, const Instruction& in) {
+        sop2_32(r, w, in, [](uint32_t a, uint32_t b, bool, bool& c) { const uint64_t t = (uint64_t(a) << 4) + b; c = t >> 32; return uint32_t(t); }); }, S, 1);
     reg.add("s_lshr_b32", [](R& r, Wave& w, const Instruction& in) {
         sop2_32(r, w, in, [](uint32_t a, uint32_t b, bool, bool& c) { const uint32_t d = a >> (b & 31); c = d != 0; return d; }); }, S, 1);
     reg.add("s_ashr_i32", [](R& r, Wave& w, const Instruction& in) {

@@ -541,6 +541,8 @@ void register_vector(Registry& reg) {
     ZYFA_VI3("v_bfe_i32", (c & 31) == 0 ? 0u : uint32_t((int32_t((a >> (b & 31)) << (32 - (c & 31)))) >> (32 - (c & 31))))
     ZYFA_VI3("v_min3_i32", uint32_t(std::min(std::min(int32_t(a), int32_t(b)), int32_t(c))))
     ZYFA_VI3("v_max3_i32", uint32_t(std::max(std::max(int32_t(a), int32_t(b)), int32_t(c))))
+    ZYFA_VI3("v_min3_u32", std::min(std::min(a, b), c))
+    ZYFA_VI3("v_max3_u32", std::max(std::max(a, b), c))
     ZYFA_VI3("v_mad_u32_u24", (a & 0xffffff) * (b & 0xffffff) + c)
     // gfx950 bitop3: bit i of the result is table[(a_i << 2) | (b_i << 1) | c_i]. The b16 form
     // writes the low half and zeroes the high half (unconfirmed: docs/emulator.md).

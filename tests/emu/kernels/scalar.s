@@ -87,6 +87,11 @@ KERNEL_BEGIN scalar_ops
   ST 28, s20
   s_sub_i32 s20, s14, s15
   ST 29, s20
+  // s_lshl2_add_u32: (a << 2) + b with the carry out (a's shifted-out bits count) in SCC.
+  s_lshl2_add_u32 s20, s12, s13
+  s_cselect_b32 s21, 1, 0
+  ST 30, s20
+  ST 31, s21
   s_waitcnt vmcnt(0)
   s_endpgm
 KERNEL_END scalar_ops

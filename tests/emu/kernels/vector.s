@@ -135,6 +135,10 @@ KERNEL_BEGIN vector_ops
   v_div_fmas_f32 v6, v6, v8, v9
   v_div_fixup_f32 v5, v6, v3, v2
   ST 48, v5
+  v_max3_u32 v5, v2, v3, v4
+  ST 49, v5
+  v_min3_u32 v5, v2, v3, v4
+  ST 50, v5
   s_waitcnt vmcnt(0)
   s_endpgm
 KERNEL_END vector_ops
