@@ -262,6 +262,53 @@ void bf16_launch_packs_the_problem(void**) {
     zyfa_context_destroy(ctx);
 }
 
+// BF16 on gfx950: the library's context runs the generated assembly kernel of the mask and head
+// dims (when the build embeds it: kernels/amd/gfx950_fp8/prebuilt) with the same arguments as
+// the HIP C++ kernel; a window falls back to the HIP C++ kernel, which the HipCpp context runs
+// always (sinks, paged K/V, large strides: tests/emu/asm_end_to_end_test.cpp).
+void bf16_asm_kernel_chosen_where_it_covers_the_problem(void**) {
+    struct Case {
+        int64_t dqk;
+        zyfa_mask mask;
+        const char* asm_symbol;
+        const char* hip_cpp_symbol;
+    };
+    const Case cases[] = {
+        {128, ZYFA_MASK_CAUSAL, "zyfa_gfx950_bf16_d128_causal_tl", "zyfa_attn_fwd_bf16_d128"},
+        {128, ZYFA_MASK_NONE, "zyfa_gfx950_bf16_d128_none", "zyfa_attn_fwd_bf16_d128"},
+        {192, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, "zyfa_gfx950_bf16_d192_128_causal_br", "zyfa_attn_fwd_bf16_d192_128"},
+    };
+    fake_hip_state* state = fake();
+    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    zyfa_context* hip_cpp = create_hip_cpp();
+    const auto catalogue = zyfa::hip::make_hip_attn_catalogue();
+    for (const Case& c : cases) {
+        bool embedded = false;
+        for (const auto& spec : catalogue->kernels("gfx950")) embedded = embedded || std::strcmp(spec.symbol, c.asm_symbol) == 0;
+        Problem p(ZYFA_DTYPE_BF16, c.dqk, 128);
+        p.params.mask = c.mask;
+        const char* expected = embedded ? c.asm_symbol : c.hip_cpp_symbol;
+        assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), expected);
+        assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+        assert_string_equal(state->last_launch.symbol, expected);
+        assert_int_equal(state->last_launch.args.in_dtype, ZYFA_DTYPE_BF16);
+        assert_int_equal(state->last_launch.args.softmax, ZYFA_SOFTMAX_EXACT);
+        assert_int_equal(state->last_launch.args.mask, c.mask);
+        assert_int_equal(state->last_launch.block[0], 512);
+        assert_null(state->last_launch.args.sinks);
+        assert_string_equal(zyfa_attn_kernel_name(hip_cpp, &p.params, &p.q, &p.k, &p.v, &p.o), c.hip_cpp_symbol);
+        // A window: the HIP C++ kernel.
+        p.params.window_left = 9;
+        assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), c.hip_cpp_symbol);
+        p.params.window_left = -1;
+        // FP32 output is taken too; the kernel's out_dtype field says which.
+        p.o.dtype = ZYFA_DTYPE_FP32;
+        assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), expected);
+    }
+    zyfa_context_destroy(hip_cpp);
+    zyfa_context_destroy(ctx);
+}
+
 // The same arguments whichever kernel runs: on the library's context the gfx950 assembly kernel
 // for this mask and head dims (when the build embeds it), on the HipCpp context the HIP C++ one.
 void fp8_lean_launch_packs(zyfa_context* ctx, const char* expected_symbol) {
@@ -653,6 +700,7 @@ int main(int argc, char** argv) {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(gfx950_loads_every_code_object_and_unloads_them),
             cmocka_unit_test(bf16_launch_packs_the_problem),
+            cmocka_unit_test(bf16_asm_kernel_chosen_where_it_covers_the_problem),
             cmocka_unit_test(fp8_lean_launch_packs_varlen_and_descales),
             cmocka_unit_test(fp8_exact_launches_the_hip_cpp_kernel),
             cmocka_unit_test(int8_qk_launches_the_int8_kernels),

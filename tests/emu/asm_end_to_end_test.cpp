@@ -1,4 +1,4 @@
-// The gfx950 FP8 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
+// The gfx950 FP8 LEAN and BF16 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
 // the emulator: the public API with a HIP context on the stand-in (ZYFA_EMU_ARCH=gfx950), every
 // embedded variant, random wave interleaving under several ZYFA_EMU_SEED values, the emulator's
 // hazard, waitcnt, LDS-race and bounds checks on (they are always on; a fault fails the launch).
@@ -13,10 +13,16 @@
 //     test_bitwise_lean): Q, K small integers (exact scores in any summation order), V one-hot
 //     (O shows every P value), the model cpu::attention_blocked run as the AMD kernels convert
 //     (FloatToIntRounding::TowardZero, the catalogue's lean_centre). No P code may differ; with one
-//     key block O and lse are bit-identical to the model; masked keys give exactly +0, and lse is
-//     -inf on exactly the model's rows;
+//     key block O and lse are bit-identical to the model (FP8 LEAN); masked keys give exactly +0,
+//     and lse is -inf on exactly the model's rows. BF16: no P value may differ either (the same
+//     x = S scale_log2 - m_new, and the emulator's v_exp_f32 is the host's exp2, the CPU model's
+//     exp2f: on hardware v_exp_f32 is within ~1 ulp, so a value on a bf16 rounding boundary could
+//     flip there), but O and lse only within 1e-5: the row sum of the unrounded p is a tree on the
+//     GPU and a sum in key order in the model (fp32 rounding, ~32 ulp at most);
 //   - tolerance cases on random inputs (tests/gpu/gpu_check.hpp: vs the CPU backend and the fp64
-//     reference, guard bands, no element left unwritten): GQA, varlen with empty and length-1
+//     reference, guard bands, no element left unwritten; BF16 with the HIP C++ BF16 kernels' bound,
+//     tools/zyfa-check/check_tolerances.hpp: S from the MFMA in its own order flips a bf16 P near a
+//     rounding boundary, and O accumulates alpha O + V^T P^T in the MFMA's order): GQA, varlen with empty and length-1
 //     sequences, lse or not, descales or not, seqlen_q not a multiple of 64 or 256, bottom-right
 //     rows that see no key, every output dtype the kernel takes;
 //   - edge rows (edge_case_checks.hpp): seqlen_k = 0 and all-empty key sequences with K/V NULL
@@ -95,9 +101,17 @@ std::string planned_kernel(zyfa_context* ctx, const CaseShape& s) {
     return name;
 }
 
-// An FP8 LEAN shape of variant v: its mask and head dims, descales on, GQA 2:1.
+bool is_bf16(const AsmVariant& v) { return v.variant.input == asm_fp8::VariantInput::Bf16; }
+
+// "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none.
+std::string short_name(const AsmVariant& v) {
+    const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_";
+    return is_bf16(v) ? "bf16 " + v.symbol.substr(bf16.size()) : v.symbol.substr(fp8.size());
+}
+
+// A shape of variant v (FP8 LEAN or BF16): its mask and head dims, descales on, GQA 2:1.
 CaseShape variant_shape(const AsmVariant& v) {
-    CaseShape s = mode_shape(kE4m3fnLean);
+    CaseShape s = mode_shape(is_bf16(v) ? kBf16 : kE4m3fnLean);
     s.mask = mask_of(v.variant.mask);
     s.head_dim_qk = v.variant.head_dim_qk;
     s.head_dim_v = v.variant.head_dim_v;
@@ -166,8 +180,9 @@ void test_asm_chosen_and_launched(void**) {
             one_key.seqlen_k = 1;
             GpuCase c(*session_.runtime, one_key);
             zyfa_tensor& t = v_side ? c.tv : c.tk;
-            const int64_t row_bytes = v_side ? s.head_dim_v : s.head_dim_qk;
-            const int64_t limit = (int64_t{UINT32_MAX} - row_bytes) / 63;
+            const int64_t elem = is_bf16(v) ? 2 : 1;  // strides are in elements, the limit in bytes
+            const int64_t row_bytes = (v_side ? s.head_dim_v : s.head_dim_qk) * elem;
+            const int64_t limit = (int64_t{UINT32_MAX} - row_bytes) / 63 / elem;
             for (const int64_t stride : {limit - limit % 16, limit + 16 - limit % 16}) {
                 t.stride_seq = stride;
                 t.stride_batch = stride * one_key.seqlen_k;
@@ -268,9 +283,13 @@ void test_bitwise_lean(void**) {
                 assert_true(r.p_compared > 0);
                 assert_int_equal(r.masked_not_zero, 0);
                 assert_int_equal(r.lse_infinity_mismatch, 0);
-                // The same S and the same fp32 operations give the same Lean P codes, bit for bit.
+                // The same S and the same fp32 operations give the same Lean P codes, bit for bit;
+                // BF16: the same bf16 P (see the top: the emulator's v_exp_f32 is exp2f).
                 assert_int_equal(r.p_mismatched, 0);
-                if (one_block) {
+                if (is_bf16(v)) {
+                    // m and P agree; l differs by the order of its fp32 sum only.
+                    assert_true(r.lse_max_rel <= 1e-5);
+                } else if (one_block) {
                     // One key block: m, the block exponent, l (an exact MFMA sum of codes) and
                     // v_descale / l are the model's bits, so O and lse are too.
                     assert_int_equal(r.bitwise_equal, r.elements);
@@ -285,7 +304,7 @@ void test_bitwise_lean(void**) {
 
 void check_asm_case(const AsmVariant& v, const CaseShape& s, const std::string& what, uint64_t seed) {
     set_seed(seed);
-    const std::string label = v.symbol.substr(std::string("zyfa_gfx950_fp8_lean_").size()) + " " + what;
+    const std::string label = short_name(v) + " " + what;
     check_gpu_case(s, label);
     expect_asm_ran(v, label);
 }
@@ -381,7 +400,8 @@ void test_non_finite_rows(void**) {
         set_seed(kSeeds[2]);
         check_non_finite(session().cuda, s, nf, v.symbol + " NaN q row, NaN k row");
         expect_asm_ran(v, "NaN q row, NaN k row");
-        if (v.variant.mask != asm_fp8::VariantMask::CausalBottomRight) continue;
+        // Descales are for FP8 inputs only (the API refuses them with BF16).
+        if (v.variant.mask != asm_fp8::VariantMask::CausalBottomRight || is_bf16(v)) continue;
         s.seqlen_q = 90;
         s.seqlen_k = 40;  // the first 50 rows see no key
         NonFinite descale;
@@ -397,7 +417,9 @@ void test_non_finite_rows(void**) {
 bool discover_variants() {
     const auto catalogue = zyfa::hip::make_hip_attn_catalogue(zyfa::hip::AmdKernelChoice::Automatic);
     for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels("gfx950")) {
-        if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0) continue;
+        if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0 &&
+            std::string(spec.variant).rfind("attn_fwd_asm_bf16_", 0) != 0)
+            continue;
         AsmVariant a;
         a.symbol = spec.symbol;
         bool known = false;
@@ -411,7 +433,8 @@ bool discover_variants() {
             std::printf("FAIL asm_end_to_end: embedded kernel %s is no variant of all_variants()\n", a.symbol.c_str());
             return false;
         }
-        a.hip_cpp_symbol = a.variant.head_dim_qk == 128 ? "zyfa_attn_fwd_e4m3_lean_d128" : "zyfa_attn_fwd_e4m3_lean_d192_128";
+        const std::string dims = a.variant.head_dim_qk == 128 ? "d128" : "d192_128";
+        a.hip_cpp_symbol = (is_bf16(a) ? "zyfa_attn_fwd_bf16_" : "zyfa_attn_fwd_e4m3_lean_") + dims;
         for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
             CaseShape s = variant_shape(a);
             s.out_dtype = out;

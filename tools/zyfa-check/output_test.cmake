@@ -4,10 +4,10 @@
 # emulated  (label emu; the tiny grid on the HIP stand-in as gfx950): the stand-in's 2,400 MHz; an
 #           estimate on every FP8 and BF16 row, each equal to busy x the gfx950 peak per CU per
 #           clock (FP8 8,192, BF16 4,096) x 256 CUs x 2.4 GHz as the row prints the busy; the
-#           gfx950 assembly kernel on the FP8 rows; every case passed; the block repeating the
-#           exact command line, with rocm-smi and amd-smi.
+#           gfx950 assembly kernels on the FP8 and the BF16 rows; every case passed; the block
+#           repeating the exact command line, with rocm-smi and amd-smi.
 # no_gpu    (label tools; a HIP runtime that cannot load): SKIP, exit 77, and the block anyway.
-# estimates (label tools; --estimates): the six gfx950 assembly kernels, same arithmetic.
+# estimates (label tools; --estimates): the twelve gfx950 assembly kernels, same arithmetic.
 cmake_minimum_required(VERSION 3.20)
 set(command)
 set(after_dashes FALSE)
@@ -76,8 +76,9 @@ if(MODE STREQUAL "emulated")
   expect("\\| FP8 causal \\| [^|]*\\| zyfa_gfx950_fp8_lean_d128_causal_tl \\|" "the asm kernel on FP8 causal")
   check_estimate_rows("" zyfa_gfx950_fp8_lean_d128_causal_tl 8192 2)
   check_estimate_rows("" zyfa_gfx950_fp8_lean_d192_128_causal_tl 8192 1)
-  check_estimate_rows("" zyfa_attn_fwd_bf16_d128 4096 1)
-  check_estimate_rows("" zyfa_attn_fwd_bf16_d192_128 4096 1)
+  expect("\\| BF16 causal \\| [^|]*\\| zyfa_gfx950_bf16_d128_causal_tl \\|" "the asm kernel on BF16 causal")
+  check_estimate_rows("" zyfa_gfx950_bf16_d128_causal_tl 4096 1)
+  check_estimate_rows("" zyfa_gfx950_bf16_d192_128_causal_tl 4096 1)
   if(out MATCHES "\\| no estimate")
     message(FATAL_ERROR "a row on the emulated gfx950 has no estimate\n${report}")
   endif()
@@ -98,6 +99,7 @@ elseif(MODE STREQUAL "estimates")
   endif()
   foreach(kernel d128_causal_br d128_causal_tl d128_none d192_128_causal_br d192_128_causal_tl d192_128_none)
     check_estimate_rows("\\| gfx950 \\| MI355X " zyfa_gfx950_fp8_lean_${kernel} 8192 1)
+    check_estimate_rows("\\| gfx950 \\| MI355X " zyfa_gfx950_bf16_${kernel} 4096 1)
   endforeach()
   check_estimate_rows("\\| gfx950 \\| MI355X " zyfa_attn_fwd_bf16_d128 4096 1)
 else()

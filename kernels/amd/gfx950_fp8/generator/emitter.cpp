@@ -121,6 +121,18 @@ void Emitter::mfma_scaled(const Reg& d, const Reg& a, const Reg& b, const Reg& c
     append(inst);
 }
 
+void Emitter::mfma_bf16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment) {
+    if (d.count != 16 || a.count != 4 || b.count != 4) throw std::logic_error("mfma_bf16: 16/4/4 registers");
+    Instruction inst;
+    inst.kind = Kind::Mfma;
+    inst.mnemonic = "v_mfma_f32_32x32x16_bf16";
+    inst.mfma_passes = 8;  // docs/emulator.md, MFMA passes
+    inst.operands = {Operand{d.text(), d, Role::Write}, Operand{a.text(), a, Role::MfmaA},
+                     Operand{b.text(), b, Role::MfmaB}, c.valid() ? Operand{c.text(), c, Role::MfmaC} : I(0)};
+    inst.comment = comment;
+    append(inst);
+}
+
 void Emitter::label(const std::string& name) {
     Instruction inst;
     inst.kind = Kind::Label;

@@ -39,6 +39,9 @@ public:
     void mfma_scaled(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const Reg& scale_a, const Reg& scale_b,
                      const std::string& comment = "");
 
+    // v_mfma_f32_32x32x16_bf16 (8 passes): D = C + A B, A and B 8 bf16 per lane (4 VGPRs).
+    void mfma_bf16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment = "");
+
     void label(const std::string& name);
     void branch(const std::string& target);
     void cbranch(const std::string& condition, const std::string& target);  // scc0, scc1, vccz, vccnz, execz

@@ -46,10 +46,28 @@ void KernelBuilder::softmax(const Reg& block) {
     e_.label(no_mask);
     row_max(m_new, false);  // the steady state: no mask, no guard
     e_.label(max_done);
+    if (layout_.bf16) {
+        bf16_alpha_and_bias(m_new);
+        free(m_new);
+        bf16_p_and_row_sum(block);
+        return;
+    }
     alpha_and_bias(m_new);
     free(m_new);
     if (scheme_ == PScheme::LeanP) lean_p_codes();
     else exact_p_codes();
+}
+
+// PV of the block before the one in `stage`: FP8 from the V^T operands in the ring (read before
+// the barrier); BF16 from the previous stage (its first operands read before the barrier).
+void KernelBuilder::previous_pv(int stage) {
+    if (layout_.bf16) pv_mfma_bf16((stage + layout_.stages - 1) % layout_.stages);
+    else pv_mfma(0);
+}
+
+void KernelBuilder::last_pv(int stage) {
+    if (layout_.bf16) pv_mfma_bf16(stage);
+    else pv_mfma(0);
 }
 
 void KernelBuilder::finish_block(int stage, const std::string& exit_label) {
@@ -57,7 +75,7 @@ void KernelBuilder::finish_block(int stage, const std::string& exit_label) {
     e_.op("s_add_u32", {W(r_.next_block), R(r_.block), I(kKeysPerBlock)});
     e_.op("s_cmp_lt_i32", {R(r_.next_block), R(r_.keys_end)}, "", "store: is there a next block?");
     e_.cbranch("scc0", no_store);
-    store_block_to_lds((stage + 1) % KernelLayout::kStages);
+    store_block_to_lds((stage + 1) % layout_.stages);
     e_.op("s_add_u32", {W(r_.load_block), R(r_.next_block), I(kKeysPerBlock)});
     e_.op("s_cmp_lt_i32", {R(r_.load_block), R(r_.keys_end)}, "", "load: and the one after?");
     e_.cbranch("scc0", no_store);
@@ -80,7 +98,7 @@ void KernelBuilder::key_block_mfma_first(int stage, const std::string& exit_labe
     e_.cbranch("scc1", first);
     row_sum_mfma();
     rescale_output();
-    pv_mfma(0);
+    previous_pv(stage);
     e_.label(first);
     update_running_sum();  // the previous block's (alpha 1, row sum 0 before the first); before QK reuses S^T
     qk_mfma(stage);
@@ -107,7 +125,7 @@ void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_l
     e_.op("s_setprio", {I(1)}, "", "MFMA cluster");
     row_sum_mfma();
     rescale_output();
-    pv_mfma(0);
+    previous_pv(stage);
     e_.label(first);
     update_running_sum();  // the previous block's (alpha 1, row sum 0 before the first); before QK reuses S^T
     e_.op("s_setprio", {I(1)}, "", "MFMA cluster");
@@ -143,43 +161,53 @@ void KernelBuilder::build() {
     // Both groups: alpha 1 and row sum 0 make the first block's deferred l update l = l * 1 + 0.
     e_.op("v_mov_b32", {W(r_.alpha_pair.at(0)), I("1.0")});
     e_.op("v_mov_b32", {W(r_.row_sum.at(0)), I(0)});
+    const int stages = layout_.stages;
     const std::string softmax_first = ".Lsoftmax_first_group";
     e_.op("s_cmp_ge_u32", {R(r_.wave), I(4)}, "", "waves 4-7 run Lean P half a block later");
     e_.cbranch("scc1", softmax_first);
 
     const std::string mfma_first_loop = ".Lmfma_first_loop";
     e_.label(mfma_first_loop);
-    std::string drains[KernelLayout::kStages];
-    for (int stage = 0; stage < KernelLayout::kStages; ++stage) {
+    std::string drains[KernelLayout::kMaxStages];
+    for (int stage = 0; stage < stages; ++stage) {
         drains[stage] = ".Lmfma_first_drain_stage" + std::to_string(stage);
         key_block_mfma_first(stage, drains[stage]);
     }
     e_.branch(mfma_first_loop);
-    for (int stage = 0; stage < KernelLayout::kStages; ++stage) {
-        e_.label(drains[stage]);  // V^T operands of the last block are in the ring already
+    for (int stage = 0; stage < stages; ++stage) {
+        e_.label(drains[stage]);  // V^T operands of the last block are in the ring already (BF16: the first ones)
         row_sum_mfma();
         rescale_output();
-        pv_mfma(0);
+        last_pv(stage);
         update_running_sum();
         e_.branch(done);
     }
 
     e_.label(softmax_first);
-    const std::string softmax_first_loop = ".Lsoftmax_first_loop", drain = ".Lsoftmax_first_drain";
+    const std::string softmax_first_loop = ".Lsoftmax_first_loop";
+    // FP8: one drain (the last block's S and V^T operands are in registers); BF16: one per stage
+    // (the rest of its V^T operands are read from its stage).
+    const int softmax_drains = layout_.bf16 ? stages : 1;
+    std::string softmax_drain[KernelLayout::kMaxStages];
+    for (int stage = 0; stage < softmax_drains; ++stage)
+        softmax_drain[stage] = layout_.bf16 ? ".Lsoftmax_first_drain_stage" + std::to_string(stage) : ".Lsoftmax_first_drain";
     e_.label(softmax_first_loop);
-    for (int stage = 0; stage < KernelLayout::kStages; ++stage) key_block_softmax_first(stage, drain);
+    for (int stage = 0; stage < stages; ++stage) key_block_softmax_first(stage, softmax_drain[layout_.bf16 ? stage : 0]);
     e_.branch(softmax_first_loop);
-    e_.label(drain);  // Lean P and PV of the last block (its S and V^T operands are in registers)
-    {
-        const Reg previous = tmp_s("last key block");
-        e_.op("s_add_i32", {W(previous), R(r_.block), I(-kKeysPerBlock)});
-        softmax(previous);
-        free(previous);
+    for (int stage = 0; stage < softmax_drains; ++stage) {
+        e_.label(softmax_drain[stage]);  // Lean P and PV of the last block (its S and V^T operands are in registers)
+        {
+            const Reg previous = tmp_s("last key block");
+            e_.op("s_add_i32", {W(previous), R(r_.block), I(-kKeysPerBlock)});
+            softmax(previous);
+            free(previous);
+        }
+        row_sum_mfma();
+        rescale_output();
+        last_pv(stage);
+        update_running_sum();
+        if (stage + 1 < softmax_drains) e_.branch(done);
     }
-    row_sum_mfma();
-    rescale_output();
-    pv_mfma(0);
-    update_running_sum();
     e_.label(done);
     epilogue();
     e_.label(".Lkernel_end");
@@ -269,7 +297,7 @@ void KernelBuilder::write_output() {
     auto store_pairs = [&](const char* convert, const char* note) {
         for (int dt = 0; dt < layout_.o_tiles; ++dt) {
             for (int g = 0; g < 4; ++g) {
-                const Reg packed = ring(dt).at(2 * g, 2);
+                const Reg packed = r_.operand_ring.at(8 * dt + 2 * g, 2);
                 const Reg src = o_tile(dt).at(4 * g, 4);
                 e_.op(convert, {W(packed.at(0)), R(src.at(0)), R(src.at(1))}, "", dt == 0 && g == 0 ? note : "");
                 e_.op(convert, {W(packed.at(1)), R(src.at(2)), R(src.at(3))});

@@ -32,6 +32,7 @@ struct KernelRegs {
     Reg block, next_block, load_block;  // key block computed / stored to LDS / loaded from memory
     Reg k_next, v_next;             // global address of the K / V rows of the block to load next
     Reg lse_total_q, carry, saved_exec;
+    Reg remask;  // BF16: 1 when scale_log2 is not finite and positive (a NaN, zero or infinite descale)
     // per-lane constants and state
     Reg col, half, query, row_hi_local;  // row_hi_local = visible-key end - 4 * half
     Reg scale_log2, scale8_pair, code_of_one, cap_gap, scale_one, p_scale, neg_inf, max_code, v_descale, max_exponent;
@@ -74,6 +75,11 @@ public:
 private:
     // kernel_setup.cpp
     void allocate_registers();
+    void allocate_bf16_registers();
+    void fp8_constants();
+    void load_q(const Reg& flip);
+    void fp8_chunk_addresses();
+    void bf16_chunk_addresses();
     void load_arguments();
     void sequence_span();
     void key_ranges();
@@ -97,21 +103,29 @@ private:
     void alpha_and_bias(const Reg& m_new);
     void lean_p_codes();
     void exact_p_codes();  // PScheme::ExactExpEstimate
+    // phase_bf16_softmax.cpp (VariantInput::Bf16)
+    void bf16_alpha_and_bias(const Reg& m_new);
+    void bf16_p_and_row_sum(const Reg& block);
     // phase_output.cpp
     void row_sum_mfma();
     void rescale_output();
     void pv_mfma(int ring_first);
+    void pv_mfma_bf16(int stage);  // V^T of the block from LDS stage `stage`, the first kVAhead operands already read
     void update_running_sum();
     // kernel_body.cpp
     void softmax(const Reg& block);
     void finish_block(int stage, const std::string& exit_label);
+    void previous_pv(int stage);
+    void last_pv(int stage);
     void key_block_mfma_first(int stage, const std::string& exit_label);
     void key_block_softmax_first(int stage, const std::string& exit_label);
     void epilogue();
     void write_output();
     void write_lse();
 
-    Reg ring(int i) const { return r_.operand_ring.at(8 * (i % 4), 8); }
+    int ring_slots() const { return r_.operand_ring.count / layout_.op_regs; }
+    Reg ring(int i) const { return r_.operand_ring.at(layout_.op_regs * (i % ring_slots()), layout_.op_regs); }
+    static constexpr int kVAhead = 6;  // BF16: V^T / K operand reads in flight ahead of their MFMA
     Reg s_tile(int t) const { return r_.s_acc.at(16 * t, 16); }
     Reg o_tile(int dt) const { return r_.o_acc.at(16 * dt, 16); }
     Reg tmp_v(const std::string& name, int count = 1, int align = 1) { return vgprs_.allocate(name, count, align); }

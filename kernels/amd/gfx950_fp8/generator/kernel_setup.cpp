@@ -63,6 +63,10 @@ void KernelBuilder::allocate_registers() {
     r_.carry = tmp_s("carry out (unused)", 2, 2);
 
     const KernelLayout& L = layout_;
+    if (L.bf16) {
+        allocate_bf16_registers();
+        return;
+    }
     r_.o_acc = tmp_v("O^T accumulators (4 tiles x 16)", 16 * L.o_tiles, 8);
     r_.s_acc = tmp_v("S^T accumulators (2 tiles x 16); tile 0 then the row-sum MFMA result", 32, 8);
     r_.row_sum = r_.s_acc.at(0, 16);  // S^T is dead once the codes are in P, until the next QK
@@ -93,12 +97,49 @@ void KernelBuilder::allocate_registers() {
     r_.max_exponent = tmp_v("max_block_exponent");
     r_.k_global_off = tmp_v("K chunk byte offsets in a block", L.k_chunks_per_thread);
     r_.k_row = tmp_v("K chunk key rows", L.k_chunks_per_thread);
-    r_.k_lds_write = tmp_v("K chunk LDS addresses (chunk x stage)", KernelLayout::kStages * L.k_chunks_per_thread);
+    r_.k_lds_write = tmp_v("K chunk LDS addresses (chunk x stage)", L.stages * L.k_chunks_per_thread);
     r_.v_global_off = tmp_v("V chunk byte offset in a block");
     r_.v_row = tmp_v("V chunk key row");
-    r_.vt_lds_write = tmp_v("V^T chunk LDS address (per stage)", KernelLayout::kStages);
-    r_.k_lds_read = tmp_v("K operand LDS address (per stage)", KernelLayout::kStages);
-    r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", KernelLayout::kStages);
+    r_.vt_lds_write = tmp_v("V^T chunk LDS address (per stage)", L.stages);
+    r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
+    r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
+}
+
+// BF16: no FP8 constants, no row-sum MFMA; P is 16 VGPRs of bf16 pairs; K and V chunks of one
+// thread share their key row (tid / 8), their 16-byte columns 8 apart (chunk j at + 128 j bytes),
+// so one offset register per stream and one LDS address per stage serve every chunk.
+void KernelBuilder::allocate_bf16_registers() {
+    const KernelLayout& L = layout_;
+    r_.o_acc = tmp_v("O^T accumulators (4 tiles x 16)", 16 * L.o_tiles, 8);
+    r_.s_acc = tmp_v("S^T accumulators (2 tiles x 16), then p, then the row-sum partials", 32, 8);
+    r_.operand_ring = tmp_v("LDS operand ring (8 x 4): K, then V^T", 32, 8);
+    r_.q_op = tmp_v("Q^T operand (qk_steps x 4)", 4 * L.qk_steps, 8);
+    r_.p_op = tmp_v("P operand (bf16 pairs, S^T register order)", 16, 8);
+    r_.k_prefetch = tmp_v("K chunks of a block on its way to LDS", 4 * L.k_chunks_per_thread, 4);
+    r_.v_prefetch = tmp_v("V chunks of a block on its way to LDS", 4 * L.v_chunks_per_thread, 4);
+    r_.scale8_pair = tmp_v("scale_log2 (pair)", 2, 2);
+    r_.alpha_pair = tmp_v("alpha (pair)", 2, 2);
+    r_.bias_pair = tmp_v("-m_new (pair; -inf where m_new = -inf)", 2, 2);
+    r_.col = tmp_v("lane % 32 (query column)");
+    r_.half = tmp_v("lane / 32");
+    r_.query = tmp_v("query row of the lane");
+    r_.row_hi_local = tmp_v("visible-key end - 4 * half");
+    r_.scale_log2 = tmp_v("scale_log2 (> 0; Q negated otherwise)");
+    r_.m = tmp_v("running max m (log2)");
+    r_.l = tmp_v("running sum l");
+    r_.row_sum = tmp_v("row sum of the block's p");
+    r_.block_max = tmp_v("block max, then m_new");
+    r_.neg_inf = tmp_v("-inf (float)");
+    r_.v_descale = tmp_v("v descale");
+    r_.remask = tmp_s("1: mask x again (scale_log2 not finite and positive)");
+    r_.k_global_off = tmp_v("K chunk 0 byte offset in a block");
+    r_.k_row = tmp_v("K and V chunk key row");
+    r_.v_row = r_.k_row;
+    r_.v_global_off = tmp_v("V chunk 0 byte offset in a block");
+    r_.k_lds_write = tmp_v("K chunk 0 LDS address (per stage)", L.stages);
+    r_.vt_lds_write = tmp_v("V^T chunk 0 LDS address (per stage)", L.stages);
+    r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
+    r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
 }
 
 void KernelBuilder::load_arguments() {
@@ -113,6 +154,18 @@ void KernelBuilder::load_arguments() {
         }
     }
     e_.wait_loads({r_.args}, "kernel arguments");
+    if (layout_.bf16) {
+        // Q, K, V strides in bytes from here on (2-byte elements); O's stay in elements.
+        const size_t strides[] = {offsetof(AttnKernelArgs, q_stride_batch), offsetof(AttnKernelArgs, q_stride_seq),
+                                  offsetof(AttnKernelArgs, q_stride_head),  offsetof(AttnKernelArgs, k_stride_batch),
+                                  offsetof(AttnKernelArgs, k_stride_seq),   offsetof(AttnKernelArgs, k_stride_head),
+                                  offsetof(AttnKernelArgs, v_stride_batch), offsetof(AttnKernelArgs, v_stride_seq),
+                                  offsetof(AttnKernelArgs, v_stride_head)};
+        for (size_t offset : strides) {
+            const Reg stride = arg(offset, 8);
+            e_.op("s_lshl_b64", {W(stride), R(stride), I(1)}, "", offset == strides[0] ? "bf16: Q, K, V strides in bytes" : "");
+        }
+    }
 }
 
 // quotient = dividend / divisor for wave-uniform non-negative integers below 2^23: a float
@@ -322,7 +375,9 @@ void KernelBuilder::constants() {
     e_.op("v_mul_f32", {W(sl), R(kd), R(sl)});
     e_.op("v_mul_f32", {W(sl), I(float_literal(numerics::kLog2e)), R(sl)});
     const Reg s8 = r_.scale8_pair.at(0);
-    if (scheme_ == PScheme::LeanP) {
+    if (layout_.bf16) {
+        e_.op("v_mov_b32", {W(s8), R(sl)}, "", "bf16: x = S scale_log2 (score_scale.h), then x - m_new");
+    } else if (scheme_ == PScheme::LeanP) {
         e_.op("v_mul_f32", {W(s8), I(float_literal(8.0f)), R(sl)}, "", "8 * scale_log2 (lean_p.h)");
     } else {
         e_.op("v_mov_b32", {W(s8), R(sl)}, "", "exact exponential (estimate only): scale_log2 itself");
@@ -334,14 +389,38 @@ void KernelBuilder::constants() {
     e_.op("s_mov_b32", {W(flip), I(0)});
     e_.op("v_cmp_gt_f32", {I("vcc"), I(0), R(sl)});
     e_.cbranch("vccz", positive);
-    e_.op("s_mov_b32", {W(flip), I("0x80808080")});
+    e_.op("s_mov_b32", {W(flip), I(layout_.bf16 ? "0x80008000" : "0x80808080")});
     e_.op("v_xor_b32", {W(sl), I("0x80000000"), R(sl)});
     e_.op("v_xor_b32", {W(s8), I("0x80000000"), R(s8)});
     e_.label(positive);
     e_.op("v_mov_b32", {W(r_.scale8_pair.at(1)), R(s8)});
+    if (layout_.bf16) {
+        // A masked score (-inf) times scale_log2 is -inf unless the scale is NaN, 0 or +inf (a
+        // NaN, zero or infinite descale: the API passes none with BF16, a direct caller may): then
+        // bf16_p_and_row_sum masks x again.
+        const Reg finite = tmp_s("0 < scale_log2 < inf", 2, 2);
+        e_.op("v_cmp_gt_f32", {I("vcc"), I(float_literal(__builtin_huge_valf())), R(sl)});
+        e_.op("v_cmp_lt_f32", {W(finite), I(0), R(sl)});
+        e_.op("s_and_b64", {I("vcc"), I("vcc"), R(finite)});
+        e_.op("s_cmp_lg_u64", {I("vcc"), I(0)}, "", "the scale is uniform: any lane decides");
+        e_.op("s_cselect_b32", {W(r_.remask), I(0), I(1)});
+        free(finite);
+    }
     free(qd);
     free(kd);
 
+    if (layout_.bf16) e_.op("v_mov_b32", {W(r_.neg_inf), I(float_literal(-__builtin_huge_valf()))}, "", "-inf");
+    else fp8_constants();
+    e_.op("v_mov_b32", {W(r_.m), I(float_literal(-__builtin_huge_valf()))});
+    e_.op("v_mov_b32", {W(r_.l), I(0)});
+    for (int i = 0; i < r_.o_acc.count; ++i) e_.op("v_mov_b32", {W(r_.o_acc.at(i)), I(0)});
+    e_.op("v_mov_b32", {W(r_.v_descale), R(vd)});
+    free(vd);
+    load_q(flip);
+    free(flip);
+}
+
+void KernelBuilder::fp8_constants() {
     e_.op("v_mov_b32", {W(r_.code_of_one), R(ZYFA_ARG(lean_centre))});
     e_.op("v_add_f32", {W(r_.code_of_one), I(float_literal(numerics::lean_p_code_of_one(numerics::Fp8Format::E4M3FN))),
                         R(r_.code_of_one)}, "", "56 + lean centre");
@@ -358,12 +437,9 @@ void KernelBuilder::constants() {
     for (int i = 0; i < 8; ++i) {
         e_.op("v_mov_b32", {W(r_.ones.at(i)), I("0x38383838")}, "", i == 0 ? "e4m3fn 1.0 in every byte" : "");
     }
-    e_.op("v_mov_b32", {W(r_.m), I(float_literal(-__builtin_huge_valf()))});
-    e_.op("v_mov_b32", {W(r_.l), I(0)});
-    for (int i = 0; i < r_.o_acc.count; ++i) e_.op("v_mov_b32", {W(r_.o_acc.at(i)), I(0)});
-    e_.op("v_mov_b32", {W(r_.v_descale), R(vd)});
-    free(vd);
+}
 
+void KernelBuilder::load_q(const Reg& flip) {
     // Q^T operand: lane (col, half) holds 32 bytes of its query row per 64-wide step.
     const Reg base = tmp_s("Q row 0 address", 2, 2);
     e_.op("s_mov_b64", {W(base), R(ZYFA_ARG(q))});
@@ -376,26 +452,89 @@ void KernelBuilder::constants() {
     e_.op("v_mad_u64_u32", {W(addr_v), W(r_.carry), R(r_.query), R(ZYFA_ARG(q_stride_seq).at(0)), R(addr_v)});
     e_.op("v_mul_lo_u32", {W(t), R(r_.query), R(ZYFA_ARG(q_stride_seq).at(1))});
     e_.op("v_add_u32", {W(addr_v.at(1)), R(addr_v.at(1)), R(t)});
-    e_.op("v_mad_u64_u32", {W(addr_v), W(r_.carry), R(r_.half), I(32), R(addr_v)}, "", "+ half * 32 bytes");
+    const int half_bytes = layout_.op_regs * 4;  // FP8 32, BF16 16
+    e_.op("v_mad_u64_u32", {W(addr_v), W(r_.carry), R(r_.half), I(half_bytes), R(addr_v)}, "",
+          "+ half * " + std::to_string(half_bytes) + " bytes");
     for (int i = 0; i < r_.q_op.count; ++i) e_.op("v_mov_b32", {W(r_.q_op.at(i)), I(0)});
     e_.op("v_cmp_gt_i32", {I("vcc"), R(r_.seqlen_q), R(r_.query)});
     e_.narrow_exec(r_.saved_exec, "vcc", "rows in the sequence load Q; the others keep 0");
     for (int step = 0; step < layout_.qk_steps; ++step) {
-        for (int h = 0; h < 2; ++h) {
-            e_.op("global_load_dwordx4", {W(r_.q_op.at(8 * step + 4 * h, 4)), R(addr_v), I("off")},
-                  "offset:" + std::to_string(64 * step + 16 * h));
+        for (int h = 0; h < layout_.op_regs / 4; ++h) {
+            e_.op("global_load_dwordx4", {W(r_.q_op.at(layout_.op_regs * step + 4 * h, 4)), R(addr_v), I("off")},
+                  "offset:" + std::to_string(layout_.step_bytes * step + 16 * h));
         }
     }
     e_.restore_exec(r_.saved_exec);
     e_.wait_loads({r_.q_op}, "Q");
     for (int i = 0; i < r_.q_op.count; ++i) e_.op("v_xor_b32", {W(r_.q_op.at(i)), R(flip), R(r_.q_op.at(i))});
-    free(flip);
     free(base);
     free(addr_v);
     free(t);
 }
 
 void KernelBuilder::chunk_addresses() {
+    const KernelLayout& L = layout_;
+    if (L.bf16) {
+        bf16_chunk_addresses();
+    } else {
+        fp8_chunk_addresses();
+    }
+    // Block 0 addresses of this (batch, kv head) sequence.
+    e_.op("s_mov_b64", {W(r_.k_next), R(ZYFA_ARG(k))});
+    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_batch), r_.group_z);
+    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_head), r_.head_kv);
+    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.first_k);
+    e_.op("s_mov_b64", {W(r_.v_next), R(ZYFA_ARG(v))});
+    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_batch), r_.group_z);
+    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_head), r_.head_kv);
+    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.first_k);
+}
+
+// BF16: thread tid loads and stores key row tid / 8, 16-byte columns tid % 8 + 8 j of K (j <
+// k_chunks_per_thread) and of V (j < 2): chunk j sits 128 j bytes after chunk 0 in memory and in
+// the K rows of LDS; V chunk j holds dims 64 j + 8 (tid % 8) .. + 7, V^T rows 64 j apart.
+void KernelBuilder::bf16_chunk_addresses() {
+    const KernelLayout& L = layout_;
+    const Reg c = tmp_v("chunk column"), t = tmp_v("chunk tmp");
+    e_.op("v_lshrrev_b32", {W(r_.k_row), I(3), R(r_.thread_id)});
+    e_.op("v_and_b32", {W(c), I(7), R(r_.thread_id)});
+    e_.op("v_mul_lo_u32", {W(t), R(r_.k_row), R(ZYFA_ARG(k_stride_seq).at(0))});
+    e_.op("v_lshl_add_u32", {W(r_.k_global_off), R(c), I(4), R(t)});
+    e_.op("v_mul_lo_u32", {W(t), R(r_.k_row), R(ZYFA_ARG(v_stride_seq).at(0))});
+    e_.op("v_lshl_add_u32", {W(r_.v_global_off), R(c), I(4), R(t)});
+    e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(r_.k_row)});
+    e_.op("v_lshl_add_u32", {W(r_.k_lds_write.at(0)), R(c), I(4), R(t)});
+    // V^T: dim 8 c + e of key row r at row 8 c + e, column vt_position(r) (2 bytes each).
+    const Reg pos = r_.vt_lds_write.at(0);
+    const Reg row = r_.k_row;
+    e_.op("v_bfe_u32", {W(pos), R(row), I(2), I(1)});
+    e_.op("v_lshlrev_b32", {W(pos), I(5), R(pos)});
+    e_.op("v_bfe_u32", {W(t), R(row), I(5), I(1)});
+    e_.op("v_lshl_add_u32", {W(pos), R(t), I(4), R(pos)});
+    e_.op("v_bfe_u32", {W(t), R(row), I(3), I(2)});
+    e_.op("v_lshl_add_u32", {W(pos), R(t), I(2), R(pos)});
+    e_.op("v_and_b32", {W(t), I(3), R(row)});
+    e_.op("v_add_u32", {W(pos), R(pos), R(t)});
+    e_.op("v_lshlrev_b32", {W(pos), I(1), R(pos)}, "", "2-byte elements");
+    e_.op("v_mul_u32_u24", {W(t), I(std::to_string(8 * L.vt_row_bytes)), R(c)});
+    e_.op("v_add_u32", {W(pos), R(pos), R(t)});
+    e_.op("v_add_u32", {W(pos), I(std::to_string(L.vt_offset)), R(pos)});
+    // Operand reads: K row 32 t + col at step * 32 + half * 16; V^T row 32 dt + col at half * 64 + step * 16.
+    e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(r_.col)});
+    e_.op("v_lshl_add_u32", {W(r_.k_lds_read.at(0)), R(r_.half), I(4), R(t)});
+    e_.op("v_mul_u32_u24", {W(t), I(L.vt_row_bytes), R(r_.col)});
+    e_.op("v_lshl_add_u32", {W(r_.v_lds_read.at(0)), R(r_.half), I(6), R(t)});
+    e_.op("v_add_u32", {W(r_.v_lds_read.at(0)), I(std::to_string(L.vt_offset)), R(r_.v_lds_read.at(0))});
+    for (int stage = 1; stage < L.stages; ++stage) {
+        const std::string shift = std::to_string(stage * L.stage_bytes);
+        for (const Reg& a : {r_.k_lds_read, r_.v_lds_read, r_.vt_lds_write, r_.k_lds_write})
+            e_.op("v_add_u32", {W(a.at(stage)), I(shift), R(a.at(0))});
+    }
+    free(c);
+    free(t);
+}
+
+void KernelBuilder::fp8_chunk_addresses() {
     const KernelLayout& L = layout_;
     const Reg i = tmp_v("chunk index"), c = tmp_v("chunk column"), t = tmp_v("chunk tmp");
     const Reg magic = tmp_s("1 / chunks per row (fixed point)");
@@ -410,7 +549,7 @@ void KernelBuilder::chunk_addresses() {
         e_.op("v_mul_lo_u32", {W(t), R(r_.k_row.at(j)), R(ZYFA_ARG(k_stride_seq).at(0))});
         e_.op("v_lshl_add_u32", {W(r_.k_global_off.at(j)), R(c), I(4), R(t)});
         e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(r_.k_row.at(j))});
-        e_.op("v_lshl_add_u32", {W(r_.k_lds_write.at(KernelLayout::kStages * j)), R(c), I(4), R(t)});
+        e_.op("v_lshl_add_u32", {W(r_.k_lds_write.at(L.stages * j)), R(c), I(4), R(t)});
         if (j > 0) {
             // Threads without a second chunk: row 2^32 - 1, which no (unsigned) row count exceeds.
             e_.op("v_cmp_gt_u32", {I("vcc"), I(std::to_string(kKeysPerBlock * L.k_chunks_per_row - kThreadsPerWorkgroup * j)), R(r_.thread_id)});
@@ -443,26 +582,16 @@ void KernelBuilder::chunk_addresses() {
     e_.op("v_lshl_add_u32", {W(r_.v_lds_read.at(0)), R(r_.half), I(5), R(t)});
     e_.op("v_add_u32", {W(r_.v_lds_read.at(0)), I(std::to_string(L.vt_offset)), R(r_.v_lds_read.at(0))});
     // The same addresses in the other stages (one register per stage: ds offsets are 16-bit).
-    for (int stage = 1; stage < KernelLayout::kStages; ++stage) {
+    for (int stage = 1; stage < L.stages; ++stage) {
         const std::string shift = std::to_string(stage * L.stage_bytes);
         for (const Reg& a : {r_.k_lds_read, r_.v_lds_read, r_.vt_lds_write})
             e_.op("v_add_u32", {W(a.at(stage)), I(shift), R(a.at(0))});
         for (int j = 0; j < L.k_chunks_per_thread; ++j)
-            e_.op("v_add_u32", {W(r_.k_lds_write.at(KernelLayout::kStages * j + stage)), I(shift), R(r_.k_lds_write.at(KernelLayout::kStages * j))});
+            e_.op("v_add_u32", {W(r_.k_lds_write.at(L.stages * j + stage)), I(shift), R(r_.k_lds_write.at(L.stages * j))});
     }
     free(i);
     free(c);
     free(t);
-
-    // Block 0 addresses of this (batch, kv head) sequence.
-    e_.op("s_mov_b64", {W(r_.k_next), R(ZYFA_ARG(k))});
-    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_batch), r_.group_z);
-    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_head), r_.head_kv);
-    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.first_k);
-    e_.op("s_mov_b64", {W(r_.v_next), R(ZYFA_ARG(v))});
-    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_batch), r_.group_z);
-    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_head), r_.head_kv);
-    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.first_k);
 }
 
 }  // namespace gfx950_fp8

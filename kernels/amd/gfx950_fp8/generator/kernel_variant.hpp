@@ -14,10 +14,18 @@ namespace gfx950_fp8 {
 // Compile-time mask of a variant. Windows fall back to the HIP C++ kernels.
 enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
 
+// What the kernel reads and how it turns scores into P:
+//   Fp8Lean  e4m3fn Q, K, V; LEAN (Lean P codes, block-scaled, the scaled f8f6f4 MFMA);
+//   Bf16     bf16 Q, K, V; the exact online softmax of kernels/common/online_softmax.h in fp32
+//            (v_exp_f32), P rounded to bf16 (RNE) for the PV MFMA (v_mfma_f32_32x32x16_bf16),
+//            the row sum of the unrounded p, as the CPU model's BF16 path.
+enum class VariantInput { Fp8Lean, Bf16 };
+
 struct KernelVariant {
     VariantMask mask;
     int head_dim_qk;  // 128 or 192
     int head_dim_v;   // 128
+    VariantInput input = VariantInput::Fp8Lean;
 };
 
 // Launch geometry shared by every variant: grid (ceil(seqlen_q / kRowsPerWorkgroup), heads_q,
@@ -41,10 +49,10 @@ struct EmittedKernel {
     std::vector<std::string> supported_out_dtypes;  // e.g. {"bf16", "fp16", "fp32"}
 };
 
-// zyfa_gfx950_fp8_lean_d128_causal_tl, ..._d192_128_none, ...
+// zyfa_gfx950_fp8_lean_d128_causal_tl, ..._d192_128_none, ...; zyfa_gfx950_bf16_d128_causal_tl, ...
 std::string variant_symbol(const KernelVariant& v);
 
-// Every variant the generator emits (3 masks x head dims 128 and 192/128).
+// Every variant the generator emits: FP8 LEAN, then BF16, each 3 masks x head dims 128 and 192/128.
 std::vector<KernelVariant> all_variants();
 
 }  // namespace gfx950_fp8

@@ -27,10 +27,10 @@ struct KernargField {
 
 const KernargField kKernargFields[] = {
     ZYFA_KERNARG_FIELD(q, "pointer",
-                       "Q, e4m3fn (zyfa dtype 4), device memory; element (b, s, h, d) at "
+                       "Q, the variant's in_dtype (e4m3fn, zyfa dtype 4, or bf16, 3), device memory; element (b, s, h, d) at "
                        "q + b*q_stride_batch + s*q_stride_seq + h*q_stride_head + d (last dim contiguous)"),
-    ZYFA_KERNARG_FIELD(k, "pointer", "K, e4m3fn, device memory; addressed like q with the k_stride_* fields"),
-    ZYFA_KERNARG_FIELD(v, "pointer", "V, e4m3fn, device memory; addressed like q with the v_stride_* fields"),
+    ZYFA_KERNARG_FIELD(k, "pointer", "K, in_dtype, device memory; addressed like q with the k_stride_* fields"),
+    ZYFA_KERNARG_FIELD(v, "pointer", "V, in_dtype, device memory; addressed like q with the v_stride_* fields"),
     ZYFA_KERNARG_FIELD(o, "pointer",
                        "O, out_dtype, device memory, written; addressed like q with the o_stride_* fields"),
     ZYFA_KERNARG_FIELD(lse, "pointer",
@@ -76,16 +76,16 @@ const KernargField kKernargFields[] = {
                        "bottom-right (j <= i + seqlen_k - seqlen_q, per sequence); must equal the variant's"),
     ZYFA_KERNARG_FIELD(window_left, "int32", "sliding window; must be -1 (no window) for these kernels"),
     ZYFA_KERNARG_FIELD(window_right, "int32", "sliding window; must be -1 (no window) for these kernels"),
-    ZYFA_KERNARG_FIELD(in_dtype, "int32", "zyfa_dtype of Q, K, V: must be 4 (FP8 e4m3fn)"),
+    ZYFA_KERNARG_FIELD(in_dtype, "int32", "zyfa_dtype of Q, K, V: must be the variant's in_dtype_value (4 FP8 e4m3fn, 3 bf16)"),
     ZYFA_KERNARG_FIELD(out_dtype, "int32", "zyfa_dtype of O: 1 fp32, 2 fp16, 3 bf16 (see supported_out_dtypes)"),
-    ZYFA_KERNARG_FIELD(softmax, "int32", "zyfa_softmax value, resolved: must be 2 (LEAN)"),
+    ZYFA_KERNARG_FIELD(softmax, "int32", "zyfa_softmax value, resolved: must be the variant's softmax_value (2 LEAN, 1 EXACT)"),
     ZYFA_KERNARG_FIELD(max_block_exponent, "int32",
-                       "cap on the per-64-key-block power-of-two exponent k of LEAN's block scaling"),
+                       "cap on the per-64-key-block power-of-two exponent k of LEAN's block scaling (unused by bf16)"),
     ZYFA_KERNARG_FIELD(softmax_scale, "float32",
                        "scale applied to Q.K before the softmax (typically 1/sqrt(head_dim_qk)); never 0"),
     ZYFA_KERNARG_FIELD(lean_centre, "float32",
                        "Lean P constant c for gfx950's truncating v_cvt_i32_f32: the round-to-nearest "
-                       "constant + 0.5"),
+                       "constant + 0.5 (unused by bf16)"),
     ZYFA_KERNARG_FIELD(sinks, "pointer",
                        "fp32 [heads_q] attention sinks; must be null: these kernels take no sinks (the "
                        "HIP backend runs problems with sinks on its HIP C++ kernels)"),
@@ -157,8 +157,10 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     if (field == "head_dim_v") return std::to_string(kernel.variant.head_dim_v);
     if (field == "mask") return std::to_string(mask_value(kernel.variant.mask));
     if (field == "window_left" || field == "window_right") return "-1";
-    if (field == "in_dtype") return std::to_string(static_cast<int>(kKernelE4m3fn));
-    if (field == "softmax") return "2";
+    const bool bf16 = kernel.variant.input == VariantInput::Bf16;
+    if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn));
+    if (field == "softmax") return bf16 ? "1" : "2";
+    if (bf16) return field == "sinks" ? "0" : "";
     if (field == "max_block_exponent") return std::to_string(numerics::kBlockScaleMaxExponent);
     if (field == "lean_centre")
         return float_text(numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero));
@@ -206,10 +208,11 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "        \"window\": \"none\",\n";
     out << "        \"head_dim_qk\": " << v.head_dim_qk << ",\n";
     out << "        \"head_dim_v\": " << v.head_dim_v << ",\n";
-    out << "        \"in_dtype\": \"e4m3fn\",\n";
-    out << "        \"in_dtype_value\": " << static_cast<int>(kKernelE4m3fn) << ",\n";
-    out << "        \"softmax\": \"LEAN\",\n";
-    out << "        \"softmax_value\": 2,\n";
+    const bool bf16 = v.input == VariantInput::Bf16;
+    out << "        \"in_dtype\": \"" << (bf16 ? "bf16" : "e4m3fn") << "\",\n";
+    out << "        \"in_dtype_value\": " << static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn) << ",\n";
+    out << "        \"softmax\": \"" << (bf16 ? "EXACT" : "LEAN") << "\",\n";
+    out << "        \"softmax_value\": " << (bf16 ? 1 : 2) << ",\n";
     out << "        \"keys_per_block\": " << kKeysPerBlock << ",\n";
     out << "        \"supported_out_dtypes\": [";
     for (std::size_t i = 0; i < kernel.supported_out_dtypes.size(); ++i) {
@@ -262,7 +265,8 @@ std::string manifest_json(const std::vector<EmittedKernel>& kernels) {
     out << "  \"format\": \"zyfa-gfx950-fp8-manifest\",\n";
     out << "  \"format_version\": 1,\n";
     out << "  \"description\": "
-        << quoted("FlashAttention forward, FP8 e4m3fn in, LEAN softmax (ZYFA), for AMD gfx950 (MI350X/MI355X). "
+        << quoted("FlashAttention forward for AMD gfx950 (MI350X/MI355X): FP8 e4m3fn in with the LEAN softmax (ZYFA), "
+                  "and BF16 in with the exact online softmax (fp32, P rounded to bf16). "
                   "Load <code_object> with hipModuleLoadData, get <symbol> with hipModuleGetFunction, launch "
                   "with the grid, workgroup and kernarg described per kernel.")
         << ",\n";

@@ -25,6 +25,26 @@ void KernelBuilder::issue_block_loads() {
     e_.op("s_sub_i32", {W(rows_left), R(r_.seqlen_k), R(r_.load_block)});
     e_.op("s_cmp_lt_i32", {R(rows_left), I(kKeysPerBlock)}, "", "load: a whole block, or the sequence's tail?");
     e_.cbranch("scc1", tail);
+    if (L.bf16) {
+        // Chunk j of K / V: 128 j bytes after chunk 0 (bf16_chunk_addresses).
+        auto loads = [&](const std::string& what) {
+            for (int j = 0; j < L.k_chunks_per_thread; ++j)
+                e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_off), R(r_.k_next)},
+                      "offset:" + std::to_string(128 * j), j == 0 ? "load: K chunks" + what : "");
+            for (int j = 0; j < L.v_chunks_per_thread; ++j)
+                e_.op("global_load_dwordx4", {W(r_.v_prefetch.at(4 * j, 4)), R(r_.v_global_off), R(r_.v_next)},
+                      "offset:" + std::to_string(128 * j), j == 0 ? "load: V chunks" + what : "");
+        };
+        loads("");
+        e_.branch(loaded);
+        e_.label(tail);  // rows past the sequence are zero
+        for (const Reg& data : {r_.k_prefetch, r_.v_prefetch})
+            for (int w = 0; w < data.count; ++w) e_.op("v_mov_b32", {W(data.at(w)), I(0)});
+        e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.k_row)});
+        e_.narrow_exec(r_.saved_exec, "vcc", "K and V rows inside the sequence");
+        loads(" (tail)");
+        e_.restore_exec(r_.saved_exec);
+    } else {
     for (int j = 0; j < L.k_chunks_per_thread; ++j) {
         const std::string no_chunk = e_.unique_label("no_second_chunk");
         if (j > 0) {
@@ -52,6 +72,7 @@ void KernelBuilder::issue_block_loads() {
     e_.narrow_exec(r_.saved_exec, "vcc", "V rows inside the sequence");
     e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_off), R(r_.v_next)}, "", "load: V chunk (tail)");
     e_.restore_exec(r_.saved_exec);
+    }
     e_.label(loaded);
     free(rows_left);
 
@@ -70,13 +91,30 @@ void KernelBuilder::store_block_to_lds(int stage) {
     const KernelLayout& L = layout_;
     const int base = 0;  // the stage is in the address register
     e_.wait_loads({r_.k_prefetch, r_.v_prefetch}, "the K and V loaded a block ago");
+    if (L.bf16) {
+        for (int j = 0; j < L.k_chunks_per_thread; ++j)
+            e_.op("ds_write_b128", {R(r_.k_lds_write.at(stage)), R(r_.k_prefetch.at(4 * j, 4))},
+                  "offset:" + std::to_string(128 * j), j == 0 ? "store: K chunks, row-major" : "");
+        // V^T: word w of chunk j holds dims 64 j + 8 c + 2 w (low half) and + 1 (high half).
+        for (int j = 0; j < L.v_chunks_per_thread; ++j) {
+            for (int w = 0; w < 4; ++w) {
+                const Reg word = r_.v_prefetch.at(4 * j + w);
+                const int row = 64 * j + 2 * w;
+                e_.op("ds_write_b16", {R(r_.vt_lds_write.at(stage)), R(word)}, "offset:" + std::to_string(row * L.vt_row_bytes),
+                      j == 0 && w == 0 ? "store: V transposed" : "");
+                e_.op("ds_write_b16_d16_hi", {R(r_.vt_lds_write.at(stage)), R(word)},
+                      "offset:" + std::to_string((row + 1) * L.vt_row_bytes));
+            }
+        }
+        return;
+    }
     for (int j = 0; j < L.k_chunks_per_thread; ++j) {
         const std::string no_chunk = e_.unique_label("no_second_chunk");
         if (j > 0) {
             e_.op("s_cmp_ge_u32", {R(r_.wave), I(chunk_waves(j))}, "", "waves with a second K chunk");
             e_.cbranch("scc1", no_chunk);
         }
-        e_.op("ds_write_b128", {R(r_.k_lds_write.at(KernelLayout::kStages * j + stage)), R(r_.k_prefetch.at(4 * j, 4))}, "offset:" + std::to_string(base),
+        e_.op("ds_write_b128", {R(r_.k_lds_write.at(L.stages * j + stage)), R(r_.k_prefetch.at(4 * j, 4))}, "offset:" + std::to_string(base),
               "store: K chunk, row-major");
         if (j > 0) e_.label(no_chunk);
     }

@@ -7,6 +7,7 @@ namespace zyfa {
 namespace gfx950_fp8 {
 
 void KernelBuilder::row_sum_mfma() {
+    if (layout_.bf16) return;  // BF16: the row sum of the unrounded p is summed in fp32 by the softmax
     e_.pad_for_mfma({r_.p_op, r_.p_scale}, "VALU write -> MFMA read");
     e_.mfma_scaled(r_.row_sum, r_.ones, r_.p_op, Reg(), r_.scale_one, r_.p_scale, "row sum: 1 . P 2^-k");
 }
@@ -33,7 +34,30 @@ void KernelBuilder::pv_mfma(int ring_first) {
     }
 }
 
+// BF16: O^T tile dt += V^T P^T over the block's 4 key steps of 16; operand n = (step n / 4,
+// tile n % 4), the four accumulators in turn. Operands 0 .. kVAhead - 1 were read by
+// issue_v_operand_reads; the others are read kVAhead ahead from the same stage.
+void KernelBuilder::pv_mfma_bf16(int stage) {
+    const KernelLayout& L = layout_;
+    const int operands = L.pv_steps * L.o_tiles;
+    e_.pad_for_mfma({r_.p_op}, "VALU write -> MFMA read");
+    for (int n = 0; n < operands; ++n) {
+        const int step = n / L.o_tiles, dt = n % L.o_tiles;
+        e_.wait_loads({ring(n)}, "V^T operand");
+        e_.pad_for_mfma_acc(o_tile(dt), "VALU write -> MFMA SrcC");
+        e_.mfma_bf16(o_tile(dt), ring(n), r_.p_op.at(4 * step, 4), o_tile(dt),
+                     "PV: O^T tile " + std::to_string(dt) + " += V^T P^T, keys " + std::to_string(16 * step) + "..");
+        const int next = n + kVAhead;
+        if (next < operands) {
+            const int s2 = next / L.o_tiles, d2 = next % L.o_tiles;
+            e_.op("ds_read_b128", {W(ring(next)), R(r_.v_lds_read.at(stage))},
+                  "offset:" + std::to_string(32 * d2 * L.vt_row_bytes + 16 * s2));
+        }
+    }
+}
+
 void KernelBuilder::update_running_sum() {
+    if (layout_.bf16) return;  // BF16: done by the softmax (bf16_p_and_row_sum)
     e_.pad_for_valu({r_.row_sum.at(0)}, "row-sum MFMA result -> VALU");
     e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum");
     e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum.at(0))});

@@ -9,10 +9,29 @@ namespace gfx950_fp8 {
 
 void KernelBuilder::qk_mfma(int stage) {
     const KernelLayout& L = layout_;
+    if (L.bf16) {
+        // Operand i: step i / 2 of tile i % 2 (the two accumulators alternate), kVAhead reads ahead.
+        const int operands = 2 * L.qk_steps;
+        auto read = [&](int i) {
+            const int t = i % 2, step = i / 2;
+            e_.op("ds_read_b128", {W(ring(i)), R(r_.k_lds_read.at(stage))},
+                  "offset:" + std::to_string(32 * t * L.k_row_bytes + step * L.step_bytes),
+                  "K tile " + std::to_string(t) + " step " + std::to_string(step));
+        };
+        for (int i = 0; i < operands && i < kVAhead; ++i) read(i);
+        for (int i = 0; i < operands; ++i) {
+            const int t = i % 2, step = i / 2;
+            e_.wait_loads({ring(i)}, "K operand");
+            e_.mfma_bf16(s_tile(t), ring(i), r_.q_op.at(4 * step, 4), step == 0 ? Reg() : s_tile(t),
+                         "QK: S^T tile " + std::to_string(t) + " += K Q^T");
+            if (i + kVAhead < operands) read(i + kVAhead);
+        }
+        return;
+    }
     const int operands = 2 * L.qk_steps;
     auto read = [&](int i) {
         const int t = i / L.qk_steps, step = i % L.qk_steps;
-        const int offset = 32 * t * L.k_row_bytes + step * KernelLayout::kStepBytes;
+        const int offset = 32 * t * L.k_row_bytes + step * L.step_bytes;
         e_.op("ds_read_b128", {W(ring(i).at(0, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset),
               "K tile " + std::to_string(t) + " step " + std::to_string(step));
         e_.op("ds_read_b128", {W(ring(i).at(4, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset + 16));
@@ -29,6 +48,16 @@ void KernelBuilder::qk_mfma(int stage) {
 
 void KernelBuilder::issue_v_operand_reads(int stage) {
     const KernelLayout& L = layout_;
+    if (L.bf16) {
+        // The first kVAhead of the block's 16 V^T operands (pv_mfma_bf16 reads the rest).
+        for (int n = 0; n < kVAhead; ++n) {
+            const int step = n / L.o_tiles, dt = n % L.o_tiles;
+            e_.op("ds_read_b128", {W(ring(n)), R(r_.v_lds_read.at(stage))},
+                  "offset:" + std::to_string(32 * dt * L.vt_row_bytes + 16 * step),
+                  n == 0 ? "V^T operands of the next PV, the first " + std::to_string(kVAhead) : "");
+        }
+        return;
+    }
     for (int dt = 0; dt < L.o_tiles; ++dt) {
         const Reg op = ring(dt);
         const int offset = 32 * dt * L.vt_row_bytes;

@@ -1,0 +1,95 @@
+// BF16 softmax phase (VariantInput::Bf16): the exact online softmax of kernels/common/online_softmax.h
+// in fp32, per lane = per query, as the CPU model's BF16 path (src/cpu/attention_blocked.cpp):
+//   block max and m_new as the FP8 kernels (row_max: NaN-propagating, raw scores then the scale),
+//   alpha = running_max_rescale(m, m_new) = (m = -inf ? 0 : 2^(m - m_new)) by v_exp_f32,
+//   x = S scale_log2 (rounded), p = 2^(x - m_new) by v_exp_f32 (x + (-m_new): the same rounding as
+//   the model's subtraction; -inf where m_new = -inf, so that a row with no key seen yet gets p = 0),
+//   masked keys: S = -inf before the row max, and, where the scale is NaN, 0 or +inf (-inf times
+//   it is not -inf), x = -inf again before the exponential (p = 0: the model skips masked keys),
+//   P = bf16(p) with round to nearest even (v_cvt_pk_bf16_f32, the model's float_to_bf16), packed
+//   in S^T register order as the B operand of the PV MFMA,
+//   row sum = the fp32 sum of the unrounded p (the model's EXACT denominator), l = l alpha + row sum.
+// What differs from the model in the last bits: S from the MFMA (its own summation order), the
+// row-sum order (a tree, the model sums keys in order), v_exp_f32 against exp2f (the emulator
+// computes both with the host's exp2), and acc = acc alpha then + V^T P^T in the MFMA's order.
+#include "kernel_builder.hpp"
+
+namespace zyfa {
+namespace gfx950_fp8 {
+
+void KernelBuilder::bf16_alpha_and_bias(const Reg& m_new) {
+    const Reg x = tmp_v("m - m_new");
+    const Reg alpha = r_.alpha_pair.at(0);
+    // alpha = 1 for every lane whose running max did not move; when none moved, skip the exponential.
+    const std::string moved = e_.unique_label("max_moved"), alpha_done = e_.unique_label("alpha_done");
+    e_.op("v_cmp_lt_f32", {I("vcc"), R(r_.m), R(m_new)}, "", "alpha: did any running max move?");
+    e_.cbranch("vccnz", moved);
+    e_.op("v_mov_b32", {W(alpha), I("1.0")});
+    e_.branch(alpha_done);
+    e_.label(moved);
+    e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
+    e_.op("v_cmp_lt_f32", {I("vcc"), R(r_.neg_inf), R(r_.m)}, "", "m = -inf (no key seen yet): alpha = 0");
+    e_.op("v_exp_f32", {W(alpha), R(x)}, "", "alpha = 2^(m - m_new)");
+    e_.op_settled("v_cndmask_b32", {W(alpha), I(0), R(alpha), I("vcc")});
+    e_.label(alpha_done);
+    e_.op_settled("v_mov_b32", {W(r_.alpha_pair.at(1)), R(alpha)});
+    free(x);
+
+    const Reg bias = r_.bias_pair.at(0);
+    e_.op("v_cmp_lg_f32", {I("vcc"), R(r_.neg_inf), R(m_new)}, "", "-m_new; -inf where m_new = -inf (every p 0)");
+    e_.op("v_xor_b32", {W(bias), I("0x80000000"), R(m_new)});
+    e_.op_settled("v_cndmask_b32", {W(bias), R(r_.neg_inf), R(bias), I("vcc")});
+    e_.op("v_mov_b32", {W(r_.bias_pair.at(1)), R(bias)});
+    e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m_new");
+}
+
+void KernelBuilder::bf16_p_and_row_sum(const Reg& block) {
+    const Reg s = r_.s_acc;
+    for (int i = 0; i < 16; ++i) {
+        e_.op("v_pk_mul_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair)}, "",
+              i == 0 ? "x = S scale_log2 (score_scale.h)" : "");
+    }
+    for (int i = 0; i < 16; ++i) {
+        e_.op("v_pk_add_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.bias_pair)}, "", i == 0 ? "x - m_new" : "");
+    }
+    // Masked keys again, now on x: a masked -inf score times a NaN or zero scale (a NaN or zero q/k
+    // descale) is NaN, and a row that sees no key of the block must get p = 0 there, as the model
+    // skips those keys. Only in blocks some row of the wave does not fully see, and only when the
+    // scale is not finite and positive (r_.remask, kernel_setup.cpp).
+    {
+        const std::string no_mask = e_.unique_label("x_no_mask");
+        const Reg end = tmp_s("block end");
+        e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
+        e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "masked block: x = -inf where the key is not visible");
+        free(end);
+        e_.cbranch("scc0", no_mask);
+        e_.op("s_cmp_eq_u32", {R(r_.remask), I(0)}, "", "... when -inf times the scale is not -inf");
+        e_.cbranch("scc1", no_mask);
+        mask_scores(block);
+        e_.label(no_mask);
+    }
+    for (int i = 0; i < 32; ++i) e_.op_settled("v_exp_f32", {W(s.at(i)), R(s.at(i))}, "", i == 0 ? "p = 2^(x - m_new)" : "");
+    for (int i = 0; i < 16; ++i) {
+        e_.op_settled("v_cvt_pk_bf16_f32", {W(r_.p_op.at(i)), R(s.at(2 * i)), R(s.at(2 * i + 1))}, "",
+                      i == 0 ? "P = bf16(p) (RNE), S^T register order" : "");
+    }
+    // Row sum of the unrounded p: pairs, then a tree, then the other half's 32 keys (lane l ^ 32).
+    for (int width = 2; width < 32; width *= 2) {
+        for (int i = 0; i < 32; i += 2 * width) {
+            e_.op_settled("v_pk_add_f32", {W(s.at(i, 2)), R(s.at(i, 2)), R(s.at(i + width, 2))}, "",
+                          i == 0 && width == 2 ? "row sum of p (fp32)" : "");
+        }
+    }
+    const Reg other = tmp_v("other half's row sum");
+    e_.op_settled("v_add_f32", {W(r_.row_sum), R(s.at(0)), R(s.at(1))});
+    e_.op("v_mov_b32", {W(other), R(r_.row_sum)});
+    e_.pad_for_permlane({r_.row_sum, other}, "VALU write -> permlane");
+    e_.op("v_permlane32_swap_b32", {W(r_.row_sum), W(other)}, "", "the other 32 keys are in lane l ^ 32");
+    e_.op_settled("v_add_f32", {W(r_.row_sum), R(r_.row_sum), R(other)});
+    free(other);
+    e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum (online_softmax.h)");
+    e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum)});
+}
+
+}  // namespace gfx950_fp8
+}  // namespace zyfa
