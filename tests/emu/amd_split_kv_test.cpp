@@ -5,8 +5,8 @@
 // parts into the workspace, merged by zyfa_attn_merge's HIP kernel. zyfa_attn_kernel_name reports
 // "<symbol>+split_kv" for them; on gfx950 FP8 LEAN splits on the HIP C++ kernel, never the assembly.
 // Checked, in every mode the HIP C++ kernels run (BF16 EXACT; FP8 EXACT and LEAN in the arch's
-// format; INT8 Q/K LEAN), GQA, bottom-right and top-left causal, packed sequences with sinks, paged
-// K/V:
+// format; INT8 Q/K LEAN), GQA, bottom-right and top-left causal, a window, packed sequences with
+// sinks, paged K/V:
 //  - the split against the fp64 reference within the gpu tier's bounds (tests/gpu/gpu_check.hpp:
 //    relative RMS, max |lse| difference) and, as the CUDA split (split_kv_gpu_test.cpp), a
 //    relative RMS at most 1.5 times the CPU backend's own: the gpu tier's RMS bound against the CPU
@@ -245,6 +245,11 @@ void packed_sinks_and_masks(void**) {
     CaseShape top_left = decode(kBf16, 2);
     top_left.mask = ZYFA_MASK_CAUSAL;
     check_split_case(top_left, 3, "bf16 top-left causal");
+    // A window: the tile's keys start inside a block (499), the splits' blocks at its start (448).
+    CaseShape window = decode(kBf16, 2);
+    window.window_left = 300;
+    window.window_right = 0;
+    check_split_case(window, 3, "bf16 bottom-right, window (300, 0)");
 }
 
 // Paged K/V (page size 16) splits as the contiguous call does: bitwise the same O and lse.
