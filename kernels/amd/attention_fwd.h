@@ -49,6 +49,11 @@
 //   (the arch's FP8: the plan refuses the other one).
 // Built with -ffp-contract=off: no a*b+c is fused unless written as fmaf, as in the CPU model.
 //
+// Split-KV (attention_extra_args.h): with extra.split.num_splits = n >= 2 the grid's x holds n
+//   workgroups per tile; each runs the loop above over its split's whole 64-key blocks of the
+//   tile's keys (common/split_kv_args.h: split_key_range), every block exactly as the unsplit
+//   kernel computes it at the running maximum the split has reached, and writes fp32 O and lse
+//   into its workspace part (the sink in split 0's only); zyfa_attn_merge's kernel merges them.
 // Not tuned yet: one K/V buffer in LDS (global -> registers -> LDS, two barriers per block), no
 // ping-pong between the waves of a SIMD. The static checks (tests/amd) hold the register,
 // LDS and instruction budgets; the emulator issue runs it.
@@ -57,6 +62,7 @@
 
 #include "amd/attention_tile_shape.h"
 #include "amd/hip_device.h"
+#include "amd/attention_extra_args.h"
 #include "amd/mfma_ops.h"
 #include "common/attention_kernel_args.h"
 #include "common/attention_mask.h"
@@ -97,11 +103,13 @@ __device__ inline void store_output(void* o, int32_t dtype, int64_t index, float
     }
 }
 
-// PAGED: K and V read through a block table (kernels/common/paged_kv_args.h, the kernel's second
-// parameter); only the row addresses of K and V and the sequence's key count differ.
+// PAGED: K and V read through a block table (kernels/common/paged_kv_args.h, extra.paged); only
+// the row addresses of K and V and the sequence's key count differ.
 // INT8: q and k INT8 (the INT8 Q/K mode), v and P FP8 (so FP8 is true too).
 template <bool FP8, bool LEAN, int DQK, int DV, bool PAGED = false, bool INT8 = false>
-__device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvArgs& paged) {
+__device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtraArgs& extra) {
+    const PagedKvArgs& paged = extra.paged;
+    const SplitKvArgs& split = extra.split;
     static_assert(!LEAN || FP8, "LEAN needs FP8 inputs");
     static_assert(!INT8 || FP8, "the INT8 Q/K mode's P and V are FP8");
     using M = Mfma<FP8>;  // P.V (and S but for INT8)
@@ -133,7 +141,9 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
 
     // Heaviest tiles (the last ones under a causal mask) first.
     const int tiles = (a.seqlen_q + kRows - 1) / kRows;
-    const int tile = tiles - 1 - block_id_x();
+    const int splits = split.num_splits > 1 ? split.num_splits : 1;
+    const int split_index = static_cast<int>(block_id_x()) % splits;
+    const int tile = tiles - 1 - static_cast<int>(block_id_x()) / splits;
     const int head = block_id_y(), batch = block_id_z();
     SequenceSpan span = sequence_span(a, batch);
     if constexpr (PAGED) span.seqlen_k = paged_key_count(a, paged, batch);  // keys from 0 of their pages
@@ -161,6 +171,14 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
     }
     sync_workgroup();
     const int keys_begin = tile_keys[0], keys_end = tile_keys[1];
+    // The blocks this workgroup visits: all of the tile's, or its split's whole blocks of them.
+    int blocks_begin = keys_begin - keys_begin % kKeyBlock, blocks_end = keys_end;
+    if (splits > 1) {
+        const SplitKeyRange range = split_key_range(keys_begin, keys_end, split_index, splits);
+        blocks_begin = range.first_key;
+        const int range_end = range.first_key + range.blocks * kKeyBlock;
+        blocks_end = range_end < keys_end ? range_end : keys_end;
+    }
 
     // Q^T as the B operand of S^T = K Q^T, in registers for the whole kernel.
     QkOperand q_operand[kQkSteps];
@@ -218,7 +236,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
     for (int dt = 0; dt < kDTiles; ++dt) acc[dt] = f32x16{};
     float m = kNegInf, l = 0.0f;
 
-    for (int block = keys_begin - keys_begin % kKeyBlock; block < keys_end; block += kKeyBlock) {
+    for (int block = blocks_begin; block < blocks_end; block += kKeyBlock) {
         sync_workgroup();  // every wave is done with the previous block's K and V
         // K block -> LDS [key][d]; keys past the sequence are zero.
         constexpr int kKChunks = DQK * kElem / kVectorBytes;
@@ -388,25 +406,37 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
     // Epilogue: the sink, if any, joins m and l (common/attention_sink.h; FMAs only, no v_exp_f32);
     // O = acc * (v_descale * alpha / l'); queries that saw no key (nor a sink) get 0 and lse = -inf,
     // those that saw a NaN or +inf score or sink NaN.
+    // Split-KV: fp32 O and lse into this split's workspace part (common/split_kv_args.h), the sink
+    // in split 0's only (the merge then counts it once).
     if (query >= seqlen_q) return;
-    const numerics::SinkedRow row = numerics::fold_sink(m, l, numerics::sink_log2(a.sinks, head));
+    const bool varlen = a.cu_seqlens_q != nullptr;
+    const float* sinks = splits > 1 && split_index != 0 ? nullptr : a.sinks;
+    const numerics::SinkedRow row = numerics::fold_sink(m, l, numerics::sink_log2(sinks, head));
     const bool poisoned = numerics::sinked_row_poisoned(row);
     const bool seen = numerics::sinked_row_seen(row);
     const float out_scale = numerics::sinked_output_scale(vd, row);
-    const int64_t o_row = batch * a.o_stride_batch + (first_q + query) * a.o_stride_seq + head * a.o_stride_head;
+    void* o = a.o;
+    int32_t out_dtype = a.out_dtype;
+    float* lse = a.lse;
+    int64_t o_row = batch * a.o_stride_batch + (first_q + query) * a.o_stride_seq + head * a.o_stride_head;
+    if (splits > 1) {
+        o = split.part_o + split_index * split.part_o_stride;
+        out_dtype = kKernelFp32;
+        lse = split.part_lse + split_index * split.part_lse_stride;
+        o_row = split_part_o_index(varlen, first_q, batch, a.seqlen_q, a.heads_q, a.head_dim_v, query, head);
+    }
     #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt) {
         #pragma unroll
         for (int v = 0; v < 16; ++v) {
             const int d = 32 * dt + 8 * (v / 4) + 4 * half + v % 4;
-            store_output(a.o, a.out_dtype, o_row + d, numerics::row_output(acc[dt][v] * out_scale, poisoned, seen));
+            store_output(o, out_dtype, o_row + d, numerics::row_output(acc[dt][v] * out_scale, poisoned, seen));
         }
     }
-    if (a.lse && half == 0) {
-        const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
-        const int64_t index = a.cu_seqlens_q ? head * total_q + first_q + query
-                                             : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_q + query;
-        global_ptr_mut<float>(a.lse)[index] = numerics::row_lse(numerics::sinked_row_lse(row), poisoned, seen);
+    if (lse && half == 0) {
+        const int64_t total_q = varlen ? a.cu_seqlens_q[a.batch] : 0;
+        const int64_t index = split_part_lse_index(varlen, total_q, first_q, batch, a.seqlen_q, a.heads_q, query, head);
+        global_ptr_mut<float>(lse)[index] = numerics::row_lse(numerics::sinked_row_lse(row), poisoned, seen);
     }
 }
 
@@ -415,23 +445,20 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const PagedKvA
 
 // One extern "C" kernel per (input family / P scheme, head dims); the symbol names are the launch
 // plan's (src/hip/attention_launch_plan.cpp). Eight waves per workgroup and two waves per SIMD: one
-// workgroup per CU, whose LDS (at most 44 KiB) then also fits gfx942's 64 KiB.
-#define ZYFA_AMD_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv, int8)                                            \
+// workgroup per CU, whose LDS (at most 44 KiB) then also fits gfx942's 64 KiB. Every kernel takes
+// AttnExtraArgs (the block table of the paged variants, split-KV) as its second parameter.
+#define ZYFA_AMD_ATTENTION_KERNEL_WITH(symbol, fp8, lean, dqk, dv, int8, paged)                                \
     extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(zyfa::amd::kThreads,             \
                                                                           zyfa::amd::kThreads),            \
                                               amdgpu_waves_per_eu(zyfa::amd::kWavesPerSimd)))             \
-    symbol(const zyfa::AttnKernelArgs args) {                                                             \
-        const zyfa::PagedKvArgs contiguous{};                                                             \
-        zyfa::amd::attention_forward<fp8, lean, dqk, dv, false, int8>(args, contiguous);                  \
+    symbol(const zyfa::AttnKernelArgs args, const zyfa::amd::AttnExtraArgs extra) {                       \
+        zyfa::amd::attention_forward<fp8, lean, dqk, dv, paged, int8>(args, extra);                       \
     }
+#define ZYFA_AMD_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv, int8) \
+    ZYFA_AMD_ATTENTION_KERNEL_WITH(symbol, fp8, lean, dqk, dv, int8, false)
 
-// The paged variants take PagedKvArgs as a second parameter.
-#define ZYFA_AMD_PAGED_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv, int8)                                      \
-    extern "C" __global__ void __attribute__((amdgpu_flat_work_group_size(zyfa::amd::kThreads,             \
-                                                                          zyfa::amd::kThreads),            \
-                                              amdgpu_waves_per_eu(zyfa::amd::kWavesPerSimd)))             \
-    symbol(const zyfa::AttnKernelArgs args, const zyfa::PagedKvArgs paged) {                              \
-        zyfa::amd::attention_forward<fp8, lean, dqk, dv, true, int8>(args, paged);                        \
-    }
+// The paged variants read K and V through extra.paged's block table.
+#define ZYFA_AMD_PAGED_ATTENTION_KERNEL(symbol, fp8, lean, dqk, dv, int8) \
+    ZYFA_AMD_ATTENTION_KERNEL_WITH(symbol, fp8, lean, dqk, dv, int8, true)
 
 #endif

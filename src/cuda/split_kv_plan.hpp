@@ -8,35 +8,23 @@
 #include <cstdint>
 
 #include "core/problem.hpp"
+#include "gpu/split_kv_workspace.hpp"
 
 namespace zyfa {
 namespace cuda {
 
-// Split only where every split gets at least this many 64-key blocks (256 keys): below it the
-// merge's traffic and the ramp of the pipeline outweigh the parallelism gained.
-constexpr int64_t kSplitMinBlocksPerSplit = 4;
 // CTAs of the split kernel resident per SM (~106 KiB of shared memory each at head dim 128).
 constexpr int64_t kSplitCtasPerSm = 2;
-// Queries per sequence up to which a problem counts as a short chunk (issue 22: 1-128).
-constexpr int64_t kSplitMaxSeqlenQ = 128;
-
-struct SplitKvShape {
-    int64_t batch = 0;
-    int64_t seqlen_q = 0;  // the longest sequence when varlen
-    int64_t seqlen_k = 0;
-    int64_t heads_q = 0;
-    int64_t heads_kv = 0;
-    int64_t head_dim_v = 0;
-};
-
-SplitKvShape split_kv_shape(const AttnProblem& problem);
+// The shape, the workspace bytes, the workspace fit and the two limits below are shared with the
+// HIP plan (gpu/split_kv_workspace.hpp).
+using gpu::kSplitMaxSeqlenQ;
+using gpu::kSplitMinBlocksPerSplit;
+using gpu::SplitKvShape;
+using gpu::split_kv_shape;
+using gpu::split_kv_workspace_bytes;
 
 // CTAs per kv head of the split kernel: ceil(heads_q / heads_kv * seqlen_q / 16).
 int64_t split_kv_row_tiles(const SplitKvShape& shape);
-
-// Bytes of workspace `splits` parts take (common/split_kv_args.h's layout); 0 for splits <= 1;
-// -1 when the size overflows int64 (such a problem never splits).
-int64_t split_kv_workspace_bytes(const SplitKvShape& shape, int64_t splits);
 
 // The split count, >= 1 (1 = the unsplit kernels). requested is zyfa_attn_params.num_splits
 // (0 = heuristic, 1 = never, n > 1 = at most n); workspace_bytes what the caller passed, or -1 for

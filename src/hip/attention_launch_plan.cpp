@@ -3,8 +3,10 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 
+#include "amd/attention_extra_args.h"
 #include "amd/attention_tile_shape.h"
 #include "amd/gfx950_fp8/generator/kernel_variant.hpp"
 #include "common/lean_p.h"
@@ -12,6 +14,7 @@
 #include "core/errors.hpp"
 #include "core/validate.hpp"
 #include "gpu/vector_alignment.hpp"
+#include "split_kv_plan.hpp"
 
 namespace zyfa {
 namespace hip {
@@ -134,6 +137,39 @@ const char* symbol_of(const KernelFamily& family, const std::string& arch, bool 
     return lean ? family.e4m3fnuz_lean_symbol : family.e4m3fnuz_exact_symbol;
 }
 
+// The split count of a problem on this device (1: unsplit); workspace_bytes -1 = no limit. The HIP
+// C++ kernels split any problem they run (sinks, paged K/V and every input family included); the
+// gfx950 assembly kernels do not split, so a split problem runs on the HIP C++ kernel.
+int64_t split_count(const AttnProblem& p, const gpu::DeviceInfo& device, int64_t workspace_bytes) {
+    const gpu::SplitKvShape shape = gpu::split_kv_shape(p);
+    const int64_t splits = choose_split_count(shape, device.multiprocessors, p.num_splits, workspace_bytes);
+    if (splits < 2) return 1;
+    // Grid limits of the split launch and the merge launch: unsplit beyond them.
+    if (split_kv_query_tiles(shape) * splits * amd::kThreads > INT32_MAX || p.batch > 65535 || p.heads_q > 65535 ||
+        p.seqlen_q > 65535) {
+        return 1;
+    }
+    return splits;
+}
+
+// zyfa_attn_kernel_name of a split launch: "<symbol>+split_kv" (static strings, one per HIP C++
+// kernel symbol), so that callers and tests see that the problem splits.
+const char* split_kernel_name(const char* symbol) {
+    static const std::map<std::string, std::string> names = [] {
+        std::map<std::string, std::string> m;
+        for (const KernelFamily& f : kFamilies) {
+            for (const char* sym : {f.bf16_symbol, f.e4m3fn_lean_symbol, f.e4m3fn_exact_symbol, f.e4m3fnuz_lean_symbol,
+                                    f.e4m3fnuz_exact_symbol}) {
+                if (sym != nullptr) m.emplace(sym, std::string(sym) + "+split_kv");
+            }
+        }
+        return m;
+    }();
+    const auto it = names.find(symbol);
+    if (it == names.end()) throw Error(ZYFA_ERROR_INTERNAL, std::string("no split name for ") + symbol);
+    return it->second.c_str();
+}
+
 class HipAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
     explicit HipAttnCatalogue(AmdKernelChoice choice) : choice_(choice) {}
@@ -215,37 +251,66 @@ public:
                                 ", batch = " + std::to_string(p.batch) +
                                 ") exceeds the HIP grid limits (2^31-1 threads, 65535, 65535)");
         }
+        // Split-KV: a short query chunk against long keys, with the caller's workspace.
+        const int64_t splits = p.workspace != nullptr ? split_count(p, device, p.workspace_bytes) : 1;
         gpu::AttnLaunch launch;
         launch.variant = family->variant;
         launch.symbol = symbol_of(*family, image_arch, p.softmax == ZYFA_SOFTMAX_LEAN);
-        if (const AsmKernel* asm_kernel = uses_asm(image_arch) ? asm_kernel_for(p) : nullptr) {
+        launch.second_parameter = true;  // amd::AttnExtraArgs
+        if (const AsmKernel* asm_kernel = uses_asm(image_arch) && splits == 1 ? asm_kernel_for(p) : nullptr) {
             launch.variant = asm_kernel->variant;
             launch.symbol = asm_kernel->symbol;
+            launch.second_parameter = false;  // AttnKernelArgs only
         }
-        launch.kernel_name = launch.symbol;
-        launch.grid.x = static_cast<uint32_t>(tiles);
+        launch.kernel_name = splits > 1 ? split_kernel_name(launch.symbol) : launch.symbol;
+        launch.grid.x = static_cast<uint32_t>(tiles * splits);
         launch.grid.y = static_cast<uint32_t>(p.heads_q);
         launch.grid.z = static_cast<uint32_t>(p.batch);
         launch.block.x = amd::kThreads;
         launch.shared_bytes = 0;  // static LDS only
-        launch.second_parameter = p.paged();  // PagedKvArgs
+        launch.splits = splits;
         return launch;
     }
 
-    // The paged kernels' second parameter: the block table (kernels/common/paged_kv_args.h).
+    // The HIP C++ kernels' second parameter (kernels/amd/attention_extra_args.h): the block table
+    // (kernels/common/paged_kv_args.h) of the paged kernels, and the split-KV parts in the
+    // workspace (common/split_kv_args.h's layout) when the plan split the problem.
     void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,
                           gpu::SecondKernelParameter& out) const override {
-        (void)launch;
         (void)runtime;
-        static_assert(sizeof(PagedKvArgs) <= sizeof(out.bytes), "PagedKvArgs fits the parameter storage");
-        PagedKvArgs paged;
-        std::memset(&paged, 0, sizeof(paged));
-        paged.block_table = p.block_table;
-        paged.seqused_k = p.seqused_k;
-        paged.block_table_stride = p.block_table_stride;
-        paged.page_size = static_cast<int32_t>(p.page_size);
-        paged.num_pages = static_cast<int32_t>(p.num_pages);
-        std::memcpy(out.bytes, &paged, sizeof(paged));
+        static_assert(sizeof(amd::AttnExtraArgs) <= sizeof(out.bytes), "AttnExtraArgs fits the parameter storage");
+        amd::AttnExtraArgs extra;
+        std::memset(&extra, 0, sizeof(extra));
+        if (p.paged()) {
+            extra.paged.block_table = p.block_table;
+            extra.paged.seqused_k = p.seqused_k;
+            extra.paged.block_table_stride = p.block_table_stride;
+            extra.paged.page_size = static_cast<int32_t>(p.page_size);
+            extra.paged.num_pages = static_cast<int32_t>(p.num_pages);
+        }
+        if (launch.splits > 1) {
+            const SplitKvLayout layout = split_kv_layout(p.batch, p.seqlen_q, p.heads_q, p.head_dim_v, launch.splits);
+            extra.split.part_o = static_cast<float*>(p.workspace);
+            extra.split.part_lse = extra.split.part_o + launch.splits * layout.o_stride;
+            extra.split.part_o_stride = layout.o_stride;
+            extra.split.part_lse_stride = layout.lse_stride;
+            extra.split.num_splits = static_cast<int32_t>(launch.splits);
+        }
+        std::memcpy(out.bytes, &extra, sizeof(extra));
+    }
+
+    uint64_t split_workspace_bytes(const AttnProblem& shape, const gpu::DeviceInfo& device,
+                                   const std::string& image_arch) const override {
+        if (fp8_dtype_of(image_arch) == 0) return 0;
+        // Head dims and key_block no AMD kernel takes: such a problem never runs, so never splits.
+        if (shape.key_block != 0 && shape.key_block != amd::kKeyBlock) return 0;
+        bool covered = false;
+        for (const KernelFamily& f : kFamilies)
+            covered = covered || (f.head_dim_qk == shape.head_dim_qk && f.head_dim_v == shape.head_dim_v);
+        if (!covered) return 0;
+        const int64_t splits = split_count(shape, device, -1);
+        return splits > 1 ? static_cast<uint64_t>(gpu::split_kv_workspace_bytes(gpu::split_kv_shape(shape), splits))
+                          : 0;
     }
 
     // v_cvt_i32_f32 truncates toward zero.

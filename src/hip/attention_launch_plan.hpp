@@ -24,7 +24,14 @@
 // strides whose 64-row offsets fit 32 bits) and falls back to the HIP C++ kernel otherwise. The problem alone decides:
 // there is no run-time switch (docs/configuration.md).
 // Launch: grid (ceil(seqlen_q / 256), heads_q, batch), 512 threads (8 waves x 32 queries), no
-// dynamic LDS (kernels/amd/attention_tile_shape.h).
+// dynamic LDS (kernels/amd/attention_tile_shape.h). The HIP C++ kernels take a second parameter,
+// amd::AttnExtraArgs (kernels/amd/attention_extra_args.h): the paged kernels' block table and
+// split-KV. Split-KV (split_kv_plan.hpp): with a workspace, a problem with seqlen_q <= 128 whose
+// split count is >= 2 runs the same HIP C++ kernel over grid (ceil(seqlen_q / 256) * splits,
+// heads_q, batch), each workgroup on its split's 64-key blocks writing an fp32 part into the
+// workspace (common/split_kv_args.h), then zyfa_attn_merge's kernel over the parts
+// (src/gpu/gpu_backend.cpp); its kernel name is "<symbol>+split_kv". The assembly kernels never
+// split: a problem that splits runs on the HIP C++ kernel.
 // Lean P: v_cvt_i32_f32 truncates, so lean_centre() is lean_p_centre_for(TowardZero); the CPU
 // model with that rounding and centre produces the same codes.
 #pragma once

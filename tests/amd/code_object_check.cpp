@@ -4,8 +4,9 @@
 //   elf        an ELF64 little-endian AMDGPU HSA code object, code object v5 (ABI version 3), whose
 //              e_flags processor is ARCH (gfx950 0x4f, gfx942 0x4c); metadata target names ARCH;
 //   kernels    the metadata lists exactly the kernels the HIP launch plan's catalogue has for
-//              (ARCH, VARIANT), each with one by-value argument of sizeof(AttnKernelArgs) at offset
-//              0, wavefront 64, max_flat_workgroup_size = the plan's block size;
+//              (ARCH, VARIANT), each with two by-value arguments, AttnKernelArgs at offset 0 and
+//              amd::AttnExtraArgs (the paged block table, split-KV) right after it (the gfx950
+//              assembly kernels, variants attn_fwd_asm_*: AttnKernelArgs only), wavefront 64, max_flat_workgroup_size = the plan's block size;
 //   registers  VGPRs + AGPRs (AGPRs start at the next multiple of 4) <= 512 and
 //              <= 512 / kWavesPerSimd (the intended waves per SIMD); no VGPR spills;
 //   lds        group segment <= 160 KiB (gfx950) / 64 KiB (gfx942);
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "amd/attention_extra_args.h"
 #include "amd/attention_tile_shape.h"
 #include "common/attention_kernel_args.h"
 #include "common/paged_kv_args.h"
@@ -178,23 +180,24 @@ int main(int argc, char** argv) {
     for (const KernelMetadata& k : kernels) {
         const std::string name = k.fields.count(".name") ? k.fields.at(".name") : "?";
         const std::string where = "kernel " + name + ": ";
-        // Paged variants take PagedKvArgs by value right after AttnKernelArgs.
-        const bool paged = variant.find("_paged_") != std::string::npos;
-        const size_t arg_count = paged ? 2 : 1;
+        // Every HIP C++ kernel takes AttnExtraArgs (block table, split-KV) by value after
+        // AttnKernelArgs; the gfx950 assembly kernels (variants attn_fwd_asm_*) AttnKernelArgs only.
+        const bool assembly = variant.rfind("attn_fwd_asm_", 0) == 0;
+        const size_t arg_count = assembly ? 1 : 2;
         auto by_value_at = [&](size_t i, long offset, long size) {
             return k.args[i].count(".value_kind") != 0 && k.args[i].at(".value_kind") == "by_value" &&
                    std::strtol(k.args[i].at(".offset").c_str(), nullptr, 10) == offset &&
                    std::strtol(k.args[i].at(".size").c_str(), nullptr, 10) == size;
         };
-        const long paged_size = static_cast<long>(sizeof(zyfa::PagedKvArgs));
+        const long extra_size = static_cast<long>(sizeof(zyfa::amd::AttnExtraArgs));
         if (k.args.size() != arg_count || !by_value_at(0, 0, args_size) ||
-            (paged && !by_value_at(1, args_size, paged_size))) {
+            (!assembly && !by_value_at(1, args_size, extra_size))) {
             fail("kernels", where + "expected by_value arguments AttnKernelArgs (" + std::to_string(args_size) +
                                 " bytes at offset 0)" +
-                                (paged ? " and PagedKvArgs (" + std::to_string(paged_size) + " bytes after it)" : "") +
+                                (assembly ? "" : " and AttnExtraArgs (" + std::to_string(extra_size) + " bytes after it)") +
                                 ", found " + std::to_string(k.args.size()) + " argument(s)");
         }
-        if (k.number(".kernarg_segment_size") < args_size + (paged ? paged_size : 0)) {
+        if (k.number(".kernarg_segment_size") < args_size + (assembly ? 0 : extra_size)) {
             fail("kernels", where + "kernarg_segment_size " + std::to_string(k.number(".kernarg_segment_size")));
         }
         if (k.number(".wavefront_size") != 64) fail("kernels", where + "wavefront_size is not 64");

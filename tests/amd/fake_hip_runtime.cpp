@@ -180,7 +180,9 @@ EXPORT int hipModuleGetFunction(void** function, void* module, const char* name)
 EXPORT int hipModuleLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                  unsigned bz, unsigned shared, void* stream, void** params, void** extra) {
     if (params == nullptr || extra != nullptr) return 1;  // hipErrorInvalidValue
+    state.previous_launch = state.last_launch;
     fake_hip_launch& launch = state.last_launch;
+    memset(&launch, 0, sizeof launch);
     strncpy(launch.symbol, static_cast<FakeFunction*>(function)->symbol.c_str(), sizeof launch.symbol - 1);
     launch.grid[0] = gx;
     launch.grid[1] = gy;
@@ -191,6 +193,9 @@ EXPORT int hipModuleLaunchKernel(void* function, unsigned gx, unsigned gy, unsig
     launch.shared_bytes = shared;
     launch.stream = stream;
     memcpy(&launch.args, params[0], sizeof launch.args);
+    // The attention kernels' second parameter (the HIP C++ kernels' AttnExtraArgs); the library
+    // passes a 2-element parameter array to every attention launch.
+    if (strncmp(launch.symbol, "zyfa_attn_fwd_", 14) == 0) memcpy(launch.second, params[1], sizeof launch.second);
     state.launches++;
     return 0;
 }

@@ -12,6 +12,7 @@ struct fake_hip_launch {
     unsigned shared_bytes;
     void* stream;
     zyfa::AttnKernelArgs args; /* a copy of *kernelParams[0] */
+    unsigned char second[128]; /* attention kernels (zyfa_attn_fwd_*): the first bytes of *kernelParams[1] */
 };
 
 struct fake_hip_state {
@@ -24,6 +25,7 @@ struct fake_hip_state {
     int launches;
     int pointer_queries;   /* hipPointerGetAttributes calls */
     struct fake_hip_launch last_launch;
+    struct fake_hip_launch previous_launch; /* the launch before last_launch */
 };
 
 #endif

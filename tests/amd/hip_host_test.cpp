@@ -28,7 +28,9 @@ extern "C" {
 #include "common/block_scale.h"
 #include "common/lean_p.h"
 #include "fake_hip_state.h"
+#include "amd/attention_extra_args.h"
 #include "hip/attention_launch_plan.hpp"
+#include "hip/split_kv_plan.hpp"
 #include "hip/hip_api.hpp"
 #include "support/hip_context.hpp"
 #include "zyfa.h"
@@ -537,6 +539,119 @@ void key_block_64_only(void**) {
     unsetenv("FAKE_HIP_ARCH");
 }
 
+// Split-KV on AMD (hip/split_kv_plan.hpp): the plan's pure function, zyfa_attn_fwd_workspace_size
+// on a HIP context (the fake reports 256 CUs), and a decode call with that workspace: the HIP C++
+// kernel (never the gfx950 assembly) over grid.x = tiles * splits with AttnExtraArgs' split
+// pointing into the workspace, then zyfa_attn_merge over the parts; too small a workspace gives
+// fewer splits, none below two parts' bytes.
+void split_kv_plan_and_workspace(void**) {
+    using zyfa::hip::choose_split_count;
+    zyfa::gpu::SplitKvShape d;  // decode: 1 query, 8 query heads, 2 sequences, 4096 keys (64 blocks)
+    d.batch = 2;
+    d.seqlen_q = 1;
+    d.seqlen_k = 4096;
+    d.heads_q = 8;
+    d.heads_kv = 2;
+    d.head_dim_v = 128;
+    // 16 workgroups on 256 CUs: ceil(512 / 16) = 32 splits, under 64 / 4 = 16 blocks-limited: 16.
+    assert_int_equal(choose_split_count(d, 256, 0, -1), 16);
+    assert_int_equal(choose_split_count(d, 8, 0, -1), 1);    // 16 workgroups fill 8 CUs: unsplit
+    assert_int_equal(choose_split_count(d, 20, 0, -1), 3);   // ceil(40 / 16)
+    assert_int_equal(choose_split_count(d, 256, 1, -1), 1);  // num_splits 1: never
+    assert_int_equal(choose_split_count(d, 8, 5, -1), 5);    // requested: at most n, no heuristic
+    assert_int_equal(choose_split_count(d, 8, 100, -1), 16); // at most one split per 4 blocks
+    zyfa::gpu::SplitKvShape chunk = d;
+    chunk.seqlen_q = 129;  // beyond a short chunk
+    assert_int_equal(choose_split_count(chunk, 256, 0, -1), 1);
+    assert_int_equal(choose_split_count(chunk, 256, 4, -1), 1);
+    zyfa::gpu::SplitKvShape short_keys = d;
+    short_keys.seqlen_k = 511;  // 8 blocks: at most 2 splits
+    assert_int_equal(choose_split_count(short_keys, 256, 0, -1), 2);
+    short_keys.seqlen_k = 448;  // 7 blocks: none
+    assert_int_equal(choose_split_count(short_keys, 256, 0, -1), 1);
+    // The workspace: as many splits as it holds.
+    const int64_t two = zyfa::gpu::split_kv_workspace_bytes(d, 2), five = zyfa::gpu::split_kv_workspace_bytes(d, 5);
+    assert_true(two > 0 && five > two);
+    assert_int_equal(choose_split_count(d, 256, 0, five), 5);
+    assert_int_equal(choose_split_count(d, 256, 0, five - 1), 4);
+    assert_int_equal(choose_split_count(d, 256, 0, two - 1), 1);
+    assert_int_equal(choose_split_count(d, 256, 0, 0), 1);
+
+    // Through the C API on the fake gfx950 (library context: FP8 LEAN would take the assembly).
+    for (zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3FN}) {
+        fake_hip_state* state = fake();
+        zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+        Problem p(dtype, 128, 128);
+        p.params.batch = 1;  // 4096 keys of BF16 K fill a 2 MiB slice of the storage
+        p.params.seqlen_q = 1;
+        p.params.seqlen_k = 4096;
+        p.params.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        for (zyfa_tensor* t : {&p.q, &p.o}) t->stride_batch = t->stride_seq;
+        for (zyfa_tensor* t : {&p.k, &p.v}) t->stride_batch = 4096 * t->stride_seq;
+        zyfa_attn_params shape = p.params;
+        size_t bytes = 0;
+        assert_int_equal(zyfa_attn_fwd_workspace_size(ctx, &shape, &bytes), ZYFA_SUCCESS);
+        zyfa::gpu::SplitKvShape s = d;
+        s.batch = 1;  // 8 workgroups on 256 CUs: 64 splits wanted, 16 allowed
+        assert_int_equal(static_cast<int64_t>(bytes), zyfa::gpu::split_kv_workspace_bytes(s, 16));
+        shape.seqlen_q = 300;  // not a short chunk: no workspace
+        size_t none = 1;
+        assert_int_equal(zyfa_attn_fwd_workspace_size(ctx, &shape, &none), ZYFA_SUCCESS);
+        assert_int_equal(none, 0);
+        shape.seqlen_q = 1;
+        shape.key_block = 128;  // no AMD kernel steps 128 keys: never runs, so never splits
+        none = 1;
+        assert_int_equal(zyfa_attn_fwd_workspace_size(ctx, &shape, &none), ZYFA_SUCCESS);
+        assert_int_equal(none, 0);
+        // The run, with the workspace in the fake's device memory.
+        FakeMemory workspace(bytes);
+        p.params.workspace = workspace.data();
+        p.params.workspace_bytes = bytes;
+        const std::string expected_name =
+            std::string(dtype == ZYFA_DTYPE_BF16 ? "zyfa_attn_fwd_bf16_d128" : "zyfa_attn_fwd_e4m3_lean_d128") +
+            "+split_kv";
+        assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), expected_name.c_str());
+        const char* expected = dtype == ZYFA_DTYPE_BF16 ? "zyfa_attn_fwd_bf16_d128" : "zyfa_attn_fwd_e4m3_lean_d128";
+        const int launches = state->launches;
+        if (p.run(ctx, nullptr) != ZYFA_SUCCESS) fail_msg("split run: %s", zyfa_last_error_message());
+        assert_int_equal(state->launches, launches + 2);
+        const fake_hip_launch& attn = state->previous_launch;
+        assert_string_equal(attn.symbol, expected);
+        assert_int_equal(attn.grid[0], 16);  // one 256-query tile x 16 splits
+        assert_int_equal(attn.grid[1], 8);
+        assert_int_equal(attn.grid[2], 1);
+        zyfa::amd::AttnExtraArgs extra;
+        std::memcpy(&extra, attn.second, sizeof extra);
+        const zyfa::SplitKvLayout layout = zyfa::split_kv_layout(1, 1, 8, 128, 16);
+        assert_ptr_equal(extra.split.part_o, workspace.data());
+        assert_ptr_equal(extra.split.part_lse, reinterpret_cast<float*>(workspace.data()) + 16 * layout.o_stride);
+        assert_int_equal(extra.split.part_o_stride, layout.o_stride);
+        assert_int_equal(extra.split.part_lse_stride, layout.lse_stride);
+        assert_int_equal(extra.split.num_splits, 16);
+        assert_null(extra.paged.block_table);
+        assert_string_equal(state->last_launch.symbol, "zyfa_attn_merge");
+        assert_int_equal(state->last_launch.grid[0], 1);
+        assert_int_equal(state->last_launch.grid[1], 8);
+        assert_int_equal(state->last_launch.grid[2], 1);
+        // Room for 3 parts only: 3 splits; one byte short of two parts: unsplit, no merge.
+        p.params.workspace_bytes = static_cast<uint64_t>(zyfa::gpu::split_kv_workspace_bytes(s, 3));
+        assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+        assert_int_equal(state->previous_launch.grid[0], 3);
+        std::memcpy(&extra, state->previous_launch.second, sizeof extra);
+        assert_int_equal(extra.split.num_splits, 3);
+        p.params.workspace_bytes = static_cast<uint64_t>(zyfa::gpu::split_kv_workspace_bytes(s, 2)) - 1;
+        const int before = state->launches;
+        assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
+        assert_int_equal(state->launches, before + 1);
+        assert_int_equal(state->last_launch.grid[0], 1);
+        if (dtype == ZYFA_DTYPE_BF16) {
+            std::memcpy(&extra, state->last_launch.second, sizeof extra);
+            assert_int_equal(extra.split.num_splits, 0);
+        }
+        zyfa_context_destroy(ctx);
+    }
+}
+
 void gfx942_runs_the_fnuz_kernels(void**) {
     setenv("FAKE_HIP_ARCH", "gfx942:sramecc+:xnack-", 1);
     fake_hip_state* state = fake();
@@ -707,6 +822,7 @@ int main(int argc, char** argv) {
             cmocka_unit_test(quantize_int8_enqueues_one_launch),
         cmocka_unit_test(unsupported_requests_say_why),
             cmocka_unit_test(key_block_64_only),
+            cmocka_unit_test(split_kv_plan_and_workspace),
             cmocka_unit_test(gfx942_runs_the_fnuz_kernels),
             cmocka_unit_test(unknown_arch_gets_a_context_but_no_kernels),
             cmocka_unit_test(rejected_images_fail_creation_with_the_runtime_text),
