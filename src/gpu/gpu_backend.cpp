@@ -428,19 +428,33 @@ AttnKernelArgs make_attn_kernel_args(const AttnProblem& problem, float lean_cent
     return args;
 }
 
-MergeKernelArgs make_split_merge_kernel_args(const AttnProblem& problem, int64_t splits) {
+namespace {
+
+// The merge's output side (o, lse, rows and shape) and its part count, the parts left to the caller.
+MergeKernelArgs merge_kernel_output_args(const TensorView& o, float* lse, const int32_t* cu_seqlens_q, int64_t batch,
+                                         int64_t seqlen_q, int64_t heads, const char* heads_field, int64_t head_dim,
+                                         int64_t num_parts) {
     MergeKernelArgs args;
     std::memset(&args, 0, sizeof(args));
-    args.o = problem.o.data;
-    args.lse = problem.lse;
-    args.cu_seqlens_q = problem.cu_seqlens_q;
-    set_strides(problem.o, args.o_stride_batch, args.o_stride_seq, args.o_stride_head);
-    args.batch = fit_int32(problem.batch, "batch");
-    args.seqlen_q = fit_int32(problem.seqlen_q, "seqlen_q");
-    args.heads = fit_int32(problem.heads_q, "heads_q");
-    args.head_dim = fit_int32(problem.head_dim_v, "head_dim_v");
-    args.num_parts = static_cast<int32_t>(splits);
-    args.o_dtype = problem.o.dtype;
+    args.o = o.data;
+    args.lse = lse;
+    args.cu_seqlens_q = cu_seqlens_q;
+    set_strides(o, args.o_stride_batch, args.o_stride_seq, args.o_stride_head);
+    args.batch = fit_int32(batch, "batch");
+    args.seqlen_q = fit_int32(seqlen_q, "seqlen_q");
+    args.heads = fit_int32(heads, heads_field);
+    args.head_dim = fit_int32(head_dim, "head_dim_v");
+    args.num_parts = static_cast<int32_t>(num_parts);
+    args.o_dtype = o.dtype;
+    return args;
+}
+
+}  // namespace
+
+MergeKernelArgs make_split_merge_kernel_args(const AttnProblem& problem, int64_t splits) {
+    MergeKernelArgs args =
+        merge_kernel_output_args(problem.o, problem.lse, problem.cu_seqlens_q, problem.batch, problem.seqlen_q,
+                                 problem.heads_q, "heads_q", problem.head_dim_v, splits);
     const SplitKvLayout layout =
         split_kv_layout(problem.batch, problem.seqlen_q, problem.heads_q, problem.head_dim_v, splits);
     float* part_o = static_cast<float*>(problem.workspace);
@@ -497,18 +511,9 @@ MergeKernelArgs make_merge_kernel_args(const MergeProblem& problem) {
                             ": the GPU kernels merge at most " + std::to_string(kMergeMaxParts) +
                             " parts per call (merge groups into FP32 outputs with lse, then merge those)");
     }
-    MergeKernelArgs args;
-    std::memset(&args, 0, sizeof(args));
-    args.o = problem.o.data;
-    args.lse = problem.lse;
-    args.cu_seqlens_q = problem.cu_seqlens_q;
-    set_strides(problem.o, args.o_stride_batch, args.o_stride_seq, args.o_stride_head);
-    args.batch = fit_int32(problem.batch, "batch");
-    args.seqlen_q = fit_int32(problem.seqlen_q, "seqlen_q");
-    args.heads = fit_int32(problem.heads, "heads");
-    args.head_dim = fit_int32(problem.head_dim, "head_dim_v");
-    args.num_parts = static_cast<int32_t>(problem.num_parts());
-    args.o_dtype = problem.o.dtype;
+    MergeKernelArgs args =
+        merge_kernel_output_args(problem.o, problem.lse, problem.cu_seqlens_q, problem.batch, problem.seqlen_q,
+                                 problem.heads, "heads", problem.head_dim, problem.num_parts());
     for (size_t i = 0; i < problem.part_o.size(); ++i) {
         MergePartArgs& part = args.parts[i];
         part.o = problem.part_o[i].data;

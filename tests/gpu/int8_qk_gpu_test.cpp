@@ -12,31 +12,12 @@
 
 #include "gpu_check.hpp"
 #include "support/attention_modes.hpp"
+#include "ws_kernel_names.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
 
 namespace {
-
-bool is_hopper() {
-    const auto& device = session().runtime->device();
-    return device.compute_major == 9 && device.compute_minor == 0;
-}
-
-std::string kernel_name_of(zyfa_context* ctx, const CaseShape& shape) {
-    GpuCase c(*session().runtime, shape);
-    const char* name = zyfa_attn_kernel_name(ctx, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
-    return name ? name : "";
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-struct WsDims {
-    int64_t qk, v;
-    const char* suffix;
-};
 
 // The kernel takes min or max per (row, half) by the descale factor's sign: both signs are cases.
 void test_int8_qk(void**) {

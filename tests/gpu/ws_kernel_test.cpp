@@ -27,28 +27,13 @@
 #include "gpu_check.hpp"
 #include "support/attention_modes.hpp"
 #include "support/cuda_context.hpp"
+#include "ws_kernel_names.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
 
 namespace {
 
-bool is_hopper() {
-    const auto& device = session().runtime->device();
-    return device.compute_major == 9 && device.compute_minor == 0;
-}
-
-std::string kernel_name_of(zyfa_context* ctx, const CaseShape& shape) {
-    GpuCase c(*session().runtime, shape);
-    const char* name = zyfa_attn_kernel_name(ctx, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
-    return name ? name : "";
-}
-
-// The head dims of the warp-specialised kernels, with the dims suffix of their kernel names.
-struct WsDims {
-    int64_t qk, v;
-    const char* suffix;
-};
 constexpr WsDims kWsDims[] = {{128, 128, "_d128"}, {192, 128, "_d192_128"}, {64, 64, "_d64"}, {256, 256, "_d256"}};
 
 CaseShape with_dims(const DtypeMode& m, const WsDims& d) {
@@ -59,10 +44,6 @@ CaseShape with_dims(const DtypeMode& m, const WsDims& d) {
 }
 
 bool is_ws(const std::string& name) { return name.find("_ws_") != std::string::npos; }
-
-bool ends_with(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 void test_plan_picks_ws_kernels(void**) {
     if (!is_hopper()) {
