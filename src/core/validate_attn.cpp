@@ -163,7 +163,10 @@ zyfa_attn_params validate_attn_params_only(const zyfa_attn_params* user_params) 
         throw_invalid("params.num_splits = " + std::to_string(p.num_splits) +
                       " is negative (0 = the library's choice, 1 = never split, n > 1 = at most n)");
     }
-    if (p.reserved3 != 0) throw_invalid("params.reserved3 = " + std::to_string(p.reserved3) + ", must be 0");
+    if (p.reserved3 != 0) {  // tail padding, as reserved and reserved2
+        throw_not_supported("params.reserved3 = " + std::to_string(p.reserved3) +
+                            " is not 0 (a field of a newer zyfa is set there)");
+    }
     if (p.workspace == nullptr && p.workspace_bytes != 0) {
         throw_invalid("params.workspace_bytes = " + std::to_string(p.workspace_bytes) +
                       " but params.workspace is NULL");

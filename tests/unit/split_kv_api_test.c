@@ -30,10 +30,18 @@ static void test_negative_num_splits(void** state) {
     refused_fwd(f, "num_splits -1", "params.num_splits = -1");
 }
 
+/* reserved3 is tail padding, a later field's place, as reserved and reserved2: set, it is
+ * NOT_SUPPORTED (a newer caller's request), not INVALID_ARGUMENT. */
 static void test_reserved3(void** state) {
     attn_fixture* f = (attn_fixture*)*state;
     f->big.params.reserved3 = 7;
-    refused_fwd(f, "reserved3 7", "params.reserved3 = 7");
+    unit_assert_refused("reserved3 7", attn_fixture_fwd(f), ZYFA_ERROR_NOT_SUPPORTED, "zyfa_attn_fwd",
+                        "params.reserved3 = 7");
+    assert_true(attn_fixture_outputs_untouched(f));
+    size_t bytes = 12345;
+    unit_assert_refused("reserved3 7", zyfa_attn_fwd_workspace_size(f->ctx, f->p, &bytes), ZYFA_ERROR_NOT_SUPPORTED,
+                        "zyfa_attn_fwd_workspace_size", "params.reserved3 = 7");
+    assert_int_equal(bytes, 12345); /* nothing written */
 }
 
 static void test_bytes_without_workspace(void** state) {
