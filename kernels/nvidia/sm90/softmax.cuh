@@ -59,6 +59,20 @@ struct OnlineSoftmax {
     static constexpr bool kRowSumByMma = Traits::kRowSumByMma;
     static constexpr bool kOnePBuffer = Traits::kOnePBuffer;
     static constexpr float kNegInf = -__builtin_huge_valf();
+    // The exponent argument s * c - m of the exact exponential (EXACT). The CPU model rounds the
+    // product and the difference (Twice). One FFMA (Fused) differs from it by at most half an ulp
+    // of s * c, which for |m| < kFusedExponentLimit is below 2^-12 in the exponent: a relative
+    // 1.7e-4 in p, under the rounding of P to BF16 or FP16. A row with a larger (or non-finite)
+    // maximum keeps the model's form: the product's residual of a huge score would itself reach
+    // the exponent (2^residual overflows). Only 16-bit EXACT at head dim <= 128, where the second
+    // pass fits twice in the registers; FP8 rounds P to e4m3 codes that tests match exactly.
+    enum class ExponentForm { Twice, Fused, PerRow };
+    template <ExponentForm F>
+    struct ExponentTag {
+        static constexpr ExponentForm value = F;
+    };
+    static constexpr bool kFusedExponent = !kFp8 && !kInt8 && PM == PMode::Exact && Traits::kDqk <= 128;
+    static constexpr float kFusedExponentLimit = 4096.0f;
 
     // The 16-bit A fragment (k16) of P: out[n / 2][2 (n % 2) + rr] holds the pair of S tile n, row rr.
     template <class POut>
@@ -213,89 +227,114 @@ struct OnlineSoftmax {
                 bias[rr] = 0.0f;
             }
         }
+        // The second pass: both rows' probabilities (or codes) from m_new and what followed from it,
+        // P's fragments, and each row's m, l, rescale; `form` picks the exponent argument's form.
+        [[maybe_unused]] bool fused_row[2] = {false, false};
+        auto finish = [&](auto form) {
+            [[maybe_unused]] constexpr ExponentForm kForm = decltype(form)::value;
 #pragma unroll
-        for (int rr = 0; rr < 2; ++rr) {
-            float row_sum = 0.0f;
-            uint32_t pairs[kTiles];  // the P pair of S tile n, in the low 16 bits for FP8
-            if constexpr (PM == PMode::Lean) {
-                // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
-                // up to 128 of them sum exactly in any order; four partial sums hide the FADD latency.
-                // (Unused, and removed by the compiler, when the P.V wgmma sums the rows.)
-                float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (int rr = 0; rr < 2; ++rr) {
+                float row_sum = 0.0f;
+                [[maybe_unused]] uint32_t pairs[kTiles];  // the P pair of S tile n, in the low 16 bits for FP8
+                if constexpr (PM == PMode::Lean) {
+                    // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
+                    // up to 128 of them sum exactly in any order; four partial sums hide the FADD latency.
+                    // (Unused, and removed by the compiler, when the P.V wgmma sums the rows.)
+                    float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                    for (int n = 0; n < kTiles; ++n) {
+                        uint32_t bits[2];  // magic-number sums: low byte = the code
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            if constexpr (kInt8) {  // the bias removal folded into the FMA's constant
+                                const int h = n / (kTiles / kHalves);
+                                bits[e] = visible(rr, n, e) ? lean_code_bits(biased_score(4 * n + 2 * rr + e),
+                                                                             half_log2x8[rr][h] * 0x1p-7f, half_bias[rr][h])
+                                                            : 0x4B400000u;
+                            } else {
+                                bits[e] = visible(rr, n, e)
+                                              ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias[rr] * 0x1p-7f)
+                                              : 0x4B400000u;
+                            }
+                            sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
+                        }
+                        pairs[n] = capped_code_lanes(bits[0], bits[1]);
+                    }
+                    if constexpr (!kRowSumByMma) {
+                        row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+                        row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_integral(-exponent[rr]);
+                    }
+                } else {
+                    const float up = numerics::exp2_integral(exponent[rr]);
+#pragma unroll
+                    for (int n = 0; n < kTiles; ++n) {
+                        float p[2];
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            // s * c - m (ExponentForm), then one MUFU.EX2: ex2's 2 ulp are within
+                            // the bounds against the CPU.
+                            if constexpr (kInt8) {  // the exact score times its (row, half) factor
+                                const float x = numerics::int8_score_value(biased_score(4 * n + 2 * rr + e)) *
+                                                half_log2[rr][n / (kTiles / kHalves)];
+                                p[e] = visible(rr, n, e) ? exp2_approx(x - m_new[rr]) : 0.0f;
+                            } else {
+                                const float score = s[4 * n + 2 * rr + e];
+                                const bool fused = kForm == ExponentForm::Fused ||
+                                                   (kForm == ExponentForm::PerRow && fused_row[rr]);
+                                const float x = fused ? __fmaf_rn(score, scale_log2, -m_new[rr])
+                                                      : score * scale_log2 - m_new[rr];
+                                p[e] = visible(rr, n, e) ? exp2_approx(x) : 0.0f;
+                            }
+                            row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
+                        }
+                        if constexpr (kFp8) {
+                            pairs[n] = pack_e4m3x2(p[0] * up, p[1] * up);
+                        } else if constexpr (kOnePBuffer) {  // P's buffer is still read by P.V
+                            s[4 * n + 2 * rr] = p[0];
+                            s[4 * n + 2 * rr + 1] = p[1];
+                        } else {
+                            pairs[n] = pack_p16<IN>(p[0], p[1]);
+                        }
+                    }
+                    row_sum = quad_sum(row_sum);
+                }
+                // A fragments: 16-bit (k16) out[n/2][2*(n%2) + rr] = the pair of tile n; e4m3 (k32)
+                // out[n/4][2*((n%4)/2) + rr] = the pairs of tiles n, n+1 (n even).
 #pragma unroll
                 for (int n = 0; n < kTiles; ++n) {
-                    uint32_t bits[2];  // magic-number sums: low byte = the code
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        if constexpr (kInt8) {  // the bias removal folded into the FMA's constant
-                            const int h = n / (kTiles / kHalves);
-                            bits[e] = visible(rr, n, e) ? lean_code_bits(biased_score(4 * n + 2 * rr + e),
-                                                                         half_log2x8[rr][h] * 0x1p-7f, half_bias[rr][h])
-                                                        : 0x4B400000u;
-                        } else {
-                            bits[e] = visible(rr, n, e)
-                                          ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias[rr] * 0x1p-7f)
-                                          : 0x4B400000u;
-                        }
-                        sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
+                    if constexpr (PM == PMode::Lean) {  // codes in the low bytes of 16-bit lanes
+                        if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x6420);
+                    } else if constexpr (kFp8) {
+                        if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x5410);
+                    } else if constexpr (!kOnePBuffer) {
+                        p16_fragment(out, n, rr) = pairs[n];
                     }
-                    pairs[n] = capped_code_lanes(bits[0], bits[1]);
                 }
-                if constexpr (!kRowSumByMma) {
-                    row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-                    row_sum = quad_sum(row_sum) * 0x1p120f * numerics::exp2_integral(-exponent[rr]);
+                // a row that sees nothing of the block keeps m, l and acc
+                const bool active = kMasked ? max(row_first_key[rr], block) < min(row_end_key[rr], block + kKeys) : true;
+                rescale[rr] = 1.0f;
+                if (active) {
+                    l[rr] = numerics::running_sum_update(l[rr], alpha[rr], row_sum);
+                    m[rr] = m_new[rr];
+                    rescale[rr] = numerics::scaled_accumulator_rescale(alpha[rr], exponent[rr], acc_exponent[rr]);
+                    acc_exponent[rr] = exponent[rr];
                 }
+            }
+        };
+        // 16-bit EXACT: fused where every row of the warp allows it, else chosen per row (rare:
+        // huge or non-finite maxima), so that no row's result depends on its neighbours.
+        if constexpr (kFusedExponent) {
+#pragma unroll
+            for (int rr = 0; rr < 2; ++rr) fused_row[rr] = fabsf(m_new[rr]) < kFusedExponentLimit;
+            if (__all_sync(0xFFFFFFFFu, fused_row[0] && fused_row[1])) {
+                finish(ExponentTag<ExponentForm::Fused>{});
             } else {
-                const float up = numerics::exp2_integral(exponent[rr]);
-#pragma unroll
-                for (int n = 0; n < kTiles; ++n) {
-                    float p[2];
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        // The model's s * c - m, rounded twice (fused, the product's rounding
-                        // residual of a huge score would reach the exponent), then one
-                        // MUFU.EX2: ex2's 2 ulp are within the bounds against the CPU.
-                        if constexpr (kInt8) {  // the exact score times its (row, half) factor
-                            const float x = numerics::int8_score_value(biased_score(4 * n + 2 * rr + e)) *
-                                            half_log2[rr][n / (kTiles / kHalves)];
-                            p[e] = visible(rr, n, e) ? exp2_approx(x - m_new[rr]) : 0.0f;
-                        } else {
-                            p[e] = visible(rr, n, e) ? exp2_approx(s[4 * n + 2 * rr + e] * scale_log2 - m_new[rr]) : 0.0f;
-                        }
-                        row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
-                    }
-                    if constexpr (kFp8) {
-                        pairs[n] = pack_e4m3x2(p[0] * up, p[1] * up);
-                    } else if constexpr (kOnePBuffer) {  // P's buffer is still read by P.V
-                        s[4 * n + 2 * rr] = p[0];
-                        s[4 * n + 2 * rr + 1] = p[1];
-                    } else {
-                        pairs[n] = pack_p16<IN>(p[0], p[1]);
-                    }
-                }
-                row_sum = quad_sum(row_sum);
+                sass_marker<5>();
+                finish(ExponentTag<ExponentForm::PerRow>{});
+                sass_marker<6>();
             }
-            // A fragments: 16-bit (k16) out[n/2][2*(n%2) + rr] = the pair of tile n; e4m3 (k32)
-            // out[n/4][2*((n%4)/2) + rr] = the pairs of tiles n, n+1 (n even).
-#pragma unroll
-            for (int n = 0; n < kTiles; ++n) {
-                if constexpr (PM == PMode::Lean) {  // codes in the low bytes of 16-bit lanes
-                    if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x6420);
-                } else if constexpr (kFp8) {
-                    if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x5410);
-                } else if constexpr (!kOnePBuffer) {
-                    p16_fragment(out, n, rr) = pairs[n];
-                }
-            }
-            // a row that sees nothing of the block keeps m, l and acc
-            const bool active = kMasked ? max(row_first_key[rr], block) < min(row_end_key[rr], block + kKeys) : true;
-            rescale[rr] = 1.0f;
-            if (active) {
-                l[rr] = numerics::running_sum_update(l[rr], alpha[rr], row_sum);
-                m[rr] = m_new[rr];
-                rescale[rr] = numerics::scaled_accumulator_rescale(alpha[rr], exponent[rr], acc_exponent[rr]);
-                acc_exponent[rr] = exponent[rr];
-            }
+        } else {
+            finish(ExponentTag<ExponentForm::Twice>{});
         }
         if constexpr (kMasked) sass_marker<4>();
     }

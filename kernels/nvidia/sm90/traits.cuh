@@ -37,8 +37,8 @@ constexpr int kProducerBarrier = 1;   // named barrier of the producer's 128 thr
 constexpr int kConsumerBarrier0 = 2;  // + consumer: that consumer warpgroup's 128 threads
 // Analysis builds only (tools/gpu/ws-step-sass.py): PMTRIG instructions that mark, in the SASS, a
 // consumer step (pmevent 1 begin, 2 end) and the branches inside it that a long sequence's blocks
-// do not take (3/4 the masked softmax, 7/8 the fence after cp.async), so that a script can count
-// one step's usual path without a GPU.
+// do not take (3/4 the masked softmax, 5/6 16-bit EXACT's per-row exponent form, 7/8 the fence
+// after cp.async), so that a script can count one step's usual path without a GPU.
 #ifndef ZYFA_WS_SASS_MARKERS
 #define ZYFA_WS_SASS_MARKERS 0
 #endif
