@@ -19,10 +19,16 @@
 // (common/split_kv_args.h); a second launch, zyfa_attn_merge's kernel, merges the parts by lse.
 // A split that sees no key writes lse = -inf (the merge then skips its O).
 //
+// Paged K/V (SplitKvArgs::paged.block_table set, common/paged_kv_args.h): the sequence's key count
+// is seqused_k's and each K/V row is gathered through the block table by its own cp.async (a row is
+// one key, so it never crosses a page) into the same stage layout; nothing after the copy changes,
+// so the result is bitwise the contiguous call's on the same keys.
+//
 // Compiled with -fmad=false like the other kernels (no contraction unless written as fmaf).
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_SPLIT_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_SPLIT_CUH
 
+#include "common/paged_kv_args.h"
 #include "common/split_kv_args.h"
 #include "nvidia/attention_fwd_mma.cuh"
 
@@ -48,6 +54,24 @@ struct SplitTileShape {
     static_assert(kSplitKeyBlock == kSplitWarps * 16, "each warp takes 16 keys of a block");
 };
 
+// The paged form of load_rows_async: row r is key key0 + r of sequence `batch`, read from `pool` (the
+// K or V pool at the kv head; page and row strides in elements) through the block table
+// (paged_key_offset); rows from valid_rows on, and rows whose page index lies outside
+// [0, num_pages), are zero-filled without reading global memory.
+template <int kThreads, int kElem>
+__device__ __forceinline__ void load_paged_rows_async(unsigned char* smem, int smem_row_bytes, const unsigned char* pool,
+                                                      int64_t page_stride, int64_t row_stride, const PagedKvArgs& paged,
+                                                      int batch, int key0, int rows, int valid_rows, int row_bytes) {
+    const int chunks = row_bytes / 16;
+    for (int i = threadIdx.x; i < rows * chunks; i += kThreads) {
+        const int r = i / chunks, c = i - r * chunks;
+        const int64_t offset = r < valid_rows ? paged_key_offset(paged, page_stride, row_stride, batch, key0 + r) : -1;
+        const bool valid = offset >= 0;
+        cp_async_16(shared_address(smem + r * smem_row_bytes + c * 16), valid ? pool + offset * kElem + c * 16 : pool,
+                    valid ? 16 : 0);
+    }
+}
+
 template <InKind IN, int DQK, int DV>
 __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a, const SplitKvArgs& sp) {
     static_assert(IN == InKind::Bf16 || IN == InKind::Fp16, "the split kernels are 16-bit");
@@ -62,7 +86,9 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     const int tile = blockIdx.x - head_kv * sp.row_tiles;
     const int split = blockIdx.y, batch = blockIdx.z;
     const int group_size = a.heads_q / a.heads_kv;
-    const SequenceSpan span = sequence_span(a, batch);
+    const bool paged = sp.paged.block_table != nullptr;
+    SequenceSpan span = sequence_span(a, batch);
+    if (paged) span.seqlen_k = paged_key_count(a, sp.paged, batch);  // first_k is 0 (cu_seqlens_k null)
     const int64_t first_q = span.first_q, first_k = span.first_k;
     const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int packed_rows = group_size * seqlen_q;
@@ -108,15 +134,25 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     const int blocks = share.blocks;
     const int key_first = share.first_key;
 
+    // Paged: the pools at the kv head (their batch stride is the page stride).
     const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
-        (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
+        ((paged ? 0 : batch * a.k_stride_batch + first_k * a.k_stride_seq) + head_kv * a.k_stride_head) * kElem;
     const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
-        (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
+        ((paged ? 0 : batch * a.v_stride_batch + first_k * a.v_stride_seq) + head_kv * a.v_stride_head) * kElem;
     // Keys past the sequence are zero-filled, never read: masked keys multiply P = 0 by finite V.
     auto load_kv = [&](int block, int stage) {
         const int key0 = key_first + block * kSplitKeyBlock;
         const int valid = min(kSplitKeyBlock, seqlen_k - key0);
         unsigned char* stage_base = smem + Shape::kStageOffset + stage * Shape::kStageBytes;
+        if (paged) {
+            load_paged_rows_async<kSplitThreads, kElem>(stage_base, Shape::kQkRowBytes, k_global, a.k_stride_batch,
+                                                        a.k_stride_seq, sp.paged, batch, key0, kSplitKeyBlock, valid,
+                                                        DQK * kElem);
+            load_paged_rows_async<kSplitThreads, kElem>(stage_base + Shape::kKBytes, Shape::kVRowBytes, v_global,
+                                                        a.v_stride_batch, a.v_stride_seq, sp.paged, batch, key0,
+                                                        kSplitKeyBlock, valid, DV * kElem);
+            return;
+        }
         load_rows_async<kSplitThreads>(stage_base, Shape::kQkRowBytes, k_global + key0 * a.k_stride_seq * kElem,
                                        a.k_stride_seq * kElem, kSplitKeyBlock, valid, DQK * kElem);
         load_rows_async<kSplitThreads>(stage_base + Shape::kKBytes, Shape::kVRowBytes,

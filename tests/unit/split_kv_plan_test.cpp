@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -199,6 +200,143 @@ void test_catalogue_plans_split(void**) {
         (void)catalogue->plan(keyed.p, device, "sm_90a");
     } catch (const zyfa::Error&) {
         // The ws kernel's step may differ from 128: NOT_SUPPORTED is a valid answer too.
+    }
+}
+
+// A GpuRuntime for second_parameter: the split launch's arguments need none of it.
+class NoRuntime final : public zyfa::gpu::GpuRuntime {
+public:
+    const char* vendor() const noexcept override { return "nvidia"; }
+    const zyfa::gpu::DeviceInfo& device() const noexcept override { return device_; }
+    zyfa::gpu::ModuleHandle load_module(const void*, size_t) override { fail_msg("load_module"); return nullptr; }
+    void unload_module(zyfa::gpu::ModuleHandle) noexcept override {}
+    zyfa::gpu::FunctionHandle get_function(zyfa::gpu::ModuleHandle, const char*) override { fail_msg("get_function"); return nullptr; }
+    void set_max_dynamic_shared_bytes(zyfa::gpu::FunctionHandle, uint32_t) override { fail_msg("shared bytes"); }
+    zyfa::gpu::FunctionInfo function_info(zyfa::gpu::FunctionHandle) override { fail_msg("function_info"); return {}; }
+    void launch(zyfa::gpu::FunctionHandle, zyfa::gpu::Dim3, zyfa::gpu::Dim3, uint32_t, zyfa::gpu::StreamHandle, void**) override { fail_msg("launch"); }
+    void locate_pointers(const void* const*, size_t, zyfa::gpu::PointerLocation*) override { fail_msg("locate_pointers"); }
+    void* malloc_device(size_t) override { fail_msg("malloc_device"); return nullptr; }
+    void free_device(void*) noexcept override {}
+    void copy_to_device(void*, const void*, size_t) override { fail_msg("copy_to_device"); }
+    void copy_to_host(void*, const void*, size_t) override { fail_msg("copy_to_host"); }
+    void fill_device(void*, uint8_t, size_t) override { fail_msg("fill_device"); }
+    zyfa::gpu::StreamHandle create_stream() override { fail_msg("create_stream"); return nullptr; }
+    void destroy_stream(zyfa::gpu::StreamHandle) noexcept override {}
+    void synchronize_stream(zyfa::gpu::StreamHandle) override { fail_msg("synchronize_stream"); }
+    void synchronize_device() override { fail_msg("synchronize_device"); }
+    zyfa::gpu::EventHandle create_event() override { fail_msg("create_event"); return nullptr; }
+    void destroy_event(zyfa::gpu::EventHandle) noexcept override {}
+    void record_event(zyfa::gpu::EventHandle, zyfa::gpu::StreamHandle) override { fail_msg("record_event"); }
+    float elapsed_ms(zyfa::gpu::EventHandle, zyfa::gpu::EventHandle) override { fail_msg("elapsed_ms"); return 0.0f; }
+    void begin_capture(zyfa::gpu::StreamHandle) override { fail_msg("begin_capture"); }
+    zyfa::gpu::GraphHandle end_capture(zyfa::gpu::StreamHandle) override { fail_msg("end_capture"); return nullptr; }
+    zyfa::gpu::GraphExecHandle instantiate_graph(zyfa::gpu::GraphHandle) override { fail_msg("instantiate"); return nullptr; }
+    void launch_graph(zyfa::gpu::GraphExecHandle, zyfa::gpu::StreamHandle) override { fail_msg("launch_graph"); }
+    void destroy_graph(zyfa::gpu::GraphHandle) noexcept override {}
+    void destroy_graph_exec(zyfa::gpu::GraphExecHandle) noexcept override {}
+
+private:
+    zyfa::gpu::DeviceInfo device_;
+};
+
+zyfa_status plan_status(const zyfa::gpu::AttnKernelCatalogue& catalogue, const zyfa::AttnProblem& p,
+                        const zyfa::gpu::DeviceInfo& device) {
+    try {
+        (void)catalogue.plan(p, device, "sm_90a");
+    } catch (const zyfa::Error& e) {
+        return e.status();
+    }
+    return ZYFA_SUCCESS;
+}
+
+// The decode request with K and V in page pools [num_pages, page_size, 8, head_dim], read through
+// a block table (the plan never dereferences it).
+void make_paged(DecodeRequest& r, int64_t page_size, int64_t head_dim) {
+    static const int32_t table[16] = {};
+    static const int32_t seqused[64] = {};
+    r.p.head_dim_qk = r.p.head_dim_v = head_dim;
+    for (auto* t : {&r.p.q, &r.p.k, &r.p.v, &r.p.o}) {
+        t->stride_head = head_dim;
+        t->stride_seq = (t == &r.p.q || t == &r.p.o ? 32 : 8) * head_dim;
+        t->stride_batch = t->stride_seq * (t == &r.p.q || t == &r.p.o ? 1 : page_size);
+    }
+    r.p.block_table = table;
+    r.p.seqused_k = seqused;
+    r.p.page_size = page_size;
+    r.p.block_table_stride = (r.p.seqlen_k + page_size - 1) / page_size;
+    r.p.num_pages = r.p.batch * r.p.block_table_stride;
+}
+
+// Paged K/V splits at both head dims and dtypes (the split kernel gathers rows through the block
+// table); the launch's SplitKvArgs carry the table. FP8 paged runs the ws_paged kernels, a paged
+// problem without workspace at head dim 64 stays NOT_SUPPORTED, int32-overflowing page counts never split.
+void test_catalogue_plans_paged_split(void**) {
+    const auto catalogue = zyfa::cuda::make_cuda_attn_catalogue();
+    const zyfa::gpu::DeviceInfo device = h200();
+    NoRuntime runtime;
+    const int64_t two_parts = split_kv_workspace_bytes(decode_shape(64, 1, 8192), 2);
+    for (const int64_t dim : {int64_t{128}, int64_t{64}})
+        for (const int64_t page_size : {int64_t{1}, int64_t{16}, int64_t{256}})
+            for (const zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16}) {
+                SplitKvShape shape = decode_shape(64, 1, 8192);
+                shape.head_dim_v = dim;
+                const int64_t need = split_kv_workspace_bytes(shape, 2);
+                DecodeRequest r(need);
+                make_paged(r, page_size, dim);
+                for (auto* t : {&r.p.q, &r.p.k, &r.p.v, &r.p.o}) t->dtype = dtype;
+                assert_int_equal(catalogue->split_workspace_bytes(r.p, device, "sm_90a"), static_cast<uint64_t>(need));
+                const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
+                assert_int_equal(launch.splits, 2);
+                const std::string want = std::string("zyfa_attn_fwd_split_") + (dtype == ZYFA_DTYPE_FP16 ? "fp16" : "bf16") +
+                                         (dim == 128 ? "_d128" : "_d64");
+                assert_string_equal(launch.symbol, want.c_str());
+                assert_true(launch.second_parameter);
+                zyfa::gpu::SecondKernelParameter second{};
+                catalogue->second_parameter(r.p, launch, runtime, second);
+                zyfa::SplitKvArgs args;
+                std::memcpy(&args, second.bytes, sizeof(args));
+                assert_int_equal(args.num_splits, 2);
+                assert_ptr_equal(args.part_o, r.workspace.data());
+                assert_ptr_equal(args.paged.block_table, r.p.block_table);
+                assert_ptr_equal(args.paged.seqused_k, r.p.seqused_k);
+                assert_int_equal(args.paged.block_table_stride, r.p.block_table_stride);
+                assert_int_equal(args.paged.page_size, page_size);
+                assert_int_equal(args.paged.num_pages, r.p.num_pages);
+                assert_int_equal(args.paged.tma_box_rows, 0);
+            }
+    // Contiguous: no table in the arguments.
+    {
+        DecodeRequest r(two_parts);
+        const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
+        zyfa::gpu::SecondKernelParameter second{};
+        catalogue->second_parameter(r.p, launch, runtime, second);
+        zyfa::SplitKvArgs args;
+        std::memcpy(&args, second.bytes, sizeof(args));
+        assert_null(args.paged.block_table);
+    }
+    // Paged at head dim 64 without a workspace: no paged kernel (NOT_SUPPORTED), as before.
+    {
+        DecodeRequest r(0);
+        make_paged(r, 16, 64);
+        assert_int_equal(plan_status(*catalogue, r.p, device), ZYFA_ERROR_NOT_SUPPORTED);
+        assert_int_equal(catalogue->split_workspace_bytes(r.p, device, "sm_80"), 0);
+    }
+    // Paged FP8: the split kernels are 16-bit, so the ws_paged kernel runs, workspace untouched.
+    {
+        DecodeRequest r(two_parts);
+        make_paged(r, 16, 128);
+        for (auto* t : {&r.p.q, &r.p.k, &r.p.v}) t->dtype = ZYFA_DTYPE_FP8_E4M3FN;
+        const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
+        assert_int_equal(launch.splits, 1);
+        assert_non_null(std::strstr(launch.symbol, "ws_paged_e4m3"));
+    }
+    // More pages than int32 indices hold: never split; the unsplit paged kernels refuse it.
+    {
+        DecodeRequest r(two_parts);
+        make_paged(r, 16, 128);
+        r.p.num_pages = int64_t{INT32_MAX} + 1;
+        assert_int_equal(catalogue->split_workspace_bytes(r.p, device, "sm_90a"), 0);
+        assert_int_equal(plan_status(*catalogue, r.p, device), ZYFA_ERROR_NOT_SUPPORTED);
     }
 }
 
@@ -407,6 +545,7 @@ int main() {
         cmocka_unit_test(test_requested_splits),
         cmocka_unit_test(test_workspace_limits_splits),
         cmocka_unit_test(test_catalogue_plans_split),
+        cmocka_unit_test(test_catalogue_plans_paged_split),
         cmocka_unit_test(test_split_key_ranges_cover_once),
         cmocka_unit_test(test_host_split_then_merge_is_attention),
     };
