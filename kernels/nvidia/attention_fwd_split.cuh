@@ -23,6 +23,9 @@
 // is seqused_k's and each K/V row is gathered through the block table by its own cp.async (a row is
 // one key, so it never crosses a page) into the same stage layout; nothing after the copy changes,
 // so the result is bitwise the contiguous call's on the same keys.
+// Sinks (AttnKernelArgs::sinks): split 0 folds the sink into its part (common/attention_sink.h), the
+// other splits do not, so the merge counts it once; split 0 is always launched, and a split 0 that
+// sees no key writes O = 0, lse = the sink (the softmax over the sink alone), as the unsplit kernels.
 //
 // Compiled with -fmad=false like the other kernels (no contraction unless written as fmaf).
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_SPLIT_CUH
@@ -292,7 +295,9 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     }
     __syncthreads();
 
-    // Combine in warp order and write this split's part: O = sum_w acc_w 2^(m_w - M) / L.
+    // Combine in warp order and write this split's part: O = sum_w acc_w 2^(m_w - M) / L, split 0
+    // with the sink folded into M and L (the top comment).
+    const float* sinks = split == 0 ? a.sinks : nullptr;
     float* part_o = sp.part_o + split * sp.part_o_stride;
     float* part_lse = sp.part_lse + split * sp.part_lse_stride;
     const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
@@ -310,15 +315,18 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
             big_l = numerics::running_sum_update(big_l, 1.0f, combine_ml[(w * kSplitRows + row) * 2 + 1] * alpha);
             sum = numerics::accumulator_update(sum, 1.0f, combine_acc[(w * kSplitRows + row) * DV + d], alpha);
         }
-        const bool poisoned = numerics::row_max_is_poisoned(big_m);
-        const bool seen = numerics::row_saw_key(big_l);
         const PackedRow pr = packed_row(packed, head_kv, group_size);
+        // Without a sink (null, or a split other than 0) the fold gives m, l and a factor of 1: the
+        // bits of the plain epilogue.
+        const numerics::SinkedRow sinked = numerics::fold_sink(big_m, big_l, numerics::sink_log2(sinks, pr.head));
+        const bool poisoned = numerics::sinked_row_poisoned(sinked);
+        const bool seen = numerics::sinked_row_seen(sinked);
         const bool varlen = a.cu_seqlens_q != nullptr;
         part_o[split_part_o_index(varlen, first_q, batch, a.seqlen_q, a.heads_q, DV, pr.token, pr.head) + d] =
-            row_output(sum * numerics::output_scale(1.0f, big_l), poisoned, seen);
+            row_output(sum * numerics::sinked_output_scale(1.0f, sinked), poisoned, seen);
         if (d == 0) {
             part_lse[split_part_lse_index(varlen, total_q, first_q, batch, a.seqlen_q, a.heads_q, pr.token, pr.head)] =
-                row_lse(numerics::row_natural_lse(big_m, big_l), poisoned, seen);
+                row_lse(numerics::sinked_row_lse(sinked), poisoned, seen);
         }
     }
 }

@@ -137,11 +137,9 @@ bool output_pairs_aligned(const TensorView& o) {
 // The split kernel family for a problem's shape (dtype aside), or null when split-KV does not take
 // it: sm_90a, head dims 64/64 or 128/128, and the kernel's own key step (params.key_block 0: an
 // explicit key block asks for the unsplit kernels' numerics). Contiguous or paged K/V (page
-// indices in int32, as the paged kernels'); no sinks.
+// indices in int32, as the paged kernels'), with or without sinks.
 const KernelFamily* split_family(const AttnProblem& p, const std::string& image_arch) {
-    if (image_arch != "sm_90a" || p.key_block != 0 || (p.paged() && p.num_pages > INT32_MAX) || p.sinks != nullptr) {
-        return nullptr;
-    }
+    if (image_arch != "sm_90a" || p.key_block != 0 || (p.paged() && p.num_pages > INT32_MAX)) return nullptr;
     return find_family(Structure::Split, false, false, p.head_dim_qk, p.head_dim_v);
 }
 

@@ -15,7 +15,11 @@
 //    dims 128 and 64; BF16 and FP16): each shape's contiguous split call is checked as above, and
 //    the same call on page pools (tests/support/paged_case.hpp: shuffled pages, padded rows, NaN in
 //    every byte no key fills) through the block table gives it bit for bit (same workspace size,
-//    same split kernel), so it is within the same bounds of the fp64 reference and the CPU backend.
+//    same split kernel), so it is within the same bounds of the fp64 reference and the CPU backend;
+//  - sinks (split 0 folds them in, the merge counts them once): decode, packed sequences with
+//    rows that see only the sink, top-left causal with most splits keyless, head dim 64, paged,
+//    checked as above (the fp64 reference and the CPU backend have the sink in the denominator
+//    and lse); sinks of -inf give bitwise the call without sinks.
 //
 // Bounds (max |error| per element, relative to max |v|; u = 2^-24):
 //  Against the fp64 reference on the same 16-bit inputs, every EXACT result (split or not, any
@@ -394,6 +398,52 @@ void paged_seqused(void**) {
         }
 }
 
+std::vector<float> some_sinks(int64_t heads) {
+    const float pattern[] = {0.5f, -2.0f, 3.0f, 30.0f, -0.75f, 6.0f, 2.0f, -5.0f};
+    std::vector<float> s;
+    for (int64_t h = 0; h < heads; ++h) s.push_back(pattern[h % 8]);
+    return s;
+}
+
+void sinks(void**) {
+    CaseShape dec = decode(ZYFA_DTYPE_BF16, 1, 32, 8);
+    dec.sinks = some_sinks(32);
+    check_split_case(dec, 0, "sinks bf16 sq 1 GQA 32/8");
+    check_split_case(dec, 7, "sinks num_splits 7");
+    CaseShape d64 = with_dims(decode(ZYFA_DTYPE_FP16, 4, 8, 8), 64);
+    d64.sinks = some_sinks(8);
+    check_split_case(d64, 0, "sinks fp16 sq 4 d64");
+    // Top-left causal: most splits see no key; the sink is in split 0's part only.
+    CaseShape top_left = decode(ZYFA_DTYPE_BF16, 16, 8, 8);
+    top_left.mask = ZYFA_MASK_CAUSAL;
+    top_left.sinks = some_sinks(8);
+    check_split_case(top_left, 8, "sinks top-left causal sq 16");
+    // Packed: a sequence without keys (its rows see only the sink: O = 0, lse = the sink).
+    CaseShape packed = decode(ZYFA_DTYPE_BF16, 4, 32, 8);
+    packed.batch = 5;
+    packed.lengths_q = {1, 4, 0, 3, 2};
+    packed.lengths_k = {3000, 700, 50, 1, 0};
+    packed.seqlen_k = 3000;
+    packed.sinks = some_sinks(32);
+    check_split_case(packed, 5, "sinks packed, a sequence without keys");
+    // Paged with sinks.
+    check_paged_split_case(dec, 3, {16}, "sinks paged");
+}
+
+// Sinks of -inf are no sinks: bitwise the split call without them.
+void sinks_of_minus_infinity(void**) {
+    guarded([] {
+        const CaseShape plain = decode(ZYFA_DTYPE_BF16, 1, 32, 8);
+        CaseShape none = plain;
+        none.sinks.assign(32, -INFINITY);
+        const SplitResult a = run_cuda(plain, 4), b = run_cuda(none, 4);
+        assert_true(is_split_kernel(a.kernel) && is_split_kernel(b.kernel));
+        assert_memory_equal(a.o.data(), b.o.data(), a.o.size());
+        assert_memory_equal(a.lse.data(), b.lse.data(), a.lse.size() * 4);
+        std::printf("  sinks of -inf: bitwise the split call without sinks (%s)\n", a.kernel.c_str());
+    });
+}
+
 }  // namespace
 
 int main() {
@@ -407,6 +457,8 @@ int main() {
         cmocka_unit_test(small_workspace_fewer_splits),
         cmocka_unit_test(paged_decode),
         cmocka_unit_test(paged_seqused),
+        cmocka_unit_test(sinks),
+        cmocka_unit_test(sinks_of_minus_infinity),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

@@ -184,16 +184,18 @@ void test_catalogue_plans_split(void**) {
     DecodeRequest never(need, 1);
     assert_int_equal(catalogue->plan(never.p, device, "sm_90a").splits, 1);
 
-    // Problems the split kernels do not take run unsplit whatever the workspace: head dim 256,
-    // sinks, an explicit key block.
+    // Problems the split kernels do not take run unsplit whatever the workspace: head dim 256, an
+    // explicit key block.
     DecodeRequest d256(1 << 30);
     d256.p.head_dim_qk = d256.p.head_dim_v = 256;
     for (auto* t : {&d256.p.q, &d256.p.k, &d256.p.v, &d256.p.o}) t->stride_head = 256;
     assert_int_equal(catalogue->plan(d256.p, device, "sm_90a").splits, 1);
+    // Sinks split (split 0 folds them in: attention_fwd_split.cuh).
     static const float sinks[32] = {};
-    DecodeRequest sinked(1 << 30);
+    DecodeRequest sinked(need);
     sinked.p.sinks = sinks;
-    assert_int_equal(catalogue->plan(sinked.p, device, "sm_90a").splits, 1);
+    assert_int_equal(catalogue->plan(sinked.p, device, "sm_90a").splits, 2);
+    assert_int_equal(catalogue->split_workspace_bytes(sinked.p, device, "sm_90a"), static_cast<uint64_t>(need));
     DecodeRequest keyed(1 << 30);
     keyed.p.key_block = 128;
     try {
@@ -313,6 +315,14 @@ void test_catalogue_plans_paged_split(void**) {
         zyfa::SplitKvArgs args;
         std::memcpy(&args, second.bytes, sizeof(args));
         assert_null(args.paged.block_table);
+    }
+    // Paged with sinks splits too.
+    {
+        static const float sinks[32] = {};
+        DecodeRequest r(two_parts);
+        make_paged(r, 16, 128);
+        r.p.sinks = sinks;
+        assert_true(catalogue->plan(r.p, device, "sm_90a").splits > 1);
     }
     // Paged at head dim 64 without a workspace: no paged kernel (NOT_SUPPORTED), as before.
     {
