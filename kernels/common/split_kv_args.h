@@ -16,7 +16,6 @@
 
 #include "attn_merge_kernel_args.h"
 #include "device_compat.h"
-#include "paged_kv_args.h"
 
 namespace zyfa {
 
@@ -35,7 +34,6 @@ struct SplitKvArgs {
     int64_t part_lse_stride;
     int32_t num_splits;        // >= 2
     int32_t row_tiles;         // ceil(heads_q / heads_kv * seqlen_q / kSplitRows): CTAs per kv head
-    PagedKvArgs paged;         // block_table null: contiguous K/V (tma_box_rows unused, 0)
 };
 
 // Per part: elements of its O (batch * seqlen_q rows, the packed bound) and of its lse, and the

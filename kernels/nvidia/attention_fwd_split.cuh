@@ -19,7 +19,7 @@
 // (common/split_kv_args.h); a second launch, zyfa_attn_merge's kernel, merges the parts by lse.
 // A split that sees no key writes lse = -inf (the merge then skips its O).
 //
-// Paged K/V (SplitKvArgs::paged.block_table set, common/paged_kv_args.h): the sequence's key count
+// Paged K/V (SplitParams::paged.block_table set, attention_split_params.h): the sequence's key count
 // is seqused_k's and each K/V row is gathered through the block table by its own cp.async (a row is
 // one key, so it never crosses a page) into the same stage layout; nothing after the copy changes,
 // so the result is bitwise the contiguous call's on the same keys.
@@ -34,6 +34,7 @@
 #include "common/paged_kv_args.h"
 #include "common/split_kv_args.h"
 #include "nvidia/attention_fwd_mma.cuh"
+#include "nvidia/attention_split_params.h"
 
 namespace zyfa {
 namespace nvidia {
@@ -76,7 +77,9 @@ __device__ __forceinline__ void load_paged_rows_async(unsigned char* smem, int s
 }
 
 template <InKind IN, int DQK, int DV>
-__device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a, const SplitKvArgs& sp) {
+__device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a, const SplitParams& params) {
+    const SplitKvArgs& sp = params.split;
+    const PagedKvArgs& table = params.paged;
     static_assert(IN == InKind::Bf16 || IN == InKind::Fp16, "the split kernels are 16-bit");
     using Shape = SplitTileShape<DQK, DV>;
     constexpr int kElem = Shape::kElem;
@@ -89,9 +92,9 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     const int tile = blockIdx.x - head_kv * sp.row_tiles;
     const int split = blockIdx.y, batch = blockIdx.z;
     const int group_size = a.heads_q / a.heads_kv;
-    const bool paged = sp.paged.block_table != nullptr;
+    const bool paged = table.block_table != nullptr;
     SequenceSpan span = sequence_span(a, batch);
-    if (paged) span.seqlen_k = paged_key_count(a, sp.paged, batch);  // first_k is 0 (cu_seqlens_k null)
+    if (paged) span.seqlen_k = paged_key_count(a, table, batch);  // first_k is 0 (cu_seqlens_k null)
     const int64_t first_q = span.first_q, first_k = span.first_k;
     const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int packed_rows = group_size * seqlen_q;
@@ -149,10 +152,10 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
         unsigned char* stage_base = smem + Shape::kStageOffset + stage * Shape::kStageBytes;
         if (paged) {
             load_paged_rows_async<kSplitThreads, kElem>(stage_base, Shape::kQkRowBytes, k_global, a.k_stride_batch,
-                                                        a.k_stride_seq, sp.paged, batch, key0, kSplitKeyBlock, valid,
+                                                        a.k_stride_seq, table, batch, key0, kSplitKeyBlock, valid,
                                                         DQK * kElem);
             load_paged_rows_async<kSplitThreads, kElem>(stage_base + Shape::kKBytes, Shape::kVRowBytes, v_global,
-                                                        a.v_stride_batch, a.v_stride_seq, sp.paged, batch, key0,
+                                                        a.v_stride_batch, a.v_stride_seq, table, batch, key0,
                                                         kSplitKeyBlock, valid, DV * kElem);
             return;
         }
@@ -337,7 +340,7 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
 // One extern "C" kernel per (16-bit type, head dims); the symbol names are the launch plan's.
 #define ZYFA_DEFINE_SPLIT_KERNEL(symbol, in_kind, dqk, dv)                                                \
     extern "C" __global__ void __launch_bounds__(zyfa::kSplitThreads)                                     \
-        symbol(const zyfa::AttnKernelArgs args, const zyfa::SplitKvArgs split) {                          \
+        symbol(const zyfa::AttnKernelArgs args, const zyfa::nvidia::SplitParams split) {                  \
         zyfa::nvidia::attention_forward_split<in_kind, dqk, dv>(args, split);                             \
     }
 

@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "core/validate.hpp"
 #include "gpu/vector_alignment.hpp"
+#include "nvidia/attention_split_params.h"
 #include "nvidia/attention_tile_shape.h"
 #include "nvidia/attention_ws_tile_shape.h"
 #include "split_kv_plan.hpp"
@@ -233,7 +234,7 @@ public:
                 launch.grid.z = static_cast<uint32_t>(p.batch);
                 launch.block.x = static_cast<uint32_t>(kSplitThreads);
                 launch.shared_bytes = split->shared_bytes;
-                launch.second_parameter = true;  // SplitKvArgs (common/split_kv_args.h)
+                launch.second_parameter = true;  // nvidia::SplitParams (attention_split_params.h)
                 launch.splits = splits;
                 return launch;
             }
@@ -340,10 +341,11 @@ public:
     void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,
                           gpu::SecondKernelParameter& out) const override {
         if (launch.splits > 1) {
-            static_assert(sizeof(SplitKvArgs) <= sizeof(out.bytes), "the split arguments fit the parameter storage");
+            static_assert(sizeof(nvidia::SplitParams) <= sizeof(out.bytes), "the split arguments fit the parameter storage");
             const SplitKvLayout layout = split_kv_layout(p.batch, p.seqlen_q, p.heads_q, p.head_dim_v, launch.splits);
-            SplitKvArgs split;
-            std::memset(&split, 0, sizeof(split));
+            nvidia::SplitParams params;
+            std::memset(&params, 0, sizeof(params));
+            SplitKvArgs& split = params.split;
             split.part_o = static_cast<float*>(p.workspace);
             split.part_lse = split.part_o + launch.splits * layout.o_stride;
             split.part_o_stride = layout.o_stride;
@@ -351,13 +353,13 @@ public:
             split.num_splits = static_cast<int32_t>(launch.splits);
             split.row_tiles = static_cast<int32_t>(split_kv_row_tiles(split_kv_shape(p)));
             if (p.paged()) {  // the kernel gathers each K/V row by cp.async (no tensor maps)
-                split.paged.block_table = p.block_table;
-                split.paged.seqused_k = p.seqused_k;
-                split.paged.block_table_stride = p.block_table_stride;
-                split.paged.page_size = static_cast<int32_t>(p.page_size);
-                split.paged.num_pages = static_cast<int32_t>(p.num_pages);
+                params.paged.block_table = p.block_table;
+                params.paged.seqused_k = p.seqused_k;
+                params.paged.block_table_stride = p.block_table_stride;
+                params.paged.page_size = static_cast<int32_t>(p.page_size);
+                params.paged.num_pages = static_cast<int32_t>(p.num_pages);
             }
-            std::memcpy(out.bytes, &split, sizeof(split));
+            std::memcpy(out.bytes, &params, sizeof(params));
             return;
         }
         static_assert(sizeof(nvidia::WsTmaParams) <= sizeof(out.bytes), "the tensor maps fit the parameter storage");

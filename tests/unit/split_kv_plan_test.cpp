@@ -25,6 +25,7 @@ extern "C" {
 #include "cuda/attention_launch_plan.hpp"
 #include "cuda/split_kv_plan.hpp"
 #include "gpu/gpu_backend.hpp"
+#include "nvidia/attention_split_params.h"
 
 namespace {
 
@@ -270,7 +271,7 @@ void make_paged(DecodeRequest& r, int64_t page_size, int64_t head_dim) {
 }
 
 // Paged K/V splits at both head dims and dtypes (the split kernel gathers rows through the block
-// table); the launch's SplitKvArgs carry the table. FP8 paged runs the ws_paged kernels, a paged
+// table); the launch's SplitParams carry the table. FP8 paged runs the ws_paged kernels, a paged
 // problem without workspace at head dim 64 stays NOT_SUPPORTED, int32-overflowing page counts never split.
 void test_catalogue_plans_paged_split(void**) {
     const auto catalogue = zyfa::cuda::make_cuda_attn_catalogue();
@@ -295,10 +296,10 @@ void test_catalogue_plans_paged_split(void**) {
                 assert_true(launch.second_parameter);
                 zyfa::gpu::SecondKernelParameter second{};
                 catalogue->second_parameter(r.p, launch, runtime, second);
-                zyfa::SplitKvArgs args;
+                zyfa::nvidia::SplitParams args;
                 std::memcpy(&args, second.bytes, sizeof(args));
-                assert_int_equal(args.num_splits, 2);
-                assert_ptr_equal(args.part_o, r.workspace.data());
+                assert_int_equal(args.split.num_splits, 2);
+                assert_ptr_equal(args.split.part_o, r.workspace.data());
                 assert_ptr_equal(args.paged.block_table, r.p.block_table);
                 assert_ptr_equal(args.paged.seqused_k, r.p.seqused_k);
                 assert_int_equal(args.paged.block_table_stride, r.p.block_table_stride);
@@ -312,8 +313,9 @@ void test_catalogue_plans_paged_split(void**) {
         const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
         zyfa::gpu::SecondKernelParameter second{};
         catalogue->second_parameter(r.p, launch, runtime, second);
-        zyfa::SplitKvArgs args;
+        zyfa::nvidia::SplitParams args;
         std::memcpy(&args, second.bytes, sizeof(args));
+        assert_int_equal(args.split.num_splits, 2);
         assert_null(args.paged.block_table);
     }
     // Paged with sinks splits too.
