@@ -391,7 +391,10 @@ struct HostSplitCase {
     std::vector<int32_t> lengths_q, lengths_k;  // non-empty: packed
 };
 
-void run_host_split(const HostSplitCase& c) {
+// sinks (non-empty, [heads_q]): split 0 folds each row's sink into its part as the CUDA split kernel
+// does (attention_fwd_split.cuh), the others do not; the merge must then give attention with the
+// sink in the denominator and the lse (rows without keys: O = 0, lse = the sink).
+void run_host_split(const HostSplitCase& c, const std::vector<float>& sinks = {}) {
     const bool varlen = !c.lengths_q.empty();
     std::vector<int32_t> cu_q{0}, cu_k{0};
     for (size_t b = 0; b < c.lengths_q.size(); ++b) {
@@ -477,6 +480,14 @@ void run_host_split(const HostSplitCase& c) {
                             l += w;
                             for (int d = 0; d < c.dim; ++d) acc[d] += w * kv_at(v, batch_k + first_k + keys[i], hk)[d];
                         }
+                        if (split == 0 && !sinks.empty()) {  // the sink joins split 0's m, l (acc unchanged)
+                            const double sink = sinks[row.head];
+                            const double m_new = std::max(m, sink);
+                            const double alpha = l > 0 ? std::exp(m - m_new) : 0.0;
+                            l = l * alpha + std::exp(sink - m_new);
+                            for (double& a : acc) a *= alpha;
+                            m = m_new;
+                        }
                         float* o_part = part_o + split * layout.o_stride +
                                         zyfa::split_part_o_index(varlen, first_q, b, c.seqlen_q, c.heads_q, c.dim, row.token, row.head);
                         for (int d = 0; d < c.dim; ++d) o_part[d] = l > 0 ? static_cast<float>(acc[d] / l) : 0.0f;
@@ -511,12 +522,14 @@ void run_host_split(const HostSplitCase& c) {
                     scores[j] = dot * scale;
                     m = std::max(m, scores[j]);
                 }
+                if (!sinks.empty()) m = std::max(m, double{sinks[h]});
                 for (int32_t j = 0; j < len_k; ++j) {
                     if (std::isnan(scores[j])) continue;
                     const double w = std::exp(scores[j] - m);
                     l += w;
                     for (int d = 0; d < c.dim; ++d) acc[d] += w * kv_at(v, batch_k + first_k + j, hk)[d];
                 }
+                if (!sinks.empty()) l += std::exp(sinks[h] - m);
                 const int64_t row = batch_q + first_q + t;
                 for (int d = 0; d < c.dim; ++d) {
                     const double want = l > 0 ? acc[d] / l : 0.0;
@@ -547,6 +560,14 @@ void test_host_split_then_merge_is_attention(void**) {
     run_host_split({1, 5, 1500, 4, 1, 32, 6, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, 100, {}, {}});  // window, MQA
     run_host_split({5, 4, 3000, 32, 8, 32, 5, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, -1, {1, 4, 0, 3, 2}, {3000, 700, 50, 1, 0}});
     run_host_split({5, 4, 3000, 32, 8, 16, 64, ZYFA_MASK_NONE, -1, {1, 4, 0, 3, 2}, {3000, 700, 50, 1, 0}});
+    // Sinks in split 0 only: below, near and above the scores; top-left causal (later splits see
+    // no key); a packed sequence without keys (its rows see only the sink).
+    std::vector<float> sinks(32);
+    const float pattern[] = {0.5f, -2.0f, 3.0f, 30.0f, -0.75f, 6.0f, 2.0f, -5.0f};
+    for (size_t h = 0; h < sinks.size(); ++h) sinks[h] = pattern[h % 8];
+    run_host_split({3, 1, 2000, 32, 8, 64, 2, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, -1, {}, {}}, sinks);
+    run_host_split({2, 16, 900, 8, 8, 32, 8, ZYFA_MASK_CAUSAL, -1, {}, {}}, sinks);
+    run_host_split({5, 4, 3000, 32, 8, 32, 5, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, -1, {1, 4, 0, 3, 2}, {3000, 700, 50, 1, 0}}, sinks);
 }
 
 }  // namespace
