@@ -33,7 +33,8 @@
 //     >= 2 runs (decided before the unsplit kernels, so paged problems at head dim 64 split too)
 //       variant attn_fwd_split_b16_DIMS: zyfa_attn_fwd_split_bf16_DIMS, zyfa_attn_fwd_split_fp16_DIMS
 //     Launch: grid (ceil(G * seqlen_q / 16) * heads_kv, splits, batch), 128 threads, the second
-//     parameter nvidia::SplitParams (attention_split_params.h: SplitKvArgs and the paged block table); then zyfa_attn_merge's kernel over the parts
+//     parameter nvidia::SplitParams (attention_split_params.h: SplitKvArgs and the paged block
+//     table); then zyfa_attn_merge's kernel over the parts
 //     (gpu_backend.cpp). AttnLaunch::splits says so.
 // zyfa_quantize_fp8 (kernels/nvidia/quantize_fp8.cu): variant quantize_fp8 on sm_90a and sm_80,
 // symbols zyfa_quantize_fp8_{clear,mean,amax,encode,finish}, launched by src/gpu/gpu_backend.cpp.

@@ -211,13 +211,27 @@ class NoRuntime final : public zyfa::gpu::GpuRuntime {
 public:
     const char* vendor() const noexcept override { return "nvidia"; }
     const zyfa::gpu::DeviceInfo& device() const noexcept override { return device_; }
-    zyfa::gpu::ModuleHandle load_module(const void*, size_t) override { fail_msg("load_module"); return nullptr; }
+    zyfa::gpu::ModuleHandle load_module(const void*, size_t) override {
+        fail_msg("load_module");
+        return nullptr;
+    }
     void unload_module(zyfa::gpu::ModuleHandle) noexcept override {}
-    zyfa::gpu::FunctionHandle get_function(zyfa::gpu::ModuleHandle, const char*) override { fail_msg("get_function"); return nullptr; }
+    zyfa::gpu::FunctionHandle get_function(zyfa::gpu::ModuleHandle, const char*) override {
+        fail_msg("get_function");
+        return nullptr;
+    }
     void set_max_dynamic_shared_bytes(zyfa::gpu::FunctionHandle, uint32_t) override { fail_msg("shared bytes"); }
-    zyfa::gpu::FunctionInfo function_info(zyfa::gpu::FunctionHandle) override { fail_msg("function_info"); return {}; }
-    void launch(zyfa::gpu::FunctionHandle, zyfa::gpu::Dim3, zyfa::gpu::Dim3, uint32_t, zyfa::gpu::StreamHandle, void**) override { fail_msg("launch"); }
-    void locate_pointers(const void* const*, size_t, zyfa::gpu::PointerLocation*) override { fail_msg("locate_pointers"); }
+    zyfa::gpu::FunctionInfo function_info(zyfa::gpu::FunctionHandle) override {
+        fail_msg("function_info");
+        return {};
+    }
+    void launch(zyfa::gpu::FunctionHandle, zyfa::gpu::Dim3, zyfa::gpu::Dim3, uint32_t, zyfa::gpu::StreamHandle,
+                void**) override {
+        fail_msg("launch");
+    }
+    void locate_pointers(const void* const*, size_t, zyfa::gpu::PointerLocation*) override {
+        fail_msg("locate_pointers");
+    }
     void* malloc_device(size_t) override { fail_msg("malloc_device"); return nullptr; }
     void free_device(void*) noexcept override {}
     void copy_to_device(void*, const void*, size_t) override { fail_msg("copy_to_device"); }
@@ -232,8 +246,14 @@ public:
     void record_event(zyfa::gpu::EventHandle, zyfa::gpu::StreamHandle) override { fail_msg("record_event"); }
     float elapsed_ms(zyfa::gpu::EventHandle, zyfa::gpu::EventHandle) override { fail_msg("elapsed_ms"); return 0.0f; }
     void begin_capture(zyfa::gpu::StreamHandle) override { fail_msg("begin_capture"); }
-    zyfa::gpu::GraphHandle end_capture(zyfa::gpu::StreamHandle) override { fail_msg("end_capture"); return nullptr; }
-    zyfa::gpu::GraphExecHandle instantiate_graph(zyfa::gpu::GraphHandle) override { fail_msg("instantiate"); return nullptr; }
+    zyfa::gpu::GraphHandle end_capture(zyfa::gpu::StreamHandle) override {
+        fail_msg("end_capture");
+        return nullptr;
+    }
+    zyfa::gpu::GraphExecHandle instantiate_graph(zyfa::gpu::GraphHandle) override {
+        fail_msg("instantiate");
+        return nullptr;
+    }
     void launch_graph(zyfa::gpu::GraphExecHandle, zyfa::gpu::StreamHandle) override { fail_msg("launch_graph"); }
     void destroy_graph(zyfa::gpu::GraphHandle) noexcept override {}
     void destroy_graph_exec(zyfa::gpu::GraphExecHandle) noexcept override {}
@@ -290,8 +310,8 @@ void test_catalogue_plans_paged_split(void**) {
                 assert_int_equal(catalogue->split_workspace_bytes(r.p, device, "sm_90a"), static_cast<uint64_t>(need));
                 const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
                 assert_int_equal(launch.splits, 2);
-                const std::string want = std::string("zyfa_attn_fwd_split_") + (dtype == ZYFA_DTYPE_FP16 ? "fp16" : "bf16") +
-                                         (dim == 128 ? "_d128" : "_d64");
+                const std::string want = std::string("zyfa_attn_fwd_split_") +
+                                         (dtype == ZYFA_DTYPE_FP16 ? "fp16" : "bf16") + (dim == 128 ? "_d128" : "_d64");
                 assert_string_equal(launch.symbol, want.c_str());
                 assert_true(launch.second_parameter);
                 zyfa::gpu::SecondKernelParameter second{};
