@@ -19,12 +19,22 @@
 // (common/split_kv_args.h); a second launch, zyfa_attn_merge's kernel, merges the parts by lse.
 // A split that sees no key writes lse = -inf (the merge then skips its O).
 //
+// Paged K/V (SplitParams::paged.block_table set, attention_split_params.h): the sequence's key count
+// is seqused_k's and each K/V row is gathered through the block table by its own cp.async (a row is
+// one key, so it never crosses a page) into the same stage layout; nothing after the copy changes,
+// so the result is bitwise the contiguous call's on the same keys.
+// Sinks (AttnKernelArgs::sinks): split 0 folds the sink into its part (common/attention_sink.h), the
+// other splits do not, so the merge counts it once; split 0 is always launched, and a split 0 that
+// sees no key writes O = 0, lse = the sink (the softmax over the sink alone), as the unsplit kernels.
+//
 // Compiled with -fmad=false like the other kernels (no contraction unless written as fmaf).
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_SPLIT_CUH
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_FWD_SPLIT_CUH
 
+#include "common/paged_kv_args.h"
 #include "common/split_kv_args.h"
 #include "nvidia/attention_fwd_mma.cuh"
+#include "nvidia/attention_split_params.h"
 
 namespace zyfa {
 namespace nvidia {
@@ -48,8 +58,28 @@ struct SplitTileShape {
     static_assert(kSplitKeyBlock == kSplitWarps * 16, "each warp takes 16 keys of a block");
 };
 
+// The paged form of load_rows_async: row r is key key0 + r of sequence `batch`, read from `pool` (the
+// K or V pool at the kv head; page and row strides in elements) through the block table
+// (paged_key_offset); rows from valid_rows on, and rows whose page index lies outside
+// [0, num_pages), are zero-filled without reading global memory.
+template <int kThreads, int kElem>
+__device__ __forceinline__ void load_paged_rows_async(unsigned char* smem, int smem_row_bytes, const unsigned char* pool,
+                                                      int64_t page_stride, int64_t row_stride, const PagedKvArgs& paged,
+                                                      int batch, int key0, int rows, int valid_rows, int row_bytes) {
+    const int chunks = row_bytes / 16;
+    for (int i = threadIdx.x; i < rows * chunks; i += kThreads) {
+        const int r = i / chunks, c = i - r * chunks;
+        const int64_t offset = r < valid_rows ? paged_key_offset(paged, page_stride, row_stride, batch, key0 + r) : -1;
+        const bool valid = offset >= 0;
+        cp_async_16(shared_address(smem + r * smem_row_bytes + c * 16), valid ? pool + offset * kElem + c * 16 : pool,
+                    valid ? 16 : 0);
+    }
+}
+
 template <InKind IN, int DQK, int DV>
-__device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a, const SplitKvArgs& sp) {
+__device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a, const SplitParams& params) {
+    const SplitKvArgs& sp = params.split;
+    const PagedKvArgs& table = params.paged;
     static_assert(IN == InKind::Bf16 || IN == InKind::Fp16, "the split kernels are 16-bit");
     using Shape = SplitTileShape<DQK, DV>;
     constexpr int kElem = Shape::kElem;
@@ -62,7 +92,9 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     const int tile = blockIdx.x - head_kv * sp.row_tiles;
     const int split = blockIdx.y, batch = blockIdx.z;
     const int group_size = a.heads_q / a.heads_kv;
-    const SequenceSpan span = sequence_span(a, batch);
+    const bool paged = table.block_table != nullptr;
+    SequenceSpan span = sequence_span(a, batch);
+    if (paged) span.seqlen_k = paged_key_count(a, table, batch);  // first_k is 0 (cu_seqlens_k null)
     const int64_t first_q = span.first_q, first_k = span.first_k;
     const int seqlen_q = span.seqlen_q, seqlen_k = span.seqlen_k;
     const int packed_rows = group_size * seqlen_q;
@@ -108,15 +140,25 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     const int blocks = share.blocks;
     const int key_first = share.first_key;
 
+    // Paged: the pools at the kv head (their batch stride is the page stride).
     const unsigned char* k_global = static_cast<const unsigned char*>(a.k) +
-        (batch * a.k_stride_batch + first_k * a.k_stride_seq + head_kv * a.k_stride_head) * kElem;
+        ((paged ? 0 : batch * a.k_stride_batch + first_k * a.k_stride_seq) + head_kv * a.k_stride_head) * kElem;
     const unsigned char* v_global = static_cast<const unsigned char*>(a.v) +
-        (batch * a.v_stride_batch + first_k * a.v_stride_seq + head_kv * a.v_stride_head) * kElem;
+        ((paged ? 0 : batch * a.v_stride_batch + first_k * a.v_stride_seq) + head_kv * a.v_stride_head) * kElem;
     // Keys past the sequence are zero-filled, never read: masked keys multiply P = 0 by finite V.
     auto load_kv = [&](int block, int stage) {
         const int key0 = key_first + block * kSplitKeyBlock;
         const int valid = min(kSplitKeyBlock, seqlen_k - key0);
         unsigned char* stage_base = smem + Shape::kStageOffset + stage * Shape::kStageBytes;
+        if (paged) {
+            load_paged_rows_async<kSplitThreads, kElem>(stage_base, Shape::kQkRowBytes, k_global, a.k_stride_batch,
+                                                        a.k_stride_seq, table, batch, key0, kSplitKeyBlock, valid,
+                                                        DQK * kElem);
+            load_paged_rows_async<kSplitThreads, kElem>(stage_base + Shape::kKBytes, Shape::kVRowBytes, v_global,
+                                                        a.v_stride_batch, a.v_stride_seq, table, batch, key0,
+                                                        kSplitKeyBlock, valid, DV * kElem);
+            return;
+        }
         load_rows_async<kSplitThreads>(stage_base, Shape::kQkRowBytes, k_global + key0 * a.k_stride_seq * kElem,
                                        a.k_stride_seq * kElem, kSplitKeyBlock, valid, DQK * kElem);
         load_rows_async<kSplitThreads>(stage_base + Shape::kKBytes, Shape::kVRowBytes,
@@ -256,7 +298,9 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
     }
     __syncthreads();
 
-    // Combine in warp order and write this split's part: O = sum_w acc_w 2^(m_w - M) / L.
+    // Combine in warp order and write this split's part: O = sum_w acc_w 2^(m_w - M) / L, split 0
+    // with the sink folded into M and L (the top comment).
+    const float* sinks = split == 0 ? a.sinks : nullptr;
     float* part_o = sp.part_o + split * sp.part_o_stride;
     float* part_lse = sp.part_lse + split * sp.part_lse_stride;
     const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
@@ -274,15 +318,18 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
             big_l = numerics::running_sum_update(big_l, 1.0f, combine_ml[(w * kSplitRows + row) * 2 + 1] * alpha);
             sum = numerics::accumulator_update(sum, 1.0f, combine_acc[(w * kSplitRows + row) * DV + d], alpha);
         }
-        const bool poisoned = numerics::row_max_is_poisoned(big_m);
-        const bool seen = numerics::row_saw_key(big_l);
         const PackedRow pr = packed_row(packed, head_kv, group_size);
+        // Without a sink (null, or a split other than 0) the fold gives m, l and a factor of 1: the
+        // bits of the plain epilogue.
+        const numerics::SinkedRow sinked = numerics::fold_sink(big_m, big_l, numerics::sink_log2(sinks, pr.head));
+        const bool poisoned = numerics::sinked_row_poisoned(sinked);
+        const bool seen = numerics::sinked_row_seen(sinked);
         const bool varlen = a.cu_seqlens_q != nullptr;
         part_o[split_part_o_index(varlen, first_q, batch, a.seqlen_q, a.heads_q, DV, pr.token, pr.head) + d] =
-            row_output(sum * numerics::output_scale(1.0f, big_l), poisoned, seen);
+            row_output(sum * numerics::sinked_output_scale(1.0f, sinked), poisoned, seen);
         if (d == 0) {
             part_lse[split_part_lse_index(varlen, total_q, first_q, batch, a.seqlen_q, a.heads_q, pr.token, pr.head)] =
-                row_lse(numerics::row_natural_lse(big_m, big_l), poisoned, seen);
+                row_lse(numerics::sinked_row_lse(sinked), poisoned, seen);
         }
     }
 }
@@ -293,7 +340,7 @@ __device__ __forceinline__ void attention_forward_split(const AttnKernelArgs& a,
 // One extern "C" kernel per (16-bit type, head dims); the symbol names are the launch plan's.
 #define ZYFA_DEFINE_SPLIT_KERNEL(symbol, in_kind, dqk, dv)                                                \
     extern "C" __global__ void __launch_bounds__(zyfa::kSplitThreads)                                     \
-        symbol(const zyfa::AttnKernelArgs args, const zyfa::SplitKvArgs split) {                          \
+        symbol(const zyfa::AttnKernelArgs args, const zyfa::nvidia::SplitParams split) {                  \
         zyfa::nvidia::attention_forward_split<in_kind, dqk, dv>(args, split);                             \
     }
 

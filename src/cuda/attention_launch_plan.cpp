@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "core/validate.hpp"
 #include "gpu/vector_alignment.hpp"
+#include "nvidia/attention_split_params.h"
 #include "nvidia/attention_tile_shape.h"
 #include "nvidia/attention_ws_tile_shape.h"
 #include "split_kv_plan.hpp"
@@ -135,10 +136,11 @@ bool output_pairs_aligned(const TensorView& o) {
 }
 
 // The split kernel family for a problem's shape (dtype aside), or null when split-KV does not take
-// it: sm_90a, head dims 64/64 or 128/128, contiguous K/V, no sinks, and the kernel's own key step
-// (params.key_block 0: an explicit key block asks for the unsplit kernels' numerics).
+// it: sm_90a, head dims 64/64 or 128/128, and the kernel's own key step (params.key_block 0: an
+// explicit key block asks for the unsplit kernels' numerics). Contiguous or paged K/V (page
+// indices in int32, as the paged kernels'), with or without sinks.
 const KernelFamily* split_family(const AttnProblem& p, const std::string& image_arch) {
-    if (image_arch != "sm_90a" || p.paged() || p.sinks != nullptr || p.key_block != 0) return nullptr;
+    if (image_arch != "sm_90a" || p.key_block != 0 || (p.paged() && p.num_pages > INT32_MAX)) return nullptr;
     return find_family(Structure::Split, false, false, p.head_dim_qk, p.head_dim_v);
 }
 
@@ -209,6 +211,34 @@ public:
                                 std::to_string(p.head_dim_v) +
                                 ": the NVIDIA kernels support head dims 64, 128, 256 and 192/128");
         }
+        if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
+            throw_not_supported("params.softmax = LEAN needs FP8 inputs");
+        }
+        // Split-KV: a short query chunk against long keys, with the caller's workspace. Decided
+        // before the unsplit kernel: the split kernel reads paged K/V itself at both of its head dims
+        // and writes fp32 parts (the merge writes O, so O's alignment does not matter).
+        if (!fp8 && p.workspace != nullptr) {
+            const KernelFamily* split = split_family(p, image_arch);
+            const int64_t splits = split ? split_count(p, device, p.workspace_bytes) : 1;
+            if (splits > 1 && (device.max_shared_bytes_per_block <= 0 ||
+                               split->shared_bytes <= static_cast<uint32_t>(device.max_shared_bytes_per_block))) {
+                gpu::require_vector_aligned(p.q, "q", 2, "NVIDIA");
+                gpu::require_vector_aligned(p.k, "k", 2, "NVIDIA");  // seqlen_k > 0: a problem that splits has keys
+                gpu::require_vector_aligned(p.v, "v", 2, "NVIDIA");
+                gpu::AttnLaunch launch;
+                launch.variant = split->variant;
+                launch.symbol = dtype == ZYFA_DTYPE_FP16 ? split->symbol_b : split->symbol_a;
+                launch.kernel_name = launch.symbol;
+                launch.grid.x = static_cast<uint32_t>(split_kv_row_tiles(split_kv_shape(p)) * p.heads_kv);
+                launch.grid.y = static_cast<uint32_t>(splits);
+                launch.grid.z = static_cast<uint32_t>(p.batch);
+                launch.block.x = static_cast<uint32_t>(kSplitThreads);
+                launch.shared_bytes = split->shared_bytes;
+                launch.second_parameter = true;  // nvidia::SplitParams (attention_split_params.h)
+                launch.splits = splits;
+                return launch;
+            }
+        }
         // sm_90a: the warp-specialised kernels, except for an O whose pairs are misaligned.
         const bool ws_kernel = image_arch == "sm_90a" && output_pairs_aligned(p.o);
         const KernelFamily* family = nullptr;
@@ -217,7 +247,8 @@ public:
             family = ws_kernel ? find_family(Structure::WsPaged, fp8, int8_qk, p.head_dim_qk, p.head_dim_v) : nullptr;
             if (!family) {
                 throw_not_supported("params.block_table is set: the NVIDIA paged kernels need sm_90a, head dims "
-                                    "128/128 and an O whose element pairs are aligned; this request has head dims " +
+                                    "128/128 and an O whose element pairs are aligned (or, for BF16/FP16 at head "
+                                    "dims 64 and 128, a split-KV launch: params.workspace); this request has head dims " +
                                     std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
                                     device.arch);
             }
@@ -241,9 +272,6 @@ public:
         using WsShape = nvidia::WsTileShape<1, 128, 128, 64>;         // likewise
         const int rows = ws_kernel ? WsShape::kRows : MmaShape::kRows;
         const int threads = ws_kernel ? WsShape::kThreads : MmaShape::kThreads;
-        if (p.softmax == ZYFA_SOFTMAX_LEAN && !fp8) {
-            throw_not_supported("params.softmax = LEAN needs FP8 inputs");
-        }
         // Keys per online-softmax step of the chosen kernel: the warp-specialised kernels'
         // nvidia::ws_key_block, 64 for the mma.sync kernels.
         const int key_block = ws_kernel ? nvidia::ws_key_block(fp8, p.softmax == ZYFA_SOFTMAX_LEAN,
@@ -270,25 +298,6 @@ public:
                                 std::to_string(device.max_shared_bytes_per_block));
         }
 
-        // Split-KV: a short query chunk against long keys, with the caller's workspace.
-        if (!fp8 && p.workspace != nullptr) {
-            const KernelFamily* split = split_family(p, image_arch);
-            const int64_t splits = split ? split_count(p, device, p.workspace_bytes) : 1;
-            if (splits > 1) {
-                gpu::AttnLaunch launch;
-                launch.variant = split->variant;
-                launch.symbol = dtype == ZYFA_DTYPE_FP16 ? split->symbol_b : split->symbol_a;
-                launch.kernel_name = launch.symbol;
-                launch.grid.x = static_cast<uint32_t>(split_kv_row_tiles(split_kv_shape(p)) * p.heads_kv);
-                launch.grid.y = static_cast<uint32_t>(splits);
-                launch.grid.z = static_cast<uint32_t>(p.batch);
-                launch.block.x = static_cast<uint32_t>(kSplitThreads);
-                launch.shared_bytes = split->shared_bytes;
-                launch.second_parameter = true;  // SplitKvArgs (common/split_kv_args.h)
-                launch.splits = splits;
-                return launch;
-            }
-        }
         const int64_t tiles = (p.seqlen_q + rows - 1) / rows;
         if (tiles > INT32_MAX || p.heads_q > 65535 || p.batch > 65535) {
             throw_not_supported("grid (" + std::to_string(tiles) + ", heads_q = " + std::to_string(p.heads_q) +
@@ -332,17 +341,25 @@ public:
     void second_parameter(const AttnProblem& p, const gpu::AttnLaunch& launch, gpu::GpuRuntime& runtime,
                           gpu::SecondKernelParameter& out) const override {
         if (launch.splits > 1) {
-            static_assert(sizeof(SplitKvArgs) <= sizeof(out.bytes), "the split arguments fit the parameter storage");
+            static_assert(sizeof(nvidia::SplitParams) <= sizeof(out.bytes), "the split arguments fit the parameter storage");
             const SplitKvLayout layout = split_kv_layout(p.batch, p.seqlen_q, p.heads_q, p.head_dim_v, launch.splits);
-            SplitKvArgs split;
-            std::memset(&split, 0, sizeof(split));
+            nvidia::SplitParams params;
+            std::memset(&params, 0, sizeof(params));
+            SplitKvArgs& split = params.split;
             split.part_o = static_cast<float*>(p.workspace);
             split.part_lse = split.part_o + launch.splits * layout.o_stride;
             split.part_o_stride = layout.o_stride;
             split.part_lse_stride = layout.lse_stride;
             split.num_splits = static_cast<int32_t>(launch.splits);
             split.row_tiles = static_cast<int32_t>(split_kv_row_tiles(split_kv_shape(p)));
-            std::memcpy(out.bytes, &split, sizeof(split));
+            if (p.paged()) {  // the kernel gathers each K/V row by cp.async (no tensor maps)
+                params.paged.block_table = p.block_table;
+                params.paged.seqused_k = p.seqused_k;
+                params.paged.block_table_stride = p.block_table_stride;
+                params.paged.page_size = static_cast<int32_t>(p.page_size);
+                params.paged.num_pages = static_cast<int32_t>(p.num_pages);
+            }
+            std::memcpy(out.bytes, &params, sizeof(params));
             return;
         }
         static_assert(sizeof(nvidia::WsTmaParams) <= sizeof(out.bytes), "the tensor maps fit the parameter storage");

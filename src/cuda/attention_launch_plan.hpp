@@ -28,11 +28,13 @@
 //     Launch: grid (ceil(seqlen_q / 128), heads_q, batch), 256 threads (8 warps x 16 query rows),
 //     dynamic shared memory of attention_tile_shape.h.
 //   Split-KV (kernels/nvidia/attention_fwd_split.cuh, attention_fwd_split_variant.cu; sm_90a): with a
-//     workspace, a BF16/FP16 problem at head dims 64 or 128 with seqlen_q <= 128, contiguous K/V,
-//     no sinks and key_block 0 whose split count (split_kv_plan.hpp) is >= 2 runs
+//     workspace, a BF16/FP16 problem at head dims 64 or 128 with seqlen_q <= 128, contiguous or
+//     paged K/V, with or without sinks, and key_block 0 whose split count (split_kv_plan.hpp) is
+//     >= 2 runs (decided before the unsplit kernels, so paged problems at head dim 64 split too)
 //       variant attn_fwd_split_b16_DIMS: zyfa_attn_fwd_split_bf16_DIMS, zyfa_attn_fwd_split_fp16_DIMS
 //     Launch: grid (ceil(G * seqlen_q / 16) * heads_kv, splits, batch), 128 threads, the second
-//     parameter SplitKvArgs (common/split_kv_args.h); then zyfa_attn_merge's kernel over the parts
+//     parameter nvidia::SplitParams (attention_split_params.h: SplitKvArgs and the paged block
+//     table); then zyfa_attn_merge's kernel over the parts
 //     (gpu_backend.cpp). AttnLaunch::splits says so.
 // zyfa_quantize_fp8 (kernels/nvidia/quantize_fp8.cu): variant quantize_fp8 on sm_90a and sm_80,
 // symbols zyfa_quantize_fp8_{clear,mean,amax,encode,finish}, launched by src/gpu/gpu_backend.cpp.

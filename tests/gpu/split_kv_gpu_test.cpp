@@ -10,7 +10,16 @@
 //  - a workspace too small for the requested split runs the largest split that fits: one byte
 //    short of two parts is the unsplit kernel (bitwise num_splits = 1), exactly two parts' bytes
 //    with num_splits = 8 is bitwise num_splits = 2;
-//  - nothing is written past o, lse or the workspace (guard bands).
+//  - nothing is written past o, lse or the workspace (guard bands);
+//  - paged K/V (pages 1, 16, 256; seqused_k shorter than a page, and 0; GQA 32/8 and 4/4; head
+//    dims 128 and 64; BF16 and FP16): each shape's contiguous split call is checked as above, and
+//    the same call on page pools (tests/support/paged_case.hpp: shuffled pages, padded rows, NaN in
+//    every byte no key fills) through the block table gives it bit for bit (same workspace size,
+//    same split kernel), so it is within the same bounds of the fp64 reference and the CPU backend;
+//  - sinks (split 0 folds them in, the merge counts them once): decode, packed sequences with
+//    rows that see only the sink, top-left causal with most splits keyless, head dim 64, paged,
+//    checked as above (the fp64 reference and the CPU backend have the sink in the denominator
+//    and lse); sinks of -inf give bitwise the call without sinks.
 //
 // Bounds (max |error| per element, relative to max |v|; u = 2^-24):
 //  Against the fp64 reference on the same 16-bit inputs, every EXACT result (split or not, any
@@ -39,6 +48,7 @@
 #include "cpu/attention_reference.hpp"
 #include "gpu_check.hpp"
 #include "gpu_session.hpp"
+#include "paged_gpu_check.hpp"
 
 using namespace zyfa_gpu_test;
 
@@ -292,6 +302,152 @@ void small_workspace_fewer_splits(void**) {
     });
 }
 
+// The paged twin of a split call: the contiguous split call on `shape`, then the same call with K
+// and V in page pools (page_size) through the block table; O and lse must be the same bits.
+void expect_paged_split_equals_contiguous(const CaseShape& shape, int32_t num_splits, int32_t page_size,
+                                          const std::string& label) {
+    guarded([&] {
+        Session& s = session();
+        GpuCase c(*s.runtime, shape);
+        c.params.num_splits = num_splits;
+        size_t bytes = 0;
+        assert_int_equal(zyfa_attn_fwd_workspace_size(s.cuda, &c.params, &bytes), ZYFA_SUCCESS);
+        assert_true(bytes > 0);
+        DeviceBuffer workspace(*s.runtime, bytes);
+        s.runtime->fill_device(workspace.data(), 0xFF, bytes);  // NaN floats
+        c.params.workspace = workspace.data();
+        c.params.workspace_bytes = bytes;
+        const char* contiguous_name = zyfa_attn_kernel_name(s.cuda, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
+        assert_non_null(contiguous_name);
+        const std::string contiguous_kernel = contiguous_name;
+        assert_true(is_split_kernel(contiguous_kernel));
+        assert_int_equal(c.run(s.cuda, *s.runtime, s.stream), ZYFA_SUCCESS);
+
+        PagedLayout layout;
+        layout.page_size = page_size;
+        layout.row_padding = 16;
+        DevicePaged paged(*s.runtime, c, layout);  // c's params: the same workspace and num_splits
+        // DevicePaged starts its o and lse from c's results: other bytes, so that an element the
+        // paged call left unwritten cannot pass as equal.
+        s.runtime->fill_device(paged.o.data(), 0x5A, bytes_of(c.host.o));
+        s.runtime->fill_device(paged.lse.data(), 0xFF, bytes_of(c.host.lse));
+        size_t paged_bytes = 0;
+        assert_int_equal(zyfa_attn_fwd_workspace_size(s.cuda, &paged.params, &paged_bytes), ZYFA_SUCCESS);
+        assert_int_equal(paged_bytes, bytes);
+        s.runtime->fill_device(workspace.data(), 0xFF, bytes);
+        const char* name = zyfa_attn_kernel_name(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to);
+        if (name == nullptr) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
+        assert_non_null(name);
+        assert_string_equal(name, contiguous_kernel.c_str());
+        const zyfa_status st = zyfa_attn_fwd(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to, s.stream);
+        if (st != ZYFA_SUCCESS) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
+        assert_int_equal(st, ZYFA_SUCCESS);
+        s.runtime->synchronize_stream(s.stream);
+        std::vector<uint8_t> o(c.host.o.size());
+        std::vector<float> lse(c.host.lse.size());
+        paged.o.download(o.data());
+        paged.lse.download(lse.data());
+        size_t differing = 0;
+        for (size_t i = 0; i < o.size(); ++i) differing += o[i] != c.host.o[i];
+        const bool lse_equal = std::memcmp(lse.data(), c.host.lse.data(), bytes_of(lse)) == 0;
+        const bool guards = paged.o.guard_intact() && paged.lse.guard_intact() && workspace.guard_intact();
+        std::printf("  %-44s page %3d %s: %zu of %zu O bytes differ from contiguous, lse %s%s\n", label.c_str(),
+                    page_size, name, differing, o.size(), lse_equal ? "equal" : "DIFFERS",
+                    guards ? "" : "  GUARD BAND OVERWRITTEN");
+        assert_int_equal(differing, 0);
+        assert_true(lse_equal);
+        assert_true(guards);
+    });
+}
+
+// A shape's contiguous split checked against fp64, the CPU backend and unsplit, then its paged
+// twins at each page size bitwise against it.
+void check_paged_split_case(const CaseShape& shape, int32_t num_splits, std::initializer_list<int32_t> page_sizes,
+                            const std::string& label) {
+    check_split_case(shape, num_splits, label + " (contiguous)");
+    for (int32_t ps : page_sizes) expect_paged_split_equals_contiguous(shape, num_splits, ps, label);
+}
+
+CaseShape with_dims(CaseShape s, int64_t dim) {
+    s.head_dim_qk = s.head_dim_v = dim;
+    return s;
+}
+
+void paged_decode(void**) {
+    for (int64_t dim : {128, 64}) {
+        const std::string d = " d" + std::to_string(dim);
+        check_paged_split_case(with_dims(decode(ZYFA_DTYPE_BF16, 1, 32, 8), dim), 0, {1, 16, 256},
+                               "paged bf16 sq 1 GQA 32/8" + d);
+        check_paged_split_case(with_dims(decode(ZYFA_DTYPE_FP16, 4, 4, 4), dim), 5, {16, 256},
+                               "paged fp16 sq 4 GQA 4/4 num_splits 5" + d);
+    }
+    // A 64-query chunk (16 row tiles per kv head at GQA 32/8), explicit splits.
+    check_paged_split_case(chunk(ZYFA_DTYPE_BF16, 64, 32, 8), 3, {16}, "paged bf16 sq 64 GQA 32/8 num_splits 3");
+}
+
+// seqused_k shorter than the pool's pages (and 0), per sequence: packed queries, each sequence
+// with its own key count (the paged call's seqused_k, the contiguous call's cu_seqlens_k).
+void paged_seqused(void**) {
+    for (int64_t dim : {128, 64})
+        for (int64_t hq : {32, 4}) {
+            CaseShape s = with_dims(decode(ZYFA_DTYPE_BF16, 2, hq, hq == 32 ? 8 : 4), dim);
+            s.batch = 5;
+            s.lengths_q = {1, 2, 1, 2, 1};
+            s.lengths_k = {2000, 17, 300, 0, 255};
+            s.seqlen_q = 2;
+            s.seqlen_k = 2000;
+            check_paged_split_case(s, 4, {1, 16, 256},
+                                   "paged seqused 2000,17,300,0,255 GQA " + std::to_string(hq) + "/" +
+                                       std::to_string(s.heads_kv) + " d" + std::to_string(dim));
+        }
+}
+
+std::vector<float> some_sinks(int64_t heads) {
+    const float pattern[] = {0.5f, -2.0f, 3.0f, 30.0f, -0.75f, 6.0f, 2.0f, -5.0f};
+    std::vector<float> s;
+    for (int64_t h = 0; h < heads; ++h) s.push_back(pattern[h % 8]);
+    return s;
+}
+
+void sinks(void**) {
+    CaseShape dec = decode(ZYFA_DTYPE_BF16, 1, 32, 8);
+    dec.sinks = some_sinks(32);
+    check_split_case(dec, 0, "sinks bf16 sq 1 GQA 32/8");
+    check_split_case(dec, 7, "sinks num_splits 7");
+    CaseShape d64 = with_dims(decode(ZYFA_DTYPE_FP16, 4, 8, 8), 64);
+    d64.sinks = some_sinks(8);
+    check_split_case(d64, 0, "sinks fp16 sq 4 d64");
+    // Top-left causal: most splits see no key; the sink is in split 0's part only.
+    CaseShape top_left = decode(ZYFA_DTYPE_BF16, 16, 8, 8);
+    top_left.mask = ZYFA_MASK_CAUSAL;
+    top_left.sinks = some_sinks(8);
+    check_split_case(top_left, 8, "sinks top-left causal sq 16");
+    // Packed: a sequence without keys (its rows see only the sink: O = 0, lse = the sink).
+    CaseShape packed = decode(ZYFA_DTYPE_BF16, 4, 32, 8);
+    packed.batch = 5;
+    packed.lengths_q = {1, 4, 0, 3, 2};
+    packed.lengths_k = {3000, 700, 50, 1, 0};
+    packed.seqlen_k = 3000;
+    packed.sinks = some_sinks(32);
+    check_split_case(packed, 5, "sinks packed, a sequence without keys");
+    // Paged with sinks.
+    check_paged_split_case(dec, 3, {16}, "sinks paged");
+}
+
+// Sinks of -inf are no sinks: bitwise the split call without them.
+void sinks_of_minus_infinity(void**) {
+    guarded([] {
+        const CaseShape plain = decode(ZYFA_DTYPE_BF16, 1, 32, 8);
+        CaseShape none = plain;
+        none.sinks.assign(32, -INFINITY);
+        const SplitResult a = run_cuda(plain, 4), b = run_cuda(none, 4);
+        assert_true(is_split_kernel(a.kernel) && is_split_kernel(b.kernel));
+        assert_memory_equal(a.o.data(), b.o.data(), a.o.size());
+        assert_memory_equal(a.lse.data(), b.lse.data(), a.lse.size() * 4);
+        std::printf("  sinks of -inf: bitwise the split call without sinks (%s)\n", a.kernel.c_str());
+    });
+}
+
 }  // namespace
 
 int main() {
@@ -303,6 +459,10 @@ int main() {
         cmocka_unit_test(packed_sequences),
         cmocka_unit_test(repeatable_bitwise),
         cmocka_unit_test(small_workspace_fewer_splits),
+        cmocka_unit_test(paged_decode),
+        cmocka_unit_test(paged_seqused),
+        cmocka_unit_test(sinks),
+        cmocka_unit_test(sinks_of_minus_infinity),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

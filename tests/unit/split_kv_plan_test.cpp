@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -24,6 +25,7 @@ extern "C" {
 #include "cuda/attention_launch_plan.hpp"
 #include "cuda/split_kv_plan.hpp"
 #include "gpu/gpu_backend.hpp"
+#include "nvidia/attention_split_params.h"
 
 namespace {
 
@@ -183,22 +185,190 @@ void test_catalogue_plans_split(void**) {
     DecodeRequest never(need, 1);
     assert_int_equal(catalogue->plan(never.p, device, "sm_90a").splits, 1);
 
-    // Problems the split kernels do not take run unsplit whatever the workspace: head dim 256,
-    // sinks, an explicit key block.
+    // Problems the split kernels do not take run unsplit whatever the workspace: head dim 256, an
+    // explicit key block.
     DecodeRequest d256(1 << 30);
     d256.p.head_dim_qk = d256.p.head_dim_v = 256;
     for (auto* t : {&d256.p.q, &d256.p.k, &d256.p.v, &d256.p.o}) t->stride_head = 256;
     assert_int_equal(catalogue->plan(d256.p, device, "sm_90a").splits, 1);
+    // Sinks split (split 0 folds them in: attention_fwd_split.cuh).
     static const float sinks[32] = {};
-    DecodeRequest sinked(1 << 30);
+    DecodeRequest sinked(need);
     sinked.p.sinks = sinks;
-    assert_int_equal(catalogue->plan(sinked.p, device, "sm_90a").splits, 1);
+    assert_int_equal(catalogue->plan(sinked.p, device, "sm_90a").splits, 2);
+    assert_int_equal(catalogue->split_workspace_bytes(sinked.p, device, "sm_90a"), static_cast<uint64_t>(need));
     DecodeRequest keyed(1 << 30);
     keyed.p.key_block = 128;
     try {
         (void)catalogue->plan(keyed.p, device, "sm_90a");
     } catch (const zyfa::Error&) {
         // The ws kernel's step may differ from 128: NOT_SUPPORTED is a valid answer too.
+    }
+}
+
+// A GpuRuntime for second_parameter: the split launch's arguments need none of it.
+class NoRuntime final : public zyfa::gpu::GpuRuntime {
+public:
+    const char* vendor() const noexcept override { return "nvidia"; }
+    const zyfa::gpu::DeviceInfo& device() const noexcept override { return device_; }
+    zyfa::gpu::ModuleHandle load_module(const void*, size_t) override {
+        fail_msg("load_module");
+        return nullptr;
+    }
+    void unload_module(zyfa::gpu::ModuleHandle) noexcept override {}
+    zyfa::gpu::FunctionHandle get_function(zyfa::gpu::ModuleHandle, const char*) override {
+        fail_msg("get_function");
+        return nullptr;
+    }
+    void set_max_dynamic_shared_bytes(zyfa::gpu::FunctionHandle, uint32_t) override { fail_msg("shared bytes"); }
+    zyfa::gpu::FunctionInfo function_info(zyfa::gpu::FunctionHandle) override {
+        fail_msg("function_info");
+        return {};
+    }
+    void launch(zyfa::gpu::FunctionHandle, zyfa::gpu::Dim3, zyfa::gpu::Dim3, uint32_t, zyfa::gpu::StreamHandle,
+                void**) override {
+        fail_msg("launch");
+    }
+    void locate_pointers(const void* const*, size_t, zyfa::gpu::PointerLocation*) override {
+        fail_msg("locate_pointers");
+    }
+    void* malloc_device(size_t) override { fail_msg("malloc_device"); return nullptr; }
+    void free_device(void*) noexcept override {}
+    void copy_to_device(void*, const void*, size_t) override { fail_msg("copy_to_device"); }
+    void copy_to_host(void*, const void*, size_t) override { fail_msg("copy_to_host"); }
+    void fill_device(void*, uint8_t, size_t) override { fail_msg("fill_device"); }
+    zyfa::gpu::StreamHandle create_stream() override { fail_msg("create_stream"); return nullptr; }
+    void destroy_stream(zyfa::gpu::StreamHandle) noexcept override {}
+    void synchronize_stream(zyfa::gpu::StreamHandle) override { fail_msg("synchronize_stream"); }
+    void synchronize_device() override { fail_msg("synchronize_device"); }
+    zyfa::gpu::EventHandle create_event() override { fail_msg("create_event"); return nullptr; }
+    void destroy_event(zyfa::gpu::EventHandle) noexcept override {}
+    void record_event(zyfa::gpu::EventHandle, zyfa::gpu::StreamHandle) override { fail_msg("record_event"); }
+    float elapsed_ms(zyfa::gpu::EventHandle, zyfa::gpu::EventHandle) override { fail_msg("elapsed_ms"); return 0.0f; }
+    void begin_capture(zyfa::gpu::StreamHandle) override { fail_msg("begin_capture"); }
+    zyfa::gpu::GraphHandle end_capture(zyfa::gpu::StreamHandle) override {
+        fail_msg("end_capture");
+        return nullptr;
+    }
+    zyfa::gpu::GraphExecHandle instantiate_graph(zyfa::gpu::GraphHandle) override {
+        fail_msg("instantiate");
+        return nullptr;
+    }
+    void launch_graph(zyfa::gpu::GraphExecHandle, zyfa::gpu::StreamHandle) override { fail_msg("launch_graph"); }
+    void destroy_graph(zyfa::gpu::GraphHandle) noexcept override {}
+    void destroy_graph_exec(zyfa::gpu::GraphExecHandle) noexcept override {}
+
+private:
+    zyfa::gpu::DeviceInfo device_;
+};
+
+zyfa_status plan_status(const zyfa::gpu::AttnKernelCatalogue& catalogue, const zyfa::AttnProblem& p,
+                        const zyfa::gpu::DeviceInfo& device) {
+    try {
+        (void)catalogue.plan(p, device, "sm_90a");
+    } catch (const zyfa::Error& e) {
+        return e.status();
+    }
+    return ZYFA_SUCCESS;
+}
+
+// The decode request with K and V in page pools [num_pages, page_size, 8, head_dim], read through
+// a block table (the plan never dereferences it).
+void make_paged(DecodeRequest& r, int64_t page_size, int64_t head_dim) {
+    static const int32_t table[16] = {};
+    static const int32_t seqused[64] = {};
+    r.p.head_dim_qk = r.p.head_dim_v = head_dim;
+    for (auto* t : {&r.p.q, &r.p.k, &r.p.v, &r.p.o}) {
+        t->stride_head = head_dim;
+        t->stride_seq = (t == &r.p.q || t == &r.p.o ? 32 : 8) * head_dim;
+        t->stride_batch = t->stride_seq * (t == &r.p.q || t == &r.p.o ? 1 : page_size);
+    }
+    r.p.block_table = table;
+    r.p.seqused_k = seqused;
+    r.p.page_size = page_size;
+    r.p.block_table_stride = (r.p.seqlen_k + page_size - 1) / page_size;
+    r.p.num_pages = r.p.batch * r.p.block_table_stride;
+}
+
+// Paged K/V splits at both head dims and dtypes (the split kernel gathers rows through the block
+// table); the launch's SplitParams carry the table. FP8 paged runs the ws_paged kernels, a paged
+// problem without workspace at head dim 64 stays NOT_SUPPORTED, int32-overflowing page counts never split.
+void test_catalogue_plans_paged_split(void**) {
+    const auto catalogue = zyfa::cuda::make_cuda_attn_catalogue();
+    const zyfa::gpu::DeviceInfo device = h200();
+    NoRuntime runtime;
+    const int64_t two_parts = split_kv_workspace_bytes(decode_shape(64, 1, 8192), 2);
+    for (const int64_t dim : {int64_t{128}, int64_t{64}})
+        for (const int64_t page_size : {int64_t{1}, int64_t{16}, int64_t{256}})
+            for (const zyfa_dtype dtype : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16}) {
+                SplitKvShape shape = decode_shape(64, 1, 8192);
+                shape.head_dim_v = dim;
+                const int64_t need = split_kv_workspace_bytes(shape, 2);
+                DecodeRequest r(need);
+                make_paged(r, page_size, dim);
+                for (auto* t : {&r.p.q, &r.p.k, &r.p.v, &r.p.o}) t->dtype = dtype;
+                assert_int_equal(catalogue->split_workspace_bytes(r.p, device, "sm_90a"), static_cast<uint64_t>(need));
+                const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
+                assert_int_equal(launch.splits, 2);
+                const std::string want = std::string("zyfa_attn_fwd_split_") +
+                                         (dtype == ZYFA_DTYPE_FP16 ? "fp16" : "bf16") + (dim == 128 ? "_d128" : "_d64");
+                assert_string_equal(launch.symbol, want.c_str());
+                assert_true(launch.second_parameter);
+                zyfa::gpu::SecondKernelParameter second{};
+                catalogue->second_parameter(r.p, launch, runtime, second);
+                zyfa::nvidia::SplitParams args;
+                std::memcpy(&args, second.bytes, sizeof(args));
+                assert_int_equal(args.split.num_splits, 2);
+                assert_ptr_equal(args.split.part_o, r.workspace.data());
+                assert_ptr_equal(args.paged.block_table, r.p.block_table);
+                assert_ptr_equal(args.paged.seqused_k, r.p.seqused_k);
+                assert_int_equal(args.paged.block_table_stride, r.p.block_table_stride);
+                assert_int_equal(args.paged.page_size, page_size);
+                assert_int_equal(args.paged.num_pages, r.p.num_pages);
+                assert_int_equal(args.paged.tma_box_rows, 0);
+            }
+    // Contiguous: no table in the arguments.
+    {
+        DecodeRequest r(two_parts);
+        const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
+        zyfa::gpu::SecondKernelParameter second{};
+        catalogue->second_parameter(r.p, launch, runtime, second);
+        zyfa::nvidia::SplitParams args;
+        std::memcpy(&args, second.bytes, sizeof(args));
+        assert_int_equal(args.split.num_splits, 2);
+        assert_null(args.paged.block_table);
+    }
+    // Paged with sinks splits too.
+    {
+        static const float sinks[32] = {};
+        DecodeRequest r(two_parts);
+        make_paged(r, 16, 128);
+        r.p.sinks = sinks;
+        assert_true(catalogue->plan(r.p, device, "sm_90a").splits > 1);
+    }
+    // Paged at head dim 64 without a workspace: no paged kernel (NOT_SUPPORTED), as before.
+    {
+        DecodeRequest r(0);
+        make_paged(r, 16, 64);
+        assert_int_equal(plan_status(*catalogue, r.p, device), ZYFA_ERROR_NOT_SUPPORTED);
+        assert_int_equal(catalogue->split_workspace_bytes(r.p, device, "sm_80"), 0);
+    }
+    // Paged FP8: the split kernels are 16-bit, so the ws_paged kernel runs, workspace untouched.
+    {
+        DecodeRequest r(two_parts);
+        make_paged(r, 16, 128);
+        for (auto* t : {&r.p.q, &r.p.k, &r.p.v}) t->dtype = ZYFA_DTYPE_FP8_E4M3FN;
+        const zyfa::gpu::AttnLaunch launch = catalogue->plan(r.p, device, "sm_90a");
+        assert_int_equal(launch.splits, 1);
+        assert_non_null(std::strstr(launch.symbol, "ws_paged_e4m3"));
+    }
+    // More pages than int32 indices hold: never split; the unsplit paged kernels refuse it.
+    {
+        DecodeRequest r(two_parts);
+        make_paged(r, 16, 128);
+        r.p.num_pages = int64_t{INT32_MAX} + 1;
+        assert_int_equal(catalogue->split_workspace_bytes(r.p, device, "sm_90a"), 0);
+        assert_int_equal(plan_status(*catalogue, r.p, device), ZYFA_ERROR_NOT_SUPPORTED);
     }
 }
 
@@ -241,7 +411,10 @@ struct HostSplitCase {
     std::vector<int32_t> lengths_q, lengths_k;  // non-empty: packed
 };
 
-void run_host_split(const HostSplitCase& c) {
+// sinks (non-empty, [heads_q]): split 0 folds each row's sink into its part as the CUDA split kernel
+// does (attention_fwd_split.cuh), the others do not; the merge must then give attention with the
+// sink in the denominator and the lse (rows without keys: O = 0, lse = the sink).
+void run_host_split(const HostSplitCase& c, const std::vector<float>& sinks = {}) {
     const bool varlen = !c.lengths_q.empty();
     std::vector<int32_t> cu_q{0}, cu_k{0};
     for (size_t b = 0; b < c.lengths_q.size(); ++b) {
@@ -327,6 +500,14 @@ void run_host_split(const HostSplitCase& c) {
                             l += w;
                             for (int d = 0; d < c.dim; ++d) acc[d] += w * kv_at(v, batch_k + first_k + keys[i], hk)[d];
                         }
+                        if (split == 0 && !sinks.empty()) {  // the sink joins split 0's m, l (acc unchanged)
+                            const double sink = sinks[row.head];
+                            const double m_new = std::max(m, sink);
+                            const double alpha = l > 0 ? std::exp(m - m_new) : 0.0;
+                            l = l * alpha + std::exp(sink - m_new);
+                            for (double& a : acc) a *= alpha;
+                            m = m_new;
+                        }
                         float* o_part = part_o + split * layout.o_stride +
                                         zyfa::split_part_o_index(varlen, first_q, b, c.seqlen_q, c.heads_q, c.dim, row.token, row.head);
                         for (int d = 0; d < c.dim; ++d) o_part[d] = l > 0 ? static_cast<float>(acc[d] / l) : 0.0f;
@@ -361,12 +542,14 @@ void run_host_split(const HostSplitCase& c) {
                     scores[j] = dot * scale;
                     m = std::max(m, scores[j]);
                 }
+                if (!sinks.empty()) m = std::max(m, double{sinks[h]});
                 for (int32_t j = 0; j < len_k; ++j) {
                     if (std::isnan(scores[j])) continue;
                     const double w = std::exp(scores[j] - m);
                     l += w;
                     for (int d = 0; d < c.dim; ++d) acc[d] += w * kv_at(v, batch_k + first_k + j, hk)[d];
                 }
+                if (!sinks.empty()) l += std::exp(sinks[h] - m);
                 const int64_t row = batch_q + first_q + t;
                 for (int d = 0; d < c.dim; ++d) {
                     const double want = l > 0 ? acc[d] / l : 0.0;
@@ -397,6 +580,14 @@ void test_host_split_then_merge_is_attention(void**) {
     run_host_split({1, 5, 1500, 4, 1, 32, 6, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, 100, {}, {}});  // window, MQA
     run_host_split({5, 4, 3000, 32, 8, 32, 5, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, -1, {1, 4, 0, 3, 2}, {3000, 700, 50, 1, 0}});
     run_host_split({5, 4, 3000, 32, 8, 16, 64, ZYFA_MASK_NONE, -1, {1, 4, 0, 3, 2}, {3000, 700, 50, 1, 0}});
+    // Sinks in split 0 only: below, near and above the scores; top-left causal (later splits see
+    // no key); a packed sequence without keys (its rows see only the sink).
+    std::vector<float> sinks(32);
+    const float pattern[] = {0.5f, -2.0f, 3.0f, 30.0f, -0.75f, 6.0f, 2.0f, -5.0f};
+    for (size_t h = 0; h < sinks.size(); ++h) sinks[h] = pattern[h % 8];
+    run_host_split({3, 1, 2000, 32, 8, 64, 2, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, -1, {}, {}}, sinks);
+    run_host_split({2, 16, 900, 8, 8, 32, 8, ZYFA_MASK_CAUSAL, -1, {}, {}}, sinks);
+    run_host_split({5, 4, 3000, 32, 8, 32, 5, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, -1, {1, 4, 0, 3, 2}, {3000, 700, 50, 1, 0}}, sinks);
 }
 
 }  // namespace
@@ -407,6 +598,7 @@ int main() {
         cmocka_unit_test(test_requested_splits),
         cmocka_unit_test(test_workspace_limits_splits),
         cmocka_unit_test(test_catalogue_plans_split),
+        cmocka_unit_test(test_catalogue_plans_paged_split),
         cmocka_unit_test(test_split_key_ranges_cover_once),
         cmocka_unit_test(test_host_split_then_merge_is_attention),
     };
