@@ -414,8 +414,8 @@ ZYFA_API zyfa_status zyfa_attn_fwd(zyfa_context* ctx, const zyfa_attn_params* p,
  * p->workspace_bytes are ignored here): 0 when it would not split, always 0 on the CPU backend.
  * p is validated as zyfa_attn_fwd validates it (INVALID_ARGUMENT naming the field, *bytes then
  * unwritten); the tensors are not needed, so the bytes assume the problem's dtype has split
- * kernels (NVIDIA: BF16 and FP16 at head dims 64/64 and 128/128, contiguous K/V, no sinks; other
- * problems never split and leave the workspace untouched). With packed sequences the bound
+ * kernels (NVIDIA: BF16 and FP16 at head dims 64/64 and 128/128, contiguous or paged K/V, with or
+ * without sinks; other problems never split and leave the workspace untouched). With packed sequences the bound
  * batch * seqlen_q rows is used. The result may be passed to zyfa_attn_fwd for any problem of
  * the same shape; a smaller workspace gives fewer splits, never an error.
  * Thread safety: safe from any thread, also concurrently on one context.
