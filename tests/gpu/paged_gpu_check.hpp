@@ -31,8 +31,10 @@ struct DevicePaged {
           v_pool(rt, host.v_pool.data(), bytes_of(host.v_pool)),
           table(rt, host.block_table.data(), bytes_of(host.block_table)),
           seqused(rt, host.seqused_k.data(), bytes_of(host.seqused_k)),
-          o(rt, c.host.o.data(), bytes_of(c.host.o)),
-          lse(rt, c.host.lse.data(), bytes_of(c.host.lse)) {
+          // The sentinels the contiguous call started from (not its results): an element the paged
+          // call leaves unwritten matches only where the contiguous call left it unwritten too.
+          o(rt, std::vector<uint8_t>(c.host.o.size(), AttentionCase::kOutputSentinel).data(), bytes_of(c.host.o)),
+          lse(rt, std::vector<float>(c.host.lse.size(), AttentionCase::kLseSentinel).data(), bytes_of(c.host.lse)) {
         params = c.params;  // device descales and cu_seqlens_q
         params.cu_seqlens_k = nullptr;
         params.block_table = static_cast<const int32_t*>(table.data());

@@ -37,6 +37,11 @@ struct CaseShape {
 
 // Owns the buffers; params/tensors point into them.
 struct AttentionCase {
+    // What o's bytes and lse hold before a call: an element the call never writes does not pass as
+    // a value.
+    static constexpr uint8_t kOutputSentinel = 0xA5;
+    static constexpr float kLseSentinel = 12345.0f;
+
     CaseShape shape;
     std::vector<uint8_t> q, k, v, o;
     std::vector<float> q_descale, k_descale, v_descale, lse, sinks;
@@ -66,8 +71,8 @@ struct AttentionCase {
         fill(q, s.dtype, rows_q * s.heads_q * s.head_dim_qk, in_size, normal, rng);
         fill(k, s.dtype, rows_k * s.heads_kv * s.head_dim_qk, in_size, normal, rng);
         fill(v, v_dtype, rows_k * s.heads_kv * s.head_dim_v, zyfa::cpu::dtype_size(v_dtype), normal, rng);
-        o.assign(static_cast<size_t>(rows_q * s.heads_q * s.head_dim_v) * out_size, 0xA5);  // sentinel
-        lse.assign(static_cast<size_t>(rows_q * s.heads_q), 12345.0f);
+        o.assign(static_cast<size_t>(rows_q * s.heads_q * s.head_dim_v) * out_size, kOutputSentinel);
+        lse.assign(static_cast<size_t>(rows_q * s.heads_q), kLseSentinel);
         if (s.descales && int8) {
             // INT8 codes are ~kInt8Spread times the activations: descales of about 1 / kInt8Spread.
             std::uniform_real_distribution<float> uniform(0.25f / kInt8Spread, 2.0f / kInt8Spread);
