@@ -2,8 +2,8 @@
 //
 // Two-wave ping-pong: each SIMD runs one wave of waves 0-3 and one of waves 4-7. Between two
 // barriers, i.e. for key block i, they run:
-//   waves 0-3: rowsum(i-1) rescale PV(i-1) QK(i)   | mask + Lean P(i)                   | store(i+1) load(i+2) | barrier
-//   waves 4-7: mask + Lean P(i-1)                   | rowsum(i-1) rescale PV(i-1) QK(i)  | store(i+1) load(i+2) | barrier
+//   waves 0-3: rowsum(i-1) PV(i-1) QK(i)   | mask + Lean P(i) + rescale   | store(i+1) load(i+2) | barrier
+//   waves 4-7: mask + Lean P(i-1) + rescale | rowsum(i-1) PV(i-1) QK(i)    | store(i+1) load(i+2) | barrier
 // so each SIMD alternates one wave's nine-MFMA cluster with the other wave's Lean P (VALU).
 // Each wave reads block i's V^T operands into registers at the end of block i, before the
 // barrier, and keeps S^T of block i in registers across it, so both groups read only stage i % 2
@@ -14,13 +14,15 @@
 //   load    (end of block i) issue block i + 2's K/V global loads into registers
 //   QK      S^T = K Q^T from LDS
 //   mask    only where some row of the wave does not see the whole block
-//   Lean P  row max (NaN-propagating), alpha, k, codes packed as the FP8 P operand
-//   rowsum  one MFMA: 1 . P 2^-k;  rescale: O *= alpha when the running max moved
+//   Lean P  row max (NaN-propagating), alpha and O *= alpha when some running max moved, k,
+//           codes packed as the FP8 P operand
+//   rowsum  one MFMA: 1 . P 2^-k
 //   PV      O^T += V^T P^T 2^-k (four MFMAs); l = l alpha + row sum
 //   store   (end of block i) block i + 1's K/V registers into LDS; s_waitcnt lgkmcnt(0); s_barrier
 // The two LDS stages are unrolled, so every LDS address register and offset is static. A block
 // some row of a wave does not see is computed anyway with those keys masked (codes 0).
 #include <cstddef>
+#include <stdexcept>
 
 #include "common/attention_kernel_args.h"
 #include "common/score_scale.h"
@@ -58,12 +60,9 @@ void KernelBuilder::softmax(const Reg& block) {
     else exact_p_codes();
 }
 
-// PV of the block before the one in `stage`: FP8 from the V^T operands in the ring (read before
-// the barrier); BF16 from the previous stage (its first operands read before the barrier).
-void KernelBuilder::previous_pv(int stage) {
-    if (layout_.bf16) pv_mfma_bf16((stage + layout_.stages - 1) % layout_.stages);
-    else pv_mfma(0);
-}
+// BF16: PV of the block before the one in `stage`, from the previous stage (its first operands
+// read before the barrier). FP8: fp8_mfma_cluster.
+void KernelBuilder::previous_pv_bf16(int stage) { pv_mfma_bf16((stage + layout_.stages - 1) % layout_.stages); }
 
 void KernelBuilder::last_pv(int stage) {
     if (layout_.bf16) pv_mfma_bf16(stage);
@@ -88,30 +87,65 @@ void KernelBuilder::finish_block(int stage, const std::string& exit_label) {
     e_.cbranch("scc1", exit_label);
 }
 
-// Waves 0-3: the previous block's rowsum / rescale / PV, then QK of this block (one MFMA cluster
-// of nine), then Lean P of this block.
-void KernelBuilder::key_block_mfma_first(int stage, const std::string& exit_label) {
-    // The previous block's V^T operands were read before the barrier: its MFMAs start at once.
-    const std::string first = e_.unique_label("no_previous_block");
-    e_.op("s_setprio", {I(1)}, "", "waves 0-3, stage " + std::to_string(stage) + ": MFMA cluster first");
+// FP8: one wave's MFMA cluster: the previous block's row sum and PV (none before the first
+// block), l's update, QK of this block. Each LDS read into the ring is issued right after the MFMA
+// that last reads its slot, so that it runs in the shadow of the MFMAs that follow (the wave
+// waits on the matrix pipe there anyway): K operand j (slot j % 4) after PV tile j, or after QK
+// of operand j - 4; V^T tile dt of this block (for the next PV) after the last QK reading slot dt.
+void KernelBuilder::fp8_mfma_cluster(int stage) {
+    const KernelLayout& L = layout_;
+    const int operands = 2 * L.qk_steps;
+    if (L.o_tiles != ring_slots() || operands < ring_slots()) throw std::logic_error("FP8 cluster: ring layout");
+    const std::string first = e_.unique_label("no_previous_block"), qk = e_.unique_label("qk");
     e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "PV of the previous block");
     e_.cbranch("scc1", first);
     row_sum_mfma();
-    rescale_output();
-    previous_pv(stage);
+    for (int dt = 0; dt < L.o_tiles; ++dt) {
+        pv_mfma_tile(0, dt);
+        read_k_operand(stage, dt);
+    }
+    e_.branch(qk);
     e_.label(first);
+    for (int j = 0; j < ring_slots(); ++j) read_k_operand(stage, j);
+    e_.label(qk);
     update_running_sum();  // the previous block's (alpha 1, row sum 0 before the first); before QK reuses S^T
-    qk_mfma(stage);
+    for (int i = 0; i < operands; ++i) {
+        qk_mfma_step(i);
+        if (i + ring_slots() < operands) read_k_operand(stage, i + ring_slots());
+        else read_v_operand(stage, i % ring_slots());
+    }
+}
+
+// Waves 0-3: the previous block's rowsum / PV, then QK of this block (one MFMA cluster of nine),
+// then Lean P of this block.
+void KernelBuilder::key_block_mfma_first(int stage, const std::string& exit_label) {
+    e_.op("s_setprio", {I(1)}, "", "waves 0-3, stage " + std::to_string(stage) + ": MFMA cluster first");
+    if (!layout_.bf16) {
+        fp8_mfma_cluster(stage);  // the previous block's V^T operands were read before the barrier
+        e_.op("s_setprio", {I(0)});
+        softmax(r_.block);
+        finish_block(stage, exit_label);
+        return;
+    }
+    // The previous block's V^T operands were read before the barrier: its MFMAs start at once.
+    const std::string first = e_.unique_label("no_previous_block");
+    e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "PV of the previous block");
+    e_.cbranch("scc1", first);
+    row_sum_mfma();
+    previous_pv_bf16(stage);
+    e_.label(first);
+    update_running_sum();
+    qk_mfma_bf16(stage);
     e_.op("s_setprio", {I(0)});
     // For the next body's PV, read before the barrier (after it block i + 2 overwrites the stage);
     // issued now, their latency hides behind Lean P.
-    issue_v_operand_reads(stage);
+    issue_v_operand_reads_bf16(stage);
     softmax(r_.block);
     finish_block(stage, exit_label);
 }
 
 // Waves 4-7: Lean P of the previous block (while waves 0-3 keep the matrix pipe busy), then its
-// rowsum / rescale / PV and QK of this block.
+// rowsum / PV and QK of this block.
 void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_label) {
     const std::string first = e_.unique_label("no_previous_block");
     e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "waves 4-7, stage " + std::to_string(stage) + ": Lean P of the previous block");
@@ -122,16 +156,23 @@ void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_l
         softmax(previous);
         free(previous);
     }
+    if (!layout_.bf16) {
+        e_.label(first);
+        e_.op("s_setprio", {I(1)}, "", "MFMA cluster");
+        fp8_mfma_cluster(stage);
+        e_.op("s_setprio", {I(0)});
+        finish_block(stage, exit_label);
+        return;
+    }
     e_.op("s_setprio", {I(1)}, "", "MFMA cluster");
     row_sum_mfma();
-    rescale_output();
-    previous_pv(stage);
+    previous_pv_bf16(stage);
     e_.label(first);
-    update_running_sum();  // the previous block's (alpha 1, row sum 0 before the first); before QK reuses S^T
+    update_running_sum();
     e_.op("s_setprio", {I(1)}, "", "MFMA cluster");
-    qk_mfma(stage);
+    qk_mfma_bf16(stage);
     e_.op("s_setprio", {I(0)});
-    issue_v_operand_reads(stage);
+    issue_v_operand_reads_bf16(stage);
     finish_block(stage, exit_label);
 }
 
@@ -177,7 +218,6 @@ void KernelBuilder::build() {
     for (int stage = 0; stage < stages; ++stage) {
         e_.label(drains[stage]);  // V^T operands of the last block are in the ring already (BF16: the first ones)
         row_sum_mfma();
-        rescale_output();
         last_pv(stage);
         update_running_sum();
         e_.branch(done);
@@ -203,7 +243,6 @@ void KernelBuilder::build() {
             free(previous);
         }
         row_sum_mfma();
-        rescale_output();
         last_pv(stage);
         update_running_sum();
         if (stage + 1 < softmax_drains) e_.branch(done);

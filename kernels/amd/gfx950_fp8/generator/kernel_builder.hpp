@@ -37,6 +37,7 @@ struct KernelRegs {
     Reg col, half, query, row_hi_local;  // row_hi_local = visible-key end - 4 * half
     Reg scale_log2, scale8_pair, code_of_one, cap_gap, scale_one, p_scale, neg_inf, max_code, v_descale, max_exponent;
     Reg m, l, alpha_pair, bias_pair, block_max;
+    Reg exp2_c0;             // FP8: the exp2 polynomial's leading coefficient (the first FMA's multiplicand)
     Reg ones;                // the FP8 1.0 operand of the row-sum MFMA
     Reg q_op;                // Q^T operand, qk_steps x 8
     Reg s_acc;               // S^T, 2 tiles x 16
@@ -95,8 +96,11 @@ private:
     void issue_block_loads();
     void store_block_to_lds(int stage);
     // phase_scores.cpp
-    void qk_mfma(int stage);
-    void issue_v_operand_reads(int stage);  // into ring slots 0..3
+    void qk_mfma_bf16(int stage);
+    void qk_mfma_step(int i);                // FP8: QK MFMA of K operand i (ring slot i % 4)
+    void read_k_operand(int stage, int i);   // FP8
+    void read_v_operand(int stage, int dt);  // FP8
+    void issue_v_operand_reads_bf16(int stage);
     void mask_scores(const Reg& block);
     // phase_lean_p.cpp
     void row_max(const Reg& m_new, bool keys_masked);  // keys_masked: after mask_scores
@@ -110,13 +114,15 @@ private:
     void row_sum_mfma();
     void rescale_output();
     void pv_mfma(int ring_first);
+    void pv_mfma_tile(int ring_first, int dt);
     void pv_mfma_bf16(int stage);  // V^T of the block from LDS stage `stage`, the first kVAhead operands already read
     void update_running_sum();
     // kernel_body.cpp
     void softmax(const Reg& block);
     void finish_block(int stage, const std::string& exit_label);
-    void previous_pv(int stage);
+    void previous_pv_bf16(int stage);
     void last_pv(int stage);
+    void fp8_mfma_cluster(int stage);
     void key_block_mfma_first(int stage, const std::string& exit_label);
     void key_block_softmax_first(int stage, const std::string& exit_label);
     void epilogue();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/attention_kernel_args.h"
+#include "common/exp2_polynomial.h"
 #include "common/fp8_e4m3.h"
 #include "common/lean_p.h"
 #include "common/score_scale.h"
@@ -79,6 +80,7 @@ void KernelBuilder::allocate_registers() {
     r_.scale8_pair = tmp_v("8 * scale_log2 (pair)", 2, 2);
     r_.alpha_pair = tmp_v("alpha (pair)", 2, 2);
     r_.bias_pair = tmp_v("Lean P bias (pair)", 2, 2);
+    r_.exp2_c0 = tmp_v("exp2 polynomial coefficient 0");
     r_.col = tmp_v("lane % 32 (query column)");
     r_.half = tmp_v("lane / 32");
     r_.query = tmp_v("query row of the lane");
@@ -432,6 +434,7 @@ void KernelBuilder::fp8_constants() {
         free(t);
     }
     e_.op("v_mov_b32", {W(r_.scale_one), I(127)});
+    e_.op("v_mov_b32", {W(r_.exp2_c0), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
     e_.op("v_mov_b32", {W(r_.neg_inf), I(float_literal(-__builtin_huge_valf()))}, "", "-inf");
     e_.op("v_mov_b32", {W(r_.max_code), I(float_literal(numerics::lean_p_max_code(numerics::Fp8Format::E4M3FN)))});
     for (int i = 0; i < 8; ++i) {

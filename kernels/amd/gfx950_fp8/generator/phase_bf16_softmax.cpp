@@ -20,19 +20,18 @@ namespace gfx950_fp8 {
 void KernelBuilder::bf16_alpha_and_bias(const Reg& m_new) {
     const Reg x = tmp_v("m - m_new");
     const Reg alpha = r_.alpha_pair.at(0);
-    // alpha = 1 for every lane whose running max did not move; when none moved, skip the exponential.
-    const std::string moved = e_.unique_label("max_moved"), alpha_done = e_.unique_label("alpha_done");
+    // alpha = 1 for every lane whose running max did not move; when none moved, skip the
+    // exponential and O's rescale (done here, in the VALU phase, so the MFMA cluster runs unbroken).
+    const std::string alpha_done = e_.unique_label("alpha_done");
     e_.op("v_cmp_lt_f32", {I("vcc"), R(r_.m), R(m_new)}, "", "alpha: did any running max move?");
-    e_.cbranch("vccnz", moved);
     e_.op("v_mov_b32", {W(alpha), I("1.0")});
-    e_.branch(alpha_done);
-    e_.label(moved);
+    e_.cbranch("vccz", alpha_done);
     e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
     e_.op("v_cmp_lt_f32", {I("vcc"), R(r_.neg_inf), R(r_.m)}, "", "m = -inf (no key seen yet): alpha = 0");
     e_.op("v_exp_f32", {W(alpha), R(x)}, "", "alpha = 2^(m - m_new)");
     e_.op_settled("v_cndmask_b32", {W(alpha), I(0), R(alpha), I("vcc")});
+    rescale_output();
     e_.label(alpha_done);
-    e_.op_settled("v_mov_b32", {W(r_.alpha_pair.at(1)), R(alpha)});
     free(x);
 
     const Reg bias = r_.bias_pair.at(0);

@@ -39,36 +39,34 @@ void KernelBuilder::row_max(const Reg& m_new, bool keys_masked) {
 void KernelBuilder::alpha_and_bias(const Reg& m_new) {
     const Reg bm = r_.block_max, x = tmp_v("m - m_new");
     // alpha = 1 for every lane whose running max did not move; when none moved, skip the
-    // polynomial (m = m_new = -inf gives alpha 1 instead of 0: l and O are 0 there either way).
-    const std::string moved = e_.unique_label("max_moved"), alpha_done = e_.unique_label("alpha_done");
+    // polynomial and O's rescale (m = m_new = -inf gives alpha 1 instead of 0: l and O are 0 there
+    // either way). O is rescaled here, in the VALU phase, so the MFMA cluster runs unbroken.
+    const std::string alpha_done = e_.unique_label("alpha_done");
+    const Reg p = r_.alpha_pair.at(0);
     e_.op("v_cmp_lt_f32", {I("vcc"), R(r_.m), R(m_new)}, "", "alpha: did any running max move?");
-    e_.cbranch("vccnz", moved);
-    e_.op("v_mov_b32", {W(r_.alpha_pair.at(0)), I("1.0")});
-    e_.branch(alpha_done);
-    e_.label(moved);
+    e_.op("v_mov_b32", {W(p), I("1.0")});
+    e_.cbranch("vccz", alpha_done);
     e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
     e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(numerics::kExp2PolynomialLowest)), R(x)}, "",
           "read after the polynomial (lane mask: 2 wait states)");
     // alpha = running_max_rescale(m, m_new, Exp2WithoutTranscendental) (common/online_softmax.h,
-    // exp2_polynomial.h): x = n + f, 2^f by degree 7.
-    const Reg n = tmp_v("round(x)"), f = tmp_v("x - n"), p = r_.alpha_pair.at(0);
-    const float magic = numerics::kMagicInteger;  // 1.5 * 2^23: round_half_even (device_compat.h)
-    e_.op("v_add_f32", {W(n), I(float_literal(magic)), R(x)});
-    e_.op("v_subrev_f32", {W(n), I(float_literal(magic)), R(n)});
+    // exp2_polynomial.h): x = n + f, 2^f by degree 7. x is in [-126, 0] wherever alpha is kept, so
+    // v_rndne_f32 is round_half_even's (x + 1.5 2^23) - 1.5 2^23, and v_ldexp_f32 the product with
+    // the exact power of two 2^n.
+    const Reg n = tmp_v("round(x)"), f = tmp_v("x - n");
+    e_.op("v_rndne_f32", {W(n), R(x)});
     e_.op("v_sub_f32", {W(f), R(x), R(n)});
-    e_.op("v_mov_b32", {W(p), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
-    for (int i = 1; i < numerics::kExp2PolynomialTerms; ++i) {
+    e_.op("v_fmaak_f32", {W(p), R(r_.exp2_c0), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(1)))});
+    for (int i = 2; i < numerics::kExp2PolynomialTerms; ++i) {
         e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(i)))});
     }
     e_.op("v_cvt_i32_f32", {W(n), R(n)});
-    e_.op("v_add_u32", {W(n), I(127), R(n)});
-    e_.op("v_lshlrev_b32", {W(n), I(23), R(n)});
-    e_.op("v_mul_f32", {W(p), R(p), R(n)}, "", "alpha = 2^f 2^n");
+    e_.op("v_ldexp_f32", {W(p), R(p), R(n)}, "", "alpha = 2^f 2^n");
     e_.op("v_cndmask_b32", {W(p), I(0), R(p), I("vcc")}, "", "x < -126, -inf or NaN (m = -inf): alpha = 0");
-    e_.label(alpha_done);
-    e_.op("v_mov_b32", {W(r_.alpha_pair.at(1)), R(p)});
     free(n);
     free(f);
+    rescale_output();
+    e_.label(alpha_done);
     free(x);
 
     // k = block_scale_exponent(m_new, block_max, max_block_exponent, e4m3fn).
@@ -85,22 +83,21 @@ void KernelBuilder::alpha_and_bias(const Reg& m_new) {
     e_.op("v_cndmask_b32", {W(k), R(r_.max_exponent), R(k), I("vcc")}, "", "huge gap, inf or NaN: the cap");
     free(positive_gap);
     e_.op("v_sub_u32", {W(r_.p_scale), I(127), R(k)}, "", "E8M0 2^-k");
-    // bias = ((56 + c) + 8k) - 8 m_new; -inf when m_new is (no key seen yet: every code 0).
-    // The exact exponential (estimate only): bias = k - m_new, so that 2^(S scale_log2 + bias) =
-    // 2^k p <= 2^8, within e4m3fn; -inf likewise (every p 0).
-    const Reg bias = r_.bias_pair.at(0), t = gap;
+    // bias = ((56 + c) + 8k) - 8 m_new; -inf when m_new is (no key seen yet: every code 0). 8k and
+    // 8 m_new are exact (or 8 m_new overflows, and so does the fused difference), so each FMA
+    // rounds as the separate product and sum. The exact exponential (estimate only): bias =
+    // k - m_new, so that 2^(S scale_log2 + bias) = 2^k p <= 2^8, within e4m3fn; -inf likewise
+    // (every p 0). The P FMAs read the low word for both halves (op_sel_hi).
+    const Reg bias = r_.bias_pair.at(0);
     e_.op("v_cmp_lg_f32", {I("vcc"), R(r_.neg_inf), R(m_new)});
     e_.op("v_cvt_f32_i32", {W(k), R(k)});
     if (scheme_ == PScheme::LeanP) {
-        e_.op("v_mul_f32", {W(k), I(float_literal(8.0f)), R(k)});
-        e_.op("v_add_f32", {W(bias), R(r_.code_of_one), R(k)});
-        e_.op("v_mul_f32", {W(t), I(float_literal(8.0f)), R(m_new)});
-        e_.op("v_sub_f32", {W(bias), R(bias), R(t)});
+        e_.op("v_fmamk_f32", {W(bias), R(k), I(float_literal(8.0f)), R(r_.code_of_one)}, "", "(56 + c) + 8k");
+        e_.op("v_fmamk_f32", {W(bias), R(m_new), I(float_literal(-8.0f)), R(bias)}, "", "- 8 m_new");
     } else {
         e_.op("v_sub_f32", {W(bias), R(k), R(m_new)});
     }
     e_.op("v_cndmask_b32", {W(bias), R(r_.neg_inf), R(bias), I("vcc")});
-    e_.op("v_mov_b32", {W(r_.bias_pair.at(1)), R(bias)});
     e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m_new");
     free(gap);
     free(k);
@@ -109,7 +106,7 @@ void KernelBuilder::alpha_and_bias(const Reg& m_new) {
 void KernelBuilder::lean_p_codes() {
     const Reg s = r_.s_acc;
     for (int i = 0; i < 16; ++i) {
-        e_.op("v_pk_fma_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair), R(r_.bias_pair)}, "",
+        e_.op("v_pk_fma_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair), R(r_.bias_pair)}, "op_sel_hi:[1,1,0]",
               i == 0 ? "Lean P: fma(S, 8 scale_log2, bias)" : "");
     }
     // The clamp to [0, 126]: v_cvt_u32_f32 already maps y < 0 and NaN to 0, and y stays below 121
@@ -157,7 +154,7 @@ void KernelBuilder::lean_p_codes() {
 void KernelBuilder::exact_p_codes() {
     const Reg s = r_.s_acc;
     for (int i = 0; i < 16; ++i) {
-        e_.op("v_pk_fma_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair), R(r_.bias_pair)}, "",
+        e_.op("v_pk_fma_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair), R(r_.bias_pair)}, "op_sel_hi:[1,1,0]",
               i == 0 ? "exact P (estimate only): S scale_log2 + k - m_new" : "");
     }
     for (int i = 0; i < 32; ++i) e_.op("v_exp_f32", {W(s.at(i)), R(s.at(i))}, "", i == 0 ? "2^k p" : "");

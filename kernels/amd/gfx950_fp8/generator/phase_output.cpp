@@ -12,26 +12,26 @@ void KernelBuilder::row_sum_mfma() {
     e_.mfma_scaled(r_.row_sum, r_.ones, r_.p_op, Reg(), r_.scale_one, r_.p_scale, "row sum: 1 . P 2^-k");
 }
 
+// O *= alpha, from the softmax's branch taken when some running max moved (alpha 1 elsewhere);
+// both halves of each pair read alpha's low word (op_sel_hi).
 void KernelBuilder::rescale_output() {
-    const std::string skip = e_.unique_label("no_rescale");
-    e_.op("v_cmp_neq_f32", {I("vcc"), I("1.0"), R(r_.alpha_pair.at(0))}, "", "rescale: any alpha != 1?");
-    e_.cbranch("vccz", skip);
     e_.pad_for_valu({r_.o_acc}, "PV MFMA result -> VALU");
     for (int i = 0; i < r_.o_acc.count / 2; ++i) {
-        e_.op("v_pk_mul_f32", {W(r_.o_acc.at(2 * i, 2)), R(r_.o_acc.at(2 * i, 2)), R(r_.alpha_pair)}, "",
+        e_.op("v_pk_mul_f32", {W(r_.o_acc.at(2 * i, 2)), R(r_.o_acc.at(2 * i, 2)), R(r_.alpha_pair)}, "op_sel_hi:[1,0]",
               i == 0 ? "O *= alpha" : "");
     }
-    e_.label(skip);
 }
 
 void KernelBuilder::pv_mfma(int ring_first) {
-    for (int dt = 0; dt < layout_.o_tiles; ++dt) {
-        const Reg v_op = ring(ring_first + dt);
-        e_.wait_loads({v_op}, "V^T operand");
-        e_.pad_for_mfma_acc(o_tile(dt), "VALU write -> MFMA SrcC");
-        e_.mfma_scaled(o_tile(dt), v_op, r_.p_op, o_tile(dt), r_.scale_one, r_.p_scale,
-                       "PV: O^T tile " + std::to_string(dt) + " += V^T P^T 2^-k");
-    }
+    for (int dt = 0; dt < layout_.o_tiles; ++dt) pv_mfma_tile(ring_first, dt);
+}
+
+void KernelBuilder::pv_mfma_tile(int ring_first, int dt) {
+    const Reg v_op = ring(ring_first + dt);
+    e_.wait_loads({v_op}, "V^T operand");
+    e_.pad_for_mfma_acc(o_tile(dt), "VALU write -> MFMA SrcC");
+    e_.mfma_scaled(o_tile(dt), v_op, r_.p_op, o_tile(dt), r_.scale_one, r_.p_scale,
+                   "PV: O^T tile " + std::to_string(dt) + " += V^T P^T 2^-k");
 }
 
 // BF16: O^T tile dt += V^T P^T over the block's 4 key steps of 16; operand n = (step n / 4,

@@ -7,63 +7,61 @@
 namespace zyfa {
 namespace gfx950_fp8 {
 
-void KernelBuilder::qk_mfma(int stage) {
+// BF16 (FP8: fp8_mfma_cluster, kernel_body.cpp). Operand i: step i / 2 of tile i % 2 (the two
+// accumulators alternate), kVAhead reads ahead.
+void KernelBuilder::qk_mfma_bf16(int stage) {
     const KernelLayout& L = layout_;
-    if (L.bf16) {
-        // Operand i: step i / 2 of tile i % 2 (the two accumulators alternate), kVAhead reads ahead.
-        const int operands = 2 * L.qk_steps;
-        auto read = [&](int i) {
-            const int t = i % 2, step = i / 2;
-            e_.op("ds_read_b128", {W(ring(i)), R(r_.k_lds_read.at(stage))},
-                  "offset:" + std::to_string(32 * t * L.k_row_bytes + step * L.step_bytes),
-                  "K tile " + std::to_string(t) + " step " + std::to_string(step));
-        };
-        for (int i = 0; i < operands && i < kVAhead; ++i) read(i);
-        for (int i = 0; i < operands; ++i) {
-            const int t = i % 2, step = i / 2;
-            e_.wait_loads({ring(i)}, "K operand");
-            e_.mfma_bf16(s_tile(t), ring(i), r_.q_op.at(4 * step, 4), step == 0 ? Reg() : s_tile(t),
-                         "QK: S^T tile " + std::to_string(t) + " += K Q^T");
-            if (i + kVAhead < operands) read(i + kVAhead);
-        }
-        return;
-    }
     const int operands = 2 * L.qk_steps;
     auto read = [&](int i) {
-        const int t = i / L.qk_steps, step = i % L.qk_steps;
-        const int offset = 32 * t * L.k_row_bytes + step * L.step_bytes;
-        e_.op("ds_read_b128", {W(ring(i).at(0, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset),
+        const int t = i % 2, step = i / 2;
+        e_.op("ds_read_b128", {W(ring(i)), R(r_.k_lds_read.at(stage))},
+              "offset:" + std::to_string(32 * t * L.k_row_bytes + step * L.step_bytes),
               "K tile " + std::to_string(t) + " step " + std::to_string(step));
-        e_.op("ds_read_b128", {W(ring(i).at(4, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset + 16));
     };
-    for (int i = 0; i < operands && i < 4; ++i) read(i);
+    for (int i = 0; i < operands && i < kVAhead; ++i) read(i);
     for (int i = 0; i < operands; ++i) {
-        const int t = i / L.qk_steps, step = i % L.qk_steps;
+        const int t = i % 2, step = i / 2;
         e_.wait_loads({ring(i)}, "K operand");
-        e_.mfma_scaled(s_tile(t), ring(i), r_.q_op.at(8 * step, 8), step == 0 ? Reg() : s_tile(t), r_.scale_one,
-                       r_.scale_one, "QK: S^T tile " + std::to_string(t) + " += K Q^T");
-        if (i + 4 < operands) read(i + 4);
+        e_.mfma_bf16(s_tile(t), ring(i), r_.q_op.at(4 * step, 4), step == 0 ? Reg() : s_tile(t),
+                     "QK: S^T tile " + std::to_string(t) + " += K Q^T");
+        if (i + kVAhead < operands) read(i + kVAhead);
     }
 }
 
-void KernelBuilder::issue_v_operand_reads(int stage) {
+// FP8 K operand i (tile i / qk_steps, step i % qk_steps) into ring slot i % 4.
+void KernelBuilder::read_k_operand(int stage, int i) {
     const KernelLayout& L = layout_;
-    if (L.bf16) {
-        // The first kVAhead of the block's 16 V^T operands (pv_mfma_bf16 reads the rest).
-        for (int n = 0; n < kVAhead; ++n) {
-            const int step = n / L.o_tiles, dt = n % L.o_tiles;
-            e_.op("ds_read_b128", {W(ring(n)), R(r_.v_lds_read.at(stage))},
-                  "offset:" + std::to_string(32 * dt * L.vt_row_bytes + 16 * step),
-                  n == 0 ? "V^T operands of the next PV, the first " + std::to_string(kVAhead) : "");
-        }
-        return;
-    }
-    for (int dt = 0; dt < L.o_tiles; ++dt) {
-        const Reg op = ring(dt);
-        const int offset = 32 * dt * L.vt_row_bytes;
-        e_.op("ds_read_b128", {W(op.at(0, 4)), R(r_.v_lds_read.at(stage))}, "offset:" + std::to_string(offset),
-              "V^T tile " + std::to_string(dt));
-        e_.op("ds_read_b128", {W(op.at(4, 4)), R(r_.v_lds_read.at(stage))}, "offset:" + std::to_string(offset + 16));
+    const int t = i / L.qk_steps, step = i % L.qk_steps;
+    const int offset = 32 * t * L.k_row_bytes + step * L.step_bytes;
+    e_.op("ds_read_b128", {W(ring(i).at(0, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset),
+          "K tile " + std::to_string(t) + " step " + std::to_string(step));
+    e_.op("ds_read_b128", {W(ring(i).at(4, 4)), R(r_.k_lds_read.at(stage))}, "offset:" + std::to_string(offset + 16));
+}
+
+void KernelBuilder::qk_mfma_step(int i) {
+    const int t = i / layout_.qk_steps, step = i % layout_.qk_steps;
+    e_.wait_loads({ring(i)}, "K operand");
+    e_.mfma_scaled(s_tile(t), ring(i), r_.q_op.at(8 * step, 8), step == 0 ? Reg() : s_tile(t), r_.scale_one,
+                   r_.scale_one, "QK: S^T tile " + std::to_string(t) + " += K Q^T");
+}
+
+// FP8 V^T tile dt of the block in `stage` into ring slot dt (the next PV's operand).
+void KernelBuilder::read_v_operand(int stage, int dt) {
+    const Reg op = ring(dt);
+    const int offset = 32 * dt * layout_.vt_row_bytes;
+    e_.op("ds_read_b128", {W(op.at(0, 4)), R(r_.v_lds_read.at(stage))}, "offset:" + std::to_string(offset),
+          "V^T tile " + std::to_string(dt));
+    e_.op("ds_read_b128", {W(op.at(4, 4)), R(r_.v_lds_read.at(stage))}, "offset:" + std::to_string(offset + 16));
+}
+
+// BF16: the first kVAhead of the block's 16 V^T operands (pv_mfma_bf16 reads the rest).
+void KernelBuilder::issue_v_operand_reads_bf16(int stage) {
+    const KernelLayout& L = layout_;
+    for (int n = 0; n < kVAhead; ++n) {
+        const int step = n / L.o_tiles, dt = n % L.o_tiles;
+        e_.op("ds_read_b128", {W(ring(n)), R(r_.v_lds_read.at(stage))},
+              "offset:" + std::to_string(32 * dt * L.vt_row_bytes + 16 * step),
+              n == 0 ? "V^T operands of the next PV, the first " + std::to_string(kVAhead) : "");
     }
 }
 

@@ -657,41 +657,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_11
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_12
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_12:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -787,7 +752,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_13
+  s_cbranch_scc0 .Lno_mask_12
   v_subrev_u32 v226, s77, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[90:91], 1, v226
@@ -877,8 +842,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_14
-.Lno_mask_13:
+  s_branch .Lrow_max_done_13
+.Lno_mask_12:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -901,19 +866,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_14:
+.Lrow_max_done_13:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_15
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_16
-.Lmax_moved_15:
+  s_cbranch_vccz .Lalpha_done_14
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_16:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_14:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -954,9 +948,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_17
+  s_cbranch_scc0 .Lx_no_mask_15
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_17
+  s_cbranch_scc1 .Lx_no_mask_15
   v_subrev_u32 v225, s77, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[90:91], 1, v225
@@ -1022,7 +1016,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
-.Lx_no_mask_17:
+.Lx_no_mask_15:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1097,7 +1091,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_18
+  s_cbranch_scc0 .Lno_store_16
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v214, v[188:191] offset:128
@@ -1119,16 +1113,16 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_write_b16_d16_hi v217, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_18
+  s_cbranch_scc0 .Lno_store_16
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_19
+  s_cbranch_scc1 .Ltail_block_loads_17
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_20
-.Ltail_block_loads_19:
+  s_branch .Lblock_loaded_18
+.Ltail_block_loads_17:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -1152,14 +1146,14 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_20:
+.Lblock_loaded_18:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_18:
+.Lno_store_16:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1167,42 +1161,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_21
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_22
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_22:
+  s_cbranch_scc1 .Lno_previous_block_19
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v222 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -1239,7 +1198,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_21:
+.Lno_previous_block_19:
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
   ds_read_b128 v[112:115], v220 offset:32                        // K tile 0 step 1
@@ -1298,7 +1257,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_23
+  s_cbranch_scc0 .Lno_mask_20
   v_subrev_u32 v226, s77, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[90:91], 1, v226
@@ -1388,8 +1347,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_24
-.Lno_mask_23:
+  s_branch .Lrow_max_done_21
+.Lno_mask_20:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -1412,19 +1371,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_24:
+.Lrow_max_done_21:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_25
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_26
-.Lmax_moved_25:
+  s_cbranch_vccz .Lalpha_done_22
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_26:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_22:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -1465,9 +1453,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_27
+  s_cbranch_scc0 .Lx_no_mask_23
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_27
+  s_cbranch_scc1 .Lx_no_mask_23
   v_subrev_u32 v225, s77, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[90:91], 1, v225
@@ -1533,7 +1521,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
-.Lx_no_mask_27:
+.Lx_no_mask_23:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1608,7 +1596,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_28
+  s_cbranch_scc0 .Lno_store_24
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v215, v[188:191] offset:128
@@ -1630,16 +1618,16 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_write_b16_d16_hi v218, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_28
+  s_cbranch_scc0 .Lno_store_24
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_29
+  s_cbranch_scc1 .Ltail_block_loads_25
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_30
-.Ltail_block_loads_29:
+  s_branch .Lblock_loaded_26
+.Ltail_block_loads_25:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -1663,14 +1651,14 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_30:
+.Lblock_loaded_26:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_28:
+.Lno_store_24:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1678,42 +1666,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage1
   s_setprio 1                                                    // waves 0-3, stage 2: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_31
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_32
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_32:
+  s_cbranch_scc1 .Lno_previous_block_27
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v223 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -1750,7 +1703,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_31:
+.Lno_previous_block_27:
   ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
   ds_read_b128 v[112:115], v221 offset:32                        // K tile 0 step 1
@@ -1809,7 +1762,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_33
+  s_cbranch_scc0 .Lno_mask_28
   v_subrev_u32 v226, s77, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[90:91], 1, v226
@@ -1899,8 +1852,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_34
-.Lno_mask_33:
+  s_branch .Lrow_max_done_29
+.Lno_mask_28:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -1923,19 +1876,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_34:
+.Lrow_max_done_29:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_35
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_36
-.Lmax_moved_35:
+  s_cbranch_vccz .Lalpha_done_30
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_36:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_30:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -1976,9 +1958,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_37
+  s_cbranch_scc0 .Lx_no_mask_31
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_37
+  s_cbranch_scc1 .Lx_no_mask_31
   v_subrev_u32 v225, s77, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[90:91], 1, v225
@@ -2044,7 +2026,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
-.Lx_no_mask_37:
+.Lx_no_mask_31:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2119,7 +2101,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_38
+  s_cbranch_scc0 .Lno_store_32
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v213, v[188:191] offset:128
@@ -2141,16 +2123,16 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_write_b16_d16_hi v216, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_38
+  s_cbranch_scc0 .Lno_store_32
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_39
+  s_cbranch_scc1 .Ltail_block_loads_33
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_40
-.Ltail_block_loads_39:
+  s_branch .Lblock_loaded_34
+.Ltail_block_loads_33:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -2174,14 +2156,14 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_40:
+.Lblock_loaded_34:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_38:
+.Lno_store_32:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2189,41 +2171,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage2
   s_branch .Lmfma_first_loop
 .Lmfma_first_drain_stage0:
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_41
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_41:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v222 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2262,41 +2209,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage1:
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_42
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_42:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v223 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2335,41 +2247,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage2:
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_43
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_43:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2410,11 +2287,11 @@ zyfa_gfx950_bf16_d128_causal_br:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_44
+  s_cbranch_scc1 .Lno_previous_block_35
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_45
+  s_cbranch_scc0 .Lno_mask_36
   v_subrev_u32 v226, s90, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[92:93], 1, v226
@@ -2504,8 +2381,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_46
-.Lno_mask_45:
+  s_branch .Lrow_max_done_37
+.Lno_mask_36:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -2528,19 +2405,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_46:
+.Lrow_max_done_37:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_47
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_48
-.Lmax_moved_47:
+  s_cbranch_vccz .Lalpha_done_38
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_48:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_38:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -2581,9 +2487,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_49
+  s_cbranch_scc0 .Lx_no_mask_39
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_49
+  s_cbranch_scc1 .Lx_no_mask_39
   v_subrev_u32 v225, s90, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[92:93], 1, v225
@@ -2649,7 +2555,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_49:
+.Lx_no_mask_39:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2723,41 +2629,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_50
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_50:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2794,7 +2665,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_44:
+.Lno_previous_block_35:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v219 offset:8704                      // K tile 1 step 0
@@ -2853,7 +2724,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_read_b128 v[124:127], v222 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_51
+  s_cbranch_scc0 .Lno_store_40
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v214, v[188:191] offset:128
@@ -2875,16 +2746,16 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_write_b16_d16_hi v217, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_51
+  s_cbranch_scc0 .Lno_store_40
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_52
+  s_cbranch_scc1 .Ltail_block_loads_41
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_53
-.Ltail_block_loads_52:
+  s_branch .Lblock_loaded_42
+.Ltail_block_loads_41:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -2908,25 +2779,25 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_53:
+.Lblock_loaded_42:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_51:
+.Lno_store_40:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain_stage0
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_54
+  s_cbranch_scc1 .Lno_previous_block_43
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_55
+  s_cbranch_scc0 .Lno_mask_44
   v_subrev_u32 v226, s90, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[92:93], 1, v226
@@ -3016,8 +2887,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_56
-.Lno_mask_55:
+  s_branch .Lrow_max_done_45
+.Lno_mask_44:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -3040,19 +2911,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_56:
+.Lrow_max_done_45:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_57
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_58
-.Lmax_moved_57:
+  s_cbranch_vccz .Lalpha_done_46
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_58:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_46:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -3093,9 +2993,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_59
+  s_cbranch_scc0 .Lx_no_mask_47
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_59
+  s_cbranch_scc1 .Lx_no_mask_47
   v_subrev_u32 v225, s90, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[92:93], 1, v225
@@ -3161,7 +3061,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_59:
+.Lx_no_mask_47:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3235,41 +3135,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_60
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_60:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v222 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -3306,7 +3171,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_54:
+.Lno_previous_block_43:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
@@ -3365,7 +3230,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_read_b128 v[124:127], v223 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_61
+  s_cbranch_scc0 .Lno_store_48
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v215, v[188:191] offset:128
@@ -3387,16 +3252,16 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_write_b16_d16_hi v218, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_61
+  s_cbranch_scc0 .Lno_store_48
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_62
+  s_cbranch_scc1 .Ltail_block_loads_49
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_63
-.Ltail_block_loads_62:
+  s_branch .Lblock_loaded_50
+.Ltail_block_loads_49:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -3420,25 +3285,25 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_63:
+.Lblock_loaded_50:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_61:
+.Lno_store_48:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain_stage1
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 2: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_64
+  s_cbranch_scc1 .Lno_previous_block_51
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_65
+  s_cbranch_scc0 .Lno_mask_52
   v_subrev_u32 v226, s90, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[92:93], 1, v226
@@ -3528,8 +3393,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_66
-.Lno_mask_65:
+  s_branch .Lrow_max_done_53
+.Lno_mask_52:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -3552,19 +3417,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_66:
+.Lrow_max_done_53:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_67
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_68
-.Lmax_moved_67:
+  s_cbranch_vccz .Lalpha_done_54
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_68:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_54:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -3605,9 +3499,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_69
+  s_cbranch_scc0 .Lx_no_mask_55
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_69
+  s_cbranch_scc1 .Lx_no_mask_55
   v_subrev_u32 v225, s90, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[92:93], 1, v225
@@ -3673,7 +3567,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_69:
+.Lx_no_mask_55:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3747,41 +3641,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_70
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_70:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v223 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -3818,7 +3677,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_64:
+.Lno_previous_block_51:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
@@ -3877,7 +3736,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_read_b128 v[124:127], v224 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_71
+  s_cbranch_scc0 .Lno_store_56
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v213, v[188:191] offset:128
@@ -3899,16 +3758,16 @@ zyfa_gfx950_bf16_d128_causal_br:
   ds_write_b16_d16_hi v216, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_71
+  s_cbranch_scc0 .Lno_store_56
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_72
+  s_cbranch_scc1 .Ltail_block_loads_57
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_73
-.Ltail_block_loads_72:
+  s_branch .Lblock_loaded_58
+.Ltail_block_loads_57:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -3932,14 +3791,14 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_73:
+.Lblock_loaded_58:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_71:
+.Lno_store_56:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -3950,7 +3809,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_74
+  s_cbranch_scc0 .Lno_mask_59
   v_subrev_u32 v226, s90, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[92:93], 1, v226
@@ -4040,8 +3899,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_75
-.Lno_mask_74:
+  s_branch .Lrow_max_done_60
+.Lno_mask_59:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -4064,19 +3923,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_75:
+.Lrow_max_done_60:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_76
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_77
-.Lmax_moved_76:
+  s_cbranch_vccz .Lalpha_done_61
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_77:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_61:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -4117,9 +4005,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_78
+  s_cbranch_scc0 .Lx_no_mask_62
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_78
+  s_cbranch_scc1 .Lx_no_mask_62
   v_subrev_u32 v225, s90, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[92:93], 1, v225
@@ -4185,7 +4073,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_78:
+.Lx_no_mask_62:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4258,41 +4146,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_add_f32 v206, v206, v225
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_79
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_79:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v222 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -4334,7 +4187,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_80
+  s_cbranch_scc0 .Lno_mask_63
   v_subrev_u32 v226, s90, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[92:93], 1, v226
@@ -4424,8 +4277,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_81
-.Lno_mask_80:
+  s_branch .Lrow_max_done_64
+.Lno_mask_63:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -4448,19 +4301,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_81:
+.Lrow_max_done_64:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_82
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_83
-.Lmax_moved_82:
+  s_cbranch_vccz .Lalpha_done_65
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_83:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_65:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -4501,9 +4383,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_84
+  s_cbranch_scc0 .Lx_no_mask_66
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_84
+  s_cbranch_scc1 .Lx_no_mask_66
   v_subrev_u32 v225, s90, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[92:93], 1, v225
@@ -4569,7 +4451,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_84:
+.Lx_no_mask_66:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4642,41 +4524,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_add_f32 v206, v206, v225
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_85
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_85:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v223 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -4718,7 +4565,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_86
+  s_cbranch_scc0 .Lno_mask_67
   v_subrev_u32 v226, s90, v202
   v_cmp_lt_i32 vcc, 0, v226
   v_cmp_lt_i32 s[92:93], 1, v226
@@ -4808,8 +4655,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
   v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_87
-.Lno_mask_86:
+  s_branch .Lrow_max_done_68
+.Lno_mask_67:
   v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v225, v225, v75, v76
   v_maximum3_f32 v225, v225, v77, v78
@@ -4832,19 +4679,48 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_maximum3_f32 v225, v225, v226, v226
   v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_87:
+.Lrow_max_done_68:
   v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_88
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_89
-.Lmax_moved_88:
+  s_cbranch_vccz .Lalpha_done_69
   v_sub_f32 v226, v204, v225
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_89:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_69:
   v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v225
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -4885,9 +4761,9 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_90
+  s_cbranch_scc0 .Lx_no_mask_70
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_90
+  s_cbranch_scc1 .Lx_no_mask_70
   v_subrev_u32 v225, s90, v202
   v_cmp_lt_i32 vcc, 0, v225
   v_cmp_lt_i32 s[92:93], 1, v225
@@ -4953,7 +4829,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_90:
+.Lx_no_mask_70:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -5026,41 +4902,6 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_add_f32 v206, v206, v225
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_91
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_91:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -5178,7 +5019,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_92
+  s_cbranch_scc0 .Lout_16bit_71
   v_lshlrev_b64 v[226:227], 2, v[226:227]
   v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
@@ -5197,12 +5038,12 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_store_dwordx4 v[226:227], v[60:63], off offset:416
   global_store_dwordx4 v[226:227], v[64:67], off offset:448
   global_store_dwordx4 v[226:227], v[68:71], off offset:480
-  s_branch .Lout_stored_94
-.Lout_16bit_92:
+  s_branch .Lout_stored_73
+.Lout_16bit_71:
   v_lshlrev_b64 v[226:227], 1, v[226:227]
   v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_93
+  s_cbranch_scc0 .Lout_fp16_72
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[226:227], v[104:105], off offset:0
@@ -5251,8 +5092,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[226:227], v[134:135], off offset:240
-  s_branch .Lout_stored_94
-.Lout_fp16_93:
+  s_branch .Lout_stored_73
+.Lout_fp16_72:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[226:227], v[104:105], off offset:0
@@ -5301,10 +5142,10 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[226:227], v[134:135], off offset:240
-.Lout_stored_94:
+.Lout_stored_73:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_95
+  s_cbranch_scc1 .Lno_lse_74
   v_log_f32 v227, v225
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v227, v204, v227
@@ -5328,7 +5169,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[230:231], v226, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_95:
+.Lno_lse_74:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -693,41 +693,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_11
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_12
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_12:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v244 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -847,7 +812,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_13
+  s_cbranch_scc0 .Lno_mask_12
   v_subrev_u32 v246, s77, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[90:91], 1, v246
@@ -937,8 +902,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_14
-.Lno_mask_13:
+  s_branch .Lrow_max_done_13
+.Lno_mask_12:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -961,19 +926,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_14:
+.Lrow_max_done_13:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_15
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_16
-.Lmax_moved_15:
+  s_cbranch_vccz .Lalpha_done_14
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_16:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_14:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -1014,9 +1008,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_17
+  s_cbranch_scc0 .Lx_no_mask_15
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_17
+  s_cbranch_scc1 .Lx_no_mask_15
   v_subrev_u32 v245, s77, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[90:91], 1, v245
@@ -1082,7 +1076,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[92:93]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[90:91]
-.Lx_no_mask_17:
+.Lx_no_mask_15:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1157,7 +1151,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_add_f32 v225, v225, v226
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_18
+  s_cbranch_scc0 .Lno_store_16
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v234, v[200:203] offset:0                        // store: K chunks, row-major
   ds_write_b128 v234, v[204:207] offset:128
@@ -1180,17 +1174,17 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_write_b16_d16_hi v237, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_18
+  s_cbranch_scc0 .Lno_store_16
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_19
+  s_cbranch_scc1 .Ltail_block_loads_17
   global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
   global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_20
-.Ltail_block_loads_19:
+  s_branch .Lblock_loaded_18
+.Ltail_block_loads_17:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -1219,14 +1213,14 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_20:
+.Lblock_loaded_18:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_18:
+.Lno_store_16:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1234,42 +1228,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_21
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_22
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_22:
+  s_cbranch_scc1 .Lno_previous_block_19
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v242 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -1306,7 +1265,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_21:
+.Lno_previous_block_19:
   ds_read_b128 v[104:107], v240 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v240 offset:12800                     // K tile 1 step 0
   ds_read_b128 v[112:115], v240 offset:32                        // K tile 0 step 1
@@ -1389,7 +1348,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_23
+  s_cbranch_scc0 .Lno_mask_20
   v_subrev_u32 v246, s77, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[90:91], 1, v246
@@ -1479,8 +1438,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_24
-.Lno_mask_23:
+  s_branch .Lrow_max_done_21
+.Lno_mask_20:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -1503,19 +1462,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_24:
+.Lrow_max_done_21:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_25
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_26
-.Lmax_moved_25:
+  s_cbranch_vccz .Lalpha_done_22
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_26:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_22:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -1556,9 +1544,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_27
+  s_cbranch_scc0 .Lx_no_mask_23
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_27
+  s_cbranch_scc1 .Lx_no_mask_23
   v_subrev_u32 v245, s77, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[90:91], 1, v245
@@ -1624,7 +1612,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[92:93]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[90:91]
-.Lx_no_mask_27:
+.Lx_no_mask_23:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1699,7 +1687,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_add_f32 v225, v225, v226
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_28
+  s_cbranch_scc0 .Lno_store_24
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v235, v[200:203] offset:0                        // store: K chunks, row-major
   ds_write_b128 v235, v[204:207] offset:128
@@ -1722,17 +1710,17 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_write_b16_d16_hi v238, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_28
+  s_cbranch_scc0 .Lno_store_24
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_29
+  s_cbranch_scc1 .Ltail_block_loads_25
   global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
   global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_30
-.Ltail_block_loads_29:
+  s_branch .Lblock_loaded_26
+.Ltail_block_loads_25:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -1761,14 +1749,14 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_30:
+.Lblock_loaded_26:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_28:
+.Lno_store_24:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1776,42 +1764,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_cbranch_scc1 .Lmfma_first_drain_stage1
   s_setprio 1                                                    // waves 0-3, stage 2: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_31
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_32
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_32:
+  s_cbranch_scc1 .Lno_previous_block_27
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v243 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -1848,7 +1801,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_31:
+.Lno_previous_block_27:
   ds_read_b128 v[104:107], v241 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v241 offset:12800                     // K tile 1 step 0
   ds_read_b128 v[112:115], v241 offset:32                        // K tile 0 step 1
@@ -1931,7 +1884,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_33
+  s_cbranch_scc0 .Lno_mask_28
   v_subrev_u32 v246, s77, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[90:91], 1, v246
@@ -2021,8 +1974,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_34
-.Lno_mask_33:
+  s_branch .Lrow_max_done_29
+.Lno_mask_28:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -2045,19 +1998,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_34:
+.Lrow_max_done_29:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_35
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_36
-.Lmax_moved_35:
+  s_cbranch_vccz .Lalpha_done_30
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_36:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_30:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -2098,9 +2080,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_37
+  s_cbranch_scc0 .Lx_no_mask_31
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_37
+  s_cbranch_scc1 .Lx_no_mask_31
   v_subrev_u32 v245, s77, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[90:91], 1, v245
@@ -2166,7 +2148,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[92:93]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[90:91]
-.Lx_no_mask_37:
+.Lx_no_mask_31:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2241,7 +2223,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_add_f32 v225, v225, v226
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_38
+  s_cbranch_scc0 .Lno_store_32
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v233, v[200:203] offset:0                        // store: K chunks, row-major
   ds_write_b128 v233, v[204:207] offset:128
@@ -2264,17 +2246,17 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_write_b16_d16_hi v236, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_38
+  s_cbranch_scc0 .Lno_store_32
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_39
+  s_cbranch_scc1 .Ltail_block_loads_33
   global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
   global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_40
-.Ltail_block_loads_39:
+  s_branch .Lblock_loaded_34
+.Ltail_block_loads_33:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -2303,14 +2285,14 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_40:
+.Lblock_loaded_34:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_38:
+.Lno_store_32:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2318,41 +2300,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_cbranch_scc1 .Lmfma_first_drain_stage2
   s_branch .Lmfma_first_loop
 .Lmfma_first_drain_stage0:
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_41
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_41:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v242 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2391,41 +2338,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage1:
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_42
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_42:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v243 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2464,41 +2376,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage2:
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_43
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_43:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v244 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2539,11 +2416,11 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_44
+  s_cbranch_scc1 .Lno_previous_block_35
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_45
+  s_cbranch_scc0 .Lno_mask_36
   v_subrev_u32 v246, s90, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[92:93], 1, v246
@@ -2633,8 +2510,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_46
-.Lno_mask_45:
+  s_branch .Lrow_max_done_37
+.Lno_mask_36:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -2657,19 +2534,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_46:
+.Lrow_max_done_37:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_47
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_48
-.Lmax_moved_47:
+  s_cbranch_vccz .Lalpha_done_38
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_48:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_38:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -2710,9 +2616,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_49
+  s_cbranch_scc0 .Lx_no_mask_39
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_49
+  s_cbranch_scc1 .Lx_no_mask_39
   v_subrev_u32 v245, s90, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[92:93], 1, v245
@@ -2778,7 +2684,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_49:
+.Lx_no_mask_39:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2852,41 +2758,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   s_setprio 1                                                    // MFMA cluster
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_50
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_50:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v244 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2923,7 +2794,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_44:
+.Lno_previous_block_35:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v239 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v239 offset:12800                     // K tile 1 step 0
@@ -3006,7 +2877,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_read_b128 v[124:127], v242 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_51
+  s_cbranch_scc0 .Lno_store_40
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v234, v[200:203] offset:0                        // store: K chunks, row-major
   ds_write_b128 v234, v[204:207] offset:128
@@ -3029,17 +2900,17 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_write_b16_d16_hi v237, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_51
+  s_cbranch_scc0 .Lno_store_40
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_52
+  s_cbranch_scc1 .Ltail_block_loads_41
   global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
   global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_53
-.Ltail_block_loads_52:
+  s_branch .Lblock_loaded_42
+.Ltail_block_loads_41:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -3068,25 +2939,25 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_53:
+.Lblock_loaded_42:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_51:
+.Lno_store_40:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain_stage0
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_54
+  s_cbranch_scc1 .Lno_previous_block_43
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_55
+  s_cbranch_scc0 .Lno_mask_44
   v_subrev_u32 v246, s90, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[92:93], 1, v246
@@ -3176,8 +3047,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_56
-.Lno_mask_55:
+  s_branch .Lrow_max_done_45
+.Lno_mask_44:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -3200,19 +3071,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_56:
+.Lrow_max_done_45:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_57
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_58
-.Lmax_moved_57:
+  s_cbranch_vccz .Lalpha_done_46
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_58:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_46:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -3253,9 +3153,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_59
+  s_cbranch_scc0 .Lx_no_mask_47
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_59
+  s_cbranch_scc1 .Lx_no_mask_47
   v_subrev_u32 v245, s90, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[92:93], 1, v245
@@ -3321,7 +3221,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_59:
+.Lx_no_mask_47:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3395,41 +3295,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   s_setprio 1                                                    // MFMA cluster
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_60
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_60:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v242 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -3466,7 +3331,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_54:
+.Lno_previous_block_43:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v240 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v240 offset:12800                     // K tile 1 step 0
@@ -3549,7 +3414,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_read_b128 v[124:127], v243 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_61
+  s_cbranch_scc0 .Lno_store_48
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v235, v[200:203] offset:0                        // store: K chunks, row-major
   ds_write_b128 v235, v[204:207] offset:128
@@ -3572,17 +3437,17 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_write_b16_d16_hi v238, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_61
+  s_cbranch_scc0 .Lno_store_48
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_62
+  s_cbranch_scc1 .Ltail_block_loads_49
   global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
   global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_63
-.Ltail_block_loads_62:
+  s_branch .Lblock_loaded_50
+.Ltail_block_loads_49:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -3611,25 +3476,25 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_63:
+.Lblock_loaded_50:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_61:
+.Lno_store_48:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain_stage1
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 2: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_64
+  s_cbranch_scc1 .Lno_previous_block_51
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_65
+  s_cbranch_scc0 .Lno_mask_52
   v_subrev_u32 v246, s90, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[92:93], 1, v246
@@ -3719,8 +3584,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_66
-.Lno_mask_65:
+  s_branch .Lrow_max_done_53
+.Lno_mask_52:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -3743,19 +3608,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_66:
+.Lrow_max_done_53:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_67
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_68
-.Lmax_moved_67:
+  s_cbranch_vccz .Lalpha_done_54
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_68:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_54:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -3796,9 +3690,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_69
+  s_cbranch_scc0 .Lx_no_mask_55
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_69
+  s_cbranch_scc1 .Lx_no_mask_55
   v_subrev_u32 v245, s90, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[92:93], 1, v245
@@ -3864,7 +3758,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_69:
+.Lx_no_mask_55:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3938,41 +3832,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   s_setprio 1                                                    // MFMA cluster
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_70
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_70:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v243 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -4009,7 +3868,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_64:
+.Lno_previous_block_51:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v241 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v241 offset:12800                     // K tile 1 step 0
@@ -4092,7 +3951,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_read_b128 v[124:127], v244 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_71
+  s_cbranch_scc0 .Lno_store_56
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v233, v[200:203] offset:0                        // store: K chunks, row-major
   ds_write_b128 v233, v[204:207] offset:128
@@ -4115,17 +3974,17 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_write_b16_d16_hi v236, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_71
+  s_cbranch_scc0 .Lno_store_56
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_72
+  s_cbranch_scc1 .Ltail_block_loads_57
   global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
   global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_73
-.Ltail_block_loads_72:
+  s_branch .Lblock_loaded_58
+.Ltail_block_loads_57:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -4154,14 +4013,14 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_73:
+.Lblock_loaded_58:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_71:
+.Lno_store_56:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -4172,7 +4031,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_74
+  s_cbranch_scc0 .Lno_mask_59
   v_subrev_u32 v246, s90, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[92:93], 1, v246
@@ -4262,8 +4121,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_75
-.Lno_mask_74:
+  s_branch .Lrow_max_done_60
+.Lno_mask_59:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -4286,19 +4145,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_75:
+.Lrow_max_done_60:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_76
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_77
-.Lmax_moved_76:
+  s_cbranch_vccz .Lalpha_done_61
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_77:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_61:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -4339,9 +4227,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_78
+  s_cbranch_scc0 .Lx_no_mask_62
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_78
+  s_cbranch_scc1 .Lx_no_mask_62
   v_subrev_u32 v245, s90, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[92:93], 1, v245
@@ -4407,7 +4295,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_78:
+.Lx_no_mask_62:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4480,41 +4368,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_add_f32 v226, v226, v245
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_79
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_79:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v242 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -4556,7 +4409,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_80
+  s_cbranch_scc0 .Lno_mask_63
   v_subrev_u32 v246, s90, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[92:93], 1, v246
@@ -4646,8 +4499,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_81
-.Lno_mask_80:
+  s_branch .Lrow_max_done_64
+.Lno_mask_63:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -4670,19 +4523,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_81:
+.Lrow_max_done_64:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_82
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_83
-.Lmax_moved_82:
+  s_cbranch_vccz .Lalpha_done_65
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_83:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_65:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -4723,9 +4605,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_84
+  s_cbranch_scc0 .Lx_no_mask_66
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_84
+  s_cbranch_scc1 .Lx_no_mask_66
   v_subrev_u32 v245, s90, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[92:93], 1, v245
@@ -4791,7 +4673,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_84:
+.Lx_no_mask_66:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4864,41 +4746,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_add_f32 v226, v226, v245
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_85
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_85:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v243 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -4940,7 +4787,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_add_i32 s90, s77, -64
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_86
+  s_cbranch_scc0 .Lno_mask_67
   v_subrev_u32 v246, s90, v222
   v_cmp_lt_i32 vcc, 0, v246
   v_cmp_lt_i32 s[92:93], 1, v246
@@ -5030,8 +4877,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
   v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_87
-.Lno_mask_86:
+  s_branch .Lrow_max_done_68
+.Lno_mask_67:
   v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
   v_maximum3_f32 v245, v245, v75, v76
   v_maximum3_f32 v245, v245, v77, v78
@@ -5054,19 +4901,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_maximum3_f32 v245, v245, v246, v246
   v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
   v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_87:
+.Lrow_max_done_68:
   v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_88
   v_mov_b32 v4, 1.0
-  s_branch .Lalpha_done_89
-.Lmax_moved_88:
+  s_cbranch_vccz .Lalpha_done_69
   v_sub_f32 v246, v224, v245
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
   v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
-.Lalpha_done_89:
-  v_mov_b32 v5, v4
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_69:
   v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
   v_xor_b32 v6, 0x80000000, v245
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
@@ -5107,9 +4983,9 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_90
+  s_cbranch_scc0 .Lx_no_mask_70
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_90
+  s_cbranch_scc1 .Lx_no_mask_70
   v_subrev_u32 v245, s90, v222
   v_cmp_lt_i32 vcc, 0, v245
   v_cmp_lt_i32 s[92:93], 1, v245
@@ -5175,7 +5051,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
   v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_90:
+.Lx_no_mask_70:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -5248,41 +5124,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_add_f32 v226, v226, v245
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
-  v_cmp_neq_f32 vcc, 1.0, v4                                     // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_91
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5]                            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5]
-.Lno_rescale_91:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v244 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -5400,7 +5241,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cmp_gt_i32 vcc, s70, v221
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_92
+  s_cbranch_scc0 .Lout_16bit_71
   v_lshlrev_b64 v[246:247], 2, v[246:247]
   v_lshl_add_u64 v[246:247], v[246:247], 0, s[14:15]
   global_store_dwordx4 v[246:247], v[8:11], off offset:0         // O fp32
@@ -5419,12 +5260,12 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   global_store_dwordx4 v[246:247], v[60:63], off offset:416
   global_store_dwordx4 v[246:247], v[64:67], off offset:448
   global_store_dwordx4 v[246:247], v[68:71], off offset:480
-  s_branch .Lout_stored_94
-.Lout_16bit_92:
+  s_branch .Lout_stored_73
+.Lout_16bit_71:
   v_lshlrev_b64 v[246:247], 1, v[246:247]
   v_lshl_add_u64 v[246:247], v[246:247], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_93
+  s_cbranch_scc0 .Lout_fp16_72
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[246:247], v[104:105], off offset:0
@@ -5473,8 +5314,8 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[246:247], v[134:135], off offset:240
-  s_branch .Lout_stored_94
-.Lout_fp16_93:
+  s_branch .Lout_stored_73
+.Lout_fp16_72:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[246:247], v[104:105], off offset:0
@@ -5523,10 +5364,10 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[246:247], v[134:135], off offset:240
-.Lout_stored_94:
+.Lout_stored_73:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_95
+  s_cbranch_scc1 .Lno_lse_74
   v_log_f32 v247, v245
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v247, v224, v247
@@ -5550,7 +5391,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[250:251], v246, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_95:
+.Lno_lse_74:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -15,60 +15,61 @@
 // v[2:3] 8 * scale_log2 (pair)
 // v[172:173] alpha (pair)
 // v[174:175] Lean P bias (pair)
-// v1 lane % 32 (query column)
-// v176 lane / 32
-// v177 query row of the lane
-// v178 visible-key end - 4 * half
-// v179 scale_log2 (> 0; Q negated otherwise)
-// v180 56 + lean centre
-// v181 max_block_exponent - 8 (float)
-// v182 E8M0 127 (2^0)
-// v183 E8M0 127 - k
-// v184 running max m (log2)
-// v185 running sum l
-// v186 block max, then m_new
-// v187 -inf (float)
-// v188 126.0: the largest e4m3fn code
-// v189 v descale
-// v190 max_block_exponent
-// v191 K chunk byte offsets in a block
-// v192 K chunk key rows
-// v[193:194] K chunk LDS addresses (chunk x stage)
-// v195 V chunk byte offset in a block
-// v196 V chunk key row
-// v[197:198] V^T chunk LDS address (per stage)
-// v[199:200] K operand LDS address (per stage)
-// v[201:202] V^T operand LDS address (per stage)
-// v203 udiv dividend
-// v204 udiv divisor
-// v203 wave index (vector)
-// v203 4 * half
+// v1 exp2 polynomial coefficient 0
+// v176 lane % 32 (query column)
+// v177 lane / 32
+// v178 query row of the lane
+// v179 visible-key end - 4 * half
+// v180 scale_log2 (> 0; Q negated otherwise)
+// v181 56 + lean centre
+// v182 max_block_exponent - 8 (float)
+// v183 E8M0 127 (2^0)
+// v184 E8M0 127 - k
+// v185 running max m (log2)
+// v186 running sum l
+// v187 block max, then m_new
+// v188 -inf (float)
+// v189 126.0: the largest e4m3fn code
+// v190 v descale
+// v191 max_block_exponent
+// v192 K chunk byte offsets in a block
+// v193 K chunk key rows
+// v[194:195] K chunk LDS addresses (chunk x stage)
+// v196 V chunk byte offset in a block
+// v197 V chunk key row
+// v[198:199] V^T chunk LDS address (per stage)
+// v[200:201] K operand LDS address (per stage)
+// v[202:203] V^T operand LDS address (per stage)
+// v204 udiv dividend
+// v205 udiv divisor
+// v204 wave index (vector)
+// v204 4 * half
 // v[204:205] Q address
-// v203 Q address part
-// v203 chunk index
-// v204 chunk column
-// v205 chunk tmp
-// v203 V bytes 1 and 3
-// v203 row max of raw scores, then m_new
-// v204 visible-key end relative to the block and half
-// v204 other half's max
-// v204 m - m_new
-// v205 round(x)
-// v206 x - n
-// v204 m_new - block max
-// v205 block exponent k
-// v203 l or 1
-// v204 div den
-// v205 div num
-// v206 div rcp
-// v207 div quotient
-// v208 div error
+// v206 Q address part
+// v204 chunk index
+// v205 chunk column
+// v206 chunk tmp
+// v204 V bytes 1 and 3
+// v204 row max of raw scores, then m_new
+// v205 visible-key end relative to the block and half
+// v205 other half's max
+// v205 m - m_new
+// v206 round(x)
+// v207 x - n
+// v205 m_new - block max
+// v206 block exponent k
+// v204 l or 1
+// v205 div den
+// v206 div num
+// v207 div rcp
+// v208 div quotient
+// v209 div error
 // v[210:211] out scale (pair)
-// v[204:205] O address
-// v206 O address part
-// v204 lse
-// v205 lse tmp
-// v206 lse index
+// v[206:207] O address
+// v205 O address part
+// v205 lse
+// v206 lse tmp
+// v207 lse index
 // v[208:209] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
@@ -186,14 +187,14 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_lshl_b32 s73, s81, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v203, s55
-  v_cvt_f32_u32 v204, s56
-  v_rcp_f32 v204, v204
+  v_cvt_f32_u32 v204, s55
+  v_cvt_f32_u32 v205, s56
+  v_rcp_f32 v205, v205
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v203, v203, v204
-  v_cvt_u32_f32 v203, v203
+  v_mul_f32 v204, v204, v205
+  v_cvt_u32_f32 v204, v204
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s81, v203
+  v_readfirstlane_b32 s81, v204
   s_mul_i32 s91, s81, s56
   s_sub_i32 s90, s55, s91
   s_cmp_ge_i32 s90, s56
@@ -202,14 +203,14 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_cmp_lt_i32 s90, 0
   s_cselect_b32 s91, -1, 0
   s_add_i32 s81, s81, s91
-  v_cvt_f32_u32 v203, s3
-  v_cvt_f32_u32 v204, s81
-  v_rcp_f32 v204, v204
+  v_cvt_f32_u32 v204, s3
+  v_cvt_f32_u32 v205, s81
+  v_rcp_f32 v205, v205
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v203, v203, v204
-  v_cvt_u32_f32 v203, v203
+  v_mul_f32 v204, v204, v205
+  v_cvt_u32_f32 v204, v204
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v203
+  v_readfirstlane_b32 s72, v204
   s_mul_i32 s91, s72, s81
   s_sub_i32 s90, s3, s91
   s_cmp_ge_i32 s90, s81
@@ -218,21 +219,21 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_cmp_lt_i32 s90, 0
   s_cselect_b32 s91, -1, 0
   s_add_i32 s72, s72, s91
-  v_lshrrev_b32 v203, 6, v0
+  v_lshrrev_b32 v204, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v203
-  v_and_b32 v1, 31, v0
-  v_bfe_u32 v176, v0, 5, 1
+  v_readfirstlane_b32 s5, v204
+  v_and_b32 v176, 31, v0
+  v_bfe_u32 v177, v0, 5, 1
   s_lshl_b32 s81, s5, 5
   s_add_u32 s81, s81, s73
-  v_add_u32 v177, s81, v1
-  v_add_u32 v178, 1, v177
-  v_min_i32 v178, s71, v178
-  v_cmp_gt_i32 vcc, s70, v177
+  v_add_u32 v178, s81, v176
+  v_add_u32 v179, 1, v178
+  v_min_i32 v179, s71, v179
+  v_cmp_gt_i32 vcc, s70, v178
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v178, 0, v178, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v203, 2, v176
-  v_sub_u32 v178, v178, v203
+  v_cndmask_b32 v179, 0, v179, vcc                               // rows past the sequence see no key
+  v_lshlrev_b32 v204, 2, v177
+  v_sub_u32 v179, v179, v204
   s_add_u32 s90, s73, 255
   s_add_i32 s91, s70, -1
   s_min_i32 s90, s90, s91
@@ -276,27 +277,28 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_load_dword s94, s[90:91], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
-  v_mov_b32 v179, s66
-  v_mul_f32 v179, s92, v179
-  v_mul_f32 v179, s93, v179
-  v_mul_f32 v179, 0x3fb8aa3b, v179
-  v_mul_f32 v2, 0x41000000, v179                                 // 8 * scale_log2 (lean_p.h)
+  v_mov_b32 v180, s66
+  v_mul_f32 v180, s92, v180
+  v_mul_f32 v180, s93, v180
+  v_mul_f32 v180, 0x3fb8aa3b, v180
+  v_mul_f32 v2, 0x41000000, v180                                 // 8 * scale_log2 (lean_p.h)
   s_mov_b32 s81, 0
-  v_cmp_gt_f32 vcc, 0, v179
+  v_cmp_gt_f32 vcc, 0, v180
   s_cbranch_vccz .Lscale_positive_5
   s_mov_b32 s81, 0x80808080
-  v_xor_b32 v179, 0x80000000, v179
+  v_xor_b32 v180, 0x80000000, v180
   v_xor_b32 v2, 0x80000000, v2
 .Lscale_positive_5:
   v_mov_b32 v3, v2
-  v_mov_b32 v180, s67
-  v_add_f32 v180, 0x42600000, v180                               // 56 + lean centre
+  v_mov_b32 v181, s67
+  v_add_f32 v181, 0x42600000, v181                               // 56 + lean centre
   s_add_i32 s90, s65, -8
-  v_cvt_f32_i32 v181, s90
-  v_mov_b32 v190, s65
-  v_mov_b32 v182, 127
-  v_mov_b32 v187, 0xff800000                                     // -inf
-  v_mov_b32 v188, 0x42fc0000
+  v_cvt_f32_i32 v182, s90
+  v_mov_b32 v191, s65
+  v_mov_b32 v183, 127
+  v_mov_b32 v1, 0x377fe5fe
+  v_mov_b32 v188, 0xff800000                                     // -inf
+  v_mov_b32 v189, 0x42fc0000
   v_mov_b32 v160, 0x38383838                                     // e4m3fn 1.0 in every byte
   v_mov_b32 v161, 0x38383838
   v_mov_b32 v162, 0x38383838
@@ -305,8 +307,8 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_mov_b32 v165, 0x38383838
   v_mov_b32 v166, 0x38383838
   v_mov_b32 v167, 0x38383838
-  v_mov_b32 v184, 0xff800000
-  v_mov_b32 v185, 0
+  v_mov_b32 v185, 0xff800000
+  v_mov_b32 v186, 0
   v_mov_b32 v8, 0
   v_mov_b32 v9, 0
   v_mov_b32 v10, 0
@@ -371,7 +373,7 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v189, s94
+  v_mov_b32 v190, s94
   s_mov_b64 s[90:91], s[8:9]
   s_mul_i32 s92, s28, s4
   s_mul_hi_u32 s93, s28, s4
@@ -393,10 +395,10 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_addc_u32 s91, s91, s93
   v_mov_b32 v204, s90
   v_mov_b32 v205, s91
-  v_mad_u64_u32 v[204:205], s[88:89], v177, s30, v[204:205]
-  v_mul_lo_u32 v203, v177, s31
-  v_add_u32 v205, v205, v203
-  v_mad_u64_u32 v[204:205], s[88:89], v176, 32, v[204:205]       // + half * 32 bytes
+  v_mad_u64_u32 v[204:205], s[88:89], v178, s30, v[204:205]
+  v_mul_lo_u32 v206, v178, s31
+  v_add_u32 v205, v205, v206
+  v_mad_u64_u32 v[204:205], s[88:89], v177, 32, v[204:205]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -413,7 +415,7 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_mov_b32 v149, 0
   v_mov_b32 v150, 0
   v_mov_b32 v151, 0
-  v_cmp_gt_i32 vcc, s70, v177
+  v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
   global_load_dwordx4 v[136:139], v[204:205], off offset:0
   global_load_dwordx4 v[140:143], v[204:205], off offset:16
@@ -438,38 +440,38 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_xor_b32 v150, s81, v150
   v_xor_b32 v151, s81, v151
   s_mov_b32 s81, 536870912
-  v_add_u32 v203, 0, v0
-  v_mul_hi_u32 v192, s81, v203
-  v_mul_u32_u24 v205, 8, v192
-  v_sub_u32 v204, v203, v205
-  v_mul_lo_u32 v205, v192, s36
-  v_lshl_add_u32 v191, v204, 4, v205
-  v_mul_u32_u24 v205, 144, v192
-  v_lshl_add_u32 v193, v204, 4, v205
-  v_lshrrev_b32 v196, 3, v0
-  v_and_b32 v204, 7, v0
-  v_mul_lo_u32 v205, v196, s42
-  v_lshl_add_u32 v195, v204, 4, v205
-  v_bfe_u32 v197, v196, 2, 1
-  v_lshlrev_b32 v197, 5, v197
-  v_bfe_u32 v205, v196, 5, 1
-  v_lshl_add_u32 v197, v205, 4, v197
-  v_bfe_u32 v205, v196, 3, 2
-  v_lshl_add_u32 v197, v205, 2, v197
-  v_and_b32 v205, 3, v196
-  v_add_u32 v197, v197, v205
-  v_mul_u32_u24 v205, 1280, v204
-  v_add_u32 v197, v197, v205
-  v_add_u32 v197, 9216, v197
-  v_mul_u32_u24 v205, 144, v1
-  v_lshl_add_u32 v199, v176, 5, v205
-  v_mul_u32_u24 v205, 80, v1
-  v_lshl_add_u32 v201, v176, 5, v205
-  v_add_u32 v201, 9216, v201
-  v_add_u32 v200, 19456, v199
-  v_add_u32 v202, 19456, v201
-  v_add_u32 v198, 19456, v197
-  v_add_u32 v194, 19456, v193
+  v_add_u32 v204, 0, v0
+  v_mul_hi_u32 v193, s81, v204
+  v_mul_u32_u24 v206, 8, v193
+  v_sub_u32 v205, v204, v206
+  v_mul_lo_u32 v206, v193, s36
+  v_lshl_add_u32 v192, v205, 4, v206
+  v_mul_u32_u24 v206, 144, v193
+  v_lshl_add_u32 v194, v205, 4, v206
+  v_lshrrev_b32 v197, 3, v0
+  v_and_b32 v205, 7, v0
+  v_mul_lo_u32 v206, v197, s42
+  v_lshl_add_u32 v196, v205, 4, v206
+  v_bfe_u32 v198, v197, 2, 1
+  v_lshlrev_b32 v198, 5, v198
+  v_bfe_u32 v206, v197, 5, 1
+  v_lshl_add_u32 v198, v206, 4, v198
+  v_bfe_u32 v206, v197, 3, 2
+  v_lshl_add_u32 v198, v206, 2, v198
+  v_and_b32 v206, 3, v197
+  v_add_u32 v198, v198, v206
+  v_mul_u32_u24 v206, 1280, v205
+  v_add_u32 v198, v198, v206
+  v_add_u32 v198, 9216, v198
+  v_mul_u32_u24 v206, 144, v176
+  v_lshl_add_u32 v200, v177, 5, v206
+  v_mul_u32_u24 v206, 80, v176
+  v_lshl_add_u32 v202, v177, 5, v206
+  v_add_u32 v202, 9216, v202
+  v_add_u32 v201, 19456, v200
+  v_add_u32 v203, 19456, v202
+  v_add_u32 v199, 19456, v198
+  v_add_u32 v195, 19456, v194
   s_mov_b64 s[82:83], s[10:11]
   s_mul_i32 s81, s34, s4
   s_mul_hi_u32 s90, s34, s4
@@ -515,25 +517,25 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v192
+  v_cmp_gt_u32 vcc, s81, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v196
+  v_cmp_gt_u32 vcc, s81, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
   s_lshl_b64 s[90:91], s[36:37], 6
@@ -543,52 +545,52 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v193, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v203, 8, v168
-  ds_write_b8 v197, v168 offset:0                                // store: V transposed
-  ds_write_b8 v197, v203 offset:80
-  ds_write_b8_d16_hi v197, v168 offset:160
-  ds_write_b8_d16_hi v197, v203 offset:240
-  v_lshrrev_b32 v203, 8, v169
-  ds_write_b8 v197, v169 offset:320
-  ds_write_b8 v197, v203 offset:400
-  ds_write_b8_d16_hi v197, v169 offset:480
-  ds_write_b8_d16_hi v197, v203 offset:560
-  v_lshrrev_b32 v203, 8, v170
-  ds_write_b8 v197, v170 offset:640
-  ds_write_b8 v197, v203 offset:720
-  ds_write_b8_d16_hi v197, v170 offset:800
-  ds_write_b8_d16_hi v197, v203 offset:880
-  v_lshrrev_b32 v203, 8, v171
-  ds_write_b8 v197, v171 offset:960
-  ds_write_b8 v197, v203 offset:1040
-  ds_write_b8_d16_hi v197, v171 offset:1120
-  ds_write_b8_d16_hi v197, v203 offset:1200
+  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v204, 8, v168
+  ds_write_b8 v198, v168 offset:0                                // store: V transposed
+  ds_write_b8 v198, v204 offset:80
+  ds_write_b8_d16_hi v198, v168 offset:160
+  ds_write_b8_d16_hi v198, v204 offset:240
+  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8 v198, v169 offset:320
+  ds_write_b8 v198, v204 offset:400
+  ds_write_b8_d16_hi v198, v169 offset:480
+  ds_write_b8_d16_hi v198, v204 offset:560
+  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8 v198, v170 offset:640
+  ds_write_b8 v198, v204 offset:720
+  ds_write_b8_d16_hi v198, v170 offset:800
+  ds_write_b8_d16_hi v198, v204 offset:880
+  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8 v198, v171 offset:960
+  ds_write_b8 v198, v204 offset:1040
+  ds_write_b8_d16_hi v198, v171 offset:1120
+  ds_write_b8_d16_hi v198, v204 offset:1200
   s_mov_b32 s79, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_11
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
   s_branch .Lblock_loaded_12
 .Ltail_block_loads_11:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v192
+  v_cmp_gt_u32 vcc, s81, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v196
+  v_cmp_gt_u32 vcc, s81, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_12:
   s_lshl_b64 s[90:91], s[36:37], 6
@@ -608,291 +610,289 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_14
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_15
-  v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
-  v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
-  v_pk_mul_f32 v[14:15], v[14:15], v[172:173]
-  v_pk_mul_f32 v[16:17], v[16:17], v[172:173]
-  v_pk_mul_f32 v[18:19], v[18:19], v[172:173]
-  v_pk_mul_f32 v[20:21], v[20:21], v[172:173]
-  v_pk_mul_f32 v[22:23], v[22:23], v[172:173]
-  v_pk_mul_f32 v[24:25], v[24:25], v[172:173]
-  v_pk_mul_f32 v[26:27], v[26:27], v[172:173]
-  v_pk_mul_f32 v[28:29], v[28:29], v[172:173]
-  v_pk_mul_f32 v[30:31], v[30:31], v[172:173]
-  v_pk_mul_f32 v[32:33], v[32:33], v[172:173]
-  v_pk_mul_f32 v[34:35], v[34:35], v[172:173]
-  v_pk_mul_f32 v[36:37], v[36:37], v[172:173]
-  v_pk_mul_f32 v[38:39], v[38:39], v[172:173]
-  v_pk_mul_f32 v[40:41], v[40:41], v[172:173]
-  v_pk_mul_f32 v[42:43], v[42:43], v[172:173]
-  v_pk_mul_f32 v[44:45], v[44:45], v[172:173]
-  v_pk_mul_f32 v[46:47], v[46:47], v[172:173]
-  v_pk_mul_f32 v[48:49], v[48:49], v[172:173]
-  v_pk_mul_f32 v[50:51], v[50:51], v[172:173]
-  v_pk_mul_f32 v[52:53], v[52:53], v[172:173]
-  v_pk_mul_f32 v[54:55], v[54:55], v[172:173]
-  v_pk_mul_f32 v[56:57], v[56:57], v[172:173]
-  v_pk_mul_f32 v[58:59], v[58:59], v[172:173]
-  v_pk_mul_f32 v[60:61], v[60:61], v[172:173]
-  v_pk_mul_f32 v[62:63], v[62:63], v[172:173]
-  v_pk_mul_f32 v[64:65], v[64:65], v[172:173]
-  v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
-  v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
-  v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_15:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v200 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v200 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v200 offset:4624
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v200 offset:4688
+  s_branch .Lqk_15
 .Lno_previous_block_14:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
-  v_add_f32 v185, v185, v72
-  ds_read_b128 v[104:107], v199 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v199 offset:16
-  ds_read_b128 v[112:115], v199 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v199 offset:80
-  ds_read_b128 v[120:123], v199 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v199 offset:4624
-  ds_read_b128 v[128:131], v199 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v199 offset:4688
+  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v200 offset:16
+  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v200 offset:80
+  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v200 offset:4624
+  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v200 offset:4688
+.Lqk_15:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
+  v_add_f32 v186, v186, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v202 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v202 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v202 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v202 offset:2576
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[120:123], v202 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v202 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[128:131], v202 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v202 offset:7696
   s_setprio 0
-  ds_read_b128 v[104:107], v201 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v201 offset:16
-  ds_read_b128 v[112:115], v201 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v201 offset:2576
-  ds_read_b128 v[120:123], v201 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v201 offset:5136
-  ds_read_b128 v[128:131], v201 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v201 offset:7696
-  s_nop 10                                                       // QK MFMA result -> VALU
+  s_nop 15                                                       // QK MFMA result -> VALU
+  s_nop 0                                                        // QK MFMA result -> VALU
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_16
-  v_subrev_u32 v204, s77, v178
-  v_cmp_lt_i32 vcc, 0, v204
-  v_cmp_lt_i32 s[90:91], 1, v204
-  v_cmp_lt_i32 s[92:93], 2, v204
-  v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v204
-  v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v204
-  v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v204
-  v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v204
-  v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v204
-  v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v204
-  v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v204
-  v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v204
-  v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v204
-  v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v204
-  v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v204
-  v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v204
-  v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v204
-  v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v204
-  v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v204
-  v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v204
-  v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v204
-  v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v204
-  v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v204
-  v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v204
-  v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v204
-  v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v204
-  v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v204
-  v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v204
-  v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v204
-  v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v204
-  v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v204
-  v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v204
-  v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v204
-  v_cndmask_b32 v101, v187, v101, s[92:93]
-  v_cndmask_b32 v102, v187, v102, vcc
-  v_cndmask_b32 v103, v187, v103, s[90:91]
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  v_subrev_u32 v205, s77, v179
+  v_cmp_lt_i32 vcc, 0, v205
+  v_cmp_lt_i32 s[90:91], 1, v205
+  v_cmp_lt_i32 s[92:93], 2, v205
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v205
+  v_cndmask_b32 v73, v188, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v205
+  v_cndmask_b32 v74, v188, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v205
+  v_cndmask_b32 v76, v188, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v205
+  v_cndmask_b32 v77, v188, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v205
+  v_cndmask_b32 v79, v188, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v205
+  v_cndmask_b32 v80, v188, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v205
+  v_cndmask_b32 v82, v188, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v205
+  v_cndmask_b32 v83, v188, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v205
+  v_cndmask_b32 v85, v188, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v205
+  v_cndmask_b32 v86, v188, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v205
+  v_cndmask_b32 v88, v188, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v205
+  v_cndmask_b32 v89, v188, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v205
+  v_cndmask_b32 v91, v188, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v205
+  v_cndmask_b32 v92, v188, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v205
+  v_cndmask_b32 v94, v188, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v205
+  v_cndmask_b32 v95, v188, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v205
+  v_cndmask_b32 v97, v188, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v205
+  v_cndmask_b32 v98, v188, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v205
+  v_cndmask_b32 v100, v188, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v205
+  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[90:91]
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
   s_branch .Lrow_max_done_17
 .Lno_mask_16:
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
 .Lrow_max_done_17:
-  v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_18
+  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_19
-.Lmax_moved_18:
-  v_sub_f32 v204, v184, v203
-  v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v205, 0x4b400000, v204
-  v_subrev_f32 v205, 0x4b400000, v205
-  v_sub_f32 v206, v204, v205
-  v_mov_b32 v172, 0x377fe5fe
-  v_fmaak_f32 v172, v172, v206, 0x39218489
-  v_fmaak_f32 v172, v172, v206, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v206, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v206, 0x3d635847
-  v_fmaak_f32 v172, v172, v206, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v206, 0x3f317218
-  v_fmaak_f32 v172, v172, v206, 0x3f800000
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 127, v205
-  v_lshlrev_b32 v205, 23, v205
-  v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_18
+  v_sub_f32 v205, v185, v204
+  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v206, v205
+  v_sub_f32 v207, v205, v206
+  v_fmaak_f32 v172, v1, v207, 0x39218489
+  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v207, 0x3d635847
+  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v207, 0x3f317218
+  v_fmaak_f32 v172, v172, v207, 0x3f800000
+  v_cvt_i32_f32 v206, v206
+  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_19:
-  v_mov_b32 v173, v172
-  v_sub_f32 v204, v203, v186
-  v_cmp_lt_f32 s[90:91], 0, v204
-  v_cmp_gt_f32 vcc, v181, v204
-  v_floor_f32 v205, v204
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 8, v205
-  v_cndmask_b32 v205, 8, v205, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v205, v190, v205, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v183, 127, v205                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v187, v203
-  v_cvt_f32_i32 v205, v205
-  v_mul_f32 v205, 0x41000000, v205
-  v_add_f32 v174, v180, v205
-  v_mul_f32 v204, 0x41000000, v203
-  v_sub_f32 v174, v174, v204
-  v_cndmask_b32 v174, v187, v174, vcc
-  v_mov_b32 v175, v174
-  v_mov_b32 v184, v203                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175]
+  v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
+.Lalpha_done_18:
+  v_sub_f32 v205, v204, v187
+  v_cmp_lt_f32 s[90:91], 0, v205
+  v_cmp_gt_f32 vcc, v182, v205
+  v_floor_f32 v206, v205
+  v_cvt_i32_f32 v206, v206
+  v_add_u32 v206, 8, v206
+  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v204
+  v_cvt_f32_i32 v206, v206
+  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+  v_cndmask_b32 v174, v188, v174, vcc
+  v_mov_b32 v185, v204                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v184|
-  v_cmp_eq_f32 s[90:91], v187, v184
+  v_cmp_gt_f32 vcc, s81, |v185|
+  v_cmp_eq_f32 s[90:91], v188, v185
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_20
-  v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v188
-  v_med3_f32 v74, v74, 0, v188
-  v_med3_f32 v75, v75, 0, v188
-  v_med3_f32 v76, v76, 0, v188
-  v_med3_f32 v77, v77, 0, v188
-  v_med3_f32 v78, v78, 0, v188
-  v_med3_f32 v79, v79, 0, v188
-  v_med3_f32 v80, v80, 0, v188
-  v_med3_f32 v81, v81, 0, v188
-  v_med3_f32 v82, v82, 0, v188
-  v_med3_f32 v83, v83, 0, v188
-  v_med3_f32 v84, v84, 0, v188
-  v_med3_f32 v85, v85, 0, v188
-  v_med3_f32 v86, v86, 0, v188
-  v_med3_f32 v87, v87, 0, v188
-  v_med3_f32 v88, v88, 0, v188
-  v_med3_f32 v89, v89, 0, v188
-  v_med3_f32 v90, v90, 0, v188
-  v_med3_f32 v91, v91, 0, v188
-  v_med3_f32 v92, v92, 0, v188
-  v_med3_f32 v93, v93, 0, v188
-  v_med3_f32 v94, v94, 0, v188
-  v_med3_f32 v95, v95, 0, v188
-  v_med3_f32 v96, v96, 0, v188
-  v_med3_f32 v97, v97, 0, v188
-  v_med3_f32 v98, v98, 0, v188
-  v_med3_f32 v99, v99, 0, v188
-  v_med3_f32 v100, v100, 0, v188
-  v_med3_f32 v101, v101, 0, v188
-  v_med3_f32 v102, v102, 0, v188
-  v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_20:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_19
+  v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v189
+  v_med3_f32 v74, v74, 0, v189
+  v_med3_f32 v75, v75, 0, v189
+  v_med3_f32 v76, v76, 0, v189
+  v_med3_f32 v77, v77, 0, v189
+  v_med3_f32 v78, v78, 0, v189
+  v_med3_f32 v79, v79, 0, v189
+  v_med3_f32 v80, v80, 0, v189
+  v_med3_f32 v81, v81, 0, v189
+  v_med3_f32 v82, v82, 0, v189
+  v_med3_f32 v83, v83, 0, v189
+  v_med3_f32 v84, v84, 0, v189
+  v_med3_f32 v85, v85, 0, v189
+  v_med3_f32 v86, v86, 0, v189
+  v_med3_f32 v87, v87, 0, v189
+  v_med3_f32 v88, v88, 0, v189
+  v_med3_f32 v89, v89, 0, v189
+  v_med3_f32 v90, v90, 0, v189
+  v_med3_f32 v91, v91, 0, v189
+  v_med3_f32 v92, v92, 0, v189
+  v_med3_f32 v93, v93, 0, v189
+  v_med3_f32 v94, v94, 0, v189
+  v_med3_f32 v95, v95, 0, v189
+  v_med3_f32 v96, v96, 0, v189
+  v_med3_f32 v97, v97, 0, v189
+  v_med3_f32 v98, v98, 0, v189
+  v_med3_f32 v99, v99, 0, v189
+  v_med3_f32 v100, v100, 0, v189
+  v_med3_f32 v101, v101, 0, v189
+  v_med3_f32 v102, v102, 0, v189
+  v_med3_f32 v103, v103, 0, v189
+.Lcodes_need_no_clamp_19:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -927,63 +927,63 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_21
+  s_cbranch_scc0 .Lno_store_20
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v203, 8, v168
-  ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v203 offset:80
-  ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v203 offset:240
-  v_lshrrev_b32 v203, 8, v169
-  ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v203 offset:400
-  ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v203 offset:560
-  v_lshrrev_b32 v203, 8, v170
-  ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v203 offset:720
-  ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v203 offset:880
-  v_lshrrev_b32 v203, 8, v171
-  ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v203 offset:1040
-  ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v203 offset:1200
+  ds_write_b128 v195, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v204, 8, v168
+  ds_write_b8 v199, v168 offset:0                                // store: V transposed
+  ds_write_b8 v199, v204 offset:80
+  ds_write_b8_d16_hi v199, v168 offset:160
+  ds_write_b8_d16_hi v199, v204 offset:240
+  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8 v199, v169 offset:320
+  ds_write_b8 v199, v204 offset:400
+  ds_write_b8_d16_hi v199, v169 offset:480
+  ds_write_b8_d16_hi v199, v204 offset:560
+  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8 v199, v170 offset:640
+  ds_write_b8 v199, v204 offset:720
+  ds_write_b8_d16_hi v199, v170 offset:800
+  ds_write_b8_d16_hi v199, v204 offset:880
+  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8 v199, v171 offset:960
+  ds_write_b8 v199, v204 offset:1040
+  ds_write_b8_d16_hi v199, v171 offset:1120
+  ds_write_b8_d16_hi v199, v204 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_21
+  s_cbranch_scc0 .Lno_store_20
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_23
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_24
-.Ltail_block_loads_23:
+  s_cbranch_scc1 .Ltail_block_loads_22
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  s_branch .Lblock_loaded_23
+.Ltail_block_loads_22:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v192
+  v_cmp_gt_u32 vcc, s81, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v196
+  v_cmp_gt_u32 vcc, s81, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_24:
+.Lblock_loaded_23:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_21:
+.Lno_store_20:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -991,292 +991,290 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_26
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_27
-  v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
-  v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
-  v_pk_mul_f32 v[14:15], v[14:15], v[172:173]
-  v_pk_mul_f32 v[16:17], v[16:17], v[172:173]
-  v_pk_mul_f32 v[18:19], v[18:19], v[172:173]
-  v_pk_mul_f32 v[20:21], v[20:21], v[172:173]
-  v_pk_mul_f32 v[22:23], v[22:23], v[172:173]
-  v_pk_mul_f32 v[24:25], v[24:25], v[172:173]
-  v_pk_mul_f32 v[26:27], v[26:27], v[172:173]
-  v_pk_mul_f32 v[28:29], v[28:29], v[172:173]
-  v_pk_mul_f32 v[30:31], v[30:31], v[172:173]
-  v_pk_mul_f32 v[32:33], v[32:33], v[172:173]
-  v_pk_mul_f32 v[34:35], v[34:35], v[172:173]
-  v_pk_mul_f32 v[36:37], v[36:37], v[172:173]
-  v_pk_mul_f32 v[38:39], v[38:39], v[172:173]
-  v_pk_mul_f32 v[40:41], v[40:41], v[172:173]
-  v_pk_mul_f32 v[42:43], v[42:43], v[172:173]
-  v_pk_mul_f32 v[44:45], v[44:45], v[172:173]
-  v_pk_mul_f32 v[46:47], v[46:47], v[172:173]
-  v_pk_mul_f32 v[48:49], v[48:49], v[172:173]
-  v_pk_mul_f32 v[50:51], v[50:51], v[172:173]
-  v_pk_mul_f32 v[52:53], v[52:53], v[172:173]
-  v_pk_mul_f32 v[54:55], v[54:55], v[172:173]
-  v_pk_mul_f32 v[56:57], v[56:57], v[172:173]
-  v_pk_mul_f32 v[58:59], v[58:59], v[172:173]
-  v_pk_mul_f32 v[60:61], v[60:61], v[172:173]
-  v_pk_mul_f32 v[62:63], v[62:63], v[172:173]
-  v_pk_mul_f32 v[64:65], v[64:65], v[172:173]
-  v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
-  v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
-  v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_27:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_26:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
-  v_add_f32 v185, v185, v72
-  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v200 offset:16
-  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v200 offset:80
-  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v200 offset:4624
-  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v200 offset:4688
+  s_cbranch_scc1 .Lno_previous_block_25
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v201 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v201 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v201 offset:4624
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v201 offset:4688
+  s_branch .Lqk_26
+.Lno_previous_block_25:
+  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v201 offset:16
+  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v201 offset:80
+  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v201 offset:4624
+  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v201 offset:4688
+.Lqk_26:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
+  v_add_f32 v186, v186, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v203 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v203 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v203 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v203 offset:2576
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[120:123], v203 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v203 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[128:131], v203 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v203 offset:7696
   s_setprio 0
-  ds_read_b128 v[104:107], v202 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v202 offset:16
-  ds_read_b128 v[112:115], v202 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v202 offset:2576
-  ds_read_b128 v[120:123], v202 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v202 offset:5136
-  ds_read_b128 v[128:131], v202 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v202 offset:7696
-  s_nop 10                                                       // QK MFMA result -> VALU
+  s_nop 15                                                       // QK MFMA result -> VALU
+  s_nop 0                                                        // QK MFMA result -> VALU
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_28
-  v_subrev_u32 v204, s77, v178
-  v_cmp_lt_i32 vcc, 0, v204
-  v_cmp_lt_i32 s[90:91], 1, v204
-  v_cmp_lt_i32 s[92:93], 2, v204
-  v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v204
-  v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v204
-  v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v204
-  v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v204
-  v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v204
-  v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v204
-  v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v204
-  v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v204
-  v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v204
-  v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v204
-  v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v204
-  v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v204
-  v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v204
-  v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v204
-  v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v204
-  v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v204
-  v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v204
-  v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v204
-  v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v204
-  v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v204
-  v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v204
-  v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v204
-  v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v204
-  v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v204
-  v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v204
-  v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v204
-  v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v204
-  v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v204
-  v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v204
-  v_cndmask_b32 v101, v187, v101, s[92:93]
-  v_cndmask_b32 v102, v187, v102, vcc
-  v_cndmask_b32 v103, v187, v103, s[90:91]
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  s_cbranch_scc0 .Lno_mask_27
+  v_subrev_u32 v205, s77, v179
+  v_cmp_lt_i32 vcc, 0, v205
+  v_cmp_lt_i32 s[90:91], 1, v205
+  v_cmp_lt_i32 s[92:93], 2, v205
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v205
+  v_cndmask_b32 v73, v188, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v205
+  v_cndmask_b32 v74, v188, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v205
+  v_cndmask_b32 v76, v188, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v205
+  v_cndmask_b32 v77, v188, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v205
+  v_cndmask_b32 v79, v188, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v205
+  v_cndmask_b32 v80, v188, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v205
+  v_cndmask_b32 v82, v188, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v205
+  v_cndmask_b32 v83, v188, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v205
+  v_cndmask_b32 v85, v188, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v205
+  v_cndmask_b32 v86, v188, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v205
+  v_cndmask_b32 v88, v188, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v205
+  v_cndmask_b32 v89, v188, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v205
+  v_cndmask_b32 v91, v188, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v205
+  v_cndmask_b32 v92, v188, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v205
+  v_cndmask_b32 v94, v188, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v205
+  v_cndmask_b32 v95, v188, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v205
+  v_cndmask_b32 v97, v188, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v205
+  v_cndmask_b32 v98, v188, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v205
+  v_cndmask_b32 v100, v188, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v205
+  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[90:91]
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_29
-.Lno_mask_28:
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_28
+.Lno_mask_27:
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-.Lrow_max_done_29:
-  v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_30
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+.Lrow_max_done_28:
+  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_31
-.Lmax_moved_30:
-  v_sub_f32 v204, v184, v203
-  v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v205, 0x4b400000, v204
-  v_subrev_f32 v205, 0x4b400000, v205
-  v_sub_f32 v206, v204, v205
-  v_mov_b32 v172, 0x377fe5fe
-  v_fmaak_f32 v172, v172, v206, 0x39218489
-  v_fmaak_f32 v172, v172, v206, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v206, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v206, 0x3d635847
-  v_fmaak_f32 v172, v172, v206, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v206, 0x3f317218
-  v_fmaak_f32 v172, v172, v206, 0x3f800000
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 127, v205
-  v_lshlrev_b32 v205, 23, v205
-  v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_29
+  v_sub_f32 v205, v185, v204
+  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v206, v205
+  v_sub_f32 v207, v205, v206
+  v_fmaak_f32 v172, v1, v207, 0x39218489
+  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v207, 0x3d635847
+  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v207, 0x3f317218
+  v_fmaak_f32 v172, v172, v207, 0x3f800000
+  v_cvt_i32_f32 v206, v206
+  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_31:
-  v_mov_b32 v173, v172
-  v_sub_f32 v204, v203, v186
-  v_cmp_lt_f32 s[90:91], 0, v204
-  v_cmp_gt_f32 vcc, v181, v204
-  v_floor_f32 v205, v204
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 8, v205
-  v_cndmask_b32 v205, 8, v205, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v205, v190, v205, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v183, 127, v205                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v187, v203
-  v_cvt_f32_i32 v205, v205
-  v_mul_f32 v205, 0x41000000, v205
-  v_add_f32 v174, v180, v205
-  v_mul_f32 v204, 0x41000000, v203
-  v_sub_f32 v174, v174, v204
-  v_cndmask_b32 v174, v187, v174, vcc
-  v_mov_b32 v175, v174
-  v_mov_b32 v184, v203                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175]
+  v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
+.Lalpha_done_29:
+  v_sub_f32 v205, v204, v187
+  v_cmp_lt_f32 s[90:91], 0, v205
+  v_cmp_gt_f32 vcc, v182, v205
+  v_floor_f32 v206, v205
+  v_cvt_i32_f32 v206, v206
+  v_add_u32 v206, 8, v206
+  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v204
+  v_cvt_f32_i32 v206, v206
+  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+  v_cndmask_b32 v174, v188, v174, vcc
+  v_mov_b32 v185, v204                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v184|
-  v_cmp_eq_f32 s[90:91], v187, v184
+  v_cmp_gt_f32 vcc, s81, |v185|
+  v_cmp_eq_f32 s[90:91], v188, v185
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_32
-  v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v188
-  v_med3_f32 v74, v74, 0, v188
-  v_med3_f32 v75, v75, 0, v188
-  v_med3_f32 v76, v76, 0, v188
-  v_med3_f32 v77, v77, 0, v188
-  v_med3_f32 v78, v78, 0, v188
-  v_med3_f32 v79, v79, 0, v188
-  v_med3_f32 v80, v80, 0, v188
-  v_med3_f32 v81, v81, 0, v188
-  v_med3_f32 v82, v82, 0, v188
-  v_med3_f32 v83, v83, 0, v188
-  v_med3_f32 v84, v84, 0, v188
-  v_med3_f32 v85, v85, 0, v188
-  v_med3_f32 v86, v86, 0, v188
-  v_med3_f32 v87, v87, 0, v188
-  v_med3_f32 v88, v88, 0, v188
-  v_med3_f32 v89, v89, 0, v188
-  v_med3_f32 v90, v90, 0, v188
-  v_med3_f32 v91, v91, 0, v188
-  v_med3_f32 v92, v92, 0, v188
-  v_med3_f32 v93, v93, 0, v188
-  v_med3_f32 v94, v94, 0, v188
-  v_med3_f32 v95, v95, 0, v188
-  v_med3_f32 v96, v96, 0, v188
-  v_med3_f32 v97, v97, 0, v188
-  v_med3_f32 v98, v98, 0, v188
-  v_med3_f32 v99, v99, 0, v188
-  v_med3_f32 v100, v100, 0, v188
-  v_med3_f32 v101, v101, 0, v188
-  v_med3_f32 v102, v102, 0, v188
-  v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_32:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_30
+  v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v189
+  v_med3_f32 v74, v74, 0, v189
+  v_med3_f32 v75, v75, 0, v189
+  v_med3_f32 v76, v76, 0, v189
+  v_med3_f32 v77, v77, 0, v189
+  v_med3_f32 v78, v78, 0, v189
+  v_med3_f32 v79, v79, 0, v189
+  v_med3_f32 v80, v80, 0, v189
+  v_med3_f32 v81, v81, 0, v189
+  v_med3_f32 v82, v82, 0, v189
+  v_med3_f32 v83, v83, 0, v189
+  v_med3_f32 v84, v84, 0, v189
+  v_med3_f32 v85, v85, 0, v189
+  v_med3_f32 v86, v86, 0, v189
+  v_med3_f32 v87, v87, 0, v189
+  v_med3_f32 v88, v88, 0, v189
+  v_med3_f32 v89, v89, 0, v189
+  v_med3_f32 v90, v90, 0, v189
+  v_med3_f32 v91, v91, 0, v189
+  v_med3_f32 v92, v92, 0, v189
+  v_med3_f32 v93, v93, 0, v189
+  v_med3_f32 v94, v94, 0, v189
+  v_med3_f32 v95, v95, 0, v189
+  v_med3_f32 v96, v96, 0, v189
+  v_med3_f32 v97, v97, 0, v189
+  v_med3_f32 v98, v98, 0, v189
+  v_med3_f32 v99, v99, 0, v189
+  v_med3_f32 v100, v100, 0, v189
+  v_med3_f32 v101, v101, 0, v189
+  v_med3_f32 v102, v102, 0, v189
+  v_med3_f32 v103, v103, 0, v189
+.Lcodes_need_no_clamp_30:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1311,63 +1309,63 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_33
+  s_cbranch_scc0 .Lno_store_31
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v193, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v203, 8, v168
-  ds_write_b8 v197, v168 offset:0                                // store: V transposed
-  ds_write_b8 v197, v203 offset:80
-  ds_write_b8_d16_hi v197, v168 offset:160
-  ds_write_b8_d16_hi v197, v203 offset:240
-  v_lshrrev_b32 v203, 8, v169
-  ds_write_b8 v197, v169 offset:320
-  ds_write_b8 v197, v203 offset:400
-  ds_write_b8_d16_hi v197, v169 offset:480
-  ds_write_b8_d16_hi v197, v203 offset:560
-  v_lshrrev_b32 v203, 8, v170
-  ds_write_b8 v197, v170 offset:640
-  ds_write_b8 v197, v203 offset:720
-  ds_write_b8_d16_hi v197, v170 offset:800
-  ds_write_b8_d16_hi v197, v203 offset:880
-  v_lshrrev_b32 v203, 8, v171
-  ds_write_b8 v197, v171 offset:960
-  ds_write_b8 v197, v203 offset:1040
-  ds_write_b8_d16_hi v197, v171 offset:1120
-  ds_write_b8_d16_hi v197, v203 offset:1200
+  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v204, 8, v168
+  ds_write_b8 v198, v168 offset:0                                // store: V transposed
+  ds_write_b8 v198, v204 offset:80
+  ds_write_b8_d16_hi v198, v168 offset:160
+  ds_write_b8_d16_hi v198, v204 offset:240
+  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8 v198, v169 offset:320
+  ds_write_b8 v198, v204 offset:400
+  ds_write_b8_d16_hi v198, v169 offset:480
+  ds_write_b8_d16_hi v198, v204 offset:560
+  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8 v198, v170 offset:640
+  ds_write_b8 v198, v204 offset:720
+  ds_write_b8_d16_hi v198, v170 offset:800
+  ds_write_b8_d16_hi v198, v204 offset:880
+  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8 v198, v171 offset:960
+  ds_write_b8 v198, v204 offset:1040
+  ds_write_b8_d16_hi v198, v171 offset:1120
+  ds_write_b8_d16_hi v198, v204 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_33
+  s_cbranch_scc0 .Lno_store_31
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_35
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_36
-.Ltail_block_loads_35:
+  s_cbranch_scc1 .Ltail_block_loads_33
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  s_branch .Lblock_loaded_34
+.Ltail_block_loads_33:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v192
+  v_cmp_gt_u32 vcc, s81, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v196
+  v_cmp_gt_u32 vcc, s81, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_36:
+.Lblock_loaded_34:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_33:
+.Lno_store_31:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1375,315 +1373,267 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_cbranch_scc1 .Lmfma_first_drain_stage1
   s_branch .Lmfma_first_loop
 .Lmfma_first_drain_stage0:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_38
-  v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
-  v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
-  v_pk_mul_f32 v[14:15], v[14:15], v[172:173]
-  v_pk_mul_f32 v[16:17], v[16:17], v[172:173]
-  v_pk_mul_f32 v[18:19], v[18:19], v[172:173]
-  v_pk_mul_f32 v[20:21], v[20:21], v[172:173]
-  v_pk_mul_f32 v[22:23], v[22:23], v[172:173]
-  v_pk_mul_f32 v[24:25], v[24:25], v[172:173]
-  v_pk_mul_f32 v[26:27], v[26:27], v[172:173]
-  v_pk_mul_f32 v[28:29], v[28:29], v[172:173]
-  v_pk_mul_f32 v[30:31], v[30:31], v[172:173]
-  v_pk_mul_f32 v[32:33], v[32:33], v[172:173]
-  v_pk_mul_f32 v[34:35], v[34:35], v[172:173]
-  v_pk_mul_f32 v[36:37], v[36:37], v[172:173]
-  v_pk_mul_f32 v[38:39], v[38:39], v[172:173]
-  v_pk_mul_f32 v[40:41], v[40:41], v[172:173]
-  v_pk_mul_f32 v[42:43], v[42:43], v[172:173]
-  v_pk_mul_f32 v[44:45], v[44:45], v[172:173]
-  v_pk_mul_f32 v[46:47], v[46:47], v[172:173]
-  v_pk_mul_f32 v[48:49], v[48:49], v[172:173]
-  v_pk_mul_f32 v[50:51], v[50:51], v[172:173]
-  v_pk_mul_f32 v[52:53], v[52:53], v[172:173]
-  v_pk_mul_f32 v[54:55], v[54:55], v[172:173]
-  v_pk_mul_f32 v[56:57], v[56:57], v[172:173]
-  v_pk_mul_f32 v[58:59], v[58:59], v[172:173]
-  v_pk_mul_f32 v[60:61], v[60:61], v[172:173]
-  v_pk_mul_f32 v[62:63], v[62:63], v[172:173]
-  v_pk_mul_f32 v[64:65], v[64:65], v[172:173]
-  v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
-  v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
-  v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_38:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
-  v_add_f32 v185, v185, v72
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_nop 15                                                       // row-sum MFMA result -> VALU
+  v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
+  v_add_f32 v186, v186, v72
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage1:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_39
-  v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
-  v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
-  v_pk_mul_f32 v[14:15], v[14:15], v[172:173]
-  v_pk_mul_f32 v[16:17], v[16:17], v[172:173]
-  v_pk_mul_f32 v[18:19], v[18:19], v[172:173]
-  v_pk_mul_f32 v[20:21], v[20:21], v[172:173]
-  v_pk_mul_f32 v[22:23], v[22:23], v[172:173]
-  v_pk_mul_f32 v[24:25], v[24:25], v[172:173]
-  v_pk_mul_f32 v[26:27], v[26:27], v[172:173]
-  v_pk_mul_f32 v[28:29], v[28:29], v[172:173]
-  v_pk_mul_f32 v[30:31], v[30:31], v[172:173]
-  v_pk_mul_f32 v[32:33], v[32:33], v[172:173]
-  v_pk_mul_f32 v[34:35], v[34:35], v[172:173]
-  v_pk_mul_f32 v[36:37], v[36:37], v[172:173]
-  v_pk_mul_f32 v[38:39], v[38:39], v[172:173]
-  v_pk_mul_f32 v[40:41], v[40:41], v[172:173]
-  v_pk_mul_f32 v[42:43], v[42:43], v[172:173]
-  v_pk_mul_f32 v[44:45], v[44:45], v[172:173]
-  v_pk_mul_f32 v[46:47], v[46:47], v[172:173]
-  v_pk_mul_f32 v[48:49], v[48:49], v[172:173]
-  v_pk_mul_f32 v[50:51], v[50:51], v[172:173]
-  v_pk_mul_f32 v[52:53], v[52:53], v[172:173]
-  v_pk_mul_f32 v[54:55], v[54:55], v[172:173]
-  v_pk_mul_f32 v[56:57], v[56:57], v[172:173]
-  v_pk_mul_f32 v[58:59], v[58:59], v[172:173]
-  v_pk_mul_f32 v[60:61], v[60:61], v[172:173]
-  v_pk_mul_f32 v[62:63], v[62:63], v[172:173]
-  v_pk_mul_f32 v[64:65], v[64:65], v[172:173]
-  v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
-  v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
-  v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_39:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
-  v_add_f32 v185, v185, v72
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_nop 15                                                       // row-sum MFMA result -> VALU
+  v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
+  v_add_f32 v186, v186, v72
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_40
+  s_cbranch_scc1 .Lno_previous_block_36
   s_add_i32 s81, s77, -64
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_41
-  v_subrev_u32 v204, s81, v178
-  v_cmp_lt_i32 vcc, 0, v204
-  v_cmp_lt_i32 s[90:91], 1, v204
-  v_cmp_lt_i32 s[92:93], 2, v204
-  v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v204
-  v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v204
-  v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v204
-  v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v204
-  v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v204
-  v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v204
-  v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v204
-  v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v204
-  v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v204
-  v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v204
-  v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v204
-  v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v204
-  v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v204
-  v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v204
-  v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v204
-  v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v204
-  v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v204
-  v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v204
-  v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v204
-  v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v204
-  v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v204
-  v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v204
-  v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v204
-  v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v204
-  v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v204
-  v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v204
-  v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v204
-  v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v204
-  v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v204
-  v_cndmask_b32 v101, v187, v101, s[92:93]
-  v_cndmask_b32 v102, v187, v102, vcc
-  v_cndmask_b32 v103, v187, v103, s[90:91]
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  s_cbranch_scc0 .Lno_mask_37
+  v_subrev_u32 v205, s81, v179
+  v_cmp_lt_i32 vcc, 0, v205
+  v_cmp_lt_i32 s[90:91], 1, v205
+  v_cmp_lt_i32 s[92:93], 2, v205
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v205
+  v_cndmask_b32 v73, v188, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v205
+  v_cndmask_b32 v74, v188, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v205
+  v_cndmask_b32 v76, v188, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v205
+  v_cndmask_b32 v77, v188, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v205
+  v_cndmask_b32 v79, v188, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v205
+  v_cndmask_b32 v80, v188, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v205
+  v_cndmask_b32 v82, v188, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v205
+  v_cndmask_b32 v83, v188, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v205
+  v_cndmask_b32 v85, v188, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v205
+  v_cndmask_b32 v86, v188, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v205
+  v_cndmask_b32 v88, v188, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v205
+  v_cndmask_b32 v89, v188, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v205
+  v_cndmask_b32 v91, v188, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v205
+  v_cndmask_b32 v92, v188, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v205
+  v_cndmask_b32 v94, v188, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v205
+  v_cndmask_b32 v95, v188, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v205
+  v_cndmask_b32 v97, v188, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v205
+  v_cndmask_b32 v98, v188, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v205
+  v_cndmask_b32 v100, v188, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v205
+  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[90:91]
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_42
-.Lno_mask_41:
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_38
+.Lno_mask_37:
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-.Lrow_max_done_42:
-  v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_43
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+.Lrow_max_done_38:
+  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_44
-.Lmax_moved_43:
-  v_sub_f32 v204, v184, v203
-  v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v205, 0x4b400000, v204
-  v_subrev_f32 v205, 0x4b400000, v205
-  v_sub_f32 v206, v204, v205
-  v_mov_b32 v172, 0x377fe5fe
-  v_fmaak_f32 v172, v172, v206, 0x39218489
-  v_fmaak_f32 v172, v172, v206, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v206, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v206, 0x3d635847
-  v_fmaak_f32 v172, v172, v206, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v206, 0x3f317218
-  v_fmaak_f32 v172, v172, v206, 0x3f800000
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 127, v205
-  v_lshlrev_b32 v205, 23, v205
-  v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_39
+  v_sub_f32 v205, v185, v204
+  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v206, v205
+  v_sub_f32 v207, v205, v206
+  v_fmaak_f32 v172, v1, v207, 0x39218489
+  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v207, 0x3d635847
+  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v207, 0x3f317218
+  v_fmaak_f32 v172, v172, v207, 0x3f800000
+  v_cvt_i32_f32 v206, v206
+  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_44:
-  v_mov_b32 v173, v172
-  v_sub_f32 v204, v203, v186
-  v_cmp_lt_f32 s[90:91], 0, v204
-  v_cmp_gt_f32 vcc, v181, v204
-  v_floor_f32 v205, v204
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 8, v205
-  v_cndmask_b32 v205, 8, v205, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v205, v190, v205, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v183, 127, v205                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v187, v203
-  v_cvt_f32_i32 v205, v205
-  v_mul_f32 v205, 0x41000000, v205
-  v_add_f32 v174, v180, v205
-  v_mul_f32 v204, 0x41000000, v203
-  v_sub_f32 v174, v174, v204
-  v_cndmask_b32 v174, v187, v174, vcc
-  v_mov_b32 v175, v174
-  v_mov_b32 v184, v203                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175]
+  v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
+.Lalpha_done_39:
+  v_sub_f32 v205, v204, v187
+  v_cmp_lt_f32 s[90:91], 0, v205
+  v_cmp_gt_f32 vcc, v182, v205
+  v_floor_f32 v206, v205
+  v_cvt_i32_f32 v206, v206
+  v_add_u32 v206, 8, v206
+  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v204
+  v_cvt_f32_i32 v206, v206
+  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+  v_cndmask_b32 v174, v188, v174, vcc
+  v_mov_b32 v185, v204                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v184|
-  v_cmp_eq_f32 s[92:93], v187, v184
+  v_cmp_gt_f32 vcc, s90, |v185|
+  v_cmp_eq_f32 s[92:93], v188, v185
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_45
-  v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v188
-  v_med3_f32 v74, v74, 0, v188
-  v_med3_f32 v75, v75, 0, v188
-  v_med3_f32 v76, v76, 0, v188
-  v_med3_f32 v77, v77, 0, v188
-  v_med3_f32 v78, v78, 0, v188
-  v_med3_f32 v79, v79, 0, v188
-  v_med3_f32 v80, v80, 0, v188
-  v_med3_f32 v81, v81, 0, v188
-  v_med3_f32 v82, v82, 0, v188
-  v_med3_f32 v83, v83, 0, v188
-  v_med3_f32 v84, v84, 0, v188
-  v_med3_f32 v85, v85, 0, v188
-  v_med3_f32 v86, v86, 0, v188
-  v_med3_f32 v87, v87, 0, v188
-  v_med3_f32 v88, v88, 0, v188
-  v_med3_f32 v89, v89, 0, v188
-  v_med3_f32 v90, v90, 0, v188
-  v_med3_f32 v91, v91, 0, v188
-  v_med3_f32 v92, v92, 0, v188
-  v_med3_f32 v93, v93, 0, v188
-  v_med3_f32 v94, v94, 0, v188
-  v_med3_f32 v95, v95, 0, v188
-  v_med3_f32 v96, v96, 0, v188
-  v_med3_f32 v97, v97, 0, v188
-  v_med3_f32 v98, v98, 0, v188
-  v_med3_f32 v99, v99, 0, v188
-  v_med3_f32 v100, v100, 0, v188
-  v_med3_f32 v101, v101, 0, v188
-  v_med3_f32 v102, v102, 0, v188
-  v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_45:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_40
+  v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v189
+  v_med3_f32 v74, v74, 0, v189
+  v_med3_f32 v75, v75, 0, v189
+  v_med3_f32 v76, v76, 0, v189
+  v_med3_f32 v77, v77, 0, v189
+  v_med3_f32 v78, v78, 0, v189
+  v_med3_f32 v79, v79, 0, v189
+  v_med3_f32 v80, v80, 0, v189
+  v_med3_f32 v81, v81, 0, v189
+  v_med3_f32 v82, v82, 0, v189
+  v_med3_f32 v83, v83, 0, v189
+  v_med3_f32 v84, v84, 0, v189
+  v_med3_f32 v85, v85, 0, v189
+  v_med3_f32 v86, v86, 0, v189
+  v_med3_f32 v87, v87, 0, v189
+  v_med3_f32 v88, v88, 0, v189
+  v_med3_f32 v89, v89, 0, v189
+  v_med3_f32 v90, v90, 0, v189
+  v_med3_f32 v91, v91, 0, v189
+  v_med3_f32 v92, v92, 0, v189
+  v_med3_f32 v93, v93, 0, v189
+  v_med3_f32 v94, v94, 0, v189
+  v_med3_f32 v95, v95, 0, v189
+  v_med3_f32 v96, v96, 0, v189
+  v_med3_f32 v97, v97, 0, v189
+  v_med3_f32 v98, v98, 0, v189
+  v_med3_f32 v99, v99, 0, v189
+  v_med3_f32 v100, v100, 0, v189
+  v_med3_f32 v101, v101, 0, v189
+  v_med3_f32 v102, v102, 0, v189
+  v_med3_f32 v103, v103, 0, v189
+.Lcodes_need_no_clamp_40:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1716,439 +1666,25 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+.Lno_previous_block_36:
   s_setprio 1                                                    // MFMA cluster
-  s_nop 0                                                        // VALU write -> MFMA read
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_46
-  v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
-  v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
-  v_pk_mul_f32 v[14:15], v[14:15], v[172:173]
-  v_pk_mul_f32 v[16:17], v[16:17], v[172:173]
-  v_pk_mul_f32 v[18:19], v[18:19], v[172:173]
-  v_pk_mul_f32 v[20:21], v[20:21], v[172:173]
-  v_pk_mul_f32 v[22:23], v[22:23], v[172:173]
-  v_pk_mul_f32 v[24:25], v[24:25], v[172:173]
-  v_pk_mul_f32 v[26:27], v[26:27], v[172:173]
-  v_pk_mul_f32 v[28:29], v[28:29], v[172:173]
-  v_pk_mul_f32 v[30:31], v[30:31], v[172:173]
-  v_pk_mul_f32 v[32:33], v[32:33], v[172:173]
-  v_pk_mul_f32 v[34:35], v[34:35], v[172:173]
-  v_pk_mul_f32 v[36:37], v[36:37], v[172:173]
-  v_pk_mul_f32 v[38:39], v[38:39], v[172:173]
-  v_pk_mul_f32 v[40:41], v[40:41], v[172:173]
-  v_pk_mul_f32 v[42:43], v[42:43], v[172:173]
-  v_pk_mul_f32 v[44:45], v[44:45], v[172:173]
-  v_pk_mul_f32 v[46:47], v[46:47], v[172:173]
-  v_pk_mul_f32 v[48:49], v[48:49], v[172:173]
-  v_pk_mul_f32 v[50:51], v[50:51], v[172:173]
-  v_pk_mul_f32 v[52:53], v[52:53], v[172:173]
-  v_pk_mul_f32 v[54:55], v[54:55], v[172:173]
-  v_pk_mul_f32 v[56:57], v[56:57], v[172:173]
-  v_pk_mul_f32 v[58:59], v[58:59], v[172:173]
-  v_pk_mul_f32 v[60:61], v[60:61], v[172:173]
-  v_pk_mul_f32 v[62:63], v[62:63], v[172:173]
-  v_pk_mul_f32 v[64:65], v[64:65], v[172:173]
-  v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
-  v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
-  v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_46:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_40:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
-  v_add_f32 v185, v185, v72
-  s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v199 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v199 offset:16
-  ds_read_b128 v[112:115], v199 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v199 offset:80
-  ds_read_b128 v[120:123], v199 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v199 offset:4624
-  ds_read_b128 v[128:131], v199 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v199 offset:4688
-  s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
-  ds_read_b128 v[104:107], v201 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v201 offset:16
-  ds_read_b128 v[112:115], v201 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v201 offset:2576
-  ds_read_b128 v[120:123], v201 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v201 offset:5136
-  ds_read_b128 v[128:131], v201 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v201 offset:7696
-  s_add_u32 s78, s77, 64
-  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_47
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v203, 8, v168
-  ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v203 offset:80
-  ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v203 offset:240
-  v_lshrrev_b32 v203, 8, v169
-  ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v203 offset:400
-  ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v203 offset:560
-  v_lshrrev_b32 v203, 8, v170
-  ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v203 offset:720
-  ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v203 offset:880
-  v_lshrrev_b32 v203, 8, v171
-  ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v203 offset:1040
-  ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v203 offset:1200
-  s_add_u32 s79, s78, 64
-  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_47
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_49
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_50
-.Ltail_block_loads_49:
-  v_mov_b32 v4, 0
-  v_mov_b32 v5, 0
-  v_mov_b32 v6, 0
-  v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v192
-  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk (tail)
-  s_mov_b64 exec, s[86:87]
-  v_mov_b32 v168, 0
-  v_mov_b32 v169, 0
-  v_mov_b32 v170, 0
-  v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v196
-  s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
-  s_mov_b64 exec, s[86:87]
-.Lblock_loaded_50:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_47:
-  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
-  s_barrier
-  s_mov_b32 s77, s78
-  s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_52
-  s_add_i32 s81, s77, -64
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_53
-  v_subrev_u32 v204, s81, v178
-  v_cmp_lt_i32 vcc, 0, v204
-  v_cmp_lt_i32 s[90:91], 1, v204
-  v_cmp_lt_i32 s[92:93], 2, v204
-  v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v204
-  v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v204
-  v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v204
-  v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v204
-  v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v204
-  v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v204
-  v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v204
-  v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v204
-  v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v204
-  v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v204
-  v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v204
-  v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v204
-  v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v204
-  v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v204
-  v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v204
-  v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v204
-  v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v204
-  v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v204
-  v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v204
-  v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v204
-  v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v204
-  v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v204
-  v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v204
-  v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v204
-  v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v204
-  v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v204
-  v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v204
-  v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v204
-  v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v204
-  v_cndmask_b32 v101, v187, v101, s[92:93]
-  v_cndmask_b32 v102, v187, v102, vcc
-  v_cndmask_b32 v103, v187, v103, s[90:91]
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_54
-.Lno_mask_53:
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-.Lrow_max_done_54:
-  v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_55
-  v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_56
-.Lmax_moved_55:
-  v_sub_f32 v204, v184, v203
-  v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v205, 0x4b400000, v204
-  v_subrev_f32 v205, 0x4b400000, v205
-  v_sub_f32 v206, v204, v205
-  v_mov_b32 v172, 0x377fe5fe
-  v_fmaak_f32 v172, v172, v206, 0x39218489
-  v_fmaak_f32 v172, v172, v206, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v206, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v206, 0x3d635847
-  v_fmaak_f32 v172, v172, v206, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v206, 0x3f317218
-  v_fmaak_f32 v172, v172, v206, 0x3f800000
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 127, v205
-  v_lshlrev_b32 v205, 23, v205
-  v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_56:
-  v_mov_b32 v173, v172
-  v_sub_f32 v204, v203, v186
-  v_cmp_lt_f32 s[90:91], 0, v204
-  v_cmp_gt_f32 vcc, v181, v204
-  v_floor_f32 v205, v204
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 8, v205
-  v_cndmask_b32 v205, 8, v205, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v205, v190, v205, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v183, 127, v205                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v187, v203
-  v_cvt_f32_i32 v205, v205
-  v_mul_f32 v205, 0x41000000, v205
-  v_add_f32 v174, v180, v205
-  v_mul_f32 v204, 0x41000000, v203
-  v_sub_f32 v174, v174, v204
-  v_cndmask_b32 v174, v187, v174, vcc
-  v_mov_b32 v175, v174
-  v_mov_b32 v184, v203                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v184|
-  v_cmp_eq_f32 s[92:93], v187, v184
-  s_or_b64 vcc, vcc, s[92:93]
-  s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_57
-  v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v188
-  v_med3_f32 v74, v74, 0, v188
-  v_med3_f32 v75, v75, 0, v188
-  v_med3_f32 v76, v76, 0, v188
-  v_med3_f32 v77, v77, 0, v188
-  v_med3_f32 v78, v78, 0, v188
-  v_med3_f32 v79, v79, 0, v188
-  v_med3_f32 v80, v80, 0, v188
-  v_med3_f32 v81, v81, 0, v188
-  v_med3_f32 v82, v82, 0, v188
-  v_med3_f32 v83, v83, 0, v188
-  v_med3_f32 v84, v84, 0, v188
-  v_med3_f32 v85, v85, 0, v188
-  v_med3_f32 v86, v86, 0, v188
-  v_med3_f32 v87, v87, 0, v188
-  v_med3_f32 v88, v88, 0, v188
-  v_med3_f32 v89, v89, 0, v188
-  v_med3_f32 v90, v90, 0, v188
-  v_med3_f32 v91, v91, 0, v188
-  v_med3_f32 v92, v92, 0, v188
-  v_med3_f32 v93, v93, 0, v188
-  v_med3_f32 v94, v94, 0, v188
-  v_med3_f32 v95, v95, 0, v188
-  v_med3_f32 v96, v96, 0, v188
-  v_med3_f32 v97, v97, 0, v188
-  v_med3_f32 v98, v98, 0, v188
-  v_med3_f32 v99, v99, 0, v188
-  v_med3_f32 v100, v100, 0, v188
-  v_med3_f32 v101, v101, 0, v188
-  v_med3_f32 v102, v102, 0, v188
-  v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_57:
-  v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
-  v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v155, v84 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v156, v88 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v157, v92 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v158, v96 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v159, v100 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v152, v73 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v153, v77 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v154, v81 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v155, v85 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v156, v89 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v157, v93 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v158, v97 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v159, v101 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v152, v74 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v153, v78 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v154, v82 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v155, v86 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v156, v90 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v157, v94 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v158, v98 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v159, v102 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v152, v75 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v153, v79 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v154, v83 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v155, v87 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v156, v91 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  s_setprio 1                                                    // MFMA cluster
-  s_nop 0                                                        // VALU write -> MFMA read
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_58
-  v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
-  v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
-  v_pk_mul_f32 v[14:15], v[14:15], v[172:173]
-  v_pk_mul_f32 v[16:17], v[16:17], v[172:173]
-  v_pk_mul_f32 v[18:19], v[18:19], v[172:173]
-  v_pk_mul_f32 v[20:21], v[20:21], v[172:173]
-  v_pk_mul_f32 v[22:23], v[22:23], v[172:173]
-  v_pk_mul_f32 v[24:25], v[24:25], v[172:173]
-  v_pk_mul_f32 v[26:27], v[26:27], v[172:173]
-  v_pk_mul_f32 v[28:29], v[28:29], v[172:173]
-  v_pk_mul_f32 v[30:31], v[30:31], v[172:173]
-  v_pk_mul_f32 v[32:33], v[32:33], v[172:173]
-  v_pk_mul_f32 v[34:35], v[34:35], v[172:173]
-  v_pk_mul_f32 v[36:37], v[36:37], v[172:173]
-  v_pk_mul_f32 v[38:39], v[38:39], v[172:173]
-  v_pk_mul_f32 v[40:41], v[40:41], v[172:173]
-  v_pk_mul_f32 v[42:43], v[42:43], v[172:173]
-  v_pk_mul_f32 v[44:45], v[44:45], v[172:173]
-  v_pk_mul_f32 v[46:47], v[46:47], v[172:173]
-  v_pk_mul_f32 v[48:49], v[48:49], v[172:173]
-  v_pk_mul_f32 v[50:51], v[50:51], v[172:173]
-  v_pk_mul_f32 v[52:53], v[52:53], v[172:173]
-  v_pk_mul_f32 v[54:55], v[54:55], v[172:173]
-  v_pk_mul_f32 v[56:57], v[56:57], v[172:173]
-  v_pk_mul_f32 v[58:59], v[58:59], v[172:173]
-  v_pk_mul_f32 v[60:61], v[60:61], v[172:173]
-  v_pk_mul_f32 v[62:63], v[62:63], v[172:173]
-  v_pk_mul_f32 v[64:65], v[64:65], v[172:173]
-  v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
-  v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
-  v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_58:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_52:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
-  v_add_f32 v185, v185, v72
-  s_setprio 1                                                    // MFMA cluster
+  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_41
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v200 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v200 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v200 offset:4624
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v200 offset:4688
+  s_branch .Lqk_42
+.Lno_previous_block_41:
   ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v200 offset:16
   ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
@@ -2157,82 +1693,471 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   ds_read_b128 v[124:127], v200 offset:4624
   ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v200 offset:4688
+.Lqk_42:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
+  v_add_f32 v186, v186, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v182, v182 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v202 offset:0                         // V^T tile 0
   ds_read_b128 v[108:111], v202 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[112:115], v202 offset:2560                      // V^T tile 1
   ds_read_b128 v[116:119], v202 offset:2576
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
   ds_read_b128 v[120:123], v202 offset:5120                      // V^T tile 2
   ds_read_b128 v[124:127], v202 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
   ds_read_b128 v[128:131], v202 offset:7680                      // V^T tile 3
   ds_read_b128 v[132:135], v202 offset:7696
+  s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_59
+  s_cbranch_scc0 .Lno_store_43
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v193, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v203, 8, v168
-  ds_write_b8 v197, v168 offset:0                                // store: V transposed
-  ds_write_b8 v197, v203 offset:80
-  ds_write_b8_d16_hi v197, v168 offset:160
-  ds_write_b8_d16_hi v197, v203 offset:240
-  v_lshrrev_b32 v203, 8, v169
-  ds_write_b8 v197, v169 offset:320
-  ds_write_b8 v197, v203 offset:400
-  ds_write_b8_d16_hi v197, v169 offset:480
-  ds_write_b8_d16_hi v197, v203 offset:560
-  v_lshrrev_b32 v203, 8, v170
-  ds_write_b8 v197, v170 offset:640
-  ds_write_b8 v197, v203 offset:720
-  ds_write_b8_d16_hi v197, v170 offset:800
-  ds_write_b8_d16_hi v197, v203 offset:880
-  v_lshrrev_b32 v203, 8, v171
-  ds_write_b8 v197, v171 offset:960
-  ds_write_b8 v197, v203 offset:1040
-  ds_write_b8_d16_hi v197, v171 offset:1120
-  ds_write_b8_d16_hi v197, v203 offset:1200
+  ds_write_b128 v195, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v204, 8, v168
+  ds_write_b8 v199, v168 offset:0                                // store: V transposed
+  ds_write_b8 v199, v204 offset:80
+  ds_write_b8_d16_hi v199, v168 offset:160
+  ds_write_b8_d16_hi v199, v204 offset:240
+  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8 v199, v169 offset:320
+  ds_write_b8 v199, v204 offset:400
+  ds_write_b8_d16_hi v199, v169 offset:480
+  ds_write_b8_d16_hi v199, v204 offset:560
+  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8 v199, v170 offset:640
+  ds_write_b8 v199, v204 offset:720
+  ds_write_b8_d16_hi v199, v170 offset:800
+  ds_write_b8_d16_hi v199, v204 offset:880
+  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8 v199, v171 offset:960
+  ds_write_b8 v199, v204 offset:1040
+  ds_write_b8_d16_hi v199, v171 offset:1120
+  ds_write_b8_d16_hi v199, v204 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_59
+  s_cbranch_scc0 .Lno_store_43
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_61
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_62
-.Ltail_block_loads_61:
+  s_cbranch_scc1 .Ltail_block_loads_45
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  s_branch .Lblock_loaded_46
+.Ltail_block_loads_45:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v192
+  v_cmp_gt_u32 vcc, s81, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v191, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v196
+  v_cmp_gt_u32 vcc, s81, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v195, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_62:
+.Lblock_loaded_46:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_59:
+.Lno_store_43:
+  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+  s_barrier
+  s_mov_b32 s77, s78
+  s_cmp_ge_i32 s77, s74
+  s_cbranch_scc1 .Lsoftmax_first_drain
+  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_48
+  s_add_i32 s81, s77, -64
+  s_nop 5                                                        // QK MFMA result -> VALU
+  s_add_u32 s90, s81, 64
+  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_49
+  v_subrev_u32 v205, s81, v179
+  v_cmp_lt_i32 vcc, 0, v205
+  v_cmp_lt_i32 s[90:91], 1, v205
+  v_cmp_lt_i32 s[92:93], 2, v205
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v205
+  v_cndmask_b32 v73, v188, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v205
+  v_cndmask_b32 v74, v188, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v205
+  v_cndmask_b32 v76, v188, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v205
+  v_cndmask_b32 v77, v188, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v205
+  v_cndmask_b32 v79, v188, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v205
+  v_cndmask_b32 v80, v188, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v205
+  v_cndmask_b32 v82, v188, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v205
+  v_cndmask_b32 v83, v188, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v205
+  v_cndmask_b32 v85, v188, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v205
+  v_cndmask_b32 v86, v188, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v205
+  v_cndmask_b32 v88, v188, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v205
+  v_cndmask_b32 v89, v188, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v205
+  v_cndmask_b32 v91, v188, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v205
+  v_cndmask_b32 v92, v188, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v205
+  v_cndmask_b32 v94, v188, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v205
+  v_cndmask_b32 v95, v188, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v205
+  v_cndmask_b32 v97, v188, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v205
+  v_cndmask_b32 v98, v188, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v205
+  v_cndmask_b32 v100, v188, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v205
+  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[90:91]
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_50
+.Lno_mask_49:
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+.Lrow_max_done_50:
+  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
+  v_mov_b32 v172, 1.0
+  s_cbranch_vccz .Lalpha_done_51
+  v_sub_f32 v205, v185, v204
+  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v206, v205
+  v_sub_f32 v207, v205, v206
+  v_fmaak_f32 v172, v1, v207, 0x39218489
+  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v207, 0x3d635847
+  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v207, 0x3f317218
+  v_fmaak_f32 v172, v172, v207, 0x3f800000
+  v_cvt_i32_f32 v206, v206
+  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
+.Lalpha_done_51:
+  v_sub_f32 v205, v204, v187
+  v_cmp_lt_f32 s[90:91], 0, v205
+  v_cmp_gt_f32 vcc, v182, v205
+  v_floor_f32 v206, v205
+  v_cvt_i32_f32 v206, v206
+  v_add_u32 v206, 8, v206
+  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v204
+  v_cvt_f32_i32 v206, v206
+  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+  v_cndmask_b32 v174, v188, v174, vcc
+  v_mov_b32 v185, v204                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  s_mov_b32 s90, 0x49000000
+  v_cmp_gt_f32 vcc, s90, |v185|
+  v_cmp_eq_f32 s[92:93], v188, v185
+  s_or_b64 vcc, vcc, s[92:93]
+  s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
+  s_cbranch_scc1 .Lcodes_need_no_clamp_52
+  v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v189
+  v_med3_f32 v74, v74, 0, v189
+  v_med3_f32 v75, v75, 0, v189
+  v_med3_f32 v76, v76, 0, v189
+  v_med3_f32 v77, v77, 0, v189
+  v_med3_f32 v78, v78, 0, v189
+  v_med3_f32 v79, v79, 0, v189
+  v_med3_f32 v80, v80, 0, v189
+  v_med3_f32 v81, v81, 0, v189
+  v_med3_f32 v82, v82, 0, v189
+  v_med3_f32 v83, v83, 0, v189
+  v_med3_f32 v84, v84, 0, v189
+  v_med3_f32 v85, v85, 0, v189
+  v_med3_f32 v86, v86, 0, v189
+  v_med3_f32 v87, v87, 0, v189
+  v_med3_f32 v88, v88, 0, v189
+  v_med3_f32 v89, v89, 0, v189
+  v_med3_f32 v90, v90, 0, v189
+  v_med3_f32 v91, v91, 0, v189
+  v_med3_f32 v92, v92, 0, v189
+  v_med3_f32 v93, v93, 0, v189
+  v_med3_f32 v94, v94, 0, v189
+  v_med3_f32 v95, v95, 0, v189
+  v_med3_f32 v96, v96, 0, v189
+  v_med3_f32 v97, v97, 0, v189
+  v_med3_f32 v98, v98, 0, v189
+  v_med3_f32 v99, v99, 0, v189
+  v_med3_f32 v100, v100, 0, v189
+  v_med3_f32 v101, v101, 0, v189
+  v_med3_f32 v102, v102, 0, v189
+  v_med3_f32 v103, v103, 0, v189
+.Lcodes_need_no_clamp_52:
+  v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
+  v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v155, v84 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v156, v88 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v157, v92 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v158, v96 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v159, v100 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v152, v73 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v153, v77 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v154, v81 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v155, v85 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v156, v89 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v157, v93 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v158, v97 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v159, v101 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v152, v74 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v153, v78 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v154, v82 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v155, v86 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v156, v90 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v157, v94 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v158, v98 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v159, v102 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v152, v75 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v153, v79 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v154, v83 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v155, v87 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v156, v91 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+.Lno_previous_block_48:
+  s_setprio 1                                                    // MFMA cluster
+  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_53
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v201 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v201 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v201 offset:4624
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v201 offset:4688
+  s_branch .Lqk_54
+.Lno_previous_block_53:
+  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v201 offset:16
+  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v201 offset:80
+  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v201 offset:4624
+  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v201 offset:4688
+.Lqk_54:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
+  v_add_f32 v186, v186, v72
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v203 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v203 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v203 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v203 offset:2576
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[120:123], v203 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v203 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[128:131], v203 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v203 offset:7696
+  s_setprio 0
+  s_add_u32 s78, s77, 64
+  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
+  s_cbranch_scc0 .Lno_store_55
+  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v204, 8, v168
+  ds_write_b8 v198, v168 offset:0                                // store: V transposed
+  ds_write_b8 v198, v204 offset:80
+  ds_write_b8_d16_hi v198, v168 offset:160
+  ds_write_b8_d16_hi v198, v204 offset:240
+  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8 v198, v169 offset:320
+  ds_write_b8 v198, v204 offset:400
+  ds_write_b8_d16_hi v198, v169 offset:480
+  ds_write_b8_d16_hi v198, v204 offset:560
+  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8 v198, v170 offset:640
+  ds_write_b8 v198, v204 offset:720
+  ds_write_b8_d16_hi v198, v170 offset:800
+  ds_write_b8_d16_hi v198, v204 offset:880
+  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8 v198, v171 offset:960
+  ds_write_b8 v198, v204 offset:1040
+  ds_write_b8_d16_hi v198, v171 offset:1120
+  ds_write_b8_d16_hi v198, v204 offset:1200
+  s_add_u32 s79, s78, 64
+  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
+  s_cbranch_scc0 .Lno_store_55
+  s_sub_i32 s81, s71, s79
+  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_57
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  s_branch .Lblock_loaded_58
+.Ltail_block_loads_57:
+  v_mov_b32 v4, 0
+  v_mov_b32 v5, 0
+  v_mov_b32 v6, 0
+  v_mov_b32 v7, 0
+  v_cmp_gt_u32 vcc, s81, v193
+  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
+  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
+  s_mov_b64 exec, s[86:87]
+  v_mov_b32 v168, 0
+  v_mov_b32 v169, 0
+  v_mov_b32 v170, 0
+  v_mov_b32 v171, 0
+  v_cmp_gt_u32 vcc, s81, v197
+  s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
+  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
+  s_mov_b64 exec, s[86:87]
+.Lblock_loaded_58:
+  s_lshl_b64 s[90:91], s[36:37], 6
+  s_add_u32 s82, s82, s90
+  s_addc_u32 s83, s83, s91
+  s_lshl_b64 s[90:91], s[42:43], 6
+  s_add_u32 s84, s84, s90
+  s_addc_u32 s85, s85, s91
+.Lno_store_55:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2241,222 +2166,244 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain:
   s_add_i32 s81, s77, -64
-  s_nop 1                                                        // QK MFMA result -> VALU
+  s_nop 7                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_64
-  v_subrev_u32 v204, s81, v178
-  v_cmp_lt_i32 vcc, 0, v204
-  v_cmp_lt_i32 s[90:91], 1, v204
-  v_cmp_lt_i32 s[92:93], 2, v204
-  v_cndmask_b32 v72, v187, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v204
-  v_cndmask_b32 v73, v187, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v204
-  v_cndmask_b32 v74, v187, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v204
-  v_cndmask_b32 v75, v187, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v204
-  v_cndmask_b32 v76, v187, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v204
-  v_cndmask_b32 v77, v187, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v204
-  v_cndmask_b32 v78, v187, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v204
-  v_cndmask_b32 v79, v187, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v204
-  v_cndmask_b32 v80, v187, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v204
-  v_cndmask_b32 v81, v187, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v204
-  v_cndmask_b32 v82, v187, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v204
-  v_cndmask_b32 v83, v187, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v204
-  v_cndmask_b32 v84, v187, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v204
-  v_cndmask_b32 v85, v187, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v204
-  v_cndmask_b32 v86, v187, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v204
-  v_cndmask_b32 v87, v187, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v204
-  v_cndmask_b32 v88, v187, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v204
-  v_cndmask_b32 v89, v187, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v204
-  v_cndmask_b32 v90, v187, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v204
-  v_cndmask_b32 v91, v187, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v204
-  v_cndmask_b32 v92, v187, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v204
-  v_cndmask_b32 v93, v187, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v204
-  v_cndmask_b32 v94, v187, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v204
-  v_cndmask_b32 v95, v187, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v204
-  v_cndmask_b32 v96, v187, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v204
-  v_cndmask_b32 v97, v187, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v204
-  v_cndmask_b32 v98, v187, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v204
-  v_cndmask_b32 v99, v187, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v204
-  v_cndmask_b32 v100, v187, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v204
-  v_cndmask_b32 v101, v187, v101, s[92:93]
-  v_cndmask_b32 v102, v187, v102, vcc
-  v_cndmask_b32 v103, v187, v103, s[90:91]
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  s_cbranch_scc0 .Lno_mask_60
+  v_subrev_u32 v205, s81, v179
+  v_cmp_lt_i32 vcc, 0, v205
+  v_cmp_lt_i32 s[90:91], 1, v205
+  v_cmp_lt_i32 s[92:93], 2, v205
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v205
+  v_cndmask_b32 v73, v188, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v205
+  v_cndmask_b32 v74, v188, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v205
+  v_cndmask_b32 v76, v188, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v205
+  v_cndmask_b32 v77, v188, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v205
+  v_cndmask_b32 v79, v188, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v205
+  v_cndmask_b32 v80, v188, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v205
+  v_cndmask_b32 v82, v188, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v205
+  v_cndmask_b32 v83, v188, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v205
+  v_cndmask_b32 v85, v188, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v205
+  v_cndmask_b32 v86, v188, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v205
+  v_cndmask_b32 v88, v188, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v205
+  v_cndmask_b32 v89, v188, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v205
+  v_cndmask_b32 v91, v188, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v205
+  v_cndmask_b32 v92, v188, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v205
+  v_cndmask_b32 v94, v188, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v205
+  v_cndmask_b32 v95, v188, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v205
+  v_cndmask_b32 v97, v188, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v205
+  v_cndmask_b32 v98, v188, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v205
+  v_cndmask_b32 v100, v188, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v205
+  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[90:91]
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_cmp_eq_f32 vcc, v187, v203                                   // no key of the block visible?
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-  v_cndmask_b32 v203, v203, v184, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_65
-.Lno_mask_64:
-  v_maximum3_f32 v203, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v203, v203, v75, v76
-  v_maximum3_f32 v203, v203, v77, v78
-  v_maximum3_f32 v203, v203, v79, v80
-  v_maximum3_f32 v203, v203, v81, v82
-  v_maximum3_f32 v203, v203, v83, v84
-  v_maximum3_f32 v203, v203, v85, v86
-  v_maximum3_f32 v203, v203, v87, v88
-  v_maximum3_f32 v203, v203, v89, v90
-  v_maximum3_f32 v203, v203, v91, v92
-  v_maximum3_f32 v203, v203, v93, v94
-  v_maximum3_f32 v203, v203, v95, v96
-  v_maximum3_f32 v203, v203, v97, v98
-  v_maximum3_f32 v203, v203, v99, v100
-  v_maximum3_f32 v203, v203, v101, v102
-  v_maximum3_f32 v203, v203, v103, v103
-  v_mov_b32 v204, v203
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_61
+.Lno_mask_60:
+  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v204, v204, v75, v76
+  v_maximum3_f32 v204, v204, v77, v78
+  v_maximum3_f32 v204, v204, v79, v80
+  v_maximum3_f32 v204, v204, v81, v82
+  v_maximum3_f32 v204, v204, v83, v84
+  v_maximum3_f32 v204, v204, v85, v86
+  v_maximum3_f32 v204, v204, v87, v88
+  v_maximum3_f32 v204, v204, v89, v90
+  v_maximum3_f32 v204, v204, v91, v92
+  v_maximum3_f32 v204, v204, v93, v94
+  v_maximum3_f32 v204, v204, v95, v96
+  v_maximum3_f32 v204, v204, v97, v98
+  v_maximum3_f32 v204, v204, v99, v100
+  v_maximum3_f32 v204, v204, v101, v102
+  v_maximum3_f32 v204, v204, v103, v103
+  v_mov_b32 v205, v204
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v203, v204                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v203, v203, v204, v204
-  v_mul_f32 v186, v179, v203                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v203, v184, v186, v186
-.Lrow_max_done_65:
-  v_cmp_lt_f32 vcc, v184, v203                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_66
+  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v204, v204, v205, v205
+  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v204, v185, v187, v187
+.Lrow_max_done_61:
+  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_branch .Lalpha_done_67
-.Lmax_moved_66:
-  v_sub_f32 v204, v184, v203
-  v_cmp_le_f32 vcc, 0xc2fc0000, v204                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v205, 0x4b400000, v204
-  v_subrev_f32 v205, 0x4b400000, v205
-  v_sub_f32 v206, v204, v205
-  v_mov_b32 v172, 0x377fe5fe
-  v_fmaak_f32 v172, v172, v206, 0x39218489
-  v_fmaak_f32 v172, v172, v206, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v206, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v206, 0x3d635847
-  v_fmaak_f32 v172, v172, v206, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v206, 0x3f317218
-  v_fmaak_f32 v172, v172, v206, 0x3f800000
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 127, v205
-  v_lshlrev_b32 v205, 23, v205
-  v_mul_f32 v172, v172, v205                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_62
+  v_sub_f32 v205, v185, v204
+  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v206, v205
+  v_sub_f32 v207, v205, v206
+  v_fmaak_f32 v172, v1, v207, 0x39218489
+  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v207, 0x3d635847
+  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v207, 0x3f317218
+  v_fmaak_f32 v172, v172, v207, 0x3f800000
+  v_cvt_i32_f32 v206, v206
+  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_67:
-  v_mov_b32 v173, v172
-  v_sub_f32 v204, v203, v186
-  v_cmp_lt_f32 s[90:91], 0, v204
-  v_cmp_gt_f32 vcc, v181, v204
-  v_floor_f32 v205, v204
-  v_cvt_i32_f32 v205, v205
-  v_add_u32 v205, 8, v205
-  v_cndmask_b32 v205, 8, v205, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v205, v190, v205, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v183, 127, v205                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v187, v203
-  v_cvt_f32_i32 v205, v205
-  v_mul_f32 v205, 0x41000000, v205
-  v_add_f32 v174, v180, v205
-  v_mul_f32 v204, 0x41000000, v203
-  v_sub_f32 v174, v174, v204
-  v_cndmask_b32 v174, v187, v174, vcc
-  v_mov_b32 v175, v174
-  v_mov_b32 v184, v203                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175]
+  v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
+.Lalpha_done_62:
+  v_sub_f32 v205, v204, v187
+  v_cmp_lt_f32 s[90:91], 0, v205
+  v_cmp_gt_f32 vcc, v182, v205
+  v_floor_f32 v206, v205
+  v_cvt_i32_f32 v206, v206
+  v_add_u32 v206, 8, v206
+  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v204
+  v_cvt_f32_i32 v206, v206
+  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+  v_cndmask_b32 v174, v188, v174, vcc
+  v_mov_b32 v185, v204                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v184|
-  v_cmp_eq_f32 s[92:93], v187, v184
+  v_cmp_gt_f32 vcc, s90, |v185|
+  v_cmp_eq_f32 s[92:93], v188, v185
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_68
-  v_med3_f32 v72, v72, 0, v188                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v188
-  v_med3_f32 v74, v74, 0, v188
-  v_med3_f32 v75, v75, 0, v188
-  v_med3_f32 v76, v76, 0, v188
-  v_med3_f32 v77, v77, 0, v188
-  v_med3_f32 v78, v78, 0, v188
-  v_med3_f32 v79, v79, 0, v188
-  v_med3_f32 v80, v80, 0, v188
-  v_med3_f32 v81, v81, 0, v188
-  v_med3_f32 v82, v82, 0, v188
-  v_med3_f32 v83, v83, 0, v188
-  v_med3_f32 v84, v84, 0, v188
-  v_med3_f32 v85, v85, 0, v188
-  v_med3_f32 v86, v86, 0, v188
-  v_med3_f32 v87, v87, 0, v188
-  v_med3_f32 v88, v88, 0, v188
-  v_med3_f32 v89, v89, 0, v188
-  v_med3_f32 v90, v90, 0, v188
-  v_med3_f32 v91, v91, 0, v188
-  v_med3_f32 v92, v92, 0, v188
-  v_med3_f32 v93, v93, 0, v188
-  v_med3_f32 v94, v94, 0, v188
-  v_med3_f32 v95, v95, 0, v188
-  v_med3_f32 v96, v96, 0, v188
-  v_med3_f32 v97, v97, 0, v188
-  v_med3_f32 v98, v98, 0, v188
-  v_med3_f32 v99, v99, 0, v188
-  v_med3_f32 v100, v100, 0, v188
-  v_med3_f32 v101, v101, 0, v188
-  v_med3_f32 v102, v102, 0, v188
-  v_med3_f32 v103, v103, 0, v188
-.Lcodes_need_no_clamp_68:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_63
+  v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v189
+  v_med3_f32 v74, v74, 0, v189
+  v_med3_f32 v75, v75, 0, v189
+  v_med3_f32 v76, v76, 0, v189
+  v_med3_f32 v77, v77, 0, v189
+  v_med3_f32 v78, v78, 0, v189
+  v_med3_f32 v79, v79, 0, v189
+  v_med3_f32 v80, v80, 0, v189
+  v_med3_f32 v81, v81, 0, v189
+  v_med3_f32 v82, v82, 0, v189
+  v_med3_f32 v83, v83, 0, v189
+  v_med3_f32 v84, v84, 0, v189
+  v_med3_f32 v85, v85, 0, v189
+  v_med3_f32 v86, v86, 0, v189
+  v_med3_f32 v87, v87, 0, v189
+  v_med3_f32 v88, v88, 0, v189
+  v_med3_f32 v89, v89, 0, v189
+  v_med3_f32 v90, v90, 0, v189
+  v_med3_f32 v91, v91, 0, v189
+  v_med3_f32 v92, v92, 0, v189
+  v_med3_f32 v93, v93, 0, v189
+  v_med3_f32 v94, v94, 0, v189
+  v_med3_f32 v95, v95, 0, v189
+  v_med3_f32 v96, v96, 0, v189
+  v_med3_f32 v97, v97, 0, v189
+  v_med3_f32 v98, v98, 0, v189
+  v_med3_f32 v99, v99, 0, v189
+  v_med3_f32 v100, v100, 0, v189
+  v_med3_f32 v101, v101, 0, v189
+  v_med3_f32 v102, v102, 0, v189
+  v_med3_f32 v103, v103, 0, v189
+.Lcodes_need_no_clamp_63:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2490,67 +2437,32 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_nop 1                                                        // VALU write -> MFMA read
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v182, v183 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v172                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_69
-  v_pk_mul_f32 v[8:9], v[8:9], v[172:173]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[172:173]
-  v_pk_mul_f32 v[12:13], v[12:13], v[172:173]
-  v_pk_mul_f32 v[14:15], v[14:15], v[172:173]
-  v_pk_mul_f32 v[16:17], v[16:17], v[172:173]
-  v_pk_mul_f32 v[18:19], v[18:19], v[172:173]
-  v_pk_mul_f32 v[20:21], v[20:21], v[172:173]
-  v_pk_mul_f32 v[22:23], v[22:23], v[172:173]
-  v_pk_mul_f32 v[24:25], v[24:25], v[172:173]
-  v_pk_mul_f32 v[26:27], v[26:27], v[172:173]
-  v_pk_mul_f32 v[28:29], v[28:29], v[172:173]
-  v_pk_mul_f32 v[30:31], v[30:31], v[172:173]
-  v_pk_mul_f32 v[32:33], v[32:33], v[172:173]
-  v_pk_mul_f32 v[34:35], v[34:35], v[172:173]
-  v_pk_mul_f32 v[36:37], v[36:37], v[172:173]
-  v_pk_mul_f32 v[38:39], v[38:39], v[172:173]
-  v_pk_mul_f32 v[40:41], v[40:41], v[172:173]
-  v_pk_mul_f32 v[42:43], v[42:43], v[172:173]
-  v_pk_mul_f32 v[44:45], v[44:45], v[172:173]
-  v_pk_mul_f32 v[46:47], v[46:47], v[172:173]
-  v_pk_mul_f32 v[48:49], v[48:49], v[172:173]
-  v_pk_mul_f32 v[50:51], v[50:51], v[172:173]
-  v_pk_mul_f32 v[52:53], v[52:53], v[172:173]
-  v_pk_mul_f32 v[54:55], v[54:55], v[172:173]
-  v_pk_mul_f32 v[56:57], v[56:57], v[172:173]
-  v_pk_mul_f32 v[58:59], v[58:59], v[172:173]
-  v_pk_mul_f32 v[60:61], v[60:61], v[172:173]
-  v_pk_mul_f32 v[62:63], v[62:63], v[172:173]
-  v_pk_mul_f32 v[64:65], v[64:65], v[172:173]
-  v_pk_mul_f32 v[66:67], v[66:67], v[172:173]
-  v_pk_mul_f32 v[68:69], v[68:69], v[172:173]
-  v_pk_mul_f32 v[70:71], v[70:71], v[172:173]
-.Lno_rescale_69:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v182, v183 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v185, v185, v172                                     // l = l alpha + row sum
-  v_add_f32 v185, v185, v72
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_nop 15                                                       // row-sum MFMA result -> VALU
+  v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
+  v_add_f32 v186, v186, v72
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v185                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[90:91], 0, v186                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v203, 1.0, v185, s[90:91]
-  v_div_scale_f32 v204, s[88:89], v203, v203, v189
-  v_div_scale_f32 v205, vcc, v189, v203, v189
-  v_rcp_f32 v206, v204
+  v_cndmask_b32 v204, 1.0, v186, s[90:91]
+  v_div_scale_f32 v205, s[88:89], v204, v204, v190
+  v_div_scale_f32 v206, vcc, v190, v204, v190
+  v_rcp_f32 v207, v205
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v208, -v204, v206, 1.0
-  v_fma_f32 v206, v208, v206, v206
-  v_mul_f32 v207, v205, v206
-  v_fma_f32 v208, -v204, v207, v205
-  v_fma_f32 v207, v208, v206, v207
-  v_fma_f32 v208, -v204, v207, v205
-  v_div_fmas_f32 v207, v208, v206, v207
-  v_cmp_gt_f32 vcc, 0x7f800000, v184                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v207, v207, v203, v189
-  v_cndmask_b32 v210, 0, v207, s[90:91]
+  v_fma_f32 v209, -v205, v207, 1.0
+  v_fma_f32 v207, v209, v207, v207
+  v_mul_f32 v208, v206, v207
+  v_fma_f32 v209, -v205, v208, v206
+  v_fma_f32 v208, v209, v207, v208
+  v_fma_f32 v209, -v205, v208, v206
+  v_div_fmas_f32 v208, v209, v207, v208
+  v_cmp_gt_f32 vcc, 0x7f800000, v185                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
+  v_div_fixup_f32 v208, v208, v204, v190
+  v_cndmask_b32 v210, 0, v208, s[90:91]
   v_mov_b32 v211, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v210, v211, v210, vcc
   v_mov_b32 v211, v210
@@ -2605,150 +2517,150 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_add_u32 s94, s94, s95
   s_add_u32 s92, s92, s81
   s_addc_u32 s93, s93, s94
-  v_mov_b32 v204, s92
-  v_mov_b32 v205, s93
-  v_mad_u64_u32 v[204:205], s[88:89], v177, s48, v[204:205]
-  v_mul_lo_u32 v206, v177, s49
-  v_add_u32 v205, v205, v206
-  v_mad_u64_u32 v[204:205], s[88:89], v176, 4, v[204:205]        // + 4 half elements
-  v_cmp_gt_i32 vcc, s70, v177
+  v_mov_b32 v206, s92
+  v_mov_b32 v207, s93
+  v_mad_u64_u32 v[206:207], s[88:89], v178, s48, v[206:207]
+  v_mul_lo_u32 v205, v178, s49
+  v_add_u32 v207, v207, v205
+  v_mad_u64_u32 v[206:207], s[88:89], v177, 4, v[206:207]        // + 4 half elements
+  v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_70
-  v_lshlrev_b64 v[204:205], 2, v[204:205]
-  v_lshl_add_u64 v[204:205], v[204:205], 0, s[14:15]
-  global_store_dwordx4 v[204:205], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[204:205], v[12:15], off offset:32
-  global_store_dwordx4 v[204:205], v[16:19], off offset:64
-  global_store_dwordx4 v[204:205], v[20:23], off offset:96
-  global_store_dwordx4 v[204:205], v[24:27], off offset:128
-  global_store_dwordx4 v[204:205], v[28:31], off offset:160
-  global_store_dwordx4 v[204:205], v[32:35], off offset:192
-  global_store_dwordx4 v[204:205], v[36:39], off offset:224
-  global_store_dwordx4 v[204:205], v[40:43], off offset:256
-  global_store_dwordx4 v[204:205], v[44:47], off offset:288
-  global_store_dwordx4 v[204:205], v[48:51], off offset:320
-  global_store_dwordx4 v[204:205], v[52:55], off offset:352
-  global_store_dwordx4 v[204:205], v[56:59], off offset:384
-  global_store_dwordx4 v[204:205], v[60:63], off offset:416
-  global_store_dwordx4 v[204:205], v[64:67], off offset:448
-  global_store_dwordx4 v[204:205], v[68:71], off offset:480
-  s_branch .Lout_stored_72
-.Lout_16bit_70:
-  v_lshlrev_b64 v[204:205], 1, v[204:205]
-  v_lshl_add_u64 v[204:205], v[204:205], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_64
+  v_lshlrev_b64 v[206:207], 2, v[206:207]
+  v_lshl_add_u64 v[206:207], v[206:207], 0, s[14:15]
+  global_store_dwordx4 v[206:207], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[206:207], v[12:15], off offset:32
+  global_store_dwordx4 v[206:207], v[16:19], off offset:64
+  global_store_dwordx4 v[206:207], v[20:23], off offset:96
+  global_store_dwordx4 v[206:207], v[24:27], off offset:128
+  global_store_dwordx4 v[206:207], v[28:31], off offset:160
+  global_store_dwordx4 v[206:207], v[32:35], off offset:192
+  global_store_dwordx4 v[206:207], v[36:39], off offset:224
+  global_store_dwordx4 v[206:207], v[40:43], off offset:256
+  global_store_dwordx4 v[206:207], v[44:47], off offset:288
+  global_store_dwordx4 v[206:207], v[48:51], off offset:320
+  global_store_dwordx4 v[206:207], v[52:55], off offset:352
+  global_store_dwordx4 v[206:207], v[56:59], off offset:384
+  global_store_dwordx4 v[206:207], v[60:63], off offset:416
+  global_store_dwordx4 v[206:207], v[64:67], off offset:448
+  global_store_dwordx4 v[206:207], v[68:71], off offset:480
+  s_branch .Lout_stored_66
+.Lout_16bit_64:
+  v_lshlrev_b64 v[206:207], 1, v[206:207]
+  v_lshl_add_u64 v[206:207], v[206:207], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_71
+  s_cbranch_scc0 .Lout_fp16_65
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[204:205], v[104:105], off offset:0
+  global_store_dwordx2 v[206:207], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[204:205], v[106:107], off offset:16
+  global_store_dwordx2 v[206:207], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[204:205], v[108:109], off offset:32
+  global_store_dwordx2 v[206:207], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[204:205], v[110:111], off offset:48
+  global_store_dwordx2 v[206:207], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[204:205], v[112:113], off offset:64
+  global_store_dwordx2 v[206:207], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[204:205], v[114:115], off offset:80
+  global_store_dwordx2 v[206:207], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[204:205], v[116:117], off offset:96
+  global_store_dwordx2 v[206:207], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[204:205], v[118:119], off offset:112
+  global_store_dwordx2 v[206:207], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[204:205], v[120:121], off offset:128
+  global_store_dwordx2 v[206:207], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[204:205], v[122:123], off offset:144
+  global_store_dwordx2 v[206:207], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[204:205], v[124:125], off offset:160
+  global_store_dwordx2 v[206:207], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[204:205], v[126:127], off offset:176
+  global_store_dwordx2 v[206:207], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[204:205], v[128:129], off offset:192
+  global_store_dwordx2 v[206:207], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[204:205], v[130:131], off offset:208
+  global_store_dwordx2 v[206:207], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[204:205], v[132:133], off offset:224
+  global_store_dwordx2 v[206:207], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[204:205], v[134:135], off offset:240
-  s_branch .Lout_stored_72
-.Lout_fp16_71:
+  global_store_dwordx2 v[206:207], v[134:135], off offset:240
+  s_branch .Lout_stored_66
+.Lout_fp16_65:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[204:205], v[104:105], off offset:0
+  global_store_dwordx2 v[206:207], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[204:205], v[106:107], off offset:16
+  global_store_dwordx2 v[206:207], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[204:205], v[108:109], off offset:32
+  global_store_dwordx2 v[206:207], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[204:205], v[110:111], off offset:48
+  global_store_dwordx2 v[206:207], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[204:205], v[112:113], off offset:64
+  global_store_dwordx2 v[206:207], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[204:205], v[114:115], off offset:80
+  global_store_dwordx2 v[206:207], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[204:205], v[116:117], off offset:96
+  global_store_dwordx2 v[206:207], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[204:205], v[118:119], off offset:112
+  global_store_dwordx2 v[206:207], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[204:205], v[120:121], off offset:128
+  global_store_dwordx2 v[206:207], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[204:205], v[122:123], off offset:144
+  global_store_dwordx2 v[206:207], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[204:205], v[124:125], off offset:160
+  global_store_dwordx2 v[206:207], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[204:205], v[126:127], off offset:176
+  global_store_dwordx2 v[206:207], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[204:205], v[128:129], off offset:192
+  global_store_dwordx2 v[206:207], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[204:205], v[130:131], off offset:208
+  global_store_dwordx2 v[206:207], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[204:205], v[132:133], off offset:224
+  global_store_dwordx2 v[206:207], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[204:205], v[134:135], off offset:240
-.Lout_stored_72:
+  global_store_dwordx2 v[206:207], v[134:135], off offset:240
+.Lout_stored_66:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_73
-  v_log_f32 v205, v203
+  s_cbranch_scc1 .Lno_lse_67
+  v_log_f32 v206, v204
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v205, v184, v205
-  v_cmp_gt_f32 vcc, 0x7f800000, v184
-  v_mul_f32 v205, 0x3f317218, v205
-  v_cndmask_b32 v204, v187, v205, s[90:91]
-  v_mov_b32 v205, 0x7fc00000
-  v_cndmask_b32 v204, v205, v204, vcc
+  v_add_f32 v206, v185, v206
+  v_cmp_gt_f32 vcc, 0x7f800000, v185
+  v_mul_f32 v206, 0x3f317218, v206
+  v_cndmask_b32 v205, v188, v206, s[90:91]
+  v_mov_b32 v206, 0x7fc00000
+  v_cndmask_b32 v205, v206, v205, vcc
   s_mul_i32 s81, s4, s55
   s_add_u32 s81, s81, s3
   s_mul_i32 s81, s81, s53
@@ -2756,15 +2668,15 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   s_add_u32 s92, s92, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s81, s92, s81
-  v_add_u32 v206, s81, v177
-  v_mad_u64_u32 v[208:209], s[88:89], v206, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v176
-  v_cmp_gt_i32 vcc, s70, v177
+  v_add_u32 v207, s81, v178
+  v_mad_u64_u32 v[208:209], s[88:89], v207, 4, s[16:17]
+  v_cmp_eq_u32 s[94:95], 0, v177
+  v_cmp_gt_i32 vcc, s70, v178
   s_and_b64 vcc, vcc, s[94:95]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[208:209], v204, off
+  global_store_dword v[208:209], v205, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_73:
+.Lno_lse_67:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -15,60 +15,61 @@
 // v[2:3] 8 * scale_log2 (pair)
 // v[184:185] alpha (pair)
 // v[186:187] Lean P bias (pair)
-// v1 lane % 32 (query column)
-// v188 lane / 32
-// v189 query row of the lane
-// v190 visible-key end - 4 * half
-// v191 scale_log2 (> 0; Q negated otherwise)
-// v192 56 + lean centre
-// v193 max_block_exponent - 8 (float)
-// v194 E8M0 127 (2^0)
-// v195 E8M0 127 - k
-// v196 running max m (log2)
-// v197 running sum l
-// v198 block max, then m_new
-// v199 -inf (float)
-// v200 126.0: the largest e4m3fn code
-// v201 v descale
-// v202 max_block_exponent
-// v[203:204] K chunk byte offsets in a block
-// v[205:206] K chunk key rows
-// v[207:210] K chunk LDS addresses (chunk x stage)
-// v211 V chunk byte offset in a block
-// v212 V chunk key row
-// v[213:214] V^T chunk LDS address (per stage)
-// v[215:216] K operand LDS address (per stage)
-// v[217:218] V^T operand LDS address (per stage)
-// v219 udiv dividend
-// v220 udiv divisor
-// v219 wave index (vector)
-// v219 4 * half
+// v1 exp2 polynomial coefficient 0
+// v188 lane % 32 (query column)
+// v189 lane / 32
+// v190 query row of the lane
+// v191 visible-key end - 4 * half
+// v192 scale_log2 (> 0; Q negated otherwise)
+// v193 56 + lean centre
+// v194 max_block_exponent - 8 (float)
+// v195 E8M0 127 (2^0)
+// v196 E8M0 127 - k
+// v197 running max m (log2)
+// v198 running sum l
+// v199 block max, then m_new
+// v200 -inf (float)
+// v201 126.0: the largest e4m3fn code
+// v202 v descale
+// v203 max_block_exponent
+// v[204:205] K chunk byte offsets in a block
+// v[206:207] K chunk key rows
+// v[208:211] K chunk LDS addresses (chunk x stage)
+// v212 V chunk byte offset in a block
+// v213 V chunk key row
+// v[214:215] V^T chunk LDS address (per stage)
+// v[216:217] K operand LDS address (per stage)
+// v[218:219] V^T operand LDS address (per stage)
+// v220 udiv dividend
+// v221 udiv divisor
+// v220 wave index (vector)
+// v220 4 * half
 // v[220:221] Q address
-// v219 Q address part
-// v219 chunk index
-// v220 chunk column
-// v221 chunk tmp
-// v219 V bytes 1 and 3
-// v219 row max of raw scores, then m_new
-// v220 visible-key end relative to the block and half
-// v220 other half's max
-// v220 m - m_new
-// v221 round(x)
-// v222 x - n
-// v220 m_new - block max
-// v221 block exponent k
-// v219 l or 1
-// v220 div den
-// v221 div num
-// v222 div rcp
-// v223 div quotient
-// v224 div error
+// v222 Q address part
+// v220 chunk index
+// v221 chunk column
+// v222 chunk tmp
+// v220 V bytes 1 and 3
+// v220 row max of raw scores, then m_new
+// v221 visible-key end relative to the block and half
+// v221 other half's max
+// v221 m - m_new
+// v222 round(x)
+// v223 x - n
+// v221 m_new - block max
+// v222 block exponent k
+// v220 l or 1
+// v221 div den
+// v222 div num
+// v223 div rcp
+// v224 div quotient
+// v225 div error
 // v[226:227] out scale (pair)
-// v[220:221] O address
-// v222 O address part
-// v220 lse
-// v221 lse tmp
-// v222 lse index
+// v[222:223] O address
+// v221 O address part
+// v221 lse
+// v222 lse tmp
+// v223 lse index
 // v[224:225] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
@@ -186,14 +187,14 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_lshl_b32 s73, s81, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v219, s55
-  v_cvt_f32_u32 v220, s56
-  v_rcp_f32 v220, v220
+  v_cvt_f32_u32 v220, s55
+  v_cvt_f32_u32 v221, s56
+  v_rcp_f32 v221, v221
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v219, v219, v220
-  v_cvt_u32_f32 v219, v219
+  v_mul_f32 v220, v220, v221
+  v_cvt_u32_f32 v220, v220
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s81, v219
+  v_readfirstlane_b32 s81, v220
   s_mul_i32 s91, s81, s56
   s_sub_i32 s90, s55, s91
   s_cmp_ge_i32 s90, s56
@@ -202,14 +203,14 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_cmp_lt_i32 s90, 0
   s_cselect_b32 s91, -1, 0
   s_add_i32 s81, s81, s91
-  v_cvt_f32_u32 v219, s3
-  v_cvt_f32_u32 v220, s81
-  v_rcp_f32 v220, v220
+  v_cvt_f32_u32 v220, s3
+  v_cvt_f32_u32 v221, s81
+  v_rcp_f32 v221, v221
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v219, v219, v220
-  v_cvt_u32_f32 v219, v219
+  v_mul_f32 v220, v220, v221
+  v_cvt_u32_f32 v220, v220
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v219
+  v_readfirstlane_b32 s72, v220
   s_mul_i32 s91, s72, s81
   s_sub_i32 s90, s3, s91
   s_cmp_ge_i32 s90, s81
@@ -218,21 +219,21 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_cmp_lt_i32 s90, 0
   s_cselect_b32 s91, -1, 0
   s_add_i32 s72, s72, s91
-  v_lshrrev_b32 v219, 6, v0
+  v_lshrrev_b32 v220, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v219
-  v_and_b32 v1, 31, v0
-  v_bfe_u32 v188, v0, 5, 1
+  v_readfirstlane_b32 s5, v220
+  v_and_b32 v188, 31, v0
+  v_bfe_u32 v189, v0, 5, 1
   s_lshl_b32 s81, s5, 5
   s_add_u32 s81, s81, s73
-  v_add_u32 v189, s81, v1
-  v_add_u32 v190, 1, v189
-  v_min_i32 v190, s71, v190
-  v_cmp_gt_i32 vcc, s70, v189
+  v_add_u32 v190, s81, v188
+  v_add_u32 v191, 1, v190
+  v_min_i32 v191, s71, v191
+  v_cmp_gt_i32 vcc, s70, v190
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v190, 0, v190, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v219, 2, v188
-  v_sub_u32 v190, v190, v219
+  v_cndmask_b32 v191, 0, v191, vcc                               // rows past the sequence see no key
+  v_lshlrev_b32 v220, 2, v189
+  v_sub_u32 v191, v191, v220
   s_add_u32 s90, s73, 255
   s_add_i32 s91, s70, -1
   s_min_i32 s90, s90, s91
@@ -276,27 +277,28 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_load_dword s94, s[90:91], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
-  v_mov_b32 v191, s66
-  v_mul_f32 v191, s92, v191
-  v_mul_f32 v191, s93, v191
-  v_mul_f32 v191, 0x3fb8aa3b, v191
-  v_mul_f32 v2, 0x41000000, v191                                 // 8 * scale_log2 (lean_p.h)
+  v_mov_b32 v192, s66
+  v_mul_f32 v192, s92, v192
+  v_mul_f32 v192, s93, v192
+  v_mul_f32 v192, 0x3fb8aa3b, v192
+  v_mul_f32 v2, 0x41000000, v192                                 // 8 * scale_log2 (lean_p.h)
   s_mov_b32 s81, 0
-  v_cmp_gt_f32 vcc, 0, v191
+  v_cmp_gt_f32 vcc, 0, v192
   s_cbranch_vccz .Lscale_positive_5
   s_mov_b32 s81, 0x80808080
-  v_xor_b32 v191, 0x80000000, v191
+  v_xor_b32 v192, 0x80000000, v192
   v_xor_b32 v2, 0x80000000, v2
 .Lscale_positive_5:
   v_mov_b32 v3, v2
-  v_mov_b32 v192, s67
-  v_add_f32 v192, 0x42600000, v192                               // 56 + lean centre
+  v_mov_b32 v193, s67
+  v_add_f32 v193, 0x42600000, v193                               // 56 + lean centre
   s_add_i32 s90, s65, -8
-  v_cvt_f32_i32 v193, s90
-  v_mov_b32 v202, s65
-  v_mov_b32 v194, 127
-  v_mov_b32 v199, 0xff800000                                     // -inf
-  v_mov_b32 v200, 0x42fc0000
+  v_cvt_f32_i32 v194, s90
+  v_mov_b32 v203, s65
+  v_mov_b32 v195, 127
+  v_mov_b32 v1, 0x377fe5fe
+  v_mov_b32 v200, 0xff800000                                     // -inf
+  v_mov_b32 v201, 0x42fc0000
   v_mov_b32 v168, 0x38383838                                     // e4m3fn 1.0 in every byte
   v_mov_b32 v169, 0x38383838
   v_mov_b32 v170, 0x38383838
@@ -305,8 +307,8 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_mov_b32 v173, 0x38383838
   v_mov_b32 v174, 0x38383838
   v_mov_b32 v175, 0x38383838
-  v_mov_b32 v196, 0xff800000
-  v_mov_b32 v197, 0
+  v_mov_b32 v197, 0xff800000
+  v_mov_b32 v198, 0
   v_mov_b32 v8, 0
   v_mov_b32 v9, 0
   v_mov_b32 v10, 0
@@ -371,7 +373,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v201, s94
+  v_mov_b32 v202, s94
   s_mov_b64 s[90:91], s[8:9]
   s_mul_i32 s92, s28, s4
   s_mul_hi_u32 s93, s28, s4
@@ -393,10 +395,10 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_addc_u32 s91, s91, s93
   v_mov_b32 v220, s90
   v_mov_b32 v221, s91
-  v_mad_u64_u32 v[220:221], s[88:89], v189, s30, v[220:221]
-  v_mul_lo_u32 v219, v189, s31
-  v_add_u32 v221, v221, v219
-  v_mad_u64_u32 v[220:221], s[88:89], v188, 32, v[220:221]       // + half * 32 bytes
+  v_mad_u64_u32 v[220:221], s[88:89], v190, s30, v[220:221]
+  v_mul_lo_u32 v222, v190, s31
+  v_add_u32 v221, v221, v222
+  v_mad_u64_u32 v[220:221], s[88:89], v189, 32, v[220:221]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -421,7 +423,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_mov_b32 v157, 0
   v_mov_b32 v158, 0
   v_mov_b32 v159, 0
-  v_cmp_gt_i32 vcc, s70, v189
+  v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
   global_load_dwordx4 v[136:139], v[220:221], off offset:0
   global_load_dwordx4 v[140:143], v[220:221], off offset:16
@@ -456,50 +458,50 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_xor_b32 v158, s81, v158
   v_xor_b32 v159, s81, v159
   s_mov_b32 s81, 357913942
-  v_add_u32 v219, 0, v0
-  v_mul_hi_u32 v205, s81, v219
-  v_mul_u32_u24 v221, 12, v205
-  v_sub_u32 v220, v219, v221
-  v_mul_lo_u32 v221, v205, s36
-  v_lshl_add_u32 v203, v220, 4, v221
-  v_mul_u32_u24 v221, 208, v205
-  v_lshl_add_u32 v207, v220, 4, v221
-  v_add_u32 v219, 512, v0
-  v_mul_hi_u32 v206, s81, v219
-  v_mul_u32_u24 v221, 12, v206
-  v_sub_u32 v220, v219, v221
-  v_mul_lo_u32 v221, v206, s36
-  v_lshl_add_u32 v204, v220, 4, v221
-  v_mul_u32_u24 v221, 208, v206
-  v_lshl_add_u32 v209, v220, 4, v221
+  v_add_u32 v220, 0, v0
+  v_mul_hi_u32 v206, s81, v220
+  v_mul_u32_u24 v222, 12, v206
+  v_sub_u32 v221, v220, v222
+  v_mul_lo_u32 v222, v206, s36
+  v_lshl_add_u32 v204, v221, 4, v222
+  v_mul_u32_u24 v222, 208, v206
+  v_lshl_add_u32 v208, v221, 4, v222
+  v_add_u32 v220, 512, v0
+  v_mul_hi_u32 v207, s81, v220
+  v_mul_u32_u24 v222, 12, v207
+  v_sub_u32 v221, v220, v222
+  v_mul_lo_u32 v222, v207, s36
+  v_lshl_add_u32 v205, v221, 4, v222
+  v_mul_u32_u24 v222, 208, v207
+  v_lshl_add_u32 v210, v221, 4, v222
   v_cmp_gt_u32 vcc, 256, v0
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v206, -1, v206, vcc
-  v_lshrrev_b32 v212, 3, v0
-  v_and_b32 v220, 7, v0
-  v_mul_lo_u32 v221, v212, s42
-  v_lshl_add_u32 v211, v220, 4, v221
-  v_bfe_u32 v213, v212, 2, 1
-  v_lshlrev_b32 v213, 5, v213
-  v_bfe_u32 v221, v212, 5, 1
-  v_lshl_add_u32 v213, v221, 4, v213
-  v_bfe_u32 v221, v212, 3, 2
-  v_lshl_add_u32 v213, v221, 2, v213
-  v_and_b32 v221, 3, v212
-  v_add_u32 v213, v213, v221
-  v_mul_u32_u24 v221, 1280, v220
-  v_add_u32 v213, v213, v221
-  v_add_u32 v213, 13312, v213
-  v_mul_u32_u24 v221, 208, v1
-  v_lshl_add_u32 v215, v188, 5, v221
-  v_mul_u32_u24 v221, 80, v1
-  v_lshl_add_u32 v217, v188, 5, v221
-  v_add_u32 v217, 13312, v217
-  v_add_u32 v216, 23552, v215
-  v_add_u32 v218, 23552, v217
-  v_add_u32 v214, 23552, v213
-  v_add_u32 v208, 23552, v207
-  v_add_u32 v210, 23552, v209
+  v_cndmask_b32 v207, -1, v207, vcc
+  v_lshrrev_b32 v213, 3, v0
+  v_and_b32 v221, 7, v0
+  v_mul_lo_u32 v222, v213, s42
+  v_lshl_add_u32 v212, v221, 4, v222
+  v_bfe_u32 v214, v213, 2, 1
+  v_lshlrev_b32 v214, 5, v214
+  v_bfe_u32 v222, v213, 5, 1
+  v_lshl_add_u32 v214, v222, 4, v214
+  v_bfe_u32 v222, v213, 3, 2
+  v_lshl_add_u32 v214, v222, 2, v214
+  v_and_b32 v222, 3, v213
+  v_add_u32 v214, v214, v222
+  v_mul_u32_u24 v222, 1280, v221
+  v_add_u32 v214, v214, v222
+  v_add_u32 v214, 13312, v214
+  v_mul_u32_u24 v222, 208, v188
+  v_lshl_add_u32 v216, v189, 5, v222
+  v_mul_u32_u24 v222, 80, v188
+  v_lshl_add_u32 v218, v189, 5, v222
+  v_add_u32 v218, 13312, v218
+  v_add_u32 v217, 23552, v216
+  v_add_u32 v219, 23552, v218
+  v_add_u32 v215, 23552, v214
+  v_add_u32 v209, 23552, v208
+  v_add_u32 v211, 23552, v210
   s_mov_b64 s[82:83], s[10:11]
   s_mul_i32 s81, s34, s4
   s_mul_hi_u32 s90, s34, s4
@@ -545,37 +547,37 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_10
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
 .Lno_second_chunk_10:
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v205
+  v_cmp_gt_u32 vcc, s81, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s81, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v212
+  v_cmp_gt_u32 vcc, s81, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
   s_lshl_b64 s[90:91], s[36:37], 6
@@ -585,68 +587,68 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v207, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_12
-  ds_write_b128 v209, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_12:
-  v_lshrrev_b32 v219, 8, v4
-  ds_write_b8 v213, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v213, v219 offset:80
-  ds_write_b8_d16_hi v213, v4 offset:160
-  ds_write_b8_d16_hi v213, v219 offset:240
-  v_lshrrev_b32 v219, 8, v5
-  ds_write_b8 v213, v5 offset:320
-  ds_write_b8 v213, v219 offset:400
-  ds_write_b8_d16_hi v213, v5 offset:480
-  ds_write_b8_d16_hi v213, v219 offset:560
-  v_lshrrev_b32 v219, 8, v6
-  ds_write_b8 v213, v6 offset:640
-  ds_write_b8 v213, v219 offset:720
-  ds_write_b8_d16_hi v213, v6 offset:800
-  ds_write_b8_d16_hi v213, v219 offset:880
-  v_lshrrev_b32 v219, 8, v7
-  ds_write_b8 v213, v7 offset:960
-  ds_write_b8 v213, v219 offset:1040
-  ds_write_b8_d16_hi v213, v7 offset:1120
-  ds_write_b8_d16_hi v213, v219 offset:1200
+  v_lshrrev_b32 v220, 8, v4
+  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v214, v220 offset:80
+  ds_write_b8_d16_hi v214, v4 offset:160
+  ds_write_b8_d16_hi v214, v220 offset:240
+  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8 v214, v5 offset:320
+  ds_write_b8 v214, v220 offset:400
+  ds_write_b8_d16_hi v214, v5 offset:480
+  ds_write_b8_d16_hi v214, v220 offset:560
+  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8 v214, v6 offset:640
+  ds_write_b8 v214, v220 offset:720
+  ds_write_b8_d16_hi v214, v6 offset:800
+  ds_write_b8_d16_hi v214, v220 offset:880
+  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8 v214, v7 offset:960
+  ds_write_b8 v214, v220 offset:1040
+  ds_write_b8_d16_hi v214, v7 offset:1120
+  ds_write_b8_d16_hi v214, v220 offset:1200
   s_mov_b32 s79, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_13
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_16
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
 .Lno_second_chunk_16:
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
   s_branch .Lblock_loaded_14
 .Ltail_block_loads_13:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v205
+  v_cmp_gt_u32 vcc, s81, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s81, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v212
+  v_cmp_gt_u32 vcc, s81, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_14:
   s_lshl_b64 s[90:91], s[36:37], 6
@@ -666,299 +668,297 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_17
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_18
-  v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
-  v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
-  v_pk_mul_f32 v[14:15], v[14:15], v[184:185]
-  v_pk_mul_f32 v[16:17], v[16:17], v[184:185]
-  v_pk_mul_f32 v[18:19], v[18:19], v[184:185]
-  v_pk_mul_f32 v[20:21], v[20:21], v[184:185]
-  v_pk_mul_f32 v[22:23], v[22:23], v[184:185]
-  v_pk_mul_f32 v[24:25], v[24:25], v[184:185]
-  v_pk_mul_f32 v[26:27], v[26:27], v[184:185]
-  v_pk_mul_f32 v[28:29], v[28:29], v[184:185]
-  v_pk_mul_f32 v[30:31], v[30:31], v[184:185]
-  v_pk_mul_f32 v[32:33], v[32:33], v[184:185]
-  v_pk_mul_f32 v[34:35], v[34:35], v[184:185]
-  v_pk_mul_f32 v[36:37], v[36:37], v[184:185]
-  v_pk_mul_f32 v[38:39], v[38:39], v[184:185]
-  v_pk_mul_f32 v[40:41], v[40:41], v[184:185]
-  v_pk_mul_f32 v[42:43], v[42:43], v[184:185]
-  v_pk_mul_f32 v[44:45], v[44:45], v[184:185]
-  v_pk_mul_f32 v[46:47], v[46:47], v[184:185]
-  v_pk_mul_f32 v[48:49], v[48:49], v[184:185]
-  v_pk_mul_f32 v[50:51], v[50:51], v[184:185]
-  v_pk_mul_f32 v[52:53], v[52:53], v[184:185]
-  v_pk_mul_f32 v[54:55], v[54:55], v[184:185]
-  v_pk_mul_f32 v[56:57], v[56:57], v[184:185]
-  v_pk_mul_f32 v[58:59], v[58:59], v[184:185]
-  v_pk_mul_f32 v[60:61], v[60:61], v[184:185]
-  v_pk_mul_f32 v[62:63], v[62:63], v[184:185]
-  v_pk_mul_f32 v[64:65], v[64:65], v[184:185]
-  v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
-  v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
-  v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_18:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v216 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v216 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v216 offset:144
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v216 offset:6672
+  s_branch .Lqk_18
 .Lno_previous_block_17:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
-  v_add_f32 v197, v197, v72
-  ds_read_b128 v[104:107], v215 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v215 offset:16
-  ds_read_b128 v[112:115], v215 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v215 offset:80
-  ds_read_b128 v[120:123], v215 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v215 offset:144
-  ds_read_b128 v[128:131], v215 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v215 offset:6672
+  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v216 offset:16
+  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v216 offset:80
+  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v216 offset:144
+  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v216 offset:6672
+.Lqk_18:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
+  v_add_f32 v198, v198, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v215 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v215 offset:6736
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v216 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v216 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v215 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v215 offset:6800
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v216 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v216 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v218 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v218 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[128:131], v218 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v218 offset:7696
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[104:107], v218 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v218 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[112:115], v218 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v218 offset:2576
   s_setprio 0
-  ds_read_b128 v[104:107], v217 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v217 offset:16
-  ds_read_b128 v[112:115], v217 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v217 offset:2576
-  ds_read_b128 v[120:123], v217 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v217 offset:5136
-  ds_read_b128 v[128:131], v217 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v217 offset:7696
-  s_nop 10                                                       // QK MFMA result -> VALU
+  s_nop 15                                                       // QK MFMA result -> VALU
+  s_nop 0                                                        // QK MFMA result -> VALU
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v220, s77, v190
-  v_cmp_lt_i32 vcc, 0, v220
-  v_cmp_lt_i32 s[90:91], 1, v220
-  v_cmp_lt_i32 s[92:93], 2, v220
-  v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v220
-  v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v220
-  v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v220
-  v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v220
-  v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v220
-  v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v220
-  v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v220
-  v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v220
-  v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v220
-  v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v220
-  v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v220
-  v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v220
-  v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v220
-  v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v220
-  v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v220
-  v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v220
-  v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v220
-  v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v220
-  v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v220
-  v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v220
-  v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v220
-  v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v220
-  v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v220
-  v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v220
-  v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v220
-  v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v220
-  v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v220
-  v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v220
-  v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v220
-  v_cndmask_b32 v101, v199, v101, s[92:93]
-  v_cndmask_b32 v102, v199, v102, vcc
-  v_cndmask_b32 v103, v199, v103, s[90:91]
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  v_subrev_u32 v221, s77, v191
+  v_cmp_lt_i32 vcc, 0, v221
+  v_cmp_lt_i32 s[90:91], 1, v221
+  v_cmp_lt_i32 s[92:93], 2, v221
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v221
+  v_cndmask_b32 v73, v200, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v221
+  v_cndmask_b32 v74, v200, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v221
+  v_cndmask_b32 v76, v200, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v221
+  v_cndmask_b32 v77, v200, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v221
+  v_cndmask_b32 v79, v200, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v221
+  v_cndmask_b32 v80, v200, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v221
+  v_cndmask_b32 v82, v200, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v221
+  v_cndmask_b32 v83, v200, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v221
+  v_cndmask_b32 v85, v200, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v221
+  v_cndmask_b32 v86, v200, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v221
+  v_cndmask_b32 v88, v200, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v221
+  v_cndmask_b32 v89, v200, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v221
+  v_cndmask_b32 v91, v200, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v221
+  v_cndmask_b32 v92, v200, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v221
+  v_cndmask_b32 v94, v200, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v221
+  v_cndmask_b32 v95, v200, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v221
+  v_cndmask_b32 v97, v200, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v221
+  v_cndmask_b32 v98, v200, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v221
+  v_cndmask_b32 v100, v200, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v221
+  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[90:91]
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
   s_branch .Lrow_max_done_20
 .Lno_mask_19:
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
 .Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_21
+  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_22
-.Lmax_moved_21:
-  v_sub_f32 v220, v196, v219
-  v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v221, 0x4b400000, v220
-  v_subrev_f32 v221, 0x4b400000, v221
-  v_sub_f32 v222, v220, v221
-  v_mov_b32 v184, 0x377fe5fe
-  v_fmaak_f32 v184, v184, v222, 0x39218489
-  v_fmaak_f32 v184, v184, v222, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v222, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v222, 0x3d635847
-  v_fmaak_f32 v184, v184, v222, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v222, 0x3f317218
-  v_fmaak_f32 v184, v184, v222, 0x3f800000
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 127, v221
-  v_lshlrev_b32 v221, 23, v221
-  v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_21
+  v_sub_f32 v221, v197, v220
+  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v222, v221
+  v_sub_f32 v223, v221, v222
+  v_fmaak_f32 v184, v1, v223, 0x39218489
+  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v223, 0x3d635847
+  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v223, 0x3f317218
+  v_fmaak_f32 v184, v184, v223, 0x3f800000
+  v_cvt_i32_f32 v222, v222
+  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_22:
-  v_mov_b32 v185, v184
-  v_sub_f32 v220, v219, v198
-  v_cmp_lt_f32 s[90:91], 0, v220
-  v_cmp_gt_f32 vcc, v193, v220
-  v_floor_f32 v221, v220
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 8, v221
-  v_cndmask_b32 v221, 8, v221, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v221, v202, v221, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v195, 127, v221                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v199, v219
-  v_cvt_f32_i32 v221, v221
-  v_mul_f32 v221, 0x41000000, v221
-  v_add_f32 v186, v192, v221
-  v_mul_f32 v220, 0x41000000, v219
-  v_sub_f32 v186, v186, v220
-  v_cndmask_b32 v186, v199, v186, vcc
-  v_mov_b32 v187, v186
-  v_mov_b32 v196, v219                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187]
+  v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
+.Lalpha_done_21:
+  v_sub_f32 v221, v220, v199
+  v_cmp_lt_f32 s[90:91], 0, v221
+  v_cmp_gt_f32 vcc, v194, v221
+  v_floor_f32 v222, v221
+  v_cvt_i32_f32 v222, v222
+  v_add_u32 v222, 8, v222
+  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v220
+  v_cvt_f32_i32 v222, v222
+  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+  v_cndmask_b32 v186, v200, v186, vcc
+  v_mov_b32 v197, v220                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v196|
-  v_cmp_eq_f32 s[90:91], v199, v196
+  v_cmp_gt_f32 vcc, s81, |v197|
+  v_cmp_eq_f32 s[90:91], v200, v197
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_23
-  v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v200
-  v_med3_f32 v74, v74, 0, v200
-  v_med3_f32 v75, v75, 0, v200
-  v_med3_f32 v76, v76, 0, v200
-  v_med3_f32 v77, v77, 0, v200
-  v_med3_f32 v78, v78, 0, v200
-  v_med3_f32 v79, v79, 0, v200
-  v_med3_f32 v80, v80, 0, v200
-  v_med3_f32 v81, v81, 0, v200
-  v_med3_f32 v82, v82, 0, v200
-  v_med3_f32 v83, v83, 0, v200
-  v_med3_f32 v84, v84, 0, v200
-  v_med3_f32 v85, v85, 0, v200
-  v_med3_f32 v86, v86, 0, v200
-  v_med3_f32 v87, v87, 0, v200
-  v_med3_f32 v88, v88, 0, v200
-  v_med3_f32 v89, v89, 0, v200
-  v_med3_f32 v90, v90, 0, v200
-  v_med3_f32 v91, v91, 0, v200
-  v_med3_f32 v92, v92, 0, v200
-  v_med3_f32 v93, v93, 0, v200
-  v_med3_f32 v94, v94, 0, v200
-  v_med3_f32 v95, v95, 0, v200
-  v_med3_f32 v96, v96, 0, v200
-  v_med3_f32 v97, v97, 0, v200
-  v_med3_f32 v98, v98, 0, v200
-  v_med3_f32 v99, v99, 0, v200
-  v_med3_f32 v100, v100, 0, v200
-  v_med3_f32 v101, v101, 0, v200
-  v_med3_f32 v102, v102, 0, v200
-  v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_23:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_22
+  v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v201
+  v_med3_f32 v74, v74, 0, v201
+  v_med3_f32 v75, v75, 0, v201
+  v_med3_f32 v76, v76, 0, v201
+  v_med3_f32 v77, v77, 0, v201
+  v_med3_f32 v78, v78, 0, v201
+  v_med3_f32 v79, v79, 0, v201
+  v_med3_f32 v80, v80, 0, v201
+  v_med3_f32 v81, v81, 0, v201
+  v_med3_f32 v82, v82, 0, v201
+  v_med3_f32 v83, v83, 0, v201
+  v_med3_f32 v84, v84, 0, v201
+  v_med3_f32 v85, v85, 0, v201
+  v_med3_f32 v86, v86, 0, v201
+  v_med3_f32 v87, v87, 0, v201
+  v_med3_f32 v88, v88, 0, v201
+  v_med3_f32 v89, v89, 0, v201
+  v_med3_f32 v90, v90, 0, v201
+  v_med3_f32 v91, v91, 0, v201
+  v_med3_f32 v92, v92, 0, v201
+  v_med3_f32 v93, v93, 0, v201
+  v_med3_f32 v94, v94, 0, v201
+  v_med3_f32 v95, v95, 0, v201
+  v_med3_f32 v96, v96, 0, v201
+  v_med3_f32 v97, v97, 0, v201
+  v_med3_f32 v98, v98, 0, v201
+  v_med3_f32 v99, v99, 0, v201
+  v_med3_f32 v100, v100, 0, v201
+  v_med3_f32 v101, v101, 0, v201
+  v_med3_f32 v102, v102, 0, v201
+  v_med3_f32 v103, v103, 0, v201
+.Lcodes_need_no_clamp_22:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -993,79 +993,79 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_24
+  s_cbranch_scc0 .Lno_store_23
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v209, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_26
-  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_26:
-  v_lshrrev_b32 v219, 8, v4
-  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v219 offset:80
-  ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v219 offset:240
-  v_lshrrev_b32 v219, 8, v5
-  ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v219 offset:400
-  ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v219 offset:560
-  v_lshrrev_b32 v219, 8, v6
-  ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v219 offset:720
-  ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v219 offset:880
-  v_lshrrev_b32 v219, 8, v7
-  ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v219 offset:1040
-  ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v219 offset:1200
+  s_cbranch_scc1 .Lno_second_chunk_25
+  ds_write_b128 v211, v[180:183] offset:0                        // store: K chunk, row-major
+.Lno_second_chunk_25:
+  v_lshrrev_b32 v220, 8, v4
+  ds_write_b8 v215, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v215, v220 offset:80
+  ds_write_b8_d16_hi v215, v4 offset:160
+  ds_write_b8_d16_hi v215, v220 offset:240
+  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8 v215, v5 offset:320
+  ds_write_b8 v215, v220 offset:400
+  ds_write_b8_d16_hi v215, v5 offset:480
+  ds_write_b8_d16_hi v215, v220 offset:560
+  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8 v215, v6 offset:640
+  ds_write_b8 v215, v220 offset:720
+  ds_write_b8_d16_hi v215, v6 offset:800
+  ds_write_b8_d16_hi v215, v220 offset:880
+  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8 v215, v7 offset:960
+  ds_write_b8 v215, v220 offset:1040
+  ds_write_b8_d16_hi v215, v7 offset:1120
+  ds_write_b8_d16_hi v215, v220 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_24
+  s_cbranch_scc0 .Lno_store_23
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_27
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
+  s_cbranch_scc1 .Ltail_block_loads_26
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_30
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_30:
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_28
-.Ltail_block_loads_27:
+  s_cbranch_scc1 .Lno_second_chunk_29
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+.Lno_second_chunk_29:
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  s_branch .Lblock_loaded_27
+.Ltail_block_loads_26:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v205
+  v_cmp_gt_u32 vcc, s81, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s81, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v212
+  v_cmp_gt_u32 vcc, s81, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_28:
+.Lblock_loaded_27:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_24:
+.Lno_store_23:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1073,300 +1073,298 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_31
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_32
-  v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
-  v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
-  v_pk_mul_f32 v[14:15], v[14:15], v[184:185]
-  v_pk_mul_f32 v[16:17], v[16:17], v[184:185]
-  v_pk_mul_f32 v[18:19], v[18:19], v[184:185]
-  v_pk_mul_f32 v[20:21], v[20:21], v[184:185]
-  v_pk_mul_f32 v[22:23], v[22:23], v[184:185]
-  v_pk_mul_f32 v[24:25], v[24:25], v[184:185]
-  v_pk_mul_f32 v[26:27], v[26:27], v[184:185]
-  v_pk_mul_f32 v[28:29], v[28:29], v[184:185]
-  v_pk_mul_f32 v[30:31], v[30:31], v[184:185]
-  v_pk_mul_f32 v[32:33], v[32:33], v[184:185]
-  v_pk_mul_f32 v[34:35], v[34:35], v[184:185]
-  v_pk_mul_f32 v[36:37], v[36:37], v[184:185]
-  v_pk_mul_f32 v[38:39], v[38:39], v[184:185]
-  v_pk_mul_f32 v[40:41], v[40:41], v[184:185]
-  v_pk_mul_f32 v[42:43], v[42:43], v[184:185]
-  v_pk_mul_f32 v[44:45], v[44:45], v[184:185]
-  v_pk_mul_f32 v[46:47], v[46:47], v[184:185]
-  v_pk_mul_f32 v[48:49], v[48:49], v[184:185]
-  v_pk_mul_f32 v[50:51], v[50:51], v[184:185]
-  v_pk_mul_f32 v[52:53], v[52:53], v[184:185]
-  v_pk_mul_f32 v[54:55], v[54:55], v[184:185]
-  v_pk_mul_f32 v[56:57], v[56:57], v[184:185]
-  v_pk_mul_f32 v[58:59], v[58:59], v[184:185]
-  v_pk_mul_f32 v[60:61], v[60:61], v[184:185]
-  v_pk_mul_f32 v[62:63], v[62:63], v[184:185]
-  v_pk_mul_f32 v[64:65], v[64:65], v[184:185]
-  v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
-  v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
-  v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_32:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_31:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
-  v_add_f32 v197, v197, v72
-  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v216 offset:16
-  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v216 offset:80
-  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v216 offset:144
-  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v216 offset:6672
+  s_cbranch_scc1 .Lno_previous_block_30
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v217 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v217 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v217 offset:144
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v217 offset:6672
+  s_branch .Lqk_31
+.Lno_previous_block_30:
+  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v217 offset:16
+  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v217 offset:80
+  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v217 offset:144
+  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v217 offset:6672
+.Lqk_31:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
+  v_add_f32 v198, v198, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v216 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v216 offset:6736
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v217 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v217 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v216 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v216 offset:6800
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v217 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v217 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v219 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v219 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[128:131], v219 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v219 offset:7696
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v219 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[112:115], v219 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v219 offset:2576
   s_setprio 0
-  ds_read_b128 v[104:107], v218 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v218 offset:16
-  ds_read_b128 v[112:115], v218 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v218 offset:2576
-  ds_read_b128 v[120:123], v218 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v218 offset:5136
-  ds_read_b128 v[128:131], v218 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v218 offset:7696
-  s_nop 10                                                       // QK MFMA result -> VALU
+  s_nop 15                                                       // QK MFMA result -> VALU
+  s_nop 0                                                        // QK MFMA result -> VALU
   s_add_u32 s81, s77, 64
   s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_33
-  v_subrev_u32 v220, s77, v190
-  v_cmp_lt_i32 vcc, 0, v220
-  v_cmp_lt_i32 s[90:91], 1, v220
-  v_cmp_lt_i32 s[92:93], 2, v220
-  v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v220
-  v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v220
-  v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v220
-  v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v220
-  v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v220
-  v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v220
-  v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v220
-  v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v220
-  v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v220
-  v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v220
-  v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v220
-  v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v220
-  v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v220
-  v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v220
-  v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v220
-  v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v220
-  v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v220
-  v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v220
-  v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v220
-  v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v220
-  v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v220
-  v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v220
-  v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v220
-  v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v220
-  v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v220
-  v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v220
-  v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v220
-  v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v220
-  v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v220
-  v_cndmask_b32 v101, v199, v101, s[92:93]
-  v_cndmask_b32 v102, v199, v102, vcc
-  v_cndmask_b32 v103, v199, v103, s[90:91]
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  s_cbranch_scc0 .Lno_mask_32
+  v_subrev_u32 v221, s77, v191
+  v_cmp_lt_i32 vcc, 0, v221
+  v_cmp_lt_i32 s[90:91], 1, v221
+  v_cmp_lt_i32 s[92:93], 2, v221
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v221
+  v_cndmask_b32 v73, v200, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v221
+  v_cndmask_b32 v74, v200, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v221
+  v_cndmask_b32 v76, v200, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v221
+  v_cndmask_b32 v77, v200, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v221
+  v_cndmask_b32 v79, v200, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v221
+  v_cndmask_b32 v80, v200, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v221
+  v_cndmask_b32 v82, v200, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v221
+  v_cndmask_b32 v83, v200, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v221
+  v_cndmask_b32 v85, v200, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v221
+  v_cndmask_b32 v86, v200, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v221
+  v_cndmask_b32 v88, v200, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v221
+  v_cndmask_b32 v89, v200, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v221
+  v_cndmask_b32 v91, v200, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v221
+  v_cndmask_b32 v92, v200, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v221
+  v_cndmask_b32 v94, v200, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v221
+  v_cndmask_b32 v95, v200, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v221
+  v_cndmask_b32 v97, v200, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v221
+  v_cndmask_b32 v98, v200, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v221
+  v_cndmask_b32 v100, v200, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v221
+  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[90:91]
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_34
-.Lno_mask_33:
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_33
+.Lno_mask_32:
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-.Lrow_max_done_34:
-  v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_35
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+.Lrow_max_done_33:
+  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_36
-.Lmax_moved_35:
-  v_sub_f32 v220, v196, v219
-  v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v221, 0x4b400000, v220
-  v_subrev_f32 v221, 0x4b400000, v221
-  v_sub_f32 v222, v220, v221
-  v_mov_b32 v184, 0x377fe5fe
-  v_fmaak_f32 v184, v184, v222, 0x39218489
-  v_fmaak_f32 v184, v184, v222, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v222, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v222, 0x3d635847
-  v_fmaak_f32 v184, v184, v222, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v222, 0x3f317218
-  v_fmaak_f32 v184, v184, v222, 0x3f800000
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 127, v221
-  v_lshlrev_b32 v221, 23, v221
-  v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_34
+  v_sub_f32 v221, v197, v220
+  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v222, v221
+  v_sub_f32 v223, v221, v222
+  v_fmaak_f32 v184, v1, v223, 0x39218489
+  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v223, 0x3d635847
+  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v223, 0x3f317218
+  v_fmaak_f32 v184, v184, v223, 0x3f800000
+  v_cvt_i32_f32 v222, v222
+  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_36:
-  v_mov_b32 v185, v184
-  v_sub_f32 v220, v219, v198
-  v_cmp_lt_f32 s[90:91], 0, v220
-  v_cmp_gt_f32 vcc, v193, v220
-  v_floor_f32 v221, v220
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 8, v221
-  v_cndmask_b32 v221, 8, v221, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v221, v202, v221, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v195, 127, v221                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v199, v219
-  v_cvt_f32_i32 v221, v221
-  v_mul_f32 v221, 0x41000000, v221
-  v_add_f32 v186, v192, v221
-  v_mul_f32 v220, 0x41000000, v219
-  v_sub_f32 v186, v186, v220
-  v_cndmask_b32 v186, v199, v186, vcc
-  v_mov_b32 v187, v186
-  v_mov_b32 v196, v219                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187]
+  v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
+.Lalpha_done_34:
+  v_sub_f32 v221, v220, v199
+  v_cmp_lt_f32 s[90:91], 0, v221
+  v_cmp_gt_f32 vcc, v194, v221
+  v_floor_f32 v222, v221
+  v_cvt_i32_f32 v222, v222
+  v_add_u32 v222, 8, v222
+  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v220
+  v_cvt_f32_i32 v222, v222
+  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+  v_cndmask_b32 v186, v200, v186, vcc
+  v_mov_b32 v197, v220                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v196|
-  v_cmp_eq_f32 s[90:91], v199, v196
+  v_cmp_gt_f32 vcc, s81, |v197|
+  v_cmp_eq_f32 s[90:91], v200, v197
   s_or_b64 vcc, vcc, s[90:91]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_37
-  v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v200
-  v_med3_f32 v74, v74, 0, v200
-  v_med3_f32 v75, v75, 0, v200
-  v_med3_f32 v76, v76, 0, v200
-  v_med3_f32 v77, v77, 0, v200
-  v_med3_f32 v78, v78, 0, v200
-  v_med3_f32 v79, v79, 0, v200
-  v_med3_f32 v80, v80, 0, v200
-  v_med3_f32 v81, v81, 0, v200
-  v_med3_f32 v82, v82, 0, v200
-  v_med3_f32 v83, v83, 0, v200
-  v_med3_f32 v84, v84, 0, v200
-  v_med3_f32 v85, v85, 0, v200
-  v_med3_f32 v86, v86, 0, v200
-  v_med3_f32 v87, v87, 0, v200
-  v_med3_f32 v88, v88, 0, v200
-  v_med3_f32 v89, v89, 0, v200
-  v_med3_f32 v90, v90, 0, v200
-  v_med3_f32 v91, v91, 0, v200
-  v_med3_f32 v92, v92, 0, v200
-  v_med3_f32 v93, v93, 0, v200
-  v_med3_f32 v94, v94, 0, v200
-  v_med3_f32 v95, v95, 0, v200
-  v_med3_f32 v96, v96, 0, v200
-  v_med3_f32 v97, v97, 0, v200
-  v_med3_f32 v98, v98, 0, v200
-  v_med3_f32 v99, v99, 0, v200
-  v_med3_f32 v100, v100, 0, v200
-  v_med3_f32 v101, v101, 0, v200
-  v_med3_f32 v102, v102, 0, v200
-  v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_37:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_35
+  v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v201
+  v_med3_f32 v74, v74, 0, v201
+  v_med3_f32 v75, v75, 0, v201
+  v_med3_f32 v76, v76, 0, v201
+  v_med3_f32 v77, v77, 0, v201
+  v_med3_f32 v78, v78, 0, v201
+  v_med3_f32 v79, v79, 0, v201
+  v_med3_f32 v80, v80, 0, v201
+  v_med3_f32 v81, v81, 0, v201
+  v_med3_f32 v82, v82, 0, v201
+  v_med3_f32 v83, v83, 0, v201
+  v_med3_f32 v84, v84, 0, v201
+  v_med3_f32 v85, v85, 0, v201
+  v_med3_f32 v86, v86, 0, v201
+  v_med3_f32 v87, v87, 0, v201
+  v_med3_f32 v88, v88, 0, v201
+  v_med3_f32 v89, v89, 0, v201
+  v_med3_f32 v90, v90, 0, v201
+  v_med3_f32 v91, v91, 0, v201
+  v_med3_f32 v92, v92, 0, v201
+  v_med3_f32 v93, v93, 0, v201
+  v_med3_f32 v94, v94, 0, v201
+  v_med3_f32 v95, v95, 0, v201
+  v_med3_f32 v96, v96, 0, v201
+  v_med3_f32 v97, v97, 0, v201
+  v_med3_f32 v98, v98, 0, v201
+  v_med3_f32 v99, v99, 0, v201
+  v_med3_f32 v100, v100, 0, v201
+  v_med3_f32 v101, v101, 0, v201
+  v_med3_f32 v102, v102, 0, v201
+  v_med3_f32 v103, v103, 0, v201
+.Lcodes_need_no_clamp_35:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1401,79 +1399,79 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_38
+  s_cbranch_scc0 .Lno_store_36
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v207, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_40
-  ds_write_b128 v209, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_40:
-  v_lshrrev_b32 v219, 8, v4
-  ds_write_b8 v213, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v213, v219 offset:80
-  ds_write_b8_d16_hi v213, v4 offset:160
-  ds_write_b8_d16_hi v213, v219 offset:240
-  v_lshrrev_b32 v219, 8, v5
-  ds_write_b8 v213, v5 offset:320
-  ds_write_b8 v213, v219 offset:400
-  ds_write_b8_d16_hi v213, v5 offset:480
-  ds_write_b8_d16_hi v213, v219 offset:560
-  v_lshrrev_b32 v219, 8, v6
-  ds_write_b8 v213, v6 offset:640
-  ds_write_b8 v213, v219 offset:720
-  ds_write_b8_d16_hi v213, v6 offset:800
-  ds_write_b8_d16_hi v213, v219 offset:880
-  v_lshrrev_b32 v219, 8, v7
-  ds_write_b8 v213, v7 offset:960
-  ds_write_b8 v213, v219 offset:1040
-  ds_write_b8_d16_hi v213, v7 offset:1120
-  ds_write_b8_d16_hi v213, v219 offset:1200
+  s_cbranch_scc1 .Lno_second_chunk_38
+  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
+.Lno_second_chunk_38:
+  v_lshrrev_b32 v220, 8, v4
+  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v214, v220 offset:80
+  ds_write_b8_d16_hi v214, v4 offset:160
+  ds_write_b8_d16_hi v214, v220 offset:240
+  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8 v214, v5 offset:320
+  ds_write_b8 v214, v220 offset:400
+  ds_write_b8_d16_hi v214, v5 offset:480
+  ds_write_b8_d16_hi v214, v220 offset:560
+  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8 v214, v6 offset:640
+  ds_write_b8 v214, v220 offset:720
+  ds_write_b8_d16_hi v214, v6 offset:800
+  ds_write_b8_d16_hi v214, v220 offset:880
+  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8 v214, v7 offset:960
+  ds_write_b8 v214, v220 offset:1040
+  ds_write_b8_d16_hi v214, v7 offset:1120
+  ds_write_b8_d16_hi v214, v220 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_38
+  s_cbranch_scc0 .Lno_store_36
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_41
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
+  s_cbranch_scc1 .Ltail_block_loads_39
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_44
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_44:
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_42
-.Ltail_block_loads_41:
+  s_cbranch_scc1 .Lno_second_chunk_42
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+.Lno_second_chunk_42:
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  s_branch .Lblock_loaded_40
+.Ltail_block_loads_39:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v205
+  v_cmp_gt_u32 vcc, s81, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s81, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v212
+  v_cmp_gt_u32 vcc, s81, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_42:
+.Lblock_loaded_40:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_38:
+.Lno_store_36:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1481,315 +1479,267 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_cbranch_scc1 .Lmfma_first_drain_stage1
   s_branch .Lmfma_first_loop
 .Lmfma_first_drain_stage0:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_45
-  v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
-  v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
-  v_pk_mul_f32 v[14:15], v[14:15], v[184:185]
-  v_pk_mul_f32 v[16:17], v[16:17], v[184:185]
-  v_pk_mul_f32 v[18:19], v[18:19], v[184:185]
-  v_pk_mul_f32 v[20:21], v[20:21], v[184:185]
-  v_pk_mul_f32 v[22:23], v[22:23], v[184:185]
-  v_pk_mul_f32 v[24:25], v[24:25], v[184:185]
-  v_pk_mul_f32 v[26:27], v[26:27], v[184:185]
-  v_pk_mul_f32 v[28:29], v[28:29], v[184:185]
-  v_pk_mul_f32 v[30:31], v[30:31], v[184:185]
-  v_pk_mul_f32 v[32:33], v[32:33], v[184:185]
-  v_pk_mul_f32 v[34:35], v[34:35], v[184:185]
-  v_pk_mul_f32 v[36:37], v[36:37], v[184:185]
-  v_pk_mul_f32 v[38:39], v[38:39], v[184:185]
-  v_pk_mul_f32 v[40:41], v[40:41], v[184:185]
-  v_pk_mul_f32 v[42:43], v[42:43], v[184:185]
-  v_pk_mul_f32 v[44:45], v[44:45], v[184:185]
-  v_pk_mul_f32 v[46:47], v[46:47], v[184:185]
-  v_pk_mul_f32 v[48:49], v[48:49], v[184:185]
-  v_pk_mul_f32 v[50:51], v[50:51], v[184:185]
-  v_pk_mul_f32 v[52:53], v[52:53], v[184:185]
-  v_pk_mul_f32 v[54:55], v[54:55], v[184:185]
-  v_pk_mul_f32 v[56:57], v[56:57], v[184:185]
-  v_pk_mul_f32 v[58:59], v[58:59], v[184:185]
-  v_pk_mul_f32 v[60:61], v[60:61], v[184:185]
-  v_pk_mul_f32 v[62:63], v[62:63], v[184:185]
-  v_pk_mul_f32 v[64:65], v[64:65], v[184:185]
-  v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
-  v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
-  v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_45:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
-  v_add_f32 v197, v197, v72
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_nop 15                                                       // row-sum MFMA result -> VALU
+  v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
+  v_add_f32 v198, v198, v72
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage1:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_46
-  v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
-  v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
-  v_pk_mul_f32 v[14:15], v[14:15], v[184:185]
-  v_pk_mul_f32 v[16:17], v[16:17], v[184:185]
-  v_pk_mul_f32 v[18:19], v[18:19], v[184:185]
-  v_pk_mul_f32 v[20:21], v[20:21], v[184:185]
-  v_pk_mul_f32 v[22:23], v[22:23], v[184:185]
-  v_pk_mul_f32 v[24:25], v[24:25], v[184:185]
-  v_pk_mul_f32 v[26:27], v[26:27], v[184:185]
-  v_pk_mul_f32 v[28:29], v[28:29], v[184:185]
-  v_pk_mul_f32 v[30:31], v[30:31], v[184:185]
-  v_pk_mul_f32 v[32:33], v[32:33], v[184:185]
-  v_pk_mul_f32 v[34:35], v[34:35], v[184:185]
-  v_pk_mul_f32 v[36:37], v[36:37], v[184:185]
-  v_pk_mul_f32 v[38:39], v[38:39], v[184:185]
-  v_pk_mul_f32 v[40:41], v[40:41], v[184:185]
-  v_pk_mul_f32 v[42:43], v[42:43], v[184:185]
-  v_pk_mul_f32 v[44:45], v[44:45], v[184:185]
-  v_pk_mul_f32 v[46:47], v[46:47], v[184:185]
-  v_pk_mul_f32 v[48:49], v[48:49], v[184:185]
-  v_pk_mul_f32 v[50:51], v[50:51], v[184:185]
-  v_pk_mul_f32 v[52:53], v[52:53], v[184:185]
-  v_pk_mul_f32 v[54:55], v[54:55], v[184:185]
-  v_pk_mul_f32 v[56:57], v[56:57], v[184:185]
-  v_pk_mul_f32 v[58:59], v[58:59], v[184:185]
-  v_pk_mul_f32 v[60:61], v[60:61], v[184:185]
-  v_pk_mul_f32 v[62:63], v[62:63], v[184:185]
-  v_pk_mul_f32 v[64:65], v[64:65], v[184:185]
-  v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
-  v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
-  v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_46:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
-  v_add_f32 v197, v197, v72
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_nop 15                                                       // row-sum MFMA result -> VALU
+  v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
+  v_add_f32 v198, v198, v72
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_47
+  s_cbranch_scc1 .Lno_previous_block_43
   s_add_i32 s81, s77, -64
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_48
-  v_subrev_u32 v220, s81, v190
-  v_cmp_lt_i32 vcc, 0, v220
-  v_cmp_lt_i32 s[90:91], 1, v220
-  v_cmp_lt_i32 s[92:93], 2, v220
-  v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v220
-  v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v220
-  v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v220
-  v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v220
-  v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v220
-  v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v220
-  v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v220
-  v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v220
-  v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v220
-  v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v220
-  v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v220
-  v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v220
-  v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v220
-  v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v220
-  v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v220
-  v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v220
-  v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v220
-  v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v220
-  v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v220
-  v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v220
-  v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v220
-  v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v220
-  v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v220
-  v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v220
-  v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v220
-  v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v220
-  v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v220
-  v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v220
-  v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v220
-  v_cndmask_b32 v101, v199, v101, s[92:93]
-  v_cndmask_b32 v102, v199, v102, vcc
-  v_cndmask_b32 v103, v199, v103, s[90:91]
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  s_cbranch_scc0 .Lno_mask_44
+  v_subrev_u32 v221, s81, v191
+  v_cmp_lt_i32 vcc, 0, v221
+  v_cmp_lt_i32 s[90:91], 1, v221
+  v_cmp_lt_i32 s[92:93], 2, v221
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v221
+  v_cndmask_b32 v73, v200, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v221
+  v_cndmask_b32 v74, v200, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v221
+  v_cndmask_b32 v76, v200, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v221
+  v_cndmask_b32 v77, v200, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v221
+  v_cndmask_b32 v79, v200, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v221
+  v_cndmask_b32 v80, v200, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v221
+  v_cndmask_b32 v82, v200, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v221
+  v_cndmask_b32 v83, v200, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v221
+  v_cndmask_b32 v85, v200, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v221
+  v_cndmask_b32 v86, v200, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v221
+  v_cndmask_b32 v88, v200, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v221
+  v_cndmask_b32 v89, v200, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v221
+  v_cndmask_b32 v91, v200, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v221
+  v_cndmask_b32 v92, v200, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v221
+  v_cndmask_b32 v94, v200, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v221
+  v_cndmask_b32 v95, v200, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v221
+  v_cndmask_b32 v97, v200, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v221
+  v_cndmask_b32 v98, v200, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v221
+  v_cndmask_b32 v100, v200, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v221
+  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[90:91]
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_49
-.Lno_mask_48:
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_45
+.Lno_mask_44:
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-.Lrow_max_done_49:
-  v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_50
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+.Lrow_max_done_45:
+  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_51
-.Lmax_moved_50:
-  v_sub_f32 v220, v196, v219
-  v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v221, 0x4b400000, v220
-  v_subrev_f32 v221, 0x4b400000, v221
-  v_sub_f32 v222, v220, v221
-  v_mov_b32 v184, 0x377fe5fe
-  v_fmaak_f32 v184, v184, v222, 0x39218489
-  v_fmaak_f32 v184, v184, v222, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v222, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v222, 0x3d635847
-  v_fmaak_f32 v184, v184, v222, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v222, 0x3f317218
-  v_fmaak_f32 v184, v184, v222, 0x3f800000
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 127, v221
-  v_lshlrev_b32 v221, 23, v221
-  v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_46
+  v_sub_f32 v221, v197, v220
+  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v222, v221
+  v_sub_f32 v223, v221, v222
+  v_fmaak_f32 v184, v1, v223, 0x39218489
+  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v223, 0x3d635847
+  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v223, 0x3f317218
+  v_fmaak_f32 v184, v184, v223, 0x3f800000
+  v_cvt_i32_f32 v222, v222
+  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_51:
-  v_mov_b32 v185, v184
-  v_sub_f32 v220, v219, v198
-  v_cmp_lt_f32 s[90:91], 0, v220
-  v_cmp_gt_f32 vcc, v193, v220
-  v_floor_f32 v221, v220
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 8, v221
-  v_cndmask_b32 v221, 8, v221, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v221, v202, v221, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v195, 127, v221                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v199, v219
-  v_cvt_f32_i32 v221, v221
-  v_mul_f32 v221, 0x41000000, v221
-  v_add_f32 v186, v192, v221
-  v_mul_f32 v220, 0x41000000, v219
-  v_sub_f32 v186, v186, v220
-  v_cndmask_b32 v186, v199, v186, vcc
-  v_mov_b32 v187, v186
-  v_mov_b32 v196, v219                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187]
+  v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
+.Lalpha_done_46:
+  v_sub_f32 v221, v220, v199
+  v_cmp_lt_f32 s[90:91], 0, v221
+  v_cmp_gt_f32 vcc, v194, v221
+  v_floor_f32 v222, v221
+  v_cvt_i32_f32 v222, v222
+  v_add_u32 v222, 8, v222
+  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v220
+  v_cvt_f32_i32 v222, v222
+  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+  v_cndmask_b32 v186, v200, v186, vcc
+  v_mov_b32 v197, v220                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v196|
-  v_cmp_eq_f32 s[92:93], v199, v196
+  v_cmp_gt_f32 vcc, s90, |v197|
+  v_cmp_eq_f32 s[92:93], v200, v197
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_52
-  v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v200
-  v_med3_f32 v74, v74, 0, v200
-  v_med3_f32 v75, v75, 0, v200
-  v_med3_f32 v76, v76, 0, v200
-  v_med3_f32 v77, v77, 0, v200
-  v_med3_f32 v78, v78, 0, v200
-  v_med3_f32 v79, v79, 0, v200
-  v_med3_f32 v80, v80, 0, v200
-  v_med3_f32 v81, v81, 0, v200
-  v_med3_f32 v82, v82, 0, v200
-  v_med3_f32 v83, v83, 0, v200
-  v_med3_f32 v84, v84, 0, v200
-  v_med3_f32 v85, v85, 0, v200
-  v_med3_f32 v86, v86, 0, v200
-  v_med3_f32 v87, v87, 0, v200
-  v_med3_f32 v88, v88, 0, v200
-  v_med3_f32 v89, v89, 0, v200
-  v_med3_f32 v90, v90, 0, v200
-  v_med3_f32 v91, v91, 0, v200
-  v_med3_f32 v92, v92, 0, v200
-  v_med3_f32 v93, v93, 0, v200
-  v_med3_f32 v94, v94, 0, v200
-  v_med3_f32 v95, v95, 0, v200
-  v_med3_f32 v96, v96, 0, v200
-  v_med3_f32 v97, v97, 0, v200
-  v_med3_f32 v98, v98, 0, v200
-  v_med3_f32 v99, v99, 0, v200
-  v_med3_f32 v100, v100, 0, v200
-  v_med3_f32 v101, v101, 0, v200
-  v_med3_f32 v102, v102, 0, v200
-  v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_52:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_47
+  v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v201
+  v_med3_f32 v74, v74, 0, v201
+  v_med3_f32 v75, v75, 0, v201
+  v_med3_f32 v76, v76, 0, v201
+  v_med3_f32 v77, v77, 0, v201
+  v_med3_f32 v78, v78, 0, v201
+  v_med3_f32 v79, v79, 0, v201
+  v_med3_f32 v80, v80, 0, v201
+  v_med3_f32 v81, v81, 0, v201
+  v_med3_f32 v82, v82, 0, v201
+  v_med3_f32 v83, v83, 0, v201
+  v_med3_f32 v84, v84, 0, v201
+  v_med3_f32 v85, v85, 0, v201
+  v_med3_f32 v86, v86, 0, v201
+  v_med3_f32 v87, v87, 0, v201
+  v_med3_f32 v88, v88, 0, v201
+  v_med3_f32 v89, v89, 0, v201
+  v_med3_f32 v90, v90, 0, v201
+  v_med3_f32 v91, v91, 0, v201
+  v_med3_f32 v92, v92, 0, v201
+  v_med3_f32 v93, v93, 0, v201
+  v_med3_f32 v94, v94, 0, v201
+  v_med3_f32 v95, v95, 0, v201
+  v_med3_f32 v96, v96, 0, v201
+  v_med3_f32 v97, v97, 0, v201
+  v_med3_f32 v98, v98, 0, v201
+  v_med3_f32 v99, v99, 0, v201
+  v_med3_f32 v100, v100, 0, v201
+  v_med3_f32 v101, v101, 0, v201
+  v_med3_f32 v102, v102, 0, v201
+  v_med3_f32 v103, v103, 0, v201
+.Lcodes_need_no_clamp_47:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1822,463 +1772,25 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_cvt_u32_f32_sdwa v165, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v166, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+.Lno_previous_block_43:
   s_setprio 1                                                    // MFMA cluster
-  s_nop 0                                                        // VALU write -> MFMA read
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_53
-  v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
-  v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
-  v_pk_mul_f32 v[14:15], v[14:15], v[184:185]
-  v_pk_mul_f32 v[16:17], v[16:17], v[184:185]
-  v_pk_mul_f32 v[18:19], v[18:19], v[184:185]
-  v_pk_mul_f32 v[20:21], v[20:21], v[184:185]
-  v_pk_mul_f32 v[22:23], v[22:23], v[184:185]
-  v_pk_mul_f32 v[24:25], v[24:25], v[184:185]
-  v_pk_mul_f32 v[26:27], v[26:27], v[184:185]
-  v_pk_mul_f32 v[28:29], v[28:29], v[184:185]
-  v_pk_mul_f32 v[30:31], v[30:31], v[184:185]
-  v_pk_mul_f32 v[32:33], v[32:33], v[184:185]
-  v_pk_mul_f32 v[34:35], v[34:35], v[184:185]
-  v_pk_mul_f32 v[36:37], v[36:37], v[184:185]
-  v_pk_mul_f32 v[38:39], v[38:39], v[184:185]
-  v_pk_mul_f32 v[40:41], v[40:41], v[184:185]
-  v_pk_mul_f32 v[42:43], v[42:43], v[184:185]
-  v_pk_mul_f32 v[44:45], v[44:45], v[184:185]
-  v_pk_mul_f32 v[46:47], v[46:47], v[184:185]
-  v_pk_mul_f32 v[48:49], v[48:49], v[184:185]
-  v_pk_mul_f32 v[50:51], v[50:51], v[184:185]
-  v_pk_mul_f32 v[52:53], v[52:53], v[184:185]
-  v_pk_mul_f32 v[54:55], v[54:55], v[184:185]
-  v_pk_mul_f32 v[56:57], v[56:57], v[184:185]
-  v_pk_mul_f32 v[58:59], v[58:59], v[184:185]
-  v_pk_mul_f32 v[60:61], v[60:61], v[184:185]
-  v_pk_mul_f32 v[62:63], v[62:63], v[184:185]
-  v_pk_mul_f32 v[64:65], v[64:65], v[184:185]
-  v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
-  v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
-  v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_53:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_47:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
-  v_add_f32 v197, v197, v72
-  s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v215 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v215 offset:16
-  ds_read_b128 v[112:115], v215 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v215 offset:80
-  ds_read_b128 v[120:123], v215 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v215 offset:144
-  ds_read_b128 v[128:131], v215 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v215 offset:6672
-  s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v215 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v215 offset:6736
-  s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v215 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v215 offset:6800
-  s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
-  ds_read_b128 v[104:107], v217 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v217 offset:16
-  ds_read_b128 v[112:115], v217 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v217 offset:2576
-  ds_read_b128 v[120:123], v217 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v217 offset:5136
-  ds_read_b128 v[128:131], v217 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v217 offset:7696
-  s_add_u32 s78, s77, 64
-  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_54
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
-  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_56
-  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_56:
-  v_lshrrev_b32 v219, 8, v4
-  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v219 offset:80
-  ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v219 offset:240
-  v_lshrrev_b32 v219, 8, v5
-  ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v219 offset:400
-  ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v219 offset:560
-  v_lshrrev_b32 v219, 8, v6
-  ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v219 offset:720
-  ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v219 offset:880
-  v_lshrrev_b32 v219, 8, v7
-  ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v219 offset:1040
-  ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v219 offset:1200
-  s_add_u32 s79, s78, 64
-  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_54
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_57
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
-  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_60
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_60:
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_58
-.Ltail_block_loads_57:
-  v_mov_b32 v176, 0
-  v_mov_b32 v177, 0
-  v_mov_b32 v178, 0
-  v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v205
-  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk (tail)
-  s_mov_b64 exec, s[86:87]
-  v_mov_b32 v180, 0
-  v_mov_b32 v181, 0
-  v_mov_b32 v182, 0
-  v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v206
-  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk (tail)
-  s_mov_b64 exec, s[86:87]
-  v_mov_b32 v4, 0
-  v_mov_b32 v5, 0
-  v_mov_b32 v6, 0
-  v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v212
-  s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
-  s_mov_b64 exec, s[86:87]
-.Lblock_loaded_58:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_54:
-  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
-  s_barrier
-  s_mov_b32 s77, s78
-  s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_61
-  s_add_i32 s81, s77, -64
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_62
-  v_subrev_u32 v220, s81, v190
-  v_cmp_lt_i32 vcc, 0, v220
-  v_cmp_lt_i32 s[90:91], 1, v220
-  v_cmp_lt_i32 s[92:93], 2, v220
-  v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v220
-  v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v220
-  v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v220
-  v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v220
-  v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v220
-  v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v220
-  v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v220
-  v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v220
-  v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v220
-  v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v220
-  v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v220
-  v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v220
-  v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v220
-  v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v220
-  v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v220
-  v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v220
-  v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v220
-  v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v220
-  v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v220
-  v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v220
-  v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v220
-  v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v220
-  v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v220
-  v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v220
-  v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v220
-  v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v220
-  v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v220
-  v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v220
-  v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v220
-  v_cndmask_b32 v101, v199, v101, s[92:93]
-  v_cndmask_b32 v102, v199, v102, vcc
-  v_cndmask_b32 v103, v199, v103, s[90:91]
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_63
-.Lno_mask_62:
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-.Lrow_max_done_63:
-  v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_64
-  v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_65
-.Lmax_moved_64:
-  v_sub_f32 v220, v196, v219
-  v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v221, 0x4b400000, v220
-  v_subrev_f32 v221, 0x4b400000, v221
-  v_sub_f32 v222, v220, v221
-  v_mov_b32 v184, 0x377fe5fe
-  v_fmaak_f32 v184, v184, v222, 0x39218489
-  v_fmaak_f32 v184, v184, v222, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v222, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v222, 0x3d635847
-  v_fmaak_f32 v184, v184, v222, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v222, 0x3f317218
-  v_fmaak_f32 v184, v184, v222, 0x3f800000
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 127, v221
-  v_lshlrev_b32 v221, 23, v221
-  v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_65:
-  v_mov_b32 v185, v184
-  v_sub_f32 v220, v219, v198
-  v_cmp_lt_f32 s[90:91], 0, v220
-  v_cmp_gt_f32 vcc, v193, v220
-  v_floor_f32 v221, v220
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 8, v221
-  v_cndmask_b32 v221, 8, v221, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v221, v202, v221, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v195, 127, v221                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v199, v219
-  v_cvt_f32_i32 v221, v221
-  v_mul_f32 v221, 0x41000000, v221
-  v_add_f32 v186, v192, v221
-  v_mul_f32 v220, 0x41000000, v219
-  v_sub_f32 v186, v186, v220
-  v_cndmask_b32 v186, v199, v186, vcc
-  v_mov_b32 v187, v186
-  v_mov_b32 v196, v219                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v196|
-  v_cmp_eq_f32 s[92:93], v199, v196
-  s_or_b64 vcc, vcc, s[92:93]
-  s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_66
-  v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v200
-  v_med3_f32 v74, v74, 0, v200
-  v_med3_f32 v75, v75, 0, v200
-  v_med3_f32 v76, v76, 0, v200
-  v_med3_f32 v77, v77, 0, v200
-  v_med3_f32 v78, v78, 0, v200
-  v_med3_f32 v79, v79, 0, v200
-  v_med3_f32 v80, v80, 0, v200
-  v_med3_f32 v81, v81, 0, v200
-  v_med3_f32 v82, v82, 0, v200
-  v_med3_f32 v83, v83, 0, v200
-  v_med3_f32 v84, v84, 0, v200
-  v_med3_f32 v85, v85, 0, v200
-  v_med3_f32 v86, v86, 0, v200
-  v_med3_f32 v87, v87, 0, v200
-  v_med3_f32 v88, v88, 0, v200
-  v_med3_f32 v89, v89, 0, v200
-  v_med3_f32 v90, v90, 0, v200
-  v_med3_f32 v91, v91, 0, v200
-  v_med3_f32 v92, v92, 0, v200
-  v_med3_f32 v93, v93, 0, v200
-  v_med3_f32 v94, v94, 0, v200
-  v_med3_f32 v95, v95, 0, v200
-  v_med3_f32 v96, v96, 0, v200
-  v_med3_f32 v97, v97, 0, v200
-  v_med3_f32 v98, v98, 0, v200
-  v_med3_f32 v99, v99, 0, v200
-  v_med3_f32 v100, v100, 0, v200
-  v_med3_f32 v101, v101, 0, v200
-  v_med3_f32 v102, v102, 0, v200
-  v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_66:
-  v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
-  v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v163, v84 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v164, v88 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v165, v92 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v166, v96 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v167, v100 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v160, v73 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v161, v77 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v162, v81 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v163, v85 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v164, v89 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v165, v93 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v166, v97 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v167, v101 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v160, v74 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v161, v78 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v162, v82 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v163, v86 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v164, v90 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v165, v94 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v166, v98 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v167, v102 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v160, v75 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v161, v79 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v162, v83 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v163, v87 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v164, v91 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v165, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v166, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-  s_setprio 1                                                    // MFMA cluster
-  s_nop 0                                                        // VALU write -> MFMA read
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_67
-  v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
-  v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
-  v_pk_mul_f32 v[14:15], v[14:15], v[184:185]
-  v_pk_mul_f32 v[16:17], v[16:17], v[184:185]
-  v_pk_mul_f32 v[18:19], v[18:19], v[184:185]
-  v_pk_mul_f32 v[20:21], v[20:21], v[184:185]
-  v_pk_mul_f32 v[22:23], v[22:23], v[184:185]
-  v_pk_mul_f32 v[24:25], v[24:25], v[184:185]
-  v_pk_mul_f32 v[26:27], v[26:27], v[184:185]
-  v_pk_mul_f32 v[28:29], v[28:29], v[184:185]
-  v_pk_mul_f32 v[30:31], v[30:31], v[184:185]
-  v_pk_mul_f32 v[32:33], v[32:33], v[184:185]
-  v_pk_mul_f32 v[34:35], v[34:35], v[184:185]
-  v_pk_mul_f32 v[36:37], v[36:37], v[184:185]
-  v_pk_mul_f32 v[38:39], v[38:39], v[184:185]
-  v_pk_mul_f32 v[40:41], v[40:41], v[184:185]
-  v_pk_mul_f32 v[42:43], v[42:43], v[184:185]
-  v_pk_mul_f32 v[44:45], v[44:45], v[184:185]
-  v_pk_mul_f32 v[46:47], v[46:47], v[184:185]
-  v_pk_mul_f32 v[48:49], v[48:49], v[184:185]
-  v_pk_mul_f32 v[50:51], v[50:51], v[184:185]
-  v_pk_mul_f32 v[52:53], v[52:53], v[184:185]
-  v_pk_mul_f32 v[54:55], v[54:55], v[184:185]
-  v_pk_mul_f32 v[56:57], v[56:57], v[184:185]
-  v_pk_mul_f32 v[58:59], v[58:59], v[184:185]
-  v_pk_mul_f32 v[60:61], v[60:61], v[184:185]
-  v_pk_mul_f32 v[62:63], v[62:63], v[184:185]
-  v_pk_mul_f32 v[64:65], v[64:65], v[184:185]
-  v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
-  v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
-  v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_67:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-.Lno_previous_block_61:
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
-  v_add_f32 v197, v197, v72
-  s_setprio 1                                                    // MFMA cluster
+  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_48
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v216 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v216 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v216 offset:144
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v216 offset:6672
+  s_branch .Lqk_49
+.Lno_previous_block_48:
   ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v216 offset:16
   ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
@@ -2287,106 +1799,519 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   ds_read_b128 v[124:127], v216 offset:144
   ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v216 offset:6672
+.Lqk_49:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
+  v_add_f32 v198, v198, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v216 offset:6720                      // K tile 1 step 1
   ds_read_b128 v[108:111], v216 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[112:115], v216 offset:6784                      // K tile 1 step 2
   ds_read_b128 v[116:119], v216 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v194, v194 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
-  ds_read_b128 v[104:107], v218 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v218 offset:16
-  ds_read_b128 v[112:115], v218 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v218 offset:2576
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[120:123], v218 offset:5120                      // V^T tile 2
   ds_read_b128 v[124:127], v218 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
   ds_read_b128 v[128:131], v218 offset:7680                      // V^T tile 3
   ds_read_b128 v[132:135], v218 offset:7696
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[104:107], v218 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v218 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[112:115], v218 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v218 offset:2576
+  s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_68
+  s_cbranch_scc0 .Lno_store_50
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v207, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v209, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_70
-  ds_write_b128 v209, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_70:
-  v_lshrrev_b32 v219, 8, v4
-  ds_write_b8 v213, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v213, v219 offset:80
-  ds_write_b8_d16_hi v213, v4 offset:160
-  ds_write_b8_d16_hi v213, v219 offset:240
-  v_lshrrev_b32 v219, 8, v5
-  ds_write_b8 v213, v5 offset:320
-  ds_write_b8 v213, v219 offset:400
-  ds_write_b8_d16_hi v213, v5 offset:480
-  ds_write_b8_d16_hi v213, v219 offset:560
-  v_lshrrev_b32 v219, 8, v6
-  ds_write_b8 v213, v6 offset:640
-  ds_write_b8 v213, v219 offset:720
-  ds_write_b8_d16_hi v213, v6 offset:800
-  ds_write_b8_d16_hi v213, v219 offset:880
-  v_lshrrev_b32 v219, 8, v7
-  ds_write_b8 v213, v7 offset:960
-  ds_write_b8 v213, v219 offset:1040
-  ds_write_b8_d16_hi v213, v7 offset:1120
-  ds_write_b8_d16_hi v213, v219 offset:1200
+  s_cbranch_scc1 .Lno_second_chunk_52
+  ds_write_b128 v211, v[180:183] offset:0                        // store: K chunk, row-major
+.Lno_second_chunk_52:
+  v_lshrrev_b32 v220, 8, v4
+  ds_write_b8 v215, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v215, v220 offset:80
+  ds_write_b8_d16_hi v215, v4 offset:160
+  ds_write_b8_d16_hi v215, v220 offset:240
+  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8 v215, v5 offset:320
+  ds_write_b8 v215, v220 offset:400
+  ds_write_b8_d16_hi v215, v5 offset:480
+  ds_write_b8_d16_hi v215, v220 offset:560
+  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8 v215, v6 offset:640
+  ds_write_b8 v215, v220 offset:720
+  ds_write_b8_d16_hi v215, v6 offset:800
+  ds_write_b8_d16_hi v215, v220 offset:880
+  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8 v215, v7 offset:960
+  ds_write_b8 v215, v220 offset:1040
+  ds_write_b8_d16_hi v215, v7 offset:1120
+  ds_write_b8_d16_hi v215, v220 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_68
+  s_cbranch_scc0 .Lno_store_50
   s_sub_i32 s81, s71, s79
   s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_71
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk
+  s_cbranch_scc1 .Ltail_block_loads_53
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_74
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk
-.Lno_second_chunk_74:
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_72
-.Ltail_block_loads_71:
+  s_cbranch_scc1 .Lno_second_chunk_56
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+.Lno_second_chunk_56:
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  s_branch .Lblock_loaded_54
+.Ltail_block_loads_53:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v205
+  v_cmp_gt_u32 vcc, s81, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v203, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s81, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v212
+  v_cmp_gt_u32 vcc, s81, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v211, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_72:
+.Lblock_loaded_54:
   s_lshl_b64 s[90:91], s[36:37], 6
   s_add_u32 s82, s82, s90
   s_addc_u32 s83, s83, s91
   s_lshl_b64 s[90:91], s[42:43], 6
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-.Lno_store_68:
+.Lno_store_50:
+  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+  s_barrier
+  s_mov_b32 s77, s78
+  s_cmp_ge_i32 s77, s74
+  s_cbranch_scc1 .Lsoftmax_first_drain
+  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_57
+  s_add_i32 s81, s77, -64
+  s_nop 5                                                        // QK MFMA result -> VALU
+  s_add_u32 s90, s81, 64
+  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_58
+  v_subrev_u32 v221, s81, v191
+  v_cmp_lt_i32 vcc, 0, v221
+  v_cmp_lt_i32 s[90:91], 1, v221
+  v_cmp_lt_i32 s[92:93], 2, v221
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v221
+  v_cndmask_b32 v73, v200, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v221
+  v_cndmask_b32 v74, v200, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v221
+  v_cndmask_b32 v76, v200, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v221
+  v_cndmask_b32 v77, v200, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v221
+  v_cndmask_b32 v79, v200, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v221
+  v_cndmask_b32 v80, v200, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v221
+  v_cndmask_b32 v82, v200, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v221
+  v_cndmask_b32 v83, v200, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v221
+  v_cndmask_b32 v85, v200, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v221
+  v_cndmask_b32 v86, v200, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v221
+  v_cndmask_b32 v88, v200, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v221
+  v_cndmask_b32 v89, v200, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v221
+  v_cndmask_b32 v91, v200, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v221
+  v_cndmask_b32 v92, v200, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v221
+  v_cndmask_b32 v94, v200, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v221
+  v_cndmask_b32 v95, v200, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v221
+  v_cndmask_b32 v97, v200, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v221
+  v_cndmask_b32 v98, v200, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v221
+  v_cndmask_b32 v100, v200, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v221
+  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[90:91]
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_59
+.Lno_mask_58:
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+.Lrow_max_done_59:
+  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
+  v_mov_b32 v184, 1.0
+  s_cbranch_vccz .Lalpha_done_60
+  v_sub_f32 v221, v197, v220
+  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v222, v221
+  v_sub_f32 v223, v221, v222
+  v_fmaak_f32 v184, v1, v223, 0x39218489
+  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v223, 0x3d635847
+  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v223, 0x3f317218
+  v_fmaak_f32 v184, v184, v223, 0x3f800000
+  v_cvt_i32_f32 v222, v222
+  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
+.Lalpha_done_60:
+  v_sub_f32 v221, v220, v199
+  v_cmp_lt_f32 s[90:91], 0, v221
+  v_cmp_gt_f32 vcc, v194, v221
+  v_floor_f32 v222, v221
+  v_cvt_i32_f32 v222, v222
+  v_add_u32 v222, 8, v222
+  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v220
+  v_cvt_f32_i32 v222, v222
+  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+  v_cndmask_b32 v186, v200, v186, vcc
+  v_mov_b32 v197, v220                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  s_mov_b32 s90, 0x49000000
+  v_cmp_gt_f32 vcc, s90, |v197|
+  v_cmp_eq_f32 s[92:93], v200, v197
+  s_or_b64 vcc, vcc, s[92:93]
+  s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
+  s_cbranch_scc1 .Lcodes_need_no_clamp_61
+  v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v201
+  v_med3_f32 v74, v74, 0, v201
+  v_med3_f32 v75, v75, 0, v201
+  v_med3_f32 v76, v76, 0, v201
+  v_med3_f32 v77, v77, 0, v201
+  v_med3_f32 v78, v78, 0, v201
+  v_med3_f32 v79, v79, 0, v201
+  v_med3_f32 v80, v80, 0, v201
+  v_med3_f32 v81, v81, 0, v201
+  v_med3_f32 v82, v82, 0, v201
+  v_med3_f32 v83, v83, 0, v201
+  v_med3_f32 v84, v84, 0, v201
+  v_med3_f32 v85, v85, 0, v201
+  v_med3_f32 v86, v86, 0, v201
+  v_med3_f32 v87, v87, 0, v201
+  v_med3_f32 v88, v88, 0, v201
+  v_med3_f32 v89, v89, 0, v201
+  v_med3_f32 v90, v90, 0, v201
+  v_med3_f32 v91, v91, 0, v201
+  v_med3_f32 v92, v92, 0, v201
+  v_med3_f32 v93, v93, 0, v201
+  v_med3_f32 v94, v94, 0, v201
+  v_med3_f32 v95, v95, 0, v201
+  v_med3_f32 v96, v96, 0, v201
+  v_med3_f32 v97, v97, 0, v201
+  v_med3_f32 v98, v98, 0, v201
+  v_med3_f32 v99, v99, 0, v201
+  v_med3_f32 v100, v100, 0, v201
+  v_med3_f32 v101, v101, 0, v201
+  v_med3_f32 v102, v102, 0, v201
+  v_med3_f32 v103, v103, 0, v201
+.Lcodes_need_no_clamp_61:
+  v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
+  v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v163, v84 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v164, v88 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v165, v92 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v166, v96 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v167, v100 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v160, v73 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v161, v77 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v162, v81 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v163, v85 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v164, v89 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v165, v93 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v166, v97 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v167, v101 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v160, v74 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v161, v78 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v162, v82 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v163, v86 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v164, v90 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v165, v94 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v166, v98 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v167, v102 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v160, v75 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v161, v79 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v162, v83 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v163, v87 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v164, v91 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v165, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v166, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+.Lno_previous_block_57:
+  s_setprio 1                                                    // MFMA cluster
+  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_62
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v217 offset:16
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v217 offset:80
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v217 offset:144
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v217 offset:6672
+  s_branch .Lqk_63
+.Lno_previous_block_62:
+  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v217 offset:16
+  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v217 offset:80
+  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v217 offset:144
+  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v217 offset:6672
+.Lqk_63:
+  s_nop 6                                                        // row-sum MFMA result -> VALU
+  v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
+  v_add_f32 v198, v198, v72
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v217 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v217 offset:6736
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v217 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v217 offset:6800
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v219 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v219 offset:5136
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[128:131], v219 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v219 offset:7696
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v219 offset:16
+  s_waitcnt lgkmcnt(6)                                           // K operand
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[112:115], v219 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v219 offset:2576
+  s_setprio 0
+  s_add_u32 s78, s77, 64
+  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
+  s_cbranch_scc0 .Lno_store_64
+  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
+  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
+  s_cbranch_scc1 .Lno_second_chunk_66
+  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
+.Lno_second_chunk_66:
+  v_lshrrev_b32 v220, 8, v4
+  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v214, v220 offset:80
+  ds_write_b8_d16_hi v214, v4 offset:160
+  ds_write_b8_d16_hi v214, v220 offset:240
+  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8 v214, v5 offset:320
+  ds_write_b8 v214, v220 offset:400
+  ds_write_b8_d16_hi v214, v5 offset:480
+  ds_write_b8_d16_hi v214, v220 offset:560
+  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8 v214, v6 offset:640
+  ds_write_b8 v214, v220 offset:720
+  ds_write_b8_d16_hi v214, v6 offset:800
+  ds_write_b8_d16_hi v214, v220 offset:880
+  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8 v214, v7 offset:960
+  ds_write_b8 v214, v220 offset:1040
+  ds_write_b8_d16_hi v214, v7 offset:1120
+  ds_write_b8_d16_hi v214, v220 offset:1200
+  s_add_u32 s79, s78, 64
+  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
+  s_cbranch_scc0 .Lno_store_64
+  s_sub_i32 s81, s71, s79
+  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_67
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
+  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
+  s_cbranch_scc1 .Lno_second_chunk_70
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+.Lno_second_chunk_70:
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  s_branch .Lblock_loaded_68
+.Ltail_block_loads_67:
+  v_mov_b32 v176, 0
+  v_mov_b32 v177, 0
+  v_mov_b32 v178, 0
+  v_mov_b32 v179, 0
+  v_cmp_gt_u32 vcc, s81, v206
+  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
+  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
+  s_mov_b64 exec, s[86:87]
+  v_mov_b32 v180, 0
+  v_mov_b32 v181, 0
+  v_mov_b32 v182, 0
+  v_mov_b32 v183, 0
+  v_cmp_gt_u32 vcc, s81, v207
+  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
+  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
+  s_mov_b64 exec, s[86:87]
+  v_mov_b32 v4, 0
+  v_mov_b32 v5, 0
+  v_mov_b32 v6, 0
+  v_mov_b32 v7, 0
+  v_cmp_gt_u32 vcc, s81, v213
+  s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
+  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
+  s_mov_b64 exec, s[86:87]
+.Lblock_loaded_68:
+  s_lshl_b64 s[90:91], s[36:37], 6
+  s_add_u32 s82, s82, s90
+  s_addc_u32 s83, s83, s91
+  s_lshl_b64 s[90:91], s[42:43], 6
+  s_add_u32 s84, s84, s90
+  s_addc_u32 s85, s85, s91
+.Lno_store_64:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2395,222 +2320,244 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain:
   s_add_i32 s81, s77, -64
-  s_nop 1                                                        // QK MFMA result -> VALU
+  s_nop 7                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s81, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_75
-  v_subrev_u32 v220, s81, v190
-  v_cmp_lt_i32 vcc, 0, v220
-  v_cmp_lt_i32 s[90:91], 1, v220
-  v_cmp_lt_i32 s[92:93], 2, v220
-  v_cndmask_b32 v72, v199, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v220
-  v_cndmask_b32 v73, v199, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v220
-  v_cndmask_b32 v74, v199, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v220
-  v_cndmask_b32 v75, v199, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v220
-  v_cndmask_b32 v76, v199, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v220
-  v_cndmask_b32 v77, v199, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v220
-  v_cndmask_b32 v78, v199, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v220
-  v_cndmask_b32 v79, v199, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v220
-  v_cndmask_b32 v80, v199, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v220
-  v_cndmask_b32 v81, v199, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v220
-  v_cndmask_b32 v82, v199, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v220
-  v_cndmask_b32 v83, v199, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v220
-  v_cndmask_b32 v84, v199, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v220
-  v_cndmask_b32 v85, v199, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v220
-  v_cndmask_b32 v86, v199, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v220
-  v_cndmask_b32 v87, v199, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v220
-  v_cndmask_b32 v88, v199, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v220
-  v_cndmask_b32 v89, v199, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v220
-  v_cndmask_b32 v90, v199, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v220
-  v_cndmask_b32 v91, v199, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v220
-  v_cndmask_b32 v92, v199, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v220
-  v_cndmask_b32 v93, v199, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v220
-  v_cndmask_b32 v94, v199, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v220
-  v_cndmask_b32 v95, v199, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v220
-  v_cndmask_b32 v96, v199, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v220
-  v_cndmask_b32 v97, v199, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v220
-  v_cndmask_b32 v98, v199, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v220
-  v_cndmask_b32 v99, v199, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v220
-  v_cndmask_b32 v100, v199, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v220
-  v_cndmask_b32 v101, v199, v101, s[92:93]
-  v_cndmask_b32 v102, v199, v102, vcc
-  v_cndmask_b32 v103, v199, v103, s[90:91]
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  s_cbranch_scc0 .Lno_mask_71
+  v_subrev_u32 v221, s81, v191
+  v_cmp_lt_i32 vcc, 0, v221
+  v_cmp_lt_i32 s[90:91], 1, v221
+  v_cmp_lt_i32 s[92:93], 2, v221
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v221
+  v_cndmask_b32 v73, v200, v73, s[90:91]
+  v_cmp_lt_i32 s[90:91], 8, v221
+  v_cndmask_b32 v74, v200, v74, s[92:93]
+  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v221
+  v_cndmask_b32 v76, v200, v76, s[90:91]
+  v_cmp_lt_i32 s[90:91], 11, v221
+  v_cndmask_b32 v77, v200, v77, s[92:93]
+  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v221
+  v_cndmask_b32 v79, v200, v79, s[90:91]
+  v_cmp_lt_i32 s[90:91], 18, v221
+  v_cndmask_b32 v80, v200, v80, s[92:93]
+  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v221
+  v_cndmask_b32 v82, v200, v82, s[90:91]
+  v_cmp_lt_i32 s[90:91], 25, v221
+  v_cndmask_b32 v83, v200, v83, s[92:93]
+  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v221
+  v_cndmask_b32 v85, v200, v85, s[90:91]
+  v_cmp_lt_i32 s[90:91], 32, v221
+  v_cndmask_b32 v86, v200, v86, s[92:93]
+  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v221
+  v_cndmask_b32 v88, v200, v88, s[90:91]
+  v_cmp_lt_i32 s[90:91], 35, v221
+  v_cndmask_b32 v89, v200, v89, s[92:93]
+  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v221
+  v_cndmask_b32 v91, v200, v91, s[90:91]
+  v_cmp_lt_i32 s[90:91], 42, v221
+  v_cndmask_b32 v92, v200, v92, s[92:93]
+  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v221
+  v_cndmask_b32 v94, v200, v94, s[90:91]
+  v_cmp_lt_i32 s[90:91], 49, v221
+  v_cndmask_b32 v95, v200, v95, s[92:93]
+  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v221
+  v_cndmask_b32 v97, v200, v97, s[90:91]
+  v_cmp_lt_i32 s[90:91], 56, v221
+  v_cndmask_b32 v98, v200, v98, s[92:93]
+  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v221
+  v_cndmask_b32 v100, v200, v100, s[90:91]
+  v_cmp_lt_i32 s[90:91], 59, v221
+  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[90:91]
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_cmp_eq_f32 vcc, v199, v219                                   // no key of the block visible?
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-  v_cndmask_b32 v219, v219, v196, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_76
-.Lno_mask_75:
-  v_maximum3_f32 v219, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v219, v219, v75, v76
-  v_maximum3_f32 v219, v219, v77, v78
-  v_maximum3_f32 v219, v219, v79, v80
-  v_maximum3_f32 v219, v219, v81, v82
-  v_maximum3_f32 v219, v219, v83, v84
-  v_maximum3_f32 v219, v219, v85, v86
-  v_maximum3_f32 v219, v219, v87, v88
-  v_maximum3_f32 v219, v219, v89, v90
-  v_maximum3_f32 v219, v219, v91, v92
-  v_maximum3_f32 v219, v219, v93, v94
-  v_maximum3_f32 v219, v219, v95, v96
-  v_maximum3_f32 v219, v219, v97, v98
-  v_maximum3_f32 v219, v219, v99, v100
-  v_maximum3_f32 v219, v219, v101, v102
-  v_maximum3_f32 v219, v219, v103, v103
-  v_mov_b32 v220, v219
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_72
+.Lno_mask_71:
+  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v220, v220, v75, v76
+  v_maximum3_f32 v220, v220, v77, v78
+  v_maximum3_f32 v220, v220, v79, v80
+  v_maximum3_f32 v220, v220, v81, v82
+  v_maximum3_f32 v220, v220, v83, v84
+  v_maximum3_f32 v220, v220, v85, v86
+  v_maximum3_f32 v220, v220, v87, v88
+  v_maximum3_f32 v220, v220, v89, v90
+  v_maximum3_f32 v220, v220, v91, v92
+  v_maximum3_f32 v220, v220, v93, v94
+  v_maximum3_f32 v220, v220, v95, v96
+  v_maximum3_f32 v220, v220, v97, v98
+  v_maximum3_f32 v220, v220, v99, v100
+  v_maximum3_f32 v220, v220, v101, v102
+  v_maximum3_f32 v220, v220, v103, v103
+  v_mov_b32 v221, v220
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v219, v220                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v219, v219, v220, v220
-  v_mul_f32 v198, v191, v219                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v219, v196, v198, v198
-.Lrow_max_done_76:
-  v_cmp_lt_f32 vcc, v196, v219                                   // alpha: did any running max move?
-  s_cbranch_vccnz .Lmax_moved_77
+  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v220, v220, v221, v221
+  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v220, v197, v199, v199
+.Lrow_max_done_72:
+  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_branch .Lalpha_done_78
-.Lmax_moved_77:
-  v_sub_f32 v220, v196, v219
-  v_cmp_le_f32 vcc, 0xc2fc0000, v220                             // read after the polynomial (lane mask: 2 wait states)
-  v_add_f32 v221, 0x4b400000, v220
-  v_subrev_f32 v221, 0x4b400000, v221
-  v_sub_f32 v222, v220, v221
-  v_mov_b32 v184, 0x377fe5fe
-  v_fmaak_f32 v184, v184, v222, 0x39218489
-  v_fmaak_f32 v184, v184, v222, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v222, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v222, 0x3d635847
-  v_fmaak_f32 v184, v184, v222, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v222, 0x3f317218
-  v_fmaak_f32 v184, v184, v222, 0x3f800000
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 127, v221
-  v_lshlrev_b32 v221, 23, v221
-  v_mul_f32 v184, v184, v221                                     // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_73
+  v_sub_f32 v221, v197, v220
+  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v222, v221
+  v_sub_f32 v223, v221, v222
+  v_fmaak_f32 v184, v1, v223, 0x39218489
+  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v223, 0x3d635847
+  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v223, 0x3f317218
+  v_fmaak_f32 v184, v184, v223, 0x3f800000
+  v_cvt_i32_f32 v222, v222
+  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
-.Lalpha_done_78:
-  v_mov_b32 v185, v184
-  v_sub_f32 v220, v219, v198
-  v_cmp_lt_f32 s[90:91], 0, v220
-  v_cmp_gt_f32 vcc, v193, v220
-  v_floor_f32 v221, v220
-  v_cvt_i32_f32 v221, v221
-  v_add_u32 v221, 8, v221
-  v_cndmask_b32 v221, 8, v221, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v221, v202, v221, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v195, 127, v221                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v199, v219
-  v_cvt_f32_i32 v221, v221
-  v_mul_f32 v221, 0x41000000, v221
-  v_add_f32 v186, v192, v221
-  v_mul_f32 v220, 0x41000000, v219
-  v_sub_f32 v186, v186, v220
-  v_cndmask_b32 v186, v199, v186, vcc
-  v_mov_b32 v187, v186
-  v_mov_b32 v196, v219                                           // m = m_new
-  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187]            // Lean P: fma(S, 8 scale_log2, bias)
-  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187]
-  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187]
-  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187]
-  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187]
-  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187]
-  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187]
-  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187]
-  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187]
-  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187]
-  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187]
-  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187]
-  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187]
-  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187]
-  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187]
-  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187]
+  v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
+.Lalpha_done_73:
+  v_sub_f32 v221, v220, v199
+  v_cmp_lt_f32 s[90:91], 0, v221
+  v_cmp_gt_f32 vcc, v194, v221
+  v_floor_f32 v222, v221
+  v_cvt_i32_f32 v222, v222
+  v_add_u32 v222, 8, v222
+  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
+  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v220
+  v_cvt_f32_i32 v222, v222
+  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+  v_cndmask_b32 v186, v200, v186, vcc
+  v_mov_b32 v197, v220                                           // m = m_new
+  v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
+  v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[78:79], v[78:79], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[80:81], v[80:81], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[82:83], v[82:83], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[84:85], v[84:85], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[86:87], v[86:87], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[88:89], v[88:89], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[90:91], v[90:91], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[92:93], v[92:93], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[94:95], v[94:95], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[96:97], v[96:97], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
+  v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v196|
-  v_cmp_eq_f32 s[92:93], v199, v196
+  v_cmp_gt_f32 vcc, s90, |v197|
+  v_cmp_eq_f32 s[92:93], v200, v197
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_79
-  v_med3_f32 v72, v72, 0, v200                                   // clamp [0, 126] (NaN -> 0)
-  v_med3_f32 v73, v73, 0, v200
-  v_med3_f32 v74, v74, 0, v200
-  v_med3_f32 v75, v75, 0, v200
-  v_med3_f32 v76, v76, 0, v200
-  v_med3_f32 v77, v77, 0, v200
-  v_med3_f32 v78, v78, 0, v200
-  v_med3_f32 v79, v79, 0, v200
-  v_med3_f32 v80, v80, 0, v200
-  v_med3_f32 v81, v81, 0, v200
-  v_med3_f32 v82, v82, 0, v200
-  v_med3_f32 v83, v83, 0, v200
-  v_med3_f32 v84, v84, 0, v200
-  v_med3_f32 v85, v85, 0, v200
-  v_med3_f32 v86, v86, 0, v200
-  v_med3_f32 v87, v87, 0, v200
-  v_med3_f32 v88, v88, 0, v200
-  v_med3_f32 v89, v89, 0, v200
-  v_med3_f32 v90, v90, 0, v200
-  v_med3_f32 v91, v91, 0, v200
-  v_med3_f32 v92, v92, 0, v200
-  v_med3_f32 v93, v93, 0, v200
-  v_med3_f32 v94, v94, 0, v200
-  v_med3_f32 v95, v95, 0, v200
-  v_med3_f32 v96, v96, 0, v200
-  v_med3_f32 v97, v97, 0, v200
-  v_med3_f32 v98, v98, 0, v200
-  v_med3_f32 v99, v99, 0, v200
-  v_med3_f32 v100, v100, 0, v200
-  v_med3_f32 v101, v101, 0, v200
-  v_med3_f32 v102, v102, 0, v200
-  v_med3_f32 v103, v103, 0, v200
-.Lcodes_need_no_clamp_79:
+  s_cbranch_scc1 .Lcodes_need_no_clamp_74
+  v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
+  v_med3_f32 v73, v73, 0, v201
+  v_med3_f32 v74, v74, 0, v201
+  v_med3_f32 v75, v75, 0, v201
+  v_med3_f32 v76, v76, 0, v201
+  v_med3_f32 v77, v77, 0, v201
+  v_med3_f32 v78, v78, 0, v201
+  v_med3_f32 v79, v79, 0, v201
+  v_med3_f32 v80, v80, 0, v201
+  v_med3_f32 v81, v81, 0, v201
+  v_med3_f32 v82, v82, 0, v201
+  v_med3_f32 v83, v83, 0, v201
+  v_med3_f32 v84, v84, 0, v201
+  v_med3_f32 v85, v85, 0, v201
+  v_med3_f32 v86, v86, 0, v201
+  v_med3_f32 v87, v87, 0, v201
+  v_med3_f32 v88, v88, 0, v201
+  v_med3_f32 v89, v89, 0, v201
+  v_med3_f32 v90, v90, 0, v201
+  v_med3_f32 v91, v91, 0, v201
+  v_med3_f32 v92, v92, 0, v201
+  v_med3_f32 v93, v93, 0, v201
+  v_med3_f32 v94, v94, 0, v201
+  v_med3_f32 v95, v95, 0, v201
+  v_med3_f32 v96, v96, 0, v201
+  v_med3_f32 v97, v97, 0, v201
+  v_med3_f32 v98, v98, 0, v201
+  v_med3_f32 v99, v99, 0, v201
+  v_med3_f32 v100, v100, 0, v201
+  v_med3_f32 v101, v101, 0, v201
+  v_med3_f32 v102, v102, 0, v201
+  v_med3_f32 v103, v103, 0, v201
+.Lcodes_need_no_clamp_74:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2644,67 +2591,32 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   v_cvt_u32_f32_sdwa v166, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_nop 1                                                        // VALU write -> MFMA read
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v194, v195 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
-  v_cmp_neq_f32 vcc, 1.0, v184                                   // rescale: any alpha != 1?
-  s_cbranch_vccz .Lno_rescale_80
-  v_pk_mul_f32 v[8:9], v[8:9], v[184:185]                        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[184:185]
-  v_pk_mul_f32 v[12:13], v[12:13], v[184:185]
-  v_pk_mul_f32 v[14:15], v[14:15], v[184:185]
-  v_pk_mul_f32 v[16:17], v[16:17], v[184:185]
-  v_pk_mul_f32 v[18:19], v[18:19], v[184:185]
-  v_pk_mul_f32 v[20:21], v[20:21], v[184:185]
-  v_pk_mul_f32 v[22:23], v[22:23], v[184:185]
-  v_pk_mul_f32 v[24:25], v[24:25], v[184:185]
-  v_pk_mul_f32 v[26:27], v[26:27], v[184:185]
-  v_pk_mul_f32 v[28:29], v[28:29], v[184:185]
-  v_pk_mul_f32 v[30:31], v[30:31], v[184:185]
-  v_pk_mul_f32 v[32:33], v[32:33], v[184:185]
-  v_pk_mul_f32 v[34:35], v[34:35], v[184:185]
-  v_pk_mul_f32 v[36:37], v[36:37], v[184:185]
-  v_pk_mul_f32 v[38:39], v[38:39], v[184:185]
-  v_pk_mul_f32 v[40:41], v[40:41], v[184:185]
-  v_pk_mul_f32 v[42:43], v[42:43], v[184:185]
-  v_pk_mul_f32 v[44:45], v[44:45], v[184:185]
-  v_pk_mul_f32 v[46:47], v[46:47], v[184:185]
-  v_pk_mul_f32 v[48:49], v[48:49], v[184:185]
-  v_pk_mul_f32 v[50:51], v[50:51], v[184:185]
-  v_pk_mul_f32 v[52:53], v[52:53], v[184:185]
-  v_pk_mul_f32 v[54:55], v[54:55], v[184:185]
-  v_pk_mul_f32 v[56:57], v[56:57], v[184:185]
-  v_pk_mul_f32 v[58:59], v[58:59], v[184:185]
-  v_pk_mul_f32 v[60:61], v[60:61], v[184:185]
-  v_pk_mul_f32 v[62:63], v[62:63], v[184:185]
-  v_pk_mul_f32 v[64:65], v[64:65], v[184:185]
-  v_pk_mul_f32 v[66:67], v[66:67], v[184:185]
-  v_pk_mul_f32 v[68:69], v[68:69], v[184:185]
-  v_pk_mul_f32 v[70:71], v[70:71], v[184:185]
-.Lno_rescale_80:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v194, v195 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_nop 13                                                       // row-sum MFMA result -> VALU
-  v_mul_f32 v197, v197, v184                                     // l = l alpha + row sum
-  v_add_f32 v197, v197, v72
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_nop 15                                                       // row-sum MFMA result -> VALU
+  v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
+  v_add_f32 v198, v198, v72
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v197                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[90:91], 0, v198                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v219, 1.0, v197, s[90:91]
-  v_div_scale_f32 v220, s[88:89], v219, v219, v201
-  v_div_scale_f32 v221, vcc, v201, v219, v201
-  v_rcp_f32 v222, v220
+  v_cndmask_b32 v220, 1.0, v198, s[90:91]
+  v_div_scale_f32 v221, s[88:89], v220, v220, v202
+  v_div_scale_f32 v222, vcc, v202, v220, v202
+  v_rcp_f32 v223, v221
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v224, -v220, v222, 1.0
-  v_fma_f32 v222, v224, v222, v222
-  v_mul_f32 v223, v221, v222
-  v_fma_f32 v224, -v220, v223, v221
-  v_fma_f32 v223, v224, v222, v223
-  v_fma_f32 v224, -v220, v223, v221
-  v_div_fmas_f32 v223, v224, v222, v223
-  v_cmp_gt_f32 vcc, 0x7f800000, v196                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v223, v223, v219, v201
-  v_cndmask_b32 v226, 0, v223, s[90:91]
+  v_fma_f32 v225, -v221, v223, 1.0
+  v_fma_f32 v223, v225, v223, v223
+  v_mul_f32 v224, v222, v223
+  v_fma_f32 v225, -v221, v224, v222
+  v_fma_f32 v224, v225, v223, v224
+  v_fma_f32 v225, -v221, v224, v222
+  v_div_fmas_f32 v224, v225, v223, v224
+  v_cmp_gt_f32 vcc, 0x7f800000, v197                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
+  v_div_fixup_f32 v224, v224, v220, v202
+  v_cndmask_b32 v226, 0, v224, s[90:91]
   v_mov_b32 v227, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v226, v227, v226, vcc
   v_mov_b32 v227, v226
@@ -2759,150 +2671,150 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_add_u32 s94, s94, s95
   s_add_u32 s92, s92, s81
   s_addc_u32 s93, s93, s94
-  v_mov_b32 v220, s92
-  v_mov_b32 v221, s93
-  v_mad_u64_u32 v[220:221], s[88:89], v189, s48, v[220:221]
-  v_mul_lo_u32 v222, v189, s49
-  v_add_u32 v221, v221, v222
-  v_mad_u64_u32 v[220:221], s[88:89], v188, 4, v[220:221]        // + 4 half elements
-  v_cmp_gt_i32 vcc, s70, v189
+  v_mov_b32 v222, s92
+  v_mov_b32 v223, s93
+  v_mad_u64_u32 v[222:223], s[88:89], v190, s48, v[222:223]
+  v_mul_lo_u32 v221, v190, s49
+  v_add_u32 v223, v223, v221
+  v_mad_u64_u32 v[222:223], s[88:89], v189, 4, v[222:223]        // + 4 half elements
+  v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_81
-  v_lshlrev_b64 v[220:221], 2, v[220:221]
-  v_lshl_add_u64 v[220:221], v[220:221], 0, s[14:15]
-  global_store_dwordx4 v[220:221], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[220:221], v[12:15], off offset:32
-  global_store_dwordx4 v[220:221], v[16:19], off offset:64
-  global_store_dwordx4 v[220:221], v[20:23], off offset:96
-  global_store_dwordx4 v[220:221], v[24:27], off offset:128
-  global_store_dwordx4 v[220:221], v[28:31], off offset:160
-  global_store_dwordx4 v[220:221], v[32:35], off offset:192
-  global_store_dwordx4 v[220:221], v[36:39], off offset:224
-  global_store_dwordx4 v[220:221], v[40:43], off offset:256
-  global_store_dwordx4 v[220:221], v[44:47], off offset:288
-  global_store_dwordx4 v[220:221], v[48:51], off offset:320
-  global_store_dwordx4 v[220:221], v[52:55], off offset:352
-  global_store_dwordx4 v[220:221], v[56:59], off offset:384
-  global_store_dwordx4 v[220:221], v[60:63], off offset:416
-  global_store_dwordx4 v[220:221], v[64:67], off offset:448
-  global_store_dwordx4 v[220:221], v[68:71], off offset:480
-  s_branch .Lout_stored_83
-.Lout_16bit_81:
-  v_lshlrev_b64 v[220:221], 1, v[220:221]
-  v_lshl_add_u64 v[220:221], v[220:221], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_75
+  v_lshlrev_b64 v[222:223], 2, v[222:223]
+  v_lshl_add_u64 v[222:223], v[222:223], 0, s[14:15]
+  global_store_dwordx4 v[222:223], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[222:223], v[12:15], off offset:32
+  global_store_dwordx4 v[222:223], v[16:19], off offset:64
+  global_store_dwordx4 v[222:223], v[20:23], off offset:96
+  global_store_dwordx4 v[222:223], v[24:27], off offset:128
+  global_store_dwordx4 v[222:223], v[28:31], off offset:160
+  global_store_dwordx4 v[222:223], v[32:35], off offset:192
+  global_store_dwordx4 v[222:223], v[36:39], off offset:224
+  global_store_dwordx4 v[222:223], v[40:43], off offset:256
+  global_store_dwordx4 v[222:223], v[44:47], off offset:288
+  global_store_dwordx4 v[222:223], v[48:51], off offset:320
+  global_store_dwordx4 v[222:223], v[52:55], off offset:352
+  global_store_dwordx4 v[222:223], v[56:59], off offset:384
+  global_store_dwordx4 v[222:223], v[60:63], off offset:416
+  global_store_dwordx4 v[222:223], v[64:67], off offset:448
+  global_store_dwordx4 v[222:223], v[68:71], off offset:480
+  s_branch .Lout_stored_77
+.Lout_16bit_75:
+  v_lshlrev_b64 v[222:223], 1, v[222:223]
+  v_lshl_add_u64 v[222:223], v[222:223], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_82
+  s_cbranch_scc0 .Lout_fp16_76
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[220:221], v[104:105], off offset:0
+  global_store_dwordx2 v[222:223], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[220:221], v[106:107], off offset:16
+  global_store_dwordx2 v[222:223], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[220:221], v[108:109], off offset:32
+  global_store_dwordx2 v[222:223], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[220:221], v[110:111], off offset:48
+  global_store_dwordx2 v[222:223], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[220:221], v[112:113], off offset:64
+  global_store_dwordx2 v[222:223], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[220:221], v[114:115], off offset:80
+  global_store_dwordx2 v[222:223], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[220:221], v[116:117], off offset:96
+  global_store_dwordx2 v[222:223], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[220:221], v[118:119], off offset:112
+  global_store_dwordx2 v[222:223], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[220:221], v[120:121], off offset:128
+  global_store_dwordx2 v[222:223], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[220:221], v[122:123], off offset:144
+  global_store_dwordx2 v[222:223], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[220:221], v[124:125], off offset:160
+  global_store_dwordx2 v[222:223], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[220:221], v[126:127], off offset:176
+  global_store_dwordx2 v[222:223], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[220:221], v[128:129], off offset:192
+  global_store_dwordx2 v[222:223], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[220:221], v[130:131], off offset:208
+  global_store_dwordx2 v[222:223], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[220:221], v[132:133], off offset:224
+  global_store_dwordx2 v[222:223], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[220:221], v[134:135], off offset:240
-  s_branch .Lout_stored_83
-.Lout_fp16_82:
+  global_store_dwordx2 v[222:223], v[134:135], off offset:240
+  s_branch .Lout_stored_77
+.Lout_fp16_76:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[220:221], v[104:105], off offset:0
+  global_store_dwordx2 v[222:223], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[220:221], v[106:107], off offset:16
+  global_store_dwordx2 v[222:223], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[220:221], v[108:109], off offset:32
+  global_store_dwordx2 v[222:223], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[220:221], v[110:111], off offset:48
+  global_store_dwordx2 v[222:223], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[220:221], v[112:113], off offset:64
+  global_store_dwordx2 v[222:223], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[220:221], v[114:115], off offset:80
+  global_store_dwordx2 v[222:223], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[220:221], v[116:117], off offset:96
+  global_store_dwordx2 v[222:223], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[220:221], v[118:119], off offset:112
+  global_store_dwordx2 v[222:223], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[220:221], v[120:121], off offset:128
+  global_store_dwordx2 v[222:223], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[220:221], v[122:123], off offset:144
+  global_store_dwordx2 v[222:223], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[220:221], v[124:125], off offset:160
+  global_store_dwordx2 v[222:223], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[220:221], v[126:127], off offset:176
+  global_store_dwordx2 v[222:223], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[220:221], v[128:129], off offset:192
+  global_store_dwordx2 v[222:223], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[220:221], v[130:131], off offset:208
+  global_store_dwordx2 v[222:223], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[220:221], v[132:133], off offset:224
+  global_store_dwordx2 v[222:223], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[220:221], v[134:135], off offset:240
-.Lout_stored_83:
+  global_store_dwordx2 v[222:223], v[134:135], off offset:240
+.Lout_stored_77:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_84
-  v_log_f32 v221, v219
+  s_cbranch_scc1 .Lno_lse_78
+  v_log_f32 v222, v220
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v221, v196, v221
-  v_cmp_gt_f32 vcc, 0x7f800000, v196
-  v_mul_f32 v221, 0x3f317218, v221
-  v_cndmask_b32 v220, v199, v221, s[90:91]
-  v_mov_b32 v221, 0x7fc00000
-  v_cndmask_b32 v220, v221, v220, vcc
+  v_add_f32 v222, v197, v222
+  v_cmp_gt_f32 vcc, 0x7f800000, v197
+  v_mul_f32 v222, 0x3f317218, v222
+  v_cndmask_b32 v221, v200, v222, s[90:91]
+  v_mov_b32 v222, 0x7fc00000
+  v_cndmask_b32 v221, v222, v221, vcc
   s_mul_i32 s81, s4, s55
   s_add_u32 s81, s81, s3
   s_mul_i32 s81, s81, s53
@@ -2910,15 +2822,15 @@ zyfa_gfx950_fp8_lean_d192_128_causal_tl:
   s_add_u32 s92, s92, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s81, s92, s81
-  v_add_u32 v222, s81, v189
-  v_mad_u64_u32 v[224:225], s[88:89], v222, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v188
-  v_cmp_gt_i32 vcc, s70, v189
+  v_add_u32 v223, s81, v190
+  v_mad_u64_u32 v[224:225], s[88:89], v223, 4, s[16:17]
+  v_cmp_eq_u32 s[94:95], 0, v189
+  v_cmp_gt_i32 vcc, s70, v190
   s_and_b64 vcc, vcc, s[94:95]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[224:225], v220, off
+  global_store_dword v[224:225], v221, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_84:
+.Lno_lse_78:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
