@@ -16,7 +16,7 @@ namespace numerics {
 
 // Horner order, highest degree first: term i is ln2^(7-i) / (7-i)!. A function, not an array: a
 // namespace-scope constexpr array is not usable in CUDA device code, a constexpr function is.
-constexpr int kExp2PolynomialTerms = 8;  // the generator emits one v_mov and 7 v_fmaak
+constexpr int kExp2PolynomialTerms = 8;  // the generator emits 7 v_fmaak, the first coefficient from a register
 ZYFA_HD constexpr float exp2_polynomial_coefficient(int term) {
     return term == 0   ? 1.525273380405984e-05f
            : term == 1 ? 1.5403530393381606e-04f
