@@ -52,6 +52,31 @@ struct DevicePaged {
     }
 };
 
+// Runs `paged`, the paged twin of `c` (after c.run), and asserts its O and lse are c's bit for bit
+// and no guard band was written (paged's buffers, and `workspace` where the call had one).
+inline void expect_paged_run_matches(Session& s, GpuCase& c, DevicePaged& paged, int32_t page_size,
+                                     const std::string& label, const char* name,
+                                     const DeviceBuffer* workspace = nullptr) {
+    const zyfa_status st = zyfa_attn_fwd(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to, s.stream);
+    if (st != ZYFA_SUCCESS) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
+    assert_int_equal(st, ZYFA_SUCCESS);
+    s.runtime->synchronize_stream(s.stream);
+    std::vector<uint8_t> o(c.host.o.size());
+    std::vector<float> lse(c.host.lse.size());
+    paged.o.download(o.data());
+    paged.lse.download(lse.data());
+    size_t differing = 0;
+    for (size_t i = 0; i < o.size(); ++i) differing += o[i] != c.host.o[i];
+    const bool lse_equal = std::memcmp(lse.data(), c.host.lse.data(), bytes_of(lse)) == 0;
+    const bool guards = paged.o.guard_intact() && paged.lse.guard_intact() && (!workspace || workspace->guard_intact());
+    std::printf("  %-44s page %3d %s: %zu of %zu O bytes differ from contiguous, lse %s%s\n", label.c_str(),
+                page_size, name, differing, o.size(), lse_equal ? "equal" : "DIFFERS",
+                guards ? "" : "  GUARD BAND OVERWRITTEN");
+    assert_int_equal(differing, 0);
+    assert_true(lse_equal);
+    assert_true(guards);
+}
+
 // Contiguous and paged on the GPU: bitwise equal O and lse, the paged kernel chosen.
 // kernel_part: a substring the paged kernel's name must hold ("ws_paged" on CUDA, "_paged_" on AMD).
 inline void expect_paged_equals_contiguous(const CaseShape& shape, int32_t page_size, const std::string& label,
@@ -67,22 +92,7 @@ inline void expect_paged_equals_contiguous(const CaseShape& shape, int32_t page_
     if (name == nullptr) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
     assert_non_null(name);
     assert_non_null(std::strstr(name, kernel_part));
-    const zyfa_status st = zyfa_attn_fwd(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to, s.stream);
-    if (st != ZYFA_SUCCESS) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
-    assert_int_equal(st, ZYFA_SUCCESS);
-    s.runtime->synchronize_stream(s.stream);
-    std::vector<uint8_t> o(c.host.o.size());
-    std::vector<float> lse(c.host.lse.size());
-    paged.o.download(o.data());
-    paged.lse.download(lse.data());
-    size_t differing = 0;
-    for (size_t i = 0; i < o.size(); ++i) differing += o[i] != c.host.o[i];
-    const bool lse_equal = std::memcmp(lse.data(), c.host.lse.data(), bytes_of(lse)) == 0;
-    std::printf("  %-34s page %3d %-34s: %zu of %zu O bytes differ, lse %s\n", label.c_str(), page_size, name,
-                differing, o.size(), lse_equal ? "equal" : "DIFFERS");
-    assert_int_equal(differing, 0);
-    assert_true(lse_equal);
-    assert_true(paged.o.guard_intact() && paged.lse.guard_intact());
+    expect_paged_run_matches(s, c, paged, page_size, label, name);
 }
 
 }  // namespace zyfa_gpu_test

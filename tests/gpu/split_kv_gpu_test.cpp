@@ -335,24 +335,7 @@ void expect_paged_split_equals_contiguous(const CaseShape& shape, int32_t num_sp
         if (name == nullptr) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
         assert_non_null(name);
         assert_string_equal(name, contiguous_kernel.c_str());
-        const zyfa_status st = zyfa_attn_fwd(s.cuda, &paged.params, &c.tq, &paged.tk, &paged.tv, &paged.to, s.stream);
-        if (st != ZYFA_SUCCESS) std::printf("  %s: %s\n", label.c_str(), zyfa_last_error_message());
-        assert_int_equal(st, ZYFA_SUCCESS);
-        s.runtime->synchronize_stream(s.stream);
-        std::vector<uint8_t> o(c.host.o.size());
-        std::vector<float> lse(c.host.lse.size());
-        paged.o.download(o.data());
-        paged.lse.download(lse.data());
-        size_t differing = 0;
-        for (size_t i = 0; i < o.size(); ++i) differing += o[i] != c.host.o[i];
-        const bool lse_equal = std::memcmp(lse.data(), c.host.lse.data(), bytes_of(lse)) == 0;
-        const bool guards = paged.o.guard_intact() && paged.lse.guard_intact() && workspace.guard_intact();
-        std::printf("  %-44s page %3d %s: %zu of %zu O bytes differ from contiguous, lse %s%s\n", label.c_str(),
-                    page_size, name, differing, o.size(), lse_equal ? "equal" : "DIFFERS",
-                    guards ? "" : "  GUARD BAND OVERWRITTEN");
-        assert_int_equal(differing, 0);
-        assert_true(lse_equal);
-        assert_true(guards);
+        expect_paged_run_matches(s, c, paged, page_size, label, name, &workspace);
     });
 }
 
