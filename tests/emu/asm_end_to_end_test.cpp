@@ -1,4 +1,4 @@
-// The gfx950 FP8 LEAN and BF16 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
 // the emulator: the public API with a HIP context on the stand-in (ZYFA_EMU_ARCH=gfx950), every
 // embedded variant, random wave interleaving under several ZYFA_EMU_SEED values, the emulator's
 // hazard, waitcnt, LDS-race and bounds checks on (they are always on; a fault fails the launch).
@@ -18,9 +18,11 @@
 //     x = S scale_log2 - m_new, and the emulator's v_exp_f32 is the host's exp2, the CPU model's
 //     exp2f: on hardware v_exp_f32 is within ~1 ulp, so a value on a bf16 rounding boundary could
 //     flip there), but O and lse only within 1e-5: the row sum of the unrounded p is a tree on the
-//     GPU and a sum in key order in the model (fp32 rounding, ~32 ulp at most);
+//     GPU and a sum in key order in the model (fp32 rounding, ~32 ulp at most); FP8 EXACT likewise
+//     (P = e4m3fn(p 2^8): p 2^8 is exact, the conversion the model's RNE);
 //   - tolerance cases on random inputs (tests/gpu/gpu_check.hpp: vs the CPU backend and the fp64
-//     reference, guard bands, no element left unwritten; BF16 with the HIP C++ BF16 kernels' bound,
+//     reference, guard bands, no element left unwritten; BF16 and FP8 EXACT with the HIP C++ BF16 /
+//     FP8 EXACT kernels' bound (the mode's),
 //     tools/zyfa-check/check_tolerances.hpp: S from the MFMA in its own order flips a bf16 P near a
 //     rounding boundary, and O accumulates alpha O + V^T P^T in the MFMA's order): GQA, varlen with empty and length-1
 //     sequences, lse or not, descales or not, seqlen_q not a multiple of 64 or 256, bottom-right
@@ -102,16 +104,19 @@ std::string planned_kernel(zyfa_context* ctx, const CaseShape& s) {
 }
 
 bool is_bf16(const AsmVariant& v) { return v.variant.input == asm_fp8::VariantInput::Bf16; }
+bool is_fp8_exact(const AsmVariant& v) { return v.variant.input == asm_fp8::VariantInput::Fp8Exact; }
 
-// "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none.
+// "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none,
+// "exact d128_none" of zyfa_gfx950_fp8_exact_d128_none.
 std::string short_name(const AsmVariant& v) {
-    const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_";
+    const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_", exact = "zyfa_gfx950_fp8_exact_";
+    if (is_fp8_exact(v)) return "exact " + v.symbol.substr(exact.size());
     return is_bf16(v) ? "bf16 " + v.symbol.substr(bf16.size()) : v.symbol.substr(fp8.size());
 }
 
-// A shape of variant v (FP8 LEAN or BF16): its mask and head dims, descales on, GQA 2:1.
+// A shape of variant v (FP8 LEAN, FP8 EXACT or BF16): its mask and head dims, descales on, GQA 2:1.
 CaseShape variant_shape(const AsmVariant& v) {
-    CaseShape s = mode_shape(is_bf16(v) ? kBf16 : kE4m3fnLean);
+    CaseShape s = mode_shape(is_bf16(v) ? kBf16 : is_fp8_exact(v) ? kE4m3fnExact : kE4m3fnLean);
     s.mask = mask_of(v.variant.mask);
     s.head_dim_qk = v.variant.head_dim_qk;
     s.head_dim_v = v.variant.head_dim_v;
@@ -284,9 +289,10 @@ void test_bitwise_lean(void**) {
                 assert_int_equal(r.masked_not_zero, 0);
                 assert_int_equal(r.lse_infinity_mismatch, 0);
                 // The same S and the same fp32 operations give the same Lean P codes, bit for bit;
-                // BF16: the same bf16 P (see the top: the emulator's v_exp_f32 is exp2f).
+                // BF16 and FP8 EXACT: the same bf16 / e4m3fn P (see the top: the emulator's
+                // v_exp_f32 is exp2f, and p 2^8 is exact).
                 assert_int_equal(r.p_mismatched, 0);
-                if (is_bf16(v)) {
+                if (is_bf16(v) || is_fp8_exact(v)) {
                     // m and P agree; l differs by the order of its fp32 sum only.
                     assert_true(r.lse_max_rel <= 1e-5);
                 } else if (one_block) {
@@ -417,7 +423,7 @@ void test_non_finite_rows(void**) {
 bool discover_variants() {
     const auto catalogue = zyfa::hip::make_hip_attn_catalogue(zyfa::hip::AmdKernelChoice::Automatic);
     for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels("gfx950")) {
-        if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0 &&
+        if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0 &&  // LEAN and attn_fwd_asm_fp8_exact_*
             std::string(spec.variant).rfind("attn_fwd_asm_bf16_", 0) != 0)
             continue;
         AsmVariant a;
@@ -434,7 +440,10 @@ bool discover_variants() {
             return false;
         }
         const std::string dims = a.variant.head_dim_qk == 128 ? "d128" : "d192_128";
-        a.hip_cpp_symbol = (is_bf16(a) ? "zyfa_attn_fwd_bf16_" : "zyfa_attn_fwd_e4m3_lean_") + dims;
+        a.hip_cpp_symbol = (is_bf16(a)        ? "zyfa_attn_fwd_bf16_"
+                            : is_fp8_exact(a) ? "zyfa_attn_fwd_e4m3_exact_"
+                                              : "zyfa_attn_fwd_e4m3_lean_") +
+                           dims;
         for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
             CaseShape s = variant_shape(a);
             s.out_dtype = out;

@@ -48,10 +48,10 @@ void KernelBuilder::softmax(const Reg& block) {
     e_.label(no_mask);
     row_max(m_new, false);  // the steady state: no mask, no guard
     e_.label(max_done);
-    if (layout_.bf16) {
-        bf16_alpha_and_bias(m_new);
+    if (exact_softmax()) {
+        exact_alpha_and_bias(m_new);
         free(m_new);
-        bf16_p_and_row_sum(block);
+        exact_p_and_row_sum(block);
         return;
     }
     alpha_and_bias(m_new);

@@ -4,6 +4,7 @@
 //   phase_load.cpp     K/V block: global -> registers (two blocks ahead) -> LDS stage (one ahead)
 //   phase_scores.cpp   QK MFMA (S^T = K Q^T) and the causal / tail mask
 //   phase_lean_p.cpp   row max (NaN-propagating), alpha, block exponent, Lean P codes packed as the FP8 operand
+//   phase_exact_softmax.cpp  BF16 and FP8 EXACT: alpha and p by v_exp_f32, P rounded, the fp32 row sum
 //   phase_output.cpp   row-sum MFMA, O rescale, PV MFMA, running sum
 //   kernel_body.cpp    the two-wave ping-pong key-block loops (two LDS stages unrolled), epilogue
 #ifndef ZYFA_GFX950_FP8_KERNEL_BUILDER_HPP
@@ -32,13 +33,14 @@ struct KernelRegs {
     Reg block, next_block, load_block;  // key block computed / stored to LDS / loaded from memory
     Reg k_next, v_next;             // global address of the K / V rows of the block to load next
     Reg lse_total_q, carry, saved_exec;
-    Reg remask;  // BF16: 1 when scale_log2 is not finite and positive (a NaN, zero or infinite descale)
+    Reg remask;  // BF16, FP8 EXACT: 1 when scale_log2 is not finite and positive (a NaN, zero or infinite descale)
     // per-lane constants and state
     Reg col, half, query, row_hi_local;  // row_hi_local = visible-key end - 4 * half
     Reg scale_log2, scale8_pair, code_of_one, cap_gap, scale_one, p_scale, neg_inf, max_code, v_descale, max_exponent;
     Reg m, l, alpha_pair, bias_pair, block_max;
     Reg exp2_c0;             // FP8: the exp2 polynomial's leading coefficient (the first FMA's multiplicand)
     Reg ones;                // the FP8 1.0 operand of the row-sum MFMA
+    Reg p_up_pair;           // FP8 EXACT: 2^8 (pair), P's scale before the rounding to e4m3fn
     Reg q_op;                // Q^T operand, qk_steps x 8
     Reg s_acc;               // S^T, 2 tiles x 16
     Reg p_op;                // P codes, 8
@@ -107,9 +109,10 @@ private:
     void alpha_and_bias(const Reg& m_new);
     void lean_p_codes();
     void exact_p_codes();  // PScheme::ExactExpEstimate
-    // phase_bf16_softmax.cpp (VariantInput::Bf16)
-    void bf16_alpha_and_bias(const Reg& m_new);
-    void bf16_p_and_row_sum(const Reg& block);
+    // phase_exact_softmax.cpp (VariantInput::Bf16 and Fp8Exact)
+    void exact_alpha_and_bias(const Reg& m_new);
+    void exact_p_and_row_sum(const Reg& block);
+    void fp8_exact_p();  // FP8 EXACT: P = e4m3fn(p 2^8)
     // phase_output.cpp
     void row_sum_mfma();
     void rescale_output();
@@ -129,6 +132,9 @@ private:
     void write_output();
     void write_lse();
 
+    bool fp8_exact() const { return variant_.input == VariantInput::Fp8Exact; }
+    // The exact online softmax in fp32 (BF16, FP8 EXACT): v_exp_f32, the row sum of the unrounded p.
+    bool exact_softmax() const { return layout_.bf16 || fp8_exact(); }
     int ring_slots() const { return r_.operand_ring.count / layout_.op_regs; }
     Reg ring(int i) const { return r_.operand_ring.at(layout_.op_regs * (i % ring_slots()), layout_.op_regs); }
     static constexpr int kVAhead = 6;  // BF16: V^T / K operand reads in flight ahead of their MFMA

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/attention_kernel_args.h"
+#include "common/block_scale.h"
 #include "common/exp2_polynomial.h"
 #include "common/fp8_e4m3.h"
 #include "common/lean_p.h"
@@ -70,7 +71,14 @@ void KernelBuilder::allocate_registers() {
     }
     r_.o_acc = tmp_v("O^T accumulators (4 tiles x 16)", 16 * L.o_tiles, 8);
     r_.s_acc = tmp_v("S^T accumulators (2 tiles x 16); tile 0 then the row-sum MFMA result", 32, 8);
-    r_.row_sum = r_.s_acc.at(0, 16);  // S^T is dead once the codes are in P, until the next QK
+    if (fp8_exact()) {
+        // The fp32 row sum of the unrounded p, summed by the softmax; S^T holds p until then.
+        r_.row_sum = tmp_v("row sum of p");
+        r_.p_up_pair = tmp_v("2^8 (pair): P's scale", 2, 2);
+        r_.remask = tmp_s("1: mask x again (scale_log2 not finite and positive)");
+    } else {
+        r_.row_sum = r_.s_acc.at(0, 16);  // S^T is dead once the codes are in P, until the next QK
+    }
     r_.operand_ring = tmp_v("LDS operand ring (4 x 8): K, then V^T", 32, 8);
     r_.q_op = tmp_v("Q^T operand (qk_steps x 8)", 8 * L.qk_steps, 8);
     r_.p_op = tmp_v("P codes operand", 8, 8);
@@ -377,8 +385,9 @@ void KernelBuilder::constants() {
     e_.op("v_mul_f32", {W(sl), R(kd), R(sl)});
     e_.op("v_mul_f32", {W(sl), I(float_literal(numerics::kLog2e)), R(sl)});
     const Reg s8 = r_.scale8_pair.at(0);
-    if (layout_.bf16) {
-        e_.op("v_mov_b32", {W(s8), R(sl)}, "", "bf16: x = S scale_log2 (score_scale.h), then x - m_new");
+    if (exact_softmax()) {
+        e_.op("v_mov_b32", {W(s8), R(sl)}, "",
+              std::string(layout_.bf16 ? "bf16" : "fp8 exact") + ": x = S scale_log2 (score_scale.h), then x - m_new");
     } else if (scheme_ == PScheme::LeanP) {
         e_.op("v_mul_f32", {W(s8), I(float_literal(8.0f)), R(sl)}, "", "8 * scale_log2 (lean_p.h)");
     } else {
@@ -396,10 +405,10 @@ void KernelBuilder::constants() {
     e_.op("v_xor_b32", {W(s8), I("0x80000000"), R(s8)});
     e_.label(positive);
     e_.op("v_mov_b32", {W(r_.scale8_pair.at(1)), R(s8)});
-    if (layout_.bf16) {
+    if (exact_softmax()) {
         // A masked score (-inf) times scale_log2 is -inf unless the scale is NaN, 0 or +inf (a
-        // NaN, zero or infinite descale: the API passes none with BF16, a direct caller may): then
-        // bf16_p_and_row_sum masks x again.
+        // NaN, zero or infinite descale: the API passes none with BF16, FP8 may have one): then
+        // exact_p_and_row_sum masks x again.
         const Reg finite = tmp_s("0 < scale_log2 < inf", 2, 2);
         e_.op("v_cmp_gt_f32", {I("vcc"), I(float_literal(__builtin_huge_valf())), R(sl)});
         e_.op("v_cmp_lt_f32", {W(finite), I(0), R(sl)});
@@ -423,6 +432,17 @@ void KernelBuilder::constants() {
 }
 
 void KernelBuilder::fp8_constants() {
+    if (fp8_exact()) {
+        e_.op("v_mov_b32", {W(r_.scale_one), I(127)});
+        e_.op("v_mov_b32", {W(r_.neg_inf), I(float_literal(-__builtin_huge_valf()))}, "", "-inf");
+        // EXACT: P = e4m3fn(p 2^8) (the model's fixed exponent), and the PV MFMA's E8M0 scale of P
+        // takes the 2^8 back, as the model's accumulator_update does with 2^-8. No Lean P constant.
+        const int base = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+        e_.op("v_mov_b32", {W(r_.p_scale), I(127 - base)}, "", "E8M0 2^-8");
+        e_.op("v_mov_b32", {W(r_.p_up_pair.at(0)), I(float_literal(static_cast<float>(1 << base)))}, "", "2^8");
+        e_.op("v_mov_b32", {W(r_.p_up_pair.at(1)), R(r_.p_up_pair.at(0))});
+        return;
+    }
     e_.op("v_mov_b32", {W(r_.code_of_one), R(ZYFA_ARG(lean_centre))});
     e_.op("v_add_f32", {W(r_.code_of_one), I(float_literal(numerics::lean_p_code_of_one(numerics::Fp8Format::E4M3FN))),
                         R(r_.code_of_one)}, "", "56 + lean centre");

@@ -158,9 +158,10 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     if (field == "mask") return std::to_string(mask_value(kernel.variant.mask));
     if (field == "window_left" || field == "window_right") return "-1";
     const bool bf16 = kernel.variant.input == VariantInput::Bf16;
+    const bool lean = kernel.variant.input == VariantInput::Fp8Lean;
     if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn));
-    if (field == "softmax") return bf16 ? "1" : "2";
-    if (bf16) return field == "sinks" ? "0" : "";
+    if (field == "softmax") return lean ? "2" : "1";
+    if (!lean) return field == "sinks" ? "0" : "";
     if (field == "max_block_exponent") return std::to_string(numerics::kBlockScaleMaxExponent);
     if (field == "lean_centre")
         return float_text(numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero));
@@ -209,10 +210,11 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "        \"head_dim_qk\": " << v.head_dim_qk << ",\n";
     out << "        \"head_dim_v\": " << v.head_dim_v << ",\n";
     const bool bf16 = v.input == VariantInput::Bf16;
+    const bool lean = v.input == VariantInput::Fp8Lean;
     out << "        \"in_dtype\": \"" << (bf16 ? "bf16" : "e4m3fn") << "\",\n";
     out << "        \"in_dtype_value\": " << static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn) << ",\n";
-    out << "        \"softmax\": \"" << (bf16 ? "EXACT" : "LEAN") << "\",\n";
-    out << "        \"softmax_value\": " << (bf16 ? 1 : 2) << ",\n";
+    out << "        \"softmax\": \"" << (lean ? "LEAN" : "EXACT") << "\",\n";
+    out << "        \"softmax_value\": " << (lean ? 2 : 1) << ",\n";
     out << "        \"keys_per_block\": " << kKeysPerBlock << ",\n";
     out << "        \"supported_out_dtypes\": [";
     for (std::size_t i = 0; i < kernel.supported_out_dtypes.size(); ++i) {
@@ -266,7 +268,8 @@ std::string manifest_json(const std::vector<EmittedKernel>& kernels) {
     out << "  \"format_version\": 1,\n";
     out << "  \"description\": "
         << quoted("FlashAttention forward for AMD gfx950 (MI350X/MI355X): FP8 e4m3fn in with the LEAN softmax (ZYFA), "
-                  "and BF16 in with the exact online softmax (fp32, P rounded to bf16). "
+                  "BF16 in with the exact online softmax (fp32, P rounded to bf16), and FP8 e4m3fn in with the exact online "
+                  "softmax (fp32, P 2^8 rounded to e4m3fn). "
                   "Load <code_object> with hipModuleLoadData, get <symbol> with hipModuleGetFunction, launch "
                   "with the grid, workgroup and kernarg described per kernel.")
         << ",\n";
