@@ -113,6 +113,9 @@ void KernelBuilder::allocate_registers() {
     r_.vt_lds_write = tmp_v("V^T chunk LDS address (per stage)", L.stages);
     r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
     r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
+    r_.row_lo_local = tmp_v("window start - 4 * half");
+    r_.block_start = tmp_s("first key block of the workgroup (window)");
+    r_.wave_max_lo = tmp_s("largest window start of the wave");
 }
 
 // BF16: no FP8 constants, no row-sum MFMA; P is 16 VGPRs of bf16 pairs; K and V chunks of one
@@ -258,8 +261,38 @@ void KernelBuilder::sequence_span() {
 }
 
 // The end of the keys row `row` sees (attention_mask.h, no window), for a row inside the sequence.
+// FP8, mask none: end = min(seqlen_k, row + seqlen_k - seqlen_q + window_right + 1, clamped at 0)
+// when window_right >= 0 (attention_mask.h: visible_keys; under a causal mask window_right >= 0
+// ends no earlier than the diagonal). c = seqlen_k - seqlen_q + 1 + window_right, or 2^30 (no
+// right window: min gives seqlen_k); window_right is taken as at most 2^30 (no sequence is longer).
+Reg KernelBuilder::right_window_offset() {
+    const Reg c = tmp_s("diagonal offset + 1 + window_right"), w = tmp_s("window_right, at most 2^30");
+    e_.op("s_min_i32", {W(w), R(ZYFA_ARG(window_right)), I("0x40000000")});
+    e_.op("s_sub_i32", {W(c), R(r_.seqlen_k), R(r_.seqlen_q)});
+    e_.op("s_add_i32", {W(c), R(c), I(1)});
+    e_.op("s_add_i32", {W(c), R(c), R(w)});
+    e_.op("s_cmp_lt_i32", {R(ZYFA_ARG(window_right)), I(0)});
+    e_.op("s_cselect_b32", {W(c), I("0x40000000"), R(c)}, "", "no right window");
+    free(w);
+    return c;
+}
+
 void KernelBuilder::row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr) {
     const VariantMask mask = variant_.mask;
+    if (windows() && mask == VariantMask::None) {
+        const Reg c = right_window_offset();
+        if (row_is_sgpr) {
+            e_.op("s_add_i32", {W(dst), R(row), R(c)});
+            e_.op("s_min_i32", {W(dst), R(dst), R(r_.seqlen_k)});
+            e_.op("s_max_i32", {W(dst), R(dst), I(0)});
+        } else {
+            e_.op("v_add_u32", {W(dst), R(c), R(row)});
+            e_.op("v_min_i32", {W(dst), R(r_.seqlen_k), R(dst)});
+            e_.op("v_max_i32", {W(dst), I(0), R(dst)});
+        }
+        free(c);
+        return;
+    }
     if (row_is_sgpr) {
         if (mask == VariantMask::None) {
             e_.op("s_mov_b32", {W(dst), R(r_.seqlen_k)});
@@ -291,6 +324,31 @@ void KernelBuilder::row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr) 
         e_.op("v_max_i32", {W(dst), I(0), R(dst)});
         free(d);
     }
+}
+
+// FP8: the row's window start (attention_mask.h: visible_keys): max(0, row + d - window_left)
+// with d = 0 (causal top-left) or seqlen_k - seqlen_q, and 0 without a left window (c = -2^30);
+// window_left is taken as at most 2^30.
+void KernelBuilder::row_lo_of(const Reg& dst, const Reg& row, bool row_is_sgpr) {
+    const Reg c = tmp_s("diagonal offset - window_left"), w = tmp_s("window_left, at most 2^30");
+    e_.op("s_min_i32", {W(w), R(ZYFA_ARG(window_left)), I("0x40000000")});
+    if (variant_.mask == VariantMask::CausalTopLeft) {
+        e_.op("s_sub_i32", {W(c), I(0), R(w)});
+    } else {
+        e_.op("s_sub_i32", {W(c), R(r_.seqlen_k), R(r_.seqlen_q)});
+        e_.op("s_sub_i32", {W(c), R(c), R(w)});
+    }
+    e_.op("s_cmp_lt_i32", {R(ZYFA_ARG(window_left)), I(0)});
+    e_.op("s_cselect_b32", {W(c), I("0xc0000000"), R(c)}, "", "no left window: every row starts at key 0");
+    if (row_is_sgpr) {
+        e_.op("s_add_i32", {W(dst), R(row), R(c)});
+        e_.op("s_max_i32", {W(dst), R(dst), I(0)});
+    } else {
+        e_.op("v_add_u32", {W(dst), R(c), R(row)});
+        e_.op("v_max_i32", {W(dst), I(0), R(dst)});
+    }
+    free(c);
+    free(w);
 }
 
 void KernelBuilder::key_ranges() {
@@ -331,7 +389,17 @@ void KernelBuilder::key_ranges() {
         const Reg h4 = tmp_v("4 * half");
         e_.op("v_lshlrev_b32", {W(h4), I(2), R(r_.half)});
         e_.op("v_sub_u32", {W(r_.row_hi_local), R(r_.row_hi_local), R(h4)});
+        if (windows()) {
+            row_lo_of(r_.row_lo_local, r_.query, false);
+            e_.op("v_sub_u32", {W(r_.row_lo_local), R(r_.row_lo_local), R(h4)});
+        }
         free(h4);
+    }
+    if (windows()) {
+        // The workgroup starts at its first row's window start (it grows with the row), a block
+        // boundary below it, as the CPU model aligns blocks to multiples of 64 from key 0.
+        row_lo_of(r_.block_start, r_.row0, true);
+        e_.op("s_and_b32", {W(r_.block_start), R(r_.block_start), I(-kKeysPerBlock)});
     }
 
     // Workgroup: keys [0, keys_end) of the last row in the sequence (the end grows with the row).
@@ -346,11 +414,25 @@ void KernelBuilder::key_ranges() {
     e_.op("s_add_i32", {W(hi), R(r_.seqlen_q), I(-1)});
     e_.op("s_min_i32", {W(hi), R(last_row), R(hi)});
     row_hi_of(r_.wave_max_hi, hi, true);
+    if (windows()) row_lo_of(r_.wave_max_lo, hi, true);  // the wave's last row in the sequence starts last
     e_.op("s_cmp_lt_i32", {R(first_row), R(r_.seqlen_q)});
     e_.op("s_cselect_b32", {W(r_.wave_max_hi), R(r_.wave_max_hi), I(0)});
     row_hi_of(r_.wave_min_hi, first_row, true);
     e_.op("s_cmp_lt_i32", {R(last_row), R(r_.seqlen_q)});
     e_.op("s_cselect_b32", {W(r_.wave_min_hi), R(r_.wave_min_hi), I(0)});
+    if (windows()) {
+        // A block needs no mask iff wave_max_lo <= block and block + 64 <= wave_min_hi, i.e.
+        // block - wave_max_lo <= span = wave_min_hi - 64 - wave_max_lo (unsigned: a block before
+        // wave_max_lo wraps). No such block (span < 0): wave_max_lo = 2^30 and span 0, so every
+        // block is masked (both bounds: the per-lane ones decide).
+        const Reg span = tmp_s("mask-free span");
+        e_.op("s_sub_i32", {W(span), R(r_.wave_min_hi), I(kKeysPerBlock)});
+        e_.op("s_sub_i32", {W(span), R(span), R(r_.wave_max_lo)});
+        e_.op("s_cmp_lt_i32", {R(span), I(0)});
+        e_.op("s_cselect_b32", {W(r_.wave_max_lo), I("0x40000000"), R(r_.wave_max_lo)});
+        e_.op("s_cselect_b32", {W(r_.wave_min_hi), I(0), R(span)}, "", "wave_min_hi := the mask-free span");
+        free(span);
+    }
     free(first_row);
     free(last_row);
     free(hi);
@@ -507,10 +589,12 @@ void KernelBuilder::chunk_addresses() {
     add_scaled64(r_.k_next, ZYFA_ARG(k_stride_batch), r_.group_z);
     add_scaled64(r_.k_next, ZYFA_ARG(k_stride_head), r_.head_kv);
     add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.first_k);
+    if (windows()) add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.block_start);  // the window's first block
     e_.op("s_mov_b64", {W(r_.v_next), R(ZYFA_ARG(v))});
     add_scaled64(r_.v_next, ZYFA_ARG(v_stride_batch), r_.group_z);
     add_scaled64(r_.v_next, ZYFA_ARG(v_stride_head), r_.head_kv);
     add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.first_k);
+    if (windows()) add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.block_start);
 }
 
 // BF16: thread tid loads and stores key row tid / 8, 16-byte columns tid % 8 + 8 j of K (j <

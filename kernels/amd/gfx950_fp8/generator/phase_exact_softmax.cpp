@@ -83,14 +83,18 @@ void KernelBuilder::exact_p_and_row_sum(const Reg& block) {
     // scale is not finite and positive (r_.remask, kernel_setup.cpp).
     {
         const std::string no_mask = e_.unique_label("x_no_mask");
-        const Reg end = tmp_s("block end");
-        e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
-        e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "masked block: x = -inf where the key is not visible");
-        free(end);
+        if (windows()) {
+            needs_mask_test(block);
+        } else {
+            const Reg end = tmp_s("block end");
+            e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
+            e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "masked block: x = -inf where the key is not visible");
+            free(end);
+        }
         e_.cbranch("scc0", no_mask);
         e_.op("s_cmp_eq_u32", {R(r_.remask), I(0)}, "", "... when -inf times the scale is not -inf");
         e_.cbranch("scc1", no_mask);
-        mask_scores(block);
+        mask_block(block);
         e_.label(no_mask);
     }
     for (int i = 0; i < 32; ++i) e_.op_settled("v_exp_f32", {W(s.at(i)), R(s.at(i))}, "", i == 0 ? "p = 2^(x - m_new)" : "");

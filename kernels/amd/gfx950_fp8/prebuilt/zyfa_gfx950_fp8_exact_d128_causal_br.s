@@ -42,34 +42,37 @@
 // v[201:202] V^T chunk LDS address (per stage)
 // v[203:204] K operand LDS address (per stage)
 // v[205:206] V^T operand LDS address (per stage)
-// v207 udiv dividend
-// v208 udiv divisor
-// v207 wave index (vector)
-// v207 4 * half
+// v207 window start - 4 * half
+// v208 udiv dividend
+// v209 udiv divisor
+// v208 wave index (vector)
+// v208 4 * half
 // v[208:209] Q address
-// v207 Q address part
-// v207 chunk index
-// v208 chunk column
-// v209 chunk tmp
-// v207 V bytes 1 and 3
-// v207 row max of raw scores, then m_new
+// v210 Q address part
+// v208 chunk index
+// v209 chunk column
+// v210 chunk tmp
+// v208 V bytes 1 and 3
+// v208 row max of raw scores, then m_new
+// v209 visible-key end relative to the block and half
+// v209 window start relative to the block and half
+// v209 other half's max
+// v209 m - m_new
 // v208 visible-key end relative to the block and half
-// v208 other half's max
-// v208 m - m_new
-// v207 visible-key end relative to the block and half
-// v207 other half's row sum
-// v207 l or 1
-// v208 div den
-// v209 div num
-// v210 div rcp
-// v211 div quotient
-// v212 div error
+// v208 window start relative to the block and half
+// v208 other half's row sum
+// v208 l or 1
+// v209 div den
+// v210 div num
+// v211 div rcp
+// v212 div quotient
+// v213 div error
 // v[214:215] out scale (pair)
-// v[208:209] O address
-// v210 O address part
-// v208 lse
-// v209 lse tmp
-// v210 lse index
+// v[210:211] O address
+// v209 O address part
+// v209 lse
+// v210 lse tmp
+// v211 lse index
 // v[212:213] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
@@ -95,50 +98,55 @@
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
-// s[90:91] cu_seqlens address
-// s[92:93] cu_seqlens_q[b:b+1]
-// s[94:95] cu_seqlens_k[b:b+1]
-// s96 batch * 4
-// s90 tile index
-// s90 query heads per kv head
-// s91 udiv remainder
-// s92 udiv step
-// s90 first row of the wave
-// s91 last row of the wave
-// s92 visible-key end
-// s93 diagonal offset
-// s90 descale index * 4
-// s[92:93] descale address
-// s91 q descale
-// s94 k descale
-// s95 v descale
-// s90 Q sign flip
-// s[92:93] 0 < scale_log2 < inf
-// s[92:93] Q row 0 address
-// s91 product lo
-// s94 product hi
-// s95 product cross
-// s90 1 / chunks per row (fixed point)
-// s90 product lo
-// s91 product hi
-// s92 product cross
-// s90 keys of the sequence from the block on
-// s[90:91] 64 rows of stride
-// s90 block end
-// s[90:91] lane mask
+// s90 first key block of the workgroup (window)
+// s91 largest window start of the wave
+// s[92:93] cu_seqlens address
+// s[94:95] cu_seqlens_q[b:b+1]
+// s[96:97] cu_seqlens_k[b:b+1]
+// s98 batch * 4
+// s92 tile index
+// s92 query heads per kv head
+// s93 udiv remainder
+// s94 udiv step
+// s92 first row of the wave
+// s93 last row of the wave
+// s94 visible-key end
+// s95 diagonal offset
+// s95 diagonal offset - window_left
+// s96 window_left, at most 2^30
+// s95 mask-free span
+// s92 descale index * 4
+// s[94:95] descale address
+// s93 q descale
+// s96 k descale
+// s97 v descale
+// s92 Q sign flip
+// s[94:95] 0 < scale_log2 < inf
+// s[94:95] Q row 0 address
+// s93 product lo
+// s96 product hi
+// s97 product cross
+// s92 1 / chunks per row (fixed point)
+// s92 product lo
+// s93 product hi
+// s94 product cross
+// s92 keys of the sequence from the block on
+// s[92:93] 64 rows of stride
+// s92 block - largest window start
 // s[92:93] lane mask
-// s90 previous key block
-// s91 block end
 // s[94:95] lane mask
-// s90 last key block
-// s[90:91] l > 0
-// s[92:93] O element offset
-// s94 product lo
-// s95 product hi
-// s96 product cross
-// s92 lse row base (fixed length)
-// s93 lse row base (varlen)
-// s[94:95] lanes of half 0
+// s92 previous key block
+// s93 block - largest window start
+// s[96:97] lane mask
+// s92 last key block
+// s[92:93] l > 0
+// s[94:95] O element offset
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s94 lse row base (fixed length)
+// s95 lse row base (varlen)
+// s[96:97] lanes of half 0
 
   .amdgcn_target "amdgcn-amd-amdhsa--gfx950"
   .text
@@ -162,148 +170,176 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_mov_b32 s71, s54
   s_branch .Lspan_done_1
 .Lvarlen_0:
-  s_lshl_b32 s96, s4, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dwordx2 s[92:93], s[90:91], 0x0
-  s_add_u32 s90, s20, s96
-  s_addc_u32 s91, s21, 0
-  s_load_dwordx2 s[94:95], s[90:91], 0x0
-  s_lshl_b32 s96, s52, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dword s80, s[90:91], 0x0                                // cu_seqlens_q[batch]: lse rows
+  s_lshl_b32 s98, s4, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dwordx2 s[94:95], s[92:93], 0x0
+  s_add_u32 s92, s20, s98
+  s_addc_u32 s93, s21, 0
+  s_load_dwordx2 s[96:97], s[92:93], 0x0
+  s_lshl_b32 s98, s52, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dword s80, s[92:93], 0x0                                // cu_seqlens_q[batch]: lse rows
   s_waitcnt lgkmcnt(0)                                           // cu_seqlens
-  s_mov_b32 s6, s92
-  s_sub_i32 s70, s93, s92
-  s_mov_b32 s7, s94
-  s_sub_i32 s71, s95, s94
+  s_mov_b32 s6, s94
+  s_sub_i32 s70, s95, s94
+  s_mov_b32 s7, s96
+  s_sub_i32 s71, s97, s96
 .Lspan_done_1:
-  s_add_u32 s90, s53, 255
-  s_lshr_b32 s90, s90, 8
-  s_sub_u32 s90, s90, 1
-  s_sub_u32 s90, s90, s2
-  s_lshl_b32 s73, s90, 8                                         // row0 = tile * 256
+  s_add_u32 s92, s53, 255
+  s_lshr_b32 s92, s92, 8
+  s_sub_u32 s92, s92, 1
+  s_sub_u32 s92, s92, s2
+  s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v207, s55
-  v_cvt_f32_u32 v208, s56
-  v_rcp_f32 v208, v208
+  v_cvt_f32_u32 v208, s55
+  v_cvt_f32_u32 v209, s56
+  v_rcp_f32 v209, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v207, v207, v208
-  v_cvt_u32_f32 v207, v207
+  v_mul_f32 v208, v208, v209
+  v_cvt_u32_f32 v208, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s90, v207
-  s_mul_i32 s92, s90, s56
-  s_sub_i32 s91, s55, s92
-  s_cmp_ge_i32 s91, s56
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s90, s90, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s90, s90, s92
-  v_cvt_f32_u32 v207, s3
-  v_cvt_f32_u32 v208, s90
-  v_rcp_f32 v208, v208
+  v_readfirstlane_b32 s92, v208
+  s_mul_i32 s94, s92, s56
+  s_sub_i32 s93, s55, s94
+  s_cmp_ge_i32 s93, s56
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s92, s92, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s92, s92, s94
+  v_cvt_f32_u32 v208, s3
+  v_cvt_f32_u32 v209, s92
+  v_rcp_f32 v209, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v207, v207, v208
-  v_cvt_u32_f32 v207, v207
+  v_mul_f32 v208, v208, v209
+  v_cvt_u32_f32 v208, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v207
-  s_mul_i32 s92, s72, s90
-  s_sub_i32 s91, s3, s92
-  s_cmp_ge_i32 s91, s90
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s72, s72, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s72, s72, s92
-  v_lshrrev_b32 v207, 6, v0
+  v_readfirstlane_b32 s72, v208
+  s_mul_i32 s94, s72, s92
+  s_sub_i32 s93, s3, s94
+  s_cmp_ge_i32 s93, s92
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s72, s72, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s72, s72, s94
+  v_lshrrev_b32 v208, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v207
+  v_readfirstlane_b32 s5, v208
   v_and_b32 v179, 31, v0
   v_bfe_u32 v180, v0, 5, 1
-  s_lshl_b32 s90, s5, 5
-  s_add_u32 s90, s90, s73
-  v_add_u32 v181, s90, v179
-  s_sub_i32 s93, s71, s70
-  s_add_i32 s93, s93, 1
-  v_add_u32 v182, s93, v181
+  s_lshl_b32 s92, s5, 5
+  s_add_u32 s92, s92, s73
+  v_add_u32 v181, s92, v179
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  v_add_u32 v182, s95, v181
   v_min_i32 v182, s71, v182
   v_max_i32 v182, 0, v182
   v_cmp_gt_i32 vcc, s70, v181
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v182, 0, v182, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v207, 2, v180
-  v_sub_u32 v182, v182, v207
-  s_add_u32 s91, s73, 255
-  s_add_i32 s92, s70, -1
-  s_min_i32 s91, s91, s92
-  s_sub_i32 s93, s71, s70
-  s_add_i32 s74, s91, s93
+  v_lshlrev_b32 v208, 2, v180
+  v_sub_u32 v182, v182, v208
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  v_add_u32 v207, s95, v181
+  v_max_i32 v207, 0, v207
+  v_sub_u32 v207, v207, v208
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s90, s73, s95
+  s_max_i32 s90, s90, 0
+  s_and_b32 s90, s90, -64
+  s_add_u32 s93, s73, 255
+  s_add_i32 s94, s70, -1
+  s_min_i32 s93, s93, s94
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s74, s93, s95
   s_add_i32 s74, s74, 1
   s_min_i32 s74, s74, s71
   s_max_i32 s74, s74, 0
-  s_add_u32 s91, s90, 31
-  s_add_i32 s92, s70, -1
-  s_min_i32 s92, s91, s92
-  s_sub_i32 s93, s71, s70
-  s_add_i32 s76, s92, s93
+  s_add_u32 s93, s92, 31
+  s_add_i32 s94, s70, -1
+  s_min_i32 s94, s93, s94
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s76, s94, s95
   s_add_i32 s76, s76, 1
   s_min_i32 s76, s76, s71
   s_max_i32 s76, s76, 0
-  s_cmp_lt_i32 s90, s70
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s91, s94, s95
+  s_max_i32 s91, s91, 0
+  s_cmp_lt_i32 s92, s70
   s_cselect_b32 s76, s76, 0
-  s_sub_i32 s93, s71, s70
-  s_add_i32 s75, s90, s93
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s75, s92, s95
   s_add_i32 s75, s75, 1
   s_min_i32 s75, s75, s71
   s_max_i32 s75, s75, 0
-  s_cmp_lt_i32 s91, s70
+  s_cmp_lt_i32 s93, s70
   s_cselect_b32 s75, s75, 0
-  s_mul_i32 s90, s4, s56
-  s_add_u32 s90, s90, s72
-  s_lshl_b32 s90, s90, 2
-  s_mov_b32 s91, 1.0                                             // a null descale pointer means 1
+  s_sub_i32 s95, s75, 64
+  s_sub_i32 s95, s95, s91
+  s_cmp_lt_i32 s95, 0
+  s_cselect_b32 s91, 0x40000000, s91
+  s_cselect_b32 s75, 0, s95                                      // wave_min_hi := the mask-free span
+  s_mul_i32 s92, s4, s56
+  s_add_u32 s92, s92, s72
+  s_lshl_b32 s92, s92, 2
+  s_mov_b32 s93, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[22:23], 0
   s_cbranch_scc1 .Ldescale_null_2
-  s_add_u32 s92, s22, s90
-  s_addc_u32 s93, s23, 0
-  s_load_dword s91, s[92:93], 0x0
+  s_add_u32 s94, s22, s92
+  s_addc_u32 s95, s23, 0
+  s_load_dword s93, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_2:
-  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s96, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[24:25], 0
   s_cbranch_scc1 .Ldescale_null_3
-  s_add_u32 s92, s24, s90
-  s_addc_u32 s93, s25, 0
-  s_load_dword s94, s[92:93], 0x0
+  s_add_u32 s94, s24, s92
+  s_addc_u32 s95, s25, 0
+  s_load_dword s96, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_3:
-  s_mov_b32 s95, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s97, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[26:27], 0
   s_cbranch_scc1 .Ldescale_null_4
-  s_add_u32 s92, s26, s90
-  s_addc_u32 s93, s27, 0
-  s_load_dword s95, s[92:93], 0x0
+  s_add_u32 s94, s26, s92
+  s_addc_u32 s95, s27, 0
+  s_load_dword s97, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
   v_mov_b32 v183, s66
-  v_mul_f32 v183, s91, v183
-  v_mul_f32 v183, s94, v183
+  v_mul_f32 v183, s93, v183
+  v_mul_f32 v183, s96, v183
   v_mul_f32 v183, 0x3fb8aa3b, v183
   v_mov_b32 v172, v183                                           // fp8 exact: x = S scale_log2 (score_scale.h), then x - m_new
-  s_mov_b32 s90, 0
+  s_mov_b32 s92, 0
   v_cmp_gt_f32 vcc, 0, v183
   s_cbranch_vccz .Lscale_positive_5
-  s_mov_b32 s90, 0x80808080
+  s_mov_b32 s92, 0x80808080
   v_xor_b32 v183, 0x80000000, v183
   v_xor_b32 v172, 0x80000000, v172
 .Lscale_positive_5:
   v_mov_b32 v173, v172
   v_cmp_gt_f32 vcc, 0x7f800000, v183
-  v_cmp_lt_f32 s[92:93], 0, v183
-  s_and_b64 vcc, vcc, s[92:93]
+  v_cmp_lt_f32 s[94:95], 0, v183
+  s_and_b64 vcc, vcc, s[94:95]
   s_cmp_lg_u64 vcc, 0                                            // the scale is uniform: any lane decides
   s_cselect_b32 s81, 0, 1
   v_mov_b32 v186, 127
@@ -377,31 +413,31 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v193, s95
-  s_mov_b64 s[92:93], s[8:9]
-  s_mul_i32 s91, s28, s4
-  s_mul_hi_u32 s94, s28, s4
-  s_mul_i32 s95, s29, s4
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s32, s3
-  s_mul_hi_u32 s94, s32, s3
-  s_mul_i32 s95, s33, s3
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s30, s6
-  s_mul_hi_u32 s94, s30, s6
-  s_mul_i32 s95, s31, s6
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  v_mov_b32 v208, s92
-  v_mov_b32 v209, s93
+  v_mov_b32 v193, s97
+  s_mov_b64 s[94:95], s[8:9]
+  s_mul_i32 s93, s28, s4
+  s_mul_hi_u32 s96, s28, s4
+  s_mul_i32 s97, s29, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s32, s3
+  s_mul_hi_u32 s96, s32, s3
+  s_mul_i32 s97, s33, s3
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s30, s6
+  s_mul_hi_u32 s96, s30, s6
+  s_mul_i32 s97, s31, s6
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  v_mov_b32 v208, s94
+  v_mov_b32 v209, s95
   v_mad_u64_u32 v[208:209], s[88:89], v181, s30, v[208:209]
-  v_mul_lo_u32 v207, v181, s31
-  v_add_u32 v209, v209, v207
+  v_mul_lo_u32 v210, v181, s31
+  v_add_u32 v209, v209, v210
   v_mad_u64_u32 v[208:209], s[88:89], v180, 32, v[208:209]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
@@ -427,99 +463,111 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   global_load_dwordx4 v[148:151], v[208:209], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_xor_b32 v136, s90, v136
-  v_xor_b32 v137, s90, v137
-  v_xor_b32 v138, s90, v138
-  v_xor_b32 v139, s90, v139
-  v_xor_b32 v140, s90, v140
-  v_xor_b32 v141, s90, v141
-  v_xor_b32 v142, s90, v142
-  v_xor_b32 v143, s90, v143
-  v_xor_b32 v144, s90, v144
-  v_xor_b32 v145, s90, v145
-  v_xor_b32 v146, s90, v146
-  v_xor_b32 v147, s90, v147
-  v_xor_b32 v148, s90, v148
-  v_xor_b32 v149, s90, v149
-  v_xor_b32 v150, s90, v150
-  v_xor_b32 v151, s90, v151
-  s_mov_b32 s90, 536870912
-  v_add_u32 v207, 0, v0
-  v_mul_hi_u32 v196, s90, v207
-  v_mul_u32_u24 v209, 8, v196
-  v_sub_u32 v208, v207, v209
-  v_mul_lo_u32 v209, v196, s36
-  v_lshl_add_u32 v195, v208, 4, v209
-  v_mul_u32_u24 v209, 144, v196
-  v_lshl_add_u32 v197, v208, 4, v209
+  v_xor_b32 v136, s92, v136
+  v_xor_b32 v137, s92, v137
+  v_xor_b32 v138, s92, v138
+  v_xor_b32 v139, s92, v139
+  v_xor_b32 v140, s92, v140
+  v_xor_b32 v141, s92, v141
+  v_xor_b32 v142, s92, v142
+  v_xor_b32 v143, s92, v143
+  v_xor_b32 v144, s92, v144
+  v_xor_b32 v145, s92, v145
+  v_xor_b32 v146, s92, v146
+  v_xor_b32 v147, s92, v147
+  v_xor_b32 v148, s92, v148
+  v_xor_b32 v149, s92, v149
+  v_xor_b32 v150, s92, v150
+  v_xor_b32 v151, s92, v151
+  s_mov_b32 s92, 536870912
+  v_add_u32 v208, 0, v0
+  v_mul_hi_u32 v196, s92, v208
+  v_mul_u32_u24 v210, 8, v196
+  v_sub_u32 v209, v208, v210
+  v_mul_lo_u32 v210, v196, s36
+  v_lshl_add_u32 v195, v209, 4, v210
+  v_mul_u32_u24 v210, 144, v196
+  v_lshl_add_u32 v197, v209, 4, v210
   v_lshrrev_b32 v200, 3, v0
-  v_and_b32 v208, 7, v0
-  v_mul_lo_u32 v209, v200, s42
-  v_lshl_add_u32 v199, v208, 4, v209
+  v_and_b32 v209, 7, v0
+  v_mul_lo_u32 v210, v200, s42
+  v_lshl_add_u32 v199, v209, 4, v210
   v_bfe_u32 v201, v200, 2, 1
   v_lshlrev_b32 v201, 5, v201
-  v_bfe_u32 v209, v200, 5, 1
-  v_lshl_add_u32 v201, v209, 4, v201
-  v_bfe_u32 v209, v200, 3, 2
-  v_lshl_add_u32 v201, v209, 2, v201
-  v_and_b32 v209, 3, v200
-  v_add_u32 v201, v201, v209
-  v_mul_u32_u24 v209, 1280, v208
-  v_add_u32 v201, v201, v209
+  v_bfe_u32 v210, v200, 5, 1
+  v_lshl_add_u32 v201, v210, 4, v201
+  v_bfe_u32 v210, v200, 3, 2
+  v_lshl_add_u32 v201, v210, 2, v201
+  v_and_b32 v210, 3, v200
+  v_add_u32 v201, v201, v210
+  v_mul_u32_u24 v210, 1280, v209
+  v_add_u32 v201, v201, v210
   v_add_u32 v201, 9216, v201
-  v_mul_u32_u24 v209, 144, v179
-  v_lshl_add_u32 v203, v180, 5, v209
-  v_mul_u32_u24 v209, 80, v179
-  v_lshl_add_u32 v205, v180, 5, v209
+  v_mul_u32_u24 v210, 144, v179
+  v_lshl_add_u32 v203, v180, 5, v210
+  v_mul_u32_u24 v210, 80, v179
+  v_lshl_add_u32 v205, v180, 5, v210
   v_add_u32 v205, 9216, v205
   v_add_u32 v204, 19456, v203
   v_add_u32 v206, 19456, v205
   v_add_u32 v202, 19456, v201
   v_add_u32 v198, 19456, v197
   s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s90, s34, s4
-  s_mul_hi_u32 s91, s34, s4
-  s_mul_i32 s92, s35, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s38, s72
-  s_mul_hi_u32 s91, s38, s72
-  s_mul_i32 s92, s39, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s36, s7
-  s_mul_hi_u32 s91, s36, s7
-  s_mul_i32 s92, s37, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
+  s_mul_i32 s92, s34, s4
+  s_mul_hi_u32 s93, s34, s4
+  s_mul_i32 s94, s35, s4
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_mul_i32 s92, s38, s72
+  s_mul_hi_u32 s93, s38, s72
+  s_mul_i32 s94, s39, s72
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_mul_i32 s92, s36, s7
+  s_mul_hi_u32 s93, s36, s7
+  s_mul_i32 s94, s37, s7
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_mul_i32 s92, s36, s90
+  s_mul_hi_u32 s93, s36, s90
+  s_mul_i32 s94, s37, s90
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
   s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s90, s40, s4
-  s_mul_hi_u32 s91, s40, s4
-  s_mul_i32 s92, s41, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s44, s72
-  s_mul_hi_u32 s91, s44, s72
-  s_mul_i32 s92, s45, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s42, s7
-  s_mul_hi_u32 s91, s42, s7
-  s_mul_i32 s92, s43, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
+  s_mul_i32 s92, s40, s4
+  s_mul_hi_u32 s93, s40, s4
+  s_mul_i32 s94, s41, s4
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_mul_i32 s92, s44, s72
+  s_mul_hi_u32 s93, s44, s72
+  s_mul_i32 s94, s45, s72
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_mul_i32 s92, s42, s7
+  s_mul_hi_u32 s93, s42, s7
+  s_mul_i32 s94, s43, s7
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_mul_i32 s92, s42, s90
+  s_mul_hi_u32 s93, s42, s90
+  s_mul_i32 s94, s43, s90
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_cmp_le_i32 s74, s90                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
-  s_mov_b32 s77, 0
-  s_mov_b32 s79, 0
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_mov_b32 s77, s90
+  s_mov_b32 s79, s90
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
@@ -529,7 +577,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v196
+  v_cmp_gt_u32 vcc, s92, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -537,44 +585,44 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s90, v200
+  v_cmp_gt_u32 vcc, s92, v200
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v207 offset:80
+  ds_write_b8 v201, v208 offset:80
   ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v201, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v207 offset:400
+  ds_write_b8 v201, v208 offset:400
   ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v201, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v207 offset:720
+  ds_write_b8 v201, v208 offset:720
   ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v201, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v207 offset:1040
+  ds_write_b8 v201, v208 offset:1040
   ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v207 offset:1200
-  s_mov_b32 s79, 64
+  ds_write_b8_d16_hi v201, v208 offset:1200
+  s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_11
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
@@ -584,7 +632,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v196
+  v_cmp_gt_u32 vcc, s92, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -592,17 +640,17 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s90, v200
+  v_cmp_gt_u32 vcc, s92, v200
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_12:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -612,7 +660,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_cbranch_scc1 .Lsoftmax_first_group
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_14
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
@@ -656,129 +704,197 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_16
-  v_subrev_u32 v208, s77, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[90:91], 1, v208
-  v_cmp_lt_i32 s[92:93], 2, v208
+  v_subrev_u32 v209, s77, v182
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[92:93], 1, v209
+  v_cmp_lt_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
-  v_cndmask_b32 v73, v191, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v208
-  v_cndmask_b32 v74, v191, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v208
+  v_cmp_lt_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
-  v_cndmask_b32 v76, v191, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v208
-  v_cndmask_b32 v77, v191, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v208
+  v_cmp_lt_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
-  v_cndmask_b32 v79, v191, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v208
-  v_cndmask_b32 v80, v191, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v208
+  v_cmp_lt_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
-  v_cndmask_b32 v82, v191, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v208
-  v_cndmask_b32 v83, v191, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v208
+  v_cmp_lt_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
-  v_cndmask_b32 v85, v191, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v208
-  v_cndmask_b32 v86, v191, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v208
+  v_cmp_lt_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
-  v_cndmask_b32 v88, v191, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v208
-  v_cndmask_b32 v89, v191, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v208
+  v_cmp_lt_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
-  v_cndmask_b32 v91, v191, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v208
-  v_cndmask_b32 v92, v191, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v208
+  v_cmp_lt_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
-  v_cndmask_b32 v94, v191, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v208
-  v_cndmask_b32 v95, v191, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v208
+  v_cmp_lt_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
-  v_cndmask_b32 v97, v191, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v208
-  v_cndmask_b32 v98, v191, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v208
+  v_cmp_lt_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
-  v_cndmask_b32 v100, v191, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v208
-  v_cndmask_b32 v101, v191, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[90:91]
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_18
+  v_subrev_u32 v209, s77, v207
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[92:93], 1, v209
+  v_cmp_ge_i32 s[94:95], 2, v209
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v209
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v209
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v209
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v209
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v209
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v209
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v209
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v209
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v209
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+.Lwindow_start_done_18:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v191, v207                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-  v_cndmask_b32 v207, v207, v188, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_17
 .Lno_mask_16:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
 .Lrow_max_done_17:
-  v_cmp_lt_f32 vcc, v188, v207                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_18
-  v_sub_f32 v208, v188, v207
+  s_cbranch_vccz .Lalpha_done_19
+  v_sub_f32 v209, v188, v208
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v208                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -813,13 +929,13 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_18:
-  v_cmp_lg_f32 vcc, v191, v207                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v207
+.Lalpha_done_19:
+  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v207                                           // m = m_new
+  v_mov_b32 v188, v208                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -852,77 +968,145 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[98:99], v[98:99], v[176:177]
   v_pk_add_f32 v[100:101], v[100:101], v[176:177]
   v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_19
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_20
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_19
-  v_subrev_u32 v207, s77, v182
-  v_cmp_lt_i32 vcc, 0, v207
-  v_cmp_lt_i32 s[90:91], 1, v207
-  v_cmp_lt_i32 s[92:93], 2, v207
+  s_cbranch_scc1 .Lx_no_mask_20
+  v_subrev_u32 v208, s77, v182
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[92:93], 1, v208
+  v_cmp_lt_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v207
-  v_cndmask_b32 v73, v191, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v207
-  v_cndmask_b32 v74, v191, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v207
+  v_cmp_lt_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v207
-  v_cndmask_b32 v76, v191, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v207
-  v_cndmask_b32 v77, v191, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v207
+  v_cmp_lt_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v207
-  v_cndmask_b32 v79, v191, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v207
-  v_cndmask_b32 v80, v191, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v207
+  v_cmp_lt_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v207
-  v_cndmask_b32 v82, v191, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v207
-  v_cndmask_b32 v83, v191, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v207
+  v_cmp_lt_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v207
-  v_cndmask_b32 v85, v191, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v207
-  v_cndmask_b32 v86, v191, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v207
+  v_cmp_lt_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v207
-  v_cndmask_b32 v88, v191, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v207
-  v_cndmask_b32 v89, v191, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v207
+  v_cmp_lt_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v207
-  v_cndmask_b32 v91, v191, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v207
-  v_cndmask_b32 v92, v191, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v207
+  v_cmp_lt_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v207
-  v_cndmask_b32 v94, v191, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v207
-  v_cndmask_b32 v95, v191, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v207
+  v_cmp_lt_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v207
-  v_cndmask_b32 v97, v191, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v207
-  v_cndmask_b32 v98, v191, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v207
+  v_cmp_lt_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v207
-  v_cndmask_b32 v100, v191, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v207
-  v_cndmask_b32 v101, v191, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[90:91]
-.Lx_no_mask_19:
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_21
+  v_subrev_u32 v208, s77, v207
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[92:93], 1, v208
+  v_cmp_ge_i32 s[94:95], 2, v208
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+.Lwindow_start_done_21:
+.Lx_no_mask_20:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1005,53 +1189,53 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v207, v1
+  v_mov_b32 v208, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v207                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v207
+  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v208
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_20
+  s_cbranch_scc0 .Lno_store_22
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v202, v168 offset:0                                // store: V transposed
-  ds_write_b8 v202, v207 offset:80
+  ds_write_b8 v202, v208 offset:80
   ds_write_b8_d16_hi v202, v168 offset:160
-  ds_write_b8_d16_hi v202, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v202, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v202, v169 offset:320
-  ds_write_b8 v202, v207 offset:400
+  ds_write_b8 v202, v208 offset:400
   ds_write_b8_d16_hi v202, v169 offset:480
-  ds_write_b8_d16_hi v202, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v202, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v202, v170 offset:640
-  ds_write_b8 v202, v207 offset:720
+  ds_write_b8 v202, v208 offset:720
   ds_write_b8_d16_hi v202, v170 offset:800
-  ds_write_b8_d16_hi v202, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v202, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v202, v171 offset:960
-  ds_write_b8 v202, v207 offset:1040
+  ds_write_b8 v202, v208 offset:1040
   ds_write_b8_d16_hi v202, v171 offset:1120
-  ds_write_b8_d16_hi v202, v207 offset:1200
+  ds_write_b8_d16_hi v202, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_20
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_22
+  s_cbranch_scc0 .Lno_store_22
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_24
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_23
-.Ltail_block_loads_22:
+  s_branch .Lblock_loaded_25
+.Ltail_block_loads_24:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v196
+  v_cmp_gt_u32 vcc, s92, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1059,26 +1243,26 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s90, v200
+  v_cmp_gt_u32 vcc, s92, v200
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_23:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_20:
+.Lblock_loaded_25:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_22:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_25
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_27
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v204 offset:16
@@ -1091,8 +1275,8 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v204 offset:4688
-  s_branch .Lqk_26
-.Lno_previous_block_25:
+  s_branch .Lqk_28
+.Lno_previous_block_27:
   ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v204 offset:16
   ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
@@ -1101,7 +1285,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   ds_read_b128 v[124:127], v204 offset:4624
   ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v204 offset:4688
-.Lqk_26:
+.Lqk_28:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v206 offset:0                         // V^T tile 0
@@ -1121,129 +1305,197 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_27
-  v_subrev_u32 v208, s77, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[90:91], 1, v208
-  v_cmp_lt_i32 s[92:93], 2, v208
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_29
+  v_subrev_u32 v209, s77, v182
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[92:93], 1, v209
+  v_cmp_lt_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
-  v_cndmask_b32 v73, v191, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v208
-  v_cndmask_b32 v74, v191, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v208
+  v_cmp_lt_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
-  v_cndmask_b32 v76, v191, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v208
-  v_cndmask_b32 v77, v191, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v208
+  v_cmp_lt_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
-  v_cndmask_b32 v79, v191, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v208
-  v_cndmask_b32 v80, v191, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v208
+  v_cmp_lt_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
-  v_cndmask_b32 v82, v191, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v208
-  v_cndmask_b32 v83, v191, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v208
+  v_cmp_lt_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
-  v_cndmask_b32 v85, v191, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v208
-  v_cndmask_b32 v86, v191, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v208
+  v_cmp_lt_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
-  v_cndmask_b32 v88, v191, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v208
-  v_cndmask_b32 v89, v191, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v208
+  v_cmp_lt_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
-  v_cndmask_b32 v91, v191, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v208
-  v_cndmask_b32 v92, v191, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v208
+  v_cmp_lt_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
-  v_cndmask_b32 v94, v191, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v208
-  v_cndmask_b32 v95, v191, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v208
+  v_cmp_lt_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
-  v_cndmask_b32 v97, v191, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v208
-  v_cndmask_b32 v98, v191, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v208
+  v_cmp_lt_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
-  v_cndmask_b32 v100, v191, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v208
-  v_cndmask_b32 v101, v191, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[90:91]
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_31
+  v_subrev_u32 v209, s77, v207
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[92:93], 1, v209
+  v_cmp_ge_i32 s[94:95], 2, v209
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v209
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v209
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v209
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v209
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v209
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v209
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v209
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v209
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v209
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+.Lwindow_start_done_31:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v191, v207                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-  v_cndmask_b32 v207, v207, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_28
-.Lno_mask_27:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_30
+.Lno_mask_29:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-.Lrow_max_done_28:
-  v_cmp_lt_f32 vcc, v188, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+.Lrow_max_done_30:
+  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_29
-  v_sub_f32 v208, v188, v207
+  s_cbranch_vccz .Lalpha_done_32
+  v_sub_f32 v209, v188, v208
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v208                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -1278,13 +1530,13 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_29:
-  v_cmp_lg_f32 vcc, v191, v207                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v207
+.Lalpha_done_32:
+  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v207                                           // m = m_new
+  v_mov_b32 v188, v208                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -1317,77 +1569,145 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[98:99], v[98:99], v[176:177]
   v_pk_add_f32 v[100:101], v[100:101], v[176:177]
   v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_30
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_33
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_30
-  v_subrev_u32 v207, s77, v182
-  v_cmp_lt_i32 vcc, 0, v207
-  v_cmp_lt_i32 s[90:91], 1, v207
-  v_cmp_lt_i32 s[92:93], 2, v207
+  s_cbranch_scc1 .Lx_no_mask_33
+  v_subrev_u32 v208, s77, v182
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[92:93], 1, v208
+  v_cmp_lt_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v207
-  v_cndmask_b32 v73, v191, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v207
-  v_cndmask_b32 v74, v191, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v207
+  v_cmp_lt_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v207
-  v_cndmask_b32 v76, v191, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v207
-  v_cndmask_b32 v77, v191, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v207
+  v_cmp_lt_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v207
-  v_cndmask_b32 v79, v191, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v207
-  v_cndmask_b32 v80, v191, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v207
+  v_cmp_lt_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v207
-  v_cndmask_b32 v82, v191, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v207
-  v_cndmask_b32 v83, v191, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v207
+  v_cmp_lt_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v207
-  v_cndmask_b32 v85, v191, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v207
-  v_cndmask_b32 v86, v191, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v207
+  v_cmp_lt_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v207
-  v_cndmask_b32 v88, v191, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v207
-  v_cndmask_b32 v89, v191, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v207
+  v_cmp_lt_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v207
-  v_cndmask_b32 v91, v191, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v207
-  v_cndmask_b32 v92, v191, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v207
+  v_cmp_lt_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v207
-  v_cndmask_b32 v94, v191, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v207
-  v_cndmask_b32 v95, v191, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v207
+  v_cmp_lt_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v207
-  v_cndmask_b32 v97, v191, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v207
-  v_cndmask_b32 v98, v191, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v207
+  v_cmp_lt_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v207
-  v_cndmask_b32 v100, v191, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v207
-  v_cndmask_b32 v101, v191, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[90:91]
-.Lx_no_mask_30:
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_34
+  v_subrev_u32 v208, s77, v207
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[92:93], 1, v208
+  v_cmp_ge_i32 s[94:95], 2, v208
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+.Lwindow_start_done_34:
+.Lx_no_mask_33:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1470,53 +1790,53 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v207, v1
+  v_mov_b32 v208, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v207                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v207
+  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v208
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_31
+  s_cbranch_scc0 .Lno_store_35
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v207 offset:80
+  ds_write_b8 v201, v208 offset:80
   ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v201, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v207 offset:400
+  ds_write_b8 v201, v208 offset:400
   ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v201, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v207 offset:720
+  ds_write_b8 v201, v208 offset:720
   ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v201, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v207 offset:1040
+  ds_write_b8 v201, v208 offset:1040
   ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v207 offset:1200
+  ds_write_b8_d16_hi v201, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_31
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_33
+  s_cbranch_scc0 .Lno_store_35
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_37
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_34
-.Ltail_block_loads_33:
+  s_branch .Lblock_loaded_38
+.Ltail_block_loads_37:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v196
+  v_cmp_gt_u32 vcc, s92, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1524,18 +1844,18 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s90, v200
+  v_cmp_gt_u32 vcc, s92, v200
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_34:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_31:
+.Lblock_loaded_38:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_35:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1556,132 +1876,200 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_36
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_37
-  v_subrev_u32 v208, s90, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_40
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_41
+  v_subrev_u32 v209, s92, v182
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[94:95], 1, v209
+  v_cmp_lt_i32 s[96:97], 2, v209
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v209
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v209
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v209
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v209
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v209
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v209
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v209
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v209
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v209
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
-  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_43
+  v_subrev_u32 v209, s92, v207
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[94:95], 1, v209
+  v_cmp_ge_i32 s[96:97], 2, v209
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_43:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v191, v207                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-  v_cndmask_b32 v207, v207, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_38
-.Lno_mask_37:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_42
+.Lno_mask_41:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-.Lrow_max_done_38:
-  v_cmp_lt_f32 vcc, v188, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+.Lrow_max_done_42:
+  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_39
-  v_sub_f32 v208, v188, v207
+  s_cbranch_vccz .Lalpha_done_44
+  v_sub_f32 v209, v188, v208
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v208                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -1716,13 +2104,13 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_39:
-  v_cmp_lg_f32 vcc, v191, v207                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v207
+.Lalpha_done_44:
+  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v207                                           // m = m_new
+  v_mov_b32 v188, v208                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -1755,77 +2143,145 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[98:99], v[98:99], v[176:177]
   v_pk_add_f32 v[100:101], v[100:101], v[176:177]
   v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_40
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_45
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_40
-  v_subrev_u32 v207, s90, v182
-  v_cmp_lt_i32 vcc, 0, v207
-  v_cmp_lt_i32 s[92:93], 1, v207
-  v_cmp_lt_i32 s[94:95], 2, v207
+  s_cbranch_scc1 .Lx_no_mask_45
+  v_subrev_u32 v208, s92, v182
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[94:95], 1, v208
+  v_cmp_lt_i32 s[96:97], 2, v208
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v207
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v207
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v207
+  v_cmp_lt_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v208
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v207
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v207
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v207
+  v_cmp_lt_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v208
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v207
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v207
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v207
+  v_cmp_lt_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v208
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v207
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v207
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v207
+  v_cmp_lt_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v208
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v207
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v207
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v207
+  v_cmp_lt_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v208
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v207
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v207
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v207
+  v_cmp_lt_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v208
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v207
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v207
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v207
+  v_cmp_lt_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v208
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v207
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v207
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v207
+  v_cmp_lt_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v208
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v207
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v207
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v207
+  v_cmp_lt_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v208
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v207
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v207
-  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-.Lx_no_mask_40:
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_46
+  v_subrev_u32 v208, s92, v207
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[94:95], 1, v208
+  v_cmp_ge_i32 s[96:97], 2, v208
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v208
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v208
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v208
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v208
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v208
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v208
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v208
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v208
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v208
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_46:
+.Lx_no_mask_45:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1908,17 +2364,17 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v207, v1
+  v_mov_b32 v208, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v207                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v207
+  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v208
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
-.Lno_previous_block_36:
+.Lno_previous_block_40:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_41
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_47
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v203 offset:16
@@ -1931,8 +2387,8 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-  s_branch .Lqk_42
-.Lno_previous_block_41:
+  s_branch .Lqk_48
+.Lno_previous_block_47:
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v203 offset:16
   ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
@@ -1941,7 +2397,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   ds_read_b128 v[124:127], v203 offset:4624
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-.Lqk_42:
+.Lqk_48:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v205 offset:0                         // V^T tile 0
@@ -1961,44 +2417,44 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_43
+  s_cbranch_scc0 .Lno_store_49
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v202, v168 offset:0                                // store: V transposed
-  ds_write_b8 v202, v207 offset:80
+  ds_write_b8 v202, v208 offset:80
   ds_write_b8_d16_hi v202, v168 offset:160
-  ds_write_b8_d16_hi v202, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v202, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v202, v169 offset:320
-  ds_write_b8 v202, v207 offset:400
+  ds_write_b8 v202, v208 offset:400
   ds_write_b8_d16_hi v202, v169 offset:480
-  ds_write_b8_d16_hi v202, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v202, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v202, v170 offset:640
-  ds_write_b8 v202, v207 offset:720
+  ds_write_b8 v202, v208 offset:720
   ds_write_b8_d16_hi v202, v170 offset:800
-  ds_write_b8_d16_hi v202, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v202, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v202, v171 offset:960
-  ds_write_b8 v202, v207 offset:1040
+  ds_write_b8 v202, v208 offset:1040
   ds_write_b8_d16_hi v202, v171 offset:1120
-  ds_write_b8_d16_hi v202, v207 offset:1200
+  ds_write_b8_d16_hi v202, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_43
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_45
+  s_cbranch_scc0 .Lno_store_49
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_51
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_46
-.Ltail_block_loads_45:
+  s_branch .Lblock_loaded_52
+.Ltail_block_loads_51:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v196
+  v_cmp_gt_u32 vcc, s92, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2006,150 +2462,218 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s90, v200
+  v_cmp_gt_u32 vcc, s92, v200
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_46:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_43:
+.Lblock_loaded_52:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_49:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_48
-  s_add_i32 s90, s77, -64
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_54
+  s_add_i32 s92, s77, -64
   s_nop 5                                                        // QK MFMA result -> VALU
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_49
-  v_subrev_u32 v208, s90, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_55
+  v_subrev_u32 v209, s92, v182
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[94:95], 1, v209
+  v_cmp_lt_i32 s[96:97], 2, v209
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v209
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v209
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v209
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v209
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v209
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v209
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v209
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v209
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v209
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
-  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_57
+  v_subrev_u32 v209, s92, v207
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[94:95], 1, v209
+  v_cmp_ge_i32 s[96:97], 2, v209
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_57:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v191, v207                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-  v_cndmask_b32 v207, v207, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_50
-.Lno_mask_49:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_56
+.Lno_mask_55:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-.Lrow_max_done_50:
-  v_cmp_lt_f32 vcc, v188, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+.Lrow_max_done_56:
+  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_51
-  v_sub_f32 v208, v188, v207
+  s_cbranch_vccz .Lalpha_done_58
+  v_sub_f32 v209, v188, v208
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v208                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -2184,13 +2708,13 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_51:
-  v_cmp_lg_f32 vcc, v191, v207                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v207
+.Lalpha_done_58:
+  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v207                                           // m = m_new
+  v_mov_b32 v188, v208                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -2223,77 +2747,145 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[98:99], v[98:99], v[176:177]
   v_pk_add_f32 v[100:101], v[100:101], v[176:177]
   v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_52
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_59
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_52
-  v_subrev_u32 v207, s90, v182
-  v_cmp_lt_i32 vcc, 0, v207
-  v_cmp_lt_i32 s[92:93], 1, v207
-  v_cmp_lt_i32 s[94:95], 2, v207
+  s_cbranch_scc1 .Lx_no_mask_59
+  v_subrev_u32 v208, s92, v182
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[94:95], 1, v208
+  v_cmp_lt_i32 s[96:97], 2, v208
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v207
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v207
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v207
+  v_cmp_lt_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v208
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v207
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v207
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v207
+  v_cmp_lt_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v208
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v207
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v207
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v207
+  v_cmp_lt_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v208
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v207
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v207
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v207
+  v_cmp_lt_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v208
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v207
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v207
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v207
+  v_cmp_lt_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v208
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v207
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v207
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v207
+  v_cmp_lt_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v208
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v207
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v207
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v207
+  v_cmp_lt_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v208
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v207
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v207
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v207
+  v_cmp_lt_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v208
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v207
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v207
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v207
+  v_cmp_lt_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v208
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v207
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v207
-  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-.Lx_no_mask_52:
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_60
+  v_subrev_u32 v208, s92, v207
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[94:95], 1, v208
+  v_cmp_ge_i32 s[96:97], 2, v208
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v208
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v208
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v208
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v208
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v208
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v208
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v208
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v208
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v208
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_60:
+.Lx_no_mask_59:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2376,17 +2968,17 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v207, v1
+  v_mov_b32 v208, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v207                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v207
+  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v208
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
-.Lno_previous_block_48:
+.Lno_previous_block_54:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_53
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_61
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v204 offset:16
@@ -2399,8 +2991,8 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v204 offset:4688
-  s_branch .Lqk_54
-.Lno_previous_block_53:
+  s_branch .Lqk_62
+.Lno_previous_block_61:
   ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v204 offset:16
   ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
@@ -2409,7 +3001,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   ds_read_b128 v[124:127], v204 offset:4624
   ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v204 offset:4688
-.Lqk_54:
+.Lqk_62:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v206 offset:0                         // V^T tile 0
@@ -2429,44 +3021,44 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_55
+  s_cbranch_scc0 .Lno_store_63
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v207 offset:80
+  ds_write_b8 v201, v208 offset:80
   ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v201, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v207 offset:400
+  ds_write_b8 v201, v208 offset:400
   ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v201, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v207 offset:720
+  ds_write_b8 v201, v208 offset:720
   ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v201, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v207 offset:1040
+  ds_write_b8 v201, v208 offset:1040
   ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v207 offset:1200
+  ds_write_b8_d16_hi v201, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_55
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_57
+  s_cbranch_scc0 .Lno_store_63
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_65
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_58
-.Ltail_block_loads_57:
+  s_branch .Lblock_loaded_66
+.Ltail_block_loads_65:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v196
+  v_cmp_gt_u32 vcc, s92, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2474,18 +3066,18 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s90, v200
+  v_cmp_gt_u32 vcc, s92, v200
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_58:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_55:
+.Lblock_loaded_66:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_63:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2493,131 +3085,199 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain:
-  s_add_i32 s90, s77, -64
+  s_add_i32 s92, s77, -64
   s_nop 7                                                        // QK MFMA result -> VALU
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_60
-  v_subrev_u32 v208, s90, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_68
+  v_subrev_u32 v209, s92, v182
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[94:95], 1, v209
+  v_cmp_lt_i32 s[96:97], 2, v209
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v209
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v209
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v209
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v209
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v209
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v209
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v209
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v209
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v209
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
-  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_70
+  v_subrev_u32 v209, s92, v207
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[94:95], 1, v209
+  v_cmp_ge_i32 s[96:97], 2, v209
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v209
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v209
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v209
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v209
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v209
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v209
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v209
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v209
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v209
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v209
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_70:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v191, v207                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-  v_cndmask_b32 v207, v207, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_61
-.Lno_mask_60:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_69
+.Lno_mask_68:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v190, v183, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v188, v190, v190
-.Lrow_max_done_61:
-  v_cmp_lt_f32 vcc, v188, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v188, v190, v190
+.Lrow_max_done_69:
+  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_62
-  v_sub_f32 v208, v188, v207
+  s_cbranch_vccz .Lalpha_done_71
+  v_sub_f32 v209, v188, v208
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v208                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -2652,13 +3312,13 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_62:
-  v_cmp_lg_f32 vcc, v191, v207                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v207
+.Lalpha_done_71:
+  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v207                                           // m = m_new
+  v_mov_b32 v188, v208                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -2691,77 +3351,145 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[98:99], v[98:99], v[176:177]
   v_pk_add_f32 v[100:101], v[100:101], v[176:177]
   v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_63
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_72
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_63
-  v_subrev_u32 v207, s90, v182
-  v_cmp_lt_i32 vcc, 0, v207
-  v_cmp_lt_i32 s[92:93], 1, v207
-  v_cmp_lt_i32 s[94:95], 2, v207
+  s_cbranch_scc1 .Lx_no_mask_72
+  v_subrev_u32 v208, s92, v182
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[94:95], 1, v208
+  v_cmp_lt_i32 s[96:97], 2, v208
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v207
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v207
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v207
+  v_cmp_lt_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v208
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v207
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v207
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v207
+  v_cmp_lt_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v208
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v207
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v207
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v207
+  v_cmp_lt_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v208
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v207
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v207
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v207
+  v_cmp_lt_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v208
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v207
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v207
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v207
+  v_cmp_lt_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v208
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v207
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v207
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v207
+  v_cmp_lt_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v208
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v207
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v207
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v207
+  v_cmp_lt_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v208
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v207
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v207
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v207
+  v_cmp_lt_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v208
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v207
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v207
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v207
+  v_cmp_lt_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v208
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v207
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v207
-  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-.Lx_no_mask_63:
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_73
+  v_subrev_u32 v208, s92, v207
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[94:95], 1, v208
+  v_cmp_ge_i32 s[96:97], 2, v208
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v208
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v208
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v208
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v208
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v208
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v208
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v208
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v208
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v208
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v208
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v208
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v208
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v208
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v208
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v208
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v208
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v208
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v208
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v208
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v208
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v208
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v208
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v208
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v208
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v208
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v208
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v208
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v208
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v208
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_73:
+.Lx_no_mask_72:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2844,10 +3572,10 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v207, v1
+  v_mov_b32 v208, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v207                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v207
+  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v208
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -2856,23 +3584,23 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v189                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[92:93], 0, v189                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v207, 1.0, v189, s[90:91]
-  v_div_scale_f32 v208, s[88:89], v207, v207, v193
-  v_div_scale_f32 v209, vcc, v193, v207, v193
-  v_rcp_f32 v210, v208
+  v_cndmask_b32 v208, 1.0, v189, s[92:93]
+  v_div_scale_f32 v209, s[88:89], v208, v208, v193
+  v_div_scale_f32 v210, vcc, v193, v208, v193
+  v_rcp_f32 v211, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v212, -v208, v210, 1.0
-  v_fma_f32 v210, v212, v210, v210
-  v_mul_f32 v211, v209, v210
-  v_fma_f32 v212, -v208, v211, v209
-  v_fma_f32 v211, v212, v210, v211
-  v_fma_f32 v212, -v208, v211, v209
-  v_div_fmas_f32 v211, v212, v210, v211
+  v_fma_f32 v213, -v209, v211, 1.0
+  v_fma_f32 v211, v213, v211, v211
+  v_mul_f32 v212, v210, v211
+  v_fma_f32 v213, -v209, v212, v210
+  v_fma_f32 v212, v213, v211, v212
+  v_fma_f32 v213, -v209, v212, v210
+  v_div_fmas_f32 v212, v213, v211, v212
   v_cmp_gt_f32 vcc, 0x7f800000, v188                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v211, v211, v207, v193
-  v_cndmask_b32 v214, 0, v211, s[90:91]
+  v_div_fixup_f32 v212, v212, v208, v193
+  v_cndmask_b32 v214, 0, v212, s[92:93]
   v_mov_b32 v215, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v214, v215, v214, vcc
   v_mov_b32 v215, v214
@@ -2908,185 +3636,185 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[214:215]
   v_pk_mul_f32 v[68:69], v[68:69], v[214:215]
   v_pk_mul_f32 v[70:71], v[70:71], v[214:215]
-  s_mov_b64 s[92:93], 0
-  s_mul_i32 s94, s46, s4
-  s_mul_hi_u32 s95, s46, s4
-  s_mul_i32 s96, s47, s4
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s50, s3
-  s_mul_hi_u32 s95, s50, s3
-  s_mul_i32 s96, s51, s3
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s48, s6
-  s_mul_hi_u32 s95, s48, s6
-  s_mul_i32 s96, s49, s6
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  v_mov_b32 v208, s92
-  v_mov_b32 v209, s93
-  v_mad_u64_u32 v[208:209], s[88:89], v181, s48, v[208:209]
-  v_mul_lo_u32 v210, v181, s49
-  v_add_u32 v209, v209, v210
-  v_mad_u64_u32 v[208:209], s[88:89], v180, 4, v[208:209]        // + 4 half elements
+  s_mov_b64 s[94:95], 0
+  s_mul_i32 s96, s46, s4
+  s_mul_hi_u32 s97, s46, s4
+  s_mul_i32 s98, s47, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s50, s3
+  s_mul_hi_u32 s97, s50, s3
+  s_mul_i32 s98, s51, s3
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s48, s6
+  s_mul_hi_u32 s97, s48, s6
+  s_mul_i32 s98, s49, s6
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  v_mov_b32 v210, s94
+  v_mov_b32 v211, s95
+  v_mad_u64_u32 v[210:211], s[88:89], v181, s48, v[210:211]
+  v_mul_lo_u32 v209, v181, s49
+  v_add_u32 v211, v211, v209
+  v_mad_u64_u32 v[210:211], s[88:89], v180, 4, v[210:211]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_64
-  v_lshlrev_b64 v[208:209], 2, v[208:209]
-  v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
-  global_store_dwordx4 v[208:209], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[208:209], v[12:15], off offset:32
-  global_store_dwordx4 v[208:209], v[16:19], off offset:64
-  global_store_dwordx4 v[208:209], v[20:23], off offset:96
-  global_store_dwordx4 v[208:209], v[24:27], off offset:128
-  global_store_dwordx4 v[208:209], v[28:31], off offset:160
-  global_store_dwordx4 v[208:209], v[32:35], off offset:192
-  global_store_dwordx4 v[208:209], v[36:39], off offset:224
-  global_store_dwordx4 v[208:209], v[40:43], off offset:256
-  global_store_dwordx4 v[208:209], v[44:47], off offset:288
-  global_store_dwordx4 v[208:209], v[48:51], off offset:320
-  global_store_dwordx4 v[208:209], v[52:55], off offset:352
-  global_store_dwordx4 v[208:209], v[56:59], off offset:384
-  global_store_dwordx4 v[208:209], v[60:63], off offset:416
-  global_store_dwordx4 v[208:209], v[64:67], off offset:448
-  global_store_dwordx4 v[208:209], v[68:71], off offset:480
-  s_branch .Lout_stored_66
-.Lout_16bit_64:
-  v_lshlrev_b64 v[208:209], 1, v[208:209]
-  v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_74
+  v_lshlrev_b64 v[210:211], 2, v[210:211]
+  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
+  global_store_dwordx4 v[210:211], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[210:211], v[12:15], off offset:32
+  global_store_dwordx4 v[210:211], v[16:19], off offset:64
+  global_store_dwordx4 v[210:211], v[20:23], off offset:96
+  global_store_dwordx4 v[210:211], v[24:27], off offset:128
+  global_store_dwordx4 v[210:211], v[28:31], off offset:160
+  global_store_dwordx4 v[210:211], v[32:35], off offset:192
+  global_store_dwordx4 v[210:211], v[36:39], off offset:224
+  global_store_dwordx4 v[210:211], v[40:43], off offset:256
+  global_store_dwordx4 v[210:211], v[44:47], off offset:288
+  global_store_dwordx4 v[210:211], v[48:51], off offset:320
+  global_store_dwordx4 v[210:211], v[52:55], off offset:352
+  global_store_dwordx4 v[210:211], v[56:59], off offset:384
+  global_store_dwordx4 v[210:211], v[60:63], off offset:416
+  global_store_dwordx4 v[210:211], v[64:67], off offset:448
+  global_store_dwordx4 v[210:211], v[68:71], off offset:480
+  s_branch .Lout_stored_76
+.Lout_16bit_74:
+  v_lshlrev_b64 v[210:211], 1, v[210:211]
+  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_65
+  s_cbranch_scc0 .Lout_fp16_75
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[208:209], v[104:105], off offset:0
+  global_store_dwordx2 v[210:211], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[208:209], v[106:107], off offset:16
+  global_store_dwordx2 v[210:211], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[208:209], v[108:109], off offset:32
+  global_store_dwordx2 v[210:211], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[208:209], v[110:111], off offset:48
+  global_store_dwordx2 v[210:211], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[208:209], v[112:113], off offset:64
+  global_store_dwordx2 v[210:211], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[208:209], v[114:115], off offset:80
+  global_store_dwordx2 v[210:211], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[208:209], v[116:117], off offset:96
+  global_store_dwordx2 v[210:211], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[208:209], v[118:119], off offset:112
+  global_store_dwordx2 v[210:211], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[208:209], v[120:121], off offset:128
+  global_store_dwordx2 v[210:211], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[208:209], v[122:123], off offset:144
+  global_store_dwordx2 v[210:211], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[208:209], v[124:125], off offset:160
+  global_store_dwordx2 v[210:211], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[208:209], v[126:127], off offset:176
+  global_store_dwordx2 v[210:211], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[208:209], v[128:129], off offset:192
+  global_store_dwordx2 v[210:211], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[208:209], v[130:131], off offset:208
+  global_store_dwordx2 v[210:211], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[208:209], v[132:133], off offset:224
+  global_store_dwordx2 v[210:211], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[208:209], v[134:135], off offset:240
-  s_branch .Lout_stored_66
-.Lout_fp16_65:
+  global_store_dwordx2 v[210:211], v[134:135], off offset:240
+  s_branch .Lout_stored_76
+.Lout_fp16_75:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[208:209], v[104:105], off offset:0
+  global_store_dwordx2 v[210:211], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[208:209], v[106:107], off offset:16
+  global_store_dwordx2 v[210:211], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[208:209], v[108:109], off offset:32
+  global_store_dwordx2 v[210:211], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[208:209], v[110:111], off offset:48
+  global_store_dwordx2 v[210:211], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[208:209], v[112:113], off offset:64
+  global_store_dwordx2 v[210:211], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[208:209], v[114:115], off offset:80
+  global_store_dwordx2 v[210:211], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[208:209], v[116:117], off offset:96
+  global_store_dwordx2 v[210:211], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[208:209], v[118:119], off offset:112
+  global_store_dwordx2 v[210:211], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[208:209], v[120:121], off offset:128
+  global_store_dwordx2 v[210:211], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[208:209], v[122:123], off offset:144
+  global_store_dwordx2 v[210:211], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[208:209], v[124:125], off offset:160
+  global_store_dwordx2 v[210:211], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[208:209], v[126:127], off offset:176
+  global_store_dwordx2 v[210:211], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[208:209], v[128:129], off offset:192
+  global_store_dwordx2 v[210:211], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[208:209], v[130:131], off offset:208
+  global_store_dwordx2 v[210:211], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[208:209], v[132:133], off offset:224
+  global_store_dwordx2 v[210:211], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[208:209], v[134:135], off offset:240
-.Lout_stored_66:
+  global_store_dwordx2 v[210:211], v[134:135], off offset:240
+.Lout_stored_76:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_67
-  v_log_f32 v209, v207
+  s_cbranch_scc1 .Lno_lse_77
+  v_log_f32 v210, v208
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v209, v188, v209
+  v_add_f32 v210, v188, v210
   v_cmp_gt_f32 vcc, 0x7f800000, v188
-  v_mul_f32 v209, 0x3f317218, v209
-  v_cndmask_b32 v208, v191, v209, s[90:91]
-  v_mov_b32 v209, 0x7fc00000
-  v_cndmask_b32 v208, v209, v208, vcc
-  s_mul_i32 s92, s4, s55
-  s_add_u32 s92, s92, s3
-  s_mul_i32 s92, s92, s53
-  s_mul_i32 s93, s3, s80
-  s_add_u32 s93, s93, s6
+  v_mul_f32 v210, 0x3f317218, v210
+  v_cndmask_b32 v209, v191, v210, s[92:93]
+  v_mov_b32 v210, 0x7fc00000
+  v_cndmask_b32 v209, v210, v209, vcc
+  s_mul_i32 s94, s4, s55
+  s_add_u32 s94, s94, s3
+  s_mul_i32 s94, s94, s53
+  s_mul_i32 s95, s3, s80
+  s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
-  s_cselect_b32 s92, s93, s92
-  v_add_u32 v210, s92, v181
-  v_mad_u64_u32 v[212:213], s[88:89], v210, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v180
+  s_cselect_b32 s94, s95, s94
+  v_add_u32 v211, s94, v181
+  v_mad_u64_u32 v[212:213], s[88:89], v211, 4, s[16:17]
+  v_cmp_eq_u32 s[96:97], 0, v180
   v_cmp_gt_i32 vcc, s70, v181
-  s_and_b64 vcc, vcc, s[94:95]
+  s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[212:213], v208, off
+  global_store_dword v[212:213], v209, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_67:
+.Lno_lse_77:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -3105,7 +3833,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
     .amdhsa_system_vgpr_workitem_id 0
     .amdhsa_next_free_vgpr 216
     .amdhsa_accum_offset 216
-    .amdhsa_next_free_sgpr 97
+    .amdhsa_next_free_sgpr 99
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -3122,7 +3850,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 38912
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 99
+    .sgpr_count: 101
     .vgpr_count: 216
     .agpr_count: 0
     .max_flat_workgroup_size: 512

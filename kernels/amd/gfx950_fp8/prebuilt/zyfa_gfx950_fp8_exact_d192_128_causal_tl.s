@@ -42,34 +42,37 @@
 // v[217:218] V^T chunk LDS address (per stage)
 // v[219:220] K operand LDS address (per stage)
 // v[221:222] V^T operand LDS address (per stage)
-// v223 udiv dividend
-// v224 udiv divisor
-// v223 wave index (vector)
-// v223 4 * half
+// v223 window start - 4 * half
+// v224 udiv dividend
+// v225 udiv divisor
+// v224 wave index (vector)
+// v224 4 * half
 // v[224:225] Q address
-// v223 Q address part
-// v223 chunk index
-// v224 chunk column
-// v225 chunk tmp
-// v223 V bytes 1 and 3
-// v223 row max of raw scores, then m_new
+// v226 Q address part
+// v224 chunk index
+// v225 chunk column
+// v226 chunk tmp
+// v224 V bytes 1 and 3
+// v224 row max of raw scores, then m_new
+// v225 visible-key end relative to the block and half
+// v225 window start relative to the block and half
+// v225 other half's max
+// v225 m - m_new
 // v224 visible-key end relative to the block and half
-// v224 other half's max
-// v224 m - m_new
-// v223 visible-key end relative to the block and half
-// v223 other half's row sum
-// v223 l or 1
-// v224 div den
-// v225 div num
-// v226 div rcp
-// v227 div quotient
-// v228 div error
+// v224 window start relative to the block and half
+// v224 other half's row sum
+// v224 l or 1
+// v225 div den
+// v226 div num
+// v227 div rcp
+// v228 div quotient
+// v229 div error
 // v[230:231] out scale (pair)
-// v[224:225] O address
-// v226 O address part
-// v224 lse
-// v225 lse tmp
-// v226 lse index
+// v[226:227] O address
+// v225 O address part
+// v225 lse
+// v226 lse tmp
+// v227 lse index
 // v[228:229] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
@@ -95,49 +98,54 @@
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
-// s[90:91] cu_seqlens address
-// s[92:93] cu_seqlens_q[b:b+1]
-// s[94:95] cu_seqlens_k[b:b+1]
-// s96 batch * 4
-// s90 tile index
-// s90 query heads per kv head
-// s91 udiv remainder
-// s92 udiv step
-// s90 first row of the wave
-// s91 last row of the wave
-// s92 visible-key end
-// s90 descale index * 4
-// s[92:93] descale address
-// s91 q descale
-// s94 k descale
-// s95 v descale
-// s90 Q sign flip
-// s[92:93] 0 < scale_log2 < inf
-// s[92:93] Q row 0 address
-// s91 product lo
-// s94 product hi
-// s95 product cross
-// s90 1 / chunks per row (fixed point)
-// s90 product lo
-// s91 product hi
-// s92 product cross
-// s90 keys of the sequence from the block on
-// s[90:91] 64 rows of stride
-// s90 block end
-// s[90:91] lane mask
+// s90 first key block of the workgroup (window)
+// s91 largest window start of the wave
+// s[92:93] cu_seqlens address
+// s[94:95] cu_seqlens_q[b:b+1]
+// s[96:97] cu_seqlens_k[b:b+1]
+// s98 batch * 4
+// s92 tile index
+// s92 query heads per kv head
+// s93 udiv remainder
+// s94 udiv step
+// s92 first row of the wave
+// s93 last row of the wave
+// s94 visible-key end
+// s95 diagonal offset - window_left
+// s96 window_left, at most 2^30
+// s95 mask-free span
+// s92 descale index * 4
+// s[94:95] descale address
+// s93 q descale
+// s96 k descale
+// s97 v descale
+// s92 Q sign flip
+// s[94:95] 0 < scale_log2 < inf
+// s[94:95] Q row 0 address
+// s93 product lo
+// s96 product hi
+// s97 product cross
+// s92 1 / chunks per row (fixed point)
+// s92 product lo
+// s93 product hi
+// s94 product cross
+// s92 keys of the sequence from the block on
+// s[92:93] 64 rows of stride
+// s92 block - largest window start
 // s[92:93] lane mask
-// s90 previous key block
-// s91 block end
 // s[94:95] lane mask
-// s90 last key block
-// s[90:91] l > 0
-// s[92:93] O element offset
-// s94 product lo
-// s95 product hi
-// s96 product cross
-// s92 lse row base (fixed length)
-// s93 lse row base (varlen)
-// s[94:95] lanes of half 0
+// s92 previous key block
+// s93 block - largest window start
+// s[96:97] lane mask
+// s92 last key block
+// s[92:93] l > 0
+// s[94:95] O element offset
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s94 lse row base (fixed length)
+// s95 lse row base (varlen)
+// s[96:97] lanes of half 0
 
   .amdgcn_target "amdgcn-amd-amdhsa--gfx950"
   .text
@@ -161,136 +169,161 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_mov_b32 s71, s54
   s_branch .Lspan_done_1
 .Lvarlen_0:
-  s_lshl_b32 s96, s4, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dwordx2 s[92:93], s[90:91], 0x0
-  s_add_u32 s90, s20, s96
-  s_addc_u32 s91, s21, 0
-  s_load_dwordx2 s[94:95], s[90:91], 0x0
-  s_lshl_b32 s96, s52, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dword s80, s[90:91], 0x0                                // cu_seqlens_q[batch]: lse rows
+  s_lshl_b32 s98, s4, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dwordx2 s[94:95], s[92:93], 0x0
+  s_add_u32 s92, s20, s98
+  s_addc_u32 s93, s21, 0
+  s_load_dwordx2 s[96:97], s[92:93], 0x0
+  s_lshl_b32 s98, s52, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dword s80, s[92:93], 0x0                                // cu_seqlens_q[batch]: lse rows
   s_waitcnt lgkmcnt(0)                                           // cu_seqlens
-  s_mov_b32 s6, s92
-  s_sub_i32 s70, s93, s92
-  s_mov_b32 s7, s94
-  s_sub_i32 s71, s95, s94
+  s_mov_b32 s6, s94
+  s_sub_i32 s70, s95, s94
+  s_mov_b32 s7, s96
+  s_sub_i32 s71, s97, s96
 .Lspan_done_1:
-  s_add_u32 s90, s53, 255
-  s_lshr_b32 s90, s90, 8
-  s_sub_u32 s90, s90, 1
-  s_sub_u32 s90, s90, s2
-  s_lshl_b32 s73, s90, 8                                         // row0 = tile * 256
+  s_add_u32 s92, s53, 255
+  s_lshr_b32 s92, s92, 8
+  s_sub_u32 s92, s92, 1
+  s_sub_u32 s92, s92, s2
+  s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v223, s55
-  v_cvt_f32_u32 v224, s56
-  v_rcp_f32 v224, v224
+  v_cvt_f32_u32 v224, s55
+  v_cvt_f32_u32 v225, s56
+  v_rcp_f32 v225, v225
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v223, v223, v224
-  v_cvt_u32_f32 v223, v223
+  v_mul_f32 v224, v224, v225
+  v_cvt_u32_f32 v224, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s90, v223
-  s_mul_i32 s92, s90, s56
-  s_sub_i32 s91, s55, s92
-  s_cmp_ge_i32 s91, s56
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s90, s90, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s90, s90, s92
-  v_cvt_f32_u32 v223, s3
-  v_cvt_f32_u32 v224, s90
-  v_rcp_f32 v224, v224
+  v_readfirstlane_b32 s92, v224
+  s_mul_i32 s94, s92, s56
+  s_sub_i32 s93, s55, s94
+  s_cmp_ge_i32 s93, s56
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s92, s92, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s92, s92, s94
+  v_cvt_f32_u32 v224, s3
+  v_cvt_f32_u32 v225, s92
+  v_rcp_f32 v225, v225
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v223, v223, v224
-  v_cvt_u32_f32 v223, v223
+  v_mul_f32 v224, v224, v225
+  v_cvt_u32_f32 v224, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v223
-  s_mul_i32 s92, s72, s90
-  s_sub_i32 s91, s3, s92
-  s_cmp_ge_i32 s91, s90
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s72, s72, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s72, s72, s92
-  v_lshrrev_b32 v223, 6, v0
+  v_readfirstlane_b32 s72, v224
+  s_mul_i32 s94, s72, s92
+  s_sub_i32 s93, s3, s94
+  s_cmp_ge_i32 s93, s92
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s72, s72, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s72, s72, s94
+  v_lshrrev_b32 v224, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v223
+  v_readfirstlane_b32 s5, v224
   v_and_b32 v191, 31, v0
   v_bfe_u32 v192, v0, 5, 1
-  s_lshl_b32 s90, s5, 5
-  s_add_u32 s90, s90, s73
-  v_add_u32 v193, s90, v191
+  s_lshl_b32 s92, s5, 5
+  s_add_u32 s92, s92, s73
+  v_add_u32 v193, s92, v191
   v_add_u32 v194, 1, v193
   v_min_i32 v194, s71, v194
   v_cmp_gt_i32 vcc, s70, v193
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v194, 0, v194, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v223, 2, v192
-  v_sub_u32 v194, v194, v223
-  s_add_u32 s91, s73, 255
-  s_add_i32 s92, s70, -1
-  s_min_i32 s91, s91, s92
-  s_add_i32 s74, s91, 1
+  v_lshlrev_b32 v224, 2, v192
+  v_sub_u32 v194, v194, v224
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, 0, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  v_add_u32 v223, s95, v193
+  v_max_i32 v223, 0, v223
+  v_sub_u32 v223, v223, v224
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, 0, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s90, s73, s95
+  s_max_i32 s90, s90, 0
+  s_and_b32 s90, s90, -64
+  s_add_u32 s93, s73, 255
+  s_add_i32 s94, s70, -1
+  s_min_i32 s93, s93, s94
+  s_add_i32 s74, s93, 1
   s_min_i32 s74, s74, s71
-  s_add_u32 s91, s90, 31
-  s_add_i32 s92, s70, -1
-  s_min_i32 s92, s91, s92
-  s_add_i32 s76, s92, 1
+  s_add_u32 s93, s92, 31
+  s_add_i32 s94, s70, -1
+  s_min_i32 s94, s93, s94
+  s_add_i32 s76, s94, 1
   s_min_i32 s76, s76, s71
-  s_cmp_lt_i32 s90, s70
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, 0, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s91, s94, s95
+  s_max_i32 s91, s91, 0
+  s_cmp_lt_i32 s92, s70
   s_cselect_b32 s76, s76, 0
-  s_add_i32 s75, s90, 1
+  s_add_i32 s75, s92, 1
   s_min_i32 s75, s75, s71
-  s_cmp_lt_i32 s91, s70
+  s_cmp_lt_i32 s93, s70
   s_cselect_b32 s75, s75, 0
-  s_mul_i32 s90, s4, s56
-  s_add_u32 s90, s90, s72
-  s_lshl_b32 s90, s90, 2
-  s_mov_b32 s91, 1.0                                             // a null descale pointer means 1
+  s_sub_i32 s95, s75, 64
+  s_sub_i32 s95, s95, s91
+  s_cmp_lt_i32 s95, 0
+  s_cselect_b32 s91, 0x40000000, s91
+  s_cselect_b32 s75, 0, s95                                      // wave_min_hi := the mask-free span
+  s_mul_i32 s92, s4, s56
+  s_add_u32 s92, s92, s72
+  s_lshl_b32 s92, s92, 2
+  s_mov_b32 s93, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[22:23], 0
   s_cbranch_scc1 .Ldescale_null_2
-  s_add_u32 s92, s22, s90
-  s_addc_u32 s93, s23, 0
-  s_load_dword s91, s[92:93], 0x0
+  s_add_u32 s94, s22, s92
+  s_addc_u32 s95, s23, 0
+  s_load_dword s93, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_2:
-  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s96, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[24:25], 0
   s_cbranch_scc1 .Ldescale_null_3
-  s_add_u32 s92, s24, s90
-  s_addc_u32 s93, s25, 0
-  s_load_dword s94, s[92:93], 0x0
+  s_add_u32 s94, s24, s92
+  s_addc_u32 s95, s25, 0
+  s_load_dword s96, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_3:
-  s_mov_b32 s95, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s97, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[26:27], 0
   s_cbranch_scc1 .Ldescale_null_4
-  s_add_u32 s92, s26, s90
-  s_addc_u32 s93, s27, 0
-  s_load_dword s95, s[92:93], 0x0
+  s_add_u32 s94, s26, s92
+  s_addc_u32 s95, s27, 0
+  s_load_dword s97, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
   v_mov_b32 v195, s66
-  v_mul_f32 v195, s91, v195
-  v_mul_f32 v195, s94, v195
+  v_mul_f32 v195, s93, v195
+  v_mul_f32 v195, s96, v195
   v_mul_f32 v195, 0x3fb8aa3b, v195
   v_mov_b32 v184, v195                                           // fp8 exact: x = S scale_log2 (score_scale.h), then x - m_new
-  s_mov_b32 s90, 0
+  s_mov_b32 s92, 0
   v_cmp_gt_f32 vcc, 0, v195
   s_cbranch_vccz .Lscale_positive_5
-  s_mov_b32 s90, 0x80808080
+  s_mov_b32 s92, 0x80808080
   v_xor_b32 v195, 0x80000000, v195
   v_xor_b32 v184, 0x80000000, v184
 .Lscale_positive_5:
   v_mov_b32 v185, v184
   v_cmp_gt_f32 vcc, 0x7f800000, v195
-  v_cmp_lt_f32 s[92:93], 0, v195
-  s_and_b64 vcc, vcc, s[92:93]
+  v_cmp_lt_f32 s[94:95], 0, v195
+  s_and_b64 vcc, vcc, s[94:95]
   s_cmp_lg_u64 vcc, 0                                            // the scale is uniform: any lane decides
   s_cselect_b32 s81, 0, 1
   v_mov_b32 v198, 127
@@ -364,31 +397,31 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v205, s95
-  s_mov_b64 s[92:93], s[8:9]
-  s_mul_i32 s91, s28, s4
-  s_mul_hi_u32 s94, s28, s4
-  s_mul_i32 s95, s29, s4
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s32, s3
-  s_mul_hi_u32 s94, s32, s3
-  s_mul_i32 s95, s33, s3
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s30, s6
-  s_mul_hi_u32 s94, s30, s6
-  s_mul_i32 s95, s31, s6
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  v_mov_b32 v224, s92
-  v_mov_b32 v225, s93
+  v_mov_b32 v205, s97
+  s_mov_b64 s[94:95], s[8:9]
+  s_mul_i32 s93, s28, s4
+  s_mul_hi_u32 s96, s28, s4
+  s_mul_i32 s97, s29, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s32, s3
+  s_mul_hi_u32 s96, s32, s3
+  s_mul_i32 s97, s33, s3
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s30, s6
+  s_mul_hi_u32 s96, s30, s6
+  s_mul_i32 s97, s31, s6
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  v_mov_b32 v224, s94
+  v_mov_b32 v225, s95
   v_mad_u64_u32 v[224:225], s[88:89], v193, s30, v[224:225]
-  v_mul_lo_u32 v223, v193, s31
-  v_add_u32 v225, v225, v223
+  v_mul_lo_u32 v226, v193, s31
+  v_add_u32 v225, v225, v226
   v_mad_u64_u32 v[224:225], s[88:89], v192, 32, v[224:225]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
@@ -424,69 +457,69 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   global_load_dwordx4 v[156:159], v[224:225], off offset:144
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_xor_b32 v136, s90, v136
-  v_xor_b32 v137, s90, v137
-  v_xor_b32 v138, s90, v138
-  v_xor_b32 v139, s90, v139
-  v_xor_b32 v140, s90, v140
-  v_xor_b32 v141, s90, v141
-  v_xor_b32 v142, s90, v142
-  v_xor_b32 v143, s90, v143
-  v_xor_b32 v144, s90, v144
-  v_xor_b32 v145, s90, v145
-  v_xor_b32 v146, s90, v146
-  v_xor_b32 v147, s90, v147
-  v_xor_b32 v148, s90, v148
-  v_xor_b32 v149, s90, v149
-  v_xor_b32 v150, s90, v150
-  v_xor_b32 v151, s90, v151
-  v_xor_b32 v152, s90, v152
-  v_xor_b32 v153, s90, v153
-  v_xor_b32 v154, s90, v154
-  v_xor_b32 v155, s90, v155
-  v_xor_b32 v156, s90, v156
-  v_xor_b32 v157, s90, v157
-  v_xor_b32 v158, s90, v158
-  v_xor_b32 v159, s90, v159
-  s_mov_b32 s90, 357913942
-  v_add_u32 v223, 0, v0
-  v_mul_hi_u32 v209, s90, v223
-  v_mul_u32_u24 v225, 12, v209
-  v_sub_u32 v224, v223, v225
-  v_mul_lo_u32 v225, v209, s36
-  v_lshl_add_u32 v207, v224, 4, v225
-  v_mul_u32_u24 v225, 208, v209
-  v_lshl_add_u32 v211, v224, 4, v225
-  v_add_u32 v223, 512, v0
-  v_mul_hi_u32 v210, s90, v223
-  v_mul_u32_u24 v225, 12, v210
-  v_sub_u32 v224, v223, v225
-  v_mul_lo_u32 v225, v210, s36
-  v_lshl_add_u32 v208, v224, 4, v225
-  v_mul_u32_u24 v225, 208, v210
-  v_lshl_add_u32 v213, v224, 4, v225
+  v_xor_b32 v136, s92, v136
+  v_xor_b32 v137, s92, v137
+  v_xor_b32 v138, s92, v138
+  v_xor_b32 v139, s92, v139
+  v_xor_b32 v140, s92, v140
+  v_xor_b32 v141, s92, v141
+  v_xor_b32 v142, s92, v142
+  v_xor_b32 v143, s92, v143
+  v_xor_b32 v144, s92, v144
+  v_xor_b32 v145, s92, v145
+  v_xor_b32 v146, s92, v146
+  v_xor_b32 v147, s92, v147
+  v_xor_b32 v148, s92, v148
+  v_xor_b32 v149, s92, v149
+  v_xor_b32 v150, s92, v150
+  v_xor_b32 v151, s92, v151
+  v_xor_b32 v152, s92, v152
+  v_xor_b32 v153, s92, v153
+  v_xor_b32 v154, s92, v154
+  v_xor_b32 v155, s92, v155
+  v_xor_b32 v156, s92, v156
+  v_xor_b32 v157, s92, v157
+  v_xor_b32 v158, s92, v158
+  v_xor_b32 v159, s92, v159
+  s_mov_b32 s92, 357913942
+  v_add_u32 v224, 0, v0
+  v_mul_hi_u32 v209, s92, v224
+  v_mul_u32_u24 v226, 12, v209
+  v_sub_u32 v225, v224, v226
+  v_mul_lo_u32 v226, v209, s36
+  v_lshl_add_u32 v207, v225, 4, v226
+  v_mul_u32_u24 v226, 208, v209
+  v_lshl_add_u32 v211, v225, 4, v226
+  v_add_u32 v224, 512, v0
+  v_mul_hi_u32 v210, s92, v224
+  v_mul_u32_u24 v226, 12, v210
+  v_sub_u32 v225, v224, v226
+  v_mul_lo_u32 v226, v210, s36
+  v_lshl_add_u32 v208, v225, 4, v226
+  v_mul_u32_u24 v226, 208, v210
+  v_lshl_add_u32 v213, v225, 4, v226
   v_cmp_gt_u32 vcc, 256, v0
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v210, -1, v210, vcc
   v_lshrrev_b32 v216, 3, v0
-  v_and_b32 v224, 7, v0
-  v_mul_lo_u32 v225, v216, s42
-  v_lshl_add_u32 v215, v224, 4, v225
+  v_and_b32 v225, 7, v0
+  v_mul_lo_u32 v226, v216, s42
+  v_lshl_add_u32 v215, v225, 4, v226
   v_bfe_u32 v217, v216, 2, 1
   v_lshlrev_b32 v217, 5, v217
-  v_bfe_u32 v225, v216, 5, 1
-  v_lshl_add_u32 v217, v225, 4, v217
-  v_bfe_u32 v225, v216, 3, 2
-  v_lshl_add_u32 v217, v225, 2, v217
-  v_and_b32 v225, 3, v216
-  v_add_u32 v217, v217, v225
-  v_mul_u32_u24 v225, 1280, v224
-  v_add_u32 v217, v217, v225
+  v_bfe_u32 v226, v216, 5, 1
+  v_lshl_add_u32 v217, v226, 4, v217
+  v_bfe_u32 v226, v216, 3, 2
+  v_lshl_add_u32 v217, v226, 2, v217
+  v_and_b32 v226, 3, v216
+  v_add_u32 v217, v217, v226
+  v_mul_u32_u24 v226, 1280, v225
+  v_add_u32 v217, v217, v226
   v_add_u32 v217, 13312, v217
-  v_mul_u32_u24 v225, 208, v191
-  v_lshl_add_u32 v219, v192, 5, v225
-  v_mul_u32_u24 v225, 80, v191
-  v_lshl_add_u32 v221, v192, 5, v225
+  v_mul_u32_u24 v226, 208, v191
+  v_lshl_add_u32 v219, v192, 5, v226
+  v_mul_u32_u24 v226, 80, v191
+  v_lshl_add_u32 v221, v192, 5, v226
   v_add_u32 v221, 13312, v221
   v_add_u32 v220, 23552, v219
   v_add_u32 v222, 23552, v221
@@ -494,49 +527,61 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_add_u32 v212, 23552, v211
   v_add_u32 v214, 23552, v213
   s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s90, s34, s4
-  s_mul_hi_u32 s91, s34, s4
-  s_mul_i32 s92, s35, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s38, s72
-  s_mul_hi_u32 s91, s38, s72
-  s_mul_i32 s92, s39, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s36, s7
-  s_mul_hi_u32 s91, s36, s7
-  s_mul_i32 s92, s37, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
+  s_mul_i32 s92, s34, s4
+  s_mul_hi_u32 s93, s34, s4
+  s_mul_i32 s94, s35, s4
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_mul_i32 s92, s38, s72
+  s_mul_hi_u32 s93, s38, s72
+  s_mul_i32 s94, s39, s72
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_mul_i32 s92, s36, s7
+  s_mul_hi_u32 s93, s36, s7
+  s_mul_i32 s94, s37, s7
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_mul_i32 s92, s36, s90
+  s_mul_hi_u32 s93, s36, s90
+  s_mul_i32 s94, s37, s90
+  s_add_u32 s93, s93, s94
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
   s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s90, s40, s4
-  s_mul_hi_u32 s91, s40, s4
-  s_mul_i32 s92, s41, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s44, s72
-  s_mul_hi_u32 s91, s44, s72
-  s_mul_i32 s92, s45, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s42, s7
-  s_mul_hi_u32 s91, s42, s7
-  s_mul_i32 s92, s43, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
+  s_mul_i32 s92, s40, s4
+  s_mul_hi_u32 s93, s40, s4
+  s_mul_i32 s94, s41, s4
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_mul_i32 s92, s44, s72
+  s_mul_hi_u32 s93, s44, s72
+  s_mul_i32 s94, s45, s72
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_mul_i32 s92, s42, s7
+  s_mul_hi_u32 s93, s42, s7
+  s_mul_i32 s94, s43, s7
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_mul_i32 s92, s42, s90
+  s_mul_hi_u32 s93, s42, s90
+  s_mul_i32 s94, s43, s90
+  s_add_u32 s93, s93, s94
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+  s_cmp_le_i32 s74, s90                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
-  s_mov_b32 s77, 0
-  s_mov_b32 s79, 0
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_mov_b32 s77, s90
+  s_mov_b32 s79, s90
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
@@ -550,7 +595,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s90, v209
+  v_cmp_gt_u32 vcc, s92, v209
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -558,7 +603,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s90, v210
+  v_cmp_gt_u32 vcc, s92, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -566,48 +611,48 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v216
+  v_cmp_gt_u32 vcc, s92, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_12
   ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_12:
-  v_lshrrev_b32 v223, 8, v4
+  v_lshrrev_b32 v224, 8, v4
   ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v223 offset:80
+  ds_write_b8 v217, v224 offset:80
   ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v223 offset:240
-  v_lshrrev_b32 v223, 8, v5
+  ds_write_b8_d16_hi v217, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
   ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v223 offset:400
+  ds_write_b8 v217, v224 offset:400
   ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v223 offset:560
-  v_lshrrev_b32 v223, 8, v6
+  ds_write_b8_d16_hi v217, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
   ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v223 offset:720
+  ds_write_b8 v217, v224 offset:720
   ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v223 offset:880
-  v_lshrrev_b32 v223, 8, v7
+  ds_write_b8_d16_hi v217, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
   ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v223 offset:1040
+  ds_write_b8 v217, v224 offset:1040
   ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v223 offset:1200
-  s_mov_b32 s79, 64
+  ds_write_b8_d16_hi v217, v224 offset:1200
+  s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_13
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
@@ -621,7 +666,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s90, v209
+  v_cmp_gt_u32 vcc, s92, v209
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -629,7 +674,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s90, v210
+  v_cmp_gt_u32 vcc, s92, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -637,17 +682,17 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v216
+  v_cmp_gt_u32 vcc, s92, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_14:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -657,7 +702,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cbranch_scc1 .Lsoftmax_first_group
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_17
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
@@ -709,129 +754,197 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v224, s77, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[90:91], 1, v224
-  v_cmp_lt_i32 s[92:93], 2, v224
+  v_subrev_u32 v225, s77, v194
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[92:93], 1, v225
+  v_cmp_lt_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
-  v_cndmask_b32 v73, v203, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v224
-  v_cndmask_b32 v74, v203, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v224
+  v_cmp_lt_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
-  v_cndmask_b32 v76, v203, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v224
-  v_cndmask_b32 v77, v203, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v224
+  v_cmp_lt_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
-  v_cndmask_b32 v79, v203, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v224
-  v_cndmask_b32 v80, v203, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v224
+  v_cmp_lt_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
-  v_cndmask_b32 v82, v203, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v224
-  v_cndmask_b32 v83, v203, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v224
+  v_cmp_lt_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
-  v_cndmask_b32 v85, v203, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v224
-  v_cndmask_b32 v86, v203, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v224
+  v_cmp_lt_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
-  v_cndmask_b32 v88, v203, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v224
-  v_cndmask_b32 v89, v203, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v224
+  v_cmp_lt_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
-  v_cndmask_b32 v91, v203, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v224
-  v_cndmask_b32 v92, v203, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v224
+  v_cmp_lt_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
-  v_cndmask_b32 v94, v203, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v224
-  v_cndmask_b32 v95, v203, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v224
+  v_cmp_lt_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
-  v_cndmask_b32 v97, v203, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v224
-  v_cndmask_b32 v98, v203, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v224
+  v_cmp_lt_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
-  v_cndmask_b32 v100, v203, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v224
-  v_cndmask_b32 v101, v203, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[90:91]
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_cndmask_b32 v103, v203, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_21
+  v_subrev_u32 v225, s77, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[92:93], 1, v225
+  v_cmp_ge_i32 s[94:95], 2, v225
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v225
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v225
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v225
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v225
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v225
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v225
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v225
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v225
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v225
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[94:95]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[92:93]
+.Lwindow_start_done_21:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_cmp_eq_f32 vcc, v203, v223                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-  v_cndmask_b32 v223, v223, v200, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_20
 .Lno_mask_19:
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
 .Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v200, v223                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
-  s_cbranch_vccz .Lalpha_done_21
-  v_sub_f32 v224, v200, v223
+  s_cbranch_vccz .Lalpha_done_22
+  v_sub_f32 v225, v200, v224
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v224                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -866,13 +979,13 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
-.Lalpha_done_21:
-  v_cmp_lg_f32 vcc, v203, v223                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v223
+.Lalpha_done_22:
+  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v223                                           // m = m_new
+  v_mov_b32 v200, v224                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -905,77 +1018,145 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[188:189]
   v_pk_add_f32 v[100:101], v[100:101], v[188:189]
   v_pk_add_f32 v[102:103], v[102:103], v[188:189]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_22
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_23
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_22
-  v_subrev_u32 v223, s77, v194
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[90:91], 1, v223
-  v_cmp_lt_i32 s[92:93], 2, v223
+  s_cbranch_scc1 .Lx_no_mask_23
+  v_subrev_u32 v224, s77, v194
+  v_cmp_lt_i32 vcc, 0, v224
+  v_cmp_lt_i32 s[92:93], 1, v224
+  v_cmp_lt_i32 s[94:95], 2, v224
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
-  v_cndmask_b32 v73, v203, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v223
-  v_cndmask_b32 v74, v203, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v223
+  v_cmp_lt_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v224
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
-  v_cndmask_b32 v76, v203, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v223
-  v_cndmask_b32 v77, v203, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v223
+  v_cmp_lt_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v224
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
-  v_cndmask_b32 v79, v203, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v223
-  v_cndmask_b32 v80, v203, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v223
+  v_cmp_lt_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v224
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
-  v_cndmask_b32 v82, v203, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v223
-  v_cndmask_b32 v83, v203, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v223
+  v_cmp_lt_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v224
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
-  v_cndmask_b32 v85, v203, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v223
-  v_cndmask_b32 v86, v203, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v223
+  v_cmp_lt_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v224
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
-  v_cndmask_b32 v88, v203, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v223
-  v_cndmask_b32 v89, v203, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v223
+  v_cmp_lt_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v224
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
-  v_cndmask_b32 v91, v203, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v223
-  v_cndmask_b32 v92, v203, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v223
+  v_cmp_lt_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v224
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
-  v_cndmask_b32 v94, v203, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v223
-  v_cndmask_b32 v95, v203, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v223
+  v_cmp_lt_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v224
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
-  v_cndmask_b32 v97, v203, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v223
-  v_cndmask_b32 v98, v203, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v223
+  v_cmp_lt_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v224
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
-  v_cndmask_b32 v100, v203, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v223
-  v_cndmask_b32 v101, v203, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[90:91]
-.Lx_no_mask_22:
+  v_cndmask_b32 v103, v203, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_24
+  v_subrev_u32 v224, s77, v223
+  v_cmp_ge_i32 vcc, 0, v224
+  v_cmp_ge_i32 s[92:93], 1, v224
+  v_cmp_ge_i32 s[94:95], 2, v224
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v224
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v224
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v224
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v224
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v224
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v224
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v224
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v224
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v224
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[94:95]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[92:93]
+.Lwindow_start_done_24:
+.Lx_no_mask_23:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1058,61 +1239,61 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v223, v1
+  v_mov_b32 v224, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v223                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v223
+  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v224
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_23
+  s_cbranch_scc0 .Lno_store_25
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_25
+  s_cbranch_scc1 .Lno_second_chunk_27
   ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_25:
-  v_lshrrev_b32 v223, 8, v4
+.Lno_second_chunk_27:
+  v_lshrrev_b32 v224, 8, v4
   ds_write_b8 v218, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v218, v223 offset:80
+  ds_write_b8 v218, v224 offset:80
   ds_write_b8_d16_hi v218, v4 offset:160
-  ds_write_b8_d16_hi v218, v223 offset:240
-  v_lshrrev_b32 v223, 8, v5
+  ds_write_b8_d16_hi v218, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
   ds_write_b8 v218, v5 offset:320
-  ds_write_b8 v218, v223 offset:400
+  ds_write_b8 v218, v224 offset:400
   ds_write_b8_d16_hi v218, v5 offset:480
-  ds_write_b8_d16_hi v218, v223 offset:560
-  v_lshrrev_b32 v223, 8, v6
+  ds_write_b8_d16_hi v218, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
   ds_write_b8 v218, v6 offset:640
-  ds_write_b8 v218, v223 offset:720
+  ds_write_b8 v218, v224 offset:720
   ds_write_b8_d16_hi v218, v6 offset:800
-  ds_write_b8_d16_hi v218, v223 offset:880
-  v_lshrrev_b32 v223, 8, v7
+  ds_write_b8_d16_hi v218, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
   ds_write_b8 v218, v7 offset:960
-  ds_write_b8 v218, v223 offset:1040
+  ds_write_b8 v218, v224 offset:1040
   ds_write_b8_d16_hi v218, v7 offset:1120
-  ds_write_b8_d16_hi v218, v223 offset:1200
+  ds_write_b8_d16_hi v218, v224 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_23
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_26
+  s_cbranch_scc0 .Lno_store_25
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_28
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_29
+  s_cbranch_scc1 .Lno_second_chunk_31
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
-.Lno_second_chunk_29:
+.Lno_second_chunk_31:
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_27
-.Ltail_block_loads_26:
+  s_branch .Lblock_loaded_29
+.Ltail_block_loads_28:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s90, v209
+  v_cmp_gt_u32 vcc, s92, v209
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1120,7 +1301,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s90, v210
+  v_cmp_gt_u32 vcc, s92, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1128,26 +1309,26 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v216
+  v_cmp_gt_u32 vcc, s92, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_27:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_23:
+.Lblock_loaded_29:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_25:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_30
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_32
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:16
@@ -1160,8 +1341,8 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v220 offset:6672
-  s_branch .Lqk_31
-.Lno_previous_block_30:
+  s_branch .Lqk_33
+.Lno_previous_block_32:
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:16
   ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
@@ -1170,7 +1351,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   ds_read_b128 v[124:127], v220 offset:144
   ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v220 offset:6672
-.Lqk_31:
+.Lqk_33:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
@@ -1198,129 +1379,197 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_32
-  v_subrev_u32 v224, s77, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[90:91], 1, v224
-  v_cmp_lt_i32 s[92:93], 2, v224
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_34
+  v_subrev_u32 v225, s77, v194
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[92:93], 1, v225
+  v_cmp_lt_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
-  v_cndmask_b32 v73, v203, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v224
-  v_cndmask_b32 v74, v203, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v224
+  v_cmp_lt_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
-  v_cndmask_b32 v76, v203, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v224
-  v_cndmask_b32 v77, v203, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v224
+  v_cmp_lt_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
-  v_cndmask_b32 v79, v203, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v224
-  v_cndmask_b32 v80, v203, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v224
+  v_cmp_lt_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
-  v_cndmask_b32 v82, v203, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v224
-  v_cndmask_b32 v83, v203, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v224
+  v_cmp_lt_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
-  v_cndmask_b32 v85, v203, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v224
-  v_cndmask_b32 v86, v203, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v224
+  v_cmp_lt_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
-  v_cndmask_b32 v88, v203, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v224
-  v_cndmask_b32 v89, v203, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v224
+  v_cmp_lt_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
-  v_cndmask_b32 v91, v203, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v224
-  v_cndmask_b32 v92, v203, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v224
+  v_cmp_lt_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
-  v_cndmask_b32 v94, v203, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v224
-  v_cndmask_b32 v95, v203, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v224
+  v_cmp_lt_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
-  v_cndmask_b32 v97, v203, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v224
-  v_cndmask_b32 v98, v203, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v224
+  v_cmp_lt_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
-  v_cndmask_b32 v100, v203, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v224
-  v_cndmask_b32 v101, v203, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[90:91]
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_cndmask_b32 v103, v203, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_36
+  v_subrev_u32 v225, s77, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[92:93], 1, v225
+  v_cmp_ge_i32 s[94:95], 2, v225
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v225
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v225
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v225
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v225
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v225
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v225
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v225
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v225
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v225
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[94:95]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[92:93]
+.Lwindow_start_done_36:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_cmp_eq_f32 vcc, v203, v223                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-  v_cndmask_b32 v223, v223, v200, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_33
-.Lno_mask_32:
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_35
+.Lno_mask_34:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-.Lrow_max_done_33:
-  v_cmp_lt_f32 vcc, v200, v223                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+.Lrow_max_done_35:
+  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
-  s_cbranch_vccz .Lalpha_done_34
-  v_sub_f32 v224, v200, v223
+  s_cbranch_vccz .Lalpha_done_37
+  v_sub_f32 v225, v200, v224
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v224                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -1355,13 +1604,13 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
-.Lalpha_done_34:
-  v_cmp_lg_f32 vcc, v203, v223                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v223
+.Lalpha_done_37:
+  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v223                                           // m = m_new
+  v_mov_b32 v200, v224                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -1394,268 +1643,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[188:189]
   v_pk_add_f32 v[100:101], v[100:101], v[188:189]
   v_pk_add_f32 v[102:103], v[102:103], v[188:189]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_35
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_38
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_35
-  v_subrev_u32 v223, s77, v194
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[90:91], 1, v223
-  v_cmp_lt_i32 s[92:93], 2, v223
-  v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
-  v_cndmask_b32 v73, v203, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v223
-  v_cndmask_b32 v74, v203, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v223
-  v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
-  v_cndmask_b32 v76, v203, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v223
-  v_cndmask_b32 v77, v203, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v223
-  v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
-  v_cndmask_b32 v79, v203, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v223
-  v_cndmask_b32 v80, v203, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v223
-  v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
-  v_cndmask_b32 v82, v203, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v223
-  v_cndmask_b32 v83, v203, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v223
-  v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
-  v_cndmask_b32 v85, v203, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v223
-  v_cndmask_b32 v86, v203, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v223
-  v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
-  v_cndmask_b32 v88, v203, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v223
-  v_cndmask_b32 v89, v203, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v223
-  v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
-  v_cndmask_b32 v91, v203, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v223
-  v_cndmask_b32 v92, v203, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v223
-  v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
-  v_cndmask_b32 v94, v203, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v223
-  v_cndmask_b32 v95, v203, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v223
-  v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
-  v_cndmask_b32 v97, v203, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v223
-  v_cndmask_b32 v98, v203, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v223
-  v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
-  v_cndmask_b32 v100, v203, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v223
-  v_cndmask_b32 v101, v203, v101, s[92:93]
-  v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[90:91]
-.Lx_no_mask_35:
-  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
-  v_exp_f32 v73, v73
-  v_exp_f32 v74, v74
-  v_exp_f32 v75, v75
-  v_exp_f32 v76, v76
-  v_exp_f32 v77, v77
-  v_exp_f32 v78, v78
-  v_exp_f32 v79, v79
-  v_exp_f32 v80, v80
-  v_exp_f32 v81, v81
-  v_exp_f32 v82, v82
-  v_exp_f32 v83, v83
-  v_exp_f32 v84, v84
-  v_exp_f32 v85, v85
-  v_exp_f32 v86, v86
-  v_exp_f32 v87, v87
-  v_exp_f32 v88, v88
-  v_exp_f32 v89, v89
-  v_exp_f32 v90, v90
-  v_exp_f32 v91, v91
-  v_exp_f32 v92, v92
-  v_exp_f32 v93, v93
-  v_exp_f32 v94, v94
-  v_exp_f32 v95, v95
-  v_exp_f32 v96, v96
-  v_exp_f32 v97, v97
-  v_exp_f32 v98, v98
-  v_exp_f32 v99, v99
-  v_exp_f32 v100, v100
-  v_exp_f32 v101, v101
-  v_exp_f32 v102, v102
-  v_exp_f32 v103, v103
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // p 2^8 (block_scale.h: p_scale_base_exponent)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_cvt_pk_fp8_f32 v160, v72, v73                                // P = e4m3fn(p 2^8) (RNE), low words
-  v_cvt_pk_fp8_f32 v161, v76, v77
-  v_cvt_pk_fp8_f32 v162, v80, v81
-  v_cvt_pk_fp8_f32 v163, v84, v85
-  v_cvt_pk_fp8_f32 v164, v88, v89
-  v_cvt_pk_fp8_f32 v165, v92, v93
-  v_cvt_pk_fp8_f32 v166, v96, v97
-  v_cvt_pk_fp8_f32 v167, v100, v101
-  v_cvt_pk_fp8_f32 v160, v74, v75 op_sel:[0,0,1]                 // high words
-  v_cvt_pk_fp8_f32 v161, v78, v79 op_sel:[0,0,1]
-  v_cvt_pk_fp8_f32 v162, v82, v83 op_sel:[0,0,1]
-  v_cvt_pk_fp8_f32 v163, v86, v87 op_sel:[0,0,1]
-  v_cvt_pk_fp8_f32 v164, v90, v91 op_sel:[0,0,1]
-  v_cvt_pk_fp8_f32 v165, v94, v95 op_sel:[0,0,1]
-  v_cvt_pk_fp8_f32 v166, v98, v99 op_sel:[0,0,1]
-  v_cvt_pk_fp8_f32 v167, v102, v103 op_sel:[0,0,1]
-  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
-  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
-  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
-  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
-  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
-  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
-  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
-  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
-  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
-  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
-  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
-  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
-  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
-  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_add_f32 v1, v72, v73
-  v_mov_b32 v223, v1
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v223                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v223
-  v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
-  v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
-  v_add_f32 v201, v201, v1
-  s_add_u32 s78, s77, 64
-  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_36
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
-  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_38
-  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_38:
-  v_lshrrev_b32 v223, 8, v4
-  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v223 offset:80
-  ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v223 offset:240
-  v_lshrrev_b32 v223, 8, v5
-  ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v223 offset:400
-  ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v223 offset:560
-  v_lshrrev_b32 v223, 8, v6
-  ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v223 offset:720
-  ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v223 offset:880
-  v_lshrrev_b32 v223, 8, v7
-  ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v223 offset:1040
-  ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v223 offset:1200
-  s_add_u32 s79, s78, 64
-  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_36
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_39
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
-  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_42
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
-.Lno_second_chunk_42:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_40
-.Ltail_block_loads_39:
-  v_mov_b32 v176, 0
-  v_mov_b32 v177, 0
-  v_mov_b32 v178, 0
-  v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s90, v209
-  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
-  s_mov_b64 exec, s[86:87]
-  v_mov_b32 v180, 0
-  v_mov_b32 v181, 0
-  v_mov_b32 v182, 0
-  v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s90, v210
-  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
-  s_mov_b64 exec, s[86:87]
-  v_mov_b32 v4, 0
-  v_mov_b32 v5, 0
-  v_mov_b32 v6, 0
-  v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v216
-  s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
-  s_mov_b64 exec, s[86:87]
-.Lblock_loaded_40:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_36:
-  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
-  s_barrier
-  s_mov_b32 s77, s78
-  s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lmfma_first_drain_stage1
-  s_branch .Lmfma_first_loop
-.Lmfma_first_drain_stage0:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_branch .Lkey_blocks_done
-.Lmfma_first_drain_stage1:
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  s_branch .Lkey_blocks_done
-.Lsoftmax_first_group:
-.Lsoftmax_first_loop:
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_43
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_44
-  v_subrev_u32 v224, s90, v194
+  s_cbranch_scc1 .Lx_no_mask_38
+  v_subrev_u32 v224, s77, v194
   v_cmp_lt_i32 vcc, 0, v224
   v_cmp_lt_i32 s[92:93], 1, v224
   v_cmp_lt_i32 s[94:95], 2, v224
@@ -1720,205 +1713,75 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_cmp_eq_f32 vcc, v203, v223                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-  v_cndmask_b32 v223, v223, v200, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_45
-.Lno_mask_44:
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-.Lrow_max_done_45:
-  v_cmp_lt_f32 vcc, v200, v223                                   // alpha: did any running max move?
-  v_mov_b32 v186, 1.0
-  s_cbranch_vccz .Lalpha_done_46
-  v_sub_f32 v224, v200, v223
-  v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v224                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v186, 0, v186, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
-.Lalpha_done_46:
-  v_cmp_lg_f32 vcc, v203, v223                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v223
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v188, v203, v188, vcc
-  v_mov_b32 v189, v188
-  v_mov_b32 v200, v223                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
-  v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
-  v_pk_mul_f32 v[78:79], v[78:79], v[184:185]
-  v_pk_mul_f32 v[80:81], v[80:81], v[184:185]
-  v_pk_mul_f32 v[82:83], v[82:83], v[184:185]
-  v_pk_mul_f32 v[84:85], v[84:85], v[184:185]
-  v_pk_mul_f32 v[86:87], v[86:87], v[184:185]
-  v_pk_mul_f32 v[88:89], v[88:89], v[184:185]
-  v_pk_mul_f32 v[90:91], v[90:91], v[184:185]
-  v_pk_mul_f32 v[92:93], v[92:93], v[184:185]
-  v_pk_mul_f32 v[94:95], v[94:95], v[184:185]
-  v_pk_mul_f32 v[96:97], v[96:97], v[184:185]
-  v_pk_mul_f32 v[98:99], v[98:99], v[184:185]
-  v_pk_mul_f32 v[100:101], v[100:101], v[184:185]
-  v_pk_mul_f32 v[102:103], v[102:103], v[184:185]
-  v_pk_add_f32 v[72:73], v[72:73], v[188:189]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[188:189]
-  v_pk_add_f32 v[76:77], v[76:77], v[188:189]
-  v_pk_add_f32 v[78:79], v[78:79], v[188:189]
-  v_pk_add_f32 v[80:81], v[80:81], v[188:189]
-  v_pk_add_f32 v[82:83], v[82:83], v[188:189]
-  v_pk_add_f32 v[84:85], v[84:85], v[188:189]
-  v_pk_add_f32 v[86:87], v[86:87], v[188:189]
-  v_pk_add_f32 v[88:89], v[88:89], v[188:189]
-  v_pk_add_f32 v[90:91], v[90:91], v[188:189]
-  v_pk_add_f32 v[92:93], v[92:93], v[188:189]
-  v_pk_add_f32 v[94:95], v[94:95], v[188:189]
-  v_pk_add_f32 v[96:97], v[96:97], v[188:189]
-  v_pk_add_f32 v[98:99], v[98:99], v[188:189]
-  v_pk_add_f32 v[100:101], v[100:101], v[188:189]
-  v_pk_add_f32 v[102:103], v[102:103], v[188:189]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_47
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_47
-  v_subrev_u32 v223, s90, v194
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[92:93], 1, v223
-  v_cmp_lt_i32 s[94:95], 2, v223
-  v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_39
+  v_subrev_u32 v224, s77, v223
+  v_cmp_ge_i32 vcc, 0, v224
+  v_cmp_ge_i32 s[92:93], 1, v224
+  v_cmp_ge_i32 s[94:95], 2, v224
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v224
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v223
+  v_cmp_ge_i32 s[92:93], 8, v224
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v223
+  v_cmp_ge_i32 s[94:95], 9, v224
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
+  v_cmp_ge_i32 vcc, 10, v224
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v223
+  v_cmp_ge_i32 s[92:93], 11, v224
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v223
+  v_cmp_ge_i32 s[94:95], 16, v224
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
+  v_cmp_ge_i32 vcc, 17, v224
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v223
+  v_cmp_ge_i32 s[92:93], 18, v224
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v223
+  v_cmp_ge_i32 s[94:95], 19, v224
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
+  v_cmp_ge_i32 vcc, 24, v224
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v223
+  v_cmp_ge_i32 s[92:93], 25, v224
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v223
+  v_cmp_ge_i32 s[94:95], 26, v224
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
+  v_cmp_ge_i32 vcc, 27, v224
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v223
+  v_cmp_ge_i32 s[92:93], 32, v224
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v223
+  v_cmp_ge_i32 s[94:95], 33, v224
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
+  v_cmp_ge_i32 vcc, 34, v224
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v223
+  v_cmp_ge_i32 s[92:93], 35, v224
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v223
+  v_cmp_ge_i32 s[94:95], 40, v224
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
+  v_cmp_ge_i32 vcc, 41, v224
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v223
+  v_cmp_ge_i32 s[92:93], 42, v224
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v223
+  v_cmp_ge_i32 s[94:95], 43, v224
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
+  v_cmp_ge_i32 vcc, 48, v224
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v223
+  v_cmp_ge_i32 s[92:93], 49, v224
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v223
+  v_cmp_ge_i32 s[94:95], 50, v224
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
+  v_cmp_ge_i32 vcc, 51, v224
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v223
+  v_cmp_ge_i32 s[92:93], 56, v224
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v223
+  v_cmp_ge_i32 s[94:95], 57, v224
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
+  v_cmp_ge_i32 vcc, 58, v224
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v223
+  v_cmp_ge_i32 s[92:93], 59, v224
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
-.Lx_no_mask_47:
+.Lwindow_start_done_39:
+.Lx_no_mask_38:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2001,17 +1864,607 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v223, v1
+  v_mov_b32 v224, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v223                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v223
+  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v224
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
-.Lno_previous_block_43:
+  s_add_u32 s78, s77, 64
+  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
+  s_cbranch_scc0 .Lno_store_40
+  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
+  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
+  s_cbranch_scc1 .Lno_second_chunk_42
+  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
+.Lno_second_chunk_42:
+  v_lshrrev_b32 v224, 8, v4
+  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v217, v224 offset:80
+  ds_write_b8_d16_hi v217, v4 offset:160
+  ds_write_b8_d16_hi v217, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
+  ds_write_b8 v217, v5 offset:320
+  ds_write_b8 v217, v224 offset:400
+  ds_write_b8_d16_hi v217, v5 offset:480
+  ds_write_b8_d16_hi v217, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
+  ds_write_b8 v217, v6 offset:640
+  ds_write_b8 v217, v224 offset:720
+  ds_write_b8_d16_hi v217, v6 offset:800
+  ds_write_b8_d16_hi v217, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
+  ds_write_b8 v217, v7 offset:960
+  ds_write_b8 v217, v224 offset:1040
+  ds_write_b8_d16_hi v217, v7 offset:1120
+  ds_write_b8_d16_hi v217, v224 offset:1200
+  s_add_u32 s79, s78, 64
+  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
+  s_cbranch_scc0 .Lno_store_40
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_43
+  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
+  s_cbranch_scc1 .Lno_second_chunk_46
+  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+.Lno_second_chunk_46:
+  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  s_branch .Lblock_loaded_44
+.Ltail_block_loads_43:
+  v_mov_b32 v176, 0
+  v_mov_b32 v177, 0
+  v_mov_b32 v178, 0
+  v_mov_b32 v179, 0
+  v_cmp_gt_u32 vcc, s92, v209
+  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
+  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  s_mov_b64 exec, s[86:87]
+  v_mov_b32 v180, 0
+  v_mov_b32 v181, 0
+  v_mov_b32 v182, 0
+  v_mov_b32 v183, 0
+  v_cmp_gt_u32 vcc, s92, v210
+  s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
+  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  s_mov_b64 exec, s[86:87]
+  v_mov_b32 v4, 0
+  v_mov_b32 v5, 0
+  v_mov_b32 v6, 0
+  v_mov_b32 v7, 0
+  v_cmp_gt_u32 vcc, s92, v216
+  s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
+  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  s_mov_b64 exec, s[86:87]
+.Lblock_loaded_44:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_40:
+  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+  s_barrier
+  s_mov_b32 s77, s78
+  s_cmp_ge_i32 s77, s74
+  s_cbranch_scc1 .Lmfma_first_drain_stage1
+  s_branch .Lmfma_first_loop
+.Lmfma_first_drain_stage0:
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_branch .Lkey_blocks_done
+.Lmfma_first_drain_stage1:
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
+  s_branch .Lkey_blocks_done
+.Lsoftmax_first_group:
+.Lsoftmax_first_loop:
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_47
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_48
+  v_subrev_u32 v225, s92, v194
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[94:95], 1, v225
+  v_cmp_lt_i32 s[96:97], 2, v225
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v225
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v225
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v225
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v225
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v225
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v225
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v225
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v225
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v225
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_50
+  v_subrev_u32 v225, s92, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[94:95], 1, v225
+  v_cmp_ge_i32 s[96:97], 2, v225
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v225
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v225
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v225
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v225
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v225
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v225
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v225
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v225
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v225
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+.Lwindow_start_done_50:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_49
+.Lno_mask_48:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+.Lrow_max_done_49:
+  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
+  v_mov_b32 v186, 1.0
+  s_cbranch_vccz .Lalpha_done_51
+  v_sub_f32 v225, v200, v224
+  v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v186, 0, v186, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
+.Lalpha_done_51:
+  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v224
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v188, v203, v188, vcc
+  v_mov_b32 v189, v188
+  v_mov_b32 v200, v224                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
+  v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
+  v_pk_mul_f32 v[78:79], v[78:79], v[184:185]
+  v_pk_mul_f32 v[80:81], v[80:81], v[184:185]
+  v_pk_mul_f32 v[82:83], v[82:83], v[184:185]
+  v_pk_mul_f32 v[84:85], v[84:85], v[184:185]
+  v_pk_mul_f32 v[86:87], v[86:87], v[184:185]
+  v_pk_mul_f32 v[88:89], v[88:89], v[184:185]
+  v_pk_mul_f32 v[90:91], v[90:91], v[184:185]
+  v_pk_mul_f32 v[92:93], v[92:93], v[184:185]
+  v_pk_mul_f32 v[94:95], v[94:95], v[184:185]
+  v_pk_mul_f32 v[96:97], v[96:97], v[184:185]
+  v_pk_mul_f32 v[98:99], v[98:99], v[184:185]
+  v_pk_mul_f32 v[100:101], v[100:101], v[184:185]
+  v_pk_mul_f32 v[102:103], v[102:103], v[184:185]
+  v_pk_add_f32 v[72:73], v[72:73], v[188:189]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[188:189]
+  v_pk_add_f32 v[76:77], v[76:77], v[188:189]
+  v_pk_add_f32 v[78:79], v[78:79], v[188:189]
+  v_pk_add_f32 v[80:81], v[80:81], v[188:189]
+  v_pk_add_f32 v[82:83], v[82:83], v[188:189]
+  v_pk_add_f32 v[84:85], v[84:85], v[188:189]
+  v_pk_add_f32 v[86:87], v[86:87], v[188:189]
+  v_pk_add_f32 v[88:89], v[88:89], v[188:189]
+  v_pk_add_f32 v[90:91], v[90:91], v[188:189]
+  v_pk_add_f32 v[92:93], v[92:93], v[188:189]
+  v_pk_add_f32 v[94:95], v[94:95], v[188:189]
+  v_pk_add_f32 v[96:97], v[96:97], v[188:189]
+  v_pk_add_f32 v[98:99], v[98:99], v[188:189]
+  v_pk_add_f32 v[100:101], v[100:101], v[188:189]
+  v_pk_add_f32 v[102:103], v[102:103], v[188:189]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_52
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_52
+  v_subrev_u32 v224, s92, v194
+  v_cmp_lt_i32 vcc, 0, v224
+  v_cmp_lt_i32 s[94:95], 1, v224
+  v_cmp_lt_i32 s[96:97], 2, v224
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v224
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v224
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v224
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v224
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v224
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v224
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v224
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v224
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v224
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_53
+  v_subrev_u32 v224, s92, v223
+  v_cmp_ge_i32 vcc, 0, v224
+  v_cmp_ge_i32 s[94:95], 1, v224
+  v_cmp_ge_i32 s[96:97], 2, v224
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v224
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v224
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v224
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v224
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v224
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v224
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v224
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v224
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v224
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+.Lwindow_start_done_53:
+.Lx_no_mask_52:
+  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
+  v_exp_f32 v73, v73
+  v_exp_f32 v74, v74
+  v_exp_f32 v75, v75
+  v_exp_f32 v76, v76
+  v_exp_f32 v77, v77
+  v_exp_f32 v78, v78
+  v_exp_f32 v79, v79
+  v_exp_f32 v80, v80
+  v_exp_f32 v81, v81
+  v_exp_f32 v82, v82
+  v_exp_f32 v83, v83
+  v_exp_f32 v84, v84
+  v_exp_f32 v85, v85
+  v_exp_f32 v86, v86
+  v_exp_f32 v87, v87
+  v_exp_f32 v88, v88
+  v_exp_f32 v89, v89
+  v_exp_f32 v90, v90
+  v_exp_f32 v91, v91
+  v_exp_f32 v92, v92
+  v_exp_f32 v93, v93
+  v_exp_f32 v94, v94
+  v_exp_f32 v95, v95
+  v_exp_f32 v96, v96
+  v_exp_f32 v97, v97
+  v_exp_f32 v98, v98
+  v_exp_f32 v99, v99
+  v_exp_f32 v100, v100
+  v_exp_f32 v101, v101
+  v_exp_f32 v102, v102
+  v_exp_f32 v103, v103
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // p 2^8 (block_scale.h: p_scale_base_exponent)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_cvt_pk_fp8_f32 v160, v72, v73                                // P = e4m3fn(p 2^8) (RNE), low words
+  v_cvt_pk_fp8_f32 v161, v76, v77
+  v_cvt_pk_fp8_f32 v162, v80, v81
+  v_cvt_pk_fp8_f32 v163, v84, v85
+  v_cvt_pk_fp8_f32 v164, v88, v89
+  v_cvt_pk_fp8_f32 v165, v92, v93
+  v_cvt_pk_fp8_f32 v166, v96, v97
+  v_cvt_pk_fp8_f32 v167, v100, v101
+  v_cvt_pk_fp8_f32 v160, v74, v75 op_sel:[0,0,1]                 // high words
+  v_cvt_pk_fp8_f32 v161, v78, v79 op_sel:[0,0,1]
+  v_cvt_pk_fp8_f32 v162, v82, v83 op_sel:[0,0,1]
+  v_cvt_pk_fp8_f32 v163, v86, v87 op_sel:[0,0,1]
+  v_cvt_pk_fp8_f32 v164, v90, v91 op_sel:[0,0,1]
+  v_cvt_pk_fp8_f32 v165, v94, v95 op_sel:[0,0,1]
+  v_cvt_pk_fp8_f32 v166, v98, v99 op_sel:[0,0,1]
+  v_cvt_pk_fp8_f32 v167, v102, v103 op_sel:[0,0,1]
+  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
+  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
+  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
+  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
+  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
+  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
+  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
+  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
+  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
+  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
+  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
+  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
+  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
+  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_add_f32 v1, v72, v73
+  v_mov_b32 v224, v1
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v224
+  v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
+  v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
+  v_add_f32 v201, v201, v1
+.Lno_previous_block_47:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_48
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_54
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v219 offset:16
@@ -2024,8 +2477,8 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v219 offset:6672
-  s_branch .Lqk_49
-.Lno_previous_block_48:
+  s_branch .Lqk_55
+.Lno_previous_block_54:
   ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v219 offset:16
   ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
@@ -2034,7 +2487,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   ds_read_b128 v[124:127], v219 offset:144
   ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v219 offset:6672
-.Lqk_49:
+.Lqk_55:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v219 offset:6720                      // K tile 1 step 1
@@ -2062,52 +2515,52 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_50
+  s_cbranch_scc0 .Lno_store_56
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_52
+  s_cbranch_scc1 .Lno_second_chunk_58
   ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_52:
-  v_lshrrev_b32 v223, 8, v4
+.Lno_second_chunk_58:
+  v_lshrrev_b32 v224, 8, v4
   ds_write_b8 v218, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v218, v223 offset:80
+  ds_write_b8 v218, v224 offset:80
   ds_write_b8_d16_hi v218, v4 offset:160
-  ds_write_b8_d16_hi v218, v223 offset:240
-  v_lshrrev_b32 v223, 8, v5
+  ds_write_b8_d16_hi v218, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
   ds_write_b8 v218, v5 offset:320
-  ds_write_b8 v218, v223 offset:400
+  ds_write_b8 v218, v224 offset:400
   ds_write_b8_d16_hi v218, v5 offset:480
-  ds_write_b8_d16_hi v218, v223 offset:560
-  v_lshrrev_b32 v223, 8, v6
+  ds_write_b8_d16_hi v218, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
   ds_write_b8 v218, v6 offset:640
-  ds_write_b8 v218, v223 offset:720
+  ds_write_b8 v218, v224 offset:720
   ds_write_b8_d16_hi v218, v6 offset:800
-  ds_write_b8_d16_hi v218, v223 offset:880
-  v_lshrrev_b32 v223, 8, v7
+  ds_write_b8_d16_hi v218, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
   ds_write_b8 v218, v7 offset:960
-  ds_write_b8 v218, v223 offset:1040
+  ds_write_b8 v218, v224 offset:1040
   ds_write_b8_d16_hi v218, v7 offset:1120
-  ds_write_b8_d16_hi v218, v223 offset:1200
+  ds_write_b8_d16_hi v218, v224 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_50
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_53
+  s_cbranch_scc0 .Lno_store_56
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_59
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_56
+  s_cbranch_scc1 .Lno_second_chunk_62
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
-.Lno_second_chunk_56:
+.Lno_second_chunk_62:
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_54
-.Ltail_block_loads_53:
+  s_branch .Lblock_loaded_60
+.Ltail_block_loads_59:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s90, v209
+  v_cmp_gt_u32 vcc, s92, v209
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2115,7 +2568,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s90, v210
+  v_cmp_gt_u32 vcc, s92, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2123,150 +2576,218 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v216
+  v_cmp_gt_u32 vcc, s92, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_54:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_50:
+.Lblock_loaded_60:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_56:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_57
-  s_add_i32 s90, s77, -64
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_63
+  s_add_i32 s92, s77, -64
   s_nop 5                                                        // QK MFMA result -> VALU
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_58
-  v_subrev_u32 v224, s90, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[92:93], 1, v224
-  v_cmp_lt_i32 s[94:95], 2, v224
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_64
+  v_subrev_u32 v225, s92, v194
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[94:95], 1, v225
+  v_cmp_lt_i32 s[96:97], 2, v225
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
-  v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v224
-  v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v224
+  v_cmp_lt_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v225
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
-  v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v224
-  v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v224
+  v_cmp_lt_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v225
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
-  v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v224
-  v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v224
+  v_cmp_lt_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v225
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
-  v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v224
-  v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v224
+  v_cmp_lt_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v225
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
-  v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v224
-  v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v224
+  v_cmp_lt_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v225
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
-  v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v224
-  v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v224
+  v_cmp_lt_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v225
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
-  v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v224
-  v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v224
+  v_cmp_lt_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v225
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
-  v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v224
-  v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v224
+  v_cmp_lt_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v225
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
-  v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v224
-  v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v224
+  v_cmp_lt_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v225
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
-  v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v224
-  v_cndmask_b32 v101, v203, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[92:93]
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_66
+  v_subrev_u32 v225, s92, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[94:95], 1, v225
+  v_cmp_ge_i32 s[96:97], 2, v225
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v225
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v225
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v225
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v225
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v225
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v225
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v225
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v225
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v225
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+.Lwindow_start_done_66:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_cmp_eq_f32 vcc, v203, v223                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-  v_cndmask_b32 v223, v223, v200, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_59
-.Lno_mask_58:
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_65
+.Lno_mask_64:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-.Lrow_max_done_59:
-  v_cmp_lt_f32 vcc, v200, v223                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+.Lrow_max_done_65:
+  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
-  s_cbranch_vccz .Lalpha_done_60
-  v_sub_f32 v224, v200, v223
+  s_cbranch_vccz .Lalpha_done_67
+  v_sub_f32 v225, v200, v224
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v224                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -2301,13 +2822,13 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
-.Lalpha_done_60:
-  v_cmp_lg_f32 vcc, v203, v223                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v223
+.Lalpha_done_67:
+  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v223                                           // m = m_new
+  v_mov_b32 v200, v224                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -2340,77 +2861,145 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[188:189]
   v_pk_add_f32 v[100:101], v[100:101], v[188:189]
   v_pk_add_f32 v[102:103], v[102:103], v[188:189]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_61
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_68
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_61
-  v_subrev_u32 v223, s90, v194
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[92:93], 1, v223
-  v_cmp_lt_i32 s[94:95], 2, v223
+  s_cbranch_scc1 .Lx_no_mask_68
+  v_subrev_u32 v224, s92, v194
+  v_cmp_lt_i32 vcc, 0, v224
+  v_cmp_lt_i32 s[94:95], 1, v224
+  v_cmp_lt_i32 s[96:97], 2, v224
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
-  v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v223
-  v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v223
+  v_cmp_lt_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v224
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
-  v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v223
-  v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v223
+  v_cmp_lt_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v224
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
-  v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v223
-  v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v223
+  v_cmp_lt_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v224
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
-  v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v223
-  v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v223
+  v_cmp_lt_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v224
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
-  v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v223
-  v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v223
+  v_cmp_lt_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v224
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
-  v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v223
-  v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v223
+  v_cmp_lt_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v224
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
-  v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v223
-  v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v223
+  v_cmp_lt_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v224
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
-  v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v223
-  v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v223
+  v_cmp_lt_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v224
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
-  v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v223
-  v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v223
+  v_cmp_lt_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v224
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
-  v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v223
-  v_cndmask_b32 v101, v203, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[92:93]
-.Lx_no_mask_61:
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_69
+  v_subrev_u32 v224, s92, v223
+  v_cmp_ge_i32 vcc, 0, v224
+  v_cmp_ge_i32 s[94:95], 1, v224
+  v_cmp_ge_i32 s[96:97], 2, v224
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v224
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v224
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v224
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v224
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v224
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v224
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v224
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v224
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v224
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+.Lwindow_start_done_69:
+.Lx_no_mask_68:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2493,17 +3082,17 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v223, v1
+  v_mov_b32 v224, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v223                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v223
+  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v224
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
-.Lno_previous_block_57:
+.Lno_previous_block_63:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_62
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_70
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:16
@@ -2516,8 +3105,8 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v220 offset:6672
-  s_branch .Lqk_63
-.Lno_previous_block_62:
+  s_branch .Lqk_71
+.Lno_previous_block_70:
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:16
   ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
@@ -2526,7 +3115,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   ds_read_b128 v[124:127], v220 offset:144
   ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v220 offset:6672
-.Lqk_63:
+.Lqk_71:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
@@ -2554,52 +3143,52 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_64
+  s_cbranch_scc0 .Lno_store_72
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_66
+  s_cbranch_scc1 .Lno_second_chunk_74
   ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_66:
-  v_lshrrev_b32 v223, 8, v4
+.Lno_second_chunk_74:
+  v_lshrrev_b32 v224, 8, v4
   ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v223 offset:80
+  ds_write_b8 v217, v224 offset:80
   ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v223 offset:240
-  v_lshrrev_b32 v223, 8, v5
+  ds_write_b8_d16_hi v217, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
   ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v223 offset:400
+  ds_write_b8 v217, v224 offset:400
   ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v223 offset:560
-  v_lshrrev_b32 v223, 8, v6
+  ds_write_b8_d16_hi v217, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
   ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v223 offset:720
+  ds_write_b8 v217, v224 offset:720
   ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v223 offset:880
-  v_lshrrev_b32 v223, 8, v7
+  ds_write_b8_d16_hi v217, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
   ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v223 offset:1040
+  ds_write_b8 v217, v224 offset:1040
   ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v223 offset:1200
+  ds_write_b8_d16_hi v217, v224 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_64
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_67
+  s_cbranch_scc0 .Lno_store_72
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_75
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_70
+  s_cbranch_scc1 .Lno_second_chunk_78
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
-.Lno_second_chunk_70:
+.Lno_second_chunk_78:
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_68
-.Ltail_block_loads_67:
+  s_branch .Lblock_loaded_76
+.Ltail_block_loads_75:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s90, v209
+  v_cmp_gt_u32 vcc, s92, v209
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2607,7 +3196,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s90, v210
+  v_cmp_gt_u32 vcc, s92, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2615,18 +3204,18 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s90, v216
+  v_cmp_gt_u32 vcc, s92, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_68:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_64:
+.Lblock_loaded_76:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_72:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2634,131 +3223,199 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain:
-  s_add_i32 s90, s77, -64
+  s_add_i32 s92, s77, -64
   s_nop 7                                                        // QK MFMA result -> VALU
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_71
-  v_subrev_u32 v224, s90, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[92:93], 1, v224
-  v_cmp_lt_i32 s[94:95], 2, v224
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_79
+  v_subrev_u32 v225, s92, v194
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[94:95], 1, v225
+  v_cmp_lt_i32 s[96:97], 2, v225
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
-  v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v224
-  v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v224
+  v_cmp_lt_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v225
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
-  v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v224
-  v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v224
+  v_cmp_lt_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v225
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
-  v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v224
-  v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v224
+  v_cmp_lt_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v225
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
-  v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v224
-  v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v224
+  v_cmp_lt_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v225
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
-  v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v224
-  v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v224
+  v_cmp_lt_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v225
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
-  v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v224
-  v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v224
+  v_cmp_lt_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v225
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
-  v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v224
-  v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v224
+  v_cmp_lt_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v225
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
-  v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v224
-  v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v224
+  v_cmp_lt_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v225
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
-  v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v224
-  v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v224
+  v_cmp_lt_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v225
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
-  v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v224
-  v_cndmask_b32 v101, v203, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[92:93]
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_81
+  v_subrev_u32 v225, s92, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[94:95], 1, v225
+  v_cmp_ge_i32 s[96:97], 2, v225
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v225
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v225
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v225
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v225
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v225
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v225
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v225
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v225
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v225
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v225
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v225
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v225
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v225
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v225
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v225
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v225
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v225
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v225
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v225
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v225
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v225
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v225
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v225
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v225
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v225
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v225
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v225
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v225
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v225
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+.Lwindow_start_done_81:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_cmp_eq_f32 vcc, v203, v223                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-  v_cndmask_b32 v223, v223, v200, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_72
-.Lno_mask_71:
-  v_maximum3_f32 v223, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v223, v223, v75, v76
-  v_maximum3_f32 v223, v223, v77, v78
-  v_maximum3_f32 v223, v223, v79, v80
-  v_maximum3_f32 v223, v223, v81, v82
-  v_maximum3_f32 v223, v223, v83, v84
-  v_maximum3_f32 v223, v223, v85, v86
-  v_maximum3_f32 v223, v223, v87, v88
-  v_maximum3_f32 v223, v223, v89, v90
-  v_maximum3_f32 v223, v223, v91, v92
-  v_maximum3_f32 v223, v223, v93, v94
-  v_maximum3_f32 v223, v223, v95, v96
-  v_maximum3_f32 v223, v223, v97, v98
-  v_maximum3_f32 v223, v223, v99, v100
-  v_maximum3_f32 v223, v223, v101, v102
-  v_maximum3_f32 v223, v223, v103, v103
-  v_mov_b32 v224, v223
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_80
+.Lno_mask_79:
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v223, v224                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v223, v223, v224, v224
-  v_mul_f32 v202, v195, v223                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v223, v200, v202, v202
-.Lrow_max_done_72:
-  v_cmp_lt_f32 vcc, v200, v223                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v200, v202, v202
+.Lrow_max_done_80:
+  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
-  s_cbranch_vccz .Lalpha_done_73
-  v_sub_f32 v224, v200, v223
+  s_cbranch_vccz .Lalpha_done_82
+  v_sub_f32 v225, v200, v224
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v224                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -2793,13 +3450,13 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
-.Lalpha_done_73:
-  v_cmp_lg_f32 vcc, v203, v223                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v223
+.Lalpha_done_82:
+  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v223                                           // m = m_new
+  v_mov_b32 v200, v224                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -2832,77 +3489,145 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[188:189]
   v_pk_add_f32 v[100:101], v[100:101], v[188:189]
   v_pk_add_f32 v[102:103], v[102:103], v[188:189]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_74
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_83
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_74
-  v_subrev_u32 v223, s90, v194
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[92:93], 1, v223
-  v_cmp_lt_i32 s[94:95], 2, v223
+  s_cbranch_scc1 .Lx_no_mask_83
+  v_subrev_u32 v224, s92, v194
+  v_cmp_lt_i32 vcc, 0, v224
+  v_cmp_lt_i32 s[94:95], 1, v224
+  v_cmp_lt_i32 s[96:97], 2, v224
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
-  v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v223
-  v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v223
+  v_cmp_lt_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v224
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
-  v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v223
-  v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v223
+  v_cmp_lt_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v224
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
-  v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v223
-  v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v223
+  v_cmp_lt_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v224
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
-  v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v223
-  v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v223
+  v_cmp_lt_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v224
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
-  v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v223
-  v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v223
+  v_cmp_lt_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v224
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
-  v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v223
-  v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v223
+  v_cmp_lt_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v224
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
-  v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v223
-  v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v223
+  v_cmp_lt_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v224
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
-  v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v223
-  v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v223
+  v_cmp_lt_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v224
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
-  v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v223
-  v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v223
+  v_cmp_lt_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v224
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
-  v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v223
-  v_cndmask_b32 v101, v203, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
-  v_cndmask_b32 v103, v203, v103, s[92:93]
-.Lx_no_mask_74:
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_84
+  v_subrev_u32 v224, s92, v223
+  v_cmp_ge_i32 vcc, 0, v224
+  v_cmp_ge_i32 s[94:95], 1, v224
+  v_cmp_ge_i32 s[96:97], 2, v224
+  v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v224
+  v_cndmask_b32 v73, v203, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v224
+  v_cndmask_b32 v74, v203, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v224
+  v_cndmask_b32 v75, v203, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v224
+  v_cndmask_b32 v76, v203, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v224
+  v_cndmask_b32 v77, v203, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v224
+  v_cndmask_b32 v78, v203, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v224
+  v_cndmask_b32 v79, v203, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v224
+  v_cndmask_b32 v80, v203, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v224
+  v_cndmask_b32 v81, v203, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v224
+  v_cndmask_b32 v82, v203, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v224
+  v_cndmask_b32 v83, v203, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v224
+  v_cndmask_b32 v84, v203, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v224
+  v_cndmask_b32 v85, v203, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v224
+  v_cndmask_b32 v86, v203, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v224
+  v_cndmask_b32 v87, v203, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v224
+  v_cndmask_b32 v88, v203, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v224
+  v_cndmask_b32 v89, v203, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v224
+  v_cndmask_b32 v90, v203, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v224
+  v_cndmask_b32 v91, v203, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v224
+  v_cndmask_b32 v92, v203, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v224
+  v_cndmask_b32 v93, v203, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v224
+  v_cndmask_b32 v94, v203, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v224
+  v_cndmask_b32 v95, v203, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v224
+  v_cndmask_b32 v96, v203, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v224
+  v_cndmask_b32 v97, v203, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v224
+  v_cndmask_b32 v98, v203, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v224
+  v_cndmask_b32 v99, v203, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v224
+  v_cndmask_b32 v100, v203, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v224
+  v_cndmask_b32 v101, v203, v101, s[96:97]
+  v_cndmask_b32 v102, v203, v102, vcc
+  v_cndmask_b32 v103, v203, v103, s[94:95]
+.Lwindow_start_done_84:
+.Lx_no_mask_83:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2985,10 +3710,10 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v223, v1
+  v_mov_b32 v224, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v223                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v223
+  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v224
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -2997,23 +3722,23 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v201                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[92:93], 0, v201                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v223, 1.0, v201, s[90:91]
-  v_div_scale_f32 v224, s[88:89], v223, v223, v205
-  v_div_scale_f32 v225, vcc, v205, v223, v205
-  v_rcp_f32 v226, v224
+  v_cndmask_b32 v224, 1.0, v201, s[92:93]
+  v_div_scale_f32 v225, s[88:89], v224, v224, v205
+  v_div_scale_f32 v226, vcc, v205, v224, v205
+  v_rcp_f32 v227, v225
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v228, -v224, v226, 1.0
-  v_fma_f32 v226, v228, v226, v226
-  v_mul_f32 v227, v225, v226
-  v_fma_f32 v228, -v224, v227, v225
-  v_fma_f32 v227, v228, v226, v227
-  v_fma_f32 v228, -v224, v227, v225
-  v_div_fmas_f32 v227, v228, v226, v227
+  v_fma_f32 v229, -v225, v227, 1.0
+  v_fma_f32 v227, v229, v227, v227
+  v_mul_f32 v228, v226, v227
+  v_fma_f32 v229, -v225, v228, v226
+  v_fma_f32 v228, v229, v227, v228
+  v_fma_f32 v229, -v225, v228, v226
+  v_div_fmas_f32 v228, v229, v227, v228
   v_cmp_gt_f32 vcc, 0x7f800000, v200                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v227, v227, v223, v205
-  v_cndmask_b32 v230, 0, v227, s[90:91]
+  v_div_fixup_f32 v228, v228, v224, v205
+  v_cndmask_b32 v230, 0, v228, s[92:93]
   v_mov_b32 v231, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v230, v231, v230, vcc
   v_mov_b32 v231, v230
@@ -3049,185 +3774,185 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[230:231]
   v_pk_mul_f32 v[68:69], v[68:69], v[230:231]
   v_pk_mul_f32 v[70:71], v[70:71], v[230:231]
-  s_mov_b64 s[92:93], 0
-  s_mul_i32 s94, s46, s4
-  s_mul_hi_u32 s95, s46, s4
-  s_mul_i32 s96, s47, s4
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s50, s3
-  s_mul_hi_u32 s95, s50, s3
-  s_mul_i32 s96, s51, s3
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s48, s6
-  s_mul_hi_u32 s95, s48, s6
-  s_mul_i32 s96, s49, s6
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  v_mov_b32 v224, s92
-  v_mov_b32 v225, s93
-  v_mad_u64_u32 v[224:225], s[88:89], v193, s48, v[224:225]
-  v_mul_lo_u32 v226, v193, s49
-  v_add_u32 v225, v225, v226
-  v_mad_u64_u32 v[224:225], s[88:89], v192, 4, v[224:225]        // + 4 half elements
+  s_mov_b64 s[94:95], 0
+  s_mul_i32 s96, s46, s4
+  s_mul_hi_u32 s97, s46, s4
+  s_mul_i32 s98, s47, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s50, s3
+  s_mul_hi_u32 s97, s50, s3
+  s_mul_i32 s98, s51, s3
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s48, s6
+  s_mul_hi_u32 s97, s48, s6
+  s_mul_i32 s98, s49, s6
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  v_mov_b32 v226, s94
+  v_mov_b32 v227, s95
+  v_mad_u64_u32 v[226:227], s[88:89], v193, s48, v[226:227]
+  v_mul_lo_u32 v225, v193, s49
+  v_add_u32 v227, v227, v225
+  v_mad_u64_u32 v[226:227], s[88:89], v192, 4, v[226:227]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v193
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_75
-  v_lshlrev_b64 v[224:225], 2, v[224:225]
-  v_lshl_add_u64 v[224:225], v[224:225], 0, s[14:15]
-  global_store_dwordx4 v[224:225], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[224:225], v[12:15], off offset:32
-  global_store_dwordx4 v[224:225], v[16:19], off offset:64
-  global_store_dwordx4 v[224:225], v[20:23], off offset:96
-  global_store_dwordx4 v[224:225], v[24:27], off offset:128
-  global_store_dwordx4 v[224:225], v[28:31], off offset:160
-  global_store_dwordx4 v[224:225], v[32:35], off offset:192
-  global_store_dwordx4 v[224:225], v[36:39], off offset:224
-  global_store_dwordx4 v[224:225], v[40:43], off offset:256
-  global_store_dwordx4 v[224:225], v[44:47], off offset:288
-  global_store_dwordx4 v[224:225], v[48:51], off offset:320
-  global_store_dwordx4 v[224:225], v[52:55], off offset:352
-  global_store_dwordx4 v[224:225], v[56:59], off offset:384
-  global_store_dwordx4 v[224:225], v[60:63], off offset:416
-  global_store_dwordx4 v[224:225], v[64:67], off offset:448
-  global_store_dwordx4 v[224:225], v[68:71], off offset:480
-  s_branch .Lout_stored_77
-.Lout_16bit_75:
-  v_lshlrev_b64 v[224:225], 1, v[224:225]
-  v_lshl_add_u64 v[224:225], v[224:225], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_85
+  v_lshlrev_b64 v[226:227], 2, v[226:227]
+  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
+  global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[226:227], v[12:15], off offset:32
+  global_store_dwordx4 v[226:227], v[16:19], off offset:64
+  global_store_dwordx4 v[226:227], v[20:23], off offset:96
+  global_store_dwordx4 v[226:227], v[24:27], off offset:128
+  global_store_dwordx4 v[226:227], v[28:31], off offset:160
+  global_store_dwordx4 v[226:227], v[32:35], off offset:192
+  global_store_dwordx4 v[226:227], v[36:39], off offset:224
+  global_store_dwordx4 v[226:227], v[40:43], off offset:256
+  global_store_dwordx4 v[226:227], v[44:47], off offset:288
+  global_store_dwordx4 v[226:227], v[48:51], off offset:320
+  global_store_dwordx4 v[226:227], v[52:55], off offset:352
+  global_store_dwordx4 v[226:227], v[56:59], off offset:384
+  global_store_dwordx4 v[226:227], v[60:63], off offset:416
+  global_store_dwordx4 v[226:227], v[64:67], off offset:448
+  global_store_dwordx4 v[226:227], v[68:71], off offset:480
+  s_branch .Lout_stored_87
+.Lout_16bit_85:
+  v_lshlrev_b64 v[226:227], 1, v[226:227]
+  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_76
+  s_cbranch_scc0 .Lout_fp16_86
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[224:225], v[104:105], off offset:0
+  global_store_dwordx2 v[226:227], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[224:225], v[106:107], off offset:16
+  global_store_dwordx2 v[226:227], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[224:225], v[108:109], off offset:32
+  global_store_dwordx2 v[226:227], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[224:225], v[110:111], off offset:48
+  global_store_dwordx2 v[226:227], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[224:225], v[112:113], off offset:64
+  global_store_dwordx2 v[226:227], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[224:225], v[114:115], off offset:80
+  global_store_dwordx2 v[226:227], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[224:225], v[116:117], off offset:96
+  global_store_dwordx2 v[226:227], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[224:225], v[118:119], off offset:112
+  global_store_dwordx2 v[226:227], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[224:225], v[120:121], off offset:128
+  global_store_dwordx2 v[226:227], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[224:225], v[122:123], off offset:144
+  global_store_dwordx2 v[226:227], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[224:225], v[124:125], off offset:160
+  global_store_dwordx2 v[226:227], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[224:225], v[126:127], off offset:176
+  global_store_dwordx2 v[226:227], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[224:225], v[128:129], off offset:192
+  global_store_dwordx2 v[226:227], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[224:225], v[130:131], off offset:208
+  global_store_dwordx2 v[226:227], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[224:225], v[132:133], off offset:224
+  global_store_dwordx2 v[226:227], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[224:225], v[134:135], off offset:240
-  s_branch .Lout_stored_77
-.Lout_fp16_76:
+  global_store_dwordx2 v[226:227], v[134:135], off offset:240
+  s_branch .Lout_stored_87
+.Lout_fp16_86:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[224:225], v[104:105], off offset:0
+  global_store_dwordx2 v[226:227], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[224:225], v[106:107], off offset:16
+  global_store_dwordx2 v[226:227], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[224:225], v[108:109], off offset:32
+  global_store_dwordx2 v[226:227], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[224:225], v[110:111], off offset:48
+  global_store_dwordx2 v[226:227], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[224:225], v[112:113], off offset:64
+  global_store_dwordx2 v[226:227], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[224:225], v[114:115], off offset:80
+  global_store_dwordx2 v[226:227], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[224:225], v[116:117], off offset:96
+  global_store_dwordx2 v[226:227], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[224:225], v[118:119], off offset:112
+  global_store_dwordx2 v[226:227], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[224:225], v[120:121], off offset:128
+  global_store_dwordx2 v[226:227], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[224:225], v[122:123], off offset:144
+  global_store_dwordx2 v[226:227], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[224:225], v[124:125], off offset:160
+  global_store_dwordx2 v[226:227], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[224:225], v[126:127], off offset:176
+  global_store_dwordx2 v[226:227], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[224:225], v[128:129], off offset:192
+  global_store_dwordx2 v[226:227], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[224:225], v[130:131], off offset:208
+  global_store_dwordx2 v[226:227], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[224:225], v[132:133], off offset:224
+  global_store_dwordx2 v[226:227], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[224:225], v[134:135], off offset:240
-.Lout_stored_77:
+  global_store_dwordx2 v[226:227], v[134:135], off offset:240
+.Lout_stored_87:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_78
-  v_log_f32 v225, v223
+  s_cbranch_scc1 .Lno_lse_88
+  v_log_f32 v226, v224
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v225, v200, v225
+  v_add_f32 v226, v200, v226
   v_cmp_gt_f32 vcc, 0x7f800000, v200
-  v_mul_f32 v225, 0x3f317218, v225
-  v_cndmask_b32 v224, v203, v225, s[90:91]
-  v_mov_b32 v225, 0x7fc00000
-  v_cndmask_b32 v224, v225, v224, vcc
-  s_mul_i32 s92, s4, s55
-  s_add_u32 s92, s92, s3
-  s_mul_i32 s92, s92, s53
-  s_mul_i32 s93, s3, s80
-  s_add_u32 s93, s93, s6
+  v_mul_f32 v226, 0x3f317218, v226
+  v_cndmask_b32 v225, v203, v226, s[92:93]
+  v_mov_b32 v226, 0x7fc00000
+  v_cndmask_b32 v225, v226, v225, vcc
+  s_mul_i32 s94, s4, s55
+  s_add_u32 s94, s94, s3
+  s_mul_i32 s94, s94, s53
+  s_mul_i32 s95, s3, s80
+  s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
-  s_cselect_b32 s92, s93, s92
-  v_add_u32 v226, s92, v193
-  v_mad_u64_u32 v[228:229], s[88:89], v226, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v192
+  s_cselect_b32 s94, s95, s94
+  v_add_u32 v227, s94, v193
+  v_mad_u64_u32 v[228:229], s[88:89], v227, 4, s[16:17]
+  v_cmp_eq_u32 s[96:97], 0, v192
   v_cmp_gt_i32 vcc, s70, v193
-  s_and_b64 vcc, vcc, s[94:95]
+  s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[228:229], v224, off
+  global_store_dword v[228:229], v225, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_78:
+.Lno_lse_88:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -3246,7 +3971,7 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
     .amdhsa_system_vgpr_workitem_id 0
     .amdhsa_next_free_vgpr 232
     .amdhsa_accum_offset 232
-    .amdhsa_next_free_sgpr 97
+    .amdhsa_next_free_sgpr 99
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -3263,7 +3988,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 47104
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 99
+    .sgpr_count: 101
     .vgpr_count: 232
     .agpr_count: 0
     .max_flat_workgroup_size: 512
