@@ -63,13 +63,14 @@ constexpr KernelFamily kFamilies[] = {
      "zyfa_attn_fwd_paged_i8e4m3fnuz_exact_d128"},
 };
 
-// The gfx950 FP8 LEAN and BF16 kernels in generated assembly (kernels/amd/gfx950_fp8) that this
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 kernels in generated assembly (kernels/amd/gfx950_fp8) that this
 // build embeds: one row per committed code object, generated at configure time from
-// prebuilt/manifest.json. Each has one compile-time input dtype, mask and head dims, no window.
+// prebuilt/manifest.json. Each has one compile-time input dtype, softmax, mask and head dims (FP8: windows at run time).
 struct AsmKernel {
-    const char* variant;  // registry variant: attn_fwd_asm_fp8_<dims>_<mask> or attn_fwd_asm_bf16_<dims>_<mask>
-    const char* symbol;   // zyfa_gfx950_fp8_lean_<dims>_<mask> or zyfa_gfx950_bf16_<dims>_<mask>
-    int in_dtype;         // zyfa_dtype of Q, K, V: e4m3fn (softmax LEAN) or bf16 (softmax EXACT)
+    const char* variant;  // registry variant: attn_fwd_asm_{fp8,fp8_exact,bf16}_<dims>_<mask>
+    const char* symbol;   // zyfa_gfx950_{fp8_lean,fp8_exact,bf16}_<dims>_<mask>
+    int in_dtype;         // zyfa_dtype of Q, K, V: e4m3fn or bf16
+    int softmax;          // zyfa_softmax: LEAN or EXACT (BF16: EXACT)
     int mask;             // zyfa_mask
     int head_dim_qk;
     int head_dim_v;
@@ -80,7 +81,7 @@ constexpr AsmKernel kAsmKernels[] = {
 #if defined(ZYFA_GFX950_FP8_TABLE)
 #include "gfx950_fp8_kernels.inc"
 #endif
-    {nullptr, nullptr, 0, 0, 0, 0, 0u},  // end of the table
+    {nullptr, nullptr, 0, 0, 0, 0, 0, 0u},  // end of the table
 };
 
 // Every AMD kernel steps the same number of keys, the only params.key_block it can honour.
@@ -97,15 +98,19 @@ bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_elements, int64_
            (int64_t{UINT32_MAX} - row_elements * elem_bytes) / (gfx950_fp8::kKeysPerBlock - 1);
 }
 
-// The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; BF16:
-// the same exact online softmax up to fp32 summation order), or null.
+// The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; FP8
+// EXACT and BF16: the same exact online softmax up to fp32 summation order and v_exp_f32), or null.
 const AsmKernel* asm_kernel_for(const AttnProblem& p) {
-    const bool fp8_lean = p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN && p.softmax == ZYFA_SOFTMAX_LEAN;
+    const bool fp8 = p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN &&
+                     (p.softmax == ZYFA_SOFTMAX_LEAN || p.softmax == ZYFA_SOFTMAX_EXACT);
     const bool bf16 = p.q.dtype == ZYFA_DTYPE_BF16 && p.softmax != ZYFA_SOFTMAX_LEAN;
-    if (!fp8_lean && !bf16) return nullptr;
+    if (!fp8 && !bf16) return nullptr;
+    const int softmax = bf16 ? ZYFA_SOFTMAX_EXACT : p.softmax;
     const int64_t elem_bytes = bf16 ? 2 : 1;
     if (p.paged()) return nullptr;  // the assembly reads contiguous K/V only: the HIP C++ paged kernel runs
-    if (p.window_left >= 0 || p.window_right >= 0) return nullptr;
+    // Windows: the FP8 kernels take them at run time (int32 kernel arguments); the BF16 ones not.
+    if ((p.window_left >= 0 || p.window_right >= 0) && (bf16 || p.window_left > INT32_MAX || p.window_right > INT32_MAX))
+        return nullptr;
     // The generated kernels take no sinks (their kernarg field must be null): the HIP C++ kernel,
     // whose epilogue folds them in (common/attention_sink.h), runs those problems.
     if (p.sinks != nullptr) return nullptr;
@@ -115,7 +120,7 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {
         if (k.symbol == nullptr) break;
-        if (k.in_dtype == p.q.dtype && k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
+        if (k.in_dtype == p.q.dtype && k.softmax == softmax && k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
             (k.out_dtypes & (1u << p.o.dtype)) != 0) {
             return &k;
         }

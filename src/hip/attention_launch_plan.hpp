@@ -15,12 +15,13 @@
 // (NOT_SUPPORTED, with the reason): FP16 or FP32 inputs, the other FP8
 // format of an arch, other head dims, q/k/v not 16-byte aligned (base and strides), a
 // params.key_block other than 0 or 64 (every AMD kernel, asm included, steps 64 keys).
-// gfx950 also has FP8 LEAN and BF16 kernels in generated assembly (kernels/amd/gfx950_fp8, registry
-// variants attn_fwd_asm_fp8_<dims>_<mask> / attn_fwd_asm_bf16_<dims>_<mask>, symbols
-// zyfa_gfx950_fp8_lean_<dims>_<mask> / zyfa_gfx950_bf16_<dims>_<mask>): one per input, mask (none,
-// causal, causal bottom-right) and head dims (128, 192/128), no window, no sinks, contiguous K/V.
-// The plan prefers one of them whenever it covers the problem (e4m3fn with LEAN, or bf16 with
-// EXACT; no window, no sinks, not paged, its mask, head dims and an output dtype it supports, K/V
+// gfx950 also has FP8 LEAN, FP8 EXACT and BF16 kernels in generated assembly (kernels/amd/gfx950_fp8,
+// registry variants attn_fwd_asm_fp8_<dims>_<mask> / attn_fwd_asm_fp8_exact_<dims>_<mask> /
+// attn_fwd_asm_bf16_<dims>_<mask>, symbols zyfa_gfx950_fp8_lean_<dims>_<mask> /
+// zyfa_gfx950_fp8_exact_<dims>_<mask> / zyfa_gfx950_bf16_<dims>_<mask>): one per input and softmax,
+// mask (none, causal, causal bottom-right) and head dims (128, 192/128), windows at run time (FP8; BF16: none), no sinks,
+// contiguous K/V. The plan prefers one of them whenever it covers the problem (e4m3fn with LEAN or
+// EXACT, or bf16 with EXACT and no window; no sinks, not paged, its mask, head dims and an output dtype it supports, K/V
 // strides whose 64-row offsets fit 32 bits) and falls back to the HIP C++ kernel otherwise. The problem alone decides:
 // there is no run-time switch (docs/configuration.md).
 // Launch: grid (ceil(seqlen_q / 256), heads_q, batch), 512 threads (8 waves x 32 queries), no

@@ -362,21 +362,29 @@ void fp8_lean_launch_packs_varlen_and_descales(void**) {
     fp8_lean_launch_packs(create_hip_cpp(), "zyfa_attn_fwd_e4m3_lean_d192_128");
 }
 
-// FP8 EXACT runs the HIP C++ EXACT kernel on the library's context too (the assembly kernels are
-// LEAN only), with the exact exponential's arguments.
-void fp8_exact_launches_the_hip_cpp_kernel(void**) {
+// FP8 EXACT runs the gfx950 assembly EXACT kernel on the library's context (when the build embeds
+// it) and the HIP C++ EXACT kernel on the HipCpp context, with the exact exponential's arguments.
+void fp8_exact_launches(zyfa_context* ctx, const char* expected_symbol) {
     fake_hip_state* state = fake();
-    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
     Problem p(ZYFA_DTYPE_FP8_E4M3FN, 128, 128);
     p.params.softmax = ZYFA_SOFTMAX_EXACT;
     assert_int_equal(p.supported(ctx), ZYFA_SUCCESS);
-    assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o),
-                        "zyfa_attn_fwd_e4m3_exact_d128");
+    assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), expected_symbol);
     assert_int_equal(p.run(ctx, nullptr), ZYFA_SUCCESS);
-    assert_string_equal(state->last_launch.symbol, "zyfa_attn_fwd_e4m3_exact_d128");
+    assert_string_equal(state->last_launch.symbol, expected_symbol);
     assert_int_equal(state->last_launch.args.softmax, ZYFA_SOFTMAX_EXACT);
     assert_int_equal(state->last_launch.args.in_dtype, ZYFA_DTYPE_FP8_E4M3FN);
     zyfa_context_destroy(ctx);
+}
+
+void fp8_exact_launches_its_kernel(void**) {
+    const char* kAsm = "zyfa_gfx950_fp8_exact_d128_causal_tl";  // Problem's mask: ZYFA_MASK_CAUSAL
+    bool asm_embedded = false;
+    for (const auto& spec : zyfa::hip::make_hip_attn_catalogue()->kernels("gfx950")) {
+        asm_embedded = asm_embedded || std::strcmp(spec.symbol, kAsm) == 0;
+    }
+    fp8_exact_launches(create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS), asm_embedded ? kAsm : "zyfa_attn_fwd_e4m3_exact_d128");
+    fp8_exact_launches(create_hip_cpp(), "zyfa_attn_fwd_e4m3_exact_d128");
 }
 
 // The INT8 Q/K mode: q, k INT8 and v in the arch's FP8 format run the HIP C++ INT8 kernel of the
@@ -817,7 +825,7 @@ int main(int argc, char** argv) {
             cmocka_unit_test(bf16_launch_packs_the_problem),
             cmocka_unit_test(bf16_asm_kernel_chosen_where_it_covers_the_problem),
             cmocka_unit_test(fp8_lean_launch_packs_varlen_and_descales),
-            cmocka_unit_test(fp8_exact_launches_the_hip_cpp_kernel),
+            cmocka_unit_test(fp8_exact_launches_its_kernel),
             cmocka_unit_test(int8_qk_launches_the_int8_kernels),
             cmocka_unit_test(quantize_int8_enqueues_one_launch),
         cmocka_unit_test(unsupported_requests_say_why),

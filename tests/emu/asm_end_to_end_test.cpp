@@ -1,4 +1,4 @@
-// The gfx950 FP8 LEAN and BF16 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
 // the emulator: the public API with a HIP context on the stand-in (ZYFA_EMU_ARCH=gfx950), every
 // embedded variant, random wave interleaving under several ZYFA_EMU_SEED values, the emulator's
 // hazard, waitcnt, LDS-race and bounds checks on (they are always on; a fault fails the launch).
@@ -18,9 +18,11 @@
 //     x = S scale_log2 - m_new, and the emulator's v_exp_f32 is the host's exp2, the CPU model's
 //     exp2f: on hardware v_exp_f32 is within ~1 ulp, so a value on a bf16 rounding boundary could
 //     flip there), but O and lse only within 1e-5: the row sum of the unrounded p is a tree on the
-//     GPU and a sum in key order in the model (fp32 rounding, ~32 ulp at most);
+//     GPU and a sum in key order in the model (fp32 rounding, ~32 ulp at most); FP8 EXACT likewise
+//     (P = e4m3fn(p 2^8): p 2^8 is exact, the conversion the model's RNE);
 //   - tolerance cases on random inputs (tests/gpu/gpu_check.hpp: vs the CPU backend and the fp64
-//     reference, guard bands, no element left unwritten; BF16 with the HIP C++ BF16 kernels' bound,
+//     reference, guard bands, no element left unwritten; BF16 and FP8 EXACT with the HIP C++ BF16 /
+//     FP8 EXACT kernels' bound (the mode's),
 //     tools/zyfa-check/check_tolerances.hpp: S from the MFMA in its own order flips a bf16 P near a
 //     rounding boundary, and O accumulates alpha O + V^T P^T in the MFMA's order): GQA, varlen with empty and length-1
 //     sequences, lse or not, descales or not, seqlen_q not a multiple of 64 or 256, bottom-right
@@ -102,16 +104,19 @@ std::string planned_kernel(zyfa_context* ctx, const CaseShape& s) {
 }
 
 bool is_bf16(const AsmVariant& v) { return v.variant.input == asm_fp8::VariantInput::Bf16; }
+bool is_fp8_exact(const AsmVariant& v) { return v.variant.input == asm_fp8::VariantInput::Fp8Exact; }
 
-// "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none.
+// "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none,
+// "exact d128_none" of zyfa_gfx950_fp8_exact_d128_none.
 std::string short_name(const AsmVariant& v) {
-    const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_";
+    const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_", exact = "zyfa_gfx950_fp8_exact_";
+    if (is_fp8_exact(v)) return "exact " + v.symbol.substr(exact.size());
     return is_bf16(v) ? "bf16 " + v.symbol.substr(bf16.size()) : v.symbol.substr(fp8.size());
 }
 
-// A shape of variant v (FP8 LEAN or BF16): its mask and head dims, descales on, GQA 2:1.
+// A shape of variant v (FP8 LEAN, FP8 EXACT or BF16): its mask and head dims, descales on, GQA 2:1.
 CaseShape variant_shape(const AsmVariant& v) {
-    CaseShape s = mode_shape(is_bf16(v) ? kBf16 : kE4m3fnLean);
+    CaseShape s = mode_shape(is_bf16(v) ? kBf16 : is_fp8_exact(v) ? kE4m3fnExact : kE4m3fnLean);
     s.mask = mask_of(v.variant.mask);
     s.head_dim_qk = v.variant.head_dim_qk;
     s.head_dim_v = v.variant.head_dim_v;
@@ -143,7 +148,7 @@ void test_every_variant_embedded(void**) {
     assert_int_equal(missing, 0);
 }
 
-// The plan prefers the asm kernel; a window, an output dtype or strides it does not take fall back
+// The plan prefers the asm kernel; a window (BF16), an output dtype or strides it does not take fall back
 // to the HIP C++ kernel, which the HipCpp context runs on the same problem; the recorder confirms
 // which one ran. params.key_block 64 keeps the choice, 128 has no kernel.
 void test_asm_chosen_and_launched(void**) {
@@ -217,9 +222,12 @@ void test_asm_chosen_and_launched(void**) {
             assert_int_equal(on_auto.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
             assert_string_equal(last_launched().c_str(), v.hip_cpp_symbol.c_str());
         }
-        // A window is not in the asm kernels: the HIP C++ kernel runs it.
+        // A window: the FP8 asm kernels take it (run time arguments), the BF16 ones do not.
         s.window_left = 9;
-        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.hip_cpp_symbol.c_str());
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), is_bf16(v) ? v.hip_cpp_symbol.c_str() : v.symbol.c_str());
+        s.window_left = -1;
+        s.window_right = 3;
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), is_bf16(v) ? v.hip_cpp_symbol.c_str() : v.symbol.c_str());
     }
 }
 
@@ -243,6 +251,72 @@ std::vector<BitwiseShape> bitwise_shapes(asm_fp8::VariantMask mask) {
                     {"sq=130 sk=64 (66 rows see no key)", 130, 64}};
     }
     return {};
+}
+
+// FP8 windows (run time window_left / window_right), seqlen_k <= 128 as above. sq=300 puts the
+// second workgroup's rows (256..299) at keys 84..127 (none, bottom-right): with window_left 10
+// it starts at key block 64 and skips block 0. Top-left: rows past a short window see no key.
+struct WindowShape {
+    const char* what;
+    int64_t seqlen_q, seqlen_k;
+    int32_t window_left, window_right;
+};
+
+std::vector<WindowShape> window_shapes(asm_fp8::VariantMask mask) {
+    switch (mask) {
+        case asm_fp8::VariantMask::CausalTopLeft:
+            return {{"s=128 window 20/-1", 128, 128, 20, -1}, {"sq=100 sk=128 window 70/5", 100, 128, 70, 5}};
+        case asm_fp8::VariantMask::None:
+            return {{"sq=300 sk=128 window 10/-1", 300, 128, 10, -1}, {"sq=50 sk=128 window 20/7", 50, 128, 20, 7},
+                    {"sq=60 sk=128 window -1/0", 60, 128, -1, 0}};
+        case asm_fp8::VariantMask::CausalBottomRight:
+            return {{"sq=300 sk=128 window 10/-1", 300, 128, 10, -1}, {"sq=100 sk=128 window 40/2", 100, 128, 40, 2}};
+    }
+    return {};
+}
+
+void test_bitwise_windows(void**) {
+    Session& session_ = session();
+    for (const AsmVariant& v : g_variants) {
+        if (is_bf16(v)) continue;  // BF16 windows run on the HIP C++ kernel
+        for (const WindowShape& b : window_shapes(v.variant.mask)) {
+            CaseShape s = variant_shape(v);
+            s.out_dtype = ZYFA_DTYPE_FP32;
+            s.batch = 2;
+            s.seqlen_q = b.seqlen_q;
+            s.seqlen_k = b.seqlen_k;
+            s.window_left = b.window_left;
+            s.window_right = b.window_right;
+            s.seed = 7;
+            const GpuCase::Edit edit = [](AttentionCase& c) {
+                integer_qk(c, 17);
+                one_hot_v(c);
+            };
+            set_seed(kSeeds[1]);
+            GpuCase gpu(*session_.runtime, s, edit);
+            const zyfa_status st = gpu.run(session_.cuda, *session_.runtime, session_.stream);
+            if (st != ZYFA_SUCCESS) {
+                std::printf("  %s %s: zyfa_attn_fwd(HIP) failed: %s\n", v.symbol.c_str(), b.what, zyfa_last_error_message());
+                fail();
+            }
+            expect_asm_ran(v, b.what);
+            AttentionCase model(s);
+            edit(model);
+            run_amd_model(model);
+            const BitwiseReport r = compare_bitwise(gpu.host, model);
+            std::printf("  %-38s %-30s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)  "
+                        "lse -inf rows %lld/%lld (mismatch %lld), bits differ %lld, max rel %.1e\n",
+                        v.symbol.c_str(), b.what, (long long)r.bitwise_equal, (long long)r.elements,
+                        (long long)r.p_mismatched, (long long)r.p_compared, (long long)r.masked,
+                        (long long)r.masked_not_zero, (long long)r.empty_rows, (long long)r.rows,
+                        (long long)r.lse_infinity_mismatch, (long long)r.lse_bits_differ, r.lse_max_rel);
+            assert_true(r.p_compared > 0);
+            assert_int_equal(r.masked_not_zero, 0);
+            assert_int_equal(r.lse_infinity_mismatch, 0);
+            assert_int_equal(r.p_mismatched, 0);
+            if (is_fp8_exact(v)) assert_true(r.lse_max_rel <= 1e-5);  // the fp32 row sum's order, as above
+        }
+    }
 }
 
 void test_bitwise_lean(void**) {
@@ -284,9 +358,10 @@ void test_bitwise_lean(void**) {
                 assert_int_equal(r.masked_not_zero, 0);
                 assert_int_equal(r.lse_infinity_mismatch, 0);
                 // The same S and the same fp32 operations give the same Lean P codes, bit for bit;
-                // BF16: the same bf16 P (see the top: the emulator's v_exp_f32 is exp2f).
+                // BF16 and FP8 EXACT: the same bf16 / e4m3fn P (see the top: the emulator's
+                // v_exp_f32 is exp2f, and p 2^8 is exact).
                 assert_int_equal(r.p_mismatched, 0);
-                if (is_bf16(v)) {
+                if (is_bf16(v) || is_fp8_exact(v)) {
                     // m and P agree; l differs by the order of its fp32 sum only.
                     assert_true(r.lse_max_rel <= 1e-5);
                 } else if (one_block) {
@@ -350,6 +425,18 @@ void test_tolerance_cases(void**) {
         s.seqlen_k = top_left ? 1100 : 1531;
         check_asm_case(v, s, top_left ? "s=1100 (18 key blocks per late tile)" : "sq=256 sk=1531 (24 key blocks)",
                        kSeeds[2]);
+
+        if (!is_bf16(v)) {
+            // Windows over the steady-state loop: late tiles start past key block 0.
+            s = variant_shape(v);
+            s.heads_q = 2;
+            s.heads_kv = 1;
+            s.seqlen_q = top_left ? 1100 : 600;
+            s.seqlen_k = top_left ? 1100 : 1300;
+            s.window_left = 300;
+            s.window_right = v.variant.mask == asm_fp8::VariantMask::None ? 40 : -1;
+            check_asm_case(v, s, "window 300 (left) over 1,100-1,300 keys", kSeeds[0]);
+        }
 
         for (zyfa_dtype out : v.out_dtypes) {
             s = variant_shape(v);
@@ -417,7 +504,7 @@ void test_non_finite_rows(void**) {
 bool discover_variants() {
     const auto catalogue = zyfa::hip::make_hip_attn_catalogue(zyfa::hip::AmdKernelChoice::Automatic);
     for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels("gfx950")) {
-        if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0 &&
+        if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0 &&  // LEAN and attn_fwd_asm_fp8_exact_*
             std::string(spec.variant).rfind("attn_fwd_asm_bf16_", 0) != 0)
             continue;
         AsmVariant a;
@@ -434,7 +521,10 @@ bool discover_variants() {
             return false;
         }
         const std::string dims = a.variant.head_dim_qk == 128 ? "d128" : "d192_128";
-        a.hip_cpp_symbol = (is_bf16(a) ? "zyfa_attn_fwd_bf16_" : "zyfa_attn_fwd_e4m3_lean_") + dims;
+        a.hip_cpp_symbol = (is_bf16(a)        ? "zyfa_attn_fwd_bf16_"
+                            : is_fp8_exact(a) ? "zyfa_attn_fwd_e4m3_exact_"
+                                              : "zyfa_attn_fwd_e4m3_lean_") +
+                           dims;
         for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
             CaseShape s = variant_shape(a);
             s.out_dtype = out;
@@ -520,6 +610,7 @@ int main() {
         cmocka_unit_test(test_every_variant_embedded),
         cmocka_unit_test(test_asm_chosen_and_launched),
         cmocka_unit_test(test_bitwise_lean),
+        cmocka_unit_test(test_bitwise_windows),
         cmocka_unit_test(test_tolerance_cases),
         cmocka_unit_test(test_no_key_rows),
         cmocka_unit_test(test_non_finite_rows),

@@ -31,27 +31,36 @@
 namespace zyfa {
 namespace gfx950_fp8 {
 
+void KernelBuilder::needs_mask_test(const Reg& block) {
+    if (windows()) {
+        const Reg offset = tmp_s("block - largest window start");
+        e_.op("s_sub_u32", {W(offset), R(block), R(r_.wave_max_lo)});
+        e_.op("s_cmp_gt_u32", {R(offset), R(r_.wave_min_hi)}, "", "does some row of the wave miss a key of the block?");
+        free(offset);
+        return;
+    }
+    const Reg end = tmp_s("block end");
+    e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
+    e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "does some row of the wave miss a key of the block?");
+    free(end);
+}
+
 void KernelBuilder::softmax(const Reg& block) {
     const std::string no_mask = e_.unique_label("no_mask"), max_done = e_.unique_label("row_max_done");
     e_.pad_for_valu({r_.s_acc}, "QK MFMA result -> VALU");
-    {
-        const Reg end = tmp_s("block end");
-        e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
-        e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "does some row of the wave miss a key of the block?");
-        free(end);
-    }
+    needs_mask_test(block);
     const Reg m_new = tmp_v("row max of raw scores, then m_new");
     e_.cbranch("scc0", no_mask);
-    mask_scores(block);
+    mask_block(block);
     row_max(m_new, true);
     e_.branch(max_done);
     e_.label(no_mask);
     row_max(m_new, false);  // the steady state: no mask, no guard
     e_.label(max_done);
-    if (layout_.bf16) {
-        bf16_alpha_and_bias(m_new);
+    if (exact_softmax()) {
+        exact_alpha_and_bias(m_new);
         free(m_new);
-        bf16_p_and_row_sum(block);
+        exact_p_and_row_sum(block);
         return;
     }
     alpha_and_bias(m_new);
@@ -97,7 +106,7 @@ void KernelBuilder::fp8_mfma_cluster(int stage) {
     const int operands = 2 * L.qk_steps;
     if (L.o_tiles != ring_slots() || operands < ring_slots()) throw std::logic_error("FP8 cluster: ring layout");
     const std::string first = e_.unique_label("no_previous_block"), qk = e_.unique_label("qk");
-    e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "PV of the previous block");
+    e_.op("s_cmp_eq_u32", {R(r_.block), R(r_.block_start)}, "", "PV of the previous block");
     e_.cbranch("scc1", first);
     row_sum_mfma();
     for (int dt = 0; dt < L.o_tiles; ++dt) {
@@ -148,7 +157,8 @@ void KernelBuilder::key_block_mfma_first(int stage, const std::string& exit_labe
 // rowsum / PV and QK of this block.
 void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_label) {
     const std::string first = e_.unique_label("no_previous_block");
-    e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "waves 4-7, stage " + std::to_string(stage) + ": Lean P of the previous block");
+    e_.op("s_cmp_eq_u32", {R(r_.block), windows() ? R(r_.block_start) : I(0)}, "",
+          "waves 4-7, stage " + std::to_string(stage) + ": Lean P of the previous block");
     e_.cbranch("scc1", first);
     {
         const Reg previous = tmp_s("previous key block");
@@ -185,14 +195,23 @@ void KernelBuilder::build() {
     chunk_addresses();
 
     const std::string done = ".Lkey_blocks_done";
-    e_.op("s_cmp_le_i32", {R(r_.keys_end), I(0)}, "", "no visible key: straight to the epilogue");
-    e_.cbranch("scc1", done);
+    if (windows()) {
+        // The first block of the window (block 0 without one).
+        e_.op("s_cmp_le_i32", {R(r_.keys_end), R(r_.block_start)}, "", "no visible key: straight to the epilogue");
+        e_.cbranch("scc1", done);
+        e_.op("s_mov_b32", {W(r_.block), R(r_.block_start)});
+        e_.op("s_mov_b32", {W(r_.load_block), R(r_.block_start)});
+    } else {
+        e_.op("s_cmp_le_i32", {R(r_.keys_end), I(0)}, "", "no visible key: straight to the epilogue");
+        e_.cbranch("scc1", done);
+        e_.op("s_mov_b32", {W(r_.block), I(0)});
+        e_.op("s_mov_b32", {W(r_.load_block), I(0)});
+    }
     const std::string single = e_.unique_label("single_block");
-    e_.op("s_mov_b32", {W(r_.block), I(0)});
-    e_.op("s_mov_b32", {W(r_.load_block), I(0)});
     issue_block_loads();
     store_block_to_lds(0);
-    e_.op("s_mov_b32", {W(r_.load_block), I(kKeysPerBlock)});
+    if (windows()) e_.op("s_add_u32", {W(r_.load_block), R(r_.block_start), I(kKeysPerBlock)});
+    else e_.op("s_mov_b32", {W(r_.load_block), I(kKeysPerBlock)});
     e_.op("s_cmp_lt_i32", {R(r_.load_block), R(r_.keys_end)});
     e_.cbranch("scc0", single);
     issue_block_loads();

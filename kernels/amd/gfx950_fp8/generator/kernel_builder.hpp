@@ -4,6 +4,7 @@
 //   phase_load.cpp     K/V block: global -> registers (two blocks ahead) -> LDS stage (one ahead)
 //   phase_scores.cpp   QK MFMA (S^T = K Q^T) and the causal / tail mask
 //   phase_lean_p.cpp   row max (NaN-propagating), alpha, block exponent, Lean P codes packed as the FP8 operand
+//   phase_exact_softmax.cpp  BF16 and FP8 EXACT: alpha and p by v_exp_f32, P rounded, the fp32 row sum
 //   phase_output.cpp   row-sum MFMA, O rescale, PV MFMA, running sum
 //   kernel_body.cpp    the two-wave ping-pong key-block loops (two LDS stages unrolled), epilogue
 #ifndef ZYFA_GFX950_FP8_KERNEL_BUILDER_HPP
@@ -29,16 +30,22 @@ struct KernelRegs {
     // uniform scalars
     Reg wave, first_q, first_k, seqlen_q, seqlen_k, head_kv, row0, keys_end;
     Reg wave_min_hi, wave_max_hi;  // smallest / largest visible-key end over the wave's rows
+    // FP8 (windows): the first key block of the workgroup (the first row's window start, rounded
+    // down to a block), and the largest window start over the wave's rows; wave_min_hi then holds
+    // the mask-free span (softmax: a block needs no mask iff block - wave_max_lo <= span, unsigned).
+    Reg block_start, wave_max_lo;
     Reg block, next_block, load_block;  // key block computed / stored to LDS / loaded from memory
     Reg k_next, v_next;             // global address of the K / V rows of the block to load next
     Reg lse_total_q, carry, saved_exec;
-    Reg remask;  // BF16: 1 when scale_log2 is not finite and positive (a NaN, zero or infinite descale)
+    Reg remask;  // BF16, FP8 EXACT: 1 when scale_log2 is not finite and positive (a NaN, zero or infinite descale)
     // per-lane constants and state
     Reg col, half, query, row_hi_local;  // row_hi_local = visible-key end - 4 * half
+    Reg row_lo_local;                    // FP8: window start - 4 * half
     Reg scale_log2, scale8_pair, code_of_one, cap_gap, scale_one, p_scale, neg_inf, max_code, v_descale, max_exponent;
     Reg m, l, alpha_pair, bias_pair, block_max;
     Reg exp2_c0;             // FP8: the exp2 polynomial's leading coefficient (the first FMA's multiplicand)
     Reg ones;                // the FP8 1.0 operand of the row-sum MFMA
+    Reg p_up_pair;           // FP8 EXACT: 2^8 (pair), P's scale before the rounding to e4m3fn
     Reg q_op;                // Q^T operand, qk_steps x 8
     Reg s_acc;               // S^T, 2 tiles x 16
     Reg p_op;                // P codes, 8
@@ -91,6 +98,9 @@ private:
     void uniform_udiv(const Reg& quotient, const Reg& dividend, const Reg& divisor);
     void add_scaled64(const Reg& address, const Reg& stride64, const Reg& index32);
     void row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr);
+    void row_lo_of(const Reg& dst, const Reg& row, bool row_is_sgpr);  // FP8: the window start
+    Reg right_window_offset();
+    void needs_mask_test(const Reg& block);  // SCC = some row of the wave misses a key of the block
     // phase_load.cpp
     int chunk_waves(int j) const;
     void issue_block_loads();
@@ -102,14 +112,16 @@ private:
     void read_v_operand(int stage, int dt);  // FP8
     void issue_v_operand_reads_bf16(int stage);
     void mask_scores(const Reg& block);
+    void mask_block(const Reg& block);  // mask_scores, then (FP8, a window) the keys before each row's window
     // phase_lean_p.cpp
     void row_max(const Reg& m_new, bool keys_masked);  // keys_masked: after mask_scores
     void alpha_and_bias(const Reg& m_new);
     void lean_p_codes();
     void exact_p_codes();  // PScheme::ExactExpEstimate
-    // phase_bf16_softmax.cpp (VariantInput::Bf16)
-    void bf16_alpha_and_bias(const Reg& m_new);
-    void bf16_p_and_row_sum(const Reg& block);
+    // phase_exact_softmax.cpp (VariantInput::Bf16 and Fp8Exact)
+    void exact_alpha_and_bias(const Reg& m_new);
+    void exact_p_and_row_sum(const Reg& block);
+    void fp8_exact_p();  // FP8 EXACT: P = e4m3fn(p 2^8)
     // phase_output.cpp
     void row_sum_mfma();
     void rescale_output();
@@ -129,6 +141,12 @@ private:
     void write_output();
     void write_lse();
 
+    bool fp8_exact() const { return variant_.input == VariantInput::Fp8Exact; }
+    // Sliding windows (params window_left / window_right at run time): the FP8 kernels. BF16 has
+    // no VGPR left for the per-lane window start (256): libzyfa runs BF16 windows on HIP C++.
+    bool windows() const { return !layout_.bf16; }
+    // The exact online softmax in fp32 (BF16, FP8 EXACT): v_exp_f32, the row sum of the unrounded p.
+    bool exact_softmax() const { return layout_.bf16 || fp8_exact(); }
     int ring_slots() const { return r_.operand_ring.count / layout_.op_regs; }
     Reg ring(int i) const { return r_.operand_ring.at(layout_.op_regs * (i % ring_slots()), layout_.op_regs); }
     static constexpr int kVAhead = 6;  // BF16: V^T / K operand reads in flight ahead of their MFMA

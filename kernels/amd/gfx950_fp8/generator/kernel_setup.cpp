@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/attention_kernel_args.h"
+#include "common/block_scale.h"
 #include "common/exp2_polynomial.h"
 #include "common/fp8_e4m3.h"
 #include "common/lean_p.h"
@@ -70,7 +71,14 @@ void KernelBuilder::allocate_registers() {
     }
     r_.o_acc = tmp_v("O^T accumulators (4 tiles x 16)", 16 * L.o_tiles, 8);
     r_.s_acc = tmp_v("S^T accumulators (2 tiles x 16); tile 0 then the row-sum MFMA result", 32, 8);
-    r_.row_sum = r_.s_acc.at(0, 16);  // S^T is dead once the codes are in P, until the next QK
+    if (fp8_exact()) {
+        // The fp32 row sum of the unrounded p, summed by the softmax; S^T holds p until then.
+        r_.row_sum = tmp_v("row sum of p");
+        r_.p_up_pair = tmp_v("2^8 (pair): P's scale", 2, 2);
+        r_.remask = tmp_s("1: mask x again (scale_log2 not finite and positive)");
+    } else {
+        r_.row_sum = r_.s_acc.at(0, 16);  // S^T is dead once the codes are in P, until the next QK
+    }
     r_.operand_ring = tmp_v("LDS operand ring (4 x 8): K, then V^T", 32, 8);
     r_.q_op = tmp_v("Q^T operand (qk_steps x 8)", 8 * L.qk_steps, 8);
     r_.p_op = tmp_v("P codes operand", 8, 8);
@@ -105,6 +113,9 @@ void KernelBuilder::allocate_registers() {
     r_.vt_lds_write = tmp_v("V^T chunk LDS address (per stage)", L.stages);
     r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
     r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
+    r_.row_lo_local = tmp_v("window start - 4 * half");
+    r_.block_start = tmp_s("first key block of the workgroup (window)");
+    r_.wave_max_lo = tmp_s("largest window start of the wave");
 }
 
 // BF16: no FP8 constants, no row-sum MFMA; P is 16 VGPRs of bf16 pairs; K and V chunks of one
@@ -250,8 +261,38 @@ void KernelBuilder::sequence_span() {
 }
 
 // The end of the keys row `row` sees (attention_mask.h, no window), for a row inside the sequence.
+// FP8, mask none: end = min(seqlen_k, row + seqlen_k - seqlen_q + window_right + 1, clamped at 0)
+// when window_right >= 0 (attention_mask.h: visible_keys; under a causal mask window_right >= 0
+// ends no earlier than the diagonal). c = seqlen_k - seqlen_q + 1 + window_right, or 2^30 (no
+// right window: min gives seqlen_k); window_right is taken as at most 2^30 (no sequence is longer).
+Reg KernelBuilder::right_window_offset() {
+    const Reg c = tmp_s("diagonal offset + 1 + window_right"), w = tmp_s("window_right, at most 2^30");
+    e_.op("s_min_i32", {W(w), R(ZYFA_ARG(window_right)), I("0x40000000")});
+    e_.op("s_sub_i32", {W(c), R(r_.seqlen_k), R(r_.seqlen_q)});
+    e_.op("s_add_i32", {W(c), R(c), I(1)});
+    e_.op("s_add_i32", {W(c), R(c), R(w)});
+    e_.op("s_cmp_lt_i32", {R(ZYFA_ARG(window_right)), I(0)});
+    e_.op("s_cselect_b32", {W(c), I("0x40000000"), R(c)}, "", "no right window");
+    free(w);
+    return c;
+}
+
 void KernelBuilder::row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr) {
     const VariantMask mask = variant_.mask;
+    if (windows() && mask == VariantMask::None) {
+        const Reg c = right_window_offset();
+        if (row_is_sgpr) {
+            e_.op("s_add_i32", {W(dst), R(row), R(c)});
+            e_.op("s_min_i32", {W(dst), R(dst), R(r_.seqlen_k)});
+            e_.op("s_max_i32", {W(dst), R(dst), I(0)});
+        } else {
+            e_.op("v_add_u32", {W(dst), R(c), R(row)});
+            e_.op("v_min_i32", {W(dst), R(r_.seqlen_k), R(dst)});
+            e_.op("v_max_i32", {W(dst), I(0), R(dst)});
+        }
+        free(c);
+        return;
+    }
     if (row_is_sgpr) {
         if (mask == VariantMask::None) {
             e_.op("s_mov_b32", {W(dst), R(r_.seqlen_k)});
@@ -283,6 +324,31 @@ void KernelBuilder::row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr) 
         e_.op("v_max_i32", {W(dst), I(0), R(dst)});
         free(d);
     }
+}
+
+// FP8: the row's window start (attention_mask.h: visible_keys): max(0, row + d - window_left)
+// with d = 0 (causal top-left) or seqlen_k - seqlen_q, and 0 without a left window (c = -2^30);
+// window_left is taken as at most 2^30.
+void KernelBuilder::row_lo_of(const Reg& dst, const Reg& row, bool row_is_sgpr) {
+    const Reg c = tmp_s("diagonal offset - window_left"), w = tmp_s("window_left, at most 2^30");
+    e_.op("s_min_i32", {W(w), R(ZYFA_ARG(window_left)), I("0x40000000")});
+    if (variant_.mask == VariantMask::CausalTopLeft) {
+        e_.op("s_sub_i32", {W(c), I(0), R(w)});
+    } else {
+        e_.op("s_sub_i32", {W(c), R(r_.seqlen_k), R(r_.seqlen_q)});
+        e_.op("s_sub_i32", {W(c), R(c), R(w)});
+    }
+    e_.op("s_cmp_lt_i32", {R(ZYFA_ARG(window_left)), I(0)});
+    e_.op("s_cselect_b32", {W(c), I("0xc0000000"), R(c)}, "", "no left window: every row starts at key 0");
+    if (row_is_sgpr) {
+        e_.op("s_add_i32", {W(dst), R(row), R(c)});
+        e_.op("s_max_i32", {W(dst), R(dst), I(0)});
+    } else {
+        e_.op("v_add_u32", {W(dst), R(c), R(row)});
+        e_.op("v_max_i32", {W(dst), I(0), R(dst)});
+    }
+    free(c);
+    free(w);
 }
 
 void KernelBuilder::key_ranges() {
@@ -323,7 +389,17 @@ void KernelBuilder::key_ranges() {
         const Reg h4 = tmp_v("4 * half");
         e_.op("v_lshlrev_b32", {W(h4), I(2), R(r_.half)});
         e_.op("v_sub_u32", {W(r_.row_hi_local), R(r_.row_hi_local), R(h4)});
+        if (windows()) {
+            row_lo_of(r_.row_lo_local, r_.query, false);
+            e_.op("v_sub_u32", {W(r_.row_lo_local), R(r_.row_lo_local), R(h4)});
+        }
         free(h4);
+    }
+    if (windows()) {
+        // The workgroup starts at its first row's window start (it grows with the row), a block
+        // boundary below it, as the CPU model aligns blocks to multiples of 64 from key 0.
+        row_lo_of(r_.block_start, r_.row0, true);
+        e_.op("s_and_b32", {W(r_.block_start), R(r_.block_start), I(-kKeysPerBlock)});
     }
 
     // Workgroup: keys [0, keys_end) of the last row in the sequence (the end grows with the row).
@@ -338,11 +414,25 @@ void KernelBuilder::key_ranges() {
     e_.op("s_add_i32", {W(hi), R(r_.seqlen_q), I(-1)});
     e_.op("s_min_i32", {W(hi), R(last_row), R(hi)});
     row_hi_of(r_.wave_max_hi, hi, true);
+    if (windows()) row_lo_of(r_.wave_max_lo, hi, true);  // the wave's last row in the sequence starts last
     e_.op("s_cmp_lt_i32", {R(first_row), R(r_.seqlen_q)});
     e_.op("s_cselect_b32", {W(r_.wave_max_hi), R(r_.wave_max_hi), I(0)});
     row_hi_of(r_.wave_min_hi, first_row, true);
     e_.op("s_cmp_lt_i32", {R(last_row), R(r_.seqlen_q)});
     e_.op("s_cselect_b32", {W(r_.wave_min_hi), R(r_.wave_min_hi), I(0)});
+    if (windows()) {
+        // A block needs no mask iff wave_max_lo <= block and block + 64 <= wave_min_hi, i.e.
+        // block - wave_max_lo <= span = wave_min_hi - 64 - wave_max_lo (unsigned: a block before
+        // wave_max_lo wraps). No such block (span < 0): wave_max_lo = 2^30 and span 0, so every
+        // block is masked (both bounds: the per-lane ones decide).
+        const Reg span = tmp_s("mask-free span");
+        e_.op("s_sub_i32", {W(span), R(r_.wave_min_hi), I(kKeysPerBlock)});
+        e_.op("s_sub_i32", {W(span), R(span), R(r_.wave_max_lo)});
+        e_.op("s_cmp_lt_i32", {R(span), I(0)});
+        e_.op("s_cselect_b32", {W(r_.wave_max_lo), I("0x40000000"), R(r_.wave_max_lo)});
+        e_.op("s_cselect_b32", {W(r_.wave_min_hi), I(0), R(span)}, "", "wave_min_hi := the mask-free span");
+        free(span);
+    }
     free(first_row);
     free(last_row);
     free(hi);
@@ -377,8 +467,9 @@ void KernelBuilder::constants() {
     e_.op("v_mul_f32", {W(sl), R(kd), R(sl)});
     e_.op("v_mul_f32", {W(sl), I(float_literal(numerics::kLog2e)), R(sl)});
     const Reg s8 = r_.scale8_pair.at(0);
-    if (layout_.bf16) {
-        e_.op("v_mov_b32", {W(s8), R(sl)}, "", "bf16: x = S scale_log2 (score_scale.h), then x - m_new");
+    if (exact_softmax()) {
+        e_.op("v_mov_b32", {W(s8), R(sl)}, "",
+              std::string(layout_.bf16 ? "bf16" : "fp8 exact") + ": x = S scale_log2 (score_scale.h), then x - m_new");
     } else if (scheme_ == PScheme::LeanP) {
         e_.op("v_mul_f32", {W(s8), I(float_literal(8.0f)), R(sl)}, "", "8 * scale_log2 (lean_p.h)");
     } else {
@@ -396,10 +487,10 @@ void KernelBuilder::constants() {
     e_.op("v_xor_b32", {W(s8), I("0x80000000"), R(s8)});
     e_.label(positive);
     e_.op("v_mov_b32", {W(r_.scale8_pair.at(1)), R(s8)});
-    if (layout_.bf16) {
+    if (exact_softmax()) {
         // A masked score (-inf) times scale_log2 is -inf unless the scale is NaN, 0 or +inf (a
-        // NaN, zero or infinite descale: the API passes none with BF16, a direct caller may): then
-        // bf16_p_and_row_sum masks x again.
+        // NaN, zero or infinite descale: the API passes none with BF16, FP8 may have one): then
+        // exact_p_and_row_sum masks x again.
         const Reg finite = tmp_s("0 < scale_log2 < inf", 2, 2);
         e_.op("v_cmp_gt_f32", {I("vcc"), I(float_literal(__builtin_huge_valf())), R(sl)});
         e_.op("v_cmp_lt_f32", {W(finite), I(0), R(sl)});
@@ -423,6 +514,17 @@ void KernelBuilder::constants() {
 }
 
 void KernelBuilder::fp8_constants() {
+    if (fp8_exact()) {
+        e_.op("v_mov_b32", {W(r_.scale_one), I(127)});
+        e_.op("v_mov_b32", {W(r_.neg_inf), I(float_literal(-__builtin_huge_valf()))}, "", "-inf");
+        // EXACT: P = e4m3fn(p 2^8) (the model's fixed exponent), and the PV MFMA's E8M0 scale of P
+        // takes the 2^8 back, as the model's accumulator_update does with 2^-8. No Lean P constant.
+        const int base = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+        e_.op("v_mov_b32", {W(r_.p_scale), I(127 - base)}, "", "E8M0 2^-8");
+        e_.op("v_mov_b32", {W(r_.p_up_pair.at(0)), I(float_literal(static_cast<float>(1 << base)))}, "", "2^8");
+        e_.op("v_mov_b32", {W(r_.p_up_pair.at(1)), R(r_.p_up_pair.at(0))});
+        return;
+    }
     e_.op("v_mov_b32", {W(r_.code_of_one), R(ZYFA_ARG(lean_centre))});
     e_.op("v_add_f32", {W(r_.code_of_one), I(float_literal(numerics::lean_p_code_of_one(numerics::Fp8Format::E4M3FN))),
                         R(r_.code_of_one)}, "", "56 + lean centre");
@@ -487,10 +589,12 @@ void KernelBuilder::chunk_addresses() {
     add_scaled64(r_.k_next, ZYFA_ARG(k_stride_batch), r_.group_z);
     add_scaled64(r_.k_next, ZYFA_ARG(k_stride_head), r_.head_kv);
     add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.first_k);
+    if (windows()) add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.block_start);  // the window's first block
     e_.op("s_mov_b64", {W(r_.v_next), R(ZYFA_ARG(v))});
     add_scaled64(r_.v_next, ZYFA_ARG(v_stride_batch), r_.group_z);
     add_scaled64(r_.v_next, ZYFA_ARG(v_stride_head), r_.head_kv);
     add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.first_k);
+    if (windows()) add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.block_start);
 }
 
 // BF16: thread tid loads and stores key row tid / 8, 16-byte columns tid % 8 + 8 j of K (j <

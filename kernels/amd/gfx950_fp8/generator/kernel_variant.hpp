@@ -11,15 +11,19 @@
 namespace zyfa {
 namespace gfx950_fp8 {
 
-// Compile-time mask of a variant. Windows fall back to the HIP C++ kernels.
+// Compile-time mask of a variant. Windows are run-time arguments of the FP8 kernels (BF16 windows
+// fall back to the HIP C++ kernels).
 enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
 
 // What the kernel reads and how it turns scores into P:
 //   Fp8Lean  e4m3fn Q, K, V; LEAN (Lean P codes, block-scaled, the scaled f8f6f4 MFMA);
 //   Bf16     bf16 Q, K, V; the exact online softmax of kernels/common/online_softmax.h in fp32
 //            (v_exp_f32), P rounded to bf16 (RNE) for the PV MFMA (v_mfma_f32_32x32x16_bf16),
-//            the row sum of the unrounded p, as the CPU model's BF16 path.
-enum class VariantInput { Fp8Lean, Bf16 };
+//            the row sum of the unrounded p, as the CPU model's BF16 path;
+//   Fp8Exact e4m3fn Q, K, V; the same exact online softmax, P 2^8 (p_scale_base_exponent) rounded
+//            to e4m3fn (RNE) for the scaled FP8 PV MFMA (2^-8 back by its E8M0 scale), as the CPU
+//            model's FP8 EXACT path.
+enum class VariantInput { Fp8Lean, Bf16, Fp8Exact };
 
 struct KernelVariant {
     VariantMask mask;
@@ -49,10 +53,12 @@ struct EmittedKernel {
     std::vector<std::string> supported_out_dtypes;  // e.g. {"bf16", "fp16", "fp32"}
 };
 
-// zyfa_gfx950_fp8_lean_d128_causal_tl, ..._d192_128_none, ...; zyfa_gfx950_bf16_d128_causal_tl, ...
+// zyfa_gfx950_fp8_lean_d128_causal_tl, ..._d192_128_none, ...; zyfa_gfx950_bf16_d128_causal_tl, ...;
+// zyfa_gfx950_fp8_exact_d128_causal_tl, ...
 std::string variant_symbol(const KernelVariant& v);
 
-// Every variant the generator emits: FP8 LEAN, then BF16, each 3 masks x head dims 128 and 192/128.
+// Every variant the generator emits: FP8 LEAN, BF16, then FP8 EXACT, each 3 masks x head dims 128
+// and 192/128.
 std::vector<KernelVariant> all_variants();
 
 }  // namespace gfx950_fp8

@@ -74,8 +74,8 @@ const KernargField kKernargFields[] = {
     ZYFA_KERNARG_FIELD(mask, "int32",
                        "zyfa_mask value: 0 none, 1 causal top-left (query i sees keys j <= i), 2 causal "
                        "bottom-right (j <= i + seqlen_k - seqlen_q, per sequence); must equal the variant's"),
-    ZYFA_KERNARG_FIELD(window_left, "int32", "sliding window; must be -1 (no window) for these kernels"),
-    ZYFA_KERNARG_FIELD(window_right, "int32", "sliding window; must be -1 (no window) for these kernels"),
+    ZYFA_KERNARG_FIELD(window_left, "int32", "sliding window: keys before row + diagonal offset - window_left are masked; -1 = none (BF16 kernels: must be -1)"),
+    ZYFA_KERNARG_FIELD(window_right, "int32", "sliding window: keys after row + diagonal offset + window_right are masked; -1 = none (BF16 kernels: must be -1)"),
     ZYFA_KERNARG_FIELD(in_dtype, "int32", "zyfa_dtype of Q, K, V: must be the variant's in_dtype_value (4 FP8 e4m3fn, 3 bf16)"),
     ZYFA_KERNARG_FIELD(out_dtype, "int32", "zyfa_dtype of O: 1 fp32, 2 fp16, 3 bf16 (see supported_out_dtypes)"),
     ZYFA_KERNARG_FIELD(softmax, "int32", "zyfa_softmax value, resolved: must be the variant's softmax_value (2 LEAN, 1 EXACT)"),
@@ -156,11 +156,13 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     if (field == "head_dim_qk") return std::to_string(kernel.variant.head_dim_qk);
     if (field == "head_dim_v") return std::to_string(kernel.variant.head_dim_v);
     if (field == "mask") return std::to_string(mask_value(kernel.variant.mask));
-    if (field == "window_left" || field == "window_right") return "-1";
     const bool bf16 = kernel.variant.input == VariantInput::Bf16;
+    // The FP8 kernels take windows at run time (BF16: none).
+    if (field == "window_left" || field == "window_right") return bf16 ? "-1" : "";
+    const bool lean = kernel.variant.input == VariantInput::Fp8Lean;
     if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn));
-    if (field == "softmax") return bf16 ? "1" : "2";
-    if (bf16) return field == "sinks" ? "0" : "";
+    if (field == "softmax") return lean ? "2" : "1";
+    if (!lean) return field == "sinks" ? "0" : "";
     if (field == "max_block_exponent") return std::to_string(numerics::kBlockScaleMaxExponent);
     if (field == "lean_centre")
         return float_text(numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero));
@@ -205,14 +207,15 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "      \"variant\": {\n";
     out << "        \"mask\": " << quoted(mask_name(v.mask)) << ",\n";
     out << "        \"mask_value\": " << mask_value(v.mask) << ",\n";
-    out << "        \"window\": \"none\",\n";
+    out << "        \"window\": \"" << (v.input == VariantInput::Bf16 ? "none" : "window_left, window_right at run time") << "\",\n";
     out << "        \"head_dim_qk\": " << v.head_dim_qk << ",\n";
     out << "        \"head_dim_v\": " << v.head_dim_v << ",\n";
     const bool bf16 = v.input == VariantInput::Bf16;
+    const bool lean = v.input == VariantInput::Fp8Lean;
     out << "        \"in_dtype\": \"" << (bf16 ? "bf16" : "e4m3fn") << "\",\n";
     out << "        \"in_dtype_value\": " << static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn) << ",\n";
-    out << "        \"softmax\": \"" << (bf16 ? "EXACT" : "LEAN") << "\",\n";
-    out << "        \"softmax_value\": " << (bf16 ? 1 : 2) << ",\n";
+    out << "        \"softmax\": \"" << (lean ? "LEAN" : "EXACT") << "\",\n";
+    out << "        \"softmax_value\": " << (lean ? 2 : 1) << ",\n";
     out << "        \"keys_per_block\": " << kKeysPerBlock << ",\n";
     out << "        \"supported_out_dtypes\": [";
     for (std::size_t i = 0; i < kernel.supported_out_dtypes.size(); ++i) {
@@ -221,7 +224,7 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     }
     out << "],\n";
     out << "        \"supports\": [\"gqa\", \"mqa\", \"varlen\", \"lse\", \"q_descale\", \"k_descale\", "
-           "\"v_descale\"]\n";
+           "\"v_descale\"" << (v.input == VariantInput::Bf16 ? "" : ", \"window\"") << "]\n";
     out << "      },\n";
     write_kernarg(out, kernel);
     out << "      \"launch\": {\n";
@@ -266,7 +269,8 @@ std::string manifest_json(const std::vector<EmittedKernel>& kernels) {
     out << "  \"format_version\": 1,\n";
     out << "  \"description\": "
         << quoted("FlashAttention forward for AMD gfx950 (MI350X/MI355X): FP8 e4m3fn in with the LEAN softmax (ZYFA), "
-                  "and BF16 in with the exact online softmax (fp32, P rounded to bf16). "
+                  "BF16 in with the exact online softmax (fp32, P rounded to bf16), and FP8 e4m3fn in with the exact online "
+                  "softmax (fp32, P 2^8 rounded to e4m3fn). "
                   "Load <code_object> with hipModuleLoadData, get <symbol> with hipModuleGetFunction, launch "
                   "with the grid, workgroup and kernarg described per kernel.")
         << ",\n";

@@ -7,7 +7,7 @@ namespace zyfa {
 namespace gfx950_fp8 {
 
 void KernelBuilder::row_sum_mfma() {
-    if (layout_.bf16) return;  // BF16: the row sum of the unrounded p is summed in fp32 by the softmax
+    if (exact_softmax()) return;  // BF16, FP8 EXACT: the row sum of the unrounded p is summed in fp32 by the softmax
     e_.pad_for_mfma({r_.p_op, r_.p_scale}, "VALU write -> MFMA read");
     e_.mfma_scaled(r_.row_sum, r_.ones, r_.p_op, Reg(), r_.scale_one, r_.p_scale, "row sum: 1 . P 2^-k");
 }
@@ -57,7 +57,7 @@ void KernelBuilder::pv_mfma_bf16(int stage) {
 }
 
 void KernelBuilder::update_running_sum() {
-    if (layout_.bf16) return;  // BF16: done by the softmax (bf16_p_and_row_sum)
+    if (exact_softmax()) return;  // BF16, FP8 EXACT: done by the softmax (exact_p_and_row_sum)
     e_.pad_for_valu({r_.row_sum.at(0)}, "row-sum MFMA result -> VALU");
     e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum");
     e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum.at(0))});

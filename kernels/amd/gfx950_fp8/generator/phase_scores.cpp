@@ -65,6 +65,35 @@ void KernelBuilder::issue_v_operand_reads_bf16(int stage) {
     }
 }
 
+// FP8: the keys before each row's window start too, only in blocks that start before some row's
+// (r_.wave_max_lo: 0 without a window, so never).
+void KernelBuilder::mask_block(const Reg& block) {
+    mask_scores(block);
+    if (!windows()) return;
+    const std::string done = e_.unique_label("window_start_done");
+    e_.op("s_cmp_lt_i32", {R(block), R(r_.wave_max_lo)}, "", "a window starts after the block's first key?");
+    e_.cbranch("scc0", done);
+    const Reg limit = tmp_v("window start relative to the block and half");
+    const Reg masks[2] = {tmp_s("lane mask", 2, 2), tmp_s("lane mask", 2, 2)};
+    e_.op("v_subrev_u32", {W(limit), R(block), R(r_.row_lo_local)});
+    auto mask_of = [&](int e) { return e % 3 == 0 ? I("vcc") : R(masks[e % 3 - 1]); };
+    auto mask_dst = [&](int e) { return e % 3 == 0 ? I("vcc") : W(masks[e % 3 - 1]); };
+    for (int e = 0; e < 32 + 2; ++e) {
+        if (e < 32) {
+            const int t = e / 16, v = e % 16;
+            e_.op("v_cmp_ge_i32", {mask_dst(e), I(32 * t + 8 * (v / 4) + v % 4), R(limit)});
+        }
+        if (e >= 2) {
+            const Reg s = r_.s_acc.at(e - 2);
+            e_.op("v_cndmask_b32", {W(s), R(r_.neg_inf), R(s), mask_of(e - 2)}, "", e == 2 ? "mask before the window: -inf" : "");
+        }
+    }
+    free(limit);
+    free(masks[0]);
+    free(masks[1]);
+    e_.label(done);
+}
+
 void KernelBuilder::mask_scores(const Reg& block) {
     // Register v of tile t holds key block + 32 t + 8 (v / 4) + 4 half + v % 4: visible iff
     // 32 t + 8 (v / 4) + v % 4 < row_hi - block - 4 half. A VALU-written lane mask needs 2 wait

@@ -40,37 +40,39 @@
 // v[198:199] V^T chunk LDS address (per stage)
 // v[200:201] K operand LDS address (per stage)
 // v[202:203] V^T operand LDS address (per stage)
-// v204 udiv dividend
-// v205 udiv divisor
-// v204 wave index (vector)
-// v204 4 * half
-// v[204:205] Q address
-// v206 Q address part
-// v204 chunk index
-// v205 chunk column
-// v206 chunk tmp
-// v204 V bytes 1 and 3
-// v204 row max of raw scores, then m_new
-// v205 visible-key end relative to the block and half
-// v205 other half's max
-// v205 m - m_new
-// v206 round(x)
-// v207 x - n
-// v205 m_new - block max
-// v206 block exponent k
-// v204 l or 1
-// v205 div den
-// v206 div num
-// v207 div rcp
-// v208 div quotient
-// v209 div error
-// v[210:211] out scale (pair)
+// v204 window start - 4 * half
+// v205 udiv dividend
+// v206 udiv divisor
+// v205 wave index (vector)
+// v205 4 * half
+// v[206:207] Q address
+// v205 Q address part
+// v205 chunk index
+// v206 chunk column
+// v207 chunk tmp
+// v205 V bytes 1 and 3
+// v205 row max of raw scores, then m_new
+// v206 visible-key end relative to the block and half
+// v206 window start relative to the block and half
+// v206 other half's max
+// v206 m - m_new
+// v207 round(x)
+// v208 x - n
+// v206 m_new - block max
+// v207 block exponent k
+// v205 l or 1
+// v206 div den
+// v207 div num
+// v208 div rcp
+// v209 div quotient
+// v210 div error
+// v[212:213] out scale (pair)
 // v[206:207] O address
-// v205 O address part
-// v205 lse
-// v206 lse tmp
-// v207 lse index
-// v[208:209] lse address
+// v208 O address part
+// v206 lse
+// v207 lse tmp
+// v208 lse index
+// v[210:211] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -94,52 +96,59 @@
 // s[84:85] V address of the prefetched block
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
-// s[90:91] cu_seqlens address
-// s[92:93] cu_seqlens_q[b:b+1]
-// s[94:95] cu_seqlens_k[b:b+1]
-// s81 batch * 4
-// s81 tile index
-// s81 query heads per kv head
-// s90 udiv remainder
-// s91 udiv step
-// s81 first row of the wave
-// s90 last row of the wave
-// s91 visible-key end
-// s81 descale index * 4
-// s[90:91] descale address
-// s92 q descale
-// s93 k descale
-// s94 v descale
-// s81 Q sign flip
-// s90 max exponent - 8
-// s[90:91] Q row 0 address
-// s92 product lo
-// s93 product hi
-// s94 product cross
-// s81 1 / chunks per row (fixed point)
-// s81 product lo
-// s90 product hi
-// s91 product cross
-// s81 keys of the sequence from the block on
-// s[90:91] 64 rows of stride
-// s81 block end
-// s[90:91] lane mask
+// s81 first key block of the workgroup (window)
+// s90 largest window start of the wave
+// s[92:93] cu_seqlens address
+// s[94:95] cu_seqlens_q[b:b+1]
+// s[96:97] cu_seqlens_k[b:b+1]
+// s91 batch * 4
+// s91 tile index
+// s91 query heads per kv head
+// s92 udiv remainder
+// s93 udiv step
+// s91 first row of the wave
+// s92 last row of the wave
+// s93 visible-key end
+// s94 diagonal offset + 1 + window_right
+// s95 window_right, at most 2^30
+// s94 diagonal offset - window_left
+// s95 window_left, at most 2^30
+// s94 mask-free span
+// s91 descale index * 4
+// s[92:93] descale address
+// s94 q descale
+// s95 k descale
+// s96 v descale
+// s91 Q sign flip
+// s92 max exponent - 8
+// s[92:93] Q row 0 address
+// s94 product lo
+// s95 product hi
+// s96 product cross
+// s91 1 / chunks per row (fixed point)
+// s91 product lo
+// s92 product hi
+// s93 product cross
+// s91 keys of the sequence from the block on
+// s[92:93] 64 rows of stride
+// s91 block - largest window start
 // s[92:93] lane mask
-// s[90:91] gap > 0
-// s81 2^19
-// s[90:91] lanes with m = -inf
-// s81 previous key block
-// s90 block end
-// s90 2^19
+// s[94:95] lane mask
+// s[92:93] gap > 0
+// s91 2^19
 // s[92:93] lanes with m = -inf
-// s81 last key block
-// s[90:91] l > 0
-// s[92:93] O element offset
-// s94 product hi
-// s95 product cross
-// s81 lse row base (fixed length)
-// s92 lse row base (varlen)
-// s[94:95] lanes of half 0
+// s91 previous key block
+// s92 block - largest window start
+// s92 2^19
+// s[94:95] lanes with m = -inf
+// s91 last key block
+// s[92:93] l > 0
+// s[94:95] O element offset
+// s96 product hi
+// s97 product cross
+// s91 lse row base (fixed length)
+// s94 lse row base (varlen)
+// s[96:97] lanes of half 0
 
   .amdgcn_target "amdgcn-amd-amdhsa--gfx950"
   .text
@@ -163,133 +172,193 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_mov_b32 s71, s54
   s_branch .Lspan_done_1
 .Lvarlen_0:
-  s_lshl_b32 s81, s4, 2
-  s_add_u32 s90, s18, s81
-  s_addc_u32 s91, s19, 0
-  s_load_dwordx2 s[92:93], s[90:91], 0x0
-  s_add_u32 s90, s20, s81
-  s_addc_u32 s91, s21, 0
-  s_load_dwordx2 s[94:95], s[90:91], 0x0
-  s_lshl_b32 s81, s52, 2
-  s_add_u32 s90, s18, s81
-  s_addc_u32 s91, s19, 0
-  s_load_dword s80, s[90:91], 0x0                                // cu_seqlens_q[batch]: lse rows
+  s_lshl_b32 s91, s4, 2
+  s_add_u32 s92, s18, s91
+  s_addc_u32 s93, s19, 0
+  s_load_dwordx2 s[94:95], s[92:93], 0x0
+  s_add_u32 s92, s20, s91
+  s_addc_u32 s93, s21, 0
+  s_load_dwordx2 s[96:97], s[92:93], 0x0
+  s_lshl_b32 s91, s52, 2
+  s_add_u32 s92, s18, s91
+  s_addc_u32 s93, s19, 0
+  s_load_dword s80, s[92:93], 0x0                                // cu_seqlens_q[batch]: lse rows
   s_waitcnt lgkmcnt(0)                                           // cu_seqlens
-  s_mov_b32 s6, s92
-  s_sub_i32 s70, s93, s92
-  s_mov_b32 s7, s94
-  s_sub_i32 s71, s95, s94
+  s_mov_b32 s6, s94
+  s_sub_i32 s70, s95, s94
+  s_mov_b32 s7, s96
+  s_sub_i32 s71, s97, s96
 .Lspan_done_1:
-  s_add_u32 s81, s53, 255
-  s_lshr_b32 s81, s81, 8
-  s_sub_u32 s81, s81, 1
-  s_sub_u32 s81, s81, s2
-  s_lshl_b32 s73, s81, 8                                         // row0 = tile * 256
+  s_add_u32 s91, s53, 255
+  s_lshr_b32 s91, s91, 8
+  s_sub_u32 s91, s91, 1
+  s_sub_u32 s91, s91, s2
+  s_lshl_b32 s73, s91, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v204, s55
-  v_cvt_f32_u32 v205, s56
-  v_rcp_f32 v205, v205
+  v_cvt_f32_u32 v205, s55
+  v_cvt_f32_u32 v206, s56
+  v_rcp_f32 v206, v206
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v204, v204, v205
-  v_cvt_u32_f32 v204, v204
+  v_mul_f32 v205, v205, v206
+  v_cvt_u32_f32 v205, v205
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s81, v204
-  s_mul_i32 s91, s81, s56
-  s_sub_i32 s90, s55, s91
-  s_cmp_ge_i32 s90, s56
-  s_cselect_b32 s91, 1, 0
-  s_add_i32 s81, s81, s91
-  s_cmp_lt_i32 s90, 0
-  s_cselect_b32 s91, -1, 0
-  s_add_i32 s81, s81, s91
-  v_cvt_f32_u32 v204, s3
-  v_cvt_f32_u32 v205, s81
-  v_rcp_f32 v205, v205
+  v_readfirstlane_b32 s91, v205
+  s_mul_i32 s93, s91, s56
+  s_sub_i32 s92, s55, s93
+  s_cmp_ge_i32 s92, s56
+  s_cselect_b32 s93, 1, 0
+  s_add_i32 s91, s91, s93
+  s_cmp_lt_i32 s92, 0
+  s_cselect_b32 s93, -1, 0
+  s_add_i32 s91, s91, s93
+  v_cvt_f32_u32 v205, s3
+  v_cvt_f32_u32 v206, s91
+  v_rcp_f32 v206, v206
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v204, v204, v205
-  v_cvt_u32_f32 v204, v204
+  v_mul_f32 v205, v205, v206
+  v_cvt_u32_f32 v205, v205
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v204
-  s_mul_i32 s91, s72, s81
-  s_sub_i32 s90, s3, s91
-  s_cmp_ge_i32 s90, s81
-  s_cselect_b32 s91, 1, 0
-  s_add_i32 s72, s72, s91
-  s_cmp_lt_i32 s90, 0
-  s_cselect_b32 s91, -1, 0
-  s_add_i32 s72, s72, s91
-  v_lshrrev_b32 v204, 6, v0
+  v_readfirstlane_b32 s72, v205
+  s_mul_i32 s93, s72, s91
+  s_sub_i32 s92, s3, s93
+  s_cmp_ge_i32 s92, s91
+  s_cselect_b32 s93, 1, 0
+  s_add_i32 s72, s72, s93
+  s_cmp_lt_i32 s92, 0
+  s_cselect_b32 s93, -1, 0
+  s_add_i32 s72, s72, s93
+  v_lshrrev_b32 v205, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v204
+  v_readfirstlane_b32 s5, v205
   v_and_b32 v176, 31, v0
   v_bfe_u32 v177, v0, 5, 1
-  s_lshl_b32 s81, s5, 5
-  s_add_u32 s81, s81, s73
-  v_add_u32 v178, s81, v176
-  v_mov_b32 v179, s71
+  s_lshl_b32 s91, s5, 5
+  s_add_u32 s91, s91, s73
+  v_add_u32 v178, s91, v176
+  s_min_i32 s95, s61, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s94, s94, 1
+  s_add_i32 s94, s94, s95
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s94, 0x40000000, s94                             // no right window
+  v_add_u32 v179, s94, v178
+  v_min_i32 v179, s71, v179
+  v_max_i32 v179, 0, v179
   v_cmp_gt_i32 vcc, s70, v178
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v179, 0, v179, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v204, 2, v177
-  v_sub_u32 v179, v179, v204
-  s_add_u32 s90, s73, 255
-  s_add_i32 s91, s70, -1
-  s_min_i32 s90, s90, s91
-  s_mov_b32 s74, s71
-  s_add_u32 s90, s81, 31
-  s_add_i32 s91, s70, -1
-  s_min_i32 s91, s90, s91
-  s_mov_b32 s76, s71
-  s_cmp_lt_i32 s81, s70
+  v_lshlrev_b32 v205, 2, v177
+  v_sub_u32 v179, v179, v205
+  s_min_i32 s95, s60, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_sub_i32 s94, s94, s95
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
+  v_add_u32 v204, s94, v178
+  v_max_i32 v204, 0, v204
+  v_sub_u32 v204, v204, v205
+  s_min_i32 s95, s60, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_sub_i32 s94, s94, s95
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
+  s_add_i32 s81, s73, s94
+  s_max_i32 s81, s81, 0
+  s_and_b32 s81, s81, -64
+  s_add_u32 s92, s73, 255
+  s_add_i32 s93, s70, -1
+  s_min_i32 s92, s92, s93
+  s_min_i32 s95, s61, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s94, s94, 1
+  s_add_i32 s94, s94, s95
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s94, 0x40000000, s94                             // no right window
+  s_add_i32 s74, s92, s94
+  s_min_i32 s74, s74, s71
+  s_max_i32 s74, s74, 0
+  s_add_u32 s92, s91, 31
+  s_add_i32 s93, s70, -1
+  s_min_i32 s93, s92, s93
+  s_min_i32 s95, s61, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s94, s94, 1
+  s_add_i32 s94, s94, s95
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s94, 0x40000000, s94                             // no right window
+  s_add_i32 s76, s93, s94
+  s_min_i32 s76, s76, s71
+  s_max_i32 s76, s76, 0
+  s_min_i32 s95, s60, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_sub_i32 s94, s94, s95
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
+  s_add_i32 s90, s93, s94
+  s_max_i32 s90, s90, 0
+  s_cmp_lt_i32 s91, s70
   s_cselect_b32 s76, s76, 0
-  s_mov_b32 s75, s71
-  s_cmp_lt_i32 s90, s70
+  s_min_i32 s95, s61, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s94, s94, 1
+  s_add_i32 s94, s94, s95
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s94, 0x40000000, s94                             // no right window
+  s_add_i32 s75, s91, s94
+  s_min_i32 s75, s75, s71
+  s_max_i32 s75, s75, 0
+  s_cmp_lt_i32 s92, s70
   s_cselect_b32 s75, s75, 0
-  s_mul_i32 s81, s4, s56
-  s_add_u32 s81, s81, s72
-  s_lshl_b32 s81, s81, 2
-  s_mov_b32 s92, 1.0                                             // a null descale pointer means 1
+  s_sub_i32 s94, s75, 64
+  s_sub_i32 s94, s94, s90
+  s_cmp_lt_i32 s94, 0
+  s_cselect_b32 s90, 0x40000000, s90
+  s_cselect_b32 s75, 0, s94                                      // wave_min_hi := the mask-free span
+  s_mul_i32 s91, s4, s56
+  s_add_u32 s91, s91, s72
+  s_lshl_b32 s91, s91, 2
+  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[22:23], 0
   s_cbranch_scc1 .Ldescale_null_2
-  s_add_u32 s90, s22, s81
-  s_addc_u32 s91, s23, 0
-  s_load_dword s92, s[90:91], 0x0
+  s_add_u32 s92, s22, s91
+  s_addc_u32 s93, s23, 0
+  s_load_dword s94, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_2:
-  s_mov_b32 s93, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s95, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[24:25], 0
   s_cbranch_scc1 .Ldescale_null_3
-  s_add_u32 s90, s24, s81
-  s_addc_u32 s91, s25, 0
-  s_load_dword s93, s[90:91], 0x0
+  s_add_u32 s92, s24, s91
+  s_addc_u32 s93, s25, 0
+  s_load_dword s95, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_3:
-  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s96, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[26:27], 0
   s_cbranch_scc1 .Ldescale_null_4
-  s_add_u32 s90, s26, s81
-  s_addc_u32 s91, s27, 0
-  s_load_dword s94, s[90:91], 0x0
+  s_add_u32 s92, s26, s91
+  s_addc_u32 s93, s27, 0
+  s_load_dword s96, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
   v_mov_b32 v180, s66
-  v_mul_f32 v180, s92, v180
-  v_mul_f32 v180, s93, v180
+  v_mul_f32 v180, s94, v180
+  v_mul_f32 v180, s95, v180
   v_mul_f32 v180, 0x3fb8aa3b, v180
   v_mul_f32 v2, 0x41000000, v180                                 // 8 * scale_log2 (lean_p.h)
-  s_mov_b32 s81, 0
+  s_mov_b32 s91, 0
   v_cmp_gt_f32 vcc, 0, v180
   s_cbranch_vccz .Lscale_positive_5
-  s_mov_b32 s81, 0x80808080
+  s_mov_b32 s91, 0x80808080
   v_xor_b32 v180, 0x80000000, v180
   v_xor_b32 v2, 0x80000000, v2
 .Lscale_positive_5:
   v_mov_b32 v3, v2
   v_mov_b32 v181, s67
   v_add_f32 v181, 0x42600000, v181                               // 56 + lean centre
-  s_add_i32 s90, s65, -8
-  v_cvt_f32_i32 v182, s90
+  s_add_i32 s92, s65, -8
+  v_cvt_f32_i32 v182, s92
   v_mov_b32 v191, s65
   v_mov_b32 v183, 127
   v_mov_b32 v1, 0x377fe5fe
@@ -369,32 +438,32 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v190, s94
-  s_mov_b64 s[90:91], s[8:9]
-  s_mul_i32 s92, s28, s4
-  s_mul_hi_u32 s93, s28, s4
-  s_mul_i32 s94, s29, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s90, s90, s92
-  s_addc_u32 s91, s91, s93
-  s_mul_i32 s92, s32, s3
-  s_mul_hi_u32 s93, s32, s3
-  s_mul_i32 s94, s33, s3
-  s_add_u32 s93, s93, s94
-  s_add_u32 s90, s90, s92
-  s_addc_u32 s91, s91, s93
-  s_mul_i32 s92, s30, s6
-  s_mul_hi_u32 s93, s30, s6
-  s_mul_i32 s94, s31, s6
-  s_add_u32 s93, s93, s94
-  s_add_u32 s90, s90, s92
-  s_addc_u32 s91, s91, s93
-  v_mov_b32 v204, s90
-  v_mov_b32 v205, s91
-  v_mad_u64_u32 v[204:205], s[88:89], v178, s30, v[204:205]
-  v_mul_lo_u32 v206, v178, s31
-  v_add_u32 v205, v205, v206
-  v_mad_u64_u32 v[204:205], s[88:89], v177, 32, v[204:205]       // + half * 32 bytes
+  v_mov_b32 v190, s96
+  s_mov_b64 s[92:93], s[8:9]
+  s_mul_i32 s94, s28, s4
+  s_mul_hi_u32 s95, s28, s4
+  s_mul_i32 s96, s29, s4
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  s_mul_i32 s94, s32, s3
+  s_mul_hi_u32 s95, s32, s3
+  s_mul_i32 s96, s33, s3
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  s_mul_i32 s94, s30, s6
+  s_mul_hi_u32 s95, s30, s6
+  s_mul_i32 s96, s31, s6
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  v_mov_b32 v206, s92
+  v_mov_b32 v207, s93
+  v_mad_u64_u32 v[206:207], s[88:89], v178, s30, v[206:207]
+  v_mul_lo_u32 v205, v178, s31
+  v_add_u32 v207, v207, v205
+  v_mad_u64_u32 v[206:207], s[88:89], v177, 32, v[206:207]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -413,105 +482,117 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v151, 0
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[204:205], off offset:0
-  global_load_dwordx4 v[140:143], v[204:205], off offset:16
-  global_load_dwordx4 v[144:147], v[204:205], off offset:64
-  global_load_dwordx4 v[148:151], v[204:205], off offset:80
+  global_load_dwordx4 v[136:139], v[206:207], off offset:0
+  global_load_dwordx4 v[140:143], v[206:207], off offset:16
+  global_load_dwordx4 v[144:147], v[206:207], off offset:64
+  global_load_dwordx4 v[148:151], v[206:207], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_xor_b32 v136, s81, v136
-  v_xor_b32 v137, s81, v137
-  v_xor_b32 v138, s81, v138
-  v_xor_b32 v139, s81, v139
-  v_xor_b32 v140, s81, v140
-  v_xor_b32 v141, s81, v141
-  v_xor_b32 v142, s81, v142
-  v_xor_b32 v143, s81, v143
-  v_xor_b32 v144, s81, v144
-  v_xor_b32 v145, s81, v145
-  v_xor_b32 v146, s81, v146
-  v_xor_b32 v147, s81, v147
-  v_xor_b32 v148, s81, v148
-  v_xor_b32 v149, s81, v149
-  v_xor_b32 v150, s81, v150
-  v_xor_b32 v151, s81, v151
-  s_mov_b32 s81, 536870912
-  v_add_u32 v204, 0, v0
-  v_mul_hi_u32 v193, s81, v204
-  v_mul_u32_u24 v206, 8, v193
-  v_sub_u32 v205, v204, v206
-  v_mul_lo_u32 v206, v193, s36
-  v_lshl_add_u32 v192, v205, 4, v206
-  v_mul_u32_u24 v206, 144, v193
-  v_lshl_add_u32 v194, v205, 4, v206
+  v_xor_b32 v136, s91, v136
+  v_xor_b32 v137, s91, v137
+  v_xor_b32 v138, s91, v138
+  v_xor_b32 v139, s91, v139
+  v_xor_b32 v140, s91, v140
+  v_xor_b32 v141, s91, v141
+  v_xor_b32 v142, s91, v142
+  v_xor_b32 v143, s91, v143
+  v_xor_b32 v144, s91, v144
+  v_xor_b32 v145, s91, v145
+  v_xor_b32 v146, s91, v146
+  v_xor_b32 v147, s91, v147
+  v_xor_b32 v148, s91, v148
+  v_xor_b32 v149, s91, v149
+  v_xor_b32 v150, s91, v150
+  v_xor_b32 v151, s91, v151
+  s_mov_b32 s91, 536870912
+  v_add_u32 v205, 0, v0
+  v_mul_hi_u32 v193, s91, v205
+  v_mul_u32_u24 v207, 8, v193
+  v_sub_u32 v206, v205, v207
+  v_mul_lo_u32 v207, v193, s36
+  v_lshl_add_u32 v192, v206, 4, v207
+  v_mul_u32_u24 v207, 144, v193
+  v_lshl_add_u32 v194, v206, 4, v207
   v_lshrrev_b32 v197, 3, v0
-  v_and_b32 v205, 7, v0
-  v_mul_lo_u32 v206, v197, s42
-  v_lshl_add_u32 v196, v205, 4, v206
+  v_and_b32 v206, 7, v0
+  v_mul_lo_u32 v207, v197, s42
+  v_lshl_add_u32 v196, v206, 4, v207
   v_bfe_u32 v198, v197, 2, 1
   v_lshlrev_b32 v198, 5, v198
-  v_bfe_u32 v206, v197, 5, 1
-  v_lshl_add_u32 v198, v206, 4, v198
-  v_bfe_u32 v206, v197, 3, 2
-  v_lshl_add_u32 v198, v206, 2, v198
-  v_and_b32 v206, 3, v197
-  v_add_u32 v198, v198, v206
-  v_mul_u32_u24 v206, 1280, v205
-  v_add_u32 v198, v198, v206
+  v_bfe_u32 v207, v197, 5, 1
+  v_lshl_add_u32 v198, v207, 4, v198
+  v_bfe_u32 v207, v197, 3, 2
+  v_lshl_add_u32 v198, v207, 2, v198
+  v_and_b32 v207, 3, v197
+  v_add_u32 v198, v198, v207
+  v_mul_u32_u24 v207, 1280, v206
+  v_add_u32 v198, v198, v207
   v_add_u32 v198, 9216, v198
-  v_mul_u32_u24 v206, 144, v176
-  v_lshl_add_u32 v200, v177, 5, v206
-  v_mul_u32_u24 v206, 80, v176
-  v_lshl_add_u32 v202, v177, 5, v206
+  v_mul_u32_u24 v207, 144, v176
+  v_lshl_add_u32 v200, v177, 5, v207
+  v_mul_u32_u24 v207, 80, v176
+  v_lshl_add_u32 v202, v177, 5, v207
   v_add_u32 v202, 9216, v202
   v_add_u32 v201, 19456, v200
   v_add_u32 v203, 19456, v202
   v_add_u32 v199, 19456, v198
   v_add_u32 v195, 19456, v194
   s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s81, s34, s4
-  s_mul_hi_u32 s90, s34, s4
-  s_mul_i32 s91, s35, s4
-  s_add_u32 s90, s90, s91
-  s_add_u32 s82, s82, s81
-  s_addc_u32 s83, s83, s90
-  s_mul_i32 s81, s38, s72
-  s_mul_hi_u32 s90, s38, s72
-  s_mul_i32 s91, s39, s72
-  s_add_u32 s90, s90, s91
-  s_add_u32 s82, s82, s81
-  s_addc_u32 s83, s83, s90
-  s_mul_i32 s81, s36, s7
-  s_mul_hi_u32 s90, s36, s7
-  s_mul_i32 s91, s37, s7
-  s_add_u32 s90, s90, s91
-  s_add_u32 s82, s82, s81
-  s_addc_u32 s83, s83, s90
+  s_mul_i32 s91, s34, s4
+  s_mul_hi_u32 s92, s34, s4
+  s_mul_i32 s93, s35, s4
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
+  s_mul_i32 s91, s38, s72
+  s_mul_hi_u32 s92, s38, s72
+  s_mul_i32 s93, s39, s72
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
+  s_mul_i32 s91, s36, s7
+  s_mul_hi_u32 s92, s36, s7
+  s_mul_i32 s93, s37, s7
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
+  s_mul_i32 s91, s36, s81
+  s_mul_hi_u32 s92, s36, s81
+  s_mul_i32 s93, s37, s81
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
   s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s81, s40, s4
-  s_mul_hi_u32 s90, s40, s4
-  s_mul_i32 s91, s41, s4
-  s_add_u32 s90, s90, s91
-  s_add_u32 s84, s84, s81
-  s_addc_u32 s85, s85, s90
-  s_mul_i32 s81, s44, s72
-  s_mul_hi_u32 s90, s44, s72
-  s_mul_i32 s91, s45, s72
-  s_add_u32 s90, s90, s91
-  s_add_u32 s84, s84, s81
-  s_addc_u32 s85, s85, s90
-  s_mul_i32 s81, s42, s7
-  s_mul_hi_u32 s90, s42, s7
-  s_mul_i32 s91, s43, s7
-  s_add_u32 s90, s90, s91
-  s_add_u32 s84, s84, s81
-  s_addc_u32 s85, s85, s90
-  s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
+  s_mul_i32 s91, s40, s4
+  s_mul_hi_u32 s92, s40, s4
+  s_mul_i32 s93, s41, s4
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_mul_i32 s91, s44, s72
+  s_mul_hi_u32 s92, s44, s72
+  s_mul_i32 s93, s45, s72
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_mul_i32 s91, s42, s7
+  s_mul_hi_u32 s92, s42, s7
+  s_mul_i32 s93, s43, s7
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_mul_i32 s91, s42, s81
+  s_mul_hi_u32 s92, s42, s81
+  s_mul_i32 s93, s43, s81
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_cmp_le_i32 s74, s81                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
-  s_mov_b32 s77, 0
-  s_mov_b32 s79, 0
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
+  s_mov_b32 s77, s81
+  s_mov_b32 s79, s81
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
@@ -521,7 +602,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v193
+  v_cmp_gt_u32 vcc, s91, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -529,44 +610,44 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v197
+  v_cmp_gt_u32 vcc, s91, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v204, 8, v168
+  v_lshrrev_b32 v205, 8, v168
   ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v204 offset:80
+  ds_write_b8 v198, v205 offset:80
   ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v204 offset:240
-  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8_d16_hi v198, v205 offset:240
+  v_lshrrev_b32 v205, 8, v169
   ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v204 offset:400
+  ds_write_b8 v198, v205 offset:400
   ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v204 offset:560
-  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8_d16_hi v198, v205 offset:560
+  v_lshrrev_b32 v205, 8, v170
   ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v204 offset:720
+  ds_write_b8 v198, v205 offset:720
   ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v204 offset:880
-  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8_d16_hi v198, v205 offset:880
+  v_lshrrev_b32 v205, 8, v171
   ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v204 offset:1040
+  ds_write_b8 v198, v205 offset:1040
   ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v204 offset:1200
-  s_mov_b32 s79, 64
+  ds_write_b8_d16_hi v198, v205 offset:1200
+  s_add_u32 s79, s81, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_11
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
@@ -576,7 +657,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v193
+  v_cmp_gt_u32 vcc, s91, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -584,17 +665,17 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v197
+  v_cmp_gt_u32 vcc, s91, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_12:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -604,7 +685,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cbranch_scc1 .Lsoftmax_first_group
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_14
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
@@ -652,139 +733,207 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s81, s77, 64
-  s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
+  s_sub_u32 s91, s77, s90
+  s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_16
-  v_subrev_u32 v205, s77, v179
-  v_cmp_lt_i32 vcc, 0, v205
-  v_cmp_lt_i32 s[90:91], 1, v205
-  v_cmp_lt_i32 s[92:93], 2, v205
+  v_subrev_u32 v206, s77, v179
+  v_cmp_lt_i32 vcc, 0, v206
+  v_cmp_lt_i32 s[92:93], 1, v206
+  v_cmp_lt_i32 s[94:95], 2, v206
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v205
-  v_cndmask_b32 v73, v188, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v205
-  v_cndmask_b32 v74, v188, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cmp_lt_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v206
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v205
-  v_cndmask_b32 v76, v188, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v205
-  v_cndmask_b32 v77, v188, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cmp_lt_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v206
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v205
-  v_cndmask_b32 v79, v188, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v205
-  v_cndmask_b32 v80, v188, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cmp_lt_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v206
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v205
-  v_cndmask_b32 v82, v188, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v205
-  v_cndmask_b32 v83, v188, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cmp_lt_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v206
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v205
-  v_cndmask_b32 v85, v188, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v205
-  v_cndmask_b32 v86, v188, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cmp_lt_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v206
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v205
-  v_cndmask_b32 v88, v188, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v205
-  v_cndmask_b32 v89, v188, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cmp_lt_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v206
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v205
-  v_cndmask_b32 v91, v188, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v205
-  v_cndmask_b32 v92, v188, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cmp_lt_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v206
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v205
-  v_cndmask_b32 v94, v188, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v205
-  v_cndmask_b32 v95, v188, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cmp_lt_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v206
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v205
-  v_cndmask_b32 v97, v188, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v205
-  v_cndmask_b32 v98, v188, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cmp_lt_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v206
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v205
-  v_cndmask_b32 v100, v188, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v205
-  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
-  v_cndmask_b32 v103, v188, v103, s[90:91]
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+  s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_18
+  v_subrev_u32 v206, s77, v204
+  v_cmp_ge_i32 vcc, 0, v206
+  v_cmp_ge_i32 s[92:93], 1, v206
+  v_cmp_ge_i32 s[94:95], 2, v206
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+.Lwindow_start_done_18:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
   s_branch .Lrow_max_done_17
 .Lno_mask_16:
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
 .Lrow_max_done_17:
-  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_18
-  v_sub_f32 v205, v185, v204
-  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v206, v205
-  v_sub_f32 v207, v205, v206
-  v_fmaak_f32 v172, v1, v207, 0x39218489
-  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v207, 0x3d635847
-  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v207, 0x3f317218
-  v_fmaak_f32 v172, v172, v207, 0x3f800000
-  v_cvt_i32_f32 v206, v206
-  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_19
+  v_sub_f32 v206, v185, v205
+  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v207, v206
+  v_sub_f32 v208, v206, v207
+  v_fmaak_f32 v172, v1, v208, 0x39218489
+  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v208, 0x3d635847
+  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v208, 0x3f317218
+  v_fmaak_f32 v172, v172, v208, 0x3f800000
+  v_cvt_i32_f32 v207, v207
+  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -818,22 +967,22 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_18:
-  v_sub_f32 v205, v204, v187
-  v_cmp_lt_f32 s[90:91], 0, v205
-  v_cmp_gt_f32 vcc, v182, v205
-  v_floor_f32 v206, v205
-  v_cvt_i32_f32 v206, v206
-  v_add_u32 v206, 8, v206
-  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v204
-  v_cvt_f32_i32 v206, v206
-  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_19:
+  v_sub_f32 v206, v205, v187
+  v_cmp_lt_f32 s[92:93], 0, v206
+  v_cmp_gt_f32 vcc, v182, v206
+  v_floor_f32 v207, v206
+  v_cvt_i32_f32 v207, v207
+  v_add_u32 v207, 8, v207
+  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v205
+  v_cvt_f32_i32 v207, v207
+  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v204                                           // m = m_new
+  v_mov_b32 v185, v205                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -850,12 +999,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
-  s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v185|
-  v_cmp_eq_f32 s[90:91], v188, v185
-  s_or_b64 vcc, vcc, s[90:91]
+  s_mov_b32 s91, 0x49000000
+  v_cmp_gt_f32 vcc, s91, |v185|
+  v_cmp_eq_f32 s[92:93], v188, v185
+  s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_19
+  s_cbranch_scc1 .Lcodes_need_no_clamp_20
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -888,7 +1037,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_19:
+.Lcodes_need_no_clamp_20:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -923,44 +1072,44 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_20
+  s_cbranch_scc0 .Lno_store_21
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v195, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v204, 8, v168
+  v_lshrrev_b32 v205, 8, v168
   ds_write_b8 v199, v168 offset:0                                // store: V transposed
-  ds_write_b8 v199, v204 offset:80
+  ds_write_b8 v199, v205 offset:80
   ds_write_b8_d16_hi v199, v168 offset:160
-  ds_write_b8_d16_hi v199, v204 offset:240
-  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8_d16_hi v199, v205 offset:240
+  v_lshrrev_b32 v205, 8, v169
   ds_write_b8 v199, v169 offset:320
-  ds_write_b8 v199, v204 offset:400
+  ds_write_b8 v199, v205 offset:400
   ds_write_b8_d16_hi v199, v169 offset:480
-  ds_write_b8_d16_hi v199, v204 offset:560
-  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8_d16_hi v199, v205 offset:560
+  v_lshrrev_b32 v205, 8, v170
   ds_write_b8 v199, v170 offset:640
-  ds_write_b8 v199, v204 offset:720
+  ds_write_b8 v199, v205 offset:720
   ds_write_b8_d16_hi v199, v170 offset:800
-  ds_write_b8_d16_hi v199, v204 offset:880
-  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8_d16_hi v199, v205 offset:880
+  v_lshrrev_b32 v205, 8, v171
   ds_write_b8 v199, v171 offset:960
-  ds_write_b8 v199, v204 offset:1040
+  ds_write_b8 v199, v205 offset:1040
   ds_write_b8_d16_hi v199, v171 offset:1120
-  ds_write_b8_d16_hi v199, v204 offset:1200
+  ds_write_b8_d16_hi v199, v205 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_20
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_22
+  s_cbranch_scc0 .Lno_store_21
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_23
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_23
-.Ltail_block_loads_22:
+  s_branch .Lblock_loaded_24
+.Ltail_block_loads_23:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v193
+  v_cmp_gt_u32 vcc, s91, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -968,26 +1117,26 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v197
+  v_cmp_gt_u32 vcc, s91, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_23:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_20:
+.Lblock_loaded_24:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_21:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_25
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_26
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
@@ -1001,8 +1150,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v201 offset:4688
-  s_branch .Lqk_26
-.Lno_previous_block_25:
+  s_branch .Lqk_27
+.Lno_previous_block_26:
   ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v201 offset:16
   ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
@@ -1011,7 +1160,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_read_b128 v[124:127], v201 offset:4624
   ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v201 offset:4688
-.Lqk_26:
+.Lqk_27:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -1034,139 +1183,207 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s81, s77, 64
-  s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_27
-  v_subrev_u32 v205, s77, v179
-  v_cmp_lt_i32 vcc, 0, v205
-  v_cmp_lt_i32 s[90:91], 1, v205
-  v_cmp_lt_i32 s[92:93], 2, v205
+  s_sub_u32 s91, s77, s90
+  s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_28
+  v_subrev_u32 v206, s77, v179
+  v_cmp_lt_i32 vcc, 0, v206
+  v_cmp_lt_i32 s[92:93], 1, v206
+  v_cmp_lt_i32 s[94:95], 2, v206
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v205
-  v_cndmask_b32 v73, v188, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v205
-  v_cndmask_b32 v74, v188, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cmp_lt_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v206
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v205
-  v_cndmask_b32 v76, v188, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v205
-  v_cndmask_b32 v77, v188, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cmp_lt_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v206
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v205
-  v_cndmask_b32 v79, v188, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v205
-  v_cndmask_b32 v80, v188, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cmp_lt_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v206
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v205
-  v_cndmask_b32 v82, v188, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v205
-  v_cndmask_b32 v83, v188, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cmp_lt_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v206
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v205
-  v_cndmask_b32 v85, v188, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v205
-  v_cndmask_b32 v86, v188, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cmp_lt_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v206
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v205
-  v_cndmask_b32 v88, v188, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v205
-  v_cndmask_b32 v89, v188, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cmp_lt_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v206
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v205
-  v_cndmask_b32 v91, v188, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v205
-  v_cndmask_b32 v92, v188, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cmp_lt_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v206
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v205
-  v_cndmask_b32 v94, v188, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v205
-  v_cndmask_b32 v95, v188, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cmp_lt_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v206
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v205
-  v_cndmask_b32 v97, v188, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v205
-  v_cndmask_b32 v98, v188, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cmp_lt_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v206
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v205
-  v_cndmask_b32 v100, v188, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v205
-  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
-  v_cndmask_b32 v103, v188, v103, s[90:91]
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+  s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_30
+  v_subrev_u32 v206, s77, v204
+  v_cmp_ge_i32 vcc, 0, v206
+  v_cmp_ge_i32 s[92:93], 1, v206
+  v_cmp_ge_i32 s[94:95], 2, v206
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+.Lwindow_start_done_30:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_28
-.Lno_mask_27:
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_29
+.Lno_mask_28:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-.Lrow_max_done_28:
-  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+.Lrow_max_done_29:
+  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_29
-  v_sub_f32 v205, v185, v204
-  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v206, v205
-  v_sub_f32 v207, v205, v206
-  v_fmaak_f32 v172, v1, v207, 0x39218489
-  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v207, 0x3d635847
-  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v207, 0x3f317218
-  v_fmaak_f32 v172, v172, v207, 0x3f800000
-  v_cvt_i32_f32 v206, v206
-  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_31
+  v_sub_f32 v206, v185, v205
+  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v207, v206
+  v_sub_f32 v208, v206, v207
+  v_fmaak_f32 v172, v1, v208, 0x39218489
+  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v208, 0x3d635847
+  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v208, 0x3f317218
+  v_fmaak_f32 v172, v172, v208, 0x3f800000
+  v_cvt_i32_f32 v207, v207
+  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1200,22 +1417,22 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_29:
-  v_sub_f32 v205, v204, v187
-  v_cmp_lt_f32 s[90:91], 0, v205
-  v_cmp_gt_f32 vcc, v182, v205
-  v_floor_f32 v206, v205
-  v_cvt_i32_f32 v206, v206
-  v_add_u32 v206, 8, v206
-  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v204
-  v_cvt_f32_i32 v206, v206
-  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_31:
+  v_sub_f32 v206, v205, v187
+  v_cmp_lt_f32 s[92:93], 0, v206
+  v_cmp_gt_f32 vcc, v182, v206
+  v_floor_f32 v207, v206
+  v_cvt_i32_f32 v207, v207
+  v_add_u32 v207, 8, v207
+  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v205
+  v_cvt_f32_i32 v207, v207
+  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v204                                           // m = m_new
+  v_mov_b32 v185, v205                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1232,12 +1449,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
-  s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v185|
-  v_cmp_eq_f32 s[90:91], v188, v185
-  s_or_b64 vcc, vcc, s[90:91]
+  s_mov_b32 s91, 0x49000000
+  v_cmp_gt_f32 vcc, s91, |v185|
+  v_cmp_eq_f32 s[92:93], v188, v185
+  s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_30
+  s_cbranch_scc1 .Lcodes_need_no_clamp_32
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -1270,7 +1487,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_30:
+.Lcodes_need_no_clamp_32:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1305,44 +1522,44 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_31
+  s_cbranch_scc0 .Lno_store_33
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v204, 8, v168
+  v_lshrrev_b32 v205, 8, v168
   ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v204 offset:80
+  ds_write_b8 v198, v205 offset:80
   ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v204 offset:240
-  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8_d16_hi v198, v205 offset:240
+  v_lshrrev_b32 v205, 8, v169
   ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v204 offset:400
+  ds_write_b8 v198, v205 offset:400
   ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v204 offset:560
-  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8_d16_hi v198, v205 offset:560
+  v_lshrrev_b32 v205, 8, v170
   ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v204 offset:720
+  ds_write_b8 v198, v205 offset:720
   ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v204 offset:880
-  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8_d16_hi v198, v205 offset:880
+  v_lshrrev_b32 v205, 8, v171
   ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v204 offset:1040
+  ds_write_b8 v198, v205 offset:1040
   ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v204 offset:1200
+  ds_write_b8_d16_hi v198, v205 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_31
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_33
+  s_cbranch_scc0 .Lno_store_33
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_35
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_34
-.Ltail_block_loads_33:
+  s_branch .Lblock_loaded_36
+.Ltail_block_loads_35:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v193
+  v_cmp_gt_u32 vcc, s91, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1350,18 +1567,18 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v197
+  v_cmp_gt_u32 vcc, s91, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_34:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_31:
+.Lblock_loaded_36:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_33:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1390,142 +1607,210 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_36
-  s_add_i32 s81, s77, -64
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_37
-  v_subrev_u32 v205, s81, v179
-  v_cmp_lt_i32 vcc, 0, v205
-  v_cmp_lt_i32 s[90:91], 1, v205
-  v_cmp_lt_i32 s[92:93], 2, v205
+  s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 0: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_38
+  s_add_i32 s91, s77, -64
+  s_sub_u32 s92, s91, s90
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_39
+  v_subrev_u32 v206, s91, v179
+  v_cmp_lt_i32 vcc, 0, v206
+  v_cmp_lt_i32 s[92:93], 1, v206
+  v_cmp_lt_i32 s[94:95], 2, v206
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v205
-  v_cndmask_b32 v73, v188, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v205
-  v_cndmask_b32 v74, v188, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cmp_lt_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v206
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v205
-  v_cndmask_b32 v76, v188, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v205
-  v_cndmask_b32 v77, v188, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cmp_lt_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v206
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v205
-  v_cndmask_b32 v79, v188, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v205
-  v_cndmask_b32 v80, v188, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cmp_lt_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v206
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v205
-  v_cndmask_b32 v82, v188, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v205
-  v_cndmask_b32 v83, v188, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cmp_lt_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v206
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v205
-  v_cndmask_b32 v85, v188, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v205
-  v_cndmask_b32 v86, v188, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cmp_lt_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v206
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v205
-  v_cndmask_b32 v88, v188, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v205
-  v_cndmask_b32 v89, v188, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cmp_lt_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v206
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v205
-  v_cndmask_b32 v91, v188, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v205
-  v_cndmask_b32 v92, v188, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cmp_lt_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v206
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v205
-  v_cndmask_b32 v94, v188, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v205
-  v_cndmask_b32 v95, v188, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cmp_lt_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v206
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v205
-  v_cndmask_b32 v97, v188, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v205
-  v_cndmask_b32 v98, v188, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cmp_lt_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v206
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v205
-  v_cndmask_b32 v100, v188, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v205
-  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
-  v_cndmask_b32 v103, v188, v103, s[90:91]
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+  s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_41
+  v_subrev_u32 v206, s91, v204
+  v_cmp_ge_i32 vcc, 0, v206
+  v_cmp_ge_i32 s[92:93], 1, v206
+  v_cmp_ge_i32 s[94:95], 2, v206
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+.Lwindow_start_done_41:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_38
-.Lno_mask_37:
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_40
+.Lno_mask_39:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-.Lrow_max_done_38:
-  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+.Lrow_max_done_40:
+  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_39
-  v_sub_f32 v205, v185, v204
-  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v206, v205
-  v_sub_f32 v207, v205, v206
-  v_fmaak_f32 v172, v1, v207, 0x39218489
-  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v207, 0x3d635847
-  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v207, 0x3f317218
-  v_fmaak_f32 v172, v172, v207, 0x3f800000
-  v_cvt_i32_f32 v206, v206
-  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_42
+  v_sub_f32 v206, v185, v205
+  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v207, v206
+  v_sub_f32 v208, v206, v207
+  v_fmaak_f32 v172, v1, v208, 0x39218489
+  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v208, 0x3d635847
+  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v208, 0x3f317218
+  v_fmaak_f32 v172, v172, v208, 0x3f800000
+  v_cvt_i32_f32 v207, v207
+  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1559,22 +1844,22 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_39:
-  v_sub_f32 v205, v204, v187
-  v_cmp_lt_f32 s[90:91], 0, v205
-  v_cmp_gt_f32 vcc, v182, v205
-  v_floor_f32 v206, v205
-  v_cvt_i32_f32 v206, v206
-  v_add_u32 v206, 8, v206
-  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v204
-  v_cvt_f32_i32 v206, v206
-  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_42:
+  v_sub_f32 v206, v205, v187
+  v_cmp_lt_f32 s[92:93], 0, v206
+  v_cmp_gt_f32 vcc, v182, v206
+  v_floor_f32 v207, v206
+  v_cvt_i32_f32 v207, v207
+  v_add_u32 v207, 8, v207
+  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v205
+  v_cvt_f32_i32 v207, v207
+  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v204                                           // m = m_new
+  v_mov_b32 v185, v205                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1591,12 +1876,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v185|
-  v_cmp_eq_f32 s[92:93], v188, v185
-  s_or_b64 vcc, vcc, s[92:93]
+  s_mov_b32 s92, 0x49000000
+  v_cmp_gt_f32 vcc, s92, |v185|
+  v_cmp_eq_f32 s[94:95], v188, v185
+  s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_40
+  s_cbranch_scc1 .Lcodes_need_no_clamp_43
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -1629,7 +1914,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_40:
+.Lcodes_need_no_clamp_43:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1662,10 +1947,10 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_36:
+.Lno_previous_block_38:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_41
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_44
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
@@ -1679,8 +1964,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v200 offset:4688
-  s_branch .Lqk_42
-.Lno_previous_block_41:
+  s_branch .Lqk_45
+.Lno_previous_block_44:
   ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v200 offset:16
   ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
@@ -1689,7 +1974,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_read_b128 v[124:127], v200 offset:4624
   ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v200 offset:4688
-.Lqk_42:
+.Lqk_45:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -1712,44 +1997,44 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_43
+  s_cbranch_scc0 .Lno_store_46
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v195, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v204, 8, v168
+  v_lshrrev_b32 v205, 8, v168
   ds_write_b8 v199, v168 offset:0                                // store: V transposed
-  ds_write_b8 v199, v204 offset:80
+  ds_write_b8 v199, v205 offset:80
   ds_write_b8_d16_hi v199, v168 offset:160
-  ds_write_b8_d16_hi v199, v204 offset:240
-  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8_d16_hi v199, v205 offset:240
+  v_lshrrev_b32 v205, 8, v169
   ds_write_b8 v199, v169 offset:320
-  ds_write_b8 v199, v204 offset:400
+  ds_write_b8 v199, v205 offset:400
   ds_write_b8_d16_hi v199, v169 offset:480
-  ds_write_b8_d16_hi v199, v204 offset:560
-  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8_d16_hi v199, v205 offset:560
+  v_lshrrev_b32 v205, 8, v170
   ds_write_b8 v199, v170 offset:640
-  ds_write_b8 v199, v204 offset:720
+  ds_write_b8 v199, v205 offset:720
   ds_write_b8_d16_hi v199, v170 offset:800
-  ds_write_b8_d16_hi v199, v204 offset:880
-  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8_d16_hi v199, v205 offset:880
+  v_lshrrev_b32 v205, 8, v171
   ds_write_b8 v199, v171 offset:960
-  ds_write_b8 v199, v204 offset:1040
+  ds_write_b8 v199, v205 offset:1040
   ds_write_b8_d16_hi v199, v171 offset:1120
-  ds_write_b8_d16_hi v199, v204 offset:1200
+  ds_write_b8_d16_hi v199, v205 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_43
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_45
+  s_cbranch_scc0 .Lno_store_46
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_48
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_46
-.Ltail_block_loads_45:
+  s_branch .Lblock_loaded_49
+.Ltail_block_loads_48:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v193
+  v_cmp_gt_u32 vcc, s91, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1757,160 +2042,228 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v197
+  v_cmp_gt_u32 vcc, s91, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_46:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_43:
+.Lblock_loaded_49:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_46:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_48
-  s_add_i32 s81, s77, -64
+  s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 1: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_51
+  s_add_i32 s91, s77, -64
   s_nop 5                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_49
-  v_subrev_u32 v205, s81, v179
-  v_cmp_lt_i32 vcc, 0, v205
-  v_cmp_lt_i32 s[90:91], 1, v205
-  v_cmp_lt_i32 s[92:93], 2, v205
+  s_sub_u32 s92, s91, s90
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_52
+  v_subrev_u32 v206, s91, v179
+  v_cmp_lt_i32 vcc, 0, v206
+  v_cmp_lt_i32 s[92:93], 1, v206
+  v_cmp_lt_i32 s[94:95], 2, v206
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v205
-  v_cndmask_b32 v73, v188, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v205
-  v_cndmask_b32 v74, v188, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cmp_lt_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v206
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v205
-  v_cndmask_b32 v76, v188, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v205
-  v_cndmask_b32 v77, v188, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cmp_lt_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v206
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v205
-  v_cndmask_b32 v79, v188, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v205
-  v_cndmask_b32 v80, v188, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cmp_lt_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v206
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v205
-  v_cndmask_b32 v82, v188, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v205
-  v_cndmask_b32 v83, v188, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cmp_lt_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v206
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v205
-  v_cndmask_b32 v85, v188, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v205
-  v_cndmask_b32 v86, v188, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cmp_lt_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v206
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v205
-  v_cndmask_b32 v88, v188, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v205
-  v_cndmask_b32 v89, v188, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cmp_lt_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v206
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v205
-  v_cndmask_b32 v91, v188, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v205
-  v_cndmask_b32 v92, v188, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cmp_lt_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v206
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v205
-  v_cndmask_b32 v94, v188, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v205
-  v_cndmask_b32 v95, v188, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cmp_lt_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v206
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v205
-  v_cndmask_b32 v97, v188, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v205
-  v_cndmask_b32 v98, v188, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cmp_lt_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v206
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v205
-  v_cndmask_b32 v100, v188, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v205
-  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
-  v_cndmask_b32 v103, v188, v103, s[90:91]
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+  s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_54
+  v_subrev_u32 v206, s91, v204
+  v_cmp_ge_i32 vcc, 0, v206
+  v_cmp_ge_i32 s[92:93], 1, v206
+  v_cmp_ge_i32 s[94:95], 2, v206
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+.Lwindow_start_done_54:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_50
-.Lno_mask_49:
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_53
+.Lno_mask_52:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-.Lrow_max_done_50:
-  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+.Lrow_max_done_53:
+  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_51
-  v_sub_f32 v205, v185, v204
-  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v206, v205
-  v_sub_f32 v207, v205, v206
-  v_fmaak_f32 v172, v1, v207, 0x39218489
-  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v207, 0x3d635847
-  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v207, 0x3f317218
-  v_fmaak_f32 v172, v172, v207, 0x3f800000
-  v_cvt_i32_f32 v206, v206
-  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_55
+  v_sub_f32 v206, v185, v205
+  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v207, v206
+  v_sub_f32 v208, v206, v207
+  v_fmaak_f32 v172, v1, v208, 0x39218489
+  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v208, 0x3d635847
+  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v208, 0x3f317218
+  v_fmaak_f32 v172, v172, v208, 0x3f800000
+  v_cvt_i32_f32 v207, v207
+  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1944,22 +2297,22 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_51:
-  v_sub_f32 v205, v204, v187
-  v_cmp_lt_f32 s[90:91], 0, v205
-  v_cmp_gt_f32 vcc, v182, v205
-  v_floor_f32 v206, v205
-  v_cvt_i32_f32 v206, v206
-  v_add_u32 v206, 8, v206
-  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v204
-  v_cvt_f32_i32 v206, v206
-  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_55:
+  v_sub_f32 v206, v205, v187
+  v_cmp_lt_f32 s[92:93], 0, v206
+  v_cmp_gt_f32 vcc, v182, v206
+  v_floor_f32 v207, v206
+  v_cvt_i32_f32 v207, v207
+  v_add_u32 v207, 8, v207
+  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v205
+  v_cvt_f32_i32 v207, v207
+  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v204                                           // m = m_new
+  v_mov_b32 v185, v205                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1976,12 +2329,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v185|
-  v_cmp_eq_f32 s[92:93], v188, v185
-  s_or_b64 vcc, vcc, s[92:93]
+  s_mov_b32 s92, 0x49000000
+  v_cmp_gt_f32 vcc, s92, |v185|
+  v_cmp_eq_f32 s[94:95], v188, v185
+  s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_52
+  s_cbranch_scc1 .Lcodes_need_no_clamp_56
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -2014,7 +2367,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_52:
+.Lcodes_need_no_clamp_56:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2047,10 +2400,10 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_48:
+.Lno_previous_block_51:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_53
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_57
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
@@ -2064,8 +2417,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v201 offset:4688
-  s_branch .Lqk_54
-.Lno_previous_block_53:
+  s_branch .Lqk_58
+.Lno_previous_block_57:
   ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v201 offset:16
   ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
@@ -2074,7 +2427,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   ds_read_b128 v[124:127], v201 offset:4624
   ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v201 offset:4688
-.Lqk_54:
+.Lqk_58:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -2097,44 +2450,44 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_55
+  s_cbranch_scc0 .Lno_store_59
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v204, 8, v168
+  v_lshrrev_b32 v205, 8, v168
   ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v204 offset:80
+  ds_write_b8 v198, v205 offset:80
   ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v204 offset:240
-  v_lshrrev_b32 v204, 8, v169
+  ds_write_b8_d16_hi v198, v205 offset:240
+  v_lshrrev_b32 v205, 8, v169
   ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v204 offset:400
+  ds_write_b8 v198, v205 offset:400
   ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v204 offset:560
-  v_lshrrev_b32 v204, 8, v170
+  ds_write_b8_d16_hi v198, v205 offset:560
+  v_lshrrev_b32 v205, 8, v170
   ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v204 offset:720
+  ds_write_b8 v198, v205 offset:720
   ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v204 offset:880
-  v_lshrrev_b32 v204, 8, v171
+  ds_write_b8_d16_hi v198, v205 offset:880
+  v_lshrrev_b32 v205, 8, v171
   ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v204 offset:1040
+  ds_write_b8 v198, v205 offset:1040
   ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v204 offset:1200
+  ds_write_b8_d16_hi v198, v205 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_55
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_57
+  s_cbranch_scc0 .Lno_store_59
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_61
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_58
-.Ltail_block_loads_57:
+  s_branch .Lblock_loaded_62
+.Ltail_block_loads_61:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v193
+  v_cmp_gt_u32 vcc, s91, v193
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2142,18 +2495,18 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s81, v197
+  v_cmp_gt_u32 vcc, s91, v197
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_58:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_55:
+.Lblock_loaded_62:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_59:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2161,141 +2514,209 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain:
-  s_add_i32 s81, s77, -64
+  s_add_i32 s91, s77, -64
   s_nop 7                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_60
-  v_subrev_u32 v205, s81, v179
-  v_cmp_lt_i32 vcc, 0, v205
-  v_cmp_lt_i32 s[90:91], 1, v205
-  v_cmp_lt_i32 s[92:93], 2, v205
+  s_sub_u32 s92, s91, s90
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_64
+  v_subrev_u32 v206, s91, v179
+  v_cmp_lt_i32 vcc, 0, v206
+  v_cmp_lt_i32 s[92:93], 1, v206
+  v_cmp_lt_i32 s[94:95], 2, v206
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v205
-  v_cndmask_b32 v73, v188, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v205
-  v_cndmask_b32 v74, v188, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v205
+  v_cmp_lt_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v206
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v205
-  v_cndmask_b32 v76, v188, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v205
-  v_cndmask_b32 v77, v188, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v205
+  v_cmp_lt_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v206
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v205
-  v_cndmask_b32 v79, v188, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v205
-  v_cndmask_b32 v80, v188, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v205
+  v_cmp_lt_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v206
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v205
-  v_cndmask_b32 v82, v188, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v205
-  v_cndmask_b32 v83, v188, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v205
+  v_cmp_lt_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v206
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v205
-  v_cndmask_b32 v85, v188, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v205
-  v_cndmask_b32 v86, v188, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v205
+  v_cmp_lt_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v206
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v205
-  v_cndmask_b32 v88, v188, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v205
-  v_cndmask_b32 v89, v188, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v205
+  v_cmp_lt_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v206
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v205
-  v_cndmask_b32 v91, v188, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v205
-  v_cndmask_b32 v92, v188, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v205
+  v_cmp_lt_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v206
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v205
-  v_cndmask_b32 v94, v188, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v205
-  v_cndmask_b32 v95, v188, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v205
+  v_cmp_lt_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v206
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v205
-  v_cndmask_b32 v97, v188, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v205
-  v_cndmask_b32 v98, v188, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v205
+  v_cmp_lt_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v206
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v205
-  v_cndmask_b32 v100, v188, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v205
-  v_cndmask_b32 v101, v188, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
-  v_cndmask_b32 v103, v188, v103, s[90:91]
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+  s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_66
+  v_subrev_u32 v206, s91, v204
+  v_cmp_ge_i32 vcc, 0, v206
+  v_cmp_ge_i32 s[92:93], 1, v206
+  v_cmp_ge_i32 s[94:95], 2, v206
+  v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v206
+  v_cndmask_b32 v73, v188, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cndmask_b32 v74, v188, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cndmask_b32 v75, v188, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v206
+  v_cndmask_b32 v76, v188, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cndmask_b32 v77, v188, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cndmask_b32 v78, v188, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v206
+  v_cndmask_b32 v79, v188, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cndmask_b32 v80, v188, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cndmask_b32 v81, v188, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v206
+  v_cndmask_b32 v82, v188, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cndmask_b32 v83, v188, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cndmask_b32 v84, v188, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v206
+  v_cndmask_b32 v85, v188, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cndmask_b32 v86, v188, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cndmask_b32 v87, v188, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v206
+  v_cndmask_b32 v88, v188, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cndmask_b32 v89, v188, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cndmask_b32 v90, v188, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v206
+  v_cndmask_b32 v91, v188, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cndmask_b32 v92, v188, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cndmask_b32 v93, v188, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v206
+  v_cndmask_b32 v94, v188, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cndmask_b32 v95, v188, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cndmask_b32 v96, v188, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v206
+  v_cndmask_b32 v97, v188, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cndmask_b32 v98, v188, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cndmask_b32 v99, v188, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v206
+  v_cndmask_b32 v100, v188, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cndmask_b32 v101, v188, v101, s[94:95]
+  v_cndmask_b32 v102, v188, v102, vcc
+  v_cndmask_b32 v103, v188, v103, s[92:93]
+.Lwindow_start_done_66:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_cmp_eq_f32 vcc, v188, v204                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-  v_cndmask_b32 v204, v204, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_61
-.Lno_mask_60:
-  v_maximum3_f32 v204, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v204, v204, v75, v76
-  v_maximum3_f32 v204, v204, v77, v78
-  v_maximum3_f32 v204, v204, v79, v80
-  v_maximum3_f32 v204, v204, v81, v82
-  v_maximum3_f32 v204, v204, v83, v84
-  v_maximum3_f32 v204, v204, v85, v86
-  v_maximum3_f32 v204, v204, v87, v88
-  v_maximum3_f32 v204, v204, v89, v90
-  v_maximum3_f32 v204, v204, v91, v92
-  v_maximum3_f32 v204, v204, v93, v94
-  v_maximum3_f32 v204, v204, v95, v96
-  v_maximum3_f32 v204, v204, v97, v98
-  v_maximum3_f32 v204, v204, v99, v100
-  v_maximum3_f32 v204, v204, v101, v102
-  v_maximum3_f32 v204, v204, v103, v103
-  v_mov_b32 v205, v204
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_65
+.Lno_mask_64:
+  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v205, v205, v75, v76
+  v_maximum3_f32 v205, v205, v77, v78
+  v_maximum3_f32 v205, v205, v79, v80
+  v_maximum3_f32 v205, v205, v81, v82
+  v_maximum3_f32 v205, v205, v83, v84
+  v_maximum3_f32 v205, v205, v85, v86
+  v_maximum3_f32 v205, v205, v87, v88
+  v_maximum3_f32 v205, v205, v89, v90
+  v_maximum3_f32 v205, v205, v91, v92
+  v_maximum3_f32 v205, v205, v93, v94
+  v_maximum3_f32 v205, v205, v95, v96
+  v_maximum3_f32 v205, v205, v97, v98
+  v_maximum3_f32 v205, v205, v99, v100
+  v_maximum3_f32 v205, v205, v101, v102
+  v_maximum3_f32 v205, v205, v103, v103
+  v_mov_b32 v206, v205
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v204, v205                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v204, v204, v205, v205
-  v_mul_f32 v187, v180, v204                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v204, v185, v187, v187
-.Lrow_max_done_61:
-  v_cmp_lt_f32 vcc, v185, v204                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v205, v205, v206, v206
+  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v205, v185, v187, v187
+.Lrow_max_done_65:
+  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_62
-  v_sub_f32 v205, v185, v204
-  v_cmp_le_f32 vcc, 0xc2fc0000, v205                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v206, v205
-  v_sub_f32 v207, v205, v206
-  v_fmaak_f32 v172, v1, v207, 0x39218489
-  v_fmaak_f32 v172, v172, v207, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v207, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v207, 0x3d635847
-  v_fmaak_f32 v172, v172, v207, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v207, 0x3f317218
-  v_fmaak_f32 v172, v172, v207, 0x3f800000
-  v_cvt_i32_f32 v206, v206
-  v_ldexp_f32 v172, v172, v206                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_67
+  v_sub_f32 v206, v185, v205
+  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v207, v206
+  v_sub_f32 v208, v206, v207
+  v_fmaak_f32 v172, v1, v208, 0x39218489
+  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v208, 0x3d635847
+  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v208, 0x3f317218
+  v_fmaak_f32 v172, v172, v208, 0x3f800000
+  v_cvt_i32_f32 v207, v207
+  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -2329,22 +2750,22 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_62:
-  v_sub_f32 v205, v204, v187
-  v_cmp_lt_f32 s[90:91], 0, v205
-  v_cmp_gt_f32 vcc, v182, v205
-  v_floor_f32 v206, v205
-  v_cvt_i32_f32 v206, v206
-  v_add_u32 v206, 8, v206
-  v_cndmask_b32 v206, 8, v206, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v206, v191, v206, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v206                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v204
-  v_cvt_f32_i32 v206, v206
-  v_fmamk_f32 v174, v206, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v204, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_67:
+  v_sub_f32 v206, v205, v187
+  v_cmp_lt_f32 s[92:93], 0, v206
+  v_cmp_gt_f32 vcc, v182, v206
+  v_floor_f32 v207, v206
+  v_cvt_i32_f32 v207, v207
+  v_add_u32 v207, 8, v207
+  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v205
+  v_cvt_f32_i32 v207, v207
+  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v204                                           // m = m_new
+  v_mov_b32 v185, v205                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -2361,12 +2782,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[174:175] op_sel_hi:[1,1,0]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v185|
-  v_cmp_eq_f32 s[92:93], v188, v185
-  s_or_b64 vcc, vcc, s[92:93]
+  s_mov_b32 s92, 0x49000000
+  v_cmp_gt_f32 vcc, s92, |v185|
+  v_cmp_eq_f32 s[94:95], v188, v185
+  s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_63
+  s_cbranch_scc1 .Lcodes_need_no_clamp_68
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -2399,7 +2820,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_63:
+.Lcodes_need_no_clamp_68:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2442,87 +2863,87 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v186                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[92:93], 0, v186                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v204, 1.0, v186, s[90:91]
-  v_div_scale_f32 v205, s[88:89], v204, v204, v190
-  v_div_scale_f32 v206, vcc, v190, v204, v190
-  v_rcp_f32 v207, v205
+  v_cndmask_b32 v205, 1.0, v186, s[92:93]
+  v_div_scale_f32 v206, s[88:89], v205, v205, v190
+  v_div_scale_f32 v207, vcc, v190, v205, v190
+  v_rcp_f32 v208, v206
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v209, -v205, v207, 1.0
-  v_fma_f32 v207, v209, v207, v207
-  v_mul_f32 v208, v206, v207
-  v_fma_f32 v209, -v205, v208, v206
-  v_fma_f32 v208, v209, v207, v208
-  v_fma_f32 v209, -v205, v208, v206
-  v_div_fmas_f32 v208, v209, v207, v208
+  v_fma_f32 v210, -v206, v208, 1.0
+  v_fma_f32 v208, v210, v208, v208
+  v_mul_f32 v209, v207, v208
+  v_fma_f32 v210, -v206, v209, v207
+  v_fma_f32 v209, v210, v208, v209
+  v_fma_f32 v210, -v206, v209, v207
+  v_div_fmas_f32 v209, v210, v208, v209
   v_cmp_gt_f32 vcc, 0x7f800000, v185                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v208, v208, v204, v190
-  v_cndmask_b32 v210, 0, v208, s[90:91]
-  v_mov_b32 v211, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v210, v211, v210, vcc
-  v_mov_b32 v211, v210
-  v_pk_mul_f32 v[8:9], v[8:9], v[210:211]
-  v_pk_mul_f32 v[10:11], v[10:11], v[210:211]
-  v_pk_mul_f32 v[12:13], v[12:13], v[210:211]
-  v_pk_mul_f32 v[14:15], v[14:15], v[210:211]
-  v_pk_mul_f32 v[16:17], v[16:17], v[210:211]
-  v_pk_mul_f32 v[18:19], v[18:19], v[210:211]
-  v_pk_mul_f32 v[20:21], v[20:21], v[210:211]
-  v_pk_mul_f32 v[22:23], v[22:23], v[210:211]
-  v_pk_mul_f32 v[24:25], v[24:25], v[210:211]
-  v_pk_mul_f32 v[26:27], v[26:27], v[210:211]
-  v_pk_mul_f32 v[28:29], v[28:29], v[210:211]
-  v_pk_mul_f32 v[30:31], v[30:31], v[210:211]
-  v_pk_mul_f32 v[32:33], v[32:33], v[210:211]
-  v_pk_mul_f32 v[34:35], v[34:35], v[210:211]
-  v_pk_mul_f32 v[36:37], v[36:37], v[210:211]
-  v_pk_mul_f32 v[38:39], v[38:39], v[210:211]
-  v_pk_mul_f32 v[40:41], v[40:41], v[210:211]
-  v_pk_mul_f32 v[42:43], v[42:43], v[210:211]
-  v_pk_mul_f32 v[44:45], v[44:45], v[210:211]
-  v_pk_mul_f32 v[46:47], v[46:47], v[210:211]
-  v_pk_mul_f32 v[48:49], v[48:49], v[210:211]
-  v_pk_mul_f32 v[50:51], v[50:51], v[210:211]
-  v_pk_mul_f32 v[52:53], v[52:53], v[210:211]
-  v_pk_mul_f32 v[54:55], v[54:55], v[210:211]
-  v_pk_mul_f32 v[56:57], v[56:57], v[210:211]
-  v_pk_mul_f32 v[58:59], v[58:59], v[210:211]
-  v_pk_mul_f32 v[60:61], v[60:61], v[210:211]
-  v_pk_mul_f32 v[62:63], v[62:63], v[210:211]
-  v_pk_mul_f32 v[64:65], v[64:65], v[210:211]
-  v_pk_mul_f32 v[66:67], v[66:67], v[210:211]
-  v_pk_mul_f32 v[68:69], v[68:69], v[210:211]
-  v_pk_mul_f32 v[70:71], v[70:71], v[210:211]
-  s_mov_b64 s[92:93], 0
-  s_mul_i32 s81, s46, s4
-  s_mul_hi_u32 s94, s46, s4
-  s_mul_i32 s95, s47, s4
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s81
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s81, s50, s3
-  s_mul_hi_u32 s94, s50, s3
-  s_mul_i32 s95, s51, s3
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s81
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s81, s48, s6
-  s_mul_hi_u32 s94, s48, s6
-  s_mul_i32 s95, s49, s6
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s81
-  s_addc_u32 s93, s93, s94
-  v_mov_b32 v206, s92
-  v_mov_b32 v207, s93
+  v_div_fixup_f32 v209, v209, v205, v190
+  v_cndmask_b32 v212, 0, v209, s[92:93]
+  v_mov_b32 v213, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v212, v213, v212, vcc
+  v_mov_b32 v213, v212
+  v_pk_mul_f32 v[8:9], v[8:9], v[212:213]
+  v_pk_mul_f32 v[10:11], v[10:11], v[212:213]
+  v_pk_mul_f32 v[12:13], v[12:13], v[212:213]
+  v_pk_mul_f32 v[14:15], v[14:15], v[212:213]
+  v_pk_mul_f32 v[16:17], v[16:17], v[212:213]
+  v_pk_mul_f32 v[18:19], v[18:19], v[212:213]
+  v_pk_mul_f32 v[20:21], v[20:21], v[212:213]
+  v_pk_mul_f32 v[22:23], v[22:23], v[212:213]
+  v_pk_mul_f32 v[24:25], v[24:25], v[212:213]
+  v_pk_mul_f32 v[26:27], v[26:27], v[212:213]
+  v_pk_mul_f32 v[28:29], v[28:29], v[212:213]
+  v_pk_mul_f32 v[30:31], v[30:31], v[212:213]
+  v_pk_mul_f32 v[32:33], v[32:33], v[212:213]
+  v_pk_mul_f32 v[34:35], v[34:35], v[212:213]
+  v_pk_mul_f32 v[36:37], v[36:37], v[212:213]
+  v_pk_mul_f32 v[38:39], v[38:39], v[212:213]
+  v_pk_mul_f32 v[40:41], v[40:41], v[212:213]
+  v_pk_mul_f32 v[42:43], v[42:43], v[212:213]
+  v_pk_mul_f32 v[44:45], v[44:45], v[212:213]
+  v_pk_mul_f32 v[46:47], v[46:47], v[212:213]
+  v_pk_mul_f32 v[48:49], v[48:49], v[212:213]
+  v_pk_mul_f32 v[50:51], v[50:51], v[212:213]
+  v_pk_mul_f32 v[52:53], v[52:53], v[212:213]
+  v_pk_mul_f32 v[54:55], v[54:55], v[212:213]
+  v_pk_mul_f32 v[56:57], v[56:57], v[212:213]
+  v_pk_mul_f32 v[58:59], v[58:59], v[212:213]
+  v_pk_mul_f32 v[60:61], v[60:61], v[212:213]
+  v_pk_mul_f32 v[62:63], v[62:63], v[212:213]
+  v_pk_mul_f32 v[64:65], v[64:65], v[212:213]
+  v_pk_mul_f32 v[66:67], v[66:67], v[212:213]
+  v_pk_mul_f32 v[68:69], v[68:69], v[212:213]
+  v_pk_mul_f32 v[70:71], v[70:71], v[212:213]
+  s_mov_b64 s[94:95], 0
+  s_mul_i32 s91, s46, s4
+  s_mul_hi_u32 s96, s46, s4
+  s_mul_i32 s97, s47, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s91, s50, s3
+  s_mul_hi_u32 s96, s50, s3
+  s_mul_i32 s97, s51, s3
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s91, s48, s6
+  s_mul_hi_u32 s96, s48, s6
+  s_mul_i32 s97, s49, s6
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  v_mov_b32 v206, s94
+  v_mov_b32 v207, s95
   v_mad_u64_u32 v[206:207], s[88:89], v178, s48, v[206:207]
-  v_mul_lo_u32 v205, v178, s49
-  v_add_u32 v207, v207, v205
+  v_mul_lo_u32 v208, v178, s49
+  v_add_u32 v207, v207, v208
   v_mad_u64_u32 v[206:207], s[88:89], v177, 4, v[206:207]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_64
+  s_cbranch_scc0 .Lout_16bit_69
   v_lshlrev_b64 v[206:207], 2, v[206:207]
   v_lshl_add_u64 v[206:207], v[206:207], 0, s[14:15]
   global_store_dwordx4 v[206:207], v[8:11], off offset:0         // O fp32
@@ -2541,12 +2962,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   global_store_dwordx4 v[206:207], v[60:63], off offset:416
   global_store_dwordx4 v[206:207], v[64:67], off offset:448
   global_store_dwordx4 v[206:207], v[68:71], off offset:480
-  s_branch .Lout_stored_66
-.Lout_16bit_64:
+  s_branch .Lout_stored_71
+.Lout_16bit_69:
   v_lshlrev_b64 v[206:207], 1, v[206:207]
   v_lshl_add_u64 v[206:207], v[206:207], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_65
+  s_cbranch_scc0 .Lout_fp16_70
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[206:207], v[104:105], off offset:0
@@ -2595,8 +3016,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[206:207], v[134:135], off offset:240
-  s_branch .Lout_stored_66
-.Lout_fp16_65:
+  s_branch .Lout_stored_71
+.Lout_fp16_70:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[206:207], v[104:105], off offset:0
@@ -2645,34 +3066,34 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[206:207], v[134:135], off offset:240
-.Lout_stored_66:
+.Lout_stored_71:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_67
-  v_log_f32 v206, v204
+  s_cbranch_scc1 .Lno_lse_72
+  v_log_f32 v207, v205
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v206, v185, v206
+  v_add_f32 v207, v185, v207
   v_cmp_gt_f32 vcc, 0x7f800000, v185
-  v_mul_f32 v206, 0x3f317218, v206
-  v_cndmask_b32 v205, v188, v206, s[90:91]
-  v_mov_b32 v206, 0x7fc00000
-  v_cndmask_b32 v205, v206, v205, vcc
-  s_mul_i32 s81, s4, s55
-  s_add_u32 s81, s81, s3
-  s_mul_i32 s81, s81, s53
-  s_mul_i32 s92, s3, s80
-  s_add_u32 s92, s92, s6
+  v_mul_f32 v207, 0x3f317218, v207
+  v_cndmask_b32 v206, v188, v207, s[92:93]
+  v_mov_b32 v207, 0x7fc00000
+  v_cndmask_b32 v206, v207, v206, vcc
+  s_mul_i32 s91, s4, s55
+  s_add_u32 s91, s91, s3
+  s_mul_i32 s91, s91, s53
+  s_mul_i32 s94, s3, s80
+  s_add_u32 s94, s94, s6
   s_cmp_lg_u64 s[18:19], 0
-  s_cselect_b32 s81, s92, s81
-  v_add_u32 v207, s81, v178
-  v_mad_u64_u32 v[208:209], s[88:89], v207, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v177
+  s_cselect_b32 s91, s94, s91
+  v_add_u32 v208, s91, v178
+  v_mad_u64_u32 v[210:211], s[88:89], v208, 4, s[16:17]
+  v_cmp_eq_u32 s[96:97], 0, v177
   v_cmp_gt_i32 vcc, s70, v178
-  s_and_b64 vcc, vcc, s[94:95]
+  s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[208:209], v205, off
+  global_store_dword v[210:211], v206, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_67:
+.Lno_lse_72:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -2691,7 +3112,7 @@ zyfa_gfx950_fp8_lean_d128_none:
     .amdhsa_system_vgpr_workitem_id 0
     .amdhsa_next_free_vgpr 216
     .amdhsa_accum_offset 216
-    .amdhsa_next_free_sgpr 96
+    .amdhsa_next_free_sgpr 98
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -2708,7 +3129,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 38912
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 98
+    .sgpr_count: 100
     .vgpr_count: 216
     .agpr_count: 0
     .max_flat_workgroup_size: 512

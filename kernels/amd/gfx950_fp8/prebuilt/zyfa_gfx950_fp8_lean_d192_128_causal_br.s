@@ -40,37 +40,39 @@
 // v[214:215] V^T chunk LDS address (per stage)
 // v[216:217] K operand LDS address (per stage)
 // v[218:219] V^T operand LDS address (per stage)
-// v220 udiv dividend
-// v221 udiv divisor
-// v220 wave index (vector)
-// v220 4 * half
-// v[220:221] Q address
-// v222 Q address part
-// v220 chunk index
-// v221 chunk column
-// v222 chunk tmp
-// v220 V bytes 1 and 3
-// v220 row max of raw scores, then m_new
-// v221 visible-key end relative to the block and half
-// v221 other half's max
-// v221 m - m_new
-// v222 round(x)
-// v223 x - n
-// v221 m_new - block max
-// v222 block exponent k
-// v220 l or 1
-// v221 div den
-// v222 div num
-// v223 div rcp
-// v224 div quotient
-// v225 div error
-// v[226:227] out scale (pair)
+// v220 window start - 4 * half
+// v221 udiv dividend
+// v222 udiv divisor
+// v221 wave index (vector)
+// v221 4 * half
+// v[222:223] Q address
+// v221 Q address part
+// v221 chunk index
+// v222 chunk column
+// v223 chunk tmp
+// v221 V bytes 1 and 3
+// v221 row max of raw scores, then m_new
+// v222 visible-key end relative to the block and half
+// v222 window start relative to the block and half
+// v222 other half's max
+// v222 m - m_new
+// v223 round(x)
+// v224 x - n
+// v222 m_new - block max
+// v223 block exponent k
+// v221 l or 1
+// v222 div den
+// v223 div num
+// v224 div rcp
+// v225 div quotient
+// v226 div error
+// v[228:229] out scale (pair)
 // v[222:223] O address
-// v221 O address part
-// v221 lse
-// v222 lse tmp
-// v223 lse index
-// v[224:225] lse address
+// v224 O address part
+// v222 lse
+// v223 lse tmp
+// v224 lse index
+// v[226:227] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -94,53 +96,58 @@
 // s[84:85] V address of the prefetched block
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
-// s[90:91] cu_seqlens address
-// s[92:93] cu_seqlens_q[b:b+1]
-// s[94:95] cu_seqlens_k[b:b+1]
-// s81 batch * 4
-// s81 tile index
-// s81 query heads per kv head
-// s90 udiv remainder
-// s91 udiv step
-// s81 first row of the wave
-// s90 last row of the wave
-// s91 visible-key end
-// s92 diagonal offset
-// s81 descale index * 4
-// s[90:91] descale address
-// s92 q descale
-// s93 k descale
-// s94 v descale
-// s81 Q sign flip
-// s90 max exponent - 8
-// s[90:91] Q row 0 address
-// s92 product lo
-// s93 product hi
-// s94 product cross
-// s81 1 / chunks per row (fixed point)
-// s81 product lo
-// s90 product hi
-// s91 product cross
-// s81 keys of the sequence from the block on
-// s[90:91] 64 rows of stride
-// s81 block end
-// s[90:91] lane mask
+// s81 first key block of the workgroup (window)
+// s90 largest window start of the wave
+// s[92:93] cu_seqlens address
+// s[94:95] cu_seqlens_q[b:b+1]
+// s[96:97] cu_seqlens_k[b:b+1]
+// s91 batch * 4
+// s91 tile index
+// s91 query heads per kv head
+// s92 udiv remainder
+// s93 udiv step
+// s91 first row of the wave
+// s92 last row of the wave
+// s93 visible-key end
+// s94 diagonal offset
+// s94 diagonal offset - window_left
+// s95 window_left, at most 2^30
+// s94 mask-free span
+// s91 descale index * 4
+// s[92:93] descale address
+// s94 q descale
+// s95 k descale
+// s96 v descale
+// s91 Q sign flip
+// s92 max exponent - 8
+// s[92:93] Q row 0 address
+// s94 product lo
+// s95 product hi
+// s96 product cross
+// s91 1 / chunks per row (fixed point)
+// s91 product lo
+// s92 product hi
+// s93 product cross
+// s91 keys of the sequence from the block on
+// s[92:93] 64 rows of stride
+// s91 block - largest window start
 // s[92:93] lane mask
-// s[90:91] gap > 0
-// s81 2^19
-// s[90:91] lanes with m = -inf
-// s81 previous key block
-// s90 block end
-// s90 2^19
+// s[94:95] lane mask
+// s[92:93] gap > 0
+// s91 2^19
 // s[92:93] lanes with m = -inf
-// s81 last key block
-// s[90:91] l > 0
-// s[92:93] O element offset
-// s94 product hi
-// s95 product cross
-// s81 lse row base (fixed length)
-// s92 lse row base (varlen)
-// s[94:95] lanes of half 0
+// s91 previous key block
+// s92 block - largest window start
+// s92 2^19
+// s[94:95] lanes with m = -inf
+// s91 last key block
+// s[92:93] l > 0
+// s[94:95] O element offset
+// s96 product hi
+// s97 product cross
+// s91 lse row base (fixed length)
+// s94 lse row base (varlen)
+// s[96:97] lanes of half 0
 
   .amdgcn_target "amdgcn-amd-amdhsa--gfx950"
   .text
@@ -164,149 +171,177 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_mov_b32 s71, s54
   s_branch .Lspan_done_1
 .Lvarlen_0:
-  s_lshl_b32 s81, s4, 2
-  s_add_u32 s90, s18, s81
-  s_addc_u32 s91, s19, 0
-  s_load_dwordx2 s[92:93], s[90:91], 0x0
-  s_add_u32 s90, s20, s81
-  s_addc_u32 s91, s21, 0
-  s_load_dwordx2 s[94:95], s[90:91], 0x0
-  s_lshl_b32 s81, s52, 2
-  s_add_u32 s90, s18, s81
-  s_addc_u32 s91, s19, 0
-  s_load_dword s80, s[90:91], 0x0                                // cu_seqlens_q[batch]: lse rows
+  s_lshl_b32 s91, s4, 2
+  s_add_u32 s92, s18, s91
+  s_addc_u32 s93, s19, 0
+  s_load_dwordx2 s[94:95], s[92:93], 0x0
+  s_add_u32 s92, s20, s91
+  s_addc_u32 s93, s21, 0
+  s_load_dwordx2 s[96:97], s[92:93], 0x0
+  s_lshl_b32 s91, s52, 2
+  s_add_u32 s92, s18, s91
+  s_addc_u32 s93, s19, 0
+  s_load_dword s80, s[92:93], 0x0                                // cu_seqlens_q[batch]: lse rows
   s_waitcnt lgkmcnt(0)                                           // cu_seqlens
-  s_mov_b32 s6, s92
-  s_sub_i32 s70, s93, s92
-  s_mov_b32 s7, s94
-  s_sub_i32 s71, s95, s94
+  s_mov_b32 s6, s94
+  s_sub_i32 s70, s95, s94
+  s_mov_b32 s7, s96
+  s_sub_i32 s71, s97, s96
 .Lspan_done_1:
-  s_add_u32 s81, s53, 255
-  s_lshr_b32 s81, s81, 8
-  s_sub_u32 s81, s81, 1
-  s_sub_u32 s81, s81, s2
-  s_lshl_b32 s73, s81, 8                                         // row0 = tile * 256
+  s_add_u32 s91, s53, 255
+  s_lshr_b32 s91, s91, 8
+  s_sub_u32 s91, s91, 1
+  s_sub_u32 s91, s91, s2
+  s_lshl_b32 s73, s91, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v220, s55
-  v_cvt_f32_u32 v221, s56
-  v_rcp_f32 v221, v221
+  v_cvt_f32_u32 v221, s55
+  v_cvt_f32_u32 v222, s56
+  v_rcp_f32 v222, v222
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v220, v220, v221
-  v_cvt_u32_f32 v220, v220
+  v_mul_f32 v221, v221, v222
+  v_cvt_u32_f32 v221, v221
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s81, v220
-  s_mul_i32 s91, s81, s56
-  s_sub_i32 s90, s55, s91
-  s_cmp_ge_i32 s90, s56
-  s_cselect_b32 s91, 1, 0
-  s_add_i32 s81, s81, s91
-  s_cmp_lt_i32 s90, 0
-  s_cselect_b32 s91, -1, 0
-  s_add_i32 s81, s81, s91
-  v_cvt_f32_u32 v220, s3
-  v_cvt_f32_u32 v221, s81
-  v_rcp_f32 v221, v221
+  v_readfirstlane_b32 s91, v221
+  s_mul_i32 s93, s91, s56
+  s_sub_i32 s92, s55, s93
+  s_cmp_ge_i32 s92, s56
+  s_cselect_b32 s93, 1, 0
+  s_add_i32 s91, s91, s93
+  s_cmp_lt_i32 s92, 0
+  s_cselect_b32 s93, -1, 0
+  s_add_i32 s91, s91, s93
+  v_cvt_f32_u32 v221, s3
+  v_cvt_f32_u32 v222, s91
+  v_rcp_f32 v222, v222
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v220, v220, v221
-  v_cvt_u32_f32 v220, v220
+  v_mul_f32 v221, v221, v222
+  v_cvt_u32_f32 v221, v221
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v220
-  s_mul_i32 s91, s72, s81
-  s_sub_i32 s90, s3, s91
-  s_cmp_ge_i32 s90, s81
-  s_cselect_b32 s91, 1, 0
-  s_add_i32 s72, s72, s91
-  s_cmp_lt_i32 s90, 0
-  s_cselect_b32 s91, -1, 0
-  s_add_i32 s72, s72, s91
-  v_lshrrev_b32 v220, 6, v0
+  v_readfirstlane_b32 s72, v221
+  s_mul_i32 s93, s72, s91
+  s_sub_i32 s92, s3, s93
+  s_cmp_ge_i32 s92, s91
+  s_cselect_b32 s93, 1, 0
+  s_add_i32 s72, s72, s93
+  s_cmp_lt_i32 s92, 0
+  s_cselect_b32 s93, -1, 0
+  s_add_i32 s72, s72, s93
+  v_lshrrev_b32 v221, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v220
+  v_readfirstlane_b32 s5, v221
   v_and_b32 v188, 31, v0
   v_bfe_u32 v189, v0, 5, 1
-  s_lshl_b32 s81, s5, 5
-  s_add_u32 s81, s81, s73
-  v_add_u32 v190, s81, v188
-  s_sub_i32 s92, s71, s70
-  s_add_i32 s92, s92, 1
-  v_add_u32 v191, s92, v190
+  s_lshl_b32 s91, s5, 5
+  s_add_u32 s91, s91, s73
+  v_add_u32 v190, s91, v188
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s94, s94, 1
+  v_add_u32 v191, s94, v190
   v_min_i32 v191, s71, v191
   v_max_i32 v191, 0, v191
   v_cmp_gt_i32 vcc, s70, v190
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v191, 0, v191, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v220, 2, v189
-  v_sub_u32 v191, v191, v220
-  s_add_u32 s90, s73, 255
-  s_add_i32 s91, s70, -1
-  s_min_i32 s90, s90, s91
-  s_sub_i32 s92, s71, s70
-  s_add_i32 s74, s90, s92
+  v_lshlrev_b32 v221, 2, v189
+  v_sub_u32 v191, v191, v221
+  s_min_i32 s95, s60, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_sub_i32 s94, s94, s95
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
+  v_add_u32 v220, s94, v190
+  v_max_i32 v220, 0, v220
+  v_sub_u32 v220, v220, v221
+  s_min_i32 s95, s60, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_sub_i32 s94, s94, s95
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
+  s_add_i32 s81, s73, s94
+  s_max_i32 s81, s81, 0
+  s_and_b32 s81, s81, -64
+  s_add_u32 s92, s73, 255
+  s_add_i32 s93, s70, -1
+  s_min_i32 s92, s92, s93
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s74, s92, s94
   s_add_i32 s74, s74, 1
   s_min_i32 s74, s74, s71
   s_max_i32 s74, s74, 0
-  s_add_u32 s90, s81, 31
-  s_add_i32 s91, s70, -1
-  s_min_i32 s91, s90, s91
-  s_sub_i32 s92, s71, s70
-  s_add_i32 s76, s91, s92
+  s_add_u32 s92, s91, 31
+  s_add_i32 s93, s70, -1
+  s_min_i32 s93, s92, s93
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s76, s93, s94
   s_add_i32 s76, s76, 1
   s_min_i32 s76, s76, s71
   s_max_i32 s76, s76, 0
-  s_cmp_lt_i32 s81, s70
+  s_min_i32 s95, s60, 0x40000000
+  s_sub_i32 s94, s71, s70
+  s_sub_i32 s94, s94, s95
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
+  s_add_i32 s90, s93, s94
+  s_max_i32 s90, s90, 0
+  s_cmp_lt_i32 s91, s70
   s_cselect_b32 s76, s76, 0
-  s_sub_i32 s92, s71, s70
-  s_add_i32 s75, s81, s92
+  s_sub_i32 s94, s71, s70
+  s_add_i32 s75, s91, s94
   s_add_i32 s75, s75, 1
   s_min_i32 s75, s75, s71
   s_max_i32 s75, s75, 0
-  s_cmp_lt_i32 s90, s70
+  s_cmp_lt_i32 s92, s70
   s_cselect_b32 s75, s75, 0
-  s_mul_i32 s81, s4, s56
-  s_add_u32 s81, s81, s72
-  s_lshl_b32 s81, s81, 2
-  s_mov_b32 s92, 1.0                                             // a null descale pointer means 1
+  s_sub_i32 s94, s75, 64
+  s_sub_i32 s94, s94, s90
+  s_cmp_lt_i32 s94, 0
+  s_cselect_b32 s90, 0x40000000, s90
+  s_cselect_b32 s75, 0, s94                                      // wave_min_hi := the mask-free span
+  s_mul_i32 s91, s4, s56
+  s_add_u32 s91, s91, s72
+  s_lshl_b32 s91, s91, 2
+  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[22:23], 0
   s_cbranch_scc1 .Ldescale_null_2
-  s_add_u32 s90, s22, s81
-  s_addc_u32 s91, s23, 0
-  s_load_dword s92, s[90:91], 0x0
+  s_add_u32 s92, s22, s91
+  s_addc_u32 s93, s23, 0
+  s_load_dword s94, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_2:
-  s_mov_b32 s93, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s95, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[24:25], 0
   s_cbranch_scc1 .Ldescale_null_3
-  s_add_u32 s90, s24, s81
-  s_addc_u32 s91, s25, 0
-  s_load_dword s93, s[90:91], 0x0
+  s_add_u32 s92, s24, s91
+  s_addc_u32 s93, s25, 0
+  s_load_dword s95, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_3:
-  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s96, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[26:27], 0
   s_cbranch_scc1 .Ldescale_null_4
-  s_add_u32 s90, s26, s81
-  s_addc_u32 s91, s27, 0
-  s_load_dword s94, s[90:91], 0x0
+  s_add_u32 s92, s26, s91
+  s_addc_u32 s93, s27, 0
+  s_load_dword s96, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
   v_mov_b32 v192, s66
-  v_mul_f32 v192, s92, v192
-  v_mul_f32 v192, s93, v192
+  v_mul_f32 v192, s94, v192
+  v_mul_f32 v192, s95, v192
   v_mul_f32 v192, 0x3fb8aa3b, v192
   v_mul_f32 v2, 0x41000000, v192                                 // 8 * scale_log2 (lean_p.h)
-  s_mov_b32 s81, 0
+  s_mov_b32 s91, 0
   v_cmp_gt_f32 vcc, 0, v192
   s_cbranch_vccz .Lscale_positive_5
-  s_mov_b32 s81, 0x80808080
+  s_mov_b32 s91, 0x80808080
   v_xor_b32 v192, 0x80000000, v192
   v_xor_b32 v2, 0x80000000, v2
 .Lscale_positive_5:
   v_mov_b32 v3, v2
   v_mov_b32 v193, s67
   v_add_f32 v193, 0x42600000, v193                               // 56 + lean centre
-  s_add_i32 s90, s65, -8
-  v_cvt_f32_i32 v194, s90
+  s_add_i32 s92, s65, -8
+  v_cvt_f32_i32 v194, s92
   v_mov_b32 v203, s65
   v_mov_b32 v195, 127
   v_mov_b32 v1, 0x377fe5fe
@@ -386,32 +421,32 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v202, s94
-  s_mov_b64 s[90:91], s[8:9]
-  s_mul_i32 s92, s28, s4
-  s_mul_hi_u32 s93, s28, s4
-  s_mul_i32 s94, s29, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s90, s90, s92
-  s_addc_u32 s91, s91, s93
-  s_mul_i32 s92, s32, s3
-  s_mul_hi_u32 s93, s32, s3
-  s_mul_i32 s94, s33, s3
-  s_add_u32 s93, s93, s94
-  s_add_u32 s90, s90, s92
-  s_addc_u32 s91, s91, s93
-  s_mul_i32 s92, s30, s6
-  s_mul_hi_u32 s93, s30, s6
-  s_mul_i32 s94, s31, s6
-  s_add_u32 s93, s93, s94
-  s_add_u32 s90, s90, s92
-  s_addc_u32 s91, s91, s93
-  v_mov_b32 v220, s90
-  v_mov_b32 v221, s91
-  v_mad_u64_u32 v[220:221], s[88:89], v190, s30, v[220:221]
-  v_mul_lo_u32 v222, v190, s31
-  v_add_u32 v221, v221, v222
-  v_mad_u64_u32 v[220:221], s[88:89], v189, 32, v[220:221]       // + half * 32 bytes
+  v_mov_b32 v202, s96
+  s_mov_b64 s[92:93], s[8:9]
+  s_mul_i32 s94, s28, s4
+  s_mul_hi_u32 s95, s28, s4
+  s_mul_i32 s96, s29, s4
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  s_mul_i32 s94, s32, s3
+  s_mul_hi_u32 s95, s32, s3
+  s_mul_i32 s96, s33, s3
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  s_mul_i32 s94, s30, s6
+  s_mul_hi_u32 s95, s30, s6
+  s_mul_i32 s96, s31, s6
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  v_mov_b32 v222, s92
+  v_mov_b32 v223, s93
+  v_mad_u64_u32 v[222:223], s[88:89], v190, s30, v[222:223]
+  v_mul_lo_u32 v221, v190, s31
+  v_add_u32 v223, v223, v221
+  v_mad_u64_u32 v[222:223], s[88:89], v189, 32, v[222:223]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -438,77 +473,77 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v159, 0
   v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[220:221], off offset:0
-  global_load_dwordx4 v[140:143], v[220:221], off offset:16
-  global_load_dwordx4 v[144:147], v[220:221], off offset:64
-  global_load_dwordx4 v[148:151], v[220:221], off offset:80
-  global_load_dwordx4 v[152:155], v[220:221], off offset:128
-  global_load_dwordx4 v[156:159], v[220:221], off offset:144
+  global_load_dwordx4 v[136:139], v[222:223], off offset:0
+  global_load_dwordx4 v[140:143], v[222:223], off offset:16
+  global_load_dwordx4 v[144:147], v[222:223], off offset:64
+  global_load_dwordx4 v[148:151], v[222:223], off offset:80
+  global_load_dwordx4 v[152:155], v[222:223], off offset:128
+  global_load_dwordx4 v[156:159], v[222:223], off offset:144
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_xor_b32 v136, s81, v136
-  v_xor_b32 v137, s81, v137
-  v_xor_b32 v138, s81, v138
-  v_xor_b32 v139, s81, v139
-  v_xor_b32 v140, s81, v140
-  v_xor_b32 v141, s81, v141
-  v_xor_b32 v142, s81, v142
-  v_xor_b32 v143, s81, v143
-  v_xor_b32 v144, s81, v144
-  v_xor_b32 v145, s81, v145
-  v_xor_b32 v146, s81, v146
-  v_xor_b32 v147, s81, v147
-  v_xor_b32 v148, s81, v148
-  v_xor_b32 v149, s81, v149
-  v_xor_b32 v150, s81, v150
-  v_xor_b32 v151, s81, v151
-  v_xor_b32 v152, s81, v152
-  v_xor_b32 v153, s81, v153
-  v_xor_b32 v154, s81, v154
-  v_xor_b32 v155, s81, v155
-  v_xor_b32 v156, s81, v156
-  v_xor_b32 v157, s81, v157
-  v_xor_b32 v158, s81, v158
-  v_xor_b32 v159, s81, v159
-  s_mov_b32 s81, 357913942
-  v_add_u32 v220, 0, v0
-  v_mul_hi_u32 v206, s81, v220
-  v_mul_u32_u24 v222, 12, v206
-  v_sub_u32 v221, v220, v222
-  v_mul_lo_u32 v222, v206, s36
-  v_lshl_add_u32 v204, v221, 4, v222
-  v_mul_u32_u24 v222, 208, v206
-  v_lshl_add_u32 v208, v221, 4, v222
-  v_add_u32 v220, 512, v0
-  v_mul_hi_u32 v207, s81, v220
-  v_mul_u32_u24 v222, 12, v207
-  v_sub_u32 v221, v220, v222
-  v_mul_lo_u32 v222, v207, s36
-  v_lshl_add_u32 v205, v221, 4, v222
-  v_mul_u32_u24 v222, 208, v207
-  v_lshl_add_u32 v210, v221, 4, v222
+  v_xor_b32 v136, s91, v136
+  v_xor_b32 v137, s91, v137
+  v_xor_b32 v138, s91, v138
+  v_xor_b32 v139, s91, v139
+  v_xor_b32 v140, s91, v140
+  v_xor_b32 v141, s91, v141
+  v_xor_b32 v142, s91, v142
+  v_xor_b32 v143, s91, v143
+  v_xor_b32 v144, s91, v144
+  v_xor_b32 v145, s91, v145
+  v_xor_b32 v146, s91, v146
+  v_xor_b32 v147, s91, v147
+  v_xor_b32 v148, s91, v148
+  v_xor_b32 v149, s91, v149
+  v_xor_b32 v150, s91, v150
+  v_xor_b32 v151, s91, v151
+  v_xor_b32 v152, s91, v152
+  v_xor_b32 v153, s91, v153
+  v_xor_b32 v154, s91, v154
+  v_xor_b32 v155, s91, v155
+  v_xor_b32 v156, s91, v156
+  v_xor_b32 v157, s91, v157
+  v_xor_b32 v158, s91, v158
+  v_xor_b32 v159, s91, v159
+  s_mov_b32 s91, 357913942
+  v_add_u32 v221, 0, v0
+  v_mul_hi_u32 v206, s91, v221
+  v_mul_u32_u24 v223, 12, v206
+  v_sub_u32 v222, v221, v223
+  v_mul_lo_u32 v223, v206, s36
+  v_lshl_add_u32 v204, v222, 4, v223
+  v_mul_u32_u24 v223, 208, v206
+  v_lshl_add_u32 v208, v222, 4, v223
+  v_add_u32 v221, 512, v0
+  v_mul_hi_u32 v207, s91, v221
+  v_mul_u32_u24 v223, 12, v207
+  v_sub_u32 v222, v221, v223
+  v_mul_lo_u32 v223, v207, s36
+  v_lshl_add_u32 v205, v222, 4, v223
+  v_mul_u32_u24 v223, 208, v207
+  v_lshl_add_u32 v210, v222, 4, v223
   v_cmp_gt_u32 vcc, 256, v0
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v207, -1, v207, vcc
   v_lshrrev_b32 v213, 3, v0
-  v_and_b32 v221, 7, v0
-  v_mul_lo_u32 v222, v213, s42
-  v_lshl_add_u32 v212, v221, 4, v222
+  v_and_b32 v222, 7, v0
+  v_mul_lo_u32 v223, v213, s42
+  v_lshl_add_u32 v212, v222, 4, v223
   v_bfe_u32 v214, v213, 2, 1
   v_lshlrev_b32 v214, 5, v214
-  v_bfe_u32 v222, v213, 5, 1
-  v_lshl_add_u32 v214, v222, 4, v214
-  v_bfe_u32 v222, v213, 3, 2
-  v_lshl_add_u32 v214, v222, 2, v214
-  v_and_b32 v222, 3, v213
-  v_add_u32 v214, v214, v222
-  v_mul_u32_u24 v222, 1280, v221
-  v_add_u32 v214, v214, v222
+  v_bfe_u32 v223, v213, 5, 1
+  v_lshl_add_u32 v214, v223, 4, v214
+  v_bfe_u32 v223, v213, 3, 2
+  v_lshl_add_u32 v214, v223, 2, v214
+  v_and_b32 v223, 3, v213
+  v_add_u32 v214, v214, v223
+  v_mul_u32_u24 v223, 1280, v222
+  v_add_u32 v214, v214, v223
   v_add_u32 v214, 13312, v214
-  v_mul_u32_u24 v222, 208, v188
-  v_lshl_add_u32 v216, v189, 5, v222
-  v_mul_u32_u24 v222, 80, v188
-  v_lshl_add_u32 v218, v189, 5, v222
+  v_mul_u32_u24 v223, 208, v188
+  v_lshl_add_u32 v216, v189, 5, v223
+  v_mul_u32_u24 v223, 80, v188
+  v_lshl_add_u32 v218, v189, 5, v223
   v_add_u32 v218, 13312, v218
   v_add_u32 v217, 23552, v216
   v_add_u32 v219, 23552, v218
@@ -516,49 +551,61 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_add_u32 v209, 23552, v208
   v_add_u32 v211, 23552, v210
   s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s81, s34, s4
-  s_mul_hi_u32 s90, s34, s4
-  s_mul_i32 s91, s35, s4
-  s_add_u32 s90, s90, s91
-  s_add_u32 s82, s82, s81
-  s_addc_u32 s83, s83, s90
-  s_mul_i32 s81, s38, s72
-  s_mul_hi_u32 s90, s38, s72
-  s_mul_i32 s91, s39, s72
-  s_add_u32 s90, s90, s91
-  s_add_u32 s82, s82, s81
-  s_addc_u32 s83, s83, s90
-  s_mul_i32 s81, s36, s7
-  s_mul_hi_u32 s90, s36, s7
-  s_mul_i32 s91, s37, s7
-  s_add_u32 s90, s90, s91
-  s_add_u32 s82, s82, s81
-  s_addc_u32 s83, s83, s90
+  s_mul_i32 s91, s34, s4
+  s_mul_hi_u32 s92, s34, s4
+  s_mul_i32 s93, s35, s4
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
+  s_mul_i32 s91, s38, s72
+  s_mul_hi_u32 s92, s38, s72
+  s_mul_i32 s93, s39, s72
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
+  s_mul_i32 s91, s36, s7
+  s_mul_hi_u32 s92, s36, s7
+  s_mul_i32 s93, s37, s7
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
+  s_mul_i32 s91, s36, s81
+  s_mul_hi_u32 s92, s36, s81
+  s_mul_i32 s93, s37, s81
+  s_add_u32 s92, s92, s93
+  s_add_u32 s82, s82, s91
+  s_addc_u32 s83, s83, s92
   s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s81, s40, s4
-  s_mul_hi_u32 s90, s40, s4
-  s_mul_i32 s91, s41, s4
-  s_add_u32 s90, s90, s91
-  s_add_u32 s84, s84, s81
-  s_addc_u32 s85, s85, s90
-  s_mul_i32 s81, s44, s72
-  s_mul_hi_u32 s90, s44, s72
-  s_mul_i32 s91, s45, s72
-  s_add_u32 s90, s90, s91
-  s_add_u32 s84, s84, s81
-  s_addc_u32 s85, s85, s90
-  s_mul_i32 s81, s42, s7
-  s_mul_hi_u32 s90, s42, s7
-  s_mul_i32 s91, s43, s7
-  s_add_u32 s90, s90, s91
-  s_add_u32 s84, s84, s81
-  s_addc_u32 s85, s85, s90
-  s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
+  s_mul_i32 s91, s40, s4
+  s_mul_hi_u32 s92, s40, s4
+  s_mul_i32 s93, s41, s4
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_mul_i32 s91, s44, s72
+  s_mul_hi_u32 s92, s44, s72
+  s_mul_i32 s93, s45, s72
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_mul_i32 s91, s42, s7
+  s_mul_hi_u32 s92, s42, s7
+  s_mul_i32 s93, s43, s7
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_mul_i32 s91, s42, s81
+  s_mul_hi_u32 s92, s42, s81
+  s_mul_i32 s93, s43, s81
+  s_add_u32 s92, s92, s93
+  s_add_u32 s84, s84, s91
+  s_addc_u32 s85, s85, s92
+  s_cmp_le_i32 s74, s81                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
-  s_mov_b32 s77, 0
-  s_mov_b32 s79, 0
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
+  s_mov_b32 s77, s81
+  s_mov_b32 s79, s81
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
@@ -572,7 +619,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s91, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -580,7 +627,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v207
+  v_cmp_gt_u32 vcc, s91, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -588,48 +635,48 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v213
+  v_cmp_gt_u32 vcc, s91, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_12
   ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_12:
-  v_lshrrev_b32 v220, 8, v4
+  v_lshrrev_b32 v221, 8, v4
   ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v220 offset:80
+  ds_write_b8 v214, v221 offset:80
   ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v220 offset:240
-  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8_d16_hi v214, v221 offset:240
+  v_lshrrev_b32 v221, 8, v5
   ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v220 offset:400
+  ds_write_b8 v214, v221 offset:400
   ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v220 offset:560
-  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8_d16_hi v214, v221 offset:560
+  v_lshrrev_b32 v221, 8, v6
   ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v220 offset:720
+  ds_write_b8 v214, v221 offset:720
   ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v220 offset:880
-  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8_d16_hi v214, v221 offset:880
+  v_lshrrev_b32 v221, 8, v7
   ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v220 offset:1040
+  ds_write_b8 v214, v221 offset:1040
   ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v220 offset:1200
-  s_mov_b32 s79, 64
+  ds_write_b8_d16_hi v214, v221 offset:1200
+  s_add_u32 s79, s81, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_13
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
@@ -643,7 +690,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s91, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -651,7 +698,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v207
+  v_cmp_gt_u32 vcc, s91, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -659,17 +706,17 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v213
+  v_cmp_gt_u32 vcc, s91, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_14:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -679,7 +726,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cbranch_scc1 .Lsoftmax_first_group
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_17
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
@@ -735,139 +782,207 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s81, s77, 64
-  s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
+  s_sub_u32 s91, s77, s90
+  s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v221, s77, v191
-  v_cmp_lt_i32 vcc, 0, v221
-  v_cmp_lt_i32 s[90:91], 1, v221
-  v_cmp_lt_i32 s[92:93], 2, v221
+  v_subrev_u32 v222, s77, v191
+  v_cmp_lt_i32 vcc, 0, v222
+  v_cmp_lt_i32 s[92:93], 1, v222
+  v_cmp_lt_i32 s[94:95], 2, v222
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v221
-  v_cndmask_b32 v73, v200, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v221
-  v_cndmask_b32 v74, v200, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cmp_lt_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v222
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v221
-  v_cndmask_b32 v76, v200, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v221
-  v_cndmask_b32 v77, v200, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cmp_lt_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v222
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v221
-  v_cndmask_b32 v79, v200, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v221
-  v_cndmask_b32 v80, v200, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cmp_lt_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v222
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v221
-  v_cndmask_b32 v82, v200, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v221
-  v_cndmask_b32 v83, v200, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cmp_lt_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v222
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v221
-  v_cndmask_b32 v85, v200, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v221
-  v_cndmask_b32 v86, v200, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cmp_lt_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v222
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v221
-  v_cndmask_b32 v88, v200, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v221
-  v_cndmask_b32 v89, v200, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cmp_lt_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v222
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v221
-  v_cndmask_b32 v91, v200, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v221
-  v_cndmask_b32 v92, v200, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cmp_lt_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v222
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v221
-  v_cndmask_b32 v94, v200, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v221
-  v_cndmask_b32 v95, v200, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cmp_lt_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v222
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v221
-  v_cndmask_b32 v97, v200, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v221
-  v_cndmask_b32 v98, v200, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cmp_lt_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v222
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v221
-  v_cndmask_b32 v100, v200, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v221
-  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
-  v_cndmask_b32 v103, v200, v103, s[90:91]
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+  s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_21
+  v_subrev_u32 v222, s77, v220
+  v_cmp_ge_i32 vcc, 0, v222
+  v_cmp_ge_i32 s[92:93], 1, v222
+  v_cmp_ge_i32 s[94:95], 2, v222
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+.Lwindow_start_done_21:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
   s_branch .Lrow_max_done_20
 .Lno_mask_19:
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
 .Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_cbranch_vccz .Lalpha_done_21
-  v_sub_f32 v221, v197, v220
-  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v222, v221
-  v_sub_f32 v223, v221, v222
-  v_fmaak_f32 v184, v1, v223, 0x39218489
-  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v223, 0x3d635847
-  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v223, 0x3f317218
-  v_fmaak_f32 v184, v184, v223, 0x3f800000
-  v_cvt_i32_f32 v222, v222
-  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_22
+  v_sub_f32 v222, v197, v221
+  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v223, v222
+  v_sub_f32 v224, v222, v223
+  v_fmaak_f32 v184, v1, v224, 0x39218489
+  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v224, 0x3d635847
+  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v224, 0x3f317218
+  v_fmaak_f32 v184, v184, v224, 0x3f800000
+  v_cvt_i32_f32 v223, v223
+  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -901,22 +1016,22 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
-.Lalpha_done_21:
-  v_sub_f32 v221, v220, v199
-  v_cmp_lt_f32 s[90:91], 0, v221
-  v_cmp_gt_f32 vcc, v194, v221
-  v_floor_f32 v222, v221
-  v_cvt_i32_f32 v222, v222
-  v_add_u32 v222, 8, v222
-  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v220
-  v_cvt_f32_i32 v222, v222
-  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+.Lalpha_done_22:
+  v_sub_f32 v222, v221, v199
+  v_cmp_lt_f32 s[92:93], 0, v222
+  v_cmp_gt_f32 vcc, v194, v222
+  v_floor_f32 v223, v222
+  v_cvt_i32_f32 v223, v223
+  v_add_u32 v223, 8, v223
+  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v221
+  v_cvt_f32_i32 v223, v223
+  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v220                                           // m = m_new
+  v_mov_b32 v197, v221                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -933,12 +1048,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
-  s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v197|
-  v_cmp_eq_f32 s[90:91], v200, v197
-  s_or_b64 vcc, vcc, s[90:91]
+  s_mov_b32 s91, 0x49000000
+  v_cmp_gt_f32 vcc, s91, |v197|
+  v_cmp_eq_f32 s[92:93], v200, v197
+  s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_22
+  s_cbranch_scc1 .Lcodes_need_no_clamp_23
   v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v201
   v_med3_f32 v74, v74, 0, v201
@@ -971,7 +1086,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v201
   v_med3_f32 v102, v102, 0, v201
   v_med3_f32 v103, v103, 0, v201
-.Lcodes_need_no_clamp_22:
+.Lcodes_need_no_clamp_23:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1006,52 +1121,52 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_23
+  s_cbranch_scc0 .Lno_store_24
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v209, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_25
+  s_cbranch_scc1 .Lno_second_chunk_26
   ds_write_b128 v211, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_25:
-  v_lshrrev_b32 v220, 8, v4
+.Lno_second_chunk_26:
+  v_lshrrev_b32 v221, 8, v4
   ds_write_b8 v215, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v215, v220 offset:80
+  ds_write_b8 v215, v221 offset:80
   ds_write_b8_d16_hi v215, v4 offset:160
-  ds_write_b8_d16_hi v215, v220 offset:240
-  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8_d16_hi v215, v221 offset:240
+  v_lshrrev_b32 v221, 8, v5
   ds_write_b8 v215, v5 offset:320
-  ds_write_b8 v215, v220 offset:400
+  ds_write_b8 v215, v221 offset:400
   ds_write_b8_d16_hi v215, v5 offset:480
-  ds_write_b8_d16_hi v215, v220 offset:560
-  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8_d16_hi v215, v221 offset:560
+  v_lshrrev_b32 v221, 8, v6
   ds_write_b8 v215, v6 offset:640
-  ds_write_b8 v215, v220 offset:720
+  ds_write_b8 v215, v221 offset:720
   ds_write_b8_d16_hi v215, v6 offset:800
-  ds_write_b8_d16_hi v215, v220 offset:880
-  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8_d16_hi v215, v221 offset:880
+  v_lshrrev_b32 v221, 8, v7
   ds_write_b8 v215, v7 offset:960
-  ds_write_b8 v215, v220 offset:1040
+  ds_write_b8 v215, v221 offset:1040
   ds_write_b8_d16_hi v215, v7 offset:1120
-  ds_write_b8_d16_hi v215, v220 offset:1200
+  ds_write_b8_d16_hi v215, v221 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_23
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_26
+  s_cbranch_scc0 .Lno_store_24
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_27
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_29
+  s_cbranch_scc1 .Lno_second_chunk_30
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
-.Lno_second_chunk_29:
+.Lno_second_chunk_30:
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_27
-.Ltail_block_loads_26:
+  s_branch .Lblock_loaded_28
+.Ltail_block_loads_27:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s91, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1059,7 +1174,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v207
+  v_cmp_gt_u32 vcc, s91, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1067,26 +1182,26 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v213
+  v_cmp_gt_u32 vcc, s91, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_27:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_23:
+.Lblock_loaded_28:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_24:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_30
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_31
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
@@ -1100,8 +1215,8 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v217 offset:6672
-  s_branch .Lqk_31
-.Lno_previous_block_30:
+  s_branch .Lqk_32
+.Lno_previous_block_31:
   ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v217 offset:16
   ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
@@ -1110,7 +1225,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_read_b128 v[124:127], v217 offset:144
   ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v217 offset:6672
-.Lqk_31:
+.Lqk_32:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
@@ -1141,139 +1256,207 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
-  s_add_u32 s81, s77, 64
-  s_cmp_gt_i32 s81, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_32
-  v_subrev_u32 v221, s77, v191
-  v_cmp_lt_i32 vcc, 0, v221
-  v_cmp_lt_i32 s[90:91], 1, v221
-  v_cmp_lt_i32 s[92:93], 2, v221
+  s_sub_u32 s91, s77, s90
+  s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_33
+  v_subrev_u32 v222, s77, v191
+  v_cmp_lt_i32 vcc, 0, v222
+  v_cmp_lt_i32 s[92:93], 1, v222
+  v_cmp_lt_i32 s[94:95], 2, v222
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v221
-  v_cndmask_b32 v73, v200, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v221
-  v_cndmask_b32 v74, v200, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cmp_lt_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v222
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v221
-  v_cndmask_b32 v76, v200, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v221
-  v_cndmask_b32 v77, v200, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cmp_lt_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v222
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v221
-  v_cndmask_b32 v79, v200, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v221
-  v_cndmask_b32 v80, v200, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cmp_lt_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v222
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v221
-  v_cndmask_b32 v82, v200, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v221
-  v_cndmask_b32 v83, v200, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cmp_lt_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v222
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v221
-  v_cndmask_b32 v85, v200, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v221
-  v_cndmask_b32 v86, v200, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cmp_lt_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v222
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v221
-  v_cndmask_b32 v88, v200, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v221
-  v_cndmask_b32 v89, v200, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cmp_lt_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v222
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v221
-  v_cndmask_b32 v91, v200, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v221
-  v_cndmask_b32 v92, v200, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cmp_lt_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v222
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v221
-  v_cndmask_b32 v94, v200, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v221
-  v_cndmask_b32 v95, v200, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cmp_lt_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v222
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v221
-  v_cndmask_b32 v97, v200, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v221
-  v_cndmask_b32 v98, v200, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cmp_lt_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v222
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v221
-  v_cndmask_b32 v100, v200, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v221
-  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
-  v_cndmask_b32 v103, v200, v103, s[90:91]
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+  s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_35
+  v_subrev_u32 v222, s77, v220
+  v_cmp_ge_i32 vcc, 0, v222
+  v_cmp_ge_i32 s[92:93], 1, v222
+  v_cmp_ge_i32 s[94:95], 2, v222
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+.Lwindow_start_done_35:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_33
-.Lno_mask_32:
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_34
+.Lno_mask_33:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-.Lrow_max_done_33:
-  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+.Lrow_max_done_34:
+  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_cbranch_vccz .Lalpha_done_34
-  v_sub_f32 v221, v197, v220
-  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v222, v221
-  v_sub_f32 v223, v221, v222
-  v_fmaak_f32 v184, v1, v223, 0x39218489
-  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v223, 0x3d635847
-  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v223, 0x3f317218
-  v_fmaak_f32 v184, v184, v223, 0x3f800000
-  v_cvt_i32_f32 v222, v222
-  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_36
+  v_sub_f32 v222, v197, v221
+  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v223, v222
+  v_sub_f32 v224, v222, v223
+  v_fmaak_f32 v184, v1, v224, 0x39218489
+  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v224, 0x3d635847
+  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v224, 0x3f317218
+  v_fmaak_f32 v184, v184, v224, 0x3f800000
+  v_cvt_i32_f32 v223, v223
+  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -1307,22 +1490,22 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
-.Lalpha_done_34:
-  v_sub_f32 v221, v220, v199
-  v_cmp_lt_f32 s[90:91], 0, v221
-  v_cmp_gt_f32 vcc, v194, v221
-  v_floor_f32 v222, v221
-  v_cvt_i32_f32 v222, v222
-  v_add_u32 v222, 8, v222
-  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v220
-  v_cvt_f32_i32 v222, v222
-  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+.Lalpha_done_36:
+  v_sub_f32 v222, v221, v199
+  v_cmp_lt_f32 s[92:93], 0, v222
+  v_cmp_gt_f32 vcc, v194, v222
+  v_floor_f32 v223, v222
+  v_cvt_i32_f32 v223, v223
+  v_add_u32 v223, 8, v223
+  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v221
+  v_cvt_f32_i32 v223, v223
+  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v220                                           // m = m_new
+  v_mov_b32 v197, v221                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -1339,12 +1522,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
-  s_mov_b32 s81, 0x49000000
-  v_cmp_gt_f32 vcc, s81, |v197|
-  v_cmp_eq_f32 s[90:91], v200, v197
-  s_or_b64 vcc, vcc, s[90:91]
+  s_mov_b32 s91, 0x49000000
+  v_cmp_gt_f32 vcc, s91, |v197|
+  v_cmp_eq_f32 s[92:93], v200, v197
+  s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_35
+  s_cbranch_scc1 .Lcodes_need_no_clamp_37
   v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v201
   v_med3_f32 v74, v74, 0, v201
@@ -1377,7 +1560,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v201
   v_med3_f32 v102, v102, 0, v201
   v_med3_f32 v103, v103, 0, v201
-.Lcodes_need_no_clamp_35:
+.Lcodes_need_no_clamp_37:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1412,52 +1595,52 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_36
+  s_cbranch_scc0 .Lno_store_38
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_38
+  s_cbranch_scc1 .Lno_second_chunk_40
   ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_38:
-  v_lshrrev_b32 v220, 8, v4
+.Lno_second_chunk_40:
+  v_lshrrev_b32 v221, 8, v4
   ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v220 offset:80
+  ds_write_b8 v214, v221 offset:80
   ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v220 offset:240
-  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8_d16_hi v214, v221 offset:240
+  v_lshrrev_b32 v221, 8, v5
   ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v220 offset:400
+  ds_write_b8 v214, v221 offset:400
   ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v220 offset:560
-  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8_d16_hi v214, v221 offset:560
+  v_lshrrev_b32 v221, 8, v6
   ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v220 offset:720
+  ds_write_b8 v214, v221 offset:720
   ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v220 offset:880
-  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8_d16_hi v214, v221 offset:880
+  v_lshrrev_b32 v221, 8, v7
   ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v220 offset:1040
+  ds_write_b8 v214, v221 offset:1040
   ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v220 offset:1200
+  ds_write_b8_d16_hi v214, v221 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_36
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_39
+  s_cbranch_scc0 .Lno_store_38
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_41
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_42
+  s_cbranch_scc1 .Lno_second_chunk_44
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
-.Lno_second_chunk_42:
+.Lno_second_chunk_44:
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_40
-.Ltail_block_loads_39:
+  s_branch .Lblock_loaded_42
+.Ltail_block_loads_41:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s91, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1465,7 +1648,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v207
+  v_cmp_gt_u32 vcc, s91, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1473,18 +1656,18 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v213
+  v_cmp_gt_u32 vcc, s91, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_40:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_36:
+.Lblock_loaded_42:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_38:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1513,142 +1696,210 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_43
-  s_add_i32 s81, s77, -64
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_44
-  v_subrev_u32 v221, s81, v191
-  v_cmp_lt_i32 vcc, 0, v221
-  v_cmp_lt_i32 s[90:91], 1, v221
-  v_cmp_lt_i32 s[92:93], 2, v221
+  s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 0: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_45
+  s_add_i32 s91, s77, -64
+  s_sub_u32 s92, s91, s90
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_46
+  v_subrev_u32 v222, s91, v191
+  v_cmp_lt_i32 vcc, 0, v222
+  v_cmp_lt_i32 s[92:93], 1, v222
+  v_cmp_lt_i32 s[94:95], 2, v222
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v221
-  v_cndmask_b32 v73, v200, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v221
-  v_cndmask_b32 v74, v200, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cmp_lt_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v222
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v221
-  v_cndmask_b32 v76, v200, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v221
-  v_cndmask_b32 v77, v200, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cmp_lt_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v222
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v221
-  v_cndmask_b32 v79, v200, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v221
-  v_cndmask_b32 v80, v200, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cmp_lt_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v222
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v221
-  v_cndmask_b32 v82, v200, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v221
-  v_cndmask_b32 v83, v200, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cmp_lt_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v222
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v221
-  v_cndmask_b32 v85, v200, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v221
-  v_cndmask_b32 v86, v200, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cmp_lt_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v222
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v221
-  v_cndmask_b32 v88, v200, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v221
-  v_cndmask_b32 v89, v200, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cmp_lt_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v222
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v221
-  v_cndmask_b32 v91, v200, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v221
-  v_cndmask_b32 v92, v200, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cmp_lt_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v222
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v221
-  v_cndmask_b32 v94, v200, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v221
-  v_cndmask_b32 v95, v200, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cmp_lt_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v222
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v221
-  v_cndmask_b32 v97, v200, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v221
-  v_cndmask_b32 v98, v200, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cmp_lt_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v222
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v221
-  v_cndmask_b32 v100, v200, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v221
-  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
-  v_cndmask_b32 v103, v200, v103, s[90:91]
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+  s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_48
+  v_subrev_u32 v222, s91, v220
+  v_cmp_ge_i32 vcc, 0, v222
+  v_cmp_ge_i32 s[92:93], 1, v222
+  v_cmp_ge_i32 s[94:95], 2, v222
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+.Lwindow_start_done_48:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_45
-.Lno_mask_44:
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_47
+.Lno_mask_46:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-.Lrow_max_done_45:
-  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+.Lrow_max_done_47:
+  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_cbranch_vccz .Lalpha_done_46
-  v_sub_f32 v221, v197, v220
-  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v222, v221
-  v_sub_f32 v223, v221, v222
-  v_fmaak_f32 v184, v1, v223, 0x39218489
-  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v223, 0x3d635847
-  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v223, 0x3f317218
-  v_fmaak_f32 v184, v184, v223, 0x3f800000
-  v_cvt_i32_f32 v222, v222
-  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_49
+  v_sub_f32 v222, v197, v221
+  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v223, v222
+  v_sub_f32 v224, v222, v223
+  v_fmaak_f32 v184, v1, v224, 0x39218489
+  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v224, 0x3d635847
+  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v224, 0x3f317218
+  v_fmaak_f32 v184, v184, v224, 0x3f800000
+  v_cvt_i32_f32 v223, v223
+  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -1682,22 +1933,22 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
-.Lalpha_done_46:
-  v_sub_f32 v221, v220, v199
-  v_cmp_lt_f32 s[90:91], 0, v221
-  v_cmp_gt_f32 vcc, v194, v221
-  v_floor_f32 v222, v221
-  v_cvt_i32_f32 v222, v222
-  v_add_u32 v222, 8, v222
-  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v220
-  v_cvt_f32_i32 v222, v222
-  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+.Lalpha_done_49:
+  v_sub_f32 v222, v221, v199
+  v_cmp_lt_f32 s[92:93], 0, v222
+  v_cmp_gt_f32 vcc, v194, v222
+  v_floor_f32 v223, v222
+  v_cvt_i32_f32 v223, v223
+  v_add_u32 v223, 8, v223
+  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v221
+  v_cvt_f32_i32 v223, v223
+  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v220                                           // m = m_new
+  v_mov_b32 v197, v221                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -1714,12 +1965,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v197|
-  v_cmp_eq_f32 s[92:93], v200, v197
-  s_or_b64 vcc, vcc, s[92:93]
+  s_mov_b32 s92, 0x49000000
+  v_cmp_gt_f32 vcc, s92, |v197|
+  v_cmp_eq_f32 s[94:95], v200, v197
+  s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_47
+  s_cbranch_scc1 .Lcodes_need_no_clamp_50
   v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v201
   v_med3_f32 v74, v74, 0, v201
@@ -1752,7 +2003,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v201
   v_med3_f32 v102, v102, 0, v201
   v_med3_f32 v103, v103, 0, v201
-.Lcodes_need_no_clamp_47:
+.Lcodes_need_no_clamp_50:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1785,10 +2036,10 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_u32_f32_sdwa v165, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v166, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_43:
+.Lno_previous_block_45:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_48
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_51
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
@@ -1802,8 +2053,8 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v216 offset:6672
-  s_branch .Lqk_49
-.Lno_previous_block_48:
+  s_branch .Lqk_52
+.Lno_previous_block_51:
   ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v216 offset:16
   ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
@@ -1812,7 +2063,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_read_b128 v[124:127], v216 offset:144
   ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v216 offset:6672
-.Lqk_49:
+.Lqk_52:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
@@ -1843,52 +2094,52 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_50
+  s_cbranch_scc0 .Lno_store_53
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v209, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_52
+  s_cbranch_scc1 .Lno_second_chunk_55
   ds_write_b128 v211, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_52:
-  v_lshrrev_b32 v220, 8, v4
+.Lno_second_chunk_55:
+  v_lshrrev_b32 v221, 8, v4
   ds_write_b8 v215, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v215, v220 offset:80
+  ds_write_b8 v215, v221 offset:80
   ds_write_b8_d16_hi v215, v4 offset:160
-  ds_write_b8_d16_hi v215, v220 offset:240
-  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8_d16_hi v215, v221 offset:240
+  v_lshrrev_b32 v221, 8, v5
   ds_write_b8 v215, v5 offset:320
-  ds_write_b8 v215, v220 offset:400
+  ds_write_b8 v215, v221 offset:400
   ds_write_b8_d16_hi v215, v5 offset:480
-  ds_write_b8_d16_hi v215, v220 offset:560
-  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8_d16_hi v215, v221 offset:560
+  v_lshrrev_b32 v221, 8, v6
   ds_write_b8 v215, v6 offset:640
-  ds_write_b8 v215, v220 offset:720
+  ds_write_b8 v215, v221 offset:720
   ds_write_b8_d16_hi v215, v6 offset:800
-  ds_write_b8_d16_hi v215, v220 offset:880
-  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8_d16_hi v215, v221 offset:880
+  v_lshrrev_b32 v221, 8, v7
   ds_write_b8 v215, v7 offset:960
-  ds_write_b8 v215, v220 offset:1040
+  ds_write_b8 v215, v221 offset:1040
   ds_write_b8_d16_hi v215, v7 offset:1120
-  ds_write_b8_d16_hi v215, v220 offset:1200
+  ds_write_b8_d16_hi v215, v221 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_50
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_53
+  s_cbranch_scc0 .Lno_store_53
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_56
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_56
+  s_cbranch_scc1 .Lno_second_chunk_59
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
-.Lno_second_chunk_56:
+.Lno_second_chunk_59:
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_54
-.Ltail_block_loads_53:
+  s_branch .Lblock_loaded_57
+.Ltail_block_loads_56:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s91, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1896,7 +2147,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v207
+  v_cmp_gt_u32 vcc, s91, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -1904,160 +2155,228 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v213
+  v_cmp_gt_u32 vcc, s91, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_54:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_50:
+.Lblock_loaded_57:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_53:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_57
-  s_add_i32 s81, s77, -64
+  s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 1: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_60
+  s_add_i32 s91, s77, -64
   s_nop 5                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_58
-  v_subrev_u32 v221, s81, v191
-  v_cmp_lt_i32 vcc, 0, v221
-  v_cmp_lt_i32 s[90:91], 1, v221
-  v_cmp_lt_i32 s[92:93], 2, v221
+  s_sub_u32 s92, s91, s90
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_61
+  v_subrev_u32 v222, s91, v191
+  v_cmp_lt_i32 vcc, 0, v222
+  v_cmp_lt_i32 s[92:93], 1, v222
+  v_cmp_lt_i32 s[94:95], 2, v222
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v221
-  v_cndmask_b32 v73, v200, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v221
-  v_cndmask_b32 v74, v200, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cmp_lt_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v222
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v221
-  v_cndmask_b32 v76, v200, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v221
-  v_cndmask_b32 v77, v200, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cmp_lt_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v222
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v221
-  v_cndmask_b32 v79, v200, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v221
-  v_cndmask_b32 v80, v200, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cmp_lt_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v222
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v221
-  v_cndmask_b32 v82, v200, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v221
-  v_cndmask_b32 v83, v200, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cmp_lt_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v222
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v221
-  v_cndmask_b32 v85, v200, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v221
-  v_cndmask_b32 v86, v200, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cmp_lt_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v222
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v221
-  v_cndmask_b32 v88, v200, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v221
-  v_cndmask_b32 v89, v200, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cmp_lt_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v222
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v221
-  v_cndmask_b32 v91, v200, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v221
-  v_cndmask_b32 v92, v200, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cmp_lt_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v222
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v221
-  v_cndmask_b32 v94, v200, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v221
-  v_cndmask_b32 v95, v200, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cmp_lt_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v222
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v221
-  v_cndmask_b32 v97, v200, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v221
-  v_cndmask_b32 v98, v200, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cmp_lt_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v222
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v221
-  v_cndmask_b32 v100, v200, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v221
-  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
-  v_cndmask_b32 v103, v200, v103, s[90:91]
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+  s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_63
+  v_subrev_u32 v222, s91, v220
+  v_cmp_ge_i32 vcc, 0, v222
+  v_cmp_ge_i32 s[92:93], 1, v222
+  v_cmp_ge_i32 s[94:95], 2, v222
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+.Lwindow_start_done_63:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_59
-.Lno_mask_58:
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_62
+.Lno_mask_61:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-.Lrow_max_done_59:
-  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+.Lrow_max_done_62:
+  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_cbranch_vccz .Lalpha_done_60
-  v_sub_f32 v221, v197, v220
-  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v222, v221
-  v_sub_f32 v223, v221, v222
-  v_fmaak_f32 v184, v1, v223, 0x39218489
-  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v223, 0x3d635847
-  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v223, 0x3f317218
-  v_fmaak_f32 v184, v184, v223, 0x3f800000
-  v_cvt_i32_f32 v222, v222
-  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_64
+  v_sub_f32 v222, v197, v221
+  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v223, v222
+  v_sub_f32 v224, v222, v223
+  v_fmaak_f32 v184, v1, v224, 0x39218489
+  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v224, 0x3d635847
+  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v224, 0x3f317218
+  v_fmaak_f32 v184, v184, v224, 0x3f800000
+  v_cvt_i32_f32 v223, v223
+  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -2091,22 +2410,22 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
-.Lalpha_done_60:
-  v_sub_f32 v221, v220, v199
-  v_cmp_lt_f32 s[90:91], 0, v221
-  v_cmp_gt_f32 vcc, v194, v221
-  v_floor_f32 v222, v221
-  v_cvt_i32_f32 v222, v222
-  v_add_u32 v222, 8, v222
-  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v220
-  v_cvt_f32_i32 v222, v222
-  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+.Lalpha_done_64:
+  v_sub_f32 v222, v221, v199
+  v_cmp_lt_f32 s[92:93], 0, v222
+  v_cmp_gt_f32 vcc, v194, v222
+  v_floor_f32 v223, v222
+  v_cvt_i32_f32 v223, v223
+  v_add_u32 v223, 8, v223
+  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v221
+  v_cvt_f32_i32 v223, v223
+  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v220                                           // m = m_new
+  v_mov_b32 v197, v221                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -2123,12 +2442,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v197|
-  v_cmp_eq_f32 s[92:93], v200, v197
-  s_or_b64 vcc, vcc, s[92:93]
+  s_mov_b32 s92, 0x49000000
+  v_cmp_gt_f32 vcc, s92, |v197|
+  v_cmp_eq_f32 s[94:95], v200, v197
+  s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_61
+  s_cbranch_scc1 .Lcodes_need_no_clamp_65
   v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v201
   v_med3_f32 v74, v74, 0, v201
@@ -2161,7 +2480,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v201
   v_med3_f32 v102, v102, 0, v201
   v_med3_f32 v103, v103, 0, v201
-.Lcodes_need_no_clamp_61:
+.Lcodes_need_no_clamp_65:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2194,10 +2513,10 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_u32_f32_sdwa v165, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v166, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v167, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_57:
+.Lno_previous_block_60:
   s_setprio 1                                                    // MFMA cluster
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_62
+  s_cmp_eq_u32 s77, s81                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_66
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
@@ -2211,8 +2530,8 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v217 offset:6672
-  s_branch .Lqk_63
-.Lno_previous_block_62:
+  s_branch .Lqk_67
+.Lno_previous_block_66:
   ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v217 offset:16
   ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
@@ -2221,7 +2540,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   ds_read_b128 v[124:127], v217 offset:144
   ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
   ds_read_b128 v[132:135], v217 offset:6672
-.Lqk_63:
+.Lqk_67:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
@@ -2252,52 +2571,52 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_64
+  s_cbranch_scc0 .Lno_store_68
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_66
+  s_cbranch_scc1 .Lno_second_chunk_70
   ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
-.Lno_second_chunk_66:
-  v_lshrrev_b32 v220, 8, v4
+.Lno_second_chunk_70:
+  v_lshrrev_b32 v221, 8, v4
   ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v220 offset:80
+  ds_write_b8 v214, v221 offset:80
   ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v220 offset:240
-  v_lshrrev_b32 v220, 8, v5
+  ds_write_b8_d16_hi v214, v221 offset:240
+  v_lshrrev_b32 v221, 8, v5
   ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v220 offset:400
+  ds_write_b8 v214, v221 offset:400
   ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v220 offset:560
-  v_lshrrev_b32 v220, 8, v6
+  ds_write_b8_d16_hi v214, v221 offset:560
+  v_lshrrev_b32 v221, 8, v6
   ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v220 offset:720
+  ds_write_b8 v214, v221 offset:720
   ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v220 offset:880
-  v_lshrrev_b32 v220, 8, v7
+  ds_write_b8_d16_hi v214, v221 offset:880
+  v_lshrrev_b32 v221, 8, v7
   ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v220 offset:1040
+  ds_write_b8 v214, v221 offset:1040
   ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v220 offset:1200
+  ds_write_b8_d16_hi v214, v221 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_64
-  s_sub_i32 s81, s71, s79
-  s_cmp_lt_i32 s81, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_67
+  s_cbranch_scc0 .Lno_store_68
+  s_sub_i32 s91, s71, s79
+  s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_71
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
-  s_cbranch_scc1 .Lno_second_chunk_70
+  s_cbranch_scc1 .Lno_second_chunk_74
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
-.Lno_second_chunk_70:
+.Lno_second_chunk_74:
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
-  s_branch .Lblock_loaded_68
-.Ltail_block_loads_67:
+  s_branch .Lblock_loaded_72
+.Ltail_block_loads_71:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s81, v206
+  v_cmp_gt_u32 vcc, s91, v206
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2305,7 +2624,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s81, v207
+  v_cmp_gt_u32 vcc, s91, v207
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
   global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
@@ -2313,18 +2632,18 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s81, v213
+  v_cmp_gt_u32 vcc, s91, v213
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_68:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_64:
+.Lblock_loaded_72:
+  s_lshl_b64 s[92:93], s[36:37], 6
+  s_add_u32 s82, s82, s92
+  s_addc_u32 s83, s83, s93
+  s_lshl_b64 s[92:93], s[42:43], 6
+  s_add_u32 s84, s84, s92
+  s_addc_u32 s85, s85, s93
+.Lno_store_68:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2332,141 +2651,209 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain:
-  s_add_i32 s81, s77, -64
+  s_add_i32 s91, s77, -64
   s_nop 7                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s81, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_71
-  v_subrev_u32 v221, s81, v191
-  v_cmp_lt_i32 vcc, 0, v221
-  v_cmp_lt_i32 s[90:91], 1, v221
-  v_cmp_lt_i32 s[92:93], 2, v221
+  s_sub_u32 s92, s91, s90
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_75
+  v_subrev_u32 v222, s91, v191
+  v_cmp_lt_i32 vcc, 0, v222
+  v_cmp_lt_i32 s[92:93], 1, v222
+  v_cmp_lt_i32 s[94:95], 2, v222
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v221
-  v_cndmask_b32 v73, v200, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v221
-  v_cndmask_b32 v74, v200, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v221
+  v_cmp_lt_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v222
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v221
-  v_cndmask_b32 v76, v200, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v221
-  v_cndmask_b32 v77, v200, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v221
+  v_cmp_lt_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v222
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v221
-  v_cndmask_b32 v79, v200, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v221
-  v_cndmask_b32 v80, v200, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v221
+  v_cmp_lt_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v222
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v221
-  v_cndmask_b32 v82, v200, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v221
-  v_cndmask_b32 v83, v200, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v221
+  v_cmp_lt_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v222
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v221
-  v_cndmask_b32 v85, v200, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v221
-  v_cndmask_b32 v86, v200, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v221
+  v_cmp_lt_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v222
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v221
-  v_cndmask_b32 v88, v200, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v221
-  v_cndmask_b32 v89, v200, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v221
+  v_cmp_lt_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v222
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v221
-  v_cndmask_b32 v91, v200, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v221
-  v_cndmask_b32 v92, v200, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v221
+  v_cmp_lt_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v222
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v221
-  v_cndmask_b32 v94, v200, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v221
-  v_cndmask_b32 v95, v200, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v221
+  v_cmp_lt_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v222
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v221
-  v_cndmask_b32 v97, v200, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v221
-  v_cndmask_b32 v98, v200, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v221
+  v_cmp_lt_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v222
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v221
-  v_cndmask_b32 v100, v200, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v221
-  v_cndmask_b32 v101, v200, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
-  v_cndmask_b32 v103, v200, v103, s[90:91]
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+  s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_77
+  v_subrev_u32 v222, s91, v220
+  v_cmp_ge_i32 vcc, 0, v222
+  v_cmp_ge_i32 s[92:93], 1, v222
+  v_cmp_ge_i32 s[94:95], 2, v222
+  v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v222
+  v_cndmask_b32 v73, v200, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cndmask_b32 v74, v200, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cndmask_b32 v75, v200, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v222
+  v_cndmask_b32 v76, v200, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cndmask_b32 v77, v200, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cndmask_b32 v78, v200, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v222
+  v_cndmask_b32 v79, v200, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cndmask_b32 v80, v200, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cndmask_b32 v81, v200, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v222
+  v_cndmask_b32 v82, v200, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cndmask_b32 v83, v200, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cndmask_b32 v84, v200, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v222
+  v_cndmask_b32 v85, v200, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cndmask_b32 v86, v200, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cndmask_b32 v87, v200, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v222
+  v_cndmask_b32 v88, v200, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cndmask_b32 v89, v200, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cndmask_b32 v90, v200, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v222
+  v_cndmask_b32 v91, v200, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cndmask_b32 v92, v200, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cndmask_b32 v93, v200, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v222
+  v_cndmask_b32 v94, v200, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cndmask_b32 v95, v200, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cndmask_b32 v96, v200, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v222
+  v_cndmask_b32 v97, v200, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cndmask_b32 v98, v200, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cndmask_b32 v99, v200, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v222
+  v_cndmask_b32 v100, v200, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cndmask_b32 v101, v200, v101, s[94:95]
+  v_cndmask_b32 v102, v200, v102, vcc
+  v_cndmask_b32 v103, v200, v103, s[92:93]
+.Lwindow_start_done_77:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_cmp_eq_f32 vcc, v200, v220                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-  v_cndmask_b32 v220, v220, v197, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_72
-.Lno_mask_71:
-  v_maximum3_f32 v220, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v220, v220, v75, v76
-  v_maximum3_f32 v220, v220, v77, v78
-  v_maximum3_f32 v220, v220, v79, v80
-  v_maximum3_f32 v220, v220, v81, v82
-  v_maximum3_f32 v220, v220, v83, v84
-  v_maximum3_f32 v220, v220, v85, v86
-  v_maximum3_f32 v220, v220, v87, v88
-  v_maximum3_f32 v220, v220, v89, v90
-  v_maximum3_f32 v220, v220, v91, v92
-  v_maximum3_f32 v220, v220, v93, v94
-  v_maximum3_f32 v220, v220, v95, v96
-  v_maximum3_f32 v220, v220, v97, v98
-  v_maximum3_f32 v220, v220, v99, v100
-  v_maximum3_f32 v220, v220, v101, v102
-  v_maximum3_f32 v220, v220, v103, v103
-  v_mov_b32 v221, v220
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_76
+.Lno_mask_75:
+  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v221, v221, v75, v76
+  v_maximum3_f32 v221, v221, v77, v78
+  v_maximum3_f32 v221, v221, v79, v80
+  v_maximum3_f32 v221, v221, v81, v82
+  v_maximum3_f32 v221, v221, v83, v84
+  v_maximum3_f32 v221, v221, v85, v86
+  v_maximum3_f32 v221, v221, v87, v88
+  v_maximum3_f32 v221, v221, v89, v90
+  v_maximum3_f32 v221, v221, v91, v92
+  v_maximum3_f32 v221, v221, v93, v94
+  v_maximum3_f32 v221, v221, v95, v96
+  v_maximum3_f32 v221, v221, v97, v98
+  v_maximum3_f32 v221, v221, v99, v100
+  v_maximum3_f32 v221, v221, v101, v102
+  v_maximum3_f32 v221, v221, v103, v103
+  v_mov_b32 v222, v221
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v220, v221                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v220, v220, v221, v221
-  v_mul_f32 v199, v192, v220                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v220, v197, v199, v199
-.Lrow_max_done_72:
-  v_cmp_lt_f32 vcc, v197, v220                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v221, v221, v222, v222
+  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v221, v197, v199, v199
+.Lrow_max_done_76:
+  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
-  s_cbranch_vccz .Lalpha_done_73
-  v_sub_f32 v221, v197, v220
-  v_cmp_le_f32 vcc, 0xc2fc0000, v221                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v222, v221
-  v_sub_f32 v223, v221, v222
-  v_fmaak_f32 v184, v1, v223, 0x39218489
-  v_fmaak_f32 v184, v184, v223, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v223, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v223, 0x3d635847
-  v_fmaak_f32 v184, v184, v223, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v223, 0x3f317218
-  v_fmaak_f32 v184, v184, v223, 0x3f800000
-  v_cvt_i32_f32 v222, v222
-  v_ldexp_f32 v184, v184, v222                                   // alpha = 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_78
+  v_sub_f32 v222, v197, v221
+  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v223, v222
+  v_sub_f32 v224, v222, v223
+  v_fmaak_f32 v184, v1, v224, 0x39218489
+  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v224, 0x3d635847
+  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v224, 0x3f317218
+  v_fmaak_f32 v184, v184, v224, 0x3f800000
+  v_cvt_i32_f32 v223, v223
+  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -2500,22 +2887,22 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
-.Lalpha_done_73:
-  v_sub_f32 v221, v220, v199
-  v_cmp_lt_f32 s[90:91], 0, v221
-  v_cmp_gt_f32 vcc, v194, v221
-  v_floor_f32 v222, v221
-  v_cvt_i32_f32 v222, v222
-  v_add_u32 v222, 8, v222
-  v_cndmask_b32 v222, 8, v222, s[90:91]                          // gap <= 0: k = 8
-  v_cndmask_b32 v222, v203, v222, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v222                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v220
-  v_cvt_f32_i32 v222, v222
-  v_fmamk_f32 v186, v222, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v220, 0xc1000000, v186                       // - 8 m_new
+.Lalpha_done_78:
+  v_sub_f32 v222, v221, v199
+  v_cmp_lt_f32 s[92:93], 0, v222
+  v_cmp_gt_f32 vcc, v194, v222
+  v_floor_f32 v223, v222
+  v_cvt_i32_f32 v223, v223
+  v_add_u32 v223, 8, v223
+  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v221
+  v_cvt_f32_i32 v223, v223
+  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v220                                           // m = m_new
+  v_mov_b32 v197, v221                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -2532,12 +2919,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_fma_f32 v[98:99], v[98:99], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[100:101], v[100:101], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[102:103], v[102:103], v[2:3], v[186:187] op_sel_hi:[1,1,0]
-  s_mov_b32 s90, 0x49000000
-  v_cmp_gt_f32 vcc, s90, |v197|
-  v_cmp_eq_f32 s[92:93], v200, v197
-  s_or_b64 vcc, vcc, s[92:93]
+  s_mov_b32 s92, 0x49000000
+  v_cmp_gt_f32 vcc, s92, |v197|
+  v_cmp_eq_f32 s[94:95], v200, v197
+  s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_74
+  s_cbranch_scc1 .Lcodes_need_no_clamp_79
   v_med3_f32 v72, v72, 0, v201                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v201
   v_med3_f32 v74, v74, 0, v201
@@ -2570,7 +2957,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_med3_f32 v101, v101, 0, v201
   v_med3_f32 v102, v102, 0, v201
   v_med3_f32 v103, v103, 0, v201
-.Lcodes_need_no_clamp_74:
+.Lcodes_need_no_clamp_79:
   v_cvt_u32_f32_sdwa v160, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v161, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v162, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2613,87 +3000,87 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v198                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[92:93], 0, v198                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v220, 1.0, v198, s[90:91]
-  v_div_scale_f32 v221, s[88:89], v220, v220, v202
-  v_div_scale_f32 v222, vcc, v202, v220, v202
-  v_rcp_f32 v223, v221
+  v_cndmask_b32 v221, 1.0, v198, s[92:93]
+  v_div_scale_f32 v222, s[88:89], v221, v221, v202
+  v_div_scale_f32 v223, vcc, v202, v221, v202
+  v_rcp_f32 v224, v222
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v225, -v221, v223, 1.0
-  v_fma_f32 v223, v225, v223, v223
-  v_mul_f32 v224, v222, v223
-  v_fma_f32 v225, -v221, v224, v222
-  v_fma_f32 v224, v225, v223, v224
-  v_fma_f32 v225, -v221, v224, v222
-  v_div_fmas_f32 v224, v225, v223, v224
+  v_fma_f32 v226, -v222, v224, 1.0
+  v_fma_f32 v224, v226, v224, v224
+  v_mul_f32 v225, v223, v224
+  v_fma_f32 v226, -v222, v225, v223
+  v_fma_f32 v225, v226, v224, v225
+  v_fma_f32 v226, -v222, v225, v223
+  v_div_fmas_f32 v225, v226, v224, v225
   v_cmp_gt_f32 vcc, 0x7f800000, v197                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v224, v224, v220, v202
-  v_cndmask_b32 v226, 0, v224, s[90:91]
-  v_mov_b32 v227, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v226, v227, v226, vcc
-  v_mov_b32 v227, v226
-  v_pk_mul_f32 v[8:9], v[8:9], v[226:227]
-  v_pk_mul_f32 v[10:11], v[10:11], v[226:227]
-  v_pk_mul_f32 v[12:13], v[12:13], v[226:227]
-  v_pk_mul_f32 v[14:15], v[14:15], v[226:227]
-  v_pk_mul_f32 v[16:17], v[16:17], v[226:227]
-  v_pk_mul_f32 v[18:19], v[18:19], v[226:227]
-  v_pk_mul_f32 v[20:21], v[20:21], v[226:227]
-  v_pk_mul_f32 v[22:23], v[22:23], v[226:227]
-  v_pk_mul_f32 v[24:25], v[24:25], v[226:227]
-  v_pk_mul_f32 v[26:27], v[26:27], v[226:227]
-  v_pk_mul_f32 v[28:29], v[28:29], v[226:227]
-  v_pk_mul_f32 v[30:31], v[30:31], v[226:227]
-  v_pk_mul_f32 v[32:33], v[32:33], v[226:227]
-  v_pk_mul_f32 v[34:35], v[34:35], v[226:227]
-  v_pk_mul_f32 v[36:37], v[36:37], v[226:227]
-  v_pk_mul_f32 v[38:39], v[38:39], v[226:227]
-  v_pk_mul_f32 v[40:41], v[40:41], v[226:227]
-  v_pk_mul_f32 v[42:43], v[42:43], v[226:227]
-  v_pk_mul_f32 v[44:45], v[44:45], v[226:227]
-  v_pk_mul_f32 v[46:47], v[46:47], v[226:227]
-  v_pk_mul_f32 v[48:49], v[48:49], v[226:227]
-  v_pk_mul_f32 v[50:51], v[50:51], v[226:227]
-  v_pk_mul_f32 v[52:53], v[52:53], v[226:227]
-  v_pk_mul_f32 v[54:55], v[54:55], v[226:227]
-  v_pk_mul_f32 v[56:57], v[56:57], v[226:227]
-  v_pk_mul_f32 v[58:59], v[58:59], v[226:227]
-  v_pk_mul_f32 v[60:61], v[60:61], v[226:227]
-  v_pk_mul_f32 v[62:63], v[62:63], v[226:227]
-  v_pk_mul_f32 v[64:65], v[64:65], v[226:227]
-  v_pk_mul_f32 v[66:67], v[66:67], v[226:227]
-  v_pk_mul_f32 v[68:69], v[68:69], v[226:227]
-  v_pk_mul_f32 v[70:71], v[70:71], v[226:227]
-  s_mov_b64 s[92:93], 0
-  s_mul_i32 s81, s46, s4
-  s_mul_hi_u32 s94, s46, s4
-  s_mul_i32 s95, s47, s4
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s81
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s81, s50, s3
-  s_mul_hi_u32 s94, s50, s3
-  s_mul_i32 s95, s51, s3
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s81
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s81, s48, s6
-  s_mul_hi_u32 s94, s48, s6
-  s_mul_i32 s95, s49, s6
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s81
-  s_addc_u32 s93, s93, s94
-  v_mov_b32 v222, s92
-  v_mov_b32 v223, s93
+  v_div_fixup_f32 v225, v225, v221, v202
+  v_cndmask_b32 v228, 0, v225, s[92:93]
+  v_mov_b32 v229, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v228, v229, v228, vcc
+  v_mov_b32 v229, v228
+  v_pk_mul_f32 v[8:9], v[8:9], v[228:229]
+  v_pk_mul_f32 v[10:11], v[10:11], v[228:229]
+  v_pk_mul_f32 v[12:13], v[12:13], v[228:229]
+  v_pk_mul_f32 v[14:15], v[14:15], v[228:229]
+  v_pk_mul_f32 v[16:17], v[16:17], v[228:229]
+  v_pk_mul_f32 v[18:19], v[18:19], v[228:229]
+  v_pk_mul_f32 v[20:21], v[20:21], v[228:229]
+  v_pk_mul_f32 v[22:23], v[22:23], v[228:229]
+  v_pk_mul_f32 v[24:25], v[24:25], v[228:229]
+  v_pk_mul_f32 v[26:27], v[26:27], v[228:229]
+  v_pk_mul_f32 v[28:29], v[28:29], v[228:229]
+  v_pk_mul_f32 v[30:31], v[30:31], v[228:229]
+  v_pk_mul_f32 v[32:33], v[32:33], v[228:229]
+  v_pk_mul_f32 v[34:35], v[34:35], v[228:229]
+  v_pk_mul_f32 v[36:37], v[36:37], v[228:229]
+  v_pk_mul_f32 v[38:39], v[38:39], v[228:229]
+  v_pk_mul_f32 v[40:41], v[40:41], v[228:229]
+  v_pk_mul_f32 v[42:43], v[42:43], v[228:229]
+  v_pk_mul_f32 v[44:45], v[44:45], v[228:229]
+  v_pk_mul_f32 v[46:47], v[46:47], v[228:229]
+  v_pk_mul_f32 v[48:49], v[48:49], v[228:229]
+  v_pk_mul_f32 v[50:51], v[50:51], v[228:229]
+  v_pk_mul_f32 v[52:53], v[52:53], v[228:229]
+  v_pk_mul_f32 v[54:55], v[54:55], v[228:229]
+  v_pk_mul_f32 v[56:57], v[56:57], v[228:229]
+  v_pk_mul_f32 v[58:59], v[58:59], v[228:229]
+  v_pk_mul_f32 v[60:61], v[60:61], v[228:229]
+  v_pk_mul_f32 v[62:63], v[62:63], v[228:229]
+  v_pk_mul_f32 v[64:65], v[64:65], v[228:229]
+  v_pk_mul_f32 v[66:67], v[66:67], v[228:229]
+  v_pk_mul_f32 v[68:69], v[68:69], v[228:229]
+  v_pk_mul_f32 v[70:71], v[70:71], v[228:229]
+  s_mov_b64 s[94:95], 0
+  s_mul_i32 s91, s46, s4
+  s_mul_hi_u32 s96, s46, s4
+  s_mul_i32 s97, s47, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s91, s50, s3
+  s_mul_hi_u32 s96, s50, s3
+  s_mul_i32 s97, s51, s3
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s91, s48, s6
+  s_mul_hi_u32 s96, s48, s6
+  s_mul_i32 s97, s49, s6
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  v_mov_b32 v222, s94
+  v_mov_b32 v223, s95
   v_mad_u64_u32 v[222:223], s[88:89], v190, s48, v[222:223]
-  v_mul_lo_u32 v221, v190, s49
-  v_add_u32 v223, v223, v221
+  v_mul_lo_u32 v224, v190, s49
+  v_add_u32 v223, v223, v224
   v_mad_u64_u32 v[222:223], s[88:89], v189, 4, v[222:223]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_75
+  s_cbranch_scc0 .Lout_16bit_80
   v_lshlrev_b64 v[222:223], 2, v[222:223]
   v_lshl_add_u64 v[222:223], v[222:223], 0, s[14:15]
   global_store_dwordx4 v[222:223], v[8:11], off offset:0         // O fp32
@@ -2712,12 +3099,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   global_store_dwordx4 v[222:223], v[60:63], off offset:416
   global_store_dwordx4 v[222:223], v[64:67], off offset:448
   global_store_dwordx4 v[222:223], v[68:71], off offset:480
-  s_branch .Lout_stored_77
-.Lout_16bit_75:
+  s_branch .Lout_stored_82
+.Lout_16bit_80:
   v_lshlrev_b64 v[222:223], 1, v[222:223]
   v_lshl_add_u64 v[222:223], v[222:223], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_76
+  s_cbranch_scc0 .Lout_fp16_81
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[222:223], v[104:105], off offset:0
@@ -2766,8 +3153,8 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[222:223], v[134:135], off offset:240
-  s_branch .Lout_stored_77
-.Lout_fp16_76:
+  s_branch .Lout_stored_82
+.Lout_fp16_81:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[222:223], v[104:105], off offset:0
@@ -2816,34 +3203,34 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[222:223], v[134:135], off offset:240
-.Lout_stored_77:
+.Lout_stored_82:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_78
-  v_log_f32 v222, v220
+  s_cbranch_scc1 .Lno_lse_83
+  v_log_f32 v223, v221
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v222, v197, v222
+  v_add_f32 v223, v197, v223
   v_cmp_gt_f32 vcc, 0x7f800000, v197
-  v_mul_f32 v222, 0x3f317218, v222
-  v_cndmask_b32 v221, v200, v222, s[90:91]
-  v_mov_b32 v222, 0x7fc00000
-  v_cndmask_b32 v221, v222, v221, vcc
-  s_mul_i32 s81, s4, s55
-  s_add_u32 s81, s81, s3
-  s_mul_i32 s81, s81, s53
-  s_mul_i32 s92, s3, s80
-  s_add_u32 s92, s92, s6
+  v_mul_f32 v223, 0x3f317218, v223
+  v_cndmask_b32 v222, v200, v223, s[92:93]
+  v_mov_b32 v223, 0x7fc00000
+  v_cndmask_b32 v222, v223, v222, vcc
+  s_mul_i32 s91, s4, s55
+  s_add_u32 s91, s91, s3
+  s_mul_i32 s91, s91, s53
+  s_mul_i32 s94, s3, s80
+  s_add_u32 s94, s94, s6
   s_cmp_lg_u64 s[18:19], 0
-  s_cselect_b32 s81, s92, s81
-  v_add_u32 v223, s81, v190
-  v_mad_u64_u32 v[224:225], s[88:89], v223, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v189
+  s_cselect_b32 s91, s94, s91
+  v_add_u32 v224, s91, v190
+  v_mad_u64_u32 v[226:227], s[88:89], v224, 4, s[16:17]
+  v_cmp_eq_u32 s[96:97], 0, v189
   v_cmp_gt_i32 vcc, s70, v190
-  s_and_b64 vcc, vcc, s[94:95]
+  s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[224:225], v221, off
+  global_store_dword v[226:227], v222, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_78:
+.Lno_lse_83:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -2862,7 +3249,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
     .amdhsa_system_vgpr_workitem_id 0
     .amdhsa_next_free_vgpr 232
     .amdhsa_accum_offset 232
-    .amdhsa_next_free_sgpr 96
+    .amdhsa_next_free_sgpr 98
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -2879,7 +3266,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 47104
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 98
+    .sgpr_count: 100
     .vgpr_count: 232
     .agpr_count: 0
     .max_flat_workgroup_size: 512

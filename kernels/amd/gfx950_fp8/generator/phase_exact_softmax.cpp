@@ -1,5 +1,6 @@
-// BF16 softmax phase (VariantInput::Bf16): the exact online softmax of kernels/common/online_softmax.h
-// in fp32, per lane = per query, as the CPU model's BF16 path (src/cpu/attention_blocked.cpp):
+// Exact softmax phase (VariantInput::Bf16 and Fp8Exact): the exact online softmax of
+// kernels/common/online_softmax.h in fp32, per lane = per query, as the CPU model's BF16 and FP8
+// EXACT paths (src/cpu/attention_blocked.cpp):
 //   block max and m_new as the FP8 kernels (row_max: NaN-propagating, raw scores then the scale),
 //   alpha = running_max_rescale(m, m_new) = (m = -inf ? 0 : 2^(m - m_new)) by v_exp_f32,
 //   x = S scale_log2 (rounded), p = 2^(x - m_new) by v_exp_f32 (x + (-m_new): the same rounding as
@@ -7,17 +8,20 @@
 //   masked keys: S = -inf before the row max, and, where the scale is NaN, 0 or +inf (-inf times
 //   it is not -inf), x = -inf again before the exponential (p = 0: the model skips masked keys),
 //   P = bf16(p) with round to nearest even (v_cvt_pk_bf16_f32, the model's float_to_bf16), packed
-//   in S^T register order as the B operand of the PV MFMA,
+//   in S^T register order as the B operand of the PV MFMA; FP8 EXACT: P = e4m3fn(p 2^8) (RNE) for
+//   the scaled PV MFMA, whose E8M0 scale 2^-8 is the model's accumulator_update factor,
 //   row sum = the fp32 sum of the unrounded p (the model's EXACT denominator), l = l alpha + row sum.
 // What differs from the model in the last bits: S from the MFMA (its own summation order), the
 // row-sum order (a tree, the model sums keys in order), v_exp_f32 against exp2f (the emulator
 // computes both with the host's exp2), and acc = acc alpha then + V^T P^T in the MFMA's order.
+#include "common/block_scale.h"
+#include "common/fp8_e4m3.h"
 #include "kernel_builder.hpp"
 
 namespace zyfa {
 namespace gfx950_fp8 {
 
-void KernelBuilder::bf16_alpha_and_bias(const Reg& m_new) {
+void KernelBuilder::exact_alpha_and_bias(const Reg& m_new) {
     const Reg x = tmp_v("m - m_new");
     const Reg alpha = r_.alpha_pair.at(0);
     // alpha = 1 for every lane whose running max did not move; when none moved, skip the
@@ -42,7 +46,29 @@ void KernelBuilder::bf16_alpha_and_bias(const Reg& m_new) {
     e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m_new");
 }
 
-void KernelBuilder::bf16_p_and_row_sum(const Reg& block) {
+// FP8 EXACT: p 2^8 in place (exact: a power of two; p <= 1 keeps it <= 256 < 448, within
+// e4m3fn), rounded to e4m3fn in pairs by v_cvt_pk_fp8_f32 (RNE, the model's fp8_encode) straight
+// into P's bytes: P byte f = S^T register f, the low word of dword d holds registers 4d, 4d + 1,
+// the high word 4d + 2, 4d + 3. Low words of all eight dwords first, then the high words: a
+// high-word write (op_sel destination) is a partial write, and the next VALU must not touch that
+// VGPR (dst-sel forwarding, docs/emulator.md). The row sum then sums p 2^8 (exact_p_and_row_sum).
+void KernelBuilder::fp8_exact_p() {
+    const Reg s = r_.s_acc;
+    for (int i = 0; i < 16; ++i) {
+        e_.op_settled("v_pk_mul_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.p_up_pair)}, "",
+                      i == 0 ? "p 2^8 (block_scale.h: p_scale_base_exponent)" : "");
+    }
+    const int dwords = r_.p_op.count;
+    for (int half = 0; half < 2; ++half) {
+        for (int d = 0; d < dwords; ++d) {
+            e_.op("v_cvt_pk_fp8_f32", {W(r_.p_op.at(d)), R(s.at(4 * d + 2 * half)), R(s.at(4 * d + 2 * half + 1))},
+                  half == 0 ? "" : "op_sel:[0,0,1]",
+                  d == 0 ? (half == 0 ? "P = e4m3fn(p 2^8) (RNE), low words" : "high words") : "");
+        }
+    }
+}
+
+void KernelBuilder::exact_p_and_row_sum(const Reg& block) {
     const Reg s = r_.s_acc;
     for (int i = 0; i < 16; ++i) {
         e_.op("v_pk_mul_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair)}, "",
@@ -57,20 +83,28 @@ void KernelBuilder::bf16_p_and_row_sum(const Reg& block) {
     // scale is not finite and positive (r_.remask, kernel_setup.cpp).
     {
         const std::string no_mask = e_.unique_label("x_no_mask");
-        const Reg end = tmp_s("block end");
-        e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
-        e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "masked block: x = -inf where the key is not visible");
-        free(end);
+        if (windows()) {
+            needs_mask_test(block);
+        } else {
+            const Reg end = tmp_s("block end");
+            e_.op("s_add_u32", {W(end), R(block), I(kKeysPerBlock)});
+            e_.op("s_cmp_gt_i32", {R(end), R(r_.wave_min_hi)}, "", "masked block: x = -inf where the key is not visible");
+            free(end);
+        }
         e_.cbranch("scc0", no_mask);
         e_.op("s_cmp_eq_u32", {R(r_.remask), I(0)}, "", "... when -inf times the scale is not -inf");
         e_.cbranch("scc1", no_mask);
-        mask_scores(block);
+        mask_block(block);
         e_.label(no_mask);
     }
     for (int i = 0; i < 32; ++i) e_.op_settled("v_exp_f32", {W(s.at(i)), R(s.at(i))}, "", i == 0 ? "p = 2^(x - m_new)" : "");
-    for (int i = 0; i < 16; ++i) {
-        e_.op_settled("v_cvt_pk_bf16_f32", {W(r_.p_op.at(i)), R(s.at(2 * i)), R(s.at(2 * i + 1))}, "",
-                      i == 0 ? "P = bf16(p) (RNE), S^T register order" : "");
+    if (layout_.bf16) {
+        for (int i = 0; i < 16; ++i) {
+            e_.op_settled("v_cvt_pk_bf16_f32", {W(r_.p_op.at(i)), R(s.at(2 * i)), R(s.at(2 * i + 1))}, "",
+                          i == 0 ? "P = bf16(p) (RNE), S^T register order" : "");
+        }
+    } else {
+        fp8_exact_p();
     }
     // Row sum of the unrounded p: pairs, then a tree, then the other half's 32 keys (lane l ^ 32).
     for (int width = 2; width < 32; width *= 2) {
@@ -86,6 +120,11 @@ void KernelBuilder::bf16_p_and_row_sum(const Reg& block) {
     e_.op("v_permlane32_swap_b32", {W(r_.row_sum), W(other)}, "", "the other 32 keys are in lane l ^ 32");
     e_.op_settled("v_add_f32", {W(r_.row_sum), R(r_.row_sum), R(other)});
     free(other);
+    if (fp8_exact()) {
+        // The tree summed p 2^8: 2^-8 back, exact (a power of two), so the sum of the unrounded p.
+        const int base = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+        e_.op("v_ldexp_f32", {W(r_.row_sum), R(r_.row_sum), I(-base)}, "", "row sum of p = (row sum of p 2^8) 2^-8");
+    }
     e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum (online_softmax.h)");
     e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum)});
 }
