@@ -275,6 +275,25 @@ std::vector<WindowShape> window_shapes(asm_fp8::VariantMask mask) {
     return {};
 }
 
+// One bitwise case: the asm kernel on the emulator (seed for the inputs) and the CPU model on the
+// same inputs, compared (the callers assert what their case must hold).
+BitwiseReport run_bitwise_case(Session& session_, const AsmVariant& v, const CaseShape& s, const GpuCase::Edit& edit,
+                               uint64_t seed, const char* what) {
+    set_seed(seed);
+    GpuCase gpu(*session_.runtime, s, edit);
+    const zyfa_status st = gpu.run(session_.cuda, *session_.runtime, session_.stream);
+    if (st != ZYFA_SUCCESS) {
+        std::printf("  %s %s seed %llu: zyfa_attn_fwd(HIP) failed: %s\n", v.symbol.c_str(), what,
+                    (unsigned long long)seed, zyfa_last_error_message());
+        fail();
+    }
+    expect_asm_ran(v, what);
+    AttentionCase model(s);
+    edit(model);
+    run_amd_model(model);
+    return compare_bitwise(gpu.host, model);
+}
+
 void test_bitwise_windows(void**) {
     Session& session_ = session();
     for (const AsmVariant& v : g_variants) {
@@ -292,18 +311,7 @@ void test_bitwise_windows(void**) {
                 integer_qk(c, 17);
                 one_hot_v(c);
             };
-            set_seed(kSeeds[1]);
-            GpuCase gpu(*session_.runtime, s, edit);
-            const zyfa_status st = gpu.run(session_.cuda, *session_.runtime, session_.stream);
-            if (st != ZYFA_SUCCESS) {
-                std::printf("  %s %s: zyfa_attn_fwd(HIP) failed: %s\n", v.symbol.c_str(), b.what, zyfa_last_error_message());
-                fail();
-            }
-            expect_asm_ran(v, b.what);
-            AttentionCase model(s);
-            edit(model);
-            run_amd_model(model);
-            const BitwiseReport r = compare_bitwise(gpu.host, model);
+            const BitwiseReport r = run_bitwise_case(session_, v, s, edit, kSeeds[1], b.what);
             std::printf("  %-38s %-30s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)  "
                         "lse -inf rows %lld/%lld (mismatch %lld), bits differ %lld, max rel %.1e\n",
                         v.symbol.c_str(), b.what, (long long)r.bitwise_equal, (long long)r.elements,
@@ -334,19 +342,7 @@ void test_bitwise_lean(void**) {
                     integer_qk(c, 17);
                     one_hot_v(c);
                 };
-                set_seed(seed);
-                GpuCase gpu(*session_.runtime, s, edit);
-                const zyfa_status st = gpu.run(session_.cuda, *session_.runtime, session_.stream);
-                if (st != ZYFA_SUCCESS) {
-                    std::printf("  %s %s seed %llu: zyfa_attn_fwd(HIP) failed: %s\n", v.symbol.c_str(), b.what,
-                                (unsigned long long)seed, zyfa_last_error_message());
-                    fail();
-                }
-                expect_asm_ran(v, b.what);
-                AttentionCase model(s);
-                edit(model);
-                run_amd_model(model);
-                const BitwiseReport r = compare_bitwise(gpu.host, model);
+                const BitwiseReport r = run_bitwise_case(session_, v, s, edit, seed, b.what);
                 const bool one_block = s.seqlen_k <= asm_fp8::kKeysPerBlock;
                 std::printf("  %-38s %-34s seed %-5llu O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld "
                             "(non-zero %lld)  lse -inf rows %lld/%lld (mismatch %lld), bits differ %lld\n",
