@@ -17,7 +17,12 @@ Shapes: causal, head dim 128, seqlen 1K..32K with batch * seqlen = 32K tokens an
 work per token); head dim 192/128 (MLA); head dim 64 (twice the heads); one GQA shape (32 query
 heads on 8 kv heads); head dim 256.
 Timing: CUDA events around a batch of back-to-back launches (enough for >= 20 ms), after warm-up;
-the median of the samples, per launch. TFLOP/s = 2 * (Dqk + Dv) * visible pairs * heads_q / time,
+the median of the samples, per launch. Warm-up runs each implementation for --sustain-ms (1 s) of
+back-to-back launches first: under sustained load the H200 lowers its SM clock at its power cap
+(1,980 MHz to about 1,700 MHz within a second for zyfa BF16, throttle reason "SW power cap"), so
+a short burst measures the boost clock and whatever ran before sets the state; after a sustained
+warm-up every implementation is timed at its own steady state, as a serving load runs it. The SM
+clock and throttle reasons read by nvidia-smi right after the samples go into the log and CSV. TFLOP/s = 2 * (Dqk + Dv) * visible pairs * heads_q / time,
 the formula of zyfa-bench (causal visible pairs = s (s + 1) / 2 per sequence).
 Correctness spot check first: every implementation on one small causal shape against an fp32
 torch reference on the same (dequantised) inputs, relative RMS error printed, so that a fast but
@@ -73,6 +78,8 @@ def parse_args():
                     help="how zyfa is called: the bindings/python package, bench/zyfa_ctypes.py, or the first that works")
     ap.add_argument("--quick", action="store_true", help="two shapes, fewer samples: a first run")
     ap.add_argument("--samples", type=int, default=None, help="timed samples per measurement (default 15, quick 5)")
+    ap.add_argument("--sustain-ms", type=float, default=1000.0,
+                    help="back-to-back launches before the samples, to the power-capped steady state (default 1000; 0: none)")
     ap.add_argument("--tokens", type=int, default=32768, help="batch * seqlen for the head-dim-128 sweep")
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--impls", default=",".join(IMPLS),
@@ -412,11 +419,28 @@ def fp32_reference(torch, inp):
                                                             enable_gqa=hq != hkv).transpose(1, 2)
 
 
-def time_launch(torch, launch, samples):
-    """Median milliseconds per launch: events around batches of back-to-back launches."""
+def gpu_clock():
+    """'<SM MHz> MHz, <throttle reasons>' from nvidia-smi now (0x4: SW power cap), or '' without it."""
+    try:
+        import subprocess
+        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks_throttle_reasons.active",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout
+        return out.strip().splitlines()[0] if out.strip() else ""
+    except Exception:  # no nvidia-smi: the clock is informative only
+        return ""
+
+
+def time_launch(torch, launch, samples, sustain_ms=0.0):
+    """Median milliseconds per launch: events around batches of back-to-back launches, after
+    sustain_ms of back-to-back launches (the clock's steady state under load: module docstring)."""
     for _ in range(3):
         launch()
     torch.cuda.synchronize()
+    t_end = time.perf_counter() + sustain_ms * 1e-3
+    while time.perf_counter() < t_end:
+        for _ in range(4):
+            launch()
+        torch.cuda.synchronize()
     t0 = time.perf_counter()
     launch()
     torch.cuda.synchronize()
@@ -517,7 +541,8 @@ def main():
                 continue  # the paged kernels' head dim only
             row = dict(shape=name, batch=batch, seqlen=seqlen, heads_q=hq, heads_kv=hkv, head_dim_qk=dqk,
                        head_dim_v=dv, impl=impl, kernel="", ms_median="", ms_min="", ms_max="", tflops="",
-                       spot_rel_rms="%.3e" % spot.get(impl, (float("nan"), False))[0], status="ok", zyfa_api=zyfa_api)
+                       spot_rel_rms="%.3e" % spot.get(impl, (float("nan"), False))[0], status="ok", zyfa_api=zyfa_api,
+                       sm_clock="")
             if impl == "cudnn_fp8" and cudnn_skip:
                 row["status"] = "skipped: " + cudnn_skip
                 log("  %-16s skipped: cudnn frontend unavailable" % impl)
@@ -544,13 +569,14 @@ def main():
                         log("  %-16s %s (not timed)" % (impl, row["status"]))
                         rows.append(row)
                         continue
-                median, lo, hi = time_launch(torch, launch, samples)
+                median, lo, hi = time_launch(torch, launch, samples, args.sustain_ms)
+                clock = gpu_clock()
                 row.update(kernel=kernel, ms_median="%.4f" % median, ms_min="%.4f" % lo, ms_max="%.4f" % hi,
-                           tflops="%.1f" % (flops / (median * 1e-3) / 1e12))
+                           tflops="%.1f" % (flops / (median * 1e-3) / 1e12), sm_clock=clock)
                 # cuDNN FP8 passed its checks above (the spot check's own shape may be one it refuses).
                 if impl != "cudnn_fp8" and not spot.get(impl, (0, True))[1]:
                     row["status"] = "failed spot check"
-                log("  %-16s %9.3f ms  %7s TFLOP/s  %s" % (impl, median, row["tflops"], kernel))
+                log("  %-16s %9.3f ms  %7s TFLOP/s  %s  [%s]" % (impl, median, row["tflops"], kernel, clock))
             except Exception as e:
                 row["status"] = "error: " + first_line(e, 160)
                 log("  %-16s %s" % (impl, row["status"]))
@@ -562,7 +588,7 @@ def main():
 
     fields = ["shape", "batch", "seqlen", "heads_q", "heads_kv", "head_dim_qk", "head_dim_v", "impl", "kernel",
               "ms_median", "ms_min", "ms_max", "tflops", "anchor", "ratio_vs_anchor", "spot_rel_rms", "status",
-              "zyfa_api"]
+              "zyfa_api", "sm_clock"]
     by_key = {(r["shape"], r["seqlen"], r["impl"]): r for r in rows}
     extra = []
     for r in rows:

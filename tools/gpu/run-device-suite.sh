@@ -200,7 +200,7 @@ fi
 if ((bench && built)); then
   bench_args=(--library "$build/libzyfa.so" --csv "$OUT/bench.csv")
   ((quick)) && bench_args+=(--quick)
-  step "benchmark" 240 "$OUT/bench.log" ${bench_env[@]+"${bench_env[@]}"} python3 "$repo/bench/run_benchmark.py" "${bench_args[@]}"
+  step "benchmark" 330 "$OUT/bench.log" ${bench_env[@]+"${bench_env[@]}"} python3 "$repo/bench/run_benchmark.py" "${bench_args[@]}"
   if [[ -s $OUT/bench.csv ]]; then
     if python3 -c 'import matplotlib' 2>/dev/null; then
       step "plot" 60 "$OUT/bench.log" python3 "$repo/bench/plot_results.py" "$OUT/bench.csv" "$OUT/bench.png"

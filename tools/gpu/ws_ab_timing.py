@@ -66,14 +66,14 @@ def main():
                     launch()
                     torch.cuda.synchronize()
                     err = "rel_rms %.3e" % rb.rel_rms(inp.out.float(), ref["fp8" if "fp8" in impl else "bf16"])
-                median, lo, hi = rb.time_launch(torch, launch, 7)
+                median, lo, hi = rb.time_launch(torch, launch, 7, 1000.0)
                 row[impl + "/" + label] = flops / median / 1e9
                 print("  %-15s %-6s %8.3f ms %7.1f TFLOP/s (min %.1f)  %s %s" %
                       (impl, label, median, flops / median / 1e9, flops / hi / 1e9, kernel, err), flush=True)
         for impl in ["sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8"]:
             try:
                 launch, kernel = rb.make_launch(impl, torch, zyfa, inp)
-                median, lo, hi = rb.time_launch(torch, launch, 7)
+                median, lo, hi = rb.time_launch(torch, launch, 7, 1000.0)
                 row[impl] = flops / median / 1e9
                 print("  %-15s %-6s %8.3f ms %7.1f TFLOP/s  %s" % (impl, "anchor", median, flops / median / 1e9, kernel),
                       flush=True)
