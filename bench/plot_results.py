@@ -14,6 +14,7 @@ import sys
 STYLE = {  # implementation -> (label, colour, line style)
     "zyfa_fp8_lean": ("zyfa FP8 LEAN", "tab:red", "-"),
     "zyfa_fp8_exact": ("zyfa FP8 EXACT", "tab:orange", "-"),
+    "zyfa_int8_lean": ("zyfa INT8 Q/K LEAN", "tab:pink", "-"),
     "zyfa_bf16": ("zyfa BF16", "tab:blue", "-"),
     "triton_fp8": ("Triton FP8 (anchor)", "tab:brown", "--"),
     "cudnn_fp8": ("cuDNN FP8 (e4m3 out)", "tab:olive", "--"),

@@ -5,6 +5,9 @@ Implementations (each row of the table is one shape):
   zyfa FP8 LEAN, zyfa FP8 EXACT, zyfa BF16   through the C ABI: bindings/python's `zyfa` package when
                                              it imports and runs torch CUDA tensors, else the minimal
                                              ctypes caller bench/zyfa_ctypes.py (the log and CSV say which)
+  zyfa INT8 Q/K LEAN                         q, k int8 (per token / per 64 keys) and v e4m3, quantised by
+                                             zyfa from the BF16 inputs; the binding only; its ratio is to
+                                             FP8 LEAN on the same shape (issue 20's bar)
   torch SDPA BF16, cuDNN backend and flash backend (torch.nn.attention.sdpa_kernel)
   Triton FP8 (bench/triton_fp8_attention.py): the FP8 anchor, EXACT-style numerics
   cuDNN FP8 (e4m3 out): cuDNN's FP8 SDPA forward through cudnn-frontend's Python graph API (PyPI
@@ -41,11 +44,13 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
+IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_int8_lean", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
          "cudnn_fp8", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean_paged256", "zyfa_bf16_paged16", "zyfa_bf16_paged256"]
 # Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row. A paged row's
 # anchor is the contiguous zyfa kernel on the same keys (issue 22's bar: paged >= 0.9x contiguous).
+# The INT8 Q/K row's anchor is FP8 LEAN on the same shape (issue 20: INT8 LEAN >= 0.97x FP8 LEAN).
 ANCHORS = {"zyfa_fp8_lean": ["triton_fp8", "cudnn_fp8"], "zyfa_fp8_exact": ["triton_fp8", "cudnn_fp8"],
+           "zyfa_int8_lean": ["zyfa_fp8_lean"],
            "zyfa_bf16": ["sdpa_cudnn_bf16", "sdpa_flash_bf16"],
            "zyfa_fp8_lean_paged16": ["zyfa_fp8_lean"], "zyfa_fp8_lean_paged256": ["zyfa_fp8_lean"],
            "zyfa_bf16_paged16": ["zyfa_bf16"], "zyfa_bf16_paged256": ["zyfa_bf16"]}
@@ -66,7 +71,7 @@ CUDNN_FP8_TOLERANCE = 1e-1
 def tolerance(impl):
     if impl == "cudnn_fp8":
         return CUDNN_FP8_TOLERANCE
-    return SPOT_TOLERANCE["fp8" if "fp8" in impl else "bf16"]
+    return SPOT_TOLERANCE["fp8" if "fp8" in impl or "int8" in impl else "bf16"]
 
 
 def parse_args():
@@ -158,6 +163,18 @@ class ZyfaBinding:
             pass
         return launch, "%s page %d" % (name, page_size)
 
+    def prepare_int8(self, inp):
+        """The INT8 Q/K mode on the shape's BF16 inputs: q int8 per token, k int8 per 64 keys, v e4m3
+        with one descale per (batch, kv head), all quantised by zyfa on the GPU outside the timing."""
+        if inp.int8 is None:
+            z = self.zyfa
+            q8, qd = z.quantize_int8(inp.q16, per="token")
+            k8, kd = z.quantize_int8(inp.k16, per="block")
+            v8, vd = z.quantize_fp8(inp.v16)
+            inp.int8 = (q8, k8, v8, (qd, kd, vd))
+        q8, k8, v8, descales = inp.int8
+        return self.prepare(q8, k8, v8, inp.out, causal=True, softmax="lean", descales=descales)
+
     def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None):
         z = self.zyfa
 
@@ -186,6 +203,9 @@ class ZyfaCtypes:
 
     def prepare(self, *a, **kw):
         return self.z.prepare(*a, **kw)
+
+    def prepare_int8(self, inp):
+        raise RuntimeError("the INT8 Q/K row needs the bindings/python package (--api binding)")
 
 
 def open_zyfa(args, torch):
@@ -237,6 +257,7 @@ class Inputs:
         self.k8 = self.k16.to(torch.float8_e4m3fn)
         self.v8 = self.v16.to(torch.float8_e4m3fn)
         self.vt8 = None  # the Triton kernel's transposed V, made on first use
+        self.int8 = None  # zyfa's INT8 Q/K inputs (q, k, v, descales), made on first use
         self.out = torch.empty(batch, seqlen, hq, dv, device=dev, dtype=torch.bfloat16)
         self.shape = (batch, seqlen, hq, hkv, dqk, dv)
 
@@ -373,6 +394,8 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         if impl.startswith("zyfa_bf16"):
             return zyfa.prepare_paged(torch, inp.q16, inp.k16, inp.v16, inp.out, paged_page_size(impl), "exact")
         return zyfa.prepare_paged(torch, inp.q8, inp.k8, inp.v8, inp.out, paged_page_size(impl), "lean")
+    if impl == "zyfa_int8_lean":
+        return zyfa.prepare_int8(inp)
     if impl.startswith("zyfa_"):
         if impl == "zyfa_bf16":
             return zyfa.prepare(inp.q16, inp.k16, inp.v16, inp.out, causal=True, softmax="exact")
@@ -468,7 +491,7 @@ def spot_check(torch, zyfa, log, impls, cudnn_fp8=None):
         refs[kind] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=True).transpose(1, 2)
     results = {}
     for impl in impls:
-        kind = "fp8" if "fp8" in impl else "bf16"
+        kind = "fp8" if "fp8" in impl else "bf16"  # INT8 Q/K: quantised from the BF16 inputs
         try:
             inp.out.fill_(float("nan"))  # an unwritten element cannot pass
             launch, _ = make_launch(impl, torch, zyfa, inp, cudnn_fp8)
@@ -607,12 +630,12 @@ def main():
 
     # The table, last: TFLOP/s per implementation and the ratios zyfa / anchor.
     log("== results (TFLOP/s, median of %d samples; ratios zyfa/anchor; zyfa via %s)" % (samples, zyfa_api))
-    short = {"zyfa_fp8_lean": "lean", "zyfa_fp8_exact": "exact", "zyfa_bf16": "zbf16", "sdpa_cudnn_bf16": "cudnn",
+    short = {"zyfa_fp8_lean": "lean", "zyfa_fp8_exact": "exact", "zyfa_int8_lean": "int8", "zyfa_bf16": "zbf16", "sdpa_cudnn_bf16": "cudnn",
              "sdpa_flash_bf16": "flash", "triton_fp8": "triton8", "cudnn_fp8": "cudnn8",
              "zyfa_fp8_lean_paged16": "lean-p16", "zyfa_fp8_lean_paged256": "lean-p256",
              "zyfa_bf16_paged16": "bf16-p16", "zyfa_bf16_paged256": "bf16-p256"}
     # (column title, zyfa implementation, anchor); cudnn8 is cuDNN FP8 with e4m3 output.
-    ratios = [("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
+    ratios = [("int8/lean", "zyfa_int8_lean", "zyfa_fp8_lean"), ("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
               ("lean/cdnn8", "zyfa_fp8_lean", "cudnn_fp8"), ("exact/cdnn8", "zyfa_fp8_exact", "cudnn_fp8"),
               ("bf16/cudnn", "zyfa_bf16", "sdpa_cudnn_bf16"), ("bf16/flash", "zyfa_bf16", "sdpa_flash_bf16"),
               ("lean p16/c", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean"),
