@@ -117,6 +117,9 @@ options:
                                 by the time, and their fraction of 4.3 TB/s (the H200's measured
                                 device copy rate, issue 22), and the split count used
   --repeats N                   timed calls after one warm-up call; the median is shown (default 3)
+  --sustain-ms N                on a GPU, calls back to back for N ms before the timed ones (default
+                                1000): a GPU at its power cap lowers its clock within a second, so
+                                without it a short run measures the boost clock; 0 = none
   --threads N                   CPU backend worker threads and reference threads (0 = all cores)
   --seed N                      seed of the random inputs (default 1)
   --no-check                    skip the fp64 reference (error columns show '-')
@@ -207,6 +210,9 @@ BenchOptions parse_options(int argc, char** argv) {
         } else if (flag == "--page-size") {
             options.page_size = static_cast<int32_t>(parse_int(flag, take_value(), 1));
             if (options.page_size > 256) throw UsageError("--page-size: at most 256 keys per page");
+        } else if (flag == "--sustain-ms") {
+            options.sustain_ms = parse_int(flag, take_value(), 0);
+            if (options.sustain_ms > 600000) throw UsageError("--sustain-ms: at most 600000");
         } else if (flag == "--repeats") {
             options.repeats = static_cast<int>(parse_int(flag, take_value(), 1));
         } else if (flag == "--threads") {

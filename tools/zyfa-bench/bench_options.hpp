@@ -40,6 +40,9 @@ struct BenchOptions {
     bool varlen = false;
     int32_t page_size = 0;  // --page-size: K and V in a paged cache of this many keys per page (0: contiguous)
     int repeats = 3;
+    // --sustain-ms: on a GPU, calls back to back for this long before the timed ones, so that they
+    // run at the clock a sustained load gets under the card's power cap (docs/performance.md)
+    int64_t sustain_ms = 1000;
     int threads = 0;  // 0 = all hardware threads
     bool check = true;
     bool csv = false;

@@ -60,11 +60,11 @@ std::string heads_list(const std::vector<int64_t>& heads) {
     return s;
 }
 
-// One warm-up call, then `repeats` calls each between two events on a stream of the tool's own;
-// returns seconds per call. The stream, events and synchronisation are the tool's: zyfa_attn_fwd
-// itself only enqueues.
+// One warm-up call, calls back to back for sustain_ms (the clock's steady state under the power
+// cap), then `repeats` calls each between two events on a stream of the tool's own; returns seconds
+// per call. The stream, events and synchronisation are the tool's: zyfa_attn_fwd itself only enqueues.
 template <class Call>
-std::vector<double> time_on_device(zyfa::gpu::GpuRuntime& runtime, int repeats, Call&& call) {
+std::vector<double> time_on_device(zyfa::gpu::GpuRuntime& runtime, int repeats, int64_t sustain_ms, Call&& call) {
     struct Resources {
         zyfa::gpu::GpuRuntime& runtime;
         void* stream = nullptr;
@@ -81,6 +81,11 @@ std::vector<double> time_on_device(zyfa::gpu::GpuRuntime& runtime, int repeats, 
     r.end = runtime.create_event();
     call(r.stream);
     runtime.synchronize_stream(r.stream);
+    const auto sustain_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(sustain_ms);
+    while (std::chrono::steady_clock::now() < sustain_end) {
+        for (int i = 0; i < 4; ++i) call(r.stream);
+        runtime.synchronize_stream(r.stream);
+    }
     std::vector<double> seconds;
     for (int i = 0; i < repeats; ++i) {
         runtime.record_event(r.start, r.stream);
@@ -223,9 +228,10 @@ int run(const BenchOptions& options) {
                     (long long)options.head_dim_qk, (long long)options.head_dim_v, (long long)pairs,
                     (long long)options.heads_q, flops, all_pairs > 0 ? 100.0 * static_cast<double>(pairs) / all_pairs : 0.0);
         if (on_device) {
-            std::printf("timing: median of %d calls after 1 warm-up call, each timed by device events on its own "
-                        "stream (%s, %d SMs)\n",
-                        options.repeats, runtime->device().name.c_str(), runtime->device().multiprocessors);
+            std::printf("timing: median of %d calls after 1 warm-up call and %lld ms of calls back to back, each "
+                        "timed by device events on its own stream (%s, %d SMs)\n",
+                        options.repeats, (long long)options.sustain_ms, runtime->device().name.c_str(),
+                        runtime->device().multiprocessors);
         } else {
             std::printf("timing: median of %d calls after 1 warm-up call\n", options.repeats);
         }
@@ -286,8 +292,8 @@ int run(const BenchOptions& options) {
 
         std::vector<double> seconds;
         if (on_device) {
-            progress.show("1 warm-up + " + std::to_string(options.repeats) + " timed calls on the device");
-            seconds = time_on_device(*runtime, options.repeats, [&](void* stream) {
+            progress.show("1 warm-up, " + std::to_string(options.sustain_ms) + " ms of calls, " + std::to_string(options.repeats) + " timed calls on the device");
+            seconds = time_on_device(*runtime, options.repeats, options.sustain_ms, [&](void* stream) {
                 check_status("zyfa_attn_fwd", zyfa_attn_fwd(context.ctx, &p, q, k, v, o, stream));
             });
             device_case->copy_output_to(*buffers);
