@@ -35,7 +35,8 @@ struct KernelRegs {
     // the mask-free span (softmax: a block needs no mask iff block - wave_max_lo <= span, unsigned).
     Reg block_start, wave_max_lo;
     Reg block, next_block, load_block;  // key block computed / stored to LDS / loaded from memory
-    Reg k_next, v_next;             // global address of the K / V rows of the block to load next
+    // 64 rows of K / V stride in bytes: what a lane's K / V address advances by per key block.
+    Reg k_block_step, v_block_step;
     Reg lse_total_q, carry, saved_exec;
     Reg remask;  // BF16, FP8 EXACT: 1 when scale_log2 is not finite and positive (a NaN, zero or infinite descale)
     // per-lane constants and state
@@ -53,7 +54,9 @@ struct KernelRegs {
     Reg o_acc;               // O^T, o_tiles x 16
     Reg operand_ring;        // 4 x 8: K then V operands from LDS
     Reg k_prefetch, v_prefetch;
-    Reg k_global_off, v_global_off, k_row, v_row;  // per chunk: byte offset in the block, key row
+    // Per chunk: the 64-bit global address of the lane's 16 bytes in the block to load next (the
+    // key block advances it: no 32-bit offset, so any stride), and the chunk's key row.
+    Reg k_global_addr, v_global_addr, k_row, v_row;
     Reg k_lds_write, vt_lds_write, k_lds_read, v_lds_read;
 };
 
@@ -86,8 +89,9 @@ private:
     void allocate_bf16_registers();
     void fp8_constants();
     void load_q(const Reg& flip);
-    void fp8_chunk_addresses();
-    void bf16_chunk_addresses();
+    void fp8_chunk_addresses(const Reg& k_base, const Reg& v_base);
+    void bf16_chunk_addresses(const Reg& k_base, const Reg& v_base);
+    void lane_address(const Reg& address, const Reg& base, const Reg& row, const Reg& stride, const Reg& column);
     void load_arguments();
     void sequence_span();
     void key_ranges();

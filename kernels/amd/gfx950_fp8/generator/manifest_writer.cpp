@@ -52,13 +52,11 @@ const KernargField kKernargFields[] = {
     ZYFA_KERNARG_FIELD(q_stride_head, "int64", "Q stride between heads, in elements"),
     ZYFA_KERNARG_FIELD(k_stride_batch, "int64", "K stride between sequences, in elements; 0 when varlen"),
     ZYFA_KERNARG_FIELD(k_stride_seq, "int64",
-                       "K stride between rows (tokens), in elements; 63 * k_stride_seq + head_dim_qk must be "
-                       "below 2^32 (32-bit offsets inside a 64-key block)"),
+                       "K stride between rows (tokens), in elements"),
     ZYFA_KERNARG_FIELD(k_stride_head, "int64", "K stride between heads, in elements"),
     ZYFA_KERNARG_FIELD(v_stride_batch, "int64", "V stride between sequences, in elements; 0 when varlen"),
     ZYFA_KERNARG_FIELD(v_stride_seq, "int64",
-                       "V stride between rows (tokens), in elements; 63 * v_stride_seq + head_dim_v must be "
-                       "below 2^32 (32-bit offsets inside a 64-key block)"),
+                       "V stride between rows (tokens), in elements"),
     ZYFA_KERNARG_FIELD(v_stride_head, "int64", "V stride between heads, in elements"),
     ZYFA_KERNARG_FIELD(o_stride_batch, "int64", "O stride between sequences, in elements; 0 when varlen"),
     ZYFA_KERNARG_FIELD(o_stride_seq, "int64", "O stride between rows (tokens), in elements"),

@@ -25,40 +25,41 @@
 // v207 block max, then m_new
 // v208 -inf (float)
 // v209 v descale
-// v210 K chunk 0 byte offset in a block
-// v211 K and V chunk key row
-// v212 V chunk 0 byte offset in a block
-// v[213:215] K chunk 0 LDS address (per stage)
-// v[216:218] V^T chunk 0 LDS address (per stage)
-// v[219:221] K operand LDS address (per stage)
-// v[222:224] V^T operand LDS address (per stage)
-// v225 udiv dividend
-// v226 udiv divisor
-// v225 wave index (vector)
-// v225 4 * half
-// v[226:227] Q address
-// v225 Q address part
-// v225 chunk column
-// v226 chunk tmp
-// v225 row max of raw scores, then m_new
-// v226 visible-key end relative to the block and half
-// v226 other half's max
-// v226 m - m_new
-// v225 visible-key end relative to the block and half
-// v225 other half's row sum
-// v225 l or 1
-// v226 div den
-// v227 div num
-// v228 div rcp
-// v229 div quotient
-// v230 div error
-// v[232:233] out scale (pair)
-// v[226:227] O address
-// v228 O address part
-// v226 lse
-// v227 lse tmp
-// v228 lse index
-// v[230:231] lse address
+// v[210:211] K chunk 0 address (64-bit)
+// v[212:213] V chunk 0 address (64-bit)
+// v214 K and V chunk key row
+// v[215:217] K chunk 0 LDS address (per stage)
+// v[218:220] V^T chunk 0 LDS address (per stage)
+// v[221:223] K operand LDS address (per stage)
+// v[224:226] V^T operand LDS address (per stage)
+// v227 udiv dividend
+// v228 udiv divisor
+// v227 wave index (vector)
+// v227 4 * half
+// v[228:229] Q address
+// v227 Q address part
+// v227 chunk column
+// v228 chunk tmp
+// v229 row * stride, high word
+// v227 row max of raw scores, then m_new
+// v228 visible-key end relative to the block and half
+// v228 other half's max
+// v228 m - m_new
+// v227 visible-key end relative to the block and half
+// v227 other half's row sum
+// v227 l or 1
+// v228 div den
+// v229 div num
+// v230 div rcp
+// v231 div quotient
+// v232 div error
+// v[234:235] out scale (pair)
+// v[228:229] O address
+// v230 O address part
+// v228 lse
+// v229 lse tmp
+// v230 lse index
+// v[232:233] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -78,8 +79,8 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
@@ -105,11 +106,12 @@
 // s91 product lo
 // s94 product hi
 // s95 product cross
-// s90 product lo
-// s91 product hi
-// s92 product cross
+// s[90:91] K address of block 0
+// s[92:93] V address of block 0
+// s94 product lo
+// s95 product hi
+// s96 product cross
 // s90 keys of the sequence from the block on
-// s[90:91] 64 rows of stride
 // s90 block end
 // s[90:91] lane mask
 // s[92:93] lane mask
@@ -119,9 +121,6 @@
 // s90 last key block
 // s[90:91] l > 0
 // s[92:93] O element offset
-// s94 product lo
-// s95 product hi
-// s96 product cross
 // s92 lse row base (fixed length)
 // s93 lse row base (varlen)
 // s[94:95] lanes of half 0
@@ -181,14 +180,14 @@ zyfa_gfx950_bf16_d128_none:
   s_lshl_b32 s73, s90, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v225, s55
-  v_cvt_f32_u32 v226, s56
-  v_rcp_f32 v226, v226
+  v_cvt_f32_u32 v227, s55
+  v_cvt_f32_u32 v228, s56
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v225, v225, v226
-  v_cvt_u32_f32 v225, v225
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s90, v225
+  v_readfirstlane_b32 s90, v227
   s_mul_i32 s92, s90, s56
   s_sub_i32 s91, s55, s92
   s_cmp_ge_i32 s91, s56
@@ -197,14 +196,14 @@ zyfa_gfx950_bf16_d128_none:
   s_cmp_lt_i32 s91, 0
   s_cselect_b32 s92, -1, 0
   s_add_i32 s90, s90, s92
-  v_cvt_f32_u32 v225, s3
-  v_cvt_f32_u32 v226, s90
-  v_rcp_f32 v226, v226
+  v_cvt_f32_u32 v227, s3
+  v_cvt_f32_u32 v228, s90
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v225, v225, v226
-  v_cvt_u32_f32 v225, v225
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v225
+  v_readfirstlane_b32 s72, v227
   s_mul_i32 s92, s72, s90
   s_sub_i32 s91, s3, s92
   s_cmp_ge_i32 s91, s90
@@ -213,9 +212,9 @@ zyfa_gfx950_bf16_d128_none:
   s_cmp_lt_i32 s91, 0
   s_cselect_b32 s92, -1, 0
   s_add_i32 s72, s72, s92
-  v_lshrrev_b32 v225, 6, v0
+  v_lshrrev_b32 v227, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v225
+  v_readfirstlane_b32 s5, v227
   v_and_b32 v1, 31, v0
   v_bfe_u32 v200, v0, 5, 1
   s_lshl_b32 s90, s5, 5
@@ -225,8 +224,8 @@ zyfa_gfx950_bf16_d128_none:
   v_cmp_gt_i32 vcc, s70, v201
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v202, 0, v202, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v225, 2, v200
-  v_sub_u32 v202, v202, v225
+  v_lshlrev_b32 v227, 2, v200
+  v_sub_u32 v202, v202, v227
   s_add_u32 s91, s73, 255
   s_add_i32 s92, s70, -1
   s_min_i32 s91, s91, s92
@@ -372,12 +371,12 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s94, s94, s95
   s_add_u32 s92, s92, s91
   s_addc_u32 s93, s93, s94
-  v_mov_b32 v226, s92
-  v_mov_b32 v227, s93
-  v_mad_u64_u32 v[226:227], s[88:89], v201, s30, v[226:227]
-  v_mul_lo_u32 v225, v201, s31
-  v_add_u32 v227, v227, v225
-  v_mad_u64_u32 v[226:227], s[88:89], v200, 16, v[226:227]       // + half * 16 bytes
+  v_mov_b32 v228, s92
+  v_mov_b32 v229, s93
+  v_mad_u64_u32 v[228:229], s[88:89], v201, s30, v[228:229]
+  v_mul_lo_u32 v227, v201, s31
+  v_add_u32 v229, v229, v227
+  v_mad_u64_u32 v[228:229], s[88:89], v200, 16, v[228:229]       // + half * 16 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -412,14 +411,14 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v167, 0
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[226:227], off offset:0
-  global_load_dwordx4 v[140:143], v[226:227], off offset:32
-  global_load_dwordx4 v[144:147], v[226:227], off offset:64
-  global_load_dwordx4 v[148:151], v[226:227], off offset:96
-  global_load_dwordx4 v[152:155], v[226:227], off offset:128
-  global_load_dwordx4 v[156:159], v[226:227], off offset:160
-  global_load_dwordx4 v[160:163], v[226:227], off offset:192
-  global_load_dwordx4 v[164:167], v[226:227], off offset:224
+  global_load_dwordx4 v[136:139], v[228:229], off offset:0
+  global_load_dwordx4 v[140:143], v[228:229], off offset:32
+  global_load_dwordx4 v[144:147], v[228:229], off offset:64
+  global_load_dwordx4 v[148:151], v[228:229], off offset:96
+  global_load_dwordx4 v[152:155], v[228:229], off offset:128
+  global_load_dwordx4 v[156:159], v[228:229], off offset:160
+  global_load_dwordx4 v[160:163], v[228:229], off offset:192
+  global_load_dwordx4 v[164:167], v[228:229], off offset:224
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
   v_xor_b32 v136, s90, v136
@@ -454,77 +453,87 @@ zyfa_gfx950_bf16_d128_none:
   v_xor_b32 v165, s90, v165
   v_xor_b32 v166, s90, v166
   v_xor_b32 v167, s90, v167
-  v_lshrrev_b32 v211, 3, v0
-  v_and_b32 v225, 7, v0
-  v_mul_lo_u32 v226, v211, s36
-  v_lshl_add_u32 v210, v225, 4, v226
-  v_mul_lo_u32 v226, v211, s42
-  v_lshl_add_u32 v212, v225, 4, v226
-  v_mul_u32_u24 v226, 272, v211
-  v_lshl_add_u32 v213, v225, 4, v226
-  v_bfe_u32 v216, v211, 2, 1
-  v_lshlrev_b32 v216, 5, v216
-  v_bfe_u32 v226, v211, 5, 1
-  v_lshl_add_u32 v216, v226, 4, v216
-  v_bfe_u32 v226, v211, 3, 2
-  v_lshl_add_u32 v216, v226, 2, v216
-  v_and_b32 v226, 3, v211
-  v_add_u32 v216, v216, v226
-  v_lshlrev_b32 v216, 1, v216                                    // 2-byte elements
-  v_mul_u32_u24 v226, 1152, v225
-  v_add_u32 v216, v216, v226
-  v_add_u32 v216, 17408, v216
-  v_mul_u32_u24 v226, 272, v1
-  v_lshl_add_u32 v219, v200, 4, v226
-  v_mul_u32_u24 v226, 144, v1
-  v_lshl_add_u32 v222, v200, 6, v226
-  v_add_u32 v222, 17408, v222
-  v_add_u32 v220, 35840, v219
-  v_add_u32 v223, 35840, v222
-  v_add_u32 v217, 35840, v216
-  v_add_u32 v214, 35840, v213
-  v_add_u32 v221, 71680, v219
-  v_add_u32 v224, 71680, v222
-  v_add_u32 v218, 71680, v216
-  v_add_u32 v215, 71680, v213
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s90, s34, s4
-  s_mul_hi_u32 s91, s34, s4
-  s_mul_i32 s92, s35, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s38, s72
-  s_mul_hi_u32 s91, s38, s72
-  s_mul_i32 s92, s39, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s36, s7
-  s_mul_hi_u32 s91, s36, s7
-  s_mul_i32 s92, s37, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s90, s40, s4
-  s_mul_hi_u32 s91, s40, s4
-  s_mul_i32 s92, s41, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s44, s72
-  s_mul_hi_u32 s91, s44, s72
-  s_mul_i32 s92, s45, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s42, s7
-  s_mul_hi_u32 s91, s42, s7
-  s_mul_i32 s92, s43, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  s_mov_b64 s[90:91], s[10:11]
+  s_mul_i32 s94, s34, s4
+  s_mul_hi_u32 s95, s34, s4
+  s_mul_i32 s96, s35, s4
+  s_add_u32 s95, s95, s96
+  s_add_u32 s90, s90, s94
+  s_addc_u32 s91, s91, s95
+  s_mul_i32 s94, s38, s72
+  s_mul_hi_u32 s95, s38, s72
+  s_mul_i32 s96, s39, s72
+  s_add_u32 s95, s95, s96
+  s_add_u32 s90, s90, s94
+  s_addc_u32 s91, s91, s95
+  s_mul_i32 s94, s36, s7
+  s_mul_hi_u32 s95, s36, s7
+  s_mul_i32 s96, s37, s7
+  s_add_u32 s95, s95, s96
+  s_add_u32 s90, s90, s94
+  s_addc_u32 s91, s91, s95
+  s_mov_b64 s[92:93], s[12:13]
+  s_mul_i32 s94, s40, s4
+  s_mul_hi_u32 s95, s40, s4
+  s_mul_i32 s96, s41, s4
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  s_mul_i32 s94, s44, s72
+  s_mul_hi_u32 s95, s44, s72
+  s_mul_i32 s96, s45, s72
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  s_mul_i32 s94, s42, s7
+  s_mul_hi_u32 s95, s42, s7
+  s_mul_i32 s96, s43, s7
+  s_add_u32 s95, s95, s96
+  s_add_u32 s92, s92, s94
+  s_addc_u32 s93, s93, s95
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  v_lshrrev_b32 v214, 3, v0
+  v_and_b32 v227, 7, v0
+  v_mov_b32 v210, s90
+  v_mov_b32 v211, s91
+  v_mad_u64_u32 v[210:211], s[88:89], v214, s36, v[210:211]
+  v_mul_lo_u32 v229, v214, s37
+  v_add_u32 v211, v211, v229
+  v_mad_u64_u32 v[210:211], s[88:89], v227, 16, v[210:211]
+  v_mov_b32 v212, s92
+  v_mov_b32 v213, s93
+  v_mad_u64_u32 v[212:213], s[88:89], v214, s42, v[212:213]
+  v_mul_lo_u32 v229, v214, s43
+  v_add_u32 v213, v213, v229
+  v_mad_u64_u32 v[212:213], s[88:89], v227, 16, v[212:213]
+  v_mul_u32_u24 v228, 272, v214
+  v_lshl_add_u32 v215, v227, 4, v228
+  v_bfe_u32 v218, v214, 2, 1
+  v_lshlrev_b32 v218, 5, v218
+  v_bfe_u32 v228, v214, 5, 1
+  v_lshl_add_u32 v218, v228, 4, v218
+  v_bfe_u32 v228, v214, 3, 2
+  v_lshl_add_u32 v218, v228, 2, v218
+  v_and_b32 v228, 3, v214
+  v_add_u32 v218, v218, v228
+  v_lshlrev_b32 v218, 1, v218                                    // 2-byte elements
+  v_mul_u32_u24 v228, 1152, v227
+  v_add_u32 v218, v218, v228
+  v_add_u32 v218, 17408, v218
+  v_mul_u32_u24 v228, 272, v1
+  v_lshl_add_u32 v221, v200, 4, v228
+  v_mul_u32_u24 v228, 144, v1
+  v_lshl_add_u32 v224, v200, 6, v228
+  v_add_u32 v224, 17408, v224
+  v_add_u32 v222, 35840, v221
+  v_add_u32 v225, 35840, v224
+  v_add_u32 v219, 35840, v218
+  v_add_u32 v216, 35840, v215
+  v_add_u32 v223, 71680, v221
+  v_add_u32 v226, 71680, v224
+  v_add_u32 v220, 71680, v218
+  v_add_u32 v217, 71680, v215
   s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, 0
@@ -532,10 +541,10 @@ zyfa_gfx950_bf16_d128_none:
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v184, 0
@@ -554,49 +563,45 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v213, v[188:191] offset:128
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:144
-  ds_write_b16 v216, v193 offset:288
-  ds_write_b16_d16_hi v216, v193 offset:432
-  ds_write_b16 v216, v194 offset:576
-  ds_write_b16_d16_hi v216, v194 offset:720
-  ds_write_b16 v216, v195 offset:864
-  ds_write_b16_d16_hi v216, v195 offset:1008
-  ds_write_b16 v216, v196 offset:9216
-  ds_write_b16_d16_hi v216, v196 offset:9360
-  ds_write_b16 v216, v197 offset:9504
-  ds_write_b16_d16_hi v216, v197 offset:9648
-  ds_write_b16 v216, v198 offset:9792
-  ds_write_b16_d16_hi v216, v198 offset:9936
-  ds_write_b16 v216, v199 offset:10080
-  ds_write_b16_d16_hi v216, v199 offset:10224
+  ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v215, v[188:191] offset:128
+  ds_write_b16 v218, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v218, v192 offset:144
+  ds_write_b16 v218, v193 offset:288
+  ds_write_b16_d16_hi v218, v193 offset:432
+  ds_write_b16 v218, v194 offset:576
+  ds_write_b16_d16_hi v218, v194 offset:720
+  ds_write_b16 v218, v195 offset:864
+  ds_write_b16_d16_hi v218, v195 offset:1008
+  ds_write_b16 v218, v196 offset:9216
+  ds_write_b16_d16_hi v218, v196 offset:9360
+  ds_write_b16 v218, v197 offset:9504
+  ds_write_b16_d16_hi v218, v197 offset:9648
+  ds_write_b16 v218, v198 offset:9792
+  ds_write_b16_d16_hi v218, v198 offset:9936
+  ds_write_b16 v218, v199 offset:10080
+  ds_write_b16_d16_hi v218, v199 offset:10224
   s_mov_b32 s79, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_9
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_10
 .Ltail_block_loads_9:
   v_mov_b32 v184, 0
@@ -615,20 +620,16 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_10:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -641,29 +642,29 @@ zyfa_gfx950_bf16_d128_none:
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_11
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v224 offset:9232
+  ds_read_b128 v[128:131], v226 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v224 offset:13840
+  ds_read_b128 v[132:135], v226 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v224 offset:32
+  ds_read_b128 v[104:107], v226 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v224 offset:4640
+  ds_read_b128 v[108:111], v226 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v224 offset:9248
+  ds_read_b128 v[112:115], v226 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v224 offset:13856
+  ds_read_b128 v[116:119], v226 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v224 offset:48
+  ds_read_b128 v[120:123], v226 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v224 offset:4656
+  ds_read_b128 v[124:127], v226 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v224 offset:9264
+  ds_read_b128 v[128:131], v226 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v224 offset:13872
+  ds_read_b128 v[132:135], v226 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -677,42 +678,42 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lno_previous_block_11:
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v219 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v219 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:8768                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v221 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v221 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v221 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v221 offset:8768                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v221 offset:96                        // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8800                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v221 offset:8800                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v221 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v219 offset:8832                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v221 offset:8832                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v221 offset:160                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v219 offset:8864                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v221 offset:8864                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v219 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v221 offset:192                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v219 offset:8896                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v221 offset:8896                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v221 offset:224                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8928                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v221 offset:8928                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
   s_waitcnt lgkmcnt(4)                                           // K operand
@@ -726,136 +727,136 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
   s_setprio 0
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v222 offset:4608
-  ds_read_b128 v[112:115], v222 offset:9216
-  ds_read_b128 v[116:119], v222 offset:13824
-  ds_read_b128 v[120:123], v222 offset:16
-  ds_read_b128 v[124:127], v222 offset:4624
+  ds_read_b128 v[104:107], v224 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v224 offset:4608
+  ds_read_b128 v[112:115], v224 offset:9216
+  ds_read_b128 v[116:119], v224 offset:13824
+  ds_read_b128 v[120:123], v224 offset:16
+  ds_read_b128 v[124:127], v224 offset:4624
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_12
-  v_subrev_u32 v226, s77, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[90:91], 1, v226
-  v_cmp_lt_i32 s[92:93], 2, v226
+  v_subrev_u32 v228, s77, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[90:91], 1, v228
+  v_cmp_lt_i32 s[92:93], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v226
+  v_cmp_lt_i32 s[90:91], 8, v228
   v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v226
+  v_cmp_lt_i32 s[92:93], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v226
+  v_cmp_lt_i32 s[90:91], 11, v228
   v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v226
+  v_cmp_lt_i32 s[92:93], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v226
+  v_cmp_lt_i32 s[90:91], 18, v228
   v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v226
+  v_cmp_lt_i32 s[92:93], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v226
+  v_cmp_lt_i32 s[90:91], 25, v228
   v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v226
+  v_cmp_lt_i32 s[92:93], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v226
+  v_cmp_lt_i32 s[90:91], 32, v228
   v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v226
+  v_cmp_lt_i32 s[92:93], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v226
+  v_cmp_lt_i32 s[90:91], 35, v228
   v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v226
+  v_cmp_lt_i32 s[92:93], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v226
+  v_cmp_lt_i32 s[90:91], 42, v228
   v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v226
+  v_cmp_lt_i32 s[92:93], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v226
+  v_cmp_lt_i32 s[90:91], 49, v228
   v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v226
+  v_cmp_lt_i32 s[92:93], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v226
+  v_cmp_lt_i32 s[90:91], 56, v228
   v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v226
+  v_cmp_lt_i32 s[92:93], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v226
+  v_cmp_lt_i32 s[90:91], 59, v228
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_13
 .Lno_mask_12:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_13:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_14
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -891,12 +892,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_14:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -934,68 +935,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_15
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_15
-  v_subrev_u32 v225, s77, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[90:91], 1, v225
-  v_cmp_lt_i32 s[92:93], 2, v225
+  v_subrev_u32 v227, s77, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[90:91], 1, v227
+  v_cmp_lt_i32 s[92:93], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v225
+  v_cmp_lt_i32 s[90:91], 8, v227
   v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v225
+  v_cmp_lt_i32 s[92:93], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v225
+  v_cmp_lt_i32 s[90:91], 11, v227
   v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v225
+  v_cmp_lt_i32 s[92:93], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v225
+  v_cmp_lt_i32 s[90:91], 18, v227
   v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v225
+  v_cmp_lt_i32 s[92:93], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v225
+  v_cmp_lt_i32 s[90:91], 25, v227
   v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v225
+  v_cmp_lt_i32 s[92:93], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v225
+  v_cmp_lt_i32 s[90:91], 32, v227
   v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v225
+  v_cmp_lt_i32 s[92:93], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v225
+  v_cmp_lt_i32 s[90:91], 35, v227
   v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v225
+  v_cmp_lt_i32 s[92:93], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v225
+  v_cmp_lt_i32 s[90:91], 42, v227
   v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v225
+  v_cmp_lt_i32 s[92:93], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v225
+  v_cmp_lt_i32 s[90:91], 49, v227
   v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v225
+  v_cmp_lt_i32 s[92:93], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v225
+  v_cmp_lt_i32 s[90:91], 56, v227
   v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v225
+  v_cmp_lt_i32 s[92:93], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v225
+  v_cmp_lt_i32 s[90:91], 59, v227
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
@@ -1066,44 +1067,44 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_16
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v214, v[188:191] offset:128
-  ds_write_b16 v217, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v217, v192 offset:144
-  ds_write_b16 v217, v193 offset:288
-  ds_write_b16_d16_hi v217, v193 offset:432
-  ds_write_b16 v217, v194 offset:576
-  ds_write_b16_d16_hi v217, v194 offset:720
-  ds_write_b16 v217, v195 offset:864
-  ds_write_b16_d16_hi v217, v195 offset:1008
-  ds_write_b16 v217, v196 offset:9216
-  ds_write_b16_d16_hi v217, v196 offset:9360
-  ds_write_b16 v217, v197 offset:9504
-  ds_write_b16_d16_hi v217, v197 offset:9648
-  ds_write_b16 v217, v198 offset:9792
-  ds_write_b16_d16_hi v217, v198 offset:9936
-  ds_write_b16 v217, v199 offset:10080
-  ds_write_b16_d16_hi v217, v199 offset:10224
+  ds_write_b128 v216, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v216, v[188:191] offset:128
+  ds_write_b16 v219, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v219, v192 offset:144
+  ds_write_b16 v219, v193 offset:288
+  ds_write_b16_d16_hi v219, v193 offset:432
+  ds_write_b16 v219, v194 offset:576
+  ds_write_b16_d16_hi v219, v194 offset:720
+  ds_write_b16 v219, v195 offset:864
+  ds_write_b16_d16_hi v219, v195 offset:1008
+  ds_write_b16 v219, v196 offset:9216
+  ds_write_b16_d16_hi v219, v196 offset:9360
+  ds_write_b16 v219, v197 offset:9504
+  ds_write_b16_d16_hi v219, v197 offset:9648
+  ds_write_b16 v219, v198 offset:9792
+  ds_write_b16_d16_hi v219, v198 offset:9936
+  ds_write_b16 v219, v199 offset:10080
+  ds_write_b16_d16_hi v219, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_16
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_17
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_18
 .Ltail_block_loads_17:
   v_mov_b32 v184, 0
@@ -1122,20 +1123,16 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_18:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_16:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1146,29 +1143,29 @@ zyfa_gfx950_bf16_d128_none:
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_19
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
+  ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
+  ds_read_b128 v[132:135], v224 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
+  ds_read_b128 v[104:107], v224 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
+  ds_read_b128 v[108:111], v224 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
+  ds_read_b128 v[112:115], v224 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
+  ds_read_b128 v[116:119], v224 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
+  ds_read_b128 v[120:123], v224 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
+  ds_read_b128 v[124:127], v224 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
+  ds_read_b128 v[128:131], v224 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
+  ds_read_b128 v[132:135], v224 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -1182,42 +1179,42 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lno_previous_block_19:
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v220 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v220 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:8768                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v222 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v222 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:8768                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v220 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v222 offset:96                        // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v220 offset:8800                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v222 offset:8800                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v220 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v220 offset:8832                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:8832                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v220 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v222 offset:160                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v220 offset:8864                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v222 offset:8864                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v220 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v222 offset:192                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v220 offset:8896                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v222 offset:8896                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v220 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v222 offset:224                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v220 offset:8928                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v222 offset:8928                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
   s_waitcnt lgkmcnt(4)                                           // K operand
@@ -1231,136 +1228,136 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
   s_setprio 0
-  ds_read_b128 v[104:107], v223 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v223 offset:4608
-  ds_read_b128 v[112:115], v223 offset:9216
-  ds_read_b128 v[116:119], v223 offset:13824
-  ds_read_b128 v[120:123], v223 offset:16
-  ds_read_b128 v[124:127], v223 offset:4624
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v225 offset:4608
+  ds_read_b128 v[112:115], v225 offset:9216
+  ds_read_b128 v[116:119], v225 offset:13824
+  ds_read_b128 v[120:123], v225 offset:16
+  ds_read_b128 v[124:127], v225 offset:4624
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_20
-  v_subrev_u32 v226, s77, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[90:91], 1, v226
-  v_cmp_lt_i32 s[92:93], 2, v226
+  v_subrev_u32 v228, s77, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[90:91], 1, v228
+  v_cmp_lt_i32 s[92:93], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v226
+  v_cmp_lt_i32 s[90:91], 8, v228
   v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v226
+  v_cmp_lt_i32 s[92:93], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v226
+  v_cmp_lt_i32 s[90:91], 11, v228
   v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v226
+  v_cmp_lt_i32 s[92:93], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v226
+  v_cmp_lt_i32 s[90:91], 18, v228
   v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v226
+  v_cmp_lt_i32 s[92:93], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v226
+  v_cmp_lt_i32 s[90:91], 25, v228
   v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v226
+  v_cmp_lt_i32 s[92:93], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v226
+  v_cmp_lt_i32 s[90:91], 32, v228
   v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v226
+  v_cmp_lt_i32 s[92:93], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v226
+  v_cmp_lt_i32 s[90:91], 35, v228
   v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v226
+  v_cmp_lt_i32 s[92:93], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v226
+  v_cmp_lt_i32 s[90:91], 42, v228
   v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v226
+  v_cmp_lt_i32 s[92:93], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v226
+  v_cmp_lt_i32 s[90:91], 49, v228
   v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v226
+  v_cmp_lt_i32 s[92:93], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v226
+  v_cmp_lt_i32 s[90:91], 56, v228
   v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v226
+  v_cmp_lt_i32 s[92:93], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v226
+  v_cmp_lt_i32 s[90:91], 59, v228
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_21
 .Lno_mask_20:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_21:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1396,12 +1393,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_22:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1439,68 +1436,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_23
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_23
-  v_subrev_u32 v225, s77, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[90:91], 1, v225
-  v_cmp_lt_i32 s[92:93], 2, v225
+  v_subrev_u32 v227, s77, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[90:91], 1, v227
+  v_cmp_lt_i32 s[92:93], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v225
+  v_cmp_lt_i32 s[90:91], 8, v227
   v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v225
+  v_cmp_lt_i32 s[92:93], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v225
+  v_cmp_lt_i32 s[90:91], 11, v227
   v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v225
+  v_cmp_lt_i32 s[92:93], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v225
+  v_cmp_lt_i32 s[90:91], 18, v227
   v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v225
+  v_cmp_lt_i32 s[92:93], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v225
+  v_cmp_lt_i32 s[90:91], 25, v227
   v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v225
+  v_cmp_lt_i32 s[92:93], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v225
+  v_cmp_lt_i32 s[90:91], 32, v227
   v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v225
+  v_cmp_lt_i32 s[92:93], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v225
+  v_cmp_lt_i32 s[90:91], 35, v227
   v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v225
+  v_cmp_lt_i32 s[92:93], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v225
+  v_cmp_lt_i32 s[90:91], 42, v227
   v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v225
+  v_cmp_lt_i32 s[92:93], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v225
+  v_cmp_lt_i32 s[90:91], 49, v227
   v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v225
+  v_cmp_lt_i32 s[92:93], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v225
+  v_cmp_lt_i32 s[90:91], 56, v227
   v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v225
+  v_cmp_lt_i32 s[92:93], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v225
+  v_cmp_lt_i32 s[90:91], 59, v227
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
@@ -1571,44 +1568,44 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_24
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v215, v[188:191] offset:128
-  ds_write_b16 v218, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v218, v192 offset:144
-  ds_write_b16 v218, v193 offset:288
-  ds_write_b16_d16_hi v218, v193 offset:432
-  ds_write_b16 v218, v194 offset:576
-  ds_write_b16_d16_hi v218, v194 offset:720
-  ds_write_b16 v218, v195 offset:864
-  ds_write_b16_d16_hi v218, v195 offset:1008
-  ds_write_b16 v218, v196 offset:9216
-  ds_write_b16_d16_hi v218, v196 offset:9360
-  ds_write_b16 v218, v197 offset:9504
-  ds_write_b16_d16_hi v218, v197 offset:9648
-  ds_write_b16 v218, v198 offset:9792
-  ds_write_b16_d16_hi v218, v198 offset:9936
-  ds_write_b16 v218, v199 offset:10080
-  ds_write_b16_d16_hi v218, v199 offset:10224
+  ds_write_b128 v217, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v217, v[188:191] offset:128
+  ds_write_b16 v220, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v220, v192 offset:144
+  ds_write_b16 v220, v193 offset:288
+  ds_write_b16_d16_hi v220, v193 offset:432
+  ds_write_b16 v220, v194 offset:576
+  ds_write_b16_d16_hi v220, v194 offset:720
+  ds_write_b16 v220, v195 offset:864
+  ds_write_b16_d16_hi v220, v195 offset:1008
+  ds_write_b16 v220, v196 offset:9216
+  ds_write_b16_d16_hi v220, v196 offset:9360
+  ds_write_b16 v220, v197 offset:9504
+  ds_write_b16_d16_hi v220, v197 offset:9648
+  ds_write_b16 v220, v198 offset:9792
+  ds_write_b16_d16_hi v220, v198 offset:9936
+  ds_write_b16 v220, v199 offset:10080
+  ds_write_b16_d16_hi v220, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_24
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_25
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_26
 .Ltail_block_loads_25:
   v_mov_b32 v184, 0
@@ -1627,20 +1624,16 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_26:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_24:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1651,29 +1644,29 @@ zyfa_gfx950_bf16_d128_none:
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_27
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v223 offset:9232
+  ds_read_b128 v[128:131], v225 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v223 offset:13840
+  ds_read_b128 v[132:135], v225 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v223 offset:32
+  ds_read_b128 v[104:107], v225 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v223 offset:4640
+  ds_read_b128 v[108:111], v225 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v223 offset:9248
+  ds_read_b128 v[112:115], v225 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v223 offset:13856
+  ds_read_b128 v[116:119], v225 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v223 offset:48
+  ds_read_b128 v[120:123], v225 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v223 offset:4656
+  ds_read_b128 v[124:127], v225 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v223 offset:9264
+  ds_read_b128 v[128:131], v225 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v223 offset:13872
+  ds_read_b128 v[132:135], v225 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -1687,42 +1680,42 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lno_previous_block_27:
-  ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v221 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v221 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v221 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v221 offset:8768                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v223 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:8768                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v221 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v223 offset:96                        // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v221 offset:8800                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v223 offset:8800                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v221 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v221 offset:8832                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:8832                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v221 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:160                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v221 offset:8864                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:8864                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v221 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v223 offset:192                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v221 offset:8896                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v223 offset:8896                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v221 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v223 offset:224                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v221 offset:8928                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v223 offset:8928                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
   s_waitcnt lgkmcnt(4)                                           // K operand
@@ -1736,136 +1729,136 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
   s_setprio 0
-  ds_read_b128 v[104:107], v224 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v224 offset:4608
-  ds_read_b128 v[112:115], v224 offset:9216
-  ds_read_b128 v[116:119], v224 offset:13824
-  ds_read_b128 v[120:123], v224 offset:16
-  ds_read_b128 v[124:127], v224 offset:4624
+  ds_read_b128 v[104:107], v226 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v226 offset:4608
+  ds_read_b128 v[112:115], v226 offset:9216
+  ds_read_b128 v[116:119], v226 offset:13824
+  ds_read_b128 v[120:123], v226 offset:16
+  ds_read_b128 v[124:127], v226 offset:4624
   s_nop 4                                                        // QK MFMA result -> VALU
   s_add_u32 s90, s77, 64
   s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_28
-  v_subrev_u32 v226, s77, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[90:91], 1, v226
-  v_cmp_lt_i32 s[92:93], 2, v226
+  v_subrev_u32 v228, s77, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[90:91], 1, v228
+  v_cmp_lt_i32 s[92:93], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v226
+  v_cmp_lt_i32 s[90:91], 8, v228
   v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v226
+  v_cmp_lt_i32 s[92:93], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v226
+  v_cmp_lt_i32 s[90:91], 11, v228
   v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v226
+  v_cmp_lt_i32 s[92:93], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v226
+  v_cmp_lt_i32 s[90:91], 18, v228
   v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v226
+  v_cmp_lt_i32 s[92:93], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v226
+  v_cmp_lt_i32 s[90:91], 25, v228
   v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v226
+  v_cmp_lt_i32 s[92:93], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v226
+  v_cmp_lt_i32 s[90:91], 32, v228
   v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v226
+  v_cmp_lt_i32 s[92:93], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v226
+  v_cmp_lt_i32 s[90:91], 35, v228
   v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v226
+  v_cmp_lt_i32 s[92:93], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v226
+  v_cmp_lt_i32 s[90:91], 42, v228
   v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v226
+  v_cmp_lt_i32 s[92:93], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v226
+  v_cmp_lt_i32 s[90:91], 49, v228
   v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v226
+  v_cmp_lt_i32 s[92:93], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v226
+  v_cmp_lt_i32 s[90:91], 56, v228
   v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v226
+  v_cmp_lt_i32 s[92:93], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v226
+  v_cmp_lt_i32 s[90:91], 59, v228
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_29
 .Lno_mask_28:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_29:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_30
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1901,12 +1894,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_30:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1944,68 +1937,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_31
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_31
-  v_subrev_u32 v225, s77, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[90:91], 1, v225
-  v_cmp_lt_i32 s[92:93], 2, v225
+  v_subrev_u32 v227, s77, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[90:91], 1, v227
+  v_cmp_lt_i32 s[92:93], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v225
+  v_cmp_lt_i32 s[90:91], 8, v227
   v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v225
+  v_cmp_lt_i32 s[92:93], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v225
+  v_cmp_lt_i32 s[90:91], 11, v227
   v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v225
+  v_cmp_lt_i32 s[92:93], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v225
+  v_cmp_lt_i32 s[90:91], 18, v227
   v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v225
+  v_cmp_lt_i32 s[92:93], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v225
+  v_cmp_lt_i32 s[90:91], 25, v227
   v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v225
+  v_cmp_lt_i32 s[92:93], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v225
+  v_cmp_lt_i32 s[90:91], 32, v227
   v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v225
+  v_cmp_lt_i32 s[92:93], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v225
+  v_cmp_lt_i32 s[90:91], 35, v227
   v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v225
+  v_cmp_lt_i32 s[92:93], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v225
+  v_cmp_lt_i32 s[90:91], 42, v227
   v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v225
+  v_cmp_lt_i32 s[92:93], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v225
+  v_cmp_lt_i32 s[90:91], 49, v227
   v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v225
+  v_cmp_lt_i32 s[92:93], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v225
+  v_cmp_lt_i32 s[90:91], 56, v227
   v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v225
+  v_cmp_lt_i32 s[92:93], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v225
+  v_cmp_lt_i32 s[90:91], 59, v227
   v_cndmask_b32 v101, v208, v101, s[92:93]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[90:91]
@@ -2076,44 +2069,44 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_32
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v213, v[188:191] offset:128
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:144
-  ds_write_b16 v216, v193 offset:288
-  ds_write_b16_d16_hi v216, v193 offset:432
-  ds_write_b16 v216, v194 offset:576
-  ds_write_b16_d16_hi v216, v194 offset:720
-  ds_write_b16 v216, v195 offset:864
-  ds_write_b16_d16_hi v216, v195 offset:1008
-  ds_write_b16 v216, v196 offset:9216
-  ds_write_b16_d16_hi v216, v196 offset:9360
-  ds_write_b16 v216, v197 offset:9504
-  ds_write_b16_d16_hi v216, v197 offset:9648
-  ds_write_b16 v216, v198 offset:9792
-  ds_write_b16_d16_hi v216, v198 offset:9936
-  ds_write_b16 v216, v199 offset:10080
-  ds_write_b16_d16_hi v216, v199 offset:10224
+  ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v215, v[188:191] offset:128
+  ds_write_b16 v218, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v218, v192 offset:144
+  ds_write_b16 v218, v193 offset:288
+  ds_write_b16_d16_hi v218, v193 offset:432
+  ds_write_b16 v218, v194 offset:576
+  ds_write_b16_d16_hi v218, v194 offset:720
+  ds_write_b16 v218, v195 offset:864
+  ds_write_b16_d16_hi v218, v195 offset:1008
+  ds_write_b16 v218, v196 offset:9216
+  ds_write_b16_d16_hi v218, v196 offset:9360
+  ds_write_b16 v218, v197 offset:9504
+  ds_write_b16_d16_hi v218, v197 offset:9648
+  ds_write_b16 v218, v198 offset:9792
+  ds_write_b16_d16_hi v218, v198 offset:9936
+  ds_write_b16 v218, v199 offset:10080
+  ds_write_b16_d16_hi v218, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_32
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_33
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_34
 .Ltail_block_loads_33:
   v_mov_b32 v184, 0
@@ -2132,20 +2125,16 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_34:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_32:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2154,82 +2143,6 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc1 .Lmfma_first_drain_stage2
   s_branch .Lmfma_first_loop
 .Lmfma_first_drain_stage0:
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lmfma_first_drain_stage1:
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v223 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v223 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v223 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v223 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v223 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v223 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v223 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v223 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v223 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v223 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lmfma_first_drain_stage2:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2267,6 +2180,82 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
+.Lmfma_first_drain_stage1:
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v225 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v225 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v225 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v225 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v225 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v225 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v225 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v225 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v225 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v225 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
+.Lmfma_first_drain_stage2:
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v226 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v226 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v226 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v226 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v226 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v226 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v226 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v226 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v226 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v226 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
@@ -2275,126 +2264,126 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_36
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  v_subrev_u32 v228, s90, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_37
 .Lno_mask_36:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_37:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_38
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -2430,12 +2419,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_38:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -2473,68 +2462,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_39
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_39
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v227, s90, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
@@ -2605,37 +2594,37 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v224 offset:9232
+  ds_read_b128 v[128:131], v226 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v224 offset:13840
+  ds_read_b128 v[132:135], v226 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v224 offset:32
+  ds_read_b128 v[104:107], v226 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v224 offset:4640
+  ds_read_b128 v[108:111], v226 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v224 offset:9248
+  ds_read_b128 v[112:115], v226 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v224 offset:13856
+  ds_read_b128 v[116:119], v226 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v224 offset:48
+  ds_read_b128 v[120:123], v226 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v224 offset:4656
+  ds_read_b128 v[124:127], v226 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v224 offset:9264
+  ds_read_b128 v[128:131], v226 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v224 offset:13872
+  ds_read_b128 v[132:135], v226 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -2650,42 +2639,42 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lno_previous_block_35:
   s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v219 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v219 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:8768                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v221 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v221 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v221 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v221 offset:8768                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v221 offset:96                        // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8800                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v221 offset:8800                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v221 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v219 offset:8832                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v221 offset:8832                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v221 offset:160                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v219 offset:8864                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v221 offset:8864                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v219 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v221 offset:192                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v219 offset:8896                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v221 offset:8896                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v221 offset:224                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8928                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v221 offset:8928                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
   s_waitcnt lgkmcnt(4)                                           // K operand
@@ -2699,44 +2688,44 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
   s_setprio 0
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v222 offset:4608
-  ds_read_b128 v[112:115], v222 offset:9216
-  ds_read_b128 v[116:119], v222 offset:13824
-  ds_read_b128 v[120:123], v222 offset:16
-  ds_read_b128 v[124:127], v222 offset:4624
+  ds_read_b128 v[104:107], v224 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v224 offset:4608
+  ds_read_b128 v[112:115], v224 offset:9216
+  ds_read_b128 v[116:119], v224 offset:13824
+  ds_read_b128 v[120:123], v224 offset:16
+  ds_read_b128 v[124:127], v224 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_40
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v214, v[188:191] offset:128
-  ds_write_b16 v217, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v217, v192 offset:144
-  ds_write_b16 v217, v193 offset:288
-  ds_write_b16_d16_hi v217, v193 offset:432
-  ds_write_b16 v217, v194 offset:576
-  ds_write_b16_d16_hi v217, v194 offset:720
-  ds_write_b16 v217, v195 offset:864
-  ds_write_b16_d16_hi v217, v195 offset:1008
-  ds_write_b16 v217, v196 offset:9216
-  ds_write_b16_d16_hi v217, v196 offset:9360
-  ds_write_b16 v217, v197 offset:9504
-  ds_write_b16_d16_hi v217, v197 offset:9648
-  ds_write_b16 v217, v198 offset:9792
-  ds_write_b16_d16_hi v217, v198 offset:9936
-  ds_write_b16 v217, v199 offset:10080
-  ds_write_b16_d16_hi v217, v199 offset:10224
+  ds_write_b128 v216, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v216, v[188:191] offset:128
+  ds_write_b16 v219, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v219, v192 offset:144
+  ds_write_b16 v219, v193 offset:288
+  ds_write_b16_d16_hi v219, v193 offset:432
+  ds_write_b16 v219, v194 offset:576
+  ds_write_b16_d16_hi v219, v194 offset:720
+  ds_write_b16 v219, v195 offset:864
+  ds_write_b16_d16_hi v219, v195 offset:1008
+  ds_write_b16 v219, v196 offset:9216
+  ds_write_b16_d16_hi v219, v196 offset:9360
+  ds_write_b16 v219, v197 offset:9504
+  ds_write_b16_d16_hi v219, v197 offset:9648
+  ds_write_b16 v219, v198 offset:9792
+  ds_write_b16_d16_hi v219, v198 offset:9936
+  ds_write_b16 v219, v199 offset:10080
+  ds_write_b16_d16_hi v219, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_40
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_41
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_42
 .Ltail_block_loads_41:
   v_mov_b32 v184, 0
@@ -2755,20 +2744,16 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_42:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_40:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2781,126 +2766,126 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_44
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  v_subrev_u32 v228, s90, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_45
 .Lno_mask_44:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_45:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_46
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -2936,12 +2921,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_46:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -2979,68 +2964,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_47
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_47
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v227, s90, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
@@ -3111,37 +3096,37 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
+  ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
+  ds_read_b128 v[132:135], v224 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
+  ds_read_b128 v[104:107], v224 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
+  ds_read_b128 v[108:111], v224 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
+  ds_read_b128 v[112:115], v224 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
+  ds_read_b128 v[116:119], v224 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
+  ds_read_b128 v[120:123], v224 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
+  ds_read_b128 v[124:127], v224 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
+  ds_read_b128 v[128:131], v224 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
+  ds_read_b128 v[132:135], v224 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -3156,42 +3141,42 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lno_previous_block_43:
   s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v220 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v220 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:8768                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v222 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v222 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:8768                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v220 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v222 offset:96                        // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v220 offset:8800                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v222 offset:8800                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v220 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v220 offset:8832                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:8832                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v220 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v222 offset:160                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v220 offset:8864                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v222 offset:8864                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v220 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v222 offset:192                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v220 offset:8896                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v222 offset:8896                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v220 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v222 offset:224                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v220 offset:8928                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v222 offset:8928                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
   s_waitcnt lgkmcnt(4)                                           // K operand
@@ -3205,44 +3190,44 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
   s_setprio 0
-  ds_read_b128 v[104:107], v223 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v223 offset:4608
-  ds_read_b128 v[112:115], v223 offset:9216
-  ds_read_b128 v[116:119], v223 offset:13824
-  ds_read_b128 v[120:123], v223 offset:16
-  ds_read_b128 v[124:127], v223 offset:4624
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v225 offset:4608
+  ds_read_b128 v[112:115], v225 offset:9216
+  ds_read_b128 v[116:119], v225 offset:13824
+  ds_read_b128 v[120:123], v225 offset:16
+  ds_read_b128 v[124:127], v225 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_48
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v215, v[188:191] offset:128
-  ds_write_b16 v218, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v218, v192 offset:144
-  ds_write_b16 v218, v193 offset:288
-  ds_write_b16_d16_hi v218, v193 offset:432
-  ds_write_b16 v218, v194 offset:576
-  ds_write_b16_d16_hi v218, v194 offset:720
-  ds_write_b16 v218, v195 offset:864
-  ds_write_b16_d16_hi v218, v195 offset:1008
-  ds_write_b16 v218, v196 offset:9216
-  ds_write_b16_d16_hi v218, v196 offset:9360
-  ds_write_b16 v218, v197 offset:9504
-  ds_write_b16_d16_hi v218, v197 offset:9648
-  ds_write_b16 v218, v198 offset:9792
-  ds_write_b16_d16_hi v218, v198 offset:9936
-  ds_write_b16 v218, v199 offset:10080
-  ds_write_b16_d16_hi v218, v199 offset:10224
+  ds_write_b128 v217, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v217, v[188:191] offset:128
+  ds_write_b16 v220, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v220, v192 offset:144
+  ds_write_b16 v220, v193 offset:288
+  ds_write_b16_d16_hi v220, v193 offset:432
+  ds_write_b16 v220, v194 offset:576
+  ds_write_b16_d16_hi v220, v194 offset:720
+  ds_write_b16 v220, v195 offset:864
+  ds_write_b16_d16_hi v220, v195 offset:1008
+  ds_write_b16 v220, v196 offset:9216
+  ds_write_b16_d16_hi v220, v196 offset:9360
+  ds_write_b16 v220, v197 offset:9504
+  ds_write_b16_d16_hi v220, v197 offset:9648
+  ds_write_b16 v220, v198 offset:9792
+  ds_write_b16_d16_hi v220, v198 offset:9936
+  ds_write_b16 v220, v199 offset:10080
+  ds_write_b16_d16_hi v220, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_48
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_49
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_50
 .Ltail_block_loads_49:
   v_mov_b32 v184, 0
@@ -3261,20 +3246,16 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_50:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_48:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -3287,126 +3268,126 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_52
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  v_subrev_u32 v228, s90, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_53
 .Lno_mask_52:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_53:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_54
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3442,12 +3423,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_54:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3485,68 +3466,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_55
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_55
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v227, s90, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
@@ -3617,37 +3598,37 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v223 offset:9232
+  ds_read_b128 v[128:131], v225 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v223 offset:13840
+  ds_read_b128 v[132:135], v225 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v223 offset:32
+  ds_read_b128 v[104:107], v225 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v223 offset:4640
+  ds_read_b128 v[108:111], v225 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v223 offset:9248
+  ds_read_b128 v[112:115], v225 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v223 offset:13856
+  ds_read_b128 v[116:119], v225 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v223 offset:48
+  ds_read_b128 v[120:123], v225 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v223 offset:4656
+  ds_read_b128 v[124:127], v225 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v223 offset:9264
+  ds_read_b128 v[128:131], v225 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v223 offset:13872
+  ds_read_b128 v[132:135], v225 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -3662,42 +3643,42 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lno_previous_block_51:
   s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v221 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v221 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v221 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v221 offset:8768                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v223 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:8768                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v221 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v223 offset:96                        // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v221 offset:8800                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v223 offset:8800                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v221 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v221 offset:8832                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:8832                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v221 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:160                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v221 offset:8864                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:8864                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v221 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v223 offset:192                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v221 offset:8896                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v223 offset:8896                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v221 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v223 offset:224                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v221 offset:8928                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v223 offset:8928                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
   s_waitcnt lgkmcnt(4)                                           // K operand
@@ -3711,44 +3692,44 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
   s_setprio 0
-  ds_read_b128 v[104:107], v224 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v224 offset:4608
-  ds_read_b128 v[112:115], v224 offset:9216
-  ds_read_b128 v[116:119], v224 offset:13824
-  ds_read_b128 v[120:123], v224 offset:16
-  ds_read_b128 v[124:127], v224 offset:4624
+  ds_read_b128 v[104:107], v226 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v226 offset:4608
+  ds_read_b128 v[112:115], v226 offset:9216
+  ds_read_b128 v[116:119], v226 offset:13824
+  ds_read_b128 v[120:123], v226 offset:16
+  ds_read_b128 v[124:127], v226 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_56
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v213, v[188:191] offset:128
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:144
-  ds_write_b16 v216, v193 offset:288
-  ds_write_b16_d16_hi v216, v193 offset:432
-  ds_write_b16 v216, v194 offset:576
-  ds_write_b16_d16_hi v216, v194 offset:720
-  ds_write_b16 v216, v195 offset:864
-  ds_write_b16_d16_hi v216, v195 offset:1008
-  ds_write_b16 v216, v196 offset:9216
-  ds_write_b16_d16_hi v216, v196 offset:9360
-  ds_write_b16 v216, v197 offset:9504
-  ds_write_b16_d16_hi v216, v197 offset:9648
-  ds_write_b16 v216, v198 offset:9792
-  ds_write_b16_d16_hi v216, v198 offset:9936
-  ds_write_b16 v216, v199 offset:10080
-  ds_write_b16_d16_hi v216, v199 offset:10224
+  ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v215, v[188:191] offset:128
+  ds_write_b16 v218, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v218, v192 offset:144
+  ds_write_b16 v218, v193 offset:288
+  ds_write_b16_d16_hi v218, v193 offset:432
+  ds_write_b16 v218, v194 offset:576
+  ds_write_b16_d16_hi v218, v194 offset:720
+  ds_write_b16 v218, v195 offset:864
+  ds_write_b16_d16_hi v218, v195 offset:1008
+  ds_write_b16 v218, v196 offset:9216
+  ds_write_b16_d16_hi v218, v196 offset:9360
+  ds_write_b16 v218, v197 offset:9504
+  ds_write_b16_d16_hi v218, v197 offset:9648
+  ds_write_b16 v218, v198 offset:9792
+  ds_write_b16_d16_hi v218, v198 offset:9936
+  ds_write_b16 v218, v199 offset:10080
+  ds_write_b16_d16_hi v218, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_56
   s_sub_i32 s90, s71, s79
   s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_57
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_58
 .Ltail_block_loads_57:
   v_mov_b32 v184, 0
@@ -3767,20 +3748,16 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  v_cmp_gt_u32 vcc, s90, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_58:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_56:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -3793,126 +3770,126 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_59
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  v_subrev_u32 v228, s90, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_60
 .Lno_mask_59:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_60:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_61
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3948,12 +3925,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_61:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3991,68 +3968,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_62
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_62
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v227, s90, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
@@ -4123,36 +4100,36 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
+  ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
+  ds_read_b128 v[132:135], v224 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
+  ds_read_b128 v[104:107], v224 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
+  ds_read_b128 v[108:111], v224 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
+  ds_read_b128 v[112:115], v224 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
+  ds_read_b128 v[116:119], v224 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
+  ds_read_b128 v[120:123], v224 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
+  ds_read_b128 v[124:127], v224 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
+  ds_read_b128 v[128:131], v224 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
+  ds_read_b128 v[132:135], v224 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -4171,126 +4148,126 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_63
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  v_subrev_u32 v228, s90, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_64
 .Lno_mask_63:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_64:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_65
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4326,12 +4303,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_65:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4369,68 +4346,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_66
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_66
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v227, s90, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
@@ -4501,36 +4478,36 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v223 offset:9232
+  ds_read_b128 v[128:131], v225 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v223 offset:13840
+  ds_read_b128 v[132:135], v225 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v223 offset:32
+  ds_read_b128 v[104:107], v225 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v223 offset:4640
+  ds_read_b128 v[108:111], v225 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v223 offset:9248
+  ds_read_b128 v[112:115], v225 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v223 offset:13856
+  ds_read_b128 v[116:119], v225 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v223 offset:48
+  ds_read_b128 v[120:123], v225 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v223 offset:4656
+  ds_read_b128 v[124:127], v225 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v223 offset:9264
+  ds_read_b128 v[128:131], v225 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v223 offset:13872
+  ds_read_b128 v[132:135], v225 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -4549,126 +4526,126 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s91, s90, 64
   s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_67
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  v_subrev_u32 v228, s90, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_68
 .Lno_mask_67:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_68:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_69
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4704,12 +4681,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_69:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4747,68 +4724,68 @@ zyfa_gfx950_bf16_d128_none:
   s_cbranch_scc0 .Lx_no_mask_70
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_70
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v227, s90, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
@@ -4879,36 +4856,36 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v224 offset:9232
+  ds_read_b128 v[128:131], v226 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v224 offset:13840
+  ds_read_b128 v[132:135], v226 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v224 offset:32
+  ds_read_b128 v[104:107], v226 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v224 offset:4640
+  ds_read_b128 v[108:111], v226 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v224 offset:9248
+  ds_read_b128 v[112:115], v226 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v224 offset:13856
+  ds_read_b128 v[116:119], v226 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v224 offset:48
+  ds_read_b128 v[120:123], v226 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v224 offset:4656
+  ds_read_b128 v[124:127], v226 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v224 offset:9264
+  ds_read_b128 v[128:131], v226 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v224 offset:13872
+  ds_read_b128 v[132:135], v226 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -4924,56 +4901,56 @@ zyfa_gfx950_bf16_d128_none:
 .Lkey_blocks_done:
   v_cmp_lt_f32 s[90:91], 0, v205                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v225, 1.0, v205, s[90:91]
-  v_div_scale_f32 v226, s[88:89], v225, v225, v209
-  v_div_scale_f32 v227, vcc, v209, v225, v209
-  v_rcp_f32 v228, v226
+  v_cndmask_b32 v227, 1.0, v205, s[90:91]
+  v_div_scale_f32 v228, s[88:89], v227, v227, v209
+  v_div_scale_f32 v229, vcc, v209, v227, v209
+  v_rcp_f32 v230, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v230, -v226, v228, 1.0
-  v_fma_f32 v228, v230, v228, v228
-  v_mul_f32 v229, v227, v228
-  v_fma_f32 v230, -v226, v229, v227
-  v_fma_f32 v229, v230, v228, v229
-  v_fma_f32 v230, -v226, v229, v227
-  v_div_fmas_f32 v229, v230, v228, v229
+  v_fma_f32 v232, -v228, v230, 1.0
+  v_fma_f32 v230, v232, v230, v230
+  v_mul_f32 v231, v229, v230
+  v_fma_f32 v232, -v228, v231, v229
+  v_fma_f32 v231, v232, v230, v231
+  v_fma_f32 v232, -v228, v231, v229
+  v_div_fmas_f32 v231, v232, v230, v231
   v_cmp_gt_f32 vcc, 0x7f800000, v204                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v229, v229, v225, v209
-  v_cndmask_b32 v232, 0, v229, s[90:91]
-  v_mov_b32 v233, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v232, v233, v232, vcc
-  v_mov_b32 v233, v232
-  v_pk_mul_f32 v[8:9], v[8:9], v[232:233]
-  v_pk_mul_f32 v[10:11], v[10:11], v[232:233]
-  v_pk_mul_f32 v[12:13], v[12:13], v[232:233]
-  v_pk_mul_f32 v[14:15], v[14:15], v[232:233]
-  v_pk_mul_f32 v[16:17], v[16:17], v[232:233]
-  v_pk_mul_f32 v[18:19], v[18:19], v[232:233]
-  v_pk_mul_f32 v[20:21], v[20:21], v[232:233]
-  v_pk_mul_f32 v[22:23], v[22:23], v[232:233]
-  v_pk_mul_f32 v[24:25], v[24:25], v[232:233]
-  v_pk_mul_f32 v[26:27], v[26:27], v[232:233]
-  v_pk_mul_f32 v[28:29], v[28:29], v[232:233]
-  v_pk_mul_f32 v[30:31], v[30:31], v[232:233]
-  v_pk_mul_f32 v[32:33], v[32:33], v[232:233]
-  v_pk_mul_f32 v[34:35], v[34:35], v[232:233]
-  v_pk_mul_f32 v[36:37], v[36:37], v[232:233]
-  v_pk_mul_f32 v[38:39], v[38:39], v[232:233]
-  v_pk_mul_f32 v[40:41], v[40:41], v[232:233]
-  v_pk_mul_f32 v[42:43], v[42:43], v[232:233]
-  v_pk_mul_f32 v[44:45], v[44:45], v[232:233]
-  v_pk_mul_f32 v[46:47], v[46:47], v[232:233]
-  v_pk_mul_f32 v[48:49], v[48:49], v[232:233]
-  v_pk_mul_f32 v[50:51], v[50:51], v[232:233]
-  v_pk_mul_f32 v[52:53], v[52:53], v[232:233]
-  v_pk_mul_f32 v[54:55], v[54:55], v[232:233]
-  v_pk_mul_f32 v[56:57], v[56:57], v[232:233]
-  v_pk_mul_f32 v[58:59], v[58:59], v[232:233]
-  v_pk_mul_f32 v[60:61], v[60:61], v[232:233]
-  v_pk_mul_f32 v[62:63], v[62:63], v[232:233]
-  v_pk_mul_f32 v[64:65], v[64:65], v[232:233]
-  v_pk_mul_f32 v[66:67], v[66:67], v[232:233]
-  v_pk_mul_f32 v[68:69], v[68:69], v[232:233]
-  v_pk_mul_f32 v[70:71], v[70:71], v[232:233]
+  v_div_fixup_f32 v231, v231, v227, v209
+  v_cndmask_b32 v234, 0, v231, s[90:91]
+  v_mov_b32 v235, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v234, v235, v234, vcc
+  v_mov_b32 v235, v234
+  v_pk_mul_f32 v[8:9], v[8:9], v[234:235]
+  v_pk_mul_f32 v[10:11], v[10:11], v[234:235]
+  v_pk_mul_f32 v[12:13], v[12:13], v[234:235]
+  v_pk_mul_f32 v[14:15], v[14:15], v[234:235]
+  v_pk_mul_f32 v[16:17], v[16:17], v[234:235]
+  v_pk_mul_f32 v[18:19], v[18:19], v[234:235]
+  v_pk_mul_f32 v[20:21], v[20:21], v[234:235]
+  v_pk_mul_f32 v[22:23], v[22:23], v[234:235]
+  v_pk_mul_f32 v[24:25], v[24:25], v[234:235]
+  v_pk_mul_f32 v[26:27], v[26:27], v[234:235]
+  v_pk_mul_f32 v[28:29], v[28:29], v[234:235]
+  v_pk_mul_f32 v[30:31], v[30:31], v[234:235]
+  v_pk_mul_f32 v[32:33], v[32:33], v[234:235]
+  v_pk_mul_f32 v[34:35], v[34:35], v[234:235]
+  v_pk_mul_f32 v[36:37], v[36:37], v[234:235]
+  v_pk_mul_f32 v[38:39], v[38:39], v[234:235]
+  v_pk_mul_f32 v[40:41], v[40:41], v[234:235]
+  v_pk_mul_f32 v[42:43], v[42:43], v[234:235]
+  v_pk_mul_f32 v[44:45], v[44:45], v[234:235]
+  v_pk_mul_f32 v[46:47], v[46:47], v[234:235]
+  v_pk_mul_f32 v[48:49], v[48:49], v[234:235]
+  v_pk_mul_f32 v[50:51], v[50:51], v[234:235]
+  v_pk_mul_f32 v[52:53], v[52:53], v[234:235]
+  v_pk_mul_f32 v[54:55], v[54:55], v[234:235]
+  v_pk_mul_f32 v[56:57], v[56:57], v[234:235]
+  v_pk_mul_f32 v[58:59], v[58:59], v[234:235]
+  v_pk_mul_f32 v[60:61], v[60:61], v[234:235]
+  v_pk_mul_f32 v[62:63], v[62:63], v[234:235]
+  v_pk_mul_f32 v[64:65], v[64:65], v[234:235]
+  v_pk_mul_f32 v[66:67], v[66:67], v[234:235]
+  v_pk_mul_f32 v[68:69], v[68:69], v[234:235]
+  v_pk_mul_f32 v[70:71], v[70:71], v[234:235]
   s_mov_b64 s[92:93], 0
   s_mul_i32 s94, s46, s4
   s_mul_hi_u32 s95, s46, s4
@@ -4993,150 +4970,150 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s95, s95, s96
   s_add_u32 s92, s92, s94
   s_addc_u32 s93, s93, s95
-  v_mov_b32 v226, s92
-  v_mov_b32 v227, s93
-  v_mad_u64_u32 v[226:227], s[88:89], v201, s48, v[226:227]
-  v_mul_lo_u32 v228, v201, s49
-  v_add_u32 v227, v227, v228
-  v_mad_u64_u32 v[226:227], s[88:89], v200, 4, v[226:227]        // + 4 half elements
+  v_mov_b32 v228, s92
+  v_mov_b32 v229, s93
+  v_mad_u64_u32 v[228:229], s[88:89], v201, s48, v[228:229]
+  v_mul_lo_u32 v230, v201, s49
+  v_add_u32 v229, v229, v230
+  v_mad_u64_u32 v[228:229], s[88:89], v200, 4, v[228:229]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_71
-  v_lshlrev_b64 v[226:227], 2, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
-  global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[226:227], v[12:15], off offset:32
-  global_store_dwordx4 v[226:227], v[16:19], off offset:64
-  global_store_dwordx4 v[226:227], v[20:23], off offset:96
-  global_store_dwordx4 v[226:227], v[24:27], off offset:128
-  global_store_dwordx4 v[226:227], v[28:31], off offset:160
-  global_store_dwordx4 v[226:227], v[32:35], off offset:192
-  global_store_dwordx4 v[226:227], v[36:39], off offset:224
-  global_store_dwordx4 v[226:227], v[40:43], off offset:256
-  global_store_dwordx4 v[226:227], v[44:47], off offset:288
-  global_store_dwordx4 v[226:227], v[48:51], off offset:320
-  global_store_dwordx4 v[226:227], v[52:55], off offset:352
-  global_store_dwordx4 v[226:227], v[56:59], off offset:384
-  global_store_dwordx4 v[226:227], v[60:63], off offset:416
-  global_store_dwordx4 v[226:227], v[64:67], off offset:448
-  global_store_dwordx4 v[226:227], v[68:71], off offset:480
+  v_lshlrev_b64 v[228:229], 2, v[228:229]
+  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
+  global_store_dwordx4 v[228:229], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[228:229], v[12:15], off offset:32
+  global_store_dwordx4 v[228:229], v[16:19], off offset:64
+  global_store_dwordx4 v[228:229], v[20:23], off offset:96
+  global_store_dwordx4 v[228:229], v[24:27], off offset:128
+  global_store_dwordx4 v[228:229], v[28:31], off offset:160
+  global_store_dwordx4 v[228:229], v[32:35], off offset:192
+  global_store_dwordx4 v[228:229], v[36:39], off offset:224
+  global_store_dwordx4 v[228:229], v[40:43], off offset:256
+  global_store_dwordx4 v[228:229], v[44:47], off offset:288
+  global_store_dwordx4 v[228:229], v[48:51], off offset:320
+  global_store_dwordx4 v[228:229], v[52:55], off offset:352
+  global_store_dwordx4 v[228:229], v[56:59], off offset:384
+  global_store_dwordx4 v[228:229], v[60:63], off offset:416
+  global_store_dwordx4 v[228:229], v[64:67], off offset:448
+  global_store_dwordx4 v[228:229], v[68:71], off offset:480
   s_branch .Lout_stored_73
 .Lout_16bit_71:
-  v_lshlrev_b64 v[226:227], 1, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
+  v_lshlrev_b64 v[228:229], 1, v[228:229]
+  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
   s_cbranch_scc0 .Lout_fp16_72
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[226:227], v[104:105], off offset:0
+  global_store_dwordx2 v[228:229], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[226:227], v[106:107], off offset:16
+  global_store_dwordx2 v[228:229], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[226:227], v[108:109], off offset:32
+  global_store_dwordx2 v[228:229], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[226:227], v[110:111], off offset:48
+  global_store_dwordx2 v[228:229], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[226:227], v[112:113], off offset:64
+  global_store_dwordx2 v[228:229], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[226:227], v[114:115], off offset:80
+  global_store_dwordx2 v[228:229], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[226:227], v[116:117], off offset:96
+  global_store_dwordx2 v[228:229], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[226:227], v[118:119], off offset:112
+  global_store_dwordx2 v[228:229], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[226:227], v[120:121], off offset:128
+  global_store_dwordx2 v[228:229], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[226:227], v[122:123], off offset:144
+  global_store_dwordx2 v[228:229], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[226:227], v[124:125], off offset:160
+  global_store_dwordx2 v[228:229], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[226:227], v[126:127], off offset:176
+  global_store_dwordx2 v[228:229], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[226:227], v[128:129], off offset:192
+  global_store_dwordx2 v[228:229], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[226:227], v[130:131], off offset:208
+  global_store_dwordx2 v[228:229], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[226:227], v[132:133], off offset:224
+  global_store_dwordx2 v[228:229], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[226:227], v[134:135], off offset:240
+  global_store_dwordx2 v[228:229], v[134:135], off offset:240
   s_branch .Lout_stored_73
 .Lout_fp16_72:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[226:227], v[104:105], off offset:0
+  global_store_dwordx2 v[228:229], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[226:227], v[106:107], off offset:16
+  global_store_dwordx2 v[228:229], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[226:227], v[108:109], off offset:32
+  global_store_dwordx2 v[228:229], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[226:227], v[110:111], off offset:48
+  global_store_dwordx2 v[228:229], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[226:227], v[112:113], off offset:64
+  global_store_dwordx2 v[228:229], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[226:227], v[114:115], off offset:80
+  global_store_dwordx2 v[228:229], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[226:227], v[116:117], off offset:96
+  global_store_dwordx2 v[228:229], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[226:227], v[118:119], off offset:112
+  global_store_dwordx2 v[228:229], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[226:227], v[120:121], off offset:128
+  global_store_dwordx2 v[228:229], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[226:227], v[122:123], off offset:144
+  global_store_dwordx2 v[228:229], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[226:227], v[124:125], off offset:160
+  global_store_dwordx2 v[228:229], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[226:227], v[126:127], off offset:176
+  global_store_dwordx2 v[228:229], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[226:227], v[128:129], off offset:192
+  global_store_dwordx2 v[228:229], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[226:227], v[130:131], off offset:208
+  global_store_dwordx2 v[228:229], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[226:227], v[132:133], off offset:224
+  global_store_dwordx2 v[228:229], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[226:227], v[134:135], off offset:240
+  global_store_dwordx2 v[228:229], v[134:135], off offset:240
 .Lout_stored_73:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_74
-  v_log_f32 v227, v225
+  v_log_f32 v229, v227
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v227, v204, v227
+  v_add_f32 v229, v204, v229
   v_cmp_gt_f32 vcc, 0x7f800000, v204
-  v_mul_f32 v227, 0x3f317218, v227
-  v_cndmask_b32 v226, v208, v227, s[90:91]
-  v_mov_b32 v227, 0x7fc00000
-  v_cndmask_b32 v226, v227, v226, vcc
+  v_mul_f32 v229, 0x3f317218, v229
+  v_cndmask_b32 v228, v208, v229, s[90:91]
+  v_mov_b32 v229, 0x7fc00000
+  v_cndmask_b32 v228, v229, v228, vcc
   s_mul_i32 s92, s4, s55
   s_add_u32 s92, s92, s3
   s_mul_i32 s92, s92, s53
@@ -5144,13 +5121,13 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s93, s93, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s92, s93, s92
-  v_add_u32 v228, s92, v201
-  v_mad_u64_u32 v[230:231], s[88:89], v228, 4, s[16:17]
+  v_add_u32 v230, s92, v201
+  v_mad_u64_u32 v[232:233], s[88:89], v230, 4, s[16:17]
   v_cmp_eq_u32 s[94:95], 0, v200
   v_cmp_gt_i32 vcc, s70, v201
   s_and_b64 vcc, vcc, s[94:95]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[230:231], v226, off
+  global_store_dword v[232:233], v228, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_74:
 .Lkernel_end:
