@@ -65,7 +65,7 @@ constexpr KernelFamily kFamilies[] = {
 
 // The gfx950 FP8 LEAN, FP8 EXACT and BF16 kernels in generated assembly (kernels/amd/gfx950_fp8) that this
 // build embeds: one row per committed code object, generated at configure time from
-// prebuilt/manifest.json. Each has one compile-time input dtype, softmax, mask and head dims (FP8: windows at run time).
+// prebuilt/manifest.json. Each has one compile-time input dtype, softmax, mask and head dims (windows at run time).
 struct AsmKernel {
     const char* variant;  // registry variant: attn_fwd_asm_{fp8,fp8_exact,bf16}_<dims>_<mask>
     const char* symbol;   // zyfa_gfx950_{fp8_lean,fp8_exact,bf16}_<dims>_<mask>
@@ -100,9 +100,8 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     if (!fp8 && !bf16) return nullptr;
     const int softmax = bf16 ? ZYFA_SOFTMAX_EXACT : p.softmax;
     if (p.paged()) return nullptr;  // the assembly reads contiguous K/V only: the HIP C++ paged kernel runs
-    // Windows: the FP8 kernels take them at run time (int32 kernel arguments); the BF16 ones not.
-    if ((p.window_left >= 0 || p.window_right >= 0) && (bf16 || p.window_left > INT32_MAX || p.window_right > INT32_MAX))
-        return nullptr;
+    // Windows: every asm kernel takes them at run time (int32 kernel arguments).
+    if (p.window_left > INT32_MAX || p.window_right > INT32_MAX) return nullptr;
     // The generated kernels take no sinks (their kernarg field must be null): the HIP C++ kernel,
     // whose epilogue folds them in (common/attention_sink.h), runs those problems.
     if (p.sinks != nullptr) return nullptr;

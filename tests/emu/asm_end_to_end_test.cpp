@@ -152,7 +152,7 @@ void test_every_variant_embedded(void**) {
     assert_int_equal(missing, 0);
 }
 
-// The plan prefers the asm kernel; a window (BF16) or an output dtype it does not take falls back
+// The plan prefers the asm kernel; an output dtype it does not take falls back
 // to the HIP C++ kernel, which the HipCpp context runs on the same problem; the recorder confirms
 // which one ran. params.key_block 64 keeps the choice, 128 has no kernel.
 void test_asm_chosen_and_launched(void**) {
@@ -226,12 +226,12 @@ void test_asm_chosen_and_launched(void**) {
             assert_int_equal(on_auto.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
             assert_string_equal(last_launched().c_str(), v.hip_cpp_symbol.c_str());
         }
-        // A window: the FP8 asm kernels take it (run time arguments), the BF16 ones do not.
+        // A window: every asm kernel takes it (run time arguments; BF16 since 2026-12-04).
         s.window_left = 9;
-        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), is_bf16(v) ? v.hip_cpp_symbol.c_str() : v.symbol.c_str());
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.symbol.c_str());
         s.window_left = -1;
         s.window_right = 3;
-        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), is_bf16(v) ? v.hip_cpp_symbol.c_str() : v.symbol.c_str());
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.symbol.c_str());
     }
 }
 
@@ -257,7 +257,7 @@ std::vector<BitwiseShape> bitwise_shapes(asm_fp8::VariantMask mask) {
     return {};
 }
 
-// FP8 windows (run time window_left / window_right), seqlen_k <= 128 as above. sq=300 puts the
+// Windows (run time window_left / window_right; FP8 and, since 2026-12-04, BF16), seqlen_k <= 128 as above. sq=300 puts the
 // second workgroup's rows (256..299) at keys 84..127 (none, bottom-right): with window_left 10
 // it starts at key block 64 and skips block 0. Top-left: rows past a short window see no key.
 struct WindowShape {
@@ -301,7 +301,6 @@ BitwiseReport run_bitwise_case(Session& session_, const AsmVariant& v, const Cas
 void test_bitwise_windows(void**) {
     Session& session_ = session();
     for (const AsmVariant& v : g_variants) {
-        if (is_bf16(v)) continue;  // BF16 windows run on the HIP C++ kernel
         for (const WindowShape& b : window_shapes(v.variant.mask)) {
             CaseShape s = variant_shape(v);
             s.out_dtype = ZYFA_DTYPE_FP32;
@@ -326,7 +325,7 @@ void test_bitwise_windows(void**) {
             assert_int_equal(r.masked_not_zero, 0);
             assert_int_equal(r.lse_infinity_mismatch, 0);
             assert_int_equal(r.p_mismatched, 0);
-            if (is_fp8_exact(v)) assert_true(r.lse_max_rel <= 1e-5);  // the fp32 row sum's order, as above
+            if (is_fp8_exact(v) || is_bf16(v)) assert_true(r.lse_max_rel <= 1e-5);  // the fp32 row sum's order, as above
         }
     }
 }
@@ -497,7 +496,7 @@ void test_tolerance_cases(void**) {
         check_asm_case(v, s, top_left ? "s=1100 (18 key blocks per late tile)" : "sq=256 sk=1531 (24 key blocks)",
                        kSeeds[2]);
 
-        if (!is_bf16(v)) {
+        {
             // Windows over the steady-state loop: late tiles start past key block 0.
             s = variant_shape(v);
             s.heads_q = 2;

@@ -147,12 +147,15 @@ void KernelBuilder::allocate_bf16_registers() {
     r_.remask = tmp_s("1: mask x again (scale_log2 not finite and positive)");
     r_.k_global_addr = tmp_v("K chunk 0 address (64-bit)", 2, 2);
     r_.v_global_addr = tmp_v("V chunk 0 address (64-bit)", 2, 2);
-    r_.k_row = tmp_v("K and V chunk key row");
-    r_.v_row = r_.k_row;
+    // No key-row register (tid / 8): the tail loads compare tid with 8 x the rows left
+    // (phase_load.cpp), which leaves a VGPR for the window start at 256.
     r_.k_lds_write = tmp_v("K chunk 0 LDS address (per stage)", L.stages);
     r_.vt_lds_write = tmp_v("V^T chunk 0 LDS address (per stage)", L.stages);
     r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
     r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
+    r_.row_lo_local = tmp_v("window start - 4 * half");
+    r_.block_start = tmp_s("first key block of the workgroup (window)");
+    r_.wave_max_lo = tmp_s("largest window start of the wave");
 }
 
 void KernelBuilder::load_arguments() {
@@ -261,7 +264,7 @@ void KernelBuilder::sequence_span() {
 }
 
 // The end of the keys row `row` sees (attention_mask.h, no window), for a row inside the sequence.
-// FP8, mask none: end = min(seqlen_k, row + seqlen_k - seqlen_q + window_right + 1, clamped at 0)
+// Mask none: end = min(seqlen_k, row + seqlen_k - seqlen_q + window_right + 1, clamped at 0)
 // when window_right >= 0 (attention_mask.h: visible_keys; under a causal mask window_right >= 0
 // ends no earlier than the diagonal). c = seqlen_k - seqlen_q + 1 + window_right, or 2^30 (no
 // right window: min gives seqlen_k); window_right is taken as at most 2^30 (no sequence is longer).
@@ -326,7 +329,7 @@ void KernelBuilder::row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr) 
     }
 }
 
-// FP8: the row's window start (attention_mask.h: visible_keys): max(0, row + d - window_left)
+// The row's window start (attention_mask.h: visible_keys): max(0, row + d - window_left)
 // with d = 0 (causal top-left) or seqlen_k - seqlen_q, and 0 without a left window (c = -2^30);
 // window_left is taken as at most 2^30.
 void KernelBuilder::row_lo_of(const Reg& dst, const Reg& row, bool row_is_sgpr) {
@@ -620,16 +623,15 @@ void KernelBuilder::lane_address(const Reg& address, const Reg& base, const Reg&
 // the K rows of LDS; V chunk j holds dims 64 j + 8 (tid % 8) .. + 7, V^T rows 64 j apart.
 void KernelBuilder::bf16_chunk_addresses(const Reg& k_base, const Reg& v_base) {
     const KernelLayout& L = layout_;
-    const Reg c = tmp_v("chunk column"), t = tmp_v("chunk tmp");
-    e_.op("v_lshrrev_b32", {W(r_.k_row), I(3), R(r_.thread_id)});
+    const Reg c = tmp_v("chunk column"), t = tmp_v("chunk tmp"), row = tmp_v("chunk key row");
+    e_.op("v_lshrrev_b32", {W(row), I(3), R(r_.thread_id)});
     e_.op("v_and_b32", {W(c), I(7), R(r_.thread_id)});
-    lane_address(r_.k_global_addr, k_base, r_.k_row, ZYFA_ARG(k_stride_seq), c);
-    lane_address(r_.v_global_addr, v_base, r_.k_row, ZYFA_ARG(v_stride_seq), c);
-    e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(r_.k_row)});
+    lane_address(r_.k_global_addr, k_base, row, ZYFA_ARG(k_stride_seq), c);
+    lane_address(r_.v_global_addr, v_base, row, ZYFA_ARG(v_stride_seq), c);
+    e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(row)});
     e_.op("v_lshl_add_u32", {W(r_.k_lds_write.at(0)), R(c), I(4), R(t)});
     // V^T: dim 8 c + e of key row r at row 8 c + e, column vt_position(r) (2 bytes each).
     const Reg pos = r_.vt_lds_write.at(0);
-    const Reg row = r_.k_row;
     e_.op("v_bfe_u32", {W(pos), R(row), I(2), I(1)});
     e_.op("v_lshlrev_b32", {W(pos), I(5), R(pos)});
     e_.op("v_bfe_u32", {W(t), R(row), I(5), I(1)});
@@ -655,6 +657,7 @@ void KernelBuilder::bf16_chunk_addresses(const Reg& k_base, const Reg& v_base) {
     }
     free(c);
     free(t);
+    free(row);
 }
 
 void KernelBuilder::fp8_chunk_addresses(const Reg& k_base, const Reg& v_base) {

@@ -40,7 +40,9 @@ void KernelBuilder::issue_block_loads() {
         e_.label(tail);  // rows past the sequence are zero
         for (const Reg& data : {r_.k_prefetch, r_.v_prefetch})
             for (int w = 0; w < data.count; ++w) e_.op("v_mov_b32", {W(data.at(w)), I(0)});
-        e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.k_row)});
+        // Key row tid / 8 < rows_left iff tid < 8 rows_left (no key-row register in BF16).
+        e_.op("s_lshl_b32", {W(rows_left), R(rows_left), I(3)});
+        e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.thread_id)});
         e_.narrow_exec(r_.saved_exec, "vcc", "K and V rows inside the sequence");
         loads(" (tail)");
         e_.restore_exec(r_.saved_exec);
