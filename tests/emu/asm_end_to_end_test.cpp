@@ -377,14 +377,14 @@ void test_bitwise_lean(void**) {
 // K, V, Q and O rows far apart (sparse stand-in memory, wide_stride_tensor.hpp): K rows 80 MiB and V
 // rows 72 MiB apart put rows 52..63 (K) / 57..63 (V) of a 64-key block more than 4 GiB after the
 // block's first row, where the old 32-bit per-lane offsets wrapped (a wrong row or a fault); the
-// second key block starts 5 GiB in. The result must be bitwise the same kernel's on the compact
-// layout, and as test_bitwise_lean holds against the CPU model.
+// second key block starts 5 GiB in, the second batch 10 GiB (K) after the first. The result must be
+// bitwise the same kernel's on the compact layout, and as test_bitwise_lean holds against the CPU model.
 void test_bitwise_wide_strides(void**) {
     Session& session_ = session();
     for (const AsmVariant& v : g_variants) {
         CaseShape s = variant_shape(v);
         s.out_dtype = ZYFA_DTYPE_FP32;
-        s.batch = 1;
+        s.batch = 2;
         s.seqlen_q = 100;
         s.seqlen_k = 128;
         s.seed = 11;
