@@ -65,7 +65,7 @@ constexpr KernelFamily kFamilies[] = {
 
 // The gfx950 FP8 LEAN, FP8 EXACT and BF16 kernels in generated assembly (kernels/amd/gfx950_fp8) that this
 // build embeds: one row per committed code object, generated at configure time from
-// prebuilt/manifest.json. Each has one compile-time input dtype, softmax, mask and head dims (FP8: windows at run time).
+// prebuilt/manifest.json. Each has one compile-time input dtype, softmax, mask and head dims (windows at run time).
 struct AsmKernel {
     const char* variant;  // registry variant: attn_fwd_asm_{fp8,fp8_exact,bf16}_<dims>_<mask>
     const char* symbol;   // zyfa_gfx950_{fp8_lean,fp8_exact,bf16}_<dims>_<mask>
@@ -91,13 +91,6 @@ static_assert(gfx950_fp8::kKeysPerBlock == amd::kKeyBlock, "the asm and HIP C++ 
 static_assert(gfx950_fp8::kRowsPerWorkgroup == amd::kRows && gfx950_fp8::kThreadsPerWorkgroup == amd::kThreads,
               "the gfx950 FP8 asm kernels use the HIP C++ kernels' launch geometry");
 
-// The asm kernels form each thread's K/V offset inside a 64-key block in 32 bits (row x
-// stride_seq + column in bytes, rows 0..63; kernel_setup.cpp): larger strides take the HIP C++ kernel.
-bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_elements, int64_t elem_bytes) {
-    return t.stride_seq * elem_bytes <=
-           (int64_t{UINT32_MAX} - row_elements * elem_bytes) / (gfx950_fp8::kKeysPerBlock - 1);
-}
-
 // The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; FP8
 // EXACT and BF16: the same exact online softmax up to fp32 summation order and v_exp_f32), or null.
 const AsmKernel* asm_kernel_for(const AttnProblem& p) {
@@ -106,17 +99,12 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     const bool bf16 = p.q.dtype == ZYFA_DTYPE_BF16 && p.softmax != ZYFA_SOFTMAX_LEAN;
     if (!fp8 && !bf16) return nullptr;
     const int softmax = bf16 ? ZYFA_SOFTMAX_EXACT : p.softmax;
-    const int64_t elem_bytes = bf16 ? 2 : 1;
     if (p.paged()) return nullptr;  // the assembly reads contiguous K/V only: the HIP C++ paged kernel runs
-    // Windows: the FP8 kernels take them at run time (int32 kernel arguments); the BF16 ones not.
-    if ((p.window_left >= 0 || p.window_right >= 0) && (bf16 || p.window_left > INT32_MAX || p.window_right > INT32_MAX))
-        return nullptr;
+    // Windows: every asm kernel takes them at run time (int32 kernel arguments).
+    if (p.window_left > INT32_MAX || p.window_right > INT32_MAX) return nullptr;
     // The generated kernels take no sinks (their kernarg field must be null): the HIP C++ kernel,
     // whose epilogue folds them in (common/attention_sink.h), runs those problems.
     if (p.sinks != nullptr) return nullptr;
-    if (!block_offsets_fit_32_bits(p.k, p.head_dim_qk, elem_bytes) ||
-        !block_offsets_fit_32_bits(p.v, p.head_dim_v, elem_bytes))
-        return nullptr;
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {
         if (k.symbol == nullptr) break;

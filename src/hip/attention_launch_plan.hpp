@@ -19,10 +19,10 @@
 // registry variants attn_fwd_asm_fp8_<dims>_<mask> / attn_fwd_asm_fp8_exact_<dims>_<mask> /
 // attn_fwd_asm_bf16_<dims>_<mask>, symbols zyfa_gfx950_fp8_lean_<dims>_<mask> /
 // zyfa_gfx950_fp8_exact_<dims>_<mask> / zyfa_gfx950_bf16_<dims>_<mask>): one per input and softmax,
-// mask (none, causal, causal bottom-right) and head dims (128, 192/128), windows at run time (FP8; BF16: none), no sinks,
+// mask (none, causal, causal bottom-right) and head dims (128, 192/128), windows at run time, no sinks,
 // contiguous K/V. The plan prefers one of them whenever it covers the problem (e4m3fn with LEAN or
-// EXACT, or bf16 with EXACT and no window; no sinks, not paged, its mask, head dims and an output dtype it supports, K/V
-// strides whose 64-row offsets fit 32 bits) and falls back to the HIP C++ kernel otherwise. The problem alone decides:
+// EXACT, or bf16 with EXACT; no sinks, not paged, its mask, head dims and an output dtype it supports; any
+// strides: every lane's K/V address is 64-bit) and falls back to the HIP C++ kernel otherwise. The problem alone decides:
 // there is no run-time switch (docs/configuration.md).
 // Launch: grid (ceil(seqlen_q / 256), heads_q, batch), 512 threads (8 waves x 32 queries), no
 // dynamic LDS (kernels/amd/attention_tile_shape.h). The HIP C++ kernels take a second parameter,

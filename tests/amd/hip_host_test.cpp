@@ -219,9 +219,11 @@ void gfx950_loads_every_code_object_and_unloads_them(void**) {
     assert_int_equal(state->modules_unloaded, state->modules_loaded);
 }
 
+// The HIP C++ BF16 kernel's arguments, on the seam's HipCpp context (the library's own context
+// runs this windowed problem on the gfx950 assembly kernel since 2026-12-04).
 void bf16_launch_packs_the_problem(void**) {
     fake_hip_state* state = fake();
-    zyfa_context* ctx = create(ZYFA_BACKEND_HIP, ZYFA_SUCCESS);
+    zyfa_context* ctx = create_hip_cpp();
     Problem p(ZYFA_DTYPE_BF16, 128, 128);
     FakeMemory lse(2 * 8 * 300 * sizeof(float));
     p.params.lse = reinterpret_cast<float*>(lse.data());
@@ -266,8 +268,8 @@ void bf16_launch_packs_the_problem(void**) {
 
 // BF16 on gfx950: the library's context runs the generated assembly kernel of the mask and head
 // dims (when the build embeds it: kernels/amd/gfx950_fp8/prebuilt) with the same arguments as
-// the HIP C++ kernel; a window falls back to the HIP C++ kernel, which the HipCpp context runs
-// always (sinks, paged K/V, large strides: tests/emu/asm_end_to_end_test.cpp).
+// the HIP C++ kernel, windows included (since 2026-12-04); the HipCpp context runs the HIP C++
+// kernel always (sinks, paged K/V, wide strides: tests/emu/asm_end_to_end_test.cpp).
 void bf16_asm_kernel_chosen_where_it_covers_the_problem(void**) {
     struct Case {
         int64_t dqk;
@@ -299,9 +301,10 @@ void bf16_asm_kernel_chosen_where_it_covers_the_problem(void**) {
         assert_int_equal(state->last_launch.block[0], 512);
         assert_null(state->last_launch.args.sinks);
         assert_string_equal(zyfa_attn_kernel_name(hip_cpp, &p.params, &p.q, &p.k, &p.v, &p.o), c.hip_cpp_symbol);
-        // A window: the HIP C++ kernel.
+        // A window: the same kernel (run-time window arguments).
         p.params.window_left = 9;
-        assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), c.hip_cpp_symbol);
+        assert_string_equal(zyfa_attn_kernel_name(ctx, &p.params, &p.q, &p.k, &p.v, &p.o), expected);
+        assert_string_equal(zyfa_attn_kernel_name(hip_cpp, &p.params, &p.q, &p.k, &p.v, &p.o), c.hip_cpp_symbol);
         p.params.window_left = -1;
         // FP32 output is taken too; the kernel's out_dtype field says which.
         p.o.dtype = ZYFA_DTYPE_FP32;

@@ -27,6 +27,8 @@
 //     rounding boundary, and O accumulates alpha O + V^T P^T in the MFMA's order): GQA, varlen with empty and length-1
 //     sequences, lse or not, descales or not, seqlen_q not a multiple of 64 or 256, bottom-right
 //     rows that see no key, every output dtype the kernel takes;
+//   - wide strides (test_bitwise_wide_strides): K, V, Q, O rows 66-80 MiB apart in the stand-in's
+//     sparse memory (63 rows of K or V stride > 4 GiB): O bitwise the compact layout's, P the model's;
 //   - edge rows (edge_case_checks.hpp): seqlen_k = 0 and all-empty key sequences with K/V NULL
 //     (O = +0, lse = -inf), NaN q / k rows and a NaN k descale (those rows NaN, the others as the
 //     CPU backend).
@@ -36,6 +38,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +52,7 @@
 #include "hip/hip_runtime.hpp"
 #include "edge_case_checks.hpp"
 #include "model_comparison.hpp"
+#include "wide_stride_tensor.hpp"
 #include "support/attention_modes.hpp"
 #include "support/hip_context.hpp"
 
@@ -148,7 +152,7 @@ void test_every_variant_embedded(void**) {
     assert_int_equal(missing, 0);
 }
 
-// The plan prefers the asm kernel; a window (BF16), an output dtype or strides it does not take fall back
+// The plan prefers the asm kernel; an output dtype it does not take falls back
 // to the HIP C++ kernel, which the HipCpp context runs on the same problem; the recorder confirms
 // which one ran. params.key_block 64 keeps the choice, 128 has no kernel.
 void test_asm_chosen_and_launched(void**) {
@@ -177,9 +181,9 @@ void test_asm_chosen_and_launched(void**) {
             other.out_dtype = out;
             assert_string_equal(planned_kernel(session_.cuda, other).c_str(), v.hip_cpp_symbol.c_str());
         }
-        // K/V row strides whose 64-row block offsets overflow 32 bits (the asm kernels' offset
-        // arithmetic) fall back; one row under the limit still takes the asm kernel. One key: the
-        // strided view then spans one row and overlaps no output (which validation refuses).
+        // K/V row strides on both sides of the old 32-bit limit of a 64-row block's offsets take
+        // the asm kernel (64-bit addresses since 2026-12-04; test_bitwise_wide_strides runs them).
+        // One key: the strided view then spans one row and overlaps no output (which validation refuses).
         for (const bool v_side : {false, true}) {
             CaseShape one_key = s;
             one_key.seqlen_k = 1;
@@ -193,7 +197,7 @@ void test_asm_chosen_and_launched(void**) {
                 t.stride_batch = stride * one_key.seqlen_k;
                 const char* name = zyfa_attn_kernel_name(session_.cuda, &c.params, &c.tq, &c.tk, &c.tv, &c.to);
                 assert_non_null(name);
-                assert_string_equal(name, stride <= limit ? v.symbol.c_str() : v.hip_cpp_symbol.c_str());
+                assert_string_equal(name, v.symbol.c_str());
             }
         }
         // params.key_block: the asm kernels step 64 keys like the HIP C++ ones, so 64 is the
@@ -222,12 +226,12 @@ void test_asm_chosen_and_launched(void**) {
             assert_int_equal(on_auto.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
             assert_string_equal(last_launched().c_str(), v.hip_cpp_symbol.c_str());
         }
-        // A window: the FP8 asm kernels take it (run time arguments), the BF16 ones do not.
+        // A window: every asm kernel takes it (run time arguments; BF16 since 2026-12-04).
         s.window_left = 9;
-        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), is_bf16(v) ? v.hip_cpp_symbol.c_str() : v.symbol.c_str());
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.symbol.c_str());
         s.window_left = -1;
         s.window_right = 3;
-        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), is_bf16(v) ? v.hip_cpp_symbol.c_str() : v.symbol.c_str());
+        assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.symbol.c_str());
     }
 }
 
@@ -253,7 +257,7 @@ std::vector<BitwiseShape> bitwise_shapes(asm_fp8::VariantMask mask) {
     return {};
 }
 
-// FP8 windows (run time window_left / window_right), seqlen_k <= 128 as above. sq=300 puts the
+// Windows (run time window_left / window_right; FP8 and, since 2026-12-04, BF16), seqlen_k <= 128 as above. sq=300 puts the
 // second workgroup's rows (256..299) at keys 84..127 (none, bottom-right): with window_left 10
 // it starts at key block 64 and skips block 0. Top-left: rows past a short window see no key.
 struct WindowShape {
@@ -297,7 +301,6 @@ BitwiseReport run_bitwise_case(Session& session_, const AsmVariant& v, const Cas
 void test_bitwise_windows(void**) {
     Session& session_ = session();
     for (const AsmVariant& v : g_variants) {
-        if (is_bf16(v)) continue;  // BF16 windows run on the HIP C++ kernel
         for (const WindowShape& b : window_shapes(v.variant.mask)) {
             CaseShape s = variant_shape(v);
             s.out_dtype = ZYFA_DTYPE_FP32;
@@ -322,7 +325,7 @@ void test_bitwise_windows(void**) {
             assert_int_equal(r.masked_not_zero, 0);
             assert_int_equal(r.lse_infinity_mismatch, 0);
             assert_int_equal(r.p_mismatched, 0);
-            if (is_fp8_exact(v)) assert_true(r.lse_max_rel <= 1e-5);  // the fp32 row sum's order, as above
+            if (is_fp8_exact(v) || is_bf16(v)) assert_true(r.lse_max_rel <= 1e-5);  // the fp32 row sum's order, as above
         }
     }
 }
@@ -368,6 +371,77 @@ void test_bitwise_lean(void**) {
                 }
             }
         }
+    }
+}
+
+// K, V, Q and O rows far apart (sparse stand-in memory, wide_stride_tensor.hpp): K rows 80 MiB and V
+// rows 72 MiB apart put rows 52..63 (K) / 57..63 (V) of a 64-key block more than 4 GiB after the
+// block's first row, where the old 32-bit per-lane offsets wrapped (a wrong row or a fault); the
+// second key block starts 5 GiB in, the second batch 10 GiB (K) after the first. The result must be
+// bitwise the same kernel's on the compact layout, and as test_bitwise_lean holds against the CPU model.
+void test_bitwise_wide_strides(void**) {
+    Session& session_ = session();
+    for (const AsmVariant& v : g_variants) {
+        CaseShape s = variant_shape(v);
+        s.out_dtype = ZYFA_DTYPE_FP32;
+        s.batch = 2;
+        s.seqlen_q = 100;
+        s.seqlen_k = 128;
+        s.seed = 11;
+        const GpuCase::Edit edit = [](AttentionCase& c) {
+            integer_qk(c, 23);
+            one_hot_v(c);
+        };
+        set_seed(kSeeds[0]);
+        GpuCase gpu(*session_.runtime, s, edit);
+        assert_int_equal(gpu.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
+        expect_asm_ran(v, "wide strides: compact layout");
+        const std::vector<uint8_t> o_compact = gpu.host.o;
+
+        const size_t elem = is_bf16(v) ? 2 : 1;
+        const int64_t mib = int64_t{1} << 20;
+        auto wide = [&](const zyfa_tensor& t, const std::vector<uint8_t>& host, int64_t rows, int64_t heads,
+                        int64_t dim, size_t bytes, int64_t stride_bytes) {
+            return std::make_unique<WideStrideTensor>(*session_.runtime, t, host, s.batch, rows, heads, dim, bytes,
+                                                      stride_bytes / int64_t(bytes));
+        };
+        auto wq = wide(gpu.host.tq, gpu.host.q, s.seqlen_q, s.heads_q, s.head_dim_qk, elem, 68 * mib);
+        auto wk = wide(gpu.host.tk, gpu.host.k, s.seqlen_k, s.heads_kv, s.head_dim_qk, elem, 80 * mib);
+        auto wv = wide(gpu.host.tv, gpu.host.v, s.seqlen_k, s.heads_kv, s.head_dim_v, elem, 72 * mib);
+        auto wo = wide(gpu.host.to, gpu.host.o, s.seqlen_q, s.heads_q, s.head_dim_v, sizeof(float), 66 * mib);
+        assert_true(63 * wk->tensor.stride_seq * int64_t(elem) > int64_t{UINT32_MAX});
+        assert_true(63 * wv->tensor.stride_seq * int64_t(elem) > int64_t{UINT32_MAX});
+        assert_string_equal(zyfa_attn_kernel_name(session_.cuda, &gpu.params, &wq->tensor, &wk->tensor, &wv->tensor,
+                                                  &wo->tensor),
+                            v.symbol.c_str());
+        gpu.reset_outputs(std::vector<uint8_t>(gpu.host.o.size(), AttentionCase::kOutputSentinel),
+                          std::vector<float>(gpu.host.lse.size(), AttentionCase::kLseSentinel));
+        const zyfa_status st = zyfa_attn_fwd(session_.cuda, &gpu.params, &wq->tensor, &wk->tensor, &wv->tensor,
+                                             &wo->tensor, session_.stream);
+        if (st != ZYFA_SUCCESS) {
+            std::printf("  %s wide strides: zyfa_attn_fwd(HIP) failed: %s\n", v.symbol.c_str(), zyfa_last_error_message());
+            fail();
+        }
+        session_.runtime->synchronize_stream(session_.stream);
+        expect_asm_ran(v, "wide strides");
+        gpu.download();  // lse (O's compact buffer was reset and is not written)
+        wo->download(gpu.host.o);
+        AttentionCase model(s);
+        edit(model);
+        run_amd_model(model);
+        const BitwiseReport r = compare_bitwise(gpu.host, model);
+        const bool same_as_compact = gpu.host.o == o_compact;
+        std::printf("  %-38s K/V/Q/O rows 80/72/68/66 MiB apart (%.1f GiB reserved): O %s the compact layout's, "
+                    "P mismatches %lld/%lld, masked non-zero %lld, lse -inf mismatch %lld, lse max rel %.1e\n",
+                    v.symbol.c_str(), double(wq->bytes() + wk->bytes() + wv->bytes() + wo->bytes()) / double(1 << 30),
+                    same_as_compact ? "bitwise" : "DIFFERS FROM", (long long)r.p_mismatched, (long long)r.p_compared,
+                    (long long)r.masked_not_zero, (long long)r.lse_infinity_mismatch, r.lse_max_rel);
+        assert_true(same_as_compact);
+        assert_true(r.p_compared > 0);
+        assert_int_equal(r.p_mismatched, 0);
+        assert_int_equal(r.masked_not_zero, 0);
+        assert_int_equal(r.lse_infinity_mismatch, 0);
+        if (is_bf16(v) || is_fp8_exact(v)) assert_true(r.lse_max_rel <= 1e-5);  // the fp32 row sum's order
     }
 }
 
@@ -422,7 +496,7 @@ void test_tolerance_cases(void**) {
         check_asm_case(v, s, top_left ? "s=1100 (18 key blocks per late tile)" : "sq=256 sk=1531 (24 key blocks)",
                        kSeeds[2]);
 
-        if (!is_bf16(v)) {
+        {
             // Windows over the steady-state loop: late tiles start past key block 0.
             s = variant_shape(v);
             s.heads_q = 2;
@@ -607,6 +681,7 @@ int main() {
         cmocka_unit_test(test_asm_chosen_and_launched),
         cmocka_unit_test(test_bitwise_lean),
         cmocka_unit_test(test_bitwise_windows),
+        cmocka_unit_test(test_bitwise_wide_strides),
         cmocka_unit_test(test_tolerance_cases),
         cmocka_unit_test(test_no_key_rows),
         cmocka_unit_test(test_non_finite_rows),

@@ -10,6 +10,8 @@
 // A fault found by the emulator (hazard, early read, out-of-bounds, unknown instruction) fails
 // the launch with hipErrorLaunchFailure and prints the emulator's message to stderr;
 // zyfa_emu_last_error() returns it.
+#include <sys/mman.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -56,6 +58,13 @@ struct Event {
 
 std::mutex g_mutex;
 std::map<uintptr_t, size_t> g_allocations;
+
+// Allocations from this size on are sparse: reserved address space whose pages the host maps on
+// first touch (MAP_NORESERVE), so a test can place heads, batches or rows more than 4 GiB apart
+// while touching a few MB. Their untouched bytes read as 0, not 0xA5 (filling would map them all).
+constexpr size_t kSparseAllocationBytes = size_t{256} << 20;
+
+size_t rounded_allocation(size_t bytes) { return ((bytes ? bytes : 1) + 255) / 256 * 256; }
 std::string g_last_error;
 thread_local hipError_t g_thread_error = hipSuccess;
 
@@ -288,10 +297,16 @@ __attribute__((visibility("default"))) hipError_t hipModuleLaunchKernel(void* fu
 
 __attribute__((visibility("default"))) hipError_t hipMalloc(void** pointer, size_t bytes) {
     if (!pointer) return record(hipErrorInvalidValue);
-    const size_t rounded = ((bytes ? bytes : 1) + 255) / 256 * 256;
-    void* p = std::aligned_alloc(256, rounded);
-    if (!p) return record(hipErrorOutOfMemory);
-    std::memset(p, 0xA5, rounded);  // not zero: kernels must not rely on fresh memory being 0
+    const size_t rounded = rounded_allocation(bytes);
+    void* p = nullptr;
+    if (rounded >= kSparseAllocationBytes) {
+        p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) return record(hipErrorOutOfMemory);
+    } else {
+        p = std::aligned_alloc(256, rounded);
+        if (!p) return record(hipErrorOutOfMemory);
+        std::memset(p, 0xA5, rounded);  // not zero: kernels must not rely on fresh memory being 0
+    }
     std::lock_guard<std::mutex> lock(g_mutex);
     g_allocations[reinterpret_cast<uintptr_t>(p)] = bytes ? bytes : 1;
     *pointer = p;
@@ -303,8 +318,13 @@ __attribute__((visibility("default"))) hipError_t hipFree(void* pointer) {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto it = g_allocations.find(reinterpret_cast<uintptr_t>(pointer));
     if (it == g_allocations.end()) return record(hipErrorInvalidValue);
+    const size_t rounded = rounded_allocation(it->second);
     g_allocations.erase(it);
-    std::free(pointer);
+    if (rounded >= kSparseAllocationBytes) {
+        munmap(pointer, rounded);
+    } else {
+        std::free(pointer);
+    }
     return hipSuccess;
 }
 

@@ -138,7 +138,7 @@ void KernelBuilder::key_block_mfma_first(int stage, const std::string& exit_labe
     }
     // The previous block's V^T operands were read before the barrier: its MFMAs start at once.
     const std::string first = e_.unique_label("no_previous_block");
-    e_.op("s_cmp_eq_u32", {R(r_.block), I(0)}, "", "PV of the previous block");
+    e_.op("s_cmp_eq_u32", {R(r_.block), R(r_.block_start)}, "", "PV of the previous block");
     e_.cbranch("scc1", first);
     row_sum_mfma();
     previous_pv_bf16(stage);

@@ -30,17 +30,18 @@ struct KernelRegs {
     // uniform scalars
     Reg wave, first_q, first_k, seqlen_q, seqlen_k, head_kv, row0, keys_end;
     Reg wave_min_hi, wave_max_hi;  // smallest / largest visible-key end over the wave's rows
-    // FP8 (windows): the first key block of the workgroup (the first row's window start, rounded
+    // Windows: the first key block of the workgroup (the first row's window start, rounded
     // down to a block), and the largest window start over the wave's rows; wave_min_hi then holds
     // the mask-free span (softmax: a block needs no mask iff block - wave_max_lo <= span, unsigned).
     Reg block_start, wave_max_lo;
     Reg block, next_block, load_block;  // key block computed / stored to LDS / loaded from memory
-    Reg k_next, v_next;             // global address of the K / V rows of the block to load next
+    // 64 rows of K / V stride in bytes: what a lane's K / V address advances by per key block.
+    Reg k_block_step, v_block_step;
     Reg lse_total_q, carry, saved_exec;
     Reg remask;  // BF16, FP8 EXACT: 1 when scale_log2 is not finite and positive (a NaN, zero or infinite descale)
     // per-lane constants and state
     Reg col, half, query, row_hi_local;  // row_hi_local = visible-key end - 4 * half
-    Reg row_lo_local;                    // FP8: window start - 4 * half
+    Reg row_lo_local;                    // window start - 4 * half
     Reg scale_log2, scale8_pair, code_of_one, cap_gap, scale_one, p_scale, neg_inf, max_code, v_descale, max_exponent;
     Reg m, l, alpha_pair, bias_pair, block_max;
     Reg exp2_c0;             // FP8: the exp2 polynomial's leading coefficient (the first FMA's multiplicand)
@@ -53,7 +54,9 @@ struct KernelRegs {
     Reg o_acc;               // O^T, o_tiles x 16
     Reg operand_ring;        // 4 x 8: K then V operands from LDS
     Reg k_prefetch, v_prefetch;
-    Reg k_global_off, v_global_off, k_row, v_row;  // per chunk: byte offset in the block, key row
+    // Per chunk: the 64-bit global address of the lane's 16 bytes in the block to load next (the
+    // key block advances it: no 32-bit offset, so any stride), and the chunk's key row.
+    Reg k_global_addr, v_global_addr, k_row, v_row;
     Reg k_lds_write, vt_lds_write, k_lds_read, v_lds_read;
 };
 
@@ -86,8 +89,9 @@ private:
     void allocate_bf16_registers();
     void fp8_constants();
     void load_q(const Reg& flip);
-    void fp8_chunk_addresses();
-    void bf16_chunk_addresses();
+    void fp8_chunk_addresses(const Reg& k_base, const Reg& v_base);
+    void bf16_chunk_addresses(const Reg& k_base, const Reg& v_base);
+    void lane_address(const Reg& address, const Reg& base, const Reg& row, const Reg& stride, const Reg& column);
     void load_arguments();
     void sequence_span();
     void key_ranges();
@@ -98,7 +102,7 @@ private:
     void uniform_udiv(const Reg& quotient, const Reg& dividend, const Reg& divisor);
     void add_scaled64(const Reg& address, const Reg& stride64, const Reg& index32);
     void row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr);
-    void row_lo_of(const Reg& dst, const Reg& row, bool row_is_sgpr);  // FP8: the window start
+    void row_lo_of(const Reg& dst, const Reg& row, bool row_is_sgpr);  // the window start
     Reg right_window_offset();
     void needs_mask_test(const Reg& block);  // SCC = some row of the wave misses a key of the block
     // phase_load.cpp
@@ -112,7 +116,7 @@ private:
     void read_v_operand(int stage, int dt);  // FP8
     void issue_v_operand_reads_bf16(int stage);
     void mask_scores(const Reg& block);
-    void mask_block(const Reg& block);  // mask_scores, then (FP8, a window) the keys before each row's window
+    void mask_block(const Reg& block);  // mask_scores, then (a window) the keys before each row's window
     // phase_lean_p.cpp
     void row_max(const Reg& m_new, bool keys_masked);  // keys_masked: after mask_scores
     void alpha_and_bias(const Reg& m_new);
@@ -142,9 +146,9 @@ private:
     void write_lse();
 
     bool fp8_exact() const { return variant_.input == VariantInput::Fp8Exact; }
-    // Sliding windows (params window_left / window_right at run time): the FP8 kernels. BF16 has
-    // no VGPR left for the per-lane window start (256): libzyfa runs BF16 windows on HIP C++.
-    bool windows() const { return !layout_.bf16; }
+    // Sliding windows (params window_left / window_right at run time): every variant (BF16 since
+    // 2026-12-04: its key-row register gave way to the per-lane window start, phase_load.cpp).
+    bool windows() const { return true; }
     // The exact online softmax in fp32 (BF16, FP8 EXACT): v_exp_f32, the row sum of the unrounded p.
     bool exact_softmax() const { return layout_.bf16 || fp8_exact(); }
     int ring_slots() const { return r_.operand_ring.count / layout_.op_regs; }

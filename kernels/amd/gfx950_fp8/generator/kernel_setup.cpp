@@ -59,8 +59,8 @@ void KernelBuilder::allocate_registers() {
     r_.next_block = tmp_s("key block stored to LDS in this block");
     r_.load_block = tmp_s("key block loaded from memory in this block");
     r_.lse_total_q = tmp_s("total q rows (varlen lse)");
-    r_.k_next = tmp_s("K address of the prefetched block", 2, 2);
-    r_.v_next = tmp_s("V address of the prefetched block", 2, 2);
+    r_.k_block_step = tmp_s("64 rows of K stride (bytes)", 2, 2);
+    r_.v_block_step = tmp_s("64 rows of V stride (bytes)", 2, 2);
     r_.saved_exec = tmp_s("saved EXEC", 2, 2);
     r_.carry = tmp_s("carry out (unused)", 2, 2);
 
@@ -105,10 +105,10 @@ void KernelBuilder::allocate_registers() {
     r_.max_code = tmp_v("126.0: the largest e4m3fn code");
     r_.v_descale = tmp_v("v descale");
     r_.max_exponent = tmp_v("max_block_exponent");
-    r_.k_global_off = tmp_v("K chunk byte offsets in a block", L.k_chunks_per_thread);
+    r_.k_global_addr = tmp_v("K chunk addresses (64-bit, per chunk)", 2 * L.k_chunks_per_thread, 2);
+    r_.v_global_addr = tmp_v("V chunk address (64-bit)", 2, 2);
     r_.k_row = tmp_v("K chunk key rows", L.k_chunks_per_thread);
     r_.k_lds_write = tmp_v("K chunk LDS addresses (chunk x stage)", L.stages * L.k_chunks_per_thread);
-    r_.v_global_off = tmp_v("V chunk byte offset in a block");
     r_.v_row = tmp_v("V chunk key row");
     r_.vt_lds_write = tmp_v("V^T chunk LDS address (per stage)", L.stages);
     r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
@@ -145,14 +145,17 @@ void KernelBuilder::allocate_bf16_registers() {
     r_.neg_inf = tmp_v("-inf (float)");
     r_.v_descale = tmp_v("v descale");
     r_.remask = tmp_s("1: mask x again (scale_log2 not finite and positive)");
-    r_.k_global_off = tmp_v("K chunk 0 byte offset in a block");
-    r_.k_row = tmp_v("K and V chunk key row");
-    r_.v_row = r_.k_row;
-    r_.v_global_off = tmp_v("V chunk 0 byte offset in a block");
+    r_.k_global_addr = tmp_v("K chunk 0 address (64-bit)", 2, 2);
+    r_.v_global_addr = tmp_v("V chunk 0 address (64-bit)", 2, 2);
+    // No key-row register (tid / 8): the tail loads compare tid with 8 x the rows left
+    // (phase_load.cpp), which leaves a VGPR for the window start at 256.
     r_.k_lds_write = tmp_v("K chunk 0 LDS address (per stage)", L.stages);
     r_.vt_lds_write = tmp_v("V^T chunk 0 LDS address (per stage)", L.stages);
     r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
     r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
+    r_.row_lo_local = tmp_v("window start - 4 * half");
+    r_.block_start = tmp_s("first key block of the workgroup (window)");
+    r_.wave_max_lo = tmp_s("largest window start of the wave");
 }
 
 void KernelBuilder::load_arguments() {
@@ -261,7 +264,7 @@ void KernelBuilder::sequence_span() {
 }
 
 // The end of the keys row `row` sees (attention_mask.h, no window), for a row inside the sequence.
-// FP8, mask none: end = min(seqlen_k, row + seqlen_k - seqlen_q + window_right + 1, clamped at 0)
+// Mask none: end = min(seqlen_k, row + seqlen_k - seqlen_q + window_right + 1, clamped at 0)
 // when window_right >= 0 (attention_mask.h: visible_keys; under a causal mask window_right >= 0
 // ends no earlier than the diagonal). c = seqlen_k - seqlen_q + 1 + window_right, or 2^30 (no
 // right window: min gives seqlen_k); window_right is taken as at most 2^30 (no sequence is longer).
@@ -326,7 +329,7 @@ void KernelBuilder::row_hi_of(const Reg& dst, const Reg& row, bool row_is_sgpr) 
     }
 }
 
-// FP8: the row's window start (attention_mask.h: visible_keys): max(0, row + d - window_left)
+// The row's window start (attention_mask.h: visible_keys): max(0, row + d - window_left)
 // with d = 0 (causal top-left) or seqlen_k - seqlen_q, and 0 without a left window (c = -2^30);
 // window_left is taken as at most 2^30.
 void KernelBuilder::row_lo_of(const Reg& dst, const Reg& row, bool row_is_sgpr) {
@@ -578,42 +581,57 @@ void KernelBuilder::load_q(const Reg& flip) {
 }
 
 void KernelBuilder::chunk_addresses() {
-    const KernelLayout& L = layout_;
-    if (L.bf16) {
-        bf16_chunk_addresses();
+    // Block 0 addresses of this (batch, kv head) sequence; each lane adds its row and column in 64
+    // bits (lane_address), so no stride is too large.
+    const Reg k_base = tmp_s("K address of block 0", 2, 2), v_base = tmp_s("V address of block 0", 2, 2);
+    e_.op("s_mov_b64", {W(k_base), R(ZYFA_ARG(k))});
+    add_scaled64(k_base, ZYFA_ARG(k_stride_batch), r_.group_z);
+    add_scaled64(k_base, ZYFA_ARG(k_stride_head), r_.head_kv);
+    add_scaled64(k_base, ZYFA_ARG(k_stride_seq), r_.first_k);
+    if (windows()) add_scaled64(k_base, ZYFA_ARG(k_stride_seq), r_.block_start);  // the window's first block
+    e_.op("s_mov_b64", {W(v_base), R(ZYFA_ARG(v))});
+    add_scaled64(v_base, ZYFA_ARG(v_stride_batch), r_.group_z);
+    add_scaled64(v_base, ZYFA_ARG(v_stride_head), r_.head_kv);
+    add_scaled64(v_base, ZYFA_ARG(v_stride_seq), r_.first_k);
+    if (windows()) add_scaled64(v_base, ZYFA_ARG(v_stride_seq), r_.block_start);
+    e_.op("s_lshl_b64", {W(r_.k_block_step), R(ZYFA_ARG(k_stride_seq)), I(kKeysPerBlockLog2)});
+    e_.op("s_lshl_b64", {W(r_.v_block_step), R(ZYFA_ARG(v_stride_seq)), I(kKeysPerBlockLog2)});
+    if (layout_.bf16) {
+        bf16_chunk_addresses(k_base, v_base);
     } else {
-        fp8_chunk_addresses();
+        fp8_chunk_addresses(k_base, v_base);
     }
-    // Block 0 addresses of this (batch, kv head) sequence.
-    e_.op("s_mov_b64", {W(r_.k_next), R(ZYFA_ARG(k))});
-    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_batch), r_.group_z);
-    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_head), r_.head_kv);
-    add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.first_k);
-    if (windows()) add_scaled64(r_.k_next, ZYFA_ARG(k_stride_seq), r_.block_start);  // the window's first block
-    e_.op("s_mov_b64", {W(r_.v_next), R(ZYFA_ARG(v))});
-    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_batch), r_.group_z);
-    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_head), r_.head_kv);
-    add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.first_k);
-    if (windows()) add_scaled64(r_.v_next, ZYFA_ARG(v_stride_seq), r_.block_start);
+    free(k_base);
+    free(v_base);
+}
+
+// address (VGPR pair) = base (SGPR pair) + row * stride (SGPR pair, bytes) + 16 * column, in 64 bits.
+void KernelBuilder::lane_address(const Reg& address, const Reg& base, const Reg& row, const Reg& stride,
+                                 const Reg& column) {
+    const Reg t = tmp_v("row * stride, high word");
+    e_.op("v_mov_b32", {W(address.at(0)), R(base.at(0))});
+    e_.op("v_mov_b32", {W(address.at(1)), R(base.at(1))});
+    e_.op("v_mad_u64_u32", {W(address), W(r_.carry), R(row), R(stride.at(0)), R(address)});
+    e_.op("v_mul_lo_u32", {W(t), R(row), R(stride.at(1))});
+    e_.op("v_add_u32", {W(address.at(1)), R(address.at(1)), R(t)});
+    e_.op("v_mad_u64_u32", {W(address), W(r_.carry), R(column), I(16), R(address)});
+    free(t);
 }
 
 // BF16: thread tid loads and stores key row tid / 8, 16-byte columns tid % 8 + 8 j of K (j <
 // k_chunks_per_thread) and of V (j < 2): chunk j sits 128 j bytes after chunk 0 in memory and in
 // the K rows of LDS; V chunk j holds dims 64 j + 8 (tid % 8) .. + 7, V^T rows 64 j apart.
-void KernelBuilder::bf16_chunk_addresses() {
+void KernelBuilder::bf16_chunk_addresses(const Reg& k_base, const Reg& v_base) {
     const KernelLayout& L = layout_;
-    const Reg c = tmp_v("chunk column"), t = tmp_v("chunk tmp");
-    e_.op("v_lshrrev_b32", {W(r_.k_row), I(3), R(r_.thread_id)});
+    const Reg c = tmp_v("chunk column"), t = tmp_v("chunk tmp"), row = tmp_v("chunk key row");
+    e_.op("v_lshrrev_b32", {W(row), I(3), R(r_.thread_id)});
     e_.op("v_and_b32", {W(c), I(7), R(r_.thread_id)});
-    e_.op("v_mul_lo_u32", {W(t), R(r_.k_row), R(ZYFA_ARG(k_stride_seq).at(0))});
-    e_.op("v_lshl_add_u32", {W(r_.k_global_off), R(c), I(4), R(t)});
-    e_.op("v_mul_lo_u32", {W(t), R(r_.k_row), R(ZYFA_ARG(v_stride_seq).at(0))});
-    e_.op("v_lshl_add_u32", {W(r_.v_global_off), R(c), I(4), R(t)});
-    e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(r_.k_row)});
+    lane_address(r_.k_global_addr, k_base, row, ZYFA_ARG(k_stride_seq), c);
+    lane_address(r_.v_global_addr, v_base, row, ZYFA_ARG(v_stride_seq), c);
+    e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(row)});
     e_.op("v_lshl_add_u32", {W(r_.k_lds_write.at(0)), R(c), I(4), R(t)});
     // V^T: dim 8 c + e of key row r at row 8 c + e, column vt_position(r) (2 bytes each).
     const Reg pos = r_.vt_lds_write.at(0);
-    const Reg row = r_.k_row;
     e_.op("v_bfe_u32", {W(pos), R(row), I(2), I(1)});
     e_.op("v_lshlrev_b32", {W(pos), I(5), R(pos)});
     e_.op("v_bfe_u32", {W(t), R(row), I(5), I(1)});
@@ -639,9 +657,10 @@ void KernelBuilder::bf16_chunk_addresses() {
     }
     free(c);
     free(t);
+    free(row);
 }
 
-void KernelBuilder::fp8_chunk_addresses() {
+void KernelBuilder::fp8_chunk_addresses(const Reg& k_base, const Reg& v_base) {
     const KernelLayout& L = layout_;
     const Reg i = tmp_v("chunk index"), c = tmp_v("chunk column"), t = tmp_v("chunk tmp");
     const Reg magic = tmp_s("1 / chunks per row (fixed point)");
@@ -653,8 +672,7 @@ void KernelBuilder::fp8_chunk_addresses() {
         e_.op("v_mul_hi_u32", {W(r_.k_row.at(j)), R(magic), R(i)});
         e_.op("v_mul_u32_u24", {W(t), I(L.k_chunks_per_row), R(r_.k_row.at(j))});
         e_.op("v_sub_u32", {W(c), R(i), R(t)});
-        e_.op("v_mul_lo_u32", {W(t), R(r_.k_row.at(j)), R(ZYFA_ARG(k_stride_seq).at(0))});
-        e_.op("v_lshl_add_u32", {W(r_.k_global_off.at(j)), R(c), I(4), R(t)});
+        lane_address(r_.k_global_addr.at(2 * j, 2), k_base, r_.k_row.at(j), ZYFA_ARG(k_stride_seq), c);
         e_.op("v_mul_u32_u24", {W(t), I(L.k_row_bytes), R(r_.k_row.at(j))});
         e_.op("v_lshl_add_u32", {W(r_.k_lds_write.at(L.stages * j)), R(c), I(4), R(t)});
         if (j > 0) {
@@ -668,8 +686,7 @@ void KernelBuilder::fp8_chunk_addresses() {
     // vt_position(row) (attention_fwd.h): 32 ((r >> 2) & 1) + 16 (r >> 5) + 4 ((r >> 3) & 3) + (r & 3).
     e_.op("v_lshrrev_b32", {W(r_.v_row), I(3), R(r_.thread_id)});
     e_.op("v_and_b32", {W(c), I(7), R(r_.thread_id)});
-    e_.op("v_mul_lo_u32", {W(t), R(r_.v_row), R(ZYFA_ARG(v_stride_seq).at(0))});
-    e_.op("v_lshl_add_u32", {W(r_.v_global_off), R(c), I(4), R(t)});
+    lane_address(r_.v_global_addr, v_base, r_.v_row, ZYFA_ARG(v_stride_seq), c);
     const Reg pos = r_.vt_lds_write.at(0);
     e_.op("v_bfe_u32", {W(pos), R(r_.v_row), I(2), I(1)});
     e_.op("v_lshlrev_b32", {W(pos), I(5), R(pos)});

@@ -11,8 +11,7 @@
 namespace zyfa {
 namespace gfx950_fp8 {
 
-// Compile-time mask of a variant. Windows are run-time arguments of the FP8 kernels (BF16 windows
-// fall back to the HIP C++ kernels).
+// Compile-time mask of a variant. Windows are run-time arguments of every kernel.
 enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
 
 // What the kernel reads and how it turns scores into P:

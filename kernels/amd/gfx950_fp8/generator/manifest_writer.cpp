@@ -52,13 +52,11 @@ const KernargField kKernargFields[] = {
     ZYFA_KERNARG_FIELD(q_stride_head, "int64", "Q stride between heads, in elements"),
     ZYFA_KERNARG_FIELD(k_stride_batch, "int64", "K stride between sequences, in elements; 0 when varlen"),
     ZYFA_KERNARG_FIELD(k_stride_seq, "int64",
-                       "K stride between rows (tokens), in elements; 63 * k_stride_seq + head_dim_qk must be "
-                       "below 2^32 (32-bit offsets inside a 64-key block)"),
+                       "K stride between rows (tokens), in elements"),
     ZYFA_KERNARG_FIELD(k_stride_head, "int64", "K stride between heads, in elements"),
     ZYFA_KERNARG_FIELD(v_stride_batch, "int64", "V stride between sequences, in elements; 0 when varlen"),
     ZYFA_KERNARG_FIELD(v_stride_seq, "int64",
-                       "V stride between rows (tokens), in elements; 63 * v_stride_seq + head_dim_v must be "
-                       "below 2^32 (32-bit offsets inside a 64-key block)"),
+                       "V stride between rows (tokens), in elements"),
     ZYFA_KERNARG_FIELD(v_stride_head, "int64", "V stride between heads, in elements"),
     ZYFA_KERNARG_FIELD(o_stride_batch, "int64", "O stride between sequences, in elements; 0 when varlen"),
     ZYFA_KERNARG_FIELD(o_stride_seq, "int64", "O stride between rows (tokens), in elements"),
@@ -74,8 +72,8 @@ const KernargField kKernargFields[] = {
     ZYFA_KERNARG_FIELD(mask, "int32",
                        "zyfa_mask value: 0 none, 1 causal top-left (query i sees keys j <= i), 2 causal "
                        "bottom-right (j <= i + seqlen_k - seqlen_q, per sequence); must equal the variant's"),
-    ZYFA_KERNARG_FIELD(window_left, "int32", "sliding window: keys before row + diagonal offset - window_left are masked; -1 = none (BF16 kernels: must be -1)"),
-    ZYFA_KERNARG_FIELD(window_right, "int32", "sliding window: keys after row + diagonal offset + window_right are masked; -1 = none (BF16 kernels: must be -1)"),
+    ZYFA_KERNARG_FIELD(window_left, "int32", "sliding window: keys before row + diagonal offset - window_left are masked; -1 = none"),
+    ZYFA_KERNARG_FIELD(window_right, "int32", "sliding window: keys after row + diagonal offset + window_right are masked; -1 = none"),
     ZYFA_KERNARG_FIELD(in_dtype, "int32", "zyfa_dtype of Q, K, V: must be the variant's in_dtype_value (4 FP8 e4m3fn, 3 bf16)"),
     ZYFA_KERNARG_FIELD(out_dtype, "int32", "zyfa_dtype of O: 1 fp32, 2 fp16, 3 bf16 (see supported_out_dtypes)"),
     ZYFA_KERNARG_FIELD(softmax, "int32", "zyfa_softmax value, resolved: must be the variant's softmax_value (2 LEAN, 1 EXACT)"),
@@ -157,8 +155,6 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     if (field == "head_dim_v") return std::to_string(kernel.variant.head_dim_v);
     if (field == "mask") return std::to_string(mask_value(kernel.variant.mask));
     const bool bf16 = kernel.variant.input == VariantInput::Bf16;
-    // The FP8 kernels take windows at run time (BF16: none).
-    if (field == "window_left" || field == "window_right") return bf16 ? "-1" : "";
     const bool lean = kernel.variant.input == VariantInput::Fp8Lean;
     if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn));
     if (field == "softmax") return lean ? "2" : "1";
@@ -207,7 +203,7 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "      \"variant\": {\n";
     out << "        \"mask\": " << quoted(mask_name(v.mask)) << ",\n";
     out << "        \"mask_value\": " << mask_value(v.mask) << ",\n";
-    out << "        \"window\": \"" << (v.input == VariantInput::Bf16 ? "none" : "window_left, window_right at run time") << "\",\n";
+    out << "        \"window\": \"window_left, window_right at run time\",\n";
     out << "        \"head_dim_qk\": " << v.head_dim_qk << ",\n";
     out << "        \"head_dim_v\": " << v.head_dim_v << ",\n";
     const bool bf16 = v.input == VariantInput::Bf16;
@@ -224,7 +220,7 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     }
     out << "],\n";
     out << "        \"supports\": [\"gqa\", \"mqa\", \"varlen\", \"lse\", \"q_descale\", \"k_descale\", "
-           "\"v_descale\"" << (v.input == VariantInput::Bf16 ? "" : ", \"window\"") << "]\n";
+           "\"v_descale\", \"window\"]\n";
     out << "      },\n";
     write_kernarg(out, kernel);
     out << "      \"launch\": {\n";

@@ -29,10 +29,10 @@ void KernelBuilder::issue_block_loads() {
         // Chunk j of K / V: 128 j bytes after chunk 0 (bf16_chunk_addresses).
         auto loads = [&](const std::string& what) {
             for (int j = 0; j < L.k_chunks_per_thread; ++j)
-                e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_off), R(r_.k_next)},
+                e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_addr), I("off")},
                       "offset:" + std::to_string(128 * j), j == 0 ? "load: K chunks" + what : "");
             for (int j = 0; j < L.v_chunks_per_thread; ++j)
-                e_.op("global_load_dwordx4", {W(r_.v_prefetch.at(4 * j, 4)), R(r_.v_global_off), R(r_.v_next)},
+                e_.op("global_load_dwordx4", {W(r_.v_prefetch.at(4 * j, 4)), R(r_.v_global_addr), I("off")},
                       "offset:" + std::to_string(128 * j), j == 0 ? "load: V chunks" + what : "");
         };
         loads("");
@@ -40,7 +40,9 @@ void KernelBuilder::issue_block_loads() {
         e_.label(tail);  // rows past the sequence are zero
         for (const Reg& data : {r_.k_prefetch, r_.v_prefetch})
             for (int w = 0; w < data.count; ++w) e_.op("v_mov_b32", {W(data.at(w)), I(0)});
-        e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.k_row)});
+        // Key row tid / 8 < rows_left iff tid < 8 rows_left (no key-row register in BF16).
+        e_.op("s_lshl_b32", {W(rows_left), R(rows_left), I(3)});
+        e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.thread_id)});
         e_.narrow_exec(r_.saved_exec, "vcc", "K and V rows inside the sequence");
         loads(" (tail)");
         e_.restore_exec(r_.saved_exec);
@@ -51,11 +53,11 @@ void KernelBuilder::issue_block_loads() {
             e_.op("s_cmp_ge_u32", {R(r_.wave), I(chunk_waves(j))}, "", "waves with a second K chunk");
             e_.cbranch("scc1", no_chunk);
         }
-        e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_off.at(j)), R(r_.k_next)}, "",
+        e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_addr.at(2 * j, 2)), I("off")}, "",
               "load: K chunk");
         if (j > 0) e_.label(no_chunk);
     }
-    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_off), R(r_.v_next)}, "", "load: V chunk");
+    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_addr), I("off")}, "", "load: V chunk");
     e_.branch(loaded);
     // The tail: rows past the sequence are zero.
     e_.label(tail);
@@ -64,27 +66,22 @@ void KernelBuilder::issue_block_loads() {
         for (int w = 0; w < 4; ++w) e_.op("v_mov_b32", {W(data.at(w)), I(0)});
         e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.k_row.at(j))});
         e_.narrow_exec(r_.saved_exec, "vcc", "K rows inside the sequence");
-        e_.op("global_load_dwordx4", {W(data), R(r_.k_global_off.at(j)), R(r_.k_next)}, "", "load: K chunk (tail)");
+        e_.op("global_load_dwordx4", {W(data), R(r_.k_global_addr.at(2 * j, 2)), I("off")}, "", "load: K chunk (tail)");
         e_.restore_exec(r_.saved_exec);
     }
     for (int w = 0; w < 4; ++w) e_.op("v_mov_b32", {W(r_.v_prefetch.at(w)), I(0)});
     e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.v_row)});
     e_.narrow_exec(r_.saved_exec, "vcc", "V rows inside the sequence");
-    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_off), R(r_.v_next)}, "", "load: V chunk (tail)");
+    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_addr), I("off")}, "", "load: V chunk (tail)");
     e_.restore_exec(r_.saved_exec);
     }
     e_.label(loaded);
     free(rows_left);
 
-    // Advance both row pointers by one block (kKeysPerBlock = 64 rows).
-    const Reg step = tmp_s("64 rows of stride", 2, 2);
-    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, k_stride_seq), 8)), I(kKeysPerBlockLog2)});
-    e_.op("s_add_u32", {W(r_.k_next.at(0)), R(r_.k_next.at(0)), R(step.at(0))});
-    e_.op("s_addc_u32", {W(r_.k_next.at(1)), R(r_.k_next.at(1)), R(step.at(1))});
-    e_.op("s_lshl_b64", {W(step), R(arg(offsetof(AttnKernelArgs, v_stride_seq), 8)), I(kKeysPerBlockLog2)});
-    e_.op("s_add_u32", {W(r_.v_next.at(0)), R(r_.v_next.at(0)), R(step.at(0))});
-    e_.op("s_addc_u32", {W(r_.v_next.at(1)), R(r_.v_next.at(1)), R(step.at(1))});
-    free(step);
+    // Advance every lane's addresses by one block (kKeysPerBlock = 64 rows), in 64 bits.
+    for (int j = 0; j < r_.k_global_addr.count / 2; ++j)
+        e_.op("v_lshl_add_u64", {W(r_.k_global_addr.at(2 * j, 2)), R(r_.k_block_step), I(0), R(r_.k_global_addr.at(2 * j, 2))});
+    e_.op("v_lshl_add_u64", {W(r_.v_global_addr), R(r_.v_block_step), I(0), R(r_.v_global_addr)});
 }
 
 void KernelBuilder::store_block_to_lds(int stage) {

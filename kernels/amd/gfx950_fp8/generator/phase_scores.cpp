@@ -65,7 +65,7 @@ void KernelBuilder::issue_v_operand_reads_bf16(int stage) {
     }
 }
 
-// FP8: the keys before each row's window start too, only in blocks that start before some row's
+// The keys before each row's window start too, only in blocks that start before some row's
 // (r_.wave_max_lo: 0 without a window, so never).
 void KernelBuilder::mask_block(const Reg& block) {
     mask_scores(block);

@@ -25,40 +25,44 @@
 // v207 block max, then m_new
 // v208 -inf (float)
 // v209 v descale
-// v210 K chunk 0 byte offset in a block
-// v211 K and V chunk key row
-// v212 V chunk 0 byte offset in a block
-// v[213:215] K chunk 0 LDS address (per stage)
-// v[216:218] V^T chunk 0 LDS address (per stage)
-// v[219:221] K operand LDS address (per stage)
-// v[222:224] V^T operand LDS address (per stage)
-// v225 udiv dividend
-// v226 udiv divisor
-// v225 wave index (vector)
-// v225 4 * half
-// v[226:227] Q address
-// v225 Q address part
-// v225 chunk column
-// v226 chunk tmp
-// v225 row max of raw scores, then m_new
-// v226 visible-key end relative to the block and half
-// v226 other half's max
-// v226 m - m_new
-// v225 visible-key end relative to the block and half
-// v225 other half's row sum
-// v225 l or 1
-// v226 div den
-// v227 div num
-// v228 div rcp
-// v229 div quotient
-// v230 div error
-// v[232:233] out scale (pair)
-// v[226:227] O address
-// v228 O address part
-// v226 lse
-// v227 lse tmp
-// v228 lse index
-// v[230:231] lse address
+// v[210:211] K chunk 0 address (64-bit)
+// v[212:213] V chunk 0 address (64-bit)
+// v[214:216] K chunk 0 LDS address (per stage)
+// v[217:219] V^T chunk 0 LDS address (per stage)
+// v[220:222] K operand LDS address (per stage)
+// v[223:225] V^T operand LDS address (per stage)
+// v226 window start - 4 * half
+// v227 udiv dividend
+// v228 udiv divisor
+// v227 wave index (vector)
+// v227 4 * half
+// v[228:229] Q address
+// v227 Q address part
+// v227 chunk column
+// v228 chunk tmp
+// v229 chunk key row
+// v230 row * stride, high word
+// v227 row max of raw scores, then m_new
+// v228 visible-key end relative to the block and half
+// v228 window start relative to the block and half
+// v228 other half's max
+// v228 m - m_new
+// v227 visible-key end relative to the block and half
+// v227 window start relative to the block and half
+// v227 other half's row sum
+// v227 l or 1
+// v228 div den
+// v229 div num
+// v230 div rcp
+// v231 div quotient
+// v232 div error
+// v[234:235] out scale (pair)
+// v[228:229] O address
+// v230 O address part
+// v228 lse
+// v229 lse tmp
+// v230 lse index
+// v[232:233] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -78,53 +82,58 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
-// s[90:91] cu_seqlens address
-// s[92:93] cu_seqlens_q[b:b+1]
-// s[94:95] cu_seqlens_k[b:b+1]
-// s96 batch * 4
-// s90 tile index
-// s90 query heads per kv head
-// s91 udiv remainder
-// s92 udiv step
-// s90 first row of the wave
-// s91 last row of the wave
-// s92 visible-key end
-// s90 descale index * 4
-// s[92:93] descale address
-// s91 q descale
-// s94 k descale
-// s95 v descale
-// s90 Q sign flip
-// s[92:93] 0 < scale_log2 < inf
-// s[92:93] Q row 0 address
-// s91 product lo
-// s94 product hi
-// s95 product cross
-// s90 product lo
-// s91 product hi
-// s92 product cross
-// s90 keys of the sequence from the block on
-// s[90:91] 64 rows of stride
-// s90 block end
-// s[90:91] lane mask
+// s90 first key block of the workgroup (window)
+// s91 largest window start of the wave
+// s[92:93] cu_seqlens address
+// s[94:95] cu_seqlens_q[b:b+1]
+// s[96:97] cu_seqlens_k[b:b+1]
+// s98 batch * 4
+// s92 tile index
+// s92 query heads per kv head
+// s93 udiv remainder
+// s94 udiv step
+// s92 first row of the wave
+// s93 last row of the wave
+// s94 visible-key end
+// s95 diagonal offset + 1 + window_right
+// s96 window_right, at most 2^30
+// s95 diagonal offset - window_left
+// s96 window_left, at most 2^30
+// s95 mask-free span
+// s92 descale index * 4
+// s[94:95] descale address
+// s93 q descale
+// s96 k descale
+// s97 v descale
+// s92 Q sign flip
+// s[94:95] 0 < scale_log2 < inf
+// s[94:95] Q row 0 address
+// s93 product lo
+// s96 product hi
+// s97 product cross
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s92 keys of the sequence from the block on
+// s92 block - largest window start
 // s[92:93] lane mask
-// s90 previous key block
-// s91 block end
 // s[94:95] lane mask
-// s90 last key block
-// s[90:91] l > 0
-// s[92:93] O element offset
-// s94 product lo
-// s95 product hi
-// s96 product cross
-// s92 lse row base (fixed length)
-// s93 lse row base (varlen)
-// s[94:95] lanes of half 0
+// s92 previous key block
+// s93 block - largest window start
+// s[96:97] lane mask
+// s92 last key block
+// s[92:93] l > 0
+// s[94:95] O element offset
+// s94 lse row base (fixed length)
+// s95 lse row base (varlen)
+// s[96:97] lanes of half 0
 
   .amdgcn_target "amdgcn-amd-amdhsa--gfx950"
   .text
@@ -157,132 +166,192 @@ zyfa_gfx950_bf16_d128_none:
   s_mov_b32 s71, s54
   s_branch .Lspan_done_1
 .Lvarlen_0:
-  s_lshl_b32 s96, s4, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dwordx2 s[92:93], s[90:91], 0x0
-  s_add_u32 s90, s20, s96
-  s_addc_u32 s91, s21, 0
-  s_load_dwordx2 s[94:95], s[90:91], 0x0
-  s_lshl_b32 s96, s52, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dword s80, s[90:91], 0x0                                // cu_seqlens_q[batch]: lse rows
+  s_lshl_b32 s98, s4, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dwordx2 s[94:95], s[92:93], 0x0
+  s_add_u32 s92, s20, s98
+  s_addc_u32 s93, s21, 0
+  s_load_dwordx2 s[96:97], s[92:93], 0x0
+  s_lshl_b32 s98, s52, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dword s80, s[92:93], 0x0                                // cu_seqlens_q[batch]: lse rows
   s_waitcnt lgkmcnt(0)                                           // cu_seqlens
-  s_mov_b32 s6, s92
-  s_sub_i32 s70, s93, s92
-  s_mov_b32 s7, s94
-  s_sub_i32 s71, s95, s94
+  s_mov_b32 s6, s94
+  s_sub_i32 s70, s95, s94
+  s_mov_b32 s7, s96
+  s_sub_i32 s71, s97, s96
 .Lspan_done_1:
-  s_add_u32 s90, s53, 255
-  s_lshr_b32 s90, s90, 8
-  s_sub_u32 s90, s90, 1
-  s_sub_u32 s90, s90, s2
-  s_lshl_b32 s73, s90, 8                                         // row0 = tile * 256
+  s_add_u32 s92, s53, 255
+  s_lshr_b32 s92, s92, 8
+  s_sub_u32 s92, s92, 1
+  s_sub_u32 s92, s92, s2
+  s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v225, s55
-  v_cvt_f32_u32 v226, s56
-  v_rcp_f32 v226, v226
+  v_cvt_f32_u32 v227, s55
+  v_cvt_f32_u32 v228, s56
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v225, v225, v226
-  v_cvt_u32_f32 v225, v225
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s90, v225
-  s_mul_i32 s92, s90, s56
-  s_sub_i32 s91, s55, s92
-  s_cmp_ge_i32 s91, s56
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s90, s90, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s90, s90, s92
-  v_cvt_f32_u32 v225, s3
-  v_cvt_f32_u32 v226, s90
-  v_rcp_f32 v226, v226
+  v_readfirstlane_b32 s92, v227
+  s_mul_i32 s94, s92, s56
+  s_sub_i32 s93, s55, s94
+  s_cmp_ge_i32 s93, s56
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s92, s92, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s92, s92, s94
+  v_cvt_f32_u32 v227, s3
+  v_cvt_f32_u32 v228, s92
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v225, v225, v226
-  v_cvt_u32_f32 v225, v225
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v225
-  s_mul_i32 s92, s72, s90
-  s_sub_i32 s91, s3, s92
-  s_cmp_ge_i32 s91, s90
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s72, s72, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s72, s72, s92
-  v_lshrrev_b32 v225, 6, v0
+  v_readfirstlane_b32 s72, v227
+  s_mul_i32 s94, s72, s92
+  s_sub_i32 s93, s3, s94
+  s_cmp_ge_i32 s93, s92
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s72, s72, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s72, s72, s94
+  v_lshrrev_b32 v227, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v225
+  v_readfirstlane_b32 s5, v227
   v_and_b32 v1, 31, v0
   v_bfe_u32 v200, v0, 5, 1
-  s_lshl_b32 s90, s5, 5
-  s_add_u32 s90, s90, s73
-  v_add_u32 v201, s90, v1
-  v_mov_b32 v202, s71
+  s_lshl_b32 s92, s5, 5
+  s_add_u32 s92, s92, s73
+  v_add_u32 v201, s92, v1
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  v_add_u32 v202, s95, v201
+  v_min_i32 v202, s71, v202
+  v_max_i32 v202, 0, v202
   v_cmp_gt_i32 vcc, s70, v201
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v202, 0, v202, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v225, 2, v200
-  v_sub_u32 v202, v202, v225
-  s_add_u32 s91, s73, 255
-  s_add_i32 s92, s70, -1
-  s_min_i32 s91, s91, s92
-  s_mov_b32 s74, s71
-  s_add_u32 s91, s90, 31
-  s_add_i32 s92, s70, -1
-  s_min_i32 s92, s91, s92
-  s_mov_b32 s76, s71
-  s_cmp_lt_i32 s90, s70
+  v_lshlrev_b32 v227, 2, v200
+  v_sub_u32 v202, v202, v227
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  v_add_u32 v226, s95, v201
+  v_max_i32 v226, 0, v226
+  v_sub_u32 v226, v226, v227
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s90, s73, s95
+  s_max_i32 s90, s90, 0
+  s_and_b32 s90, s90, -64
+  s_add_u32 s93, s73, 255
+  s_add_i32 s94, s70, -1
+  s_min_i32 s93, s93, s94
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  s_add_i32 s74, s93, s95
+  s_min_i32 s74, s74, s71
+  s_max_i32 s74, s74, 0
+  s_add_u32 s93, s92, 31
+  s_add_i32 s94, s70, -1
+  s_min_i32 s94, s93, s94
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  s_add_i32 s76, s94, s95
+  s_min_i32 s76, s76, s71
+  s_max_i32 s76, s76, 0
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s91, s94, s95
+  s_max_i32 s91, s91, 0
+  s_cmp_lt_i32 s92, s70
   s_cselect_b32 s76, s76, 0
-  s_mov_b32 s75, s71
-  s_cmp_lt_i32 s91, s70
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  s_add_i32 s75, s92, s95
+  s_min_i32 s75, s75, s71
+  s_max_i32 s75, s75, 0
+  s_cmp_lt_i32 s93, s70
   s_cselect_b32 s75, s75, 0
-  s_mul_i32 s90, s4, s56
-  s_add_u32 s90, s90, s72
-  s_lshl_b32 s90, s90, 2
-  s_mov_b32 s91, 1.0                                             // a null descale pointer means 1
+  s_sub_i32 s95, s75, 64
+  s_sub_i32 s95, s95, s91
+  s_cmp_lt_i32 s95, 0
+  s_cselect_b32 s91, 0x40000000, s91
+  s_cselect_b32 s75, 0, s95                                      // wave_min_hi := the mask-free span
+  s_mul_i32 s92, s4, s56
+  s_add_u32 s92, s92, s72
+  s_lshl_b32 s92, s92, 2
+  s_mov_b32 s93, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[22:23], 0
   s_cbranch_scc1 .Ldescale_null_2
-  s_add_u32 s92, s22, s90
-  s_addc_u32 s93, s23, 0
-  s_load_dword s91, s[92:93], 0x0
+  s_add_u32 s94, s22, s92
+  s_addc_u32 s95, s23, 0
+  s_load_dword s93, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_2:
-  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s96, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[24:25], 0
   s_cbranch_scc1 .Ldescale_null_3
-  s_add_u32 s92, s24, s90
-  s_addc_u32 s93, s25, 0
-  s_load_dword s94, s[92:93], 0x0
+  s_add_u32 s94, s24, s92
+  s_addc_u32 s95, s25, 0
+  s_load_dword s96, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_3:
-  s_mov_b32 s95, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s97, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[26:27], 0
   s_cbranch_scc1 .Ldescale_null_4
-  s_add_u32 s92, s26, s90
-  s_addc_u32 s93, s27, 0
-  s_load_dword s95, s[92:93], 0x0
+  s_add_u32 s94, s26, s92
+  s_addc_u32 s95, s27, 0
+  s_load_dword s97, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
   v_mov_b32 v203, s66
-  v_mul_f32 v203, s91, v203
-  v_mul_f32 v203, s94, v203
+  v_mul_f32 v203, s93, v203
+  v_mul_f32 v203, s96, v203
   v_mul_f32 v203, 0x3fb8aa3b, v203
   v_mov_b32 v2, v203                                             // bf16: x = S scale_log2 (score_scale.h), then x - m_new
-  s_mov_b32 s90, 0
+  s_mov_b32 s92, 0
   v_cmp_gt_f32 vcc, 0, v203
   s_cbranch_vccz .Lscale_positive_5
-  s_mov_b32 s90, 0x80008000
+  s_mov_b32 s92, 0x80008000
   v_xor_b32 v203, 0x80000000, v203
   v_xor_b32 v2, 0x80000000, v2
 .Lscale_positive_5:
   v_mov_b32 v3, v2
   v_cmp_gt_f32 vcc, 0x7f800000, v203
-  v_cmp_lt_f32 s[92:93], 0, v203
-  s_and_b64 vcc, vcc, s[92:93]
+  v_cmp_lt_f32 s[94:95], 0, v203
+  s_and_b64 vcc, vcc, s[94:95]
   s_cmp_lg_u64 vcc, 0                                            // the scale is uniform: any lane decides
   s_cselect_b32 s81, 0, 1
   v_mov_b32 v208, 0xff800000                                     // -inf
@@ -352,32 +421,32 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v209, s95
-  s_mov_b64 s[92:93], s[8:9]
-  s_mul_i32 s91, s28, s4
-  s_mul_hi_u32 s94, s28, s4
-  s_mul_i32 s95, s29, s4
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s32, s3
-  s_mul_hi_u32 s94, s32, s3
-  s_mul_i32 s95, s33, s3
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s30, s6
-  s_mul_hi_u32 s94, s30, s6
-  s_mul_i32 s95, s31, s6
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  v_mov_b32 v226, s92
-  v_mov_b32 v227, s93
-  v_mad_u64_u32 v[226:227], s[88:89], v201, s30, v[226:227]
-  v_mul_lo_u32 v225, v201, s31
-  v_add_u32 v227, v227, v225
-  v_mad_u64_u32 v[226:227], s[88:89], v200, 16, v[226:227]       // + half * 16 bytes
+  v_mov_b32 v209, s97
+  s_mov_b64 s[94:95], s[8:9]
+  s_mul_i32 s93, s28, s4
+  s_mul_hi_u32 s96, s28, s4
+  s_mul_i32 s97, s29, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s32, s3
+  s_mul_hi_u32 s96, s32, s3
+  s_mul_i32 s97, s33, s3
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s30, s6
+  s_mul_hi_u32 s96, s30, s6
+  s_mul_i32 s97, s31, s6
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  v_mov_b32 v228, s94
+  v_mov_b32 v229, s95
+  v_mad_u64_u32 v[228:229], s[88:89], v201, s30, v[228:229]
+  v_mul_lo_u32 v227, v201, s31
+  v_add_u32 v229, v229, v227
+  v_mad_u64_u32 v[228:229], s[88:89], v200, 16, v[228:229]       // + half * 16 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -412,130 +481,152 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v167, 0
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[226:227], off offset:0
-  global_load_dwordx4 v[140:143], v[226:227], off offset:32
-  global_load_dwordx4 v[144:147], v[226:227], off offset:64
-  global_load_dwordx4 v[148:151], v[226:227], off offset:96
-  global_load_dwordx4 v[152:155], v[226:227], off offset:128
-  global_load_dwordx4 v[156:159], v[226:227], off offset:160
-  global_load_dwordx4 v[160:163], v[226:227], off offset:192
-  global_load_dwordx4 v[164:167], v[226:227], off offset:224
+  global_load_dwordx4 v[136:139], v[228:229], off offset:0
+  global_load_dwordx4 v[140:143], v[228:229], off offset:32
+  global_load_dwordx4 v[144:147], v[228:229], off offset:64
+  global_load_dwordx4 v[148:151], v[228:229], off offset:96
+  global_load_dwordx4 v[152:155], v[228:229], off offset:128
+  global_load_dwordx4 v[156:159], v[228:229], off offset:160
+  global_load_dwordx4 v[160:163], v[228:229], off offset:192
+  global_load_dwordx4 v[164:167], v[228:229], off offset:224
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_xor_b32 v136, s90, v136
-  v_xor_b32 v137, s90, v137
-  v_xor_b32 v138, s90, v138
-  v_xor_b32 v139, s90, v139
-  v_xor_b32 v140, s90, v140
-  v_xor_b32 v141, s90, v141
-  v_xor_b32 v142, s90, v142
-  v_xor_b32 v143, s90, v143
-  v_xor_b32 v144, s90, v144
-  v_xor_b32 v145, s90, v145
-  v_xor_b32 v146, s90, v146
-  v_xor_b32 v147, s90, v147
-  v_xor_b32 v148, s90, v148
-  v_xor_b32 v149, s90, v149
-  v_xor_b32 v150, s90, v150
-  v_xor_b32 v151, s90, v151
-  v_xor_b32 v152, s90, v152
-  v_xor_b32 v153, s90, v153
-  v_xor_b32 v154, s90, v154
-  v_xor_b32 v155, s90, v155
-  v_xor_b32 v156, s90, v156
-  v_xor_b32 v157, s90, v157
-  v_xor_b32 v158, s90, v158
-  v_xor_b32 v159, s90, v159
-  v_xor_b32 v160, s90, v160
-  v_xor_b32 v161, s90, v161
-  v_xor_b32 v162, s90, v162
-  v_xor_b32 v163, s90, v163
-  v_xor_b32 v164, s90, v164
-  v_xor_b32 v165, s90, v165
-  v_xor_b32 v166, s90, v166
-  v_xor_b32 v167, s90, v167
-  v_lshrrev_b32 v211, 3, v0
-  v_and_b32 v225, 7, v0
-  v_mul_lo_u32 v226, v211, s36
-  v_lshl_add_u32 v210, v225, 4, v226
-  v_mul_lo_u32 v226, v211, s42
-  v_lshl_add_u32 v212, v225, 4, v226
-  v_mul_u32_u24 v226, 272, v211
-  v_lshl_add_u32 v213, v225, 4, v226
-  v_bfe_u32 v216, v211, 2, 1
-  v_lshlrev_b32 v216, 5, v216
-  v_bfe_u32 v226, v211, 5, 1
-  v_lshl_add_u32 v216, v226, 4, v216
-  v_bfe_u32 v226, v211, 3, 2
-  v_lshl_add_u32 v216, v226, 2, v216
-  v_and_b32 v226, 3, v211
-  v_add_u32 v216, v216, v226
-  v_lshlrev_b32 v216, 1, v216                                    // 2-byte elements
-  v_mul_u32_u24 v226, 1152, v225
-  v_add_u32 v216, v216, v226
-  v_add_u32 v216, 17408, v216
-  v_mul_u32_u24 v226, 272, v1
-  v_lshl_add_u32 v219, v200, 4, v226
-  v_mul_u32_u24 v226, 144, v1
-  v_lshl_add_u32 v222, v200, 6, v226
-  v_add_u32 v222, 17408, v222
-  v_add_u32 v220, 35840, v219
-  v_add_u32 v223, 35840, v222
-  v_add_u32 v217, 35840, v216
-  v_add_u32 v214, 35840, v213
-  v_add_u32 v221, 71680, v219
-  v_add_u32 v224, 71680, v222
-  v_add_u32 v218, 71680, v216
-  v_add_u32 v215, 71680, v213
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s90, s34, s4
-  s_mul_hi_u32 s91, s34, s4
-  s_mul_i32 s92, s35, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s38, s72
-  s_mul_hi_u32 s91, s38, s72
-  s_mul_i32 s92, s39, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s36, s7
-  s_mul_hi_u32 s91, s36, s7
-  s_mul_i32 s92, s37, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s90, s40, s4
-  s_mul_hi_u32 s91, s40, s4
-  s_mul_i32 s92, s41, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s44, s72
-  s_mul_hi_u32 s91, s44, s72
-  s_mul_i32 s92, s45, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s42, s7
-  s_mul_hi_u32 s91, s42, s7
-  s_mul_i32 s92, s43, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
+  v_xor_b32 v136, s92, v136
+  v_xor_b32 v137, s92, v137
+  v_xor_b32 v138, s92, v138
+  v_xor_b32 v139, s92, v139
+  v_xor_b32 v140, s92, v140
+  v_xor_b32 v141, s92, v141
+  v_xor_b32 v142, s92, v142
+  v_xor_b32 v143, s92, v143
+  v_xor_b32 v144, s92, v144
+  v_xor_b32 v145, s92, v145
+  v_xor_b32 v146, s92, v146
+  v_xor_b32 v147, s92, v147
+  v_xor_b32 v148, s92, v148
+  v_xor_b32 v149, s92, v149
+  v_xor_b32 v150, s92, v150
+  v_xor_b32 v151, s92, v151
+  v_xor_b32 v152, s92, v152
+  v_xor_b32 v153, s92, v153
+  v_xor_b32 v154, s92, v154
+  v_xor_b32 v155, s92, v155
+  v_xor_b32 v156, s92, v156
+  v_xor_b32 v157, s92, v157
+  v_xor_b32 v158, s92, v158
+  v_xor_b32 v159, s92, v159
+  v_xor_b32 v160, s92, v160
+  v_xor_b32 v161, s92, v161
+  v_xor_b32 v162, s92, v162
+  v_xor_b32 v163, s92, v163
+  v_xor_b32 v164, s92, v164
+  v_xor_b32 v165, s92, v165
+  v_xor_b32 v166, s92, v166
+  v_xor_b32 v167, s92, v167
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s96, s34, s4
+  s_mul_hi_u32 s97, s34, s4
+  s_mul_i32 s98, s35, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s38, s72
+  s_mul_hi_u32 s97, s38, s72
+  s_mul_i32 s98, s39, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s7
+  s_mul_hi_u32 s97, s36, s7
+  s_mul_i32 s98, s37, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s90
+  s_mul_hi_u32 s97, s36, s90
+  s_mul_i32 s98, s37, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s96, s40, s4
+  s_mul_hi_u32 s97, s40, s4
+  s_mul_i32 s98, s41, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s44, s72
+  s_mul_hi_u32 s97, s44, s72
+  s_mul_i32 s98, s45, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s7
+  s_mul_hi_u32 s97, s42, s7
+  s_mul_i32 s98, s43, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s90
+  s_mul_hi_u32 s97, s42, s90
+  s_mul_i32 s98, s43, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  v_lshrrev_b32 v229, 3, v0
+  v_and_b32 v227, 7, v0
+  v_mov_b32 v210, s92
+  v_mov_b32 v211, s93
+  v_mad_u64_u32 v[210:211], s[88:89], v229, s36, v[210:211]
+  v_mul_lo_u32 v230, v229, s37
+  v_add_u32 v211, v211, v230
+  v_mad_u64_u32 v[210:211], s[88:89], v227, 16, v[210:211]
+  v_mov_b32 v212, s94
+  v_mov_b32 v213, s95
+  v_mad_u64_u32 v[212:213], s[88:89], v229, s42, v[212:213]
+  v_mul_lo_u32 v230, v229, s43
+  v_add_u32 v213, v213, v230
+  v_mad_u64_u32 v[212:213], s[88:89], v227, 16, v[212:213]
+  v_mul_u32_u24 v228, 272, v229
+  v_lshl_add_u32 v214, v227, 4, v228
+  v_bfe_u32 v217, v229, 2, 1
+  v_lshlrev_b32 v217, 5, v217
+  v_bfe_u32 v228, v229, 5, 1
+  v_lshl_add_u32 v217, v228, 4, v217
+  v_bfe_u32 v228, v229, 3, 2
+  v_lshl_add_u32 v217, v228, 2, v217
+  v_and_b32 v228, 3, v229
+  v_add_u32 v217, v217, v228
+  v_lshlrev_b32 v217, 1, v217                                    // 2-byte elements
+  v_mul_u32_u24 v228, 1152, v227
+  v_add_u32 v217, v217, v228
+  v_add_u32 v217, 17408, v217
+  v_mul_u32_u24 v228, 272, v1
+  v_lshl_add_u32 v220, v200, 4, v228
+  v_mul_u32_u24 v228, 144, v1
+  v_lshl_add_u32 v223, v200, 6, v228
+  v_add_u32 v223, 17408, v223
+  v_add_u32 v221, 35840, v220
+  v_add_u32 v224, 35840, v223
+  v_add_u32 v218, 35840, v217
+  v_add_u32 v215, 35840, v214
+  v_add_u32 v222, 71680, v220
+  v_add_u32 v225, 71680, v223
+  v_add_u32 v219, 71680, v217
+  v_add_u32 v216, 71680, v214
+  s_cmp_le_i32 s74, s90                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
-  s_mov_b32 s77, 0
-  s_mov_b32 s79, 0
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_mov_b32 s77, s90
+  s_mov_b32 s79, s90
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v184, 0
@@ -554,527 +645,17 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v213, v[188:191] offset:128
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:144
-  ds_write_b16 v216, v193 offset:288
-  ds_write_b16_d16_hi v216, v193 offset:432
-  ds_write_b16 v216, v194 offset:576
-  ds_write_b16_d16_hi v216, v194 offset:720
-  ds_write_b16 v216, v195 offset:864
-  ds_write_b16_d16_hi v216, v195 offset:1008
-  ds_write_b16 v216, v196 offset:9216
-  ds_write_b16_d16_hi v216, v196 offset:9360
-  ds_write_b16 v216, v197 offset:9504
-  ds_write_b16_d16_hi v216, v197 offset:9648
-  ds_write_b16 v216, v198 offset:9792
-  ds_write_b16_d16_hi v216, v198 offset:9936
-  ds_write_b16 v216, v199 offset:10080
-  ds_write_b16_d16_hi v216, v199 offset:10224
-  s_mov_b32 s79, 64
-  s_cmp_lt_i32 s79, s74
-  s_cbranch_scc0 .Lsingle_block_6
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_9
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_10
-.Ltail_block_loads_9:
-  v_mov_b32 v184, 0
-  v_mov_b32 v185, 0
-  v_mov_b32 v186, 0
-  v_mov_b32 v187, 0
-  v_mov_b32 v188, 0
-  v_mov_b32 v189, 0
-  v_mov_b32 v190, 0
-  v_mov_b32 v191, 0
-  v_mov_b32 v192, 0
-  v_mov_b32 v193, 0
-  v_mov_b32 v194, 0
-  v_mov_b32 v195, 0
-  v_mov_b32 v196, 0
-  v_mov_b32 v197, 0
-  v_mov_b32 v198, 0
-  v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
-  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_mov_b64 exec, s[86:87]
-.Lblock_loaded_10:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lsingle_block_6:
-  s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
-  s_barrier
-  v_mov_b32 v4, 1.0
-  v_mov_b32 v206, 0
-  s_cmp_ge_u32 s5, 4                                             // waves 4-7 run Lean P half a block later
-  s_cbranch_scc1 .Lsoftmax_first_group
-.Lmfma_first_loop:
-  s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_11
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v224 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v224 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v224 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v224 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v224 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v224 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v224 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v224 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v224 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v224 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_11:
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v219 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v219 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:8768                      // K tile 1 step 2
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:96                        // K tile 0 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8800                      // K tile 1 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:128                       // K tile 0 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v219 offset:8832                      // K tile 1 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:160                       // K tile 0 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v219 offset:8864                      // K tile 1 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v219 offset:192                       // K tile 0 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v219 offset:8896                      // K tile 1 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:224                       // K tile 0 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8928                      // K tile 1 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(3)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(1)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v222 offset:4608
-  ds_read_b128 v[112:115], v222 offset:9216
-  ds_read_b128 v[116:119], v222 offset:13824
-  ds_read_b128 v[120:123], v222 offset:16
-  ds_read_b128 v[124:127], v222 offset:4624
-  s_nop 4                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_12
-  v_subrev_u32 v226, s77, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[90:91], 1, v226
-  v_cmp_lt_i32 s[92:93], 2, v226
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v226
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v226
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v226
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v226
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v226
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v226
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v226
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v226
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v226
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[92:93]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[90:91]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_13
-.Lno_mask_12:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_13:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_14
-  v_sub_f32 v226, v204, v225
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_14:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_15
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_15
-  v_subrev_u32 v225, s77, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[90:91], 1, v225
-  v_cmp_lt_i32 s[92:93], 2, v225
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v225
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v225
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v225
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v225
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v225
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v225
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v225
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v225
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v225
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[92:93]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[90:91]
-.Lx_no_mask_15:
-  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
-  v_exp_f32 v73, v73
-  v_exp_f32 v74, v74
-  v_exp_f32 v75, v75
-  v_exp_f32 v76, v76
-  v_exp_f32 v77, v77
-  v_exp_f32 v78, v78
-  v_exp_f32 v79, v79
-  v_exp_f32 v80, v80
-  v_exp_f32 v81, v81
-  v_exp_f32 v82, v82
-  v_exp_f32 v83, v83
-  v_exp_f32 v84, v84
-  v_exp_f32 v85, v85
-  v_exp_f32 v86, v86
-  v_exp_f32 v87, v87
-  v_exp_f32 v88, v88
-  v_exp_f32 v89, v89
-  v_exp_f32 v90, v90
-  v_exp_f32 v91, v91
-  v_exp_f32 v92, v92
-  v_exp_f32 v93, v93
-  v_exp_f32 v94, v94
-  v_exp_f32 v95, v95
-  v_exp_f32 v96, v96
-  v_exp_f32 v97, v97
-  v_exp_f32 v98, v98
-  v_exp_f32 v99, v99
-  v_exp_f32 v100, v100
-  v_exp_f32 v101, v101
-  v_exp_f32 v102, v102
-  v_exp_f32 v103, v103
-  v_cvt_pk_bf16_f32 v168, v72, v73                               // P = bf16(p) (RNE), S^T register order
-  v_cvt_pk_bf16_f32 v169, v74, v75
-  v_cvt_pk_bf16_f32 v170, v76, v77
-  v_cvt_pk_bf16_f32 v171, v78, v79
-  v_cvt_pk_bf16_f32 v172, v80, v81
-  v_cvt_pk_bf16_f32 v173, v82, v83
-  v_cvt_pk_bf16_f32 v174, v84, v85
-  v_cvt_pk_bf16_f32 v175, v86, v87
-  v_cvt_pk_bf16_f32 v176, v88, v89
-  v_cvt_pk_bf16_f32 v177, v90, v91
-  v_cvt_pk_bf16_f32 v178, v92, v93
-  v_cvt_pk_bf16_f32 v179, v94, v95
-  v_cvt_pk_bf16_f32 v180, v96, v97
-  v_cvt_pk_bf16_f32 v181, v98, v99
-  v_cvt_pk_bf16_f32 v182, v100, v101
-  v_cvt_pk_bf16_f32 v183, v102, v103
-  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
-  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
-  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
-  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
-  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
-  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
-  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
-  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
-  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
-  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
-  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
-  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
-  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
-  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
-  v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
-  v_add_f32 v205, v205, v206
-  s_add_u32 s78, s77, 64
-  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_16
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v214, v[188:191] offset:128
@@ -1094,18 +675,18 @@ zyfa_gfx950_bf16_d128_none:
   ds_write_b16_d16_hi v217, v198 offset:9936
   ds_write_b16 v217, v199 offset:10080
   ds_write_b16_d16_hi v217, v199 offset:10224
-  s_add_u32 s79, s78, 64
-  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_16
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_17
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_18
-.Ltail_block_loads_17:
+  s_add_u32 s79, s90, 64
+  s_cmp_lt_i32 s79, s74
+  s_cbranch_scc0 .Lsingle_block_6
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_9
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lblock_loaded_10
+.Ltail_block_loads_9:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -1122,53 +703,52 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_18:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_16:
-  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+.Lblock_loaded_10:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
+.Lsingle_block_6:
+  s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
-  s_mov_b32 s77, s78
-  s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lmfma_first_drain_stage0
-  s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_19
+  v_mov_b32 v4, 1.0
+  v_mov_b32 v206, 0
+  s_cmp_ge_u32 s5, 4                                             // waves 4-7 run Lean P half a block later
+  s_cbranch_scc1 .Lsoftmax_first_group
+.Lmfma_first_loop:
+  s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_11
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
+  ds_read_b128 v[128:131], v225 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
+  ds_read_b128 v[132:135], v225 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
+  ds_read_b128 v[104:107], v225 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
+  ds_read_b128 v[108:111], v225 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
+  ds_read_b128 v[112:115], v225 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
+  ds_read_b128 v[116:119], v225 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
+  ds_read_b128 v[120:123], v225 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
+  ds_read_b128 v[124:127], v225 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
+  ds_read_b128 v[128:131], v225 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
+  ds_read_b128 v[132:135], v225 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -1181,7 +761,7 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_19:
+.Lno_previous_block_11:
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
   ds_read_b128 v[112:115], v220 offset:32                        // K tile 0 step 1
@@ -1238,129 +818,197 @@ zyfa_gfx950_bf16_d128_none:
   ds_read_b128 v[120:123], v223 offset:16
   ds_read_b128 v[124:127], v223 offset:4624
   s_nop 4                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_20
-  v_subrev_u32 v226, s77, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[90:91], 1, v226
-  v_cmp_lt_i32 s[92:93], 2, v226
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_12
+  v_subrev_u32 v228, s77, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v226
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v226
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v226
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v226
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v226
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v226
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v226
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v226
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v226
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[90:91]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_14
+  v_subrev_u32 v228, s77, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[92:93], 1, v228
+  v_cmp_ge_i32 s[94:95], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_14:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_21
-.Lno_mask_20:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_13
+.Lno_mask_12:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_21:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_13:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v226, v204, v225
+  s_cbranch_vccz .Lalpha_done_15
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1395,13 +1043,13 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_22:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+.Lalpha_done_15:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1434,77 +1082,145 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_23
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_16
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_23
-  v_subrev_u32 v225, s77, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[90:91], 1, v225
-  v_cmp_lt_i32 s[92:93], 2, v225
+  s_cbranch_scc1 .Lx_no_mask_16
+  v_subrev_u32 v227, s77, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v225
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v225
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v225
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v225
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v225
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v225
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v225
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v225
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v225
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[90:91]
-.Lx_no_mask_23:
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_17
+  v_subrev_u32 v227, s77, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[92:93], 1, v227
+  v_cmp_ge_i32 s[94:95], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_17:
+.Lx_no_mask_16:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1571,15 +1287,15 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_24
+  s_cbranch_scc0 .Lno_store_18
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v215, v[188:191] offset:128
@@ -1601,16 +1317,16 @@ zyfa_gfx950_bf16_d128_none:
   ds_write_b16_d16_hi v218, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_24
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_25
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_26
-.Ltail_block_loads_25:
+  s_cbranch_scc0 .Lno_store_18
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_19
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lblock_loaded_20
+.Ltail_block_loads_19:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -1627,29 +1343,26 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_26:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_24:
+.Lblock_loaded_20:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
+.Lno_store_18:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lmfma_first_drain_stage1
-  s_setprio 1                                                    // waves 0-3, stage 2: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_27
+  s_cbranch_scc1 .Lmfma_first_drain_stage0
+  s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_21
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v223 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -1686,7 +1399,7 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_27:
+.Lno_previous_block_21:
   ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
   ds_read_b128 v[112:115], v221 offset:32                        // K tile 0 step 1
@@ -1743,129 +1456,197 @@ zyfa_gfx950_bf16_d128_none:
   ds_read_b128 v[120:123], v224 offset:16
   ds_read_b128 v[124:127], v224 offset:4624
   s_nop 4                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_28
-  v_subrev_u32 v226, s77, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[90:91], 1, v226
-  v_cmp_lt_i32 s[92:93], 2, v226
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_22
+  v_subrev_u32 v228, s77, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v226
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v226
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v226
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v226
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v226
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v226
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v226
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v226
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v226
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[90:91]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_24
+  v_subrev_u32 v228, s77, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[92:93], 1, v228
+  v_cmp_ge_i32 s[94:95], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_24:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_29
-.Lno_mask_28:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_23
+.Lno_mask_22:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_29:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_23:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_30
-  v_sub_f32 v226, v204, v225
+  s_cbranch_vccz .Lalpha_done_25
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1900,13 +1681,13 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_30:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+.Lalpha_done_25:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1939,77 +1720,145 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_31
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_26
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_31
-  v_subrev_u32 v225, s77, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[90:91], 1, v225
-  v_cmp_lt_i32 s[92:93], 2, v225
+  s_cbranch_scc1 .Lx_no_mask_26
+  v_subrev_u32 v227, s77, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v225
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v225
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v225
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v225
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v225
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v225
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v225
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v225
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v225
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[90:91]
-.Lx_no_mask_31:
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_27
+  v_subrev_u32 v227, s77, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[92:93], 1, v227
+  v_cmp_ge_i32 s[94:95], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_27:
+.Lx_no_mask_26:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2076,46 +1925,46 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_32
+  s_cbranch_scc0 .Lno_store_28
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v213, v[188:191] offset:128
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:144
-  ds_write_b16 v216, v193 offset:288
-  ds_write_b16_d16_hi v216, v193 offset:432
-  ds_write_b16 v216, v194 offset:576
-  ds_write_b16_d16_hi v216, v194 offset:720
-  ds_write_b16 v216, v195 offset:864
-  ds_write_b16_d16_hi v216, v195 offset:1008
-  ds_write_b16 v216, v196 offset:9216
-  ds_write_b16_d16_hi v216, v196 offset:9360
-  ds_write_b16 v216, v197 offset:9504
-  ds_write_b16_d16_hi v216, v197 offset:9648
-  ds_write_b16 v216, v198 offset:9792
-  ds_write_b16_d16_hi v216, v198 offset:9936
-  ds_write_b16 v216, v199 offset:10080
-  ds_write_b16_d16_hi v216, v199 offset:10224
+  ds_write_b128 v216, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v216, v[188:191] offset:128
+  ds_write_b16 v219, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v219, v192 offset:144
+  ds_write_b16 v219, v193 offset:288
+  ds_write_b16_d16_hi v219, v193 offset:432
+  ds_write_b16 v219, v194 offset:576
+  ds_write_b16_d16_hi v219, v194 offset:720
+  ds_write_b16 v219, v195 offset:864
+  ds_write_b16_d16_hi v219, v195 offset:1008
+  ds_write_b16 v219, v196 offset:9216
+  ds_write_b16_d16_hi v219, v196 offset:9360
+  ds_write_b16 v219, v197 offset:9504
+  ds_write_b16_d16_hi v219, v197 offset:9648
+  ds_write_b16 v219, v198 offset:9792
+  ds_write_b16_d16_hi v219, v198 offset:9936
+  ds_write_b16 v219, v199 offset:10080
+  ds_write_b16_d16_hi v219, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_32
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_33
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_34
-.Ltail_block_loads_33:
+  s_cbranch_scc0 .Lno_store_28
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_29
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lblock_loaded_30
+.Ltail_block_loads_29:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -2132,52 +1981,50 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_34:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_32:
+.Lblock_loaded_30:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
+.Lno_store_28:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lmfma_first_drain_stage2
-  s_branch .Lmfma_first_loop
-.Lmfma_first_drain_stage0:
+  s_cbranch_scc1 .Lmfma_first_drain_stage1
+  s_setprio 1                                                    // waves 0-3, stage 2: MFMA cluster first
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_31
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
+  ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
+  ds_read_b128 v[132:135], v224 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
+  ds_read_b128 v[104:107], v224 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
+  ds_read_b128 v[108:111], v224 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
+  ds_read_b128 v[112:115], v224 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
+  ds_read_b128 v[116:119], v224 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
+  ds_read_b128 v[120:123], v224 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
+  ds_read_b128 v[124:127], v224 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
+  ds_read_b128 v[128:131], v224 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
+  ds_read_b128 v[132:135], v224 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -2190,8 +2037,607 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lmfma_first_drain_stage1:
+.Lno_previous_block_31:
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v222 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v222 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:8768                      // K tile 1 step 2
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v222 offset:96                        // K tile 0 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v222 offset:8800                      // K tile 1 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[108:111], v222 offset:8832                      // K tile 1 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v222 offset:160                       // K tile 0 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[116:119], v222 offset:8864                      // K tile 1 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v222 offset:192                       // K tile 0 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[124:127], v222 offset:8896                      // K tile 1 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v222 offset:224                       // K tile 0 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v222 offset:8928                      // K tile 1 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(4)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(3)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(2)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(1)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(0)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_setprio 0
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v225 offset:4608
+  ds_read_b128 v[112:115], v225 offset:9216
+  ds_read_b128 v[116:119], v225 offset:13824
+  ds_read_b128 v[120:123], v225 offset:16
+  ds_read_b128 v[124:127], v225 offset:4624
+  s_nop 4                                                        // QK MFMA result -> VALU
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_32
+  v_subrev_u32 v228, s77, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_34
+  v_subrev_u32 v228, s77, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[92:93], 1, v228
+  v_cmp_ge_i32 s[94:95], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_34:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_33
+.Lno_mask_32:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_33:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_35
+  v_sub_f32 v228, v204, v227
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_35:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v227                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_36
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_36
+  v_subrev_u32 v227, s77, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_37
+  v_subrev_u32 v227, s77, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[92:93], 1, v227
+  v_cmp_ge_i32 s[94:95], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_37:
+.Lx_no_mask_36:
+  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
+  v_exp_f32 v73, v73
+  v_exp_f32 v74, v74
+  v_exp_f32 v75, v75
+  v_exp_f32 v76, v76
+  v_exp_f32 v77, v77
+  v_exp_f32 v78, v78
+  v_exp_f32 v79, v79
+  v_exp_f32 v80, v80
+  v_exp_f32 v81, v81
+  v_exp_f32 v82, v82
+  v_exp_f32 v83, v83
+  v_exp_f32 v84, v84
+  v_exp_f32 v85, v85
+  v_exp_f32 v86, v86
+  v_exp_f32 v87, v87
+  v_exp_f32 v88, v88
+  v_exp_f32 v89, v89
+  v_exp_f32 v90, v90
+  v_exp_f32 v91, v91
+  v_exp_f32 v92, v92
+  v_exp_f32 v93, v93
+  v_exp_f32 v94, v94
+  v_exp_f32 v95, v95
+  v_exp_f32 v96, v96
+  v_exp_f32 v97, v97
+  v_exp_f32 v98, v98
+  v_exp_f32 v99, v99
+  v_exp_f32 v100, v100
+  v_exp_f32 v101, v101
+  v_exp_f32 v102, v102
+  v_exp_f32 v103, v103
+  v_cvt_pk_bf16_f32 v168, v72, v73                               // P = bf16(p) (RNE), S^T register order
+  v_cvt_pk_bf16_f32 v169, v74, v75
+  v_cvt_pk_bf16_f32 v170, v76, v77
+  v_cvt_pk_bf16_f32 v171, v78, v79
+  v_cvt_pk_bf16_f32 v172, v80, v81
+  v_cvt_pk_bf16_f32 v173, v82, v83
+  v_cvt_pk_bf16_f32 v174, v84, v85
+  v_cvt_pk_bf16_f32 v175, v86, v87
+  v_cvt_pk_bf16_f32 v176, v88, v89
+  v_cvt_pk_bf16_f32 v177, v90, v91
+  v_cvt_pk_bf16_f32 v178, v92, v93
+  v_cvt_pk_bf16_f32 v179, v94, v95
+  v_cvt_pk_bf16_f32 v180, v96, v97
+  v_cvt_pk_bf16_f32 v181, v98, v99
+  v_cvt_pk_bf16_f32 v182, v100, v101
+  v_cvt_pk_bf16_f32 v183, v102, v103
+  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
+  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
+  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
+  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
+  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
+  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
+  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
+  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
+  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
+  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
+  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
+  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
+  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
+  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_add_f32 v206, v72, v73
+  v_mov_b32 v227, v206
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
+  v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
+  v_add_f32 v205, v205, v206
+  s_add_u32 s78, s77, 64
+  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
+  s_cbranch_scc0 .Lno_store_38
+  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v214, v[188:191] offset:128
+  ds_write_b16 v217, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v217, v192 offset:144
+  ds_write_b16 v217, v193 offset:288
+  ds_write_b16_d16_hi v217, v193 offset:432
+  ds_write_b16 v217, v194 offset:576
+  ds_write_b16_d16_hi v217, v194 offset:720
+  ds_write_b16 v217, v195 offset:864
+  ds_write_b16_d16_hi v217, v195 offset:1008
+  ds_write_b16 v217, v196 offset:9216
+  ds_write_b16_d16_hi v217, v196 offset:9360
+  ds_write_b16 v217, v197 offset:9504
+  ds_write_b16_d16_hi v217, v197 offset:9648
+  ds_write_b16 v217, v198 offset:9792
+  ds_write_b16_d16_hi v217, v198 offset:9936
+  ds_write_b16 v217, v199 offset:10080
+  ds_write_b16_d16_hi v217, v199 offset:10224
+  s_add_u32 s79, s78, 64
+  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
+  s_cbranch_scc0 .Lno_store_38
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_39
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lblock_loaded_40
+.Ltail_block_loads_39:
+  v_mov_b32 v184, 0
+  v_mov_b32 v185, 0
+  v_mov_b32 v186, 0
+  v_mov_b32 v187, 0
+  v_mov_b32 v188, 0
+  v_mov_b32 v189, 0
+  v_mov_b32 v190, 0
+  v_mov_b32 v191, 0
+  v_mov_b32 v192, 0
+  v_mov_b32 v193, 0
+  v_mov_b32 v194, 0
+  v_mov_b32 v195, 0
+  v_mov_b32 v196, 0
+  v_mov_b32 v197, 0
+  v_mov_b32 v198, 0
+  v_mov_b32 v199, 0
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
+  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_mov_b64 exec, s[86:87]
+.Lblock_loaded_40:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
+.Lno_store_38:
+  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+  s_barrier
+  s_mov_b32 s77, s78
+  s_cmp_ge_i32 s77, s74
+  s_cbranch_scc1 .Lmfma_first_drain_stage2
+  s_branch .Lmfma_first_loop
+.Lmfma_first_drain_stage0:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v223 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2229,7 +2675,7 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
-.Lmfma_first_drain_stage2:
+.Lmfma_first_drain_stage1:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2267,134 +2713,240 @@ zyfa_gfx950_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
+.Lmfma_first_drain_stage2:
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v225 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v225 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v225 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v225 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v225 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v225 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v225 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v225 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v225 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v225 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_35
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_36
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_41
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_42
+  v_subrev_u32 v228, s92, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_44
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_44:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_37
-.Lno_mask_36:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_43
+.Lno_mask_42:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_37:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_43:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_38
-  v_sub_f32 v226, v204, v225
+  s_cbranch_vccz .Lalpha_done_45
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -2429,13 +2981,13 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_38:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+.Lalpha_done_45:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -2468,77 +3020,145 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_39
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_46
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_39
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  s_cbranch_scc1 .Lx_no_mask_46
+  v_subrev_u32 v227, s92, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_39:
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_47
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_47:
+.Lx_no_mask_46:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2605,37 +3225,37 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v224 offset:9232
+  ds_read_b128 v[128:131], v225 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v224 offset:13840
+  ds_read_b128 v[132:135], v225 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v224 offset:32
+  ds_read_b128 v[104:107], v225 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v224 offset:4640
+  ds_read_b128 v[108:111], v225 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v224 offset:9248
+  ds_read_b128 v[112:115], v225 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v224 offset:13856
+  ds_read_b128 v[116:119], v225 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v224 offset:48
+  ds_read_b128 v[120:123], v225 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v224 offset:4656
+  ds_read_b128 v[124:127], v225 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v224 offset:9264
+  ds_read_b128 v[128:131], v225 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v224 offset:13872
+  ds_read_b128 v[132:135], v225 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -2648,513 +3268,7 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_35:
-  s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:8704                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v219 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:8736                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v219 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:8768                      // K tile 1 step 2
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:96                        // K tile 0 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8800                      // K tile 1 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:128                       // K tile 0 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v219 offset:8832                      // K tile 1 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:160                       // K tile 0 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v219 offset:8864                      // K tile 1 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v219 offset:192                       // K tile 0 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v219 offset:8896                      // K tile 1 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:224                       // K tile 0 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v219 offset:8928                      // K tile 1 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(3)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(1)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v222 offset:4608
-  ds_read_b128 v[112:115], v222 offset:9216
-  ds_read_b128 v[116:119], v222 offset:13824
-  ds_read_b128 v[120:123], v222 offset:16
-  ds_read_b128 v[124:127], v222 offset:4624
-  s_add_u32 s78, s77, 64
-  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_40
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v214, v[188:191] offset:128
-  ds_write_b16 v217, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v217, v192 offset:144
-  ds_write_b16 v217, v193 offset:288
-  ds_write_b16_d16_hi v217, v193 offset:432
-  ds_write_b16 v217, v194 offset:576
-  ds_write_b16_d16_hi v217, v194 offset:720
-  ds_write_b16 v217, v195 offset:864
-  ds_write_b16_d16_hi v217, v195 offset:1008
-  ds_write_b16 v217, v196 offset:9216
-  ds_write_b16_d16_hi v217, v196 offset:9360
-  ds_write_b16 v217, v197 offset:9504
-  ds_write_b16_d16_hi v217, v197 offset:9648
-  ds_write_b16 v217, v198 offset:9792
-  ds_write_b16_d16_hi v217, v198 offset:9936
-  ds_write_b16 v217, v199 offset:10080
-  ds_write_b16_d16_hi v217, v199 offset:10224
-  s_add_u32 s79, s78, 64
-  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_40
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_41
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_42
-.Ltail_block_loads_41:
-  v_mov_b32 v184, 0
-  v_mov_b32 v185, 0
-  v_mov_b32 v186, 0
-  v_mov_b32 v187, 0
-  v_mov_b32 v188, 0
-  v_mov_b32 v189, 0
-  v_mov_b32 v190, 0
-  v_mov_b32 v191, 0
-  v_mov_b32 v192, 0
-  v_mov_b32 v193, 0
-  v_mov_b32 v194, 0
-  v_mov_b32 v195, 0
-  v_mov_b32 v196, 0
-  v_mov_b32 v197, 0
-  v_mov_b32 v198, 0
-  v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
-  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_mov_b64 exec, s[86:87]
-.Lblock_loaded_42:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_40:
-  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
-  s_barrier
-  s_mov_b32 s77, s78
-  s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain_stage0
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_43
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_44
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_45
-.Lno_mask_44:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_45:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_46
-  v_sub_f32 v226, v204, v225
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_46:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_47
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_47
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_47:
-  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
-  v_exp_f32 v73, v73
-  v_exp_f32 v74, v74
-  v_exp_f32 v75, v75
-  v_exp_f32 v76, v76
-  v_exp_f32 v77, v77
-  v_exp_f32 v78, v78
-  v_exp_f32 v79, v79
-  v_exp_f32 v80, v80
-  v_exp_f32 v81, v81
-  v_exp_f32 v82, v82
-  v_exp_f32 v83, v83
-  v_exp_f32 v84, v84
-  v_exp_f32 v85, v85
-  v_exp_f32 v86, v86
-  v_exp_f32 v87, v87
-  v_exp_f32 v88, v88
-  v_exp_f32 v89, v89
-  v_exp_f32 v90, v90
-  v_exp_f32 v91, v91
-  v_exp_f32 v92, v92
-  v_exp_f32 v93, v93
-  v_exp_f32 v94, v94
-  v_exp_f32 v95, v95
-  v_exp_f32 v96, v96
-  v_exp_f32 v97, v97
-  v_exp_f32 v98, v98
-  v_exp_f32 v99, v99
-  v_exp_f32 v100, v100
-  v_exp_f32 v101, v101
-  v_exp_f32 v102, v102
-  v_exp_f32 v103, v103
-  v_cvt_pk_bf16_f32 v168, v72, v73                               // P = bf16(p) (RNE), S^T register order
-  v_cvt_pk_bf16_f32 v169, v74, v75
-  v_cvt_pk_bf16_f32 v170, v76, v77
-  v_cvt_pk_bf16_f32 v171, v78, v79
-  v_cvt_pk_bf16_f32 v172, v80, v81
-  v_cvt_pk_bf16_f32 v173, v82, v83
-  v_cvt_pk_bf16_f32 v174, v84, v85
-  v_cvt_pk_bf16_f32 v175, v86, v87
-  v_cvt_pk_bf16_f32 v176, v88, v89
-  v_cvt_pk_bf16_f32 v177, v90, v91
-  v_cvt_pk_bf16_f32 v178, v92, v93
-  v_cvt_pk_bf16_f32 v179, v94, v95
-  v_cvt_pk_bf16_f32 v180, v96, v97
-  v_cvt_pk_bf16_f32 v181, v98, v99
-  v_cvt_pk_bf16_f32 v182, v100, v101
-  v_cvt_pk_bf16_f32 v183, v102, v103
-  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
-  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
-  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
-  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
-  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
-  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
-  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
-  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
-  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
-  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
-  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
-  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
-  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
-  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
-  v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
-  v_add_f32 v205, v205, v206
-  s_setprio 1                                                    // MFMA cluster
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_43:
+.Lno_previous_block_41:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
@@ -3236,13 +3350,13 @@ zyfa_gfx950_bf16_d128_none:
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_48
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_49
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lblock_loaded_50
 .Ltail_block_loads_49:
   v_mov_b32 v184, 0
@@ -3261,152 +3375,217 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_50:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_48:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain_stage1
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 2: Lean P of the previous block
+  s_cbranch_scc1 .Lsoftmax_first_drain_stage0
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: Lean P of the previous block
   s_cbranch_scc1 .Lno_previous_block_51
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_52
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  v_subrev_u32 v228, s92, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_54
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_54:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_53
 .Lno_mask_52:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
 .Lrow_max_done_53:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_54
-  v_sub_f32 v226, v204, v225
+  s_cbranch_vccz .Lalpha_done_55
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3441,13 +3620,13 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_54:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+.Lalpha_done_55:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3480,77 +3659,145 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_55
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_56
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_55
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  s_cbranch_scc1 .Lx_no_mask_56
+  v_subrev_u32 v227, s92, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_55:
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_57
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_57:
+.Lx_no_mask_56:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3617,10 +3864,10 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
@@ -3719,38 +3966,38 @@ zyfa_gfx950_bf16_d128_none:
   ds_read_b128 v[124:127], v224 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_56
+  s_cbranch_scc0 .Lno_store_58
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v213, v[188:191] offset:128
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:144
-  ds_write_b16 v216, v193 offset:288
-  ds_write_b16_d16_hi v216, v193 offset:432
-  ds_write_b16 v216, v194 offset:576
-  ds_write_b16_d16_hi v216, v194 offset:720
-  ds_write_b16 v216, v195 offset:864
-  ds_write_b16_d16_hi v216, v195 offset:1008
-  ds_write_b16 v216, v196 offset:9216
-  ds_write_b16_d16_hi v216, v196 offset:9360
-  ds_write_b16 v216, v197 offset:9504
-  ds_write_b16_d16_hi v216, v197 offset:9648
-  ds_write_b16 v216, v198 offset:9792
-  ds_write_b16_d16_hi v216, v198 offset:9936
-  ds_write_b16 v216, v199 offset:10080
-  ds_write_b16_d16_hi v216, v199 offset:10224
+  ds_write_b128 v216, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v216, v[188:191] offset:128
+  ds_write_b16 v219, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v219, v192 offset:144
+  ds_write_b16 v219, v193 offset:288
+  ds_write_b16_d16_hi v219, v193 offset:432
+  ds_write_b16 v219, v194 offset:576
+  ds_write_b16_d16_hi v219, v194 offset:720
+  ds_write_b16 v219, v195 offset:864
+  ds_write_b16_d16_hi v219, v195 offset:1008
+  ds_write_b16 v219, v196 offset:9216
+  ds_write_b16_d16_hi v219, v196 offset:9360
+  ds_write_b16 v219, v197 offset:9504
+  ds_write_b16_d16_hi v219, v197 offset:9648
+  ds_write_b16 v219, v198 offset:9792
+  ds_write_b16_d16_hi v219, v198 offset:9936
+  ds_write_b16 v219, v199 offset:10080
+  ds_write_b16_d16_hi v219, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_56
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_57
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_58
-.Ltail_block_loads_57:
+  s_cbranch_scc0 .Lno_store_58
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_59
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lblock_loaded_60
+.Ltail_block_loads_59:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -3767,530 +4014,217 @@ zyfa_gfx950_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s90, v211
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_58:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_56:
+.Lblock_loaded_60:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
+.Lno_store_58:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain_stage2
-  s_branch .Lsoftmax_first_loop
-.Lsoftmax_first_drain_stage0:
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_59
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+  s_cbranch_scc1 .Lsoftmax_first_drain_stage1
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 2: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_61
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_62
+  v_subrev_u32 v228, s92, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_60
-.Lno_mask_59:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_60:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_61
-  v_sub_f32 v226, v204, v225
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_61:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_62
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_62
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_64
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_62:
-  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
-  v_exp_f32 v73, v73
-  v_exp_f32 v74, v74
-  v_exp_f32 v75, v75
-  v_exp_f32 v76, v76
-  v_exp_f32 v77, v77
-  v_exp_f32 v78, v78
-  v_exp_f32 v79, v79
-  v_exp_f32 v80, v80
-  v_exp_f32 v81, v81
-  v_exp_f32 v82, v82
-  v_exp_f32 v83, v83
-  v_exp_f32 v84, v84
-  v_exp_f32 v85, v85
-  v_exp_f32 v86, v86
-  v_exp_f32 v87, v87
-  v_exp_f32 v88, v88
-  v_exp_f32 v89, v89
-  v_exp_f32 v90, v90
-  v_exp_f32 v91, v91
-  v_exp_f32 v92, v92
-  v_exp_f32 v93, v93
-  v_exp_f32 v94, v94
-  v_exp_f32 v95, v95
-  v_exp_f32 v96, v96
-  v_exp_f32 v97, v97
-  v_exp_f32 v98, v98
-  v_exp_f32 v99, v99
-  v_exp_f32 v100, v100
-  v_exp_f32 v101, v101
-  v_exp_f32 v102, v102
-  v_exp_f32 v103, v103
-  v_cvt_pk_bf16_f32 v168, v72, v73                               // P = bf16(p) (RNE), S^T register order
-  v_cvt_pk_bf16_f32 v169, v74, v75
-  v_cvt_pk_bf16_f32 v170, v76, v77
-  v_cvt_pk_bf16_f32 v171, v78, v79
-  v_cvt_pk_bf16_f32 v172, v80, v81
-  v_cvt_pk_bf16_f32 v173, v82, v83
-  v_cvt_pk_bf16_f32 v174, v84, v85
-  v_cvt_pk_bf16_f32 v175, v86, v87
-  v_cvt_pk_bf16_f32 v176, v88, v89
-  v_cvt_pk_bf16_f32 v177, v90, v91
-  v_cvt_pk_bf16_f32 v178, v92, v93
-  v_cvt_pk_bf16_f32 v179, v94, v95
-  v_cvt_pk_bf16_f32 v180, v96, v97
-  v_cvt_pk_bf16_f32 v181, v98, v99
-  v_cvt_pk_bf16_f32 v182, v100, v101
-  v_cvt_pk_bf16_f32 v183, v102, v103
-  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
-  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
-  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
-  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
-  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
-  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
-  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
-  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
-  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
-  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
-  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
-  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
-  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
-  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_64:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
-  v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
-  v_add_f32 v205, v205, v206
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v222 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v222 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v222 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v222 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v222 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v222 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v222 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v222 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v222 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v222 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lsoftmax_first_drain_stage1:
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_63
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_63
+.Lno_mask_62:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_64
-.Lno_mask_63:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_64:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_63:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_65
-  v_sub_f32 v226, v204, v225
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4326,12 +4260,12 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_65:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4364,76 +4298,144 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lx_no_mask_66
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_66
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v227, s92, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_67
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_67:
 .Lx_no_mask_66:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
@@ -4501,36 +4503,37 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
+  s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v223 offset:9232
+  ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v223 offset:13840
+  ds_read_b128 v[132:135], v224 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v223 offset:32
+  ds_read_b128 v[104:107], v224 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v223 offset:4640
+  ds_read_b128 v[108:111], v224 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v223 offset:9248
+  ds_read_b128 v[112:115], v224 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v223 offset:13856
+  ds_read_b128 v[116:119], v224 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v223 offset:48
+  ds_read_b128 v[120:123], v224 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v223 offset:4656
+  ds_read_b128 v[124:127], v224 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v223 offset:9264
+  ds_read_b128 v[128:131], v224 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v223 offset:13872
+  ds_read_b128 v[132:135], v224 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -4543,132 +4546,324 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lsoftmax_first_drain_stage2:
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_67
-  v_subrev_u32 v226, s90, v202
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[92:93], 1, v226
-  v_cmp_lt_i32 s[94:95], 2, v226
+.Lno_previous_block_61:
+  s_setprio 1                                                    // MFMA cluster
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:8704                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v222 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:8736                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v222 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:8768                      // K tile 1 step 2
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v222 offset:96                        // K tile 0 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v222 offset:8800                      // K tile 1 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[108:111], v222 offset:8832                      // K tile 1 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v222 offset:160                       // K tile 0 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[116:119], v222 offset:8864                      // K tile 1 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v222 offset:192                       // K tile 0 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[124:127], v222 offset:8896                      // K tile 1 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v222 offset:224                       // K tile 0 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v222 offset:8928                      // K tile 1 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(4)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(3)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(2)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(1)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(0)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_setprio 0
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v225 offset:4608
+  ds_read_b128 v[112:115], v225 offset:9216
+  ds_read_b128 v[116:119], v225 offset:13824
+  ds_read_b128 v[120:123], v225 offset:16
+  ds_read_b128 v[124:127], v225 offset:4624
+  s_add_u32 s78, s77, 64
+  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
+  s_cbranch_scc0 .Lno_store_68
+  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v214, v[188:191] offset:128
+  ds_write_b16 v217, v192 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v217, v192 offset:144
+  ds_write_b16 v217, v193 offset:288
+  ds_write_b16_d16_hi v217, v193 offset:432
+  ds_write_b16 v217, v194 offset:576
+  ds_write_b16_d16_hi v217, v194 offset:720
+  ds_write_b16 v217, v195 offset:864
+  ds_write_b16_d16_hi v217, v195 offset:1008
+  ds_write_b16 v217, v196 offset:9216
+  ds_write_b16_d16_hi v217, v196 offset:9360
+  ds_write_b16 v217, v197 offset:9504
+  ds_write_b16_d16_hi v217, v197 offset:9648
+  ds_write_b16 v217, v198 offset:9792
+  ds_write_b16_d16_hi v217, v198 offset:9936
+  ds_write_b16 v217, v199 offset:10080
+  ds_write_b16_d16_hi v217, v199 offset:10224
+  s_add_u32 s79, s78, 64
+  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
+  s_cbranch_scc0 .Lno_store_68
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_69
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lblock_loaded_70
+.Ltail_block_loads_69:
+  v_mov_b32 v184, 0
+  v_mov_b32 v185, 0
+  v_mov_b32 v186, 0
+  v_mov_b32 v187, 0
+  v_mov_b32 v188, 0
+  v_mov_b32 v189, 0
+  v_mov_b32 v190, 0
+  v_mov_b32 v191, 0
+  v_mov_b32 v192, 0
+  v_mov_b32 v193, 0
+  v_mov_b32 v194, 0
+  v_mov_b32 v195, 0
+  v_mov_b32 v196, 0
+  v_mov_b32 v197, 0
+  v_mov_b32 v198, 0
+  v_mov_b32 v199, 0
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
+  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_mov_b64 exec, s[86:87]
+.Lblock_loaded_70:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
+.Lno_store_68:
+  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+  s_barrier
+  s_mov_b32 s77, s78
+  s_cmp_ge_i32 s77, s74
+  s_cbranch_scc1 .Lsoftmax_first_drain_stage2
+  s_branch .Lsoftmax_first_loop
+.Lsoftmax_first_drain_stage0:
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_71
+  v_subrev_u32 v228, s92, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v226
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v226
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v226
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v226
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v226
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v226
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v226
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v226
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v226
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v226
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v226
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v226
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v226
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v226
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v226
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v226
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v226
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v226
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v226
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_73
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_73:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_cmp_eq_f32 vcc, v208, v225                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-  v_cndmask_b32 v225, v225, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_68
-.Lno_mask_67:
-  v_maximum3_f32 v225, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v225, v225, v75, v76
-  v_maximum3_f32 v225, v225, v77, v78
-  v_maximum3_f32 v225, v225, v79, v80
-  v_maximum3_f32 v225, v225, v81, v82
-  v_maximum3_f32 v225, v225, v83, v84
-  v_maximum3_f32 v225, v225, v85, v86
-  v_maximum3_f32 v225, v225, v87, v88
-  v_maximum3_f32 v225, v225, v89, v90
-  v_maximum3_f32 v225, v225, v91, v92
-  v_maximum3_f32 v225, v225, v93, v94
-  v_maximum3_f32 v225, v225, v95, v96
-  v_maximum3_f32 v225, v225, v97, v98
-  v_maximum3_f32 v225, v225, v99, v100
-  v_maximum3_f32 v225, v225, v101, v102
-  v_maximum3_f32 v225, v225, v103, v103
-  v_mov_b32 v226, v225
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_72
+.Lno_mask_71:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v225, v226                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v225, v225, v226, v226
-  v_mul_f32 v207, v203, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v225, v204, v207, v207
-.Lrow_max_done_68:
-  v_cmp_lt_f32 vcc, v204, v225                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_72:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_69
-  v_sub_f32 v226, v204, v225
+  s_cbranch_vccz .Lalpha_done_74
+  v_sub_f32 v228, v204, v227
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v226                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4703,13 +4898,13 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_69:
-  v_cmp_lg_f32 vcc, v208, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v225
+.Lalpha_done_74:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v225                                           // m = m_new
+  v_mov_b32 v204, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4742,77 +4937,145 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_70
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_75
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_70
-  v_subrev_u32 v225, s90, v202
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  s_cbranch_scc1 .Lx_no_mask_75
+  v_subrev_u32 v227, s92, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
-  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lx_no_mask_70:
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_76
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_76:
+.Lx_no_mask_75:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4879,10 +5142,524 @@ zyfa_gfx950_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v225, v206
+  v_mov_b32 v227, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v225                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v225
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
+  v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
+  v_add_f32 v205, v205, v206
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v223 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v223 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v223 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v223 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v223 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v223 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v223 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v223 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v223 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v223 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
+.Lsoftmax_first_drain_stage1:
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_77
+  v_subrev_u32 v228, s92, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_79
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_79:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_78
+.Lno_mask_77:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_78:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_80
+  v_sub_f32 v228, v204, v227
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_80:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v227                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_81
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_81
+  v_subrev_u32 v227, s92, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_82
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_82:
+.Lx_no_mask_81:
+  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
+  v_exp_f32 v73, v73
+  v_exp_f32 v74, v74
+  v_exp_f32 v75, v75
+  v_exp_f32 v76, v76
+  v_exp_f32 v77, v77
+  v_exp_f32 v78, v78
+  v_exp_f32 v79, v79
+  v_exp_f32 v80, v80
+  v_exp_f32 v81, v81
+  v_exp_f32 v82, v82
+  v_exp_f32 v83, v83
+  v_exp_f32 v84, v84
+  v_exp_f32 v85, v85
+  v_exp_f32 v86, v86
+  v_exp_f32 v87, v87
+  v_exp_f32 v88, v88
+  v_exp_f32 v89, v89
+  v_exp_f32 v90, v90
+  v_exp_f32 v91, v91
+  v_exp_f32 v92, v92
+  v_exp_f32 v93, v93
+  v_exp_f32 v94, v94
+  v_exp_f32 v95, v95
+  v_exp_f32 v96, v96
+  v_exp_f32 v97, v97
+  v_exp_f32 v98, v98
+  v_exp_f32 v99, v99
+  v_exp_f32 v100, v100
+  v_exp_f32 v101, v101
+  v_exp_f32 v102, v102
+  v_exp_f32 v103, v103
+  v_cvt_pk_bf16_f32 v168, v72, v73                               // P = bf16(p) (RNE), S^T register order
+  v_cvt_pk_bf16_f32 v169, v74, v75
+  v_cvt_pk_bf16_f32 v170, v76, v77
+  v_cvt_pk_bf16_f32 v171, v78, v79
+  v_cvt_pk_bf16_f32 v172, v80, v81
+  v_cvt_pk_bf16_f32 v173, v82, v83
+  v_cvt_pk_bf16_f32 v174, v84, v85
+  v_cvt_pk_bf16_f32 v175, v86, v87
+  v_cvt_pk_bf16_f32 v176, v88, v89
+  v_cvt_pk_bf16_f32 v177, v90, v91
+  v_cvt_pk_bf16_f32 v178, v92, v93
+  v_cvt_pk_bf16_f32 v179, v94, v95
+  v_cvt_pk_bf16_f32 v180, v96, v97
+  v_cvt_pk_bf16_f32 v181, v98, v99
+  v_cvt_pk_bf16_f32 v182, v100, v101
+  v_cvt_pk_bf16_f32 v183, v102, v103
+  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
+  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
+  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
+  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
+  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
+  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
+  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
+  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
+  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
+  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
+  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
+  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
+  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
+  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_add_f32 v206, v72, v73
+  v_mov_b32 v227, v206
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
@@ -4921,238 +5698,752 @@ zyfa_gfx950_bf16_d128_none:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
+.Lsoftmax_first_drain_stage2:
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_83
+  v_subrev_u32 v228, s92, v202
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_85
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v228
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v228
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v228
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v228
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v228
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v228
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v228
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v228
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v228
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v228
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v228
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v228
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v228
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v228
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v228
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v228
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v228
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v228
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v228
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v228
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v228
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v228
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v228
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v228
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v228
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v228
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v228
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v228
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v228
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_85:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_84
+.Lno_mask_83:
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v204, v207, v207
+.Lrow_max_done_84:
+  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_86
+  v_sub_f32 v228, v204, v227
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_86:
+  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v227
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v227                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_87
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_87
+  v_subrev_u32 v227, s92, v202
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_88
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v227
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v227
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v227
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v227
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v227
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v227
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v227
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v227
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v227
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v227
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v227
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v227
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v227
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v227
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v227
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v227
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v227
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v227
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v227
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v227
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v227
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v227
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v227
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v227
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v227
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v227
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v227
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v227
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v227
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_88:
+.Lx_no_mask_87:
+  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
+  v_exp_f32 v73, v73
+  v_exp_f32 v74, v74
+  v_exp_f32 v75, v75
+  v_exp_f32 v76, v76
+  v_exp_f32 v77, v77
+  v_exp_f32 v78, v78
+  v_exp_f32 v79, v79
+  v_exp_f32 v80, v80
+  v_exp_f32 v81, v81
+  v_exp_f32 v82, v82
+  v_exp_f32 v83, v83
+  v_exp_f32 v84, v84
+  v_exp_f32 v85, v85
+  v_exp_f32 v86, v86
+  v_exp_f32 v87, v87
+  v_exp_f32 v88, v88
+  v_exp_f32 v89, v89
+  v_exp_f32 v90, v90
+  v_exp_f32 v91, v91
+  v_exp_f32 v92, v92
+  v_exp_f32 v93, v93
+  v_exp_f32 v94, v94
+  v_exp_f32 v95, v95
+  v_exp_f32 v96, v96
+  v_exp_f32 v97, v97
+  v_exp_f32 v98, v98
+  v_exp_f32 v99, v99
+  v_exp_f32 v100, v100
+  v_exp_f32 v101, v101
+  v_exp_f32 v102, v102
+  v_exp_f32 v103, v103
+  v_cvt_pk_bf16_f32 v168, v72, v73                               // P = bf16(p) (RNE), S^T register order
+  v_cvt_pk_bf16_f32 v169, v74, v75
+  v_cvt_pk_bf16_f32 v170, v76, v77
+  v_cvt_pk_bf16_f32 v171, v78, v79
+  v_cvt_pk_bf16_f32 v172, v80, v81
+  v_cvt_pk_bf16_f32 v173, v82, v83
+  v_cvt_pk_bf16_f32 v174, v84, v85
+  v_cvt_pk_bf16_f32 v175, v86, v87
+  v_cvt_pk_bf16_f32 v176, v88, v89
+  v_cvt_pk_bf16_f32 v177, v90, v91
+  v_cvt_pk_bf16_f32 v178, v92, v93
+  v_cvt_pk_bf16_f32 v179, v94, v95
+  v_cvt_pk_bf16_f32 v180, v96, v97
+  v_cvt_pk_bf16_f32 v181, v98, v99
+  v_cvt_pk_bf16_f32 v182, v100, v101
+  v_cvt_pk_bf16_f32 v183, v102, v103
+  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
+  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
+  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
+  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
+  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
+  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
+  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
+  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
+  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
+  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
+  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
+  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
+  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
+  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_add_f32 v206, v72, v73
+  v_mov_b32 v227, v206
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v227
+  v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
+  v_add_f32 v205, v205, v206
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v225 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v225 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[168:171], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v225 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[168:171], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v225 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[172:175], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v225 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[172:175], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v225 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[172:175], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v225 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[172:175], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v225 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[176:179], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v225 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[176:179], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v225 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[176:179], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[176:179], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[180:183], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[180:183], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v205                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[92:93], 0, v205                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v225, 1.0, v205, s[90:91]
-  v_div_scale_f32 v226, s[88:89], v225, v225, v209
-  v_div_scale_f32 v227, vcc, v209, v225, v209
-  v_rcp_f32 v228, v226
+  v_cndmask_b32 v227, 1.0, v205, s[92:93]
+  v_div_scale_f32 v228, s[88:89], v227, v227, v209
+  v_div_scale_f32 v229, vcc, v209, v227, v209
+  v_rcp_f32 v230, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v230, -v226, v228, 1.0
-  v_fma_f32 v228, v230, v228, v228
-  v_mul_f32 v229, v227, v228
-  v_fma_f32 v230, -v226, v229, v227
-  v_fma_f32 v229, v230, v228, v229
-  v_fma_f32 v230, -v226, v229, v227
-  v_div_fmas_f32 v229, v230, v228, v229
+  v_fma_f32 v232, -v228, v230, 1.0
+  v_fma_f32 v230, v232, v230, v230
+  v_mul_f32 v231, v229, v230
+  v_fma_f32 v232, -v228, v231, v229
+  v_fma_f32 v231, v232, v230, v231
+  v_fma_f32 v232, -v228, v231, v229
+  v_div_fmas_f32 v231, v232, v230, v231
   v_cmp_gt_f32 vcc, 0x7f800000, v204                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v229, v229, v225, v209
-  v_cndmask_b32 v232, 0, v229, s[90:91]
-  v_mov_b32 v233, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v232, v233, v232, vcc
-  v_mov_b32 v233, v232
-  v_pk_mul_f32 v[8:9], v[8:9], v[232:233]
-  v_pk_mul_f32 v[10:11], v[10:11], v[232:233]
-  v_pk_mul_f32 v[12:13], v[12:13], v[232:233]
-  v_pk_mul_f32 v[14:15], v[14:15], v[232:233]
-  v_pk_mul_f32 v[16:17], v[16:17], v[232:233]
-  v_pk_mul_f32 v[18:19], v[18:19], v[232:233]
-  v_pk_mul_f32 v[20:21], v[20:21], v[232:233]
-  v_pk_mul_f32 v[22:23], v[22:23], v[232:233]
-  v_pk_mul_f32 v[24:25], v[24:25], v[232:233]
-  v_pk_mul_f32 v[26:27], v[26:27], v[232:233]
-  v_pk_mul_f32 v[28:29], v[28:29], v[232:233]
-  v_pk_mul_f32 v[30:31], v[30:31], v[232:233]
-  v_pk_mul_f32 v[32:33], v[32:33], v[232:233]
-  v_pk_mul_f32 v[34:35], v[34:35], v[232:233]
-  v_pk_mul_f32 v[36:37], v[36:37], v[232:233]
-  v_pk_mul_f32 v[38:39], v[38:39], v[232:233]
-  v_pk_mul_f32 v[40:41], v[40:41], v[232:233]
-  v_pk_mul_f32 v[42:43], v[42:43], v[232:233]
-  v_pk_mul_f32 v[44:45], v[44:45], v[232:233]
-  v_pk_mul_f32 v[46:47], v[46:47], v[232:233]
-  v_pk_mul_f32 v[48:49], v[48:49], v[232:233]
-  v_pk_mul_f32 v[50:51], v[50:51], v[232:233]
-  v_pk_mul_f32 v[52:53], v[52:53], v[232:233]
-  v_pk_mul_f32 v[54:55], v[54:55], v[232:233]
-  v_pk_mul_f32 v[56:57], v[56:57], v[232:233]
-  v_pk_mul_f32 v[58:59], v[58:59], v[232:233]
-  v_pk_mul_f32 v[60:61], v[60:61], v[232:233]
-  v_pk_mul_f32 v[62:63], v[62:63], v[232:233]
-  v_pk_mul_f32 v[64:65], v[64:65], v[232:233]
-  v_pk_mul_f32 v[66:67], v[66:67], v[232:233]
-  v_pk_mul_f32 v[68:69], v[68:69], v[232:233]
-  v_pk_mul_f32 v[70:71], v[70:71], v[232:233]
-  s_mov_b64 s[92:93], 0
-  s_mul_i32 s94, s46, s4
-  s_mul_hi_u32 s95, s46, s4
-  s_mul_i32 s96, s47, s4
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s50, s3
-  s_mul_hi_u32 s95, s50, s3
-  s_mul_i32 s96, s51, s3
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s48, s6
-  s_mul_hi_u32 s95, s48, s6
-  s_mul_i32 s96, s49, s6
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  v_mov_b32 v226, s92
-  v_mov_b32 v227, s93
-  v_mad_u64_u32 v[226:227], s[88:89], v201, s48, v[226:227]
-  v_mul_lo_u32 v228, v201, s49
-  v_add_u32 v227, v227, v228
-  v_mad_u64_u32 v[226:227], s[88:89], v200, 4, v[226:227]        // + 4 half elements
+  v_div_fixup_f32 v231, v231, v227, v209
+  v_cndmask_b32 v234, 0, v231, s[92:93]
+  v_mov_b32 v235, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v234, v235, v234, vcc
+  v_mov_b32 v235, v234
+  v_pk_mul_f32 v[8:9], v[8:9], v[234:235]
+  v_pk_mul_f32 v[10:11], v[10:11], v[234:235]
+  v_pk_mul_f32 v[12:13], v[12:13], v[234:235]
+  v_pk_mul_f32 v[14:15], v[14:15], v[234:235]
+  v_pk_mul_f32 v[16:17], v[16:17], v[234:235]
+  v_pk_mul_f32 v[18:19], v[18:19], v[234:235]
+  v_pk_mul_f32 v[20:21], v[20:21], v[234:235]
+  v_pk_mul_f32 v[22:23], v[22:23], v[234:235]
+  v_pk_mul_f32 v[24:25], v[24:25], v[234:235]
+  v_pk_mul_f32 v[26:27], v[26:27], v[234:235]
+  v_pk_mul_f32 v[28:29], v[28:29], v[234:235]
+  v_pk_mul_f32 v[30:31], v[30:31], v[234:235]
+  v_pk_mul_f32 v[32:33], v[32:33], v[234:235]
+  v_pk_mul_f32 v[34:35], v[34:35], v[234:235]
+  v_pk_mul_f32 v[36:37], v[36:37], v[234:235]
+  v_pk_mul_f32 v[38:39], v[38:39], v[234:235]
+  v_pk_mul_f32 v[40:41], v[40:41], v[234:235]
+  v_pk_mul_f32 v[42:43], v[42:43], v[234:235]
+  v_pk_mul_f32 v[44:45], v[44:45], v[234:235]
+  v_pk_mul_f32 v[46:47], v[46:47], v[234:235]
+  v_pk_mul_f32 v[48:49], v[48:49], v[234:235]
+  v_pk_mul_f32 v[50:51], v[50:51], v[234:235]
+  v_pk_mul_f32 v[52:53], v[52:53], v[234:235]
+  v_pk_mul_f32 v[54:55], v[54:55], v[234:235]
+  v_pk_mul_f32 v[56:57], v[56:57], v[234:235]
+  v_pk_mul_f32 v[58:59], v[58:59], v[234:235]
+  v_pk_mul_f32 v[60:61], v[60:61], v[234:235]
+  v_pk_mul_f32 v[62:63], v[62:63], v[234:235]
+  v_pk_mul_f32 v[64:65], v[64:65], v[234:235]
+  v_pk_mul_f32 v[66:67], v[66:67], v[234:235]
+  v_pk_mul_f32 v[68:69], v[68:69], v[234:235]
+  v_pk_mul_f32 v[70:71], v[70:71], v[234:235]
+  s_mov_b64 s[94:95], 0
+  s_mul_i32 s96, s46, s4
+  s_mul_hi_u32 s97, s46, s4
+  s_mul_i32 s98, s47, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s50, s3
+  s_mul_hi_u32 s97, s50, s3
+  s_mul_i32 s98, s51, s3
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s48, s6
+  s_mul_hi_u32 s97, s48, s6
+  s_mul_i32 s98, s49, s6
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  v_mov_b32 v228, s94
+  v_mov_b32 v229, s95
+  v_mad_u64_u32 v[228:229], s[88:89], v201, s48, v[228:229]
+  v_mul_lo_u32 v230, v201, s49
+  v_add_u32 v229, v229, v230
+  v_mad_u64_u32 v[228:229], s[88:89], v200, 4, v[228:229]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_71
-  v_lshlrev_b64 v[226:227], 2, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
-  global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[226:227], v[12:15], off offset:32
-  global_store_dwordx4 v[226:227], v[16:19], off offset:64
-  global_store_dwordx4 v[226:227], v[20:23], off offset:96
-  global_store_dwordx4 v[226:227], v[24:27], off offset:128
-  global_store_dwordx4 v[226:227], v[28:31], off offset:160
-  global_store_dwordx4 v[226:227], v[32:35], off offset:192
-  global_store_dwordx4 v[226:227], v[36:39], off offset:224
-  global_store_dwordx4 v[226:227], v[40:43], off offset:256
-  global_store_dwordx4 v[226:227], v[44:47], off offset:288
-  global_store_dwordx4 v[226:227], v[48:51], off offset:320
-  global_store_dwordx4 v[226:227], v[52:55], off offset:352
-  global_store_dwordx4 v[226:227], v[56:59], off offset:384
-  global_store_dwordx4 v[226:227], v[60:63], off offset:416
-  global_store_dwordx4 v[226:227], v[64:67], off offset:448
-  global_store_dwordx4 v[226:227], v[68:71], off offset:480
-  s_branch .Lout_stored_73
-.Lout_16bit_71:
-  v_lshlrev_b64 v[226:227], 1, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_89
+  v_lshlrev_b64 v[228:229], 2, v[228:229]
+  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
+  global_store_dwordx4 v[228:229], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[228:229], v[12:15], off offset:32
+  global_store_dwordx4 v[228:229], v[16:19], off offset:64
+  global_store_dwordx4 v[228:229], v[20:23], off offset:96
+  global_store_dwordx4 v[228:229], v[24:27], off offset:128
+  global_store_dwordx4 v[228:229], v[28:31], off offset:160
+  global_store_dwordx4 v[228:229], v[32:35], off offset:192
+  global_store_dwordx4 v[228:229], v[36:39], off offset:224
+  global_store_dwordx4 v[228:229], v[40:43], off offset:256
+  global_store_dwordx4 v[228:229], v[44:47], off offset:288
+  global_store_dwordx4 v[228:229], v[48:51], off offset:320
+  global_store_dwordx4 v[228:229], v[52:55], off offset:352
+  global_store_dwordx4 v[228:229], v[56:59], off offset:384
+  global_store_dwordx4 v[228:229], v[60:63], off offset:416
+  global_store_dwordx4 v[228:229], v[64:67], off offset:448
+  global_store_dwordx4 v[228:229], v[68:71], off offset:480
+  s_branch .Lout_stored_91
+.Lout_16bit_89:
+  v_lshlrev_b64 v[228:229], 1, v[228:229]
+  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_72
+  s_cbranch_scc0 .Lout_fp16_90
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[226:227], v[104:105], off offset:0
+  global_store_dwordx2 v[228:229], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[226:227], v[106:107], off offset:16
+  global_store_dwordx2 v[228:229], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[226:227], v[108:109], off offset:32
+  global_store_dwordx2 v[228:229], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[226:227], v[110:111], off offset:48
+  global_store_dwordx2 v[228:229], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[226:227], v[112:113], off offset:64
+  global_store_dwordx2 v[228:229], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[226:227], v[114:115], off offset:80
+  global_store_dwordx2 v[228:229], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[226:227], v[116:117], off offset:96
+  global_store_dwordx2 v[228:229], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[226:227], v[118:119], off offset:112
+  global_store_dwordx2 v[228:229], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[226:227], v[120:121], off offset:128
+  global_store_dwordx2 v[228:229], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[226:227], v[122:123], off offset:144
+  global_store_dwordx2 v[228:229], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[226:227], v[124:125], off offset:160
+  global_store_dwordx2 v[228:229], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[226:227], v[126:127], off offset:176
+  global_store_dwordx2 v[228:229], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[226:227], v[128:129], off offset:192
+  global_store_dwordx2 v[228:229], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[226:227], v[130:131], off offset:208
+  global_store_dwordx2 v[228:229], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[226:227], v[132:133], off offset:224
+  global_store_dwordx2 v[228:229], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[226:227], v[134:135], off offset:240
-  s_branch .Lout_stored_73
-.Lout_fp16_72:
+  global_store_dwordx2 v[228:229], v[134:135], off offset:240
+  s_branch .Lout_stored_91
+.Lout_fp16_90:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[226:227], v[104:105], off offset:0
+  global_store_dwordx2 v[228:229], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[226:227], v[106:107], off offset:16
+  global_store_dwordx2 v[228:229], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[226:227], v[108:109], off offset:32
+  global_store_dwordx2 v[228:229], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[226:227], v[110:111], off offset:48
+  global_store_dwordx2 v[228:229], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[226:227], v[112:113], off offset:64
+  global_store_dwordx2 v[228:229], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[226:227], v[114:115], off offset:80
+  global_store_dwordx2 v[228:229], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[226:227], v[116:117], off offset:96
+  global_store_dwordx2 v[228:229], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[226:227], v[118:119], off offset:112
+  global_store_dwordx2 v[228:229], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[226:227], v[120:121], off offset:128
+  global_store_dwordx2 v[228:229], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[226:227], v[122:123], off offset:144
+  global_store_dwordx2 v[228:229], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[226:227], v[124:125], off offset:160
+  global_store_dwordx2 v[228:229], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[226:227], v[126:127], off offset:176
+  global_store_dwordx2 v[228:229], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[226:227], v[128:129], off offset:192
+  global_store_dwordx2 v[228:229], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[226:227], v[130:131], off offset:208
+  global_store_dwordx2 v[228:229], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[226:227], v[132:133], off offset:224
+  global_store_dwordx2 v[228:229], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[226:227], v[134:135], off offset:240
-.Lout_stored_73:
+  global_store_dwordx2 v[228:229], v[134:135], off offset:240
+.Lout_stored_91:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_74
-  v_log_f32 v227, v225
+  s_cbranch_scc1 .Lno_lse_92
+  v_log_f32 v229, v227
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v227, v204, v227
+  v_add_f32 v229, v204, v229
   v_cmp_gt_f32 vcc, 0x7f800000, v204
-  v_mul_f32 v227, 0x3f317218, v227
-  v_cndmask_b32 v226, v208, v227, s[90:91]
-  v_mov_b32 v227, 0x7fc00000
-  v_cndmask_b32 v226, v227, v226, vcc
-  s_mul_i32 s92, s4, s55
-  s_add_u32 s92, s92, s3
-  s_mul_i32 s92, s92, s53
-  s_mul_i32 s93, s3, s80
-  s_add_u32 s93, s93, s6
+  v_mul_f32 v229, 0x3f317218, v229
+  v_cndmask_b32 v228, v208, v229, s[92:93]
+  v_mov_b32 v229, 0x7fc00000
+  v_cndmask_b32 v228, v229, v228, vcc
+  s_mul_i32 s94, s4, s55
+  s_add_u32 s94, s94, s3
+  s_mul_i32 s94, s94, s53
+  s_mul_i32 s95, s3, s80
+  s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
-  s_cselect_b32 s92, s93, s92
-  v_add_u32 v228, s92, v201
-  v_mad_u64_u32 v[230:231], s[88:89], v228, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v200
+  s_cselect_b32 s94, s95, s94
+  v_add_u32 v230, s94, v201
+  v_mad_u64_u32 v[232:233], s[88:89], v230, 4, s[16:17]
+  v_cmp_eq_u32 s[96:97], 0, v200
   v_cmp_gt_i32 vcc, s70, v201
-  s_and_b64 vcc, vcc, s[94:95]
+  s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[230:231], v226, off
+  global_store_dword v[232:233], v228, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_74:
+.Lno_lse_92:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -5171,7 +6462,7 @@ zyfa_gfx950_bf16_d128_none:
     .amdhsa_system_vgpr_workitem_id 0
     .amdhsa_next_free_vgpr 240
     .amdhsa_accum_offset 240
-    .amdhsa_next_free_sgpr 97
+    .amdhsa_next_free_sgpr 99
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -5188,7 +6479,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 107520
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 99
+    .sgpr_count: 101
     .vgpr_count: 240
     .agpr_count: 0
     .max_flat_workgroup_size: 512

@@ -25,40 +25,44 @@
 // v227 block max, then m_new
 // v228 -inf (float)
 // v229 v descale
-// v230 K chunk 0 byte offset in a block
-// v231 K and V chunk key row
-// v232 V chunk 0 byte offset in a block
-// v[233:235] K chunk 0 LDS address (per stage)
-// v[236:238] V^T chunk 0 LDS address (per stage)
-// v[239:241] K operand LDS address (per stage)
-// v[242:244] V^T operand LDS address (per stage)
-// v245 udiv dividend
-// v246 udiv divisor
-// v245 wave index (vector)
-// v245 4 * half
-// v[246:247] Q address
-// v245 Q address part
-// v245 chunk column
-// v246 chunk tmp
-// v245 row max of raw scores, then m_new
-// v246 visible-key end relative to the block and half
-// v246 other half's max
-// v246 m - m_new
-// v245 visible-key end relative to the block and half
-// v245 other half's row sum
-// v245 l or 1
-// v246 div den
-// v247 div num
-// v248 div rcp
-// v249 div quotient
-// v250 div error
-// v[252:253] out scale (pair)
-// v[246:247] O address
-// v248 O address part
-// v246 lse
-// v247 lse tmp
-// v248 lse index
-// v[250:251] lse address
+// v[230:231] K chunk 0 address (64-bit)
+// v[232:233] V chunk 0 address (64-bit)
+// v[234:236] K chunk 0 LDS address (per stage)
+// v[237:239] V^T chunk 0 LDS address (per stage)
+// v[240:242] K operand LDS address (per stage)
+// v[243:245] V^T operand LDS address (per stage)
+// v246 window start - 4 * half
+// v247 udiv dividend
+// v248 udiv divisor
+// v247 wave index (vector)
+// v247 4 * half
+// v[248:249] Q address
+// v247 Q address part
+// v247 chunk column
+// v248 chunk tmp
+// v249 chunk key row
+// v250 row * stride, high word
+// v247 row max of raw scores, then m_new
+// v248 visible-key end relative to the block and half
+// v248 window start relative to the block and half
+// v248 other half's max
+// v248 m - m_new
+// v247 visible-key end relative to the block and half
+// v247 window start relative to the block and half
+// v247 other half's row sum
+// v247 l or 1
+// v248 div den
+// v249 div num
+// v250 div rcp
+// v251 div quotient
+// v252 div error
+// v[254:255] out scale (pair)
+// v[248:249] O address
+// v250 O address part
+// v248 lse
+// v249 lse tmp
+// v250 lse index
+// v[252:253] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -78,53 +82,56 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
-// s[90:91] cu_seqlens address
-// s[92:93] cu_seqlens_q[b:b+1]
-// s[94:95] cu_seqlens_k[b:b+1]
-// s96 batch * 4
-// s90 tile index
-// s90 query heads per kv head
-// s91 udiv remainder
-// s92 udiv step
-// s90 first row of the wave
-// s91 last row of the wave
-// s92 visible-key end
-// s90 descale index * 4
-// s[92:93] descale address
-// s91 q descale
-// s94 k descale
-// s95 v descale
-// s90 Q sign flip
-// s[92:93] 0 < scale_log2 < inf
-// s[92:93] Q row 0 address
-// s91 product lo
-// s94 product hi
-// s95 product cross
-// s90 product lo
-// s91 product hi
-// s92 product cross
-// s90 keys of the sequence from the block on
-// s[90:91] 64 rows of stride
-// s90 block end
-// s[90:91] lane mask
+// s90 first key block of the workgroup (window)
+// s91 largest window start of the wave
+// s[92:93] cu_seqlens address
+// s[94:95] cu_seqlens_q[b:b+1]
+// s[96:97] cu_seqlens_k[b:b+1]
+// s98 batch * 4
+// s92 tile index
+// s92 query heads per kv head
+// s93 udiv remainder
+// s94 udiv step
+// s92 first row of the wave
+// s93 last row of the wave
+// s94 visible-key end
+// s95 diagonal offset - window_left
+// s96 window_left, at most 2^30
+// s95 mask-free span
+// s92 descale index * 4
+// s[94:95] descale address
+// s93 q descale
+// s96 k descale
+// s97 v descale
+// s92 Q sign flip
+// s[94:95] 0 < scale_log2 < inf
+// s[94:95] Q row 0 address
+// s93 product lo
+// s96 product hi
+// s97 product cross
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s92 keys of the sequence from the block on
+// s92 block - largest window start
 // s[92:93] lane mask
-// s90 previous key block
-// s91 block end
 // s[94:95] lane mask
-// s90 last key block
-// s[90:91] l > 0
-// s[92:93] O element offset
-// s94 product lo
-// s95 product hi
-// s96 product cross
-// s92 lse row base (fixed length)
-// s93 lse row base (varlen)
-// s[94:95] lanes of half 0
+// s92 previous key block
+// s93 block - largest window start
+// s[96:97] lane mask
+// s92 last key block
+// s[92:93] l > 0
+// s[94:95] O element offset
+// s94 lse row base (fixed length)
+// s95 lse row base (varlen)
+// s[96:97] lanes of half 0
 
   .amdgcn_target "amdgcn-amd-amdhsa--gfx950"
   .text
@@ -157,136 +164,161 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_mov_b32 s71, s54
   s_branch .Lspan_done_1
 .Lvarlen_0:
-  s_lshl_b32 s96, s4, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dwordx2 s[92:93], s[90:91], 0x0
-  s_add_u32 s90, s20, s96
-  s_addc_u32 s91, s21, 0
-  s_load_dwordx2 s[94:95], s[90:91], 0x0
-  s_lshl_b32 s96, s52, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dword s80, s[90:91], 0x0                                // cu_seqlens_q[batch]: lse rows
+  s_lshl_b32 s98, s4, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dwordx2 s[94:95], s[92:93], 0x0
+  s_add_u32 s92, s20, s98
+  s_addc_u32 s93, s21, 0
+  s_load_dwordx2 s[96:97], s[92:93], 0x0
+  s_lshl_b32 s98, s52, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dword s80, s[92:93], 0x0                                // cu_seqlens_q[batch]: lse rows
   s_waitcnt lgkmcnt(0)                                           // cu_seqlens
-  s_mov_b32 s6, s92
-  s_sub_i32 s70, s93, s92
-  s_mov_b32 s7, s94
-  s_sub_i32 s71, s95, s94
+  s_mov_b32 s6, s94
+  s_sub_i32 s70, s95, s94
+  s_mov_b32 s7, s96
+  s_sub_i32 s71, s97, s96
 .Lspan_done_1:
-  s_add_u32 s90, s53, 255
-  s_lshr_b32 s90, s90, 8
-  s_sub_u32 s90, s90, 1
-  s_sub_u32 s90, s90, s2
-  s_lshl_b32 s73, s90, 8                                         // row0 = tile * 256
+  s_add_u32 s92, s53, 255
+  s_lshr_b32 s92, s92, 8
+  s_sub_u32 s92, s92, 1
+  s_sub_u32 s92, s92, s2
+  s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v245, s55
-  v_cvt_f32_u32 v246, s56
-  v_rcp_f32 v246, v246
+  v_cvt_f32_u32 v247, s55
+  v_cvt_f32_u32 v248, s56
+  v_rcp_f32 v248, v248
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v245, v245, v246
-  v_cvt_u32_f32 v245, v245
+  v_mul_f32 v247, v247, v248
+  v_cvt_u32_f32 v247, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s90, v245
-  s_mul_i32 s92, s90, s56
-  s_sub_i32 s91, s55, s92
-  s_cmp_ge_i32 s91, s56
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s90, s90, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s90, s90, s92
-  v_cvt_f32_u32 v245, s3
-  v_cvt_f32_u32 v246, s90
-  v_rcp_f32 v246, v246
+  v_readfirstlane_b32 s92, v247
+  s_mul_i32 s94, s92, s56
+  s_sub_i32 s93, s55, s94
+  s_cmp_ge_i32 s93, s56
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s92, s92, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s92, s92, s94
+  v_cvt_f32_u32 v247, s3
+  v_cvt_f32_u32 v248, s92
+  v_rcp_f32 v248, v248
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v245, v245, v246
-  v_cvt_u32_f32 v245, v245
+  v_mul_f32 v247, v247, v248
+  v_cvt_u32_f32 v247, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v245
-  s_mul_i32 s92, s72, s90
-  s_sub_i32 s91, s3, s92
-  s_cmp_ge_i32 s91, s90
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s72, s72, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s72, s72, s92
-  v_lshrrev_b32 v245, 6, v0
+  v_readfirstlane_b32 s72, v247
+  s_mul_i32 s94, s72, s92
+  s_sub_i32 s93, s3, s94
+  s_cmp_ge_i32 s93, s92
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s72, s72, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s72, s72, s94
+  v_lshrrev_b32 v247, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v245
+  v_readfirstlane_b32 s5, v247
   v_and_b32 v1, 31, v0
   v_bfe_u32 v220, v0, 5, 1
-  s_lshl_b32 s90, s5, 5
-  s_add_u32 s90, s90, s73
-  v_add_u32 v221, s90, v1
+  s_lshl_b32 s92, s5, 5
+  s_add_u32 s92, s92, s73
+  v_add_u32 v221, s92, v1
   v_add_u32 v222, 1, v221
   v_min_i32 v222, s71, v222
   v_cmp_gt_i32 vcc, s70, v221
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v222, 0, v222, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v245, 2, v220
-  v_sub_u32 v222, v222, v245
-  s_add_u32 s91, s73, 255
-  s_add_i32 s92, s70, -1
-  s_min_i32 s91, s91, s92
-  s_add_i32 s74, s91, 1
+  v_lshlrev_b32 v247, 2, v220
+  v_sub_u32 v222, v222, v247
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, 0, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  v_add_u32 v246, s95, v221
+  v_max_i32 v246, 0, v246
+  v_sub_u32 v246, v246, v247
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, 0, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s90, s73, s95
+  s_max_i32 s90, s90, 0
+  s_and_b32 s90, s90, -64
+  s_add_u32 s93, s73, 255
+  s_add_i32 s94, s70, -1
+  s_min_i32 s93, s93, s94
+  s_add_i32 s74, s93, 1
   s_min_i32 s74, s74, s71
-  s_add_u32 s91, s90, 31
-  s_add_i32 s92, s70, -1
-  s_min_i32 s92, s91, s92
-  s_add_i32 s76, s92, 1
+  s_add_u32 s93, s92, 31
+  s_add_i32 s94, s70, -1
+  s_min_i32 s94, s93, s94
+  s_add_i32 s76, s94, 1
   s_min_i32 s76, s76, s71
-  s_cmp_lt_i32 s90, s70
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, 0, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s91, s94, s95
+  s_max_i32 s91, s91, 0
+  s_cmp_lt_i32 s92, s70
   s_cselect_b32 s76, s76, 0
-  s_add_i32 s75, s90, 1
+  s_add_i32 s75, s92, 1
   s_min_i32 s75, s75, s71
-  s_cmp_lt_i32 s91, s70
+  s_cmp_lt_i32 s93, s70
   s_cselect_b32 s75, s75, 0
-  s_mul_i32 s90, s4, s56
-  s_add_u32 s90, s90, s72
-  s_lshl_b32 s90, s90, 2
-  s_mov_b32 s91, 1.0                                             // a null descale pointer means 1
+  s_sub_i32 s95, s75, 64
+  s_sub_i32 s95, s95, s91
+  s_cmp_lt_i32 s95, 0
+  s_cselect_b32 s91, 0x40000000, s91
+  s_cselect_b32 s75, 0, s95                                      // wave_min_hi := the mask-free span
+  s_mul_i32 s92, s4, s56
+  s_add_u32 s92, s92, s72
+  s_lshl_b32 s92, s92, 2
+  s_mov_b32 s93, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[22:23], 0
   s_cbranch_scc1 .Ldescale_null_2
-  s_add_u32 s92, s22, s90
-  s_addc_u32 s93, s23, 0
-  s_load_dword s91, s[92:93], 0x0
+  s_add_u32 s94, s22, s92
+  s_addc_u32 s95, s23, 0
+  s_load_dword s93, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_2:
-  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s96, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[24:25], 0
   s_cbranch_scc1 .Ldescale_null_3
-  s_add_u32 s92, s24, s90
-  s_addc_u32 s93, s25, 0
-  s_load_dword s94, s[92:93], 0x0
+  s_add_u32 s94, s24, s92
+  s_addc_u32 s95, s25, 0
+  s_load_dword s96, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_3:
-  s_mov_b32 s95, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s97, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[26:27], 0
   s_cbranch_scc1 .Ldescale_null_4
-  s_add_u32 s92, s26, s90
-  s_addc_u32 s93, s27, 0
-  s_load_dword s95, s[92:93], 0x0
+  s_add_u32 s94, s26, s92
+  s_addc_u32 s95, s27, 0
+  s_load_dword s97, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
   v_mov_b32 v223, s66
-  v_mul_f32 v223, s91, v223
-  v_mul_f32 v223, s94, v223
+  v_mul_f32 v223, s93, v223
+  v_mul_f32 v223, s96, v223
   v_mul_f32 v223, 0x3fb8aa3b, v223
   v_mov_b32 v2, v223                                             // bf16: x = S scale_log2 (score_scale.h), then x - m_new
-  s_mov_b32 s90, 0
+  s_mov_b32 s92, 0
   v_cmp_gt_f32 vcc, 0, v223
   s_cbranch_vccz .Lscale_positive_5
-  s_mov_b32 s90, 0x80008000
+  s_mov_b32 s92, 0x80008000
   v_xor_b32 v223, 0x80000000, v223
   v_xor_b32 v2, 0x80000000, v2
 .Lscale_positive_5:
   v_mov_b32 v3, v2
   v_cmp_gt_f32 vcc, 0x7f800000, v223
-  v_cmp_lt_f32 s[92:93], 0, v223
-  s_and_b64 vcc, vcc, s[92:93]
+  v_cmp_lt_f32 s[94:95], 0, v223
+  s_and_b64 vcc, vcc, s[94:95]
   s_cmp_lg_u64 vcc, 0                                            // the scale is uniform: any lane decides
   s_cselect_b32 s81, 0, 1
   v_mov_b32 v228, 0xff800000                                     // -inf
@@ -356,32 +388,32 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v229, s95
-  s_mov_b64 s[92:93], s[8:9]
-  s_mul_i32 s91, s28, s4
-  s_mul_hi_u32 s94, s28, s4
-  s_mul_i32 s95, s29, s4
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s32, s3
-  s_mul_hi_u32 s94, s32, s3
-  s_mul_i32 s95, s33, s3
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s30, s6
-  s_mul_hi_u32 s94, s30, s6
-  s_mul_i32 s95, s31, s6
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  v_mov_b32 v246, s92
-  v_mov_b32 v247, s93
-  v_mad_u64_u32 v[246:247], s[88:89], v221, s30, v[246:247]
-  v_mul_lo_u32 v245, v221, s31
-  v_add_u32 v247, v247, v245
-  v_mad_u64_u32 v[246:247], s[88:89], v220, 16, v[246:247]       // + half * 16 bytes
+  v_mov_b32 v229, s97
+  s_mov_b64 s[94:95], s[8:9]
+  s_mul_i32 s93, s28, s4
+  s_mul_hi_u32 s96, s28, s4
+  s_mul_i32 s97, s29, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s32, s3
+  s_mul_hi_u32 s96, s32, s3
+  s_mul_i32 s97, s33, s3
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s30, s6
+  s_mul_hi_u32 s96, s30, s6
+  s_mul_i32 s97, s31, s6
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  v_mov_b32 v248, s94
+  v_mov_b32 v249, s95
+  v_mad_u64_u32 v[248:249], s[88:89], v221, s30, v[248:249]
+  v_mul_lo_u32 v247, v221, s31
+  v_add_u32 v249, v249, v247
+  v_mad_u64_u32 v[248:249], s[88:89], v220, 16, v[248:249]       // + half * 16 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -432,151 +464,173 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v183, 0
   v_cmp_gt_i32 vcc, s70, v221
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[246:247], off offset:0
-  global_load_dwordx4 v[140:143], v[246:247], off offset:32
-  global_load_dwordx4 v[144:147], v[246:247], off offset:64
-  global_load_dwordx4 v[148:151], v[246:247], off offset:96
-  global_load_dwordx4 v[152:155], v[246:247], off offset:128
-  global_load_dwordx4 v[156:159], v[246:247], off offset:160
-  global_load_dwordx4 v[160:163], v[246:247], off offset:192
-  global_load_dwordx4 v[164:167], v[246:247], off offset:224
-  global_load_dwordx4 v[168:171], v[246:247], off offset:256
-  global_load_dwordx4 v[172:175], v[246:247], off offset:288
-  global_load_dwordx4 v[176:179], v[246:247], off offset:320
-  global_load_dwordx4 v[180:183], v[246:247], off offset:352
+  global_load_dwordx4 v[136:139], v[248:249], off offset:0
+  global_load_dwordx4 v[140:143], v[248:249], off offset:32
+  global_load_dwordx4 v[144:147], v[248:249], off offset:64
+  global_load_dwordx4 v[148:151], v[248:249], off offset:96
+  global_load_dwordx4 v[152:155], v[248:249], off offset:128
+  global_load_dwordx4 v[156:159], v[248:249], off offset:160
+  global_load_dwordx4 v[160:163], v[248:249], off offset:192
+  global_load_dwordx4 v[164:167], v[248:249], off offset:224
+  global_load_dwordx4 v[168:171], v[248:249], off offset:256
+  global_load_dwordx4 v[172:175], v[248:249], off offset:288
+  global_load_dwordx4 v[176:179], v[248:249], off offset:320
+  global_load_dwordx4 v[180:183], v[248:249], off offset:352
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_xor_b32 v136, s90, v136
-  v_xor_b32 v137, s90, v137
-  v_xor_b32 v138, s90, v138
-  v_xor_b32 v139, s90, v139
-  v_xor_b32 v140, s90, v140
-  v_xor_b32 v141, s90, v141
-  v_xor_b32 v142, s90, v142
-  v_xor_b32 v143, s90, v143
-  v_xor_b32 v144, s90, v144
-  v_xor_b32 v145, s90, v145
-  v_xor_b32 v146, s90, v146
-  v_xor_b32 v147, s90, v147
-  v_xor_b32 v148, s90, v148
-  v_xor_b32 v149, s90, v149
-  v_xor_b32 v150, s90, v150
-  v_xor_b32 v151, s90, v151
-  v_xor_b32 v152, s90, v152
-  v_xor_b32 v153, s90, v153
-  v_xor_b32 v154, s90, v154
-  v_xor_b32 v155, s90, v155
-  v_xor_b32 v156, s90, v156
-  v_xor_b32 v157, s90, v157
-  v_xor_b32 v158, s90, v158
-  v_xor_b32 v159, s90, v159
-  v_xor_b32 v160, s90, v160
-  v_xor_b32 v161, s90, v161
-  v_xor_b32 v162, s90, v162
-  v_xor_b32 v163, s90, v163
-  v_xor_b32 v164, s90, v164
-  v_xor_b32 v165, s90, v165
-  v_xor_b32 v166, s90, v166
-  v_xor_b32 v167, s90, v167
-  v_xor_b32 v168, s90, v168
-  v_xor_b32 v169, s90, v169
-  v_xor_b32 v170, s90, v170
-  v_xor_b32 v171, s90, v171
-  v_xor_b32 v172, s90, v172
-  v_xor_b32 v173, s90, v173
-  v_xor_b32 v174, s90, v174
-  v_xor_b32 v175, s90, v175
-  v_xor_b32 v176, s90, v176
-  v_xor_b32 v177, s90, v177
-  v_xor_b32 v178, s90, v178
-  v_xor_b32 v179, s90, v179
-  v_xor_b32 v180, s90, v180
-  v_xor_b32 v181, s90, v181
-  v_xor_b32 v182, s90, v182
-  v_xor_b32 v183, s90, v183
-  v_lshrrev_b32 v231, 3, v0
-  v_and_b32 v245, 7, v0
-  v_mul_lo_u32 v246, v231, s36
-  v_lshl_add_u32 v230, v245, 4, v246
-  v_mul_lo_u32 v246, v231, s42
-  v_lshl_add_u32 v232, v245, 4, v246
-  v_mul_u32_u24 v246, 400, v231
-  v_lshl_add_u32 v233, v245, 4, v246
-  v_bfe_u32 v236, v231, 2, 1
-  v_lshlrev_b32 v236, 5, v236
-  v_bfe_u32 v246, v231, 5, 1
-  v_lshl_add_u32 v236, v246, 4, v236
-  v_bfe_u32 v246, v231, 3, 2
-  v_lshl_add_u32 v236, v246, 2, v236
-  v_and_b32 v246, 3, v231
-  v_add_u32 v236, v236, v246
-  v_lshlrev_b32 v236, 1, v236                                    // 2-byte elements
-  v_mul_u32_u24 v246, 1152, v245
-  v_add_u32 v236, v236, v246
-  v_add_u32 v236, 25600, v236
-  v_mul_u32_u24 v246, 400, v1
-  v_lshl_add_u32 v239, v220, 4, v246
-  v_mul_u32_u24 v246, 144, v1
-  v_lshl_add_u32 v242, v220, 6, v246
-  v_add_u32 v242, 25600, v242
-  v_add_u32 v240, 44032, v239
-  v_add_u32 v243, 44032, v242
-  v_add_u32 v237, 44032, v236
-  v_add_u32 v234, 44032, v233
-  v_add_u32 v241, 88064, v239
-  v_add_u32 v244, 88064, v242
-  v_add_u32 v238, 88064, v236
-  v_add_u32 v235, 88064, v233
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s90, s34, s4
-  s_mul_hi_u32 s91, s34, s4
-  s_mul_i32 s92, s35, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s38, s72
-  s_mul_hi_u32 s91, s38, s72
-  s_mul_i32 s92, s39, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s36, s7
-  s_mul_hi_u32 s91, s36, s7
-  s_mul_i32 s92, s37, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s90, s40, s4
-  s_mul_hi_u32 s91, s40, s4
-  s_mul_i32 s92, s41, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s44, s72
-  s_mul_hi_u32 s91, s44, s72
-  s_mul_i32 s92, s45, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s42, s7
-  s_mul_hi_u32 s91, s42, s7
-  s_mul_i32 s92, s43, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
+  v_xor_b32 v136, s92, v136
+  v_xor_b32 v137, s92, v137
+  v_xor_b32 v138, s92, v138
+  v_xor_b32 v139, s92, v139
+  v_xor_b32 v140, s92, v140
+  v_xor_b32 v141, s92, v141
+  v_xor_b32 v142, s92, v142
+  v_xor_b32 v143, s92, v143
+  v_xor_b32 v144, s92, v144
+  v_xor_b32 v145, s92, v145
+  v_xor_b32 v146, s92, v146
+  v_xor_b32 v147, s92, v147
+  v_xor_b32 v148, s92, v148
+  v_xor_b32 v149, s92, v149
+  v_xor_b32 v150, s92, v150
+  v_xor_b32 v151, s92, v151
+  v_xor_b32 v152, s92, v152
+  v_xor_b32 v153, s92, v153
+  v_xor_b32 v154, s92, v154
+  v_xor_b32 v155, s92, v155
+  v_xor_b32 v156, s92, v156
+  v_xor_b32 v157, s92, v157
+  v_xor_b32 v158, s92, v158
+  v_xor_b32 v159, s92, v159
+  v_xor_b32 v160, s92, v160
+  v_xor_b32 v161, s92, v161
+  v_xor_b32 v162, s92, v162
+  v_xor_b32 v163, s92, v163
+  v_xor_b32 v164, s92, v164
+  v_xor_b32 v165, s92, v165
+  v_xor_b32 v166, s92, v166
+  v_xor_b32 v167, s92, v167
+  v_xor_b32 v168, s92, v168
+  v_xor_b32 v169, s92, v169
+  v_xor_b32 v170, s92, v170
+  v_xor_b32 v171, s92, v171
+  v_xor_b32 v172, s92, v172
+  v_xor_b32 v173, s92, v173
+  v_xor_b32 v174, s92, v174
+  v_xor_b32 v175, s92, v175
+  v_xor_b32 v176, s92, v176
+  v_xor_b32 v177, s92, v177
+  v_xor_b32 v178, s92, v178
+  v_xor_b32 v179, s92, v179
+  v_xor_b32 v180, s92, v180
+  v_xor_b32 v181, s92, v181
+  v_xor_b32 v182, s92, v182
+  v_xor_b32 v183, s92, v183
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s96, s34, s4
+  s_mul_hi_u32 s97, s34, s4
+  s_mul_i32 s98, s35, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s38, s72
+  s_mul_hi_u32 s97, s38, s72
+  s_mul_i32 s98, s39, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s7
+  s_mul_hi_u32 s97, s36, s7
+  s_mul_i32 s98, s37, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s90
+  s_mul_hi_u32 s97, s36, s90
+  s_mul_i32 s98, s37, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s96, s40, s4
+  s_mul_hi_u32 s97, s40, s4
+  s_mul_i32 s98, s41, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s44, s72
+  s_mul_hi_u32 s97, s44, s72
+  s_mul_i32 s98, s45, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s7
+  s_mul_hi_u32 s97, s42, s7
+  s_mul_i32 s98, s43, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s90
+  s_mul_hi_u32 s97, s42, s90
+  s_mul_i32 s98, s43, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  v_lshrrev_b32 v249, 3, v0
+  v_and_b32 v247, 7, v0
+  v_mov_b32 v230, s92
+  v_mov_b32 v231, s93
+  v_mad_u64_u32 v[230:231], s[88:89], v249, s36, v[230:231]
+  v_mul_lo_u32 v250, v249, s37
+  v_add_u32 v231, v231, v250
+  v_mad_u64_u32 v[230:231], s[88:89], v247, 16, v[230:231]
+  v_mov_b32 v232, s94
+  v_mov_b32 v233, s95
+  v_mad_u64_u32 v[232:233], s[88:89], v249, s42, v[232:233]
+  v_mul_lo_u32 v250, v249, s43
+  v_add_u32 v233, v233, v250
+  v_mad_u64_u32 v[232:233], s[88:89], v247, 16, v[232:233]
+  v_mul_u32_u24 v248, 400, v249
+  v_lshl_add_u32 v234, v247, 4, v248
+  v_bfe_u32 v237, v249, 2, 1
+  v_lshlrev_b32 v237, 5, v237
+  v_bfe_u32 v248, v249, 5, 1
+  v_lshl_add_u32 v237, v248, 4, v237
+  v_bfe_u32 v248, v249, 3, 2
+  v_lshl_add_u32 v237, v248, 2, v237
+  v_and_b32 v248, 3, v249
+  v_add_u32 v237, v237, v248
+  v_lshlrev_b32 v237, 1, v237                                    // 2-byte elements
+  v_mul_u32_u24 v248, 1152, v247
+  v_add_u32 v237, v237, v248
+  v_add_u32 v237, 25600, v237
+  v_mul_u32_u24 v248, 400, v1
+  v_lshl_add_u32 v240, v220, 4, v248
+  v_mul_u32_u24 v248, 144, v1
+  v_lshl_add_u32 v243, v220, 6, v248
+  v_add_u32 v243, 25600, v243
+  v_add_u32 v241, 44032, v240
+  v_add_u32 v244, 44032, v243
+  v_add_u32 v238, 44032, v237
+  v_add_u32 v235, 44032, v234
+  v_add_u32 v242, 88064, v240
+  v_add_u32 v245, 88064, v243
+  v_add_u32 v239, 88064, v237
+  v_add_u32 v236, 88064, v234
+  s_cmp_le_i32 s74, s90                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
-  s_mov_b32 s77, 0
-  s_mov_b32 s79, 0
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_mov_b32 s77, s90
+  s_mov_b32 s79, s90
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v200, 0
@@ -599,52 +653,49 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v217, 0
   v_mov_b32 v218, 0
   v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v233, v[200:203] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v233, v[204:207] offset:128
-  ds_write_b128 v233, v[208:211] offset:256
-  ds_write_b16 v236, v212 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v236, v212 offset:144
-  ds_write_b16 v236, v213 offset:288
-  ds_write_b16_d16_hi v236, v213 offset:432
-  ds_write_b16 v236, v214 offset:576
-  ds_write_b16_d16_hi v236, v214 offset:720
-  ds_write_b16 v236, v215 offset:864
-  ds_write_b16_d16_hi v236, v215 offset:1008
-  ds_write_b16 v236, v216 offset:9216
-  ds_write_b16_d16_hi v236, v216 offset:9360
-  ds_write_b16 v236, v217 offset:9504
-  ds_write_b16_d16_hi v236, v217 offset:9648
-  ds_write_b16 v236, v218 offset:9792
-  ds_write_b16_d16_hi v236, v218 offset:9936
-  ds_write_b16 v236, v219 offset:10080
-  ds_write_b16_d16_hi v236, v219 offset:10224
-  s_mov_b32 s79, 64
+  ds_write_b128 v234, v[200:203] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v234, v[204:207] offset:128
+  ds_write_b128 v234, v[208:211] offset:256
+  ds_write_b16 v237, v212 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v237, v212 offset:144
+  ds_write_b16 v237, v213 offset:288
+  ds_write_b16_d16_hi v237, v213 offset:432
+  ds_write_b16 v237, v214 offset:576
+  ds_write_b16_d16_hi v237, v214 offset:720
+  ds_write_b16 v237, v215 offset:864
+  ds_write_b16_d16_hi v237, v215 offset:1008
+  ds_write_b16 v237, v216 offset:9216
+  ds_write_b16_d16_hi v237, v216 offset:9360
+  ds_write_b16 v237, v217 offset:9504
+  ds_write_b16_d16_hi v237, v217 offset:9648
+  ds_write_b16 v237, v218 offset:9792
+  ds_write_b16_d16_hi v237, v218 offset:9936
+  ds_write_b16 v237, v219 offset:10080
+  ds_write_b16_d16_hi v237, v219 offset:10224
+  s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_9
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_branch .Lblock_loaded_10
 .Ltail_block_loads_9:
   v_mov_b32 v200, 0
@@ -667,21 +718,18 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v217, 0
   v_mov_b32 v218, 0
   v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_10:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -691,32 +739,32 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_cbranch_scc1 .Lsoftmax_first_group
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_11
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v244 offset:9232
+  ds_read_b128 v[128:131], v245 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v244 offset:13840
+  ds_read_b128 v[132:135], v245 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v244 offset:32
+  ds_read_b128 v[104:107], v245 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v244 offset:4640
+  ds_read_b128 v[108:111], v245 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v244 offset:9248
+  ds_read_b128 v[112:115], v245 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v244 offset:13856
+  ds_read_b128 v[116:119], v245 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v244 offset:48
+  ds_read_b128 v[120:123], v245 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v244 offset:4656
+  ds_read_b128 v[124:127], v245 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v244 offset:9264
+  ds_read_b128 v[128:131], v245 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v244 offset:13872
+  ds_read_b128 v[132:135], v245 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -730,542 +778,6 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lno_previous_block_11:
-  ds_read_b128 v[104:107], v239 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v239 offset:12800                     // K tile 1 step 0
-  ds_read_b128 v[112:115], v239 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v239 offset:12832                     // K tile 1 step 1
-  ds_read_b128 v[120:123], v239 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v239 offset:12864                     // K tile 1 step 2
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v239 offset:96                        // K tile 0 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v239 offset:12896                     // K tile 1 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v239 offset:128                       // K tile 0 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v239 offset:12928                     // K tile 1 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v239 offset:160                       // K tile 0 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v239 offset:12960                     // K tile 1 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v239 offset:192                       // K tile 0 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v239 offset:12992                     // K tile 1 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v239 offset:224                       // K tile 0 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v239 offset:13024                     // K tile 1 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v239 offset:256                       // K tile 0 step 8
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v239 offset:13056                     // K tile 1 step 8
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v239 offset:288                       // K tile 0 step 9
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v239 offset:13088                     // K tile 1 step 9
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v239 offset:320                       // K tile 0 step 10
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v239 offset:13120                     // K tile 1 step 10
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[168:171], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v239 offset:352                       // K tile 0 step 11
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[168:171], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v239 offset:13152                     // K tile 1 step 11
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[172:175], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[172:175], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(3)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[176:179], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[176:179], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(1)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[180:183], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[180:183], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
-  ds_read_b128 v[104:107], v242 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v242 offset:4608
-  ds_read_b128 v[112:115], v242 offset:9216
-  ds_read_b128 v[116:119], v242 offset:13824
-  ds_read_b128 v[120:123], v242 offset:16
-  ds_read_b128 v[124:127], v242 offset:4624
-  s_nop 4                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_12
-  v_subrev_u32 v246, s77, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[90:91], 1, v246
-  v_cmp_lt_i32 s[92:93], 2, v246
-  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v246
-  v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v246
-  v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v246
-  v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v246
-  v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v246
-  v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v246
-  v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v246
-  v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v246
-  v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v246
-  v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[92:93]
-  v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[90:91]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_13
-.Lno_mask_12:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_13:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_14
-  v_sub_f32 v246, v224, v245
-  v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_14:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v228, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_15
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_15
-  v_subrev_u32 v245, s77, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[90:91], 1, v245
-  v_cmp_lt_i32 s[92:93], 2, v245
-  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v245
-  v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v245
-  v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v245
-  v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v245
-  v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v245
-  v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v245
-  v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v245
-  v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v245
-  v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v245
-  v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[92:93]
-  v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[90:91]
-.Lx_no_mask_15:
-  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
-  v_exp_f32 v73, v73
-  v_exp_f32 v74, v74
-  v_exp_f32 v75, v75
-  v_exp_f32 v76, v76
-  v_exp_f32 v77, v77
-  v_exp_f32 v78, v78
-  v_exp_f32 v79, v79
-  v_exp_f32 v80, v80
-  v_exp_f32 v81, v81
-  v_exp_f32 v82, v82
-  v_exp_f32 v83, v83
-  v_exp_f32 v84, v84
-  v_exp_f32 v85, v85
-  v_exp_f32 v86, v86
-  v_exp_f32 v87, v87
-  v_exp_f32 v88, v88
-  v_exp_f32 v89, v89
-  v_exp_f32 v90, v90
-  v_exp_f32 v91, v91
-  v_exp_f32 v92, v92
-  v_exp_f32 v93, v93
-  v_exp_f32 v94, v94
-  v_exp_f32 v95, v95
-  v_exp_f32 v96, v96
-  v_exp_f32 v97, v97
-  v_exp_f32 v98, v98
-  v_exp_f32 v99, v99
-  v_exp_f32 v100, v100
-  v_exp_f32 v101, v101
-  v_exp_f32 v102, v102
-  v_exp_f32 v103, v103
-  v_cvt_pk_bf16_f32 v184, v72, v73                               // P = bf16(p) (RNE), S^T register order
-  v_cvt_pk_bf16_f32 v185, v74, v75
-  v_cvt_pk_bf16_f32 v186, v76, v77
-  v_cvt_pk_bf16_f32 v187, v78, v79
-  v_cvt_pk_bf16_f32 v188, v80, v81
-  v_cvt_pk_bf16_f32 v189, v82, v83
-  v_cvt_pk_bf16_f32 v190, v84, v85
-  v_cvt_pk_bf16_f32 v191, v86, v87
-  v_cvt_pk_bf16_f32 v192, v88, v89
-  v_cvt_pk_bf16_f32 v193, v90, v91
-  v_cvt_pk_bf16_f32 v194, v92, v93
-  v_cvt_pk_bf16_f32 v195, v94, v95
-  v_cvt_pk_bf16_f32 v196, v96, v97
-  v_cvt_pk_bf16_f32 v197, v98, v99
-  v_cvt_pk_bf16_f32 v198, v100, v101
-  v_cvt_pk_bf16_f32 v199, v102, v103
-  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
-  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
-  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
-  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
-  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
-  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
-  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
-  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
-  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
-  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
-  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
-  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
-  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
-  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
-  v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
-  v_add_f32 v225, v225, v226
-  s_add_u32 s78, s77, 64
-  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_16
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v234, v[200:203] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v234, v[204:207] offset:128
-  ds_write_b128 v234, v[208:211] offset:256
-  ds_write_b16 v237, v212 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v237, v212 offset:144
-  ds_write_b16 v237, v213 offset:288
-  ds_write_b16_d16_hi v237, v213 offset:432
-  ds_write_b16 v237, v214 offset:576
-  ds_write_b16_d16_hi v237, v214 offset:720
-  ds_write_b16 v237, v215 offset:864
-  ds_write_b16_d16_hi v237, v215 offset:1008
-  ds_write_b16 v237, v216 offset:9216
-  ds_write_b16_d16_hi v237, v216 offset:9360
-  ds_write_b16 v237, v217 offset:9504
-  ds_write_b16_d16_hi v237, v217 offset:9648
-  ds_write_b16 v237, v218 offset:9792
-  ds_write_b16_d16_hi v237, v218 offset:9936
-  ds_write_b16 v237, v219 offset:10080
-  ds_write_b16_d16_hi v237, v219 offset:10224
-  s_add_u32 s79, s78, 64
-  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_16
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_17
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_18
-.Ltail_block_loads_17:
-  v_mov_b32 v200, 0
-  v_mov_b32 v201, 0
-  v_mov_b32 v202, 0
-  v_mov_b32 v203, 0
-  v_mov_b32 v204, 0
-  v_mov_b32 v205, 0
-  v_mov_b32 v206, 0
-  v_mov_b32 v207, 0
-  v_mov_b32 v208, 0
-  v_mov_b32 v209, 0
-  v_mov_b32 v210, 0
-  v_mov_b32 v211, 0
-  v_mov_b32 v212, 0
-  v_mov_b32 v213, 0
-  v_mov_b32 v214, 0
-  v_mov_b32 v215, 0
-  v_mov_b32 v216, 0
-  v_mov_b32 v217, 0
-  v_mov_b32 v218, 0
-  v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
-  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_mov_b64 exec, s[86:87]
-.Lblock_loaded_18:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_16:
-  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
-  s_barrier
-  s_mov_b32 s77, s78
-  s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lmfma_first_drain_stage0
-  s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_19
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v242 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v242 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v242 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v242 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v242 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v242 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v242 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v242 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v242 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v242 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[192:195], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[196:199], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[196:199], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_19:
   ds_read_b128 v[104:107], v240 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v240 offset:12800                     // K tile 1 step 0
   ds_read_b128 v[112:115], v240 offset:32                        // K tile 0 step 1
@@ -1346,129 +858,197 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_read_b128 v[120:123], v243 offset:16
   ds_read_b128 v[124:127], v243 offset:4624
   s_nop 4                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_20
-  v_subrev_u32 v246, s77, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[90:91], 1, v246
-  v_cmp_lt_i32 s[92:93], 2, v246
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_12
+  v_subrev_u32 v248, s77, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[92:93], 1, v248
+  v_cmp_lt_i32 s[94:95], 2, v248
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v246
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v248
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v246
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v248
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v246
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v248
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v246
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v248
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v246
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v248
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v246
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v248
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v246
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v248
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v246
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v248
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v246
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v248
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[90:91]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_14
+  v_subrev_u32 v248, s77, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[92:93], 1, v248
+  v_cmp_ge_i32 s[94:95], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+.Lwindow_start_done_14:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_21
-.Lno_mask_20:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_13
+.Lno_mask_12:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_21:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_13:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v246, v224, v245
+  s_cbranch_vccz .Lalpha_done_15
+  v_sub_f32 v248, v224, v247
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1503,13 +1083,13 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_22:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
+.Lalpha_done_15:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v228, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
+  v_mov_b32 v224, v247                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1542,77 +1122,145 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_23
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_16
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_23
-  v_subrev_u32 v245, s77, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[90:91], 1, v245
-  v_cmp_lt_i32 s[92:93], 2, v245
+  s_cbranch_scc1 .Lx_no_mask_16
+  v_subrev_u32 v247, s77, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[92:93], 1, v247
+  v_cmp_lt_i32 s[94:95], 2, v247
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v245
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v247
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v245
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v247
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v245
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v247
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v245
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v247
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v245
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v247
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v245
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v247
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v245
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v247
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v245
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v247
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v245
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v247
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[90:91]
-.Lx_no_mask_23:
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_17
+  v_subrev_u32 v247, s77, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[92:93], 1, v247
+  v_cmp_ge_i32 s[94:95], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+.Lwindow_start_done_17:
+.Lx_no_mask_16:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1679,15 +1327,15 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
+  v_mov_b32 v247, v226
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_24
+  s_cbranch_scc0 .Lno_store_18
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
   ds_write_b128 v235, v[200:203] offset:0                        // store: K chunks, row-major
   ds_write_b128 v235, v[204:207] offset:128
@@ -1710,17 +1358,17 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_write_b16_d16_hi v238, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_24
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_25
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_26
-.Ltail_block_loads_25:
+  s_cbranch_scc0 .Lno_store_18
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_19
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
+  s_branch .Lblock_loaded_20
+.Ltail_block_loads_19:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -1741,30 +1389,27 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v217, 0
   v_mov_b32 v218, 0
   v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_26:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_24:
+.Lblock_loaded_20:
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
+.Lno_store_18:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lmfma_first_drain_stage1
-  s_setprio 1                                                    // waves 0-3, stage 2: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_27
+  s_cbranch_scc1 .Lmfma_first_drain_stage0
+  s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_21
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v243 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -1801,7 +1446,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_27:
+.Lno_previous_block_21:
   ds_read_b128 v[104:107], v241 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v241 offset:12800                     // K tile 1 step 0
   ds_read_b128 v[112:115], v241 offset:32                        // K tile 0 step 1
@@ -1882,129 +1527,197 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_read_b128 v[120:123], v244 offset:16
   ds_read_b128 v[124:127], v244 offset:4624
   s_nop 4                                                        // QK MFMA result -> VALU
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_28
-  v_subrev_u32 v246, s77, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[90:91], 1, v246
-  v_cmp_lt_i32 s[92:93], 2, v246
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_22
+  v_subrev_u32 v248, s77, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[92:93], 1, v248
+  v_cmp_lt_i32 s[94:95], 2, v248
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v246
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v248
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v246
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v248
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v246
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v248
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v246
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v248
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v246
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v248
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v246
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v248
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v246
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v248
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v246
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v248
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v246
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v248
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[90:91]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_24
+  v_subrev_u32 v248, s77, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[92:93], 1, v248
+  v_cmp_ge_i32 s[94:95], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+.Lwindow_start_done_24:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_29
-.Lno_mask_28:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_23
+.Lno_mask_22:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_29:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_23:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_30
-  v_sub_f32 v246, v224, v245
+  s_cbranch_vccz .Lalpha_done_25
+  v_sub_f32 v248, v224, v247
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -2039,13 +1752,13 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_30:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
+.Lalpha_done_25:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v228, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
+  v_mov_b32 v224, v247                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -2078,77 +1791,145 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s90, s77, 64
-  s_cmp_gt_i32 s90, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_31
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_26
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_31
-  v_subrev_u32 v245, s77, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[90:91], 1, v245
-  v_cmp_lt_i32 s[92:93], 2, v245
+  s_cbranch_scc1 .Lx_no_mask_26
+  v_subrev_u32 v247, s77, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[92:93], 1, v247
+  v_cmp_lt_i32 s[94:95], 2, v247
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[90:91]
-  v_cmp_lt_i32 s[90:91], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[92:93]
-  v_cmp_lt_i32 s[92:93], 9, v245
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v247
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[90:91]
-  v_cmp_lt_i32 s[90:91], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[92:93]
-  v_cmp_lt_i32 s[92:93], 16, v245
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v247
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[90:91]
-  v_cmp_lt_i32 s[90:91], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[92:93]
-  v_cmp_lt_i32 s[92:93], 19, v245
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v247
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[90:91]
-  v_cmp_lt_i32 s[90:91], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[92:93]
-  v_cmp_lt_i32 s[92:93], 26, v245
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v247
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[90:91]
-  v_cmp_lt_i32 s[90:91], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[92:93]
-  v_cmp_lt_i32 s[92:93], 33, v245
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v247
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[90:91]
-  v_cmp_lt_i32 s[90:91], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[92:93]
-  v_cmp_lt_i32 s[92:93], 40, v245
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v247
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[90:91]
-  v_cmp_lt_i32 s[90:91], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[92:93]
-  v_cmp_lt_i32 s[92:93], 43, v245
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v247
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[90:91]
-  v_cmp_lt_i32 s[90:91], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[92:93]
-  v_cmp_lt_i32 s[92:93], 50, v245
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v247
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[90:91]
-  v_cmp_lt_i32 s[90:91], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[92:93]
-  v_cmp_lt_i32 s[92:93], 57, v245
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v247
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[90:91]
-  v_cmp_lt_i32 s[90:91], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[92:93]
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[94:95]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[90:91]
-.Lx_no_mask_31:
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_27
+  v_subrev_u32 v247, s77, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[92:93], 1, v247
+  v_cmp_ge_i32 s[94:95], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+.Lwindow_start_done_27:
+.Lx_no_mask_26:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2215,48 +1996,48 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
+  v_mov_b32 v247, v226
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_32
+  s_cbranch_scc0 .Lno_store_28
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v233, v[200:203] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v233, v[204:207] offset:128
-  ds_write_b128 v233, v[208:211] offset:256
-  ds_write_b16 v236, v212 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v236, v212 offset:144
-  ds_write_b16 v236, v213 offset:288
-  ds_write_b16_d16_hi v236, v213 offset:432
-  ds_write_b16 v236, v214 offset:576
-  ds_write_b16_d16_hi v236, v214 offset:720
-  ds_write_b16 v236, v215 offset:864
-  ds_write_b16_d16_hi v236, v215 offset:1008
-  ds_write_b16 v236, v216 offset:9216
-  ds_write_b16_d16_hi v236, v216 offset:9360
-  ds_write_b16 v236, v217 offset:9504
-  ds_write_b16_d16_hi v236, v217 offset:9648
-  ds_write_b16 v236, v218 offset:9792
-  ds_write_b16_d16_hi v236, v218 offset:9936
-  ds_write_b16 v236, v219 offset:10080
-  ds_write_b16_d16_hi v236, v219 offset:10224
+  ds_write_b128 v236, v[200:203] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v236, v[204:207] offset:128
+  ds_write_b128 v236, v[208:211] offset:256
+  ds_write_b16 v239, v212 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v239, v212 offset:144
+  ds_write_b16 v239, v213 offset:288
+  ds_write_b16_d16_hi v239, v213 offset:432
+  ds_write_b16 v239, v214 offset:576
+  ds_write_b16_d16_hi v239, v214 offset:720
+  ds_write_b16 v239, v215 offset:864
+  ds_write_b16_d16_hi v239, v215 offset:1008
+  ds_write_b16 v239, v216 offset:9216
+  ds_write_b16_d16_hi v239, v216 offset:9360
+  ds_write_b16 v239, v217 offset:9504
+  ds_write_b16_d16_hi v239, v217 offset:9648
+  ds_write_b16 v239, v218 offset:9792
+  ds_write_b16_d16_hi v239, v218 offset:9936
+  ds_write_b16 v239, v219 offset:10080
+  ds_write_b16_d16_hi v239, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_32
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_33
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_34
-.Ltail_block_loads_33:
+  s_cbranch_scc0 .Lno_store_28
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_29
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
+  s_branch .Lblock_loaded_30
+.Ltail_block_loads_29:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -2277,53 +2058,51 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v217, 0
   v_mov_b32 v218, 0
   v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_34:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_32:
+.Lblock_loaded_30:
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
+.Lno_store_28:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lmfma_first_drain_stage2
-  s_branch .Lmfma_first_loop
-.Lmfma_first_drain_stage0:
+  s_cbranch_scc1 .Lmfma_first_drain_stage1
+  s_setprio 1                                                    // waves 0-3, stage 2: MFMA cluster first
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block
+  s_cbranch_scc1 .Lno_previous_block_31
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v242 offset:9232
+  ds_read_b128 v[128:131], v244 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v242 offset:13840
+  ds_read_b128 v[132:135], v244 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v242 offset:32
+  ds_read_b128 v[104:107], v244 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v242 offset:4640
+  ds_read_b128 v[108:111], v244 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v242 offset:9248
+  ds_read_b128 v[112:115], v244 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v242 offset:13856
+  ds_read_b128 v[116:119], v244 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v242 offset:48
+  ds_read_b128 v[120:123], v244 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v242 offset:4656
+  ds_read_b128 v[124:127], v244 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v242 offset:9264
+  ds_read_b128 v[128:131], v244 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v242 offset:13872
+  ds_read_b128 v[132:135], v244 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -2336,8 +2115,638 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lmfma_first_drain_stage1:
+.Lno_previous_block_31:
+  ds_read_b128 v[104:107], v242 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v242 offset:12800                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v242 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v242 offset:12832                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v242 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v242 offset:12864                     // K tile 1 step 2
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v242 offset:96                        // K tile 0 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v242 offset:12896                     // K tile 1 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v242 offset:128                       // K tile 0 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[108:111], v242 offset:12928                     // K tile 1 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v242 offset:160                       // K tile 0 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[116:119], v242 offset:12960                     // K tile 1 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v242 offset:192                       // K tile 0 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[124:127], v242 offset:12992                     // K tile 1 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v242 offset:224                       // K tile 0 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v242 offset:13024                     // K tile 1 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v242 offset:256                       // K tile 0 step 8
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[108:111], v242 offset:13056                     // K tile 1 step 8
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v242 offset:288                       // K tile 0 step 9
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[116:119], v242 offset:13088                     // K tile 1 step 9
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v242 offset:320                       // K tile 0 step 10
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[124:127], v242 offset:13120                     // K tile 1 step 10
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[168:171], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v242 offset:352                       // K tile 0 step 11
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[168:171], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v242 offset:13152                     // K tile 1 step 11
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[172:175], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(4)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[172:175], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(3)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[176:179], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(2)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[176:179], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(1)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[180:183], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(0)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[180:183], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_setprio 0
+  ds_read_b128 v[104:107], v245 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v245 offset:4608
+  ds_read_b128 v[112:115], v245 offset:9216
+  ds_read_b128 v[116:119], v245 offset:13824
+  ds_read_b128 v[120:123], v245 offset:16
+  ds_read_b128 v[124:127], v245 offset:4624
+  s_nop 4                                                        // QK MFMA result -> VALU
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_32
+  v_subrev_u32 v248, s77, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[92:93], 1, v248
+  v_cmp_lt_i32 s[94:95], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_34
+  v_subrev_u32 v248, s77, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[92:93], 1, v248
+  v_cmp_ge_i32 s[94:95], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+.Lwindow_start_done_34:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_33
+.Lno_mask_32:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_33:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_35
+  v_sub_f32 v248, v224, v247
+  v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_35:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v228, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v224, v247                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_36
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_36
+  v_subrev_u32 v247, s77, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[92:93], 1, v247
+  v_cmp_lt_i32 s[94:95], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_37
+  v_subrev_u32 v247, s77, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[92:93], 1, v247
+  v_cmp_ge_i32 s[94:95], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[92:93]
+.Lwindow_start_done_37:
+.Lx_no_mask_36:
+  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
+  v_exp_f32 v73, v73
+  v_exp_f32 v74, v74
+  v_exp_f32 v75, v75
+  v_exp_f32 v76, v76
+  v_exp_f32 v77, v77
+  v_exp_f32 v78, v78
+  v_exp_f32 v79, v79
+  v_exp_f32 v80, v80
+  v_exp_f32 v81, v81
+  v_exp_f32 v82, v82
+  v_exp_f32 v83, v83
+  v_exp_f32 v84, v84
+  v_exp_f32 v85, v85
+  v_exp_f32 v86, v86
+  v_exp_f32 v87, v87
+  v_exp_f32 v88, v88
+  v_exp_f32 v89, v89
+  v_exp_f32 v90, v90
+  v_exp_f32 v91, v91
+  v_exp_f32 v92, v92
+  v_exp_f32 v93, v93
+  v_exp_f32 v94, v94
+  v_exp_f32 v95, v95
+  v_exp_f32 v96, v96
+  v_exp_f32 v97, v97
+  v_exp_f32 v98, v98
+  v_exp_f32 v99, v99
+  v_exp_f32 v100, v100
+  v_exp_f32 v101, v101
+  v_exp_f32 v102, v102
+  v_exp_f32 v103, v103
+  v_cvt_pk_bf16_f32 v184, v72, v73                               // P = bf16(p) (RNE), S^T register order
+  v_cvt_pk_bf16_f32 v185, v74, v75
+  v_cvt_pk_bf16_f32 v186, v76, v77
+  v_cvt_pk_bf16_f32 v187, v78, v79
+  v_cvt_pk_bf16_f32 v188, v80, v81
+  v_cvt_pk_bf16_f32 v189, v82, v83
+  v_cvt_pk_bf16_f32 v190, v84, v85
+  v_cvt_pk_bf16_f32 v191, v86, v87
+  v_cvt_pk_bf16_f32 v192, v88, v89
+  v_cvt_pk_bf16_f32 v193, v90, v91
+  v_cvt_pk_bf16_f32 v194, v92, v93
+  v_cvt_pk_bf16_f32 v195, v94, v95
+  v_cvt_pk_bf16_f32 v196, v96, v97
+  v_cvt_pk_bf16_f32 v197, v98, v99
+  v_cvt_pk_bf16_f32 v198, v100, v101
+  v_cvt_pk_bf16_f32 v199, v102, v103
+  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
+  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
+  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
+  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
+  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
+  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
+  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
+  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
+  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
+  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
+  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
+  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
+  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
+  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_add_f32 v226, v72, v73
+  v_mov_b32 v247, v226
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
+  v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
+  v_add_f32 v225, v225, v226
+  s_add_u32 s78, s77, 64
+  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
+  s_cbranch_scc0 .Lno_store_38
+  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  ds_write_b128 v234, v[200:203] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v234, v[204:207] offset:128
+  ds_write_b128 v234, v[208:211] offset:256
+  ds_write_b16 v237, v212 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v237, v212 offset:144
+  ds_write_b16 v237, v213 offset:288
+  ds_write_b16_d16_hi v237, v213 offset:432
+  ds_write_b16 v237, v214 offset:576
+  ds_write_b16_d16_hi v237, v214 offset:720
+  ds_write_b16 v237, v215 offset:864
+  ds_write_b16_d16_hi v237, v215 offset:1008
+  ds_write_b16 v237, v216 offset:9216
+  ds_write_b16_d16_hi v237, v216 offset:9360
+  ds_write_b16 v237, v217 offset:9504
+  ds_write_b16_d16_hi v237, v217 offset:9648
+  ds_write_b16 v237, v218 offset:9792
+  ds_write_b16_d16_hi v237, v218 offset:9936
+  ds_write_b16 v237, v219 offset:10080
+  ds_write_b16_d16_hi v237, v219 offset:10224
+  s_add_u32 s79, s78, 64
+  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
+  s_cbranch_scc0 .Lno_store_38
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_39
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
+  s_branch .Lblock_loaded_40
+.Ltail_block_loads_39:
+  v_mov_b32 v200, 0
+  v_mov_b32 v201, 0
+  v_mov_b32 v202, 0
+  v_mov_b32 v203, 0
+  v_mov_b32 v204, 0
+  v_mov_b32 v205, 0
+  v_mov_b32 v206, 0
+  v_mov_b32 v207, 0
+  v_mov_b32 v208, 0
+  v_mov_b32 v209, 0
+  v_mov_b32 v210, 0
+  v_mov_b32 v211, 0
+  v_mov_b32 v212, 0
+  v_mov_b32 v213, 0
+  v_mov_b32 v214, 0
+  v_mov_b32 v215, 0
+  v_mov_b32 v216, 0
+  v_mov_b32 v217, 0
+  v_mov_b32 v218, 0
+  v_mov_b32 v219, 0
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
+  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
+  s_mov_b64 exec, s[86:87]
+.Lblock_loaded_40:
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
+.Lno_store_38:
+  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+  s_barrier
+  s_mov_b32 s77, s78
+  s_cmp_ge_i32 s77, s74
+  s_cbranch_scc1 .Lmfma_first_drain_stage2
+  s_branch .Lmfma_first_loop
+.Lmfma_first_drain_stage0:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v243 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2375,7 +2784,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
-.Lmfma_first_drain_stage2:
+.Lmfma_first_drain_stage1:
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v244 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2413,134 +2822,240 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   s_branch .Lkey_blocks_done
+.Lmfma_first_drain_stage2:
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v245 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v245 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v245 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v245 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v245 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v245 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v245 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v245 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v245 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v245 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[192:195], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[196:199], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[196:199], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_35
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_36
-  v_subrev_u32 v246, s90, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[92:93], 1, v246
-  v_cmp_lt_i32 s[94:95], 2, v246
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_41
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_42
+  v_subrev_u32 v248, s92, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[94:95], 1, v248
+  v_cmp_lt_i32 s[96:97], 2, v248
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v246
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v248
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v246
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v248
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v246
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v248
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v246
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v248
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v246
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v248
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v246
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v248
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v246
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v248
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v246
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v248
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v246
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v248
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_44
+  v_subrev_u32 v248, s92, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[94:95], 1, v248
+  v_cmp_ge_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_44:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_37
-.Lno_mask_36:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_43
+.Lno_mask_42:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_37:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_43:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_38
-  v_sub_f32 v246, v224, v245
+  s_cbranch_vccz .Lalpha_done_45
+  v_sub_f32 v248, v224, v247
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -2575,13 +3090,13 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_38:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
+.Lalpha_done_45:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v228, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
+  v_mov_b32 v224, v247                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -2614,77 +3129,145 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_39
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_46
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_39
-  v_subrev_u32 v245, s90, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[92:93], 1, v245
-  v_cmp_lt_i32 s[94:95], 2, v245
+  s_cbranch_scc1 .Lx_no_mask_46
+  v_subrev_u32 v247, s92, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[94:95], 1, v247
+  v_cmp_lt_i32 s[96:97], 2, v247
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v245
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v247
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v245
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v247
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v245
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v247
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v245
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v247
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v245
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v247
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v245
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v247
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v245
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v247
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v245
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v247
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v245
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v247
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_39:
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_47
+  v_subrev_u32 v247, s92, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[94:95], 1, v247
+  v_cmp_ge_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_47:
+.Lx_no_mask_46:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2751,37 +3334,37 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
+  v_mov_b32 v247, v226
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v244 offset:9232
+  ds_read_b128 v[128:131], v245 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v244 offset:13840
+  ds_read_b128 v[132:135], v245 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v244 offset:32
+  ds_read_b128 v[104:107], v245 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v244 offset:4640
+  ds_read_b128 v[108:111], v245 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v244 offset:9248
+  ds_read_b128 v[112:115], v245 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v244 offset:13856
+  ds_read_b128 v[116:119], v245 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v244 offset:48
+  ds_read_b128 v[120:123], v245 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v244 offset:4656
+  ds_read_b128 v[124:127], v245 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v244 offset:9264
+  ds_read_b128 v[128:131], v245 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v244 offset:13872
+  ds_read_b128 v[132:135], v245 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -2794,544 +3377,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_35:
-  s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v239 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v239 offset:12800                     // K tile 1 step 0
-  ds_read_b128 v[112:115], v239 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v239 offset:12832                     // K tile 1 step 1
-  ds_read_b128 v[120:123], v239 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v239 offset:12864                     // K tile 1 step 2
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v239 offset:96                        // K tile 0 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v239 offset:12896                     // K tile 1 step 3
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v239 offset:128                       // K tile 0 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v239 offset:12928                     // K tile 1 step 4
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v239 offset:160                       // K tile 0 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v239 offset:12960                     // K tile 1 step 5
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v239 offset:192                       // K tile 0 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v239 offset:12992                     // K tile 1 step 6
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v239 offset:224                       // K tile 0 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v239 offset:13024                     // K tile 1 step 7
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v239 offset:256                       // K tile 0 step 8
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[108:111], v239 offset:13056                     // K tile 1 step 8
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v239 offset:288                       // K tile 0 step 9
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[116:119], v239 offset:13088                     // K tile 1 step 9
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v239 offset:320                       // K tile 0 step 10
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[124:127], v239 offset:13120                     // K tile 1 step 10
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[168:171], v[72:87] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[128:131], v239 offset:352                       // K tile 0 step 11
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[168:171], v[88:103] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[132:135], v239 offset:13152                     // K tile 1 step 11
-  s_waitcnt lgkmcnt(5)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[172:175], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(4)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[172:175], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(3)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[176:179], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(2)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[176:179], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_waitcnt lgkmcnt(1)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[180:183], v[72:87] // QK: S^T tile 0 += K Q^T
-  s_waitcnt lgkmcnt(0)                                           // K operand
-  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[180:183], v[88:103] // QK: S^T tile 1 += K Q^T
-  s_setprio 0
-  ds_read_b128 v[104:107], v242 offset:0                         // V^T operands of the next PV, the first 6
-  ds_read_b128 v[108:111], v242 offset:4608
-  ds_read_b128 v[112:115], v242 offset:9216
-  ds_read_b128 v[116:119], v242 offset:13824
-  ds_read_b128 v[120:123], v242 offset:16
-  ds_read_b128 v[124:127], v242 offset:4624
-  s_add_u32 s78, s77, 64
-  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_40
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v234, v[200:203] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v234, v[204:207] offset:128
-  ds_write_b128 v234, v[208:211] offset:256
-  ds_write_b16 v237, v212 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v237, v212 offset:144
-  ds_write_b16 v237, v213 offset:288
-  ds_write_b16_d16_hi v237, v213 offset:432
-  ds_write_b16 v237, v214 offset:576
-  ds_write_b16_d16_hi v237, v214 offset:720
-  ds_write_b16 v237, v215 offset:864
-  ds_write_b16_d16_hi v237, v215 offset:1008
-  ds_write_b16 v237, v216 offset:9216
-  ds_write_b16_d16_hi v237, v216 offset:9360
-  ds_write_b16 v237, v217 offset:9504
-  ds_write_b16_d16_hi v237, v217 offset:9648
-  ds_write_b16 v237, v218 offset:9792
-  ds_write_b16_d16_hi v237, v218 offset:9936
-  ds_write_b16 v237, v219 offset:10080
-  ds_write_b16_d16_hi v237, v219 offset:10224
-  s_add_u32 s79, s78, 64
-  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_40
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_41
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_42
-.Ltail_block_loads_41:
-  v_mov_b32 v200, 0
-  v_mov_b32 v201, 0
-  v_mov_b32 v202, 0
-  v_mov_b32 v203, 0
-  v_mov_b32 v204, 0
-  v_mov_b32 v205, 0
-  v_mov_b32 v206, 0
-  v_mov_b32 v207, 0
-  v_mov_b32 v208, 0
-  v_mov_b32 v209, 0
-  v_mov_b32 v210, 0
-  v_mov_b32 v211, 0
-  v_mov_b32 v212, 0
-  v_mov_b32 v213, 0
-  v_mov_b32 v214, 0
-  v_mov_b32 v215, 0
-  v_mov_b32 v216, 0
-  v_mov_b32 v217, 0
-  v_mov_b32 v218, 0
-  v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
-  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_mov_b64 exec, s[86:87]
-.Lblock_loaded_42:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_40:
-  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
-  s_barrier
-  s_mov_b32 s77, s78
-  s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain_stage0
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_43
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_44
-  v_subrev_u32 v246, s90, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[92:93], 1, v246
-  v_cmp_lt_i32 s[94:95], 2, v246
-  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v246
-  v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v246
-  v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v246
-  v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v246
-  v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v246
-  v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v246
-  v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v246
-  v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v246
-  v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v246
-  v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[94:95]
-  v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_45
-.Lno_mask_44:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_45:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_46
-  v_sub_f32 v246, v224, v245
-  v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_46:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v228, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_47
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_47
-  v_subrev_u32 v245, s90, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[92:93], 1, v245
-  v_cmp_lt_i32 s[94:95], 2, v245
-  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v245
-  v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v245
-  v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v245
-  v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v245
-  v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v245
-  v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v245
-  v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v245
-  v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v245
-  v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v245
-  v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[94:95]
-  v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_47:
-  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
-  v_exp_f32 v73, v73
-  v_exp_f32 v74, v74
-  v_exp_f32 v75, v75
-  v_exp_f32 v76, v76
-  v_exp_f32 v77, v77
-  v_exp_f32 v78, v78
-  v_exp_f32 v79, v79
-  v_exp_f32 v80, v80
-  v_exp_f32 v81, v81
-  v_exp_f32 v82, v82
-  v_exp_f32 v83, v83
-  v_exp_f32 v84, v84
-  v_exp_f32 v85, v85
-  v_exp_f32 v86, v86
-  v_exp_f32 v87, v87
-  v_exp_f32 v88, v88
-  v_exp_f32 v89, v89
-  v_exp_f32 v90, v90
-  v_exp_f32 v91, v91
-  v_exp_f32 v92, v92
-  v_exp_f32 v93, v93
-  v_exp_f32 v94, v94
-  v_exp_f32 v95, v95
-  v_exp_f32 v96, v96
-  v_exp_f32 v97, v97
-  v_exp_f32 v98, v98
-  v_exp_f32 v99, v99
-  v_exp_f32 v100, v100
-  v_exp_f32 v101, v101
-  v_exp_f32 v102, v102
-  v_exp_f32 v103, v103
-  v_cvt_pk_bf16_f32 v184, v72, v73                               // P = bf16(p) (RNE), S^T register order
-  v_cvt_pk_bf16_f32 v185, v74, v75
-  v_cvt_pk_bf16_f32 v186, v76, v77
-  v_cvt_pk_bf16_f32 v187, v78, v79
-  v_cvt_pk_bf16_f32 v188, v80, v81
-  v_cvt_pk_bf16_f32 v189, v82, v83
-  v_cvt_pk_bf16_f32 v190, v84, v85
-  v_cvt_pk_bf16_f32 v191, v86, v87
-  v_cvt_pk_bf16_f32 v192, v88, v89
-  v_cvt_pk_bf16_f32 v193, v90, v91
-  v_cvt_pk_bf16_f32 v194, v92, v93
-  v_cvt_pk_bf16_f32 v195, v94, v95
-  v_cvt_pk_bf16_f32 v196, v96, v97
-  v_cvt_pk_bf16_f32 v197, v98, v99
-  v_cvt_pk_bf16_f32 v198, v100, v101
-  v_cvt_pk_bf16_f32 v199, v102, v103
-  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
-  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
-  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
-  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
-  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
-  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
-  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
-  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
-  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
-  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
-  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
-  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
-  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
-  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
-  v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
-  v_add_f32 v225, v225, v226
-  s_setprio 1                                                    // MFMA cluster
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v242 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v242 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v242 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v242 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v242 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v242 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v242 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v242 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v242 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v242 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[192:195], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[196:199], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[196:199], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_43:
+.Lno_previous_block_41:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v240 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v240 offset:12800                     // K tile 1 step 0
@@ -3438,14 +3484,14 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_48
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_49
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_branch .Lblock_loaded_50
 .Ltail_block_loads_49:
   v_mov_b32 v200, 0
@@ -3468,153 +3514,218 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v217, 0
   v_mov_b32 v218, 0
   v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_50:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
 .Lno_store_48:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain_stage1
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 2: Lean P of the previous block
+  s_cbranch_scc1 .Lsoftmax_first_drain_stage0
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: Lean P of the previous block
   s_cbranch_scc1 .Lno_previous_block_51
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_52
-  v_subrev_u32 v246, s90, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[92:93], 1, v246
-  v_cmp_lt_i32 s[94:95], 2, v246
+  v_subrev_u32 v248, s92, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[94:95], 1, v248
+  v_cmp_lt_i32 s[96:97], 2, v248
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v246
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v248
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v246
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v248
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v246
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v248
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v246
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v248
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v246
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v248
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v246
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v248
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v246
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v248
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v246
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v248
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v246
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v248
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_54
+  v_subrev_u32 v248, s92, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[94:95], 1, v248
+  v_cmp_ge_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_54:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
   s_branch .Lrow_max_done_53
 .Lno_mask_52:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
 .Lrow_max_done_53:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_54
-  v_sub_f32 v246, v224, v245
+  s_cbranch_vccz .Lalpha_done_55
+  v_sub_f32 v248, v224, v247
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3649,13 +3760,13 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_54:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
+.Lalpha_done_55:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v228, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
+  v_mov_b32 v224, v247                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3688,77 +3799,145 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_55
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_56
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_55
-  v_subrev_u32 v245, s90, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[92:93], 1, v245
-  v_cmp_lt_i32 s[94:95], 2, v245
+  s_cbranch_scc1 .Lx_no_mask_56
+  v_subrev_u32 v247, s92, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[94:95], 1, v247
+  v_cmp_lt_i32 s[96:97], 2, v247
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v245
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v247
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v245
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v247
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v245
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v247
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v245
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v247
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v245
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v247
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v245
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v247
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v245
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v247
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v245
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v247
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v245
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v247
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_55:
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_57
+  v_subrev_u32 v247, s92, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[94:95], 1, v247
+  v_cmp_ge_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_57:
+.Lx_no_mask_56:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3825,10 +4004,10 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
+  v_mov_b32 v247, v226
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   s_setprio 1                                                    // MFMA cluster
@@ -3951,40 +4130,40 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   ds_read_b128 v[124:127], v244 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_56
+  s_cbranch_scc0 .Lno_store_58
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v233, v[200:203] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v233, v[204:207] offset:128
-  ds_write_b128 v233, v[208:211] offset:256
-  ds_write_b16 v236, v212 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v236, v212 offset:144
-  ds_write_b16 v236, v213 offset:288
-  ds_write_b16_d16_hi v236, v213 offset:432
-  ds_write_b16 v236, v214 offset:576
-  ds_write_b16_d16_hi v236, v214 offset:720
-  ds_write_b16 v236, v215 offset:864
-  ds_write_b16_d16_hi v236, v215 offset:1008
-  ds_write_b16 v236, v216 offset:9216
-  ds_write_b16_d16_hi v236, v216 offset:9360
-  ds_write_b16 v236, v217 offset:9504
-  ds_write_b16_d16_hi v236, v217 offset:9648
-  ds_write_b16 v236, v218 offset:9792
-  ds_write_b16_d16_hi v236, v218 offset:9936
-  ds_write_b16 v236, v219 offset:10080
-  ds_write_b16_d16_hi v236, v219 offset:10224
+  ds_write_b128 v236, v[200:203] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v236, v[204:207] offset:128
+  ds_write_b128 v236, v[208:211] offset:256
+  ds_write_b16 v239, v212 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v239, v212 offset:144
+  ds_write_b16 v239, v213 offset:288
+  ds_write_b16_d16_hi v239, v213 offset:432
+  ds_write_b16 v239, v214 offset:576
+  ds_write_b16_d16_hi v239, v214 offset:720
+  ds_write_b16 v239, v215 offset:864
+  ds_write_b16_d16_hi v239, v215 offset:1008
+  ds_write_b16 v239, v216 offset:9216
+  ds_write_b16_d16_hi v239, v216 offset:9360
+  ds_write_b16 v239, v217 offset:9504
+  ds_write_b16_d16_hi v239, v217 offset:9648
+  ds_write_b16 v239, v218 offset:9792
+  ds_write_b16_d16_hi v239, v218 offset:9936
+  ds_write_b16 v239, v219 offset:10080
+  ds_write_b16_d16_hi v239, v219 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_56
-  s_sub_i32 s90, s71, s79
-  s_cmp_lt_i32 s90, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_57
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
-  s_branch .Lblock_loaded_58
-.Ltail_block_loads_57:
+  s_cbranch_scc0 .Lno_store_58
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_59
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
+  s_branch .Lblock_loaded_60
+.Ltail_block_loads_59:
   v_mov_b32 v200, 0
   v_mov_b32 v201, 0
   v_mov_b32 v202, 0
@@ -4005,531 +4184,218 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mov_b32 v217, 0
   v_mov_b32 v218, 0
   v_mov_b32 v219, 0
-  v_cmp_gt_u32 vcc, s90, v231
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
   s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
-  global_load_dwordx4 v[200:203], v230, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[204:207], v230, s[82:83] offset:128
-  global_load_dwordx4 v[208:211], v230, s[82:83] offset:256
-  global_load_dwordx4 v[212:215], v232, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[216:219], v232, s[84:85] offset:128
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_58:
-  s_lshl_b64 s[90:91], s[36:37], 6
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_lshl_b64 s[90:91], s[42:43], 6
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-.Lno_store_56:
+.Lblock_loaded_60:
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
+.Lno_store_58:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
-  s_cbranch_scc1 .Lsoftmax_first_drain_stage2
-  s_branch .Lsoftmax_first_loop
-.Lsoftmax_first_drain_stage0:
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_59
-  v_subrev_u32 v246, s90, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[92:93], 1, v246
-  v_cmp_lt_i32 s[94:95], 2, v246
+  s_cbranch_scc1 .Lsoftmax_first_drain_stage1
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 2: Lean P of the previous block
+  s_cbranch_scc1 .Lno_previous_block_61
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_62
+  v_subrev_u32 v248, s92, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[94:95], 1, v248
+  v_cmp_lt_i32 s[96:97], 2, v248
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v246
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v248
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v246
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v248
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v246
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v248
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v246
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v248
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v246
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v248
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v246
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v248
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v246
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v248
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v246
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v248
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v246
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v248
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_60
-.Lno_mask_59:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_60:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_61
-  v_sub_f32 v246, v224, v245
-  v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_61:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v228, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_62
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_62
-  v_subrev_u32 v245, s90, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[92:93], 1, v245
-  v_cmp_lt_i32 s[94:95], 2, v245
-  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v245
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_64
+  v_subrev_u32 v248, s92, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[94:95], 1, v248
+  v_cmp_ge_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v248
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v245
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v248
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v245
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v248
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v245
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v248
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v245
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v248
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v245
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v248
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v245
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v248
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v245
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v248
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v245
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v248
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_62:
-  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
-  v_exp_f32 v73, v73
-  v_exp_f32 v74, v74
-  v_exp_f32 v75, v75
-  v_exp_f32 v76, v76
-  v_exp_f32 v77, v77
-  v_exp_f32 v78, v78
-  v_exp_f32 v79, v79
-  v_exp_f32 v80, v80
-  v_exp_f32 v81, v81
-  v_exp_f32 v82, v82
-  v_exp_f32 v83, v83
-  v_exp_f32 v84, v84
-  v_exp_f32 v85, v85
-  v_exp_f32 v86, v86
-  v_exp_f32 v87, v87
-  v_exp_f32 v88, v88
-  v_exp_f32 v89, v89
-  v_exp_f32 v90, v90
-  v_exp_f32 v91, v91
-  v_exp_f32 v92, v92
-  v_exp_f32 v93, v93
-  v_exp_f32 v94, v94
-  v_exp_f32 v95, v95
-  v_exp_f32 v96, v96
-  v_exp_f32 v97, v97
-  v_exp_f32 v98, v98
-  v_exp_f32 v99, v99
-  v_exp_f32 v100, v100
-  v_exp_f32 v101, v101
-  v_exp_f32 v102, v102
-  v_exp_f32 v103, v103
-  v_cvt_pk_bf16_f32 v184, v72, v73                               // P = bf16(p) (RNE), S^T register order
-  v_cvt_pk_bf16_f32 v185, v74, v75
-  v_cvt_pk_bf16_f32 v186, v76, v77
-  v_cvt_pk_bf16_f32 v187, v78, v79
-  v_cvt_pk_bf16_f32 v188, v80, v81
-  v_cvt_pk_bf16_f32 v189, v82, v83
-  v_cvt_pk_bf16_f32 v190, v84, v85
-  v_cvt_pk_bf16_f32 v191, v86, v87
-  v_cvt_pk_bf16_f32 v192, v88, v89
-  v_cvt_pk_bf16_f32 v193, v90, v91
-  v_cvt_pk_bf16_f32 v194, v92, v93
-  v_cvt_pk_bf16_f32 v195, v94, v95
-  v_cvt_pk_bf16_f32 v196, v96, v97
-  v_cvt_pk_bf16_f32 v197, v98, v99
-  v_cvt_pk_bf16_f32 v198, v100, v101
-  v_cvt_pk_bf16_f32 v199, v102, v103
-  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
-  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
-  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
-  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
-  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
-  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
-  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
-  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
-  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
-  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
-  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
-  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
-  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
-  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_64:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
-  v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
-  v_add_f32 v225, v225, v226
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v242 offset:9232
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v242 offset:13840
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v242 offset:32
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v242 offset:4640
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v242 offset:9248
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v242 offset:13856
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v242 offset:48
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v242 offset:4656
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v242 offset:9264
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v242 offset:13872
-  s_waitcnt lgkmcnt(5)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(4)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[192:195], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
-  s_waitcnt lgkmcnt(3)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[196:199], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(2)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[196:199], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(1)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
-  s_waitcnt lgkmcnt(0)                                           // V^T operand
-  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lsoftmax_first_drain_stage1:
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_63
-  v_subrev_u32 v246, s90, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[92:93], 1, v246
-  v_cmp_lt_i32 s[94:95], 2, v246
-  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v246
-  v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v246
-  v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v246
-  v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v246
-  v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v246
-  v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v246
-  v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v246
-  v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v246
-  v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v246
-  v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[94:95]
-  v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_63
+.Lno_mask_62:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_64
-.Lno_mask_63:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_64:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_63:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_65
-  v_sub_f32 v246, v224, v245
+  v_sub_f32 v248, v224, v247
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4565,12 +4431,12 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_65:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v228, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
+  v_mov_b32 v224, v247                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4603,76 +4469,144 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lx_no_mask_66
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_66
-  v_subrev_u32 v245, s90, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[92:93], 1, v245
-  v_cmp_lt_i32 s[94:95], 2, v245
+  v_subrev_u32 v247, s92, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[94:95], 1, v247
+  v_cmp_lt_i32 s[96:97], 2, v247
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v245
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v247
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v245
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v247
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v245
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v247
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v245
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v247
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v245
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v247
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v245
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v247
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v245
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v247
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v245
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v247
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v245
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v247
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_67
+  v_subrev_u32 v247, s92, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[94:95], 1, v247
+  v_cmp_ge_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_67:
 .Lx_no_mask_66:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
@@ -4740,36 +4674,37 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
+  v_mov_b32 v247, v226
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
+  s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
-  ds_read_b128 v[128:131], v243 offset:9232
+  ds_read_b128 v[128:131], v244 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
-  ds_read_b128 v[132:135], v243 offset:13840
+  ds_read_b128 v[132:135], v244 offset:13840
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
-  ds_read_b128 v[104:107], v243 offset:32
+  ds_read_b128 v[104:107], v244 offset:32
   v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
-  ds_read_b128 v[108:111], v243 offset:4640
+  ds_read_b128 v[108:111], v244 offset:4640
   v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
-  ds_read_b128 v[112:115], v243 offset:9248
+  ds_read_b128 v[112:115], v244 offset:9248
   v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
-  ds_read_b128 v[116:119], v243 offset:13856
+  ds_read_b128 v[116:119], v244 offset:13856
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
-  ds_read_b128 v[120:123], v243 offset:48
+  ds_read_b128 v[120:123], v244 offset:48
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
-  ds_read_b128 v[124:127], v243 offset:4656
+  ds_read_b128 v[124:127], v244 offset:4656
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
-  ds_read_b128 v[128:131], v243 offset:9264
+  ds_read_b128 v[128:131], v244 offset:9264
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
-  ds_read_b128 v[132:135], v243 offset:13872
+  ds_read_b128 v[132:135], v244 offset:13872
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   s_waitcnt lgkmcnt(4)                                           // V^T operand
@@ -4782,132 +4717,355 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-  s_branch .Lkey_blocks_done
-.Lsoftmax_first_drain_stage2:
-  s_add_i32 s90, s77, -64
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_67
-  v_subrev_u32 v246, s90, v222
-  v_cmp_lt_i32 vcc, 0, v246
-  v_cmp_lt_i32 s[92:93], 1, v246
-  v_cmp_lt_i32 s[94:95], 2, v246
+.Lno_previous_block_61:
+  s_setprio 1                                                    // MFMA cluster
+  ds_read_b128 v[104:107], v242 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v242 offset:12800                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v242 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v242 offset:12832                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v242 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[124:127], v242 offset:12864                     // K tile 1 step 2
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[136:139], 0   // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v242 offset:96                        // K tile 0 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[136:139], 0  // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v242 offset:12896                     // K tile 1 step 3
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[140:143], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v242 offset:128                       // K tile 0 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[140:143], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[108:111], v242 offset:12928                     // K tile 1 step 4
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[144:147], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v242 offset:160                       // K tile 0 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[144:147], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[116:119], v242 offset:12960                     // K tile 1 step 5
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[148:151], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v242 offset:192                       // K tile 0 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[148:151], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[124:127], v242 offset:12992                     // K tile 1 step 6
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[152:155], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v242 offset:224                       // K tile 0 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[152:155], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v242 offset:13024                     // K tile 1 step 7
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[156:159], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[104:107], v242 offset:256                       // K tile 0 step 8
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[156:159], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[108:111], v242 offset:13056                     // K tile 1 step 8
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[160:163], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[112:115], v242 offset:288                       // K tile 0 step 9
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[160:163], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[116:119], v242 offset:13088                     // K tile 1 step 9
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[164:167], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[120:123], v242 offset:320                       // K tile 0 step 10
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[164:167], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[124:127], v242 offset:13120                     // K tile 1 step 10
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[104:107], v[168:171], v[72:87] // QK: S^T tile 0 += K Q^T
+  ds_read_b128 v[128:131], v242 offset:352                       // K tile 0 step 11
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[108:111], v[168:171], v[88:103] // QK: S^T tile 1 += K Q^T
+  ds_read_b128 v[132:135], v242 offset:13152                     // K tile 1 step 11
+  s_waitcnt lgkmcnt(5)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[112:115], v[172:175], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(4)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[116:119], v[172:175], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(3)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[120:123], v[176:179], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(2)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[124:127], v[176:179], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_waitcnt lgkmcnt(1)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[72:87], v[128:131], v[180:183], v[72:87] // QK: S^T tile 0 += K Q^T
+  s_waitcnt lgkmcnt(0)                                           // K operand
+  v_mfma_f32_32x32x16_bf16 v[88:103], v[132:135], v[180:183], v[88:103] // QK: S^T tile 1 += K Q^T
+  s_setprio 0
+  ds_read_b128 v[104:107], v245 offset:0                         // V^T operands of the next PV, the first 6
+  ds_read_b128 v[108:111], v245 offset:4608
+  ds_read_b128 v[112:115], v245 offset:9216
+  ds_read_b128 v[116:119], v245 offset:13824
+  ds_read_b128 v[120:123], v245 offset:16
+  ds_read_b128 v[124:127], v245 offset:4624
+  s_add_u32 s78, s77, 64
+  s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
+  s_cbranch_scc0 .Lno_store_68
+  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  ds_write_b128 v234, v[200:203] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v234, v[204:207] offset:128
+  ds_write_b128 v234, v[208:211] offset:256
+  ds_write_b16 v237, v212 offset:0                               // store: V transposed
+  ds_write_b16_d16_hi v237, v212 offset:144
+  ds_write_b16 v237, v213 offset:288
+  ds_write_b16_d16_hi v237, v213 offset:432
+  ds_write_b16 v237, v214 offset:576
+  ds_write_b16_d16_hi v237, v214 offset:720
+  ds_write_b16 v237, v215 offset:864
+  ds_write_b16_d16_hi v237, v215 offset:1008
+  ds_write_b16 v237, v216 offset:9216
+  ds_write_b16_d16_hi v237, v216 offset:9360
+  ds_write_b16 v237, v217 offset:9504
+  ds_write_b16_d16_hi v237, v217 offset:9648
+  ds_write_b16 v237, v218 offset:9792
+  ds_write_b16_d16_hi v237, v218 offset:9936
+  ds_write_b16 v237, v219 offset:10080
+  ds_write_b16_d16_hi v237, v219 offset:10224
+  s_add_u32 s79, s78, 64
+  s_cmp_lt_i32 s79, s74                                          // load: and the one after?
+  s_cbranch_scc0 .Lno_store_68
+  s_sub_i32 s92, s71, s79
+  s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_block_loads_69
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
+  s_branch .Lblock_loaded_70
+.Ltail_block_loads_69:
+  v_mov_b32 v200, 0
+  v_mov_b32 v201, 0
+  v_mov_b32 v202, 0
+  v_mov_b32 v203, 0
+  v_mov_b32 v204, 0
+  v_mov_b32 v205, 0
+  v_mov_b32 v206, 0
+  v_mov_b32 v207, 0
+  v_mov_b32 v208, 0
+  v_mov_b32 v209, 0
+  v_mov_b32 v210, 0
+  v_mov_b32 v211, 0
+  v_mov_b32 v212, 0
+  v_mov_b32 v213, 0
+  v_mov_b32 v214, 0
+  v_mov_b32 v215, 0
+  v_mov_b32 v216, 0
+  v_mov_b32 v217, 0
+  v_mov_b32 v218, 0
+  v_mov_b32 v219, 0
+  s_lshl_b32 s92, s92, 3
+  v_cmp_gt_u32 vcc, s92, v0
+  s_and_saveexec_b64 s[86:87], vcc                               // K and V rows inside the sequence
+  global_load_dwordx4 v[200:203], v[230:231], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[204:207], v[230:231], off offset:128
+  global_load_dwordx4 v[208:211], v[230:231], off offset:256
+  global_load_dwordx4 v[212:215], v[232:233], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[216:219], v[232:233], off offset:128
+  s_mov_b64 exec, s[86:87]
+.Lblock_loaded_70:
+  v_lshl_add_u64 v[230:231], s[82:83], 0, v[230:231]
+  v_lshl_add_u64 v[232:233], s[84:85], 0, v[232:233]
+.Lno_store_68:
+  s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
+  s_barrier
+  s_mov_b32 s77, s78
+  s_cmp_ge_i32 s77, s74
+  s_cbranch_scc1 .Lsoftmax_first_drain_stage2
+  s_branch .Lsoftmax_first_loop
+.Lsoftmax_first_drain_stage0:
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_71
+  v_subrev_u32 v248, s92, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[94:95], 1, v248
+  v_cmp_lt_i32 s[96:97], 2, v248
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v246
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v246
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v246
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v248
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v246
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v246
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v246
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v248
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v246
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v246
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v246
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v248
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v246
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v246
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v246
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v248
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v246
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v246
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v246
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v248
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v246
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v246
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v246
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v248
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v246
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v246
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v246
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v248
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v246
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v246
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v246
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v248
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v246
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v246
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v246
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v248
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v246
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v246
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_73
+  v_subrev_u32 v248, s92, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[94:95], 1, v248
+  v_cmp_ge_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_73:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_cmp_eq_f32 vcc, v228, v245                                   // no key of the block visible?
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-  v_cndmask_b32 v245, v245, v224, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_68
-.Lno_mask_67:
-  v_maximum3_f32 v245, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v245, v245, v75, v76
-  v_maximum3_f32 v245, v245, v77, v78
-  v_maximum3_f32 v245, v245, v79, v80
-  v_maximum3_f32 v245, v245, v81, v82
-  v_maximum3_f32 v245, v245, v83, v84
-  v_maximum3_f32 v245, v245, v85, v86
-  v_maximum3_f32 v245, v245, v87, v88
-  v_maximum3_f32 v245, v245, v89, v90
-  v_maximum3_f32 v245, v245, v91, v92
-  v_maximum3_f32 v245, v245, v93, v94
-  v_maximum3_f32 v245, v245, v95, v96
-  v_maximum3_f32 v245, v245, v97, v98
-  v_maximum3_f32 v245, v245, v99, v100
-  v_maximum3_f32 v245, v245, v101, v102
-  v_maximum3_f32 v245, v245, v103, v103
-  v_mov_b32 v246, v245
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_72
+.Lno_mask_71:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v245, v246                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v245, v245, v246, v246
-  v_mul_f32 v227, v223, v245                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v245, v224, v227, v227
-.Lrow_max_done_68:
-  v_cmp_lt_f32 vcc, v224, v245                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_72:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_69
-  v_sub_f32 v246, v224, v245
+  s_cbranch_vccz .Lalpha_done_74
+  v_sub_f32 v248, v224, v247
   v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v246                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4942,13 +5100,13 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_69:
-  v_cmp_lg_f32 vcc, v228, v245                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v245
+.Lalpha_done_74:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v228, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v224, v245                                           // m = m_new
+  v_mov_b32 v224, v247                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4981,77 +5139,145 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s91, s90, 64
-  s_cmp_gt_i32 s91, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_70
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_75
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_70
-  v_subrev_u32 v245, s90, v222
-  v_cmp_lt_i32 vcc, 0, v245
-  v_cmp_lt_i32 s[92:93], 1, v245
-  v_cmp_lt_i32 s[94:95], 2, v245
+  s_cbranch_scc1 .Lx_no_mask_75
+  v_subrev_u32 v247, s92, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[94:95], 1, v247
+  v_cmp_lt_i32 s[96:97], 2, v247
   v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v245
-  v_cndmask_b32 v73, v228, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v245
-  v_cndmask_b32 v74, v228, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v245
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v247
   v_cndmask_b32 v75, v228, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v245
-  v_cndmask_b32 v76, v228, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v245
-  v_cndmask_b32 v77, v228, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v245
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v247
   v_cndmask_b32 v78, v228, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v245
-  v_cndmask_b32 v79, v228, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v245
-  v_cndmask_b32 v80, v228, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v245
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v247
   v_cndmask_b32 v81, v228, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v245
-  v_cndmask_b32 v82, v228, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v245
-  v_cndmask_b32 v83, v228, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v245
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v247
   v_cndmask_b32 v84, v228, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v245
-  v_cndmask_b32 v85, v228, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v245
-  v_cndmask_b32 v86, v228, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v245
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v247
   v_cndmask_b32 v87, v228, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v245
-  v_cndmask_b32 v88, v228, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v245
-  v_cndmask_b32 v89, v228, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v245
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v247
   v_cndmask_b32 v90, v228, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v245
-  v_cndmask_b32 v91, v228, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v245
-  v_cndmask_b32 v92, v228, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v245
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v247
   v_cndmask_b32 v93, v228, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v245
-  v_cndmask_b32 v94, v228, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v245
-  v_cndmask_b32 v95, v228, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v245
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v247
   v_cndmask_b32 v96, v228, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v245
-  v_cndmask_b32 v97, v228, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v245
-  v_cndmask_b32 v98, v228, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v245
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v247
   v_cndmask_b32 v99, v228, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v245
-  v_cndmask_b32 v100, v228, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v245
-  v_cndmask_b32 v101, v228, v101, s[94:95]
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
   v_cndmask_b32 v102, v228, v102, vcc
-  v_cndmask_b32 v103, v228, v103, s[92:93]
-.Lx_no_mask_70:
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_76
+  v_subrev_u32 v247, s92, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[94:95], 1, v247
+  v_cmp_ge_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_76:
+.Lx_no_mask_75:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -5118,10 +5344,524 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v226, v72, v73
-  v_mov_b32 v245, v226
+  v_mov_b32 v247, v226
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v226, v245                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v226, v226, v245
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
+  v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
+  v_add_f32 v225, v225, v226
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v243 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v243 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v243 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v243 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v243 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v243 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v243 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v243 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v243 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v243 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[192:195], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[196:199], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[196:199], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
+.Lsoftmax_first_drain_stage1:
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_77
+  v_subrev_u32 v248, s92, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[94:95], 1, v248
+  v_cmp_lt_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_79
+  v_subrev_u32 v248, s92, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[94:95], 1, v248
+  v_cmp_ge_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_79:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_78
+.Lno_mask_77:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_78:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_80
+  v_sub_f32 v248, v224, v247
+  v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_80:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v228, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v224, v247                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_81
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_81
+  v_subrev_u32 v247, s92, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[94:95], 1, v247
+  v_cmp_lt_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_82
+  v_subrev_u32 v247, s92, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[94:95], 1, v247
+  v_cmp_ge_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_82:
+.Lx_no_mask_81:
+  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
+  v_exp_f32 v73, v73
+  v_exp_f32 v74, v74
+  v_exp_f32 v75, v75
+  v_exp_f32 v76, v76
+  v_exp_f32 v77, v77
+  v_exp_f32 v78, v78
+  v_exp_f32 v79, v79
+  v_exp_f32 v80, v80
+  v_exp_f32 v81, v81
+  v_exp_f32 v82, v82
+  v_exp_f32 v83, v83
+  v_exp_f32 v84, v84
+  v_exp_f32 v85, v85
+  v_exp_f32 v86, v86
+  v_exp_f32 v87, v87
+  v_exp_f32 v88, v88
+  v_exp_f32 v89, v89
+  v_exp_f32 v90, v90
+  v_exp_f32 v91, v91
+  v_exp_f32 v92, v92
+  v_exp_f32 v93, v93
+  v_exp_f32 v94, v94
+  v_exp_f32 v95, v95
+  v_exp_f32 v96, v96
+  v_exp_f32 v97, v97
+  v_exp_f32 v98, v98
+  v_exp_f32 v99, v99
+  v_exp_f32 v100, v100
+  v_exp_f32 v101, v101
+  v_exp_f32 v102, v102
+  v_exp_f32 v103, v103
+  v_cvt_pk_bf16_f32 v184, v72, v73                               // P = bf16(p) (RNE), S^T register order
+  v_cvt_pk_bf16_f32 v185, v74, v75
+  v_cvt_pk_bf16_f32 v186, v76, v77
+  v_cvt_pk_bf16_f32 v187, v78, v79
+  v_cvt_pk_bf16_f32 v188, v80, v81
+  v_cvt_pk_bf16_f32 v189, v82, v83
+  v_cvt_pk_bf16_f32 v190, v84, v85
+  v_cvt_pk_bf16_f32 v191, v86, v87
+  v_cvt_pk_bf16_f32 v192, v88, v89
+  v_cvt_pk_bf16_f32 v193, v90, v91
+  v_cvt_pk_bf16_f32 v194, v92, v93
+  v_cvt_pk_bf16_f32 v195, v94, v95
+  v_cvt_pk_bf16_f32 v196, v96, v97
+  v_cvt_pk_bf16_f32 v197, v98, v99
+  v_cvt_pk_bf16_f32 v198, v100, v101
+  v_cvt_pk_bf16_f32 v199, v102, v103
+  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
+  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
+  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
+  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
+  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
+  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
+  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
+  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
+  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
+  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
+  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
+  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
+  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
+  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_add_f32 v226, v72, v73
+  v_mov_b32 v247, v226
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
   v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v225, v225, v226
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
@@ -5160,238 +5900,752 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
+  s_branch .Lkey_blocks_done
+.Lsoftmax_first_drain_stage2:
+  s_add_i32 s92, s77, -64
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_83
+  v_subrev_u32 v248, s92, v222
+  v_cmp_lt_i32 vcc, 0, v248
+  v_cmp_lt_i32 s[94:95], 1, v248
+  v_cmp_lt_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_85
+  v_subrev_u32 v248, s92, v246
+  v_cmp_ge_i32 vcc, 0, v248
+  v_cmp_ge_i32 s[94:95], 1, v248
+  v_cmp_ge_i32 s[96:97], 2, v248
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v248
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v248
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v248
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v248
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v248
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v248
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v248
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v248
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v248
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v248
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v248
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v248
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v248
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v248
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v248
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v248
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v248
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v248
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v248
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v248
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v248
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v248
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v248
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v248
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v248
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v248
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v248
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v248
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v248
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_85:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_cmp_eq_f32 vcc, v228, v247                                   // no key of the block visible?
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+  v_cndmask_b32 v247, v247, v224, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_84
+.Lno_mask_83:
+  v_maximum3_f32 v247, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v247, v247, v75, v76
+  v_maximum3_f32 v247, v247, v77, v78
+  v_maximum3_f32 v247, v247, v79, v80
+  v_maximum3_f32 v247, v247, v81, v82
+  v_maximum3_f32 v247, v247, v83, v84
+  v_maximum3_f32 v247, v247, v85, v86
+  v_maximum3_f32 v247, v247, v87, v88
+  v_maximum3_f32 v247, v247, v89, v90
+  v_maximum3_f32 v247, v247, v91, v92
+  v_maximum3_f32 v247, v247, v93, v94
+  v_maximum3_f32 v247, v247, v95, v96
+  v_maximum3_f32 v247, v247, v97, v98
+  v_maximum3_f32 v247, v247, v99, v100
+  v_maximum3_f32 v247, v247, v101, v102
+  v_maximum3_f32 v247, v247, v103, v103
+  v_mov_b32 v248, v247
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v247, v248                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v247, v247, v248, v248
+  v_mul_f32 v227, v223, v247                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v247, v224, v227, v227
+.Lrow_max_done_84:
+  v_cmp_lt_f32 vcc, v224, v247                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_86
+  v_sub_f32 v248, v224, v247
+  v_cmp_lt_f32 vcc, v228, v224                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v248                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_86:
+  v_cmp_lg_f32 vcc, v228, v247                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v247
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v228, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v224, v247                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_87
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_87
+  v_subrev_u32 v247, s92, v222
+  v_cmp_lt_i32 vcc, 0, v247
+  v_cmp_lt_i32 s[94:95], 1, v247
+  v_cmp_lt_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_88
+  v_subrev_u32 v247, s92, v246
+  v_cmp_ge_i32 vcc, 0, v247
+  v_cmp_ge_i32 s[94:95], 1, v247
+  v_cmp_ge_i32 s[96:97], 2, v247
+  v_cndmask_b32 v72, v228, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v247
+  v_cndmask_b32 v73, v228, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v247
+  v_cndmask_b32 v74, v228, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v247
+  v_cndmask_b32 v75, v228, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v247
+  v_cndmask_b32 v76, v228, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v247
+  v_cndmask_b32 v77, v228, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v247
+  v_cndmask_b32 v78, v228, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v247
+  v_cndmask_b32 v79, v228, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v247
+  v_cndmask_b32 v80, v228, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v247
+  v_cndmask_b32 v81, v228, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v247
+  v_cndmask_b32 v82, v228, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v247
+  v_cndmask_b32 v83, v228, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v247
+  v_cndmask_b32 v84, v228, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v247
+  v_cndmask_b32 v85, v228, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v247
+  v_cndmask_b32 v86, v228, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v247
+  v_cndmask_b32 v87, v228, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v247
+  v_cndmask_b32 v88, v228, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v247
+  v_cndmask_b32 v89, v228, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v247
+  v_cndmask_b32 v90, v228, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v247
+  v_cndmask_b32 v91, v228, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v247
+  v_cndmask_b32 v92, v228, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v247
+  v_cndmask_b32 v93, v228, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v247
+  v_cndmask_b32 v94, v228, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v247
+  v_cndmask_b32 v95, v228, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v247
+  v_cndmask_b32 v96, v228, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v247
+  v_cndmask_b32 v97, v228, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v247
+  v_cndmask_b32 v98, v228, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v247
+  v_cndmask_b32 v99, v228, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v247
+  v_cndmask_b32 v100, v228, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v247
+  v_cndmask_b32 v101, v228, v101, s[96:97]
+  v_cndmask_b32 v102, v228, v102, vcc
+  v_cndmask_b32 v103, v228, v103, s[94:95]
+.Lwindow_start_done_88:
+.Lx_no_mask_87:
+  v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
+  v_exp_f32 v73, v73
+  v_exp_f32 v74, v74
+  v_exp_f32 v75, v75
+  v_exp_f32 v76, v76
+  v_exp_f32 v77, v77
+  v_exp_f32 v78, v78
+  v_exp_f32 v79, v79
+  v_exp_f32 v80, v80
+  v_exp_f32 v81, v81
+  v_exp_f32 v82, v82
+  v_exp_f32 v83, v83
+  v_exp_f32 v84, v84
+  v_exp_f32 v85, v85
+  v_exp_f32 v86, v86
+  v_exp_f32 v87, v87
+  v_exp_f32 v88, v88
+  v_exp_f32 v89, v89
+  v_exp_f32 v90, v90
+  v_exp_f32 v91, v91
+  v_exp_f32 v92, v92
+  v_exp_f32 v93, v93
+  v_exp_f32 v94, v94
+  v_exp_f32 v95, v95
+  v_exp_f32 v96, v96
+  v_exp_f32 v97, v97
+  v_exp_f32 v98, v98
+  v_exp_f32 v99, v99
+  v_exp_f32 v100, v100
+  v_exp_f32 v101, v101
+  v_exp_f32 v102, v102
+  v_exp_f32 v103, v103
+  v_cvt_pk_bf16_f32 v184, v72, v73                               // P = bf16(p) (RNE), S^T register order
+  v_cvt_pk_bf16_f32 v185, v74, v75
+  v_cvt_pk_bf16_f32 v186, v76, v77
+  v_cvt_pk_bf16_f32 v187, v78, v79
+  v_cvt_pk_bf16_f32 v188, v80, v81
+  v_cvt_pk_bf16_f32 v189, v82, v83
+  v_cvt_pk_bf16_f32 v190, v84, v85
+  v_cvt_pk_bf16_f32 v191, v86, v87
+  v_cvt_pk_bf16_f32 v192, v88, v89
+  v_cvt_pk_bf16_f32 v193, v90, v91
+  v_cvt_pk_bf16_f32 v194, v92, v93
+  v_cvt_pk_bf16_f32 v195, v94, v95
+  v_cvt_pk_bf16_f32 v196, v96, v97
+  v_cvt_pk_bf16_f32 v197, v98, v99
+  v_cvt_pk_bf16_f32 v198, v100, v101
+  v_cvt_pk_bf16_f32 v199, v102, v103
+  v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
+  v_pk_add_f32 v[76:77], v[76:77], v[78:79]
+  v_pk_add_f32 v[80:81], v[80:81], v[82:83]
+  v_pk_add_f32 v[84:85], v[84:85], v[86:87]
+  v_pk_add_f32 v[88:89], v[88:89], v[90:91]
+  v_pk_add_f32 v[92:93], v[92:93], v[94:95]
+  v_pk_add_f32 v[96:97], v[96:97], v[98:99]
+  v_pk_add_f32 v[100:101], v[100:101], v[102:103]
+  v_pk_add_f32 v[72:73], v[72:73], v[76:77]
+  v_pk_add_f32 v[80:81], v[80:81], v[84:85]
+  v_pk_add_f32 v[88:89], v[88:89], v[92:93]
+  v_pk_add_f32 v[96:97], v[96:97], v[100:101]
+  v_pk_add_f32 v[72:73], v[72:73], v[80:81]
+  v_pk_add_f32 v[88:89], v[88:89], v[96:97]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_pk_add_f32 v[72:73], v[72:73], v[88:89]
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_add_f32 v226, v72, v73
+  v_mov_b32 v247, v226
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v226, v247                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v226, v226, v247
+  v_mul_f32 v225, v225, v4                                       // l = l alpha + row sum (online_softmax.h)
+  v_add_f32 v225, v225, v226
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[184:187], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
+  ds_read_b128 v[128:131], v245 offset:9232
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[184:187], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
+  ds_read_b128 v[132:135], v245 offset:13840
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[184:187], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
+  ds_read_b128 v[104:107], v245 offset:32
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[184:187], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
+  ds_read_b128 v[108:111], v245 offset:4640
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[188:191], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
+  ds_read_b128 v[112:115], v245 offset:9248
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[188:191], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
+  ds_read_b128 v[116:119], v245 offset:13856
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[188:191], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
+  ds_read_b128 v[120:123], v245 offset:48
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[188:191], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
+  ds_read_b128 v[124:127], v245 offset:4656
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[192:195], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
+  ds_read_b128 v[128:131], v245 offset:9264
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[192:195], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
+  ds_read_b128 v[132:135], v245 offset:13872
+  s_waitcnt lgkmcnt(5)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[112:115], v[192:195], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(4)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[116:119], v[192:195], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
+  s_waitcnt lgkmcnt(3)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[8:23], v[120:123], v[196:199], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(2)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[24:39], v[124:127], v[196:199], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(1)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[196:199], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
+  s_waitcnt lgkmcnt(0)                                           // V^T operand
+  v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[196:199], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lkey_blocks_done:
-  v_cmp_lt_f32 s[90:91], 0, v225                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[92:93], 0, v225                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v245, 1.0, v225, s[90:91]
-  v_div_scale_f32 v246, s[88:89], v245, v245, v229
-  v_div_scale_f32 v247, vcc, v229, v245, v229
-  v_rcp_f32 v248, v246
+  v_cndmask_b32 v247, 1.0, v225, s[92:93]
+  v_div_scale_f32 v248, s[88:89], v247, v247, v229
+  v_div_scale_f32 v249, vcc, v229, v247, v229
+  v_rcp_f32 v250, v248
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v250, -v246, v248, 1.0
-  v_fma_f32 v248, v250, v248, v248
-  v_mul_f32 v249, v247, v248
-  v_fma_f32 v250, -v246, v249, v247
-  v_fma_f32 v249, v250, v248, v249
-  v_fma_f32 v250, -v246, v249, v247
-  v_div_fmas_f32 v249, v250, v248, v249
+  v_fma_f32 v252, -v248, v250, 1.0
+  v_fma_f32 v250, v252, v250, v250
+  v_mul_f32 v251, v249, v250
+  v_fma_f32 v252, -v248, v251, v249
+  v_fma_f32 v251, v252, v250, v251
+  v_fma_f32 v252, -v248, v251, v249
+  v_div_fmas_f32 v251, v252, v250, v251
   v_cmp_gt_f32 vcc, 0x7f800000, v224                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v249, v249, v245, v229
-  v_cndmask_b32 v252, 0, v249, s[90:91]
-  v_mov_b32 v253, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v252, v253, v252, vcc
-  v_mov_b32 v253, v252
-  v_pk_mul_f32 v[8:9], v[8:9], v[252:253]
-  v_pk_mul_f32 v[10:11], v[10:11], v[252:253]
-  v_pk_mul_f32 v[12:13], v[12:13], v[252:253]
-  v_pk_mul_f32 v[14:15], v[14:15], v[252:253]
-  v_pk_mul_f32 v[16:17], v[16:17], v[252:253]
-  v_pk_mul_f32 v[18:19], v[18:19], v[252:253]
-  v_pk_mul_f32 v[20:21], v[20:21], v[252:253]
-  v_pk_mul_f32 v[22:23], v[22:23], v[252:253]
-  v_pk_mul_f32 v[24:25], v[24:25], v[252:253]
-  v_pk_mul_f32 v[26:27], v[26:27], v[252:253]
-  v_pk_mul_f32 v[28:29], v[28:29], v[252:253]
-  v_pk_mul_f32 v[30:31], v[30:31], v[252:253]
-  v_pk_mul_f32 v[32:33], v[32:33], v[252:253]
-  v_pk_mul_f32 v[34:35], v[34:35], v[252:253]
-  v_pk_mul_f32 v[36:37], v[36:37], v[252:253]
-  v_pk_mul_f32 v[38:39], v[38:39], v[252:253]
-  v_pk_mul_f32 v[40:41], v[40:41], v[252:253]
-  v_pk_mul_f32 v[42:43], v[42:43], v[252:253]
-  v_pk_mul_f32 v[44:45], v[44:45], v[252:253]
-  v_pk_mul_f32 v[46:47], v[46:47], v[252:253]
-  v_pk_mul_f32 v[48:49], v[48:49], v[252:253]
-  v_pk_mul_f32 v[50:51], v[50:51], v[252:253]
-  v_pk_mul_f32 v[52:53], v[52:53], v[252:253]
-  v_pk_mul_f32 v[54:55], v[54:55], v[252:253]
-  v_pk_mul_f32 v[56:57], v[56:57], v[252:253]
-  v_pk_mul_f32 v[58:59], v[58:59], v[252:253]
-  v_pk_mul_f32 v[60:61], v[60:61], v[252:253]
-  v_pk_mul_f32 v[62:63], v[62:63], v[252:253]
-  v_pk_mul_f32 v[64:65], v[64:65], v[252:253]
-  v_pk_mul_f32 v[66:67], v[66:67], v[252:253]
-  v_pk_mul_f32 v[68:69], v[68:69], v[252:253]
-  v_pk_mul_f32 v[70:71], v[70:71], v[252:253]
-  s_mov_b64 s[92:93], 0
-  s_mul_i32 s94, s46, s4
-  s_mul_hi_u32 s95, s46, s4
-  s_mul_i32 s96, s47, s4
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s50, s3
-  s_mul_hi_u32 s95, s50, s3
-  s_mul_i32 s96, s51, s3
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  s_mul_i32 s94, s48, s6
-  s_mul_hi_u32 s95, s48, s6
-  s_mul_i32 s96, s49, s6
-  s_add_u32 s95, s95, s96
-  s_add_u32 s92, s92, s94
-  s_addc_u32 s93, s93, s95
-  v_mov_b32 v246, s92
-  v_mov_b32 v247, s93
-  v_mad_u64_u32 v[246:247], s[88:89], v221, s48, v[246:247]
-  v_mul_lo_u32 v248, v221, s49
-  v_add_u32 v247, v247, v248
-  v_mad_u64_u32 v[246:247], s[88:89], v220, 4, v[246:247]        // + 4 half elements
+  v_div_fixup_f32 v251, v251, v247, v229
+  v_cndmask_b32 v254, 0, v251, s[92:93]
+  v_mov_b32 v255, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v254, v255, v254, vcc
+  v_mov_b32 v255, v254
+  v_pk_mul_f32 v[8:9], v[8:9], v[254:255]
+  v_pk_mul_f32 v[10:11], v[10:11], v[254:255]
+  v_pk_mul_f32 v[12:13], v[12:13], v[254:255]
+  v_pk_mul_f32 v[14:15], v[14:15], v[254:255]
+  v_pk_mul_f32 v[16:17], v[16:17], v[254:255]
+  v_pk_mul_f32 v[18:19], v[18:19], v[254:255]
+  v_pk_mul_f32 v[20:21], v[20:21], v[254:255]
+  v_pk_mul_f32 v[22:23], v[22:23], v[254:255]
+  v_pk_mul_f32 v[24:25], v[24:25], v[254:255]
+  v_pk_mul_f32 v[26:27], v[26:27], v[254:255]
+  v_pk_mul_f32 v[28:29], v[28:29], v[254:255]
+  v_pk_mul_f32 v[30:31], v[30:31], v[254:255]
+  v_pk_mul_f32 v[32:33], v[32:33], v[254:255]
+  v_pk_mul_f32 v[34:35], v[34:35], v[254:255]
+  v_pk_mul_f32 v[36:37], v[36:37], v[254:255]
+  v_pk_mul_f32 v[38:39], v[38:39], v[254:255]
+  v_pk_mul_f32 v[40:41], v[40:41], v[254:255]
+  v_pk_mul_f32 v[42:43], v[42:43], v[254:255]
+  v_pk_mul_f32 v[44:45], v[44:45], v[254:255]
+  v_pk_mul_f32 v[46:47], v[46:47], v[254:255]
+  v_pk_mul_f32 v[48:49], v[48:49], v[254:255]
+  v_pk_mul_f32 v[50:51], v[50:51], v[254:255]
+  v_pk_mul_f32 v[52:53], v[52:53], v[254:255]
+  v_pk_mul_f32 v[54:55], v[54:55], v[254:255]
+  v_pk_mul_f32 v[56:57], v[56:57], v[254:255]
+  v_pk_mul_f32 v[58:59], v[58:59], v[254:255]
+  v_pk_mul_f32 v[60:61], v[60:61], v[254:255]
+  v_pk_mul_f32 v[62:63], v[62:63], v[254:255]
+  v_pk_mul_f32 v[64:65], v[64:65], v[254:255]
+  v_pk_mul_f32 v[66:67], v[66:67], v[254:255]
+  v_pk_mul_f32 v[68:69], v[68:69], v[254:255]
+  v_pk_mul_f32 v[70:71], v[70:71], v[254:255]
+  s_mov_b64 s[94:95], 0
+  s_mul_i32 s96, s46, s4
+  s_mul_hi_u32 s97, s46, s4
+  s_mul_i32 s98, s47, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s50, s3
+  s_mul_hi_u32 s97, s50, s3
+  s_mul_i32 s98, s51, s3
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s48, s6
+  s_mul_hi_u32 s97, s48, s6
+  s_mul_i32 s98, s49, s6
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  v_mov_b32 v248, s94
+  v_mov_b32 v249, s95
+  v_mad_u64_u32 v[248:249], s[88:89], v221, s48, v[248:249]
+  v_mul_lo_u32 v250, v221, s49
+  v_add_u32 v249, v249, v250
+  v_mad_u64_u32 v[248:249], s[88:89], v220, 4, v[248:249]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v221
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_71
-  v_lshlrev_b64 v[246:247], 2, v[246:247]
-  v_lshl_add_u64 v[246:247], v[246:247], 0, s[14:15]
-  global_store_dwordx4 v[246:247], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[246:247], v[12:15], off offset:32
-  global_store_dwordx4 v[246:247], v[16:19], off offset:64
-  global_store_dwordx4 v[246:247], v[20:23], off offset:96
-  global_store_dwordx4 v[246:247], v[24:27], off offset:128
-  global_store_dwordx4 v[246:247], v[28:31], off offset:160
-  global_store_dwordx4 v[246:247], v[32:35], off offset:192
-  global_store_dwordx4 v[246:247], v[36:39], off offset:224
-  global_store_dwordx4 v[246:247], v[40:43], off offset:256
-  global_store_dwordx4 v[246:247], v[44:47], off offset:288
-  global_store_dwordx4 v[246:247], v[48:51], off offset:320
-  global_store_dwordx4 v[246:247], v[52:55], off offset:352
-  global_store_dwordx4 v[246:247], v[56:59], off offset:384
-  global_store_dwordx4 v[246:247], v[60:63], off offset:416
-  global_store_dwordx4 v[246:247], v[64:67], off offset:448
-  global_store_dwordx4 v[246:247], v[68:71], off offset:480
-  s_branch .Lout_stored_73
-.Lout_16bit_71:
-  v_lshlrev_b64 v[246:247], 1, v[246:247]
-  v_lshl_add_u64 v[246:247], v[246:247], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_89
+  v_lshlrev_b64 v[248:249], 2, v[248:249]
+  v_lshl_add_u64 v[248:249], v[248:249], 0, s[14:15]
+  global_store_dwordx4 v[248:249], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[248:249], v[12:15], off offset:32
+  global_store_dwordx4 v[248:249], v[16:19], off offset:64
+  global_store_dwordx4 v[248:249], v[20:23], off offset:96
+  global_store_dwordx4 v[248:249], v[24:27], off offset:128
+  global_store_dwordx4 v[248:249], v[28:31], off offset:160
+  global_store_dwordx4 v[248:249], v[32:35], off offset:192
+  global_store_dwordx4 v[248:249], v[36:39], off offset:224
+  global_store_dwordx4 v[248:249], v[40:43], off offset:256
+  global_store_dwordx4 v[248:249], v[44:47], off offset:288
+  global_store_dwordx4 v[248:249], v[48:51], off offset:320
+  global_store_dwordx4 v[248:249], v[52:55], off offset:352
+  global_store_dwordx4 v[248:249], v[56:59], off offset:384
+  global_store_dwordx4 v[248:249], v[60:63], off offset:416
+  global_store_dwordx4 v[248:249], v[64:67], off offset:448
+  global_store_dwordx4 v[248:249], v[68:71], off offset:480
+  s_branch .Lout_stored_91
+.Lout_16bit_89:
+  v_lshlrev_b64 v[248:249], 1, v[248:249]
+  v_lshl_add_u64 v[248:249], v[248:249], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_72
+  s_cbranch_scc0 .Lout_fp16_90
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[246:247], v[104:105], off offset:0
+  global_store_dwordx2 v[248:249], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[246:247], v[106:107], off offset:16
+  global_store_dwordx2 v[248:249], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[246:247], v[108:109], off offset:32
+  global_store_dwordx2 v[248:249], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[246:247], v[110:111], off offset:48
+  global_store_dwordx2 v[248:249], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[246:247], v[112:113], off offset:64
+  global_store_dwordx2 v[248:249], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[246:247], v[114:115], off offset:80
+  global_store_dwordx2 v[248:249], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[246:247], v[116:117], off offset:96
+  global_store_dwordx2 v[248:249], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[246:247], v[118:119], off offset:112
+  global_store_dwordx2 v[248:249], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[246:247], v[120:121], off offset:128
+  global_store_dwordx2 v[248:249], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[246:247], v[122:123], off offset:144
+  global_store_dwordx2 v[248:249], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[246:247], v[124:125], off offset:160
+  global_store_dwordx2 v[248:249], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[246:247], v[126:127], off offset:176
+  global_store_dwordx2 v[248:249], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[246:247], v[128:129], off offset:192
+  global_store_dwordx2 v[248:249], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[246:247], v[130:131], off offset:208
+  global_store_dwordx2 v[248:249], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[246:247], v[132:133], off offset:224
+  global_store_dwordx2 v[248:249], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[246:247], v[134:135], off offset:240
-  s_branch .Lout_stored_73
-.Lout_fp16_72:
+  global_store_dwordx2 v[248:249], v[134:135], off offset:240
+  s_branch .Lout_stored_91
+.Lout_fp16_90:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[246:247], v[104:105], off offset:0
+  global_store_dwordx2 v[248:249], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[246:247], v[106:107], off offset:16
+  global_store_dwordx2 v[248:249], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[246:247], v[108:109], off offset:32
+  global_store_dwordx2 v[248:249], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[246:247], v[110:111], off offset:48
+  global_store_dwordx2 v[248:249], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[246:247], v[112:113], off offset:64
+  global_store_dwordx2 v[248:249], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[246:247], v[114:115], off offset:80
+  global_store_dwordx2 v[248:249], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[246:247], v[116:117], off offset:96
+  global_store_dwordx2 v[248:249], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[246:247], v[118:119], off offset:112
+  global_store_dwordx2 v[248:249], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[246:247], v[120:121], off offset:128
+  global_store_dwordx2 v[248:249], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[246:247], v[122:123], off offset:144
+  global_store_dwordx2 v[248:249], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[246:247], v[124:125], off offset:160
+  global_store_dwordx2 v[248:249], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[246:247], v[126:127], off offset:176
+  global_store_dwordx2 v[248:249], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[246:247], v[128:129], off offset:192
+  global_store_dwordx2 v[248:249], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[246:247], v[130:131], off offset:208
+  global_store_dwordx2 v[248:249], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[246:247], v[132:133], off offset:224
+  global_store_dwordx2 v[248:249], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[246:247], v[134:135], off offset:240
-.Lout_stored_73:
+  global_store_dwordx2 v[248:249], v[134:135], off offset:240
+.Lout_stored_91:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_74
-  v_log_f32 v247, v245
+  s_cbranch_scc1 .Lno_lse_92
+  v_log_f32 v249, v247
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v247, v224, v247
+  v_add_f32 v249, v224, v249
   v_cmp_gt_f32 vcc, 0x7f800000, v224
-  v_mul_f32 v247, 0x3f317218, v247
-  v_cndmask_b32 v246, v228, v247, s[90:91]
-  v_mov_b32 v247, 0x7fc00000
-  v_cndmask_b32 v246, v247, v246, vcc
-  s_mul_i32 s92, s4, s55
-  s_add_u32 s92, s92, s3
-  s_mul_i32 s92, s92, s53
-  s_mul_i32 s93, s3, s80
-  s_add_u32 s93, s93, s6
+  v_mul_f32 v249, 0x3f317218, v249
+  v_cndmask_b32 v248, v228, v249, s[92:93]
+  v_mov_b32 v249, 0x7fc00000
+  v_cndmask_b32 v248, v249, v248, vcc
+  s_mul_i32 s94, s4, s55
+  s_add_u32 s94, s94, s3
+  s_mul_i32 s94, s94, s53
+  s_mul_i32 s95, s3, s80
+  s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
-  s_cselect_b32 s92, s93, s92
-  v_add_u32 v248, s92, v221
-  v_mad_u64_u32 v[250:251], s[88:89], v248, 4, s[16:17]
-  v_cmp_eq_u32 s[94:95], 0, v220
+  s_cselect_b32 s94, s95, s94
+  v_add_u32 v250, s94, v221
+  v_mad_u64_u32 v[252:253], s[88:89], v250, 4, s[16:17]
+  v_cmp_eq_u32 s[96:97], 0, v220
   v_cmp_gt_i32 vcc, s70, v221
-  s_and_b64 vcc, vcc, s[94:95]
+  s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[250:251], v246, off
+  global_store_dword v[252:253], v248, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_74:
+.Lno_lse_92:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -5410,7 +6664,7 @@ zyfa_gfx950_bf16_d192_128_causal_tl:
     .amdhsa_system_vgpr_workitem_id 0
     .amdhsa_next_free_vgpr 256
     .amdhsa_accum_offset 256
-    .amdhsa_next_free_sgpr 97
+    .amdhsa_next_free_sgpr 99
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -5427,7 +6681,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 132096
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 99
+    .sgpr_count: 101
     .vgpr_count: 256
     .agpr_count: 0
     .max_flat_workgroup_size: 512

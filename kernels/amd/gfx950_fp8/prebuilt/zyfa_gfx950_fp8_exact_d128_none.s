@@ -34,46 +34,47 @@
 // v192 126.0: the largest e4m3fn code
 // v193 v descale
 // v194 max_block_exponent
-// v195 K chunk byte offsets in a block
-// v196 K chunk key rows
-// v[197:198] K chunk LDS addresses (chunk x stage)
-// v199 V chunk byte offset in a block
-// v200 V chunk key row
-// v[201:202] V^T chunk LDS address (per stage)
-// v[203:204] K operand LDS address (per stage)
-// v[205:206] V^T operand LDS address (per stage)
-// v207 window start - 4 * half
-// v208 udiv dividend
-// v209 udiv divisor
-// v208 wave index (vector)
-// v208 4 * half
-// v[208:209] Q address
-// v210 Q address part
-// v208 chunk index
-// v209 chunk column
-// v210 chunk tmp
-// v208 V bytes 1 and 3
-// v208 row max of raw scores, then m_new
-// v209 visible-key end relative to the block and half
-// v209 window start relative to the block and half
-// v209 other half's max
-// v209 m - m_new
-// v208 visible-key end relative to the block and half
-// v208 window start relative to the block and half
-// v208 other half's row sum
-// v208 l or 1
-// v209 div den
-// v210 div num
-// v211 div rcp
-// v212 div quotient
-// v213 div error
-// v[214:215] out scale (pair)
-// v[210:211] O address
-// v209 O address part
-// v209 lse
-// v210 lse tmp
-// v211 lse index
-// v[212:213] lse address
+// v[196:197] K chunk addresses (64-bit, per chunk)
+// v[198:199] V chunk address (64-bit)
+// v195 K chunk key rows
+// v[200:201] K chunk LDS addresses (chunk x stage)
+// v202 V chunk key row
+// v[203:204] V^T chunk LDS address (per stage)
+// v[205:206] K operand LDS address (per stage)
+// v[207:208] V^T operand LDS address (per stage)
+// v209 window start - 4 * half
+// v210 udiv dividend
+// v211 udiv divisor
+// v210 wave index (vector)
+// v210 4 * half
+// v[210:211] Q address
+// v212 Q address part
+// v210 chunk index
+// v211 chunk column
+// v212 chunk tmp
+// v213 row * stride, high word
+// v210 V bytes 1 and 3
+// v210 row max of raw scores, then m_new
+// v211 visible-key end relative to the block and half
+// v211 window start relative to the block and half
+// v211 other half's max
+// v211 m - m_new
+// v210 visible-key end relative to the block and half
+// v210 window start relative to the block and half
+// v210 other half's row sum
+// v210 l or 1
+// v211 div den
+// v212 div num
+// v213 div rcp
+// v214 div quotient
+// v215 div error
+// v[216:217] out scale (pair)
+// v[212:213] O address
+// v211 O address part
+// v211 lse
+// v212 lse tmp
+// v213 lse index
+// v[214:215] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -93,8 +94,8 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
@@ -127,12 +128,13 @@
 // s93 product lo
 // s96 product hi
 // s97 product cross
-// s92 1 / chunks per row (fixed point)
-// s92 product lo
-// s93 product hi
-// s94 product cross
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s96 1 / chunks per row (fixed point)
 // s92 keys of the sequence from the block on
-// s[92:93] 64 rows of stride
 // s92 block - largest window start
 // s[92:93] lane mask
 // s[94:95] lane mask
@@ -142,9 +144,6 @@
 // s92 last key block
 // s[92:93] l > 0
 // s[94:95] O element offset
-// s96 product lo
-// s97 product hi
-// s98 product cross
 // s94 lse row base (fixed length)
 // s95 lse row base (varlen)
 // s[96:97] lanes of half 0
@@ -195,14 +194,14 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v208, s55
-  v_cvt_f32_u32 v209, s56
-  v_rcp_f32 v209, v209
+  v_cvt_f32_u32 v210, s55
+  v_cvt_f32_u32 v211, s56
+  v_rcp_f32 v211, v211
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v208, v208, v209
-  v_cvt_u32_f32 v208, v208
+  v_mul_f32 v210, v210, v211
+  v_cvt_u32_f32 v210, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s92, v208
+  v_readfirstlane_b32 s92, v210
   s_mul_i32 s94, s92, s56
   s_sub_i32 s93, s55, s94
   s_cmp_ge_i32 s93, s56
@@ -211,14 +210,14 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s92, s92, s94
-  v_cvt_f32_u32 v208, s3
-  v_cvt_f32_u32 v209, s92
-  v_rcp_f32 v209, v209
+  v_cvt_f32_u32 v210, s3
+  v_cvt_f32_u32 v211, s92
+  v_rcp_f32 v211, v211
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v208, v208, v209
-  v_cvt_u32_f32 v208, v208
+  v_mul_f32 v210, v210, v211
+  v_cvt_u32_f32 v210, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v208
+  v_readfirstlane_b32 s72, v210
   s_mul_i32 s94, s72, s92
   s_sub_i32 s93, s3, s94
   s_cmp_ge_i32 s93, s92
@@ -227,9 +226,9 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s72, s72, s94
-  v_lshrrev_b32 v208, 6, v0
+  v_lshrrev_b32 v210, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v208
+  v_readfirstlane_b32 s5, v210
   v_and_b32 v179, 31, v0
   v_bfe_u32 v180, v0, 5, 1
   s_lshl_b32 s92, s5, 5
@@ -247,16 +246,16 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_cmp_gt_i32 vcc, s70, v181
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v182, 0, v182, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v208, 2, v180
-  v_sub_u32 v182, v182, v208
+  v_lshlrev_b32 v210, 2, v180
+  v_sub_u32 v182, v182, v210
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
   s_cmp_lt_i32 s60, 0
   s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
-  v_add_u32 v207, s95, v181
-  v_max_i32 v207, 0, v207
-  v_sub_u32 v207, v207, v208
+  v_add_u32 v209, s95, v181
+  v_max_i32 v209, 0, v209
+  v_sub_u32 v209, v209, v210
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -450,12 +449,12 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s93
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v208, s94
-  v_mov_b32 v209, s95
-  v_mad_u64_u32 v[208:209], s[88:89], v181, s30, v[208:209]
-  v_mul_lo_u32 v210, v181, s31
-  v_add_u32 v209, v209, v210
-  v_mad_u64_u32 v[208:209], s[88:89], v180, 32, v[208:209]       // + half * 32 bytes
+  v_mov_b32 v210, s94
+  v_mov_b32 v211, s95
+  v_mad_u64_u32 v[210:211], s[88:89], v181, s30, v[210:211]
+  v_mul_lo_u32 v212, v181, s31
+  v_add_u32 v211, v211, v212
+  v_mad_u64_u32 v[210:211], s[88:89], v180, 32, v[210:211]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -474,10 +473,10 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_mov_b32 v151, 0
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[208:209], off offset:0
-  global_load_dwordx4 v[140:143], v[208:209], off offset:16
-  global_load_dwordx4 v[144:147], v[208:209], off offset:64
-  global_load_dwordx4 v[148:151], v[208:209], off offset:80
+  global_load_dwordx4 v[136:139], v[210:211], off offset:0
+  global_load_dwordx4 v[140:143], v[210:211], off offset:16
+  global_load_dwordx4 v[144:147], v[210:211], off offset:64
+  global_load_dwordx4 v[148:151], v[210:211], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
   v_xor_b32 v136, s92, v136
@@ -496,89 +495,99 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_xor_b32 v149, s92, v149
   v_xor_b32 v150, s92, v150
   v_xor_b32 v151, s92, v151
-  s_mov_b32 s92, 536870912
-  v_add_u32 v208, 0, v0
-  v_mul_hi_u32 v196, s92, v208
-  v_mul_u32_u24 v210, 8, v196
-  v_sub_u32 v209, v208, v210
-  v_mul_lo_u32 v210, v196, s36
-  v_lshl_add_u32 v195, v209, 4, v210
-  v_mul_u32_u24 v210, 144, v196
-  v_lshl_add_u32 v197, v209, 4, v210
-  v_lshrrev_b32 v200, 3, v0
-  v_and_b32 v209, 7, v0
-  v_mul_lo_u32 v210, v200, s42
-  v_lshl_add_u32 v199, v209, 4, v210
-  v_bfe_u32 v201, v200, 2, 1
-  v_lshlrev_b32 v201, 5, v201
-  v_bfe_u32 v210, v200, 5, 1
-  v_lshl_add_u32 v201, v210, 4, v201
-  v_bfe_u32 v210, v200, 3, 2
-  v_lshl_add_u32 v201, v210, 2, v201
-  v_and_b32 v210, 3, v200
-  v_add_u32 v201, v201, v210
-  v_mul_u32_u24 v210, 1280, v209
-  v_add_u32 v201, v201, v210
-  v_add_u32 v201, 9216, v201
-  v_mul_u32_u24 v210, 144, v179
-  v_lshl_add_u32 v203, v180, 5, v210
-  v_mul_u32_u24 v210, 80, v179
-  v_lshl_add_u32 v205, v180, 5, v210
-  v_add_u32 v205, 9216, v205
-  v_add_u32 v204, 19456, v203
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s96, s34, s4
+  s_mul_hi_u32 s97, s34, s4
+  s_mul_i32 s98, s35, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s38, s72
+  s_mul_hi_u32 s97, s38, s72
+  s_mul_i32 s98, s39, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s7
+  s_mul_hi_u32 s97, s36, s7
+  s_mul_i32 s98, s37, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s90
+  s_mul_hi_u32 s97, s36, s90
+  s_mul_i32 s98, s37, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s96, s40, s4
+  s_mul_hi_u32 s97, s40, s4
+  s_mul_i32 s98, s41, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s44, s72
+  s_mul_hi_u32 s97, s44, s72
+  s_mul_i32 s98, s45, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s7
+  s_mul_hi_u32 s97, s42, s7
+  s_mul_i32 s98, s43, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s90
+  s_mul_hi_u32 s97, s42, s90
+  s_mul_i32 s98, s43, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  s_mov_b32 s96, 536870912
+  v_add_u32 v210, 0, v0
+  v_mul_hi_u32 v195, s96, v210
+  v_mul_u32_u24 v212, 8, v195
+  v_sub_u32 v211, v210, v212
+  v_mov_b32 v196, s92
+  v_mov_b32 v197, s93
+  v_mad_u64_u32 v[196:197], s[88:89], v195, s36, v[196:197]
+  v_mul_lo_u32 v213, v195, s37
+  v_add_u32 v197, v197, v213
+  v_mad_u64_u32 v[196:197], s[88:89], v211, 16, v[196:197]
+  v_mul_u32_u24 v212, 144, v195
+  v_lshl_add_u32 v200, v211, 4, v212
+  v_lshrrev_b32 v202, 3, v0
+  v_and_b32 v211, 7, v0
+  v_mov_b32 v198, s94
+  v_mov_b32 v199, s95
+  v_mad_u64_u32 v[198:199], s[88:89], v202, s42, v[198:199]
+  v_mul_lo_u32 v213, v202, s43
+  v_add_u32 v199, v199, v213
+  v_mad_u64_u32 v[198:199], s[88:89], v211, 16, v[198:199]
+  v_bfe_u32 v203, v202, 2, 1
+  v_lshlrev_b32 v203, 5, v203
+  v_bfe_u32 v212, v202, 5, 1
+  v_lshl_add_u32 v203, v212, 4, v203
+  v_bfe_u32 v212, v202, 3, 2
+  v_lshl_add_u32 v203, v212, 2, v203
+  v_and_b32 v212, 3, v202
+  v_add_u32 v203, v203, v212
+  v_mul_u32_u24 v212, 1280, v211
+  v_add_u32 v203, v203, v212
+  v_add_u32 v203, 9216, v203
+  v_mul_u32_u24 v212, 144, v179
+  v_lshl_add_u32 v205, v180, 5, v212
+  v_mul_u32_u24 v212, 80, v179
+  v_lshl_add_u32 v207, v180, 5, v212
+  v_add_u32 v207, 9216, v207
   v_add_u32 v206, 19456, v205
-  v_add_u32 v202, 19456, v201
-  v_add_u32 v198, 19456, v197
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s92, s34, s4
-  s_mul_hi_u32 s93, s34, s4
-  s_mul_i32 s94, s35, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s38, s72
-  s_mul_hi_u32 s93, s38, s72
-  s_mul_i32 s94, s39, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s7
-  s_mul_hi_u32 s93, s36, s7
-  s_mul_i32 s94, s37, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s90
-  s_mul_hi_u32 s93, s36, s90
-  s_mul_i32 s94, s37, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s92, s40, s4
-  s_mul_hi_u32 s93, s40, s4
-  s_mul_i32 s94, s41, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s44, s72
-  s_mul_hi_u32 s93, s44, s72
-  s_mul_i32 s94, s45, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s7
-  s_mul_hi_u32 s93, s42, s7
-  s_mul_i32 s94, s43, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s90
-  s_mul_hi_u32 s93, s42, s90
-  s_mul_i32 s94, s43, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_add_u32 v208, 19456, v207
+  v_add_u32 v204, 19456, v203
+  v_add_u32 v201, 19456, v200
   s_cmp_le_i32 s74, s90                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s90
@@ -586,88 +595,80 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v196
+  v_cmp_gt_u32 vcc, s92, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s92, v200
+  v_cmp_gt_u32 vcc, s92, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
-  ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v208 offset:80
-  ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
-  ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v208 offset:400
-  ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
-  ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v208 offset:720
-  ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
-  ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v208 offset:1040
-  ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v208 offset:1200
+  ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v210, 8, v168
+  ds_write_b8 v203, v168 offset:0                                // store: V transposed
+  ds_write_b8 v203, v210 offset:80
+  ds_write_b8_d16_hi v203, v168 offset:160
+  ds_write_b8_d16_hi v203, v210 offset:240
+  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8 v203, v169 offset:320
+  ds_write_b8 v203, v210 offset:400
+  ds_write_b8_d16_hi v203, v169 offset:480
+  ds_write_b8_d16_hi v203, v210 offset:560
+  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8 v203, v170 offset:640
+  ds_write_b8 v203, v210 offset:720
+  ds_write_b8_d16_hi v203, v170 offset:800
+  ds_write_b8_d16_hi v203, v210 offset:880
+  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8 v203, v171 offset:960
+  ds_write_b8 v203, v210 offset:1040
+  ds_write_b8_d16_hi v203, v171 offset:1120
+  ds_write_b8_d16_hi v203, v210 offset:1200
   s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_11
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_12
 .Ltail_block_loads_11:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v196
+  v_cmp_gt_u32 vcc, s92, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s92, v200
+  v_cmp_gt_u32 vcc, s92, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_12:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -680,238 +681,238 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_14
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
   s_branch .Lqk_15
 .Lno_previous_block_14:
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
 .Lqk_15:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v205 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[104:107], v207 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v207 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v205 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v205 offset:2576
+  ds_read_b128 v[112:115], v207 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v207 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v205 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v205 offset:5136
+  ds_read_b128 v[120:123], v207 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v207 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v205 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v205 offset:7696
+  ds_read_b128 v[128:131], v207 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v207 offset:7696
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_16
-  v_subrev_u32 v209, s77, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[92:93], 1, v209
-  v_cmp_lt_i32 s[94:95], 2, v209
+  v_subrev_u32 v211, s77, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[92:93], 1, v211
+  v_cmp_lt_i32 s[94:95], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v209
+  v_cmp_lt_i32 s[92:93], 8, v211
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v209
+  v_cmp_lt_i32 s[94:95], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v209
+  v_cmp_lt_i32 s[92:93], 11, v211
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v209
+  v_cmp_lt_i32 s[94:95], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v209
+  v_cmp_lt_i32 s[92:93], 18, v211
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v209
+  v_cmp_lt_i32 s[94:95], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v209
+  v_cmp_lt_i32 s[92:93], 25, v211
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v209
+  v_cmp_lt_i32 s[94:95], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v209
+  v_cmp_lt_i32 s[92:93], 32, v211
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v209
+  v_cmp_lt_i32 s[94:95], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v209
+  v_cmp_lt_i32 s[92:93], 35, v211
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v209
+  v_cmp_lt_i32 s[94:95], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v209
+  v_cmp_lt_i32 s[92:93], 42, v211
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v209
+  v_cmp_lt_i32 s[94:95], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v209
+  v_cmp_lt_i32 s[92:93], 49, v211
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v209
+  v_cmp_lt_i32 s[94:95], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v209
+  v_cmp_lt_i32 s[92:93], 56, v211
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v209
+  v_cmp_lt_i32 s[94:95], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v209
+  v_cmp_lt_i32 s[92:93], 59, v211
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_18
-  v_subrev_u32 v209, s77, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[92:93], 1, v209
-  v_cmp_ge_i32 s[94:95], 2, v209
+  v_subrev_u32 v211, s77, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[92:93], 1, v211
+  v_cmp_ge_i32 s[94:95], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v209
+  v_cmp_ge_i32 s[92:93], 8, v211
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v209
+  v_cmp_ge_i32 s[94:95], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v209
+  v_cmp_ge_i32 s[92:93], 11, v211
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v209
+  v_cmp_ge_i32 s[94:95], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v209
+  v_cmp_ge_i32 s[92:93], 18, v211
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v209
+  v_cmp_ge_i32 s[94:95], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v209
+  v_cmp_ge_i32 s[92:93], 25, v211
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v209
+  v_cmp_ge_i32 s[94:95], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v209
+  v_cmp_ge_i32 s[92:93], 32, v211
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v209
+  v_cmp_ge_i32 s[94:95], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v209
+  v_cmp_ge_i32 s[92:93], 35, v211
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v209
+  v_cmp_ge_i32 s[94:95], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v209
+  v_cmp_ge_i32 s[92:93], 42, v211
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v209
+  v_cmp_ge_i32 s[94:95], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v209
+  v_cmp_ge_i32 s[92:93], 49, v211
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v209
+  v_cmp_ge_i32 s[94:95], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v209
+  v_cmp_ge_i32 s[92:93], 56, v211
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v209
+  v_cmp_ge_i32 s[94:95], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v209
+  v_cmp_ge_i32 s[92:93], 59, v211
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
 .Lwindow_start_done_18:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
-  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
+  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_17
 .Lno_mask_16:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
 .Lrow_max_done_17:
-  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_19
-  v_sub_f32 v209, v188, v208
+  v_sub_f32 v211, v188, v210
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -947,12 +948,12 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_19:
-  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v208
+  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v208                                           // m = m_new
+  v_mov_b32 v188, v210                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -990,135 +991,135 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cbranch_scc0 .Lx_no_mask_20
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_20
-  v_subrev_u32 v208, s77, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  v_subrev_u32 v210, s77, v182
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[92:93], 1, v210
+  v_cmp_lt_i32 s[94:95], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cmp_lt_i32 s[92:93], 8, v210
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 s[94:95], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cmp_lt_i32 s[92:93], 11, v210
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 s[94:95], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cmp_lt_i32 s[92:93], 18, v210
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 s[94:95], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cmp_lt_i32 s[92:93], 25, v210
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 s[94:95], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cmp_lt_i32 s[92:93], 32, v210
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 s[94:95], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cmp_lt_i32 s[92:93], 35, v210
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 s[94:95], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cmp_lt_i32 s[92:93], 42, v210
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 s[94:95], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cmp_lt_i32 s[92:93], 49, v210
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 s[94:95], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cmp_lt_i32 s[92:93], 56, v210
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 s[94:95], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cmp_lt_i32 s[92:93], 59, v210
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_21
-  v_subrev_u32 v208, s77, v207
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[92:93], 1, v208
-  v_cmp_ge_i32 s[94:95], 2, v208
+  v_subrev_u32 v210, s77, v209
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[92:93], 1, v210
+  v_cmp_ge_i32 s[94:95], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cmp_ge_i32 s[92:93], 8, v210
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cmp_ge_i32 s[94:95], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cmp_ge_i32 s[92:93], 11, v210
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cmp_ge_i32 s[94:95], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cmp_ge_i32 s[92:93], 18, v210
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cmp_ge_i32 s[94:95], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cmp_ge_i32 s[92:93], 25, v210
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cmp_ge_i32 s[94:95], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cmp_ge_i32 s[92:93], 32, v210
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cmp_ge_i32 s[94:95], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cmp_ge_i32 s[92:93], 35, v210
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cmp_ge_i32 s[94:95], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cmp_ge_i32 s[92:93], 42, v210
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cmp_ge_i32 s[94:95], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cmp_ge_i32 s[92:93], 49, v210
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cmp_ge_i32 s[94:95], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cmp_ge_i32 s[92:93], 56, v210
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cmp_ge_i32 s[94:95], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cmp_ge_i32 s[92:93], 59, v210
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
@@ -1206,10 +1207,10 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v208, v1
+  v_mov_b32 v210, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v208
+  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v210
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -1217,60 +1218,56 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_22
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
-  ds_write_b8 v202, v168 offset:0                                // store: V transposed
-  ds_write_b8 v202, v208 offset:80
-  ds_write_b8_d16_hi v202, v168 offset:160
-  ds_write_b8_d16_hi v202, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
-  ds_write_b8 v202, v169 offset:320
-  ds_write_b8 v202, v208 offset:400
-  ds_write_b8_d16_hi v202, v169 offset:480
-  ds_write_b8_d16_hi v202, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
-  ds_write_b8 v202, v170 offset:640
-  ds_write_b8 v202, v208 offset:720
-  ds_write_b8_d16_hi v202, v170 offset:800
-  ds_write_b8_d16_hi v202, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
-  ds_write_b8 v202, v171 offset:960
-  ds_write_b8 v202, v208 offset:1040
-  ds_write_b8_d16_hi v202, v171 offset:1120
-  ds_write_b8_d16_hi v202, v208 offset:1200
+  ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v210, 8, v168
+  ds_write_b8 v204, v168 offset:0                                // store: V transposed
+  ds_write_b8 v204, v210 offset:80
+  ds_write_b8_d16_hi v204, v168 offset:160
+  ds_write_b8_d16_hi v204, v210 offset:240
+  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8 v204, v169 offset:320
+  ds_write_b8 v204, v210 offset:400
+  ds_write_b8_d16_hi v204, v169 offset:480
+  ds_write_b8_d16_hi v204, v210 offset:560
+  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8 v204, v170 offset:640
+  ds_write_b8 v204, v210 offset:720
+  ds_write_b8_d16_hi v204, v170 offset:800
+  ds_write_b8_d16_hi v204, v210 offset:880
+  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8 v204, v171 offset:960
+  ds_write_b8 v204, v210 offset:1040
+  ds_write_b8_d16_hi v204, v171 offset:1120
+  ds_write_b8_d16_hi v204, v210 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_22
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_24
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_25
 .Ltail_block_loads_24:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v196
+  v_cmp_gt_u32 vcc, s92, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s92, v200
+  v_cmp_gt_u32 vcc, s92, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_25:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_22:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1281,238 +1278,238 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_27
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
   s_branch .Lqk_28
 .Lno_previous_block_27:
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
 .Lqk_28:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v206 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[104:107], v208 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v208 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v206 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v206 offset:2576
+  ds_read_b128 v[112:115], v208 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v208 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v206 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v206 offset:5136
+  ds_read_b128 v[120:123], v208 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v208 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v206 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v206 offset:7696
+  ds_read_b128 v[128:131], v208 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v208 offset:7696
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_29
-  v_subrev_u32 v209, s77, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[92:93], 1, v209
-  v_cmp_lt_i32 s[94:95], 2, v209
+  v_subrev_u32 v211, s77, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[92:93], 1, v211
+  v_cmp_lt_i32 s[94:95], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v209
+  v_cmp_lt_i32 s[92:93], 8, v211
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v209
+  v_cmp_lt_i32 s[94:95], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v209
+  v_cmp_lt_i32 s[92:93], 11, v211
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v209
+  v_cmp_lt_i32 s[94:95], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v209
+  v_cmp_lt_i32 s[92:93], 18, v211
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v209
+  v_cmp_lt_i32 s[94:95], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v209
+  v_cmp_lt_i32 s[92:93], 25, v211
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v209
+  v_cmp_lt_i32 s[94:95], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v209
+  v_cmp_lt_i32 s[92:93], 32, v211
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v209
+  v_cmp_lt_i32 s[94:95], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v209
+  v_cmp_lt_i32 s[92:93], 35, v211
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v209
+  v_cmp_lt_i32 s[94:95], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v209
+  v_cmp_lt_i32 s[92:93], 42, v211
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v209
+  v_cmp_lt_i32 s[94:95], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v209
+  v_cmp_lt_i32 s[92:93], 49, v211
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v209
+  v_cmp_lt_i32 s[94:95], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v209
+  v_cmp_lt_i32 s[92:93], 56, v211
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v209
+  v_cmp_lt_i32 s[94:95], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v209
+  v_cmp_lt_i32 s[92:93], 59, v211
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_31
-  v_subrev_u32 v209, s77, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[92:93], 1, v209
-  v_cmp_ge_i32 s[94:95], 2, v209
+  v_subrev_u32 v211, s77, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[92:93], 1, v211
+  v_cmp_ge_i32 s[94:95], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v209
+  v_cmp_ge_i32 s[92:93], 8, v211
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v209
+  v_cmp_ge_i32 s[94:95], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v209
+  v_cmp_ge_i32 s[92:93], 11, v211
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v209
+  v_cmp_ge_i32 s[94:95], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v209
+  v_cmp_ge_i32 s[92:93], 18, v211
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v209
+  v_cmp_ge_i32 s[94:95], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v209
+  v_cmp_ge_i32 s[92:93], 25, v211
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v209
+  v_cmp_ge_i32 s[94:95], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v209
+  v_cmp_ge_i32 s[92:93], 32, v211
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v209
+  v_cmp_ge_i32 s[94:95], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v209
+  v_cmp_ge_i32 s[92:93], 35, v211
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v209
+  v_cmp_ge_i32 s[94:95], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v209
+  v_cmp_ge_i32 s[92:93], 42, v211
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v209
+  v_cmp_ge_i32 s[94:95], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v209
+  v_cmp_ge_i32 s[92:93], 49, v211
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v209
+  v_cmp_ge_i32 s[94:95], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v209
+  v_cmp_ge_i32 s[92:93], 56, v211
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v209
+  v_cmp_ge_i32 s[94:95], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v209
+  v_cmp_ge_i32 s[92:93], 59, v211
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
 .Lwindow_start_done_31:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
-  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
+  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_30
 .Lno_mask_29:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
 .Lrow_max_done_30:
-  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_32
-  v_sub_f32 v209, v188, v208
+  v_sub_f32 v211, v188, v210
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -1548,12 +1545,12 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_32:
-  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v208
+  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v208                                           // m = m_new
+  v_mov_b32 v188, v210                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -1591,135 +1588,135 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cbranch_scc0 .Lx_no_mask_33
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_33
-  v_subrev_u32 v208, s77, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  v_subrev_u32 v210, s77, v182
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[92:93], 1, v210
+  v_cmp_lt_i32 s[94:95], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cmp_lt_i32 s[92:93], 8, v210
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 s[94:95], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cmp_lt_i32 s[92:93], 11, v210
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 s[94:95], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cmp_lt_i32 s[92:93], 18, v210
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 s[94:95], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cmp_lt_i32 s[92:93], 25, v210
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 s[94:95], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cmp_lt_i32 s[92:93], 32, v210
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 s[94:95], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cmp_lt_i32 s[92:93], 35, v210
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 s[94:95], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cmp_lt_i32 s[92:93], 42, v210
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 s[94:95], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cmp_lt_i32 s[92:93], 49, v210
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 s[94:95], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cmp_lt_i32 s[92:93], 56, v210
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 s[94:95], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cmp_lt_i32 s[92:93], 59, v210
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_34
-  v_subrev_u32 v208, s77, v207
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[92:93], 1, v208
-  v_cmp_ge_i32 s[94:95], 2, v208
+  v_subrev_u32 v210, s77, v209
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[92:93], 1, v210
+  v_cmp_ge_i32 s[94:95], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cmp_ge_i32 s[92:93], 8, v210
   v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cmp_ge_i32 s[94:95], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cmp_ge_i32 s[92:93], 11, v210
   v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cmp_ge_i32 s[94:95], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cmp_ge_i32 s[92:93], 18, v210
   v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cmp_ge_i32 s[94:95], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cmp_ge_i32 s[92:93], 25, v210
   v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cmp_ge_i32 s[94:95], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cmp_ge_i32 s[92:93], 32, v210
   v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cmp_ge_i32 s[94:95], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cmp_ge_i32 s[92:93], 35, v210
   v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cmp_ge_i32 s[94:95], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cmp_ge_i32 s[92:93], 42, v210
   v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cmp_ge_i32 s[94:95], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cmp_ge_i32 s[92:93], 49, v210
   v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cmp_ge_i32 s[94:95], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cmp_ge_i32 s[92:93], 56, v210
   v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cmp_ge_i32 s[94:95], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cmp_ge_i32 s[92:93], 59, v210
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
@@ -1807,10 +1804,10 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v208, v1
+  v_mov_b32 v210, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v208
+  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v210
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -1818,60 +1815,56 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_35
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
-  ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v208 offset:80
-  ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
-  ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v208 offset:400
-  ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
-  ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v208 offset:720
-  ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
-  ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v208 offset:1040
-  ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v208 offset:1200
+  ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v210, 8, v168
+  ds_write_b8 v203, v168 offset:0                                // store: V transposed
+  ds_write_b8 v203, v210 offset:80
+  ds_write_b8_d16_hi v203, v168 offset:160
+  ds_write_b8_d16_hi v203, v210 offset:240
+  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8 v203, v169 offset:320
+  ds_write_b8 v203, v210 offset:400
+  ds_write_b8_d16_hi v203, v169 offset:480
+  ds_write_b8_d16_hi v203, v210 offset:560
+  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8 v203, v170 offset:640
+  ds_write_b8 v203, v210 offset:720
+  ds_write_b8_d16_hi v203, v170 offset:800
+  ds_write_b8_d16_hi v203, v210 offset:880
+  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8 v203, v171 offset:960
+  ds_write_b8 v203, v210 offset:1040
+  ds_write_b8_d16_hi v203, v171 offset:1120
+  ds_write_b8_d16_hi v203, v210 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_35
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_37
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_38
 .Ltail_block_loads_37:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v196
+  v_cmp_gt_u32 vcc, s92, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s92, v200
+  v_cmp_gt_u32 vcc, s92, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_38:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_35:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1899,194 +1892,194 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_41
-  v_subrev_u32 v209, s92, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[94:95], 1, v209
-  v_cmp_lt_i32 s[96:97], 2, v209
+  v_subrev_u32 v211, s92, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[94:95], 1, v211
+  v_cmp_lt_i32 s[96:97], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cmp_lt_i32 s[94:95], 8, v211
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v209
+  v_cmp_lt_i32 s[96:97], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cmp_lt_i32 s[94:95], 11, v211
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v209
+  v_cmp_lt_i32 s[96:97], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cmp_lt_i32 s[94:95], 18, v211
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v209
+  v_cmp_lt_i32 s[96:97], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cmp_lt_i32 s[94:95], 25, v211
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v209
+  v_cmp_lt_i32 s[96:97], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cmp_lt_i32 s[94:95], 32, v211
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v209
+  v_cmp_lt_i32 s[96:97], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cmp_lt_i32 s[94:95], 35, v211
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v209
+  v_cmp_lt_i32 s[96:97], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cmp_lt_i32 s[94:95], 42, v211
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v209
+  v_cmp_lt_i32 s[96:97], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cmp_lt_i32 s[94:95], 49, v211
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v209
+  v_cmp_lt_i32 s[96:97], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cmp_lt_i32 s[94:95], 56, v211
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v209
+  v_cmp_lt_i32 s[96:97], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cmp_lt_i32 s[94:95], 59, v211
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_43
-  v_subrev_u32 v209, s92, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[94:95], 1, v209
-  v_cmp_ge_i32 s[96:97], 2, v209
+  v_subrev_u32 v211, s92, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[94:95], 1, v211
+  v_cmp_ge_i32 s[96:97], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cmp_ge_i32 s[94:95], 8, v211
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cmp_ge_i32 s[96:97], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cmp_ge_i32 s[94:95], 11, v211
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cmp_ge_i32 s[96:97], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cmp_ge_i32 s[94:95], 18, v211
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cmp_ge_i32 s[96:97], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cmp_ge_i32 s[94:95], 25, v211
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cmp_ge_i32 s[96:97], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cmp_ge_i32 s[94:95], 32, v211
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cmp_ge_i32 s[96:97], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cmp_ge_i32 s[94:95], 35, v211
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cmp_ge_i32 s[96:97], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cmp_ge_i32 s[94:95], 42, v211
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cmp_ge_i32 s[96:97], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cmp_ge_i32 s[94:95], 49, v211
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cmp_ge_i32 s[96:97], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cmp_ge_i32 s[94:95], 56, v211
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cmp_ge_i32 s[96:97], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cmp_ge_i32 s[94:95], 59, v211
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
 .Lwindow_start_done_43:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
-  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
+  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_42
 .Lno_mask_41:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
 .Lrow_max_done_42:
-  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_44
-  v_sub_f32 v209, v188, v208
+  v_sub_f32 v211, v188, v210
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -2122,12 +2115,12 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_44:
-  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v208
+  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v208                                           // m = m_new
+  v_mov_b32 v188, v210                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -2165,135 +2158,135 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cbranch_scc0 .Lx_no_mask_45
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_45
-  v_subrev_u32 v208, s92, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[94:95], 1, v208
-  v_cmp_lt_i32 s[96:97], 2, v208
+  v_subrev_u32 v210, s92, v182
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[94:95], 1, v210
+  v_cmp_lt_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v208
+  v_cmp_lt_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v208
+  v_cmp_lt_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v208
+  v_cmp_lt_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v208
+  v_cmp_lt_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v208
+  v_cmp_lt_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v208
+  v_cmp_lt_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v208
+  v_cmp_lt_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v208
+  v_cmp_lt_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v208
+  v_cmp_lt_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v208
+  v_cmp_lt_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v208
+  v_cmp_lt_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v208
+  v_cmp_lt_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v208
+  v_cmp_lt_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v208
+  v_cmp_lt_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v208
+  v_cmp_lt_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v208
+  v_cmp_lt_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v208
+  v_cmp_lt_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v208
+  v_cmp_lt_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v208
+  v_cmp_lt_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_46
-  v_subrev_u32 v208, s92, v207
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[94:95], 1, v208
-  v_cmp_ge_i32 s[96:97], 2, v208
+  v_subrev_u32 v210, s92, v209
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[94:95], 1, v210
+  v_cmp_ge_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v208
+  v_cmp_ge_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v208
+  v_cmp_ge_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v208
+  v_cmp_ge_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v208
+  v_cmp_ge_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v208
+  v_cmp_ge_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v208
+  v_cmp_ge_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v208
+  v_cmp_ge_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v208
+  v_cmp_ge_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v208
+  v_cmp_ge_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v208
+  v_cmp_ge_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v208
+  v_cmp_ge_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v208
+  v_cmp_ge_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v208
+  v_cmp_ge_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v208
+  v_cmp_ge_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v208
+  v_cmp_ge_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v208
+  v_cmp_ge_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v208
+  v_cmp_ge_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v208
+  v_cmp_ge_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v208
+  v_cmp_ge_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
@@ -2381,10 +2374,10 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v208, v1
+  v_mov_b32 v210, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v208
+  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v210
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -2393,103 +2386,99 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_47
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
   s_branch .Lqk_48
 .Lno_previous_block_47:
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
 .Lqk_48:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v205 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[104:107], v207 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v207 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v205 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v205 offset:2576
+  ds_read_b128 v[112:115], v207 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v207 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v205 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v205 offset:5136
+  ds_read_b128 v[120:123], v207 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v207 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v205 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v205 offset:7696
+  ds_read_b128 v[128:131], v207 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v207 offset:7696
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_49
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
-  ds_write_b8 v202, v168 offset:0                                // store: V transposed
-  ds_write_b8 v202, v208 offset:80
-  ds_write_b8_d16_hi v202, v168 offset:160
-  ds_write_b8_d16_hi v202, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
-  ds_write_b8 v202, v169 offset:320
-  ds_write_b8 v202, v208 offset:400
-  ds_write_b8_d16_hi v202, v169 offset:480
-  ds_write_b8_d16_hi v202, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
-  ds_write_b8 v202, v170 offset:640
-  ds_write_b8 v202, v208 offset:720
-  ds_write_b8_d16_hi v202, v170 offset:800
-  ds_write_b8_d16_hi v202, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
-  ds_write_b8 v202, v171 offset:960
-  ds_write_b8 v202, v208 offset:1040
-  ds_write_b8_d16_hi v202, v171 offset:1120
-  ds_write_b8_d16_hi v202, v208 offset:1200
+  ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v210, 8, v168
+  ds_write_b8 v204, v168 offset:0                                // store: V transposed
+  ds_write_b8 v204, v210 offset:80
+  ds_write_b8_d16_hi v204, v168 offset:160
+  ds_write_b8_d16_hi v204, v210 offset:240
+  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8 v204, v169 offset:320
+  ds_write_b8 v204, v210 offset:400
+  ds_write_b8_d16_hi v204, v169 offset:480
+  ds_write_b8_d16_hi v204, v210 offset:560
+  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8 v204, v170 offset:640
+  ds_write_b8 v204, v210 offset:720
+  ds_write_b8_d16_hi v204, v170 offset:800
+  ds_write_b8_d16_hi v204, v210 offset:880
+  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8 v204, v171 offset:960
+  ds_write_b8 v204, v210 offset:1040
+  ds_write_b8_d16_hi v204, v171 offset:1120
+  ds_write_b8_d16_hi v204, v210 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_49
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_51
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_52
 .Ltail_block_loads_51:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v196
+  v_cmp_gt_u32 vcc, s92, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s92, v200
+  v_cmp_gt_u32 vcc, s92, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_52:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_49:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2503,194 +2492,194 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_55
-  v_subrev_u32 v209, s92, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[94:95], 1, v209
-  v_cmp_lt_i32 s[96:97], 2, v209
+  v_subrev_u32 v211, s92, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[94:95], 1, v211
+  v_cmp_lt_i32 s[96:97], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cmp_lt_i32 s[94:95], 8, v211
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v209
+  v_cmp_lt_i32 s[96:97], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cmp_lt_i32 s[94:95], 11, v211
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v209
+  v_cmp_lt_i32 s[96:97], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cmp_lt_i32 s[94:95], 18, v211
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v209
+  v_cmp_lt_i32 s[96:97], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cmp_lt_i32 s[94:95], 25, v211
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v209
+  v_cmp_lt_i32 s[96:97], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cmp_lt_i32 s[94:95], 32, v211
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v209
+  v_cmp_lt_i32 s[96:97], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cmp_lt_i32 s[94:95], 35, v211
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v209
+  v_cmp_lt_i32 s[96:97], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cmp_lt_i32 s[94:95], 42, v211
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v209
+  v_cmp_lt_i32 s[96:97], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cmp_lt_i32 s[94:95], 49, v211
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v209
+  v_cmp_lt_i32 s[96:97], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cmp_lt_i32 s[94:95], 56, v211
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v209
+  v_cmp_lt_i32 s[96:97], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cmp_lt_i32 s[94:95], 59, v211
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_57
-  v_subrev_u32 v209, s92, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[94:95], 1, v209
-  v_cmp_ge_i32 s[96:97], 2, v209
+  v_subrev_u32 v211, s92, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[94:95], 1, v211
+  v_cmp_ge_i32 s[96:97], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cmp_ge_i32 s[94:95], 8, v211
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cmp_ge_i32 s[96:97], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cmp_ge_i32 s[94:95], 11, v211
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cmp_ge_i32 s[96:97], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cmp_ge_i32 s[94:95], 18, v211
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cmp_ge_i32 s[96:97], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cmp_ge_i32 s[94:95], 25, v211
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cmp_ge_i32 s[96:97], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cmp_ge_i32 s[94:95], 32, v211
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cmp_ge_i32 s[96:97], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cmp_ge_i32 s[94:95], 35, v211
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cmp_ge_i32 s[96:97], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cmp_ge_i32 s[94:95], 42, v211
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cmp_ge_i32 s[96:97], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cmp_ge_i32 s[94:95], 49, v211
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cmp_ge_i32 s[96:97], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cmp_ge_i32 s[94:95], 56, v211
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cmp_ge_i32 s[96:97], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cmp_ge_i32 s[94:95], 59, v211
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
 .Lwindow_start_done_57:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
-  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
+  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_56
 .Lno_mask_55:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
 .Lrow_max_done_56:
-  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_58
-  v_sub_f32 v209, v188, v208
+  v_sub_f32 v211, v188, v210
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -2726,12 +2715,12 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_58:
-  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v208
+  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v208                                           // m = m_new
+  v_mov_b32 v188, v210                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -2769,135 +2758,135 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cbranch_scc0 .Lx_no_mask_59
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_59
-  v_subrev_u32 v208, s92, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[94:95], 1, v208
-  v_cmp_lt_i32 s[96:97], 2, v208
+  v_subrev_u32 v210, s92, v182
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[94:95], 1, v210
+  v_cmp_lt_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v208
+  v_cmp_lt_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v208
+  v_cmp_lt_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v208
+  v_cmp_lt_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v208
+  v_cmp_lt_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v208
+  v_cmp_lt_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v208
+  v_cmp_lt_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v208
+  v_cmp_lt_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v208
+  v_cmp_lt_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v208
+  v_cmp_lt_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v208
+  v_cmp_lt_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v208
+  v_cmp_lt_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v208
+  v_cmp_lt_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v208
+  v_cmp_lt_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v208
+  v_cmp_lt_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v208
+  v_cmp_lt_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v208
+  v_cmp_lt_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v208
+  v_cmp_lt_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v208
+  v_cmp_lt_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v208
+  v_cmp_lt_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_60
-  v_subrev_u32 v208, s92, v207
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[94:95], 1, v208
-  v_cmp_ge_i32 s[96:97], 2, v208
+  v_subrev_u32 v210, s92, v209
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[94:95], 1, v210
+  v_cmp_ge_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v208
+  v_cmp_ge_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v208
+  v_cmp_ge_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v208
+  v_cmp_ge_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v208
+  v_cmp_ge_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v208
+  v_cmp_ge_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v208
+  v_cmp_ge_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v208
+  v_cmp_ge_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v208
+  v_cmp_ge_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v208
+  v_cmp_ge_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v208
+  v_cmp_ge_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v208
+  v_cmp_ge_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v208
+  v_cmp_ge_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v208
+  v_cmp_ge_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v208
+  v_cmp_ge_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v208
+  v_cmp_ge_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v208
+  v_cmp_ge_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v208
+  v_cmp_ge_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v208
+  v_cmp_ge_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v208
+  v_cmp_ge_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
@@ -2985,10 +2974,10 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v208, v1
+  v_mov_b32 v210, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v208
+  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v210
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -2997,103 +2986,99 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_61
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
   s_branch .Lqk_62
 .Lno_previous_block_61:
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
 .Lqk_62:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v206 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[104:107], v208 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v208 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v206 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v206 offset:2576
+  ds_read_b128 v[112:115], v208 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v208 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v206 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v206 offset:5136
+  ds_read_b128 v[120:123], v208 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v208 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v206 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v206 offset:7696
+  ds_read_b128 v[128:131], v208 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v208 offset:7696
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_63
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
-  ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v208 offset:80
-  ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
-  ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v208 offset:400
-  ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
-  ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v208 offset:720
-  ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
-  ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v208 offset:1040
-  ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v208 offset:1200
+  ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v210, 8, v168
+  ds_write_b8 v203, v168 offset:0                                // store: V transposed
+  ds_write_b8 v203, v210 offset:80
+  ds_write_b8_d16_hi v203, v168 offset:160
+  ds_write_b8_d16_hi v203, v210 offset:240
+  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8 v203, v169 offset:320
+  ds_write_b8 v203, v210 offset:400
+  ds_write_b8_d16_hi v203, v169 offset:480
+  ds_write_b8_d16_hi v203, v210 offset:560
+  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8 v203, v170 offset:640
+  ds_write_b8 v203, v210 offset:720
+  ds_write_b8_d16_hi v203, v170 offset:800
+  ds_write_b8_d16_hi v203, v210 offset:880
+  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8 v203, v171 offset:960
+  ds_write_b8 v203, v210 offset:1040
+  ds_write_b8_d16_hi v203, v171 offset:1120
+  ds_write_b8_d16_hi v203, v210 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_63
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_65
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_66
 .Ltail_block_loads_65:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v196
+  v_cmp_gt_u32 vcc, s92, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s92, v200
+  v_cmp_gt_u32 vcc, s92, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_66:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_63:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -3107,194 +3092,194 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_68
-  v_subrev_u32 v209, s92, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[94:95], 1, v209
-  v_cmp_lt_i32 s[96:97], 2, v209
+  v_subrev_u32 v211, s92, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[94:95], 1, v211
+  v_cmp_lt_i32 s[96:97], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cmp_lt_i32 s[94:95], 8, v211
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v209
+  v_cmp_lt_i32 s[96:97], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cmp_lt_i32 s[94:95], 11, v211
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v209
+  v_cmp_lt_i32 s[96:97], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cmp_lt_i32 s[94:95], 18, v211
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v209
+  v_cmp_lt_i32 s[96:97], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cmp_lt_i32 s[94:95], 25, v211
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v209
+  v_cmp_lt_i32 s[96:97], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cmp_lt_i32 s[94:95], 32, v211
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v209
+  v_cmp_lt_i32 s[96:97], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cmp_lt_i32 s[94:95], 35, v211
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v209
+  v_cmp_lt_i32 s[96:97], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cmp_lt_i32 s[94:95], 42, v211
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v209
+  v_cmp_lt_i32 s[96:97], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cmp_lt_i32 s[94:95], 49, v211
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v209
+  v_cmp_lt_i32 s[96:97], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cmp_lt_i32 s[94:95], 56, v211
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v209
+  v_cmp_lt_i32 s[96:97], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cmp_lt_i32 s[94:95], 59, v211
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_70
-  v_subrev_u32 v209, s92, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[94:95], 1, v209
-  v_cmp_ge_i32 s[96:97], 2, v209
+  v_subrev_u32 v211, s92, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[94:95], 1, v211
+  v_cmp_ge_i32 s[96:97], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cmp_ge_i32 s[94:95], 8, v211
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cmp_ge_i32 s[96:97], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cmp_ge_i32 s[94:95], 11, v211
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cmp_ge_i32 s[96:97], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cmp_ge_i32 s[94:95], 18, v211
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cmp_ge_i32 s[96:97], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cmp_ge_i32 s[94:95], 25, v211
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cmp_ge_i32 s[96:97], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cmp_ge_i32 s[94:95], 32, v211
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cmp_ge_i32 s[96:97], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cmp_ge_i32 s[94:95], 35, v211
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cmp_ge_i32 s[96:97], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cmp_ge_i32 s[94:95], 42, v211
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cmp_ge_i32 s[96:97], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cmp_ge_i32 s[94:95], 49, v211
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cmp_ge_i32 s[96:97], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cmp_ge_i32 s[94:95], 56, v211
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cmp_ge_i32 s[96:97], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cmp_ge_i32 s[94:95], 59, v211
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
 .Lwindow_start_done_70:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_cmp_eq_f32 vcc, v191, v208                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
-  v_cndmask_b32 v208, v208, v188, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
+  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_69
 .Lno_mask_68:
-  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v208, v208, v75, v76
-  v_maximum3_f32 v208, v208, v77, v78
-  v_maximum3_f32 v208, v208, v79, v80
-  v_maximum3_f32 v208, v208, v81, v82
-  v_maximum3_f32 v208, v208, v83, v84
-  v_maximum3_f32 v208, v208, v85, v86
-  v_maximum3_f32 v208, v208, v87, v88
-  v_maximum3_f32 v208, v208, v89, v90
-  v_maximum3_f32 v208, v208, v91, v92
-  v_maximum3_f32 v208, v208, v93, v94
-  v_maximum3_f32 v208, v208, v95, v96
-  v_maximum3_f32 v208, v208, v97, v98
-  v_maximum3_f32 v208, v208, v99, v100
-  v_maximum3_f32 v208, v208, v101, v102
-  v_maximum3_f32 v208, v208, v103, v103
-  v_mov_b32 v209, v208
+  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v210, v210, v75, v76
+  v_maximum3_f32 v210, v210, v77, v78
+  v_maximum3_f32 v210, v210, v79, v80
+  v_maximum3_f32 v210, v210, v81, v82
+  v_maximum3_f32 v210, v210, v83, v84
+  v_maximum3_f32 v210, v210, v85, v86
+  v_maximum3_f32 v210, v210, v87, v88
+  v_maximum3_f32 v210, v210, v89, v90
+  v_maximum3_f32 v210, v210, v91, v92
+  v_maximum3_f32 v210, v210, v93, v94
+  v_maximum3_f32 v210, v210, v95, v96
+  v_maximum3_f32 v210, v210, v97, v98
+  v_maximum3_f32 v210, v210, v99, v100
+  v_maximum3_f32 v210, v210, v101, v102
+  v_maximum3_f32 v210, v210, v103, v103
+  v_mov_b32 v211, v210
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v208, v208, v209, v209
-  v_mul_f32 v190, v183, v208                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v208, v188, v190, v190
+  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v210, v210, v211, v211
+  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v210, v188, v190, v190
 .Lrow_max_done_69:
-  v_cmp_lt_f32 vcc, v188, v208                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_71
-  v_sub_f32 v209, v188, v208
+  v_sub_f32 v211, v188, v210
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v209                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -3330,12 +3315,12 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_71:
-  v_cmp_lg_f32 vcc, v191, v208                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v208
+  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v208                                           // m = m_new
+  v_mov_b32 v188, v210                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -3373,135 +3358,135 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_cbranch_scc0 .Lx_no_mask_72
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_72
-  v_subrev_u32 v208, s92, v182
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[94:95], 1, v208
-  v_cmp_lt_i32 s[96:97], 2, v208
+  v_subrev_u32 v210, s92, v182
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[94:95], 1, v210
+  v_cmp_lt_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v208
+  v_cmp_lt_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v208
+  v_cmp_lt_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v208
+  v_cmp_lt_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v208
+  v_cmp_lt_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v208
+  v_cmp_lt_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v208
+  v_cmp_lt_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v208
+  v_cmp_lt_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v208
+  v_cmp_lt_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v208
+  v_cmp_lt_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v208
+  v_cmp_lt_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v208
+  v_cmp_lt_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v208
+  v_cmp_lt_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v208
+  v_cmp_lt_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v208
+  v_cmp_lt_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v208
+  v_cmp_lt_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v208
+  v_cmp_lt_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v208
+  v_cmp_lt_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v208
+  v_cmp_lt_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v208
+  v_cmp_lt_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_73
-  v_subrev_u32 v208, s92, v207
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[94:95], 1, v208
-  v_cmp_ge_i32 s[96:97], 2, v208
+  v_subrev_u32 v210, s92, v209
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[94:95], 1, v210
+  v_cmp_ge_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v208
+  v_cmp_ge_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v208
+  v_cmp_ge_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v208
+  v_cmp_ge_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v208
+  v_cmp_ge_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v208
+  v_cmp_ge_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v208
+  v_cmp_ge_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v208
+  v_cmp_ge_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v208
+  v_cmp_ge_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v208
+  v_cmp_ge_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v208
+  v_cmp_ge_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v208
+  v_cmp_ge_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v208
+  v_cmp_ge_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v208
+  v_cmp_ge_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v208
+  v_cmp_ge_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v208
+  v_cmp_ge_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v208
+  v_cmp_ge_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v208
+  v_cmp_ge_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v208
+  v_cmp_ge_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v208
+  v_cmp_ge_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
@@ -3589,10 +3574,10 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v208, v1
+  v_mov_b32 v210, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v208                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v208
+  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v210
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -3603,56 +3588,56 @@ zyfa_gfx950_fp8_exact_d128_none:
 .Lkey_blocks_done:
   v_cmp_lt_f32 s[92:93], 0, v189                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, 1.0, v189, s[92:93]
-  v_div_scale_f32 v209, s[88:89], v208, v208, v193
-  v_div_scale_f32 v210, vcc, v193, v208, v193
-  v_rcp_f32 v211, v209
+  v_cndmask_b32 v210, 1.0, v189, s[92:93]
+  v_div_scale_f32 v211, s[88:89], v210, v210, v193
+  v_div_scale_f32 v212, vcc, v193, v210, v193
+  v_rcp_f32 v213, v211
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v213, -v209, v211, 1.0
-  v_fma_f32 v211, v213, v211, v211
-  v_mul_f32 v212, v210, v211
-  v_fma_f32 v213, -v209, v212, v210
-  v_fma_f32 v212, v213, v211, v212
-  v_fma_f32 v213, -v209, v212, v210
-  v_div_fmas_f32 v212, v213, v211, v212
+  v_fma_f32 v215, -v211, v213, 1.0
+  v_fma_f32 v213, v215, v213, v213
+  v_mul_f32 v214, v212, v213
+  v_fma_f32 v215, -v211, v214, v212
+  v_fma_f32 v214, v215, v213, v214
+  v_fma_f32 v215, -v211, v214, v212
+  v_div_fmas_f32 v214, v215, v213, v214
   v_cmp_gt_f32 vcc, 0x7f800000, v188                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v212, v212, v208, v193
-  v_cndmask_b32 v214, 0, v212, s[92:93]
-  v_mov_b32 v215, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v214, v215, v214, vcc
-  v_mov_b32 v215, v214
-  v_pk_mul_f32 v[8:9], v[8:9], v[214:215]
-  v_pk_mul_f32 v[10:11], v[10:11], v[214:215]
-  v_pk_mul_f32 v[12:13], v[12:13], v[214:215]
-  v_pk_mul_f32 v[14:15], v[14:15], v[214:215]
-  v_pk_mul_f32 v[16:17], v[16:17], v[214:215]
-  v_pk_mul_f32 v[18:19], v[18:19], v[214:215]
-  v_pk_mul_f32 v[20:21], v[20:21], v[214:215]
-  v_pk_mul_f32 v[22:23], v[22:23], v[214:215]
-  v_pk_mul_f32 v[24:25], v[24:25], v[214:215]
-  v_pk_mul_f32 v[26:27], v[26:27], v[214:215]
-  v_pk_mul_f32 v[28:29], v[28:29], v[214:215]
-  v_pk_mul_f32 v[30:31], v[30:31], v[214:215]
-  v_pk_mul_f32 v[32:33], v[32:33], v[214:215]
-  v_pk_mul_f32 v[34:35], v[34:35], v[214:215]
-  v_pk_mul_f32 v[36:37], v[36:37], v[214:215]
-  v_pk_mul_f32 v[38:39], v[38:39], v[214:215]
-  v_pk_mul_f32 v[40:41], v[40:41], v[214:215]
-  v_pk_mul_f32 v[42:43], v[42:43], v[214:215]
-  v_pk_mul_f32 v[44:45], v[44:45], v[214:215]
-  v_pk_mul_f32 v[46:47], v[46:47], v[214:215]
-  v_pk_mul_f32 v[48:49], v[48:49], v[214:215]
-  v_pk_mul_f32 v[50:51], v[50:51], v[214:215]
-  v_pk_mul_f32 v[52:53], v[52:53], v[214:215]
-  v_pk_mul_f32 v[54:55], v[54:55], v[214:215]
-  v_pk_mul_f32 v[56:57], v[56:57], v[214:215]
-  v_pk_mul_f32 v[58:59], v[58:59], v[214:215]
-  v_pk_mul_f32 v[60:61], v[60:61], v[214:215]
-  v_pk_mul_f32 v[62:63], v[62:63], v[214:215]
-  v_pk_mul_f32 v[64:65], v[64:65], v[214:215]
-  v_pk_mul_f32 v[66:67], v[66:67], v[214:215]
-  v_pk_mul_f32 v[68:69], v[68:69], v[214:215]
-  v_pk_mul_f32 v[70:71], v[70:71], v[214:215]
+  v_div_fixup_f32 v214, v214, v210, v193
+  v_cndmask_b32 v216, 0, v214, s[92:93]
+  v_mov_b32 v217, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v216, v217, v216, vcc
+  v_mov_b32 v217, v216
+  v_pk_mul_f32 v[8:9], v[8:9], v[216:217]
+  v_pk_mul_f32 v[10:11], v[10:11], v[216:217]
+  v_pk_mul_f32 v[12:13], v[12:13], v[216:217]
+  v_pk_mul_f32 v[14:15], v[14:15], v[216:217]
+  v_pk_mul_f32 v[16:17], v[16:17], v[216:217]
+  v_pk_mul_f32 v[18:19], v[18:19], v[216:217]
+  v_pk_mul_f32 v[20:21], v[20:21], v[216:217]
+  v_pk_mul_f32 v[22:23], v[22:23], v[216:217]
+  v_pk_mul_f32 v[24:25], v[24:25], v[216:217]
+  v_pk_mul_f32 v[26:27], v[26:27], v[216:217]
+  v_pk_mul_f32 v[28:29], v[28:29], v[216:217]
+  v_pk_mul_f32 v[30:31], v[30:31], v[216:217]
+  v_pk_mul_f32 v[32:33], v[32:33], v[216:217]
+  v_pk_mul_f32 v[34:35], v[34:35], v[216:217]
+  v_pk_mul_f32 v[36:37], v[36:37], v[216:217]
+  v_pk_mul_f32 v[38:39], v[38:39], v[216:217]
+  v_pk_mul_f32 v[40:41], v[40:41], v[216:217]
+  v_pk_mul_f32 v[42:43], v[42:43], v[216:217]
+  v_pk_mul_f32 v[44:45], v[44:45], v[216:217]
+  v_pk_mul_f32 v[46:47], v[46:47], v[216:217]
+  v_pk_mul_f32 v[48:49], v[48:49], v[216:217]
+  v_pk_mul_f32 v[50:51], v[50:51], v[216:217]
+  v_pk_mul_f32 v[52:53], v[52:53], v[216:217]
+  v_pk_mul_f32 v[54:55], v[54:55], v[216:217]
+  v_pk_mul_f32 v[56:57], v[56:57], v[216:217]
+  v_pk_mul_f32 v[58:59], v[58:59], v[216:217]
+  v_pk_mul_f32 v[60:61], v[60:61], v[216:217]
+  v_pk_mul_f32 v[62:63], v[62:63], v[216:217]
+  v_pk_mul_f32 v[64:65], v[64:65], v[216:217]
+  v_pk_mul_f32 v[66:67], v[66:67], v[216:217]
+  v_pk_mul_f32 v[68:69], v[68:69], v[216:217]
+  v_pk_mul_f32 v[70:71], v[70:71], v[216:217]
   s_mov_b64 s[94:95], 0
   s_mul_i32 s96, s46, s4
   s_mul_hi_u32 s97, s46, s4
@@ -3672,150 +3657,150 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_add_u32 s97, s97, s98
   s_add_u32 s94, s94, s96
   s_addc_u32 s95, s95, s97
-  v_mov_b32 v210, s94
-  v_mov_b32 v211, s95
-  v_mad_u64_u32 v[210:211], s[88:89], v181, s48, v[210:211]
-  v_mul_lo_u32 v209, v181, s49
-  v_add_u32 v211, v211, v209
-  v_mad_u64_u32 v[210:211], s[88:89], v180, 4, v[210:211]        // + 4 half elements
+  v_mov_b32 v212, s94
+  v_mov_b32 v213, s95
+  v_mad_u64_u32 v[212:213], s[88:89], v181, s48, v[212:213]
+  v_mul_lo_u32 v211, v181, s49
+  v_add_u32 v213, v213, v211
+  v_mad_u64_u32 v[212:213], s[88:89], v180, 4, v[212:213]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_74
-  v_lshlrev_b64 v[210:211], 2, v[210:211]
-  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
-  global_store_dwordx4 v[210:211], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[210:211], v[12:15], off offset:32
-  global_store_dwordx4 v[210:211], v[16:19], off offset:64
-  global_store_dwordx4 v[210:211], v[20:23], off offset:96
-  global_store_dwordx4 v[210:211], v[24:27], off offset:128
-  global_store_dwordx4 v[210:211], v[28:31], off offset:160
-  global_store_dwordx4 v[210:211], v[32:35], off offset:192
-  global_store_dwordx4 v[210:211], v[36:39], off offset:224
-  global_store_dwordx4 v[210:211], v[40:43], off offset:256
-  global_store_dwordx4 v[210:211], v[44:47], off offset:288
-  global_store_dwordx4 v[210:211], v[48:51], off offset:320
-  global_store_dwordx4 v[210:211], v[52:55], off offset:352
-  global_store_dwordx4 v[210:211], v[56:59], off offset:384
-  global_store_dwordx4 v[210:211], v[60:63], off offset:416
-  global_store_dwordx4 v[210:211], v[64:67], off offset:448
-  global_store_dwordx4 v[210:211], v[68:71], off offset:480
+  v_lshlrev_b64 v[212:213], 2, v[212:213]
+  v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
+  global_store_dwordx4 v[212:213], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[212:213], v[12:15], off offset:32
+  global_store_dwordx4 v[212:213], v[16:19], off offset:64
+  global_store_dwordx4 v[212:213], v[20:23], off offset:96
+  global_store_dwordx4 v[212:213], v[24:27], off offset:128
+  global_store_dwordx4 v[212:213], v[28:31], off offset:160
+  global_store_dwordx4 v[212:213], v[32:35], off offset:192
+  global_store_dwordx4 v[212:213], v[36:39], off offset:224
+  global_store_dwordx4 v[212:213], v[40:43], off offset:256
+  global_store_dwordx4 v[212:213], v[44:47], off offset:288
+  global_store_dwordx4 v[212:213], v[48:51], off offset:320
+  global_store_dwordx4 v[212:213], v[52:55], off offset:352
+  global_store_dwordx4 v[212:213], v[56:59], off offset:384
+  global_store_dwordx4 v[212:213], v[60:63], off offset:416
+  global_store_dwordx4 v[212:213], v[64:67], off offset:448
+  global_store_dwordx4 v[212:213], v[68:71], off offset:480
   s_branch .Lout_stored_76
 .Lout_16bit_74:
-  v_lshlrev_b64 v[210:211], 1, v[210:211]
-  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
+  v_lshlrev_b64 v[212:213], 1, v[212:213]
+  v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
   s_cbranch_scc0 .Lout_fp16_75
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[210:211], v[104:105], off offset:0
+  global_store_dwordx2 v[212:213], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[210:211], v[106:107], off offset:16
+  global_store_dwordx2 v[212:213], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[210:211], v[108:109], off offset:32
+  global_store_dwordx2 v[212:213], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[210:211], v[110:111], off offset:48
+  global_store_dwordx2 v[212:213], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[210:211], v[112:113], off offset:64
+  global_store_dwordx2 v[212:213], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[210:211], v[114:115], off offset:80
+  global_store_dwordx2 v[212:213], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[210:211], v[116:117], off offset:96
+  global_store_dwordx2 v[212:213], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[210:211], v[118:119], off offset:112
+  global_store_dwordx2 v[212:213], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[210:211], v[120:121], off offset:128
+  global_store_dwordx2 v[212:213], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[210:211], v[122:123], off offset:144
+  global_store_dwordx2 v[212:213], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[210:211], v[124:125], off offset:160
+  global_store_dwordx2 v[212:213], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[210:211], v[126:127], off offset:176
+  global_store_dwordx2 v[212:213], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[210:211], v[128:129], off offset:192
+  global_store_dwordx2 v[212:213], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[210:211], v[130:131], off offset:208
+  global_store_dwordx2 v[212:213], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[210:211], v[132:133], off offset:224
+  global_store_dwordx2 v[212:213], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[210:211], v[134:135], off offset:240
+  global_store_dwordx2 v[212:213], v[134:135], off offset:240
   s_branch .Lout_stored_76
 .Lout_fp16_75:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[210:211], v[104:105], off offset:0
+  global_store_dwordx2 v[212:213], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[210:211], v[106:107], off offset:16
+  global_store_dwordx2 v[212:213], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[210:211], v[108:109], off offset:32
+  global_store_dwordx2 v[212:213], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[210:211], v[110:111], off offset:48
+  global_store_dwordx2 v[212:213], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[210:211], v[112:113], off offset:64
+  global_store_dwordx2 v[212:213], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[210:211], v[114:115], off offset:80
+  global_store_dwordx2 v[212:213], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[210:211], v[116:117], off offset:96
+  global_store_dwordx2 v[212:213], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[210:211], v[118:119], off offset:112
+  global_store_dwordx2 v[212:213], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[210:211], v[120:121], off offset:128
+  global_store_dwordx2 v[212:213], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[210:211], v[122:123], off offset:144
+  global_store_dwordx2 v[212:213], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[210:211], v[124:125], off offset:160
+  global_store_dwordx2 v[212:213], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[210:211], v[126:127], off offset:176
+  global_store_dwordx2 v[212:213], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[210:211], v[128:129], off offset:192
+  global_store_dwordx2 v[212:213], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[210:211], v[130:131], off offset:208
+  global_store_dwordx2 v[212:213], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[210:211], v[132:133], off offset:224
+  global_store_dwordx2 v[212:213], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[210:211], v[134:135], off offset:240
+  global_store_dwordx2 v[212:213], v[134:135], off offset:240
 .Lout_stored_76:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_77
-  v_log_f32 v210, v208
+  v_log_f32 v212, v210
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v210, v188, v210
+  v_add_f32 v212, v188, v212
   v_cmp_gt_f32 vcc, 0x7f800000, v188
-  v_mul_f32 v210, 0x3f317218, v210
-  v_cndmask_b32 v209, v191, v210, s[92:93]
-  v_mov_b32 v210, 0x7fc00000
-  v_cndmask_b32 v209, v210, v209, vcc
+  v_mul_f32 v212, 0x3f317218, v212
+  v_cndmask_b32 v211, v191, v212, s[92:93]
+  v_mov_b32 v212, 0x7fc00000
+  v_cndmask_b32 v211, v212, v211, vcc
   s_mul_i32 s94, s4, s55
   s_add_u32 s94, s94, s3
   s_mul_i32 s94, s94, s53
@@ -3823,13 +3808,13 @@ zyfa_gfx950_fp8_exact_d128_none:
   s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s94, s95, s94
-  v_add_u32 v211, s94, v181
-  v_mad_u64_u32 v[212:213], s[88:89], v211, 4, s[16:17]
+  v_add_u32 v213, s94, v181
+  v_mad_u64_u32 v[214:215], s[88:89], v213, 4, s[16:17]
   v_cmp_eq_u32 s[96:97], 0, v180
   v_cmp_gt_i32 vcc, s70, v181
   s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[212:213], v209, off
+  global_store_dword v[214:215], v211, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_77:
 .Lkernel_end:
@@ -3848,8 +3833,8 @@ zyfa_gfx950_fp8_exact_d128_none:
     .amdhsa_system_sgpr_workgroup_id_y 1
     .amdhsa_system_sgpr_workgroup_id_z 1
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 216
-    .amdhsa_accum_offset 216
+    .amdhsa_next_free_vgpr 224
+    .amdhsa_accum_offset 224
     .amdhsa_next_free_sgpr 99
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
@@ -3868,7 +3853,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 101
-    .vgpr_count: 216
+    .vgpr_count: 224
     .agpr_count: 0
     .max_flat_workgroup_size: 512
     .reqd_workgroup_size: [ 512, 1, 1 ]

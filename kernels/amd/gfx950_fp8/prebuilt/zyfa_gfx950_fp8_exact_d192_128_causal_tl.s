@@ -34,46 +34,47 @@
 // v204 126.0: the largest e4m3fn code
 // v205 v descale
 // v206 max_block_exponent
-// v[207:208] K chunk byte offsets in a block
-// v[209:210] K chunk key rows
-// v[211:214] K chunk LDS addresses (chunk x stage)
-// v215 V chunk byte offset in a block
-// v216 V chunk key row
-// v[217:218] V^T chunk LDS address (per stage)
-// v[219:220] K operand LDS address (per stage)
-// v[221:222] V^T operand LDS address (per stage)
-// v223 window start - 4 * half
-// v224 udiv dividend
-// v225 udiv divisor
-// v224 wave index (vector)
-// v224 4 * half
-// v[224:225] Q address
-// v226 Q address part
-// v224 chunk index
-// v225 chunk column
-// v226 chunk tmp
-// v224 V bytes 1 and 3
-// v224 row max of raw scores, then m_new
-// v225 visible-key end relative to the block and half
-// v225 window start relative to the block and half
-// v225 other half's max
-// v225 m - m_new
-// v224 visible-key end relative to the block and half
-// v224 window start relative to the block and half
-// v224 other half's row sum
-// v224 l or 1
-// v225 div den
-// v226 div num
-// v227 div rcp
-// v228 div quotient
-// v229 div error
-// v[230:231] out scale (pair)
-// v[226:227] O address
-// v225 O address part
-// v225 lse
-// v226 lse tmp
-// v227 lse index
-// v[228:229] lse address
+// v[208:211] K chunk addresses (64-bit, per chunk)
+// v[212:213] V chunk address (64-bit)
+// v[214:215] K chunk key rows
+// v[216:219] K chunk LDS addresses (chunk x stage)
+// v207 V chunk key row
+// v[220:221] V^T chunk LDS address (per stage)
+// v[222:223] K operand LDS address (per stage)
+// v[224:225] V^T operand LDS address (per stage)
+// v226 window start - 4 * half
+// v227 udiv dividend
+// v228 udiv divisor
+// v227 wave index (vector)
+// v227 4 * half
+// v[228:229] Q address
+// v227 Q address part
+// v227 chunk index
+// v228 chunk column
+// v229 chunk tmp
+// v230 row * stride, high word
+// v227 V bytes 1 and 3
+// v227 row max of raw scores, then m_new
+// v228 visible-key end relative to the block and half
+// v228 window start relative to the block and half
+// v228 other half's max
+// v228 m - m_new
+// v227 visible-key end relative to the block and half
+// v227 window start relative to the block and half
+// v227 other half's row sum
+// v227 l or 1
+// v228 div den
+// v229 div num
+// v230 div rcp
+// v231 div quotient
+// v232 div error
+// v[234:235] out scale (pair)
+// v[228:229] O address
+// v230 O address part
+// v228 lse
+// v229 lse tmp
+// v230 lse index
+// v[232:233] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -93,8 +94,8 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
@@ -125,12 +126,13 @@
 // s93 product lo
 // s96 product hi
 // s97 product cross
-// s92 1 / chunks per row (fixed point)
-// s92 product lo
-// s93 product hi
-// s94 product cross
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s96 1 / chunks per row (fixed point)
 // s92 keys of the sequence from the block on
-// s[92:93] 64 rows of stride
 // s92 block - largest window start
 // s[92:93] lane mask
 // s[94:95] lane mask
@@ -140,9 +142,6 @@
 // s92 last key block
 // s[92:93] l > 0
 // s[94:95] O element offset
-// s96 product lo
-// s97 product hi
-// s98 product cross
 // s94 lse row base (fixed length)
 // s95 lse row base (varlen)
 // s[96:97] lanes of half 0
@@ -193,14 +192,14 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v224, s55
-  v_cvt_f32_u32 v225, s56
-  v_rcp_f32 v225, v225
+  v_cvt_f32_u32 v227, s55
+  v_cvt_f32_u32 v228, s56
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v224, v224, v225
-  v_cvt_u32_f32 v224, v224
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s92, v224
+  v_readfirstlane_b32 s92, v227
   s_mul_i32 s94, s92, s56
   s_sub_i32 s93, s55, s94
   s_cmp_ge_i32 s93, s56
@@ -209,14 +208,14 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s92, s92, s94
-  v_cvt_f32_u32 v224, s3
-  v_cvt_f32_u32 v225, s92
-  v_rcp_f32 v225, v225
+  v_cvt_f32_u32 v227, s3
+  v_cvt_f32_u32 v228, s92
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v224, v224, v225
-  v_cvt_u32_f32 v224, v224
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v224
+  v_readfirstlane_b32 s72, v227
   s_mul_i32 s94, s72, s92
   s_sub_i32 s93, s3, s94
   s_cmp_ge_i32 s93, s92
@@ -225,9 +224,9 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s72, s72, s94
-  v_lshrrev_b32 v224, 6, v0
+  v_lshrrev_b32 v227, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v224
+  v_readfirstlane_b32 s5, v227
   v_and_b32 v191, 31, v0
   v_bfe_u32 v192, v0, 5, 1
   s_lshl_b32 s92, s5, 5
@@ -238,15 +237,15 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_cmp_gt_i32 vcc, s70, v193
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v194, 0, v194, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v224, 2, v192
-  v_sub_u32 v194, v194, v224
+  v_lshlrev_b32 v227, 2, v192
+  v_sub_u32 v194, v194, v227
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, 0, s96
   s_cmp_lt_i32 s60, 0
   s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
-  v_add_u32 v223, s95, v193
-  v_max_i32 v223, 0, v223
-  v_sub_u32 v223, v223, v224
+  v_add_u32 v226, s95, v193
+  v_max_i32 v226, 0, v226
+  v_sub_u32 v226, v226, v227
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, 0, s96
   s_cmp_lt_i32 s60, 0
@@ -417,12 +416,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s93
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v224, s94
-  v_mov_b32 v225, s95
-  v_mad_u64_u32 v[224:225], s[88:89], v193, s30, v[224:225]
-  v_mul_lo_u32 v226, v193, s31
-  v_add_u32 v225, v225, v226
-  v_mad_u64_u32 v[224:225], s[88:89], v192, 32, v[224:225]       // + half * 32 bytes
+  v_mov_b32 v228, s94
+  v_mov_b32 v229, s95
+  v_mad_u64_u32 v[228:229], s[88:89], v193, s30, v[228:229]
+  v_mul_lo_u32 v227, v193, s31
+  v_add_u32 v229, v229, v227
+  v_mad_u64_u32 v[228:229], s[88:89], v192, 32, v[228:229]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -449,12 +448,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_mov_b32 v159, 0
   v_cmp_gt_i32 vcc, s70, v193
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[224:225], off offset:0
-  global_load_dwordx4 v[140:143], v[224:225], off offset:16
-  global_load_dwordx4 v[144:147], v[224:225], off offset:64
-  global_load_dwordx4 v[148:151], v[224:225], off offset:80
-  global_load_dwordx4 v[152:155], v[224:225], off offset:128
-  global_load_dwordx4 v[156:159], v[224:225], off offset:144
+  global_load_dwordx4 v[136:139], v[228:229], off offset:0
+  global_load_dwordx4 v[140:143], v[228:229], off offset:16
+  global_load_dwordx4 v[144:147], v[228:229], off offset:64
+  global_load_dwordx4 v[148:151], v[228:229], off offset:80
+  global_load_dwordx4 v[152:155], v[228:229], off offset:128
+  global_load_dwordx4 v[156:159], v[228:229], off offset:144
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
   v_xor_b32 v136, s92, v136
@@ -481,101 +480,115 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_xor_b32 v157, s92, v157
   v_xor_b32 v158, s92, v158
   v_xor_b32 v159, s92, v159
-  s_mov_b32 s92, 357913942
-  v_add_u32 v224, 0, v0
-  v_mul_hi_u32 v209, s92, v224
-  v_mul_u32_u24 v226, 12, v209
-  v_sub_u32 v225, v224, v226
-  v_mul_lo_u32 v226, v209, s36
-  v_lshl_add_u32 v207, v225, 4, v226
-  v_mul_u32_u24 v226, 208, v209
-  v_lshl_add_u32 v211, v225, 4, v226
-  v_add_u32 v224, 512, v0
-  v_mul_hi_u32 v210, s92, v224
-  v_mul_u32_u24 v226, 12, v210
-  v_sub_u32 v225, v224, v226
-  v_mul_lo_u32 v226, v210, s36
-  v_lshl_add_u32 v208, v225, 4, v226
-  v_mul_u32_u24 v226, 208, v210
-  v_lshl_add_u32 v213, v225, 4, v226
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s96, s34, s4
+  s_mul_hi_u32 s97, s34, s4
+  s_mul_i32 s98, s35, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s38, s72
+  s_mul_hi_u32 s97, s38, s72
+  s_mul_i32 s98, s39, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s7
+  s_mul_hi_u32 s97, s36, s7
+  s_mul_i32 s98, s37, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s90
+  s_mul_hi_u32 s97, s36, s90
+  s_mul_i32 s98, s37, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s96, s40, s4
+  s_mul_hi_u32 s97, s40, s4
+  s_mul_i32 s98, s41, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s44, s72
+  s_mul_hi_u32 s97, s44, s72
+  s_mul_i32 s98, s45, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s7
+  s_mul_hi_u32 s97, s42, s7
+  s_mul_i32 s98, s43, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s90
+  s_mul_hi_u32 s97, s42, s90
+  s_mul_i32 s98, s43, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  s_mov_b32 s96, 357913942
+  v_add_u32 v227, 0, v0
+  v_mul_hi_u32 v214, s96, v227
+  v_mul_u32_u24 v229, 12, v214
+  v_sub_u32 v228, v227, v229
+  v_mov_b32 v208, s92
+  v_mov_b32 v209, s93
+  v_mad_u64_u32 v[208:209], s[88:89], v214, s36, v[208:209]
+  v_mul_lo_u32 v230, v214, s37
+  v_add_u32 v209, v209, v230
+  v_mad_u64_u32 v[208:209], s[88:89], v228, 16, v[208:209]
+  v_mul_u32_u24 v229, 208, v214
+  v_lshl_add_u32 v216, v228, 4, v229
+  v_add_u32 v227, 512, v0
+  v_mul_hi_u32 v215, s96, v227
+  v_mul_u32_u24 v229, 12, v215
+  v_sub_u32 v228, v227, v229
+  v_mov_b32 v210, s92
+  v_mov_b32 v211, s93
+  v_mad_u64_u32 v[210:211], s[88:89], v215, s36, v[210:211]
+  v_mul_lo_u32 v230, v215, s37
+  v_add_u32 v211, v211, v230
+  v_mad_u64_u32 v[210:211], s[88:89], v228, 16, v[210:211]
+  v_mul_u32_u24 v229, 208, v215
+  v_lshl_add_u32 v218, v228, 4, v229
   v_cmp_gt_u32 vcc, 256, v0
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v210, -1, v210, vcc
-  v_lshrrev_b32 v216, 3, v0
-  v_and_b32 v225, 7, v0
-  v_mul_lo_u32 v226, v216, s42
-  v_lshl_add_u32 v215, v225, 4, v226
-  v_bfe_u32 v217, v216, 2, 1
-  v_lshlrev_b32 v217, 5, v217
-  v_bfe_u32 v226, v216, 5, 1
-  v_lshl_add_u32 v217, v226, 4, v217
-  v_bfe_u32 v226, v216, 3, 2
-  v_lshl_add_u32 v217, v226, 2, v217
-  v_and_b32 v226, 3, v216
-  v_add_u32 v217, v217, v226
-  v_mul_u32_u24 v226, 1280, v225
-  v_add_u32 v217, v217, v226
-  v_add_u32 v217, 13312, v217
-  v_mul_u32_u24 v226, 208, v191
-  v_lshl_add_u32 v219, v192, 5, v226
-  v_mul_u32_u24 v226, 80, v191
-  v_lshl_add_u32 v221, v192, 5, v226
-  v_add_u32 v221, 13312, v221
-  v_add_u32 v220, 23552, v219
-  v_add_u32 v222, 23552, v221
-  v_add_u32 v218, 23552, v217
-  v_add_u32 v212, 23552, v211
-  v_add_u32 v214, 23552, v213
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s92, s34, s4
-  s_mul_hi_u32 s93, s34, s4
-  s_mul_i32 s94, s35, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s38, s72
-  s_mul_hi_u32 s93, s38, s72
-  s_mul_i32 s94, s39, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s7
-  s_mul_hi_u32 s93, s36, s7
-  s_mul_i32 s94, s37, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s90
-  s_mul_hi_u32 s93, s36, s90
-  s_mul_i32 s94, s37, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s92, s40, s4
-  s_mul_hi_u32 s93, s40, s4
-  s_mul_i32 s94, s41, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s44, s72
-  s_mul_hi_u32 s93, s44, s72
-  s_mul_i32 s94, s45, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s7
-  s_mul_hi_u32 s93, s42, s7
-  s_mul_i32 s94, s43, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s90
-  s_mul_hi_u32 s93, s42, s90
-  s_mul_i32 s94, s43, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_cndmask_b32 v215, -1, v215, vcc
+  v_lshrrev_b32 v207, 3, v0
+  v_and_b32 v228, 7, v0
+  v_mov_b32 v212, s94
+  v_mov_b32 v213, s95
+  v_mad_u64_u32 v[212:213], s[88:89], v207, s42, v[212:213]
+  v_mul_lo_u32 v230, v207, s43
+  v_add_u32 v213, v213, v230
+  v_mad_u64_u32 v[212:213], s[88:89], v228, 16, v[212:213]
+  v_bfe_u32 v220, v207, 2, 1
+  v_lshlrev_b32 v220, 5, v220
+  v_bfe_u32 v229, v207, 5, 1
+  v_lshl_add_u32 v220, v229, 4, v220
+  v_bfe_u32 v229, v207, 3, 2
+  v_lshl_add_u32 v220, v229, 2, v220
+  v_and_b32 v229, 3, v207
+  v_add_u32 v220, v220, v229
+  v_mul_u32_u24 v229, 1280, v228
+  v_add_u32 v220, v220, v229
+  v_add_u32 v220, 13312, v220
+  v_mul_u32_u24 v229, 208, v191
+  v_lshl_add_u32 v222, v192, 5, v229
+  v_mul_u32_u24 v229, 80, v191
+  v_lshl_add_u32 v224, v192, 5, v229
+  v_add_u32 v224, 13312, v224
+  v_add_u32 v223, 23552, v222
+  v_add_u32 v225, 23552, v224
+  v_add_u32 v221, 23552, v220
+  v_add_u32 v217, 23552, v216
+  v_add_u32 v219, 23552, v218
   s_cmp_le_i32 s74, s90                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s90
@@ -583,116 +596,110 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_10
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_10:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s92, v209
+  v_cmp_gt_u32 vcc, s92, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s92, v210
+  v_cmp_gt_u32 vcc, s92, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v216
+  v_cmp_gt_u32 vcc, s92, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v216, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_12
-  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v218, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_12:
-  v_lshrrev_b32 v224, 8, v4
-  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v224 offset:80
-  ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v224 offset:240
-  v_lshrrev_b32 v224, 8, v5
-  ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v224 offset:400
-  ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v224 offset:560
-  v_lshrrev_b32 v224, 8, v6
-  ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v224 offset:720
-  ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v224 offset:880
-  v_lshrrev_b32 v224, 8, v7
-  ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v224 offset:1040
-  ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v224 offset:1200
+  v_lshrrev_b32 v227, 8, v4
+  ds_write_b8 v220, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v220, v227 offset:80
+  ds_write_b8_d16_hi v220, v4 offset:160
+  ds_write_b8_d16_hi v220, v227 offset:240
+  v_lshrrev_b32 v227, 8, v5
+  ds_write_b8 v220, v5 offset:320
+  ds_write_b8 v220, v227 offset:400
+  ds_write_b8_d16_hi v220, v5 offset:480
+  ds_write_b8_d16_hi v220, v227 offset:560
+  v_lshrrev_b32 v227, 8, v6
+  ds_write_b8 v220, v6 offset:640
+  ds_write_b8 v220, v227 offset:720
+  ds_write_b8_d16_hi v220, v6 offset:800
+  ds_write_b8_d16_hi v220, v227 offset:880
+  v_lshrrev_b32 v227, 8, v7
+  ds_write_b8 v220, v7 offset:960
+  ds_write_b8 v220, v227 offset:1040
+  ds_write_b8_d16_hi v220, v7 offset:1120
+  ds_write_b8_d16_hi v220, v227 offset:1200
   s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_13
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_16
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_16:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_14
 .Ltail_block_loads_13:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s92, v209
+  v_cmp_gt_u32 vcc, s92, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s92, v210
+  v_cmp_gt_u32 vcc, s92, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v216
+  v_cmp_gt_u32 vcc, s92, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_14:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -705,246 +712,246 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_17
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
   s_branch .Lqk_18
 .Lno_previous_block_17:
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
 .Lqk_18:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v219 offset:6736
+  ds_read_b128 v[104:107], v222 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v222 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v219 offset:6800
+  ds_read_b128 v[112:115], v222 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v222 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v221 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v221 offset:5136
+  ds_read_b128 v[120:123], v224 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v224 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v221 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v221 offset:7696
+  ds_read_b128 v[128:131], v224 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v224 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v221 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v221 offset:16
+  ds_read_b128 v[104:107], v224 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v224 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v221 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v221 offset:2576
+  ds_read_b128 v[112:115], v224 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v224 offset:2576
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v225, s77, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v228, s77, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_21
-  v_subrev_u32 v225, s77, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[92:93], 1, v225
-  v_cmp_ge_i32 s[94:95], 2, v225
+  v_subrev_u32 v228, s77, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[92:93], 1, v228
+  v_cmp_ge_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v225
+  v_cmp_ge_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v225
+  v_cmp_ge_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v225
+  v_cmp_ge_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v225
+  v_cmp_ge_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v225
+  v_cmp_ge_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v225
+  v_cmp_ge_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v225
+  v_cmp_ge_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v225
+  v_cmp_ge_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v225
+  v_cmp_ge_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v225
+  v_cmp_ge_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v225
+  v_cmp_ge_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v225
+  v_cmp_ge_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v225
+  v_cmp_ge_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v225
+  v_cmp_ge_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v225
+  v_cmp_ge_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v225
+  v_cmp_ge_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v225
+  v_cmp_ge_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v225
+  v_cmp_ge_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v225
+  v_cmp_ge_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
 .Lwindow_start_done_21:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
-  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v203, v227                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
+  v_cndmask_b32 v227, v227, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_20
 .Lno_mask_19:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
 .Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v227                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v225, v200, v224
+  v_sub_f32 v228, v200, v227
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v228                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -980,12 +987,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_22:
-  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v224
+  v_cmp_lg_f32 vcc, v203, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v224                                           // m = m_new
+  v_mov_b32 v200, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -1023,135 +1030,135 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cbranch_scc0 .Lx_no_mask_23
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_23
-  v_subrev_u32 v224, s77, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[92:93], 1, v224
-  v_cmp_lt_i32 s[94:95], 2, v224
+  v_subrev_u32 v227, s77, v194
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v224
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v224
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v224
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v224
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v224
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v224
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v224
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v224
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v224
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v224
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v224
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v224
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v224
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v224
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v224
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v224
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v224
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v224
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v224
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_24
-  v_subrev_u32 v224, s77, v223
-  v_cmp_ge_i32 vcc, 0, v224
-  v_cmp_ge_i32 s[92:93], 1, v224
-  v_cmp_ge_i32 s[94:95], 2, v224
+  v_subrev_u32 v227, s77, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[92:93], 1, v227
+  v_cmp_ge_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v224
+  v_cmp_ge_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v224
+  v_cmp_ge_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v224
+  v_cmp_ge_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v224
+  v_cmp_ge_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v224
+  v_cmp_ge_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v224
+  v_cmp_ge_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v224
+  v_cmp_ge_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v224
+  v_cmp_ge_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v224
+  v_cmp_ge_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v224
+  v_cmp_ge_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v224
+  v_cmp_ge_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v224
+  v_cmp_ge_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v224
+  v_cmp_ge_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v224
+  v_cmp_ge_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v224
+  v_cmp_ge_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v224
+  v_cmp_ge_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v224
+  v_cmp_ge_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v224
+  v_cmp_ge_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v224
+  v_cmp_ge_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v224
+  v_cmp_ge_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v224
+  v_cmp_ge_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v224
+  v_cmp_ge_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v224
+  v_cmp_ge_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v224
+  v_cmp_ge_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v224
+  v_cmp_ge_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v224
+  v_cmp_ge_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v224
+  v_cmp_ge_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v224
+  v_cmp_ge_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v224
+  v_cmp_ge_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
@@ -1239,10 +1246,10 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v224, v1
+  v_mov_b32 v227, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v224
+  v_permlane32_swap_b32 v1, v227                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v227
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -1250,76 +1257,73 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_25
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v217, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_27
-  ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v219, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_27:
-  v_lshrrev_b32 v224, 8, v4
-  ds_write_b8 v218, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v218, v224 offset:80
-  ds_write_b8_d16_hi v218, v4 offset:160
-  ds_write_b8_d16_hi v218, v224 offset:240
-  v_lshrrev_b32 v224, 8, v5
-  ds_write_b8 v218, v5 offset:320
-  ds_write_b8 v218, v224 offset:400
-  ds_write_b8_d16_hi v218, v5 offset:480
-  ds_write_b8_d16_hi v218, v224 offset:560
-  v_lshrrev_b32 v224, 8, v6
-  ds_write_b8 v218, v6 offset:640
-  ds_write_b8 v218, v224 offset:720
-  ds_write_b8_d16_hi v218, v6 offset:800
-  ds_write_b8_d16_hi v218, v224 offset:880
-  v_lshrrev_b32 v224, 8, v7
-  ds_write_b8 v218, v7 offset:960
-  ds_write_b8 v218, v224 offset:1040
-  ds_write_b8_d16_hi v218, v7 offset:1120
-  ds_write_b8_d16_hi v218, v224 offset:1200
+  v_lshrrev_b32 v227, 8, v4
+  ds_write_b8 v221, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v221, v227 offset:80
+  ds_write_b8_d16_hi v221, v4 offset:160
+  ds_write_b8_d16_hi v221, v227 offset:240
+  v_lshrrev_b32 v227, 8, v5
+  ds_write_b8 v221, v5 offset:320
+  ds_write_b8 v221, v227 offset:400
+  ds_write_b8_d16_hi v221, v5 offset:480
+  ds_write_b8_d16_hi v221, v227 offset:560
+  v_lshrrev_b32 v227, 8, v6
+  ds_write_b8 v221, v6 offset:640
+  ds_write_b8 v221, v227 offset:720
+  ds_write_b8_d16_hi v221, v6 offset:800
+  ds_write_b8_d16_hi v221, v227 offset:880
+  v_lshrrev_b32 v227, 8, v7
+  ds_write_b8 v221, v7 offset:960
+  ds_write_b8 v221, v227 offset:1040
+  ds_write_b8_d16_hi v221, v7 offset:1120
+  ds_write_b8_d16_hi v221, v227 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_25
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_28
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_31
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_31:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_29
 .Ltail_block_loads_28:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s92, v209
+  v_cmp_gt_u32 vcc, s92, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s92, v210
+  v_cmp_gt_u32 vcc, s92, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v216
+  v_cmp_gt_u32 vcc, s92, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_29:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_25:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1330,246 +1334,246 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_32
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
   s_branch .Lqk_33
 .Lno_previous_block_32:
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
 .Lqk_33:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v220 offset:6736
+  ds_read_b128 v[104:107], v223 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v223 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v220 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v220 offset:6800
+  ds_read_b128 v[112:115], v223 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v223 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v222 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v222 offset:5136
+  ds_read_b128 v[120:123], v225 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v225 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v222 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v222 offset:7696
+  ds_read_b128 v[128:131], v225 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v225 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v225 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v222 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v222 offset:2576
+  ds_read_b128 v[112:115], v225 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v225 offset:2576
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_34
-  v_subrev_u32 v225, s77, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[92:93], 1, v225
-  v_cmp_lt_i32 s[94:95], 2, v225
+  v_subrev_u32 v228, s77, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[92:93], 1, v228
+  v_cmp_lt_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v225
+  v_cmp_lt_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v225
+  v_cmp_lt_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v225
+  v_cmp_lt_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v225
+  v_cmp_lt_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v225
+  v_cmp_lt_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v225
+  v_cmp_lt_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v225
+  v_cmp_lt_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v225
+  v_cmp_lt_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v225
+  v_cmp_lt_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v225
+  v_cmp_lt_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v225
+  v_cmp_lt_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v225
+  v_cmp_lt_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v225
+  v_cmp_lt_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v225
+  v_cmp_lt_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v225
+  v_cmp_lt_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v225
+  v_cmp_lt_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v225
+  v_cmp_lt_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v225
+  v_cmp_lt_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v225
+  v_cmp_lt_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_36
-  v_subrev_u32 v225, s77, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[92:93], 1, v225
-  v_cmp_ge_i32 s[94:95], 2, v225
+  v_subrev_u32 v228, s77, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[92:93], 1, v228
+  v_cmp_ge_i32 s[94:95], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v225
+  v_cmp_ge_i32 s[92:93], 8, v228
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v225
+  v_cmp_ge_i32 s[94:95], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v225
+  v_cmp_ge_i32 s[92:93], 11, v228
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v225
+  v_cmp_ge_i32 s[94:95], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v225
+  v_cmp_ge_i32 s[92:93], 18, v228
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v225
+  v_cmp_ge_i32 s[94:95], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v225
+  v_cmp_ge_i32 s[92:93], 25, v228
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v225
+  v_cmp_ge_i32 s[94:95], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v225
+  v_cmp_ge_i32 s[92:93], 32, v228
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v225
+  v_cmp_ge_i32 s[94:95], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v225
+  v_cmp_ge_i32 s[92:93], 35, v228
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v225
+  v_cmp_ge_i32 s[94:95], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v225
+  v_cmp_ge_i32 s[92:93], 42, v228
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v225
+  v_cmp_ge_i32 s[94:95], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v225
+  v_cmp_ge_i32 s[92:93], 49, v228
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v225
+  v_cmp_ge_i32 s[94:95], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v225
+  v_cmp_ge_i32 s[92:93], 56, v228
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v225
+  v_cmp_ge_i32 s[94:95], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v225
+  v_cmp_ge_i32 s[92:93], 59, v228
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
 .Lwindow_start_done_36:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
-  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v203, v227                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
+  v_cndmask_b32 v227, v227, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_35
 .Lno_mask_34:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
 .Lrow_max_done_35:
-  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v227                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_37
-  v_sub_f32 v225, v200, v224
+  v_sub_f32 v228, v200, v227
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v228                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -1605,12 +1609,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_37:
-  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v224
+  v_cmp_lg_f32 vcc, v203, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v224                                           // m = m_new
+  v_mov_b32 v200, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -1648,135 +1652,135 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cbranch_scc0 .Lx_no_mask_38
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_38
-  v_subrev_u32 v224, s77, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[92:93], 1, v224
-  v_cmp_lt_i32 s[94:95], 2, v224
+  v_subrev_u32 v227, s77, v194
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[92:93], 1, v227
+  v_cmp_lt_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v224
+  v_cmp_lt_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v224
+  v_cmp_lt_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v224
+  v_cmp_lt_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v224
+  v_cmp_lt_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v224
+  v_cmp_lt_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v224
+  v_cmp_lt_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v224
+  v_cmp_lt_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v224
+  v_cmp_lt_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v224
+  v_cmp_lt_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v224
+  v_cmp_lt_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v224
+  v_cmp_lt_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v224
+  v_cmp_lt_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v224
+  v_cmp_lt_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v224
+  v_cmp_lt_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v224
+  v_cmp_lt_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v224
+  v_cmp_lt_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v224
+  v_cmp_lt_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v224
+  v_cmp_lt_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v224
+  v_cmp_lt_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_39
-  v_subrev_u32 v224, s77, v223
-  v_cmp_ge_i32 vcc, 0, v224
-  v_cmp_ge_i32 s[92:93], 1, v224
-  v_cmp_ge_i32 s[94:95], 2, v224
+  v_subrev_u32 v227, s77, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[92:93], 1, v227
+  v_cmp_ge_i32 s[94:95], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v224
+  v_cmp_ge_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v224
+  v_cmp_ge_i32 s[92:93], 8, v227
   v_cndmask_b32 v74, v203, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v224
+  v_cmp_ge_i32 s[94:95], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v224
+  v_cmp_ge_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v224
+  v_cmp_ge_i32 s[92:93], 11, v227
   v_cndmask_b32 v77, v203, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v224
+  v_cmp_ge_i32 s[94:95], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v224
+  v_cmp_ge_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v224
+  v_cmp_ge_i32 s[92:93], 18, v227
   v_cndmask_b32 v80, v203, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v224
+  v_cmp_ge_i32 s[94:95], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v224
+  v_cmp_ge_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v224
+  v_cmp_ge_i32 s[92:93], 25, v227
   v_cndmask_b32 v83, v203, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v224
+  v_cmp_ge_i32 s[94:95], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v224
+  v_cmp_ge_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v224
+  v_cmp_ge_i32 s[92:93], 32, v227
   v_cndmask_b32 v86, v203, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v224
+  v_cmp_ge_i32 s[94:95], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v224
+  v_cmp_ge_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v224
+  v_cmp_ge_i32 s[92:93], 35, v227
   v_cndmask_b32 v89, v203, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v224
+  v_cmp_ge_i32 s[94:95], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v224
+  v_cmp_ge_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v224
+  v_cmp_ge_i32 s[92:93], 42, v227
   v_cndmask_b32 v92, v203, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v224
+  v_cmp_ge_i32 s[94:95], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v224
+  v_cmp_ge_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v224
+  v_cmp_ge_i32 s[92:93], 49, v227
   v_cndmask_b32 v95, v203, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v224
+  v_cmp_ge_i32 s[94:95], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v224
+  v_cmp_ge_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v224
+  v_cmp_ge_i32 s[92:93], 56, v227
   v_cndmask_b32 v98, v203, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v224
+  v_cmp_ge_i32 s[94:95], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v224
+  v_cmp_ge_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v224
+  v_cmp_ge_i32 s[92:93], 59, v227
   v_cndmask_b32 v101, v203, v101, s[94:95]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[92:93]
@@ -1864,10 +1868,10 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v224, v1
+  v_mov_b32 v227, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v224
+  v_permlane32_swap_b32 v1, v227                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v227
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -1875,76 +1879,73 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_40
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v216, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_42
-  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v218, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_42:
-  v_lshrrev_b32 v224, 8, v4
-  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v224 offset:80
-  ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v224 offset:240
-  v_lshrrev_b32 v224, 8, v5
-  ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v224 offset:400
-  ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v224 offset:560
-  v_lshrrev_b32 v224, 8, v6
-  ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v224 offset:720
-  ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v224 offset:880
-  v_lshrrev_b32 v224, 8, v7
-  ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v224 offset:1040
-  ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v224 offset:1200
+  v_lshrrev_b32 v227, 8, v4
+  ds_write_b8 v220, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v220, v227 offset:80
+  ds_write_b8_d16_hi v220, v4 offset:160
+  ds_write_b8_d16_hi v220, v227 offset:240
+  v_lshrrev_b32 v227, 8, v5
+  ds_write_b8 v220, v5 offset:320
+  ds_write_b8 v220, v227 offset:400
+  ds_write_b8_d16_hi v220, v5 offset:480
+  ds_write_b8_d16_hi v220, v227 offset:560
+  v_lshrrev_b32 v227, 8, v6
+  ds_write_b8 v220, v6 offset:640
+  ds_write_b8 v220, v227 offset:720
+  ds_write_b8_d16_hi v220, v6 offset:800
+  ds_write_b8_d16_hi v220, v227 offset:880
+  v_lshrrev_b32 v227, 8, v7
+  ds_write_b8 v220, v7 offset:960
+  ds_write_b8 v220, v227 offset:1040
+  ds_write_b8_d16_hi v220, v7 offset:1120
+  ds_write_b8_d16_hi v220, v227 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_40
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_43
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_46
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_46:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_44
 .Ltail_block_loads_43:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s92, v209
+  v_cmp_gt_u32 vcc, s92, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s92, v210
+  v_cmp_gt_u32 vcc, s92, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v216
+  v_cmp_gt_u32 vcc, s92, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_44:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_40:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1972,194 +1973,194 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_48
-  v_subrev_u32 v225, s92, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[94:95], 1, v225
-  v_cmp_lt_i32 s[96:97], 2, v225
+  v_subrev_u32 v228, s92, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v225
+  v_cmp_lt_i32 s[94:95], 8, v228
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v225
+  v_cmp_lt_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v225
+  v_cmp_lt_i32 s[94:95], 11, v228
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v225
+  v_cmp_lt_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v225
+  v_cmp_lt_i32 s[94:95], 18, v228
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v225
+  v_cmp_lt_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v225
+  v_cmp_lt_i32 s[94:95], 25, v228
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v225
+  v_cmp_lt_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v225
+  v_cmp_lt_i32 s[94:95], 32, v228
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v225
+  v_cmp_lt_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v225
+  v_cmp_lt_i32 s[94:95], 35, v228
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v225
+  v_cmp_lt_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v225
+  v_cmp_lt_i32 s[94:95], 42, v228
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v225
+  v_cmp_lt_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v225
+  v_cmp_lt_i32 s[94:95], 49, v228
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v225
+  v_cmp_lt_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v225
+  v_cmp_lt_i32 s[94:95], 56, v228
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v225
+  v_cmp_lt_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v225
+  v_cmp_lt_i32 s[94:95], 59, v228
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_50
-  v_subrev_u32 v225, s92, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[94:95], 1, v225
-  v_cmp_ge_i32 s[96:97], 2, v225
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v225
+  v_cmp_ge_i32 s[94:95], 8, v228
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v225
+  v_cmp_ge_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v225
+  v_cmp_ge_i32 s[94:95], 11, v228
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v225
+  v_cmp_ge_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v225
+  v_cmp_ge_i32 s[94:95], 18, v228
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v225
+  v_cmp_ge_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v225
+  v_cmp_ge_i32 s[94:95], 25, v228
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v225
+  v_cmp_ge_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v225
+  v_cmp_ge_i32 s[94:95], 32, v228
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v225
+  v_cmp_ge_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v225
+  v_cmp_ge_i32 s[94:95], 35, v228
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v225
+  v_cmp_ge_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v225
+  v_cmp_ge_i32 s[94:95], 42, v228
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v225
+  v_cmp_ge_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v225
+  v_cmp_ge_i32 s[94:95], 49, v228
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v225
+  v_cmp_ge_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v225
+  v_cmp_ge_i32 s[94:95], 56, v228
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v225
+  v_cmp_ge_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v225
+  v_cmp_ge_i32 s[94:95], 59, v228
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
 .Lwindow_start_done_50:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
-  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v203, v227                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
+  v_cndmask_b32 v227, v227, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_49
 .Lno_mask_48:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
 .Lrow_max_done_49:
-  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v227                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_51
-  v_sub_f32 v225, v200, v224
+  v_sub_f32 v228, v200, v227
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v228                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -2195,12 +2196,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_51:
-  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v224
+  v_cmp_lg_f32 vcc, v203, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v224                                           // m = m_new
+  v_mov_b32 v200, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -2238,135 +2239,135 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cbranch_scc0 .Lx_no_mask_52
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_52
-  v_subrev_u32 v224, s92, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[94:95], 1, v224
-  v_cmp_lt_i32 s[96:97], 2, v224
+  v_subrev_u32 v227, s92, v194
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v224
+  v_cmp_lt_i32 s[94:95], 8, v227
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v224
+  v_cmp_lt_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v224
+  v_cmp_lt_i32 s[94:95], 11, v227
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v224
+  v_cmp_lt_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v224
+  v_cmp_lt_i32 s[94:95], 18, v227
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v224
+  v_cmp_lt_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v224
+  v_cmp_lt_i32 s[94:95], 25, v227
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v224
+  v_cmp_lt_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v224
+  v_cmp_lt_i32 s[94:95], 32, v227
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v224
+  v_cmp_lt_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v224
+  v_cmp_lt_i32 s[94:95], 35, v227
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v224
+  v_cmp_lt_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v224
+  v_cmp_lt_i32 s[94:95], 42, v227
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v224
+  v_cmp_lt_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v224
+  v_cmp_lt_i32 s[94:95], 49, v227
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v224
+  v_cmp_lt_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v224
+  v_cmp_lt_i32 s[94:95], 56, v227
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v224
+  v_cmp_lt_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v224
+  v_cmp_lt_i32 s[94:95], 59, v227
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_53
-  v_subrev_u32 v224, s92, v223
-  v_cmp_ge_i32 vcc, 0, v224
-  v_cmp_ge_i32 s[94:95], 1, v224
-  v_cmp_ge_i32 s[96:97], 2, v224
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v224
+  v_cmp_ge_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v224
+  v_cmp_ge_i32 s[94:95], 8, v227
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v224
+  v_cmp_ge_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v224
+  v_cmp_ge_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v224
+  v_cmp_ge_i32 s[94:95], 11, v227
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v224
+  v_cmp_ge_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v224
+  v_cmp_ge_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v224
+  v_cmp_ge_i32 s[94:95], 18, v227
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v224
+  v_cmp_ge_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v224
+  v_cmp_ge_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v224
+  v_cmp_ge_i32 s[94:95], 25, v227
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v224
+  v_cmp_ge_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v224
+  v_cmp_ge_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v224
+  v_cmp_ge_i32 s[94:95], 32, v227
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v224
+  v_cmp_ge_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v224
+  v_cmp_ge_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v224
+  v_cmp_ge_i32 s[94:95], 35, v227
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v224
+  v_cmp_ge_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v224
+  v_cmp_ge_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v224
+  v_cmp_ge_i32 s[94:95], 42, v227
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v224
+  v_cmp_ge_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v224
+  v_cmp_ge_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v224
+  v_cmp_ge_i32 s[94:95], 49, v227
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v224
+  v_cmp_ge_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v224
+  v_cmp_ge_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v224
+  v_cmp_ge_i32 s[94:95], 56, v227
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v224
+  v_cmp_ge_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v224
+  v_cmp_ge_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v224
+  v_cmp_ge_i32 s[94:95], 59, v227
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
@@ -2454,10 +2455,10 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v224, v1
+  v_mov_b32 v227, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v224
+  v_permlane32_swap_b32 v1, v227                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v227
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -2466,127 +2467,124 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_54
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
   s_branch .Lqk_55
 .Lno_previous_block_54:
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
 .Lqk_55:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v219 offset:6736
+  ds_read_b128 v[104:107], v222 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v222 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v219 offset:6800
+  ds_read_b128 v[112:115], v222 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v222 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v221 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v221 offset:5136
+  ds_read_b128 v[120:123], v224 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v224 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v221 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v221 offset:7696
+  ds_read_b128 v[128:131], v224 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v224 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v221 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v221 offset:16
+  ds_read_b128 v[104:107], v224 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v224 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v221 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v221 offset:2576
+  ds_read_b128 v[112:115], v224 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v224 offset:2576
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_56
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v217, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_58
-  ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v219, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_58:
-  v_lshrrev_b32 v224, 8, v4
-  ds_write_b8 v218, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v218, v224 offset:80
-  ds_write_b8_d16_hi v218, v4 offset:160
-  ds_write_b8_d16_hi v218, v224 offset:240
-  v_lshrrev_b32 v224, 8, v5
-  ds_write_b8 v218, v5 offset:320
-  ds_write_b8 v218, v224 offset:400
-  ds_write_b8_d16_hi v218, v5 offset:480
-  ds_write_b8_d16_hi v218, v224 offset:560
-  v_lshrrev_b32 v224, 8, v6
-  ds_write_b8 v218, v6 offset:640
-  ds_write_b8 v218, v224 offset:720
-  ds_write_b8_d16_hi v218, v6 offset:800
-  ds_write_b8_d16_hi v218, v224 offset:880
-  v_lshrrev_b32 v224, 8, v7
-  ds_write_b8 v218, v7 offset:960
-  ds_write_b8 v218, v224 offset:1040
-  ds_write_b8_d16_hi v218, v7 offset:1120
-  ds_write_b8_d16_hi v218, v224 offset:1200
+  v_lshrrev_b32 v227, 8, v4
+  ds_write_b8 v221, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v221, v227 offset:80
+  ds_write_b8_d16_hi v221, v4 offset:160
+  ds_write_b8_d16_hi v221, v227 offset:240
+  v_lshrrev_b32 v227, 8, v5
+  ds_write_b8 v221, v5 offset:320
+  ds_write_b8 v221, v227 offset:400
+  ds_write_b8_d16_hi v221, v5 offset:480
+  ds_write_b8_d16_hi v221, v227 offset:560
+  v_lshrrev_b32 v227, 8, v6
+  ds_write_b8 v221, v6 offset:640
+  ds_write_b8 v221, v227 offset:720
+  ds_write_b8_d16_hi v221, v6 offset:800
+  ds_write_b8_d16_hi v221, v227 offset:880
+  v_lshrrev_b32 v227, 8, v7
+  ds_write_b8 v221, v7 offset:960
+  ds_write_b8 v221, v227 offset:1040
+  ds_write_b8_d16_hi v221, v7 offset:1120
+  ds_write_b8_d16_hi v221, v227 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_56
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_59
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_62
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_62:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_60
 .Ltail_block_loads_59:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s92, v209
+  v_cmp_gt_u32 vcc, s92, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s92, v210
+  v_cmp_gt_u32 vcc, s92, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v216
+  v_cmp_gt_u32 vcc, s92, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_60:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_56:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2600,194 +2598,194 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_64
-  v_subrev_u32 v225, s92, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[94:95], 1, v225
-  v_cmp_lt_i32 s[96:97], 2, v225
+  v_subrev_u32 v228, s92, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v225
+  v_cmp_lt_i32 s[94:95], 8, v228
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v225
+  v_cmp_lt_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v225
+  v_cmp_lt_i32 s[94:95], 11, v228
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v225
+  v_cmp_lt_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v225
+  v_cmp_lt_i32 s[94:95], 18, v228
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v225
+  v_cmp_lt_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v225
+  v_cmp_lt_i32 s[94:95], 25, v228
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v225
+  v_cmp_lt_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v225
+  v_cmp_lt_i32 s[94:95], 32, v228
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v225
+  v_cmp_lt_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v225
+  v_cmp_lt_i32 s[94:95], 35, v228
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v225
+  v_cmp_lt_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v225
+  v_cmp_lt_i32 s[94:95], 42, v228
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v225
+  v_cmp_lt_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v225
+  v_cmp_lt_i32 s[94:95], 49, v228
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v225
+  v_cmp_lt_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v225
+  v_cmp_lt_i32 s[94:95], 56, v228
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v225
+  v_cmp_lt_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v225
+  v_cmp_lt_i32 s[94:95], 59, v228
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_66
-  v_subrev_u32 v225, s92, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[94:95], 1, v225
-  v_cmp_ge_i32 s[96:97], 2, v225
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v225
+  v_cmp_ge_i32 s[94:95], 8, v228
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v225
+  v_cmp_ge_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v225
+  v_cmp_ge_i32 s[94:95], 11, v228
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v225
+  v_cmp_ge_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v225
+  v_cmp_ge_i32 s[94:95], 18, v228
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v225
+  v_cmp_ge_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v225
+  v_cmp_ge_i32 s[94:95], 25, v228
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v225
+  v_cmp_ge_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v225
+  v_cmp_ge_i32 s[94:95], 32, v228
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v225
+  v_cmp_ge_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v225
+  v_cmp_ge_i32 s[94:95], 35, v228
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v225
+  v_cmp_ge_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v225
+  v_cmp_ge_i32 s[94:95], 42, v228
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v225
+  v_cmp_ge_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v225
+  v_cmp_ge_i32 s[94:95], 49, v228
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v225
+  v_cmp_ge_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v225
+  v_cmp_ge_i32 s[94:95], 56, v228
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v225
+  v_cmp_ge_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v225
+  v_cmp_ge_i32 s[94:95], 59, v228
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
 .Lwindow_start_done_66:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
-  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v203, v227                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
+  v_cndmask_b32 v227, v227, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_65
 .Lno_mask_64:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
 .Lrow_max_done_65:
-  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v227                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_67
-  v_sub_f32 v225, v200, v224
+  v_sub_f32 v228, v200, v227
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v228                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -2823,12 +2821,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_67:
-  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v224
+  v_cmp_lg_f32 vcc, v203, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v224                                           // m = m_new
+  v_mov_b32 v200, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -2866,135 +2864,135 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cbranch_scc0 .Lx_no_mask_68
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_68
-  v_subrev_u32 v224, s92, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[94:95], 1, v224
-  v_cmp_lt_i32 s[96:97], 2, v224
+  v_subrev_u32 v227, s92, v194
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v224
+  v_cmp_lt_i32 s[94:95], 8, v227
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v224
+  v_cmp_lt_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v224
+  v_cmp_lt_i32 s[94:95], 11, v227
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v224
+  v_cmp_lt_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v224
+  v_cmp_lt_i32 s[94:95], 18, v227
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v224
+  v_cmp_lt_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v224
+  v_cmp_lt_i32 s[94:95], 25, v227
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v224
+  v_cmp_lt_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v224
+  v_cmp_lt_i32 s[94:95], 32, v227
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v224
+  v_cmp_lt_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v224
+  v_cmp_lt_i32 s[94:95], 35, v227
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v224
+  v_cmp_lt_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v224
+  v_cmp_lt_i32 s[94:95], 42, v227
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v224
+  v_cmp_lt_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v224
+  v_cmp_lt_i32 s[94:95], 49, v227
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v224
+  v_cmp_lt_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v224
+  v_cmp_lt_i32 s[94:95], 56, v227
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v224
+  v_cmp_lt_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v224
+  v_cmp_lt_i32 s[94:95], 59, v227
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_69
-  v_subrev_u32 v224, s92, v223
-  v_cmp_ge_i32 vcc, 0, v224
-  v_cmp_ge_i32 s[94:95], 1, v224
-  v_cmp_ge_i32 s[96:97], 2, v224
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v224
+  v_cmp_ge_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v224
+  v_cmp_ge_i32 s[94:95], 8, v227
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v224
+  v_cmp_ge_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v224
+  v_cmp_ge_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v224
+  v_cmp_ge_i32 s[94:95], 11, v227
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v224
+  v_cmp_ge_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v224
+  v_cmp_ge_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v224
+  v_cmp_ge_i32 s[94:95], 18, v227
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v224
+  v_cmp_ge_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v224
+  v_cmp_ge_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v224
+  v_cmp_ge_i32 s[94:95], 25, v227
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v224
+  v_cmp_ge_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v224
+  v_cmp_ge_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v224
+  v_cmp_ge_i32 s[94:95], 32, v227
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v224
+  v_cmp_ge_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v224
+  v_cmp_ge_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v224
+  v_cmp_ge_i32 s[94:95], 35, v227
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v224
+  v_cmp_ge_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v224
+  v_cmp_ge_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v224
+  v_cmp_ge_i32 s[94:95], 42, v227
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v224
+  v_cmp_ge_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v224
+  v_cmp_ge_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v224
+  v_cmp_ge_i32 s[94:95], 49, v227
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v224
+  v_cmp_ge_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v224
+  v_cmp_ge_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v224
+  v_cmp_ge_i32 s[94:95], 56, v227
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v224
+  v_cmp_ge_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v224
+  v_cmp_ge_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v224
+  v_cmp_ge_i32 s[94:95], 59, v227
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
@@ -3082,10 +3080,10 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v224, v1
+  v_mov_b32 v227, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v224
+  v_permlane32_swap_b32 v1, v227                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v227
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -3094,127 +3092,124 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
   s_cbranch_scc1 .Lno_previous_block_70
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v198, v199 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
   s_branch .Lqk_71
 .Lno_previous_block_70:
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
 .Lqk_71:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v220 offset:6736
+  ds_read_b128 v[104:107], v223 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v223 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v220 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v220 offset:6800
+  ds_read_b128 v[112:115], v223 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v223 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v222 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v222 offset:5136
+  ds_read_b128 v[120:123], v225 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v225 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v222 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v222 offset:7696
+  ds_read_b128 v[128:131], v225 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v225 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v225 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v198, v198 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v222 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v222 offset:2576
+  ds_read_b128 v[112:115], v225 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v225 offset:2576
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_72
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v216, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_74
-  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v218, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_74:
-  v_lshrrev_b32 v224, 8, v4
-  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v224 offset:80
-  ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v224 offset:240
-  v_lshrrev_b32 v224, 8, v5
-  ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v224 offset:400
-  ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v224 offset:560
-  v_lshrrev_b32 v224, 8, v6
-  ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v224 offset:720
-  ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v224 offset:880
-  v_lshrrev_b32 v224, 8, v7
-  ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v224 offset:1040
-  ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v224 offset:1200
+  v_lshrrev_b32 v227, 8, v4
+  ds_write_b8 v220, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v220, v227 offset:80
+  ds_write_b8_d16_hi v220, v4 offset:160
+  ds_write_b8_d16_hi v220, v227 offset:240
+  v_lshrrev_b32 v227, 8, v5
+  ds_write_b8 v220, v5 offset:320
+  ds_write_b8 v220, v227 offset:400
+  ds_write_b8_d16_hi v220, v5 offset:480
+  ds_write_b8_d16_hi v220, v227 offset:560
+  v_lshrrev_b32 v227, 8, v6
+  ds_write_b8 v220, v6 offset:640
+  ds_write_b8 v220, v227 offset:720
+  ds_write_b8_d16_hi v220, v6 offset:800
+  ds_write_b8_d16_hi v220, v227 offset:880
+  v_lshrrev_b32 v227, 8, v7
+  ds_write_b8 v220, v7 offset:960
+  ds_write_b8 v220, v227 offset:1040
+  ds_write_b8_d16_hi v220, v7 offset:1120
+  ds_write_b8_d16_hi v220, v227 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_72
   s_sub_i32 s92, s71, s79
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_75
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_78
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_78:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_76
 .Ltail_block_loads_75:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s92, v209
+  v_cmp_gt_u32 vcc, s92, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s92, v210
+  v_cmp_gt_u32 vcc, s92, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s92, v216
+  v_cmp_gt_u32 vcc, s92, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_76:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_72:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -3228,194 +3223,194 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_79
-  v_subrev_u32 v225, s92, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[94:95], 1, v225
-  v_cmp_lt_i32 s[96:97], 2, v225
+  v_subrev_u32 v228, s92, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[94:95], 1, v228
+  v_cmp_lt_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v225
+  v_cmp_lt_i32 s[94:95], 8, v228
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v225
+  v_cmp_lt_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v225
+  v_cmp_lt_i32 s[94:95], 11, v228
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v225
+  v_cmp_lt_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v225
+  v_cmp_lt_i32 s[94:95], 18, v228
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v225
+  v_cmp_lt_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v225
+  v_cmp_lt_i32 s[94:95], 25, v228
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v225
+  v_cmp_lt_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v225
+  v_cmp_lt_i32 s[94:95], 32, v228
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v225
+  v_cmp_lt_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v225
+  v_cmp_lt_i32 s[94:95], 35, v228
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v225
+  v_cmp_lt_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v225
+  v_cmp_lt_i32 s[94:95], 42, v228
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v225
+  v_cmp_lt_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v225
+  v_cmp_lt_i32 s[94:95], 49, v228
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v225
+  v_cmp_lt_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v225
+  v_cmp_lt_i32 s[94:95], 56, v228
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v225
+  v_cmp_lt_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v225
+  v_cmp_lt_i32 s[94:95], 59, v228
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_81
-  v_subrev_u32 v225, s92, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[94:95], 1, v225
-  v_cmp_ge_i32 s[96:97], 2, v225
+  v_subrev_u32 v228, s92, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[94:95], 1, v228
+  v_cmp_ge_i32 s[96:97], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v225
+  v_cmp_ge_i32 s[94:95], 8, v228
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v225
+  v_cmp_ge_i32 s[96:97], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v225
+  v_cmp_ge_i32 s[94:95], 11, v228
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v225
+  v_cmp_ge_i32 s[96:97], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v225
+  v_cmp_ge_i32 s[94:95], 18, v228
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v225
+  v_cmp_ge_i32 s[96:97], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v225
+  v_cmp_ge_i32 s[94:95], 25, v228
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v225
+  v_cmp_ge_i32 s[96:97], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v225
+  v_cmp_ge_i32 s[94:95], 32, v228
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v225
+  v_cmp_ge_i32 s[96:97], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v225
+  v_cmp_ge_i32 s[94:95], 35, v228
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v225
+  v_cmp_ge_i32 s[96:97], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v225
+  v_cmp_ge_i32 s[94:95], 42, v228
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v225
+  v_cmp_ge_i32 s[96:97], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v225
+  v_cmp_ge_i32 s[94:95], 49, v228
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v225
+  v_cmp_ge_i32 s[96:97], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v225
+  v_cmp_ge_i32 s[94:95], 56, v228
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v225
+  v_cmp_ge_i32 s[96:97], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v225
+  v_cmp_ge_i32 s[94:95], 59, v228
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
 .Lwindow_start_done_81:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_cmp_eq_f32 vcc, v203, v224                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
-  v_cndmask_b32 v224, v224, v200, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_cmp_eq_f32 vcc, v203, v227                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
+  v_cndmask_b32 v227, v227, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_80
 .Lno_mask_79:
-  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v224, v224, v75, v76
-  v_maximum3_f32 v224, v224, v77, v78
-  v_maximum3_f32 v224, v224, v79, v80
-  v_maximum3_f32 v224, v224, v81, v82
-  v_maximum3_f32 v224, v224, v83, v84
-  v_maximum3_f32 v224, v224, v85, v86
-  v_maximum3_f32 v224, v224, v87, v88
-  v_maximum3_f32 v224, v224, v89, v90
-  v_maximum3_f32 v224, v224, v91, v92
-  v_maximum3_f32 v224, v224, v93, v94
-  v_maximum3_f32 v224, v224, v95, v96
-  v_maximum3_f32 v224, v224, v97, v98
-  v_maximum3_f32 v224, v224, v99, v100
-  v_maximum3_f32 v224, v224, v101, v102
-  v_maximum3_f32 v224, v224, v103, v103
-  v_mov_b32 v225, v224
+  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v227, v227, v75, v76
+  v_maximum3_f32 v227, v227, v77, v78
+  v_maximum3_f32 v227, v227, v79, v80
+  v_maximum3_f32 v227, v227, v81, v82
+  v_maximum3_f32 v227, v227, v83, v84
+  v_maximum3_f32 v227, v227, v85, v86
+  v_maximum3_f32 v227, v227, v87, v88
+  v_maximum3_f32 v227, v227, v89, v90
+  v_maximum3_f32 v227, v227, v91, v92
+  v_maximum3_f32 v227, v227, v93, v94
+  v_maximum3_f32 v227, v227, v95, v96
+  v_maximum3_f32 v227, v227, v97, v98
+  v_maximum3_f32 v227, v227, v99, v100
+  v_maximum3_f32 v227, v227, v101, v102
+  v_maximum3_f32 v227, v227, v103, v103
+  v_mov_b32 v228, v227
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v224, v224, v225, v225
-  v_mul_f32 v202, v195, v224                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v224, v200, v202, v202
+  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v227, v227, v228, v228
+  v_mul_f32 v202, v195, v227                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v227, v200, v202, v202
 .Lrow_max_done_80:
-  v_cmp_lt_f32 vcc, v200, v224                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v227                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_82
-  v_sub_f32 v225, v200, v224
+  v_sub_f32 v228, v200, v227
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v225                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v228                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -3451,12 +3446,12 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_82:
-  v_cmp_lg_f32 vcc, v203, v224                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v224
+  v_cmp_lg_f32 vcc, v203, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v224                                           // m = m_new
+  v_mov_b32 v200, v227                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -3494,135 +3489,135 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_cbranch_scc0 .Lx_no_mask_83
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_83
-  v_subrev_u32 v224, s92, v194
-  v_cmp_lt_i32 vcc, 0, v224
-  v_cmp_lt_i32 s[94:95], 1, v224
-  v_cmp_lt_i32 s[96:97], 2, v224
+  v_subrev_u32 v227, s92, v194
+  v_cmp_lt_i32 vcc, 0, v227
+  v_cmp_lt_i32 s[94:95], 1, v227
+  v_cmp_lt_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v224
+  v_cmp_lt_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v224
+  v_cmp_lt_i32 s[94:95], 8, v227
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v224
+  v_cmp_lt_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v224
+  v_cmp_lt_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v224
+  v_cmp_lt_i32 s[94:95], 11, v227
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v224
+  v_cmp_lt_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v224
+  v_cmp_lt_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v224
+  v_cmp_lt_i32 s[94:95], 18, v227
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v224
+  v_cmp_lt_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v224
+  v_cmp_lt_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v224
+  v_cmp_lt_i32 s[94:95], 25, v227
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v224
+  v_cmp_lt_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v224
+  v_cmp_lt_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v224
+  v_cmp_lt_i32 s[94:95], 32, v227
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v224
+  v_cmp_lt_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v224
+  v_cmp_lt_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v224
+  v_cmp_lt_i32 s[94:95], 35, v227
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v224
+  v_cmp_lt_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v224
+  v_cmp_lt_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v224
+  v_cmp_lt_i32 s[94:95], 42, v227
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v224
+  v_cmp_lt_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v224
+  v_cmp_lt_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v224
+  v_cmp_lt_i32 s[94:95], 49, v227
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v224
+  v_cmp_lt_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v224
+  v_cmp_lt_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v224
+  v_cmp_lt_i32 s[94:95], 56, v227
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v224
+  v_cmp_lt_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v224
+  v_cmp_lt_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v224
+  v_cmp_lt_i32 s[94:95], 59, v227
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_84
-  v_subrev_u32 v224, s92, v223
-  v_cmp_ge_i32 vcc, 0, v224
-  v_cmp_ge_i32 s[94:95], 1, v224
-  v_cmp_ge_i32 s[96:97], 2, v224
+  v_subrev_u32 v227, s92, v226
+  v_cmp_ge_i32 vcc, 0, v227
+  v_cmp_ge_i32 s[94:95], 1, v227
+  v_cmp_ge_i32 s[96:97], 2, v227
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v224
+  v_cmp_ge_i32 vcc, 3, v227
   v_cndmask_b32 v73, v203, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v224
+  v_cmp_ge_i32 s[94:95], 8, v227
   v_cndmask_b32 v74, v203, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v224
+  v_cmp_ge_i32 s[96:97], 9, v227
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v224
+  v_cmp_ge_i32 vcc, 10, v227
   v_cndmask_b32 v76, v203, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v224
+  v_cmp_ge_i32 s[94:95], 11, v227
   v_cndmask_b32 v77, v203, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v224
+  v_cmp_ge_i32 s[96:97], 16, v227
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v224
+  v_cmp_ge_i32 vcc, 17, v227
   v_cndmask_b32 v79, v203, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v224
+  v_cmp_ge_i32 s[94:95], 18, v227
   v_cndmask_b32 v80, v203, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v224
+  v_cmp_ge_i32 s[96:97], 19, v227
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v224
+  v_cmp_ge_i32 vcc, 24, v227
   v_cndmask_b32 v82, v203, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v224
+  v_cmp_ge_i32 s[94:95], 25, v227
   v_cndmask_b32 v83, v203, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v224
+  v_cmp_ge_i32 s[96:97], 26, v227
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v224
+  v_cmp_ge_i32 vcc, 27, v227
   v_cndmask_b32 v85, v203, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v224
+  v_cmp_ge_i32 s[94:95], 32, v227
   v_cndmask_b32 v86, v203, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v224
+  v_cmp_ge_i32 s[96:97], 33, v227
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v224
+  v_cmp_ge_i32 vcc, 34, v227
   v_cndmask_b32 v88, v203, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v224
+  v_cmp_ge_i32 s[94:95], 35, v227
   v_cndmask_b32 v89, v203, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v224
+  v_cmp_ge_i32 s[96:97], 40, v227
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v224
+  v_cmp_ge_i32 vcc, 41, v227
   v_cndmask_b32 v91, v203, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v224
+  v_cmp_ge_i32 s[94:95], 42, v227
   v_cndmask_b32 v92, v203, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v224
+  v_cmp_ge_i32 s[96:97], 43, v227
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v224
+  v_cmp_ge_i32 vcc, 48, v227
   v_cndmask_b32 v94, v203, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v224
+  v_cmp_ge_i32 s[94:95], 49, v227
   v_cndmask_b32 v95, v203, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v224
+  v_cmp_ge_i32 s[96:97], 50, v227
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v224
+  v_cmp_ge_i32 vcc, 51, v227
   v_cndmask_b32 v97, v203, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v224
+  v_cmp_ge_i32 s[94:95], 56, v227
   v_cndmask_b32 v98, v203, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v224
+  v_cmp_ge_i32 s[96:97], 57, v227
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v224
+  v_cmp_ge_i32 vcc, 58, v227
   v_cndmask_b32 v100, v203, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v224
+  v_cmp_ge_i32 s[94:95], 59, v227
   v_cndmask_b32 v101, v203, v101, s[96:97]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[94:95]
@@ -3710,10 +3705,10 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v224, v1
+  v_mov_b32 v227, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v224                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v224
+  v_permlane32_swap_b32 v1, v227                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v227
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -3724,56 +3719,56 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
 .Lkey_blocks_done:
   v_cmp_lt_f32 s[92:93], 0, v201                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v224, 1.0, v201, s[92:93]
-  v_div_scale_f32 v225, s[88:89], v224, v224, v205
-  v_div_scale_f32 v226, vcc, v205, v224, v205
-  v_rcp_f32 v227, v225
+  v_cndmask_b32 v227, 1.0, v201, s[92:93]
+  v_div_scale_f32 v228, s[88:89], v227, v227, v205
+  v_div_scale_f32 v229, vcc, v205, v227, v205
+  v_rcp_f32 v230, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v229, -v225, v227, 1.0
-  v_fma_f32 v227, v229, v227, v227
-  v_mul_f32 v228, v226, v227
-  v_fma_f32 v229, -v225, v228, v226
-  v_fma_f32 v228, v229, v227, v228
-  v_fma_f32 v229, -v225, v228, v226
-  v_div_fmas_f32 v228, v229, v227, v228
+  v_fma_f32 v232, -v228, v230, 1.0
+  v_fma_f32 v230, v232, v230, v230
+  v_mul_f32 v231, v229, v230
+  v_fma_f32 v232, -v228, v231, v229
+  v_fma_f32 v231, v232, v230, v231
+  v_fma_f32 v232, -v228, v231, v229
+  v_div_fmas_f32 v231, v232, v230, v231
   v_cmp_gt_f32 vcc, 0x7f800000, v200                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v228, v228, v224, v205
-  v_cndmask_b32 v230, 0, v228, s[92:93]
-  v_mov_b32 v231, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v230, v231, v230, vcc
-  v_mov_b32 v231, v230
-  v_pk_mul_f32 v[8:9], v[8:9], v[230:231]
-  v_pk_mul_f32 v[10:11], v[10:11], v[230:231]
-  v_pk_mul_f32 v[12:13], v[12:13], v[230:231]
-  v_pk_mul_f32 v[14:15], v[14:15], v[230:231]
-  v_pk_mul_f32 v[16:17], v[16:17], v[230:231]
-  v_pk_mul_f32 v[18:19], v[18:19], v[230:231]
-  v_pk_mul_f32 v[20:21], v[20:21], v[230:231]
-  v_pk_mul_f32 v[22:23], v[22:23], v[230:231]
-  v_pk_mul_f32 v[24:25], v[24:25], v[230:231]
-  v_pk_mul_f32 v[26:27], v[26:27], v[230:231]
-  v_pk_mul_f32 v[28:29], v[28:29], v[230:231]
-  v_pk_mul_f32 v[30:31], v[30:31], v[230:231]
-  v_pk_mul_f32 v[32:33], v[32:33], v[230:231]
-  v_pk_mul_f32 v[34:35], v[34:35], v[230:231]
-  v_pk_mul_f32 v[36:37], v[36:37], v[230:231]
-  v_pk_mul_f32 v[38:39], v[38:39], v[230:231]
-  v_pk_mul_f32 v[40:41], v[40:41], v[230:231]
-  v_pk_mul_f32 v[42:43], v[42:43], v[230:231]
-  v_pk_mul_f32 v[44:45], v[44:45], v[230:231]
-  v_pk_mul_f32 v[46:47], v[46:47], v[230:231]
-  v_pk_mul_f32 v[48:49], v[48:49], v[230:231]
-  v_pk_mul_f32 v[50:51], v[50:51], v[230:231]
-  v_pk_mul_f32 v[52:53], v[52:53], v[230:231]
-  v_pk_mul_f32 v[54:55], v[54:55], v[230:231]
-  v_pk_mul_f32 v[56:57], v[56:57], v[230:231]
-  v_pk_mul_f32 v[58:59], v[58:59], v[230:231]
-  v_pk_mul_f32 v[60:61], v[60:61], v[230:231]
-  v_pk_mul_f32 v[62:63], v[62:63], v[230:231]
-  v_pk_mul_f32 v[64:65], v[64:65], v[230:231]
-  v_pk_mul_f32 v[66:67], v[66:67], v[230:231]
-  v_pk_mul_f32 v[68:69], v[68:69], v[230:231]
-  v_pk_mul_f32 v[70:71], v[70:71], v[230:231]
+  v_div_fixup_f32 v231, v231, v227, v205
+  v_cndmask_b32 v234, 0, v231, s[92:93]
+  v_mov_b32 v235, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v234, v235, v234, vcc
+  v_mov_b32 v235, v234
+  v_pk_mul_f32 v[8:9], v[8:9], v[234:235]
+  v_pk_mul_f32 v[10:11], v[10:11], v[234:235]
+  v_pk_mul_f32 v[12:13], v[12:13], v[234:235]
+  v_pk_mul_f32 v[14:15], v[14:15], v[234:235]
+  v_pk_mul_f32 v[16:17], v[16:17], v[234:235]
+  v_pk_mul_f32 v[18:19], v[18:19], v[234:235]
+  v_pk_mul_f32 v[20:21], v[20:21], v[234:235]
+  v_pk_mul_f32 v[22:23], v[22:23], v[234:235]
+  v_pk_mul_f32 v[24:25], v[24:25], v[234:235]
+  v_pk_mul_f32 v[26:27], v[26:27], v[234:235]
+  v_pk_mul_f32 v[28:29], v[28:29], v[234:235]
+  v_pk_mul_f32 v[30:31], v[30:31], v[234:235]
+  v_pk_mul_f32 v[32:33], v[32:33], v[234:235]
+  v_pk_mul_f32 v[34:35], v[34:35], v[234:235]
+  v_pk_mul_f32 v[36:37], v[36:37], v[234:235]
+  v_pk_mul_f32 v[38:39], v[38:39], v[234:235]
+  v_pk_mul_f32 v[40:41], v[40:41], v[234:235]
+  v_pk_mul_f32 v[42:43], v[42:43], v[234:235]
+  v_pk_mul_f32 v[44:45], v[44:45], v[234:235]
+  v_pk_mul_f32 v[46:47], v[46:47], v[234:235]
+  v_pk_mul_f32 v[48:49], v[48:49], v[234:235]
+  v_pk_mul_f32 v[50:51], v[50:51], v[234:235]
+  v_pk_mul_f32 v[52:53], v[52:53], v[234:235]
+  v_pk_mul_f32 v[54:55], v[54:55], v[234:235]
+  v_pk_mul_f32 v[56:57], v[56:57], v[234:235]
+  v_pk_mul_f32 v[58:59], v[58:59], v[234:235]
+  v_pk_mul_f32 v[60:61], v[60:61], v[234:235]
+  v_pk_mul_f32 v[62:63], v[62:63], v[234:235]
+  v_pk_mul_f32 v[64:65], v[64:65], v[234:235]
+  v_pk_mul_f32 v[66:67], v[66:67], v[234:235]
+  v_pk_mul_f32 v[68:69], v[68:69], v[234:235]
+  v_pk_mul_f32 v[70:71], v[70:71], v[234:235]
   s_mov_b64 s[94:95], 0
   s_mul_i32 s96, s46, s4
   s_mul_hi_u32 s97, s46, s4
@@ -3793,150 +3788,150 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_add_u32 s97, s97, s98
   s_add_u32 s94, s94, s96
   s_addc_u32 s95, s95, s97
-  v_mov_b32 v226, s94
-  v_mov_b32 v227, s95
-  v_mad_u64_u32 v[226:227], s[88:89], v193, s48, v[226:227]
-  v_mul_lo_u32 v225, v193, s49
-  v_add_u32 v227, v227, v225
-  v_mad_u64_u32 v[226:227], s[88:89], v192, 4, v[226:227]        // + 4 half elements
+  v_mov_b32 v228, s94
+  v_mov_b32 v229, s95
+  v_mad_u64_u32 v[228:229], s[88:89], v193, s48, v[228:229]
+  v_mul_lo_u32 v230, v193, s49
+  v_add_u32 v229, v229, v230
+  v_mad_u64_u32 v[228:229], s[88:89], v192, 4, v[228:229]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v193
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_85
-  v_lshlrev_b64 v[226:227], 2, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
-  global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[226:227], v[12:15], off offset:32
-  global_store_dwordx4 v[226:227], v[16:19], off offset:64
-  global_store_dwordx4 v[226:227], v[20:23], off offset:96
-  global_store_dwordx4 v[226:227], v[24:27], off offset:128
-  global_store_dwordx4 v[226:227], v[28:31], off offset:160
-  global_store_dwordx4 v[226:227], v[32:35], off offset:192
-  global_store_dwordx4 v[226:227], v[36:39], off offset:224
-  global_store_dwordx4 v[226:227], v[40:43], off offset:256
-  global_store_dwordx4 v[226:227], v[44:47], off offset:288
-  global_store_dwordx4 v[226:227], v[48:51], off offset:320
-  global_store_dwordx4 v[226:227], v[52:55], off offset:352
-  global_store_dwordx4 v[226:227], v[56:59], off offset:384
-  global_store_dwordx4 v[226:227], v[60:63], off offset:416
-  global_store_dwordx4 v[226:227], v[64:67], off offset:448
-  global_store_dwordx4 v[226:227], v[68:71], off offset:480
+  v_lshlrev_b64 v[228:229], 2, v[228:229]
+  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
+  global_store_dwordx4 v[228:229], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[228:229], v[12:15], off offset:32
+  global_store_dwordx4 v[228:229], v[16:19], off offset:64
+  global_store_dwordx4 v[228:229], v[20:23], off offset:96
+  global_store_dwordx4 v[228:229], v[24:27], off offset:128
+  global_store_dwordx4 v[228:229], v[28:31], off offset:160
+  global_store_dwordx4 v[228:229], v[32:35], off offset:192
+  global_store_dwordx4 v[228:229], v[36:39], off offset:224
+  global_store_dwordx4 v[228:229], v[40:43], off offset:256
+  global_store_dwordx4 v[228:229], v[44:47], off offset:288
+  global_store_dwordx4 v[228:229], v[48:51], off offset:320
+  global_store_dwordx4 v[228:229], v[52:55], off offset:352
+  global_store_dwordx4 v[228:229], v[56:59], off offset:384
+  global_store_dwordx4 v[228:229], v[60:63], off offset:416
+  global_store_dwordx4 v[228:229], v[64:67], off offset:448
+  global_store_dwordx4 v[228:229], v[68:71], off offset:480
   s_branch .Lout_stored_87
 .Lout_16bit_85:
-  v_lshlrev_b64 v[226:227], 1, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
+  v_lshlrev_b64 v[228:229], 1, v[228:229]
+  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
   s_cbranch_scc0 .Lout_fp16_86
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[226:227], v[104:105], off offset:0
+  global_store_dwordx2 v[228:229], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[226:227], v[106:107], off offset:16
+  global_store_dwordx2 v[228:229], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[226:227], v[108:109], off offset:32
+  global_store_dwordx2 v[228:229], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[226:227], v[110:111], off offset:48
+  global_store_dwordx2 v[228:229], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[226:227], v[112:113], off offset:64
+  global_store_dwordx2 v[228:229], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[226:227], v[114:115], off offset:80
+  global_store_dwordx2 v[228:229], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[226:227], v[116:117], off offset:96
+  global_store_dwordx2 v[228:229], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[226:227], v[118:119], off offset:112
+  global_store_dwordx2 v[228:229], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[226:227], v[120:121], off offset:128
+  global_store_dwordx2 v[228:229], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[226:227], v[122:123], off offset:144
+  global_store_dwordx2 v[228:229], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[226:227], v[124:125], off offset:160
+  global_store_dwordx2 v[228:229], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[226:227], v[126:127], off offset:176
+  global_store_dwordx2 v[228:229], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[226:227], v[128:129], off offset:192
+  global_store_dwordx2 v[228:229], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[226:227], v[130:131], off offset:208
+  global_store_dwordx2 v[228:229], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[226:227], v[132:133], off offset:224
+  global_store_dwordx2 v[228:229], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[226:227], v[134:135], off offset:240
+  global_store_dwordx2 v[228:229], v[134:135], off offset:240
   s_branch .Lout_stored_87
 .Lout_fp16_86:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[226:227], v[104:105], off offset:0
+  global_store_dwordx2 v[228:229], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[226:227], v[106:107], off offset:16
+  global_store_dwordx2 v[228:229], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[226:227], v[108:109], off offset:32
+  global_store_dwordx2 v[228:229], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[226:227], v[110:111], off offset:48
+  global_store_dwordx2 v[228:229], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[226:227], v[112:113], off offset:64
+  global_store_dwordx2 v[228:229], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[226:227], v[114:115], off offset:80
+  global_store_dwordx2 v[228:229], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[226:227], v[116:117], off offset:96
+  global_store_dwordx2 v[228:229], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[226:227], v[118:119], off offset:112
+  global_store_dwordx2 v[228:229], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[226:227], v[120:121], off offset:128
+  global_store_dwordx2 v[228:229], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[226:227], v[122:123], off offset:144
+  global_store_dwordx2 v[228:229], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[226:227], v[124:125], off offset:160
+  global_store_dwordx2 v[228:229], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[226:227], v[126:127], off offset:176
+  global_store_dwordx2 v[228:229], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[226:227], v[128:129], off offset:192
+  global_store_dwordx2 v[228:229], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[226:227], v[130:131], off offset:208
+  global_store_dwordx2 v[228:229], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[226:227], v[132:133], off offset:224
+  global_store_dwordx2 v[228:229], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[226:227], v[134:135], off offset:240
+  global_store_dwordx2 v[228:229], v[134:135], off offset:240
 .Lout_stored_87:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_88
-  v_log_f32 v226, v224
+  v_log_f32 v229, v227
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v226, v200, v226
+  v_add_f32 v229, v200, v229
   v_cmp_gt_f32 vcc, 0x7f800000, v200
-  v_mul_f32 v226, 0x3f317218, v226
-  v_cndmask_b32 v225, v203, v226, s[92:93]
-  v_mov_b32 v226, 0x7fc00000
-  v_cndmask_b32 v225, v226, v225, vcc
+  v_mul_f32 v229, 0x3f317218, v229
+  v_cndmask_b32 v228, v203, v229, s[92:93]
+  v_mov_b32 v229, 0x7fc00000
+  v_cndmask_b32 v228, v229, v228, vcc
   s_mul_i32 s94, s4, s55
   s_add_u32 s94, s94, s3
   s_mul_i32 s94, s94, s53
@@ -3944,13 +3939,13 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
   s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s94, s95, s94
-  v_add_u32 v227, s94, v193
-  v_mad_u64_u32 v[228:229], s[88:89], v227, 4, s[16:17]
+  v_add_u32 v230, s94, v193
+  v_mad_u64_u32 v[232:233], s[88:89], v230, 4, s[16:17]
   v_cmp_eq_u32 s[96:97], 0, v192
   v_cmp_gt_i32 vcc, s70, v193
   s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[228:229], v225, off
+  global_store_dword v[232:233], v228, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_88:
 .Lkernel_end:
@@ -3969,8 +3964,8 @@ zyfa_gfx950_fp8_exact_d192_128_causal_tl:
     .amdhsa_system_sgpr_workgroup_id_y 1
     .amdhsa_system_sgpr_workgroup_id_z 1
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 232
-    .amdhsa_accum_offset 232
+    .amdhsa_next_free_vgpr 240
+    .amdhsa_accum_offset 240
     .amdhsa_next_free_sgpr 99
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
@@ -3989,7 +3984,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 101
-    .vgpr_count: 232
+    .vgpr_count: 240
     .agpr_count: 0
     .max_flat_workgroup_size: 512
     .reqd_workgroup_size: [ 512, 1, 1 ]

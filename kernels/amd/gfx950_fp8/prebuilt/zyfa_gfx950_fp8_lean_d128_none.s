@@ -32,47 +32,48 @@
 // v189 126.0: the largest e4m3fn code
 // v190 v descale
 // v191 max_block_exponent
-// v192 K chunk byte offsets in a block
-// v193 K chunk key rows
-// v[194:195] K chunk LDS addresses (chunk x stage)
-// v196 V chunk byte offset in a block
-// v197 V chunk key row
-// v[198:199] V^T chunk LDS address (per stage)
-// v[200:201] K operand LDS address (per stage)
-// v[202:203] V^T operand LDS address (per stage)
-// v204 window start - 4 * half
-// v205 udiv dividend
-// v206 udiv divisor
-// v205 wave index (vector)
-// v205 4 * half
-// v[206:207] Q address
-// v205 Q address part
-// v205 chunk index
-// v206 chunk column
-// v207 chunk tmp
-// v205 V bytes 1 and 3
-// v205 row max of raw scores, then m_new
-// v206 visible-key end relative to the block and half
-// v206 window start relative to the block and half
-// v206 other half's max
-// v206 m - m_new
-// v207 round(x)
-// v208 x - n
-// v206 m_new - block max
-// v207 block exponent k
-// v205 l or 1
-// v206 div den
-// v207 div num
-// v208 div rcp
-// v209 div quotient
-// v210 div error
-// v[212:213] out scale (pair)
-// v[206:207] O address
-// v208 O address part
-// v206 lse
-// v207 lse tmp
-// v208 lse index
-// v[210:211] lse address
+// v[192:193] K chunk addresses (64-bit, per chunk)
+// v[194:195] V chunk address (64-bit)
+// v196 K chunk key rows
+// v[197:198] K chunk LDS addresses (chunk x stage)
+// v199 V chunk key row
+// v[200:201] V^T chunk LDS address (per stage)
+// v[202:203] K operand LDS address (per stage)
+// v[204:205] V^T operand LDS address (per stage)
+// v206 window start - 4 * half
+// v207 udiv dividend
+// v208 udiv divisor
+// v207 wave index (vector)
+// v207 4 * half
+// v[208:209] Q address
+// v207 Q address part
+// v207 chunk index
+// v208 chunk column
+// v209 chunk tmp
+// v210 row * stride, high word
+// v207 V bytes 1 and 3
+// v207 row max of raw scores, then m_new
+// v208 visible-key end relative to the block and half
+// v208 window start relative to the block and half
+// v208 other half's max
+// v208 m - m_new
+// v209 round(x)
+// v210 x - n
+// v208 m_new - block max
+// v209 block exponent k
+// v207 l or 1
+// v208 div den
+// v209 div num
+// v210 div rcp
+// v211 div quotient
+// v212 div error
+// v[214:215] out scale (pair)
+// v[208:209] O address
+// v210 O address part
+// v208 lse
+// v209 lse tmp
+// v210 lse index
+// v[212:213] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -92,8 +93,8 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 first key block of the workgroup (window)
@@ -125,12 +126,13 @@
 // s94 product lo
 // s95 product hi
 // s96 product cross
-// s91 1 / chunks per row (fixed point)
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
 // s91 product lo
-// s92 product hi
-// s93 product cross
+// s96 product hi
+// s97 product cross
+// s91 1 / chunks per row (fixed point)
 // s91 keys of the sequence from the block on
-// s[92:93] 64 rows of stride
 // s91 block - largest window start
 // s[92:93] lane mask
 // s[94:95] lane mask
@@ -144,8 +146,6 @@
 // s91 last key block
 // s[92:93] l > 0
 // s[94:95] O element offset
-// s96 product hi
-// s97 product cross
 // s91 lse row base (fixed length)
 // s94 lse row base (varlen)
 // s[96:97] lanes of half 0
@@ -196,14 +196,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_lshl_b32 s73, s91, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v205, s55
-  v_cvt_f32_u32 v206, s56
-  v_rcp_f32 v206, v206
+  v_cvt_f32_u32 v207, s55
+  v_cvt_f32_u32 v208, s56
+  v_rcp_f32 v208, v208
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v205, v205, v206
-  v_cvt_u32_f32 v205, v205
+  v_mul_f32 v207, v207, v208
+  v_cvt_u32_f32 v207, v207
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s91, v205
+  v_readfirstlane_b32 s91, v207
   s_mul_i32 s93, s91, s56
   s_sub_i32 s92, s55, s93
   s_cmp_ge_i32 s92, s56
@@ -212,14 +212,14 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s91, s91, s93
-  v_cvt_f32_u32 v205, s3
-  v_cvt_f32_u32 v206, s91
-  v_rcp_f32 v206, v206
+  v_cvt_f32_u32 v207, s3
+  v_cvt_f32_u32 v208, s91
+  v_rcp_f32 v208, v208
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v205, v205, v206
-  v_cvt_u32_f32 v205, v205
+  v_mul_f32 v207, v207, v208
+  v_cvt_u32_f32 v207, v207
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v205
+  v_readfirstlane_b32 s72, v207
   s_mul_i32 s93, s72, s91
   s_sub_i32 s92, s3, s93
   s_cmp_ge_i32 s92, s91
@@ -228,9 +228,9 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s72, s72, s93
-  v_lshrrev_b32 v205, 6, v0
+  v_lshrrev_b32 v207, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v205
+  v_readfirstlane_b32 s5, v207
   v_and_b32 v176, 31, v0
   v_bfe_u32 v177, v0, 5, 1
   s_lshl_b32 s91, s5, 5
@@ -248,16 +248,16 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_gt_i32 vcc, s70, v178
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v179, 0, v179, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v205, 2, v177
-  v_sub_u32 v179, v179, v205
+  v_lshlrev_b32 v207, 2, v177
+  v_sub_u32 v179, v179, v207
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
   s_cmp_lt_i32 s60, 0
   s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
-  v_add_u32 v204, s94, v178
-  v_max_i32 v204, 0, v204
-  v_sub_u32 v204, v204, v205
+  v_add_u32 v206, s94, v178
+  v_max_i32 v206, 0, v206
+  v_sub_u32 v206, v206, v207
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
@@ -458,12 +458,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_add_u32 s95, s95, s96
   s_add_u32 s92, s92, s94
   s_addc_u32 s93, s93, s95
-  v_mov_b32 v206, s92
-  v_mov_b32 v207, s93
-  v_mad_u64_u32 v[206:207], s[88:89], v178, s30, v[206:207]
-  v_mul_lo_u32 v205, v178, s31
-  v_add_u32 v207, v207, v205
-  v_mad_u64_u32 v[206:207], s[88:89], v177, 32, v[206:207]       // + half * 32 bytes
+  v_mov_b32 v208, s92
+  v_mov_b32 v209, s93
+  v_mad_u64_u32 v[208:209], s[88:89], v178, s30, v[208:209]
+  v_mul_lo_u32 v207, v178, s31
+  v_add_u32 v209, v209, v207
+  v_mad_u64_u32 v[208:209], s[88:89], v177, 32, v[208:209]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -482,10 +482,10 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mov_b32 v151, 0
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[206:207], off offset:0
-  global_load_dwordx4 v[140:143], v[206:207], off offset:16
-  global_load_dwordx4 v[144:147], v[206:207], off offset:64
-  global_load_dwordx4 v[148:151], v[206:207], off offset:80
+  global_load_dwordx4 v[136:139], v[208:209], off offset:0
+  global_load_dwordx4 v[140:143], v[208:209], off offset:16
+  global_load_dwordx4 v[144:147], v[208:209], off offset:64
+  global_load_dwordx4 v[148:151], v[208:209], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
   v_xor_b32 v136, s91, v136
@@ -504,89 +504,99 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_xor_b32 v149, s91, v149
   v_xor_b32 v150, s91, v150
   v_xor_b32 v151, s91, v151
-  s_mov_b32 s91, 536870912
-  v_add_u32 v205, 0, v0
-  v_mul_hi_u32 v193, s91, v205
-  v_mul_u32_u24 v207, 8, v193
-  v_sub_u32 v206, v205, v207
-  v_mul_lo_u32 v207, v193, s36
-  v_lshl_add_u32 v192, v206, 4, v207
-  v_mul_u32_u24 v207, 144, v193
-  v_lshl_add_u32 v194, v206, 4, v207
-  v_lshrrev_b32 v197, 3, v0
-  v_and_b32 v206, 7, v0
-  v_mul_lo_u32 v207, v197, s42
-  v_lshl_add_u32 v196, v206, 4, v207
-  v_bfe_u32 v198, v197, 2, 1
-  v_lshlrev_b32 v198, 5, v198
-  v_bfe_u32 v207, v197, 5, 1
-  v_lshl_add_u32 v198, v207, 4, v198
-  v_bfe_u32 v207, v197, 3, 2
-  v_lshl_add_u32 v198, v207, 2, v198
-  v_and_b32 v207, 3, v197
-  v_add_u32 v198, v198, v207
-  v_mul_u32_u24 v207, 1280, v206
-  v_add_u32 v198, v198, v207
-  v_add_u32 v198, 9216, v198
-  v_mul_u32_u24 v207, 144, v176
-  v_lshl_add_u32 v200, v177, 5, v207
-  v_mul_u32_u24 v207, 80, v176
-  v_lshl_add_u32 v202, v177, 5, v207
-  v_add_u32 v202, 9216, v202
-  v_add_u32 v201, 19456, v200
-  v_add_u32 v203, 19456, v202
-  v_add_u32 v199, 19456, v198
-  v_add_u32 v195, 19456, v194
-  s_mov_b64 s[82:83], s[10:11]
+  s_mov_b64 s[92:93], s[10:11]
   s_mul_i32 s91, s34, s4
-  s_mul_hi_u32 s92, s34, s4
-  s_mul_i32 s93, s35, s4
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
+  s_mul_hi_u32 s96, s34, s4
+  s_mul_i32 s97, s35, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
   s_mul_i32 s91, s38, s72
-  s_mul_hi_u32 s92, s38, s72
-  s_mul_i32 s93, s39, s72
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
+  s_mul_hi_u32 s96, s38, s72
+  s_mul_i32 s97, s39, s72
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
   s_mul_i32 s91, s36, s7
-  s_mul_hi_u32 s92, s36, s7
-  s_mul_i32 s93, s37, s7
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
+  s_mul_hi_u32 s96, s36, s7
+  s_mul_i32 s97, s37, s7
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
   s_mul_i32 s91, s36, s81
-  s_mul_hi_u32 s92, s36, s81
-  s_mul_i32 s93, s37, s81
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
-  s_mov_b64 s[84:85], s[12:13]
+  s_mul_hi_u32 s96, s36, s81
+  s_mul_i32 s97, s37, s81
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
+  s_mov_b64 s[94:95], s[12:13]
   s_mul_i32 s91, s40, s4
-  s_mul_hi_u32 s92, s40, s4
-  s_mul_i32 s93, s41, s4
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
+  s_mul_hi_u32 s96, s40, s4
+  s_mul_i32 s97, s41, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
   s_mul_i32 s91, s44, s72
-  s_mul_hi_u32 s92, s44, s72
-  s_mul_i32 s93, s45, s72
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
+  s_mul_hi_u32 s96, s44, s72
+  s_mul_i32 s97, s45, s72
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
   s_mul_i32 s91, s42, s7
-  s_mul_hi_u32 s92, s42, s7
-  s_mul_i32 s93, s43, s7
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
+  s_mul_hi_u32 s96, s42, s7
+  s_mul_i32 s97, s43, s7
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
   s_mul_i32 s91, s42, s81
-  s_mul_hi_u32 s92, s42, s81
-  s_mul_i32 s93, s43, s81
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
+  s_mul_hi_u32 s96, s42, s81
+  s_mul_i32 s97, s43, s81
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  s_mov_b32 s91, 536870912
+  v_add_u32 v207, 0, v0
+  v_mul_hi_u32 v196, s91, v207
+  v_mul_u32_u24 v209, 8, v196
+  v_sub_u32 v208, v207, v209
+  v_mov_b32 v192, s92
+  v_mov_b32 v193, s93
+  v_mad_u64_u32 v[192:193], s[88:89], v196, s36, v[192:193]
+  v_mul_lo_u32 v210, v196, s37
+  v_add_u32 v193, v193, v210
+  v_mad_u64_u32 v[192:193], s[88:89], v208, 16, v[192:193]
+  v_mul_u32_u24 v209, 144, v196
+  v_lshl_add_u32 v197, v208, 4, v209
+  v_lshrrev_b32 v199, 3, v0
+  v_and_b32 v208, 7, v0
+  v_mov_b32 v194, s94
+  v_mov_b32 v195, s95
+  v_mad_u64_u32 v[194:195], s[88:89], v199, s42, v[194:195]
+  v_mul_lo_u32 v210, v199, s43
+  v_add_u32 v195, v195, v210
+  v_mad_u64_u32 v[194:195], s[88:89], v208, 16, v[194:195]
+  v_bfe_u32 v200, v199, 2, 1
+  v_lshlrev_b32 v200, 5, v200
+  v_bfe_u32 v209, v199, 5, 1
+  v_lshl_add_u32 v200, v209, 4, v200
+  v_bfe_u32 v209, v199, 3, 2
+  v_lshl_add_u32 v200, v209, 2, v200
+  v_and_b32 v209, 3, v199
+  v_add_u32 v200, v200, v209
+  v_mul_u32_u24 v209, 1280, v208
+  v_add_u32 v200, v200, v209
+  v_add_u32 v200, 9216, v200
+  v_mul_u32_u24 v209, 144, v176
+  v_lshl_add_u32 v202, v177, 5, v209
+  v_mul_u32_u24 v209, 80, v176
+  v_lshl_add_u32 v204, v177, 5, v209
+  v_add_u32 v204, 9216, v204
+  v_add_u32 v203, 19456, v202
+  v_add_u32 v205, 19456, v204
+  v_add_u32 v201, 19456, v200
+  v_add_u32 v198, 19456, v197
   s_cmp_le_i32 s74, s81                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s81
@@ -594,88 +604,80 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v193
+  v_cmp_gt_u32 vcc, s91, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s91, v197
+  v_cmp_gt_u32 vcc, s91, v199
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[192:193], s[82:83], 0, v[192:193]
+  v_lshl_add_u64 v[194:195], s[84:85], 0, v[194:195]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v205, 8, v168
-  ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v205 offset:80
-  ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v205 offset:240
-  v_lshrrev_b32 v205, 8, v169
-  ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v205 offset:400
-  ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v205 offset:560
-  v_lshrrev_b32 v205, 8, v170
-  ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v205 offset:720
-  ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v205 offset:880
-  v_lshrrev_b32 v205, 8, v171
-  ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v205 offset:1040
-  ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v205 offset:1200
+  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v207, 8, v168
+  ds_write_b8 v200, v168 offset:0                                // store: V transposed
+  ds_write_b8 v200, v207 offset:80
+  ds_write_b8_d16_hi v200, v168 offset:160
+  ds_write_b8_d16_hi v200, v207 offset:240
+  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8 v200, v169 offset:320
+  ds_write_b8 v200, v207 offset:400
+  ds_write_b8_d16_hi v200, v169 offset:480
+  ds_write_b8_d16_hi v200, v207 offset:560
+  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8 v200, v170 offset:640
+  ds_write_b8 v200, v207 offset:720
+  ds_write_b8_d16_hi v200, v170 offset:800
+  ds_write_b8_d16_hi v200, v207 offset:880
+  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8 v200, v171 offset:960
+  ds_write_b8 v200, v207 offset:1040
+  ds_write_b8_d16_hi v200, v171 offset:1120
+  ds_write_b8_d16_hi v200, v207 offset:1200
   s_add_u32 s79, s81, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_11
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk
   s_branch .Lblock_loaded_12
 .Ltail_block_loads_11:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v193
+  v_cmp_gt_u32 vcc, s91, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s91, v197
+  v_cmp_gt_u32 vcc, s91, v199
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_12:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[192:193], s[82:83], 0, v[192:193]
+  v_lshl_add_u64 v[194:195], s[84:85], 0, v[194:195]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -689,251 +691,251 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cbranch_scc1 .Lno_previous_block_14
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v200 offset:16
+  ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v202 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v200 offset:80
+  ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v202 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v200 offset:4624
+  ds_read_b128 v[120:123], v202 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v202 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v200 offset:4688
+  ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v202 offset:4688
   s_branch .Lqk_15
 .Lno_previous_block_14:
-  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v200 offset:16
-  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v200 offset:80
-  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v200 offset:4624
-  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v200 offset:4688
+  ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v202 offset:16
+  ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v202 offset:80
+  ds_read_b128 v[120:123], v202 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v202 offset:4624
+  ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v202 offset:4688
 .Lqk_15:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v202 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v202 offset:16
+  ds_read_b128 v[104:107], v204 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v204 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v202 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v202 offset:2576
+  ds_read_b128 v[112:115], v204 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v204 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v202 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v202 offset:5136
+  ds_read_b128 v[120:123], v204 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v204 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v202 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v202 offset:7696
+  ds_read_b128 v[128:131], v204 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v204 offset:7696
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s91, s77, s90
   s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_16
-  v_subrev_u32 v206, s77, v179
-  v_cmp_lt_i32 vcc, 0, v206
-  v_cmp_lt_i32 s[92:93], 1, v206
-  v_cmp_lt_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s77, v179
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[92:93], 1, v208
+  v_cmp_lt_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v206
+  v_cmp_lt_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cmp_lt_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v206
+  v_cmp_lt_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v206
+  v_cmp_lt_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cmp_lt_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v206
+  v_cmp_lt_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v206
+  v_cmp_lt_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cmp_lt_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v206
+  v_cmp_lt_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v206
+  v_cmp_lt_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cmp_lt_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v206
+  v_cmp_lt_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v206
+  v_cmp_lt_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cmp_lt_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v206
+  v_cmp_lt_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v206
+  v_cmp_lt_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cmp_lt_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v206
+  v_cmp_lt_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v206
+  v_cmp_lt_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cmp_lt_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v206
+  v_cmp_lt_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v206
+  v_cmp_lt_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cmp_lt_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v206
+  v_cmp_lt_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v206
+  v_cmp_lt_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cmp_lt_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v206
+  v_cmp_lt_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v206
+  v_cmp_lt_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cmp_lt_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_18
-  v_subrev_u32 v206, s77, v204
-  v_cmp_ge_i32 vcc, 0, v206
-  v_cmp_ge_i32 s[92:93], 1, v206
-  v_cmp_ge_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s77, v206
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[92:93], 1, v208
+  v_cmp_ge_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v206
+  v_cmp_ge_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cmp_ge_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cmp_ge_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v206
+  v_cmp_ge_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cmp_ge_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cmp_ge_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v206
+  v_cmp_ge_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cmp_ge_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cmp_ge_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v206
+  v_cmp_ge_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cmp_ge_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cmp_ge_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v206
+  v_cmp_ge_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cmp_ge_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cmp_ge_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v206
+  v_cmp_ge_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cmp_ge_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cmp_ge_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v206
+  v_cmp_ge_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cmp_ge_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cmp_ge_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v206
+  v_cmp_ge_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cmp_ge_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cmp_ge_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v206
+  v_cmp_ge_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cmp_ge_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cmp_ge_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v206
+  v_cmp_ge_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cmp_ge_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
 .Lwindow_start_done_18:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
-  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
+  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
   s_branch .Lrow_max_done_17
 .Lno_mask_16:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
 .Lrow_max_done_17:
-  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
   s_cbranch_vccz .Lalpha_done_19
-  v_sub_f32 v206, v185, v205
-  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v207, v206
-  v_sub_f32 v208, v206, v207
-  v_fmaak_f32 v172, v1, v208, 0x39218489
-  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v208, 0x3d635847
-  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v208, 0x3f317218
-  v_fmaak_f32 v172, v172, v208, 0x3f800000
-  v_cvt_i32_f32 v207, v207
-  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
+  v_sub_f32 v208, v185, v207
+  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v209, v208
+  v_sub_f32 v210, v208, v209
+  v_fmaak_f32 v172, v1, v210, 0x39218489
+  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v210, 0x3d635847
+  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v210, 0x3f317218
+  v_fmaak_f32 v172, v172, v210, 0x3f800000
+  v_cvt_i32_f32 v209, v209
+  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -968,21 +970,21 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
 .Lalpha_done_19:
-  v_sub_f32 v206, v205, v187
-  v_cmp_lt_f32 s[92:93], 0, v206
-  v_cmp_gt_f32 vcc, v182, v206
-  v_floor_f32 v207, v206
-  v_cvt_i32_f32 v207, v207
-  v_add_u32 v207, 8, v207
-  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v205
-  v_cvt_f32_i32 v207, v207
-  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
+  v_sub_f32 v208, v207, v187
+  v_cmp_lt_f32 s[92:93], 0, v208
+  v_cmp_gt_f32 vcc, v182, v208
+  v_floor_f32 v209, v208
+  v_cvt_i32_f32 v209, v209
+  v_add_u32 v209, 8, v209
+  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v207
+  v_cvt_f32_i32 v209, v209
+  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v205                                           // m = m_new
+  v_mov_b32 v185, v207                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1074,60 +1076,56 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_21
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v195, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v205, 8, v168
-  ds_write_b8 v199, v168 offset:0                                // store: V transposed
-  ds_write_b8 v199, v205 offset:80
-  ds_write_b8_d16_hi v199, v168 offset:160
-  ds_write_b8_d16_hi v199, v205 offset:240
-  v_lshrrev_b32 v205, 8, v169
-  ds_write_b8 v199, v169 offset:320
-  ds_write_b8 v199, v205 offset:400
-  ds_write_b8_d16_hi v199, v169 offset:480
-  ds_write_b8_d16_hi v199, v205 offset:560
-  v_lshrrev_b32 v205, 8, v170
-  ds_write_b8 v199, v170 offset:640
-  ds_write_b8 v199, v205 offset:720
-  ds_write_b8_d16_hi v199, v170 offset:800
-  ds_write_b8_d16_hi v199, v205 offset:880
-  v_lshrrev_b32 v205, 8, v171
-  ds_write_b8 v199, v171 offset:960
-  ds_write_b8 v199, v205 offset:1040
-  ds_write_b8_d16_hi v199, v171 offset:1120
-  ds_write_b8_d16_hi v199, v205 offset:1200
+  ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v207, 8, v168
+  ds_write_b8 v201, v168 offset:0                                // store: V transposed
+  ds_write_b8 v201, v207 offset:80
+  ds_write_b8_d16_hi v201, v168 offset:160
+  ds_write_b8_d16_hi v201, v207 offset:240
+  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8 v201, v169 offset:320
+  ds_write_b8 v201, v207 offset:400
+  ds_write_b8_d16_hi v201, v169 offset:480
+  ds_write_b8_d16_hi v201, v207 offset:560
+  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8 v201, v170 offset:640
+  ds_write_b8 v201, v207 offset:720
+  ds_write_b8_d16_hi v201, v170 offset:800
+  ds_write_b8_d16_hi v201, v207 offset:880
+  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8 v201, v171 offset:960
+  ds_write_b8 v201, v207 offset:1040
+  ds_write_b8_d16_hi v201, v171 offset:1120
+  ds_write_b8_d16_hi v201, v207 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_21
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_23
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk
   s_branch .Lblock_loaded_24
 .Ltail_block_loads_23:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v193
+  v_cmp_gt_u32 vcc, s91, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s91, v197
+  v_cmp_gt_u32 vcc, s91, v199
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_24:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[192:193], s[82:83], 0, v[192:193]
+  v_lshl_add_u64 v[194:195], s[84:85], 0, v[194:195]
 .Lno_store_21:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1139,251 +1137,251 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cbranch_scc1 .Lno_previous_block_26
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v201 offset:16
+  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v203 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v201 offset:80
+  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v203 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v201 offset:4624
+  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v203 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v201 offset:4688
+  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v203 offset:4688
   s_branch .Lqk_27
 .Lno_previous_block_26:
-  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v201 offset:16
-  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v201 offset:80
-  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v201 offset:4624
-  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v201 offset:4688
+  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v203 offset:80
+  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v203 offset:4624
+  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v203 offset:4688
 .Lqk_27:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v203 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[104:107], v205 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v205 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v203 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v203 offset:2576
+  ds_read_b128 v[112:115], v205 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v205 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v203 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v203 offset:5136
+  ds_read_b128 v[120:123], v205 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v205 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v203 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v203 offset:7696
+  ds_read_b128 v[128:131], v205 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v205 offset:7696
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s91, s77, s90
   s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_28
-  v_subrev_u32 v206, s77, v179
-  v_cmp_lt_i32 vcc, 0, v206
-  v_cmp_lt_i32 s[92:93], 1, v206
-  v_cmp_lt_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s77, v179
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[92:93], 1, v208
+  v_cmp_lt_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v206
+  v_cmp_lt_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cmp_lt_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v206
+  v_cmp_lt_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v206
+  v_cmp_lt_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cmp_lt_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v206
+  v_cmp_lt_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v206
+  v_cmp_lt_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cmp_lt_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v206
+  v_cmp_lt_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v206
+  v_cmp_lt_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cmp_lt_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v206
+  v_cmp_lt_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v206
+  v_cmp_lt_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cmp_lt_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v206
+  v_cmp_lt_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v206
+  v_cmp_lt_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cmp_lt_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v206
+  v_cmp_lt_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v206
+  v_cmp_lt_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cmp_lt_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v206
+  v_cmp_lt_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v206
+  v_cmp_lt_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cmp_lt_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v206
+  v_cmp_lt_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v206
+  v_cmp_lt_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cmp_lt_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v206
+  v_cmp_lt_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v206
+  v_cmp_lt_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cmp_lt_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_30
-  v_subrev_u32 v206, s77, v204
-  v_cmp_ge_i32 vcc, 0, v206
-  v_cmp_ge_i32 s[92:93], 1, v206
-  v_cmp_ge_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s77, v206
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[92:93], 1, v208
+  v_cmp_ge_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v206
+  v_cmp_ge_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cmp_ge_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cmp_ge_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v206
+  v_cmp_ge_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cmp_ge_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cmp_ge_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v206
+  v_cmp_ge_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cmp_ge_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cmp_ge_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v206
+  v_cmp_ge_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cmp_ge_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cmp_ge_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v206
+  v_cmp_ge_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cmp_ge_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cmp_ge_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v206
+  v_cmp_ge_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cmp_ge_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cmp_ge_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v206
+  v_cmp_ge_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cmp_ge_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cmp_ge_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v206
+  v_cmp_ge_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cmp_ge_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cmp_ge_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v206
+  v_cmp_ge_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cmp_ge_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cmp_ge_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v206
+  v_cmp_ge_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cmp_ge_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
 .Lwindow_start_done_30:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
-  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
+  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
   s_branch .Lrow_max_done_29
 .Lno_mask_28:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
 .Lrow_max_done_29:
-  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
   s_cbranch_vccz .Lalpha_done_31
-  v_sub_f32 v206, v185, v205
-  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v207, v206
-  v_sub_f32 v208, v206, v207
-  v_fmaak_f32 v172, v1, v208, 0x39218489
-  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v208, 0x3d635847
-  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v208, 0x3f317218
-  v_fmaak_f32 v172, v172, v208, 0x3f800000
-  v_cvt_i32_f32 v207, v207
-  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
+  v_sub_f32 v208, v185, v207
+  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v209, v208
+  v_sub_f32 v210, v208, v209
+  v_fmaak_f32 v172, v1, v210, 0x39218489
+  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v210, 0x3d635847
+  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v210, 0x3f317218
+  v_fmaak_f32 v172, v172, v210, 0x3f800000
+  v_cvt_i32_f32 v209, v209
+  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1418,21 +1416,21 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
 .Lalpha_done_31:
-  v_sub_f32 v206, v205, v187
-  v_cmp_lt_f32 s[92:93], 0, v206
-  v_cmp_gt_f32 vcc, v182, v206
-  v_floor_f32 v207, v206
-  v_cvt_i32_f32 v207, v207
-  v_add_u32 v207, 8, v207
-  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v205
-  v_cvt_f32_i32 v207, v207
-  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
+  v_sub_f32 v208, v207, v187
+  v_cmp_lt_f32 s[92:93], 0, v208
+  v_cmp_gt_f32 vcc, v182, v208
+  v_floor_f32 v209, v208
+  v_cvt_i32_f32 v209, v209
+  v_add_u32 v209, 8, v209
+  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v207
+  v_cvt_f32_i32 v209, v209
+  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v205                                           // m = m_new
+  v_mov_b32 v185, v207                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1524,60 +1522,56 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_33
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v205, 8, v168
-  ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v205 offset:80
-  ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v205 offset:240
-  v_lshrrev_b32 v205, 8, v169
-  ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v205 offset:400
-  ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v205 offset:560
-  v_lshrrev_b32 v205, 8, v170
-  ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v205 offset:720
-  ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v205 offset:880
-  v_lshrrev_b32 v205, 8, v171
-  ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v205 offset:1040
-  ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v205 offset:1200
+  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v207, 8, v168
+  ds_write_b8 v200, v168 offset:0                                // store: V transposed
+  ds_write_b8 v200, v207 offset:80
+  ds_write_b8_d16_hi v200, v168 offset:160
+  ds_write_b8_d16_hi v200, v207 offset:240
+  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8 v200, v169 offset:320
+  ds_write_b8 v200, v207 offset:400
+  ds_write_b8_d16_hi v200, v169 offset:480
+  ds_write_b8_d16_hi v200, v207 offset:560
+  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8 v200, v170 offset:640
+  ds_write_b8 v200, v207 offset:720
+  ds_write_b8_d16_hi v200, v170 offset:800
+  ds_write_b8_d16_hi v200, v207 offset:880
+  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8 v200, v171 offset:960
+  ds_write_b8 v200, v207 offset:1040
+  ds_write_b8_d16_hi v200, v171 offset:1120
+  ds_write_b8_d16_hi v200, v207 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_33
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_35
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk
   s_branch .Lblock_loaded_36
 .Ltail_block_loads_35:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v193
+  v_cmp_gt_u32 vcc, s91, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s91, v197
+  v_cmp_gt_u32 vcc, s91, v199
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_36:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[192:193], s[82:83], 0, v[192:193]
+  v_lshl_add_u64 v[194:195], s[84:85], 0, v[194:195]
 .Lno_store_33:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1613,204 +1607,204 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_39
-  v_subrev_u32 v206, s91, v179
-  v_cmp_lt_i32 vcc, 0, v206
-  v_cmp_lt_i32 s[92:93], 1, v206
-  v_cmp_lt_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s91, v179
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[92:93], 1, v208
+  v_cmp_lt_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v206
+  v_cmp_lt_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cmp_lt_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v206
+  v_cmp_lt_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v206
+  v_cmp_lt_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cmp_lt_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v206
+  v_cmp_lt_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v206
+  v_cmp_lt_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cmp_lt_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v206
+  v_cmp_lt_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v206
+  v_cmp_lt_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cmp_lt_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v206
+  v_cmp_lt_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v206
+  v_cmp_lt_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cmp_lt_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v206
+  v_cmp_lt_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v206
+  v_cmp_lt_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cmp_lt_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v206
+  v_cmp_lt_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v206
+  v_cmp_lt_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cmp_lt_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v206
+  v_cmp_lt_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v206
+  v_cmp_lt_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cmp_lt_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v206
+  v_cmp_lt_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v206
+  v_cmp_lt_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cmp_lt_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v206
+  v_cmp_lt_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v206
+  v_cmp_lt_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cmp_lt_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_41
-  v_subrev_u32 v206, s91, v204
-  v_cmp_ge_i32 vcc, 0, v206
-  v_cmp_ge_i32 s[92:93], 1, v206
-  v_cmp_ge_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s91, v206
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[92:93], 1, v208
+  v_cmp_ge_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v206
+  v_cmp_ge_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cmp_ge_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cmp_ge_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v206
+  v_cmp_ge_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cmp_ge_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cmp_ge_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v206
+  v_cmp_ge_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cmp_ge_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cmp_ge_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v206
+  v_cmp_ge_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cmp_ge_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cmp_ge_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v206
+  v_cmp_ge_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cmp_ge_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cmp_ge_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v206
+  v_cmp_ge_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cmp_ge_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cmp_ge_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v206
+  v_cmp_ge_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cmp_ge_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cmp_ge_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v206
+  v_cmp_ge_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cmp_ge_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cmp_ge_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v206
+  v_cmp_ge_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cmp_ge_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cmp_ge_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v206
+  v_cmp_ge_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cmp_ge_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
 .Lwindow_start_done_41:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
-  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
+  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
   s_branch .Lrow_max_done_40
 .Lno_mask_39:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
 .Lrow_max_done_40:
-  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
   s_cbranch_vccz .Lalpha_done_42
-  v_sub_f32 v206, v185, v205
-  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v207, v206
-  v_sub_f32 v208, v206, v207
-  v_fmaak_f32 v172, v1, v208, 0x39218489
-  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v208, 0x3d635847
-  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v208, 0x3f317218
-  v_fmaak_f32 v172, v172, v208, 0x3f800000
-  v_cvt_i32_f32 v207, v207
-  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
+  v_sub_f32 v208, v185, v207
+  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v209, v208
+  v_sub_f32 v210, v208, v209
+  v_fmaak_f32 v172, v1, v210, 0x39218489
+  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v210, 0x3d635847
+  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v210, 0x3f317218
+  v_fmaak_f32 v172, v172, v210, 0x3f800000
+  v_cvt_i32_f32 v209, v209
+  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1845,21 +1839,21 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
 .Lalpha_done_42:
-  v_sub_f32 v206, v205, v187
-  v_cmp_lt_f32 s[92:93], 0, v206
-  v_cmp_gt_f32 vcc, v182, v206
-  v_floor_f32 v207, v206
-  v_cvt_i32_f32 v207, v207
-  v_add_u32 v207, 8, v207
-  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v205
-  v_cvt_f32_i32 v207, v207
-  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
+  v_sub_f32 v208, v207, v187
+  v_cmp_lt_f32 s[92:93], 0, v208
+  v_cmp_gt_f32 vcc, v182, v208
+  v_floor_f32 v209, v208
+  v_cvt_i32_f32 v209, v209
+  v_add_u32 v209, 8, v209
+  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v207
+  v_cvt_f32_i32 v209, v209
+  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v205                                           // m = m_new
+  v_mov_b32 v185, v207                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1953,106 +1947,102 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cbranch_scc1 .Lno_previous_block_44
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v200 offset:16
+  ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v202 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v200 offset:80
+  ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v202 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v200 offset:4624
+  ds_read_b128 v[120:123], v202 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v202 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v200 offset:4688
+  ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v202 offset:4688
   s_branch .Lqk_45
 .Lno_previous_block_44:
-  ds_read_b128 v[104:107], v200 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v200 offset:16
-  ds_read_b128 v[112:115], v200 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v200 offset:80
-  ds_read_b128 v[120:123], v200 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v200 offset:4624
-  ds_read_b128 v[128:131], v200 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v200 offset:4688
+  ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v202 offset:16
+  ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v202 offset:80
+  ds_read_b128 v[120:123], v202 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v202 offset:4624
+  ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v202 offset:4688
 .Lqk_45:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v202 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v202 offset:16
+  ds_read_b128 v[104:107], v204 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v204 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v202 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v202 offset:2576
+  ds_read_b128 v[112:115], v204 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v204 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v202 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v202 offset:5136
+  ds_read_b128 v[120:123], v204 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v204 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v202 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v202 offset:7696
+  ds_read_b128 v[128:131], v204 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v204 offset:7696
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_46
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v195, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v205, 8, v168
-  ds_write_b8 v199, v168 offset:0                                // store: V transposed
-  ds_write_b8 v199, v205 offset:80
-  ds_write_b8_d16_hi v199, v168 offset:160
-  ds_write_b8_d16_hi v199, v205 offset:240
-  v_lshrrev_b32 v205, 8, v169
-  ds_write_b8 v199, v169 offset:320
-  ds_write_b8 v199, v205 offset:400
-  ds_write_b8_d16_hi v199, v169 offset:480
-  ds_write_b8_d16_hi v199, v205 offset:560
-  v_lshrrev_b32 v205, 8, v170
-  ds_write_b8 v199, v170 offset:640
-  ds_write_b8 v199, v205 offset:720
-  ds_write_b8_d16_hi v199, v170 offset:800
-  ds_write_b8_d16_hi v199, v205 offset:880
-  v_lshrrev_b32 v205, 8, v171
-  ds_write_b8 v199, v171 offset:960
-  ds_write_b8 v199, v205 offset:1040
-  ds_write_b8_d16_hi v199, v171 offset:1120
-  ds_write_b8_d16_hi v199, v205 offset:1200
+  ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v207, 8, v168
+  ds_write_b8 v201, v168 offset:0                                // store: V transposed
+  ds_write_b8 v201, v207 offset:80
+  ds_write_b8_d16_hi v201, v168 offset:160
+  ds_write_b8_d16_hi v201, v207 offset:240
+  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8 v201, v169 offset:320
+  ds_write_b8 v201, v207 offset:400
+  ds_write_b8_d16_hi v201, v169 offset:480
+  ds_write_b8_d16_hi v201, v207 offset:560
+  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8 v201, v170 offset:640
+  ds_write_b8 v201, v207 offset:720
+  ds_write_b8_d16_hi v201, v170 offset:800
+  ds_write_b8_d16_hi v201, v207 offset:880
+  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8 v201, v171 offset:960
+  ds_write_b8 v201, v207 offset:1040
+  ds_write_b8_d16_hi v201, v171 offset:1120
+  ds_write_b8_d16_hi v201, v207 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_46
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_48
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk
   s_branch .Lblock_loaded_49
 .Ltail_block_loads_48:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v193
+  v_cmp_gt_u32 vcc, s91, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s91, v197
+  v_cmp_gt_u32 vcc, s91, v199
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_49:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[192:193], s[82:83], 0, v[192:193]
+  v_lshl_add_u64 v[194:195], s[84:85], 0, v[194:195]
 .Lno_store_46:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2066,204 +2056,204 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_52
-  v_subrev_u32 v206, s91, v179
-  v_cmp_lt_i32 vcc, 0, v206
-  v_cmp_lt_i32 s[92:93], 1, v206
-  v_cmp_lt_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s91, v179
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[92:93], 1, v208
+  v_cmp_lt_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v206
+  v_cmp_lt_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cmp_lt_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v206
+  v_cmp_lt_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v206
+  v_cmp_lt_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cmp_lt_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v206
+  v_cmp_lt_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v206
+  v_cmp_lt_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cmp_lt_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v206
+  v_cmp_lt_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v206
+  v_cmp_lt_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cmp_lt_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v206
+  v_cmp_lt_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v206
+  v_cmp_lt_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cmp_lt_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v206
+  v_cmp_lt_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v206
+  v_cmp_lt_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cmp_lt_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v206
+  v_cmp_lt_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v206
+  v_cmp_lt_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cmp_lt_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v206
+  v_cmp_lt_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v206
+  v_cmp_lt_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cmp_lt_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v206
+  v_cmp_lt_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v206
+  v_cmp_lt_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cmp_lt_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v206
+  v_cmp_lt_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v206
+  v_cmp_lt_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cmp_lt_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_54
-  v_subrev_u32 v206, s91, v204
-  v_cmp_ge_i32 vcc, 0, v206
-  v_cmp_ge_i32 s[92:93], 1, v206
-  v_cmp_ge_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s91, v206
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[92:93], 1, v208
+  v_cmp_ge_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v206
+  v_cmp_ge_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cmp_ge_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cmp_ge_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v206
+  v_cmp_ge_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cmp_ge_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cmp_ge_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v206
+  v_cmp_ge_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cmp_ge_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cmp_ge_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v206
+  v_cmp_ge_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cmp_ge_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cmp_ge_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v206
+  v_cmp_ge_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cmp_ge_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cmp_ge_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v206
+  v_cmp_ge_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cmp_ge_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cmp_ge_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v206
+  v_cmp_ge_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cmp_ge_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cmp_ge_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v206
+  v_cmp_ge_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cmp_ge_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cmp_ge_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v206
+  v_cmp_ge_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cmp_ge_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cmp_ge_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v206
+  v_cmp_ge_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cmp_ge_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
 .Lwindow_start_done_54:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
-  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
+  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
   s_branch .Lrow_max_done_53
 .Lno_mask_52:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
 .Lrow_max_done_53:
-  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
   s_cbranch_vccz .Lalpha_done_55
-  v_sub_f32 v206, v185, v205
-  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v207, v206
-  v_sub_f32 v208, v206, v207
-  v_fmaak_f32 v172, v1, v208, 0x39218489
-  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v208, 0x3d635847
-  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v208, 0x3f317218
-  v_fmaak_f32 v172, v172, v208, 0x3f800000
-  v_cvt_i32_f32 v207, v207
-  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
+  v_sub_f32 v208, v185, v207
+  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v209, v208
+  v_sub_f32 v210, v208, v209
+  v_fmaak_f32 v172, v1, v210, 0x39218489
+  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v210, 0x3d635847
+  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v210, 0x3f317218
+  v_fmaak_f32 v172, v172, v210, 0x3f800000
+  v_cvt_i32_f32 v209, v209
+  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -2298,21 +2288,21 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
 .Lalpha_done_55:
-  v_sub_f32 v206, v205, v187
-  v_cmp_lt_f32 s[92:93], 0, v206
-  v_cmp_gt_f32 vcc, v182, v206
-  v_floor_f32 v207, v206
-  v_cvt_i32_f32 v207, v207
-  v_add_u32 v207, 8, v207
-  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v205
-  v_cvt_f32_i32 v207, v207
-  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
+  v_sub_f32 v208, v207, v187
+  v_cmp_lt_f32 s[92:93], 0, v208
+  v_cmp_gt_f32 vcc, v182, v208
+  v_floor_f32 v209, v208
+  v_cvt_i32_f32 v209, v209
+  v_add_u32 v209, 8, v209
+  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v207
+  v_cvt_f32_i32 v209, v209
+  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v205                                           // m = m_new
+  v_mov_b32 v185, v207                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -2406,106 +2396,102 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_cbranch_scc1 .Lno_previous_block_57
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v201 offset:16
+  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v203 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[152:159], v[24:39], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v201 offset:80
+  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v203 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v201 offset:4624
+  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v203 offset:4624
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v201 offset:4688
+  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v203 offset:4688
   s_branch .Lqk_58
 .Lno_previous_block_57:
-  ds_read_b128 v[104:107], v201 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v201 offset:16
-  ds_read_b128 v[112:115], v201 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v201 offset:80
-  ds_read_b128 v[120:123], v201 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v201 offset:4624
-  ds_read_b128 v[128:131], v201 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v201 offset:4688
+  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v203 offset:80
+  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v203 offset:4624
+  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v203 offset:4688
 .Lqk_58:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v203 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[104:107], v205 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v205 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v203 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v203 offset:2576
+  ds_read_b128 v[112:115], v205 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v205 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[120:127], v[136:143], 0, v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[120:123], v203 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v203 offset:5136
+  ds_read_b128 v[120:123], v205 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v205 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[144:151], v[88:103], v183, v183 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v203 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v203 offset:7696
+  ds_read_b128 v[128:131], v205 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v205 offset:7696
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_59
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v194, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v205, 8, v168
-  ds_write_b8 v198, v168 offset:0                                // store: V transposed
-  ds_write_b8 v198, v205 offset:80
-  ds_write_b8_d16_hi v198, v168 offset:160
-  ds_write_b8_d16_hi v198, v205 offset:240
-  v_lshrrev_b32 v205, 8, v169
-  ds_write_b8 v198, v169 offset:320
-  ds_write_b8 v198, v205 offset:400
-  ds_write_b8_d16_hi v198, v169 offset:480
-  ds_write_b8_d16_hi v198, v205 offset:560
-  v_lshrrev_b32 v205, 8, v170
-  ds_write_b8 v198, v170 offset:640
-  ds_write_b8 v198, v205 offset:720
-  ds_write_b8_d16_hi v198, v170 offset:800
-  ds_write_b8_d16_hi v198, v205 offset:880
-  v_lshrrev_b32 v205, 8, v171
-  ds_write_b8 v198, v171 offset:960
-  ds_write_b8 v198, v205 offset:1040
-  ds_write_b8_d16_hi v198, v171 offset:1120
-  ds_write_b8_d16_hi v198, v205 offset:1200
+  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v207, 8, v168
+  ds_write_b8 v200, v168 offset:0                                // store: V transposed
+  ds_write_b8 v200, v207 offset:80
+  ds_write_b8_d16_hi v200, v168 offset:160
+  ds_write_b8_d16_hi v200, v207 offset:240
+  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8 v200, v169 offset:320
+  ds_write_b8 v200, v207 offset:400
+  ds_write_b8_d16_hi v200, v169 offset:480
+  ds_write_b8_d16_hi v200, v207 offset:560
+  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8 v200, v170 offset:640
+  ds_write_b8 v200, v207 offset:720
+  ds_write_b8_d16_hi v200, v170 offset:800
+  ds_write_b8_d16_hi v200, v207 offset:880
+  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8 v200, v171 offset:960
+  ds_write_b8 v200, v207 offset:1040
+  ds_write_b8_d16_hi v200, v171 offset:1120
+  ds_write_b8_d16_hi v200, v207 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_59
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_61
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk
   s_branch .Lblock_loaded_62
 .Ltail_block_loads_61:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v193
+  v_cmp_gt_u32 vcc, s91, v196
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[192:193], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s91, v197
+  v_cmp_gt_u32 vcc, s91, v199
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v196, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[194:195], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_62:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[192:193], s[82:83], 0, v[192:193]
+  v_lshl_add_u64 v[194:195], s[84:85], 0, v[194:195]
 .Lno_store_59:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2519,204 +2505,204 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_64
-  v_subrev_u32 v206, s91, v179
-  v_cmp_lt_i32 vcc, 0, v206
-  v_cmp_lt_i32 s[92:93], 1, v206
-  v_cmp_lt_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s91, v179
+  v_cmp_lt_i32 vcc, 0, v208
+  v_cmp_lt_i32 s[92:93], 1, v208
+  v_cmp_lt_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v206
+  v_cmp_lt_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v206
+  v_cmp_lt_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v206
+  v_cmp_lt_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v206
+  v_cmp_lt_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v206
+  v_cmp_lt_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v206
+  v_cmp_lt_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v206
+  v_cmp_lt_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v206
+  v_cmp_lt_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v206
+  v_cmp_lt_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v206
+  v_cmp_lt_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v206
+  v_cmp_lt_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v206
+  v_cmp_lt_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v206
+  v_cmp_lt_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v206
+  v_cmp_lt_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v206
+  v_cmp_lt_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v206
+  v_cmp_lt_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v206
+  v_cmp_lt_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v206
+  v_cmp_lt_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v206
+  v_cmp_lt_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v206
+  v_cmp_lt_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v206
+  v_cmp_lt_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v206
+  v_cmp_lt_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v206
+  v_cmp_lt_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v206
+  v_cmp_lt_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v206
+  v_cmp_lt_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v206
+  v_cmp_lt_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v206
+  v_cmp_lt_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v206
+  v_cmp_lt_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v206
+  v_cmp_lt_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_66
-  v_subrev_u32 v206, s91, v204
-  v_cmp_ge_i32 vcc, 0, v206
-  v_cmp_ge_i32 s[92:93], 1, v206
-  v_cmp_ge_i32 s[94:95], 2, v206
+  v_subrev_u32 v208, s91, v206
+  v_cmp_ge_i32 vcc, 0, v208
+  v_cmp_ge_i32 s[92:93], 1, v208
+  v_cmp_ge_i32 s[94:95], 2, v208
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v206
+  v_cmp_ge_i32 vcc, 3, v208
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v206
+  v_cmp_ge_i32 s[92:93], 8, v208
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v206
+  v_cmp_ge_i32 s[94:95], 9, v208
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v206
+  v_cmp_ge_i32 vcc, 10, v208
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v206
+  v_cmp_ge_i32 s[92:93], 11, v208
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v206
+  v_cmp_ge_i32 s[94:95], 16, v208
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v206
+  v_cmp_ge_i32 vcc, 17, v208
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v206
+  v_cmp_ge_i32 s[92:93], 18, v208
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v206
+  v_cmp_ge_i32 s[94:95], 19, v208
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v206
+  v_cmp_ge_i32 vcc, 24, v208
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v206
+  v_cmp_ge_i32 s[92:93], 25, v208
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v206
+  v_cmp_ge_i32 s[94:95], 26, v208
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v206
+  v_cmp_ge_i32 vcc, 27, v208
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v206
+  v_cmp_ge_i32 s[92:93], 32, v208
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v206
+  v_cmp_ge_i32 s[94:95], 33, v208
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v206
+  v_cmp_ge_i32 vcc, 34, v208
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v206
+  v_cmp_ge_i32 s[92:93], 35, v208
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v206
+  v_cmp_ge_i32 s[94:95], 40, v208
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v206
+  v_cmp_ge_i32 vcc, 41, v208
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v206
+  v_cmp_ge_i32 s[92:93], 42, v208
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v206
+  v_cmp_ge_i32 s[94:95], 43, v208
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v206
+  v_cmp_ge_i32 vcc, 48, v208
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v206
+  v_cmp_ge_i32 s[92:93], 49, v208
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v206
+  v_cmp_ge_i32 s[94:95], 50, v208
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v206
+  v_cmp_ge_i32 vcc, 51, v208
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v206
+  v_cmp_ge_i32 s[92:93], 56, v208
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v206
+  v_cmp_ge_i32 s[94:95], 57, v208
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v206
+  v_cmp_ge_i32 vcc, 58, v208
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v206
+  v_cmp_ge_i32 s[92:93], 59, v208
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
 .Lwindow_start_done_66:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_cmp_eq_f32 vcc, v188, v205                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
-  v_cndmask_b32 v205, v205, v185, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
+  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
   s_branch .Lrow_max_done_65
 .Lno_mask_64:
-  v_maximum3_f32 v205, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v205, v205, v75, v76
-  v_maximum3_f32 v205, v205, v77, v78
-  v_maximum3_f32 v205, v205, v79, v80
-  v_maximum3_f32 v205, v205, v81, v82
-  v_maximum3_f32 v205, v205, v83, v84
-  v_maximum3_f32 v205, v205, v85, v86
-  v_maximum3_f32 v205, v205, v87, v88
-  v_maximum3_f32 v205, v205, v89, v90
-  v_maximum3_f32 v205, v205, v91, v92
-  v_maximum3_f32 v205, v205, v93, v94
-  v_maximum3_f32 v205, v205, v95, v96
-  v_maximum3_f32 v205, v205, v97, v98
-  v_maximum3_f32 v205, v205, v99, v100
-  v_maximum3_f32 v205, v205, v101, v102
-  v_maximum3_f32 v205, v205, v103, v103
-  v_mov_b32 v206, v205
+  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v207, v207, v75, v76
+  v_maximum3_f32 v207, v207, v77, v78
+  v_maximum3_f32 v207, v207, v79, v80
+  v_maximum3_f32 v207, v207, v81, v82
+  v_maximum3_f32 v207, v207, v83, v84
+  v_maximum3_f32 v207, v207, v85, v86
+  v_maximum3_f32 v207, v207, v87, v88
+  v_maximum3_f32 v207, v207, v89, v90
+  v_maximum3_f32 v207, v207, v91, v92
+  v_maximum3_f32 v207, v207, v93, v94
+  v_maximum3_f32 v207, v207, v95, v96
+  v_maximum3_f32 v207, v207, v97, v98
+  v_maximum3_f32 v207, v207, v99, v100
+  v_maximum3_f32 v207, v207, v101, v102
+  v_maximum3_f32 v207, v207, v103, v103
+  v_mov_b32 v208, v207
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v205, v206                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v205, v205, v206, v206
-  v_mul_f32 v187, v180, v205                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v205, v185, v187, v187
+  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v207, v207, v208, v208
+  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v207, v185, v187, v187
 .Lrow_max_done_65:
-  v_cmp_lt_f32 vcc, v185, v205                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
   s_cbranch_vccz .Lalpha_done_67
-  v_sub_f32 v206, v185, v205
-  v_cmp_le_f32 vcc, 0xc2fc0000, v206                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v207, v206
-  v_sub_f32 v208, v206, v207
-  v_fmaak_f32 v172, v1, v208, 0x39218489
-  v_fmaak_f32 v172, v172, v208, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v208, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v208, 0x3d635847
-  v_fmaak_f32 v172, v172, v208, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v208, 0x3f317218
-  v_fmaak_f32 v172, v172, v208, 0x3f800000
-  v_cvt_i32_f32 v207, v207
-  v_ldexp_f32 v172, v172, v207                                   // alpha = 2^f 2^n
+  v_sub_f32 v208, v185, v207
+  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v209, v208
+  v_sub_f32 v210, v208, v209
+  v_fmaak_f32 v172, v1, v210, 0x39218489
+  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v210, 0x3d635847
+  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v210, 0x3f317218
+  v_fmaak_f32 v172, v172, v210, 0x3f800000
+  v_cvt_i32_f32 v209, v209
+  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -2751,21 +2737,21 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
 .Lalpha_done_67:
-  v_sub_f32 v206, v205, v187
-  v_cmp_lt_f32 s[92:93], 0, v206
-  v_cmp_gt_f32 vcc, v182, v206
-  v_floor_f32 v207, v206
-  v_cvt_i32_f32 v207, v207
-  v_add_u32 v207, 8, v207
-  v_cndmask_b32 v207, 8, v207, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v207, v191, v207, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v207                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v205
-  v_cvt_f32_i32 v207, v207
-  v_fmamk_f32 v174, v207, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v205, 0xc1000000, v174                       // - 8 m_new
+  v_sub_f32 v208, v207, v187
+  v_cmp_lt_f32 s[92:93], 0, v208
+  v_cmp_gt_f32 vcc, v182, v208
+  v_floor_f32 v209, v208
+  v_cvt_i32_f32 v209, v209
+  v_add_u32 v209, 8, v209
+  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v207
+  v_cvt_f32_i32 v209, v209
+  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v205                                           // m = m_new
+  v_mov_b32 v185, v207                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -2865,56 +2851,56 @@ zyfa_gfx950_fp8_lean_d128_none:
 .Lkey_blocks_done:
   v_cmp_lt_f32 s[92:93], 0, v186                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v205, 1.0, v186, s[92:93]
-  v_div_scale_f32 v206, s[88:89], v205, v205, v190
-  v_div_scale_f32 v207, vcc, v190, v205, v190
-  v_rcp_f32 v208, v206
+  v_cndmask_b32 v207, 1.0, v186, s[92:93]
+  v_div_scale_f32 v208, s[88:89], v207, v207, v190
+  v_div_scale_f32 v209, vcc, v190, v207, v190
+  v_rcp_f32 v210, v208
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v210, -v206, v208, 1.0
-  v_fma_f32 v208, v210, v208, v208
-  v_mul_f32 v209, v207, v208
-  v_fma_f32 v210, -v206, v209, v207
-  v_fma_f32 v209, v210, v208, v209
-  v_fma_f32 v210, -v206, v209, v207
-  v_div_fmas_f32 v209, v210, v208, v209
+  v_fma_f32 v212, -v208, v210, 1.0
+  v_fma_f32 v210, v212, v210, v210
+  v_mul_f32 v211, v209, v210
+  v_fma_f32 v212, -v208, v211, v209
+  v_fma_f32 v211, v212, v210, v211
+  v_fma_f32 v212, -v208, v211, v209
+  v_div_fmas_f32 v211, v212, v210, v211
   v_cmp_gt_f32 vcc, 0x7f800000, v185                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v209, v209, v205, v190
-  v_cndmask_b32 v212, 0, v209, s[92:93]
-  v_mov_b32 v213, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v212, v213, v212, vcc
-  v_mov_b32 v213, v212
-  v_pk_mul_f32 v[8:9], v[8:9], v[212:213]
-  v_pk_mul_f32 v[10:11], v[10:11], v[212:213]
-  v_pk_mul_f32 v[12:13], v[12:13], v[212:213]
-  v_pk_mul_f32 v[14:15], v[14:15], v[212:213]
-  v_pk_mul_f32 v[16:17], v[16:17], v[212:213]
-  v_pk_mul_f32 v[18:19], v[18:19], v[212:213]
-  v_pk_mul_f32 v[20:21], v[20:21], v[212:213]
-  v_pk_mul_f32 v[22:23], v[22:23], v[212:213]
-  v_pk_mul_f32 v[24:25], v[24:25], v[212:213]
-  v_pk_mul_f32 v[26:27], v[26:27], v[212:213]
-  v_pk_mul_f32 v[28:29], v[28:29], v[212:213]
-  v_pk_mul_f32 v[30:31], v[30:31], v[212:213]
-  v_pk_mul_f32 v[32:33], v[32:33], v[212:213]
-  v_pk_mul_f32 v[34:35], v[34:35], v[212:213]
-  v_pk_mul_f32 v[36:37], v[36:37], v[212:213]
-  v_pk_mul_f32 v[38:39], v[38:39], v[212:213]
-  v_pk_mul_f32 v[40:41], v[40:41], v[212:213]
-  v_pk_mul_f32 v[42:43], v[42:43], v[212:213]
-  v_pk_mul_f32 v[44:45], v[44:45], v[212:213]
-  v_pk_mul_f32 v[46:47], v[46:47], v[212:213]
-  v_pk_mul_f32 v[48:49], v[48:49], v[212:213]
-  v_pk_mul_f32 v[50:51], v[50:51], v[212:213]
-  v_pk_mul_f32 v[52:53], v[52:53], v[212:213]
-  v_pk_mul_f32 v[54:55], v[54:55], v[212:213]
-  v_pk_mul_f32 v[56:57], v[56:57], v[212:213]
-  v_pk_mul_f32 v[58:59], v[58:59], v[212:213]
-  v_pk_mul_f32 v[60:61], v[60:61], v[212:213]
-  v_pk_mul_f32 v[62:63], v[62:63], v[212:213]
-  v_pk_mul_f32 v[64:65], v[64:65], v[212:213]
-  v_pk_mul_f32 v[66:67], v[66:67], v[212:213]
-  v_pk_mul_f32 v[68:69], v[68:69], v[212:213]
-  v_pk_mul_f32 v[70:71], v[70:71], v[212:213]
+  v_div_fixup_f32 v211, v211, v207, v190
+  v_cndmask_b32 v214, 0, v211, s[92:93]
+  v_mov_b32 v215, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v214, v215, v214, vcc
+  v_mov_b32 v215, v214
+  v_pk_mul_f32 v[8:9], v[8:9], v[214:215]
+  v_pk_mul_f32 v[10:11], v[10:11], v[214:215]
+  v_pk_mul_f32 v[12:13], v[12:13], v[214:215]
+  v_pk_mul_f32 v[14:15], v[14:15], v[214:215]
+  v_pk_mul_f32 v[16:17], v[16:17], v[214:215]
+  v_pk_mul_f32 v[18:19], v[18:19], v[214:215]
+  v_pk_mul_f32 v[20:21], v[20:21], v[214:215]
+  v_pk_mul_f32 v[22:23], v[22:23], v[214:215]
+  v_pk_mul_f32 v[24:25], v[24:25], v[214:215]
+  v_pk_mul_f32 v[26:27], v[26:27], v[214:215]
+  v_pk_mul_f32 v[28:29], v[28:29], v[214:215]
+  v_pk_mul_f32 v[30:31], v[30:31], v[214:215]
+  v_pk_mul_f32 v[32:33], v[32:33], v[214:215]
+  v_pk_mul_f32 v[34:35], v[34:35], v[214:215]
+  v_pk_mul_f32 v[36:37], v[36:37], v[214:215]
+  v_pk_mul_f32 v[38:39], v[38:39], v[214:215]
+  v_pk_mul_f32 v[40:41], v[40:41], v[214:215]
+  v_pk_mul_f32 v[42:43], v[42:43], v[214:215]
+  v_pk_mul_f32 v[44:45], v[44:45], v[214:215]
+  v_pk_mul_f32 v[46:47], v[46:47], v[214:215]
+  v_pk_mul_f32 v[48:49], v[48:49], v[214:215]
+  v_pk_mul_f32 v[50:51], v[50:51], v[214:215]
+  v_pk_mul_f32 v[52:53], v[52:53], v[214:215]
+  v_pk_mul_f32 v[54:55], v[54:55], v[214:215]
+  v_pk_mul_f32 v[56:57], v[56:57], v[214:215]
+  v_pk_mul_f32 v[58:59], v[58:59], v[214:215]
+  v_pk_mul_f32 v[60:61], v[60:61], v[214:215]
+  v_pk_mul_f32 v[62:63], v[62:63], v[214:215]
+  v_pk_mul_f32 v[64:65], v[64:65], v[214:215]
+  v_pk_mul_f32 v[66:67], v[66:67], v[214:215]
+  v_pk_mul_f32 v[68:69], v[68:69], v[214:215]
+  v_pk_mul_f32 v[70:71], v[70:71], v[214:215]
   s_mov_b64 s[94:95], 0
   s_mul_i32 s91, s46, s4
   s_mul_hi_u32 s96, s46, s4
@@ -2934,150 +2920,150 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s91
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v206, s94
-  v_mov_b32 v207, s95
-  v_mad_u64_u32 v[206:207], s[88:89], v178, s48, v[206:207]
-  v_mul_lo_u32 v208, v178, s49
-  v_add_u32 v207, v207, v208
-  v_mad_u64_u32 v[206:207], s[88:89], v177, 4, v[206:207]        // + 4 half elements
+  v_mov_b32 v208, s94
+  v_mov_b32 v209, s95
+  v_mad_u64_u32 v[208:209], s[88:89], v178, s48, v[208:209]
+  v_mul_lo_u32 v210, v178, s49
+  v_add_u32 v209, v209, v210
+  v_mad_u64_u32 v[208:209], s[88:89], v177, 4, v[208:209]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_69
-  v_lshlrev_b64 v[206:207], 2, v[206:207]
-  v_lshl_add_u64 v[206:207], v[206:207], 0, s[14:15]
-  global_store_dwordx4 v[206:207], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[206:207], v[12:15], off offset:32
-  global_store_dwordx4 v[206:207], v[16:19], off offset:64
-  global_store_dwordx4 v[206:207], v[20:23], off offset:96
-  global_store_dwordx4 v[206:207], v[24:27], off offset:128
-  global_store_dwordx4 v[206:207], v[28:31], off offset:160
-  global_store_dwordx4 v[206:207], v[32:35], off offset:192
-  global_store_dwordx4 v[206:207], v[36:39], off offset:224
-  global_store_dwordx4 v[206:207], v[40:43], off offset:256
-  global_store_dwordx4 v[206:207], v[44:47], off offset:288
-  global_store_dwordx4 v[206:207], v[48:51], off offset:320
-  global_store_dwordx4 v[206:207], v[52:55], off offset:352
-  global_store_dwordx4 v[206:207], v[56:59], off offset:384
-  global_store_dwordx4 v[206:207], v[60:63], off offset:416
-  global_store_dwordx4 v[206:207], v[64:67], off offset:448
-  global_store_dwordx4 v[206:207], v[68:71], off offset:480
+  v_lshlrev_b64 v[208:209], 2, v[208:209]
+  v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
+  global_store_dwordx4 v[208:209], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[208:209], v[12:15], off offset:32
+  global_store_dwordx4 v[208:209], v[16:19], off offset:64
+  global_store_dwordx4 v[208:209], v[20:23], off offset:96
+  global_store_dwordx4 v[208:209], v[24:27], off offset:128
+  global_store_dwordx4 v[208:209], v[28:31], off offset:160
+  global_store_dwordx4 v[208:209], v[32:35], off offset:192
+  global_store_dwordx4 v[208:209], v[36:39], off offset:224
+  global_store_dwordx4 v[208:209], v[40:43], off offset:256
+  global_store_dwordx4 v[208:209], v[44:47], off offset:288
+  global_store_dwordx4 v[208:209], v[48:51], off offset:320
+  global_store_dwordx4 v[208:209], v[52:55], off offset:352
+  global_store_dwordx4 v[208:209], v[56:59], off offset:384
+  global_store_dwordx4 v[208:209], v[60:63], off offset:416
+  global_store_dwordx4 v[208:209], v[64:67], off offset:448
+  global_store_dwordx4 v[208:209], v[68:71], off offset:480
   s_branch .Lout_stored_71
 .Lout_16bit_69:
-  v_lshlrev_b64 v[206:207], 1, v[206:207]
-  v_lshl_add_u64 v[206:207], v[206:207], 0, s[14:15]
+  v_lshlrev_b64 v[208:209], 1, v[208:209]
+  v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
   s_cbranch_scc0 .Lout_fp16_70
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[206:207], v[104:105], off offset:0
+  global_store_dwordx2 v[208:209], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[206:207], v[106:107], off offset:16
+  global_store_dwordx2 v[208:209], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[206:207], v[108:109], off offset:32
+  global_store_dwordx2 v[208:209], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[206:207], v[110:111], off offset:48
+  global_store_dwordx2 v[208:209], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[206:207], v[112:113], off offset:64
+  global_store_dwordx2 v[208:209], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[206:207], v[114:115], off offset:80
+  global_store_dwordx2 v[208:209], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[206:207], v[116:117], off offset:96
+  global_store_dwordx2 v[208:209], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[206:207], v[118:119], off offset:112
+  global_store_dwordx2 v[208:209], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[206:207], v[120:121], off offset:128
+  global_store_dwordx2 v[208:209], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[206:207], v[122:123], off offset:144
+  global_store_dwordx2 v[208:209], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[206:207], v[124:125], off offset:160
+  global_store_dwordx2 v[208:209], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[206:207], v[126:127], off offset:176
+  global_store_dwordx2 v[208:209], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[206:207], v[128:129], off offset:192
+  global_store_dwordx2 v[208:209], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[206:207], v[130:131], off offset:208
+  global_store_dwordx2 v[208:209], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[206:207], v[132:133], off offset:224
+  global_store_dwordx2 v[208:209], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[206:207], v[134:135], off offset:240
+  global_store_dwordx2 v[208:209], v[134:135], off offset:240
   s_branch .Lout_stored_71
 .Lout_fp16_70:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[206:207], v[104:105], off offset:0
+  global_store_dwordx2 v[208:209], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[206:207], v[106:107], off offset:16
+  global_store_dwordx2 v[208:209], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[206:207], v[108:109], off offset:32
+  global_store_dwordx2 v[208:209], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[206:207], v[110:111], off offset:48
+  global_store_dwordx2 v[208:209], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[206:207], v[112:113], off offset:64
+  global_store_dwordx2 v[208:209], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[206:207], v[114:115], off offset:80
+  global_store_dwordx2 v[208:209], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[206:207], v[116:117], off offset:96
+  global_store_dwordx2 v[208:209], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[206:207], v[118:119], off offset:112
+  global_store_dwordx2 v[208:209], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[206:207], v[120:121], off offset:128
+  global_store_dwordx2 v[208:209], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[206:207], v[122:123], off offset:144
+  global_store_dwordx2 v[208:209], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[206:207], v[124:125], off offset:160
+  global_store_dwordx2 v[208:209], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[206:207], v[126:127], off offset:176
+  global_store_dwordx2 v[208:209], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[206:207], v[128:129], off offset:192
+  global_store_dwordx2 v[208:209], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[206:207], v[130:131], off offset:208
+  global_store_dwordx2 v[208:209], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[206:207], v[132:133], off offset:224
+  global_store_dwordx2 v[208:209], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[206:207], v[134:135], off offset:240
+  global_store_dwordx2 v[208:209], v[134:135], off offset:240
 .Lout_stored_71:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_72
-  v_log_f32 v207, v205
+  v_log_f32 v209, v207
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v207, v185, v207
+  v_add_f32 v209, v185, v209
   v_cmp_gt_f32 vcc, 0x7f800000, v185
-  v_mul_f32 v207, 0x3f317218, v207
-  v_cndmask_b32 v206, v188, v207, s[92:93]
-  v_mov_b32 v207, 0x7fc00000
-  v_cndmask_b32 v206, v207, v206, vcc
+  v_mul_f32 v209, 0x3f317218, v209
+  v_cndmask_b32 v208, v188, v209, s[92:93]
+  v_mov_b32 v209, 0x7fc00000
+  v_cndmask_b32 v208, v209, v208, vcc
   s_mul_i32 s91, s4, s55
   s_add_u32 s91, s91, s3
   s_mul_i32 s91, s91, s53
@@ -3085,13 +3071,13 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_add_u32 s94, s94, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s91, s94, s91
-  v_add_u32 v208, s91, v178
-  v_mad_u64_u32 v[210:211], s[88:89], v208, 4, s[16:17]
+  v_add_u32 v210, s91, v178
+  v_mad_u64_u32 v[212:213], s[88:89], v210, 4, s[16:17]
   v_cmp_eq_u32 s[96:97], 0, v177
   v_cmp_gt_i32 vcc, s70, v178
   s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[210:211], v206, off
+  global_store_dword v[212:213], v208, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_72:
 .Lkernel_end:

@@ -32,47 +32,48 @@
 // v201 126.0: the largest e4m3fn code
 // v202 v descale
 // v203 max_block_exponent
-// v[204:205] K chunk byte offsets in a block
-// v[206:207] K chunk key rows
-// v[208:211] K chunk LDS addresses (chunk x stage)
-// v212 V chunk byte offset in a block
-// v213 V chunk key row
-// v[214:215] V^T chunk LDS address (per stage)
-// v[216:217] K operand LDS address (per stage)
-// v[218:219] V^T operand LDS address (per stage)
-// v220 window start - 4 * half
-// v221 udiv dividend
-// v222 udiv divisor
-// v221 wave index (vector)
-// v221 4 * half
-// v[222:223] Q address
-// v221 Q address part
-// v221 chunk index
-// v222 chunk column
-// v223 chunk tmp
-// v221 V bytes 1 and 3
-// v221 row max of raw scores, then m_new
-// v222 visible-key end relative to the block and half
-// v222 window start relative to the block and half
-// v222 other half's max
-// v222 m - m_new
-// v223 round(x)
-// v224 x - n
-// v222 m_new - block max
-// v223 block exponent k
-// v221 l or 1
-// v222 div den
-// v223 div num
-// v224 div rcp
-// v225 div quotient
-// v226 div error
-// v[228:229] out scale (pair)
-// v[222:223] O address
-// v224 O address part
-// v222 lse
-// v223 lse tmp
-// v224 lse index
-// v[226:227] lse address
+// v[204:207] K chunk addresses (64-bit, per chunk)
+// v[208:209] V chunk address (64-bit)
+// v[210:211] K chunk key rows
+// v[212:215] K chunk LDS addresses (chunk x stage)
+// v216 V chunk key row
+// v[217:218] V^T chunk LDS address (per stage)
+// v[219:220] K operand LDS address (per stage)
+// v[221:222] V^T operand LDS address (per stage)
+// v223 window start - 4 * half
+// v224 udiv dividend
+// v225 udiv divisor
+// v224 wave index (vector)
+// v224 4 * half
+// v[224:225] Q address
+// v226 Q address part
+// v224 chunk index
+// v225 chunk column
+// v226 chunk tmp
+// v227 row * stride, high word
+// v224 V bytes 1 and 3
+// v224 row max of raw scores, then m_new
+// v225 visible-key end relative to the block and half
+// v225 window start relative to the block and half
+// v225 other half's max
+// v225 m - m_new
+// v226 round(x)
+// v227 x - n
+// v225 m_new - block max
+// v226 block exponent k
+// v224 l or 1
+// v225 div den
+// v226 div num
+// v227 div rcp
+// v228 div quotient
+// v229 div error
+// v[230:231] out scale (pair)
+// v[226:227] O address
+// v225 O address part
+// v225 lse
+// v226 lse tmp
+// v227 lse index
+// v[228:229] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -92,8 +93,8 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 first key block of the workgroup (window)
@@ -124,12 +125,13 @@
 // s94 product lo
 // s95 product hi
 // s96 product cross
-// s91 1 / chunks per row (fixed point)
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
 // s91 product lo
-// s92 product hi
-// s93 product cross
+// s96 product hi
+// s97 product cross
+// s91 1 / chunks per row (fixed point)
 // s91 keys of the sequence from the block on
-// s[92:93] 64 rows of stride
 // s91 block - largest window start
 // s[92:93] lane mask
 // s[94:95] lane mask
@@ -143,8 +145,6 @@
 // s91 last key block
 // s[92:93] l > 0
 // s[94:95] O element offset
-// s96 product hi
-// s97 product cross
 // s91 lse row base (fixed length)
 // s94 lse row base (varlen)
 // s[96:97] lanes of half 0
@@ -195,14 +195,14 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_lshl_b32 s73, s91, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v221, s55
-  v_cvt_f32_u32 v222, s56
-  v_rcp_f32 v222, v222
+  v_cvt_f32_u32 v224, s55
+  v_cvt_f32_u32 v225, s56
+  v_rcp_f32 v225, v225
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v221, v221, v222
-  v_cvt_u32_f32 v221, v221
+  v_mul_f32 v224, v224, v225
+  v_cvt_u32_f32 v224, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s91, v221
+  v_readfirstlane_b32 s91, v224
   s_mul_i32 s93, s91, s56
   s_sub_i32 s92, s55, s93
   s_cmp_ge_i32 s92, s56
@@ -211,14 +211,14 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s91, s91, s93
-  v_cvt_f32_u32 v221, s3
-  v_cvt_f32_u32 v222, s91
-  v_rcp_f32 v222, v222
+  v_cvt_f32_u32 v224, s3
+  v_cvt_f32_u32 v225, s91
+  v_rcp_f32 v225, v225
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v221, v221, v222
-  v_cvt_u32_f32 v221, v221
+  v_mul_f32 v224, v224, v225
+  v_cvt_u32_f32 v224, v224
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v221
+  v_readfirstlane_b32 s72, v224
   s_mul_i32 s93, s72, s91
   s_sub_i32 s92, s3, s93
   s_cmp_ge_i32 s92, s91
@@ -227,9 +227,9 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s72, s72, s93
-  v_lshrrev_b32 v221, 6, v0
+  v_lshrrev_b32 v224, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v221
+  v_readfirstlane_b32 s5, v224
   v_and_b32 v188, 31, v0
   v_bfe_u32 v189, v0, 5, 1
   s_lshl_b32 s91, s5, 5
@@ -243,16 +243,16 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_gt_i32 vcc, s70, v190
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v191, 0, v191, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v221, 2, v189
-  v_sub_u32 v191, v191, v221
+  v_lshlrev_b32 v224, 2, v189
+  v_sub_u32 v191, v191, v224
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
   s_cmp_lt_i32 s60, 0
   s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
-  v_add_u32 v220, s94, v190
-  v_max_i32 v220, 0, v220
-  v_sub_u32 v220, v220, v221
+  v_add_u32 v223, s94, v190
+  v_max_i32 v223, 0, v223
+  v_sub_u32 v223, v223, v224
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
@@ -441,12 +441,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_add_u32 s95, s95, s96
   s_add_u32 s92, s92, s94
   s_addc_u32 s93, s93, s95
-  v_mov_b32 v222, s92
-  v_mov_b32 v223, s93
-  v_mad_u64_u32 v[222:223], s[88:89], v190, s30, v[222:223]
-  v_mul_lo_u32 v221, v190, s31
-  v_add_u32 v223, v223, v221
-  v_mad_u64_u32 v[222:223], s[88:89], v189, 32, v[222:223]       // + half * 32 bytes
+  v_mov_b32 v224, s92
+  v_mov_b32 v225, s93
+  v_mad_u64_u32 v[224:225], s[88:89], v190, s30, v[224:225]
+  v_mul_lo_u32 v226, v190, s31
+  v_add_u32 v225, v225, v226
+  v_mad_u64_u32 v[224:225], s[88:89], v189, 32, v[224:225]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -473,12 +473,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mov_b32 v159, 0
   v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[222:223], off offset:0
-  global_load_dwordx4 v[140:143], v[222:223], off offset:16
-  global_load_dwordx4 v[144:147], v[222:223], off offset:64
-  global_load_dwordx4 v[148:151], v[222:223], off offset:80
-  global_load_dwordx4 v[152:155], v[222:223], off offset:128
-  global_load_dwordx4 v[156:159], v[222:223], off offset:144
+  global_load_dwordx4 v[136:139], v[224:225], off offset:0
+  global_load_dwordx4 v[140:143], v[224:225], off offset:16
+  global_load_dwordx4 v[144:147], v[224:225], off offset:64
+  global_load_dwordx4 v[148:151], v[224:225], off offset:80
+  global_load_dwordx4 v[152:155], v[224:225], off offset:128
+  global_load_dwordx4 v[156:159], v[224:225], off offset:144
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
   v_xor_b32 v136, s91, v136
@@ -505,101 +505,115 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_xor_b32 v157, s91, v157
   v_xor_b32 v158, s91, v158
   v_xor_b32 v159, s91, v159
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s91, s34, s4
+  s_mul_hi_u32 s96, s34, s4
+  s_mul_i32 s97, s35, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
+  s_mul_i32 s91, s38, s72
+  s_mul_hi_u32 s96, s38, s72
+  s_mul_i32 s97, s39, s72
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
+  s_mul_i32 s91, s36, s7
+  s_mul_hi_u32 s96, s36, s7
+  s_mul_i32 s97, s37, s7
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
+  s_mul_i32 s91, s36, s81
+  s_mul_hi_u32 s96, s36, s81
+  s_mul_i32 s97, s37, s81
+  s_add_u32 s96, s96, s97
+  s_add_u32 s92, s92, s91
+  s_addc_u32 s93, s93, s96
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s91, s40, s4
+  s_mul_hi_u32 s96, s40, s4
+  s_mul_i32 s97, s41, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s91, s44, s72
+  s_mul_hi_u32 s96, s44, s72
+  s_mul_i32 s97, s45, s72
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s91, s42, s7
+  s_mul_hi_u32 s96, s42, s7
+  s_mul_i32 s97, s43, s7
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s91, s42, s81
+  s_mul_hi_u32 s96, s42, s81
+  s_mul_i32 s97, s43, s81
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s91
+  s_addc_u32 s95, s95, s96
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
   s_mov_b32 s91, 357913942
-  v_add_u32 v221, 0, v0
-  v_mul_hi_u32 v206, s91, v221
-  v_mul_u32_u24 v223, 12, v206
-  v_sub_u32 v222, v221, v223
-  v_mul_lo_u32 v223, v206, s36
-  v_lshl_add_u32 v204, v222, 4, v223
-  v_mul_u32_u24 v223, 208, v206
-  v_lshl_add_u32 v208, v222, 4, v223
-  v_add_u32 v221, 512, v0
-  v_mul_hi_u32 v207, s91, v221
-  v_mul_u32_u24 v223, 12, v207
-  v_sub_u32 v222, v221, v223
-  v_mul_lo_u32 v223, v207, s36
-  v_lshl_add_u32 v205, v222, 4, v223
-  v_mul_u32_u24 v223, 208, v207
-  v_lshl_add_u32 v210, v222, 4, v223
+  v_add_u32 v224, 0, v0
+  v_mul_hi_u32 v210, s91, v224
+  v_mul_u32_u24 v226, 12, v210
+  v_sub_u32 v225, v224, v226
+  v_mov_b32 v204, s92
+  v_mov_b32 v205, s93
+  v_mad_u64_u32 v[204:205], s[88:89], v210, s36, v[204:205]
+  v_mul_lo_u32 v227, v210, s37
+  v_add_u32 v205, v205, v227
+  v_mad_u64_u32 v[204:205], s[88:89], v225, 16, v[204:205]
+  v_mul_u32_u24 v226, 208, v210
+  v_lshl_add_u32 v212, v225, 4, v226
+  v_add_u32 v224, 512, v0
+  v_mul_hi_u32 v211, s91, v224
+  v_mul_u32_u24 v226, 12, v211
+  v_sub_u32 v225, v224, v226
+  v_mov_b32 v206, s92
+  v_mov_b32 v207, s93
+  v_mad_u64_u32 v[206:207], s[88:89], v211, s36, v[206:207]
+  v_mul_lo_u32 v227, v211, s37
+  v_add_u32 v207, v207, v227
+  v_mad_u64_u32 v[206:207], s[88:89], v225, 16, v[206:207]
+  v_mul_u32_u24 v226, 208, v211
+  v_lshl_add_u32 v214, v225, 4, v226
   v_cmp_gt_u32 vcc, 256, v0
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v207, -1, v207, vcc
-  v_lshrrev_b32 v213, 3, v0
-  v_and_b32 v222, 7, v0
-  v_mul_lo_u32 v223, v213, s42
-  v_lshl_add_u32 v212, v222, 4, v223
-  v_bfe_u32 v214, v213, 2, 1
-  v_lshlrev_b32 v214, 5, v214
-  v_bfe_u32 v223, v213, 5, 1
-  v_lshl_add_u32 v214, v223, 4, v214
-  v_bfe_u32 v223, v213, 3, 2
-  v_lshl_add_u32 v214, v223, 2, v214
-  v_and_b32 v223, 3, v213
-  v_add_u32 v214, v214, v223
-  v_mul_u32_u24 v223, 1280, v222
-  v_add_u32 v214, v214, v223
-  v_add_u32 v214, 13312, v214
-  v_mul_u32_u24 v223, 208, v188
-  v_lshl_add_u32 v216, v189, 5, v223
-  v_mul_u32_u24 v223, 80, v188
-  v_lshl_add_u32 v218, v189, 5, v223
-  v_add_u32 v218, 13312, v218
-  v_add_u32 v217, 23552, v216
-  v_add_u32 v219, 23552, v218
+  v_cndmask_b32 v211, -1, v211, vcc
+  v_lshrrev_b32 v216, 3, v0
+  v_and_b32 v225, 7, v0
+  v_mov_b32 v208, s94
+  v_mov_b32 v209, s95
+  v_mad_u64_u32 v[208:209], s[88:89], v216, s42, v[208:209]
+  v_mul_lo_u32 v227, v216, s43
+  v_add_u32 v209, v209, v227
+  v_mad_u64_u32 v[208:209], s[88:89], v225, 16, v[208:209]
+  v_bfe_u32 v217, v216, 2, 1
+  v_lshlrev_b32 v217, 5, v217
+  v_bfe_u32 v226, v216, 5, 1
+  v_lshl_add_u32 v217, v226, 4, v217
+  v_bfe_u32 v226, v216, 3, 2
+  v_lshl_add_u32 v217, v226, 2, v217
+  v_and_b32 v226, 3, v216
+  v_add_u32 v217, v217, v226
+  v_mul_u32_u24 v226, 1280, v225
+  v_add_u32 v217, v217, v226
+  v_add_u32 v217, 13312, v217
+  v_mul_u32_u24 v226, 208, v188
+  v_lshl_add_u32 v219, v189, 5, v226
+  v_mul_u32_u24 v226, 80, v188
+  v_lshl_add_u32 v221, v189, 5, v226
+  v_add_u32 v221, 13312, v221
+  v_add_u32 v220, 23552, v219
+  v_add_u32 v222, 23552, v221
+  v_add_u32 v218, 23552, v217
+  v_add_u32 v213, 23552, v212
   v_add_u32 v215, 23552, v214
-  v_add_u32 v209, 23552, v208
-  v_add_u32 v211, 23552, v210
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s91, s34, s4
-  s_mul_hi_u32 s92, s34, s4
-  s_mul_i32 s93, s35, s4
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
-  s_mul_i32 s91, s38, s72
-  s_mul_hi_u32 s92, s38, s72
-  s_mul_i32 s93, s39, s72
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
-  s_mul_i32 s91, s36, s7
-  s_mul_hi_u32 s92, s36, s7
-  s_mul_i32 s93, s37, s7
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
-  s_mul_i32 s91, s36, s81
-  s_mul_hi_u32 s92, s36, s81
-  s_mul_i32 s93, s37, s81
-  s_add_u32 s92, s92, s93
-  s_add_u32 s82, s82, s91
-  s_addc_u32 s83, s83, s92
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s91, s40, s4
-  s_mul_hi_u32 s92, s40, s4
-  s_mul_i32 s93, s41, s4
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
-  s_mul_i32 s91, s44, s72
-  s_mul_hi_u32 s92, s44, s72
-  s_mul_i32 s93, s45, s72
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
-  s_mul_i32 s91, s42, s7
-  s_mul_hi_u32 s92, s42, s7
-  s_mul_i32 s93, s43, s7
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
-  s_mul_i32 s91, s42, s81
-  s_mul_hi_u32 s92, s42, s81
-  s_mul_i32 s93, s43, s81
-  s_add_u32 s92, s92, s93
-  s_add_u32 s84, s84, s91
-  s_addc_u32 s85, s85, s92
   s_cmp_le_i32 s74, s81                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s81
@@ -607,116 +621,110 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_10
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk
 .Lno_second_chunk_10:
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s91, v206
+  v_cmp_gt_u32 vcc, s91, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s91, v207
+  v_cmp_gt_u32 vcc, s91, v211
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v213
+  v_cmp_gt_u32 vcc, s91, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[204:205], s[82:83], 0, v[204:205]
+  v_lshl_add_u64 v[206:207], s[82:83], 0, v[206:207]
+  v_lshl_add_u64 v[208:209], s[84:85], 0, v[208:209]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_12
-  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_12:
-  v_lshrrev_b32 v221, 8, v4
-  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v221 offset:80
-  ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v221 offset:240
-  v_lshrrev_b32 v221, 8, v5
-  ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v221 offset:400
-  ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v221 offset:560
-  v_lshrrev_b32 v221, 8, v6
-  ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v221 offset:720
-  ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v221 offset:880
-  v_lshrrev_b32 v221, 8, v7
-  ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v221 offset:1040
-  ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v221 offset:1200
+  v_lshrrev_b32 v224, 8, v4
+  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v217, v224 offset:80
+  ds_write_b8_d16_hi v217, v4 offset:160
+  ds_write_b8_d16_hi v217, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
+  ds_write_b8 v217, v5 offset:320
+  ds_write_b8 v217, v224 offset:400
+  ds_write_b8_d16_hi v217, v5 offset:480
+  ds_write_b8_d16_hi v217, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
+  ds_write_b8 v217, v6 offset:640
+  ds_write_b8 v217, v224 offset:720
+  ds_write_b8_d16_hi v217, v6 offset:800
+  ds_write_b8_d16_hi v217, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
+  ds_write_b8 v217, v7 offset:960
+  ds_write_b8 v217, v224 offset:1040
+  ds_write_b8_d16_hi v217, v7 offset:1120
+  ds_write_b8_d16_hi v217, v224 offset:1200
   s_add_u32 s79, s81, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_13
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_16
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk
 .Lno_second_chunk_16:
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk
   s_branch .Lblock_loaded_14
 .Ltail_block_loads_13:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s91, v206
+  v_cmp_gt_u32 vcc, s91, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s91, v207
+  v_cmp_gt_u32 vcc, s91, v211
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v213
+  v_cmp_gt_u32 vcc, s91, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_14:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[204:205], s[82:83], 0, v[204:205]
+  v_lshl_add_u64 v[206:207], s[82:83], 0, v[206:207]
+  v_lshl_add_u64 v[208:209], s[84:85], 0, v[208:209]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -730,259 +738,259 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cbranch_scc1 .Lno_previous_block_17
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v216 offset:16
+  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v219 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v216 offset:80
+  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v219 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v216 offset:144
+  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v219 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v216 offset:6672
+  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v219 offset:6672
   s_branch .Lqk_18
 .Lno_previous_block_17:
-  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v216 offset:16
-  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v216 offset:80
-  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v216 offset:144
-  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v216 offset:6672
+  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v219 offset:80
+  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v219 offset:144
+  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v219 offset:6672
 .Lqk_18:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v216 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v216 offset:6736
+  ds_read_b128 v[104:107], v219 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v219 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v216 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v216 offset:6800
+  ds_read_b128 v[112:115], v219 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v219 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v218 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v218 offset:5136
+  ds_read_b128 v[120:123], v221 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v221 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v218 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v218 offset:7696
+  ds_read_b128 v[128:131], v221 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v221 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v218 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v218 offset:16
+  ds_read_b128 v[104:107], v221 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v221 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v218 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v218 offset:2576
+  ds_read_b128 v[112:115], v221 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v221 offset:2576
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s91, s77, s90
   s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v222, s77, v191
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[92:93], 1, v222
-  v_cmp_lt_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s77, v191
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[92:93], 1, v225
+  v_cmp_lt_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cmp_lt_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v222
+  v_cmp_lt_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cmp_lt_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v222
+  v_cmp_lt_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cmp_lt_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v222
+  v_cmp_lt_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cmp_lt_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v222
+  v_cmp_lt_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cmp_lt_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v222
+  v_cmp_lt_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cmp_lt_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v222
+  v_cmp_lt_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cmp_lt_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v222
+  v_cmp_lt_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cmp_lt_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v222
+  v_cmp_lt_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cmp_lt_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v222
+  v_cmp_lt_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cmp_lt_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_21
-  v_subrev_u32 v222, s77, v220
-  v_cmp_ge_i32 vcc, 0, v222
-  v_cmp_ge_i32 s[92:93], 1, v222
-  v_cmp_ge_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s77, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[92:93], 1, v225
+  v_cmp_ge_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v222
+  v_cmp_ge_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cmp_ge_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cmp_ge_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v222
+  v_cmp_ge_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cmp_ge_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cmp_ge_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v222
+  v_cmp_ge_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cmp_ge_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cmp_ge_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v222
+  v_cmp_ge_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cmp_ge_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cmp_ge_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v222
+  v_cmp_ge_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cmp_ge_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cmp_ge_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v222
+  v_cmp_ge_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cmp_ge_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cmp_ge_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v222
+  v_cmp_ge_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cmp_ge_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cmp_ge_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v222
+  v_cmp_ge_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cmp_ge_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cmp_ge_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v222
+  v_cmp_ge_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cmp_ge_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cmp_ge_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v222
+  v_cmp_ge_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cmp_ge_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
 .Lwindow_start_done_21:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
-  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v200, v224                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
+  v_cndmask_b32 v224, v224, v197, vcc                            // then m_new = m
   s_branch .Lrow_max_done_20
 .Lno_mask_19:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
 .Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v197, v224                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
   s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v222, v197, v221
-  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v223, v222
-  v_sub_f32 v224, v222, v223
-  v_fmaak_f32 v184, v1, v224, 0x39218489
-  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v224, 0x3d635847
-  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v224, 0x3f317218
-  v_fmaak_f32 v184, v184, v224, 0x3f800000
-  v_cvt_i32_f32 v223, v223
-  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
+  v_sub_f32 v225, v197, v224
+  v_cmp_le_f32 vcc, 0xc2fc0000, v225                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v226, v225
+  v_sub_f32 v227, v225, v226
+  v_fmaak_f32 v184, v1, v227, 0x39218489
+  v_fmaak_f32 v184, v184, v227, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v227, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v227, 0x3d635847
+  v_fmaak_f32 v184, v184, v227, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v227, 0x3f317218
+  v_fmaak_f32 v184, v184, v227, 0x3f800000
+  v_cvt_i32_f32 v226, v226
+  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -1017,21 +1025,21 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
 .Lalpha_done_22:
-  v_sub_f32 v222, v221, v199
-  v_cmp_lt_f32 s[92:93], 0, v222
-  v_cmp_gt_f32 vcc, v194, v222
-  v_floor_f32 v223, v222
-  v_cvt_i32_f32 v223, v223
-  v_add_u32 v223, 8, v223
-  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v221
-  v_cvt_f32_i32 v223, v223
-  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
+  v_sub_f32 v225, v224, v199
+  v_cmp_lt_f32 s[92:93], 0, v225
+  v_cmp_gt_f32 vcc, v194, v225
+  v_floor_f32 v226, v225
+  v_cvt_i32_f32 v226, v226
+  v_add_u32 v226, 8, v226
+  v_cndmask_b32 v226, 8, v226, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v226, v203, v226, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v226                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v224
+  v_cvt_f32_i32 v226, v226
+  v_fmamk_f32 v186, v226, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v224, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v221                                           // m = m_new
+  v_mov_b32 v197, v224                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -1123,76 +1131,73 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_24
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v209, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v213, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_26
-  ds_write_b128 v211, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v215, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_26:
-  v_lshrrev_b32 v221, 8, v4
-  ds_write_b8 v215, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v215, v221 offset:80
-  ds_write_b8_d16_hi v215, v4 offset:160
-  ds_write_b8_d16_hi v215, v221 offset:240
-  v_lshrrev_b32 v221, 8, v5
-  ds_write_b8 v215, v5 offset:320
-  ds_write_b8 v215, v221 offset:400
-  ds_write_b8_d16_hi v215, v5 offset:480
-  ds_write_b8_d16_hi v215, v221 offset:560
-  v_lshrrev_b32 v221, 8, v6
-  ds_write_b8 v215, v6 offset:640
-  ds_write_b8 v215, v221 offset:720
-  ds_write_b8_d16_hi v215, v6 offset:800
-  ds_write_b8_d16_hi v215, v221 offset:880
-  v_lshrrev_b32 v221, 8, v7
-  ds_write_b8 v215, v7 offset:960
-  ds_write_b8 v215, v221 offset:1040
-  ds_write_b8_d16_hi v215, v7 offset:1120
-  ds_write_b8_d16_hi v215, v221 offset:1200
+  v_lshrrev_b32 v224, 8, v4
+  ds_write_b8 v218, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v218, v224 offset:80
+  ds_write_b8_d16_hi v218, v4 offset:160
+  ds_write_b8_d16_hi v218, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
+  ds_write_b8 v218, v5 offset:320
+  ds_write_b8 v218, v224 offset:400
+  ds_write_b8_d16_hi v218, v5 offset:480
+  ds_write_b8_d16_hi v218, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
+  ds_write_b8 v218, v6 offset:640
+  ds_write_b8 v218, v224 offset:720
+  ds_write_b8_d16_hi v218, v6 offset:800
+  ds_write_b8_d16_hi v218, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
+  ds_write_b8 v218, v7 offset:960
+  ds_write_b8 v218, v224 offset:1040
+  ds_write_b8_d16_hi v218, v7 offset:1120
+  ds_write_b8_d16_hi v218, v224 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_24
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_27
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_30
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk
 .Lno_second_chunk_30:
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk
   s_branch .Lblock_loaded_28
 .Ltail_block_loads_27:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s91, v206
+  v_cmp_gt_u32 vcc, s91, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s91, v207
+  v_cmp_gt_u32 vcc, s91, v211
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v213
+  v_cmp_gt_u32 vcc, s91, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_28:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[204:205], s[82:83], 0, v[204:205]
+  v_lshl_add_u64 v[206:207], s[82:83], 0, v[206:207]
+  v_lshl_add_u64 v[208:209], s[84:85], 0, v[208:209]
 .Lno_store_24:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1204,259 +1209,259 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cbranch_scc1 .Lno_previous_block_31
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v217 offset:16
+  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v220 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v217 offset:80
+  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v220 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v217 offset:144
+  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v220 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v217 offset:6672
+  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v220 offset:6672
   s_branch .Lqk_32
 .Lno_previous_block_31:
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v217 offset:16
-  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v217 offset:80
-  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v217 offset:144
-  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v217 offset:6672
+  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v220 offset:16
+  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v220 offset:80
+  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v220 offset:144
+  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v220 offset:6672
 .Lqk_32:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v217 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v217 offset:6736
+  ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v220 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v217 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v217 offset:6800
+  ds_read_b128 v[112:115], v220 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v220 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v219 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v219 offset:5136
+  ds_read_b128 v[120:123], v222 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v222 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v219 offset:7696
+  ds_read_b128 v[128:131], v222 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v222 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[104:107], v222 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v222 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v219 offset:2576
+  ds_read_b128 v[112:115], v222 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v222 offset:2576
   s_setprio 0
   s_nop 15                                                       // QK MFMA result -> VALU
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s91, s77, s90
   s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_33
-  v_subrev_u32 v222, s77, v191
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[92:93], 1, v222
-  v_cmp_lt_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s77, v191
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[92:93], 1, v225
+  v_cmp_lt_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cmp_lt_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v222
+  v_cmp_lt_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cmp_lt_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v222
+  v_cmp_lt_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cmp_lt_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v222
+  v_cmp_lt_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cmp_lt_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v222
+  v_cmp_lt_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cmp_lt_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v222
+  v_cmp_lt_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cmp_lt_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v222
+  v_cmp_lt_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cmp_lt_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v222
+  v_cmp_lt_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cmp_lt_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v222
+  v_cmp_lt_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cmp_lt_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v222
+  v_cmp_lt_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cmp_lt_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_35
-  v_subrev_u32 v222, s77, v220
-  v_cmp_ge_i32 vcc, 0, v222
-  v_cmp_ge_i32 s[92:93], 1, v222
-  v_cmp_ge_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s77, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[92:93], 1, v225
+  v_cmp_ge_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v222
+  v_cmp_ge_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cmp_ge_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cmp_ge_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v222
+  v_cmp_ge_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cmp_ge_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cmp_ge_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v222
+  v_cmp_ge_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cmp_ge_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cmp_ge_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v222
+  v_cmp_ge_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cmp_ge_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cmp_ge_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v222
+  v_cmp_ge_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cmp_ge_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cmp_ge_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v222
+  v_cmp_ge_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cmp_ge_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cmp_ge_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v222
+  v_cmp_ge_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cmp_ge_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cmp_ge_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v222
+  v_cmp_ge_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cmp_ge_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cmp_ge_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v222
+  v_cmp_ge_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cmp_ge_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cmp_ge_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v222
+  v_cmp_ge_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cmp_ge_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
 .Lwindow_start_done_35:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
-  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v200, v224                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
+  v_cndmask_b32 v224, v224, v197, vcc                            // then m_new = m
   s_branch .Lrow_max_done_34
 .Lno_mask_33:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
 .Lrow_max_done_34:
-  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v197, v224                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
   s_cbranch_vccz .Lalpha_done_36
-  v_sub_f32 v222, v197, v221
-  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v223, v222
-  v_sub_f32 v224, v222, v223
-  v_fmaak_f32 v184, v1, v224, 0x39218489
-  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v224, 0x3d635847
-  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v224, 0x3f317218
-  v_fmaak_f32 v184, v184, v224, 0x3f800000
-  v_cvt_i32_f32 v223, v223
-  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
+  v_sub_f32 v225, v197, v224
+  v_cmp_le_f32 vcc, 0xc2fc0000, v225                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v226, v225
+  v_sub_f32 v227, v225, v226
+  v_fmaak_f32 v184, v1, v227, 0x39218489
+  v_fmaak_f32 v184, v184, v227, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v227, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v227, 0x3d635847
+  v_fmaak_f32 v184, v184, v227, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v227, 0x3f317218
+  v_fmaak_f32 v184, v184, v227, 0x3f800000
+  v_cvt_i32_f32 v226, v226
+  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -1491,21 +1496,21 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
 .Lalpha_done_36:
-  v_sub_f32 v222, v221, v199
-  v_cmp_lt_f32 s[92:93], 0, v222
-  v_cmp_gt_f32 vcc, v194, v222
-  v_floor_f32 v223, v222
-  v_cvt_i32_f32 v223, v223
-  v_add_u32 v223, 8, v223
-  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v221
-  v_cvt_f32_i32 v223, v223
-  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
+  v_sub_f32 v225, v224, v199
+  v_cmp_lt_f32 s[92:93], 0, v225
+  v_cmp_gt_f32 vcc, v194, v225
+  v_floor_f32 v226, v225
+  v_cvt_i32_f32 v226, v226
+  v_add_u32 v226, 8, v226
+  v_cndmask_b32 v226, 8, v226, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v226, v203, v226, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v226                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v224
+  v_cvt_f32_i32 v226, v226
+  v_fmamk_f32 v186, v226, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v224, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v221                                           // m = m_new
+  v_mov_b32 v197, v224                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -1597,76 +1602,73 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_38
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_40
-  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_40:
-  v_lshrrev_b32 v221, 8, v4
-  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v221 offset:80
-  ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v221 offset:240
-  v_lshrrev_b32 v221, 8, v5
-  ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v221 offset:400
-  ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v221 offset:560
-  v_lshrrev_b32 v221, 8, v6
-  ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v221 offset:720
-  ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v221 offset:880
-  v_lshrrev_b32 v221, 8, v7
-  ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v221 offset:1040
-  ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v221 offset:1200
+  v_lshrrev_b32 v224, 8, v4
+  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v217, v224 offset:80
+  ds_write_b8_d16_hi v217, v4 offset:160
+  ds_write_b8_d16_hi v217, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
+  ds_write_b8 v217, v5 offset:320
+  ds_write_b8 v217, v224 offset:400
+  ds_write_b8_d16_hi v217, v5 offset:480
+  ds_write_b8_d16_hi v217, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
+  ds_write_b8 v217, v6 offset:640
+  ds_write_b8 v217, v224 offset:720
+  ds_write_b8_d16_hi v217, v6 offset:800
+  ds_write_b8_d16_hi v217, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
+  ds_write_b8 v217, v7 offset:960
+  ds_write_b8 v217, v224 offset:1040
+  ds_write_b8_d16_hi v217, v7 offset:1120
+  ds_write_b8_d16_hi v217, v224 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_38
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_41
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_44
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk
 .Lno_second_chunk_44:
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk
   s_branch .Lblock_loaded_42
 .Ltail_block_loads_41:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s91, v206
+  v_cmp_gt_u32 vcc, s91, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s91, v207
+  v_cmp_gt_u32 vcc, s91, v211
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v213
+  v_cmp_gt_u32 vcc, s91, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_42:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[204:205], s[82:83], 0, v[204:205]
+  v_lshl_add_u64 v[206:207], s[82:83], 0, v[206:207]
+  v_lshl_add_u64 v[208:209], s[84:85], 0, v[208:209]
 .Lno_store_38:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1702,204 +1704,204 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_46
-  v_subrev_u32 v222, s91, v191
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[92:93], 1, v222
-  v_cmp_lt_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s91, v191
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[92:93], 1, v225
+  v_cmp_lt_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cmp_lt_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v222
+  v_cmp_lt_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cmp_lt_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v222
+  v_cmp_lt_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cmp_lt_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v222
+  v_cmp_lt_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cmp_lt_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v222
+  v_cmp_lt_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cmp_lt_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v222
+  v_cmp_lt_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cmp_lt_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v222
+  v_cmp_lt_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cmp_lt_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v222
+  v_cmp_lt_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cmp_lt_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v222
+  v_cmp_lt_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cmp_lt_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v222
+  v_cmp_lt_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cmp_lt_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_48
-  v_subrev_u32 v222, s91, v220
-  v_cmp_ge_i32 vcc, 0, v222
-  v_cmp_ge_i32 s[92:93], 1, v222
-  v_cmp_ge_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s91, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[92:93], 1, v225
+  v_cmp_ge_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v222
+  v_cmp_ge_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cmp_ge_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cmp_ge_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v222
+  v_cmp_ge_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cmp_ge_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cmp_ge_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v222
+  v_cmp_ge_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cmp_ge_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cmp_ge_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v222
+  v_cmp_ge_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cmp_ge_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cmp_ge_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v222
+  v_cmp_ge_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cmp_ge_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cmp_ge_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v222
+  v_cmp_ge_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cmp_ge_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cmp_ge_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v222
+  v_cmp_ge_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cmp_ge_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cmp_ge_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v222
+  v_cmp_ge_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cmp_ge_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cmp_ge_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v222
+  v_cmp_ge_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cmp_ge_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cmp_ge_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v222
+  v_cmp_ge_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cmp_ge_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
 .Lwindow_start_done_48:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
-  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v200, v224                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
+  v_cndmask_b32 v224, v224, v197, vcc                            // then m_new = m
   s_branch .Lrow_max_done_47
 .Lno_mask_46:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
 .Lrow_max_done_47:
-  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v197, v224                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
   s_cbranch_vccz .Lalpha_done_49
-  v_sub_f32 v222, v197, v221
-  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v223, v222
-  v_sub_f32 v224, v222, v223
-  v_fmaak_f32 v184, v1, v224, 0x39218489
-  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v224, 0x3d635847
-  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v224, 0x3f317218
-  v_fmaak_f32 v184, v184, v224, 0x3f800000
-  v_cvt_i32_f32 v223, v223
-  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
+  v_sub_f32 v225, v197, v224
+  v_cmp_le_f32 vcc, 0xc2fc0000, v225                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v226, v225
+  v_sub_f32 v227, v225, v226
+  v_fmaak_f32 v184, v1, v227, 0x39218489
+  v_fmaak_f32 v184, v184, v227, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v227, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v227, 0x3d635847
+  v_fmaak_f32 v184, v184, v227, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v227, 0x3f317218
+  v_fmaak_f32 v184, v184, v227, 0x3f800000
+  v_cvt_i32_f32 v226, v226
+  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -1934,21 +1936,21 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
 .Lalpha_done_49:
-  v_sub_f32 v222, v221, v199
-  v_cmp_lt_f32 s[92:93], 0, v222
-  v_cmp_gt_f32 vcc, v194, v222
-  v_floor_f32 v223, v222
-  v_cvt_i32_f32 v223, v223
-  v_add_u32 v223, 8, v223
-  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v221
-  v_cvt_f32_i32 v223, v223
-  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
+  v_sub_f32 v225, v224, v199
+  v_cmp_lt_f32 s[92:93], 0, v225
+  v_cmp_gt_f32 vcc, v194, v225
+  v_floor_f32 v226, v225
+  v_cvt_i32_f32 v226, v226
+  v_add_u32 v226, 8, v226
+  v_cndmask_b32 v226, 8, v226, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v226, v203, v226, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v226                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v224
+  v_cvt_f32_i32 v226, v226
+  v_fmamk_f32 v186, v226, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v224, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v221                                           // m = m_new
+  v_mov_b32 v197, v224                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -2042,130 +2044,127 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cbranch_scc1 .Lno_previous_block_51
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v216 offset:16
+  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v219 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v216 offset:80
+  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v219 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v216 offset:144
+  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v219 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v216 offset:6672
+  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v219 offset:6672
   s_branch .Lqk_52
 .Lno_previous_block_51:
-  ds_read_b128 v[104:107], v216 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v216 offset:16
-  ds_read_b128 v[112:115], v216 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v216 offset:80
-  ds_read_b128 v[120:123], v216 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v216 offset:144
-  ds_read_b128 v[128:131], v216 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v216 offset:6672
+  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v219 offset:80
+  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v219 offset:144
+  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v219 offset:6672
 .Lqk_52:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v216 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v216 offset:6736
+  ds_read_b128 v[104:107], v219 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v219 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v216 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v216 offset:6800
+  ds_read_b128 v[112:115], v219 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v219 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v218 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v218 offset:5136
+  ds_read_b128 v[120:123], v221 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v221 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v218 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v218 offset:7696
+  ds_read_b128 v[128:131], v221 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v221 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v218 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v218 offset:16
+  ds_read_b128 v[104:107], v221 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v221 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v218 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v218 offset:2576
+  ds_read_b128 v[112:115], v221 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v221 offset:2576
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_53
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v209, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v213, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_55
-  ds_write_b128 v211, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v215, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_55:
-  v_lshrrev_b32 v221, 8, v4
-  ds_write_b8 v215, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v215, v221 offset:80
-  ds_write_b8_d16_hi v215, v4 offset:160
-  ds_write_b8_d16_hi v215, v221 offset:240
-  v_lshrrev_b32 v221, 8, v5
-  ds_write_b8 v215, v5 offset:320
-  ds_write_b8 v215, v221 offset:400
-  ds_write_b8_d16_hi v215, v5 offset:480
-  ds_write_b8_d16_hi v215, v221 offset:560
-  v_lshrrev_b32 v221, 8, v6
-  ds_write_b8 v215, v6 offset:640
-  ds_write_b8 v215, v221 offset:720
-  ds_write_b8_d16_hi v215, v6 offset:800
-  ds_write_b8_d16_hi v215, v221 offset:880
-  v_lshrrev_b32 v221, 8, v7
-  ds_write_b8 v215, v7 offset:960
-  ds_write_b8 v215, v221 offset:1040
-  ds_write_b8_d16_hi v215, v7 offset:1120
-  ds_write_b8_d16_hi v215, v221 offset:1200
+  v_lshrrev_b32 v224, 8, v4
+  ds_write_b8 v218, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v218, v224 offset:80
+  ds_write_b8_d16_hi v218, v4 offset:160
+  ds_write_b8_d16_hi v218, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
+  ds_write_b8 v218, v5 offset:320
+  ds_write_b8 v218, v224 offset:400
+  ds_write_b8_d16_hi v218, v5 offset:480
+  ds_write_b8_d16_hi v218, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
+  ds_write_b8 v218, v6 offset:640
+  ds_write_b8 v218, v224 offset:720
+  ds_write_b8_d16_hi v218, v6 offset:800
+  ds_write_b8_d16_hi v218, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
+  ds_write_b8 v218, v7 offset:960
+  ds_write_b8 v218, v224 offset:1040
+  ds_write_b8_d16_hi v218, v7 offset:1120
+  ds_write_b8_d16_hi v218, v224 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_53
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_56
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_59
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk
 .Lno_second_chunk_59:
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk
   s_branch .Lblock_loaded_57
 .Ltail_block_loads_56:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s91, v206
+  v_cmp_gt_u32 vcc, s91, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s91, v207
+  v_cmp_gt_u32 vcc, s91, v211
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v213
+  v_cmp_gt_u32 vcc, s91, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_57:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[204:205], s[82:83], 0, v[204:205]
+  v_lshl_add_u64 v[206:207], s[82:83], 0, v[206:207]
+  v_lshl_add_u64 v[208:209], s[84:85], 0, v[208:209]
 .Lno_store_53:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2179,204 +2178,204 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_61
-  v_subrev_u32 v222, s91, v191
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[92:93], 1, v222
-  v_cmp_lt_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s91, v191
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[92:93], 1, v225
+  v_cmp_lt_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cmp_lt_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v222
+  v_cmp_lt_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cmp_lt_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v222
+  v_cmp_lt_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cmp_lt_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v222
+  v_cmp_lt_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cmp_lt_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v222
+  v_cmp_lt_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cmp_lt_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v222
+  v_cmp_lt_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cmp_lt_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v222
+  v_cmp_lt_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cmp_lt_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v222
+  v_cmp_lt_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cmp_lt_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v222
+  v_cmp_lt_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cmp_lt_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v222
+  v_cmp_lt_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cmp_lt_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_63
-  v_subrev_u32 v222, s91, v220
-  v_cmp_ge_i32 vcc, 0, v222
-  v_cmp_ge_i32 s[92:93], 1, v222
-  v_cmp_ge_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s91, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[92:93], 1, v225
+  v_cmp_ge_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v222
+  v_cmp_ge_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cmp_ge_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cmp_ge_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v222
+  v_cmp_ge_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cmp_ge_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cmp_ge_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v222
+  v_cmp_ge_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cmp_ge_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cmp_ge_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v222
+  v_cmp_ge_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cmp_ge_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cmp_ge_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v222
+  v_cmp_ge_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cmp_ge_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cmp_ge_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v222
+  v_cmp_ge_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cmp_ge_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cmp_ge_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v222
+  v_cmp_ge_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cmp_ge_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cmp_ge_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v222
+  v_cmp_ge_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cmp_ge_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cmp_ge_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v222
+  v_cmp_ge_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cmp_ge_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cmp_ge_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v222
+  v_cmp_ge_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cmp_ge_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
 .Lwindow_start_done_63:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
-  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v200, v224                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
+  v_cndmask_b32 v224, v224, v197, vcc                            // then m_new = m
   s_branch .Lrow_max_done_62
 .Lno_mask_61:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
 .Lrow_max_done_62:
-  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v197, v224                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
   s_cbranch_vccz .Lalpha_done_64
-  v_sub_f32 v222, v197, v221
-  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v223, v222
-  v_sub_f32 v224, v222, v223
-  v_fmaak_f32 v184, v1, v224, 0x39218489
-  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v224, 0x3d635847
-  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v224, 0x3f317218
-  v_fmaak_f32 v184, v184, v224, 0x3f800000
-  v_cvt_i32_f32 v223, v223
-  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
+  v_sub_f32 v225, v197, v224
+  v_cmp_le_f32 vcc, 0xc2fc0000, v225                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v226, v225
+  v_sub_f32 v227, v225, v226
+  v_fmaak_f32 v184, v1, v227, 0x39218489
+  v_fmaak_f32 v184, v184, v227, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v227, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v227, 0x3d635847
+  v_fmaak_f32 v184, v184, v227, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v227, 0x3f317218
+  v_fmaak_f32 v184, v184, v227, 0x3f800000
+  v_cvt_i32_f32 v226, v226
+  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -2411,21 +2410,21 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
 .Lalpha_done_64:
-  v_sub_f32 v222, v221, v199
-  v_cmp_lt_f32 s[92:93], 0, v222
-  v_cmp_gt_f32 vcc, v194, v222
-  v_floor_f32 v223, v222
-  v_cvt_i32_f32 v223, v223
-  v_add_u32 v223, 8, v223
-  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v221
-  v_cvt_f32_i32 v223, v223
-  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
+  v_sub_f32 v225, v224, v199
+  v_cmp_lt_f32 s[92:93], 0, v225
+  v_cmp_gt_f32 vcc, v194, v225
+  v_floor_f32 v226, v225
+  v_cvt_i32_f32 v226, v226
+  v_add_u32 v226, 8, v226
+  v_cndmask_b32 v226, 8, v226, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v226, v203, v226, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v226                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v224
+  v_cvt_f32_i32 v226, v226
+  v_fmamk_f32 v186, v226, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v224, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v221                                           // m = m_new
+  v_mov_b32 v197, v224                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -2519,130 +2518,127 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_cbranch_scc1 .Lno_previous_block_66
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[168:175], v[160:167], 0, v195, v196 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[160:167], v[8:23], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v217 offset:16
+  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v220 offset:16
   v_mfma_scale_f32_32x32x64_f8f6f4 v[24:39], v[112:119], v[160:167], v[24:39], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 1 += V^T P^T 2^-k
-  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v217 offset:80
+  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v220 offset:80
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[160:167], v[40:55], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
-  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v217 offset:144
+  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v220 offset:144
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[160:167], v[56:71], v195, v196 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
-  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v217 offset:6672
+  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v220 offset:6672
   s_branch .Lqk_67
 .Lno_previous_block_66:
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v217 offset:16
-  ds_read_b128 v[112:115], v217 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v217 offset:80
-  ds_read_b128 v[120:123], v217 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v217 offset:144
-  ds_read_b128 v[128:131], v217 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v217 offset:6672
+  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v220 offset:16
+  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v220 offset:80
+  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v220 offset:144
+  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v220 offset:6672
 .Lqk_67:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[104:107], v217 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v217 offset:6736
+  ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v220 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[112:119], v[144:151], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[112:115], v217 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v217 offset:6800
+  ds_read_b128 v[112:115], v220 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v220 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[120:127], v[152:159], v[72:87], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
-  ds_read_b128 v[120:123], v219 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v219 offset:5136
+  ds_read_b128 v[120:123], v222 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v222 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[128:135], v[136:143], 0, v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[128:131], v219 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v219 offset:7696
+  ds_read_b128 v[128:131], v222 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v222 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[104:111], v[144:151], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[104:107], v222 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v222 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[88:103], v[112:119], v[152:159], v[88:103], v195, v195 op_sel_hi:[0,0,0] // QK: S^T tile 1 += K Q^T
-  ds_read_b128 v[112:115], v219 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v219 offset:2576
+  ds_read_b128 v[112:115], v222 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v222 offset:2576
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_68
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v208, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_70
-  ds_write_b128 v210, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_70:
-  v_lshrrev_b32 v221, 8, v4
-  ds_write_b8 v214, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v214, v221 offset:80
-  ds_write_b8_d16_hi v214, v4 offset:160
-  ds_write_b8_d16_hi v214, v221 offset:240
-  v_lshrrev_b32 v221, 8, v5
-  ds_write_b8 v214, v5 offset:320
-  ds_write_b8 v214, v221 offset:400
-  ds_write_b8_d16_hi v214, v5 offset:480
-  ds_write_b8_d16_hi v214, v221 offset:560
-  v_lshrrev_b32 v221, 8, v6
-  ds_write_b8 v214, v6 offset:640
-  ds_write_b8 v214, v221 offset:720
-  ds_write_b8_d16_hi v214, v6 offset:800
-  ds_write_b8_d16_hi v214, v221 offset:880
-  v_lshrrev_b32 v221, 8, v7
-  ds_write_b8 v214, v7 offset:960
-  ds_write_b8 v214, v221 offset:1040
-  ds_write_b8_d16_hi v214, v7 offset:1120
-  ds_write_b8_d16_hi v214, v221 offset:1200
+  v_lshrrev_b32 v224, 8, v4
+  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v217, v224 offset:80
+  ds_write_b8_d16_hi v217, v4 offset:160
+  ds_write_b8_d16_hi v217, v224 offset:240
+  v_lshrrev_b32 v224, 8, v5
+  ds_write_b8 v217, v5 offset:320
+  ds_write_b8 v217, v224 offset:400
+  ds_write_b8_d16_hi v217, v5 offset:480
+  ds_write_b8_d16_hi v217, v224 offset:560
+  v_lshrrev_b32 v224, 8, v6
+  ds_write_b8 v217, v6 offset:640
+  ds_write_b8 v217, v224 offset:720
+  ds_write_b8_d16_hi v217, v6 offset:800
+  ds_write_b8_d16_hi v217, v224 offset:880
+  v_lshrrev_b32 v224, 8, v7
+  ds_write_b8 v217, v7 offset:960
+  ds_write_b8 v217, v224 offset:1040
+  ds_write_b8_d16_hi v217, v7 offset:1120
+  ds_write_b8_d16_hi v217, v224 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_68
   s_sub_i32 s91, s71, s79
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_71
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_74
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk
 .Lno_second_chunk_74:
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk
   s_branch .Lblock_loaded_72
 .Ltail_block_loads_71:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s91, v206
+  v_cmp_gt_u32 vcc, s91, v210
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v204, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[204:205], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s91, v207
+  v_cmp_gt_u32 vcc, s91, v211
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v205, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[206:207], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s91, v213
+  v_cmp_gt_u32 vcc, s91, v216
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v212, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[208:209], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_72:
-  s_lshl_b64 s[92:93], s[36:37], 6
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_lshl_b64 s[92:93], s[42:43], 6
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
+  v_lshl_add_u64 v[204:205], s[82:83], 0, v[204:205]
+  v_lshl_add_u64 v[206:207], s[82:83], 0, v[206:207]
+  v_lshl_add_u64 v[208:209], s[84:85], 0, v[208:209]
 .Lno_store_68:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2656,204 +2652,204 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_75
-  v_subrev_u32 v222, s91, v191
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[92:93], 1, v222
-  v_cmp_lt_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s91, v191
+  v_cmp_lt_i32 vcc, 0, v225
+  v_cmp_lt_i32 s[92:93], 1, v225
+  v_cmp_lt_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v222
+  v_cmp_lt_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v222
+  v_cmp_lt_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v222
+  v_cmp_lt_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v222
+  v_cmp_lt_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v222
+  v_cmp_lt_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v222
+  v_cmp_lt_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v222
+  v_cmp_lt_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v222
+  v_cmp_lt_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v222
+  v_cmp_lt_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v222
+  v_cmp_lt_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v222
+  v_cmp_lt_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v222
+  v_cmp_lt_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v222
+  v_cmp_lt_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v222
+  v_cmp_lt_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v222
+  v_cmp_lt_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v222
+  v_cmp_lt_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v222
+  v_cmp_lt_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v222
+  v_cmp_lt_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v222
+  v_cmp_lt_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_77
-  v_subrev_u32 v222, s91, v220
-  v_cmp_ge_i32 vcc, 0, v222
-  v_cmp_ge_i32 s[92:93], 1, v222
-  v_cmp_ge_i32 s[94:95], 2, v222
+  v_subrev_u32 v225, s91, v223
+  v_cmp_ge_i32 vcc, 0, v225
+  v_cmp_ge_i32 s[92:93], 1, v225
+  v_cmp_ge_i32 s[94:95], 2, v225
   v_cndmask_b32 v72, v200, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v222
+  v_cmp_ge_i32 vcc, 3, v225
   v_cndmask_b32 v73, v200, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v222
+  v_cmp_ge_i32 s[92:93], 8, v225
   v_cndmask_b32 v74, v200, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v222
+  v_cmp_ge_i32 s[94:95], 9, v225
   v_cndmask_b32 v75, v200, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v222
+  v_cmp_ge_i32 vcc, 10, v225
   v_cndmask_b32 v76, v200, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v222
+  v_cmp_ge_i32 s[92:93], 11, v225
   v_cndmask_b32 v77, v200, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v222
+  v_cmp_ge_i32 s[94:95], 16, v225
   v_cndmask_b32 v78, v200, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v222
+  v_cmp_ge_i32 vcc, 17, v225
   v_cndmask_b32 v79, v200, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v222
+  v_cmp_ge_i32 s[92:93], 18, v225
   v_cndmask_b32 v80, v200, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v222
+  v_cmp_ge_i32 s[94:95], 19, v225
   v_cndmask_b32 v81, v200, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v222
+  v_cmp_ge_i32 vcc, 24, v225
   v_cndmask_b32 v82, v200, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v222
+  v_cmp_ge_i32 s[92:93], 25, v225
   v_cndmask_b32 v83, v200, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v222
+  v_cmp_ge_i32 s[94:95], 26, v225
   v_cndmask_b32 v84, v200, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v222
+  v_cmp_ge_i32 vcc, 27, v225
   v_cndmask_b32 v85, v200, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v222
+  v_cmp_ge_i32 s[92:93], 32, v225
   v_cndmask_b32 v86, v200, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v222
+  v_cmp_ge_i32 s[94:95], 33, v225
   v_cndmask_b32 v87, v200, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v222
+  v_cmp_ge_i32 vcc, 34, v225
   v_cndmask_b32 v88, v200, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v222
+  v_cmp_ge_i32 s[92:93], 35, v225
   v_cndmask_b32 v89, v200, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v222
+  v_cmp_ge_i32 s[94:95], 40, v225
   v_cndmask_b32 v90, v200, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v222
+  v_cmp_ge_i32 vcc, 41, v225
   v_cndmask_b32 v91, v200, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v222
+  v_cmp_ge_i32 s[92:93], 42, v225
   v_cndmask_b32 v92, v200, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v222
+  v_cmp_ge_i32 s[94:95], 43, v225
   v_cndmask_b32 v93, v200, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v222
+  v_cmp_ge_i32 vcc, 48, v225
   v_cndmask_b32 v94, v200, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v222
+  v_cmp_ge_i32 s[92:93], 49, v225
   v_cndmask_b32 v95, v200, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v222
+  v_cmp_ge_i32 s[94:95], 50, v225
   v_cndmask_b32 v96, v200, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v222
+  v_cmp_ge_i32 vcc, 51, v225
   v_cndmask_b32 v97, v200, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v222
+  v_cmp_ge_i32 s[92:93], 56, v225
   v_cndmask_b32 v98, v200, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v222
+  v_cmp_ge_i32 s[94:95], 57, v225
   v_cndmask_b32 v99, v200, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v222
+  v_cmp_ge_i32 vcc, 58, v225
   v_cndmask_b32 v100, v200, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v222
+  v_cmp_ge_i32 s[92:93], 59, v225
   v_cndmask_b32 v101, v200, v101, s[94:95]
   v_cndmask_b32 v102, v200, v102, vcc
   v_cndmask_b32 v103, v200, v103, s[92:93]
 .Lwindow_start_done_77:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_cmp_eq_f32 vcc, v200, v221                                   // no key of the block visible?
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
-  v_cndmask_b32 v221, v221, v197, vcc                            // then m_new = m
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_cmp_eq_f32 vcc, v200, v224                                   // no key of the block visible?
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
+  v_cndmask_b32 v224, v224, v197, vcc                            // then m_new = m
   s_branch .Lrow_max_done_76
 .Lno_mask_75:
-  v_maximum3_f32 v221, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v221, v221, v75, v76
-  v_maximum3_f32 v221, v221, v77, v78
-  v_maximum3_f32 v221, v221, v79, v80
-  v_maximum3_f32 v221, v221, v81, v82
-  v_maximum3_f32 v221, v221, v83, v84
-  v_maximum3_f32 v221, v221, v85, v86
-  v_maximum3_f32 v221, v221, v87, v88
-  v_maximum3_f32 v221, v221, v89, v90
-  v_maximum3_f32 v221, v221, v91, v92
-  v_maximum3_f32 v221, v221, v93, v94
-  v_maximum3_f32 v221, v221, v95, v96
-  v_maximum3_f32 v221, v221, v97, v98
-  v_maximum3_f32 v221, v221, v99, v100
-  v_maximum3_f32 v221, v221, v101, v102
-  v_maximum3_f32 v221, v221, v103, v103
-  v_mov_b32 v222, v221
+  v_maximum3_f32 v224, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v224, v224, v75, v76
+  v_maximum3_f32 v224, v224, v77, v78
+  v_maximum3_f32 v224, v224, v79, v80
+  v_maximum3_f32 v224, v224, v81, v82
+  v_maximum3_f32 v224, v224, v83, v84
+  v_maximum3_f32 v224, v224, v85, v86
+  v_maximum3_f32 v224, v224, v87, v88
+  v_maximum3_f32 v224, v224, v89, v90
+  v_maximum3_f32 v224, v224, v91, v92
+  v_maximum3_f32 v224, v224, v93, v94
+  v_maximum3_f32 v224, v224, v95, v96
+  v_maximum3_f32 v224, v224, v97, v98
+  v_maximum3_f32 v224, v224, v99, v100
+  v_maximum3_f32 v224, v224, v101, v102
+  v_maximum3_f32 v224, v224, v103, v103
+  v_mov_b32 v225, v224
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v221, v222                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v221, v221, v222, v222
-  v_mul_f32 v199, v192, v221                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v221, v197, v199, v199
+  v_permlane32_swap_b32 v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v224, v224, v225, v225
+  v_mul_f32 v199, v192, v224                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v224, v197, v199, v199
 .Lrow_max_done_76:
-  v_cmp_lt_f32 vcc, v197, v221                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v197, v224                                   // alpha: did any running max move?
   v_mov_b32 v184, 1.0
   s_cbranch_vccz .Lalpha_done_78
-  v_sub_f32 v222, v197, v221
-  v_cmp_le_f32 vcc, 0xc2fc0000, v222                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v223, v222
-  v_sub_f32 v224, v222, v223
-  v_fmaak_f32 v184, v1, v224, 0x39218489
-  v_fmaak_f32 v184, v184, v224, 0x3aaec3ff
-  v_fmaak_f32 v184, v184, v224, 0x3c1d955b
-  v_fmaak_f32 v184, v184, v224, 0x3d635847
-  v_fmaak_f32 v184, v184, v224, 0x3e75fdf0
-  v_fmaak_f32 v184, v184, v224, 0x3f317218
-  v_fmaak_f32 v184, v184, v224, 0x3f800000
-  v_cvt_i32_f32 v223, v223
-  v_ldexp_f32 v184, v184, v223                                   // alpha = 2^f 2^n
+  v_sub_f32 v225, v197, v224
+  v_cmp_le_f32 vcc, 0xc2fc0000, v225                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v226, v225
+  v_sub_f32 v227, v225, v226
+  v_fmaak_f32 v184, v1, v227, 0x39218489
+  v_fmaak_f32 v184, v184, v227, 0x3aaec3ff
+  v_fmaak_f32 v184, v184, v227, 0x3c1d955b
+  v_fmaak_f32 v184, v184, v227, 0x3d635847
+  v_fmaak_f32 v184, v184, v227, 0x3e75fdf0
+  v_fmaak_f32 v184, v184, v227, 0x3f317218
+  v_fmaak_f32 v184, v184, v227, 0x3f800000
+  v_cvt_i32_f32 v226, v226
+  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
   v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
@@ -2888,21 +2884,21 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[184:185] op_sel_hi:[1,0]
 .Lalpha_done_78:
-  v_sub_f32 v222, v221, v199
-  v_cmp_lt_f32 s[92:93], 0, v222
-  v_cmp_gt_f32 vcc, v194, v222
-  v_floor_f32 v223, v222
-  v_cvt_i32_f32 v223, v223
-  v_add_u32 v223, 8, v223
-  v_cndmask_b32 v223, 8, v223, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v223, v203, v223, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v196, 127, v223                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v200, v221
-  v_cvt_f32_i32 v223, v223
-  v_fmamk_f32 v186, v223, 0x41000000, v193                       // (56 + c) + 8k
-  v_fmamk_f32 v186, v221, 0xc1000000, v186                       // - 8 m_new
+  v_sub_f32 v225, v224, v199
+  v_cmp_lt_f32 s[92:93], 0, v225
+  v_cmp_gt_f32 vcc, v194, v225
+  v_floor_f32 v226, v225
+  v_cvt_i32_f32 v226, v226
+  v_add_u32 v226, 8, v226
+  v_cndmask_b32 v226, 8, v226, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v226, v203, v226, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v196, 127, v226                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v200, v224
+  v_cvt_f32_i32 v226, v226
+  v_fmamk_f32 v186, v226, 0x41000000, v193                       // (56 + c) + 8k
+  v_fmamk_f32 v186, v224, 0xc1000000, v186                       // - 8 m_new
   v_cndmask_b32 v186, v200, v186, vcc
-  v_mov_b32 v197, v221                                           // m = m_new
+  v_mov_b32 v197, v224                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[186:187] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[186:187] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[186:187] op_sel_hi:[1,1,0]
@@ -3002,56 +2998,56 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
 .Lkey_blocks_done:
   v_cmp_lt_f32 s[92:93], 0, v198                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v221, 1.0, v198, s[92:93]
-  v_div_scale_f32 v222, s[88:89], v221, v221, v202
-  v_div_scale_f32 v223, vcc, v202, v221, v202
-  v_rcp_f32 v224, v222
+  v_cndmask_b32 v224, 1.0, v198, s[92:93]
+  v_div_scale_f32 v225, s[88:89], v224, v224, v202
+  v_div_scale_f32 v226, vcc, v202, v224, v202
+  v_rcp_f32 v227, v225
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v226, -v222, v224, 1.0
-  v_fma_f32 v224, v226, v224, v224
-  v_mul_f32 v225, v223, v224
-  v_fma_f32 v226, -v222, v225, v223
-  v_fma_f32 v225, v226, v224, v225
-  v_fma_f32 v226, -v222, v225, v223
-  v_div_fmas_f32 v225, v226, v224, v225
+  v_fma_f32 v229, -v225, v227, 1.0
+  v_fma_f32 v227, v229, v227, v227
+  v_mul_f32 v228, v226, v227
+  v_fma_f32 v229, -v225, v228, v226
+  v_fma_f32 v228, v229, v227, v228
+  v_fma_f32 v229, -v225, v228, v226
+  v_div_fmas_f32 v228, v229, v227, v228
   v_cmp_gt_f32 vcc, 0x7f800000, v197                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v225, v225, v221, v202
-  v_cndmask_b32 v228, 0, v225, s[92:93]
-  v_mov_b32 v229, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v228, v229, v228, vcc
-  v_mov_b32 v229, v228
-  v_pk_mul_f32 v[8:9], v[8:9], v[228:229]
-  v_pk_mul_f32 v[10:11], v[10:11], v[228:229]
-  v_pk_mul_f32 v[12:13], v[12:13], v[228:229]
-  v_pk_mul_f32 v[14:15], v[14:15], v[228:229]
-  v_pk_mul_f32 v[16:17], v[16:17], v[228:229]
-  v_pk_mul_f32 v[18:19], v[18:19], v[228:229]
-  v_pk_mul_f32 v[20:21], v[20:21], v[228:229]
-  v_pk_mul_f32 v[22:23], v[22:23], v[228:229]
-  v_pk_mul_f32 v[24:25], v[24:25], v[228:229]
-  v_pk_mul_f32 v[26:27], v[26:27], v[228:229]
-  v_pk_mul_f32 v[28:29], v[28:29], v[228:229]
-  v_pk_mul_f32 v[30:31], v[30:31], v[228:229]
-  v_pk_mul_f32 v[32:33], v[32:33], v[228:229]
-  v_pk_mul_f32 v[34:35], v[34:35], v[228:229]
-  v_pk_mul_f32 v[36:37], v[36:37], v[228:229]
-  v_pk_mul_f32 v[38:39], v[38:39], v[228:229]
-  v_pk_mul_f32 v[40:41], v[40:41], v[228:229]
-  v_pk_mul_f32 v[42:43], v[42:43], v[228:229]
-  v_pk_mul_f32 v[44:45], v[44:45], v[228:229]
-  v_pk_mul_f32 v[46:47], v[46:47], v[228:229]
-  v_pk_mul_f32 v[48:49], v[48:49], v[228:229]
-  v_pk_mul_f32 v[50:51], v[50:51], v[228:229]
-  v_pk_mul_f32 v[52:53], v[52:53], v[228:229]
-  v_pk_mul_f32 v[54:55], v[54:55], v[228:229]
-  v_pk_mul_f32 v[56:57], v[56:57], v[228:229]
-  v_pk_mul_f32 v[58:59], v[58:59], v[228:229]
-  v_pk_mul_f32 v[60:61], v[60:61], v[228:229]
-  v_pk_mul_f32 v[62:63], v[62:63], v[228:229]
-  v_pk_mul_f32 v[64:65], v[64:65], v[228:229]
-  v_pk_mul_f32 v[66:67], v[66:67], v[228:229]
-  v_pk_mul_f32 v[68:69], v[68:69], v[228:229]
-  v_pk_mul_f32 v[70:71], v[70:71], v[228:229]
+  v_div_fixup_f32 v228, v228, v224, v202
+  v_cndmask_b32 v230, 0, v228, s[92:93]
+  v_mov_b32 v231, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v230, v231, v230, vcc
+  v_mov_b32 v231, v230
+  v_pk_mul_f32 v[8:9], v[8:9], v[230:231]
+  v_pk_mul_f32 v[10:11], v[10:11], v[230:231]
+  v_pk_mul_f32 v[12:13], v[12:13], v[230:231]
+  v_pk_mul_f32 v[14:15], v[14:15], v[230:231]
+  v_pk_mul_f32 v[16:17], v[16:17], v[230:231]
+  v_pk_mul_f32 v[18:19], v[18:19], v[230:231]
+  v_pk_mul_f32 v[20:21], v[20:21], v[230:231]
+  v_pk_mul_f32 v[22:23], v[22:23], v[230:231]
+  v_pk_mul_f32 v[24:25], v[24:25], v[230:231]
+  v_pk_mul_f32 v[26:27], v[26:27], v[230:231]
+  v_pk_mul_f32 v[28:29], v[28:29], v[230:231]
+  v_pk_mul_f32 v[30:31], v[30:31], v[230:231]
+  v_pk_mul_f32 v[32:33], v[32:33], v[230:231]
+  v_pk_mul_f32 v[34:35], v[34:35], v[230:231]
+  v_pk_mul_f32 v[36:37], v[36:37], v[230:231]
+  v_pk_mul_f32 v[38:39], v[38:39], v[230:231]
+  v_pk_mul_f32 v[40:41], v[40:41], v[230:231]
+  v_pk_mul_f32 v[42:43], v[42:43], v[230:231]
+  v_pk_mul_f32 v[44:45], v[44:45], v[230:231]
+  v_pk_mul_f32 v[46:47], v[46:47], v[230:231]
+  v_pk_mul_f32 v[48:49], v[48:49], v[230:231]
+  v_pk_mul_f32 v[50:51], v[50:51], v[230:231]
+  v_pk_mul_f32 v[52:53], v[52:53], v[230:231]
+  v_pk_mul_f32 v[54:55], v[54:55], v[230:231]
+  v_pk_mul_f32 v[56:57], v[56:57], v[230:231]
+  v_pk_mul_f32 v[58:59], v[58:59], v[230:231]
+  v_pk_mul_f32 v[60:61], v[60:61], v[230:231]
+  v_pk_mul_f32 v[62:63], v[62:63], v[230:231]
+  v_pk_mul_f32 v[64:65], v[64:65], v[230:231]
+  v_pk_mul_f32 v[66:67], v[66:67], v[230:231]
+  v_pk_mul_f32 v[68:69], v[68:69], v[230:231]
+  v_pk_mul_f32 v[70:71], v[70:71], v[230:231]
   s_mov_b64 s[94:95], 0
   s_mul_i32 s91, s46, s4
   s_mul_hi_u32 s96, s46, s4
@@ -3071,150 +3067,150 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s91
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v222, s94
-  v_mov_b32 v223, s95
-  v_mad_u64_u32 v[222:223], s[88:89], v190, s48, v[222:223]
-  v_mul_lo_u32 v224, v190, s49
-  v_add_u32 v223, v223, v224
-  v_mad_u64_u32 v[222:223], s[88:89], v189, 4, v[222:223]        // + 4 half elements
+  v_mov_b32 v226, s94
+  v_mov_b32 v227, s95
+  v_mad_u64_u32 v[226:227], s[88:89], v190, s48, v[226:227]
+  v_mul_lo_u32 v225, v190, s49
+  v_add_u32 v227, v227, v225
+  v_mad_u64_u32 v[226:227], s[88:89], v189, 4, v[226:227]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_80
-  v_lshlrev_b64 v[222:223], 2, v[222:223]
-  v_lshl_add_u64 v[222:223], v[222:223], 0, s[14:15]
-  global_store_dwordx4 v[222:223], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[222:223], v[12:15], off offset:32
-  global_store_dwordx4 v[222:223], v[16:19], off offset:64
-  global_store_dwordx4 v[222:223], v[20:23], off offset:96
-  global_store_dwordx4 v[222:223], v[24:27], off offset:128
-  global_store_dwordx4 v[222:223], v[28:31], off offset:160
-  global_store_dwordx4 v[222:223], v[32:35], off offset:192
-  global_store_dwordx4 v[222:223], v[36:39], off offset:224
-  global_store_dwordx4 v[222:223], v[40:43], off offset:256
-  global_store_dwordx4 v[222:223], v[44:47], off offset:288
-  global_store_dwordx4 v[222:223], v[48:51], off offset:320
-  global_store_dwordx4 v[222:223], v[52:55], off offset:352
-  global_store_dwordx4 v[222:223], v[56:59], off offset:384
-  global_store_dwordx4 v[222:223], v[60:63], off offset:416
-  global_store_dwordx4 v[222:223], v[64:67], off offset:448
-  global_store_dwordx4 v[222:223], v[68:71], off offset:480
+  v_lshlrev_b64 v[226:227], 2, v[226:227]
+  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
+  global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[226:227], v[12:15], off offset:32
+  global_store_dwordx4 v[226:227], v[16:19], off offset:64
+  global_store_dwordx4 v[226:227], v[20:23], off offset:96
+  global_store_dwordx4 v[226:227], v[24:27], off offset:128
+  global_store_dwordx4 v[226:227], v[28:31], off offset:160
+  global_store_dwordx4 v[226:227], v[32:35], off offset:192
+  global_store_dwordx4 v[226:227], v[36:39], off offset:224
+  global_store_dwordx4 v[226:227], v[40:43], off offset:256
+  global_store_dwordx4 v[226:227], v[44:47], off offset:288
+  global_store_dwordx4 v[226:227], v[48:51], off offset:320
+  global_store_dwordx4 v[226:227], v[52:55], off offset:352
+  global_store_dwordx4 v[226:227], v[56:59], off offset:384
+  global_store_dwordx4 v[226:227], v[60:63], off offset:416
+  global_store_dwordx4 v[226:227], v[64:67], off offset:448
+  global_store_dwordx4 v[226:227], v[68:71], off offset:480
   s_branch .Lout_stored_82
 .Lout_16bit_80:
-  v_lshlrev_b64 v[222:223], 1, v[222:223]
-  v_lshl_add_u64 v[222:223], v[222:223], 0, s[14:15]
+  v_lshlrev_b64 v[226:227], 1, v[226:227]
+  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
   s_cbranch_scc0 .Lout_fp16_81
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[222:223], v[104:105], off offset:0
+  global_store_dwordx2 v[226:227], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[222:223], v[106:107], off offset:16
+  global_store_dwordx2 v[226:227], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[222:223], v[108:109], off offset:32
+  global_store_dwordx2 v[226:227], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[222:223], v[110:111], off offset:48
+  global_store_dwordx2 v[226:227], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[222:223], v[112:113], off offset:64
+  global_store_dwordx2 v[226:227], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[222:223], v[114:115], off offset:80
+  global_store_dwordx2 v[226:227], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[222:223], v[116:117], off offset:96
+  global_store_dwordx2 v[226:227], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[222:223], v[118:119], off offset:112
+  global_store_dwordx2 v[226:227], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[222:223], v[120:121], off offset:128
+  global_store_dwordx2 v[226:227], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[222:223], v[122:123], off offset:144
+  global_store_dwordx2 v[226:227], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[222:223], v[124:125], off offset:160
+  global_store_dwordx2 v[226:227], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[222:223], v[126:127], off offset:176
+  global_store_dwordx2 v[226:227], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[222:223], v[128:129], off offset:192
+  global_store_dwordx2 v[226:227], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[222:223], v[130:131], off offset:208
+  global_store_dwordx2 v[226:227], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[222:223], v[132:133], off offset:224
+  global_store_dwordx2 v[226:227], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[222:223], v[134:135], off offset:240
+  global_store_dwordx2 v[226:227], v[134:135], off offset:240
   s_branch .Lout_stored_82
 .Lout_fp16_81:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[222:223], v[104:105], off offset:0
+  global_store_dwordx2 v[226:227], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[222:223], v[106:107], off offset:16
+  global_store_dwordx2 v[226:227], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[222:223], v[108:109], off offset:32
+  global_store_dwordx2 v[226:227], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[222:223], v[110:111], off offset:48
+  global_store_dwordx2 v[226:227], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[222:223], v[112:113], off offset:64
+  global_store_dwordx2 v[226:227], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[222:223], v[114:115], off offset:80
+  global_store_dwordx2 v[226:227], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[222:223], v[116:117], off offset:96
+  global_store_dwordx2 v[226:227], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[222:223], v[118:119], off offset:112
+  global_store_dwordx2 v[226:227], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[222:223], v[120:121], off offset:128
+  global_store_dwordx2 v[226:227], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[222:223], v[122:123], off offset:144
+  global_store_dwordx2 v[226:227], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[222:223], v[124:125], off offset:160
+  global_store_dwordx2 v[226:227], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[222:223], v[126:127], off offset:176
+  global_store_dwordx2 v[226:227], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[222:223], v[128:129], off offset:192
+  global_store_dwordx2 v[226:227], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[222:223], v[130:131], off offset:208
+  global_store_dwordx2 v[226:227], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[222:223], v[132:133], off offset:224
+  global_store_dwordx2 v[226:227], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[222:223], v[134:135], off offset:240
+  global_store_dwordx2 v[226:227], v[134:135], off offset:240
 .Lout_stored_82:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_83
-  v_log_f32 v223, v221
+  v_log_f32 v226, v224
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v223, v197, v223
+  v_add_f32 v226, v197, v226
   v_cmp_gt_f32 vcc, 0x7f800000, v197
-  v_mul_f32 v223, 0x3f317218, v223
-  v_cndmask_b32 v222, v200, v223, s[92:93]
-  v_mov_b32 v223, 0x7fc00000
-  v_cndmask_b32 v222, v223, v222, vcc
+  v_mul_f32 v226, 0x3f317218, v226
+  v_cndmask_b32 v225, v200, v226, s[92:93]
+  v_mov_b32 v226, 0x7fc00000
+  v_cndmask_b32 v225, v226, v225, vcc
   s_mul_i32 s91, s4, s55
   s_add_u32 s91, s91, s3
   s_mul_i32 s91, s91, s53
@@ -3222,13 +3218,13 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_add_u32 s94, s94, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s91, s94, s91
-  v_add_u32 v224, s91, v190
-  v_mad_u64_u32 v[226:227], s[88:89], v224, 4, s[16:17]
+  v_add_u32 v227, s91, v190
+  v_mad_u64_u32 v[228:229], s[88:89], v227, 4, s[16:17]
   v_cmp_eq_u32 s[96:97], 0, v189
   v_cmp_gt_i32 vcc, s70, v190
   s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[226:227], v222, off
+  global_store_dword v[228:229], v225, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_83:
 .Lkernel_end:
