@@ -104,7 +104,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 
 // 384 (512) threads, one CTA per SM: the register cap at entry that setmaxnreg needs.
 #define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv, paged)            \
-    extern "C" __global__ void __launch_bounds__(128 * (1 + ZYFA_WS_CONSUMER_WARPGROUPS), 1) \
+    extern "C" __global__ void __launch_bounds__(128 * (1 + zyfa::nvidia::kWsConsumerWarpgroups), 1) \
         symbol(const zyfa::AttnKernelArgs args, const __grid_constant__ zyfa::nvidia::WsTmaParams tma) { \
         zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv, paged>(args, tma);      \
     }

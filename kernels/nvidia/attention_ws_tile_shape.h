@@ -40,7 +40,7 @@ template <int ELEM_BYTES, int DQK, int DV, int KEYS>
 struct WsTileShape {
     static constexpr int kElem = ELEM_BYTES;
     static constexpr bool kFp8 = ELEM_BYTES == 1;
-    static constexpr int kConsumerWarpgroups = ZYFA_WS_CONSUMER_WARPGROUPS;  // 64 query rows each
+    static constexpr int kConsumerWarpgroups = kWsConsumerWarpgroups;  // 64 query rows each
     static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);  // warpgroup 0 is the producer
     static constexpr int kRows = 64 * kConsumerWarpgroups;
     static constexpr int kKeys = KEYS;  // keys per online-softmax step = the CPU model's key_block

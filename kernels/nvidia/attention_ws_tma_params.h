@@ -22,18 +22,17 @@
 #ifndef ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TMA_PARAMS_H
 #define ZYFA_KERNELS_NVIDIA_ATTENTION_WS_TMA_PARAMS_H
 
-// Consumer warpgroups of the warp-specialised kernels (64 query rows each): 2, or 3 in a timing
-// build (-DZYFA_WS_CONSUMER_WARPGROUPS=3 for the kernels and the host alike).
-#ifndef ZYFA_WS_CONSUMER_WARPGROUPS
-#define ZYFA_WS_CONSUMER_WARPGROUPS 2
-#endif
-
 #include <stdint.h>
 
 #include "common/paged_kv_args.h"
 
 namespace zyfa {
 namespace nvidia {
+
+// Consumer warpgroups of the warp-specialised kernels (64 query rows each). Three measured slower
+// at 1K and could not keep Q and LEAN's row sums as two do (docs/performance.md); the register
+// split of sm90/traits.cuh is sized for two.
+constexpr int kWsConsumerWarpgroups = 2;
 
 // The warp-specialised kernels' head dims (64, 128, 192/128 and 256), whose tiles the maps fill.
 constexpr bool ws_tma_layout(int elem_bytes, int head_dim_qk, int head_dim_v) {
@@ -54,7 +53,7 @@ constexpr int ws_tma_slices(int elem_bytes, int head_dim) { return (head_dim * e
 struct alignas(64) WsTmaParams {
     static constexpr int kMapBytes = 128;   // sizeof(CUtensorMap), 64-byte aligned
     static constexpr int kRowBytes = 128;   // the box's innermost extent (bytes), one slice, the swizzle span
-    static constexpr int kQBoxRows = 64 * ZYFA_WS_CONSUMER_WARPGROUPS;  // WsTileShape::kRows
+    static constexpr int kQBoxRows = 64 * kWsConsumerWarpgroups;  // WsTileShape::kRows
     alignas(64) unsigned char q_map[kMapBytes];
     alignas(64) unsigned char k_map[kMapBytes];
     alignas(64) unsigned char v_map[kMapBytes];

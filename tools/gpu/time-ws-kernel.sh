@@ -10,7 +10,7 @@
 # Usage: time-ws-kernel.sh [--budget SECONDS] [--seqlens "4096 16384"] [--tests REGEX] [--no-tests]
 #                          [--variant LABEL NVCC_FLAG]... [--variant-lib LABEL LIBRARY]... [--defines "-DX=1 ..."]
 # --defines builds the main build (the one the tests run on) with these defines for the host code and
-# the kernels alike (switches both read, e.g. -DZYFA_WS_CONSUMER_WARPGROUPS=3).
+# the kernels alike (switches both read).
 # --variant builds libzyfa.so again in build-gpu-LABEL with NVCC_FLAG added to the kernels' nvcc
 # flags (e.g. pp0 -DZYFA_WS_PINGPONG=0) and times it beside the default build; --variant-lib times
 # a library built elsewhere (say, an earlier commit's tree) the same way.

@@ -24,7 +24,7 @@ constexpr int kProducerRegisters = KEYS == 128 ? 24 : DV == 256 ? 40 : 56;
 template <int DV, int KEYS>
 constexpr int kConsumerRegisters = KEYS == 128 ? 240 : DV == 256 ? 232 : 224;
 constexpr int kEntryRegisters = 168;  // 65536 / 384, in steps of 8
-static_assert(ZYFA_WS_CONSUMER_WARPGROUPS == 2, "two consumer warpgroups (the register split above)");
+static_assert(kWsConsumerWarpgroups == 2, "two consumer warpgroups (the register split above)");
 template <int DV, int KEYS>
 constexpr bool kRegistersFit = 128 * kProducerRegisters<DV, KEYS> + 256 * kConsumerRegisters<DV, KEYS> <= 384 * kEntryRegisters;
 static_assert(kRegistersFit<128, 64> && kRegistersFit<256, 64> && kRegistersFit<128, 128>,
