@@ -75,13 +75,14 @@ struct AsmKernel {
     int head_dim_qk;
     int head_dim_v;
     uint32_t out_dtypes;  // bit (1 << zyfa_dtype) for each supported output dtype
+    const char* arch;     // gfx950, or gfx942 (zyfa_gfx942_bf16_*)
 };
 
 constexpr AsmKernel kAsmKernels[] = {
 #if defined(ZYFA_GFX950_FP8_TABLE)
 #include "gfx950_fp8_kernels.inc"
 #endif
-    {nullptr, nullptr, 0, 0, 0, 0, 0, 0u},  // end of the table
+    {nullptr, nullptr, 0, 0, 0, 0, 0, 0u, nullptr},  // end of the table
 };
 
 // Every AMD kernel steps the same number of keys, the only params.key_block it can honour.
@@ -100,7 +101,7 @@ bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_elements, int64_
 
 // The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; FP8
 // EXACT and BF16: the same exact online softmax up to fp32 summation order and v_exp_f32), or null.
-const AsmKernel* asm_kernel_for(const AttnProblem& p) {
+const AsmKernel* asm_kernel_for(const AttnProblem& p, const std::string& image_arch) {
     const bool fp8 = p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN &&
                      (p.softmax == ZYFA_SOFTMAX_LEAN || p.softmax == ZYFA_SOFTMAX_EXACT);
     const bool bf16 = p.q.dtype == ZYFA_DTYPE_BF16 && p.softmax != ZYFA_SOFTMAX_LEAN;
@@ -120,7 +121,7 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {
         if (k.symbol == nullptr) break;
-        if (k.in_dtype == p.q.dtype && k.softmax == softmax && k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
+        if (image_arch == k.arch && k.in_dtype == p.q.dtype && k.softmax == softmax && k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
             (k.out_dtypes & (1u << p.o.dtype)) != 0) {
             return &k;
         }
@@ -188,7 +189,7 @@ public:
         }
         if (uses_asm(image_arch)) {
             for (const AsmKernel& k : kAsmKernels) {
-                if (k.symbol != nullptr) specs.push_back(gpu::KernelSpec{k.variant, k.symbol, 0});
+                if (k.symbol != nullptr && image_arch == k.arch) specs.push_back(gpu::KernelSpec{k.variant, k.symbol, 0});
             }
         }
         return specs;
@@ -262,7 +263,7 @@ public:
         launch.variant = family->variant;
         launch.symbol = symbol_of(*family, image_arch, p.softmax == ZYFA_SOFTMAX_LEAN);
         launch.second_parameter = true;  // amd::AttnExtraArgs
-        if (const AsmKernel* asm_kernel = uses_asm(image_arch) && splits == 1 ? asm_kernel_for(p) : nullptr) {
+        if (const AsmKernel* asm_kernel = uses_asm(image_arch) && splits == 1 ? asm_kernel_for(p, image_arch) : nullptr) {
             launch.variant = asm_kernel->variant;
             launch.symbol = asm_kernel->symbol;
             launch.second_parameter = false;  // AttnKernelArgs only
@@ -335,7 +336,7 @@ public:
 
 private:
     bool uses_asm(const std::string& image_arch) const {
-        return choice_ == AmdKernelChoice::Automatic && image_arch == "gfx950";
+        return choice_ == AmdKernelChoice::Automatic && (image_arch == "gfx950" || image_arch == "gfx942");
     }
 
     AmdKernelChoice choice_;

@@ -1,5 +1,6 @@
-// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
-// the emulator: the public API with a HIP context on the stand-in (ZYFA_EMU_ARCH=gfx950), every
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels and the gfx942 BF16 ones (kernels/amd/gfx950_fp8, embedded
+// from prebuilt/) end to end on the emulator: the public API with a HIP context on the stand-in
+// (ZYFA_EMU_ARCH=gfx950, or gfx942: CTest runs both, asm_end_to_end_gfx950 / _gfx942), every
 // embedded variant, random wave interleaving under several ZYFA_EMU_SEED values, the emulator's
 // hazard, waitcnt, LDS-race and bounds checks on (they are always on; a fault fails the launch).
 //
@@ -71,6 +72,7 @@ struct AsmVariant {
 };
 
 std::vector<AsmVariant> g_variants;
+std::string g_arch;  // ZYFA_EMU_ARCH: the stand-in's device, whose kernels are under test
 zyfa_context* g_hip_cpp_ctx = nullptr;  // HIP context that plans the HIP C++ kernels only
 unsigned long (*g_last_launched)(char*, unsigned long) = nullptr;
 
@@ -109,6 +111,8 @@ bool is_fp8_exact(const AsmVariant& v) { return v.variant.input == asm_fp8::Vari
 // "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none,
 // "exact d128_none" of zyfa_gfx950_fp8_exact_d128_none.
 std::string short_name(const AsmVariant& v) {
+    const std::string gfx942_bf16 = "zyfa_gfx942_bf16_";
+    if (v.symbol.rfind(gfx942_bf16, 0) == 0) return "gfx942 bf16 " + v.symbol.substr(gfx942_bf16.size());
     const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_", exact = "zyfa_gfx950_fp8_exact_";
     if (is_fp8_exact(v)) return "exact " + v.symbol.substr(exact.size());
     return is_bf16(v) ? "bf16 " + v.symbol.substr(bf16.size()) : v.symbol.substr(fp8.size());
@@ -135,10 +139,11 @@ void expect_asm_ran(const AsmVariant& v, const std::string& label) {
 
 // ------------------------------------------------------------------ the variants and the choice
 
-// Every variant the generator defines is embedded, and nothing else is.
+// Every variant the generator defines for the arch is embedded, and nothing else is.
 void test_every_variant_embedded(void**) {
     int missing = 0;
     for (const asm_fp8::KernelVariant& v : asm_fp8::all_variants()) {
+        if (g_arch != asm_fp8::variant_arch_name(v)) continue;
         const std::string symbol = asm_fp8::variant_symbol(v);
         const bool found = std::any_of(g_variants.begin(), g_variants.end(),
                                        [&](const AsmVariant& a) { return a.symbol == symbol; });
@@ -499,7 +504,7 @@ void test_non_finite_rows(void**) {
 // routes to it.
 bool discover_variants() {
     const auto catalogue = zyfa::hip::make_hip_attn_catalogue(zyfa::hip::AmdKernelChoice::Automatic);
-    for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels("gfx950")) {
+    for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels(g_arch)) {
         if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0 &&  // LEAN and attn_fwd_asm_fp8_exact_*
             std::string(spec.variant).rfind("attn_fwd_asm_bf16_", 0) != 0)
             continue;
@@ -507,7 +512,7 @@ bool discover_variants() {
         a.symbol = spec.symbol;
         bool known = false;
         for (const asm_fp8::KernelVariant& v : asm_fp8::all_variants()) {
-            if (asm_fp8::variant_symbol(v) == a.symbol) {
+            if (asm_fp8::variant_symbol(v) == a.symbol && g_arch == asm_fp8::variant_arch_name(v)) {
                 a.variant = v;
                 known = true;
             }
@@ -566,11 +571,12 @@ zyfa_context* hip_cpp_context() {
 int main() {
     const char* library = std::getenv("ZYFA_HIP_LIBRARY");
     const char* arch = std::getenv("ZYFA_EMU_ARCH");
-    if (!library || !arch || std::string(arch) != "gfx950") {
-        std::printf("SKIP asm_end_to_end: needs ZYFA_HIP_LIBRARY (the launch recorder) and ZYFA_EMU_ARCH=gfx950 "
-                    "(CTest sets both)\n");
+    if (!library || !arch || (std::string(arch) != "gfx950" && std::string(arch) != "gfx942")) {
+        std::printf("SKIP asm_end_to_end: needs ZYFA_HIP_LIBRARY (the launch recorder) and ZYFA_EMU_ARCH=gfx950 or "
+                    "gfx942 (CTest sets both)\n");
         return kSkipExitCode;
     }
+    g_arch = arch;
     Session& s = session();
     s.cuda = asm_context();  // Session::cuda is the GPU context under test: here HIP with the asm kernels
     g_hip_cpp_ctx = hip_cpp_context();
@@ -598,8 +604,8 @@ int main() {
     if (g_variants.empty()) {
         close_session();
         zyfa_context_destroy(g_hip_cpp_ctx);
-        std::printf("SKIP asm_end_to_end: this build embeds no gfx950 FP8 asm kernel "
-                    "(kernels/amd/gfx950_fp8/prebuilt/ is empty)\n");
+        std::printf("SKIP asm_end_to_end: this build embeds no %s asm kernel "
+                    "(kernels/amd/gfx950_fp8/prebuilt/ holds none for it)\n", g_arch.c_str());
         return kSkipExitCode;
     }
     const struct CMUnitTest tests[] = {

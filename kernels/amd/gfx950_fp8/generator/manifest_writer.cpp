@@ -202,8 +202,8 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "      \"kernel_descriptor\": " << quoted(kernel.symbol + ".kd") << ",\n";
     out << "      \"code_object\": " << quoted(kernel.symbol + ".co") << ",\n";
     out << "      \"assembly\": " << quoted(kernel.symbol + ".s") << ",\n";
-    out << "      \"arch\": \"gfx950\",\n";
-    out << "      \"target\": \"amdgcn-amd-amdhsa--gfx950\",\n";
+    out << "      \"arch\": \"" << variant_arch_name(v) << "\",\n";
+    out << "      \"target\": \"amdgcn-amd-amdhsa--" << variant_arch_name(v) << "\",\n";
     out << "      \"variant\": {\n";
     out << "        \"mask\": " << quoted(mask_name(v.mask)) << ",\n";
     out << "        \"mask_value\": " << mask_value(v.mask) << ",\n";

@@ -98,7 +98,9 @@ void KernelBuilder::exact_p_and_row_sum(const Reg& block) {
         e_.label(no_mask);
     }
     for (int i = 0; i < 32; ++i) e_.op_settled("v_exp_f32", {W(s.at(i)), R(s.at(i))}, "", i == 0 ? "p = 2^(x - m_new)" : "");
-    if (layout_.bf16) {
+    if (layout_.gfx942) {
+        for (int i = 0; i < 16; ++i) pack_bf16_pair_gfx942(r_.p_op.at(i), s.at(2 * i), s.at(2 * i + 1), false);
+    } else if (layout_.bf16) {
         for (int i = 0; i < 16; ++i) {
             e_.op_settled("v_cvt_pk_bf16_f32", {W(r_.p_op.at(i)), R(s.at(2 * i)), R(s.at(2 * i + 1))}, "",
                           i == 0 ? "P = bf16(p) (RNE), S^T register order" : "");
@@ -112,6 +114,13 @@ void KernelBuilder::exact_p_and_row_sum(const Reg& block) {
             e_.op_settled("v_pk_add_f32", {W(s.at(i, 2)), R(s.at(i, 2)), R(s.at(i + width, 2))}, "",
                           i == 0 && width == 2 ? "row sum of p (fp32)" : "");
         }
+    }
+    if (layout_.gfx942) {
+        e_.op_settled("v_add_f32", {W(r_.row_sum), R(s.at(0)), R(s.at(1))});
+        add_other_half_gfx942(r_.row_sum, false);
+        e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum (online_softmax.h)");
+        e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum)});
+        return;
     }
     const Reg other = tmp_v("other half's row sum");
     e_.op_settled("v_add_f32", {W(r_.row_sum), R(s.at(0)), R(s.at(1))});
