@@ -15,6 +15,7 @@
 // The global loads of K(i+2) and V(i+1) are issued after the stores (a whole block of latency).
 // LDS operand reads run kVAhead ahead of their MFMA across the QK / PV boundary (mfma_stream_gfx942).
 #include <cstddef>
+#include <stdexcept>
 
 #include "common/attention_kernel_args.h"
 #include "kernel_builder.hpp"
@@ -73,8 +74,8 @@ void KernelBuilder::issue_rows_gfx942(bool k_rows, const Reg& block) {
 void KernelBuilder::store_k_gfx942(int stage) {
     e_.waitcnt(0, -1, "the K loaded a block ago");
     for (int j = 0; j < layout_.k_chunks_per_thread; ++j)
-        e_.op("ds_write_b128", {R(r_.k_lds_write.at(stage)), R(r_.k_prefetch.at(4 * j, 4))},
-              "offset:" + std::to_string(128 * j), j == 0 ? "store: K chunks, row-major" : "");
+        e_.op("ds_write_b128", {R(r_.k_lds_write), R(r_.k_prefetch.at(4 * j, 4))},
+              "offset:" + std::to_string(stage * layout_.stage_bytes + 128 * j), j == 0 ? "store: K chunks, row-major (swizzled)" : "");
 }
 
 // V^T: word w of chunk j holds dims 64 j + 8 c + 2 w (low half) and + 1 (high half).
@@ -84,11 +85,12 @@ void KernelBuilder::store_v_gfx942(int stage) {
     for (int j = 0; j < L.v_chunks_per_thread; ++j) {
         for (int w = 0; w < 4; ++w) {
             const Reg word = r_.v_prefetch.at(4 * j + w);
-            const int row = 64 * j + 2 * w;
-            e_.op("ds_write_b16", {R(r_.vt_lds_write.at(stage)), R(word)}, "offset:" + std::to_string(row * L.vt_row_bytes),
-                  j == 0 && w == 0 ? "store: V transposed" : "");
-            e_.op("ds_write_b16_d16_hi", {R(r_.vt_lds_write.at(stage)), R(word)},
-                  "offset:" + std::to_string((row + 1) * L.vt_row_bytes));
+            const int row = 64 * j + 2 * w;  // + 8 c in the address; row % 8 = 2 w picks the swizzled address
+            const int base = stage * L.stage_bytes;
+            e_.op("ds_write_b16", {R(r_.vt_lds_write.at(2 * w)), R(word)}, "offset:" + std::to_string(base + row * L.vt_row_bytes),
+                  j == 0 && w == 0 ? "store: V transposed (swizzled)" : "");
+            e_.op("ds_write_b16_d16_hi", {R(r_.vt_lds_write.at(2 * w + 1)), R(word)},
+                  "offset:" + std::to_string(base + (row + 1) * L.vt_row_bytes));
         }
     }
 }
@@ -133,14 +135,14 @@ void KernelBuilder::read_stream_op_gfx942(const StreamOp& op, int slot) {
     const KernelLayout& L = layout_;
     if (!op.pv) {
         const int t = op.index % 2, step = op.index / 2;
-        e_.op("ds_read_b128", {W(ring(slot)), R(r_.k_lds_read.at(op.stage))},
-              "offset:" + std::to_string(32 * t * L.k_row_bytes + step * L.step_bytes),
+        e_.op("ds_read_b128", {W(ring(slot)), R(r_.k_lds_read.at(step % 4))},
+              "offset:" + std::to_string(op.stage * L.stage_bytes + 32 * t * L.k_row_bytes + 128 * (step / 4)),
               "K tile " + std::to_string(t) + " step " + std::to_string(step));
         return;
     }
     const int step = op.index / L.o_tiles, dt = op.index % L.o_tiles;
-    e_.op("ds_read_b128", {W(ring(slot)), R(r_.v_lds_read.at(op.stage))},
-          "offset:" + std::to_string(32 * dt * L.vt_row_bytes + 16 * step),
+    e_.op("ds_read_b128", {W(ring(slot)), R(r_.v_lds_read.at(step))},
+          "offset:" + std::to_string(op.stage * L.stage_bytes + 32 * dt * L.vt_row_bytes),
           "V^T tile " + std::to_string(dt) + " keys " + std::to_string(16 * step) + "..");
 }
 
@@ -219,6 +221,8 @@ void KernelBuilder::key_block_softmax_first_gfx942(int stage, const std::string&
 }
 
 void KernelBuilder::build_gfx942() {
+    if (layout_.head_dim_qk != 128 || layout_.head_dim_v != 128 || !layout_.bf16)
+        throw std::logic_error("gfx942: BF16 d128 only (the LDS layout and the address registers assume it)");
     allocate_registers();
     load_arguments();
     sequence_span();

@@ -7,6 +7,7 @@
 //   phase_exact_softmax.cpp  BF16 and FP8 EXACT: alpha and p by v_exp_f32, P rounded, the fp32 row sum
 //   phase_output.cpp   row-sum MFMA, O rescale, PV MFMA, running sum
 //   kernel_body.cpp    the two-wave ping-pong key-block loops (two LDS stages unrolled), epilogue
+//   lds_swizzle_gfx942.cpp  gfx942 BF16: the XOR-swizzled LDS layout of K and V^T (no padding)
 //   kernel_body_gfx942.cpp  gfx942 BF16: the same ping-pong with V stored a block after K (64 KiB
 //                      of LDS), 32x32x8 MFMAs, and the gfx942 forms of the softmax's cross-lane
 //                      and bf16 steps
@@ -151,6 +152,8 @@ private:
     void key_block_mfma_first(int stage, const std::string& exit_label);
     void key_block_softmax_first(int stage, const std::string& exit_label);
     void epilogue();
+    // lds_swizzle_gfx942.cpp
+    void lds_addresses_gfx942();
     // kernel_body_gfx942.cpp
     void build_gfx942();
     void issue_rows_gfx942(bool k_rows, const Reg& block);

@@ -149,6 +149,14 @@ void KernelBuilder::allocate_bf16_registers() {
     r_.k_row = tmp_v("K and V chunk key row");
     r_.v_row = r_.k_row;
     r_.v_global_off = tmp_v("V chunk 0 byte offset in a block");
+    if (L.gfx942) {
+        // The swizzled layout (lds_swizzle_gfx942.cpp): the stage is an offset, the XOR a register.
+        r_.k_lds_write = tmp_v("K chunk 0 LDS address (stage 0, swizzled)");
+        r_.vt_lds_write = tmp_v("V^T LDS address per dim % 8 (stage 0, swizzled)", 8);
+        r_.k_lds_read = tmp_v("K operand LDS address per step % 4 (stage 0, swizzled)", 4);
+        r_.v_lds_read = tmp_v("V^T operand LDS address per key step (stage 0, swizzled)", 4);
+        return;
+    }
     r_.k_lds_write = tmp_v("K chunk 0 LDS address (per stage)", L.stages);
     r_.vt_lds_write = tmp_v("V^T chunk 0 LDS address (per stage)", L.stages);
     r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
@@ -579,7 +587,9 @@ void KernelBuilder::load_q(const Reg& flip) {
 
 void KernelBuilder::chunk_addresses() {
     const KernelLayout& L = layout_;
-    if (L.bf16) {
+    if (L.gfx942) {
+        lds_addresses_gfx942();
+    } else if (L.bf16) {
         bf16_chunk_addresses();
     } else {
         fp8_chunk_addresses();

@@ -28,43 +28,45 @@
 // v210 K chunk 0 byte offset in a block
 // v211 K and V chunk key row
 // v212 V chunk 0 byte offset in a block
-// v[213:214] K chunk 0 LDS address (per stage)
-// v[215:216] V^T chunk 0 LDS address (per stage)
-// v[217:218] K operand LDS address (per stage)
-// v[219:220] V^T operand LDS address (per stage)
-// v221 udiv dividend
-// v222 udiv divisor
-// v221 wave index (vector)
-// v221 4 * half
-// v[222:223] Q address
-// v221 Q address part
-// v221 chunk column
-// v222 chunk tmp
-// v221 ds_bpermute address of lane l ^ 32
-// v222 row max of raw scores, then m_new
-// v223 visible-key end relative to the block and half
-// v223 other half's value
-// v223 m - m_new
-// v222 visible-key end relative to the block and half
-// v222 a rounded
-// v223 b rounded
-// v222 other half's value
-// v222 l or 1
-// v223 div den
-// v224 div num
-// v225 div rcp
-// v226 div quotient
-// v227 div error
-// v[228:229] out scale (pair)
-// v[224:225] O address
-// v223 O address part
-// v226 a rounded
-// v227 b rounded
-// v228 x | quiet bit
-// v223 lse
-// v224 lse tmp
-// v225 lse index
-// v[226:227] lse address
+// v213 K chunk 0 LDS address (stage 0, swizzled)
+// v[214:221] V^T LDS address per dim % 8 (stage 0, swizzled)
+// v[222:225] K operand LDS address per step % 4 (stage 0, swizzled)
+// v[226:229] V^T operand LDS address per key step (stage 0, swizzled)
+// v230 udiv dividend
+// v231 udiv divisor
+// v230 wave index (vector)
+// v230 4 * half
+// v[230:231] Q address
+// v232 Q address part
+// v230 chunk column
+// v231 address tmp
+// v232 row % 8 (XOR)
+// v233 address base
+// v230 ds_bpermute address of lane l ^ 32
+// v231 row max of raw scores, then m_new
+// v232 visible-key end relative to the block and half
+// v232 other half's value
+// v232 m - m_new
+// v231 visible-key end relative to the block and half
+// v231 a rounded
+// v232 b rounded
+// v231 other half's value
+// v231 l or 1
+// v232 div den
+// v233 div num
+// v234 div rcp
+// v235 div quotient
+// v236 div error
+// v[238:239] out scale (pair)
+// v[232:233] O address
+// v234 O address part
+// v235 a rounded
+// v236 b rounded
+// v237 x | quiet bit
+// v232 lse
+// v233 lse tmp
+// v234 lse index
+// v[236:237] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -190,14 +192,14 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_lshl_b32 s73, s90, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v221, s55
-  v_cvt_f32_u32 v222, s56
-  v_rcp_f32 v222, v222
+  v_cvt_f32_u32 v230, s55
+  v_cvt_f32_u32 v231, s56
+  v_rcp_f32 v231, v231
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v221, v221, v222
-  v_cvt_u32_f32 v221, v221
+  v_mul_f32 v230, v230, v231
+  v_cvt_u32_f32 v230, v230
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s90, v221
+  v_readfirstlane_b32 s90, v230
   s_mul_i32 s92, s90, s56
   s_sub_i32 s91, s55, s92
   s_cmp_ge_i32 s91, s56
@@ -206,14 +208,14 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cmp_lt_i32 s91, 0
   s_cselect_b32 s92, -1, 0
   s_add_i32 s90, s90, s92
-  v_cvt_f32_u32 v221, s3
-  v_cvt_f32_u32 v222, s90
-  v_rcp_f32 v222, v222
+  v_cvt_f32_u32 v230, s3
+  v_cvt_f32_u32 v231, s90
+  v_rcp_f32 v231, v231
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v221, v221, v222
-  v_cvt_u32_f32 v221, v221
+  v_mul_f32 v230, v230, v231
+  v_cvt_u32_f32 v230, v230
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v221
+  v_readfirstlane_b32 s72, v230
   s_mul_i32 s92, s72, s90
   s_sub_i32 s91, s3, s92
   s_cmp_ge_i32 s91, s90
@@ -222,9 +224,9 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cmp_lt_i32 s91, 0
   s_cselect_b32 s92, -1, 0
   s_add_i32 s72, s72, s92
-  v_lshrrev_b32 v221, 6, v0
+  v_lshrrev_b32 v230, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v221
+  v_readfirstlane_b32 s5, v230
   v_and_b32 v1, 31, v0
   v_bfe_u32 v200, v0, 5, 1
   s_lshl_b32 s90, s5, 5
@@ -238,8 +240,8 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v201
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v202, 0, v202, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v221, 2, v200
-  v_sub_u32 v202, v202, v221
+  v_lshlrev_b32 v230, 2, v200
+  v_sub_u32 v202, v202, v230
   s_add_u32 s91, s73, 255
   s_add_i32 s92, s70, -1
   s_min_i32 s91, s91, s92
@@ -397,12 +399,12 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_add_u32 s94, s94, s95
   s_add_u32 s92, s92, s91
   s_addc_u32 s93, s93, s94
-  v_mov_b32 v222, s92
-  v_mov_b32 v223, s93
-  v_mad_u64_u32 v[222:223], s[88:89], v201, s30, v[222:223]
-  v_mul_lo_u32 v221, v201, s31
-  v_add_u32 v223, v223, v221
-  v_mad_u64_u32 v[222:223], s[88:89], v200, 16, v[222:223]       // + half * 16 bytes
+  v_mov_b32 v230, s92
+  v_mov_b32 v231, s93
+  v_mad_u64_u32 v[230:231], s[88:89], v201, s30, v[230:231]
+  v_mul_lo_u32 v232, v201, s31
+  v_add_u32 v231, v231, v232
+  v_mad_u64_u32 v[230:231], s[88:89], v200, 16, v[230:231]       // + half * 16 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -437,14 +439,14 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_mov_b32 v167, 0
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[222:223], off offset:0
-  global_load_dwordx4 v[140:143], v[222:223], off offset:32
-  global_load_dwordx4 v[144:147], v[222:223], off offset:64
-  global_load_dwordx4 v[148:151], v[222:223], off offset:96
-  global_load_dwordx4 v[152:155], v[222:223], off offset:128
-  global_load_dwordx4 v[156:159], v[222:223], off offset:160
-  global_load_dwordx4 v[160:163], v[222:223], off offset:192
-  global_load_dwordx4 v[164:167], v[222:223], off offset:224
+  global_load_dwordx4 v[136:139], v[230:231], off offset:0
+  global_load_dwordx4 v[140:143], v[230:231], off offset:32
+  global_load_dwordx4 v[144:147], v[230:231], off offset:64
+  global_load_dwordx4 v[148:151], v[230:231], off offset:96
+  global_load_dwordx4 v[152:155], v[230:231], off offset:128
+  global_load_dwordx4 v[156:159], v[230:231], off offset:160
+  global_load_dwordx4 v[160:163], v[230:231], off offset:192
+  global_load_dwordx4 v[164:167], v[230:231], off offset:224
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
   v_xor_b32 v136, s90, v136
@@ -480,34 +482,73 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_xor_b32 v166, s90, v166
   v_xor_b32 v167, s90, v167
   v_lshrrev_b32 v211, 3, v0
-  v_and_b32 v221, 7, v0
-  v_mul_lo_u32 v222, v211, s36
-  v_lshl_add_u32 v210, v221, 4, v222
-  v_mul_lo_u32 v222, v211, s42
-  v_lshl_add_u32 v212, v221, 4, v222
-  v_mul_u32_u24 v222, 256, v211
-  v_lshl_add_u32 v213, v221, 4, v222
-  v_bfe_u32 v215, v211, 2, 1
-  v_lshlrev_b32 v215, 5, v215
-  v_bfe_u32 v222, v211, 5, 1
-  v_lshl_add_u32 v215, v222, 4, v215
-  v_bfe_u32 v222, v211, 3, 2
-  v_lshl_add_u32 v215, v222, 2, v215
-  v_and_b32 v222, 3, v211
-  v_add_u32 v215, v215, v222
-  v_lshlrev_b32 v215, 1, v215                                    // 2-byte elements
-  v_mul_u32_u24 v222, 1024, v221
-  v_add_u32 v215, v215, v222
-  v_add_u32 v215, 16384, v215
-  v_mul_u32_u24 v222, 256, v1
-  v_lshl_add_u32 v217, v200, 4, v222
-  v_mul_u32_u24 v222, 128, v1
-  v_lshl_add_u32 v219, v200, 6, v222
-  v_add_u32 v219, 16384, v219
-  v_add_u32 v218, 32768, v217
-  v_add_u32 v220, 32768, v219
-  v_add_u32 v216, 32768, v215
-  v_add_u32 v214, 32768, v213
+  v_and_b32 v230, 7, v0
+  v_mul_lo_u32 v231, v211, s36
+  v_lshl_add_u32 v210, v230, 4, v231
+  v_mul_lo_u32 v231, v211, s42
+  v_lshl_add_u32 v212, v230, 4, v231
+  v_and_b32 v232, 7, v211
+  v_xor_b32 v232, v232, v230
+  v_mul_u32_u24 v231, 256, v211
+  v_lshl_add_u32 v213, v232, 4, v231                             // K write address (swizzled)
+  v_bfe_u32 v232, v211, 2, 1
+  v_lshlrev_b32 v232, 5, v232
+  v_bfe_u32 v231, v211, 5, 1
+  v_lshl_add_u32 v232, v231, 4, v232
+  v_bfe_u32 v231, v211, 3, 2
+  v_lshl_add_u32 v232, v231, 2, v232
+  v_and_b32 v231, 3, v211
+  v_add_u32 v232, v232, v231
+  v_and_b32 v231, 7, v232
+  v_mul_u32_u24 v233, 1024, v230
+  v_lshl_add_u32 v233, v231, 1, v233                             // 2 (pos % 8) + 8 c dims
+  v_add_u32 v233, 16384, v233
+  v_lshrrev_b32 v232, 3, v232                                    // the key chunk pos / 8
+  v_xor_b32 v231, 0, v232
+  v_lshl_add_u32 v214, v231, 4, v233                             // V^T write addresses (swizzled)
+  v_xor_b32 v231, 1, v232
+  v_lshl_add_u32 v215, v231, 4, v233
+  v_xor_b32 v231, 2, v232
+  v_lshl_add_u32 v216, v231, 4, v233
+  v_xor_b32 v231, 3, v232
+  v_lshl_add_u32 v217, v231, 4, v233
+  v_xor_b32 v231, 4, v232
+  v_lshl_add_u32 v218, v231, 4, v233
+  v_xor_b32 v231, 5, v232
+  v_lshl_add_u32 v219, v231, 4, v233
+  v_xor_b32 v231, 6, v232
+  v_lshl_add_u32 v220, v231, 4, v233
+  v_xor_b32 v231, 7, v232
+  v_lshl_add_u32 v221, v231, 4, v233
+  v_and_b32 v232, 7, v1
+  v_mul_u32_u24 v233, 256, v1
+  v_add_u32 v231, 0, v200
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v222, v231, 4, v233                             // K read addresses (swizzled)
+  v_add_u32 v231, 2, v200
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v223, v231, 4, v233
+  v_add_u32 v231, 4, v200
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v224, v231, 4, v233
+  v_add_u32 v231, 6, v200
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v225, v231, 4, v233
+  v_mul_u32_u24 v233, 128, v1
+  v_add_u32 v233, 16384, v233
+  v_lshlrev_b32 v230, 2, v200
+  v_add_u32 v231, 0, v230
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v226, v231, 4, v233                             // V^T read addresses (swizzled)
+  v_add_u32 v231, 1, v230
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v227, v231, 4, v233
+  v_add_u32 v231, 2, v230
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v228, v231, 4, v233
+  v_add_u32 v231, 3, v230
+  v_xor_b32 v231, v231, v232
+  v_lshl_add_u32 v229, v231, 4, v233
   s_mov_b64 s[82:83], s[10:11]
   s_mul_i32 s90, s34, s4
   s_mul_hi_u32 s91, s34, s4
@@ -546,8 +587,8 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_add_u32 s91, s91, s92
   s_add_u32 s84, s84, s90
   s_addc_u32 s85, s85, s91
-  v_lshlrev_b32 v221, 2, v0
-  v_xor_b32 v221, 128, v221                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
+  v_lshlrev_b32 v230, 2, v0
+  v_xor_b32 v230, 128, v230                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
   s_mov_b32 s90, 0x7fff
   s_mov_b32 s91, 0xffff0000
   s_mov_b32 s92, 0x400000
@@ -579,7 +620,7 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_add_u32 s82, s82, s94
   s_addc_u32 s83, s83, s95
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
   ds_write_b128 v213, v[188:191] offset:128
   s_sub_i32 s93, s71, s77
   s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
@@ -643,116 +684,116 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block?
   s_cbranch_scc1 .Lno_previous_block_13
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v217 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v217 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v217 offset:8224                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v217 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v217 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
+  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v217 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v217 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v217 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v217 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v217 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v217 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
-  ds_read_b128 v[104:107], v220 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[156:157], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[108:111], v220 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[160:161], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[162:163], v[72:87]
-  ds_read_b128 v[112:115], v220 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[160:161], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[162:163], v[88:103]
-  ds_read_b128 v[116:119], v220 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[164:165], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[166:167], v[72:87]
-  ds_read_b128 v[120:123], v220 offset:16                        // V^T tile 0 keys 16..
+  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-  ds_read_b128 v[124:127], v220 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v220 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v220 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v220 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v220 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v220 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v220 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -773,52 +814,52 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
   s_branch .Lmfma_done_14
 .Lno_previous_block_13:
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v217 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v217 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v217 offset:8224                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v217 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v217 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
+  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v217 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v217 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v217 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v217 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v217 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v217 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -843,124 +884,124 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_add_u32 s93, s77, 64
   s_cmp_gt_i32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_15
-  v_subrev_u32 v223, s77, v202
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[94:95], 1, v223
-  v_cmp_lt_i32 s[96:97], 2, v223
+  v_subrev_u32 v232, s77, v202
+  v_cmp_lt_i32 vcc, 0, v232
+  v_cmp_lt_i32 s[94:95], 1, v232
+  v_cmp_lt_i32 s[96:97], 2, v232
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
+  v_cmp_lt_i32 vcc, 3, v232
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v223
+  v_cmp_lt_i32 s[94:95], 8, v232
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v223
+  v_cmp_lt_i32 s[96:97], 9, v232
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
+  v_cmp_lt_i32 vcc, 10, v232
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v223
+  v_cmp_lt_i32 s[94:95], 11, v232
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v223
+  v_cmp_lt_i32 s[96:97], 16, v232
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
+  v_cmp_lt_i32 vcc, 17, v232
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v223
+  v_cmp_lt_i32 s[94:95], 18, v232
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v223
+  v_cmp_lt_i32 s[96:97], 19, v232
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
+  v_cmp_lt_i32 vcc, 24, v232
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v223
+  v_cmp_lt_i32 s[94:95], 25, v232
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v223
+  v_cmp_lt_i32 s[96:97], 26, v232
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
+  v_cmp_lt_i32 vcc, 27, v232
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v223
+  v_cmp_lt_i32 s[94:95], 32, v232
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v223
+  v_cmp_lt_i32 s[96:97], 33, v232
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
+  v_cmp_lt_i32 vcc, 34, v232
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v223
+  v_cmp_lt_i32 s[94:95], 35, v232
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v223
+  v_cmp_lt_i32 s[96:97], 40, v232
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
+  v_cmp_lt_i32 vcc, 41, v232
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v223
+  v_cmp_lt_i32 s[94:95], 42, v232
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v223
+  v_cmp_lt_i32 s[96:97], 43, v232
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
+  v_cmp_lt_i32 vcc, 48, v232
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v223
+  v_cmp_lt_i32 s[94:95], 49, v232
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v223
+  v_cmp_lt_i32 s[96:97], 50, v232
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
+  v_cmp_lt_i32 vcc, 51, v232
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v223
+  v_cmp_lt_i32 s[94:95], 56, v232
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v223
+  v_cmp_lt_i32 s[96:97], 57, v232
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
+  v_cmp_lt_i32 vcc, 58, v232
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v223
+  v_cmp_lt_i32 s[94:95], 59, v232
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_cmp_eq_f32 vcc, v208, v222                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
-  v_cndmask_b32 v222, v222, v204, vcc                            // then m_new = m
+  v_max_f32 v231, v231, v232
+  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
+  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_16
 .Lno_mask_15:
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
+  v_max_f32 v231, v231, v232
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
 .Lrow_max_done_16:
-  v_cmp_lt_f32 vcc, v204, v222                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_17
-  v_sub_f32 v223, v204, v222
+  v_sub_f32 v232, v204, v231
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v223                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -996,12 +1037,12 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_17:
-  v_cmp_lg_f32 vcc, v208, v222                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v222
+  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v231
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v222                                           // m = m_new
+  v_mov_b32 v204, v231                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1039,68 +1080,68 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_18
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_18
-  v_subrev_u32 v222, s77, v202
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[94:95], 1, v222
-  v_cmp_lt_i32 s[96:97], 2, v222
+  v_subrev_u32 v231, s77, v202
+  v_cmp_lt_i32 vcc, 0, v231
+  v_cmp_lt_i32 s[94:95], 1, v231
+  v_cmp_lt_i32 s[96:97], 2, v231
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v231
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v222
+  v_cmp_lt_i32 s[94:95], 8, v231
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v222
+  v_cmp_lt_i32 s[96:97], 9, v231
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v231
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v222
+  v_cmp_lt_i32 s[94:95], 11, v231
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v222
+  v_cmp_lt_i32 s[96:97], 16, v231
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v231
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v222
+  v_cmp_lt_i32 s[94:95], 18, v231
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v222
+  v_cmp_lt_i32 s[96:97], 19, v231
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v231
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v222
+  v_cmp_lt_i32 s[94:95], 25, v231
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v222
+  v_cmp_lt_i32 s[96:97], 26, v231
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v231
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v222
+  v_cmp_lt_i32 s[94:95], 32, v231
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v222
+  v_cmp_lt_i32 s[96:97], 33, v231
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v231
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v222
+  v_cmp_lt_i32 s[94:95], 35, v231
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v222
+  v_cmp_lt_i32 s[96:97], 40, v231
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v231
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v222
+  v_cmp_lt_i32 s[94:95], 42, v231
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v222
+  v_cmp_lt_i32 s[96:97], 43, v231
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v231
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v222
+  v_cmp_lt_i32 s[94:95], 49, v231
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v222
+  v_cmp_lt_i32 s[96:97], 50, v231
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v231
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v222
+  v_cmp_lt_i32 s[94:95], 56, v231
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v222
+  v_cmp_lt_i32 s[96:97], 57, v231
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v231
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v222
+  v_cmp_lt_i32 s[94:95], 59, v231
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
@@ -1137,102 +1178,102 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v222, v72, 16, 1
-  v_add3_u32 v222, v72, s90, v222
-  v_bfe_u32 v223, v73, 16, 1
-  v_add3_u32 v223, v73, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v168, v223, s91, v222
-  v_bfe_u32 v222, v74, 16, 1
-  v_add3_u32 v222, v74, s90, v222
-  v_bfe_u32 v223, v75, 16, 1
-  v_add3_u32 v223, v75, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v169, v223, s91, v222
-  v_bfe_u32 v222, v76, 16, 1
-  v_add3_u32 v222, v76, s90, v222
-  v_bfe_u32 v223, v77, 16, 1
-  v_add3_u32 v223, v77, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v170, v223, s91, v222
-  v_bfe_u32 v222, v78, 16, 1
-  v_add3_u32 v222, v78, s90, v222
-  v_bfe_u32 v223, v79, 16, 1
-  v_add3_u32 v223, v79, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v171, v223, s91, v222
-  v_bfe_u32 v222, v80, 16, 1
-  v_add3_u32 v222, v80, s90, v222
-  v_bfe_u32 v223, v81, 16, 1
-  v_add3_u32 v223, v81, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v172, v223, s91, v222
-  v_bfe_u32 v222, v82, 16, 1
-  v_add3_u32 v222, v82, s90, v222
-  v_bfe_u32 v223, v83, 16, 1
-  v_add3_u32 v223, v83, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v173, v223, s91, v222
-  v_bfe_u32 v222, v84, 16, 1
-  v_add3_u32 v222, v84, s90, v222
-  v_bfe_u32 v223, v85, 16, 1
-  v_add3_u32 v223, v85, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v174, v223, s91, v222
-  v_bfe_u32 v222, v86, 16, 1
-  v_add3_u32 v222, v86, s90, v222
-  v_bfe_u32 v223, v87, 16, 1
-  v_add3_u32 v223, v87, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v175, v223, s91, v222
-  v_bfe_u32 v222, v88, 16, 1
-  v_add3_u32 v222, v88, s90, v222
-  v_bfe_u32 v223, v89, 16, 1
-  v_add3_u32 v223, v89, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v176, v223, s91, v222
-  v_bfe_u32 v222, v90, 16, 1
-  v_add3_u32 v222, v90, s90, v222
-  v_bfe_u32 v223, v91, 16, 1
-  v_add3_u32 v223, v91, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v177, v223, s91, v222
-  v_bfe_u32 v222, v92, 16, 1
-  v_add3_u32 v222, v92, s90, v222
-  v_bfe_u32 v223, v93, 16, 1
-  v_add3_u32 v223, v93, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v178, v223, s91, v222
-  v_bfe_u32 v222, v94, 16, 1
-  v_add3_u32 v222, v94, s90, v222
-  v_bfe_u32 v223, v95, 16, 1
-  v_add3_u32 v223, v95, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v179, v223, s91, v222
-  v_bfe_u32 v222, v96, 16, 1
-  v_add3_u32 v222, v96, s90, v222
-  v_bfe_u32 v223, v97, 16, 1
-  v_add3_u32 v223, v97, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v180, v223, s91, v222
-  v_bfe_u32 v222, v98, 16, 1
-  v_add3_u32 v222, v98, s90, v222
-  v_bfe_u32 v223, v99, 16, 1
-  v_add3_u32 v223, v99, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v181, v223, s91, v222
-  v_bfe_u32 v222, v100, 16, 1
-  v_add3_u32 v222, v100, s90, v222
-  v_bfe_u32 v223, v101, 16, 1
-  v_add3_u32 v223, v101, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v182, v223, s91, v222
-  v_bfe_u32 v222, v102, 16, 1
-  v_add3_u32 v222, v102, s90, v222
-  v_bfe_u32 v223, v103, 16, 1
-  v_add3_u32 v223, v103, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v183, v223, s91, v222
+  v_bfe_u32 v231, v72, 16, 1
+  v_add3_u32 v231, v72, s90, v231
+  v_bfe_u32 v232, v73, 16, 1
+  v_add3_u32 v232, v73, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v168, v232, s91, v231
+  v_bfe_u32 v231, v74, 16, 1
+  v_add3_u32 v231, v74, s90, v231
+  v_bfe_u32 v232, v75, 16, 1
+  v_add3_u32 v232, v75, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v169, v232, s91, v231
+  v_bfe_u32 v231, v76, 16, 1
+  v_add3_u32 v231, v76, s90, v231
+  v_bfe_u32 v232, v77, 16, 1
+  v_add3_u32 v232, v77, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v170, v232, s91, v231
+  v_bfe_u32 v231, v78, 16, 1
+  v_add3_u32 v231, v78, s90, v231
+  v_bfe_u32 v232, v79, 16, 1
+  v_add3_u32 v232, v79, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v171, v232, s91, v231
+  v_bfe_u32 v231, v80, 16, 1
+  v_add3_u32 v231, v80, s90, v231
+  v_bfe_u32 v232, v81, 16, 1
+  v_add3_u32 v232, v81, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v172, v232, s91, v231
+  v_bfe_u32 v231, v82, 16, 1
+  v_add3_u32 v231, v82, s90, v231
+  v_bfe_u32 v232, v83, 16, 1
+  v_add3_u32 v232, v83, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v173, v232, s91, v231
+  v_bfe_u32 v231, v84, 16, 1
+  v_add3_u32 v231, v84, s90, v231
+  v_bfe_u32 v232, v85, 16, 1
+  v_add3_u32 v232, v85, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v174, v232, s91, v231
+  v_bfe_u32 v231, v86, 16, 1
+  v_add3_u32 v231, v86, s90, v231
+  v_bfe_u32 v232, v87, 16, 1
+  v_add3_u32 v232, v87, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v175, v232, s91, v231
+  v_bfe_u32 v231, v88, 16, 1
+  v_add3_u32 v231, v88, s90, v231
+  v_bfe_u32 v232, v89, 16, 1
+  v_add3_u32 v232, v89, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v176, v232, s91, v231
+  v_bfe_u32 v231, v90, 16, 1
+  v_add3_u32 v231, v90, s90, v231
+  v_bfe_u32 v232, v91, 16, 1
+  v_add3_u32 v232, v91, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v177, v232, s91, v231
+  v_bfe_u32 v231, v92, 16, 1
+  v_add3_u32 v231, v92, s90, v231
+  v_bfe_u32 v232, v93, 16, 1
+  v_add3_u32 v232, v93, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v178, v232, s91, v231
+  v_bfe_u32 v231, v94, 16, 1
+  v_add3_u32 v231, v94, s90, v231
+  v_bfe_u32 v232, v95, 16, 1
+  v_add3_u32 v232, v95, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v179, v232, s91, v231
+  v_bfe_u32 v231, v96, 16, 1
+  v_add3_u32 v231, v96, s90, v231
+  v_bfe_u32 v232, v97, 16, 1
+  v_add3_u32 v232, v97, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v180, v232, s91, v231
+  v_bfe_u32 v231, v98, 16, 1
+  v_add3_u32 v231, v98, s90, v231
+  v_bfe_u32 v232, v99, 16, 1
+  v_add3_u32 v232, v99, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v181, v232, s91, v231
+  v_bfe_u32 v231, v100, 16, 1
+  v_add3_u32 v231, v100, s90, v231
+  v_bfe_u32 v232, v101, 16, 1
+  v_add3_u32 v232, v101, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v182, v232, s91, v231
+  v_bfe_u32 v231, v102, 16, 1
+  v_add3_u32 v231, v102, s90, v231
+  v_bfe_u32 v232, v103, 16, 1
+  v_add3_u32 v232, v103, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v183, v232, s91, v231
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -1251,34 +1292,34 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v222, v221, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v222
+  v_add_f32 v206, v206, v231
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v215, v192 offset:0                               // store: V transposed
+  ds_write_b16 v214, v192 offset:0                               // store: V transposed (swizzled)
   ds_write_b16_d16_hi v215, v192 offset:128
-  ds_write_b16 v215, v193 offset:256
-  ds_write_b16_d16_hi v215, v193 offset:384
-  ds_write_b16 v215, v194 offset:512
-  ds_write_b16_d16_hi v215, v194 offset:640
-  ds_write_b16 v215, v195 offset:768
-  ds_write_b16_d16_hi v215, v195 offset:896
-  ds_write_b16 v215, v196 offset:8192
+  ds_write_b16 v216, v193 offset:256
+  ds_write_b16_d16_hi v217, v193 offset:384
+  ds_write_b16 v218, v194 offset:512
+  ds_write_b16_d16_hi v219, v194 offset:640
+  ds_write_b16 v220, v195 offset:768
+  ds_write_b16_d16_hi v221, v195 offset:896
+  ds_write_b16 v214, v196 offset:8192
   ds_write_b16_d16_hi v215, v196 offset:8320
-  ds_write_b16 v215, v197 offset:8448
-  ds_write_b16_d16_hi v215, v197 offset:8576
-  ds_write_b16 v215, v198 offset:8704
-  ds_write_b16_d16_hi v215, v198 offset:8832
-  ds_write_b16 v215, v199 offset:8960
-  ds_write_b16_d16_hi v215, v199 offset:9088
+  ds_write_b16 v216, v197 offset:8448
+  ds_write_b16_d16_hi v217, v197 offset:8576
+  ds_write_b16 v218, v198 offset:8704
+  ds_write_b16_d16_hi v219, v198 offset:8832
+  ds_write_b16 v220, v199 offset:8960
+  ds_write_b16_d16_hi v221, v199 offset:9088
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
   s_cbranch_scc0 .Lno_next_block_19
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v214, v[188:191] offset:128
+  ds_write_b128 v213, v[184:187] offset:32768                    // store: K chunks, row-major (swizzled)
+  ds_write_b128 v213, v[188:191] offset:32896
   s_sub_i32 s93, s71, s78
   s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_rows_20
@@ -1339,116 +1380,116 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, 0                                            // PV of the previous block?
   s_cbranch_scc1 .Lno_previous_block_24
-  ds_read_b128 v[104:107], v218 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v218 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v218 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v218 offset:8224                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v218 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v218 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
+  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v218 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v218 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v218 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v218 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v218 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v218 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
-  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[156:157], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[108:111], v219 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[160:161], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[162:163], v[72:87]
-  ds_read_b128 v[112:115], v219 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[160:161], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[162:163], v[88:103]
-  ds_read_b128 v[116:119], v219 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[164:165], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[166:167], v[72:87]
-  ds_read_b128 v[120:123], v219 offset:16                        // V^T tile 0 keys 16..
+  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-  ds_read_b128 v[124:127], v219 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v219 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v219 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v219 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v219 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v219 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v219 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -1469,52 +1510,52 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
   s_branch .Lmfma_done_25
 .Lno_previous_block_24:
-  ds_read_b128 v[104:107], v218 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v218 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v218 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v218 offset:8224                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v218 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v218 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
+  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v218 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v218 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v218 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v218 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v218 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v218 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -1539,124 +1580,124 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_add_u32 s93, s77, 64
   s_cmp_gt_i32 s93, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_26
-  v_subrev_u32 v223, s77, v202
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[94:95], 1, v223
-  v_cmp_lt_i32 s[96:97], 2, v223
+  v_subrev_u32 v232, s77, v202
+  v_cmp_lt_i32 vcc, 0, v232
+  v_cmp_lt_i32 s[94:95], 1, v232
+  v_cmp_lt_i32 s[96:97], 2, v232
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
+  v_cmp_lt_i32 vcc, 3, v232
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v223
+  v_cmp_lt_i32 s[94:95], 8, v232
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v223
+  v_cmp_lt_i32 s[96:97], 9, v232
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
+  v_cmp_lt_i32 vcc, 10, v232
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v223
+  v_cmp_lt_i32 s[94:95], 11, v232
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v223
+  v_cmp_lt_i32 s[96:97], 16, v232
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
+  v_cmp_lt_i32 vcc, 17, v232
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v223
+  v_cmp_lt_i32 s[94:95], 18, v232
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v223
+  v_cmp_lt_i32 s[96:97], 19, v232
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
+  v_cmp_lt_i32 vcc, 24, v232
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v223
+  v_cmp_lt_i32 s[94:95], 25, v232
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v223
+  v_cmp_lt_i32 s[96:97], 26, v232
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
+  v_cmp_lt_i32 vcc, 27, v232
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v223
+  v_cmp_lt_i32 s[94:95], 32, v232
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v223
+  v_cmp_lt_i32 s[96:97], 33, v232
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
+  v_cmp_lt_i32 vcc, 34, v232
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v223
+  v_cmp_lt_i32 s[94:95], 35, v232
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v223
+  v_cmp_lt_i32 s[96:97], 40, v232
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
+  v_cmp_lt_i32 vcc, 41, v232
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v223
+  v_cmp_lt_i32 s[94:95], 42, v232
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v223
+  v_cmp_lt_i32 s[96:97], 43, v232
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
+  v_cmp_lt_i32 vcc, 48, v232
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v223
+  v_cmp_lt_i32 s[94:95], 49, v232
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v223
+  v_cmp_lt_i32 s[96:97], 50, v232
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
+  v_cmp_lt_i32 vcc, 51, v232
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v223
+  v_cmp_lt_i32 s[94:95], 56, v232
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v223
+  v_cmp_lt_i32 s[96:97], 57, v232
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
+  v_cmp_lt_i32 vcc, 58, v232
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v223
+  v_cmp_lt_i32 s[94:95], 59, v232
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_cmp_eq_f32 vcc, v208, v222                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
-  v_cndmask_b32 v222, v222, v204, vcc                            // then m_new = m
+  v_max_f32 v231, v231, v232
+  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
+  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_27
 .Lno_mask_26:
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
+  v_max_f32 v231, v231, v232
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
 .Lrow_max_done_27:
-  v_cmp_lt_f32 vcc, v204, v222                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_28
-  v_sub_f32 v223, v204, v222
+  v_sub_f32 v232, v204, v231
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v223                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1692,12 +1733,12 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_28:
-  v_cmp_lg_f32 vcc, v208, v222                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v222
+  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v231
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v222                                           // m = m_new
+  v_mov_b32 v204, v231                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1735,68 +1776,68 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_29
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_29
-  v_subrev_u32 v222, s77, v202
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[94:95], 1, v222
-  v_cmp_lt_i32 s[96:97], 2, v222
+  v_subrev_u32 v231, s77, v202
+  v_cmp_lt_i32 vcc, 0, v231
+  v_cmp_lt_i32 s[94:95], 1, v231
+  v_cmp_lt_i32 s[96:97], 2, v231
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v231
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v222
+  v_cmp_lt_i32 s[94:95], 8, v231
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v222
+  v_cmp_lt_i32 s[96:97], 9, v231
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v231
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v222
+  v_cmp_lt_i32 s[94:95], 11, v231
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v222
+  v_cmp_lt_i32 s[96:97], 16, v231
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v231
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v222
+  v_cmp_lt_i32 s[94:95], 18, v231
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v222
+  v_cmp_lt_i32 s[96:97], 19, v231
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v231
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v222
+  v_cmp_lt_i32 s[94:95], 25, v231
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v222
+  v_cmp_lt_i32 s[96:97], 26, v231
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v231
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v222
+  v_cmp_lt_i32 s[94:95], 32, v231
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v222
+  v_cmp_lt_i32 s[96:97], 33, v231
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v231
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v222
+  v_cmp_lt_i32 s[94:95], 35, v231
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v222
+  v_cmp_lt_i32 s[96:97], 40, v231
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v231
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v222
+  v_cmp_lt_i32 s[94:95], 42, v231
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v222
+  v_cmp_lt_i32 s[96:97], 43, v231
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v231
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v222
+  v_cmp_lt_i32 s[94:95], 49, v231
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v222
+  v_cmp_lt_i32 s[96:97], 50, v231
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v231
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v222
+  v_cmp_lt_i32 s[94:95], 56, v231
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v222
+  v_cmp_lt_i32 s[96:97], 57, v231
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v231
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v222
+  v_cmp_lt_i32 s[94:95], 59, v231
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
@@ -1833,102 +1874,102 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v222, v72, 16, 1
-  v_add3_u32 v222, v72, s90, v222
-  v_bfe_u32 v223, v73, 16, 1
-  v_add3_u32 v223, v73, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v168, v223, s91, v222
-  v_bfe_u32 v222, v74, 16, 1
-  v_add3_u32 v222, v74, s90, v222
-  v_bfe_u32 v223, v75, 16, 1
-  v_add3_u32 v223, v75, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v169, v223, s91, v222
-  v_bfe_u32 v222, v76, 16, 1
-  v_add3_u32 v222, v76, s90, v222
-  v_bfe_u32 v223, v77, 16, 1
-  v_add3_u32 v223, v77, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v170, v223, s91, v222
-  v_bfe_u32 v222, v78, 16, 1
-  v_add3_u32 v222, v78, s90, v222
-  v_bfe_u32 v223, v79, 16, 1
-  v_add3_u32 v223, v79, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v171, v223, s91, v222
-  v_bfe_u32 v222, v80, 16, 1
-  v_add3_u32 v222, v80, s90, v222
-  v_bfe_u32 v223, v81, 16, 1
-  v_add3_u32 v223, v81, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v172, v223, s91, v222
-  v_bfe_u32 v222, v82, 16, 1
-  v_add3_u32 v222, v82, s90, v222
-  v_bfe_u32 v223, v83, 16, 1
-  v_add3_u32 v223, v83, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v173, v223, s91, v222
-  v_bfe_u32 v222, v84, 16, 1
-  v_add3_u32 v222, v84, s90, v222
-  v_bfe_u32 v223, v85, 16, 1
-  v_add3_u32 v223, v85, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v174, v223, s91, v222
-  v_bfe_u32 v222, v86, 16, 1
-  v_add3_u32 v222, v86, s90, v222
-  v_bfe_u32 v223, v87, 16, 1
-  v_add3_u32 v223, v87, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v175, v223, s91, v222
-  v_bfe_u32 v222, v88, 16, 1
-  v_add3_u32 v222, v88, s90, v222
-  v_bfe_u32 v223, v89, 16, 1
-  v_add3_u32 v223, v89, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v176, v223, s91, v222
-  v_bfe_u32 v222, v90, 16, 1
-  v_add3_u32 v222, v90, s90, v222
-  v_bfe_u32 v223, v91, 16, 1
-  v_add3_u32 v223, v91, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v177, v223, s91, v222
-  v_bfe_u32 v222, v92, 16, 1
-  v_add3_u32 v222, v92, s90, v222
-  v_bfe_u32 v223, v93, 16, 1
-  v_add3_u32 v223, v93, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v178, v223, s91, v222
-  v_bfe_u32 v222, v94, 16, 1
-  v_add3_u32 v222, v94, s90, v222
-  v_bfe_u32 v223, v95, 16, 1
-  v_add3_u32 v223, v95, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v179, v223, s91, v222
-  v_bfe_u32 v222, v96, 16, 1
-  v_add3_u32 v222, v96, s90, v222
-  v_bfe_u32 v223, v97, 16, 1
-  v_add3_u32 v223, v97, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v180, v223, s91, v222
-  v_bfe_u32 v222, v98, 16, 1
-  v_add3_u32 v222, v98, s90, v222
-  v_bfe_u32 v223, v99, 16, 1
-  v_add3_u32 v223, v99, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v181, v223, s91, v222
-  v_bfe_u32 v222, v100, 16, 1
-  v_add3_u32 v222, v100, s90, v222
-  v_bfe_u32 v223, v101, 16, 1
-  v_add3_u32 v223, v101, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v182, v223, s91, v222
-  v_bfe_u32 v222, v102, 16, 1
-  v_add3_u32 v222, v102, s90, v222
-  v_bfe_u32 v223, v103, 16, 1
-  v_add3_u32 v223, v103, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v183, v223, s91, v222
+  v_bfe_u32 v231, v72, 16, 1
+  v_add3_u32 v231, v72, s90, v231
+  v_bfe_u32 v232, v73, 16, 1
+  v_add3_u32 v232, v73, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v168, v232, s91, v231
+  v_bfe_u32 v231, v74, 16, 1
+  v_add3_u32 v231, v74, s90, v231
+  v_bfe_u32 v232, v75, 16, 1
+  v_add3_u32 v232, v75, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v169, v232, s91, v231
+  v_bfe_u32 v231, v76, 16, 1
+  v_add3_u32 v231, v76, s90, v231
+  v_bfe_u32 v232, v77, 16, 1
+  v_add3_u32 v232, v77, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v170, v232, s91, v231
+  v_bfe_u32 v231, v78, 16, 1
+  v_add3_u32 v231, v78, s90, v231
+  v_bfe_u32 v232, v79, 16, 1
+  v_add3_u32 v232, v79, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v171, v232, s91, v231
+  v_bfe_u32 v231, v80, 16, 1
+  v_add3_u32 v231, v80, s90, v231
+  v_bfe_u32 v232, v81, 16, 1
+  v_add3_u32 v232, v81, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v172, v232, s91, v231
+  v_bfe_u32 v231, v82, 16, 1
+  v_add3_u32 v231, v82, s90, v231
+  v_bfe_u32 v232, v83, 16, 1
+  v_add3_u32 v232, v83, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v173, v232, s91, v231
+  v_bfe_u32 v231, v84, 16, 1
+  v_add3_u32 v231, v84, s90, v231
+  v_bfe_u32 v232, v85, 16, 1
+  v_add3_u32 v232, v85, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v174, v232, s91, v231
+  v_bfe_u32 v231, v86, 16, 1
+  v_add3_u32 v231, v86, s90, v231
+  v_bfe_u32 v232, v87, 16, 1
+  v_add3_u32 v232, v87, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v175, v232, s91, v231
+  v_bfe_u32 v231, v88, 16, 1
+  v_add3_u32 v231, v88, s90, v231
+  v_bfe_u32 v232, v89, 16, 1
+  v_add3_u32 v232, v89, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v176, v232, s91, v231
+  v_bfe_u32 v231, v90, 16, 1
+  v_add3_u32 v231, v90, s90, v231
+  v_bfe_u32 v232, v91, 16, 1
+  v_add3_u32 v232, v91, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v177, v232, s91, v231
+  v_bfe_u32 v231, v92, 16, 1
+  v_add3_u32 v231, v92, s90, v231
+  v_bfe_u32 v232, v93, 16, 1
+  v_add3_u32 v232, v93, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v178, v232, s91, v231
+  v_bfe_u32 v231, v94, 16, 1
+  v_add3_u32 v231, v94, s90, v231
+  v_bfe_u32 v232, v95, 16, 1
+  v_add3_u32 v232, v95, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v179, v232, s91, v231
+  v_bfe_u32 v231, v96, 16, 1
+  v_add3_u32 v231, v96, s90, v231
+  v_bfe_u32 v232, v97, 16, 1
+  v_add3_u32 v232, v97, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v180, v232, s91, v231
+  v_bfe_u32 v231, v98, 16, 1
+  v_add3_u32 v231, v98, s90, v231
+  v_bfe_u32 v232, v99, 16, 1
+  v_add3_u32 v232, v99, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v181, v232, s91, v231
+  v_bfe_u32 v231, v100, 16, 1
+  v_add3_u32 v231, v100, s90, v231
+  v_bfe_u32 v232, v101, 16, 1
+  v_add3_u32 v232, v101, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v182, v232, s91, v231
+  v_bfe_u32 v231, v102, 16, 1
+  v_add3_u32 v231, v102, s90, v231
+  v_bfe_u32 v232, v103, 16, 1
+  v_add3_u32 v232, v103, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v183, v232, s91, v231
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -1947,33 +1988,33 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v222, v221, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v222
+  v_add_f32 v206, v206, v231
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:128
-  ds_write_b16 v216, v193 offset:256
-  ds_write_b16_d16_hi v216, v193 offset:384
-  ds_write_b16 v216, v194 offset:512
-  ds_write_b16_d16_hi v216, v194 offset:640
-  ds_write_b16 v216, v195 offset:768
-  ds_write_b16_d16_hi v216, v195 offset:896
-  ds_write_b16 v216, v196 offset:8192
-  ds_write_b16_d16_hi v216, v196 offset:8320
-  ds_write_b16 v216, v197 offset:8448
-  ds_write_b16_d16_hi v216, v197 offset:8576
-  ds_write_b16 v216, v198 offset:8704
-  ds_write_b16_d16_hi v216, v198 offset:8832
-  ds_write_b16 v216, v199 offset:8960
-  ds_write_b16_d16_hi v216, v199 offset:9088
+  ds_write_b16 v214, v192 offset:32768                           // store: V transposed (swizzled)
+  ds_write_b16_d16_hi v215, v192 offset:32896
+  ds_write_b16 v216, v193 offset:33024
+  ds_write_b16_d16_hi v217, v193 offset:33152
+  ds_write_b16 v218, v194 offset:33280
+  ds_write_b16_d16_hi v219, v194 offset:33408
+  ds_write_b16 v220, v195 offset:33536
+  ds_write_b16_d16_hi v221, v195 offset:33664
+  ds_write_b16 v214, v196 offset:40960
+  ds_write_b16_d16_hi v215, v196 offset:41088
+  ds_write_b16 v216, v197 offset:41216
+  ds_write_b16_d16_hi v217, v197 offset:41344
+  ds_write_b16 v218, v198 offset:41472
+  ds_write_b16_d16_hi v219, v198 offset:41600
+  ds_write_b16 v220, v199 offset:41728
+  ds_write_b16_d16_hi v221, v199 offset:41856
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
   s_cbranch_scc0 .Lno_next_block_30
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
   ds_write_b128 v213, v[188:191] offset:128
   s_sub_i32 s93, s71, s78
   s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
@@ -2035,52 +2076,52 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_branch .Lmfma_first_loop
 .Lmfma_first_drain_stage0:
   s_setprio 1
-  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v219 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v219 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v219 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v219 offset:16                        // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v219 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v219 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v219 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v219 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v219 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v219 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v219 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -2103,52 +2144,52 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage1:
   s_setprio 1
-  ds_read_b128 v[104:107], v220 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v220 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v220 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v220 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v220 offset:16                        // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v220 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v220 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v220 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v220 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v220 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v220 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v220 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -2173,134 +2214,134 @@ zyfa_gfx942_bf16_d128_causal_br:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: softmax of the previous block
   s_cbranch_scc1 .Lno_previous_block_35
-  ds_read_b128 v[104:107], v220 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v220 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v220 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v220 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v220 offset:16                        // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v220 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
   s_add_i32 s93, s77, -64
   s_add_u32 s94, s93, 64
   s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_37
-  v_subrev_u32 v223, s93, v202
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[94:95], 1, v223
-  v_cmp_lt_i32 s[96:97], 2, v223
+  v_subrev_u32 v232, s93, v202
+  v_cmp_lt_i32 vcc, 0, v232
+  v_cmp_lt_i32 s[94:95], 1, v232
+  v_cmp_lt_i32 s[96:97], 2, v232
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
+  v_cmp_lt_i32 vcc, 3, v232
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v223
+  v_cmp_lt_i32 s[94:95], 8, v232
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v223
+  v_cmp_lt_i32 s[96:97], 9, v232
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
+  v_cmp_lt_i32 vcc, 10, v232
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v223
+  v_cmp_lt_i32 s[94:95], 11, v232
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v223
+  v_cmp_lt_i32 s[96:97], 16, v232
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
+  v_cmp_lt_i32 vcc, 17, v232
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v223
+  v_cmp_lt_i32 s[94:95], 18, v232
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v223
+  v_cmp_lt_i32 s[96:97], 19, v232
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
+  v_cmp_lt_i32 vcc, 24, v232
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v223
+  v_cmp_lt_i32 s[94:95], 25, v232
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v223
+  v_cmp_lt_i32 s[96:97], 26, v232
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
+  v_cmp_lt_i32 vcc, 27, v232
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v223
+  v_cmp_lt_i32 s[94:95], 32, v232
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v223
+  v_cmp_lt_i32 s[96:97], 33, v232
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
+  v_cmp_lt_i32 vcc, 34, v232
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v223
+  v_cmp_lt_i32 s[94:95], 35, v232
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v223
+  v_cmp_lt_i32 s[96:97], 40, v232
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
+  v_cmp_lt_i32 vcc, 41, v232
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v223
+  v_cmp_lt_i32 s[94:95], 42, v232
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v223
+  v_cmp_lt_i32 s[96:97], 43, v232
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
+  v_cmp_lt_i32 vcc, 48, v232
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v223
+  v_cmp_lt_i32 s[94:95], 49, v232
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v223
+  v_cmp_lt_i32 s[96:97], 50, v232
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
+  v_cmp_lt_i32 vcc, 51, v232
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v223
+  v_cmp_lt_i32 s[94:95], 56, v232
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v223
+  v_cmp_lt_i32 s[96:97], 57, v232
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
+  v_cmp_lt_i32 vcc, 58, v232
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v223
+  v_cmp_lt_i32 s[94:95], 59, v232
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_cmp_eq_f32 vcc, v208, v222                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
-  v_cndmask_b32 v222, v222, v204, vcc                            // then m_new = m
+  v_max_f32 v231, v231, v232
+  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
+  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_38
 .Lno_mask_37:
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
+  v_max_f32 v231, v231, v232
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
 .Lrow_max_done_38:
-  v_cmp_lt_f32 vcc, v204, v222                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_39
-  v_sub_f32 v223, v204, v222
+  v_sub_f32 v232, v204, v231
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v223                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -2336,12 +2377,12 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_39:
-  v_cmp_lg_f32 vcc, v208, v222                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v222
+  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v231
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v222                                           // m = m_new
+  v_mov_b32 v204, v231                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -2379,68 +2420,68 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_40
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_40
-  v_subrev_u32 v222, s93, v202
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[94:95], 1, v222
-  v_cmp_lt_i32 s[96:97], 2, v222
+  v_subrev_u32 v231, s93, v202
+  v_cmp_lt_i32 vcc, 0, v231
+  v_cmp_lt_i32 s[94:95], 1, v231
+  v_cmp_lt_i32 s[96:97], 2, v231
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v231
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v222
+  v_cmp_lt_i32 s[94:95], 8, v231
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v222
+  v_cmp_lt_i32 s[96:97], 9, v231
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v231
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v222
+  v_cmp_lt_i32 s[94:95], 11, v231
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v222
+  v_cmp_lt_i32 s[96:97], 16, v231
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v231
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v222
+  v_cmp_lt_i32 s[94:95], 18, v231
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v222
+  v_cmp_lt_i32 s[96:97], 19, v231
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v231
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v222
+  v_cmp_lt_i32 s[94:95], 25, v231
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v222
+  v_cmp_lt_i32 s[96:97], 26, v231
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v231
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v222
+  v_cmp_lt_i32 s[94:95], 32, v231
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v222
+  v_cmp_lt_i32 s[96:97], 33, v231
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v231
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v222
+  v_cmp_lt_i32 s[94:95], 35, v231
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v222
+  v_cmp_lt_i32 s[96:97], 40, v231
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v231
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v222
+  v_cmp_lt_i32 s[94:95], 42, v231
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v222
+  v_cmp_lt_i32 s[96:97], 43, v231
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v231
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v222
+  v_cmp_lt_i32 s[94:95], 49, v231
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v222
+  v_cmp_lt_i32 s[96:97], 50, v231
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v231
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v222
+  v_cmp_lt_i32 s[94:95], 56, v231
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v222
+  v_cmp_lt_i32 s[96:97], 57, v231
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v231
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v222
+  v_cmp_lt_i32 s[94:95], 59, v231
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
@@ -2477,102 +2518,102 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v222, v72, 16, 1
-  v_add3_u32 v222, v72, s90, v222
-  v_bfe_u32 v223, v73, 16, 1
-  v_add3_u32 v223, v73, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v168, v223, s91, v222
-  v_bfe_u32 v222, v74, 16, 1
-  v_add3_u32 v222, v74, s90, v222
-  v_bfe_u32 v223, v75, 16, 1
-  v_add3_u32 v223, v75, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v169, v223, s91, v222
-  v_bfe_u32 v222, v76, 16, 1
-  v_add3_u32 v222, v76, s90, v222
-  v_bfe_u32 v223, v77, 16, 1
-  v_add3_u32 v223, v77, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v170, v223, s91, v222
-  v_bfe_u32 v222, v78, 16, 1
-  v_add3_u32 v222, v78, s90, v222
-  v_bfe_u32 v223, v79, 16, 1
-  v_add3_u32 v223, v79, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v171, v223, s91, v222
-  v_bfe_u32 v222, v80, 16, 1
-  v_add3_u32 v222, v80, s90, v222
-  v_bfe_u32 v223, v81, 16, 1
-  v_add3_u32 v223, v81, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v172, v223, s91, v222
-  v_bfe_u32 v222, v82, 16, 1
-  v_add3_u32 v222, v82, s90, v222
-  v_bfe_u32 v223, v83, 16, 1
-  v_add3_u32 v223, v83, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v173, v223, s91, v222
-  v_bfe_u32 v222, v84, 16, 1
-  v_add3_u32 v222, v84, s90, v222
-  v_bfe_u32 v223, v85, 16, 1
-  v_add3_u32 v223, v85, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v174, v223, s91, v222
-  v_bfe_u32 v222, v86, 16, 1
-  v_add3_u32 v222, v86, s90, v222
-  v_bfe_u32 v223, v87, 16, 1
-  v_add3_u32 v223, v87, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v175, v223, s91, v222
-  v_bfe_u32 v222, v88, 16, 1
-  v_add3_u32 v222, v88, s90, v222
-  v_bfe_u32 v223, v89, 16, 1
-  v_add3_u32 v223, v89, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v176, v223, s91, v222
-  v_bfe_u32 v222, v90, 16, 1
-  v_add3_u32 v222, v90, s90, v222
-  v_bfe_u32 v223, v91, 16, 1
-  v_add3_u32 v223, v91, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v177, v223, s91, v222
-  v_bfe_u32 v222, v92, 16, 1
-  v_add3_u32 v222, v92, s90, v222
-  v_bfe_u32 v223, v93, 16, 1
-  v_add3_u32 v223, v93, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v178, v223, s91, v222
-  v_bfe_u32 v222, v94, 16, 1
-  v_add3_u32 v222, v94, s90, v222
-  v_bfe_u32 v223, v95, 16, 1
-  v_add3_u32 v223, v95, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v179, v223, s91, v222
-  v_bfe_u32 v222, v96, 16, 1
-  v_add3_u32 v222, v96, s90, v222
-  v_bfe_u32 v223, v97, 16, 1
-  v_add3_u32 v223, v97, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v180, v223, s91, v222
-  v_bfe_u32 v222, v98, 16, 1
-  v_add3_u32 v222, v98, s90, v222
-  v_bfe_u32 v223, v99, 16, 1
-  v_add3_u32 v223, v99, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v181, v223, s91, v222
-  v_bfe_u32 v222, v100, 16, 1
-  v_add3_u32 v222, v100, s90, v222
-  v_bfe_u32 v223, v101, 16, 1
-  v_add3_u32 v223, v101, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v182, v223, s91, v222
-  v_bfe_u32 v222, v102, 16, 1
-  v_add3_u32 v222, v102, s90, v222
-  v_bfe_u32 v223, v103, 16, 1
-  v_add3_u32 v223, v103, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v183, v223, s91, v222
+  v_bfe_u32 v231, v72, 16, 1
+  v_add3_u32 v231, v72, s90, v231
+  v_bfe_u32 v232, v73, 16, 1
+  v_add3_u32 v232, v73, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v168, v232, s91, v231
+  v_bfe_u32 v231, v74, 16, 1
+  v_add3_u32 v231, v74, s90, v231
+  v_bfe_u32 v232, v75, 16, 1
+  v_add3_u32 v232, v75, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v169, v232, s91, v231
+  v_bfe_u32 v231, v76, 16, 1
+  v_add3_u32 v231, v76, s90, v231
+  v_bfe_u32 v232, v77, 16, 1
+  v_add3_u32 v232, v77, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v170, v232, s91, v231
+  v_bfe_u32 v231, v78, 16, 1
+  v_add3_u32 v231, v78, s90, v231
+  v_bfe_u32 v232, v79, 16, 1
+  v_add3_u32 v232, v79, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v171, v232, s91, v231
+  v_bfe_u32 v231, v80, 16, 1
+  v_add3_u32 v231, v80, s90, v231
+  v_bfe_u32 v232, v81, 16, 1
+  v_add3_u32 v232, v81, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v172, v232, s91, v231
+  v_bfe_u32 v231, v82, 16, 1
+  v_add3_u32 v231, v82, s90, v231
+  v_bfe_u32 v232, v83, 16, 1
+  v_add3_u32 v232, v83, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v173, v232, s91, v231
+  v_bfe_u32 v231, v84, 16, 1
+  v_add3_u32 v231, v84, s90, v231
+  v_bfe_u32 v232, v85, 16, 1
+  v_add3_u32 v232, v85, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v174, v232, s91, v231
+  v_bfe_u32 v231, v86, 16, 1
+  v_add3_u32 v231, v86, s90, v231
+  v_bfe_u32 v232, v87, 16, 1
+  v_add3_u32 v232, v87, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v175, v232, s91, v231
+  v_bfe_u32 v231, v88, 16, 1
+  v_add3_u32 v231, v88, s90, v231
+  v_bfe_u32 v232, v89, 16, 1
+  v_add3_u32 v232, v89, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v176, v232, s91, v231
+  v_bfe_u32 v231, v90, 16, 1
+  v_add3_u32 v231, v90, s90, v231
+  v_bfe_u32 v232, v91, 16, 1
+  v_add3_u32 v232, v91, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v177, v232, s91, v231
+  v_bfe_u32 v231, v92, 16, 1
+  v_add3_u32 v231, v92, s90, v231
+  v_bfe_u32 v232, v93, 16, 1
+  v_add3_u32 v232, v93, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v178, v232, s91, v231
+  v_bfe_u32 v231, v94, 16, 1
+  v_add3_u32 v231, v94, s90, v231
+  v_bfe_u32 v232, v95, 16, 1
+  v_add3_u32 v232, v95, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v179, v232, s91, v231
+  v_bfe_u32 v231, v96, 16, 1
+  v_add3_u32 v231, v96, s90, v231
+  v_bfe_u32 v232, v97, 16, 1
+  v_add3_u32 v232, v97, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v180, v232, s91, v231
+  v_bfe_u32 v231, v98, 16, 1
+  v_add3_u32 v231, v98, s90, v231
+  v_bfe_u32 v232, v99, 16, 1
+  v_add3_u32 v232, v99, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v181, v232, s91, v231
+  v_bfe_u32 v231, v100, 16, 1
+  v_add3_u32 v231, v100, s90, v231
+  v_bfe_u32 v232, v101, 16, 1
+  v_add3_u32 v232, v101, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v182, v232, s91, v231
+  v_bfe_u32 v231, v102, 16, 1
+  v_add3_u32 v231, v102, s90, v231
+  v_bfe_u32 v232, v103, 16, 1
+  v_add3_u32 v232, v103, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v183, v232, s91, v231
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -2591,110 +2632,110 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v222, v221, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v222
+  v_add_f32 v206, v206, v231
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v220 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v220 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v220 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v220 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v220 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v220 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[176:177], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[178:179], v[56:71]
-  ds_read_b128 v[108:111], v217 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[180:181], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[182:183], v[8:23]
-  ds_read_b128 v[112:115], v217 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[180:181], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[182:183], v[24:39]
-  ds_read_b128 v[116:119], v217 offset:8224                      // K tile 1 step 1
+  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[180:181], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[182:183], v[40:55]
-  ds_read_b128 v[120:123], v217 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[180:181], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
-  ds_read_b128 v[124:127], v217 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v217 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v217 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v217 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v217 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v217 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v217 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -2716,52 +2757,52 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_branch .Lmfma_done_36
 .Lno_previous_block_35:
   s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v217 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v217 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v217 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v217 offset:8224                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v217 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v217 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
+  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v217 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v217 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v217 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v217 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v217 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v217 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v217 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v217 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -2783,28 +2824,28 @@ zyfa_gfx942_bf16_d128_causal_br:
 .Lmfma_done_36:
   s_setprio 0
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v215, v192 offset:0                               // store: V transposed
+  ds_write_b16 v214, v192 offset:0                               // store: V transposed (swizzled)
   ds_write_b16_d16_hi v215, v192 offset:128
-  ds_write_b16 v215, v193 offset:256
-  ds_write_b16_d16_hi v215, v193 offset:384
-  ds_write_b16 v215, v194 offset:512
-  ds_write_b16_d16_hi v215, v194 offset:640
-  ds_write_b16 v215, v195 offset:768
-  ds_write_b16_d16_hi v215, v195 offset:896
-  ds_write_b16 v215, v196 offset:8192
+  ds_write_b16 v216, v193 offset:256
+  ds_write_b16_d16_hi v217, v193 offset:384
+  ds_write_b16 v218, v194 offset:512
+  ds_write_b16_d16_hi v219, v194 offset:640
+  ds_write_b16 v220, v195 offset:768
+  ds_write_b16_d16_hi v221, v195 offset:896
+  ds_write_b16 v214, v196 offset:8192
   ds_write_b16_d16_hi v215, v196 offset:8320
-  ds_write_b16 v215, v197 offset:8448
-  ds_write_b16_d16_hi v215, v197 offset:8576
-  ds_write_b16 v215, v198 offset:8704
-  ds_write_b16_d16_hi v215, v198 offset:8832
-  ds_write_b16 v215, v199 offset:8960
-  ds_write_b16_d16_hi v215, v199 offset:9088
+  ds_write_b16 v216, v197 offset:8448
+  ds_write_b16_d16_hi v217, v197 offset:8576
+  ds_write_b16 v218, v198 offset:8704
+  ds_write_b16_d16_hi v219, v198 offset:8832
+  ds_write_b16 v220, v199 offset:8960
+  ds_write_b16_d16_hi v221, v199 offset:9088
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
   s_cbranch_scc0 .Lno_next_block_41
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
-  ds_write_b128 v214, v[188:191] offset:128
+  ds_write_b128 v213, v[184:187] offset:32768                    // store: K chunks, row-major (swizzled)
+  ds_write_b128 v213, v[188:191] offset:32896
   s_sub_i32 s93, s71, s78
   s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_rows_42
@@ -2864,134 +2905,134 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc1 .Lsoftmax_first_drain_stage0
   s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: softmax of the previous block
   s_cbranch_scc1 .Lno_previous_block_46
-  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v219 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v219 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v219 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v219 offset:16                        // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v219 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
   s_add_i32 s93, s77, -64
   s_add_u32 s94, s93, 64
   s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_48
-  v_subrev_u32 v223, s93, v202
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[94:95], 1, v223
-  v_cmp_lt_i32 s[96:97], 2, v223
+  v_subrev_u32 v232, s93, v202
+  v_cmp_lt_i32 vcc, 0, v232
+  v_cmp_lt_i32 s[94:95], 1, v232
+  v_cmp_lt_i32 s[96:97], 2, v232
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
+  v_cmp_lt_i32 vcc, 3, v232
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v223
+  v_cmp_lt_i32 s[94:95], 8, v232
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v223
+  v_cmp_lt_i32 s[96:97], 9, v232
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
+  v_cmp_lt_i32 vcc, 10, v232
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v223
+  v_cmp_lt_i32 s[94:95], 11, v232
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v223
+  v_cmp_lt_i32 s[96:97], 16, v232
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
+  v_cmp_lt_i32 vcc, 17, v232
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v223
+  v_cmp_lt_i32 s[94:95], 18, v232
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v223
+  v_cmp_lt_i32 s[96:97], 19, v232
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
+  v_cmp_lt_i32 vcc, 24, v232
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v223
+  v_cmp_lt_i32 s[94:95], 25, v232
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v223
+  v_cmp_lt_i32 s[96:97], 26, v232
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
+  v_cmp_lt_i32 vcc, 27, v232
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v223
+  v_cmp_lt_i32 s[94:95], 32, v232
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v223
+  v_cmp_lt_i32 s[96:97], 33, v232
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
+  v_cmp_lt_i32 vcc, 34, v232
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v223
+  v_cmp_lt_i32 s[94:95], 35, v232
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v223
+  v_cmp_lt_i32 s[96:97], 40, v232
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
+  v_cmp_lt_i32 vcc, 41, v232
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v223
+  v_cmp_lt_i32 s[94:95], 42, v232
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v223
+  v_cmp_lt_i32 s[96:97], 43, v232
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
+  v_cmp_lt_i32 vcc, 48, v232
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v223
+  v_cmp_lt_i32 s[94:95], 49, v232
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v223
+  v_cmp_lt_i32 s[96:97], 50, v232
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
+  v_cmp_lt_i32 vcc, 51, v232
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v223
+  v_cmp_lt_i32 s[94:95], 56, v232
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v223
+  v_cmp_lt_i32 s[96:97], 57, v232
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
+  v_cmp_lt_i32 vcc, 58, v232
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v223
+  v_cmp_lt_i32 s[94:95], 59, v232
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_cmp_eq_f32 vcc, v208, v222                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
-  v_cndmask_b32 v222, v222, v204, vcc                            // then m_new = m
+  v_max_f32 v231, v231, v232
+  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
+  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_49
 .Lno_mask_48:
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
+  v_max_f32 v231, v231, v232
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
 .Lrow_max_done_49:
-  v_cmp_lt_f32 vcc, v204, v222                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_50
-  v_sub_f32 v223, v204, v222
+  v_sub_f32 v232, v204, v231
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v223                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3027,12 +3068,12 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_50:
-  v_cmp_lg_f32 vcc, v208, v222                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v222
+  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v231
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v222                                           // m = m_new
+  v_mov_b32 v204, v231                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3070,68 +3111,68 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_51
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_51
-  v_subrev_u32 v222, s93, v202
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[94:95], 1, v222
-  v_cmp_lt_i32 s[96:97], 2, v222
+  v_subrev_u32 v231, s93, v202
+  v_cmp_lt_i32 vcc, 0, v231
+  v_cmp_lt_i32 s[94:95], 1, v231
+  v_cmp_lt_i32 s[96:97], 2, v231
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v231
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v222
+  v_cmp_lt_i32 s[94:95], 8, v231
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v222
+  v_cmp_lt_i32 s[96:97], 9, v231
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v231
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v222
+  v_cmp_lt_i32 s[94:95], 11, v231
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v222
+  v_cmp_lt_i32 s[96:97], 16, v231
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v231
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v222
+  v_cmp_lt_i32 s[94:95], 18, v231
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v222
+  v_cmp_lt_i32 s[96:97], 19, v231
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v231
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v222
+  v_cmp_lt_i32 s[94:95], 25, v231
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v222
+  v_cmp_lt_i32 s[96:97], 26, v231
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v231
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v222
+  v_cmp_lt_i32 s[94:95], 32, v231
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v222
+  v_cmp_lt_i32 s[96:97], 33, v231
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v231
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v222
+  v_cmp_lt_i32 s[94:95], 35, v231
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v222
+  v_cmp_lt_i32 s[96:97], 40, v231
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v231
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v222
+  v_cmp_lt_i32 s[94:95], 42, v231
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v222
+  v_cmp_lt_i32 s[96:97], 43, v231
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v231
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v222
+  v_cmp_lt_i32 s[94:95], 49, v231
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v222
+  v_cmp_lt_i32 s[96:97], 50, v231
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v231
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v222
+  v_cmp_lt_i32 s[94:95], 56, v231
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v222
+  v_cmp_lt_i32 s[96:97], 57, v231
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v231
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v222
+  v_cmp_lt_i32 s[94:95], 59, v231
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
@@ -3168,102 +3209,102 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v222, v72, 16, 1
-  v_add3_u32 v222, v72, s90, v222
-  v_bfe_u32 v223, v73, 16, 1
-  v_add3_u32 v223, v73, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v168, v223, s91, v222
-  v_bfe_u32 v222, v74, 16, 1
-  v_add3_u32 v222, v74, s90, v222
-  v_bfe_u32 v223, v75, 16, 1
-  v_add3_u32 v223, v75, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v169, v223, s91, v222
-  v_bfe_u32 v222, v76, 16, 1
-  v_add3_u32 v222, v76, s90, v222
-  v_bfe_u32 v223, v77, 16, 1
-  v_add3_u32 v223, v77, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v170, v223, s91, v222
-  v_bfe_u32 v222, v78, 16, 1
-  v_add3_u32 v222, v78, s90, v222
-  v_bfe_u32 v223, v79, 16, 1
-  v_add3_u32 v223, v79, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v171, v223, s91, v222
-  v_bfe_u32 v222, v80, 16, 1
-  v_add3_u32 v222, v80, s90, v222
-  v_bfe_u32 v223, v81, 16, 1
-  v_add3_u32 v223, v81, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v172, v223, s91, v222
-  v_bfe_u32 v222, v82, 16, 1
-  v_add3_u32 v222, v82, s90, v222
-  v_bfe_u32 v223, v83, 16, 1
-  v_add3_u32 v223, v83, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v173, v223, s91, v222
-  v_bfe_u32 v222, v84, 16, 1
-  v_add3_u32 v222, v84, s90, v222
-  v_bfe_u32 v223, v85, 16, 1
-  v_add3_u32 v223, v85, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v174, v223, s91, v222
-  v_bfe_u32 v222, v86, 16, 1
-  v_add3_u32 v222, v86, s90, v222
-  v_bfe_u32 v223, v87, 16, 1
-  v_add3_u32 v223, v87, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v175, v223, s91, v222
-  v_bfe_u32 v222, v88, 16, 1
-  v_add3_u32 v222, v88, s90, v222
-  v_bfe_u32 v223, v89, 16, 1
-  v_add3_u32 v223, v89, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v176, v223, s91, v222
-  v_bfe_u32 v222, v90, 16, 1
-  v_add3_u32 v222, v90, s90, v222
-  v_bfe_u32 v223, v91, 16, 1
-  v_add3_u32 v223, v91, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v177, v223, s91, v222
-  v_bfe_u32 v222, v92, 16, 1
-  v_add3_u32 v222, v92, s90, v222
-  v_bfe_u32 v223, v93, 16, 1
-  v_add3_u32 v223, v93, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v178, v223, s91, v222
-  v_bfe_u32 v222, v94, 16, 1
-  v_add3_u32 v222, v94, s90, v222
-  v_bfe_u32 v223, v95, 16, 1
-  v_add3_u32 v223, v95, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v179, v223, s91, v222
-  v_bfe_u32 v222, v96, 16, 1
-  v_add3_u32 v222, v96, s90, v222
-  v_bfe_u32 v223, v97, 16, 1
-  v_add3_u32 v223, v97, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v180, v223, s91, v222
-  v_bfe_u32 v222, v98, 16, 1
-  v_add3_u32 v222, v98, s90, v222
-  v_bfe_u32 v223, v99, 16, 1
-  v_add3_u32 v223, v99, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v181, v223, s91, v222
-  v_bfe_u32 v222, v100, 16, 1
-  v_add3_u32 v222, v100, s90, v222
-  v_bfe_u32 v223, v101, 16, 1
-  v_add3_u32 v223, v101, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v182, v223, s91, v222
-  v_bfe_u32 v222, v102, 16, 1
-  v_add3_u32 v222, v102, s90, v222
-  v_bfe_u32 v223, v103, 16, 1
-  v_add3_u32 v223, v103, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v183, v223, s91, v222
+  v_bfe_u32 v231, v72, 16, 1
+  v_add3_u32 v231, v72, s90, v231
+  v_bfe_u32 v232, v73, 16, 1
+  v_add3_u32 v232, v73, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v168, v232, s91, v231
+  v_bfe_u32 v231, v74, 16, 1
+  v_add3_u32 v231, v74, s90, v231
+  v_bfe_u32 v232, v75, 16, 1
+  v_add3_u32 v232, v75, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v169, v232, s91, v231
+  v_bfe_u32 v231, v76, 16, 1
+  v_add3_u32 v231, v76, s90, v231
+  v_bfe_u32 v232, v77, 16, 1
+  v_add3_u32 v232, v77, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v170, v232, s91, v231
+  v_bfe_u32 v231, v78, 16, 1
+  v_add3_u32 v231, v78, s90, v231
+  v_bfe_u32 v232, v79, 16, 1
+  v_add3_u32 v232, v79, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v171, v232, s91, v231
+  v_bfe_u32 v231, v80, 16, 1
+  v_add3_u32 v231, v80, s90, v231
+  v_bfe_u32 v232, v81, 16, 1
+  v_add3_u32 v232, v81, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v172, v232, s91, v231
+  v_bfe_u32 v231, v82, 16, 1
+  v_add3_u32 v231, v82, s90, v231
+  v_bfe_u32 v232, v83, 16, 1
+  v_add3_u32 v232, v83, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v173, v232, s91, v231
+  v_bfe_u32 v231, v84, 16, 1
+  v_add3_u32 v231, v84, s90, v231
+  v_bfe_u32 v232, v85, 16, 1
+  v_add3_u32 v232, v85, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v174, v232, s91, v231
+  v_bfe_u32 v231, v86, 16, 1
+  v_add3_u32 v231, v86, s90, v231
+  v_bfe_u32 v232, v87, 16, 1
+  v_add3_u32 v232, v87, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v175, v232, s91, v231
+  v_bfe_u32 v231, v88, 16, 1
+  v_add3_u32 v231, v88, s90, v231
+  v_bfe_u32 v232, v89, 16, 1
+  v_add3_u32 v232, v89, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v176, v232, s91, v231
+  v_bfe_u32 v231, v90, 16, 1
+  v_add3_u32 v231, v90, s90, v231
+  v_bfe_u32 v232, v91, 16, 1
+  v_add3_u32 v232, v91, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v177, v232, s91, v231
+  v_bfe_u32 v231, v92, 16, 1
+  v_add3_u32 v231, v92, s90, v231
+  v_bfe_u32 v232, v93, 16, 1
+  v_add3_u32 v232, v93, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v178, v232, s91, v231
+  v_bfe_u32 v231, v94, 16, 1
+  v_add3_u32 v231, v94, s90, v231
+  v_bfe_u32 v232, v95, 16, 1
+  v_add3_u32 v232, v95, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v179, v232, s91, v231
+  v_bfe_u32 v231, v96, 16, 1
+  v_add3_u32 v231, v96, s90, v231
+  v_bfe_u32 v232, v97, 16, 1
+  v_add3_u32 v232, v97, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v180, v232, s91, v231
+  v_bfe_u32 v231, v98, 16, 1
+  v_add3_u32 v231, v98, s90, v231
+  v_bfe_u32 v232, v99, 16, 1
+  v_add3_u32 v232, v99, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v181, v232, s91, v231
+  v_bfe_u32 v231, v100, 16, 1
+  v_add3_u32 v231, v100, s90, v231
+  v_bfe_u32 v232, v101, 16, 1
+  v_add3_u32 v232, v101, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v182, v232, s91, v231
+  v_bfe_u32 v231, v102, 16, 1
+  v_add3_u32 v231, v102, s90, v231
+  v_bfe_u32 v232, v103, 16, 1
+  v_add3_u32 v232, v103, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v183, v232, s91, v231
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -3282,110 +3323,110 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v222, v221, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v222
+  v_add_f32 v206, v206, v231
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v219 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v219 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v219 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v219 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v219 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v219 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
-  ds_read_b128 v[104:107], v218 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[176:177], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[178:179], v[56:71]
-  ds_read_b128 v[108:111], v218 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[180:181], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[182:183], v[8:23]
-  ds_read_b128 v[112:115], v218 offset:32                        // K tile 0 step 1
+  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[180:181], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[182:183], v[24:39]
-  ds_read_b128 v[116:119], v218 offset:8224                      // K tile 1 step 1
+  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[180:181], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[182:183], v[40:55]
-  ds_read_b128 v[120:123], v218 offset:64                        // K tile 0 step 2
+  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[180:181], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
-  ds_read_b128 v[124:127], v218 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v218 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v218 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v218 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v218 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v218 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v218 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -3407,52 +3448,52 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_branch .Lmfma_done_47
 .Lno_previous_block_46:
   s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v218 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v218 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v218 offset:32                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v218 offset:8224                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v218 offset:64                        // K tile 0 step 2
-  ds_read_b128 v[124:127], v218 offset:8256                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
+  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:96                        // K tile 0 step 3
+  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8288                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v218 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v218 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v218 offset:160                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v218 offset:8352                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v218 offset:192                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v218 offset:8384                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v218 offset:224                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v218 offset:8416                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -3474,27 +3515,27 @@ zyfa_gfx942_bf16_d128_causal_br:
 .Lmfma_done_47:
   s_setprio 0
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v216, v192 offset:0                               // store: V transposed
-  ds_write_b16_d16_hi v216, v192 offset:128
-  ds_write_b16 v216, v193 offset:256
-  ds_write_b16_d16_hi v216, v193 offset:384
-  ds_write_b16 v216, v194 offset:512
-  ds_write_b16_d16_hi v216, v194 offset:640
-  ds_write_b16 v216, v195 offset:768
-  ds_write_b16_d16_hi v216, v195 offset:896
-  ds_write_b16 v216, v196 offset:8192
-  ds_write_b16_d16_hi v216, v196 offset:8320
-  ds_write_b16 v216, v197 offset:8448
-  ds_write_b16_d16_hi v216, v197 offset:8576
-  ds_write_b16 v216, v198 offset:8704
-  ds_write_b16_d16_hi v216, v198 offset:8832
-  ds_write_b16 v216, v199 offset:8960
-  ds_write_b16_d16_hi v216, v199 offset:9088
+  ds_write_b16 v214, v192 offset:32768                           // store: V transposed (swizzled)
+  ds_write_b16_d16_hi v215, v192 offset:32896
+  ds_write_b16 v216, v193 offset:33024
+  ds_write_b16_d16_hi v217, v193 offset:33152
+  ds_write_b16 v218, v194 offset:33280
+  ds_write_b16_d16_hi v219, v194 offset:33408
+  ds_write_b16 v220, v195 offset:33536
+  ds_write_b16_d16_hi v221, v195 offset:33664
+  ds_write_b16 v214, v196 offset:40960
+  ds_write_b16_d16_hi v215, v196 offset:41088
+  ds_write_b16 v216, v197 offset:41216
+  ds_write_b16_d16_hi v217, v197 offset:41344
+  ds_write_b16 v218, v198 offset:41472
+  ds_write_b16_d16_hi v219, v198 offset:41600
+  ds_write_b16 v220, v199 offset:41728
+  ds_write_b16_d16_hi v221, v199 offset:41856
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
   s_cbranch_scc0 .Lno_next_block_52
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major
+  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
   ds_write_b128 v213, v[188:191] offset:128
   s_sub_i32 s93, s71, s78
   s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
@@ -3555,134 +3596,134 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc1 .Lsoftmax_first_drain_stage1
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain_stage0:
-  ds_read_b128 v[104:107], v219 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v219 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v219 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v219 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v219 offset:16                        // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v219 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
   s_add_i32 s93, s77, -64
   s_add_u32 s94, s93, 64
   s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_57
-  v_subrev_u32 v223, s93, v202
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[94:95], 1, v223
-  v_cmp_lt_i32 s[96:97], 2, v223
+  v_subrev_u32 v232, s93, v202
+  v_cmp_lt_i32 vcc, 0, v232
+  v_cmp_lt_i32 s[94:95], 1, v232
+  v_cmp_lt_i32 s[96:97], 2, v232
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
+  v_cmp_lt_i32 vcc, 3, v232
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v223
+  v_cmp_lt_i32 s[94:95], 8, v232
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v223
+  v_cmp_lt_i32 s[96:97], 9, v232
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
+  v_cmp_lt_i32 vcc, 10, v232
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v223
+  v_cmp_lt_i32 s[94:95], 11, v232
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v223
+  v_cmp_lt_i32 s[96:97], 16, v232
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
+  v_cmp_lt_i32 vcc, 17, v232
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v223
+  v_cmp_lt_i32 s[94:95], 18, v232
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v223
+  v_cmp_lt_i32 s[96:97], 19, v232
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
+  v_cmp_lt_i32 vcc, 24, v232
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v223
+  v_cmp_lt_i32 s[94:95], 25, v232
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v223
+  v_cmp_lt_i32 s[96:97], 26, v232
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
+  v_cmp_lt_i32 vcc, 27, v232
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v223
+  v_cmp_lt_i32 s[94:95], 32, v232
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v223
+  v_cmp_lt_i32 s[96:97], 33, v232
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
+  v_cmp_lt_i32 vcc, 34, v232
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v223
+  v_cmp_lt_i32 s[94:95], 35, v232
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v223
+  v_cmp_lt_i32 s[96:97], 40, v232
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
+  v_cmp_lt_i32 vcc, 41, v232
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v223
+  v_cmp_lt_i32 s[94:95], 42, v232
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v223
+  v_cmp_lt_i32 s[96:97], 43, v232
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
+  v_cmp_lt_i32 vcc, 48, v232
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v223
+  v_cmp_lt_i32 s[94:95], 49, v232
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v223
+  v_cmp_lt_i32 s[96:97], 50, v232
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
+  v_cmp_lt_i32 vcc, 51, v232
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v223
+  v_cmp_lt_i32 s[94:95], 56, v232
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v223
+  v_cmp_lt_i32 s[96:97], 57, v232
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
+  v_cmp_lt_i32 vcc, 58, v232
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v223
+  v_cmp_lt_i32 s[94:95], 59, v232
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_cmp_eq_f32 vcc, v208, v222                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
-  v_cndmask_b32 v222, v222, v204, vcc                            // then m_new = m
+  v_max_f32 v231, v231, v232
+  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
+  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_58
 .Lno_mask_57:
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
+  v_max_f32 v231, v231, v232
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
 .Lrow_max_done_58:
-  v_cmp_lt_f32 vcc, v204, v222                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_59
-  v_sub_f32 v223, v204, v222
+  v_sub_f32 v232, v204, v231
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v223                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3718,12 +3759,12 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_59:
-  v_cmp_lg_f32 vcc, v208, v222                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v222
+  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v231
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v222                                           // m = m_new
+  v_mov_b32 v204, v231                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3761,68 +3802,68 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_60
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_60
-  v_subrev_u32 v222, s93, v202
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[94:95], 1, v222
-  v_cmp_lt_i32 s[96:97], 2, v222
+  v_subrev_u32 v231, s93, v202
+  v_cmp_lt_i32 vcc, 0, v231
+  v_cmp_lt_i32 s[94:95], 1, v231
+  v_cmp_lt_i32 s[96:97], 2, v231
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v231
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v222
+  v_cmp_lt_i32 s[94:95], 8, v231
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v222
+  v_cmp_lt_i32 s[96:97], 9, v231
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v231
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v222
+  v_cmp_lt_i32 s[94:95], 11, v231
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v222
+  v_cmp_lt_i32 s[96:97], 16, v231
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v231
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v222
+  v_cmp_lt_i32 s[94:95], 18, v231
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v222
+  v_cmp_lt_i32 s[96:97], 19, v231
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v231
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v222
+  v_cmp_lt_i32 s[94:95], 25, v231
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v222
+  v_cmp_lt_i32 s[96:97], 26, v231
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v231
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v222
+  v_cmp_lt_i32 s[94:95], 32, v231
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v222
+  v_cmp_lt_i32 s[96:97], 33, v231
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v231
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v222
+  v_cmp_lt_i32 s[94:95], 35, v231
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v222
+  v_cmp_lt_i32 s[96:97], 40, v231
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v231
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v222
+  v_cmp_lt_i32 s[94:95], 42, v231
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v222
+  v_cmp_lt_i32 s[96:97], 43, v231
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v231
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v222
+  v_cmp_lt_i32 s[94:95], 49, v231
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v222
+  v_cmp_lt_i32 s[96:97], 50, v231
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v231
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v222
+  v_cmp_lt_i32 s[94:95], 56, v231
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v222
+  v_cmp_lt_i32 s[96:97], 57, v231
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v231
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v222
+  v_cmp_lt_i32 s[94:95], 59, v231
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
@@ -3859,102 +3900,102 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v222, v72, 16, 1
-  v_add3_u32 v222, v72, s90, v222
-  v_bfe_u32 v223, v73, 16, 1
-  v_add3_u32 v223, v73, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v168, v223, s91, v222
-  v_bfe_u32 v222, v74, 16, 1
-  v_add3_u32 v222, v74, s90, v222
-  v_bfe_u32 v223, v75, 16, 1
-  v_add3_u32 v223, v75, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v169, v223, s91, v222
-  v_bfe_u32 v222, v76, 16, 1
-  v_add3_u32 v222, v76, s90, v222
-  v_bfe_u32 v223, v77, 16, 1
-  v_add3_u32 v223, v77, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v170, v223, s91, v222
-  v_bfe_u32 v222, v78, 16, 1
-  v_add3_u32 v222, v78, s90, v222
-  v_bfe_u32 v223, v79, 16, 1
-  v_add3_u32 v223, v79, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v171, v223, s91, v222
-  v_bfe_u32 v222, v80, 16, 1
-  v_add3_u32 v222, v80, s90, v222
-  v_bfe_u32 v223, v81, 16, 1
-  v_add3_u32 v223, v81, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v172, v223, s91, v222
-  v_bfe_u32 v222, v82, 16, 1
-  v_add3_u32 v222, v82, s90, v222
-  v_bfe_u32 v223, v83, 16, 1
-  v_add3_u32 v223, v83, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v173, v223, s91, v222
-  v_bfe_u32 v222, v84, 16, 1
-  v_add3_u32 v222, v84, s90, v222
-  v_bfe_u32 v223, v85, 16, 1
-  v_add3_u32 v223, v85, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v174, v223, s91, v222
-  v_bfe_u32 v222, v86, 16, 1
-  v_add3_u32 v222, v86, s90, v222
-  v_bfe_u32 v223, v87, 16, 1
-  v_add3_u32 v223, v87, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v175, v223, s91, v222
-  v_bfe_u32 v222, v88, 16, 1
-  v_add3_u32 v222, v88, s90, v222
-  v_bfe_u32 v223, v89, 16, 1
-  v_add3_u32 v223, v89, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v176, v223, s91, v222
-  v_bfe_u32 v222, v90, 16, 1
-  v_add3_u32 v222, v90, s90, v222
-  v_bfe_u32 v223, v91, 16, 1
-  v_add3_u32 v223, v91, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v177, v223, s91, v222
-  v_bfe_u32 v222, v92, 16, 1
-  v_add3_u32 v222, v92, s90, v222
-  v_bfe_u32 v223, v93, 16, 1
-  v_add3_u32 v223, v93, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v178, v223, s91, v222
-  v_bfe_u32 v222, v94, 16, 1
-  v_add3_u32 v222, v94, s90, v222
-  v_bfe_u32 v223, v95, 16, 1
-  v_add3_u32 v223, v95, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v179, v223, s91, v222
-  v_bfe_u32 v222, v96, 16, 1
-  v_add3_u32 v222, v96, s90, v222
-  v_bfe_u32 v223, v97, 16, 1
-  v_add3_u32 v223, v97, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v180, v223, s91, v222
-  v_bfe_u32 v222, v98, 16, 1
-  v_add3_u32 v222, v98, s90, v222
-  v_bfe_u32 v223, v99, 16, 1
-  v_add3_u32 v223, v99, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v181, v223, s91, v222
-  v_bfe_u32 v222, v100, 16, 1
-  v_add3_u32 v222, v100, s90, v222
-  v_bfe_u32 v223, v101, 16, 1
-  v_add3_u32 v223, v101, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v182, v223, s91, v222
-  v_bfe_u32 v222, v102, 16, 1
-  v_add3_u32 v222, v102, s90, v222
-  v_bfe_u32 v223, v103, 16, 1
-  v_add3_u32 v223, v103, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v183, v223, s91, v222
+  v_bfe_u32 v231, v72, 16, 1
+  v_add3_u32 v231, v72, s90, v231
+  v_bfe_u32 v232, v73, 16, 1
+  v_add3_u32 v232, v73, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v168, v232, s91, v231
+  v_bfe_u32 v231, v74, 16, 1
+  v_add3_u32 v231, v74, s90, v231
+  v_bfe_u32 v232, v75, 16, 1
+  v_add3_u32 v232, v75, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v169, v232, s91, v231
+  v_bfe_u32 v231, v76, 16, 1
+  v_add3_u32 v231, v76, s90, v231
+  v_bfe_u32 v232, v77, 16, 1
+  v_add3_u32 v232, v77, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v170, v232, s91, v231
+  v_bfe_u32 v231, v78, 16, 1
+  v_add3_u32 v231, v78, s90, v231
+  v_bfe_u32 v232, v79, 16, 1
+  v_add3_u32 v232, v79, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v171, v232, s91, v231
+  v_bfe_u32 v231, v80, 16, 1
+  v_add3_u32 v231, v80, s90, v231
+  v_bfe_u32 v232, v81, 16, 1
+  v_add3_u32 v232, v81, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v172, v232, s91, v231
+  v_bfe_u32 v231, v82, 16, 1
+  v_add3_u32 v231, v82, s90, v231
+  v_bfe_u32 v232, v83, 16, 1
+  v_add3_u32 v232, v83, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v173, v232, s91, v231
+  v_bfe_u32 v231, v84, 16, 1
+  v_add3_u32 v231, v84, s90, v231
+  v_bfe_u32 v232, v85, 16, 1
+  v_add3_u32 v232, v85, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v174, v232, s91, v231
+  v_bfe_u32 v231, v86, 16, 1
+  v_add3_u32 v231, v86, s90, v231
+  v_bfe_u32 v232, v87, 16, 1
+  v_add3_u32 v232, v87, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v175, v232, s91, v231
+  v_bfe_u32 v231, v88, 16, 1
+  v_add3_u32 v231, v88, s90, v231
+  v_bfe_u32 v232, v89, 16, 1
+  v_add3_u32 v232, v89, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v176, v232, s91, v231
+  v_bfe_u32 v231, v90, 16, 1
+  v_add3_u32 v231, v90, s90, v231
+  v_bfe_u32 v232, v91, 16, 1
+  v_add3_u32 v232, v91, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v177, v232, s91, v231
+  v_bfe_u32 v231, v92, 16, 1
+  v_add3_u32 v231, v92, s90, v231
+  v_bfe_u32 v232, v93, 16, 1
+  v_add3_u32 v232, v93, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v178, v232, s91, v231
+  v_bfe_u32 v231, v94, 16, 1
+  v_add3_u32 v231, v94, s90, v231
+  v_bfe_u32 v232, v95, 16, 1
+  v_add3_u32 v232, v95, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v179, v232, s91, v231
+  v_bfe_u32 v231, v96, 16, 1
+  v_add3_u32 v231, v96, s90, v231
+  v_bfe_u32 v232, v97, 16, 1
+  v_add3_u32 v232, v97, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v180, v232, s91, v231
+  v_bfe_u32 v231, v98, 16, 1
+  v_add3_u32 v231, v98, s90, v231
+  v_bfe_u32 v232, v99, 16, 1
+  v_add3_u32 v232, v99, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v181, v232, s91, v231
+  v_bfe_u32 v231, v100, 16, 1
+  v_add3_u32 v231, v100, s90, v231
+  v_bfe_u32 v232, v101, 16, 1
+  v_add3_u32 v232, v101, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v182, v232, s91, v231
+  v_bfe_u32 v231, v102, 16, 1
+  v_add3_u32 v231, v102, s90, v231
+  v_bfe_u32 v232, v103, 16, 1
+  v_add3_u32 v232, v103, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v183, v232, s91, v231
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -3973,45 +4014,45 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v222, v221, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v222
+  v_add_f32 v206, v206, v231
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v219 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v219 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v219 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v219 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v219 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v219 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v219 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v219 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -4032,134 +4073,134 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_drain_stage1:
-  ds_read_b128 v[104:107], v220 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v220 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v220 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v220 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v220 offset:16                        // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v220 offset:4112                      // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
   s_add_i32 s93, s77, -64
   s_add_u32 s94, s93, 64
   s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_61
-  v_subrev_u32 v223, s93, v202
-  v_cmp_lt_i32 vcc, 0, v223
-  v_cmp_lt_i32 s[94:95], 1, v223
-  v_cmp_lt_i32 s[96:97], 2, v223
+  v_subrev_u32 v232, s93, v202
+  v_cmp_lt_i32 vcc, 0, v232
+  v_cmp_lt_i32 s[94:95], 1, v232
+  v_cmp_lt_i32 s[96:97], 2, v232
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v223
+  v_cmp_lt_i32 vcc, 3, v232
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v223
+  v_cmp_lt_i32 s[94:95], 8, v232
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v223
+  v_cmp_lt_i32 s[96:97], 9, v232
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v223
+  v_cmp_lt_i32 vcc, 10, v232
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v223
+  v_cmp_lt_i32 s[94:95], 11, v232
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v223
+  v_cmp_lt_i32 s[96:97], 16, v232
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v223
+  v_cmp_lt_i32 vcc, 17, v232
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v223
+  v_cmp_lt_i32 s[94:95], 18, v232
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v223
+  v_cmp_lt_i32 s[96:97], 19, v232
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v223
+  v_cmp_lt_i32 vcc, 24, v232
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v223
+  v_cmp_lt_i32 s[94:95], 25, v232
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v223
+  v_cmp_lt_i32 s[96:97], 26, v232
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v223
+  v_cmp_lt_i32 vcc, 27, v232
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v223
+  v_cmp_lt_i32 s[94:95], 32, v232
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v223
+  v_cmp_lt_i32 s[96:97], 33, v232
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v223
+  v_cmp_lt_i32 vcc, 34, v232
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v223
+  v_cmp_lt_i32 s[94:95], 35, v232
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v223
+  v_cmp_lt_i32 s[96:97], 40, v232
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v223
+  v_cmp_lt_i32 vcc, 41, v232
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v223
+  v_cmp_lt_i32 s[94:95], 42, v232
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v223
+  v_cmp_lt_i32 s[96:97], 43, v232
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v223
+  v_cmp_lt_i32 vcc, 48, v232
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v223
+  v_cmp_lt_i32 s[94:95], 49, v232
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v223
+  v_cmp_lt_i32 s[96:97], 50, v232
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v223
+  v_cmp_lt_i32 vcc, 51, v232
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v223
+  v_cmp_lt_i32 s[94:95], 56, v232
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v223
+  v_cmp_lt_i32 s[96:97], 57, v232
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v223
+  v_cmp_lt_i32 vcc, 58, v232
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v223
+  v_cmp_lt_i32 s[94:95], 59, v232
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_cmp_eq_f32 vcc, v208, v222                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
-  v_cndmask_b32 v222, v222, v204, vcc                            // then m_new = m
+  v_max_f32 v231, v231, v232
+  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
+  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_62
 .Lno_mask_61:
-  v_max3_f32 v222, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v222, v222, v75, v76
-  v_max3_f32 v222, v222, v77, v78
-  v_max3_f32 v222, v222, v79, v80
-  v_max3_f32 v222, v222, v81, v82
-  v_max3_f32 v222, v222, v83, v84
-  v_max3_f32 v222, v222, v85, v86
-  v_max3_f32 v222, v222, v87, v88
-  v_max3_f32 v222, v222, v89, v90
-  v_max3_f32 v222, v222, v91, v92
-  v_max3_f32 v222, v222, v93, v94
-  v_max3_f32 v222, v222, v95, v96
-  v_max3_f32 v222, v222, v97, v98
-  v_max3_f32 v222, v222, v99, v100
-  v_max3_f32 v222, v222, v101, v102
-  v_max_f32 v222, v222, v103
-  ds_bpermute_b32 v223, v221, v222                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v231, v231, v75, v76
+  v_max3_f32 v231, v231, v77, v78
+  v_max3_f32 v231, v231, v79, v80
+  v_max3_f32 v231, v231, v81, v82
+  v_max3_f32 v231, v231, v83, v84
+  v_max3_f32 v231, v231, v85, v86
+  v_max3_f32 v231, v231, v87, v88
+  v_max3_f32 v231, v231, v89, v90
+  v_max3_f32 v231, v231, v91, v92
+  v_max3_f32 v231, v231, v93, v94
+  v_max3_f32 v231, v231, v95, v96
+  v_max3_f32 v231, v231, v97, v98
+  v_max3_f32 v231, v231, v99, v100
+  v_max3_f32 v231, v231, v101, v102
+  v_max_f32 v231, v231, v103
+  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v222, v222, v223
-  v_mul_f32 v207, v203, v222                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v222, v204, v207
+  v_max_f32 v231, v231, v232
+  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v231, v204, v207
 .Lrow_max_done_62:
-  v_cmp_lt_f32 vcc, v204, v222                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
   s_cbranch_vccz .Lalpha_done_63
-  v_sub_f32 v223, v204, v222
+  v_sub_f32 v232, v204, v231
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v223                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4195,12 +4236,12 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
 .Lalpha_done_63:
-  v_cmp_lg_f32 vcc, v208, v222                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v222
+  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v231
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v222                                           // m = m_new
+  v_mov_b32 v204, v231                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4238,68 +4279,68 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_64
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_64
-  v_subrev_u32 v222, s93, v202
-  v_cmp_lt_i32 vcc, 0, v222
-  v_cmp_lt_i32 s[94:95], 1, v222
-  v_cmp_lt_i32 s[96:97], 2, v222
+  v_subrev_u32 v231, s93, v202
+  v_cmp_lt_i32 vcc, 0, v231
+  v_cmp_lt_i32 s[94:95], 1, v231
+  v_cmp_lt_i32 s[96:97], 2, v231
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v222
+  v_cmp_lt_i32 vcc, 3, v231
   v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v222
+  v_cmp_lt_i32 s[94:95], 8, v231
   v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v222
+  v_cmp_lt_i32 s[96:97], 9, v231
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v222
+  v_cmp_lt_i32 vcc, 10, v231
   v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v222
+  v_cmp_lt_i32 s[94:95], 11, v231
   v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v222
+  v_cmp_lt_i32 s[96:97], 16, v231
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v222
+  v_cmp_lt_i32 vcc, 17, v231
   v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v222
+  v_cmp_lt_i32 s[94:95], 18, v231
   v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v222
+  v_cmp_lt_i32 s[96:97], 19, v231
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v222
+  v_cmp_lt_i32 vcc, 24, v231
   v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v222
+  v_cmp_lt_i32 s[94:95], 25, v231
   v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v222
+  v_cmp_lt_i32 s[96:97], 26, v231
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v222
+  v_cmp_lt_i32 vcc, 27, v231
   v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v222
+  v_cmp_lt_i32 s[94:95], 32, v231
   v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v222
+  v_cmp_lt_i32 s[96:97], 33, v231
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v222
+  v_cmp_lt_i32 vcc, 34, v231
   v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v222
+  v_cmp_lt_i32 s[94:95], 35, v231
   v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v222
+  v_cmp_lt_i32 s[96:97], 40, v231
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v222
+  v_cmp_lt_i32 vcc, 41, v231
   v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v222
+  v_cmp_lt_i32 s[94:95], 42, v231
   v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v222
+  v_cmp_lt_i32 s[96:97], 43, v231
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v222
+  v_cmp_lt_i32 vcc, 48, v231
   v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v222
+  v_cmp_lt_i32 s[94:95], 49, v231
   v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v222
+  v_cmp_lt_i32 s[96:97], 50, v231
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v222
+  v_cmp_lt_i32 vcc, 51, v231
   v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v222
+  v_cmp_lt_i32 s[94:95], 56, v231
   v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v222
+  v_cmp_lt_i32 s[96:97], 57, v231
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v222
+  v_cmp_lt_i32 vcc, 58, v231
   v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v222
+  v_cmp_lt_i32 s[94:95], 59, v231
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
@@ -4336,102 +4377,102 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v222, v72, 16, 1
-  v_add3_u32 v222, v72, s90, v222
-  v_bfe_u32 v223, v73, 16, 1
-  v_add3_u32 v223, v73, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v168, v223, s91, v222
-  v_bfe_u32 v222, v74, 16, 1
-  v_add3_u32 v222, v74, s90, v222
-  v_bfe_u32 v223, v75, 16, 1
-  v_add3_u32 v223, v75, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v169, v223, s91, v222
-  v_bfe_u32 v222, v76, 16, 1
-  v_add3_u32 v222, v76, s90, v222
-  v_bfe_u32 v223, v77, 16, 1
-  v_add3_u32 v223, v77, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v170, v223, s91, v222
-  v_bfe_u32 v222, v78, 16, 1
-  v_add3_u32 v222, v78, s90, v222
-  v_bfe_u32 v223, v79, 16, 1
-  v_add3_u32 v223, v79, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v171, v223, s91, v222
-  v_bfe_u32 v222, v80, 16, 1
-  v_add3_u32 v222, v80, s90, v222
-  v_bfe_u32 v223, v81, 16, 1
-  v_add3_u32 v223, v81, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v172, v223, s91, v222
-  v_bfe_u32 v222, v82, 16, 1
-  v_add3_u32 v222, v82, s90, v222
-  v_bfe_u32 v223, v83, 16, 1
-  v_add3_u32 v223, v83, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v173, v223, s91, v222
-  v_bfe_u32 v222, v84, 16, 1
-  v_add3_u32 v222, v84, s90, v222
-  v_bfe_u32 v223, v85, 16, 1
-  v_add3_u32 v223, v85, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v174, v223, s91, v222
-  v_bfe_u32 v222, v86, 16, 1
-  v_add3_u32 v222, v86, s90, v222
-  v_bfe_u32 v223, v87, 16, 1
-  v_add3_u32 v223, v87, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v175, v223, s91, v222
-  v_bfe_u32 v222, v88, 16, 1
-  v_add3_u32 v222, v88, s90, v222
-  v_bfe_u32 v223, v89, 16, 1
-  v_add3_u32 v223, v89, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v176, v223, s91, v222
-  v_bfe_u32 v222, v90, 16, 1
-  v_add3_u32 v222, v90, s90, v222
-  v_bfe_u32 v223, v91, 16, 1
-  v_add3_u32 v223, v91, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v177, v223, s91, v222
-  v_bfe_u32 v222, v92, 16, 1
-  v_add3_u32 v222, v92, s90, v222
-  v_bfe_u32 v223, v93, 16, 1
-  v_add3_u32 v223, v93, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v178, v223, s91, v222
-  v_bfe_u32 v222, v94, 16, 1
-  v_add3_u32 v222, v94, s90, v222
-  v_bfe_u32 v223, v95, 16, 1
-  v_add3_u32 v223, v95, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v179, v223, s91, v222
-  v_bfe_u32 v222, v96, 16, 1
-  v_add3_u32 v222, v96, s90, v222
-  v_bfe_u32 v223, v97, 16, 1
-  v_add3_u32 v223, v97, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v180, v223, s91, v222
-  v_bfe_u32 v222, v98, 16, 1
-  v_add3_u32 v222, v98, s90, v222
-  v_bfe_u32 v223, v99, 16, 1
-  v_add3_u32 v223, v99, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v181, v223, s91, v222
-  v_bfe_u32 v222, v100, 16, 1
-  v_add3_u32 v222, v100, s90, v222
-  v_bfe_u32 v223, v101, 16, 1
-  v_add3_u32 v223, v101, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v182, v223, s91, v222
-  v_bfe_u32 v222, v102, 16, 1
-  v_add3_u32 v222, v102, s90, v222
-  v_bfe_u32 v223, v103, 16, 1
-  v_add3_u32 v223, v103, s90, v223
-  v_lshrrev_b32 v222, 16, v222
-  v_and_or_b32 v183, v223, s91, v222
+  v_bfe_u32 v231, v72, 16, 1
+  v_add3_u32 v231, v72, s90, v231
+  v_bfe_u32 v232, v73, 16, 1
+  v_add3_u32 v232, v73, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v168, v232, s91, v231
+  v_bfe_u32 v231, v74, 16, 1
+  v_add3_u32 v231, v74, s90, v231
+  v_bfe_u32 v232, v75, 16, 1
+  v_add3_u32 v232, v75, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v169, v232, s91, v231
+  v_bfe_u32 v231, v76, 16, 1
+  v_add3_u32 v231, v76, s90, v231
+  v_bfe_u32 v232, v77, 16, 1
+  v_add3_u32 v232, v77, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v170, v232, s91, v231
+  v_bfe_u32 v231, v78, 16, 1
+  v_add3_u32 v231, v78, s90, v231
+  v_bfe_u32 v232, v79, 16, 1
+  v_add3_u32 v232, v79, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v171, v232, s91, v231
+  v_bfe_u32 v231, v80, 16, 1
+  v_add3_u32 v231, v80, s90, v231
+  v_bfe_u32 v232, v81, 16, 1
+  v_add3_u32 v232, v81, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v172, v232, s91, v231
+  v_bfe_u32 v231, v82, 16, 1
+  v_add3_u32 v231, v82, s90, v231
+  v_bfe_u32 v232, v83, 16, 1
+  v_add3_u32 v232, v83, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v173, v232, s91, v231
+  v_bfe_u32 v231, v84, 16, 1
+  v_add3_u32 v231, v84, s90, v231
+  v_bfe_u32 v232, v85, 16, 1
+  v_add3_u32 v232, v85, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v174, v232, s91, v231
+  v_bfe_u32 v231, v86, 16, 1
+  v_add3_u32 v231, v86, s90, v231
+  v_bfe_u32 v232, v87, 16, 1
+  v_add3_u32 v232, v87, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v175, v232, s91, v231
+  v_bfe_u32 v231, v88, 16, 1
+  v_add3_u32 v231, v88, s90, v231
+  v_bfe_u32 v232, v89, 16, 1
+  v_add3_u32 v232, v89, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v176, v232, s91, v231
+  v_bfe_u32 v231, v90, 16, 1
+  v_add3_u32 v231, v90, s90, v231
+  v_bfe_u32 v232, v91, 16, 1
+  v_add3_u32 v232, v91, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v177, v232, s91, v231
+  v_bfe_u32 v231, v92, 16, 1
+  v_add3_u32 v231, v92, s90, v231
+  v_bfe_u32 v232, v93, 16, 1
+  v_add3_u32 v232, v93, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v178, v232, s91, v231
+  v_bfe_u32 v231, v94, 16, 1
+  v_add3_u32 v231, v94, s90, v231
+  v_bfe_u32 v232, v95, 16, 1
+  v_add3_u32 v232, v95, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v179, v232, s91, v231
+  v_bfe_u32 v231, v96, 16, 1
+  v_add3_u32 v231, v96, s90, v231
+  v_bfe_u32 v232, v97, 16, 1
+  v_add3_u32 v232, v97, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v180, v232, s91, v231
+  v_bfe_u32 v231, v98, 16, 1
+  v_add3_u32 v231, v98, s90, v231
+  v_bfe_u32 v232, v99, 16, 1
+  v_add3_u32 v232, v99, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v181, v232, s91, v231
+  v_bfe_u32 v231, v100, 16, 1
+  v_add3_u32 v231, v100, s90, v231
+  v_bfe_u32 v232, v101, 16, 1
+  v_add3_u32 v232, v101, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v182, v232, s91, v231
+  v_bfe_u32 v231, v102, 16, 1
+  v_add3_u32 v231, v102, s90, v231
+  v_bfe_u32 v232, v103, 16, 1
+  v_add3_u32 v232, v103, s90, v232
+  v_lshrrev_b32 v231, 16, v231
+  v_and_or_b32 v183, v232, s91, v231
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -4450,45 +4491,45 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v222, v221, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v222
+  v_add_f32 v206, v206, v231
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8208                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12304                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v220 offset:32                        // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v220 offset:4128                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v220 offset:8224                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v220 offset:12320                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v220 offset:48                        // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v220 offset:4144                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v220 offset:8240                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v220 offset:12336                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -4511,56 +4552,56 @@ zyfa_gfx942_bf16_d128_causal_br:
   v_fma_f32 v204, v205, 0, v204                                  // gfx942: m = NaN where l is NaN
   v_cmp_lt_f32 s[94:95], 0, v205                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v222, 1.0, v205, s[94:95]
-  v_div_scale_f32 v223, s[88:89], v222, v222, v209
-  v_div_scale_f32 v224, vcc, v209, v222, v209
-  v_rcp_f32 v225, v223
+  v_cndmask_b32 v231, 1.0, v205, s[94:95]
+  v_div_scale_f32 v232, s[88:89], v231, v231, v209
+  v_div_scale_f32 v233, vcc, v209, v231, v209
+  v_rcp_f32 v234, v232
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v227, -v223, v225, 1.0
-  v_fma_f32 v225, v227, v225, v225
-  v_mul_f32 v226, v224, v225
-  v_fma_f32 v227, -v223, v226, v224
-  v_fma_f32 v226, v227, v225, v226
-  v_fma_f32 v227, -v223, v226, v224
-  v_div_fmas_f32 v226, v227, v225, v226
+  v_fma_f32 v236, -v232, v234, 1.0
+  v_fma_f32 v234, v236, v234, v234
+  v_mul_f32 v235, v233, v234
+  v_fma_f32 v236, -v232, v235, v233
+  v_fma_f32 v235, v236, v234, v235
+  v_fma_f32 v236, -v232, v235, v233
+  v_div_fmas_f32 v235, v236, v234, v235
   v_cmp_gt_f32 vcc, 0x7f800000, v204                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v226, v226, v222, v209
-  v_cndmask_b32 v228, 0, v226, s[94:95]
-  v_mov_b32 v229, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v228, v229, v228, vcc
-  v_mov_b32 v229, v228
-  v_pk_mul_f32 v[8:9], v[8:9], v[228:229]
-  v_pk_mul_f32 v[10:11], v[10:11], v[228:229]
-  v_pk_mul_f32 v[12:13], v[12:13], v[228:229]
-  v_pk_mul_f32 v[14:15], v[14:15], v[228:229]
-  v_pk_mul_f32 v[16:17], v[16:17], v[228:229]
-  v_pk_mul_f32 v[18:19], v[18:19], v[228:229]
-  v_pk_mul_f32 v[20:21], v[20:21], v[228:229]
-  v_pk_mul_f32 v[22:23], v[22:23], v[228:229]
-  v_pk_mul_f32 v[24:25], v[24:25], v[228:229]
-  v_pk_mul_f32 v[26:27], v[26:27], v[228:229]
-  v_pk_mul_f32 v[28:29], v[28:29], v[228:229]
-  v_pk_mul_f32 v[30:31], v[30:31], v[228:229]
-  v_pk_mul_f32 v[32:33], v[32:33], v[228:229]
-  v_pk_mul_f32 v[34:35], v[34:35], v[228:229]
-  v_pk_mul_f32 v[36:37], v[36:37], v[228:229]
-  v_pk_mul_f32 v[38:39], v[38:39], v[228:229]
-  v_pk_mul_f32 v[40:41], v[40:41], v[228:229]
-  v_pk_mul_f32 v[42:43], v[42:43], v[228:229]
-  v_pk_mul_f32 v[44:45], v[44:45], v[228:229]
-  v_pk_mul_f32 v[46:47], v[46:47], v[228:229]
-  v_pk_mul_f32 v[48:49], v[48:49], v[228:229]
-  v_pk_mul_f32 v[50:51], v[50:51], v[228:229]
-  v_pk_mul_f32 v[52:53], v[52:53], v[228:229]
-  v_pk_mul_f32 v[54:55], v[54:55], v[228:229]
-  v_pk_mul_f32 v[56:57], v[56:57], v[228:229]
-  v_pk_mul_f32 v[58:59], v[58:59], v[228:229]
-  v_pk_mul_f32 v[60:61], v[60:61], v[228:229]
-  v_pk_mul_f32 v[62:63], v[62:63], v[228:229]
-  v_pk_mul_f32 v[64:65], v[64:65], v[228:229]
-  v_pk_mul_f32 v[66:67], v[66:67], v[228:229]
-  v_pk_mul_f32 v[68:69], v[68:69], v[228:229]
-  v_pk_mul_f32 v[70:71], v[70:71], v[228:229]
+  v_div_fixup_f32 v235, v235, v231, v209
+  v_cndmask_b32 v238, 0, v235, s[94:95]
+  v_mov_b32 v239, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v238, v239, v238, vcc
+  v_mov_b32 v239, v238
+  v_pk_mul_f32 v[8:9], v[8:9], v[238:239]
+  v_pk_mul_f32 v[10:11], v[10:11], v[238:239]
+  v_pk_mul_f32 v[12:13], v[12:13], v[238:239]
+  v_pk_mul_f32 v[14:15], v[14:15], v[238:239]
+  v_pk_mul_f32 v[16:17], v[16:17], v[238:239]
+  v_pk_mul_f32 v[18:19], v[18:19], v[238:239]
+  v_pk_mul_f32 v[20:21], v[20:21], v[238:239]
+  v_pk_mul_f32 v[22:23], v[22:23], v[238:239]
+  v_pk_mul_f32 v[24:25], v[24:25], v[238:239]
+  v_pk_mul_f32 v[26:27], v[26:27], v[238:239]
+  v_pk_mul_f32 v[28:29], v[28:29], v[238:239]
+  v_pk_mul_f32 v[30:31], v[30:31], v[238:239]
+  v_pk_mul_f32 v[32:33], v[32:33], v[238:239]
+  v_pk_mul_f32 v[34:35], v[34:35], v[238:239]
+  v_pk_mul_f32 v[36:37], v[36:37], v[238:239]
+  v_pk_mul_f32 v[38:39], v[38:39], v[238:239]
+  v_pk_mul_f32 v[40:41], v[40:41], v[238:239]
+  v_pk_mul_f32 v[42:43], v[42:43], v[238:239]
+  v_pk_mul_f32 v[44:45], v[44:45], v[238:239]
+  v_pk_mul_f32 v[46:47], v[46:47], v[238:239]
+  v_pk_mul_f32 v[48:49], v[48:49], v[238:239]
+  v_pk_mul_f32 v[50:51], v[50:51], v[238:239]
+  v_pk_mul_f32 v[52:53], v[52:53], v[238:239]
+  v_pk_mul_f32 v[54:55], v[54:55], v[238:239]
+  v_pk_mul_f32 v[56:57], v[56:57], v[238:239]
+  v_pk_mul_f32 v[58:59], v[58:59], v[238:239]
+  v_pk_mul_f32 v[60:61], v[60:61], v[238:239]
+  v_pk_mul_f32 v[62:63], v[62:63], v[238:239]
+  v_pk_mul_f32 v[64:65], v[64:65], v[238:239]
+  v_pk_mul_f32 v[66:67], v[66:67], v[238:239]
+  v_pk_mul_f32 v[68:69], v[68:69], v[238:239]
+  v_pk_mul_f32 v[70:71], v[70:71], v[238:239]
   s_mov_b64 s[96:97], 0
   s_mul_i32 s93, s46, s4
   s_mul_hi_u32 s98, s46, s4
@@ -4580,514 +4621,514 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_add_u32 s98, s98, s99
   s_add_u32 s96, s96, s93
   s_addc_u32 s97, s97, s98
-  v_mov_b32 v224, s96
-  v_mov_b32 v225, s97
-  v_mad_u64_u32 v[224:225], s[88:89], v201, s48, v[224:225]
-  v_mul_lo_u32 v223, v201, s49
-  v_add_u32 v225, v225, v223
-  v_mad_u64_u32 v[224:225], s[88:89], v200, 4, v[224:225]        // + 4 half elements
+  v_mov_b32 v232, s96
+  v_mov_b32 v233, s97
+  v_mad_u64_u32 v[232:233], s[88:89], v201, s48, v[232:233]
+  v_mul_lo_u32 v234, v201, s49
+  v_add_u32 v233, v233, v234
+  v_mad_u64_u32 v[232:233], s[88:89], v200, 4, v[232:233]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_65
-  v_lshlrev_b64 v[224:225], 2, v[224:225]
-  v_lshl_add_u64 v[224:225], v[224:225], 0, s[14:15]
-  global_store_dwordx4 v[224:225], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[224:225], v[12:15], off offset:32
-  global_store_dwordx4 v[224:225], v[16:19], off offset:64
-  global_store_dwordx4 v[224:225], v[20:23], off offset:96
-  global_store_dwordx4 v[224:225], v[24:27], off offset:128
-  global_store_dwordx4 v[224:225], v[28:31], off offset:160
-  global_store_dwordx4 v[224:225], v[32:35], off offset:192
-  global_store_dwordx4 v[224:225], v[36:39], off offset:224
-  global_store_dwordx4 v[224:225], v[40:43], off offset:256
-  global_store_dwordx4 v[224:225], v[44:47], off offset:288
-  global_store_dwordx4 v[224:225], v[48:51], off offset:320
-  global_store_dwordx4 v[224:225], v[52:55], off offset:352
-  global_store_dwordx4 v[224:225], v[56:59], off offset:384
-  global_store_dwordx4 v[224:225], v[60:63], off offset:416
-  global_store_dwordx4 v[224:225], v[64:67], off offset:448
-  global_store_dwordx4 v[224:225], v[68:71], off offset:480
+  v_lshlrev_b64 v[232:233], 2, v[232:233]
+  v_lshl_add_u64 v[232:233], v[232:233], 0, s[14:15]
+  global_store_dwordx4 v[232:233], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[232:233], v[12:15], off offset:32
+  global_store_dwordx4 v[232:233], v[16:19], off offset:64
+  global_store_dwordx4 v[232:233], v[20:23], off offset:96
+  global_store_dwordx4 v[232:233], v[24:27], off offset:128
+  global_store_dwordx4 v[232:233], v[28:31], off offset:160
+  global_store_dwordx4 v[232:233], v[32:35], off offset:192
+  global_store_dwordx4 v[232:233], v[36:39], off offset:224
+  global_store_dwordx4 v[232:233], v[40:43], off offset:256
+  global_store_dwordx4 v[232:233], v[44:47], off offset:288
+  global_store_dwordx4 v[232:233], v[48:51], off offset:320
+  global_store_dwordx4 v[232:233], v[52:55], off offset:352
+  global_store_dwordx4 v[232:233], v[56:59], off offset:384
+  global_store_dwordx4 v[232:233], v[60:63], off offset:416
+  global_store_dwordx4 v[232:233], v[64:67], off offset:448
+  global_store_dwordx4 v[232:233], v[68:71], off offset:480
   s_branch .Lout_stored_67
 .Lout_16bit_65:
-  v_lshlrev_b64 v[224:225], 1, v[224:225]
-  v_lshl_add_u64 v[224:225], v[224:225], 0, s[14:15]
-  v_bfe_u32 v226, v8, 16, 1
-  v_add3_u32 v226, v8, s90, v226
-  v_or_b32 v228, s92, v8
+  v_lshlrev_b64 v[232:233], 1, v[232:233]
+  v_lshl_add_u64 v[232:233], v[232:233], 0, s[14:15]
+  v_bfe_u32 v235, v8, 16, 1
+  v_add3_u32 v235, v8, s90, v235
+  v_or_b32 v237, s92, v8
   v_cmp_u_f32 vcc, v8, v8
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v9, 16, 1
-  v_add3_u32 v227, v9, s90, v227
-  v_or_b32 v228, s92, v9
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v9, 16, 1
+  v_add3_u32 v236, v9, s90, v236
+  v_or_b32 v237, s92, v9
   v_cmp_u_f32 vcc, v9, v9
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v104, v227, s91, v226
-  v_bfe_u32 v226, v10, 16, 1
-  v_add3_u32 v226, v10, s90, v226
-  v_or_b32 v228, s92, v10
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v104, v236, s91, v235
+  v_bfe_u32 v235, v10, 16, 1
+  v_add3_u32 v235, v10, s90, v235
+  v_or_b32 v237, s92, v10
   v_cmp_u_f32 vcc, v10, v10
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v11, 16, 1
-  v_add3_u32 v227, v11, s90, v227
-  v_or_b32 v228, s92, v11
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v11, 16, 1
+  v_add3_u32 v236, v11, s90, v236
+  v_or_b32 v237, s92, v11
   v_cmp_u_f32 vcc, v11, v11
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v105, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[104:105], off offset:0      // O bf16 (RNE)
-  v_bfe_u32 v226, v12, 16, 1
-  v_add3_u32 v226, v12, s90, v226
-  v_or_b32 v228, s92, v12
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v105, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[104:105], off offset:0      // O bf16 (RNE)
+  v_bfe_u32 v235, v12, 16, 1
+  v_add3_u32 v235, v12, s90, v235
+  v_or_b32 v237, s92, v12
   v_cmp_u_f32 vcc, v12, v12
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v13, 16, 1
-  v_add3_u32 v227, v13, s90, v227
-  v_or_b32 v228, s92, v13
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v13, 16, 1
+  v_add3_u32 v236, v13, s90, v236
+  v_or_b32 v237, s92, v13
   v_cmp_u_f32 vcc, v13, v13
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v106, v227, s91, v226
-  v_bfe_u32 v226, v14, 16, 1
-  v_add3_u32 v226, v14, s90, v226
-  v_or_b32 v228, s92, v14
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v106, v236, s91, v235
+  v_bfe_u32 v235, v14, 16, 1
+  v_add3_u32 v235, v14, s90, v235
+  v_or_b32 v237, s92, v14
   v_cmp_u_f32 vcc, v14, v14
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v15, 16, 1
-  v_add3_u32 v227, v15, s90, v227
-  v_or_b32 v228, s92, v15
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v15, 16, 1
+  v_add3_u32 v236, v15, s90, v236
+  v_or_b32 v237, s92, v15
   v_cmp_u_f32 vcc, v15, v15
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v107, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[106:107], off offset:16
-  v_bfe_u32 v226, v16, 16, 1
-  v_add3_u32 v226, v16, s90, v226
-  v_or_b32 v228, s92, v16
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v107, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[106:107], off offset:16
+  v_bfe_u32 v235, v16, 16, 1
+  v_add3_u32 v235, v16, s90, v235
+  v_or_b32 v237, s92, v16
   v_cmp_u_f32 vcc, v16, v16
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v17, 16, 1
-  v_add3_u32 v227, v17, s90, v227
-  v_or_b32 v228, s92, v17
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v17, 16, 1
+  v_add3_u32 v236, v17, s90, v236
+  v_or_b32 v237, s92, v17
   v_cmp_u_f32 vcc, v17, v17
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v108, v227, s91, v226
-  v_bfe_u32 v226, v18, 16, 1
-  v_add3_u32 v226, v18, s90, v226
-  v_or_b32 v228, s92, v18
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v108, v236, s91, v235
+  v_bfe_u32 v235, v18, 16, 1
+  v_add3_u32 v235, v18, s90, v235
+  v_or_b32 v237, s92, v18
   v_cmp_u_f32 vcc, v18, v18
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v19, 16, 1
-  v_add3_u32 v227, v19, s90, v227
-  v_or_b32 v228, s92, v19
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v19, 16, 1
+  v_add3_u32 v236, v19, s90, v236
+  v_or_b32 v237, s92, v19
   v_cmp_u_f32 vcc, v19, v19
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v109, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[108:109], off offset:32
-  v_bfe_u32 v226, v20, 16, 1
-  v_add3_u32 v226, v20, s90, v226
-  v_or_b32 v228, s92, v20
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v109, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[108:109], off offset:32
+  v_bfe_u32 v235, v20, 16, 1
+  v_add3_u32 v235, v20, s90, v235
+  v_or_b32 v237, s92, v20
   v_cmp_u_f32 vcc, v20, v20
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v21, 16, 1
-  v_add3_u32 v227, v21, s90, v227
-  v_or_b32 v228, s92, v21
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v21, 16, 1
+  v_add3_u32 v236, v21, s90, v236
+  v_or_b32 v237, s92, v21
   v_cmp_u_f32 vcc, v21, v21
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v110, v227, s91, v226
-  v_bfe_u32 v226, v22, 16, 1
-  v_add3_u32 v226, v22, s90, v226
-  v_or_b32 v228, s92, v22
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v110, v236, s91, v235
+  v_bfe_u32 v235, v22, 16, 1
+  v_add3_u32 v235, v22, s90, v235
+  v_or_b32 v237, s92, v22
   v_cmp_u_f32 vcc, v22, v22
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v23, 16, 1
-  v_add3_u32 v227, v23, s90, v227
-  v_or_b32 v228, s92, v23
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v23, 16, 1
+  v_add3_u32 v236, v23, s90, v236
+  v_or_b32 v237, s92, v23
   v_cmp_u_f32 vcc, v23, v23
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v111, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[110:111], off offset:48
-  v_bfe_u32 v226, v24, 16, 1
-  v_add3_u32 v226, v24, s90, v226
-  v_or_b32 v228, s92, v24
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v111, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[110:111], off offset:48
+  v_bfe_u32 v235, v24, 16, 1
+  v_add3_u32 v235, v24, s90, v235
+  v_or_b32 v237, s92, v24
   v_cmp_u_f32 vcc, v24, v24
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v25, 16, 1
-  v_add3_u32 v227, v25, s90, v227
-  v_or_b32 v228, s92, v25
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v25, 16, 1
+  v_add3_u32 v236, v25, s90, v236
+  v_or_b32 v237, s92, v25
   v_cmp_u_f32 vcc, v25, v25
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v112, v227, s91, v226
-  v_bfe_u32 v226, v26, 16, 1
-  v_add3_u32 v226, v26, s90, v226
-  v_or_b32 v228, s92, v26
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v112, v236, s91, v235
+  v_bfe_u32 v235, v26, 16, 1
+  v_add3_u32 v235, v26, s90, v235
+  v_or_b32 v237, s92, v26
   v_cmp_u_f32 vcc, v26, v26
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v27, 16, 1
-  v_add3_u32 v227, v27, s90, v227
-  v_or_b32 v228, s92, v27
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v27, 16, 1
+  v_add3_u32 v236, v27, s90, v236
+  v_or_b32 v237, s92, v27
   v_cmp_u_f32 vcc, v27, v27
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v113, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[112:113], off offset:64
-  v_bfe_u32 v226, v28, 16, 1
-  v_add3_u32 v226, v28, s90, v226
-  v_or_b32 v228, s92, v28
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v113, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[112:113], off offset:64
+  v_bfe_u32 v235, v28, 16, 1
+  v_add3_u32 v235, v28, s90, v235
+  v_or_b32 v237, s92, v28
   v_cmp_u_f32 vcc, v28, v28
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v29, 16, 1
-  v_add3_u32 v227, v29, s90, v227
-  v_or_b32 v228, s92, v29
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v29, 16, 1
+  v_add3_u32 v236, v29, s90, v236
+  v_or_b32 v237, s92, v29
   v_cmp_u_f32 vcc, v29, v29
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v114, v227, s91, v226
-  v_bfe_u32 v226, v30, 16, 1
-  v_add3_u32 v226, v30, s90, v226
-  v_or_b32 v228, s92, v30
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v114, v236, s91, v235
+  v_bfe_u32 v235, v30, 16, 1
+  v_add3_u32 v235, v30, s90, v235
+  v_or_b32 v237, s92, v30
   v_cmp_u_f32 vcc, v30, v30
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v31, 16, 1
-  v_add3_u32 v227, v31, s90, v227
-  v_or_b32 v228, s92, v31
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v31, 16, 1
+  v_add3_u32 v236, v31, s90, v236
+  v_or_b32 v237, s92, v31
   v_cmp_u_f32 vcc, v31, v31
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v115, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[114:115], off offset:80
-  v_bfe_u32 v226, v32, 16, 1
-  v_add3_u32 v226, v32, s90, v226
-  v_or_b32 v228, s92, v32
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v115, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[114:115], off offset:80
+  v_bfe_u32 v235, v32, 16, 1
+  v_add3_u32 v235, v32, s90, v235
+  v_or_b32 v237, s92, v32
   v_cmp_u_f32 vcc, v32, v32
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v33, 16, 1
-  v_add3_u32 v227, v33, s90, v227
-  v_or_b32 v228, s92, v33
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v33, 16, 1
+  v_add3_u32 v236, v33, s90, v236
+  v_or_b32 v237, s92, v33
   v_cmp_u_f32 vcc, v33, v33
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v116, v227, s91, v226
-  v_bfe_u32 v226, v34, 16, 1
-  v_add3_u32 v226, v34, s90, v226
-  v_or_b32 v228, s92, v34
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v116, v236, s91, v235
+  v_bfe_u32 v235, v34, 16, 1
+  v_add3_u32 v235, v34, s90, v235
+  v_or_b32 v237, s92, v34
   v_cmp_u_f32 vcc, v34, v34
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v35, 16, 1
-  v_add3_u32 v227, v35, s90, v227
-  v_or_b32 v228, s92, v35
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v35, 16, 1
+  v_add3_u32 v236, v35, s90, v236
+  v_or_b32 v237, s92, v35
   v_cmp_u_f32 vcc, v35, v35
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v117, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[116:117], off offset:96
-  v_bfe_u32 v226, v36, 16, 1
-  v_add3_u32 v226, v36, s90, v226
-  v_or_b32 v228, s92, v36
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v117, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[116:117], off offset:96
+  v_bfe_u32 v235, v36, 16, 1
+  v_add3_u32 v235, v36, s90, v235
+  v_or_b32 v237, s92, v36
   v_cmp_u_f32 vcc, v36, v36
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v37, 16, 1
-  v_add3_u32 v227, v37, s90, v227
-  v_or_b32 v228, s92, v37
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v37, 16, 1
+  v_add3_u32 v236, v37, s90, v236
+  v_or_b32 v237, s92, v37
   v_cmp_u_f32 vcc, v37, v37
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v118, v227, s91, v226
-  v_bfe_u32 v226, v38, 16, 1
-  v_add3_u32 v226, v38, s90, v226
-  v_or_b32 v228, s92, v38
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v118, v236, s91, v235
+  v_bfe_u32 v235, v38, 16, 1
+  v_add3_u32 v235, v38, s90, v235
+  v_or_b32 v237, s92, v38
   v_cmp_u_f32 vcc, v38, v38
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v39, 16, 1
-  v_add3_u32 v227, v39, s90, v227
-  v_or_b32 v228, s92, v39
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v39, 16, 1
+  v_add3_u32 v236, v39, s90, v236
+  v_or_b32 v237, s92, v39
   v_cmp_u_f32 vcc, v39, v39
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v119, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[118:119], off offset:112
-  v_bfe_u32 v226, v40, 16, 1
-  v_add3_u32 v226, v40, s90, v226
-  v_or_b32 v228, s92, v40
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v119, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[118:119], off offset:112
+  v_bfe_u32 v235, v40, 16, 1
+  v_add3_u32 v235, v40, s90, v235
+  v_or_b32 v237, s92, v40
   v_cmp_u_f32 vcc, v40, v40
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v41, 16, 1
-  v_add3_u32 v227, v41, s90, v227
-  v_or_b32 v228, s92, v41
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v41, 16, 1
+  v_add3_u32 v236, v41, s90, v236
+  v_or_b32 v237, s92, v41
   v_cmp_u_f32 vcc, v41, v41
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v120, v227, s91, v226
-  v_bfe_u32 v226, v42, 16, 1
-  v_add3_u32 v226, v42, s90, v226
-  v_or_b32 v228, s92, v42
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v120, v236, s91, v235
+  v_bfe_u32 v235, v42, 16, 1
+  v_add3_u32 v235, v42, s90, v235
+  v_or_b32 v237, s92, v42
   v_cmp_u_f32 vcc, v42, v42
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v43, 16, 1
-  v_add3_u32 v227, v43, s90, v227
-  v_or_b32 v228, s92, v43
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v43, 16, 1
+  v_add3_u32 v236, v43, s90, v236
+  v_or_b32 v237, s92, v43
   v_cmp_u_f32 vcc, v43, v43
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v121, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[120:121], off offset:128
-  v_bfe_u32 v226, v44, 16, 1
-  v_add3_u32 v226, v44, s90, v226
-  v_or_b32 v228, s92, v44
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v121, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[120:121], off offset:128
+  v_bfe_u32 v235, v44, 16, 1
+  v_add3_u32 v235, v44, s90, v235
+  v_or_b32 v237, s92, v44
   v_cmp_u_f32 vcc, v44, v44
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v45, 16, 1
-  v_add3_u32 v227, v45, s90, v227
-  v_or_b32 v228, s92, v45
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v45, 16, 1
+  v_add3_u32 v236, v45, s90, v236
+  v_or_b32 v237, s92, v45
   v_cmp_u_f32 vcc, v45, v45
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v122, v227, s91, v226
-  v_bfe_u32 v226, v46, 16, 1
-  v_add3_u32 v226, v46, s90, v226
-  v_or_b32 v228, s92, v46
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v122, v236, s91, v235
+  v_bfe_u32 v235, v46, 16, 1
+  v_add3_u32 v235, v46, s90, v235
+  v_or_b32 v237, s92, v46
   v_cmp_u_f32 vcc, v46, v46
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v47, 16, 1
-  v_add3_u32 v227, v47, s90, v227
-  v_or_b32 v228, s92, v47
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v47, 16, 1
+  v_add3_u32 v236, v47, s90, v236
+  v_or_b32 v237, s92, v47
   v_cmp_u_f32 vcc, v47, v47
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v123, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[122:123], off offset:144
-  v_bfe_u32 v226, v48, 16, 1
-  v_add3_u32 v226, v48, s90, v226
-  v_or_b32 v228, s92, v48
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v123, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[122:123], off offset:144
+  v_bfe_u32 v235, v48, 16, 1
+  v_add3_u32 v235, v48, s90, v235
+  v_or_b32 v237, s92, v48
   v_cmp_u_f32 vcc, v48, v48
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v49, 16, 1
-  v_add3_u32 v227, v49, s90, v227
-  v_or_b32 v228, s92, v49
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v49, 16, 1
+  v_add3_u32 v236, v49, s90, v236
+  v_or_b32 v237, s92, v49
   v_cmp_u_f32 vcc, v49, v49
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v124, v227, s91, v226
-  v_bfe_u32 v226, v50, 16, 1
-  v_add3_u32 v226, v50, s90, v226
-  v_or_b32 v228, s92, v50
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v124, v236, s91, v235
+  v_bfe_u32 v235, v50, 16, 1
+  v_add3_u32 v235, v50, s90, v235
+  v_or_b32 v237, s92, v50
   v_cmp_u_f32 vcc, v50, v50
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v51, 16, 1
-  v_add3_u32 v227, v51, s90, v227
-  v_or_b32 v228, s92, v51
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v51, 16, 1
+  v_add3_u32 v236, v51, s90, v236
+  v_or_b32 v237, s92, v51
   v_cmp_u_f32 vcc, v51, v51
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v125, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[124:125], off offset:160
-  v_bfe_u32 v226, v52, 16, 1
-  v_add3_u32 v226, v52, s90, v226
-  v_or_b32 v228, s92, v52
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v125, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[124:125], off offset:160
+  v_bfe_u32 v235, v52, 16, 1
+  v_add3_u32 v235, v52, s90, v235
+  v_or_b32 v237, s92, v52
   v_cmp_u_f32 vcc, v52, v52
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v53, 16, 1
-  v_add3_u32 v227, v53, s90, v227
-  v_or_b32 v228, s92, v53
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v53, 16, 1
+  v_add3_u32 v236, v53, s90, v236
+  v_or_b32 v237, s92, v53
   v_cmp_u_f32 vcc, v53, v53
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v126, v227, s91, v226
-  v_bfe_u32 v226, v54, 16, 1
-  v_add3_u32 v226, v54, s90, v226
-  v_or_b32 v228, s92, v54
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v126, v236, s91, v235
+  v_bfe_u32 v235, v54, 16, 1
+  v_add3_u32 v235, v54, s90, v235
+  v_or_b32 v237, s92, v54
   v_cmp_u_f32 vcc, v54, v54
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v55, 16, 1
-  v_add3_u32 v227, v55, s90, v227
-  v_or_b32 v228, s92, v55
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v55, 16, 1
+  v_add3_u32 v236, v55, s90, v236
+  v_or_b32 v237, s92, v55
   v_cmp_u_f32 vcc, v55, v55
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v127, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[126:127], off offset:176
-  v_bfe_u32 v226, v56, 16, 1
-  v_add3_u32 v226, v56, s90, v226
-  v_or_b32 v228, s92, v56
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v127, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[126:127], off offset:176
+  v_bfe_u32 v235, v56, 16, 1
+  v_add3_u32 v235, v56, s90, v235
+  v_or_b32 v237, s92, v56
   v_cmp_u_f32 vcc, v56, v56
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v57, 16, 1
-  v_add3_u32 v227, v57, s90, v227
-  v_or_b32 v228, s92, v57
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v57, 16, 1
+  v_add3_u32 v236, v57, s90, v236
+  v_or_b32 v237, s92, v57
   v_cmp_u_f32 vcc, v57, v57
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v128, v227, s91, v226
-  v_bfe_u32 v226, v58, 16, 1
-  v_add3_u32 v226, v58, s90, v226
-  v_or_b32 v228, s92, v58
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v128, v236, s91, v235
+  v_bfe_u32 v235, v58, 16, 1
+  v_add3_u32 v235, v58, s90, v235
+  v_or_b32 v237, s92, v58
   v_cmp_u_f32 vcc, v58, v58
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v59, 16, 1
-  v_add3_u32 v227, v59, s90, v227
-  v_or_b32 v228, s92, v59
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v59, 16, 1
+  v_add3_u32 v236, v59, s90, v236
+  v_or_b32 v237, s92, v59
   v_cmp_u_f32 vcc, v59, v59
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v129, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[128:129], off offset:192
-  v_bfe_u32 v226, v60, 16, 1
-  v_add3_u32 v226, v60, s90, v226
-  v_or_b32 v228, s92, v60
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v129, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[128:129], off offset:192
+  v_bfe_u32 v235, v60, 16, 1
+  v_add3_u32 v235, v60, s90, v235
+  v_or_b32 v237, s92, v60
   v_cmp_u_f32 vcc, v60, v60
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v61, 16, 1
-  v_add3_u32 v227, v61, s90, v227
-  v_or_b32 v228, s92, v61
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v61, 16, 1
+  v_add3_u32 v236, v61, s90, v236
+  v_or_b32 v237, s92, v61
   v_cmp_u_f32 vcc, v61, v61
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v130, v227, s91, v226
-  v_bfe_u32 v226, v62, 16, 1
-  v_add3_u32 v226, v62, s90, v226
-  v_or_b32 v228, s92, v62
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v130, v236, s91, v235
+  v_bfe_u32 v235, v62, 16, 1
+  v_add3_u32 v235, v62, s90, v235
+  v_or_b32 v237, s92, v62
   v_cmp_u_f32 vcc, v62, v62
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v63, 16, 1
-  v_add3_u32 v227, v63, s90, v227
-  v_or_b32 v228, s92, v63
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v63, 16, 1
+  v_add3_u32 v236, v63, s90, v236
+  v_or_b32 v237, s92, v63
   v_cmp_u_f32 vcc, v63, v63
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v131, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[130:131], off offset:208
-  v_bfe_u32 v226, v64, 16, 1
-  v_add3_u32 v226, v64, s90, v226
-  v_or_b32 v228, s92, v64
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v131, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[130:131], off offset:208
+  v_bfe_u32 v235, v64, 16, 1
+  v_add3_u32 v235, v64, s90, v235
+  v_or_b32 v237, s92, v64
   v_cmp_u_f32 vcc, v64, v64
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v65, 16, 1
-  v_add3_u32 v227, v65, s90, v227
-  v_or_b32 v228, s92, v65
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v65, 16, 1
+  v_add3_u32 v236, v65, s90, v236
+  v_or_b32 v237, s92, v65
   v_cmp_u_f32 vcc, v65, v65
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v132, v227, s91, v226
-  v_bfe_u32 v226, v66, 16, 1
-  v_add3_u32 v226, v66, s90, v226
-  v_or_b32 v228, s92, v66
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v132, v236, s91, v235
+  v_bfe_u32 v235, v66, 16, 1
+  v_add3_u32 v235, v66, s90, v235
+  v_or_b32 v237, s92, v66
   v_cmp_u_f32 vcc, v66, v66
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v67, 16, 1
-  v_add3_u32 v227, v67, s90, v227
-  v_or_b32 v228, s92, v67
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v67, 16, 1
+  v_add3_u32 v236, v67, s90, v236
+  v_or_b32 v237, s92, v67
   v_cmp_u_f32 vcc, v67, v67
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v133, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[132:133], off offset:224
-  v_bfe_u32 v226, v68, 16, 1
-  v_add3_u32 v226, v68, s90, v226
-  v_or_b32 v228, s92, v68
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v133, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[132:133], off offset:224
+  v_bfe_u32 v235, v68, 16, 1
+  v_add3_u32 v235, v68, s90, v235
+  v_or_b32 v237, s92, v68
   v_cmp_u_f32 vcc, v68, v68
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v69, 16, 1
-  v_add3_u32 v227, v69, s90, v227
-  v_or_b32 v228, s92, v69
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v69, 16, 1
+  v_add3_u32 v236, v69, s90, v236
+  v_or_b32 v237, s92, v69
   v_cmp_u_f32 vcc, v69, v69
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v134, v227, s91, v226
-  v_bfe_u32 v226, v70, 16, 1
-  v_add3_u32 v226, v70, s90, v226
-  v_or_b32 v228, s92, v70
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v134, v236, s91, v235
+  v_bfe_u32 v235, v70, 16, 1
+  v_add3_u32 v235, v70, s90, v235
+  v_or_b32 v237, s92, v70
   v_cmp_u_f32 vcc, v70, v70
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v226, v226, v228, vcc
-  v_bfe_u32 v227, v71, 16, 1
-  v_add3_u32 v227, v71, s90, v227
-  v_or_b32 v228, s92, v71
+  v_cndmask_b32 v235, v235, v237, vcc
+  v_bfe_u32 v236, v71, 16, 1
+  v_add3_u32 v236, v71, s90, v236
+  v_or_b32 v237, s92, v71
   v_cmp_u_f32 vcc, v71, v71
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, v227, v228, vcc
-  v_lshrrev_b32 v226, 16, v226
-  v_and_or_b32 v135, v227, s91, v226
-  global_store_dwordx2 v[224:225], v[134:135], off offset:240
+  v_cndmask_b32 v236, v236, v237, vcc
+  v_lshrrev_b32 v235, 16, v235
+  v_and_or_b32 v135, v236, s91, v235
+  global_store_dwordx2 v[232:233], v[134:135], off offset:240
 .Lout_stored_67:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_68
-  v_log_f32 v224, v222
+  v_log_f32 v233, v231
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v224, v204, v224
+  v_add_f32 v233, v204, v233
   v_cmp_gt_f32 vcc, 0x7f800000, v204
-  v_mul_f32 v224, 0x3f317218, v224
-  v_cndmask_b32 v223, v208, v224, s[94:95]
-  v_mov_b32 v224, 0x7fc00000
-  v_cndmask_b32 v223, v224, v223, vcc
+  v_mul_f32 v233, 0x3f317218, v233
+  v_cndmask_b32 v232, v208, v233, s[94:95]
+  v_mov_b32 v233, 0x7fc00000
+  v_cndmask_b32 v232, v233, v232, vcc
   s_mul_i32 s93, s4, s55
   s_add_u32 s93, s93, s3
   s_mul_i32 s93, s93, s53
@@ -5095,13 +5136,13 @@ zyfa_gfx942_bf16_d128_causal_br:
   s_add_u32 s96, s96, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s93, s96, s93
-  v_add_u32 v225, s93, v201
-  v_mad_u64_u32 v[226:227], s[88:89], v225, 4, s[16:17]
+  v_add_u32 v234, s93, v201
+  v_mad_u64_u32 v[236:237], s[88:89], v234, 4, s[16:17]
   v_cmp_eq_u32 s[98:99], 0, v200
   v_cmp_gt_i32 vcc, s70, v201
   s_and_b64 vcc, vcc, s[98:99]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[226:227], v223, off
+  global_store_dword v[236:237], v232, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_68:
 .Lkernel_end:
@@ -5120,8 +5161,8 @@ zyfa_gfx942_bf16_d128_causal_br:
     .amdhsa_system_sgpr_workgroup_id_y 1
     .amdhsa_system_sgpr_workgroup_id_z 1
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 232
-    .amdhsa_accum_offset 232
+    .amdhsa_next_free_vgpr 240
+    .amdhsa_accum_offset 240
     .amdhsa_next_free_sgpr 100
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
@@ -5140,7 +5181,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 102
-    .vgpr_count: 232
+    .vgpr_count: 240
     .agpr_count: 0
     .max_flat_workgroup_size: 512
     .reqd_workgroup_size: [ 512, 1, 1 ]
