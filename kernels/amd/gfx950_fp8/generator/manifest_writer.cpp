@@ -270,7 +270,8 @@ std::string manifest_json(const std::vector<EmittedKernel>& kernels) {
     out << "  \"description\": "
         << quoted("FlashAttention forward for AMD gfx950 (MI350X/MI355X): FP8 e4m3fn in with the LEAN softmax (ZYFA), "
                   "BF16 in with the exact online softmax (fp32, P rounded to bf16), and FP8 e4m3fn in with the exact online "
-                  "softmax (fp32, P 2^8 rounded to e4m3fn). "
+                  "softmax (fp32, P 2^8 rounded to e4m3fn); and for gfx942 (MI300X/MI325X, the kernels whose arch is gfx942) "
+                  "BF16 in with the same exact online softmax. "
                   "Load <code_object> with hipModuleLoadData, get <symbol> with hipModuleGetFunction, launch "
                   "with the grid, workgroup and kernarg described per kernel.")
         << ",\n";
