@@ -102,7 +102,8 @@ bool block_offsets_fit_32_bits(const TensorView& t, int64_t row_elements, int64_
 // The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; FP8
 // EXACT and BF16: the same exact online softmax up to fp32 summation order and v_exp_f32), or null.
 const AsmKernel* asm_kernel_for(const AttnProblem& p, const std::string& image_arch) {
-    const bool fp8 = p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN &&
+    // e4m3fn: the gfx950 kernels; e4m3fnuz: gfx942's (FP8 EXACT); the table row's dtype decides.
+    const bool fp8 = (p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN || p.q.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ) &&
                      (p.softmax == ZYFA_SOFTMAX_LEAN || p.softmax == ZYFA_SOFTMAX_EXACT);
     const bool bf16 = p.q.dtype == ZYFA_DTYPE_BF16 && p.softmax != ZYFA_SOFTMAX_LEAN;
     if (!fp8 && !bf16) return nullptr;

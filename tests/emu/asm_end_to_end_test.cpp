@@ -111,8 +111,9 @@ bool is_fp8_exact(const AsmVariant& v) { return v.variant.input == asm_fp8::Vari
 // "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none,
 // "exact d128_none" of zyfa_gfx950_fp8_exact_d128_none.
 std::string short_name(const AsmVariant& v) {
-    const std::string gfx942_bf16 = "zyfa_gfx942_bf16_";
+    const std::string gfx942_bf16 = "zyfa_gfx942_bf16_", gfx942_exact = "zyfa_gfx942_fp8_exact_";
     if (v.symbol.rfind(gfx942_bf16, 0) == 0) return "gfx942 bf16 " + v.symbol.substr(gfx942_bf16.size());
+    if (v.symbol.rfind(gfx942_exact, 0) == 0) return "gfx942 exact " + v.symbol.substr(gfx942_exact.size());
     const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_", exact = "zyfa_gfx950_fp8_exact_";
     if (is_fp8_exact(v)) return "exact " + v.symbol.substr(exact.size());
     return is_bf16(v) ? "bf16 " + v.symbol.substr(bf16.size()) : v.symbol.substr(fp8.size());
@@ -120,7 +121,10 @@ std::string short_name(const AsmVariant& v) {
 
 // A shape of variant v (FP8 LEAN, FP8 EXACT or BF16): its mask and head dims, descales on, GQA 2:1.
 CaseShape variant_shape(const AsmVariant& v) {
-    CaseShape s = mode_shape(is_bf16(v) ? kBf16 : is_fp8_exact(v) ? kE4m3fnExact : kE4m3fnLean);
+    const bool gfx942 = v.variant.arch == asm_fp8::VariantArch::Gfx942;  // e4m3fnuz
+    CaseShape s = mode_shape(is_bf16(v)        ? kBf16
+                             : is_fp8_exact(v) ? (gfx942 ? kE4m3fnuzExact : kE4m3fnExact)
+                                               : kE4m3fnLean);
     s.mask = mask_of(v.variant.mask);
     s.head_dim_qk = v.variant.head_dim_qk;
     s.head_dim_v = v.variant.head_dim_v;
@@ -522,8 +526,9 @@ bool discover_variants() {
             return false;
         }
         const std::string dims = a.variant.head_dim_qk == 128 ? "d128" : "d192_128";
+        const bool fnuz = a.variant.arch == asm_fp8::VariantArch::Gfx942;
         a.hip_cpp_symbol = (is_bf16(a)        ? "zyfa_attn_fwd_bf16_"
-                            : is_fp8_exact(a) ? "zyfa_attn_fwd_e4m3_exact_"
+                            : is_fp8_exact(a) ? (fnuz ? "zyfa_attn_fwd_e4m3fnuz_exact_" : "zyfa_attn_fwd_e4m3_exact_")
                                               : "zyfa_attn_fwd_e4m3_lean_") +
                            dims;
         for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {

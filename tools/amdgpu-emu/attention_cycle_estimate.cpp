@@ -65,10 +65,11 @@ struct KernelKind {
 
 KernelKind kind_of(const std::string& name, int hip_cpp_mask) {
     KernelKind k;
-    const bool asm_fp8 = name.rfind("zyfa_gfx950_fp8_", 0) == 0;
+    const bool asm_fp8_gfx942 = name.rfind("zyfa_gfx942_fp8_", 0) == 0;  // e4m3fnuz
+    const bool asm_fp8 = name.rfind("zyfa_gfx950_fp8_", 0) == 0 || asm_fp8_gfx942;
     k.asm_kernel = asm_fp8 || name.rfind("zyfa_gfx950_bf16_", 0) == 0 || name.rfind("zyfa_gfx942_bf16_", 0) == 0;
     k.fp8 = asm_fp8 || name.find("e4m3") != std::string::npos;
-    k.fnuz = name.find("fnuz") != std::string::npos;
+    k.fnuz = name.find("fnuz") != std::string::npos || asm_fp8_gfx942;
     k.dqk = name.find("d192_128") != std::string::npos ? 192 : 128;
     k.mask = hip_cpp_mask;
     if (k.asm_kernel) {

@@ -145,6 +145,18 @@ void Emitter::mfma_bf16_k8(const Reg& d, const Reg& a, const Reg& b, const Reg& 
     append(inst);
 }
 
+void Emitter::mfma_fp8_k16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment) {
+    if (d.count != 16 || a.count != 2 || b.count != 2) throw std::logic_error("mfma_fp8_k16: 16/2/2 registers");
+    Instruction inst;
+    inst.kind = Kind::Mfma;
+    inst.mnemonic = "v_mfma_f32_32x32x16_fp8_fp8";
+    inst.mfma_passes = 8;  // docs/emulator.md, MFMA passes (32x32 shapes other than f8f6f4: 8)
+    inst.operands = {Operand{d.text(), d, Role::Write}, Operand{a.text(), a, Role::MfmaA},
+                     Operand{b.text(), b, Role::MfmaB}, c.valid() ? Operand{c.text(), c, Role::MfmaC} : I(0)};
+    inst.comment = comment;
+    append(inst);
+}
+
 void Emitter::label(const std::string& name) {
     Instruction inst;
     inst.kind = Kind::Label;

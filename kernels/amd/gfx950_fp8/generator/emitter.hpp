@@ -44,6 +44,8 @@ public:
     // gfx942's v_mfma_f32_32x32x8_bf16 (8 passes, CDNA3 ISA guide's MFMA table; docs/gfx950-notes
     // section 2.1): D = C + A B, A and B 4 bf16 per lane (2 VGPRs).
     void mfma_bf16_k8(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment = "");
+    // v_mfma_f32_32x32x16_fp8_fp8 (8 passes; gfx942 reads e4m3fnuz): A and B 8 fp8 per lane (2 VGPRs).
+    void mfma_fp8_k16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment = "");
 
     void label(const std::string& name);
     void branch(const std::string& target);

@@ -189,7 +189,7 @@ void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_l
 }
 
 void KernelBuilder::build() {
-    if (layout_.gfx942) {
+    if (layout_.gfx942 && layout_.bf16) {
         build_gfx942();
         return;
     }
@@ -199,6 +199,7 @@ void KernelBuilder::build() {
     key_ranges();
     constants();
     chunk_addresses();
+    if (layout_.gfx942) gfx942_constants();  // FP8 EXACT on gfx942: ds_bpermute, bf16 output
 
     const std::string done = ".Lkey_blocks_done";
     if (windows()) {
@@ -287,6 +288,11 @@ void KernelBuilder::write_output() {
     if (layout_.gfx942) {
         // m's max dropped NaN scores (v_max3_f32), whose p made l NaN: m + 0 l is NaN there.
         e_.op("v_fma_f32", {W(r_.m), R(r_.l), I(0), R(r_.m)}, "", "gfx942: m = NaN where l is NaN");
+        if (fp8_exact()) {
+            // No scaled MFMA: O holds P V with P = p 2^7 (fp8_constants); 2^-7 is exact.
+            const int base = numerics::p_scale_base_exponent(fp8_format());
+            e_.op("v_ldexp_f32", {W(r_.v_descale), R(r_.v_descale), I(-base)}, "", "gfx942 FP8 EXACT: v_descale 2^-7");
+        }
     }
     // out_scale = l > 0 ? v_descale / l : 0 (correctly rounded division, as the model's); NaN
     // where m is NaN or +inf.

@@ -32,6 +32,15 @@ void KernelBuilder::bf16_mfma(const Reg& d, const Reg& a, const Reg& b, const Re
     e_.mfma_bf16_k8(d, a.at(2, 2), b.at(2, 2), d);
 }
 
+void KernelBuilder::fp8_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const Reg& scale_a,
+                            const Reg& scale_b, const std::string& comment) {
+    if (!layout_.gfx942) {
+        e_.mfma_scaled(d, a, b, c, scale_a, scale_b, comment);
+        return;
+    }
+    for (int i = 0; i < 4; ++i) e_.mfma_fp8_k16(d, a.at(2 * i, 2), b.at(2 * i, 2), i == 0 ? c : d, i == 0 ? comment : "");
+}
+
 // K (k_rows) or V rows of the 64-key block `block` (an SGPR): global -> registers, rows past the
 // sequence zero; then the stream's row pointer moves one block on.
 void KernelBuilder::issue_rows_gfx942(bool k_rows, const Reg& block) {
@@ -220,15 +229,8 @@ void KernelBuilder::key_block_softmax_first_gfx942(int stage, const std::string&
     finish_block_gfx942(stage, exit_label);
 }
 
-void KernelBuilder::build_gfx942() {
-    if (layout_.head_dim_qk != 128 || layout_.head_dim_v != 128 || !layout_.bf16)
-        throw std::logic_error("gfx942: BF16 d128 only (the LDS layout and the address registers assume it)");
-    allocate_registers();
-    load_arguments();
-    sequence_span();
-    key_ranges();
-    constants();
-    chunk_addresses();
+// The ds_bpermute_b32 address of lane l ^ 32 and the SGPR constants of the bf16 rounding.
+void KernelBuilder::gfx942_constants() {
     r_.swap_addr = tmp_v("ds_bpermute address of lane l ^ 32");
     r_.bf16_round_bias = tmp_s("0x7fff: bf16 rounding bias");
     r_.bf16_high_mask = tmp_s("0xffff0000");
@@ -238,6 +240,18 @@ void KernelBuilder::build_gfx942() {
     e_.op("s_mov_b32", {W(r_.bf16_round_bias), I("0x7fff")});
     e_.op("s_mov_b32", {W(r_.bf16_high_mask), I("0xffff0000")});
     e_.op("s_mov_b32", {W(r_.bf16_quiet_bit), I("0x400000")});
+}
+
+void KernelBuilder::build_gfx942() {
+    if (layout_.head_dim_qk != 128 || layout_.head_dim_v != 128 || !layout_.bf16)
+        throw std::logic_error("gfx942: BF16 d128 only (the LDS layout and the address registers assume it)");
+    allocate_registers();
+    load_arguments();
+    sequence_span();
+    key_ranges();
+    constants();
+    chunk_addresses();
+    gfx942_constants();
 
     const std::string done = ".Lkey_blocks_done";
     e_.op("s_cmp_le_i32", {R(r_.keys_end), I(0)}, "", "no visible key: straight to the epilogue");

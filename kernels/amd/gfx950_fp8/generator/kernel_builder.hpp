@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "common/block_scale.h"
+#include "common/fp8_e4m3.h"
 #include "emitter.hpp"
 #include "kernel_layout.hpp"
 #include "kernel_variant.hpp"
@@ -156,6 +158,7 @@ private:
     void lds_addresses_gfx942();
     // kernel_body_gfx942.cpp
     void build_gfx942();
+    void gfx942_constants();
     void issue_rows_gfx942(bool k_rows, const Reg& block);
     void store_k_gfx942(int stage);
     void store_v_gfx942(int stage);
@@ -173,6 +176,14 @@ private:
     // D = C + A B over 8 bf16 per lane: one 32x32x16 MFMA (gfx950), or two 32x32x8 ones over the
     // operands' register halves (gfx942: A and B split alike, so the same products are summed).
     void bf16_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment);
+    // FP8 D = C + A B (32 bytes per lane): the scaled 32x32x64 f8f6f4 MFMA (gfx950), or four
+    // unscaled 32x32x16 fp8 ones over register pairs (gfx942; the scales must then be uniform and
+    // are applied by the caller: FP8 EXACT's 2^-7 in the epilogue).
+    void fp8_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const Reg& scale_a, const Reg& scale_b,
+                  const std::string& comment);
+    numerics::Fp8Format fp8_format() const {
+        return layout_.gfx942 ? numerics::Fp8Format::E4M3FNUZ : numerics::Fp8Format::E4M3FN;
+    }
     void write_output();
     void write_lse();
 

@@ -23,7 +23,7 @@ struct KernelLayout {
         : bf16(v.input == VariantInput::Bf16),
           elem_bytes(bf16 ? 2 : 1),
           gfx942(v.arch == VariantArch::Gfx942),
-          row_pad(gfx942 ? 0 : kRowPad),
+          row_pad(gfx942 && bf16 ? 0 : kRowPad),
           stages(bf16 && !gfx942 ? 3 : 2),
           step_bytes(bf16 ? 32 : 64),
           op_regs(bf16 ? 4 : 8),

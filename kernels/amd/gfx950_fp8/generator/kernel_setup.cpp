@@ -527,7 +527,9 @@ void KernelBuilder::fp8_constants() {
         e_.op("v_mov_b32", {W(r_.neg_inf), I(float_literal(-__builtin_huge_valf()))}, "", "-inf");
         // EXACT: P = e4m3fn(p 2^8) (the model's fixed exponent), and the PV MFMA's E8M0 scale of P
         // takes the 2^8 back, as the model's accumulator_update does with 2^-8. No Lean P constant.
-        const int base = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+        // gfx942: e4m3fnuz, 2^7 (p 2^8 could reach 256 > 240); no scaled MFMA, so O accumulates
+        // P V 2^7 and the epilogue takes 2^-7 back (write_output).
+        const int base = numerics::p_scale_base_exponent(fp8_format());
         e_.op("v_mov_b32", {W(r_.p_scale), I(127 - base)}, "", "E8M0 2^-8");
         e_.op("v_mov_b32", {W(r_.p_up_pair.at(0)), I(float_literal(static_cast<float>(1 << base)))}, "", "2^8");
         e_.op("v_mov_b32", {W(r_.p_up_pair.at(1)), R(r_.p_up_pair.at(0))});
@@ -579,7 +581,20 @@ void KernelBuilder::load_q(const Reg& flip) {
     }
     e_.restore_exec(r_.saved_exec);
     e_.wait_loads({r_.q_op}, "Q");
+    if (layout_.gfx942 && !layout_.bf16) {
+        // e4m3fnuz: 0x00 (zero) and 0x80 (NaN) have no negative; flip only bytes with a nonzero
+        // magnitude: bit 7 of ((q & 0x7f..) + 0x7f..) per byte (no carry leaves a byte).
+        const Reg t = tmp_v("bytes with a magnitude");
+        for (int i = 0; i < r_.q_op.count; ++i) {
+            e_.op("v_and_b32", {W(t), I("0x7f7f7f7f"), R(r_.q_op.at(i))});
+            e_.op("v_add_u32", {W(t), I("0x7f7f7f7f"), R(t)});
+            e_.op("v_and_b32", {W(t), R(flip), R(t)});
+            e_.op("v_xor_b32", {W(r_.q_op.at(i)), R(t), R(r_.q_op.at(i))});
+        }
+        free(t);
+    } else {
     for (int i = 0; i < r_.q_op.count; ++i) e_.op("v_xor_b32", {W(r_.q_op.at(i)), R(flip), R(r_.q_op.at(i))});
+    }
     free(base);
     free(addr_v);
     free(t);
@@ -587,7 +602,7 @@ void KernelBuilder::load_q(const Reg& flip) {
 
 void KernelBuilder::chunk_addresses() {
     const KernelLayout& L = layout_;
-    if (L.gfx942) {
+    if (L.gfx942 && L.bf16) {
         lds_addresses_gfx942();
     } else if (L.bf16) {
         bf16_chunk_addresses();

@@ -160,7 +160,8 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     // The FP8 kernels take windows at run time (BF16: none).
     if (field == "window_left" || field == "window_right") return bf16 ? "-1" : "";
     const bool lean = kernel.variant.input == VariantInput::Fp8Lean;
-    if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn));
+    const bool fnuz = kernel.variant.arch == VariantArch::Gfx942;  // gfx942 reads e4m3fnuz
+    if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : fnuz ? kKernelE4m3fnuz : kKernelE4m3fn));
     if (field == "softmax") return lean ? "2" : "1";
     if (!lean) return field == "sinks" ? "0" : "";
     if (field == "max_block_exponent") return std::to_string(numerics::kBlockScaleMaxExponent);
@@ -212,8 +213,9 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "        \"head_dim_v\": " << v.head_dim_v << ",\n";
     const bool bf16 = v.input == VariantInput::Bf16;
     const bool lean = v.input == VariantInput::Fp8Lean;
-    out << "        \"in_dtype\": \"" << (bf16 ? "bf16" : "e4m3fn") << "\",\n";
-    out << "        \"in_dtype_value\": " << static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn) << ",\n";
+    const bool fnuz = v.arch == VariantArch::Gfx942;  // gfx942 reads e4m3fnuz
+    out << "        \"in_dtype\": \"" << (bf16 ? "bf16" : fnuz ? "e4m3fnuz" : "e4m3fn") << "\",\n";
+    out << "        \"in_dtype_value\": " << static_cast<int>(bf16 ? kKernelBf16 : fnuz ? kKernelE4m3fnuz : kKernelE4m3fn) << ",\n";
     out << "        \"softmax\": \"" << (lean ? "LEAN" : "EXACT") << "\",\n";
     out << "        \"softmax_value\": " << (lean ? 2 : 1) << ",\n";
     out << "        \"keys_per_block\": " << kKeysPerBlock << ",\n";
