@@ -382,10 +382,11 @@ void test_bitwise_lean(void**) {
 
 // ------------------------------------------------------------------ tolerance cases
 
-void check_asm_case(const AsmVariant& v, const CaseShape& s, const std::string& what, uint64_t seed) {
+void check_asm_case(const AsmVariant& v, const CaseShape& s, const std::string& what, uint64_t seed,
+                    const GpuCase::Edit& edit = {}) {
     set_seed(seed);
     const std::string label = short_name(v) + " " + what;
-    check_gpu_case(s, label);
+    check_gpu_case(s, label, edit);
     expect_asm_ran(v, label);
 }
 
@@ -419,6 +420,14 @@ void test_tolerance_cases(void**) {
         s.seqlen_q = 90;
         s.seqlen_k = 40;  // bottom-right: the first 50 rows see no key
         check_asm_case(v, s, "sq=90 sk=40", kSeeds[0]);
+
+        // A negative softmax_scale: the kernels negate Q instead (its sign bits; on gfx942's
+        // e4m3fnuz only bytes with a magnitude, 0x80 being NaN there), so that the row max stays a
+        // max of raw scores.
+        s = variant_shape(v);
+        s.seqlen_q = s.seqlen_k = 70;
+        check_asm_case(v, s, "softmax_scale < 0", kSeeds[1],
+                       [](AttentionCase& c) { c.params.softmax_scale = -c.params.softmax_scale; });
 
         // Long enough for the steady-state loop (the shapes above see at most 6 key blocks):
         // 24+ blocks, a ragged last block.
