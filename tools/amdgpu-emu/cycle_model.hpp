@@ -45,7 +45,7 @@ namespace emu {
 // gfx942 (CDNA3) takes the same costs: its VALU is the same 16-lane SIMD (a wave64 pass is 4
 // cycles), LLVM schedules gfx940 and gfx950 with these classes, and the MFMA passes follow the
 // shape (mfma_passes(): 32x32x8 bf16 on CDNA3 is 8 passes, 16,384 FLOP in 32 cycles, AMD's matrix
-// instruction calculator for CDNA3, docs/gfx950-notes section 2.1; it matches MI300X's 1,307
+// instruction calculator for CDNA3 (ROCm/amd_matrix_instruction_calculator); it matches MI300X's 1,307
 // dense BF16 TFLOP/s = 304 CUs x 4 SIMDs x 512 FLOP/cycle x 2.1 GHz).
 struct CycleParams {
     int valu_cycles = 4;            // 32-bit and 64-bit VALU, SDWA and DPP forms: Write32Bit / Write64Bit = 1 pass

@@ -27,7 +27,7 @@ namespace {
 
 constexpr int kMaxRegistersPerWave = 256;  // two waves per SIMD (docs/emulator.md, ISA facts)
 constexpr int kMaxLdsBytes = 163840;
-constexpr int kMaxLdsBytesGfx942 = 65536;  // MI300X: 64 KiB per workgroup (docs/gfx950-notes.md, section 1)
+constexpr int kMaxLdsBytesGfx942 = 65536;  // MI300X: 64 KiB of LDS per workgroup (ROCm docs, "AMD GPU specifications"; clang-22's limit for gfx942)
 
 bool write_file(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);
