@@ -25,48 +25,52 @@
 // v207 block max, then m_new
 // v208 -inf (float)
 // v209 v descale
-// v210 K chunk 0 byte offset in a block
-// v211 K and V chunk key row
-// v212 V chunk 0 byte offset in a block
-// v213 K chunk 0 LDS address (stage 0, swizzled)
-// v[214:221] V^T LDS address per dim % 8 (stage 0, swizzled)
-// v[222:225] K operand LDS address per step % 4 (stage 0, swizzled)
-// v[226:229] V^T operand LDS address per key step (stage 0, swizzled)
-// v230 udiv dividend
-// v231 udiv divisor
-// v230 wave index (vector)
-// v230 4 * half
-// v[230:231] Q address
-// v232 Q address part
-// v230 chunk column
-// v231 address tmp
-// v232 row % 8 (XOR)
-// v233 address base
-// v230 ds_bpermute address of lane l ^ 32
-// v231 row max of raw scores, then m_new
-// v232 visible-key end relative to the block and half
-// v232 other half's value
-// v232 m - m_new
-// v231 visible-key end relative to the block and half
-// v231 a rounded
-// v232 b rounded
-// v231 other half's value
-// v231 l or 1
-// v232 div den
-// v233 div num
-// v234 div rcp
-// v235 div quotient
-// v236 div error
-// v[238:239] out scale (pair)
-// v[232:233] O address
-// v234 O address part
-// v235 a rounded
-// v236 b rounded
-// v237 x | quiet bit
-// v232 lse
-// v233 lse tmp
-// v234 lse index
-// v[236:237] lse address
+// v[210:211] K chunk 0 address (64-bit)
+// v[212:213] V chunk 0 address (64-bit)
+// v214 K chunk 0 LDS address (stage 0, swizzled)
+// v[215:222] V^T LDS address per dim % 8 (stage 0, swizzled)
+// v[223:226] K operand LDS address per step % 4 (stage 0, swizzled)
+// v[227:230] V^T operand LDS address per key step (stage 0, swizzled)
+// v231 window start - 4 * half
+// v232 udiv dividend
+// v233 udiv divisor
+// v232 wave index (vector)
+// v232 4 * half
+// v[232:233] Q address
+// v234 Q address part
+// v232 chunk column
+// v233 address tmp
+// v234 row % 8 (XOR)
+// v235 address base
+// v236 chunk key row
+// v237 row * stride, high word
+// v232 ds_bpermute address of lane l ^ 32
+// v233 row max of raw scores, then m_new
+// v234 visible-key end relative to the block and half
+// v234 window start relative to the block and half
+// v234 other half's value
+// v234 m - m_new
+// v233 visible-key end relative to the block and half
+// v233 window start relative to the block and half
+// v233 a rounded
+// v234 b rounded
+// v233 other half's value
+// v233 l or 1
+// v234 div den
+// v235 div num
+// v236 div rcp
+// v237 div quotient
+// v238 div error
+// v[240:241] out scale (pair)
+// v[234:235] O address
+// v236 O address part
+// v237 a rounded
+// v238 b rounded
+// v239 x | quiet bit
+// v234 lse
+// v235 lse tmp
+// v236 lse index
+// v[238:239] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -86,55 +90,63 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
-// s[90:91] cu_seqlens address
-// s[92:93] cu_seqlens_q[b:b+1]
-// s[94:95] cu_seqlens_k[b:b+1]
-// s96 batch * 4
-// s90 tile index
-// s90 query heads per kv head
-// s91 udiv remainder
-// s92 udiv step
-// s90 first row of the wave
-// s91 last row of the wave
-// s92 visible-key end
-// s90 descale index * 4
-// s[92:93] descale address
-// s91 q descale
-// s94 k descale
-// s95 v descale
-// s90 Q sign flip
-// s[92:93] 0 < scale_log2 < inf
-// s[92:93] Q row 0 address
-// s91 product lo
-// s94 product hi
-// s95 product cross
-// s90 product lo
-// s91 product hi
-// s92 product cross
-// s90 0x7fff: bf16 rounding bias
-// s91 0xffff0000
-// s92 0x00400000: quiet NaN bit
-// s93 keys of the sequence from the block on
-// s[94:95] 64 rows of stride
-// s93 block end
-// s[94:95] lane mask
-// s[96:97] lane mask
-// s93 previous key block
-// s94 block end
-// s93 last key block
-// s[94:95] l > 0
-// s[96:97] O element offset
+// s90 first key block of the workgroup (window)
+// s91 largest window start of the wave
+// s[92:93] cu_seqlens address
+// s[94:95] cu_seqlens_q[b:b+1]
+// s[96:97] cu_seqlens_k[b:b+1]
+// s98 batch * 4
+// s92 tile index
+// s92 query heads per kv head
+// s93 udiv remainder
+// s94 udiv step
+// s92 first row of the wave
+// s93 last row of the wave
+// s94 visible-key end
+// s95 diagonal offset + 1 + window_right
+// s96 window_right, at most 2^30
+// s95 diagonal offset - window_left
+// s96 window_left, at most 2^30
+// s95 mask-free span
+// s92 descale index * 4
+// s[94:95] descale address
+// s93 q descale
+// s96 k descale
+// s97 v descale
+// s92 Q sign flip
+// s[94:95] 0 < scale_log2 < inf
+// s[94:95] Q row 0 address
 // s93 product lo
-// s98 product hi
-// s99 product cross
-// s93 lse row base (fixed length)
-// s96 lse row base (varlen)
-// s[98:99] lanes of half 0
+// s96 product hi
+// s97 product cross
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s92 0x7fff: bf16 rounding bias
+// s93 0xffff0000
+// s94 0x00400000: quiet NaN bit
+// s95 keys of the sequence from the block on
+// s95 block - largest window start
+// s[96:97] lane mask
+// s[98:99] lane mask
+// s95 previous key block
+// s96 block - largest window start
+// s95 last key block
+// s[96:97] l > 0
+// s[98:99] O element offset
+// s95 product lo
+// s100 product hi
+// s101 product cross
+// s95 lse row base (fixed length)
+// s98 lse row base (varlen)
+// s[100:101] lanes of half 0
 
   .amdgcn_target "amdgcn-amd-amdhsa--gfx942"
   .text
@@ -167,132 +179,192 @@ zyfa_gfx942_bf16_d128_none:
   s_mov_b32 s71, s54
   s_branch .Lspan_done_1
 .Lvarlen_0:
-  s_lshl_b32 s96, s4, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dwordx2 s[92:93], s[90:91], 0x0
-  s_add_u32 s90, s20, s96
-  s_addc_u32 s91, s21, 0
-  s_load_dwordx2 s[94:95], s[90:91], 0x0
-  s_lshl_b32 s96, s52, 2
-  s_add_u32 s90, s18, s96
-  s_addc_u32 s91, s19, 0
-  s_load_dword s80, s[90:91], 0x0                                // cu_seqlens_q[batch]: lse rows
+  s_lshl_b32 s98, s4, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dwordx2 s[94:95], s[92:93], 0x0
+  s_add_u32 s92, s20, s98
+  s_addc_u32 s93, s21, 0
+  s_load_dwordx2 s[96:97], s[92:93], 0x0
+  s_lshl_b32 s98, s52, 2
+  s_add_u32 s92, s18, s98
+  s_addc_u32 s93, s19, 0
+  s_load_dword s80, s[92:93], 0x0                                // cu_seqlens_q[batch]: lse rows
   s_waitcnt lgkmcnt(0)                                           // cu_seqlens
-  s_mov_b32 s6, s92
-  s_sub_i32 s70, s93, s92
-  s_mov_b32 s7, s94
-  s_sub_i32 s71, s95, s94
+  s_mov_b32 s6, s94
+  s_sub_i32 s70, s95, s94
+  s_mov_b32 s7, s96
+  s_sub_i32 s71, s97, s96
 .Lspan_done_1:
-  s_add_u32 s90, s53, 255
-  s_lshr_b32 s90, s90, 8
-  s_sub_u32 s90, s90, 1
-  s_sub_u32 s90, s90, s2
-  s_lshl_b32 s73, s90, 8                                         // row0 = tile * 256
+  s_add_u32 s92, s53, 255
+  s_lshr_b32 s92, s92, 8
+  s_sub_u32 s92, s92, 1
+  s_sub_u32 s92, s92, s2
+  s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v230, s55
-  v_cvt_f32_u32 v231, s56
-  v_rcp_f32 v231, v231
+  v_cvt_f32_u32 v232, s55
+  v_cvt_f32_u32 v233, s56
+  v_rcp_f32 v233, v233
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v230, v230, v231
-  v_cvt_u32_f32 v230, v230
+  v_mul_f32 v232, v232, v233
+  v_cvt_u32_f32 v232, v232
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s90, v230
-  s_mul_i32 s92, s90, s56
-  s_sub_i32 s91, s55, s92
-  s_cmp_ge_i32 s91, s56
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s90, s90, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s90, s90, s92
-  v_cvt_f32_u32 v230, s3
-  v_cvt_f32_u32 v231, s90
-  v_rcp_f32 v231, v231
+  v_readfirstlane_b32 s92, v232
+  s_mul_i32 s94, s92, s56
+  s_sub_i32 s93, s55, s94
+  s_cmp_ge_i32 s93, s56
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s92, s92, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s92, s92, s94
+  v_cvt_f32_u32 v232, s3
+  v_cvt_f32_u32 v233, s92
+  v_rcp_f32 v233, v233
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v230, v230, v231
-  v_cvt_u32_f32 v230, v230
+  v_mul_f32 v232, v232, v233
+  v_cvt_u32_f32 v232, v232
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v230
-  s_mul_i32 s92, s72, s90
-  s_sub_i32 s91, s3, s92
-  s_cmp_ge_i32 s91, s90
-  s_cselect_b32 s92, 1, 0
-  s_add_i32 s72, s72, s92
-  s_cmp_lt_i32 s91, 0
-  s_cselect_b32 s92, -1, 0
-  s_add_i32 s72, s72, s92
-  v_lshrrev_b32 v230, 6, v0
+  v_readfirstlane_b32 s72, v232
+  s_mul_i32 s94, s72, s92
+  s_sub_i32 s93, s3, s94
+  s_cmp_ge_i32 s93, s92
+  s_cselect_b32 s94, 1, 0
+  s_add_i32 s72, s72, s94
+  s_cmp_lt_i32 s93, 0
+  s_cselect_b32 s94, -1, 0
+  s_add_i32 s72, s72, s94
+  v_lshrrev_b32 v232, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v230
+  v_readfirstlane_b32 s5, v232
   v_and_b32 v1, 31, v0
   v_bfe_u32 v200, v0, 5, 1
-  s_lshl_b32 s90, s5, 5
-  s_add_u32 s90, s90, s73
-  v_add_u32 v201, s90, v1
-  v_mov_b32 v202, s71
+  s_lshl_b32 s92, s5, 5
+  s_add_u32 s92, s92, s73
+  v_add_u32 v201, s92, v1
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  v_add_u32 v202, s95, v201
+  v_min_i32 v202, s71, v202
+  v_max_i32 v202, 0, v202
   v_cmp_gt_i32 vcc, s70, v201
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v202, 0, v202, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v230, 2, v200
-  v_sub_u32 v202, v202, v230
-  s_add_u32 s91, s73, 255
-  s_add_i32 s92, s70, -1
-  s_min_i32 s91, s91, s92
-  s_mov_b32 s74, s71
-  s_add_u32 s91, s90, 31
-  s_add_i32 s92, s70, -1
-  s_min_i32 s92, s91, s92
-  s_mov_b32 s76, s71
-  s_cmp_lt_i32 s90, s70
+  v_lshlrev_b32 v232, 2, v200
+  v_sub_u32 v202, v202, v232
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  v_add_u32 v231, s95, v201
+  v_max_i32 v231, 0, v231
+  v_sub_u32 v231, v231, v232
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s90, s73, s95
+  s_max_i32 s90, s90, 0
+  s_and_b32 s90, s90, -64
+  s_add_u32 s93, s73, 255
+  s_add_i32 s94, s70, -1
+  s_min_i32 s93, s93, s94
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  s_add_i32 s74, s93, s95
+  s_min_i32 s74, s74, s71
+  s_max_i32 s74, s74, 0
+  s_add_u32 s93, s92, 31
+  s_add_i32 s94, s70, -1
+  s_min_i32 s94, s93, s94
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  s_add_i32 s76, s94, s95
+  s_min_i32 s76, s76, s71
+  s_max_i32 s76, s76, 0
+  s_min_i32 s96, s60, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_sub_i32 s95, s95, s96
+  s_cmp_lt_i32 s60, 0
+  s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
+  s_add_i32 s91, s94, s95
+  s_max_i32 s91, s91, 0
+  s_cmp_lt_i32 s92, s70
   s_cselect_b32 s76, s76, 0
-  s_mov_b32 s75, s71
-  s_cmp_lt_i32 s91, s70
+  s_min_i32 s96, s61, 0x40000000
+  s_sub_i32 s95, s71, s70
+  s_add_i32 s95, s95, 1
+  s_add_i32 s95, s95, s96
+  s_cmp_lt_i32 s61, 0
+  s_cselect_b32 s95, 0x40000000, s95                             // no right window
+  s_add_i32 s75, s92, s95
+  s_min_i32 s75, s75, s71
+  s_max_i32 s75, s75, 0
+  s_cmp_lt_i32 s93, s70
   s_cselect_b32 s75, s75, 0
-  s_mul_i32 s90, s4, s56
-  s_add_u32 s90, s90, s72
-  s_lshl_b32 s90, s90, 2
-  s_mov_b32 s91, 1.0                                             // a null descale pointer means 1
+  s_sub_i32 s95, s75, 64
+  s_sub_i32 s95, s95, s91
+  s_cmp_lt_i32 s95, 0
+  s_cselect_b32 s91, 0x40000000, s91
+  s_cselect_b32 s75, 0, s95                                      // wave_min_hi := the mask-free span
+  s_mul_i32 s92, s4, s56
+  s_add_u32 s92, s92, s72
+  s_lshl_b32 s92, s92, 2
+  s_mov_b32 s93, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[22:23], 0
   s_cbranch_scc1 .Ldescale_null_2
-  s_add_u32 s92, s22, s90
-  s_addc_u32 s93, s23, 0
-  s_load_dword s91, s[92:93], 0x0
+  s_add_u32 s94, s22, s92
+  s_addc_u32 s95, s23, 0
+  s_load_dword s93, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_2:
-  s_mov_b32 s94, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s96, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[24:25], 0
   s_cbranch_scc1 .Ldescale_null_3
-  s_add_u32 s92, s24, s90
-  s_addc_u32 s93, s25, 0
-  s_load_dword s94, s[92:93], 0x0
+  s_add_u32 s94, s24, s92
+  s_addc_u32 s95, s25, 0
+  s_load_dword s96, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_3:
-  s_mov_b32 s95, 1.0                                             // a null descale pointer means 1
+  s_mov_b32 s97, 1.0                                             // a null descale pointer means 1
   s_cmp_eq_u64 s[26:27], 0
   s_cbranch_scc1 .Ldescale_null_4
-  s_add_u32 s92, s26, s90
-  s_addc_u32 s93, s27, 0
-  s_load_dword s95, s[92:93], 0x0
+  s_add_u32 s94, s26, s92
+  s_addc_u32 s95, s27, 0
+  s_load_dword s97, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // descale
 .Ldescale_null_4:
   v_mov_b32 v203, s66
-  v_mul_f32 v203, s91, v203
-  v_mul_f32 v203, s94, v203
+  v_mul_f32 v203, s93, v203
+  v_mul_f32 v203, s96, v203
   v_mul_f32 v203, 0x3fb8aa3b, v203
   v_mov_b32 v2, v203                                             // bf16: x = S scale_log2 (score_scale.h), then x - m_new
-  s_mov_b32 s90, 0
+  s_mov_b32 s92, 0
   v_cmp_gt_f32 vcc, 0, v203
   s_cbranch_vccz .Lscale_positive_5
-  s_mov_b32 s90, 0x80008000
+  s_mov_b32 s92, 0x80008000
   v_xor_b32 v203, 0x80000000, v203
   v_xor_b32 v2, 0x80000000, v2
 .Lscale_positive_5:
   v_mov_b32 v3, v2
   v_cmp_gt_f32 vcc, 0x7f800000, v203
-  v_cmp_lt_f32 s[92:93], 0, v203
-  s_and_b64 vcc, vcc, s[92:93]
+  v_cmp_lt_f32 s[94:95], 0, v203
+  s_and_b64 vcc, vcc, s[94:95]
   s_cmp_lg_u64 vcc, 0                                            // the scale is uniform: any lane decides
   s_cselect_b32 s81, 0, 1
   v_mov_b32 v208, 0xff800000                                     // -inf
@@ -362,32 +434,32 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v69, 0
   v_mov_b32 v70, 0
   v_mov_b32 v71, 0
-  v_mov_b32 v209, s95
-  s_mov_b64 s[92:93], s[8:9]
-  s_mul_i32 s91, s28, s4
-  s_mul_hi_u32 s94, s28, s4
-  s_mul_i32 s95, s29, s4
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s32, s3
-  s_mul_hi_u32 s94, s32, s3
-  s_mul_i32 s95, s33, s3
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  s_mul_i32 s91, s30, s6
-  s_mul_hi_u32 s94, s30, s6
-  s_mul_i32 s95, s31, s6
-  s_add_u32 s94, s94, s95
-  s_add_u32 s92, s92, s91
-  s_addc_u32 s93, s93, s94
-  v_mov_b32 v230, s92
-  v_mov_b32 v231, s93
-  v_mad_u64_u32 v[230:231], s[88:89], v201, s30, v[230:231]
-  v_mul_lo_u32 v232, v201, s31
-  v_add_u32 v231, v231, v232
-  v_mad_u64_u32 v[230:231], s[88:89], v200, 16, v[230:231]       // + half * 16 bytes
+  v_mov_b32 v209, s97
+  s_mov_b64 s[94:95], s[8:9]
+  s_mul_i32 s93, s28, s4
+  s_mul_hi_u32 s96, s28, s4
+  s_mul_i32 s97, s29, s4
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s32, s3
+  s_mul_hi_u32 s96, s32, s3
+  s_mul_i32 s97, s33, s3
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  s_mul_i32 s93, s30, s6
+  s_mul_hi_u32 s96, s30, s6
+  s_mul_i32 s97, s31, s6
+  s_add_u32 s96, s96, s97
+  s_add_u32 s94, s94, s93
+  s_addc_u32 s95, s95, s96
+  v_mov_b32 v232, s94
+  v_mov_b32 v233, s95
+  v_mad_u64_u32 v[232:233], s[88:89], v201, s30, v[232:233]
+  v_mul_lo_u32 v234, v201, s31
+  v_add_u32 v233, v233, v234
+  v_mad_u64_u32 v[232:233], s[88:89], v200, 16, v[232:233]       // + half * 16 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -422,167 +494,189 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v167, 0
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[230:231], off offset:0
-  global_load_dwordx4 v[140:143], v[230:231], off offset:32
-  global_load_dwordx4 v[144:147], v[230:231], off offset:64
-  global_load_dwordx4 v[148:151], v[230:231], off offset:96
-  global_load_dwordx4 v[152:155], v[230:231], off offset:128
-  global_load_dwordx4 v[156:159], v[230:231], off offset:160
-  global_load_dwordx4 v[160:163], v[230:231], off offset:192
-  global_load_dwordx4 v[164:167], v[230:231], off offset:224
+  global_load_dwordx4 v[136:139], v[232:233], off offset:0
+  global_load_dwordx4 v[140:143], v[232:233], off offset:32
+  global_load_dwordx4 v[144:147], v[232:233], off offset:64
+  global_load_dwordx4 v[148:151], v[232:233], off offset:96
+  global_load_dwordx4 v[152:155], v[232:233], off offset:128
+  global_load_dwordx4 v[156:159], v[232:233], off offset:160
+  global_load_dwordx4 v[160:163], v[232:233], off offset:192
+  global_load_dwordx4 v[164:167], v[232:233], off offset:224
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_xor_b32 v136, s90, v136
-  v_xor_b32 v137, s90, v137
-  v_xor_b32 v138, s90, v138
-  v_xor_b32 v139, s90, v139
-  v_xor_b32 v140, s90, v140
-  v_xor_b32 v141, s90, v141
-  v_xor_b32 v142, s90, v142
-  v_xor_b32 v143, s90, v143
-  v_xor_b32 v144, s90, v144
-  v_xor_b32 v145, s90, v145
-  v_xor_b32 v146, s90, v146
-  v_xor_b32 v147, s90, v147
-  v_xor_b32 v148, s90, v148
-  v_xor_b32 v149, s90, v149
-  v_xor_b32 v150, s90, v150
-  v_xor_b32 v151, s90, v151
-  v_xor_b32 v152, s90, v152
-  v_xor_b32 v153, s90, v153
-  v_xor_b32 v154, s90, v154
-  v_xor_b32 v155, s90, v155
-  v_xor_b32 v156, s90, v156
-  v_xor_b32 v157, s90, v157
-  v_xor_b32 v158, s90, v158
-  v_xor_b32 v159, s90, v159
-  v_xor_b32 v160, s90, v160
-  v_xor_b32 v161, s90, v161
-  v_xor_b32 v162, s90, v162
-  v_xor_b32 v163, s90, v163
-  v_xor_b32 v164, s90, v164
-  v_xor_b32 v165, s90, v165
-  v_xor_b32 v166, s90, v166
-  v_xor_b32 v167, s90, v167
-  v_lshrrev_b32 v211, 3, v0
-  v_and_b32 v230, 7, v0
-  v_mul_lo_u32 v231, v211, s36
-  v_lshl_add_u32 v210, v230, 4, v231
-  v_mul_lo_u32 v231, v211, s42
-  v_lshl_add_u32 v212, v230, 4, v231
-  v_and_b32 v232, 7, v211
-  v_xor_b32 v232, v232, v230
-  v_mul_u32_u24 v231, 256, v211
-  v_lshl_add_u32 v213, v232, 4, v231                             // K write address (swizzled)
-  v_bfe_u32 v232, v211, 2, 1
-  v_lshlrev_b32 v232, 5, v232
-  v_bfe_u32 v231, v211, 5, 1
-  v_lshl_add_u32 v232, v231, 4, v232
-  v_bfe_u32 v231, v211, 3, 2
-  v_lshl_add_u32 v232, v231, 2, v232
-  v_and_b32 v231, 3, v211
-  v_add_u32 v232, v232, v231
-  v_and_b32 v231, 7, v232
-  v_mul_u32_u24 v233, 1024, v230
-  v_lshl_add_u32 v233, v231, 1, v233                             // 2 (pos % 8) + 8 c dims
-  v_add_u32 v233, 16384, v233
-  v_lshrrev_b32 v232, 3, v232                                    // the key chunk pos / 8
-  v_xor_b32 v231, 0, v232
-  v_lshl_add_u32 v214, v231, 4, v233                             // V^T write addresses (swizzled)
-  v_xor_b32 v231, 1, v232
-  v_lshl_add_u32 v215, v231, 4, v233
-  v_xor_b32 v231, 2, v232
-  v_lshl_add_u32 v216, v231, 4, v233
-  v_xor_b32 v231, 3, v232
-  v_lshl_add_u32 v217, v231, 4, v233
-  v_xor_b32 v231, 4, v232
-  v_lshl_add_u32 v218, v231, 4, v233
-  v_xor_b32 v231, 5, v232
-  v_lshl_add_u32 v219, v231, 4, v233
-  v_xor_b32 v231, 6, v232
-  v_lshl_add_u32 v220, v231, 4, v233
-  v_xor_b32 v231, 7, v232
-  v_lshl_add_u32 v221, v231, 4, v233
-  v_and_b32 v232, 7, v1
-  v_mul_u32_u24 v233, 256, v1
-  v_add_u32 v231, 0, v200
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v222, v231, 4, v233                             // K read addresses (swizzled)
-  v_add_u32 v231, 2, v200
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v223, v231, 4, v233
-  v_add_u32 v231, 4, v200
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v224, v231, 4, v233
-  v_add_u32 v231, 6, v200
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v225, v231, 4, v233
-  v_mul_u32_u24 v233, 128, v1
-  v_add_u32 v233, 16384, v233
-  v_lshlrev_b32 v230, 2, v200
-  v_add_u32 v231, 0, v230
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v226, v231, 4, v233                             // V^T read addresses (swizzled)
-  v_add_u32 v231, 1, v230
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v227, v231, 4, v233
-  v_add_u32 v231, 2, v230
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v228, v231, 4, v233
-  v_add_u32 v231, 3, v230
-  v_xor_b32 v231, v231, v232
-  v_lshl_add_u32 v229, v231, 4, v233
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s90, s34, s4
-  s_mul_hi_u32 s91, s34, s4
-  s_mul_i32 s92, s35, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s38, s72
-  s_mul_hi_u32 s91, s38, s72
-  s_mul_i32 s92, s39, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mul_i32 s90, s36, s7
-  s_mul_hi_u32 s91, s36, s7
-  s_mul_i32 s92, s37, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s82, s82, s90
-  s_addc_u32 s83, s83, s91
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s90, s40, s4
-  s_mul_hi_u32 s91, s40, s4
-  s_mul_i32 s92, s41, s4
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s44, s72
-  s_mul_hi_u32 s91, s44, s72
-  s_mul_i32 s92, s45, s72
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  s_mul_i32 s90, s42, s7
-  s_mul_hi_u32 s91, s42, s7
-  s_mul_i32 s92, s43, s7
-  s_add_u32 s91, s91, s92
-  s_add_u32 s84, s84, s90
-  s_addc_u32 s85, s85, s91
-  v_lshlrev_b32 v230, 2, v0
-  v_xor_b32 v230, 128, v230                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
-  s_mov_b32 s90, 0x7fff
-  s_mov_b32 s91, 0xffff0000
-  s_mov_b32 s92, 0x400000
-  s_cmp_le_i32 s74, 0                                            // no visible key: straight to the epilogue
+  v_xor_b32 v136, s92, v136
+  v_xor_b32 v137, s92, v137
+  v_xor_b32 v138, s92, v138
+  v_xor_b32 v139, s92, v139
+  v_xor_b32 v140, s92, v140
+  v_xor_b32 v141, s92, v141
+  v_xor_b32 v142, s92, v142
+  v_xor_b32 v143, s92, v143
+  v_xor_b32 v144, s92, v144
+  v_xor_b32 v145, s92, v145
+  v_xor_b32 v146, s92, v146
+  v_xor_b32 v147, s92, v147
+  v_xor_b32 v148, s92, v148
+  v_xor_b32 v149, s92, v149
+  v_xor_b32 v150, s92, v150
+  v_xor_b32 v151, s92, v151
+  v_xor_b32 v152, s92, v152
+  v_xor_b32 v153, s92, v153
+  v_xor_b32 v154, s92, v154
+  v_xor_b32 v155, s92, v155
+  v_xor_b32 v156, s92, v156
+  v_xor_b32 v157, s92, v157
+  v_xor_b32 v158, s92, v158
+  v_xor_b32 v159, s92, v159
+  v_xor_b32 v160, s92, v160
+  v_xor_b32 v161, s92, v161
+  v_xor_b32 v162, s92, v162
+  v_xor_b32 v163, s92, v163
+  v_xor_b32 v164, s92, v164
+  v_xor_b32 v165, s92, v165
+  v_xor_b32 v166, s92, v166
+  v_xor_b32 v167, s92, v167
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s96, s34, s4
+  s_mul_hi_u32 s97, s34, s4
+  s_mul_i32 s98, s35, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s38, s72
+  s_mul_hi_u32 s97, s38, s72
+  s_mul_i32 s98, s39, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s7
+  s_mul_hi_u32 s97, s36, s7
+  s_mul_i32 s98, s37, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s90
+  s_mul_hi_u32 s97, s36, s90
+  s_mul_i32 s98, s37, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s96, s40, s4
+  s_mul_hi_u32 s97, s40, s4
+  s_mul_i32 s98, s41, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s44, s72
+  s_mul_hi_u32 s97, s44, s72
+  s_mul_i32 s98, s45, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s7
+  s_mul_hi_u32 s97, s42, s7
+  s_mul_i32 s98, s43, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s90
+  s_mul_hi_u32 s97, s42, s90
+  s_mul_i32 s98, s43, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  v_lshrrev_b32 v236, 3, v0
+  v_and_b32 v232, 7, v0
+  v_mov_b32 v210, s92
+  v_mov_b32 v211, s93
+  v_mad_u64_u32 v[210:211], s[88:89], v236, s36, v[210:211]
+  v_mul_lo_u32 v237, v236, s37
+  v_add_u32 v211, v211, v237
+  v_mad_u64_u32 v[210:211], s[88:89], v232, 16, v[210:211]
+  v_mov_b32 v212, s94
+  v_mov_b32 v213, s95
+  v_mad_u64_u32 v[212:213], s[88:89], v236, s42, v[212:213]
+  v_mul_lo_u32 v237, v236, s43
+  v_add_u32 v213, v213, v237
+  v_mad_u64_u32 v[212:213], s[88:89], v232, 16, v[212:213]
+  v_and_b32 v234, 7, v236
+  v_xor_b32 v234, v234, v232
+  v_mul_u32_u24 v233, 256, v236
+  v_lshl_add_u32 v214, v234, 4, v233                             // K write address (swizzled)
+  v_bfe_u32 v234, v236, 2, 1
+  v_lshlrev_b32 v234, 5, v234
+  v_bfe_u32 v233, v236, 5, 1
+  v_lshl_add_u32 v234, v233, 4, v234
+  v_bfe_u32 v233, v236, 3, 2
+  v_lshl_add_u32 v234, v233, 2, v234
+  v_and_b32 v233, 3, v236
+  v_add_u32 v234, v234, v233
+  v_and_b32 v233, 7, v234
+  v_mul_u32_u24 v235, 1024, v232
+  v_lshl_add_u32 v235, v233, 1, v235                             // 2 (pos % 8) + 8 c dims
+  v_add_u32 v235, 16384, v235
+  v_lshrrev_b32 v234, 3, v234                                    // the key chunk pos / 8
+  v_xor_b32 v233, 0, v234
+  v_lshl_add_u32 v215, v233, 4, v235                             // V^T write addresses (swizzled)
+  v_xor_b32 v233, 1, v234
+  v_lshl_add_u32 v216, v233, 4, v235
+  v_xor_b32 v233, 2, v234
+  v_lshl_add_u32 v217, v233, 4, v235
+  v_xor_b32 v233, 3, v234
+  v_lshl_add_u32 v218, v233, 4, v235
+  v_xor_b32 v233, 4, v234
+  v_lshl_add_u32 v219, v233, 4, v235
+  v_xor_b32 v233, 5, v234
+  v_lshl_add_u32 v220, v233, 4, v235
+  v_xor_b32 v233, 6, v234
+  v_lshl_add_u32 v221, v233, 4, v235
+  v_xor_b32 v233, 7, v234
+  v_lshl_add_u32 v222, v233, 4, v235
+  v_and_b32 v234, 7, v1
+  v_mul_u32_u24 v235, 256, v1
+  v_add_u32 v233, 0, v200
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v223, v233, 4, v235                             // K read addresses (swizzled)
+  v_add_u32 v233, 2, v200
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v224, v233, 4, v235
+  v_add_u32 v233, 4, v200
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v225, v233, 4, v235
+  v_add_u32 v233, 6, v200
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v226, v233, 4, v235
+  v_mul_u32_u24 v235, 128, v1
+  v_add_u32 v235, 16384, v235
+  v_lshlrev_b32 v232, 2, v200
+  v_add_u32 v233, 0, v232
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v227, v233, 4, v235                             // V^T read addresses (swizzled)
+  v_add_u32 v233, 1, v232
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v228, v233, 4, v235
+  v_add_u32 v233, 2, v232
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v229, v233, 4, v235
+  v_add_u32 v233, 3, v232
+  v_xor_b32 v233, v233, v234
+  v_lshl_add_u32 v230, v233, 4, v235
+  v_lshlrev_b32 v232, 2, v0
+  v_xor_b32 v232, 128, v232                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
+  s_mov_b32 s92, 0x7fff
+  s_mov_b32 s93, 0xffff0000
+  s_mov_b32 s94, 0x400000
+  s_cmp_le_i32 s74, s90                                          // no visible key: straight to the epilogue
   s_cbranch_scc1 .Lkey_blocks_done
-  s_mov_b32 s77, 0
-  s_sub_i32 s93, s71, s77
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
+  s_mov_b32 s77, s90
+  s_sub_i32 s95, s71, s77
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_rows_6
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_branch .Lrows_loaded_7
 .Ltail_rows_6:
   v_mov_b32 v184, 0
@@ -593,23 +687,22 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v189, 0
   v_mov_b32 v190, 0
   v_mov_b32 v191, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lrows_loaded_7:
-  s_lshl_b64 s[94:95], s[36:37], 6
-  s_add_u32 s82, s82, s94
-  s_addc_u32 s83, s83, s95
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]             // next block, 64-bit
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
-  ds_write_b128 v213, v[188:191] offset:128
-  s_sub_i32 s93, s71, s77
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
+  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
+  ds_write_b128 v214, v[188:191] offset:128
+  s_sub_i32 s95, s71, s77
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_rows_8
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_branch .Lrows_loaded_9
 .Ltail_rows_8:
   v_mov_b32 v192, 0
@@ -620,23 +713,22 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lrows_loaded_9:
-  s_lshl_b64 s[94:95], s[42:43], 6
-  s_add_u32 s84, s84, s94
-  s_addc_u32 s85, s85, s95
-  s_mov_b32 s79, 64
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]             // next block, 64-bit
+  s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_10
-  s_sub_i32 s93, s71, s79
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
+  s_sub_i32 s95, s71, s79
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_rows_11
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_branch .Lrows_loaded_12
 .Ltail_rows_11:
   v_mov_b32 v184, 0
@@ -647,15 +739,14 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v189, 0
   v_mov_b32 v190, 0
   v_mov_b32 v191, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_mov_b64 exec, s[86:87]
 .Lrows_loaded_12:
-  s_lshl_b64 s[94:95], s[36:37], 6
-  s_add_u32 s82, s82, s94
-  s_addc_u32 s83, s83, s95
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]             // next block, 64-bit
 .Lsingle_block_10:
   s_waitcnt lgkmcnt(0)                                           // K(0) in LDS
   s_barrier
@@ -665,118 +756,118 @@ zyfa_gfx942_bf16_d128_none:
   s_cbranch_scc1 .Lsoftmax_first_group
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block?
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block?
   s_cbranch_scc1 .Lno_previous_block_13
-  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
-  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
-  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v224 offset:0                         // K tile 0 step 1
+  ds_read_b128 v[116:119], v224 offset:8192                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v225 offset:0                         // K tile 0 step 2
+  ds_read_b128 v[124:127], v225 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
-  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
+  ds_read_b128 v[104:107], v227 offset:32768                     // V^T tile 0 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[156:157], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
+  ds_read_b128 v[108:111], v227 offset:36864                     // V^T tile 1 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[160:161], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[162:163], v[72:87]
-  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
+  ds_read_b128 v[112:115], v227 offset:40960                     // V^T tile 2 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[160:161], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[162:163], v[88:103]
-  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
+  ds_read_b128 v[116:119], v227 offset:45056                     // V^T tile 3 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[164:165], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[166:167], v[72:87]
-  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
+  ds_read_b128 v[120:123], v228 offset:32768                     // V^T tile 0 keys 16..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
+  ds_read_b128 v[124:127], v228 offset:36864                     // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:40960                     // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:45056                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:32768                     // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:36864                     // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:40960                     // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -797,52 +888,52 @@ zyfa_gfx942_bf16_d128_none:
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
   s_branch .Lmfma_done_14
 .Lno_previous_block_13:
-  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
-  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
-  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v224 offset:0                         // K tile 0 step 1
+  ds_read_b128 v[116:119], v224 offset:8192                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v225 offset:0                         // K tile 0 step 2
+  ds_read_b128 v[124:127], v225 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -864,127 +955,195 @@ zyfa_gfx942_bf16_d128_none:
 .Lmfma_done_14:
   s_setprio 0
   s_nop 10                                                       // QK MFMA result -> VALU
-  s_add_u32 s93, s77, 64
-  s_cmp_gt_i32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_sub_u32 s95, s77, s91
+  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_15
-  v_subrev_u32 v232, s77, v202
-  v_cmp_lt_i32 vcc, 0, v232
-  v_cmp_lt_i32 s[94:95], 1, v232
-  v_cmp_lt_i32 s[96:97], 2, v232
+  v_subrev_u32 v234, s77, v202
+  v_cmp_lt_i32 vcc, 0, v234
+  v_cmp_lt_i32 s[96:97], 1, v234
+  v_cmp_lt_i32 s[98:99], 2, v234
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v232
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v232
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v232
+  v_cmp_lt_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v234
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v232
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v232
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v232
+  v_cmp_lt_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v234
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v232
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v232
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v232
+  v_cmp_lt_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v234
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v232
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v232
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v232
+  v_cmp_lt_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v234
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v232
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v232
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v232
+  v_cmp_lt_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v234
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v232
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v232
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v232
+  v_cmp_lt_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v234
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v232
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v232
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v232
+  v_cmp_lt_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v234
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v232
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v232
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v232
+  v_cmp_lt_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v234
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v232
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v232
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v232
+  v_cmp_lt_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v234
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v232
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v232
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_17
+  v_subrev_u32 v234, s77, v231
+  v_cmp_ge_i32 vcc, 0, v234
+  v_cmp_ge_i32 s[96:97], 1, v234
+  v_cmp_ge_i32 s[98:99], 2, v234
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v234
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v234
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v234
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v234
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v234
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v234
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v234
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v234
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v234
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_17:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
+  v_max_f32 v233, v233, v234
+  v_cmp_eq_f32 vcc, v208, v233                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+  v_cndmask_b32 v233, v233, v204, vcc                            // then m_new = m
   s_branch .Lrow_max_done_16
 .Lno_mask_15:
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
+  v_max_f32 v233, v233, v234
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
 .Lrow_max_done_16:
-  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v204, v233                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_17
-  v_sub_f32 v232, v204, v231
+  s_cbranch_vccz .Lalpha_done_18
+  v_sub_f32 v234, v204, v233
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v234                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1019,13 +1178,13 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_17:
-  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v231
+.Lalpha_done_18:
+  v_cmp_lg_f32 vcc, v208, v233                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v233
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v231                                           // m = m_new
+  v_mov_b32 v204, v233                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1058,77 +1217,145 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s93, s77, 64
-  s_cmp_gt_i32 s93, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_18
+  s_sub_u32 s95, s77, s91
+  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_19
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_18
-  v_subrev_u32 v231, s77, v202
-  v_cmp_lt_i32 vcc, 0, v231
-  v_cmp_lt_i32 s[94:95], 1, v231
-  v_cmp_lt_i32 s[96:97], 2, v231
+  s_cbranch_scc1 .Lx_no_mask_19
+  v_subrev_u32 v233, s77, v202
+  v_cmp_lt_i32 vcc, 0, v233
+  v_cmp_lt_i32 s[96:97], 1, v233
+  v_cmp_lt_i32 s[98:99], 2, v233
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v231
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v231
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v231
+  v_cmp_lt_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v233
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v231
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v231
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v231
+  v_cmp_lt_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v233
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v231
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v231
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v231
+  v_cmp_lt_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v233
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v231
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v231
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v231
+  v_cmp_lt_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v233
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v231
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v231
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v231
+  v_cmp_lt_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v233
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v231
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v231
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v231
+  v_cmp_lt_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v233
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v231
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v231
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v231
+  v_cmp_lt_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v233
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v231
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v231
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v231
+  v_cmp_lt_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v233
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v231
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v231
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v231
+  v_cmp_lt_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v233
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v231
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v231
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lx_no_mask_18:
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_20
+  v_subrev_u32 v233, s77, v231
+  v_cmp_ge_i32 vcc, 0, v233
+  v_cmp_ge_i32 s[96:97], 1, v233
+  v_cmp_ge_i32 s[98:99], 2, v233
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v233
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v233
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v233
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v233
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v233
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v233
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v233
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v233
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v233
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_20:
+.Lx_no_mask_19:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1161,102 +1388,102 @@ zyfa_gfx942_bf16_d128_none:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v231, v72, 16, 1
-  v_add3_u32 v231, v72, s90, v231
-  v_bfe_u32 v232, v73, 16, 1
-  v_add3_u32 v232, v73, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v168, v232, s91, v231
-  v_bfe_u32 v231, v74, 16, 1
-  v_add3_u32 v231, v74, s90, v231
-  v_bfe_u32 v232, v75, 16, 1
-  v_add3_u32 v232, v75, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v169, v232, s91, v231
-  v_bfe_u32 v231, v76, 16, 1
-  v_add3_u32 v231, v76, s90, v231
-  v_bfe_u32 v232, v77, 16, 1
-  v_add3_u32 v232, v77, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v170, v232, s91, v231
-  v_bfe_u32 v231, v78, 16, 1
-  v_add3_u32 v231, v78, s90, v231
-  v_bfe_u32 v232, v79, 16, 1
-  v_add3_u32 v232, v79, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v171, v232, s91, v231
-  v_bfe_u32 v231, v80, 16, 1
-  v_add3_u32 v231, v80, s90, v231
-  v_bfe_u32 v232, v81, 16, 1
-  v_add3_u32 v232, v81, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v172, v232, s91, v231
-  v_bfe_u32 v231, v82, 16, 1
-  v_add3_u32 v231, v82, s90, v231
-  v_bfe_u32 v232, v83, 16, 1
-  v_add3_u32 v232, v83, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v173, v232, s91, v231
-  v_bfe_u32 v231, v84, 16, 1
-  v_add3_u32 v231, v84, s90, v231
-  v_bfe_u32 v232, v85, 16, 1
-  v_add3_u32 v232, v85, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v174, v232, s91, v231
-  v_bfe_u32 v231, v86, 16, 1
-  v_add3_u32 v231, v86, s90, v231
-  v_bfe_u32 v232, v87, 16, 1
-  v_add3_u32 v232, v87, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v175, v232, s91, v231
-  v_bfe_u32 v231, v88, 16, 1
-  v_add3_u32 v231, v88, s90, v231
-  v_bfe_u32 v232, v89, 16, 1
-  v_add3_u32 v232, v89, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v176, v232, s91, v231
-  v_bfe_u32 v231, v90, 16, 1
-  v_add3_u32 v231, v90, s90, v231
-  v_bfe_u32 v232, v91, 16, 1
-  v_add3_u32 v232, v91, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v177, v232, s91, v231
-  v_bfe_u32 v231, v92, 16, 1
-  v_add3_u32 v231, v92, s90, v231
-  v_bfe_u32 v232, v93, 16, 1
-  v_add3_u32 v232, v93, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v178, v232, s91, v231
-  v_bfe_u32 v231, v94, 16, 1
-  v_add3_u32 v231, v94, s90, v231
-  v_bfe_u32 v232, v95, 16, 1
-  v_add3_u32 v232, v95, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v179, v232, s91, v231
-  v_bfe_u32 v231, v96, 16, 1
-  v_add3_u32 v231, v96, s90, v231
-  v_bfe_u32 v232, v97, 16, 1
-  v_add3_u32 v232, v97, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v180, v232, s91, v231
-  v_bfe_u32 v231, v98, 16, 1
-  v_add3_u32 v231, v98, s90, v231
-  v_bfe_u32 v232, v99, 16, 1
-  v_add3_u32 v232, v99, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v181, v232, s91, v231
-  v_bfe_u32 v231, v100, 16, 1
-  v_add3_u32 v231, v100, s90, v231
-  v_bfe_u32 v232, v101, 16, 1
-  v_add3_u32 v232, v101, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v182, v232, s91, v231
-  v_bfe_u32 v231, v102, 16, 1
-  v_add3_u32 v231, v102, s90, v231
-  v_bfe_u32 v232, v103, 16, 1
-  v_add3_u32 v232, v103, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v183, v232, s91, v231
+  v_bfe_u32 v233, v72, 16, 1
+  v_add3_u32 v233, v72, s92, v233
+  v_bfe_u32 v234, v73, 16, 1
+  v_add3_u32 v234, v73, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v168, v234, s93, v233
+  v_bfe_u32 v233, v74, 16, 1
+  v_add3_u32 v233, v74, s92, v233
+  v_bfe_u32 v234, v75, 16, 1
+  v_add3_u32 v234, v75, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v169, v234, s93, v233
+  v_bfe_u32 v233, v76, 16, 1
+  v_add3_u32 v233, v76, s92, v233
+  v_bfe_u32 v234, v77, 16, 1
+  v_add3_u32 v234, v77, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v170, v234, s93, v233
+  v_bfe_u32 v233, v78, 16, 1
+  v_add3_u32 v233, v78, s92, v233
+  v_bfe_u32 v234, v79, 16, 1
+  v_add3_u32 v234, v79, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v171, v234, s93, v233
+  v_bfe_u32 v233, v80, 16, 1
+  v_add3_u32 v233, v80, s92, v233
+  v_bfe_u32 v234, v81, 16, 1
+  v_add3_u32 v234, v81, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v172, v234, s93, v233
+  v_bfe_u32 v233, v82, 16, 1
+  v_add3_u32 v233, v82, s92, v233
+  v_bfe_u32 v234, v83, 16, 1
+  v_add3_u32 v234, v83, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v173, v234, s93, v233
+  v_bfe_u32 v233, v84, 16, 1
+  v_add3_u32 v233, v84, s92, v233
+  v_bfe_u32 v234, v85, 16, 1
+  v_add3_u32 v234, v85, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v174, v234, s93, v233
+  v_bfe_u32 v233, v86, 16, 1
+  v_add3_u32 v233, v86, s92, v233
+  v_bfe_u32 v234, v87, 16, 1
+  v_add3_u32 v234, v87, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v175, v234, s93, v233
+  v_bfe_u32 v233, v88, 16, 1
+  v_add3_u32 v233, v88, s92, v233
+  v_bfe_u32 v234, v89, 16, 1
+  v_add3_u32 v234, v89, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v176, v234, s93, v233
+  v_bfe_u32 v233, v90, 16, 1
+  v_add3_u32 v233, v90, s92, v233
+  v_bfe_u32 v234, v91, 16, 1
+  v_add3_u32 v234, v91, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v177, v234, s93, v233
+  v_bfe_u32 v233, v92, 16, 1
+  v_add3_u32 v233, v92, s92, v233
+  v_bfe_u32 v234, v93, 16, 1
+  v_add3_u32 v234, v93, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v178, v234, s93, v233
+  v_bfe_u32 v233, v94, 16, 1
+  v_add3_u32 v233, v94, s92, v233
+  v_bfe_u32 v234, v95, 16, 1
+  v_add3_u32 v234, v95, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v179, v234, s93, v233
+  v_bfe_u32 v233, v96, 16, 1
+  v_add3_u32 v233, v96, s92, v233
+  v_bfe_u32 v234, v97, 16, 1
+  v_add3_u32 v234, v97, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v180, v234, s93, v233
+  v_bfe_u32 v233, v98, 16, 1
+  v_add3_u32 v233, v98, s92, v233
+  v_bfe_u32 v234, v99, 16, 1
+  v_add3_u32 v234, v99, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v181, v234, s93, v233
+  v_bfe_u32 v233, v100, 16, 1
+  v_add3_u32 v233, v100, s92, v233
+  v_bfe_u32 v234, v101, 16, 1
+  v_add3_u32 v234, v101, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v182, v234, s93, v233
+  v_bfe_u32 v233, v102, 16, 1
+  v_add3_u32 v233, v102, s92, v233
+  v_bfe_u32 v234, v103, 16, 1
+  v_add3_u32 v234, v103, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v183, v234, s93, v233
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -1275,41 +1502,41 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v233, v232, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v231
+  v_add_f32 v206, v206, v233
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v214, v192 offset:0                               // store: V transposed (swizzled)
-  ds_write_b16_d16_hi v215, v192 offset:128
-  ds_write_b16 v216, v193 offset:256
-  ds_write_b16_d16_hi v217, v193 offset:384
-  ds_write_b16 v218, v194 offset:512
-  ds_write_b16_d16_hi v219, v194 offset:640
-  ds_write_b16 v220, v195 offset:768
-  ds_write_b16_d16_hi v221, v195 offset:896
-  ds_write_b16 v214, v196 offset:8192
-  ds_write_b16_d16_hi v215, v196 offset:8320
-  ds_write_b16 v216, v197 offset:8448
-  ds_write_b16_d16_hi v217, v197 offset:8576
-  ds_write_b16 v218, v198 offset:8704
-  ds_write_b16_d16_hi v219, v198 offset:8832
-  ds_write_b16 v220, v199 offset:8960
-  ds_write_b16_d16_hi v221, v199 offset:9088
+  ds_write_b16 v215, v192 offset:0                               // store: V transposed (swizzled)
+  ds_write_b16_d16_hi v216, v192 offset:128
+  ds_write_b16 v217, v193 offset:256
+  ds_write_b16_d16_hi v218, v193 offset:384
+  ds_write_b16 v219, v194 offset:512
+  ds_write_b16_d16_hi v220, v194 offset:640
+  ds_write_b16 v221, v195 offset:768
+  ds_write_b16_d16_hi v222, v195 offset:896
+  ds_write_b16 v215, v196 offset:8192
+  ds_write_b16_d16_hi v216, v196 offset:8320
+  ds_write_b16 v217, v197 offset:8448
+  ds_write_b16_d16_hi v218, v197 offset:8576
+  ds_write_b16 v219, v198 offset:8704
+  ds_write_b16_d16_hi v220, v198 offset:8832
+  ds_write_b16 v221, v199 offset:8960
+  ds_write_b16_d16_hi v222, v199 offset:9088
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
-  s_cbranch_scc0 .Lno_next_block_19
+  s_cbranch_scc0 .Lno_next_block_21
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:32768                    // store: K chunks, row-major (swizzled)
-  ds_write_b128 v213, v[188:191] offset:32896
-  s_sub_i32 s93, s71, s78
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_20
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lrows_loaded_21
-.Ltail_rows_20:
+  ds_write_b128 v214, v[184:187] offset:32768                    // store: K chunks, row-major (swizzled)
+  ds_write_b128 v214, v[188:191] offset:32896
+  s_sub_i32 s95, s71, s78
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_22
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lrows_loaded_23
+.Ltail_rows_22:
   v_mov_b32 v192, 0
   v_mov_b32 v193, 0
   v_mov_b32 v194, 0
@@ -1318,25 +1545,24 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_21:
-  s_lshl_b64 s[94:95], s[42:43], 6
-  s_add_u32 s84, s84, s94
-  s_addc_u32 s85, s85, s95
+.Lrows_loaded_23:
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]             // next block, 64-bit
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // K of the one after?
-  s_cbranch_scc0 .Lno_next_block_19
-  s_sub_i32 s93, s71, s79
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_22
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  s_branch .Lrows_loaded_23
-.Ltail_rows_22:
+  s_cbranch_scc0 .Lno_next_block_21
+  s_sub_i32 s95, s71, s79
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_24
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  s_branch .Lrows_loaded_25
+.Ltail_rows_24:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -1345,134 +1571,133 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v189, 0
   v_mov_b32 v190, 0
   v_mov_b32 v191, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_23:
-  s_lshl_b64 s[94:95], s[36:37], 6
-  s_add_u32 s82, s82, s94
-  s_addc_u32 s83, s83, s95
-.Lno_next_block_19:
+.Lrows_loaded_25:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]             // next block, 64-bit
+.Lno_next_block_21:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
-  s_cmp_eq_u32 s77, 0                                            // PV of the previous block?
-  s_cbranch_scc1 .Lno_previous_block_24
-  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
-  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
-  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
-  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
-  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
-  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
+  s_cmp_eq_u32 s77, s90                                          // PV of the previous block?
+  s_cbranch_scc1 .Lno_previous_block_26
+  ds_read_b128 v[104:107], v223 offset:32768                     // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:40960                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v224 offset:32768                     // K tile 0 step 1
+  ds_read_b128 v[116:119], v224 offset:40960                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v225 offset:32768                     // K tile 0 step 2
+  ds_read_b128 v[124:127], v225 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
-  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[104:107], v227 offset:0                         // V^T tile 0 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[156:157], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[108:111], v227 offset:4096                      // V^T tile 1 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[160:161], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[162:163], v[72:87]
-  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[112:115], v227 offset:8192                      // V^T tile 2 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[160:161], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[162:163], v[88:103]
-  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[116:119], v227 offset:12288                     // V^T tile 3 keys 0..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[164:165], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[166:167], v[72:87]
-  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
+  ds_read_b128 v[120:123], v228 offset:0                         // V^T tile 0 keys 16..
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
+  ds_read_b128 v[124:127], v228 offset:4096                      // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:8192                      // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:12288                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:0                         // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:4096                      // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:8192                      // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -1491,54 +1716,54 @@ zyfa_gfx942_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[180:181], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
-  s_branch .Lmfma_done_25
-.Lno_previous_block_24:
-  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
-  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
-  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
-  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
-  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
-  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
+  s_branch .Lmfma_done_27
+.Lno_previous_block_26:
+  ds_read_b128 v[104:107], v223 offset:32768                     // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:40960                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v224 offset:32768                     // K tile 0 step 1
+  ds_read_b128 v[116:119], v224 offset:40960                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v225 offset:32768                     // K tile 0 step 2
+  ds_read_b128 v[124:127], v225 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -1557,130 +1782,198 @@ zyfa_gfx942_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-.Lmfma_done_25:
+.Lmfma_done_27:
   s_setprio 0
   s_nop 10                                                       // QK MFMA result -> VALU
-  s_add_u32 s93, s77, 64
-  s_cmp_gt_i32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_26
-  v_subrev_u32 v232, s77, v202
-  v_cmp_lt_i32 vcc, 0, v232
-  v_cmp_lt_i32 s[94:95], 1, v232
-  v_cmp_lt_i32 s[96:97], 2, v232
+  s_sub_u32 s95, s77, s91
+  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_28
+  v_subrev_u32 v234, s77, v202
+  v_cmp_lt_i32 vcc, 0, v234
+  v_cmp_lt_i32 s[96:97], 1, v234
+  v_cmp_lt_i32 s[98:99], 2, v234
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v232
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v232
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v232
+  v_cmp_lt_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v234
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v232
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v232
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v232
+  v_cmp_lt_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v234
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v232
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v232
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v232
+  v_cmp_lt_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v234
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v232
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v232
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v232
+  v_cmp_lt_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v234
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v232
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v232
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v232
+  v_cmp_lt_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v234
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v232
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v232
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v232
+  v_cmp_lt_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v234
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v232
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v232
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v232
+  v_cmp_lt_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v234
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v232
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v232
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v232
+  v_cmp_lt_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v234
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v232
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v232
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v232
+  v_cmp_lt_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v234
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v232
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v232
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_30
+  v_subrev_u32 v234, s77, v231
+  v_cmp_ge_i32 vcc, 0, v234
+  v_cmp_ge_i32 s[96:97], 1, v234
+  v_cmp_ge_i32 s[98:99], 2, v234
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v234
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v234
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v234
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v234
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v234
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v234
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v234
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v234
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v234
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_30:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_27
-.Lno_mask_26:
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_max_f32 v233, v233, v234
+  v_cmp_eq_f32 vcc, v208, v233                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+  v_cndmask_b32 v233, v233, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_29
+.Lno_mask_28:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-.Lrow_max_done_27:
-  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
+  v_max_f32 v233, v233, v234
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+.Lrow_max_done_29:
+  v_cmp_lt_f32 vcc, v204, v233                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_28
-  v_sub_f32 v232, v204, v231
+  s_cbranch_vccz .Lalpha_done_31
+  v_sub_f32 v234, v204, v233
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v234                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -1715,13 +2008,13 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_28:
-  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v231
+.Lalpha_done_31:
+  v_cmp_lg_f32 vcc, v208, v233                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v233
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v231                                           // m = m_new
+  v_mov_b32 v204, v233                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -1754,77 +2047,145 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s93, s77, 64
-  s_cmp_gt_i32 s93, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_29
+  s_sub_u32 s95, s77, s91
+  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_32
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_29
-  v_subrev_u32 v231, s77, v202
-  v_cmp_lt_i32 vcc, 0, v231
-  v_cmp_lt_i32 s[94:95], 1, v231
-  v_cmp_lt_i32 s[96:97], 2, v231
+  s_cbranch_scc1 .Lx_no_mask_32
+  v_subrev_u32 v233, s77, v202
+  v_cmp_lt_i32 vcc, 0, v233
+  v_cmp_lt_i32 s[96:97], 1, v233
+  v_cmp_lt_i32 s[98:99], 2, v233
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v231
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v231
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v231
+  v_cmp_lt_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v233
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v231
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v231
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v231
+  v_cmp_lt_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v233
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v231
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v231
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v231
+  v_cmp_lt_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v233
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v231
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v231
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v231
+  v_cmp_lt_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v233
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v231
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v231
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v231
+  v_cmp_lt_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v233
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v231
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v231
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v231
+  v_cmp_lt_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v233
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v231
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v231
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v231
+  v_cmp_lt_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v233
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v231
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v231
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v231
+  v_cmp_lt_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v233
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v231
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v231
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v231
+  v_cmp_lt_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v233
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v231
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v231
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lx_no_mask_29:
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_33
+  v_subrev_u32 v233, s77, v231
+  v_cmp_ge_i32 vcc, 0, v233
+  v_cmp_ge_i32 s[96:97], 1, v233
+  v_cmp_ge_i32 s[98:99], 2, v233
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v233
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v233
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v233
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v233
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v233
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v233
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v233
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v233
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v233
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_33:
+.Lx_no_mask_32:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1857,102 +2218,102 @@ zyfa_gfx942_bf16_d128_none:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v231, v72, 16, 1
-  v_add3_u32 v231, v72, s90, v231
-  v_bfe_u32 v232, v73, 16, 1
-  v_add3_u32 v232, v73, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v168, v232, s91, v231
-  v_bfe_u32 v231, v74, 16, 1
-  v_add3_u32 v231, v74, s90, v231
-  v_bfe_u32 v232, v75, 16, 1
-  v_add3_u32 v232, v75, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v169, v232, s91, v231
-  v_bfe_u32 v231, v76, 16, 1
-  v_add3_u32 v231, v76, s90, v231
-  v_bfe_u32 v232, v77, 16, 1
-  v_add3_u32 v232, v77, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v170, v232, s91, v231
-  v_bfe_u32 v231, v78, 16, 1
-  v_add3_u32 v231, v78, s90, v231
-  v_bfe_u32 v232, v79, 16, 1
-  v_add3_u32 v232, v79, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v171, v232, s91, v231
-  v_bfe_u32 v231, v80, 16, 1
-  v_add3_u32 v231, v80, s90, v231
-  v_bfe_u32 v232, v81, 16, 1
-  v_add3_u32 v232, v81, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v172, v232, s91, v231
-  v_bfe_u32 v231, v82, 16, 1
-  v_add3_u32 v231, v82, s90, v231
-  v_bfe_u32 v232, v83, 16, 1
-  v_add3_u32 v232, v83, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v173, v232, s91, v231
-  v_bfe_u32 v231, v84, 16, 1
-  v_add3_u32 v231, v84, s90, v231
-  v_bfe_u32 v232, v85, 16, 1
-  v_add3_u32 v232, v85, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v174, v232, s91, v231
-  v_bfe_u32 v231, v86, 16, 1
-  v_add3_u32 v231, v86, s90, v231
-  v_bfe_u32 v232, v87, 16, 1
-  v_add3_u32 v232, v87, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v175, v232, s91, v231
-  v_bfe_u32 v231, v88, 16, 1
-  v_add3_u32 v231, v88, s90, v231
-  v_bfe_u32 v232, v89, 16, 1
-  v_add3_u32 v232, v89, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v176, v232, s91, v231
-  v_bfe_u32 v231, v90, 16, 1
-  v_add3_u32 v231, v90, s90, v231
-  v_bfe_u32 v232, v91, 16, 1
-  v_add3_u32 v232, v91, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v177, v232, s91, v231
-  v_bfe_u32 v231, v92, 16, 1
-  v_add3_u32 v231, v92, s90, v231
-  v_bfe_u32 v232, v93, 16, 1
-  v_add3_u32 v232, v93, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v178, v232, s91, v231
-  v_bfe_u32 v231, v94, 16, 1
-  v_add3_u32 v231, v94, s90, v231
-  v_bfe_u32 v232, v95, 16, 1
-  v_add3_u32 v232, v95, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v179, v232, s91, v231
-  v_bfe_u32 v231, v96, 16, 1
-  v_add3_u32 v231, v96, s90, v231
-  v_bfe_u32 v232, v97, 16, 1
-  v_add3_u32 v232, v97, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v180, v232, s91, v231
-  v_bfe_u32 v231, v98, 16, 1
-  v_add3_u32 v231, v98, s90, v231
-  v_bfe_u32 v232, v99, 16, 1
-  v_add3_u32 v232, v99, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v181, v232, s91, v231
-  v_bfe_u32 v231, v100, 16, 1
-  v_add3_u32 v231, v100, s90, v231
-  v_bfe_u32 v232, v101, 16, 1
-  v_add3_u32 v232, v101, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v182, v232, s91, v231
-  v_bfe_u32 v231, v102, 16, 1
-  v_add3_u32 v231, v102, s90, v231
-  v_bfe_u32 v232, v103, 16, 1
-  v_add3_u32 v232, v103, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v183, v232, s91, v231
+  v_bfe_u32 v233, v72, 16, 1
+  v_add3_u32 v233, v72, s92, v233
+  v_bfe_u32 v234, v73, 16, 1
+  v_add3_u32 v234, v73, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v168, v234, s93, v233
+  v_bfe_u32 v233, v74, 16, 1
+  v_add3_u32 v233, v74, s92, v233
+  v_bfe_u32 v234, v75, 16, 1
+  v_add3_u32 v234, v75, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v169, v234, s93, v233
+  v_bfe_u32 v233, v76, 16, 1
+  v_add3_u32 v233, v76, s92, v233
+  v_bfe_u32 v234, v77, 16, 1
+  v_add3_u32 v234, v77, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v170, v234, s93, v233
+  v_bfe_u32 v233, v78, 16, 1
+  v_add3_u32 v233, v78, s92, v233
+  v_bfe_u32 v234, v79, 16, 1
+  v_add3_u32 v234, v79, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v171, v234, s93, v233
+  v_bfe_u32 v233, v80, 16, 1
+  v_add3_u32 v233, v80, s92, v233
+  v_bfe_u32 v234, v81, 16, 1
+  v_add3_u32 v234, v81, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v172, v234, s93, v233
+  v_bfe_u32 v233, v82, 16, 1
+  v_add3_u32 v233, v82, s92, v233
+  v_bfe_u32 v234, v83, 16, 1
+  v_add3_u32 v234, v83, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v173, v234, s93, v233
+  v_bfe_u32 v233, v84, 16, 1
+  v_add3_u32 v233, v84, s92, v233
+  v_bfe_u32 v234, v85, 16, 1
+  v_add3_u32 v234, v85, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v174, v234, s93, v233
+  v_bfe_u32 v233, v86, 16, 1
+  v_add3_u32 v233, v86, s92, v233
+  v_bfe_u32 v234, v87, 16, 1
+  v_add3_u32 v234, v87, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v175, v234, s93, v233
+  v_bfe_u32 v233, v88, 16, 1
+  v_add3_u32 v233, v88, s92, v233
+  v_bfe_u32 v234, v89, 16, 1
+  v_add3_u32 v234, v89, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v176, v234, s93, v233
+  v_bfe_u32 v233, v90, 16, 1
+  v_add3_u32 v233, v90, s92, v233
+  v_bfe_u32 v234, v91, 16, 1
+  v_add3_u32 v234, v91, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v177, v234, s93, v233
+  v_bfe_u32 v233, v92, 16, 1
+  v_add3_u32 v233, v92, s92, v233
+  v_bfe_u32 v234, v93, 16, 1
+  v_add3_u32 v234, v93, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v178, v234, s93, v233
+  v_bfe_u32 v233, v94, 16, 1
+  v_add3_u32 v233, v94, s92, v233
+  v_bfe_u32 v234, v95, 16, 1
+  v_add3_u32 v234, v95, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v179, v234, s93, v233
+  v_bfe_u32 v233, v96, 16, 1
+  v_add3_u32 v233, v96, s92, v233
+  v_bfe_u32 v234, v97, 16, 1
+  v_add3_u32 v234, v97, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v180, v234, s93, v233
+  v_bfe_u32 v233, v98, 16, 1
+  v_add3_u32 v233, v98, s92, v233
+  v_bfe_u32 v234, v99, 16, 1
+  v_add3_u32 v234, v99, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v181, v234, s93, v233
+  v_bfe_u32 v233, v100, 16, 1
+  v_add3_u32 v233, v100, s92, v233
+  v_bfe_u32 v234, v101, 16, 1
+  v_add3_u32 v234, v101, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v182, v234, s93, v233
+  v_bfe_u32 v233, v102, 16, 1
+  v_add3_u32 v233, v102, s92, v233
+  v_bfe_u32 v234, v103, 16, 1
+  v_add3_u32 v234, v103, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v183, v234, s93, v233
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -1971,41 +2332,41 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v233, v232, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v231
+  v_add_f32 v206, v206, v233
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v214, v192 offset:32768                           // store: V transposed (swizzled)
-  ds_write_b16_d16_hi v215, v192 offset:32896
-  ds_write_b16 v216, v193 offset:33024
-  ds_write_b16_d16_hi v217, v193 offset:33152
-  ds_write_b16 v218, v194 offset:33280
-  ds_write_b16_d16_hi v219, v194 offset:33408
-  ds_write_b16 v220, v195 offset:33536
-  ds_write_b16_d16_hi v221, v195 offset:33664
-  ds_write_b16 v214, v196 offset:40960
-  ds_write_b16_d16_hi v215, v196 offset:41088
-  ds_write_b16 v216, v197 offset:41216
-  ds_write_b16_d16_hi v217, v197 offset:41344
-  ds_write_b16 v218, v198 offset:41472
-  ds_write_b16_d16_hi v219, v198 offset:41600
-  ds_write_b16 v220, v199 offset:41728
-  ds_write_b16_d16_hi v221, v199 offset:41856
+  ds_write_b16 v215, v192 offset:32768                           // store: V transposed (swizzled)
+  ds_write_b16_d16_hi v216, v192 offset:32896
+  ds_write_b16 v217, v193 offset:33024
+  ds_write_b16_d16_hi v218, v193 offset:33152
+  ds_write_b16 v219, v194 offset:33280
+  ds_write_b16_d16_hi v220, v194 offset:33408
+  ds_write_b16 v221, v195 offset:33536
+  ds_write_b16_d16_hi v222, v195 offset:33664
+  ds_write_b16 v215, v196 offset:40960
+  ds_write_b16_d16_hi v216, v196 offset:41088
+  ds_write_b16 v217, v197 offset:41216
+  ds_write_b16_d16_hi v218, v197 offset:41344
+  ds_write_b16 v219, v198 offset:41472
+  ds_write_b16_d16_hi v220, v198 offset:41600
+  ds_write_b16 v221, v199 offset:41728
+  ds_write_b16_d16_hi v222, v199 offset:41856
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
-  s_cbranch_scc0 .Lno_next_block_30
+  s_cbranch_scc0 .Lno_next_block_34
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
-  ds_write_b128 v213, v[188:191] offset:128
-  s_sub_i32 s93, s71, s78
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_31
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lrows_loaded_32
-.Ltail_rows_31:
+  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
+  ds_write_b128 v214, v[188:191] offset:128
+  s_sub_i32 s95, s71, s78
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_35
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lrows_loaded_36
+.Ltail_rows_35:
   v_mov_b32 v192, 0
   v_mov_b32 v193, 0
   v_mov_b32 v194, 0
@@ -2014,25 +2375,24 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_32:
-  s_lshl_b64 s[94:95], s[42:43], 6
-  s_add_u32 s84, s84, s94
-  s_addc_u32 s85, s85, s95
+.Lrows_loaded_36:
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]             // next block, 64-bit
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // K of the one after?
-  s_cbranch_scc0 .Lno_next_block_30
-  s_sub_i32 s93, s71, s79
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_33
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  s_branch .Lrows_loaded_34
-.Ltail_rows_33:
+  s_cbranch_scc0 .Lno_next_block_34
+  s_sub_i32 s95, s71, s79
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_37
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  s_branch .Lrows_loaded_38
+.Ltail_rows_37:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -2041,16 +2401,15 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v189, 0
   v_mov_b32 v190, 0
   v_mov_b32 v191, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_34:
-  s_lshl_b64 s[94:95], s[36:37], 6
-  s_add_u32 s82, s82, s94
-  s_addc_u32 s83, s83, s95
-.Lno_next_block_30:
+.Lrows_loaded_38:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]             // next block, 64-bit
+.Lno_next_block_34:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2059,52 +2418,52 @@ zyfa_gfx942_bf16_d128_none:
   s_branch .Lmfma_first_loop
 .Lmfma_first_drain_stage0:
   s_setprio 1
-  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v227 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v227 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v227 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v227 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v228 offset:0                         // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v228 offset:4096                      // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:8192                      // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:12288                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:0                         // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:4096                      // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:8192                      // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -2127,52 +2486,52 @@ zyfa_gfx942_bf16_d128_none:
   s_branch .Lkey_blocks_done
 .Lmfma_first_drain_stage1:
   s_setprio 1
-  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
+  ds_read_b128 v[104:107], v227 offset:32768                     // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v227 offset:36864                     // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v227 offset:40960                     // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v227 offset:45056                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v228 offset:32768                     // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v228 offset:36864                     // V^T tile 1 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:40960                     // V^T tile 2 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:45056                     // V^T tile 3 keys 16..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:32768                     // V^T tile 0 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:36864                     // V^T tile 1 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:40960                     // V^T tile 2 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -2195,136 +2554,204 @@ zyfa_gfx942_bf16_d128_none:
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 0: softmax of the previous block
-  s_cbranch_scc1 .Lno_previous_block_35
-  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
-  s_add_i32 s93, s77, -64
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_37
-  v_subrev_u32 v232, s93, v202
-  v_cmp_lt_i32 vcc, 0, v232
-  v_cmp_lt_i32 s[94:95], 1, v232
-  v_cmp_lt_i32 s[96:97], 2, v232
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: softmax of the previous block
+  s_cbranch_scc1 .Lno_previous_block_39
+  ds_read_b128 v[104:107], v227 offset:32768                     // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v227 offset:36864                     // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v227 offset:40960                     // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v227 offset:45056                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v228 offset:32768                     // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v228 offset:36864                     // V^T tile 1 keys 16..
+  s_add_i32 s95, s77, -64
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_41
+  v_subrev_u32 v234, s95, v202
+  v_cmp_lt_i32 vcc, 0, v234
+  v_cmp_lt_i32 s[96:97], 1, v234
+  v_cmp_lt_i32 s[98:99], 2, v234
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v232
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v232
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v232
+  v_cmp_lt_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v234
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v232
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v232
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v232
+  v_cmp_lt_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v234
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v232
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v232
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v232
+  v_cmp_lt_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v234
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v232
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v232
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v232
+  v_cmp_lt_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v234
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v232
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v232
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v232
+  v_cmp_lt_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v234
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v232
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v232
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v232
+  v_cmp_lt_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v234
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v232
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v232
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v232
+  v_cmp_lt_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v234
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v232
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v232
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v232
+  v_cmp_lt_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v234
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v232
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v232
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v232
+  v_cmp_lt_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v234
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v232
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v232
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_43
+  v_subrev_u32 v234, s95, v231
+  v_cmp_ge_i32 vcc, 0, v234
+  v_cmp_ge_i32 s[96:97], 1, v234
+  v_cmp_ge_i32 s[98:99], 2, v234
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v234
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v234
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v234
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v234
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v234
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v234
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v234
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v234
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v234
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_43:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_38
-.Lno_mask_37:
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_max_f32 v233, v233, v234
+  v_cmp_eq_f32 vcc, v208, v233                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+  v_cndmask_b32 v233, v233, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_42
+.Lno_mask_41:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-.Lrow_max_done_38:
-  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
+  v_max_f32 v233, v233, v234
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+.Lrow_max_done_42:
+  v_cmp_lt_f32 vcc, v204, v233                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_39
-  v_sub_f32 v232, v204, v231
+  s_cbranch_vccz .Lalpha_done_44
+  v_sub_f32 v234, v204, v233
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v234                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -2359,13 +2786,13 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_39:
-  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v231
+.Lalpha_done_44:
+  v_cmp_lg_f32 vcc, v208, v233                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v233
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v231                                           // m = m_new
+  v_mov_b32 v204, v233                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -2398,77 +2825,145 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_40
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_45
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_40
-  v_subrev_u32 v231, s93, v202
-  v_cmp_lt_i32 vcc, 0, v231
-  v_cmp_lt_i32 s[94:95], 1, v231
-  v_cmp_lt_i32 s[96:97], 2, v231
+  s_cbranch_scc1 .Lx_no_mask_45
+  v_subrev_u32 v233, s95, v202
+  v_cmp_lt_i32 vcc, 0, v233
+  v_cmp_lt_i32 s[96:97], 1, v233
+  v_cmp_lt_i32 s[98:99], 2, v233
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v231
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v231
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v231
+  v_cmp_lt_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v233
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v231
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v231
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v231
+  v_cmp_lt_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v233
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v231
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v231
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v231
+  v_cmp_lt_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v233
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v231
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v231
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v231
+  v_cmp_lt_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v233
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v231
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v231
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v231
+  v_cmp_lt_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v233
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v231
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v231
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v231
+  v_cmp_lt_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v233
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v231
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v231
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v231
+  v_cmp_lt_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v233
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v231
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v231
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v231
+  v_cmp_lt_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v233
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v231
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v231
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v231
+  v_cmp_lt_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v233
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v231
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v231
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lx_no_mask_40:
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_46
+  v_subrev_u32 v233, s95, v231
+  v_cmp_ge_i32 vcc, 0, v233
+  v_cmp_ge_i32 s[96:97], 1, v233
+  v_cmp_ge_i32 s[98:99], 2, v233
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v233
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v233
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v233
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v233
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v233
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v233
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v233
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v233
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v233
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_46:
+.Lx_no_mask_45:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2501,102 +2996,102 @@ zyfa_gfx942_bf16_d128_none:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v231, v72, 16, 1
-  v_add3_u32 v231, v72, s90, v231
-  v_bfe_u32 v232, v73, 16, 1
-  v_add3_u32 v232, v73, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v168, v232, s91, v231
-  v_bfe_u32 v231, v74, 16, 1
-  v_add3_u32 v231, v74, s90, v231
-  v_bfe_u32 v232, v75, 16, 1
-  v_add3_u32 v232, v75, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v169, v232, s91, v231
-  v_bfe_u32 v231, v76, 16, 1
-  v_add3_u32 v231, v76, s90, v231
-  v_bfe_u32 v232, v77, 16, 1
-  v_add3_u32 v232, v77, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v170, v232, s91, v231
-  v_bfe_u32 v231, v78, 16, 1
-  v_add3_u32 v231, v78, s90, v231
-  v_bfe_u32 v232, v79, 16, 1
-  v_add3_u32 v232, v79, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v171, v232, s91, v231
-  v_bfe_u32 v231, v80, 16, 1
-  v_add3_u32 v231, v80, s90, v231
-  v_bfe_u32 v232, v81, 16, 1
-  v_add3_u32 v232, v81, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v172, v232, s91, v231
-  v_bfe_u32 v231, v82, 16, 1
-  v_add3_u32 v231, v82, s90, v231
-  v_bfe_u32 v232, v83, 16, 1
-  v_add3_u32 v232, v83, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v173, v232, s91, v231
-  v_bfe_u32 v231, v84, 16, 1
-  v_add3_u32 v231, v84, s90, v231
-  v_bfe_u32 v232, v85, 16, 1
-  v_add3_u32 v232, v85, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v174, v232, s91, v231
-  v_bfe_u32 v231, v86, 16, 1
-  v_add3_u32 v231, v86, s90, v231
-  v_bfe_u32 v232, v87, 16, 1
-  v_add3_u32 v232, v87, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v175, v232, s91, v231
-  v_bfe_u32 v231, v88, 16, 1
-  v_add3_u32 v231, v88, s90, v231
-  v_bfe_u32 v232, v89, 16, 1
-  v_add3_u32 v232, v89, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v176, v232, s91, v231
-  v_bfe_u32 v231, v90, 16, 1
-  v_add3_u32 v231, v90, s90, v231
-  v_bfe_u32 v232, v91, 16, 1
-  v_add3_u32 v232, v91, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v177, v232, s91, v231
-  v_bfe_u32 v231, v92, 16, 1
-  v_add3_u32 v231, v92, s90, v231
-  v_bfe_u32 v232, v93, 16, 1
-  v_add3_u32 v232, v93, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v178, v232, s91, v231
-  v_bfe_u32 v231, v94, 16, 1
-  v_add3_u32 v231, v94, s90, v231
-  v_bfe_u32 v232, v95, 16, 1
-  v_add3_u32 v232, v95, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v179, v232, s91, v231
-  v_bfe_u32 v231, v96, 16, 1
-  v_add3_u32 v231, v96, s90, v231
-  v_bfe_u32 v232, v97, 16, 1
-  v_add3_u32 v232, v97, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v180, v232, s91, v231
-  v_bfe_u32 v231, v98, 16, 1
-  v_add3_u32 v231, v98, s90, v231
-  v_bfe_u32 v232, v99, 16, 1
-  v_add3_u32 v232, v99, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v181, v232, s91, v231
-  v_bfe_u32 v231, v100, 16, 1
-  v_add3_u32 v231, v100, s90, v231
-  v_bfe_u32 v232, v101, 16, 1
-  v_add3_u32 v232, v101, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v182, v232, s91, v231
-  v_bfe_u32 v231, v102, 16, 1
-  v_add3_u32 v231, v102, s90, v231
-  v_bfe_u32 v232, v103, 16, 1
-  v_add3_u32 v232, v103, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v183, v232, s91, v231
+  v_bfe_u32 v233, v72, 16, 1
+  v_add3_u32 v233, v72, s92, v233
+  v_bfe_u32 v234, v73, 16, 1
+  v_add3_u32 v234, v73, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v168, v234, s93, v233
+  v_bfe_u32 v233, v74, 16, 1
+  v_add3_u32 v233, v74, s92, v233
+  v_bfe_u32 v234, v75, 16, 1
+  v_add3_u32 v234, v75, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v169, v234, s93, v233
+  v_bfe_u32 v233, v76, 16, 1
+  v_add3_u32 v233, v76, s92, v233
+  v_bfe_u32 v234, v77, 16, 1
+  v_add3_u32 v234, v77, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v170, v234, s93, v233
+  v_bfe_u32 v233, v78, 16, 1
+  v_add3_u32 v233, v78, s92, v233
+  v_bfe_u32 v234, v79, 16, 1
+  v_add3_u32 v234, v79, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v171, v234, s93, v233
+  v_bfe_u32 v233, v80, 16, 1
+  v_add3_u32 v233, v80, s92, v233
+  v_bfe_u32 v234, v81, 16, 1
+  v_add3_u32 v234, v81, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v172, v234, s93, v233
+  v_bfe_u32 v233, v82, 16, 1
+  v_add3_u32 v233, v82, s92, v233
+  v_bfe_u32 v234, v83, 16, 1
+  v_add3_u32 v234, v83, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v173, v234, s93, v233
+  v_bfe_u32 v233, v84, 16, 1
+  v_add3_u32 v233, v84, s92, v233
+  v_bfe_u32 v234, v85, 16, 1
+  v_add3_u32 v234, v85, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v174, v234, s93, v233
+  v_bfe_u32 v233, v86, 16, 1
+  v_add3_u32 v233, v86, s92, v233
+  v_bfe_u32 v234, v87, 16, 1
+  v_add3_u32 v234, v87, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v175, v234, s93, v233
+  v_bfe_u32 v233, v88, 16, 1
+  v_add3_u32 v233, v88, s92, v233
+  v_bfe_u32 v234, v89, 16, 1
+  v_add3_u32 v234, v89, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v176, v234, s93, v233
+  v_bfe_u32 v233, v90, 16, 1
+  v_add3_u32 v233, v90, s92, v233
+  v_bfe_u32 v234, v91, 16, 1
+  v_add3_u32 v234, v91, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v177, v234, s93, v233
+  v_bfe_u32 v233, v92, 16, 1
+  v_add3_u32 v233, v92, s92, v233
+  v_bfe_u32 v234, v93, 16, 1
+  v_add3_u32 v234, v93, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v178, v234, s93, v233
+  v_bfe_u32 v233, v94, 16, 1
+  v_add3_u32 v233, v94, s92, v233
+  v_bfe_u32 v234, v95, 16, 1
+  v_add3_u32 v234, v95, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v179, v234, s93, v233
+  v_bfe_u32 v233, v96, 16, 1
+  v_add3_u32 v233, v96, s92, v233
+  v_bfe_u32 v234, v97, 16, 1
+  v_add3_u32 v234, v97, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v180, v234, s93, v233
+  v_bfe_u32 v233, v98, 16, 1
+  v_add3_u32 v233, v98, s92, v233
+  v_bfe_u32 v234, v99, 16, 1
+  v_add3_u32 v234, v99, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v181, v234, s93, v233
+  v_bfe_u32 v233, v100, 16, 1
+  v_add3_u32 v233, v100, s92, v233
+  v_bfe_u32 v234, v101, 16, 1
+  v_add3_u32 v234, v101, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v182, v234, s93, v233
+  v_bfe_u32 v233, v102, 16, 1
+  v_add3_u32 v233, v102, s92, v233
+  v_bfe_u32 v234, v103, 16, 1
+  v_add3_u32 v234, v103, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v183, v234, s93, v233
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -2615,110 +3110,110 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v233, v232, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v231
+  v_add_f32 v206, v206, v233
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:40960                     // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:45056                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:32768                     // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:36864                     // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:40960                     // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
-  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[176:177], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[178:179], v[56:71]
-  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[108:111], v223 offset:8192                      // K tile 1 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[180:181], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[182:183], v[8:23]
-  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
+  ds_read_b128 v[112:115], v224 offset:0                         // K tile 0 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[180:181], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[182:183], v[24:39]
-  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
+  ds_read_b128 v[116:119], v224 offset:8192                      // K tile 1 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[180:181], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[182:183], v[40:55]
-  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
+  ds_read_b128 v[120:123], v225 offset:0                         // K tile 0 step 2
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[180:181], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
-  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
+  ds_read_b128 v[124:127], v225 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -2737,55 +3232,55 @@ zyfa_gfx942_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-  s_branch .Lmfma_done_36
-.Lno_previous_block_35:
+  s_branch .Lmfma_done_40
+.Lno_previous_block_39:
   s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v222 offset:8192                      // K tile 1 step 0
-  ds_read_b128 v[112:115], v223 offset:0                         // K tile 0 step 1
-  ds_read_b128 v[116:119], v223 offset:8192                      // K tile 1 step 1
-  ds_read_b128 v[120:123], v224 offset:0                         // K tile 0 step 2
-  ds_read_b128 v[124:127], v224 offset:8192                      // K tile 1 step 2
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:8192                      // K tile 1 step 0
+  ds_read_b128 v[112:115], v224 offset:0                         // K tile 0 step 1
+  ds_read_b128 v[116:119], v224 offset:8192                      // K tile 1 step 1
+  ds_read_b128 v[120:123], v225 offset:0                         // K tile 0 step 2
+  ds_read_b128 v[124:127], v225 offset:8192                      // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:0                         // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:0                         // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8192                      // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:8192                      // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:128                       // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:128                       // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:8320                      // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:8320                      // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:128                       // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:128                       // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:8320                      // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:8320                      // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:128                       // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:128                       // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:8320                      // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:8320                      // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:128                       // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:128                       // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:8320                      // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:8320                      // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -2804,38 +3299,38 @@ zyfa_gfx942_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-.Lmfma_done_36:
+.Lmfma_done_40:
   s_setprio 0
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v214, v192 offset:0                               // store: V transposed (swizzled)
-  ds_write_b16_d16_hi v215, v192 offset:128
-  ds_write_b16 v216, v193 offset:256
-  ds_write_b16_d16_hi v217, v193 offset:384
-  ds_write_b16 v218, v194 offset:512
-  ds_write_b16_d16_hi v219, v194 offset:640
-  ds_write_b16 v220, v195 offset:768
-  ds_write_b16_d16_hi v221, v195 offset:896
-  ds_write_b16 v214, v196 offset:8192
-  ds_write_b16_d16_hi v215, v196 offset:8320
-  ds_write_b16 v216, v197 offset:8448
-  ds_write_b16_d16_hi v217, v197 offset:8576
-  ds_write_b16 v218, v198 offset:8704
-  ds_write_b16_d16_hi v219, v198 offset:8832
-  ds_write_b16 v220, v199 offset:8960
-  ds_write_b16_d16_hi v221, v199 offset:9088
+  ds_write_b16 v215, v192 offset:0                               // store: V transposed (swizzled)
+  ds_write_b16_d16_hi v216, v192 offset:128
+  ds_write_b16 v217, v193 offset:256
+  ds_write_b16_d16_hi v218, v193 offset:384
+  ds_write_b16 v219, v194 offset:512
+  ds_write_b16_d16_hi v220, v194 offset:640
+  ds_write_b16 v221, v195 offset:768
+  ds_write_b16_d16_hi v222, v195 offset:896
+  ds_write_b16 v215, v196 offset:8192
+  ds_write_b16_d16_hi v216, v196 offset:8320
+  ds_write_b16 v217, v197 offset:8448
+  ds_write_b16_d16_hi v218, v197 offset:8576
+  ds_write_b16 v219, v198 offset:8704
+  ds_write_b16_d16_hi v220, v198 offset:8832
+  ds_write_b16 v221, v199 offset:8960
+  ds_write_b16_d16_hi v222, v199 offset:9088
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
-  s_cbranch_scc0 .Lno_next_block_41
+  s_cbranch_scc0 .Lno_next_block_47
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:32768                    // store: K chunks, row-major (swizzled)
-  ds_write_b128 v213, v[188:191] offset:32896
-  s_sub_i32 s93, s71, s78
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_42
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lrows_loaded_43
-.Ltail_rows_42:
+  ds_write_b128 v214, v[184:187] offset:32768                    // store: K chunks, row-major (swizzled)
+  ds_write_b128 v214, v[188:191] offset:32896
+  s_sub_i32 s95, s71, s78
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_48
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lrows_loaded_49
+.Ltail_rows_48:
   v_mov_b32 v192, 0
   v_mov_b32 v193, 0
   v_mov_b32 v194, 0
@@ -2844,25 +3339,24 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_43:
-  s_lshl_b64 s[94:95], s[42:43], 6
-  s_add_u32 s84, s84, s94
-  s_addc_u32 s85, s85, s95
+.Lrows_loaded_49:
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]             // next block, 64-bit
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // K of the one after?
-  s_cbranch_scc0 .Lno_next_block_41
-  s_sub_i32 s93, s71, s79
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_44
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  s_branch .Lrows_loaded_45
-.Ltail_rows_44:
+  s_cbranch_scc0 .Lno_next_block_47
+  s_sub_i32 s95, s71, s79
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_50
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  s_branch .Lrows_loaded_51
+.Ltail_rows_50:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -2871,151 +3365,218 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v189, 0
   v_mov_b32 v190, 0
   v_mov_b32 v191, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_45:
-  s_lshl_b64 s[94:95], s[36:37], 6
-  s_add_u32 s82, s82, s94
-  s_addc_u32 s83, s83, s95
-.Lno_next_block_41:
+.Lrows_loaded_51:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]             // next block, 64-bit
+.Lno_next_block_47:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain_stage0
-  s_cmp_eq_u32 s77, 0                                            // waves 4-7, stage 1: softmax of the previous block
-  s_cbranch_scc1 .Lno_previous_block_46
-  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
-  s_add_i32 s93, s77, -64
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_48
-  v_subrev_u32 v232, s93, v202
-  v_cmp_lt_i32 vcc, 0, v232
-  v_cmp_lt_i32 s[94:95], 1, v232
-  v_cmp_lt_i32 s[96:97], 2, v232
+  s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: softmax of the previous block
+  s_cbranch_scc1 .Lno_previous_block_52
+  ds_read_b128 v[104:107], v227 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v227 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v227 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v227 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v228 offset:0                         // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v228 offset:4096                      // V^T tile 1 keys 16..
+  s_add_i32 s95, s77, -64
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_54
+  v_subrev_u32 v234, s95, v202
+  v_cmp_lt_i32 vcc, 0, v234
+  v_cmp_lt_i32 s[96:97], 1, v234
+  v_cmp_lt_i32 s[98:99], 2, v234
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v232
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v232
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v232
+  v_cmp_lt_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v234
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v232
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v232
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v232
+  v_cmp_lt_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v234
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v232
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v232
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v232
+  v_cmp_lt_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v234
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v232
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v232
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v232
+  v_cmp_lt_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v234
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v232
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v232
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v232
+  v_cmp_lt_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v234
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v232
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v232
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v232
+  v_cmp_lt_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v234
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v232
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v232
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v232
+  v_cmp_lt_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v234
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v232
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v232
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v232
+  v_cmp_lt_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v234
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v232
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v232
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v232
+  v_cmp_lt_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v234
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v232
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v232
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_56
+  v_subrev_u32 v234, s95, v231
+  v_cmp_ge_i32 vcc, 0, v234
+  v_cmp_ge_i32 s[96:97], 1, v234
+  v_cmp_ge_i32 s[98:99], 2, v234
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v234
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v234
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v234
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v234
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v234
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v234
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v234
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v234
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v234
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_56:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_49
-.Lno_mask_48:
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_max_f32 v233, v233, v234
+  v_cmp_eq_f32 vcc, v208, v233                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+  v_cndmask_b32 v233, v233, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_55
+.Lno_mask_54:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-.Lrow_max_done_49:
-  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
+  v_max_f32 v233, v233, v234
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+.Lrow_max_done_55:
+  v_cmp_lt_f32 vcc, v204, v233                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_50
-  v_sub_f32 v232, v204, v231
+  s_cbranch_vccz .Lalpha_done_57
+  v_sub_f32 v234, v204, v233
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v234                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3050,13 +3611,13 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_50:
-  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v231
+.Lalpha_done_57:
+  v_cmp_lg_f32 vcc, v208, v233                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v233
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v231                                           // m = m_new
+  v_mov_b32 v204, v233                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3089,77 +3650,145 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_51
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_58
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_51
-  v_subrev_u32 v231, s93, v202
-  v_cmp_lt_i32 vcc, 0, v231
-  v_cmp_lt_i32 s[94:95], 1, v231
-  v_cmp_lt_i32 s[96:97], 2, v231
+  s_cbranch_scc1 .Lx_no_mask_58
+  v_subrev_u32 v233, s95, v202
+  v_cmp_lt_i32 vcc, 0, v233
+  v_cmp_lt_i32 s[96:97], 1, v233
+  v_cmp_lt_i32 s[98:99], 2, v233
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v231
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v231
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v231
+  v_cmp_lt_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v233
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v231
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v231
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v231
+  v_cmp_lt_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v233
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v231
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v231
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v231
+  v_cmp_lt_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v233
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v231
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v231
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v231
+  v_cmp_lt_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v233
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v231
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v231
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v231
+  v_cmp_lt_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v233
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v231
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v231
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v231
+  v_cmp_lt_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v233
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v231
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v231
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v231
+  v_cmp_lt_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v233
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v231
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v231
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v231
+  v_cmp_lt_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v233
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v231
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v231
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v231
+  v_cmp_lt_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v233
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v231
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v231
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lx_no_mask_51:
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_59
+  v_subrev_u32 v233, s95, v231
+  v_cmp_ge_i32 vcc, 0, v233
+  v_cmp_ge_i32 s[96:97], 1, v233
+  v_cmp_ge_i32 s[98:99], 2, v233
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v233
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v233
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v233
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v233
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v233
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v233
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v233
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v233
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v233
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_59:
+.Lx_no_mask_58:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3192,102 +3821,102 @@ zyfa_gfx942_bf16_d128_none:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v231, v72, 16, 1
-  v_add3_u32 v231, v72, s90, v231
-  v_bfe_u32 v232, v73, 16, 1
-  v_add3_u32 v232, v73, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v168, v232, s91, v231
-  v_bfe_u32 v231, v74, 16, 1
-  v_add3_u32 v231, v74, s90, v231
-  v_bfe_u32 v232, v75, 16, 1
-  v_add3_u32 v232, v75, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v169, v232, s91, v231
-  v_bfe_u32 v231, v76, 16, 1
-  v_add3_u32 v231, v76, s90, v231
-  v_bfe_u32 v232, v77, 16, 1
-  v_add3_u32 v232, v77, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v170, v232, s91, v231
-  v_bfe_u32 v231, v78, 16, 1
-  v_add3_u32 v231, v78, s90, v231
-  v_bfe_u32 v232, v79, 16, 1
-  v_add3_u32 v232, v79, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v171, v232, s91, v231
-  v_bfe_u32 v231, v80, 16, 1
-  v_add3_u32 v231, v80, s90, v231
-  v_bfe_u32 v232, v81, 16, 1
-  v_add3_u32 v232, v81, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v172, v232, s91, v231
-  v_bfe_u32 v231, v82, 16, 1
-  v_add3_u32 v231, v82, s90, v231
-  v_bfe_u32 v232, v83, 16, 1
-  v_add3_u32 v232, v83, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v173, v232, s91, v231
-  v_bfe_u32 v231, v84, 16, 1
-  v_add3_u32 v231, v84, s90, v231
-  v_bfe_u32 v232, v85, 16, 1
-  v_add3_u32 v232, v85, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v174, v232, s91, v231
-  v_bfe_u32 v231, v86, 16, 1
-  v_add3_u32 v231, v86, s90, v231
-  v_bfe_u32 v232, v87, 16, 1
-  v_add3_u32 v232, v87, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v175, v232, s91, v231
-  v_bfe_u32 v231, v88, 16, 1
-  v_add3_u32 v231, v88, s90, v231
-  v_bfe_u32 v232, v89, 16, 1
-  v_add3_u32 v232, v89, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v176, v232, s91, v231
-  v_bfe_u32 v231, v90, 16, 1
-  v_add3_u32 v231, v90, s90, v231
-  v_bfe_u32 v232, v91, 16, 1
-  v_add3_u32 v232, v91, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v177, v232, s91, v231
-  v_bfe_u32 v231, v92, 16, 1
-  v_add3_u32 v231, v92, s90, v231
-  v_bfe_u32 v232, v93, 16, 1
-  v_add3_u32 v232, v93, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v178, v232, s91, v231
-  v_bfe_u32 v231, v94, 16, 1
-  v_add3_u32 v231, v94, s90, v231
-  v_bfe_u32 v232, v95, 16, 1
-  v_add3_u32 v232, v95, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v179, v232, s91, v231
-  v_bfe_u32 v231, v96, 16, 1
-  v_add3_u32 v231, v96, s90, v231
-  v_bfe_u32 v232, v97, 16, 1
-  v_add3_u32 v232, v97, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v180, v232, s91, v231
-  v_bfe_u32 v231, v98, 16, 1
-  v_add3_u32 v231, v98, s90, v231
-  v_bfe_u32 v232, v99, 16, 1
-  v_add3_u32 v232, v99, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v181, v232, s91, v231
-  v_bfe_u32 v231, v100, 16, 1
-  v_add3_u32 v231, v100, s90, v231
-  v_bfe_u32 v232, v101, 16, 1
-  v_add3_u32 v232, v101, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v182, v232, s91, v231
-  v_bfe_u32 v231, v102, 16, 1
-  v_add3_u32 v231, v102, s90, v231
-  v_bfe_u32 v232, v103, 16, 1
-  v_add3_u32 v232, v103, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v183, v232, s91, v231
+  v_bfe_u32 v233, v72, 16, 1
+  v_add3_u32 v233, v72, s92, v233
+  v_bfe_u32 v234, v73, 16, 1
+  v_add3_u32 v234, v73, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v168, v234, s93, v233
+  v_bfe_u32 v233, v74, 16, 1
+  v_add3_u32 v233, v74, s92, v233
+  v_bfe_u32 v234, v75, 16, 1
+  v_add3_u32 v234, v75, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v169, v234, s93, v233
+  v_bfe_u32 v233, v76, 16, 1
+  v_add3_u32 v233, v76, s92, v233
+  v_bfe_u32 v234, v77, 16, 1
+  v_add3_u32 v234, v77, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v170, v234, s93, v233
+  v_bfe_u32 v233, v78, 16, 1
+  v_add3_u32 v233, v78, s92, v233
+  v_bfe_u32 v234, v79, 16, 1
+  v_add3_u32 v234, v79, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v171, v234, s93, v233
+  v_bfe_u32 v233, v80, 16, 1
+  v_add3_u32 v233, v80, s92, v233
+  v_bfe_u32 v234, v81, 16, 1
+  v_add3_u32 v234, v81, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v172, v234, s93, v233
+  v_bfe_u32 v233, v82, 16, 1
+  v_add3_u32 v233, v82, s92, v233
+  v_bfe_u32 v234, v83, 16, 1
+  v_add3_u32 v234, v83, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v173, v234, s93, v233
+  v_bfe_u32 v233, v84, 16, 1
+  v_add3_u32 v233, v84, s92, v233
+  v_bfe_u32 v234, v85, 16, 1
+  v_add3_u32 v234, v85, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v174, v234, s93, v233
+  v_bfe_u32 v233, v86, 16, 1
+  v_add3_u32 v233, v86, s92, v233
+  v_bfe_u32 v234, v87, 16, 1
+  v_add3_u32 v234, v87, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v175, v234, s93, v233
+  v_bfe_u32 v233, v88, 16, 1
+  v_add3_u32 v233, v88, s92, v233
+  v_bfe_u32 v234, v89, 16, 1
+  v_add3_u32 v234, v89, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v176, v234, s93, v233
+  v_bfe_u32 v233, v90, 16, 1
+  v_add3_u32 v233, v90, s92, v233
+  v_bfe_u32 v234, v91, 16, 1
+  v_add3_u32 v234, v91, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v177, v234, s93, v233
+  v_bfe_u32 v233, v92, 16, 1
+  v_add3_u32 v233, v92, s92, v233
+  v_bfe_u32 v234, v93, 16, 1
+  v_add3_u32 v234, v93, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v178, v234, s93, v233
+  v_bfe_u32 v233, v94, 16, 1
+  v_add3_u32 v233, v94, s92, v233
+  v_bfe_u32 v234, v95, 16, 1
+  v_add3_u32 v234, v95, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v179, v234, s93, v233
+  v_bfe_u32 v233, v96, 16, 1
+  v_add3_u32 v233, v96, s92, v233
+  v_bfe_u32 v234, v97, 16, 1
+  v_add3_u32 v234, v97, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v180, v234, s93, v233
+  v_bfe_u32 v233, v98, 16, 1
+  v_add3_u32 v233, v98, s92, v233
+  v_bfe_u32 v234, v99, 16, 1
+  v_add3_u32 v234, v99, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v181, v234, s93, v233
+  v_bfe_u32 v233, v100, 16, 1
+  v_add3_u32 v233, v100, s92, v233
+  v_bfe_u32 v234, v101, 16, 1
+  v_add3_u32 v234, v101, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v182, v234, s93, v233
+  v_bfe_u32 v233, v102, 16, 1
+  v_add3_u32 v233, v102, s92, v233
+  v_bfe_u32 v234, v103, 16, 1
+  v_add3_u32 v234, v103, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v183, v234, s93, v233
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -3306,110 +3935,110 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v233, v232, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v231
+  v_add_f32 v206, v206, v233
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:8192                      // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:12288                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:0                         // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:4096                      // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:8192                      // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
-  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
+  ds_read_b128 v[104:107], v223 offset:32768                     // K tile 0 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[176:177], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[178:179], v[56:71]
-  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
+  ds_read_b128 v[108:111], v223 offset:40960                     // K tile 1 step 0
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[180:181], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[182:183], v[8:23]
-  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
+  ds_read_b128 v[112:115], v224 offset:32768                     // K tile 0 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[180:181], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[182:183], v[24:39]
-  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
+  ds_read_b128 v[116:119], v224 offset:40960                     // K tile 1 step 1
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[180:181], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[182:183], v[40:55]
-  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
+  ds_read_b128 v[120:123], v225 offset:32768                     // K tile 0 step 2
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[180:181], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
-  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
+  ds_read_b128 v[124:127], v225 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -3428,55 +4057,55 @@ zyfa_gfx942_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-  s_branch .Lmfma_done_47
-.Lno_previous_block_46:
+  s_branch .Lmfma_done_53
+.Lno_previous_block_52:
   s_setprio 1                                                    // MFMA cluster
-  ds_read_b128 v[104:107], v222 offset:32768                     // K tile 0 step 0
-  ds_read_b128 v[108:111], v222 offset:40960                     // K tile 1 step 0
-  ds_read_b128 v[112:115], v223 offset:32768                     // K tile 0 step 1
-  ds_read_b128 v[116:119], v223 offset:40960                     // K tile 1 step 1
-  ds_read_b128 v[120:123], v224 offset:32768                     // K tile 0 step 2
-  ds_read_b128 v[124:127], v224 offset:40960                     // K tile 1 step 2
+  ds_read_b128 v[104:107], v223 offset:32768                     // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:40960                     // K tile 1 step 0
+  ds_read_b128 v[112:115], v224 offset:32768                     // K tile 0 step 1
+  ds_read_b128 v[116:119], v224 offset:40960                     // K tile 1 step 1
+  ds_read_b128 v[120:123], v225 offset:32768                     // K tile 0 step 2
+  ds_read_b128 v[124:127], v225 offset:40960                     // K tile 1 step 2
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[136:137], 0    // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[138:139], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32768                     // K tile 0 step 3
+  ds_read_b128 v[128:131], v226 offset:32768                     // K tile 0 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[136:137], 0   // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[138:139], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:40960                     // K tile 1 step 3
+  ds_read_b128 v[132:135], v226 offset:40960                     // K tile 1 step 3
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[140:141], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v222 offset:32896                     // K tile 0 step 4
+  ds_read_b128 v[104:107], v223 offset:32896                     // K tile 0 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[116:117], v[140:141], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[118:119], v[142:143], v[88:103]
-  ds_read_b128 v[108:111], v222 offset:41088                     // K tile 1 step 4
+  ds_read_b128 v[108:111], v223 offset:41088                     // K tile 1 step 4
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[120:121], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[122:123], v[146:147], v[72:87]
-  ds_read_b128 v[112:115], v223 offset:32896                     // K tile 0 step 5
+  ds_read_b128 v[112:115], v224 offset:32896                     // K tile 0 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[124:125], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[126:127], v[146:147], v[88:103]
-  ds_read_b128 v[116:119], v223 offset:41088                     // K tile 1 step 5
+  ds_read_b128 v[116:119], v224 offset:41088                     // K tile 1 step 5
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[128:129], v[148:149], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[130:131], v[150:151], v[72:87]
-  ds_read_b128 v[120:123], v224 offset:32896                     // K tile 0 step 6
+  ds_read_b128 v[120:123], v225 offset:32896                     // K tile 0 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[148:149], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[124:127], v224 offset:41088                     // K tile 1 step 6
+  ds_read_b128 v[124:127], v225 offset:41088                     // K tile 1 step 6
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[104:105], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[106:107], v[154:155], v[72:87]
-  ds_read_b128 v[128:131], v225 offset:32896                     // K tile 0 step 7
+  ds_read_b128 v[128:131], v226 offset:32896                     // K tile 0 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[108:109], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[110:111], v[154:155], v[88:103]
-  ds_read_b128 v[132:135], v225 offset:41088                     // K tile 1 step 7
+  ds_read_b128 v[132:135], v226 offset:41088                     // K tile 1 step 7
   s_waitcnt lgkmcnt(5)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[72:87], v[112:113], v[156:157], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[72:87], v[114:115], v[158:159], v[72:87]
@@ -3495,38 +4124,38 @@ zyfa_gfx942_bf16_d128_none:
   s_waitcnt lgkmcnt(0)                                           // K operand
   v_mfma_f32_32x32x8_bf16 v[88:103], v[132:133], v[164:165], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x8_bf16 v[88:103], v[134:135], v[166:167], v[88:103]
-.Lmfma_done_47:
+.Lmfma_done_53:
   s_setprio 0
   s_waitcnt vmcnt(0)                                             // the V (and K) loaded a block ago
-  ds_write_b16 v214, v192 offset:32768                           // store: V transposed (swizzled)
-  ds_write_b16_d16_hi v215, v192 offset:32896
-  ds_write_b16 v216, v193 offset:33024
-  ds_write_b16_d16_hi v217, v193 offset:33152
-  ds_write_b16 v218, v194 offset:33280
-  ds_write_b16_d16_hi v219, v194 offset:33408
-  ds_write_b16 v220, v195 offset:33536
-  ds_write_b16_d16_hi v221, v195 offset:33664
-  ds_write_b16 v214, v196 offset:40960
-  ds_write_b16_d16_hi v215, v196 offset:41088
-  ds_write_b16 v216, v197 offset:41216
-  ds_write_b16_d16_hi v217, v197 offset:41344
-  ds_write_b16 v218, v198 offset:41472
-  ds_write_b16_d16_hi v219, v198 offset:41600
-  ds_write_b16 v220, v199 offset:41728
-  ds_write_b16_d16_hi v221, v199 offset:41856
+  ds_write_b16 v215, v192 offset:32768                           // store: V transposed (swizzled)
+  ds_write_b16_d16_hi v216, v192 offset:32896
+  ds_write_b16 v217, v193 offset:33024
+  ds_write_b16_d16_hi v218, v193 offset:33152
+  ds_write_b16 v219, v194 offset:33280
+  ds_write_b16_d16_hi v220, v194 offset:33408
+  ds_write_b16 v221, v195 offset:33536
+  ds_write_b16_d16_hi v222, v195 offset:33664
+  ds_write_b16 v215, v196 offset:40960
+  ds_write_b16_d16_hi v216, v196 offset:41088
+  ds_write_b16 v217, v197 offset:41216
+  ds_write_b16_d16_hi v218, v197 offset:41344
+  ds_write_b16 v219, v198 offset:41472
+  ds_write_b16_d16_hi v220, v198 offset:41600
+  ds_write_b16 v221, v199 offset:41728
+  ds_write_b16_d16_hi v222, v199 offset:41856
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // is there a next block?
-  s_cbranch_scc0 .Lno_next_block_52
+  s_cbranch_scc0 .Lno_next_block_60
   s_waitcnt vmcnt(0)                                             // the K loaded a block ago
-  ds_write_b128 v213, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
-  ds_write_b128 v213, v[188:191] offset:128
-  s_sub_i32 s93, s71, s78
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_53
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lrows_loaded_54
-.Ltail_rows_53:
+  ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major (swizzled)
+  ds_write_b128 v214, v[188:191] offset:128
+  s_sub_i32 s95, s71, s78
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_61
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
+  s_branch .Lrows_loaded_62
+.Ltail_rows_61:
   v_mov_b32 v192, 0
   v_mov_b32 v193, 0
   v_mov_b32 v194, 0
@@ -3535,25 +4164,24 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v197, 0
   v_mov_b32 v198, 0
   v_mov_b32 v199, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
-  global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
+  global_load_dwordx4 v[192:195], v[212:213], off offset:0       // load: V chunks (tail)
+  global_load_dwordx4 v[196:199], v[212:213], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_54:
-  s_lshl_b64 s[94:95], s[42:43], 6
-  s_add_u32 s84, s84, s94
-  s_addc_u32 s85, s85, s95
+.Lrows_loaded_62:
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]             // next block, 64-bit
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // K of the one after?
-  s_cbranch_scc0 .Lno_next_block_52
-  s_sub_i32 s93, s71, s79
-  s_cmp_lt_i32 s93, 64                                           // a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_rows_55
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
-  s_branch .Lrows_loaded_56
-.Ltail_rows_55:
+  s_cbranch_scc0 .Lno_next_block_60
+  s_sub_i32 s95, s71, s79
+  s_cmp_lt_i32 s95, 64                                           // a whole block, or the sequence's tail?
+  s_cbranch_scc1 .Ltail_rows_63
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
+  s_branch .Lrows_loaded_64
+.Ltail_rows_63:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -3562,16 +4190,15 @@ zyfa_gfx942_bf16_d128_none:
   v_mov_b32 v189, 0
   v_mov_b32 v190, 0
   v_mov_b32 v191, 0
-  v_cmp_gt_u32 vcc, s93, v211
+  s_lshl_b32 s95, s95, 3
+  v_cmp_gt_u32 vcc, s95, v0
   s_and_saveexec_b64 s[86:87], vcc                               // rows inside the sequence
-  global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks (tail)
-  global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
+  global_load_dwordx4 v[184:187], v[210:211], off offset:0       // load: K chunks (tail)
+  global_load_dwordx4 v[188:191], v[210:211], off offset:128
   s_mov_b64 exec, s[86:87]
-.Lrows_loaded_56:
-  s_lshl_b64 s[94:95], s[36:37], 6
-  s_add_u32 s82, s82, s94
-  s_addc_u32 s83, s83, s95
-.Lno_next_block_52:
+.Lrows_loaded_64:
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]             // next block, 64-bit
+.Lno_next_block_60:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -3579,134 +4206,202 @@ zyfa_gfx942_bf16_d128_none:
   s_cbranch_scc1 .Lsoftmax_first_drain_stage1
   s_branch .Lsoftmax_first_loop
 .Lsoftmax_first_drain_stage0:
-  ds_read_b128 v[104:107], v226 offset:0                         // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v226 offset:4096                      // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v226 offset:8192                      // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v226 offset:12288                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v227 offset:0                         // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v227 offset:4096                      // V^T tile 1 keys 16..
-  s_add_i32 s93, s77, -64
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_57
-  v_subrev_u32 v232, s93, v202
-  v_cmp_lt_i32 vcc, 0, v232
-  v_cmp_lt_i32 s[94:95], 1, v232
-  v_cmp_lt_i32 s[96:97], 2, v232
+  ds_read_b128 v[104:107], v227 offset:0                         // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v227 offset:4096                      // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v227 offset:8192                      // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v227 offset:12288                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v228 offset:0                         // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v228 offset:4096                      // V^T tile 1 keys 16..
+  s_add_i32 s95, s77, -64
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_65
+  v_subrev_u32 v234, s95, v202
+  v_cmp_lt_i32 vcc, 0, v234
+  v_cmp_lt_i32 s[96:97], 1, v234
+  v_cmp_lt_i32 s[98:99], 2, v234
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v232
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v232
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v232
+  v_cmp_lt_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v234
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v232
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v232
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v232
+  v_cmp_lt_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v234
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v232
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v232
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v232
+  v_cmp_lt_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v234
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v232
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v232
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v232
+  v_cmp_lt_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v234
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v232
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v232
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v232
+  v_cmp_lt_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v234
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v232
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v232
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v232
+  v_cmp_lt_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v234
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v232
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v232
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v232
+  v_cmp_lt_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v234
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v232
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v232
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v232
+  v_cmp_lt_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v234
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v232
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v232
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v232
+  v_cmp_lt_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v234
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v232
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v232
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_67
+  v_subrev_u32 v234, s95, v231
+  v_cmp_ge_i32 vcc, 0, v234
+  v_cmp_ge_i32 s[96:97], 1, v234
+  v_cmp_ge_i32 s[98:99], 2, v234
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v234
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v234
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v234
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v234
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v234
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v234
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v234
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v234
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v234
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_67:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_58
-.Lno_mask_57:
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_max_f32 v233, v233, v234
+  v_cmp_eq_f32 vcc, v208, v233                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+  v_cndmask_b32 v233, v233, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_66
+.Lno_mask_65:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-.Lrow_max_done_58:
-  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
+  v_max_f32 v233, v233, v234
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+.Lrow_max_done_66:
+  v_cmp_lt_f32 vcc, v204, v233                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_59
-  v_sub_f32 v232, v204, v231
+  s_cbranch_vccz .Lalpha_done_68
+  v_sub_f32 v234, v204, v233
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v234                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -3741,13 +4436,13 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_59:
-  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v231
+.Lalpha_done_68:
+  v_cmp_lg_f32 vcc, v208, v233                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v233
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v231                                           // m = m_new
+  v_mov_b32 v204, v233                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -3780,77 +4475,145 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_60
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_69
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_60
-  v_subrev_u32 v231, s93, v202
-  v_cmp_lt_i32 vcc, 0, v231
-  v_cmp_lt_i32 s[94:95], 1, v231
-  v_cmp_lt_i32 s[96:97], 2, v231
+  s_cbranch_scc1 .Lx_no_mask_69
+  v_subrev_u32 v233, s95, v202
+  v_cmp_lt_i32 vcc, 0, v233
+  v_cmp_lt_i32 s[96:97], 1, v233
+  v_cmp_lt_i32 s[98:99], 2, v233
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v231
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v231
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v231
+  v_cmp_lt_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v233
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v231
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v231
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v231
+  v_cmp_lt_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v233
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v231
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v231
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v231
+  v_cmp_lt_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v233
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v231
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v231
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v231
+  v_cmp_lt_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v233
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v231
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v231
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v231
+  v_cmp_lt_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v233
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v231
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v231
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v231
+  v_cmp_lt_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v233
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v231
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v231
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v231
+  v_cmp_lt_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v233
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v231
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v231
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v231
+  v_cmp_lt_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v233
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v231
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v231
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v231
+  v_cmp_lt_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v233
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v231
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v231
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lx_no_mask_60:
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_70
+  v_subrev_u32 v233, s95, v231
+  v_cmp_ge_i32 vcc, 0, v233
+  v_cmp_ge_i32 s[96:97], 1, v233
+  v_cmp_ge_i32 s[98:99], 2, v233
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v233
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v233
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v233
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v233
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v233
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v233
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v233
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v233
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v233
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_70:
+.Lx_no_mask_69:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3883,102 +4646,102 @@ zyfa_gfx942_bf16_d128_none:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v231, v72, 16, 1
-  v_add3_u32 v231, v72, s90, v231
-  v_bfe_u32 v232, v73, 16, 1
-  v_add3_u32 v232, v73, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v168, v232, s91, v231
-  v_bfe_u32 v231, v74, 16, 1
-  v_add3_u32 v231, v74, s90, v231
-  v_bfe_u32 v232, v75, 16, 1
-  v_add3_u32 v232, v75, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v169, v232, s91, v231
-  v_bfe_u32 v231, v76, 16, 1
-  v_add3_u32 v231, v76, s90, v231
-  v_bfe_u32 v232, v77, 16, 1
-  v_add3_u32 v232, v77, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v170, v232, s91, v231
-  v_bfe_u32 v231, v78, 16, 1
-  v_add3_u32 v231, v78, s90, v231
-  v_bfe_u32 v232, v79, 16, 1
-  v_add3_u32 v232, v79, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v171, v232, s91, v231
-  v_bfe_u32 v231, v80, 16, 1
-  v_add3_u32 v231, v80, s90, v231
-  v_bfe_u32 v232, v81, 16, 1
-  v_add3_u32 v232, v81, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v172, v232, s91, v231
-  v_bfe_u32 v231, v82, 16, 1
-  v_add3_u32 v231, v82, s90, v231
-  v_bfe_u32 v232, v83, 16, 1
-  v_add3_u32 v232, v83, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v173, v232, s91, v231
-  v_bfe_u32 v231, v84, 16, 1
-  v_add3_u32 v231, v84, s90, v231
-  v_bfe_u32 v232, v85, 16, 1
-  v_add3_u32 v232, v85, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v174, v232, s91, v231
-  v_bfe_u32 v231, v86, 16, 1
-  v_add3_u32 v231, v86, s90, v231
-  v_bfe_u32 v232, v87, 16, 1
-  v_add3_u32 v232, v87, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v175, v232, s91, v231
-  v_bfe_u32 v231, v88, 16, 1
-  v_add3_u32 v231, v88, s90, v231
-  v_bfe_u32 v232, v89, 16, 1
-  v_add3_u32 v232, v89, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v176, v232, s91, v231
-  v_bfe_u32 v231, v90, 16, 1
-  v_add3_u32 v231, v90, s90, v231
-  v_bfe_u32 v232, v91, 16, 1
-  v_add3_u32 v232, v91, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v177, v232, s91, v231
-  v_bfe_u32 v231, v92, 16, 1
-  v_add3_u32 v231, v92, s90, v231
-  v_bfe_u32 v232, v93, 16, 1
-  v_add3_u32 v232, v93, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v178, v232, s91, v231
-  v_bfe_u32 v231, v94, 16, 1
-  v_add3_u32 v231, v94, s90, v231
-  v_bfe_u32 v232, v95, 16, 1
-  v_add3_u32 v232, v95, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v179, v232, s91, v231
-  v_bfe_u32 v231, v96, 16, 1
-  v_add3_u32 v231, v96, s90, v231
-  v_bfe_u32 v232, v97, 16, 1
-  v_add3_u32 v232, v97, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v180, v232, s91, v231
-  v_bfe_u32 v231, v98, 16, 1
-  v_add3_u32 v231, v98, s90, v231
-  v_bfe_u32 v232, v99, 16, 1
-  v_add3_u32 v232, v99, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v181, v232, s91, v231
-  v_bfe_u32 v231, v100, 16, 1
-  v_add3_u32 v231, v100, s90, v231
-  v_bfe_u32 v232, v101, 16, 1
-  v_add3_u32 v232, v101, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v182, v232, s91, v231
-  v_bfe_u32 v231, v102, 16, 1
-  v_add3_u32 v231, v102, s90, v231
-  v_bfe_u32 v232, v103, 16, 1
-  v_add3_u32 v232, v103, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v183, v232, s91, v231
+  v_bfe_u32 v233, v72, 16, 1
+  v_add3_u32 v233, v72, s92, v233
+  v_bfe_u32 v234, v73, 16, 1
+  v_add3_u32 v234, v73, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v168, v234, s93, v233
+  v_bfe_u32 v233, v74, 16, 1
+  v_add3_u32 v233, v74, s92, v233
+  v_bfe_u32 v234, v75, 16, 1
+  v_add3_u32 v234, v75, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v169, v234, s93, v233
+  v_bfe_u32 v233, v76, 16, 1
+  v_add3_u32 v233, v76, s92, v233
+  v_bfe_u32 v234, v77, 16, 1
+  v_add3_u32 v234, v77, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v170, v234, s93, v233
+  v_bfe_u32 v233, v78, 16, 1
+  v_add3_u32 v233, v78, s92, v233
+  v_bfe_u32 v234, v79, 16, 1
+  v_add3_u32 v234, v79, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v171, v234, s93, v233
+  v_bfe_u32 v233, v80, 16, 1
+  v_add3_u32 v233, v80, s92, v233
+  v_bfe_u32 v234, v81, 16, 1
+  v_add3_u32 v234, v81, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v172, v234, s93, v233
+  v_bfe_u32 v233, v82, 16, 1
+  v_add3_u32 v233, v82, s92, v233
+  v_bfe_u32 v234, v83, 16, 1
+  v_add3_u32 v234, v83, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v173, v234, s93, v233
+  v_bfe_u32 v233, v84, 16, 1
+  v_add3_u32 v233, v84, s92, v233
+  v_bfe_u32 v234, v85, 16, 1
+  v_add3_u32 v234, v85, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v174, v234, s93, v233
+  v_bfe_u32 v233, v86, 16, 1
+  v_add3_u32 v233, v86, s92, v233
+  v_bfe_u32 v234, v87, 16, 1
+  v_add3_u32 v234, v87, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v175, v234, s93, v233
+  v_bfe_u32 v233, v88, 16, 1
+  v_add3_u32 v233, v88, s92, v233
+  v_bfe_u32 v234, v89, 16, 1
+  v_add3_u32 v234, v89, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v176, v234, s93, v233
+  v_bfe_u32 v233, v90, 16, 1
+  v_add3_u32 v233, v90, s92, v233
+  v_bfe_u32 v234, v91, 16, 1
+  v_add3_u32 v234, v91, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v177, v234, s93, v233
+  v_bfe_u32 v233, v92, 16, 1
+  v_add3_u32 v233, v92, s92, v233
+  v_bfe_u32 v234, v93, 16, 1
+  v_add3_u32 v234, v93, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v178, v234, s93, v233
+  v_bfe_u32 v233, v94, 16, 1
+  v_add3_u32 v233, v94, s92, v233
+  v_bfe_u32 v234, v95, 16, 1
+  v_add3_u32 v234, v95, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v179, v234, s93, v233
+  v_bfe_u32 v233, v96, 16, 1
+  v_add3_u32 v233, v96, s92, v233
+  v_bfe_u32 v234, v97, 16, 1
+  v_add3_u32 v234, v97, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v180, v234, s93, v233
+  v_bfe_u32 v233, v98, 16, 1
+  v_add3_u32 v233, v98, s92, v233
+  v_bfe_u32 v234, v99, 16, 1
+  v_add3_u32 v234, v99, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v181, v234, s93, v233
+  v_bfe_u32 v233, v100, 16, 1
+  v_add3_u32 v233, v100, s92, v233
+  v_bfe_u32 v234, v101, 16, 1
+  v_add3_u32 v234, v101, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v182, v234, s93, v233
+  v_bfe_u32 v233, v102, 16, 1
+  v_add3_u32 v233, v102, s92, v233
+  v_bfe_u32 v234, v103, 16, 1
+  v_add3_u32 v234, v103, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v183, v234, s93, v233
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -3997,45 +4760,45 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v233, v232, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v231
+  v_add_f32 v206, v206, v233
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:8192                      // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:8192                      // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:12288                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:12288                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:0                         // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:0                         // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:4096                      // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:4096                      // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:8192                      // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:8192                      // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:12288                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:12288                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:0                         // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:0                         // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:4096                      // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:4096                      // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:8192                      // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:8192                      // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:12288                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:12288                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -4056,134 +4819,202 @@ zyfa_gfx942_bf16_d128_none:
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
   s_branch .Lkey_blocks_done
 .Lsoftmax_first_drain_stage1:
-  ds_read_b128 v[104:107], v226 offset:32768                     // V^T tile 0 keys 0..
-  ds_read_b128 v[108:111], v226 offset:36864                     // V^T tile 1 keys 0..
-  ds_read_b128 v[112:115], v226 offset:40960                     // V^T tile 2 keys 0..
-  ds_read_b128 v[116:119], v226 offset:45056                     // V^T tile 3 keys 0..
-  ds_read_b128 v[120:123], v227 offset:32768                     // V^T tile 0 keys 16..
-  ds_read_b128 v[124:127], v227 offset:36864                     // V^T tile 1 keys 16..
-  s_add_i32 s93, s77, -64
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_61
-  v_subrev_u32 v232, s93, v202
-  v_cmp_lt_i32 vcc, 0, v232
-  v_cmp_lt_i32 s[94:95], 1, v232
-  v_cmp_lt_i32 s[96:97], 2, v232
+  ds_read_b128 v[104:107], v227 offset:32768                     // V^T tile 0 keys 0..
+  ds_read_b128 v[108:111], v227 offset:36864                     // V^T tile 1 keys 0..
+  ds_read_b128 v[112:115], v227 offset:40960                     // V^T tile 2 keys 0..
+  ds_read_b128 v[116:119], v227 offset:45056                     // V^T tile 3 keys 0..
+  ds_read_b128 v[120:123], v228 offset:32768                     // V^T tile 0 keys 16..
+  ds_read_b128 v[124:127], v228 offset:36864                     // V^T tile 1 keys 16..
+  s_add_i32 s95, s77, -64
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lno_mask_71
+  v_subrev_u32 v234, s95, v202
+  v_cmp_lt_i32 vcc, 0, v234
+  v_cmp_lt_i32 s[96:97], 1, v234
+  v_cmp_lt_i32 s[98:99], 2, v234
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v232
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v232
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v232
+  v_cmp_lt_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v234
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v232
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v232
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v232
+  v_cmp_lt_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v234
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v232
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v232
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v232
+  v_cmp_lt_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v234
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v232
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v232
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v232
+  v_cmp_lt_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v234
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v232
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v232
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v232
+  v_cmp_lt_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v234
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v232
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v232
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v232
+  v_cmp_lt_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v234
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v232
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v232
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v232
+  v_cmp_lt_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v234
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v232
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v232
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v232
+  v_cmp_lt_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v234
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v232
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v232
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v232
+  v_cmp_lt_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v234
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v232
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v232
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_73
+  v_subrev_u32 v234, s95, v231
+  v_cmp_ge_i32 vcc, 0, v234
+  v_cmp_ge_i32 s[96:97], 1, v234
+  v_cmp_ge_i32 s[98:99], 2, v234
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v234
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v234
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v234
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v234
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v234
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v234
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v234
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v234
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v234
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v234
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v234
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v234
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v234
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v234
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v234
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v234
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v234
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v234
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v234
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v234
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v234
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v234
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v234
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v234
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v234
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v234
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v234
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v234
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v234
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_73:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_cmp_eq_f32 vcc, v208, v231                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-  v_cndmask_b32 v231, v231, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_62
-.Lno_mask_61:
-  v_max3_f32 v231, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v231, v231, v75, v76
-  v_max3_f32 v231, v231, v77, v78
-  v_max3_f32 v231, v231, v79, v80
-  v_max3_f32 v231, v231, v81, v82
-  v_max3_f32 v231, v231, v83, v84
-  v_max3_f32 v231, v231, v85, v86
-  v_max3_f32 v231, v231, v87, v88
-  v_max3_f32 v231, v231, v89, v90
-  v_max3_f32 v231, v231, v91, v92
-  v_max3_f32 v231, v231, v93, v94
-  v_max3_f32 v231, v231, v95, v96
-  v_max3_f32 v231, v231, v97, v98
-  v_max3_f32 v231, v231, v99, v100
-  v_max3_f32 v231, v231, v101, v102
-  v_max_f32 v231, v231, v103
-  ds_bpermute_b32 v232, v230, v231                               // the other 32 keys are in lane l ^ 32
+  v_max_f32 v233, v233, v234
+  v_cmp_eq_f32 vcc, v208, v233                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+  v_cndmask_b32 v233, v233, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_72
+.Lno_mask_71:
+  v_max3_f32 v233, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v233, v233, v75, v76
+  v_max3_f32 v233, v233, v77, v78
+  v_max3_f32 v233, v233, v79, v80
+  v_max3_f32 v233, v233, v81, v82
+  v_max3_f32 v233, v233, v83, v84
+  v_max3_f32 v233, v233, v85, v86
+  v_max3_f32 v233, v233, v87, v88
+  v_max3_f32 v233, v233, v89, v90
+  v_max3_f32 v233, v233, v91, v92
+  v_max3_f32 v233, v233, v93, v94
+  v_max3_f32 v233, v233, v95, v96
+  v_max3_f32 v233, v233, v97, v98
+  v_max3_f32 v233, v233, v99, v100
+  v_max3_f32 v233, v233, v101, v102
+  v_max_f32 v233, v233, v103
+  ds_bpermute_b32 v234, v232, v233                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v231, v231, v232
-  v_mul_f32 v207, v203, v231                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v231, v204, v207
-.Lrow_max_done_62:
-  v_cmp_lt_f32 vcc, v204, v231                                   // alpha: did any running max move?
+  v_max_f32 v233, v233, v234
+  v_mul_f32 v207, v203, v233                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v233, v204, v207
+.Lrow_max_done_72:
+  v_cmp_lt_f32 vcc, v204, v233                                   // alpha: did any running max move?
   v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_63
-  v_sub_f32 v232, v204, v231
+  s_cbranch_vccz .Lalpha_done_74
+  v_sub_f32 v234, v204, v233
   v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v232                                             // alpha = 2^(m - m_new)
+  v_exp_f32 v4, v234                                             // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v4, 0, v4, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
@@ -4218,13 +5049,13 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_63:
-  v_cmp_lg_f32 vcc, v208, v231                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v231
+.Lalpha_done_74:
+  v_cmp_lg_f32 vcc, v208, v233                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v233
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v6, v208, v6, vcc
   v_mov_b32 v7, v6
-  v_mov_b32 v204, v231                                           // m = m_new
+  v_mov_b32 v204, v233                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
   v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
@@ -4257,77 +5088,145 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[98:99], v[98:99], v[6:7]
   v_pk_add_f32 v[100:101], v[100:101], v[6:7]
   v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_add_u32 s94, s93, 64
-  s_cmp_gt_i32 s94, s75                                          // masked block: x = -inf where the key is not visible
-  s_cbranch_scc0 .Lx_no_mask_64
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_75
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_64
-  v_subrev_u32 v231, s93, v202
-  v_cmp_lt_i32 vcc, 0, v231
-  v_cmp_lt_i32 s[94:95], 1, v231
-  v_cmp_lt_i32 s[96:97], 2, v231
+  s_cbranch_scc1 .Lx_no_mask_75
+  v_subrev_u32 v233, s95, v202
+  v_cmp_lt_i32 vcc, 0, v233
+  v_cmp_lt_i32 s[96:97], 1, v233
+  v_cmp_lt_i32 s[98:99], 2, v233
   v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v231
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v231
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v231
+  v_cmp_lt_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v233
   v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v231
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v231
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v231
+  v_cmp_lt_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v233
   v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v231
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v231
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v231
+  v_cmp_lt_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v233
   v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v231
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v231
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v231
+  v_cmp_lt_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v233
   v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v231
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v231
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v231
+  v_cmp_lt_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v233
   v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v231
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v231
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v231
+  v_cmp_lt_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v233
   v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v231
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v231
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v231
+  v_cmp_lt_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v233
   v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v231
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v231
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v231
+  v_cmp_lt_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v233
   v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v231
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v231
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v231
+  v_cmp_lt_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v233
   v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v231
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v231
-  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cmp_lt_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
   v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lx_no_mask_64:
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_76
+  v_subrev_u32 v233, s95, v231
+  v_cmp_ge_i32 vcc, 0, v233
+  v_cmp_ge_i32 s[96:97], 1, v233
+  v_cmp_ge_i32 s[98:99], 2, v233
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v233
+  v_cndmask_b32 v73, v208, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v233
+  v_cndmask_b32 v74, v208, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v233
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v233
+  v_cndmask_b32 v76, v208, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v233
+  v_cndmask_b32 v77, v208, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v233
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v233
+  v_cndmask_b32 v79, v208, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v233
+  v_cndmask_b32 v80, v208, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v233
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v233
+  v_cndmask_b32 v82, v208, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v233
+  v_cndmask_b32 v83, v208, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v233
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v233
+  v_cndmask_b32 v85, v208, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v233
+  v_cndmask_b32 v86, v208, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v233
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v233
+  v_cndmask_b32 v88, v208, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v233
+  v_cndmask_b32 v89, v208, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v233
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v233
+  v_cndmask_b32 v91, v208, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v233
+  v_cndmask_b32 v92, v208, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v233
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v233
+  v_cndmask_b32 v94, v208, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v233
+  v_cndmask_b32 v95, v208, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v233
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v233
+  v_cndmask_b32 v97, v208, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v233
+  v_cndmask_b32 v98, v208, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v233
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v233
+  v_cndmask_b32 v100, v208, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v233
+  v_cndmask_b32 v101, v208, v101, s[98:99]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[96:97]
+.Lwindow_start_done_76:
+.Lx_no_mask_75:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4360,102 +5259,102 @@ zyfa_gfx942_bf16_d128_none:
   v_exp_f32 v101, v101
   v_exp_f32 v102, v102
   v_exp_f32 v103, v103
-  v_bfe_u32 v231, v72, 16, 1
-  v_add3_u32 v231, v72, s90, v231
-  v_bfe_u32 v232, v73, 16, 1
-  v_add3_u32 v232, v73, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v168, v232, s91, v231
-  v_bfe_u32 v231, v74, 16, 1
-  v_add3_u32 v231, v74, s90, v231
-  v_bfe_u32 v232, v75, 16, 1
-  v_add3_u32 v232, v75, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v169, v232, s91, v231
-  v_bfe_u32 v231, v76, 16, 1
-  v_add3_u32 v231, v76, s90, v231
-  v_bfe_u32 v232, v77, 16, 1
-  v_add3_u32 v232, v77, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v170, v232, s91, v231
-  v_bfe_u32 v231, v78, 16, 1
-  v_add3_u32 v231, v78, s90, v231
-  v_bfe_u32 v232, v79, 16, 1
-  v_add3_u32 v232, v79, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v171, v232, s91, v231
-  v_bfe_u32 v231, v80, 16, 1
-  v_add3_u32 v231, v80, s90, v231
-  v_bfe_u32 v232, v81, 16, 1
-  v_add3_u32 v232, v81, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v172, v232, s91, v231
-  v_bfe_u32 v231, v82, 16, 1
-  v_add3_u32 v231, v82, s90, v231
-  v_bfe_u32 v232, v83, 16, 1
-  v_add3_u32 v232, v83, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v173, v232, s91, v231
-  v_bfe_u32 v231, v84, 16, 1
-  v_add3_u32 v231, v84, s90, v231
-  v_bfe_u32 v232, v85, 16, 1
-  v_add3_u32 v232, v85, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v174, v232, s91, v231
-  v_bfe_u32 v231, v86, 16, 1
-  v_add3_u32 v231, v86, s90, v231
-  v_bfe_u32 v232, v87, 16, 1
-  v_add3_u32 v232, v87, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v175, v232, s91, v231
-  v_bfe_u32 v231, v88, 16, 1
-  v_add3_u32 v231, v88, s90, v231
-  v_bfe_u32 v232, v89, 16, 1
-  v_add3_u32 v232, v89, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v176, v232, s91, v231
-  v_bfe_u32 v231, v90, 16, 1
-  v_add3_u32 v231, v90, s90, v231
-  v_bfe_u32 v232, v91, 16, 1
-  v_add3_u32 v232, v91, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v177, v232, s91, v231
-  v_bfe_u32 v231, v92, 16, 1
-  v_add3_u32 v231, v92, s90, v231
-  v_bfe_u32 v232, v93, 16, 1
-  v_add3_u32 v232, v93, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v178, v232, s91, v231
-  v_bfe_u32 v231, v94, 16, 1
-  v_add3_u32 v231, v94, s90, v231
-  v_bfe_u32 v232, v95, 16, 1
-  v_add3_u32 v232, v95, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v179, v232, s91, v231
-  v_bfe_u32 v231, v96, 16, 1
-  v_add3_u32 v231, v96, s90, v231
-  v_bfe_u32 v232, v97, 16, 1
-  v_add3_u32 v232, v97, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v180, v232, s91, v231
-  v_bfe_u32 v231, v98, 16, 1
-  v_add3_u32 v231, v98, s90, v231
-  v_bfe_u32 v232, v99, 16, 1
-  v_add3_u32 v232, v99, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v181, v232, s91, v231
-  v_bfe_u32 v231, v100, 16, 1
-  v_add3_u32 v231, v100, s90, v231
-  v_bfe_u32 v232, v101, 16, 1
-  v_add3_u32 v232, v101, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v182, v232, s91, v231
-  v_bfe_u32 v231, v102, 16, 1
-  v_add3_u32 v231, v102, s90, v231
-  v_bfe_u32 v232, v103, 16, 1
-  v_add3_u32 v232, v103, s90, v232
-  v_lshrrev_b32 v231, 16, v231
-  v_and_or_b32 v183, v232, s91, v231
+  v_bfe_u32 v233, v72, 16, 1
+  v_add3_u32 v233, v72, s92, v233
+  v_bfe_u32 v234, v73, 16, 1
+  v_add3_u32 v234, v73, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v168, v234, s93, v233
+  v_bfe_u32 v233, v74, 16, 1
+  v_add3_u32 v233, v74, s92, v233
+  v_bfe_u32 v234, v75, 16, 1
+  v_add3_u32 v234, v75, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v169, v234, s93, v233
+  v_bfe_u32 v233, v76, 16, 1
+  v_add3_u32 v233, v76, s92, v233
+  v_bfe_u32 v234, v77, 16, 1
+  v_add3_u32 v234, v77, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v170, v234, s93, v233
+  v_bfe_u32 v233, v78, 16, 1
+  v_add3_u32 v233, v78, s92, v233
+  v_bfe_u32 v234, v79, 16, 1
+  v_add3_u32 v234, v79, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v171, v234, s93, v233
+  v_bfe_u32 v233, v80, 16, 1
+  v_add3_u32 v233, v80, s92, v233
+  v_bfe_u32 v234, v81, 16, 1
+  v_add3_u32 v234, v81, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v172, v234, s93, v233
+  v_bfe_u32 v233, v82, 16, 1
+  v_add3_u32 v233, v82, s92, v233
+  v_bfe_u32 v234, v83, 16, 1
+  v_add3_u32 v234, v83, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v173, v234, s93, v233
+  v_bfe_u32 v233, v84, 16, 1
+  v_add3_u32 v233, v84, s92, v233
+  v_bfe_u32 v234, v85, 16, 1
+  v_add3_u32 v234, v85, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v174, v234, s93, v233
+  v_bfe_u32 v233, v86, 16, 1
+  v_add3_u32 v233, v86, s92, v233
+  v_bfe_u32 v234, v87, 16, 1
+  v_add3_u32 v234, v87, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v175, v234, s93, v233
+  v_bfe_u32 v233, v88, 16, 1
+  v_add3_u32 v233, v88, s92, v233
+  v_bfe_u32 v234, v89, 16, 1
+  v_add3_u32 v234, v89, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v176, v234, s93, v233
+  v_bfe_u32 v233, v90, 16, 1
+  v_add3_u32 v233, v90, s92, v233
+  v_bfe_u32 v234, v91, 16, 1
+  v_add3_u32 v234, v91, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v177, v234, s93, v233
+  v_bfe_u32 v233, v92, 16, 1
+  v_add3_u32 v233, v92, s92, v233
+  v_bfe_u32 v234, v93, 16, 1
+  v_add3_u32 v234, v93, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v178, v234, s93, v233
+  v_bfe_u32 v233, v94, 16, 1
+  v_add3_u32 v233, v94, s92, v233
+  v_bfe_u32 v234, v95, 16, 1
+  v_add3_u32 v234, v95, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v179, v234, s93, v233
+  v_bfe_u32 v233, v96, 16, 1
+  v_add3_u32 v233, v96, s92, v233
+  v_bfe_u32 v234, v97, 16, 1
+  v_add3_u32 v234, v97, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v180, v234, s93, v233
+  v_bfe_u32 v233, v98, 16, 1
+  v_add3_u32 v233, v98, s92, v233
+  v_bfe_u32 v234, v99, 16, 1
+  v_add3_u32 v234, v99, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v181, v234, s93, v233
+  v_bfe_u32 v233, v100, 16, 1
+  v_add3_u32 v233, v100, s92, v233
+  v_bfe_u32 v234, v101, 16, 1
+  v_add3_u32 v234, v101, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v182, v234, s93, v233
+  v_bfe_u32 v233, v102, 16, 1
+  v_add3_u32 v233, v102, s92, v233
+  v_bfe_u32 v234, v103, 16, 1
+  v_add3_u32 v234, v103, s92, v234
+  v_lshrrev_b32 v233, 16, v233
+  v_and_or_b32 v183, v234, s93, v233
   v_pk_add_f32 v[72:73], v[72:73], v[74:75]                      // row sum of p (fp32)
   v_pk_add_f32 v[76:77], v[76:77], v[78:79]
   v_pk_add_f32 v[80:81], v[80:81], v[82:83]
@@ -4474,45 +5373,45 @@ zyfa_gfx942_bf16_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  ds_bpermute_b32 v231, v230, v206                               // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v233, v232, v206                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v206, v206, v231
+  v_add_f32 v206, v206, v233
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[168:169], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[170:171], v[8:23]
-  ds_read_b128 v[128:131], v227 offset:40960                     // V^T tile 2 keys 16..
+  ds_read_b128 v[128:131], v228 offset:40960                     // V^T tile 2 keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[168:169], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[170:171], v[24:39]
-  ds_read_b128 v[132:135], v227 offset:45056                     // V^T tile 3 keys 16..
+  ds_read_b128 v[132:135], v228 offset:45056                     // V^T tile 3 keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[168:169], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[170:171], v[40:55]
-  ds_read_b128 v[104:107], v228 offset:32768                     // V^T tile 0 keys 32..
+  ds_read_b128 v[104:107], v229 offset:32768                     // V^T tile 0 keys 32..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[116:117], v[168:169], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 0..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[118:119], v[170:171], v[56:71]
-  ds_read_b128 v[108:111], v228 offset:36864                     // V^T tile 1 keys 32..
+  ds_read_b128 v[108:111], v229 offset:36864                     // V^T tile 1 keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[120:121], v[172:173], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[122:123], v[174:175], v[8:23]
-  ds_read_b128 v[112:115], v228 offset:40960                     // V^T tile 2 keys 32..
+  ds_read_b128 v[112:115], v229 offset:40960                     // V^T tile 2 keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[124:125], v[172:173], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[126:127], v[174:175], v[24:39]
-  ds_read_b128 v[116:119], v228 offset:45056                     // V^T tile 3 keys 32..
+  ds_read_b128 v[116:119], v229 offset:45056                     // V^T tile 3 keys 32..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[128:129], v[172:173], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[130:131], v[174:175], v[40:55]
-  ds_read_b128 v[120:123], v229 offset:32768                     // V^T tile 0 keys 48..
+  ds_read_b128 v[120:123], v230 offset:32768                     // V^T tile 0 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[56:71], v[132:133], v[172:173], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 16..
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[174:175], v[56:71]
-  ds_read_b128 v[124:127], v229 offset:36864                     // V^T tile 1 keys 48..
+  ds_read_b128 v[124:127], v230 offset:36864                     // V^T tile 1 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[8:23], v[104:105], v[176:177], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[8:23], v[106:107], v[178:179], v[8:23]
-  ds_read_b128 v[128:131], v229 offset:40960                     // V^T tile 2 keys 48..
+  ds_read_b128 v[128:131], v230 offset:40960                     // V^T tile 2 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[24:39], v[108:109], v[176:177], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[24:39], v[110:111], v[178:179], v[24:39]
-  ds_read_b128 v[132:135], v229 offset:45056                     // V^T tile 3 keys 48..
+  ds_read_b128 v[132:135], v230 offset:45056                     // V^T tile 3 keys 48..
   s_waitcnt lgkmcnt(5)                                           // V^T operand
   v_mfma_f32_32x32x8_bf16 v[40:55], v[112:113], v[176:177], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 32..
   v_mfma_f32_32x32x8_bf16 v[40:55], v[114:115], v[178:179], v[40:55]
@@ -4533,601 +5432,601 @@ zyfa_gfx942_bf16_d128_none:
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
 .Lkey_blocks_done:
   v_fma_f32 v204, v205, 0, v204                                  // gfx942: m = NaN where l is NaN
-  v_cmp_lt_f32 s[94:95], 0, v205                                 // epilogue: O = acc * (v_descale / l)
+  v_cmp_lt_f32 s[96:97], 0, v205                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v231, 1.0, v205, s[94:95]
-  v_div_scale_f32 v232, s[88:89], v231, v231, v209
-  v_div_scale_f32 v233, vcc, v209, v231, v209
-  v_rcp_f32 v234, v232
+  v_cndmask_b32 v233, 1.0, v205, s[96:97]
+  v_div_scale_f32 v234, s[88:89], v233, v233, v209
+  v_div_scale_f32 v235, vcc, v209, v233, v209
+  v_rcp_f32 v236, v234
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v236, -v232, v234, 1.0
-  v_fma_f32 v234, v236, v234, v234
-  v_mul_f32 v235, v233, v234
-  v_fma_f32 v236, -v232, v235, v233
-  v_fma_f32 v235, v236, v234, v235
-  v_fma_f32 v236, -v232, v235, v233
-  v_div_fmas_f32 v235, v236, v234, v235
+  v_fma_f32 v238, -v234, v236, 1.0
+  v_fma_f32 v236, v238, v236, v236
+  v_mul_f32 v237, v235, v236
+  v_fma_f32 v238, -v234, v237, v235
+  v_fma_f32 v237, v238, v236, v237
+  v_fma_f32 v238, -v234, v237, v235
+  v_div_fmas_f32 v237, v238, v236, v237
   v_cmp_gt_f32 vcc, 0x7f800000, v204                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v235, v235, v231, v209
-  v_cndmask_b32 v238, 0, v235, s[94:95]
-  v_mov_b32 v239, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v238, v239, v238, vcc
-  v_mov_b32 v239, v238
-  v_pk_mul_f32 v[8:9], v[8:9], v[238:239]
-  v_pk_mul_f32 v[10:11], v[10:11], v[238:239]
-  v_pk_mul_f32 v[12:13], v[12:13], v[238:239]
-  v_pk_mul_f32 v[14:15], v[14:15], v[238:239]
-  v_pk_mul_f32 v[16:17], v[16:17], v[238:239]
-  v_pk_mul_f32 v[18:19], v[18:19], v[238:239]
-  v_pk_mul_f32 v[20:21], v[20:21], v[238:239]
-  v_pk_mul_f32 v[22:23], v[22:23], v[238:239]
-  v_pk_mul_f32 v[24:25], v[24:25], v[238:239]
-  v_pk_mul_f32 v[26:27], v[26:27], v[238:239]
-  v_pk_mul_f32 v[28:29], v[28:29], v[238:239]
-  v_pk_mul_f32 v[30:31], v[30:31], v[238:239]
-  v_pk_mul_f32 v[32:33], v[32:33], v[238:239]
-  v_pk_mul_f32 v[34:35], v[34:35], v[238:239]
-  v_pk_mul_f32 v[36:37], v[36:37], v[238:239]
-  v_pk_mul_f32 v[38:39], v[38:39], v[238:239]
-  v_pk_mul_f32 v[40:41], v[40:41], v[238:239]
-  v_pk_mul_f32 v[42:43], v[42:43], v[238:239]
-  v_pk_mul_f32 v[44:45], v[44:45], v[238:239]
-  v_pk_mul_f32 v[46:47], v[46:47], v[238:239]
-  v_pk_mul_f32 v[48:49], v[48:49], v[238:239]
-  v_pk_mul_f32 v[50:51], v[50:51], v[238:239]
-  v_pk_mul_f32 v[52:53], v[52:53], v[238:239]
-  v_pk_mul_f32 v[54:55], v[54:55], v[238:239]
-  v_pk_mul_f32 v[56:57], v[56:57], v[238:239]
-  v_pk_mul_f32 v[58:59], v[58:59], v[238:239]
-  v_pk_mul_f32 v[60:61], v[60:61], v[238:239]
-  v_pk_mul_f32 v[62:63], v[62:63], v[238:239]
-  v_pk_mul_f32 v[64:65], v[64:65], v[238:239]
-  v_pk_mul_f32 v[66:67], v[66:67], v[238:239]
-  v_pk_mul_f32 v[68:69], v[68:69], v[238:239]
-  v_pk_mul_f32 v[70:71], v[70:71], v[238:239]
-  s_mov_b64 s[96:97], 0
-  s_mul_i32 s93, s46, s4
-  s_mul_hi_u32 s98, s46, s4
-  s_mul_i32 s99, s47, s4
-  s_add_u32 s98, s98, s99
-  s_add_u32 s96, s96, s93
-  s_addc_u32 s97, s97, s98
-  s_mul_i32 s93, s50, s3
-  s_mul_hi_u32 s98, s50, s3
-  s_mul_i32 s99, s51, s3
-  s_add_u32 s98, s98, s99
-  s_add_u32 s96, s96, s93
-  s_addc_u32 s97, s97, s98
-  s_mul_i32 s93, s48, s6
-  s_mul_hi_u32 s98, s48, s6
-  s_mul_i32 s99, s49, s6
-  s_add_u32 s98, s98, s99
-  s_add_u32 s96, s96, s93
-  s_addc_u32 s97, s97, s98
-  v_mov_b32 v232, s96
-  v_mov_b32 v233, s97
-  v_mad_u64_u32 v[232:233], s[88:89], v201, s48, v[232:233]
-  v_mul_lo_u32 v234, v201, s49
-  v_add_u32 v233, v233, v234
-  v_mad_u64_u32 v[232:233], s[88:89], v200, 4, v[232:233]        // + 4 half elements
+  v_div_fixup_f32 v237, v237, v233, v209
+  v_cndmask_b32 v240, 0, v237, s[96:97]
+  v_mov_b32 v241, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v240, v241, v240, vcc
+  v_mov_b32 v241, v240
+  v_pk_mul_f32 v[8:9], v[8:9], v[240:241]
+  v_pk_mul_f32 v[10:11], v[10:11], v[240:241]
+  v_pk_mul_f32 v[12:13], v[12:13], v[240:241]
+  v_pk_mul_f32 v[14:15], v[14:15], v[240:241]
+  v_pk_mul_f32 v[16:17], v[16:17], v[240:241]
+  v_pk_mul_f32 v[18:19], v[18:19], v[240:241]
+  v_pk_mul_f32 v[20:21], v[20:21], v[240:241]
+  v_pk_mul_f32 v[22:23], v[22:23], v[240:241]
+  v_pk_mul_f32 v[24:25], v[24:25], v[240:241]
+  v_pk_mul_f32 v[26:27], v[26:27], v[240:241]
+  v_pk_mul_f32 v[28:29], v[28:29], v[240:241]
+  v_pk_mul_f32 v[30:31], v[30:31], v[240:241]
+  v_pk_mul_f32 v[32:33], v[32:33], v[240:241]
+  v_pk_mul_f32 v[34:35], v[34:35], v[240:241]
+  v_pk_mul_f32 v[36:37], v[36:37], v[240:241]
+  v_pk_mul_f32 v[38:39], v[38:39], v[240:241]
+  v_pk_mul_f32 v[40:41], v[40:41], v[240:241]
+  v_pk_mul_f32 v[42:43], v[42:43], v[240:241]
+  v_pk_mul_f32 v[44:45], v[44:45], v[240:241]
+  v_pk_mul_f32 v[46:47], v[46:47], v[240:241]
+  v_pk_mul_f32 v[48:49], v[48:49], v[240:241]
+  v_pk_mul_f32 v[50:51], v[50:51], v[240:241]
+  v_pk_mul_f32 v[52:53], v[52:53], v[240:241]
+  v_pk_mul_f32 v[54:55], v[54:55], v[240:241]
+  v_pk_mul_f32 v[56:57], v[56:57], v[240:241]
+  v_pk_mul_f32 v[58:59], v[58:59], v[240:241]
+  v_pk_mul_f32 v[60:61], v[60:61], v[240:241]
+  v_pk_mul_f32 v[62:63], v[62:63], v[240:241]
+  v_pk_mul_f32 v[64:65], v[64:65], v[240:241]
+  v_pk_mul_f32 v[66:67], v[66:67], v[240:241]
+  v_pk_mul_f32 v[68:69], v[68:69], v[240:241]
+  v_pk_mul_f32 v[70:71], v[70:71], v[240:241]
+  s_mov_b64 s[98:99], 0
+  s_mul_i32 s95, s46, s4
+  s_mul_hi_u32 s100, s46, s4
+  s_mul_i32 s101, s47, s4
+  s_add_u32 s100, s100, s101
+  s_add_u32 s98, s98, s95
+  s_addc_u32 s99, s99, s100
+  s_mul_i32 s95, s50, s3
+  s_mul_hi_u32 s100, s50, s3
+  s_mul_i32 s101, s51, s3
+  s_add_u32 s100, s100, s101
+  s_add_u32 s98, s98, s95
+  s_addc_u32 s99, s99, s100
+  s_mul_i32 s95, s48, s6
+  s_mul_hi_u32 s100, s48, s6
+  s_mul_i32 s101, s49, s6
+  s_add_u32 s100, s100, s101
+  s_add_u32 s98, s98, s95
+  s_addc_u32 s99, s99, s100
+  v_mov_b32 v234, s98
+  v_mov_b32 v235, s99
+  v_mad_u64_u32 v[234:235], s[88:89], v201, s48, v[234:235]
+  v_mul_lo_u32 v236, v201, s49
+  v_add_u32 v235, v235, v236
+  v_mad_u64_u32 v[234:235], s[88:89], v200, 4, v[234:235]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_65
-  v_lshlrev_b64 v[232:233], 2, v[232:233]
-  v_lshl_add_u64 v[232:233], v[232:233], 0, s[14:15]
-  global_store_dwordx4 v[232:233], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[232:233], v[12:15], off offset:32
-  global_store_dwordx4 v[232:233], v[16:19], off offset:64
-  global_store_dwordx4 v[232:233], v[20:23], off offset:96
-  global_store_dwordx4 v[232:233], v[24:27], off offset:128
-  global_store_dwordx4 v[232:233], v[28:31], off offset:160
-  global_store_dwordx4 v[232:233], v[32:35], off offset:192
-  global_store_dwordx4 v[232:233], v[36:39], off offset:224
-  global_store_dwordx4 v[232:233], v[40:43], off offset:256
-  global_store_dwordx4 v[232:233], v[44:47], off offset:288
-  global_store_dwordx4 v[232:233], v[48:51], off offset:320
-  global_store_dwordx4 v[232:233], v[52:55], off offset:352
-  global_store_dwordx4 v[232:233], v[56:59], off offset:384
-  global_store_dwordx4 v[232:233], v[60:63], off offset:416
-  global_store_dwordx4 v[232:233], v[64:67], off offset:448
-  global_store_dwordx4 v[232:233], v[68:71], off offset:480
-  s_branch .Lout_stored_67
-.Lout_16bit_65:
-  v_lshlrev_b64 v[232:233], 1, v[232:233]
-  v_lshl_add_u64 v[232:233], v[232:233], 0, s[14:15]
-  v_bfe_u32 v235, v8, 16, 1
-  v_add3_u32 v235, v8, s90, v235
-  v_or_b32 v237, s92, v8
+  s_cbranch_scc0 .Lout_16bit_77
+  v_lshlrev_b64 v[234:235], 2, v[234:235]
+  v_lshl_add_u64 v[234:235], v[234:235], 0, s[14:15]
+  global_store_dwordx4 v[234:235], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[234:235], v[12:15], off offset:32
+  global_store_dwordx4 v[234:235], v[16:19], off offset:64
+  global_store_dwordx4 v[234:235], v[20:23], off offset:96
+  global_store_dwordx4 v[234:235], v[24:27], off offset:128
+  global_store_dwordx4 v[234:235], v[28:31], off offset:160
+  global_store_dwordx4 v[234:235], v[32:35], off offset:192
+  global_store_dwordx4 v[234:235], v[36:39], off offset:224
+  global_store_dwordx4 v[234:235], v[40:43], off offset:256
+  global_store_dwordx4 v[234:235], v[44:47], off offset:288
+  global_store_dwordx4 v[234:235], v[48:51], off offset:320
+  global_store_dwordx4 v[234:235], v[52:55], off offset:352
+  global_store_dwordx4 v[234:235], v[56:59], off offset:384
+  global_store_dwordx4 v[234:235], v[60:63], off offset:416
+  global_store_dwordx4 v[234:235], v[64:67], off offset:448
+  global_store_dwordx4 v[234:235], v[68:71], off offset:480
+  s_branch .Lout_stored_79
+.Lout_16bit_77:
+  v_lshlrev_b64 v[234:235], 1, v[234:235]
+  v_lshl_add_u64 v[234:235], v[234:235], 0, s[14:15]
+  v_bfe_u32 v237, v8, 16, 1
+  v_add3_u32 v237, v8, s92, v237
+  v_or_b32 v239, s94, v8
   v_cmp_u_f32 vcc, v8, v8
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v9, 16, 1
-  v_add3_u32 v236, v9, s90, v236
-  v_or_b32 v237, s92, v9
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v9, 16, 1
+  v_add3_u32 v238, v9, s92, v238
+  v_or_b32 v239, s94, v9
   v_cmp_u_f32 vcc, v9, v9
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v104, v236, s91, v235
-  v_bfe_u32 v235, v10, 16, 1
-  v_add3_u32 v235, v10, s90, v235
-  v_or_b32 v237, s92, v10
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v104, v238, s93, v237
+  v_bfe_u32 v237, v10, 16, 1
+  v_add3_u32 v237, v10, s92, v237
+  v_or_b32 v239, s94, v10
   v_cmp_u_f32 vcc, v10, v10
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v11, 16, 1
-  v_add3_u32 v236, v11, s90, v236
-  v_or_b32 v237, s92, v11
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v11, 16, 1
+  v_add3_u32 v238, v11, s92, v238
+  v_or_b32 v239, s94, v11
   v_cmp_u_f32 vcc, v11, v11
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v105, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[104:105], off offset:0      // O bf16 (RNE)
-  v_bfe_u32 v235, v12, 16, 1
-  v_add3_u32 v235, v12, s90, v235
-  v_or_b32 v237, s92, v12
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v105, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[104:105], off offset:0      // O bf16 (RNE)
+  v_bfe_u32 v237, v12, 16, 1
+  v_add3_u32 v237, v12, s92, v237
+  v_or_b32 v239, s94, v12
   v_cmp_u_f32 vcc, v12, v12
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v13, 16, 1
-  v_add3_u32 v236, v13, s90, v236
-  v_or_b32 v237, s92, v13
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v13, 16, 1
+  v_add3_u32 v238, v13, s92, v238
+  v_or_b32 v239, s94, v13
   v_cmp_u_f32 vcc, v13, v13
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v106, v236, s91, v235
-  v_bfe_u32 v235, v14, 16, 1
-  v_add3_u32 v235, v14, s90, v235
-  v_or_b32 v237, s92, v14
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v106, v238, s93, v237
+  v_bfe_u32 v237, v14, 16, 1
+  v_add3_u32 v237, v14, s92, v237
+  v_or_b32 v239, s94, v14
   v_cmp_u_f32 vcc, v14, v14
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v15, 16, 1
-  v_add3_u32 v236, v15, s90, v236
-  v_or_b32 v237, s92, v15
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v15, 16, 1
+  v_add3_u32 v238, v15, s92, v238
+  v_or_b32 v239, s94, v15
   v_cmp_u_f32 vcc, v15, v15
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v107, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[106:107], off offset:16
-  v_bfe_u32 v235, v16, 16, 1
-  v_add3_u32 v235, v16, s90, v235
-  v_or_b32 v237, s92, v16
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v107, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[106:107], off offset:16
+  v_bfe_u32 v237, v16, 16, 1
+  v_add3_u32 v237, v16, s92, v237
+  v_or_b32 v239, s94, v16
   v_cmp_u_f32 vcc, v16, v16
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v17, 16, 1
-  v_add3_u32 v236, v17, s90, v236
-  v_or_b32 v237, s92, v17
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v17, 16, 1
+  v_add3_u32 v238, v17, s92, v238
+  v_or_b32 v239, s94, v17
   v_cmp_u_f32 vcc, v17, v17
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v108, v236, s91, v235
-  v_bfe_u32 v235, v18, 16, 1
-  v_add3_u32 v235, v18, s90, v235
-  v_or_b32 v237, s92, v18
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v108, v238, s93, v237
+  v_bfe_u32 v237, v18, 16, 1
+  v_add3_u32 v237, v18, s92, v237
+  v_or_b32 v239, s94, v18
   v_cmp_u_f32 vcc, v18, v18
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v19, 16, 1
-  v_add3_u32 v236, v19, s90, v236
-  v_or_b32 v237, s92, v19
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v19, 16, 1
+  v_add3_u32 v238, v19, s92, v238
+  v_or_b32 v239, s94, v19
   v_cmp_u_f32 vcc, v19, v19
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v109, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[108:109], off offset:32
-  v_bfe_u32 v235, v20, 16, 1
-  v_add3_u32 v235, v20, s90, v235
-  v_or_b32 v237, s92, v20
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v109, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[108:109], off offset:32
+  v_bfe_u32 v237, v20, 16, 1
+  v_add3_u32 v237, v20, s92, v237
+  v_or_b32 v239, s94, v20
   v_cmp_u_f32 vcc, v20, v20
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v21, 16, 1
-  v_add3_u32 v236, v21, s90, v236
-  v_or_b32 v237, s92, v21
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v21, 16, 1
+  v_add3_u32 v238, v21, s92, v238
+  v_or_b32 v239, s94, v21
   v_cmp_u_f32 vcc, v21, v21
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v110, v236, s91, v235
-  v_bfe_u32 v235, v22, 16, 1
-  v_add3_u32 v235, v22, s90, v235
-  v_or_b32 v237, s92, v22
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v110, v238, s93, v237
+  v_bfe_u32 v237, v22, 16, 1
+  v_add3_u32 v237, v22, s92, v237
+  v_or_b32 v239, s94, v22
   v_cmp_u_f32 vcc, v22, v22
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v23, 16, 1
-  v_add3_u32 v236, v23, s90, v236
-  v_or_b32 v237, s92, v23
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v23, 16, 1
+  v_add3_u32 v238, v23, s92, v238
+  v_or_b32 v239, s94, v23
   v_cmp_u_f32 vcc, v23, v23
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v111, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[110:111], off offset:48
-  v_bfe_u32 v235, v24, 16, 1
-  v_add3_u32 v235, v24, s90, v235
-  v_or_b32 v237, s92, v24
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v111, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[110:111], off offset:48
+  v_bfe_u32 v237, v24, 16, 1
+  v_add3_u32 v237, v24, s92, v237
+  v_or_b32 v239, s94, v24
   v_cmp_u_f32 vcc, v24, v24
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v25, 16, 1
-  v_add3_u32 v236, v25, s90, v236
-  v_or_b32 v237, s92, v25
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v25, 16, 1
+  v_add3_u32 v238, v25, s92, v238
+  v_or_b32 v239, s94, v25
   v_cmp_u_f32 vcc, v25, v25
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v112, v236, s91, v235
-  v_bfe_u32 v235, v26, 16, 1
-  v_add3_u32 v235, v26, s90, v235
-  v_or_b32 v237, s92, v26
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v112, v238, s93, v237
+  v_bfe_u32 v237, v26, 16, 1
+  v_add3_u32 v237, v26, s92, v237
+  v_or_b32 v239, s94, v26
   v_cmp_u_f32 vcc, v26, v26
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v27, 16, 1
-  v_add3_u32 v236, v27, s90, v236
-  v_or_b32 v237, s92, v27
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v27, 16, 1
+  v_add3_u32 v238, v27, s92, v238
+  v_or_b32 v239, s94, v27
   v_cmp_u_f32 vcc, v27, v27
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v113, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[112:113], off offset:64
-  v_bfe_u32 v235, v28, 16, 1
-  v_add3_u32 v235, v28, s90, v235
-  v_or_b32 v237, s92, v28
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v113, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[112:113], off offset:64
+  v_bfe_u32 v237, v28, 16, 1
+  v_add3_u32 v237, v28, s92, v237
+  v_or_b32 v239, s94, v28
   v_cmp_u_f32 vcc, v28, v28
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v29, 16, 1
-  v_add3_u32 v236, v29, s90, v236
-  v_or_b32 v237, s92, v29
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v29, 16, 1
+  v_add3_u32 v238, v29, s92, v238
+  v_or_b32 v239, s94, v29
   v_cmp_u_f32 vcc, v29, v29
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v114, v236, s91, v235
-  v_bfe_u32 v235, v30, 16, 1
-  v_add3_u32 v235, v30, s90, v235
-  v_or_b32 v237, s92, v30
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v114, v238, s93, v237
+  v_bfe_u32 v237, v30, 16, 1
+  v_add3_u32 v237, v30, s92, v237
+  v_or_b32 v239, s94, v30
   v_cmp_u_f32 vcc, v30, v30
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v31, 16, 1
-  v_add3_u32 v236, v31, s90, v236
-  v_or_b32 v237, s92, v31
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v31, 16, 1
+  v_add3_u32 v238, v31, s92, v238
+  v_or_b32 v239, s94, v31
   v_cmp_u_f32 vcc, v31, v31
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v115, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[114:115], off offset:80
-  v_bfe_u32 v235, v32, 16, 1
-  v_add3_u32 v235, v32, s90, v235
-  v_or_b32 v237, s92, v32
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v115, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[114:115], off offset:80
+  v_bfe_u32 v237, v32, 16, 1
+  v_add3_u32 v237, v32, s92, v237
+  v_or_b32 v239, s94, v32
   v_cmp_u_f32 vcc, v32, v32
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v33, 16, 1
-  v_add3_u32 v236, v33, s90, v236
-  v_or_b32 v237, s92, v33
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v33, 16, 1
+  v_add3_u32 v238, v33, s92, v238
+  v_or_b32 v239, s94, v33
   v_cmp_u_f32 vcc, v33, v33
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v116, v236, s91, v235
-  v_bfe_u32 v235, v34, 16, 1
-  v_add3_u32 v235, v34, s90, v235
-  v_or_b32 v237, s92, v34
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v116, v238, s93, v237
+  v_bfe_u32 v237, v34, 16, 1
+  v_add3_u32 v237, v34, s92, v237
+  v_or_b32 v239, s94, v34
   v_cmp_u_f32 vcc, v34, v34
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v35, 16, 1
-  v_add3_u32 v236, v35, s90, v236
-  v_or_b32 v237, s92, v35
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v35, 16, 1
+  v_add3_u32 v238, v35, s92, v238
+  v_or_b32 v239, s94, v35
   v_cmp_u_f32 vcc, v35, v35
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v117, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[116:117], off offset:96
-  v_bfe_u32 v235, v36, 16, 1
-  v_add3_u32 v235, v36, s90, v235
-  v_or_b32 v237, s92, v36
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v117, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[116:117], off offset:96
+  v_bfe_u32 v237, v36, 16, 1
+  v_add3_u32 v237, v36, s92, v237
+  v_or_b32 v239, s94, v36
   v_cmp_u_f32 vcc, v36, v36
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v37, 16, 1
-  v_add3_u32 v236, v37, s90, v236
-  v_or_b32 v237, s92, v37
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v37, 16, 1
+  v_add3_u32 v238, v37, s92, v238
+  v_or_b32 v239, s94, v37
   v_cmp_u_f32 vcc, v37, v37
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v118, v236, s91, v235
-  v_bfe_u32 v235, v38, 16, 1
-  v_add3_u32 v235, v38, s90, v235
-  v_or_b32 v237, s92, v38
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v118, v238, s93, v237
+  v_bfe_u32 v237, v38, 16, 1
+  v_add3_u32 v237, v38, s92, v237
+  v_or_b32 v239, s94, v38
   v_cmp_u_f32 vcc, v38, v38
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v39, 16, 1
-  v_add3_u32 v236, v39, s90, v236
-  v_or_b32 v237, s92, v39
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v39, 16, 1
+  v_add3_u32 v238, v39, s92, v238
+  v_or_b32 v239, s94, v39
   v_cmp_u_f32 vcc, v39, v39
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v119, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[118:119], off offset:112
-  v_bfe_u32 v235, v40, 16, 1
-  v_add3_u32 v235, v40, s90, v235
-  v_or_b32 v237, s92, v40
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v119, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[118:119], off offset:112
+  v_bfe_u32 v237, v40, 16, 1
+  v_add3_u32 v237, v40, s92, v237
+  v_or_b32 v239, s94, v40
   v_cmp_u_f32 vcc, v40, v40
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v41, 16, 1
-  v_add3_u32 v236, v41, s90, v236
-  v_or_b32 v237, s92, v41
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v41, 16, 1
+  v_add3_u32 v238, v41, s92, v238
+  v_or_b32 v239, s94, v41
   v_cmp_u_f32 vcc, v41, v41
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v120, v236, s91, v235
-  v_bfe_u32 v235, v42, 16, 1
-  v_add3_u32 v235, v42, s90, v235
-  v_or_b32 v237, s92, v42
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v120, v238, s93, v237
+  v_bfe_u32 v237, v42, 16, 1
+  v_add3_u32 v237, v42, s92, v237
+  v_or_b32 v239, s94, v42
   v_cmp_u_f32 vcc, v42, v42
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v43, 16, 1
-  v_add3_u32 v236, v43, s90, v236
-  v_or_b32 v237, s92, v43
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v43, 16, 1
+  v_add3_u32 v238, v43, s92, v238
+  v_or_b32 v239, s94, v43
   v_cmp_u_f32 vcc, v43, v43
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v121, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[120:121], off offset:128
-  v_bfe_u32 v235, v44, 16, 1
-  v_add3_u32 v235, v44, s90, v235
-  v_or_b32 v237, s92, v44
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v121, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[120:121], off offset:128
+  v_bfe_u32 v237, v44, 16, 1
+  v_add3_u32 v237, v44, s92, v237
+  v_or_b32 v239, s94, v44
   v_cmp_u_f32 vcc, v44, v44
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v45, 16, 1
-  v_add3_u32 v236, v45, s90, v236
-  v_or_b32 v237, s92, v45
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v45, 16, 1
+  v_add3_u32 v238, v45, s92, v238
+  v_or_b32 v239, s94, v45
   v_cmp_u_f32 vcc, v45, v45
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v122, v236, s91, v235
-  v_bfe_u32 v235, v46, 16, 1
-  v_add3_u32 v235, v46, s90, v235
-  v_or_b32 v237, s92, v46
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v122, v238, s93, v237
+  v_bfe_u32 v237, v46, 16, 1
+  v_add3_u32 v237, v46, s92, v237
+  v_or_b32 v239, s94, v46
   v_cmp_u_f32 vcc, v46, v46
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v47, 16, 1
-  v_add3_u32 v236, v47, s90, v236
-  v_or_b32 v237, s92, v47
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v47, 16, 1
+  v_add3_u32 v238, v47, s92, v238
+  v_or_b32 v239, s94, v47
   v_cmp_u_f32 vcc, v47, v47
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v123, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[122:123], off offset:144
-  v_bfe_u32 v235, v48, 16, 1
-  v_add3_u32 v235, v48, s90, v235
-  v_or_b32 v237, s92, v48
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v123, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[122:123], off offset:144
+  v_bfe_u32 v237, v48, 16, 1
+  v_add3_u32 v237, v48, s92, v237
+  v_or_b32 v239, s94, v48
   v_cmp_u_f32 vcc, v48, v48
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v49, 16, 1
-  v_add3_u32 v236, v49, s90, v236
-  v_or_b32 v237, s92, v49
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v49, 16, 1
+  v_add3_u32 v238, v49, s92, v238
+  v_or_b32 v239, s94, v49
   v_cmp_u_f32 vcc, v49, v49
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v124, v236, s91, v235
-  v_bfe_u32 v235, v50, 16, 1
-  v_add3_u32 v235, v50, s90, v235
-  v_or_b32 v237, s92, v50
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v124, v238, s93, v237
+  v_bfe_u32 v237, v50, 16, 1
+  v_add3_u32 v237, v50, s92, v237
+  v_or_b32 v239, s94, v50
   v_cmp_u_f32 vcc, v50, v50
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v51, 16, 1
-  v_add3_u32 v236, v51, s90, v236
-  v_or_b32 v237, s92, v51
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v51, 16, 1
+  v_add3_u32 v238, v51, s92, v238
+  v_or_b32 v239, s94, v51
   v_cmp_u_f32 vcc, v51, v51
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v125, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[124:125], off offset:160
-  v_bfe_u32 v235, v52, 16, 1
-  v_add3_u32 v235, v52, s90, v235
-  v_or_b32 v237, s92, v52
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v125, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[124:125], off offset:160
+  v_bfe_u32 v237, v52, 16, 1
+  v_add3_u32 v237, v52, s92, v237
+  v_or_b32 v239, s94, v52
   v_cmp_u_f32 vcc, v52, v52
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v53, 16, 1
-  v_add3_u32 v236, v53, s90, v236
-  v_or_b32 v237, s92, v53
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v53, 16, 1
+  v_add3_u32 v238, v53, s92, v238
+  v_or_b32 v239, s94, v53
   v_cmp_u_f32 vcc, v53, v53
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v126, v236, s91, v235
-  v_bfe_u32 v235, v54, 16, 1
-  v_add3_u32 v235, v54, s90, v235
-  v_or_b32 v237, s92, v54
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v126, v238, s93, v237
+  v_bfe_u32 v237, v54, 16, 1
+  v_add3_u32 v237, v54, s92, v237
+  v_or_b32 v239, s94, v54
   v_cmp_u_f32 vcc, v54, v54
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v55, 16, 1
-  v_add3_u32 v236, v55, s90, v236
-  v_or_b32 v237, s92, v55
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v55, 16, 1
+  v_add3_u32 v238, v55, s92, v238
+  v_or_b32 v239, s94, v55
   v_cmp_u_f32 vcc, v55, v55
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v127, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[126:127], off offset:176
-  v_bfe_u32 v235, v56, 16, 1
-  v_add3_u32 v235, v56, s90, v235
-  v_or_b32 v237, s92, v56
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v127, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[126:127], off offset:176
+  v_bfe_u32 v237, v56, 16, 1
+  v_add3_u32 v237, v56, s92, v237
+  v_or_b32 v239, s94, v56
   v_cmp_u_f32 vcc, v56, v56
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v57, 16, 1
-  v_add3_u32 v236, v57, s90, v236
-  v_or_b32 v237, s92, v57
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v57, 16, 1
+  v_add3_u32 v238, v57, s92, v238
+  v_or_b32 v239, s94, v57
   v_cmp_u_f32 vcc, v57, v57
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v128, v236, s91, v235
-  v_bfe_u32 v235, v58, 16, 1
-  v_add3_u32 v235, v58, s90, v235
-  v_or_b32 v237, s92, v58
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v128, v238, s93, v237
+  v_bfe_u32 v237, v58, 16, 1
+  v_add3_u32 v237, v58, s92, v237
+  v_or_b32 v239, s94, v58
   v_cmp_u_f32 vcc, v58, v58
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v59, 16, 1
-  v_add3_u32 v236, v59, s90, v236
-  v_or_b32 v237, s92, v59
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v59, 16, 1
+  v_add3_u32 v238, v59, s92, v238
+  v_or_b32 v239, s94, v59
   v_cmp_u_f32 vcc, v59, v59
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v129, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[128:129], off offset:192
-  v_bfe_u32 v235, v60, 16, 1
-  v_add3_u32 v235, v60, s90, v235
-  v_or_b32 v237, s92, v60
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v129, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[128:129], off offset:192
+  v_bfe_u32 v237, v60, 16, 1
+  v_add3_u32 v237, v60, s92, v237
+  v_or_b32 v239, s94, v60
   v_cmp_u_f32 vcc, v60, v60
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v61, 16, 1
-  v_add3_u32 v236, v61, s90, v236
-  v_or_b32 v237, s92, v61
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v61, 16, 1
+  v_add3_u32 v238, v61, s92, v238
+  v_or_b32 v239, s94, v61
   v_cmp_u_f32 vcc, v61, v61
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v130, v236, s91, v235
-  v_bfe_u32 v235, v62, 16, 1
-  v_add3_u32 v235, v62, s90, v235
-  v_or_b32 v237, s92, v62
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v130, v238, s93, v237
+  v_bfe_u32 v237, v62, 16, 1
+  v_add3_u32 v237, v62, s92, v237
+  v_or_b32 v239, s94, v62
   v_cmp_u_f32 vcc, v62, v62
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v63, 16, 1
-  v_add3_u32 v236, v63, s90, v236
-  v_or_b32 v237, s92, v63
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v63, 16, 1
+  v_add3_u32 v238, v63, s92, v238
+  v_or_b32 v239, s94, v63
   v_cmp_u_f32 vcc, v63, v63
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v131, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[130:131], off offset:208
-  v_bfe_u32 v235, v64, 16, 1
-  v_add3_u32 v235, v64, s90, v235
-  v_or_b32 v237, s92, v64
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v131, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[130:131], off offset:208
+  v_bfe_u32 v237, v64, 16, 1
+  v_add3_u32 v237, v64, s92, v237
+  v_or_b32 v239, s94, v64
   v_cmp_u_f32 vcc, v64, v64
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v65, 16, 1
-  v_add3_u32 v236, v65, s90, v236
-  v_or_b32 v237, s92, v65
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v65, 16, 1
+  v_add3_u32 v238, v65, s92, v238
+  v_or_b32 v239, s94, v65
   v_cmp_u_f32 vcc, v65, v65
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v132, v236, s91, v235
-  v_bfe_u32 v235, v66, 16, 1
-  v_add3_u32 v235, v66, s90, v235
-  v_or_b32 v237, s92, v66
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v132, v238, s93, v237
+  v_bfe_u32 v237, v66, 16, 1
+  v_add3_u32 v237, v66, s92, v237
+  v_or_b32 v239, s94, v66
   v_cmp_u_f32 vcc, v66, v66
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v67, 16, 1
-  v_add3_u32 v236, v67, s90, v236
-  v_or_b32 v237, s92, v67
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v67, 16, 1
+  v_add3_u32 v238, v67, s92, v238
+  v_or_b32 v239, s94, v67
   v_cmp_u_f32 vcc, v67, v67
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v133, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[132:133], off offset:224
-  v_bfe_u32 v235, v68, 16, 1
-  v_add3_u32 v235, v68, s90, v235
-  v_or_b32 v237, s92, v68
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v133, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[132:133], off offset:224
+  v_bfe_u32 v237, v68, 16, 1
+  v_add3_u32 v237, v68, s92, v237
+  v_or_b32 v239, s94, v68
   v_cmp_u_f32 vcc, v68, v68
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v69, 16, 1
-  v_add3_u32 v236, v69, s90, v236
-  v_or_b32 v237, s92, v69
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v69, 16, 1
+  v_add3_u32 v238, v69, s92, v238
+  v_or_b32 v239, s94, v69
   v_cmp_u_f32 vcc, v69, v69
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v134, v236, s91, v235
-  v_bfe_u32 v235, v70, 16, 1
-  v_add3_u32 v235, v70, s90, v235
-  v_or_b32 v237, s92, v70
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v134, v238, s93, v237
+  v_bfe_u32 v237, v70, 16, 1
+  v_add3_u32 v237, v70, s92, v237
+  v_or_b32 v239, s94, v70
   v_cmp_u_f32 vcc, v70, v70
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v235, v235, v237, vcc
-  v_bfe_u32 v236, v71, 16, 1
-  v_add3_u32 v236, v71, s90, v236
-  v_or_b32 v237, s92, v71
+  v_cndmask_b32 v237, v237, v239, vcc
+  v_bfe_u32 v238, v71, 16, 1
+  v_add3_u32 v238, v71, s92, v238
+  v_or_b32 v239, s94, v71
   v_cmp_u_f32 vcc, v71, v71
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v236, v236, v237, vcc
-  v_lshrrev_b32 v235, 16, v235
-  v_and_or_b32 v135, v236, s91, v235
-  global_store_dwordx2 v[232:233], v[134:135], off offset:240
-.Lout_stored_67:
+  v_cndmask_b32 v238, v238, v239, vcc
+  v_lshrrev_b32 v237, 16, v237
+  v_and_or_b32 v135, v238, s93, v237
+  global_store_dwordx2 v[234:235], v[134:135], off offset:240
+.Lout_stored_79:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_68
-  v_log_f32 v233, v231
+  s_cbranch_scc1 .Lno_lse_80
+  v_log_f32 v235, v233
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v233, v204, v233
+  v_add_f32 v235, v204, v235
   v_cmp_gt_f32 vcc, 0x7f800000, v204
-  v_mul_f32 v233, 0x3f317218, v233
-  v_cndmask_b32 v232, v208, v233, s[94:95]
-  v_mov_b32 v233, 0x7fc00000
-  v_cndmask_b32 v232, v233, v232, vcc
-  s_mul_i32 s93, s4, s55
-  s_add_u32 s93, s93, s3
-  s_mul_i32 s93, s93, s53
-  s_mul_i32 s96, s3, s80
-  s_add_u32 s96, s96, s6
+  v_mul_f32 v235, 0x3f317218, v235
+  v_cndmask_b32 v234, v208, v235, s[96:97]
+  v_mov_b32 v235, 0x7fc00000
+  v_cndmask_b32 v234, v235, v234, vcc
+  s_mul_i32 s95, s4, s55
+  s_add_u32 s95, s95, s3
+  s_mul_i32 s95, s95, s53
+  s_mul_i32 s98, s3, s80
+  s_add_u32 s98, s98, s6
   s_cmp_lg_u64 s[18:19], 0
-  s_cselect_b32 s93, s96, s93
-  v_add_u32 v234, s93, v201
-  v_mad_u64_u32 v[236:237], s[88:89], v234, 4, s[16:17]
-  v_cmp_eq_u32 s[98:99], 0, v200
+  s_cselect_b32 s95, s98, s95
+  v_add_u32 v236, s95, v201
+  v_mad_u64_u32 v[238:239], s[88:89], v236, 4, s[16:17]
+  v_cmp_eq_u32 s[100:101], 0, v200
   v_cmp_gt_i32 vcc, s70, v201
-  s_and_b64 vcc, vcc, s[98:99]
+  s_and_b64 vcc, vcc, s[100:101]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[236:237], v232, off
+  global_store_dword v[238:239], v234, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_68:
+.Lno_lse_80:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -5144,9 +6043,9 @@ zyfa_gfx942_bf16_d128_none:
     .amdhsa_system_sgpr_workgroup_id_y 1
     .amdhsa_system_sgpr_workgroup_id_z 1
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 240
-    .amdhsa_accum_offset 240
-    .amdhsa_next_free_sgpr 100
+    .amdhsa_next_free_vgpr 248
+    .amdhsa_accum_offset 248
+    .amdhsa_next_free_sgpr 102
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
   .end_amdhsa_kernel
@@ -5163,8 +6062,8 @@ amdhsa.kernels:
     .group_segment_fixed_size: 65536
     .private_segment_fixed_size: 0
     .wavefront_size: 64
-    .sgpr_count: 102
-    .vgpr_count: 240
+    .sgpr_count: 104
+    .vgpr_count: 248
     .agpr_count: 0
     .max_flat_workgroup_size: 512
     .reqd_workgroup_size: [ 512, 1, 1 ]

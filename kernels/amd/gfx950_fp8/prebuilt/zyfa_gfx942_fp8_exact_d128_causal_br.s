@@ -34,51 +34,52 @@
 // v192 126.0: the largest e4m3fn code
 // v193 v descale
 // v194 max_block_exponent
-// v195 K chunk byte offsets in a block
-// v196 K chunk key rows
-// v[197:198] K chunk LDS addresses (chunk x stage)
-// v199 V chunk byte offset in a block
-// v200 V chunk key row
-// v[201:202] V^T chunk LDS address (per stage)
-// v[203:204] K operand LDS address (per stage)
-// v[205:206] V^T operand LDS address (per stage)
-// v207 window start - 4 * half
-// v208 udiv dividend
-// v209 udiv divisor
-// v208 wave index (vector)
-// v208 4 * half
-// v[208:209] Q address
-// v210 Q address part
-// v211 bytes with a magnitude
-// v208 chunk index
-// v209 chunk column
-// v210 chunk tmp
-// v208 ds_bpermute address of lane l ^ 32
-// v209 V bytes 1 and 3
-// v209 row max of raw scores, then m_new
-// v210 visible-key end relative to the block and half
-// v210 window start relative to the block and half
-// v210 other half's value
-// v210 m - m_new
-// v209 visible-key end relative to the block and half
-// v209 window start relative to the block and half
-// v209 other half's value
-// v209 l or 1
-// v210 div den
-// v211 div num
-// v212 div rcp
-// v213 div quotient
-// v214 div error
-// v[216:217] out scale (pair)
-// v[210:211] O address
-// v212 O address part
-// v213 a rounded
-// v214 b rounded
-// v215 x | quiet bit
-// v210 lse
-// v211 lse tmp
-// v212 lse index
-// v[214:215] lse address
+// v[196:197] K chunk addresses (64-bit, per chunk)
+// v[198:199] V chunk address (64-bit)
+// v195 K chunk key rows
+// v[200:201] K chunk LDS addresses (chunk x stage)
+// v202 V chunk key row
+// v[203:204] V^T chunk LDS address (per stage)
+// v[205:206] K operand LDS address (per stage)
+// v[207:208] V^T operand LDS address (per stage)
+// v209 window start - 4 * half
+// v210 udiv dividend
+// v211 udiv divisor
+// v210 wave index (vector)
+// v210 4 * half
+// v[210:211] Q address
+// v212 Q address part
+// v213 bytes with a magnitude
+// v210 chunk index
+// v211 chunk column
+// v212 chunk tmp
+// v213 row * stride, high word
+// v210 ds_bpermute address of lane l ^ 32
+// v211 V bytes 1 and 3
+// v211 row max of raw scores, then m_new
+// v212 visible-key end relative to the block and half
+// v212 window start relative to the block and half
+// v212 other half's value
+// v212 m - m_new
+// v211 visible-key end relative to the block and half
+// v211 window start relative to the block and half
+// v211 other half's value
+// v211 l or 1
+// v212 div den
+// v213 div num
+// v214 div rcp
+// v215 div quotient
+// v216 div error
+// v[218:219] out scale (pair)
+// v[212:213] O address
+// v214 O address part
+// v215 a rounded
+// v216 b rounded
+// v217 x | quiet bit
+// v212 lse
+// v213 lse tmp
+// v214 lse index
+// v[216:217] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -98,8 +99,8 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
@@ -131,15 +132,16 @@
 // s93 product lo
 // s96 product hi
 // s97 product cross
-// s92 1 / chunks per row (fixed point)
-// s92 product lo
-// s93 product hi
-// s94 product cross
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s96 1 / chunks per row (fixed point)
 // s92 0x7fff: bf16 rounding bias
 // s93 0xffff0000
 // s94 0x00400000: quiet NaN bit
 // s95 keys of the sequence from the block on
-// s[96:97] 64 rows of stride
 // s95 block - largest window start
 // s[96:97] lane mask
 // s[98:99] lane mask
@@ -201,14 +203,14 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v208, s55
-  v_cvt_f32_u32 v209, s56
-  v_rcp_f32 v209, v209
+  v_cvt_f32_u32 v210, s55
+  v_cvt_f32_u32 v211, s56
+  v_rcp_f32 v211, v211
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v208, v208, v209
-  v_cvt_u32_f32 v208, v208
+  v_mul_f32 v210, v210, v211
+  v_cvt_u32_f32 v210, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s92, v208
+  v_readfirstlane_b32 s92, v210
   s_mul_i32 s94, s92, s56
   s_sub_i32 s93, s55, s94
   s_cmp_ge_i32 s93, s56
@@ -217,14 +219,14 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s92, s92, s94
-  v_cvt_f32_u32 v208, s3
-  v_cvt_f32_u32 v209, s92
-  v_rcp_f32 v209, v209
+  v_cvt_f32_u32 v210, s3
+  v_cvt_f32_u32 v211, s92
+  v_rcp_f32 v211, v211
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v208, v208, v209
-  v_cvt_u32_f32 v208, v208
+  v_mul_f32 v210, v210, v211
+  v_cvt_u32_f32 v210, v210
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v208
+  v_readfirstlane_b32 s72, v210
   s_mul_i32 s94, s72, s92
   s_sub_i32 s93, s3, s94
   s_cmp_ge_i32 s93, s92
@@ -233,9 +235,9 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s72, s72, s94
-  v_lshrrev_b32 v208, 6, v0
+  v_lshrrev_b32 v210, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v208
+  v_readfirstlane_b32 s5, v210
   v_and_b32 v179, 31, v0
   v_bfe_u32 v180, v0, 5, 1
   s_lshl_b32 s92, s5, 5
@@ -249,16 +251,16 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v181
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v182, 0, v182, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v208, 2, v180
-  v_sub_u32 v182, v182, v208
+  v_lshlrev_b32 v210, 2, v180
+  v_sub_u32 v182, v182, v210
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
   s_cmp_lt_i32 s60, 0
   s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
-  v_add_u32 v207, s95, v181
-  v_max_i32 v207, 0, v207
-  v_sub_u32 v207, v207, v208
+  v_add_u32 v209, s95, v181
+  v_max_i32 v209, 0, v209
+  v_sub_u32 v209, v209, v210
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -440,12 +442,12 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s93
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v208, s94
-  v_mov_b32 v209, s95
-  v_mad_u64_u32 v[208:209], s[88:89], v181, s30, v[208:209]
-  v_mul_lo_u32 v210, v181, s31
-  v_add_u32 v209, v209, v210
-  v_mad_u64_u32 v[208:209], s[88:89], v180, 32, v[208:209]       // + half * 32 bytes
+  v_mov_b32 v210, s94
+  v_mov_b32 v211, s95
+  v_mad_u64_u32 v[210:211], s[88:89], v181, s30, v[210:211]
+  v_mul_lo_u32 v212, v181, s31
+  v_add_u32 v211, v211, v212
+  v_mad_u64_u32 v[210:211], s[88:89], v180, 32, v[210:211]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -464,161 +466,171 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_mov_b32 v151, 0
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[208:209], off offset:0
-  global_load_dwordx4 v[140:143], v[208:209], off offset:16
-  global_load_dwordx4 v[144:147], v[208:209], off offset:64
-  global_load_dwordx4 v[148:151], v[208:209], off offset:80
+  global_load_dwordx4 v[136:139], v[210:211], off offset:0
+  global_load_dwordx4 v[140:143], v[210:211], off offset:16
+  global_load_dwordx4 v[144:147], v[210:211], off offset:64
+  global_load_dwordx4 v[148:151], v[210:211], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_and_b32 v211, 0x7f7f7f7f, v136
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v136, v211, v136
-  v_and_b32 v211, 0x7f7f7f7f, v137
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v137, v211, v137
-  v_and_b32 v211, 0x7f7f7f7f, v138
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v138, v211, v138
-  v_and_b32 v211, 0x7f7f7f7f, v139
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v139, v211, v139
-  v_and_b32 v211, 0x7f7f7f7f, v140
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v140, v211, v140
-  v_and_b32 v211, 0x7f7f7f7f, v141
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v141, v211, v141
-  v_and_b32 v211, 0x7f7f7f7f, v142
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v142, v211, v142
-  v_and_b32 v211, 0x7f7f7f7f, v143
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v143, v211, v143
-  v_and_b32 v211, 0x7f7f7f7f, v144
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v144, v211, v144
-  v_and_b32 v211, 0x7f7f7f7f, v145
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v145, v211, v145
-  v_and_b32 v211, 0x7f7f7f7f, v146
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v146, v211, v146
-  v_and_b32 v211, 0x7f7f7f7f, v147
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v147, v211, v147
-  v_and_b32 v211, 0x7f7f7f7f, v148
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v148, v211, v148
-  v_and_b32 v211, 0x7f7f7f7f, v149
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v149, v211, v149
-  v_and_b32 v211, 0x7f7f7f7f, v150
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v150, v211, v150
-  v_and_b32 v211, 0x7f7f7f7f, v151
-  v_add_u32 v211, 0x7f7f7f7f, v211
-  v_and_b32 v211, s92, v211
-  v_xor_b32 v151, v211, v151
-  s_mov_b32 s92, 536870912
-  v_add_u32 v208, 0, v0
-  v_mul_hi_u32 v196, s92, v208
-  v_mul_u32_u24 v210, 8, v196
-  v_sub_u32 v209, v208, v210
-  v_mul_lo_u32 v210, v196, s36
-  v_lshl_add_u32 v195, v209, 4, v210
-  v_mul_u32_u24 v210, 144, v196
-  v_lshl_add_u32 v197, v209, 4, v210
-  v_lshrrev_b32 v200, 3, v0
-  v_and_b32 v209, 7, v0
-  v_mul_lo_u32 v210, v200, s42
-  v_lshl_add_u32 v199, v209, 4, v210
-  v_bfe_u32 v201, v200, 2, 1
-  v_lshlrev_b32 v201, 5, v201
-  v_bfe_u32 v210, v200, 5, 1
-  v_lshl_add_u32 v201, v210, 4, v201
-  v_bfe_u32 v210, v200, 3, 2
-  v_lshl_add_u32 v201, v210, 2, v201
-  v_and_b32 v210, 3, v200
-  v_add_u32 v201, v201, v210
-  v_mul_u32_u24 v210, 1280, v209
-  v_add_u32 v201, v201, v210
-  v_add_u32 v201, 9216, v201
-  v_mul_u32_u24 v210, 144, v179
-  v_lshl_add_u32 v203, v180, 5, v210
-  v_mul_u32_u24 v210, 80, v179
-  v_lshl_add_u32 v205, v180, 5, v210
-  v_add_u32 v205, 9216, v205
-  v_add_u32 v204, 19456, v203
+  v_and_b32 v213, 0x7f7f7f7f, v136
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v136, v213, v136
+  v_and_b32 v213, 0x7f7f7f7f, v137
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v137, v213, v137
+  v_and_b32 v213, 0x7f7f7f7f, v138
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v138, v213, v138
+  v_and_b32 v213, 0x7f7f7f7f, v139
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v139, v213, v139
+  v_and_b32 v213, 0x7f7f7f7f, v140
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v140, v213, v140
+  v_and_b32 v213, 0x7f7f7f7f, v141
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v141, v213, v141
+  v_and_b32 v213, 0x7f7f7f7f, v142
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v142, v213, v142
+  v_and_b32 v213, 0x7f7f7f7f, v143
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v143, v213, v143
+  v_and_b32 v213, 0x7f7f7f7f, v144
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v144, v213, v144
+  v_and_b32 v213, 0x7f7f7f7f, v145
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v145, v213, v145
+  v_and_b32 v213, 0x7f7f7f7f, v146
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v146, v213, v146
+  v_and_b32 v213, 0x7f7f7f7f, v147
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v147, v213, v147
+  v_and_b32 v213, 0x7f7f7f7f, v148
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v148, v213, v148
+  v_and_b32 v213, 0x7f7f7f7f, v149
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v149, v213, v149
+  v_and_b32 v213, 0x7f7f7f7f, v150
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v150, v213, v150
+  v_and_b32 v213, 0x7f7f7f7f, v151
+  v_add_u32 v213, 0x7f7f7f7f, v213
+  v_and_b32 v213, s92, v213
+  v_xor_b32 v151, v213, v151
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s96, s34, s4
+  s_mul_hi_u32 s97, s34, s4
+  s_mul_i32 s98, s35, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s38, s72
+  s_mul_hi_u32 s97, s38, s72
+  s_mul_i32 s98, s39, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s7
+  s_mul_hi_u32 s97, s36, s7
+  s_mul_i32 s98, s37, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s90
+  s_mul_hi_u32 s97, s36, s90
+  s_mul_i32 s98, s37, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s96, s40, s4
+  s_mul_hi_u32 s97, s40, s4
+  s_mul_i32 s98, s41, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s44, s72
+  s_mul_hi_u32 s97, s44, s72
+  s_mul_i32 s98, s45, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s7
+  s_mul_hi_u32 s97, s42, s7
+  s_mul_i32 s98, s43, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s90
+  s_mul_hi_u32 s97, s42, s90
+  s_mul_i32 s98, s43, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  s_mov_b32 s96, 536870912
+  v_add_u32 v210, 0, v0
+  v_mul_hi_u32 v195, s96, v210
+  v_mul_u32_u24 v212, 8, v195
+  v_sub_u32 v211, v210, v212
+  v_mov_b32 v196, s92
+  v_mov_b32 v197, s93
+  v_mad_u64_u32 v[196:197], s[88:89], v195, s36, v[196:197]
+  v_mul_lo_u32 v213, v195, s37
+  v_add_u32 v197, v197, v213
+  v_mad_u64_u32 v[196:197], s[88:89], v211, 16, v[196:197]
+  v_mul_u32_u24 v212, 144, v195
+  v_lshl_add_u32 v200, v211, 4, v212
+  v_lshrrev_b32 v202, 3, v0
+  v_and_b32 v211, 7, v0
+  v_mov_b32 v198, s94
+  v_mov_b32 v199, s95
+  v_mad_u64_u32 v[198:199], s[88:89], v202, s42, v[198:199]
+  v_mul_lo_u32 v213, v202, s43
+  v_add_u32 v199, v199, v213
+  v_mad_u64_u32 v[198:199], s[88:89], v211, 16, v[198:199]
+  v_bfe_u32 v203, v202, 2, 1
+  v_lshlrev_b32 v203, 5, v203
+  v_bfe_u32 v212, v202, 5, 1
+  v_lshl_add_u32 v203, v212, 4, v203
+  v_bfe_u32 v212, v202, 3, 2
+  v_lshl_add_u32 v203, v212, 2, v203
+  v_and_b32 v212, 3, v202
+  v_add_u32 v203, v203, v212
+  v_mul_u32_u24 v212, 1280, v211
+  v_add_u32 v203, v203, v212
+  v_add_u32 v203, 9216, v203
+  v_mul_u32_u24 v212, 144, v179
+  v_lshl_add_u32 v205, v180, 5, v212
+  v_mul_u32_u24 v212, 80, v179
+  v_lshl_add_u32 v207, v180, 5, v212
+  v_add_u32 v207, 9216, v207
   v_add_u32 v206, 19456, v205
-  v_add_u32 v202, 19456, v201
-  v_add_u32 v198, 19456, v197
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s92, s34, s4
-  s_mul_hi_u32 s93, s34, s4
-  s_mul_i32 s94, s35, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s38, s72
-  s_mul_hi_u32 s93, s38, s72
-  s_mul_i32 s94, s39, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s7
-  s_mul_hi_u32 s93, s36, s7
-  s_mul_i32 s94, s37, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s90
-  s_mul_hi_u32 s93, s36, s90
-  s_mul_i32 s94, s37, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s92, s40, s4
-  s_mul_hi_u32 s93, s40, s4
-  s_mul_i32 s94, s41, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s44, s72
-  s_mul_hi_u32 s93, s44, s72
-  s_mul_i32 s94, s45, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s7
-  s_mul_hi_u32 s93, s42, s7
-  s_mul_i32 s94, s43, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s90
-  s_mul_hi_u32 s93, s42, s90
-  s_mul_i32 s94, s43, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  v_lshlrev_b32 v208, 2, v0
-  v_xor_b32 v208, 128, v208                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
+  v_add_u32 v208, 19456, v207
+  v_add_u32 v204, 19456, v203
+  v_add_u32 v201, 19456, v200
+  v_lshlrev_b32 v210, 2, v0
+  v_xor_b32 v210, 128, v210                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
   s_mov_b32 s92, 0x7fff
   s_mov_b32 s93, 0xffff0000
   s_mov_b32 s94, 0x400000
@@ -629,88 +641,80 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v196
+  v_cmp_gt_u32 vcc, s95, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s95, v200
+  v_cmp_gt_u32 vcc, s95, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v209, 8, v168
-  ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v209 offset:80
-  ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v209 offset:240
-  v_lshrrev_b32 v209, 8, v169
-  ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v209 offset:400
-  ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v209 offset:560
-  v_lshrrev_b32 v209, 8, v170
-  ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v209 offset:720
-  ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v209 offset:880
-  v_lshrrev_b32 v209, 8, v171
-  ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v209 offset:1040
-  ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v209 offset:1200
+  ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v211, 8, v168
+  ds_write_b8 v203, v168 offset:0                                // store: V transposed
+  ds_write_b8 v203, v211 offset:80
+  ds_write_b8_d16_hi v203, v168 offset:160
+  ds_write_b8_d16_hi v203, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8 v203, v169 offset:320
+  ds_write_b8 v203, v211 offset:400
+  ds_write_b8_d16_hi v203, v169 offset:480
+  ds_write_b8_d16_hi v203, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8 v203, v170 offset:640
+  ds_write_b8 v203, v211 offset:720
+  ds_write_b8_d16_hi v203, v170 offset:800
+  ds_write_b8_d16_hi v203, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8 v203, v171 offset:960
+  ds_write_b8 v203, v211 offset:1040
+  ds_write_b8_d16_hi v203, v171 offset:1120
+  ds_write_b8_d16_hi v203, v211 offset:1200
   s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_11
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_12
 .Ltail_block_loads_11:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v196
+  v_cmp_gt_u32 vcc, s95, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s95, v200
+  v_cmp_gt_u32 vcc, s95, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_12:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -726,256 +730,256 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[158:159], v[8:23]
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[152:153], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[154:155], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[156:157], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[158:159], v[24:39]
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[152:153], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[154:155], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[156:157], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[158:159], v[40:55]
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[152:153], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[154:155], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[156:157], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
   s_branch .Lqk_15
 .Lno_previous_block_14:
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
 .Lqk_15:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v205 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[104:107], v207 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v207 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v205 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v205 offset:2576
+  ds_read_b128 v[112:115], v207 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v207 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[120:121], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[122:123], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[124:125], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[126:127], v[142:143], v[88:103]
-  ds_read_b128 v[120:123], v205 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v205 offset:5136
+  ds_read_b128 v[120:123], v207 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v207 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[128:131], v205 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v205 offset:7696
+  ds_read_b128 v[128:131], v207 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v207 offset:7696
   s_setprio 0
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s95, s77, s91
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_16
-  v_subrev_u32 v210, s77, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[96:97], 1, v210
-  v_cmp_lt_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s77, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[96:97], 1, v212
+  v_cmp_lt_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
+  v_cmp_lt_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v210
+  v_cmp_lt_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v210
+  v_cmp_lt_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
+  v_cmp_lt_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v210
+  v_cmp_lt_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v210
+  v_cmp_lt_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
+  v_cmp_lt_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v210
+  v_cmp_lt_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v210
+  v_cmp_lt_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
+  v_cmp_lt_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v210
+  v_cmp_lt_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v210
+  v_cmp_lt_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
+  v_cmp_lt_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v210
+  v_cmp_lt_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v210
+  v_cmp_lt_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
+  v_cmp_lt_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v210
+  v_cmp_lt_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v210
+  v_cmp_lt_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
+  v_cmp_lt_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v210
+  v_cmp_lt_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v210
+  v_cmp_lt_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
+  v_cmp_lt_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v210
+  v_cmp_lt_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v210
+  v_cmp_lt_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
+  v_cmp_lt_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v210
+  v_cmp_lt_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v210
+  v_cmp_lt_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
+  v_cmp_lt_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v210
+  v_cmp_lt_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_18
-  v_subrev_u32 v210, s77, v207
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[96:97], 1, v210
-  v_cmp_ge_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s77, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[96:97], 1, v212
+  v_cmp_ge_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
+  v_cmp_ge_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v210
+  v_cmp_ge_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v210
+  v_cmp_ge_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
+  v_cmp_ge_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v210
+  v_cmp_ge_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v210
+  v_cmp_ge_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
+  v_cmp_ge_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v210
+  v_cmp_ge_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v210
+  v_cmp_ge_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
+  v_cmp_ge_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v210
+  v_cmp_ge_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v210
+  v_cmp_ge_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
+  v_cmp_ge_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v210
+  v_cmp_ge_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v210
+  v_cmp_ge_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
+  v_cmp_ge_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v210
+  v_cmp_ge_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v210
+  v_cmp_ge_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
+  v_cmp_ge_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v210
+  v_cmp_ge_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v210
+  v_cmp_ge_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
+  v_cmp_ge_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v210
+  v_cmp_ge_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v210
+  v_cmp_ge_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
+  v_cmp_ge_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v210
+  v_cmp_ge_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v210
+  v_cmp_ge_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
+  v_cmp_ge_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v210
+  v_cmp_ge_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
 .Lwindow_start_done_18:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_cmp_eq_f32 vcc, v191, v209                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
-  v_cndmask_b32 v209, v209, v188, vcc                            // then m_new = m
+  v_max_f32 v211, v211, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_17
 .Lno_mask_16:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
+  v_max_f32 v211, v211, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
 .Lrow_max_done_17:
-  v_cmp_lt_f32 vcc, v188, v209                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_19
-  v_sub_f32 v210, v188, v209
+  v_sub_f32 v212, v188, v211
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v210                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -1011,12 +1015,12 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_19:
-  v_cmp_lg_f32 vcc, v191, v209                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v209
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v209                                           // m = m_new
+  v_mov_b32 v188, v211                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -1054,135 +1058,135 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_20
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_20
-  v_subrev_u32 v209, s77, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s77, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[96:97], 1, v211
+  v_cmp_lt_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_21
-  v_subrev_u32 v209, s77, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s77, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[96:97], 1, v211
+  v_cmp_ge_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
@@ -1270,9 +1274,9 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v209, v208, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v209
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -1280,60 +1284,56 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_22
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v209, 8, v168
-  ds_write_b8 v202, v168 offset:0                                // store: V transposed
-  ds_write_b8 v202, v209 offset:80
-  ds_write_b8_d16_hi v202, v168 offset:160
-  ds_write_b8_d16_hi v202, v209 offset:240
-  v_lshrrev_b32 v209, 8, v169
-  ds_write_b8 v202, v169 offset:320
-  ds_write_b8 v202, v209 offset:400
-  ds_write_b8_d16_hi v202, v169 offset:480
-  ds_write_b8_d16_hi v202, v209 offset:560
-  v_lshrrev_b32 v209, 8, v170
-  ds_write_b8 v202, v170 offset:640
-  ds_write_b8 v202, v209 offset:720
-  ds_write_b8_d16_hi v202, v170 offset:800
-  ds_write_b8_d16_hi v202, v209 offset:880
-  v_lshrrev_b32 v209, 8, v171
-  ds_write_b8 v202, v171 offset:960
-  ds_write_b8 v202, v209 offset:1040
-  ds_write_b8_d16_hi v202, v171 offset:1120
-  ds_write_b8_d16_hi v202, v209 offset:1200
+  ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v211, 8, v168
+  ds_write_b8 v204, v168 offset:0                                // store: V transposed
+  ds_write_b8 v204, v211 offset:80
+  ds_write_b8_d16_hi v204, v168 offset:160
+  ds_write_b8_d16_hi v204, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8 v204, v169 offset:320
+  ds_write_b8 v204, v211 offset:400
+  ds_write_b8_d16_hi v204, v169 offset:480
+  ds_write_b8_d16_hi v204, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8 v204, v170 offset:640
+  ds_write_b8 v204, v211 offset:720
+  ds_write_b8_d16_hi v204, v170 offset:800
+  ds_write_b8_d16_hi v204, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8 v204, v171 offset:960
+  ds_write_b8 v204, v211 offset:1040
+  ds_write_b8_d16_hi v204, v171 offset:1120
+  ds_write_b8_d16_hi v204, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_22
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_24
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_25
 .Ltail_block_loads_24:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v196
+  v_cmp_gt_u32 vcc, s95, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s95, v200
+  v_cmp_gt_u32 vcc, s95, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_25:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_22:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1347,256 +1347,256 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[158:159], v[8:23]
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[152:153], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[154:155], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[156:157], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[158:159], v[24:39]
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[152:153], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[154:155], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[156:157], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[158:159], v[40:55]
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[152:153], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[154:155], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[156:157], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
   s_branch .Lqk_28
 .Lno_previous_block_27:
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
 .Lqk_28:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v206 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[104:107], v208 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v208 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v206 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v206 offset:2576
+  ds_read_b128 v[112:115], v208 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v208 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[120:121], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[122:123], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[124:125], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[126:127], v[142:143], v[88:103]
-  ds_read_b128 v[120:123], v206 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v206 offset:5136
+  ds_read_b128 v[120:123], v208 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v208 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[128:131], v206 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v206 offset:7696
+  ds_read_b128 v[128:131], v208 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v208 offset:7696
   s_setprio 0
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s95, s77, s91
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_29
-  v_subrev_u32 v210, s77, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[96:97], 1, v210
-  v_cmp_lt_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s77, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[96:97], 1, v212
+  v_cmp_lt_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
+  v_cmp_lt_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v210
+  v_cmp_lt_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v210
+  v_cmp_lt_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
+  v_cmp_lt_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v210
+  v_cmp_lt_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v210
+  v_cmp_lt_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
+  v_cmp_lt_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v210
+  v_cmp_lt_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v210
+  v_cmp_lt_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
+  v_cmp_lt_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v210
+  v_cmp_lt_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v210
+  v_cmp_lt_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
+  v_cmp_lt_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v210
+  v_cmp_lt_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v210
+  v_cmp_lt_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
+  v_cmp_lt_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v210
+  v_cmp_lt_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v210
+  v_cmp_lt_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
+  v_cmp_lt_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v210
+  v_cmp_lt_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v210
+  v_cmp_lt_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
+  v_cmp_lt_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v210
+  v_cmp_lt_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v210
+  v_cmp_lt_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
+  v_cmp_lt_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v210
+  v_cmp_lt_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v210
+  v_cmp_lt_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
+  v_cmp_lt_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v210
+  v_cmp_lt_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_31
-  v_subrev_u32 v210, s77, v207
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[96:97], 1, v210
-  v_cmp_ge_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s77, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[96:97], 1, v212
+  v_cmp_ge_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
+  v_cmp_ge_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v210
+  v_cmp_ge_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v210
+  v_cmp_ge_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
+  v_cmp_ge_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v210
+  v_cmp_ge_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v210
+  v_cmp_ge_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
+  v_cmp_ge_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v210
+  v_cmp_ge_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v210
+  v_cmp_ge_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
+  v_cmp_ge_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v210
+  v_cmp_ge_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v210
+  v_cmp_ge_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
+  v_cmp_ge_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v210
+  v_cmp_ge_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v210
+  v_cmp_ge_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
+  v_cmp_ge_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v210
+  v_cmp_ge_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v210
+  v_cmp_ge_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
+  v_cmp_ge_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v210
+  v_cmp_ge_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v210
+  v_cmp_ge_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
+  v_cmp_ge_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v210
+  v_cmp_ge_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v210
+  v_cmp_ge_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
+  v_cmp_ge_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v210
+  v_cmp_ge_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v210
+  v_cmp_ge_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
+  v_cmp_ge_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v210
+  v_cmp_ge_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
 .Lwindow_start_done_31:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_cmp_eq_f32 vcc, v191, v209                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
-  v_cndmask_b32 v209, v209, v188, vcc                            // then m_new = m
+  v_max_f32 v211, v211, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_30
 .Lno_mask_29:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
+  v_max_f32 v211, v211, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
 .Lrow_max_done_30:
-  v_cmp_lt_f32 vcc, v188, v209                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_32
-  v_sub_f32 v210, v188, v209
+  v_sub_f32 v212, v188, v211
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v210                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -1632,12 +1632,12 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_32:
-  v_cmp_lg_f32 vcc, v191, v209                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v209
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v209                                           // m = m_new
+  v_mov_b32 v188, v211                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -1675,135 +1675,135 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_33
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_33
-  v_subrev_u32 v209, s77, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s77, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[96:97], 1, v211
+  v_cmp_lt_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_34
-  v_subrev_u32 v209, s77, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s77, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[96:97], 1, v211
+  v_cmp_ge_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
@@ -1891,9 +1891,9 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v209, v208, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v209
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -1901,60 +1901,56 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_35
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v209, 8, v168
-  ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v209 offset:80
-  ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v209 offset:240
-  v_lshrrev_b32 v209, 8, v169
-  ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v209 offset:400
-  ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v209 offset:560
-  v_lshrrev_b32 v209, 8, v170
-  ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v209 offset:720
-  ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v209 offset:880
-  v_lshrrev_b32 v209, 8, v171
-  ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v209 offset:1040
-  ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v209 offset:1200
+  ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v211, 8, v168
+  ds_write_b8 v203, v168 offset:0                                // store: V transposed
+  ds_write_b8 v203, v211 offset:80
+  ds_write_b8_d16_hi v203, v168 offset:160
+  ds_write_b8_d16_hi v203, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8 v203, v169 offset:320
+  ds_write_b8 v203, v211 offset:400
+  ds_write_b8_d16_hi v203, v169 offset:480
+  ds_write_b8_d16_hi v203, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8 v203, v170 offset:640
+  ds_write_b8 v203, v211 offset:720
+  ds_write_b8_d16_hi v203, v170 offset:800
+  ds_write_b8_d16_hi v203, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8 v203, v171 offset:960
+  ds_write_b8 v203, v211 offset:1040
+  ds_write_b8_d16_hi v203, v171 offset:1120
+  ds_write_b8_d16_hi v203, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_35
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_37
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_38
 .Ltail_block_loads_37:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v196
+  v_cmp_gt_u32 vcc, s95, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s95, v200
+  v_cmp_gt_u32 vcc, s95, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_38:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_35:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2006,192 +2002,192 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_41
-  v_subrev_u32 v210, s95, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[96:97], 1, v210
-  v_cmp_lt_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s95, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[96:97], 1, v212
+  v_cmp_lt_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
+  v_cmp_lt_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v210
+  v_cmp_lt_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v210
+  v_cmp_lt_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
+  v_cmp_lt_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v210
+  v_cmp_lt_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v210
+  v_cmp_lt_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
+  v_cmp_lt_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v210
+  v_cmp_lt_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v210
+  v_cmp_lt_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
+  v_cmp_lt_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v210
+  v_cmp_lt_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v210
+  v_cmp_lt_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
+  v_cmp_lt_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v210
+  v_cmp_lt_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v210
+  v_cmp_lt_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
+  v_cmp_lt_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v210
+  v_cmp_lt_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v210
+  v_cmp_lt_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
+  v_cmp_lt_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v210
+  v_cmp_lt_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v210
+  v_cmp_lt_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
+  v_cmp_lt_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v210
+  v_cmp_lt_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v210
+  v_cmp_lt_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
+  v_cmp_lt_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v210
+  v_cmp_lt_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v210
+  v_cmp_lt_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
+  v_cmp_lt_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v210
+  v_cmp_lt_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_43
-  v_subrev_u32 v210, s95, v207
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[96:97], 1, v210
-  v_cmp_ge_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s95, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[96:97], 1, v212
+  v_cmp_ge_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
+  v_cmp_ge_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v210
+  v_cmp_ge_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v210
+  v_cmp_ge_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
+  v_cmp_ge_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v210
+  v_cmp_ge_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v210
+  v_cmp_ge_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
+  v_cmp_ge_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v210
+  v_cmp_ge_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v210
+  v_cmp_ge_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
+  v_cmp_ge_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v210
+  v_cmp_ge_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v210
+  v_cmp_ge_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
+  v_cmp_ge_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v210
+  v_cmp_ge_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v210
+  v_cmp_ge_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
+  v_cmp_ge_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v210
+  v_cmp_ge_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v210
+  v_cmp_ge_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
+  v_cmp_ge_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v210
+  v_cmp_ge_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v210
+  v_cmp_ge_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
+  v_cmp_ge_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v210
+  v_cmp_ge_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v210
+  v_cmp_ge_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
+  v_cmp_ge_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v210
+  v_cmp_ge_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v210
+  v_cmp_ge_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
+  v_cmp_ge_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v210
+  v_cmp_ge_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
 .Lwindow_start_done_43:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_cmp_eq_f32 vcc, v191, v209                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
-  v_cndmask_b32 v209, v209, v188, vcc                            // then m_new = m
+  v_max_f32 v211, v211, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_42
 .Lno_mask_41:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
+  v_max_f32 v211, v211, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
 .Lrow_max_done_42:
-  v_cmp_lt_f32 vcc, v188, v209                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_44
-  v_sub_f32 v210, v188, v209
+  v_sub_f32 v212, v188, v211
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v210                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -2227,12 +2223,12 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_44:
-  v_cmp_lg_f32 vcc, v191, v209                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v209
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v209                                           // m = m_new
+  v_mov_b32 v188, v211                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -2270,135 +2266,135 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_45
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_45
-  v_subrev_u32 v209, s95, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s95, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[96:97], 1, v211
+  v_cmp_lt_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_46
-  v_subrev_u32 v209, s95, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s95, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[96:97], 1, v211
+  v_cmp_ge_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
@@ -2486,9 +2482,9 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v209, v208, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v209
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -2500,124 +2496,120 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[158:159], v[8:23]
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[152:153], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[154:155], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[156:157], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[158:159], v[24:39]
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[152:153], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[154:155], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[156:157], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[158:159], v[40:55]
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[152:153], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[154:155], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[156:157], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
   s_branch .Lqk_48
 .Lno_previous_block_47:
-  ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v203 offset:16
-  ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v203 offset:80
-  ds_read_b128 v[120:123], v203 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v203 offset:4624
-  ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v203 offset:4688
+  ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v205 offset:80
+  ds_read_b128 v[120:123], v205 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v205 offset:4624
+  ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v205 offset:4688
 .Lqk_48:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v205 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v205 offset:16
+  ds_read_b128 v[104:107], v207 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v207 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v205 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v205 offset:2576
+  ds_read_b128 v[112:115], v207 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v207 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[120:121], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[122:123], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[124:125], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[126:127], v[142:143], v[88:103]
-  ds_read_b128 v[120:123], v205 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v205 offset:5136
+  ds_read_b128 v[120:123], v207 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v207 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[128:131], v205 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v205 offset:7696
+  ds_read_b128 v[128:131], v207 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v207 offset:7696
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_49
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v209, 8, v168
-  ds_write_b8 v202, v168 offset:0                                // store: V transposed
-  ds_write_b8 v202, v209 offset:80
-  ds_write_b8_d16_hi v202, v168 offset:160
-  ds_write_b8_d16_hi v202, v209 offset:240
-  v_lshrrev_b32 v209, 8, v169
-  ds_write_b8 v202, v169 offset:320
-  ds_write_b8 v202, v209 offset:400
-  ds_write_b8_d16_hi v202, v169 offset:480
-  ds_write_b8_d16_hi v202, v209 offset:560
-  v_lshrrev_b32 v209, 8, v170
-  ds_write_b8 v202, v170 offset:640
-  ds_write_b8 v202, v209 offset:720
-  ds_write_b8_d16_hi v202, v170 offset:800
-  ds_write_b8_d16_hi v202, v209 offset:880
-  v_lshrrev_b32 v209, 8, v171
-  ds_write_b8 v202, v171 offset:960
-  ds_write_b8 v202, v209 offset:1040
-  ds_write_b8_d16_hi v202, v171 offset:1120
-  ds_write_b8_d16_hi v202, v209 offset:1200
+  ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v211, 8, v168
+  ds_write_b8 v204, v168 offset:0                                // store: V transposed
+  ds_write_b8 v204, v211 offset:80
+  ds_write_b8_d16_hi v204, v168 offset:160
+  ds_write_b8_d16_hi v204, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8 v204, v169 offset:320
+  ds_write_b8 v204, v211 offset:400
+  ds_write_b8_d16_hi v204, v169 offset:480
+  ds_write_b8_d16_hi v204, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8 v204, v170 offset:640
+  ds_write_b8 v204, v211 offset:720
+  ds_write_b8_d16_hi v204, v170 offset:800
+  ds_write_b8_d16_hi v204, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8 v204, v171 offset:960
+  ds_write_b8 v204, v211 offset:1040
+  ds_write_b8_d16_hi v204, v171 offset:1120
+  ds_write_b8_d16_hi v204, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_49
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_51
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_52
 .Ltail_block_loads_51:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v196
+  v_cmp_gt_u32 vcc, s95, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s95, v200
+  v_cmp_gt_u32 vcc, s95, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_52:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_49:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2630,192 +2622,192 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_55
-  v_subrev_u32 v210, s95, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[96:97], 1, v210
-  v_cmp_lt_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s95, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[96:97], 1, v212
+  v_cmp_lt_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
+  v_cmp_lt_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v210
+  v_cmp_lt_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v210
+  v_cmp_lt_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
+  v_cmp_lt_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v210
+  v_cmp_lt_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v210
+  v_cmp_lt_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
+  v_cmp_lt_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v210
+  v_cmp_lt_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v210
+  v_cmp_lt_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
+  v_cmp_lt_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v210
+  v_cmp_lt_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v210
+  v_cmp_lt_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
+  v_cmp_lt_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v210
+  v_cmp_lt_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v210
+  v_cmp_lt_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
+  v_cmp_lt_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v210
+  v_cmp_lt_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v210
+  v_cmp_lt_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
+  v_cmp_lt_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v210
+  v_cmp_lt_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v210
+  v_cmp_lt_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
+  v_cmp_lt_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v210
+  v_cmp_lt_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v210
+  v_cmp_lt_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
+  v_cmp_lt_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v210
+  v_cmp_lt_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v210
+  v_cmp_lt_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
+  v_cmp_lt_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v210
+  v_cmp_lt_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_57
-  v_subrev_u32 v210, s95, v207
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[96:97], 1, v210
-  v_cmp_ge_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s95, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[96:97], 1, v212
+  v_cmp_ge_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
+  v_cmp_ge_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v210
+  v_cmp_ge_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v210
+  v_cmp_ge_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
+  v_cmp_ge_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v210
+  v_cmp_ge_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v210
+  v_cmp_ge_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
+  v_cmp_ge_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v210
+  v_cmp_ge_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v210
+  v_cmp_ge_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
+  v_cmp_ge_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v210
+  v_cmp_ge_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v210
+  v_cmp_ge_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
+  v_cmp_ge_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v210
+  v_cmp_ge_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v210
+  v_cmp_ge_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
+  v_cmp_ge_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v210
+  v_cmp_ge_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v210
+  v_cmp_ge_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
+  v_cmp_ge_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v210
+  v_cmp_ge_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v210
+  v_cmp_ge_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
+  v_cmp_ge_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v210
+  v_cmp_ge_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v210
+  v_cmp_ge_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
+  v_cmp_ge_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v210
+  v_cmp_ge_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v210
+  v_cmp_ge_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
+  v_cmp_ge_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v210
+  v_cmp_ge_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
 .Lwindow_start_done_57:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_cmp_eq_f32 vcc, v191, v209                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
-  v_cndmask_b32 v209, v209, v188, vcc                            // then m_new = m
+  v_max_f32 v211, v211, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_56
 .Lno_mask_55:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
+  v_max_f32 v211, v211, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
 .Lrow_max_done_56:
-  v_cmp_lt_f32 vcc, v188, v209                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_58
-  v_sub_f32 v210, v188, v209
+  v_sub_f32 v212, v188, v211
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v210                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -2851,12 +2843,12 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_58:
-  v_cmp_lg_f32 vcc, v191, v209                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v209
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v209                                           // m = m_new
+  v_mov_b32 v188, v211                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -2894,135 +2886,135 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_59
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_59
-  v_subrev_u32 v209, s95, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s95, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[96:97], 1, v211
+  v_cmp_lt_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_60
-  v_subrev_u32 v209, s95, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s95, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[96:97], 1, v211
+  v_cmp_ge_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
@@ -3110,9 +3102,9 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v209, v208, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v209
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -3124,124 +3116,120 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[158:159], v[8:23]
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[152:153], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[154:155], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[156:157], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[158:159], v[24:39]
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[152:153], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[154:155], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[156:157], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[158:159], v[40:55]
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[152:153], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[154:155], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[156:157], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
   s_branch .Lqk_62
 .Lno_previous_block_61:
-  ds_read_b128 v[104:107], v204 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v204 offset:16
-  ds_read_b128 v[112:115], v204 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v204 offset:80
-  ds_read_b128 v[120:123], v204 offset:4608                      // K tile 1 step 0
-  ds_read_b128 v[124:127], v204 offset:4624
-  ds_read_b128 v[128:131], v204 offset:4672                      // K tile 1 step 1
-  ds_read_b128 v[132:135], v204 offset:4688
+  ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v206 offset:80
+  ds_read_b128 v[120:123], v206 offset:4608                      // K tile 1 step 0
+  ds_read_b128 v[124:127], v206 offset:4624
+  ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
+  ds_read_b128 v[132:135], v206 offset:4688
 .Lqk_62:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v206 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v206 offset:16
+  ds_read_b128 v[104:107], v208 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v208 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v206 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v206 offset:2576
+  ds_read_b128 v[112:115], v208 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v208 offset:2576
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[120:121], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[122:123], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[124:125], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[126:127], v[142:143], v[88:103]
-  ds_read_b128 v[120:123], v206 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v206 offset:5136
+  ds_read_b128 v[120:123], v208 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v208 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[150:151], v[88:103]
-  ds_read_b128 v[128:131], v206 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v206 offset:7696
+  ds_read_b128 v[128:131], v208 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v208 offset:7696
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_63
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v209, 8, v168
-  ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v209 offset:80
-  ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v209 offset:240
-  v_lshrrev_b32 v209, 8, v169
-  ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v209 offset:400
-  ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v209 offset:560
-  v_lshrrev_b32 v209, 8, v170
-  ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v209 offset:720
-  ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v209 offset:880
-  v_lshrrev_b32 v209, 8, v171
-  ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v209 offset:1040
-  ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v209 offset:1200
+  ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
+  v_lshrrev_b32 v211, 8, v168
+  ds_write_b8 v203, v168 offset:0                                // store: V transposed
+  ds_write_b8 v203, v211 offset:80
+  ds_write_b8_d16_hi v203, v168 offset:160
+  ds_write_b8_d16_hi v203, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8 v203, v169 offset:320
+  ds_write_b8 v203, v211 offset:400
+  ds_write_b8_d16_hi v203, v169 offset:480
+  ds_write_b8_d16_hi v203, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8 v203, v170 offset:640
+  ds_write_b8 v203, v211 offset:720
+  ds_write_b8_d16_hi v203, v170 offset:800
+  ds_write_b8_d16_hi v203, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8 v203, v171 offset:960
+  ds_write_b8 v203, v211 offset:1040
+  ds_write_b8_d16_hi v203, v171 offset:1120
+  ds_write_b8_d16_hi v203, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_63
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_65
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk
   s_branch .Lblock_loaded_66
 .Ltail_block_loads_65:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v196
+  v_cmp_gt_u32 vcc, s95, v195
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[4:7], v195, s[82:83]                     // load: K chunk (tail)
+  global_load_dwordx4 v[4:7], v[196:197], off                    // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v168, 0
   v_mov_b32 v169, 0
   v_mov_b32 v170, 0
   v_mov_b32 v171, 0
-  v_cmp_gt_u32 vcc, s95, v200
+  v_cmp_gt_u32 vcc, s95, v202
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[168:171], v199, s[84:85]                 // load: V chunk (tail)
+  global_load_dwordx4 v[168:171], v[198:199], off                // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_66:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[196:197], s[82:83], 0, v[196:197]
+  v_lshl_add_u64 v[198:199], s[84:85], 0, v[198:199]
 .Lno_store_63:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -3254,192 +3242,192 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_68
-  v_subrev_u32 v210, s95, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[96:97], 1, v210
-  v_cmp_lt_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s95, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[96:97], 1, v212
+  v_cmp_lt_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
+  v_cmp_lt_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v210
+  v_cmp_lt_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v210
+  v_cmp_lt_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
+  v_cmp_lt_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v210
+  v_cmp_lt_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v210
+  v_cmp_lt_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
+  v_cmp_lt_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v210
+  v_cmp_lt_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v210
+  v_cmp_lt_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
+  v_cmp_lt_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v210
+  v_cmp_lt_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v210
+  v_cmp_lt_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
+  v_cmp_lt_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v210
+  v_cmp_lt_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v210
+  v_cmp_lt_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
+  v_cmp_lt_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v210
+  v_cmp_lt_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v210
+  v_cmp_lt_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
+  v_cmp_lt_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v210
+  v_cmp_lt_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v210
+  v_cmp_lt_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
+  v_cmp_lt_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v210
+  v_cmp_lt_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v210
+  v_cmp_lt_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
+  v_cmp_lt_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v210
+  v_cmp_lt_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v210
+  v_cmp_lt_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
+  v_cmp_lt_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v210
+  v_cmp_lt_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_70
-  v_subrev_u32 v210, s95, v207
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[96:97], 1, v210
-  v_cmp_ge_i32 s[98:99], 2, v210
+  v_subrev_u32 v212, s95, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[96:97], 1, v212
+  v_cmp_ge_i32 s[98:99], 2, v212
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
+  v_cmp_ge_i32 vcc, 3, v212
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v210
+  v_cmp_ge_i32 s[96:97], 8, v212
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v210
+  v_cmp_ge_i32 s[98:99], 9, v212
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
+  v_cmp_ge_i32 vcc, 10, v212
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v210
+  v_cmp_ge_i32 s[96:97], 11, v212
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v210
+  v_cmp_ge_i32 s[98:99], 16, v212
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
+  v_cmp_ge_i32 vcc, 17, v212
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v210
+  v_cmp_ge_i32 s[96:97], 18, v212
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v210
+  v_cmp_ge_i32 s[98:99], 19, v212
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
+  v_cmp_ge_i32 vcc, 24, v212
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v210
+  v_cmp_ge_i32 s[96:97], 25, v212
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v210
+  v_cmp_ge_i32 s[98:99], 26, v212
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
+  v_cmp_ge_i32 vcc, 27, v212
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v210
+  v_cmp_ge_i32 s[96:97], 32, v212
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v210
+  v_cmp_ge_i32 s[98:99], 33, v212
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
+  v_cmp_ge_i32 vcc, 34, v212
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v210
+  v_cmp_ge_i32 s[96:97], 35, v212
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v210
+  v_cmp_ge_i32 s[98:99], 40, v212
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
+  v_cmp_ge_i32 vcc, 41, v212
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v210
+  v_cmp_ge_i32 s[96:97], 42, v212
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v210
+  v_cmp_ge_i32 s[98:99], 43, v212
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
+  v_cmp_ge_i32 vcc, 48, v212
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v210
+  v_cmp_ge_i32 s[96:97], 49, v212
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v210
+  v_cmp_ge_i32 s[98:99], 50, v212
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
+  v_cmp_ge_i32 vcc, 51, v212
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v210
+  v_cmp_ge_i32 s[96:97], 56, v212
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v210
+  v_cmp_ge_i32 s[98:99], 57, v212
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
+  v_cmp_ge_i32 vcc, 58, v212
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v210
+  v_cmp_ge_i32 s[96:97], 59, v212
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
 .Lwindow_start_done_70:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_cmp_eq_f32 vcc, v191, v209                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
-  v_cndmask_b32 v209, v209, v188, vcc                            // then m_new = m
+  v_max_f32 v211, v211, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
   s_branch .Lrow_max_done_69
 .Lno_mask_68:
-  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v209, v209, v75, v76
-  v_max3_f32 v209, v209, v77, v78
-  v_max3_f32 v209, v209, v79, v80
-  v_max3_f32 v209, v209, v81, v82
-  v_max3_f32 v209, v209, v83, v84
-  v_max3_f32 v209, v209, v85, v86
-  v_max3_f32 v209, v209, v87, v88
-  v_max3_f32 v209, v209, v89, v90
-  v_max3_f32 v209, v209, v91, v92
-  v_max3_f32 v209, v209, v93, v94
-  v_max3_f32 v209, v209, v95, v96
-  v_max3_f32 v209, v209, v97, v98
-  v_max3_f32 v209, v209, v99, v100
-  v_max3_f32 v209, v209, v101, v102
-  v_max_f32 v209, v209, v103
-  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v211, v211, v75, v76
+  v_max3_f32 v211, v211, v77, v78
+  v_max3_f32 v211, v211, v79, v80
+  v_max3_f32 v211, v211, v81, v82
+  v_max3_f32 v211, v211, v83, v84
+  v_max3_f32 v211, v211, v85, v86
+  v_max3_f32 v211, v211, v87, v88
+  v_max3_f32 v211, v211, v89, v90
+  v_max3_f32 v211, v211, v91, v92
+  v_max3_f32 v211, v211, v93, v94
+  v_max3_f32 v211, v211, v95, v96
+  v_max3_f32 v211, v211, v97, v98
+  v_max3_f32 v211, v211, v99, v100
+  v_max3_f32 v211, v211, v101, v102
+  v_max_f32 v211, v211, v103
+  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v209, v209, v210
-  v_mul_f32 v190, v183, v209                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v209, v188, v190
+  v_max_f32 v211, v211, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v211, v188, v190
 .Lrow_max_done_69:
-  v_cmp_lt_f32 vcc, v188, v209                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
   v_mov_b32 v174, 1.0
   s_cbranch_vccz .Lalpha_done_71
-  v_sub_f32 v210, v188, v209
+  v_sub_f32 v212, v188, v211
   v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v210                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v174, 0, v174, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
@@ -3475,12 +3463,12 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
 .Lalpha_done_71:
-  v_cmp_lg_f32 vcc, v191, v209                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v209
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v176, v191, v176, vcc
   v_mov_b32 v177, v176
-  v_mov_b32 v188, v209                                           // m = m_new
+  v_mov_b32 v188, v211                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
   v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
@@ -3518,135 +3506,135 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_72
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_72
-  v_subrev_u32 v209, s95, v182
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s95, v182
+  v_cmp_lt_i32 vcc, 0, v211
+  v_cmp_lt_i32 s[96:97], 1, v211
+  v_cmp_lt_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_73
-  v_subrev_u32 v209, s95, v207
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  v_subrev_u32 v211, s95, v209
+  v_cmp_ge_i32 vcc, 0, v211
+  v_cmp_ge_i32 s[96:97], 1, v211
+  v_cmp_ge_i32 s[98:99], 2, v211
   v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v211
   v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v211
   v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v211
   v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v211
   v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v211
   v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v211
   v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v211
   v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v211
   v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v211
   v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v211
   v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v211
   v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v211
   v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v211
   v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v211
   v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v211
   v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v211
   v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v211
   v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v211
   v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v211
   v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v211
   v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v211
   v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v211
   v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v211
   v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v211
   v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v211
   v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v211
   v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v211
   v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v211
   v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v211
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
@@ -3734,9 +3722,9 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v209, v208, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v209
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -3761,56 +3749,56 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_ldexp_f32 v193, v193, -7                                     // gfx942 FP8 EXACT: v_descale 2^-7
   v_cmp_lt_f32 s[96:97], 0, v189                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v209, 1.0, v189, s[96:97]
-  v_div_scale_f32 v210, s[88:89], v209, v209, v193
-  v_div_scale_f32 v211, vcc, v193, v209, v193
-  v_rcp_f32 v212, v210
+  v_cndmask_b32 v211, 1.0, v189, s[96:97]
+  v_div_scale_f32 v212, s[88:89], v211, v211, v193
+  v_div_scale_f32 v213, vcc, v193, v211, v193
+  v_rcp_f32 v214, v212
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v214, -v210, v212, 1.0
-  v_fma_f32 v212, v214, v212, v212
-  v_mul_f32 v213, v211, v212
-  v_fma_f32 v214, -v210, v213, v211
-  v_fma_f32 v213, v214, v212, v213
-  v_fma_f32 v214, -v210, v213, v211
-  v_div_fmas_f32 v213, v214, v212, v213
+  v_fma_f32 v216, -v212, v214, 1.0
+  v_fma_f32 v214, v216, v214, v214
+  v_mul_f32 v215, v213, v214
+  v_fma_f32 v216, -v212, v215, v213
+  v_fma_f32 v215, v216, v214, v215
+  v_fma_f32 v216, -v212, v215, v213
+  v_div_fmas_f32 v215, v216, v214, v215
   v_cmp_gt_f32 vcc, 0x7f800000, v188                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v213, v213, v209, v193
-  v_cndmask_b32 v216, 0, v213, s[96:97]
-  v_mov_b32 v217, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v216, v217, v216, vcc
-  v_mov_b32 v217, v216
-  v_pk_mul_f32 v[8:9], v[8:9], v[216:217]
-  v_pk_mul_f32 v[10:11], v[10:11], v[216:217]
-  v_pk_mul_f32 v[12:13], v[12:13], v[216:217]
-  v_pk_mul_f32 v[14:15], v[14:15], v[216:217]
-  v_pk_mul_f32 v[16:17], v[16:17], v[216:217]
-  v_pk_mul_f32 v[18:19], v[18:19], v[216:217]
-  v_pk_mul_f32 v[20:21], v[20:21], v[216:217]
-  v_pk_mul_f32 v[22:23], v[22:23], v[216:217]
-  v_pk_mul_f32 v[24:25], v[24:25], v[216:217]
-  v_pk_mul_f32 v[26:27], v[26:27], v[216:217]
-  v_pk_mul_f32 v[28:29], v[28:29], v[216:217]
-  v_pk_mul_f32 v[30:31], v[30:31], v[216:217]
-  v_pk_mul_f32 v[32:33], v[32:33], v[216:217]
-  v_pk_mul_f32 v[34:35], v[34:35], v[216:217]
-  v_pk_mul_f32 v[36:37], v[36:37], v[216:217]
-  v_pk_mul_f32 v[38:39], v[38:39], v[216:217]
-  v_pk_mul_f32 v[40:41], v[40:41], v[216:217]
-  v_pk_mul_f32 v[42:43], v[42:43], v[216:217]
-  v_pk_mul_f32 v[44:45], v[44:45], v[216:217]
-  v_pk_mul_f32 v[46:47], v[46:47], v[216:217]
-  v_pk_mul_f32 v[48:49], v[48:49], v[216:217]
-  v_pk_mul_f32 v[50:51], v[50:51], v[216:217]
-  v_pk_mul_f32 v[52:53], v[52:53], v[216:217]
-  v_pk_mul_f32 v[54:55], v[54:55], v[216:217]
-  v_pk_mul_f32 v[56:57], v[56:57], v[216:217]
-  v_pk_mul_f32 v[58:59], v[58:59], v[216:217]
-  v_pk_mul_f32 v[60:61], v[60:61], v[216:217]
-  v_pk_mul_f32 v[62:63], v[62:63], v[216:217]
-  v_pk_mul_f32 v[64:65], v[64:65], v[216:217]
-  v_pk_mul_f32 v[66:67], v[66:67], v[216:217]
-  v_pk_mul_f32 v[68:69], v[68:69], v[216:217]
-  v_pk_mul_f32 v[70:71], v[70:71], v[216:217]
+  v_div_fixup_f32 v215, v215, v211, v193
+  v_cndmask_b32 v218, 0, v215, s[96:97]
+  v_mov_b32 v219, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v218, v219, v218, vcc
+  v_mov_b32 v219, v218
+  v_pk_mul_f32 v[8:9], v[8:9], v[218:219]
+  v_pk_mul_f32 v[10:11], v[10:11], v[218:219]
+  v_pk_mul_f32 v[12:13], v[12:13], v[218:219]
+  v_pk_mul_f32 v[14:15], v[14:15], v[218:219]
+  v_pk_mul_f32 v[16:17], v[16:17], v[218:219]
+  v_pk_mul_f32 v[18:19], v[18:19], v[218:219]
+  v_pk_mul_f32 v[20:21], v[20:21], v[218:219]
+  v_pk_mul_f32 v[22:23], v[22:23], v[218:219]
+  v_pk_mul_f32 v[24:25], v[24:25], v[218:219]
+  v_pk_mul_f32 v[26:27], v[26:27], v[218:219]
+  v_pk_mul_f32 v[28:29], v[28:29], v[218:219]
+  v_pk_mul_f32 v[30:31], v[30:31], v[218:219]
+  v_pk_mul_f32 v[32:33], v[32:33], v[218:219]
+  v_pk_mul_f32 v[34:35], v[34:35], v[218:219]
+  v_pk_mul_f32 v[36:37], v[36:37], v[218:219]
+  v_pk_mul_f32 v[38:39], v[38:39], v[218:219]
+  v_pk_mul_f32 v[40:41], v[40:41], v[218:219]
+  v_pk_mul_f32 v[42:43], v[42:43], v[218:219]
+  v_pk_mul_f32 v[44:45], v[44:45], v[218:219]
+  v_pk_mul_f32 v[46:47], v[46:47], v[218:219]
+  v_pk_mul_f32 v[48:49], v[48:49], v[218:219]
+  v_pk_mul_f32 v[50:51], v[50:51], v[218:219]
+  v_pk_mul_f32 v[52:53], v[52:53], v[218:219]
+  v_pk_mul_f32 v[54:55], v[54:55], v[218:219]
+  v_pk_mul_f32 v[56:57], v[56:57], v[218:219]
+  v_pk_mul_f32 v[58:59], v[58:59], v[218:219]
+  v_pk_mul_f32 v[60:61], v[60:61], v[218:219]
+  v_pk_mul_f32 v[62:63], v[62:63], v[218:219]
+  v_pk_mul_f32 v[64:65], v[64:65], v[218:219]
+  v_pk_mul_f32 v[66:67], v[66:67], v[218:219]
+  v_pk_mul_f32 v[68:69], v[68:69], v[218:219]
+  v_pk_mul_f32 v[70:71], v[70:71], v[218:219]
   s_mov_b64 s[98:99], 0
   s_mul_i32 s95, s46, s4
   s_mul_hi_u32 s100, s46, s4
@@ -3830,514 +3818,514 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_add_u32 s100, s100, s101
   s_add_u32 s98, s98, s95
   s_addc_u32 s99, s99, s100
-  v_mov_b32 v210, s98
-  v_mov_b32 v211, s99
-  v_mad_u64_u32 v[210:211], s[88:89], v181, s48, v[210:211]
-  v_mul_lo_u32 v212, v181, s49
-  v_add_u32 v211, v211, v212
-  v_mad_u64_u32 v[210:211], s[88:89], v180, 4, v[210:211]        // + 4 half elements
+  v_mov_b32 v212, s98
+  v_mov_b32 v213, s99
+  v_mad_u64_u32 v[212:213], s[88:89], v181, s48, v[212:213]
+  v_mul_lo_u32 v214, v181, s49
+  v_add_u32 v213, v213, v214
+  v_mad_u64_u32 v[212:213], s[88:89], v180, 4, v[212:213]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_74
-  v_lshlrev_b64 v[210:211], 2, v[210:211]
-  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
-  global_store_dwordx4 v[210:211], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[210:211], v[12:15], off offset:32
-  global_store_dwordx4 v[210:211], v[16:19], off offset:64
-  global_store_dwordx4 v[210:211], v[20:23], off offset:96
-  global_store_dwordx4 v[210:211], v[24:27], off offset:128
-  global_store_dwordx4 v[210:211], v[28:31], off offset:160
-  global_store_dwordx4 v[210:211], v[32:35], off offset:192
-  global_store_dwordx4 v[210:211], v[36:39], off offset:224
-  global_store_dwordx4 v[210:211], v[40:43], off offset:256
-  global_store_dwordx4 v[210:211], v[44:47], off offset:288
-  global_store_dwordx4 v[210:211], v[48:51], off offset:320
-  global_store_dwordx4 v[210:211], v[52:55], off offset:352
-  global_store_dwordx4 v[210:211], v[56:59], off offset:384
-  global_store_dwordx4 v[210:211], v[60:63], off offset:416
-  global_store_dwordx4 v[210:211], v[64:67], off offset:448
-  global_store_dwordx4 v[210:211], v[68:71], off offset:480
+  v_lshlrev_b64 v[212:213], 2, v[212:213]
+  v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
+  global_store_dwordx4 v[212:213], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[212:213], v[12:15], off offset:32
+  global_store_dwordx4 v[212:213], v[16:19], off offset:64
+  global_store_dwordx4 v[212:213], v[20:23], off offset:96
+  global_store_dwordx4 v[212:213], v[24:27], off offset:128
+  global_store_dwordx4 v[212:213], v[28:31], off offset:160
+  global_store_dwordx4 v[212:213], v[32:35], off offset:192
+  global_store_dwordx4 v[212:213], v[36:39], off offset:224
+  global_store_dwordx4 v[212:213], v[40:43], off offset:256
+  global_store_dwordx4 v[212:213], v[44:47], off offset:288
+  global_store_dwordx4 v[212:213], v[48:51], off offset:320
+  global_store_dwordx4 v[212:213], v[52:55], off offset:352
+  global_store_dwordx4 v[212:213], v[56:59], off offset:384
+  global_store_dwordx4 v[212:213], v[60:63], off offset:416
+  global_store_dwordx4 v[212:213], v[64:67], off offset:448
+  global_store_dwordx4 v[212:213], v[68:71], off offset:480
   s_branch .Lout_stored_76
 .Lout_16bit_74:
-  v_lshlrev_b64 v[210:211], 1, v[210:211]
-  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
-  v_bfe_u32 v213, v8, 16, 1
-  v_add3_u32 v213, v8, s92, v213
-  v_or_b32 v215, s94, v8
+  v_lshlrev_b64 v[212:213], 1, v[212:213]
+  v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
+  v_bfe_u32 v215, v8, 16, 1
+  v_add3_u32 v215, v8, s92, v215
+  v_or_b32 v217, s94, v8
   v_cmp_u_f32 vcc, v8, v8
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v9, 16, 1
-  v_add3_u32 v214, v9, s92, v214
-  v_or_b32 v215, s94, v9
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v9, 16, 1
+  v_add3_u32 v216, v9, s92, v216
+  v_or_b32 v217, s94, v9
   v_cmp_u_f32 vcc, v9, v9
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v104, v214, s93, v213
-  v_bfe_u32 v213, v10, 16, 1
-  v_add3_u32 v213, v10, s92, v213
-  v_or_b32 v215, s94, v10
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v104, v216, s93, v215
+  v_bfe_u32 v215, v10, 16, 1
+  v_add3_u32 v215, v10, s92, v215
+  v_or_b32 v217, s94, v10
   v_cmp_u_f32 vcc, v10, v10
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v11, 16, 1
-  v_add3_u32 v214, v11, s92, v214
-  v_or_b32 v215, s94, v11
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v11, 16, 1
+  v_add3_u32 v216, v11, s92, v216
+  v_or_b32 v217, s94, v11
   v_cmp_u_f32 vcc, v11, v11
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v105, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[104:105], off offset:0      // O bf16 (RNE)
-  v_bfe_u32 v213, v12, 16, 1
-  v_add3_u32 v213, v12, s92, v213
-  v_or_b32 v215, s94, v12
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v105, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[104:105], off offset:0      // O bf16 (RNE)
+  v_bfe_u32 v215, v12, 16, 1
+  v_add3_u32 v215, v12, s92, v215
+  v_or_b32 v217, s94, v12
   v_cmp_u_f32 vcc, v12, v12
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v13, 16, 1
-  v_add3_u32 v214, v13, s92, v214
-  v_or_b32 v215, s94, v13
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v13, 16, 1
+  v_add3_u32 v216, v13, s92, v216
+  v_or_b32 v217, s94, v13
   v_cmp_u_f32 vcc, v13, v13
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v106, v214, s93, v213
-  v_bfe_u32 v213, v14, 16, 1
-  v_add3_u32 v213, v14, s92, v213
-  v_or_b32 v215, s94, v14
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v106, v216, s93, v215
+  v_bfe_u32 v215, v14, 16, 1
+  v_add3_u32 v215, v14, s92, v215
+  v_or_b32 v217, s94, v14
   v_cmp_u_f32 vcc, v14, v14
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v15, 16, 1
-  v_add3_u32 v214, v15, s92, v214
-  v_or_b32 v215, s94, v15
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v15, 16, 1
+  v_add3_u32 v216, v15, s92, v216
+  v_or_b32 v217, s94, v15
   v_cmp_u_f32 vcc, v15, v15
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v107, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[106:107], off offset:16
-  v_bfe_u32 v213, v16, 16, 1
-  v_add3_u32 v213, v16, s92, v213
-  v_or_b32 v215, s94, v16
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v107, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[106:107], off offset:16
+  v_bfe_u32 v215, v16, 16, 1
+  v_add3_u32 v215, v16, s92, v215
+  v_or_b32 v217, s94, v16
   v_cmp_u_f32 vcc, v16, v16
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v17, 16, 1
-  v_add3_u32 v214, v17, s92, v214
-  v_or_b32 v215, s94, v17
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v17, 16, 1
+  v_add3_u32 v216, v17, s92, v216
+  v_or_b32 v217, s94, v17
   v_cmp_u_f32 vcc, v17, v17
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v108, v214, s93, v213
-  v_bfe_u32 v213, v18, 16, 1
-  v_add3_u32 v213, v18, s92, v213
-  v_or_b32 v215, s94, v18
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v108, v216, s93, v215
+  v_bfe_u32 v215, v18, 16, 1
+  v_add3_u32 v215, v18, s92, v215
+  v_or_b32 v217, s94, v18
   v_cmp_u_f32 vcc, v18, v18
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v19, 16, 1
-  v_add3_u32 v214, v19, s92, v214
-  v_or_b32 v215, s94, v19
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v19, 16, 1
+  v_add3_u32 v216, v19, s92, v216
+  v_or_b32 v217, s94, v19
   v_cmp_u_f32 vcc, v19, v19
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v109, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[108:109], off offset:32
-  v_bfe_u32 v213, v20, 16, 1
-  v_add3_u32 v213, v20, s92, v213
-  v_or_b32 v215, s94, v20
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v109, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[108:109], off offset:32
+  v_bfe_u32 v215, v20, 16, 1
+  v_add3_u32 v215, v20, s92, v215
+  v_or_b32 v217, s94, v20
   v_cmp_u_f32 vcc, v20, v20
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v21, 16, 1
-  v_add3_u32 v214, v21, s92, v214
-  v_or_b32 v215, s94, v21
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v21, 16, 1
+  v_add3_u32 v216, v21, s92, v216
+  v_or_b32 v217, s94, v21
   v_cmp_u_f32 vcc, v21, v21
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v110, v214, s93, v213
-  v_bfe_u32 v213, v22, 16, 1
-  v_add3_u32 v213, v22, s92, v213
-  v_or_b32 v215, s94, v22
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v110, v216, s93, v215
+  v_bfe_u32 v215, v22, 16, 1
+  v_add3_u32 v215, v22, s92, v215
+  v_or_b32 v217, s94, v22
   v_cmp_u_f32 vcc, v22, v22
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v23, 16, 1
-  v_add3_u32 v214, v23, s92, v214
-  v_or_b32 v215, s94, v23
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v23, 16, 1
+  v_add3_u32 v216, v23, s92, v216
+  v_or_b32 v217, s94, v23
   v_cmp_u_f32 vcc, v23, v23
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v111, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[110:111], off offset:48
-  v_bfe_u32 v213, v24, 16, 1
-  v_add3_u32 v213, v24, s92, v213
-  v_or_b32 v215, s94, v24
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v111, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[110:111], off offset:48
+  v_bfe_u32 v215, v24, 16, 1
+  v_add3_u32 v215, v24, s92, v215
+  v_or_b32 v217, s94, v24
   v_cmp_u_f32 vcc, v24, v24
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v25, 16, 1
-  v_add3_u32 v214, v25, s92, v214
-  v_or_b32 v215, s94, v25
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v25, 16, 1
+  v_add3_u32 v216, v25, s92, v216
+  v_or_b32 v217, s94, v25
   v_cmp_u_f32 vcc, v25, v25
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v112, v214, s93, v213
-  v_bfe_u32 v213, v26, 16, 1
-  v_add3_u32 v213, v26, s92, v213
-  v_or_b32 v215, s94, v26
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v112, v216, s93, v215
+  v_bfe_u32 v215, v26, 16, 1
+  v_add3_u32 v215, v26, s92, v215
+  v_or_b32 v217, s94, v26
   v_cmp_u_f32 vcc, v26, v26
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v27, 16, 1
-  v_add3_u32 v214, v27, s92, v214
-  v_or_b32 v215, s94, v27
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v27, 16, 1
+  v_add3_u32 v216, v27, s92, v216
+  v_or_b32 v217, s94, v27
   v_cmp_u_f32 vcc, v27, v27
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v113, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[112:113], off offset:64
-  v_bfe_u32 v213, v28, 16, 1
-  v_add3_u32 v213, v28, s92, v213
-  v_or_b32 v215, s94, v28
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v113, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[112:113], off offset:64
+  v_bfe_u32 v215, v28, 16, 1
+  v_add3_u32 v215, v28, s92, v215
+  v_or_b32 v217, s94, v28
   v_cmp_u_f32 vcc, v28, v28
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v29, 16, 1
-  v_add3_u32 v214, v29, s92, v214
-  v_or_b32 v215, s94, v29
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v29, 16, 1
+  v_add3_u32 v216, v29, s92, v216
+  v_or_b32 v217, s94, v29
   v_cmp_u_f32 vcc, v29, v29
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v114, v214, s93, v213
-  v_bfe_u32 v213, v30, 16, 1
-  v_add3_u32 v213, v30, s92, v213
-  v_or_b32 v215, s94, v30
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v114, v216, s93, v215
+  v_bfe_u32 v215, v30, 16, 1
+  v_add3_u32 v215, v30, s92, v215
+  v_or_b32 v217, s94, v30
   v_cmp_u_f32 vcc, v30, v30
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v31, 16, 1
-  v_add3_u32 v214, v31, s92, v214
-  v_or_b32 v215, s94, v31
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v31, 16, 1
+  v_add3_u32 v216, v31, s92, v216
+  v_or_b32 v217, s94, v31
   v_cmp_u_f32 vcc, v31, v31
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v115, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[114:115], off offset:80
-  v_bfe_u32 v213, v32, 16, 1
-  v_add3_u32 v213, v32, s92, v213
-  v_or_b32 v215, s94, v32
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v115, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[114:115], off offset:80
+  v_bfe_u32 v215, v32, 16, 1
+  v_add3_u32 v215, v32, s92, v215
+  v_or_b32 v217, s94, v32
   v_cmp_u_f32 vcc, v32, v32
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v33, 16, 1
-  v_add3_u32 v214, v33, s92, v214
-  v_or_b32 v215, s94, v33
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v33, 16, 1
+  v_add3_u32 v216, v33, s92, v216
+  v_or_b32 v217, s94, v33
   v_cmp_u_f32 vcc, v33, v33
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v116, v214, s93, v213
-  v_bfe_u32 v213, v34, 16, 1
-  v_add3_u32 v213, v34, s92, v213
-  v_or_b32 v215, s94, v34
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v116, v216, s93, v215
+  v_bfe_u32 v215, v34, 16, 1
+  v_add3_u32 v215, v34, s92, v215
+  v_or_b32 v217, s94, v34
   v_cmp_u_f32 vcc, v34, v34
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v35, 16, 1
-  v_add3_u32 v214, v35, s92, v214
-  v_or_b32 v215, s94, v35
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v35, 16, 1
+  v_add3_u32 v216, v35, s92, v216
+  v_or_b32 v217, s94, v35
   v_cmp_u_f32 vcc, v35, v35
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v117, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[116:117], off offset:96
-  v_bfe_u32 v213, v36, 16, 1
-  v_add3_u32 v213, v36, s92, v213
-  v_or_b32 v215, s94, v36
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v117, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[116:117], off offset:96
+  v_bfe_u32 v215, v36, 16, 1
+  v_add3_u32 v215, v36, s92, v215
+  v_or_b32 v217, s94, v36
   v_cmp_u_f32 vcc, v36, v36
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v37, 16, 1
-  v_add3_u32 v214, v37, s92, v214
-  v_or_b32 v215, s94, v37
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v37, 16, 1
+  v_add3_u32 v216, v37, s92, v216
+  v_or_b32 v217, s94, v37
   v_cmp_u_f32 vcc, v37, v37
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v118, v214, s93, v213
-  v_bfe_u32 v213, v38, 16, 1
-  v_add3_u32 v213, v38, s92, v213
-  v_or_b32 v215, s94, v38
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v118, v216, s93, v215
+  v_bfe_u32 v215, v38, 16, 1
+  v_add3_u32 v215, v38, s92, v215
+  v_or_b32 v217, s94, v38
   v_cmp_u_f32 vcc, v38, v38
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v39, 16, 1
-  v_add3_u32 v214, v39, s92, v214
-  v_or_b32 v215, s94, v39
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v39, 16, 1
+  v_add3_u32 v216, v39, s92, v216
+  v_or_b32 v217, s94, v39
   v_cmp_u_f32 vcc, v39, v39
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v119, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[118:119], off offset:112
-  v_bfe_u32 v213, v40, 16, 1
-  v_add3_u32 v213, v40, s92, v213
-  v_or_b32 v215, s94, v40
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v119, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[118:119], off offset:112
+  v_bfe_u32 v215, v40, 16, 1
+  v_add3_u32 v215, v40, s92, v215
+  v_or_b32 v217, s94, v40
   v_cmp_u_f32 vcc, v40, v40
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v41, 16, 1
-  v_add3_u32 v214, v41, s92, v214
-  v_or_b32 v215, s94, v41
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v41, 16, 1
+  v_add3_u32 v216, v41, s92, v216
+  v_or_b32 v217, s94, v41
   v_cmp_u_f32 vcc, v41, v41
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v120, v214, s93, v213
-  v_bfe_u32 v213, v42, 16, 1
-  v_add3_u32 v213, v42, s92, v213
-  v_or_b32 v215, s94, v42
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v120, v216, s93, v215
+  v_bfe_u32 v215, v42, 16, 1
+  v_add3_u32 v215, v42, s92, v215
+  v_or_b32 v217, s94, v42
   v_cmp_u_f32 vcc, v42, v42
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v43, 16, 1
-  v_add3_u32 v214, v43, s92, v214
-  v_or_b32 v215, s94, v43
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v43, 16, 1
+  v_add3_u32 v216, v43, s92, v216
+  v_or_b32 v217, s94, v43
   v_cmp_u_f32 vcc, v43, v43
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v121, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[120:121], off offset:128
-  v_bfe_u32 v213, v44, 16, 1
-  v_add3_u32 v213, v44, s92, v213
-  v_or_b32 v215, s94, v44
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v121, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[120:121], off offset:128
+  v_bfe_u32 v215, v44, 16, 1
+  v_add3_u32 v215, v44, s92, v215
+  v_or_b32 v217, s94, v44
   v_cmp_u_f32 vcc, v44, v44
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v45, 16, 1
-  v_add3_u32 v214, v45, s92, v214
-  v_or_b32 v215, s94, v45
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v45, 16, 1
+  v_add3_u32 v216, v45, s92, v216
+  v_or_b32 v217, s94, v45
   v_cmp_u_f32 vcc, v45, v45
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v122, v214, s93, v213
-  v_bfe_u32 v213, v46, 16, 1
-  v_add3_u32 v213, v46, s92, v213
-  v_or_b32 v215, s94, v46
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v122, v216, s93, v215
+  v_bfe_u32 v215, v46, 16, 1
+  v_add3_u32 v215, v46, s92, v215
+  v_or_b32 v217, s94, v46
   v_cmp_u_f32 vcc, v46, v46
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v47, 16, 1
-  v_add3_u32 v214, v47, s92, v214
-  v_or_b32 v215, s94, v47
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v47, 16, 1
+  v_add3_u32 v216, v47, s92, v216
+  v_or_b32 v217, s94, v47
   v_cmp_u_f32 vcc, v47, v47
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v123, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[122:123], off offset:144
-  v_bfe_u32 v213, v48, 16, 1
-  v_add3_u32 v213, v48, s92, v213
-  v_or_b32 v215, s94, v48
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v123, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[122:123], off offset:144
+  v_bfe_u32 v215, v48, 16, 1
+  v_add3_u32 v215, v48, s92, v215
+  v_or_b32 v217, s94, v48
   v_cmp_u_f32 vcc, v48, v48
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v49, 16, 1
-  v_add3_u32 v214, v49, s92, v214
-  v_or_b32 v215, s94, v49
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v49, 16, 1
+  v_add3_u32 v216, v49, s92, v216
+  v_or_b32 v217, s94, v49
   v_cmp_u_f32 vcc, v49, v49
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v124, v214, s93, v213
-  v_bfe_u32 v213, v50, 16, 1
-  v_add3_u32 v213, v50, s92, v213
-  v_or_b32 v215, s94, v50
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v124, v216, s93, v215
+  v_bfe_u32 v215, v50, 16, 1
+  v_add3_u32 v215, v50, s92, v215
+  v_or_b32 v217, s94, v50
   v_cmp_u_f32 vcc, v50, v50
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v51, 16, 1
-  v_add3_u32 v214, v51, s92, v214
-  v_or_b32 v215, s94, v51
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v51, 16, 1
+  v_add3_u32 v216, v51, s92, v216
+  v_or_b32 v217, s94, v51
   v_cmp_u_f32 vcc, v51, v51
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v125, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[124:125], off offset:160
-  v_bfe_u32 v213, v52, 16, 1
-  v_add3_u32 v213, v52, s92, v213
-  v_or_b32 v215, s94, v52
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v125, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[124:125], off offset:160
+  v_bfe_u32 v215, v52, 16, 1
+  v_add3_u32 v215, v52, s92, v215
+  v_or_b32 v217, s94, v52
   v_cmp_u_f32 vcc, v52, v52
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v53, 16, 1
-  v_add3_u32 v214, v53, s92, v214
-  v_or_b32 v215, s94, v53
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v53, 16, 1
+  v_add3_u32 v216, v53, s92, v216
+  v_or_b32 v217, s94, v53
   v_cmp_u_f32 vcc, v53, v53
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v126, v214, s93, v213
-  v_bfe_u32 v213, v54, 16, 1
-  v_add3_u32 v213, v54, s92, v213
-  v_or_b32 v215, s94, v54
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v126, v216, s93, v215
+  v_bfe_u32 v215, v54, 16, 1
+  v_add3_u32 v215, v54, s92, v215
+  v_or_b32 v217, s94, v54
   v_cmp_u_f32 vcc, v54, v54
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v55, 16, 1
-  v_add3_u32 v214, v55, s92, v214
-  v_or_b32 v215, s94, v55
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v55, 16, 1
+  v_add3_u32 v216, v55, s92, v216
+  v_or_b32 v217, s94, v55
   v_cmp_u_f32 vcc, v55, v55
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v127, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[126:127], off offset:176
-  v_bfe_u32 v213, v56, 16, 1
-  v_add3_u32 v213, v56, s92, v213
-  v_or_b32 v215, s94, v56
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v127, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[126:127], off offset:176
+  v_bfe_u32 v215, v56, 16, 1
+  v_add3_u32 v215, v56, s92, v215
+  v_or_b32 v217, s94, v56
   v_cmp_u_f32 vcc, v56, v56
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v57, 16, 1
-  v_add3_u32 v214, v57, s92, v214
-  v_or_b32 v215, s94, v57
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v57, 16, 1
+  v_add3_u32 v216, v57, s92, v216
+  v_or_b32 v217, s94, v57
   v_cmp_u_f32 vcc, v57, v57
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v128, v214, s93, v213
-  v_bfe_u32 v213, v58, 16, 1
-  v_add3_u32 v213, v58, s92, v213
-  v_or_b32 v215, s94, v58
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v128, v216, s93, v215
+  v_bfe_u32 v215, v58, 16, 1
+  v_add3_u32 v215, v58, s92, v215
+  v_or_b32 v217, s94, v58
   v_cmp_u_f32 vcc, v58, v58
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v59, 16, 1
-  v_add3_u32 v214, v59, s92, v214
-  v_or_b32 v215, s94, v59
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v59, 16, 1
+  v_add3_u32 v216, v59, s92, v216
+  v_or_b32 v217, s94, v59
   v_cmp_u_f32 vcc, v59, v59
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v129, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[128:129], off offset:192
-  v_bfe_u32 v213, v60, 16, 1
-  v_add3_u32 v213, v60, s92, v213
-  v_or_b32 v215, s94, v60
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v129, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[128:129], off offset:192
+  v_bfe_u32 v215, v60, 16, 1
+  v_add3_u32 v215, v60, s92, v215
+  v_or_b32 v217, s94, v60
   v_cmp_u_f32 vcc, v60, v60
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v61, 16, 1
-  v_add3_u32 v214, v61, s92, v214
-  v_or_b32 v215, s94, v61
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v61, 16, 1
+  v_add3_u32 v216, v61, s92, v216
+  v_or_b32 v217, s94, v61
   v_cmp_u_f32 vcc, v61, v61
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v130, v214, s93, v213
-  v_bfe_u32 v213, v62, 16, 1
-  v_add3_u32 v213, v62, s92, v213
-  v_or_b32 v215, s94, v62
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v130, v216, s93, v215
+  v_bfe_u32 v215, v62, 16, 1
+  v_add3_u32 v215, v62, s92, v215
+  v_or_b32 v217, s94, v62
   v_cmp_u_f32 vcc, v62, v62
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v63, 16, 1
-  v_add3_u32 v214, v63, s92, v214
-  v_or_b32 v215, s94, v63
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v63, 16, 1
+  v_add3_u32 v216, v63, s92, v216
+  v_or_b32 v217, s94, v63
   v_cmp_u_f32 vcc, v63, v63
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v131, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[130:131], off offset:208
-  v_bfe_u32 v213, v64, 16, 1
-  v_add3_u32 v213, v64, s92, v213
-  v_or_b32 v215, s94, v64
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v131, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[130:131], off offset:208
+  v_bfe_u32 v215, v64, 16, 1
+  v_add3_u32 v215, v64, s92, v215
+  v_or_b32 v217, s94, v64
   v_cmp_u_f32 vcc, v64, v64
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v65, 16, 1
-  v_add3_u32 v214, v65, s92, v214
-  v_or_b32 v215, s94, v65
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v65, 16, 1
+  v_add3_u32 v216, v65, s92, v216
+  v_or_b32 v217, s94, v65
   v_cmp_u_f32 vcc, v65, v65
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v132, v214, s93, v213
-  v_bfe_u32 v213, v66, 16, 1
-  v_add3_u32 v213, v66, s92, v213
-  v_or_b32 v215, s94, v66
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v132, v216, s93, v215
+  v_bfe_u32 v215, v66, 16, 1
+  v_add3_u32 v215, v66, s92, v215
+  v_or_b32 v217, s94, v66
   v_cmp_u_f32 vcc, v66, v66
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v67, 16, 1
-  v_add3_u32 v214, v67, s92, v214
-  v_or_b32 v215, s94, v67
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v67, 16, 1
+  v_add3_u32 v216, v67, s92, v216
+  v_or_b32 v217, s94, v67
   v_cmp_u_f32 vcc, v67, v67
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v133, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[132:133], off offset:224
-  v_bfe_u32 v213, v68, 16, 1
-  v_add3_u32 v213, v68, s92, v213
-  v_or_b32 v215, s94, v68
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v133, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[132:133], off offset:224
+  v_bfe_u32 v215, v68, 16, 1
+  v_add3_u32 v215, v68, s92, v215
+  v_or_b32 v217, s94, v68
   v_cmp_u_f32 vcc, v68, v68
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v69, 16, 1
-  v_add3_u32 v214, v69, s92, v214
-  v_or_b32 v215, s94, v69
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v69, 16, 1
+  v_add3_u32 v216, v69, s92, v216
+  v_or_b32 v217, s94, v69
   v_cmp_u_f32 vcc, v69, v69
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v134, v214, s93, v213
-  v_bfe_u32 v213, v70, 16, 1
-  v_add3_u32 v213, v70, s92, v213
-  v_or_b32 v215, s94, v70
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v134, v216, s93, v215
+  v_bfe_u32 v215, v70, 16, 1
+  v_add3_u32 v215, v70, s92, v215
+  v_or_b32 v217, s94, v70
   v_cmp_u_f32 vcc, v70, v70
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v215, vcc
-  v_bfe_u32 v214, v71, 16, 1
-  v_add3_u32 v214, v71, s92, v214
-  v_or_b32 v215, s94, v71
+  v_cndmask_b32 v215, v215, v217, vcc
+  v_bfe_u32 v216, v71, 16, 1
+  v_add3_u32 v216, v71, s92, v216
+  v_or_b32 v217, s94, v71
   v_cmp_u_f32 vcc, v71, v71
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v214, v214, v215, vcc
-  v_lshrrev_b32 v213, 16, v213
-  v_and_or_b32 v135, v214, s93, v213
-  global_store_dwordx2 v[210:211], v[134:135], off offset:240
+  v_cndmask_b32 v216, v216, v217, vcc
+  v_lshrrev_b32 v215, 16, v215
+  v_and_or_b32 v135, v216, s93, v215
+  global_store_dwordx2 v[212:213], v[134:135], off offset:240
 .Lout_stored_76:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_77
-  v_log_f32 v211, v209
+  v_log_f32 v213, v211
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v211, v188, v211
+  v_add_f32 v213, v188, v213
   v_cmp_gt_f32 vcc, 0x7f800000, v188
-  v_mul_f32 v211, 0x3f317218, v211
-  v_cndmask_b32 v210, v191, v211, s[96:97]
-  v_mov_b32 v211, 0x7fc00000
-  v_cndmask_b32 v210, v211, v210, vcc
+  v_mul_f32 v213, 0x3f317218, v213
+  v_cndmask_b32 v212, v191, v213, s[96:97]
+  v_mov_b32 v213, 0x7fc00000
+  v_cndmask_b32 v212, v213, v212, vcc
   s_mul_i32 s95, s4, s55
   s_add_u32 s95, s95, s3
   s_mul_i32 s95, s95, s53
@@ -4345,13 +4333,13 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   s_add_u32 s98, s98, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s95, s98, s95
-  v_add_u32 v212, s95, v181
-  v_mad_u64_u32 v[214:215], s[88:89], v212, 4, s[16:17]
+  v_add_u32 v214, s95, v181
+  v_mad_u64_u32 v[216:217], s[88:89], v214, 4, s[16:17]
   v_cmp_eq_u32 s[100:101], 0, v180
   v_cmp_gt_i32 vcc, s70, v181
   s_and_b64 vcc, vcc, s[100:101]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[214:215], v210, off
+  global_store_dword v[216:217], v212, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_77:
 .Lkernel_end:

@@ -34,51 +34,52 @@
 // v204 126.0: the largest e4m3fn code
 // v205 v descale
 // v206 max_block_exponent
-// v[207:208] K chunk byte offsets in a block
-// v[209:210] K chunk key rows
-// v[211:214] K chunk LDS addresses (chunk x stage)
-// v215 V chunk byte offset in a block
-// v216 V chunk key row
-// v[217:218] V^T chunk LDS address (per stage)
-// v[219:220] K operand LDS address (per stage)
-// v[221:222] V^T operand LDS address (per stage)
-// v223 window start - 4 * half
-// v224 udiv dividend
-// v225 udiv divisor
-// v224 wave index (vector)
-// v224 4 * half
-// v[224:225] Q address
-// v226 Q address part
-// v227 bytes with a magnitude
-// v224 chunk index
-// v225 chunk column
-// v226 chunk tmp
-// v224 ds_bpermute address of lane l ^ 32
-// v225 V bytes 1 and 3
-// v225 row max of raw scores, then m_new
-// v226 visible-key end relative to the block and half
-// v226 window start relative to the block and half
-// v226 other half's value
-// v226 m - m_new
-// v225 visible-key end relative to the block and half
-// v225 window start relative to the block and half
-// v225 other half's value
-// v225 l or 1
-// v226 div den
-// v227 div num
-// v228 div rcp
-// v229 div quotient
-// v230 div error
-// v[232:233] out scale (pair)
-// v[226:227] O address
-// v228 O address part
-// v229 a rounded
-// v230 b rounded
-// v231 x | quiet bit
-// v226 lse
-// v227 lse tmp
-// v228 lse index
-// v[230:231] lse address
+// v[208:211] K chunk addresses (64-bit, per chunk)
+// v[212:213] V chunk address (64-bit)
+// v[214:215] K chunk key rows
+// v[216:219] K chunk LDS addresses (chunk x stage)
+// v207 V chunk key row
+// v[220:221] V^T chunk LDS address (per stage)
+// v[222:223] K operand LDS address (per stage)
+// v[224:225] V^T operand LDS address (per stage)
+// v226 window start - 4 * half
+// v227 udiv dividend
+// v228 udiv divisor
+// v227 wave index (vector)
+// v227 4 * half
+// v[228:229] Q address
+// v227 Q address part
+// v230 bytes with a magnitude
+// v227 chunk index
+// v228 chunk column
+// v229 chunk tmp
+// v230 row * stride, high word
+// v227 ds_bpermute address of lane l ^ 32
+// v228 V bytes 1 and 3
+// v228 row max of raw scores, then m_new
+// v229 visible-key end relative to the block and half
+// v229 window start relative to the block and half
+// v229 other half's value
+// v229 m - m_new
+// v228 visible-key end relative to the block and half
+// v228 window start relative to the block and half
+// v228 other half's value
+// v228 l or 1
+// v229 div den
+// v230 div num
+// v231 div rcp
+// v232 div quotient
+// v233 div error
+// v[234:235] out scale (pair)
+// v[230:231] O address
+// v229 O address part
+// v232 a rounded
+// v233 b rounded
+// v234 x | quiet bit
+// v229 lse
+// v230 lse tmp
+// v231 lse index
+// v[232:233] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -98,8 +99,8 @@
 // s78 key block stored to LDS in this block
 // s79 key block loaded from memory in this block
 // s80 total q rows (varlen lse)
-// s[82:83] K address of the prefetched block
-// s[84:85] V address of the prefetched block
+// s[82:83] 64 rows of K stride (bytes)
+// s[84:85] 64 rows of V stride (bytes)
 // s[86:87] saved EXEC
 // s[88:89] carry out (unused)
 // s81 1: mask x again (scale_log2 not finite and positive)
@@ -131,15 +132,16 @@
 // s93 product lo
 // s96 product hi
 // s97 product cross
-// s92 1 / chunks per row (fixed point)
-// s92 product lo
-// s93 product hi
-// s94 product cross
+// s[92:93] K address of block 0
+// s[94:95] V address of block 0
+// s96 product lo
+// s97 product hi
+// s98 product cross
+// s96 1 / chunks per row (fixed point)
 // s92 0x7fff: bf16 rounding bias
 // s93 0xffff0000
 // s94 0x00400000: quiet NaN bit
 // s95 keys of the sequence from the block on
-// s[96:97] 64 rows of stride
 // s95 block - largest window start
 // s[96:97] lane mask
 // s[98:99] lane mask
@@ -201,14 +203,14 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v224, s55
-  v_cvt_f32_u32 v225, s56
-  v_rcp_f32 v225, v225
+  v_cvt_f32_u32 v227, s55
+  v_cvt_f32_u32 v228, s56
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v224, v224, v225
-  v_cvt_u32_f32 v224, v224
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s92, v224
+  v_readfirstlane_b32 s92, v227
   s_mul_i32 s94, s92, s56
   s_sub_i32 s93, s55, s94
   s_cmp_ge_i32 s93, s56
@@ -217,14 +219,14 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s92, s92, s94
-  v_cvt_f32_u32 v224, s3
-  v_cvt_f32_u32 v225, s92
-  v_rcp_f32 v225, v225
+  v_cvt_f32_u32 v227, s3
+  v_cvt_f32_u32 v228, s92
+  v_rcp_f32 v228, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v224, v224, v225
-  v_cvt_u32_f32 v224, v224
+  v_mul_f32 v227, v227, v228
+  v_cvt_u32_f32 v227, v227
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v224
+  v_readfirstlane_b32 s72, v227
   s_mul_i32 s94, s72, s92
   s_sub_i32 s93, s3, s94
   s_cmp_ge_i32 s93, s92
@@ -233,9 +235,9 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s72, s72, s94
-  v_lshrrev_b32 v224, 6, v0
+  v_lshrrev_b32 v227, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v224
+  v_readfirstlane_b32 s5, v227
   v_and_b32 v191, 31, v0
   v_bfe_u32 v192, v0, 5, 1
   s_lshl_b32 s92, s5, 5
@@ -249,16 +251,16 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_cmp_gt_i32 vcc, s70, v193
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v194, 0, v194, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v224, 2, v192
-  v_sub_u32 v194, v194, v224
+  v_lshlrev_b32 v227, 2, v192
+  v_sub_u32 v194, v194, v227
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
   s_cmp_lt_i32 s60, 0
   s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
-  v_add_u32 v223, s95, v193
-  v_max_i32 v223, 0, v223
-  v_sub_u32 v223, v223, v224
+  v_add_u32 v226, s95, v193
+  v_max_i32 v226, 0, v226
+  v_sub_u32 v226, v226, v227
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -440,12 +442,12 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s93
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v224, s94
-  v_mov_b32 v225, s95
-  v_mad_u64_u32 v[224:225], s[88:89], v193, s30, v[224:225]
-  v_mul_lo_u32 v226, v193, s31
-  v_add_u32 v225, v225, v226
-  v_mad_u64_u32 v[224:225], s[88:89], v192, 32, v[224:225]       // + half * 32 bytes
+  v_mov_b32 v228, s94
+  v_mov_b32 v229, s95
+  v_mad_u64_u32 v[228:229], s[88:89], v193, s30, v[228:229]
+  v_mul_lo_u32 v227, v193, s31
+  v_add_u32 v229, v229, v227
+  v_mad_u64_u32 v[228:229], s[88:89], v192, 32, v[228:229]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -472,207 +474,221 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_mov_b32 v159, 0
   v_cmp_gt_i32 vcc, s70, v193
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[224:225], off offset:0
-  global_load_dwordx4 v[140:143], v[224:225], off offset:16
-  global_load_dwordx4 v[144:147], v[224:225], off offset:64
-  global_load_dwordx4 v[148:151], v[224:225], off offset:80
-  global_load_dwordx4 v[152:155], v[224:225], off offset:128
-  global_load_dwordx4 v[156:159], v[224:225], off offset:144
+  global_load_dwordx4 v[136:139], v[228:229], off offset:0
+  global_load_dwordx4 v[140:143], v[228:229], off offset:16
+  global_load_dwordx4 v[144:147], v[228:229], off offset:64
+  global_load_dwordx4 v[148:151], v[228:229], off offset:80
+  global_load_dwordx4 v[152:155], v[228:229], off offset:128
+  global_load_dwordx4 v[156:159], v[228:229], off offset:144
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_and_b32 v227, 0x7f7f7f7f, v136
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v136, v227, v136
-  v_and_b32 v227, 0x7f7f7f7f, v137
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v137, v227, v137
-  v_and_b32 v227, 0x7f7f7f7f, v138
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v138, v227, v138
-  v_and_b32 v227, 0x7f7f7f7f, v139
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v139, v227, v139
-  v_and_b32 v227, 0x7f7f7f7f, v140
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v140, v227, v140
-  v_and_b32 v227, 0x7f7f7f7f, v141
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v141, v227, v141
-  v_and_b32 v227, 0x7f7f7f7f, v142
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v142, v227, v142
-  v_and_b32 v227, 0x7f7f7f7f, v143
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v143, v227, v143
-  v_and_b32 v227, 0x7f7f7f7f, v144
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v144, v227, v144
-  v_and_b32 v227, 0x7f7f7f7f, v145
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v145, v227, v145
-  v_and_b32 v227, 0x7f7f7f7f, v146
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v146, v227, v146
-  v_and_b32 v227, 0x7f7f7f7f, v147
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v147, v227, v147
-  v_and_b32 v227, 0x7f7f7f7f, v148
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v148, v227, v148
-  v_and_b32 v227, 0x7f7f7f7f, v149
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v149, v227, v149
-  v_and_b32 v227, 0x7f7f7f7f, v150
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v150, v227, v150
-  v_and_b32 v227, 0x7f7f7f7f, v151
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v151, v227, v151
-  v_and_b32 v227, 0x7f7f7f7f, v152
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v152, v227, v152
-  v_and_b32 v227, 0x7f7f7f7f, v153
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v153, v227, v153
-  v_and_b32 v227, 0x7f7f7f7f, v154
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v154, v227, v154
-  v_and_b32 v227, 0x7f7f7f7f, v155
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v155, v227, v155
-  v_and_b32 v227, 0x7f7f7f7f, v156
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v156, v227, v156
-  v_and_b32 v227, 0x7f7f7f7f, v157
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v157, v227, v157
-  v_and_b32 v227, 0x7f7f7f7f, v158
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v158, v227, v158
-  v_and_b32 v227, 0x7f7f7f7f, v159
-  v_add_u32 v227, 0x7f7f7f7f, v227
-  v_and_b32 v227, s92, v227
-  v_xor_b32 v159, v227, v159
-  s_mov_b32 s92, 357913942
-  v_add_u32 v224, 0, v0
-  v_mul_hi_u32 v209, s92, v224
-  v_mul_u32_u24 v226, 12, v209
-  v_sub_u32 v225, v224, v226
-  v_mul_lo_u32 v226, v209, s36
-  v_lshl_add_u32 v207, v225, 4, v226
-  v_mul_u32_u24 v226, 208, v209
-  v_lshl_add_u32 v211, v225, 4, v226
-  v_add_u32 v224, 512, v0
-  v_mul_hi_u32 v210, s92, v224
-  v_mul_u32_u24 v226, 12, v210
-  v_sub_u32 v225, v224, v226
-  v_mul_lo_u32 v226, v210, s36
-  v_lshl_add_u32 v208, v225, 4, v226
-  v_mul_u32_u24 v226, 208, v210
-  v_lshl_add_u32 v213, v225, 4, v226
+  v_and_b32 v230, 0x7f7f7f7f, v136
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v136, v230, v136
+  v_and_b32 v230, 0x7f7f7f7f, v137
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v137, v230, v137
+  v_and_b32 v230, 0x7f7f7f7f, v138
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v138, v230, v138
+  v_and_b32 v230, 0x7f7f7f7f, v139
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v139, v230, v139
+  v_and_b32 v230, 0x7f7f7f7f, v140
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v140, v230, v140
+  v_and_b32 v230, 0x7f7f7f7f, v141
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v141, v230, v141
+  v_and_b32 v230, 0x7f7f7f7f, v142
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v142, v230, v142
+  v_and_b32 v230, 0x7f7f7f7f, v143
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v143, v230, v143
+  v_and_b32 v230, 0x7f7f7f7f, v144
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v144, v230, v144
+  v_and_b32 v230, 0x7f7f7f7f, v145
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v145, v230, v145
+  v_and_b32 v230, 0x7f7f7f7f, v146
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v146, v230, v146
+  v_and_b32 v230, 0x7f7f7f7f, v147
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v147, v230, v147
+  v_and_b32 v230, 0x7f7f7f7f, v148
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v148, v230, v148
+  v_and_b32 v230, 0x7f7f7f7f, v149
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v149, v230, v149
+  v_and_b32 v230, 0x7f7f7f7f, v150
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v150, v230, v150
+  v_and_b32 v230, 0x7f7f7f7f, v151
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v151, v230, v151
+  v_and_b32 v230, 0x7f7f7f7f, v152
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v152, v230, v152
+  v_and_b32 v230, 0x7f7f7f7f, v153
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v153, v230, v153
+  v_and_b32 v230, 0x7f7f7f7f, v154
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v154, v230, v154
+  v_and_b32 v230, 0x7f7f7f7f, v155
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v155, v230, v155
+  v_and_b32 v230, 0x7f7f7f7f, v156
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v156, v230, v156
+  v_and_b32 v230, 0x7f7f7f7f, v157
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v157, v230, v157
+  v_and_b32 v230, 0x7f7f7f7f, v158
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v158, v230, v158
+  v_and_b32 v230, 0x7f7f7f7f, v159
+  v_add_u32 v230, 0x7f7f7f7f, v230
+  v_and_b32 v230, s92, v230
+  v_xor_b32 v159, v230, v159
+  s_mov_b64 s[92:93], s[10:11]
+  s_mul_i32 s96, s34, s4
+  s_mul_hi_u32 s97, s34, s4
+  s_mul_i32 s98, s35, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s38, s72
+  s_mul_hi_u32 s97, s38, s72
+  s_mul_i32 s98, s39, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s7
+  s_mul_hi_u32 s97, s36, s7
+  s_mul_i32 s98, s37, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mul_i32 s96, s36, s90
+  s_mul_hi_u32 s97, s36, s90
+  s_mul_i32 s98, s37, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s92, s92, s96
+  s_addc_u32 s93, s93, s97
+  s_mov_b64 s[94:95], s[12:13]
+  s_mul_i32 s96, s40, s4
+  s_mul_hi_u32 s97, s40, s4
+  s_mul_i32 s98, s41, s4
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s44, s72
+  s_mul_hi_u32 s97, s44, s72
+  s_mul_i32 s98, s45, s72
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s7
+  s_mul_hi_u32 s97, s42, s7
+  s_mul_i32 s98, s43, s7
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_mul_i32 s96, s42, s90
+  s_mul_hi_u32 s97, s42, s90
+  s_mul_i32 s98, s43, s90
+  s_add_u32 s97, s97, s98
+  s_add_u32 s94, s94, s96
+  s_addc_u32 s95, s95, s97
+  s_lshl_b64 s[82:83], s[36:37], 6
+  s_lshl_b64 s[84:85], s[42:43], 6
+  s_mov_b32 s96, 357913942
+  v_add_u32 v227, 0, v0
+  v_mul_hi_u32 v214, s96, v227
+  v_mul_u32_u24 v229, 12, v214
+  v_sub_u32 v228, v227, v229
+  v_mov_b32 v208, s92
+  v_mov_b32 v209, s93
+  v_mad_u64_u32 v[208:209], s[88:89], v214, s36, v[208:209]
+  v_mul_lo_u32 v230, v214, s37
+  v_add_u32 v209, v209, v230
+  v_mad_u64_u32 v[208:209], s[88:89], v228, 16, v[208:209]
+  v_mul_u32_u24 v229, 208, v214
+  v_lshl_add_u32 v216, v228, 4, v229
+  v_add_u32 v227, 512, v0
+  v_mul_hi_u32 v215, s96, v227
+  v_mul_u32_u24 v229, 12, v215
+  v_sub_u32 v228, v227, v229
+  v_mov_b32 v210, s92
+  v_mov_b32 v211, s93
+  v_mad_u64_u32 v[210:211], s[88:89], v215, s36, v[210:211]
+  v_mul_lo_u32 v230, v215, s37
+  v_add_u32 v211, v211, v230
+  v_mad_u64_u32 v[210:211], s[88:89], v228, 16, v[210:211]
+  v_mul_u32_u24 v229, 208, v215
+  v_lshl_add_u32 v218, v228, 4, v229
   v_cmp_gt_u32 vcc, 256, v0
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v210, -1, v210, vcc
-  v_lshrrev_b32 v216, 3, v0
-  v_and_b32 v225, 7, v0
-  v_mul_lo_u32 v226, v216, s42
-  v_lshl_add_u32 v215, v225, 4, v226
-  v_bfe_u32 v217, v216, 2, 1
-  v_lshlrev_b32 v217, 5, v217
-  v_bfe_u32 v226, v216, 5, 1
-  v_lshl_add_u32 v217, v226, 4, v217
-  v_bfe_u32 v226, v216, 3, 2
-  v_lshl_add_u32 v217, v226, 2, v217
-  v_and_b32 v226, 3, v216
-  v_add_u32 v217, v217, v226
-  v_mul_u32_u24 v226, 1280, v225
-  v_add_u32 v217, v217, v226
-  v_add_u32 v217, 13312, v217
-  v_mul_u32_u24 v226, 208, v191
-  v_lshl_add_u32 v219, v192, 5, v226
-  v_mul_u32_u24 v226, 80, v191
-  v_lshl_add_u32 v221, v192, 5, v226
-  v_add_u32 v221, 13312, v221
-  v_add_u32 v220, 23552, v219
-  v_add_u32 v222, 23552, v221
-  v_add_u32 v218, 23552, v217
-  v_add_u32 v212, 23552, v211
-  v_add_u32 v214, 23552, v213
-  s_mov_b64 s[82:83], s[10:11]
-  s_mul_i32 s92, s34, s4
-  s_mul_hi_u32 s93, s34, s4
-  s_mul_i32 s94, s35, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s38, s72
-  s_mul_hi_u32 s93, s38, s72
-  s_mul_i32 s94, s39, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s7
-  s_mul_hi_u32 s93, s36, s7
-  s_mul_i32 s94, s37, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mul_i32 s92, s36, s90
-  s_mul_hi_u32 s93, s36, s90
-  s_mul_i32 s94, s37, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s82, s82, s92
-  s_addc_u32 s83, s83, s93
-  s_mov_b64 s[84:85], s[12:13]
-  s_mul_i32 s92, s40, s4
-  s_mul_hi_u32 s93, s40, s4
-  s_mul_i32 s94, s41, s4
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s44, s72
-  s_mul_hi_u32 s93, s44, s72
-  s_mul_i32 s94, s45, s72
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s7
-  s_mul_hi_u32 s93, s42, s7
-  s_mul_i32 s94, s43, s7
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  s_mul_i32 s92, s42, s90
-  s_mul_hi_u32 s93, s42, s90
-  s_mul_i32 s94, s43, s90
-  s_add_u32 s93, s93, s94
-  s_add_u32 s84, s84, s92
-  s_addc_u32 s85, s85, s93
-  v_lshlrev_b32 v224, 2, v0
-  v_xor_b32 v224, 128, v224                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
+  v_cndmask_b32 v215, -1, v215, vcc
+  v_lshrrev_b32 v207, 3, v0
+  v_and_b32 v228, 7, v0
+  v_mov_b32 v212, s94
+  v_mov_b32 v213, s95
+  v_mad_u64_u32 v[212:213], s[88:89], v207, s42, v[212:213]
+  v_mul_lo_u32 v230, v207, s43
+  v_add_u32 v213, v213, v230
+  v_mad_u64_u32 v[212:213], s[88:89], v228, 16, v[212:213]
+  v_bfe_u32 v220, v207, 2, 1
+  v_lshlrev_b32 v220, 5, v220
+  v_bfe_u32 v229, v207, 5, 1
+  v_lshl_add_u32 v220, v229, 4, v220
+  v_bfe_u32 v229, v207, 3, 2
+  v_lshl_add_u32 v220, v229, 2, v220
+  v_and_b32 v229, 3, v207
+  v_add_u32 v220, v220, v229
+  v_mul_u32_u24 v229, 1280, v228
+  v_add_u32 v220, v220, v229
+  v_add_u32 v220, 13312, v220
+  v_mul_u32_u24 v229, 208, v191
+  v_lshl_add_u32 v222, v192, 5, v229
+  v_mul_u32_u24 v229, 80, v191
+  v_lshl_add_u32 v224, v192, 5, v229
+  v_add_u32 v224, 13312, v224
+  v_add_u32 v223, 23552, v222
+  v_add_u32 v225, 23552, v224
+  v_add_u32 v221, 23552, v220
+  v_add_u32 v217, 23552, v216
+  v_add_u32 v219, 23552, v218
+  v_lshlrev_b32 v227, 2, v0
+  v_xor_b32 v227, 128, v227                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
   s_mov_b32 s92, 0x7fff
   s_mov_b32 s93, 0xffff0000
   s_mov_b32 s94, 0x400000
@@ -683,116 +699,110 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_7
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_10
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_10:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_8
 .Ltail_block_loads_7:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s95, v209
+  v_cmp_gt_u32 vcc, s95, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s95, v210
+  v_cmp_gt_u32 vcc, s95, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v216
+  v_cmp_gt_u32 vcc, s95, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_8:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v216, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_12
-  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v218, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_12:
-  v_lshrrev_b32 v225, 8, v4
-  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v225 offset:80
-  ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v225 offset:240
-  v_lshrrev_b32 v225, 8, v5
-  ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v225 offset:400
-  ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v225 offset:560
-  v_lshrrev_b32 v225, 8, v6
-  ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v225 offset:720
-  ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v225 offset:880
-  v_lshrrev_b32 v225, 8, v7
-  ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v225 offset:1040
-  ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v225 offset:1200
+  v_lshrrev_b32 v228, 8, v4
+  ds_write_b8 v220, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v220, v228 offset:80
+  ds_write_b8_d16_hi v220, v4 offset:160
+  ds_write_b8_d16_hi v220, v228 offset:240
+  v_lshrrev_b32 v228, 8, v5
+  ds_write_b8 v220, v5 offset:320
+  ds_write_b8 v220, v228 offset:400
+  ds_write_b8_d16_hi v220, v5 offset:480
+  ds_write_b8_d16_hi v220, v228 offset:560
+  v_lshrrev_b32 v228, 8, v6
+  ds_write_b8 v220, v6 offset:640
+  ds_write_b8 v220, v228 offset:720
+  ds_write_b8_d16_hi v220, v6 offset:800
+  ds_write_b8_d16_hi v220, v228 offset:880
+  v_lshrrev_b32 v228, 8, v7
+  ds_write_b8 v220, v7 offset:960
+  ds_write_b8 v220, v228 offset:1040
+  ds_write_b8_d16_hi v220, v7 offset:1120
+  ds_write_b8_d16_hi v220, v228 offset:1200
   s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_6
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_13
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_16
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_16:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_14
 .Ltail_block_loads_13:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s95, v209
+  v_cmp_gt_u32 vcc, s95, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s95, v210
+  v_cmp_gt_u32 vcc, s95, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v216
+  v_cmp_gt_u32 vcc, s95, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_14:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lsingle_block_6:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -808,270 +818,270 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[162:163], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[164:165], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[166:167], v[8:23]
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[160:161], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[162:163], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[164:165], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[166:167], v[24:39]
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[160:161], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[162:163], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[164:165], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[166:167], v[40:55]
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[160:161], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[162:163], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[164:165], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[166:167], v[56:71]
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
   s_branch .Lqk_18
 .Lno_previous_block_17:
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
 .Lqk_18:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v219 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v219 offset:6736
+  ds_read_b128 v[104:107], v222 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v222 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v219 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v219 offset:6800
+  ds_read_b128 v[112:115], v222 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v222 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[120:121], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[122:123], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[124:125], v[156:157], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[126:127], v[158:159], v[72:87]
-  ds_read_b128 v[120:123], v221 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v221 offset:5136
+  ds_read_b128 v[120:123], v224 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v224 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[142:143], v[88:103]
-  ds_read_b128 v[128:131], v221 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v221 offset:7696
+  ds_read_b128 v[128:131], v224 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v224 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[104:105], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[106:107], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[108:109], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[110:111], v[150:151], v[88:103]
-  ds_read_b128 v[104:107], v221 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v221 offset:16
+  ds_read_b128 v[104:107], v224 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v224 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[112:113], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[114:115], v[154:155], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[116:117], v[156:157], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[112:115], v221 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v221 offset:2576
+  ds_read_b128 v[112:115], v224 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v224 offset:2576
   s_setprio 0
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s95, s77, s91
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v226, s77, v194
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[96:97], 1, v226
-  v_cmp_lt_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s77, v194
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[96:97], 1, v229
+  v_cmp_lt_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v226
+  v_cmp_lt_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v226
+  v_cmp_lt_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v226
+  v_cmp_lt_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v226
+  v_cmp_lt_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v226
+  v_cmp_lt_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v226
+  v_cmp_lt_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v226
+  v_cmp_lt_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v226
+  v_cmp_lt_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v226
+  v_cmp_lt_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v226
+  v_cmp_lt_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v226
+  v_cmp_lt_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v226
+  v_cmp_lt_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v226
+  v_cmp_lt_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v226
+  v_cmp_lt_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v226
+  v_cmp_lt_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v226
+  v_cmp_lt_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v226
+  v_cmp_lt_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v226
+  v_cmp_lt_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v226
+  v_cmp_lt_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_21
-  v_subrev_u32 v226, s77, v223
-  v_cmp_ge_i32 vcc, 0, v226
-  v_cmp_ge_i32 s[96:97], 1, v226
-  v_cmp_ge_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s77, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[96:97], 1, v229
+  v_cmp_ge_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v226
+  v_cmp_ge_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v226
+  v_cmp_ge_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v226
+  v_cmp_ge_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v226
+  v_cmp_ge_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v226
+  v_cmp_ge_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v226
+  v_cmp_ge_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v226
+  v_cmp_ge_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v226
+  v_cmp_ge_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v226
+  v_cmp_ge_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v226
+  v_cmp_ge_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v226
+  v_cmp_ge_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v226
+  v_cmp_ge_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v226
+  v_cmp_ge_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v226
+  v_cmp_ge_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v226
+  v_cmp_ge_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v226
+  v_cmp_ge_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v226
+  v_cmp_ge_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v226
+  v_cmp_ge_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v226
+  v_cmp_ge_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v226
+  v_cmp_ge_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v226
+  v_cmp_ge_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v226
+  v_cmp_ge_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v226
+  v_cmp_ge_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v226
+  v_cmp_ge_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v226
+  v_cmp_ge_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v226
+  v_cmp_ge_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v226
+  v_cmp_ge_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v226
+  v_cmp_ge_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v226
+  v_cmp_ge_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
 .Lwindow_start_done_21:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_cmp_eq_f32 vcc, v203, v225                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
-  v_cndmask_b32 v225, v225, v200, vcc                            // then m_new = m
+  v_max_f32 v228, v228, v229
+  v_cmp_eq_f32 vcc, v203, v228                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
+  v_cndmask_b32 v228, v228, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_20
 .Lno_mask_19:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
+  v_max_f32 v228, v228, v229
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
 .Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v200, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v228                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v226, v200, v225
+  v_sub_f32 v229, v200, v228
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v226                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v229                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -1107,12 +1117,12 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_22:
-  v_cmp_lg_f32 vcc, v203, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v203, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v228
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v225                                           // m = m_new
+  v_mov_b32 v200, v228                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -1150,135 +1160,135 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_23
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_23
-  v_subrev_u32 v225, s77, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[96:97], 1, v225
-  v_cmp_lt_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s77, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[96:97], 1, v228
+  v_cmp_lt_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v225
+  v_cmp_lt_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v225
+  v_cmp_lt_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v225
+  v_cmp_lt_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v225
+  v_cmp_lt_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v225
+  v_cmp_lt_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v225
+  v_cmp_lt_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v225
+  v_cmp_lt_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v225
+  v_cmp_lt_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v225
+  v_cmp_lt_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v225
+  v_cmp_lt_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v225
+  v_cmp_lt_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v225
+  v_cmp_lt_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v225
+  v_cmp_lt_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v225
+  v_cmp_lt_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v225
+  v_cmp_lt_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v225
+  v_cmp_lt_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v225
+  v_cmp_lt_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v225
+  v_cmp_lt_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v225
+  v_cmp_lt_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_24
-  v_subrev_u32 v225, s77, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[96:97], 1, v225
-  v_cmp_ge_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s77, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[96:97], 1, v228
+  v_cmp_ge_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v225
+  v_cmp_ge_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v225
+  v_cmp_ge_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v225
+  v_cmp_ge_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v225
+  v_cmp_ge_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v225
+  v_cmp_ge_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v225
+  v_cmp_ge_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v225
+  v_cmp_ge_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v225
+  v_cmp_ge_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v225
+  v_cmp_ge_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v225
+  v_cmp_ge_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v225
+  v_cmp_ge_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v225
+  v_cmp_ge_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v225
+  v_cmp_ge_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v225
+  v_cmp_ge_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v225
+  v_cmp_ge_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v225
+  v_cmp_ge_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v225
+  v_cmp_ge_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v225
+  v_cmp_ge_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v225
+  v_cmp_ge_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
@@ -1366,9 +1376,9 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v225, v224, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v228, v227, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v225
+  v_add_f32 v1, v1, v228
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -1376,76 +1386,73 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_25
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v217, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_27
-  ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v219, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_27:
-  v_lshrrev_b32 v225, 8, v4
-  ds_write_b8 v218, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v218, v225 offset:80
-  ds_write_b8_d16_hi v218, v4 offset:160
-  ds_write_b8_d16_hi v218, v225 offset:240
-  v_lshrrev_b32 v225, 8, v5
-  ds_write_b8 v218, v5 offset:320
-  ds_write_b8 v218, v225 offset:400
-  ds_write_b8_d16_hi v218, v5 offset:480
-  ds_write_b8_d16_hi v218, v225 offset:560
-  v_lshrrev_b32 v225, 8, v6
-  ds_write_b8 v218, v6 offset:640
-  ds_write_b8 v218, v225 offset:720
-  ds_write_b8_d16_hi v218, v6 offset:800
-  ds_write_b8_d16_hi v218, v225 offset:880
-  v_lshrrev_b32 v225, 8, v7
-  ds_write_b8 v218, v7 offset:960
-  ds_write_b8 v218, v225 offset:1040
-  ds_write_b8_d16_hi v218, v7 offset:1120
-  ds_write_b8_d16_hi v218, v225 offset:1200
+  v_lshrrev_b32 v228, 8, v4
+  ds_write_b8 v221, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v221, v228 offset:80
+  ds_write_b8_d16_hi v221, v4 offset:160
+  ds_write_b8_d16_hi v221, v228 offset:240
+  v_lshrrev_b32 v228, 8, v5
+  ds_write_b8 v221, v5 offset:320
+  ds_write_b8 v221, v228 offset:400
+  ds_write_b8_d16_hi v221, v5 offset:480
+  ds_write_b8_d16_hi v221, v228 offset:560
+  v_lshrrev_b32 v228, 8, v6
+  ds_write_b8 v221, v6 offset:640
+  ds_write_b8 v221, v228 offset:720
+  ds_write_b8_d16_hi v221, v6 offset:800
+  ds_write_b8_d16_hi v221, v228 offset:880
+  v_lshrrev_b32 v228, 8, v7
+  ds_write_b8 v221, v7 offset:960
+  ds_write_b8 v221, v228 offset:1040
+  ds_write_b8_d16_hi v221, v7 offset:1120
+  ds_write_b8_d16_hi v221, v228 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_25
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_28
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_31
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_31:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_29
 .Ltail_block_loads_28:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s95, v209
+  v_cmp_gt_u32 vcc, s95, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s95, v210
+  v_cmp_gt_u32 vcc, s95, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v216
+  v_cmp_gt_u32 vcc, s95, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_29:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_25:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -1459,270 +1466,270 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[162:163], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[164:165], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[166:167], v[8:23]
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[160:161], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[162:163], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[164:165], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[166:167], v[24:39]
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[160:161], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[162:163], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[164:165], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[166:167], v[40:55]
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[160:161], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[162:163], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[164:165], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[166:167], v[56:71]
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
   s_branch .Lqk_33
 .Lno_previous_block_32:
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
 .Lqk_33:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v220 offset:6736
+  ds_read_b128 v[104:107], v223 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v223 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v220 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v220 offset:6800
+  ds_read_b128 v[112:115], v223 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v223 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[120:121], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[122:123], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[124:125], v[156:157], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[126:127], v[158:159], v[72:87]
-  ds_read_b128 v[120:123], v222 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v222 offset:5136
+  ds_read_b128 v[120:123], v225 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v225 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[142:143], v[88:103]
-  ds_read_b128 v[128:131], v222 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v222 offset:7696
+  ds_read_b128 v[128:131], v225 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v225 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[104:105], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[106:107], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[108:109], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[110:111], v[150:151], v[88:103]
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v225 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[112:113], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[114:115], v[154:155], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[116:117], v[156:157], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[112:115], v222 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v222 offset:2576
+  ds_read_b128 v[112:115], v225 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v225 offset:2576
   s_setprio 0
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s95, s77, s91
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_34
-  v_subrev_u32 v226, s77, v194
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[96:97], 1, v226
-  v_cmp_lt_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s77, v194
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[96:97], 1, v229
+  v_cmp_lt_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v226
+  v_cmp_lt_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v226
+  v_cmp_lt_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v226
+  v_cmp_lt_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v226
+  v_cmp_lt_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v226
+  v_cmp_lt_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v226
+  v_cmp_lt_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v226
+  v_cmp_lt_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v226
+  v_cmp_lt_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v226
+  v_cmp_lt_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v226
+  v_cmp_lt_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v226
+  v_cmp_lt_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v226
+  v_cmp_lt_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v226
+  v_cmp_lt_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v226
+  v_cmp_lt_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v226
+  v_cmp_lt_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v226
+  v_cmp_lt_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v226
+  v_cmp_lt_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v226
+  v_cmp_lt_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v226
+  v_cmp_lt_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_36
-  v_subrev_u32 v226, s77, v223
-  v_cmp_ge_i32 vcc, 0, v226
-  v_cmp_ge_i32 s[96:97], 1, v226
-  v_cmp_ge_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s77, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[96:97], 1, v229
+  v_cmp_ge_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v226
+  v_cmp_ge_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v226
+  v_cmp_ge_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v226
+  v_cmp_ge_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v226
+  v_cmp_ge_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v226
+  v_cmp_ge_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v226
+  v_cmp_ge_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v226
+  v_cmp_ge_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v226
+  v_cmp_ge_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v226
+  v_cmp_ge_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v226
+  v_cmp_ge_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v226
+  v_cmp_ge_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v226
+  v_cmp_ge_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v226
+  v_cmp_ge_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v226
+  v_cmp_ge_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v226
+  v_cmp_ge_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v226
+  v_cmp_ge_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v226
+  v_cmp_ge_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v226
+  v_cmp_ge_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v226
+  v_cmp_ge_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v226
+  v_cmp_ge_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v226
+  v_cmp_ge_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v226
+  v_cmp_ge_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v226
+  v_cmp_ge_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v226
+  v_cmp_ge_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v226
+  v_cmp_ge_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v226
+  v_cmp_ge_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v226
+  v_cmp_ge_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v226
+  v_cmp_ge_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v226
+  v_cmp_ge_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
 .Lwindow_start_done_36:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_cmp_eq_f32 vcc, v203, v225                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
-  v_cndmask_b32 v225, v225, v200, vcc                            // then m_new = m
+  v_max_f32 v228, v228, v229
+  v_cmp_eq_f32 vcc, v203, v228                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
+  v_cndmask_b32 v228, v228, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_35
 .Lno_mask_34:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
+  v_max_f32 v228, v228, v229
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
 .Lrow_max_done_35:
-  v_cmp_lt_f32 vcc, v200, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v228                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_37
-  v_sub_f32 v226, v200, v225
+  v_sub_f32 v229, v200, v228
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v226                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v229                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -1758,12 +1765,12 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_37:
-  v_cmp_lg_f32 vcc, v203, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v203, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v228
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v225                                           // m = m_new
+  v_mov_b32 v200, v228                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -1801,135 +1808,135 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_38
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_38
-  v_subrev_u32 v225, s77, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[96:97], 1, v225
-  v_cmp_lt_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s77, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[96:97], 1, v228
+  v_cmp_lt_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v225
+  v_cmp_lt_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v225
+  v_cmp_lt_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v225
+  v_cmp_lt_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v225
+  v_cmp_lt_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v225
+  v_cmp_lt_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v225
+  v_cmp_lt_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v225
+  v_cmp_lt_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v225
+  v_cmp_lt_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v225
+  v_cmp_lt_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v225
+  v_cmp_lt_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v225
+  v_cmp_lt_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v225
+  v_cmp_lt_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v225
+  v_cmp_lt_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v225
+  v_cmp_lt_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v225
+  v_cmp_lt_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v225
+  v_cmp_lt_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v225
+  v_cmp_lt_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v225
+  v_cmp_lt_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v225
+  v_cmp_lt_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_39
-  v_subrev_u32 v225, s77, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[96:97], 1, v225
-  v_cmp_ge_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s77, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[96:97], 1, v228
+  v_cmp_ge_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v225
+  v_cmp_ge_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v225
+  v_cmp_ge_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v225
+  v_cmp_ge_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v225
+  v_cmp_ge_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v225
+  v_cmp_ge_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v225
+  v_cmp_ge_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v225
+  v_cmp_ge_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v225
+  v_cmp_ge_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v225
+  v_cmp_ge_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v225
+  v_cmp_ge_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v225
+  v_cmp_ge_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v225
+  v_cmp_ge_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v225
+  v_cmp_ge_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v225
+  v_cmp_ge_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v225
+  v_cmp_ge_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v225
+  v_cmp_ge_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v225
+  v_cmp_ge_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v225
+  v_cmp_ge_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v225
+  v_cmp_ge_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
@@ -2017,9 +2024,9 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v225, v224, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v228, v227, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v225
+  v_add_f32 v1, v1, v228
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -2027,76 +2034,73 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_40
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v216, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_42
-  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v218, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_42:
-  v_lshrrev_b32 v225, 8, v4
-  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v225 offset:80
-  ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v225 offset:240
-  v_lshrrev_b32 v225, 8, v5
-  ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v225 offset:400
-  ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v225 offset:560
-  v_lshrrev_b32 v225, 8, v6
-  ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v225 offset:720
-  ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v225 offset:880
-  v_lshrrev_b32 v225, 8, v7
-  ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v225 offset:1040
-  ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v225 offset:1200
+  v_lshrrev_b32 v228, 8, v4
+  ds_write_b8 v220, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v220, v228 offset:80
+  ds_write_b8_d16_hi v220, v4 offset:160
+  ds_write_b8_d16_hi v220, v228 offset:240
+  v_lshrrev_b32 v228, 8, v5
+  ds_write_b8 v220, v5 offset:320
+  ds_write_b8 v220, v228 offset:400
+  ds_write_b8_d16_hi v220, v5 offset:480
+  ds_write_b8_d16_hi v220, v228 offset:560
+  v_lshrrev_b32 v228, 8, v6
+  ds_write_b8 v220, v6 offset:640
+  ds_write_b8 v220, v228 offset:720
+  ds_write_b8_d16_hi v220, v6 offset:800
+  ds_write_b8_d16_hi v220, v228 offset:880
+  v_lshrrev_b32 v228, 8, v7
+  ds_write_b8 v220, v7 offset:960
+  ds_write_b8 v220, v228 offset:1040
+  ds_write_b8_d16_hi v220, v7 offset:1120
+  ds_write_b8_d16_hi v220, v228 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_40
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_43
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_46
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_46:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_44
 .Ltail_block_loads_43:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s95, v209
+  v_cmp_gt_u32 vcc, s95, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s95, v210
+  v_cmp_gt_u32 vcc, s95, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v216
+  v_cmp_gt_u32 vcc, s95, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_44:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_40:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2148,192 +2152,192 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_48
-  v_subrev_u32 v226, s95, v194
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[96:97], 1, v226
-  v_cmp_lt_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s95, v194
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[96:97], 1, v229
+  v_cmp_lt_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v226
+  v_cmp_lt_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v226
+  v_cmp_lt_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v226
+  v_cmp_lt_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v226
+  v_cmp_lt_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v226
+  v_cmp_lt_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v226
+  v_cmp_lt_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v226
+  v_cmp_lt_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v226
+  v_cmp_lt_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v226
+  v_cmp_lt_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v226
+  v_cmp_lt_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v226
+  v_cmp_lt_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v226
+  v_cmp_lt_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v226
+  v_cmp_lt_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v226
+  v_cmp_lt_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v226
+  v_cmp_lt_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v226
+  v_cmp_lt_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v226
+  v_cmp_lt_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v226
+  v_cmp_lt_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v226
+  v_cmp_lt_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_50
-  v_subrev_u32 v226, s95, v223
-  v_cmp_ge_i32 vcc, 0, v226
-  v_cmp_ge_i32 s[96:97], 1, v226
-  v_cmp_ge_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s95, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[96:97], 1, v229
+  v_cmp_ge_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v226
+  v_cmp_ge_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v226
+  v_cmp_ge_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v226
+  v_cmp_ge_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v226
+  v_cmp_ge_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v226
+  v_cmp_ge_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v226
+  v_cmp_ge_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v226
+  v_cmp_ge_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v226
+  v_cmp_ge_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v226
+  v_cmp_ge_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v226
+  v_cmp_ge_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v226
+  v_cmp_ge_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v226
+  v_cmp_ge_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v226
+  v_cmp_ge_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v226
+  v_cmp_ge_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v226
+  v_cmp_ge_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v226
+  v_cmp_ge_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v226
+  v_cmp_ge_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v226
+  v_cmp_ge_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v226
+  v_cmp_ge_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v226
+  v_cmp_ge_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v226
+  v_cmp_ge_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v226
+  v_cmp_ge_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v226
+  v_cmp_ge_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v226
+  v_cmp_ge_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v226
+  v_cmp_ge_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v226
+  v_cmp_ge_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v226
+  v_cmp_ge_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v226
+  v_cmp_ge_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v226
+  v_cmp_ge_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
 .Lwindow_start_done_50:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_cmp_eq_f32 vcc, v203, v225                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
-  v_cndmask_b32 v225, v225, v200, vcc                            // then m_new = m
+  v_max_f32 v228, v228, v229
+  v_cmp_eq_f32 vcc, v203, v228                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
+  v_cndmask_b32 v228, v228, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_49
 .Lno_mask_48:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
+  v_max_f32 v228, v228, v229
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
 .Lrow_max_done_49:
-  v_cmp_lt_f32 vcc, v200, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v228                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_51
-  v_sub_f32 v226, v200, v225
+  v_sub_f32 v229, v200, v228
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v226                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v229                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -2369,12 +2373,12 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_51:
-  v_cmp_lg_f32 vcc, v203, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v203, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v228
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v225                                           // m = m_new
+  v_mov_b32 v200, v228                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -2412,135 +2416,135 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_52
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_52
-  v_subrev_u32 v225, s95, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[96:97], 1, v225
-  v_cmp_lt_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s95, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[96:97], 1, v228
+  v_cmp_lt_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v225
+  v_cmp_lt_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v225
+  v_cmp_lt_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v225
+  v_cmp_lt_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v225
+  v_cmp_lt_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v225
+  v_cmp_lt_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v225
+  v_cmp_lt_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v225
+  v_cmp_lt_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v225
+  v_cmp_lt_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v225
+  v_cmp_lt_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v225
+  v_cmp_lt_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v225
+  v_cmp_lt_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v225
+  v_cmp_lt_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v225
+  v_cmp_lt_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v225
+  v_cmp_lt_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v225
+  v_cmp_lt_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v225
+  v_cmp_lt_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v225
+  v_cmp_lt_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v225
+  v_cmp_lt_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v225
+  v_cmp_lt_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_53
-  v_subrev_u32 v225, s95, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[96:97], 1, v225
-  v_cmp_ge_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s95, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[96:97], 1, v228
+  v_cmp_ge_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v225
+  v_cmp_ge_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v225
+  v_cmp_ge_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v225
+  v_cmp_ge_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v225
+  v_cmp_ge_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v225
+  v_cmp_ge_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v225
+  v_cmp_ge_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v225
+  v_cmp_ge_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v225
+  v_cmp_ge_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v225
+  v_cmp_ge_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v225
+  v_cmp_ge_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v225
+  v_cmp_ge_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v225
+  v_cmp_ge_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v225
+  v_cmp_ge_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v225
+  v_cmp_ge_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v225
+  v_cmp_ge_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v225
+  v_cmp_ge_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v225
+  v_cmp_ge_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v225
+  v_cmp_ge_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v225
+  v_cmp_ge_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
@@ -2628,9 +2632,9 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v225, v224, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v228, v227, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v225
+  v_add_f32 v1, v1, v228
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -2642,154 +2646,151 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[162:163], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[164:165], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[166:167], v[8:23]
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[160:161], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[162:163], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[164:165], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[166:167], v[24:39]
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[160:161], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[162:163], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[164:165], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[166:167], v[40:55]
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[160:161], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[162:163], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[164:165], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[166:167], v[56:71]
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
   s_branch .Lqk_55
 .Lno_previous_block_54:
-  ds_read_b128 v[104:107], v219 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v219 offset:16
-  ds_read_b128 v[112:115], v219 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v219 offset:80
-  ds_read_b128 v[120:123], v219 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v219 offset:144
-  ds_read_b128 v[128:131], v219 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v219 offset:6672
+  ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[112:115], v222 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v222 offset:80
+  ds_read_b128 v[120:123], v222 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v222 offset:144
+  ds_read_b128 v[128:131], v222 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v222 offset:6672
 .Lqk_55:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v219 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v219 offset:6736
+  ds_read_b128 v[104:107], v222 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v222 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v219 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v219 offset:6800
+  ds_read_b128 v[112:115], v222 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v222 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[120:121], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[122:123], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[124:125], v[156:157], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[126:127], v[158:159], v[72:87]
-  ds_read_b128 v[120:123], v221 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v221 offset:5136
+  ds_read_b128 v[120:123], v224 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v224 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[142:143], v[88:103]
-  ds_read_b128 v[128:131], v221 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v221 offset:7696
+  ds_read_b128 v[128:131], v224 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v224 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[104:105], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[106:107], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[108:109], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[110:111], v[150:151], v[88:103]
-  ds_read_b128 v[104:107], v221 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v221 offset:16
+  ds_read_b128 v[104:107], v224 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v224 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[112:113], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[114:115], v[154:155], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[116:117], v[156:157], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[112:115], v221 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v221 offset:2576
+  ds_read_b128 v[112:115], v224 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v224 offset:2576
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_56
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v212, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v217, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_58
-  ds_write_b128 v214, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v219, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_58:
-  v_lshrrev_b32 v225, 8, v4
-  ds_write_b8 v218, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v218, v225 offset:80
-  ds_write_b8_d16_hi v218, v4 offset:160
-  ds_write_b8_d16_hi v218, v225 offset:240
-  v_lshrrev_b32 v225, 8, v5
-  ds_write_b8 v218, v5 offset:320
-  ds_write_b8 v218, v225 offset:400
-  ds_write_b8_d16_hi v218, v5 offset:480
-  ds_write_b8_d16_hi v218, v225 offset:560
-  v_lshrrev_b32 v225, 8, v6
-  ds_write_b8 v218, v6 offset:640
-  ds_write_b8 v218, v225 offset:720
-  ds_write_b8_d16_hi v218, v6 offset:800
-  ds_write_b8_d16_hi v218, v225 offset:880
-  v_lshrrev_b32 v225, 8, v7
-  ds_write_b8 v218, v7 offset:960
-  ds_write_b8 v218, v225 offset:1040
-  ds_write_b8_d16_hi v218, v7 offset:1120
-  ds_write_b8_d16_hi v218, v225 offset:1200
+  v_lshrrev_b32 v228, 8, v4
+  ds_write_b8 v221, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v221, v228 offset:80
+  ds_write_b8_d16_hi v221, v4 offset:160
+  ds_write_b8_d16_hi v221, v228 offset:240
+  v_lshrrev_b32 v228, 8, v5
+  ds_write_b8 v221, v5 offset:320
+  ds_write_b8 v221, v228 offset:400
+  ds_write_b8_d16_hi v221, v5 offset:480
+  ds_write_b8_d16_hi v221, v228 offset:560
+  v_lshrrev_b32 v228, 8, v6
+  ds_write_b8 v221, v6 offset:640
+  ds_write_b8 v221, v228 offset:720
+  ds_write_b8_d16_hi v221, v6 offset:800
+  ds_write_b8_d16_hi v221, v228 offset:880
+  v_lshrrev_b32 v228, 8, v7
+  ds_write_b8 v221, v7 offset:960
+  ds_write_b8 v221, v228 offset:1040
+  ds_write_b8_d16_hi v221, v7 offset:1120
+  ds_write_b8_d16_hi v221, v228 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_56
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_59
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_62
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_62:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_60
 .Ltail_block_loads_59:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s95, v209
+  v_cmp_gt_u32 vcc, s95, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s95, v210
+  v_cmp_gt_u32 vcc, s95, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v216
+  v_cmp_gt_u32 vcc, s95, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_60:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_56:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -2802,192 +2803,192 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_64
-  v_subrev_u32 v226, s95, v194
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[96:97], 1, v226
-  v_cmp_lt_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s95, v194
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[96:97], 1, v229
+  v_cmp_lt_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v226
+  v_cmp_lt_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v226
+  v_cmp_lt_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v226
+  v_cmp_lt_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v226
+  v_cmp_lt_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v226
+  v_cmp_lt_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v226
+  v_cmp_lt_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v226
+  v_cmp_lt_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v226
+  v_cmp_lt_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v226
+  v_cmp_lt_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v226
+  v_cmp_lt_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v226
+  v_cmp_lt_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v226
+  v_cmp_lt_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v226
+  v_cmp_lt_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v226
+  v_cmp_lt_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v226
+  v_cmp_lt_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v226
+  v_cmp_lt_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v226
+  v_cmp_lt_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v226
+  v_cmp_lt_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v226
+  v_cmp_lt_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_66
-  v_subrev_u32 v226, s95, v223
-  v_cmp_ge_i32 vcc, 0, v226
-  v_cmp_ge_i32 s[96:97], 1, v226
-  v_cmp_ge_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s95, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[96:97], 1, v229
+  v_cmp_ge_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v226
+  v_cmp_ge_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v226
+  v_cmp_ge_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v226
+  v_cmp_ge_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v226
+  v_cmp_ge_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v226
+  v_cmp_ge_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v226
+  v_cmp_ge_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v226
+  v_cmp_ge_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v226
+  v_cmp_ge_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v226
+  v_cmp_ge_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v226
+  v_cmp_ge_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v226
+  v_cmp_ge_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v226
+  v_cmp_ge_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v226
+  v_cmp_ge_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v226
+  v_cmp_ge_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v226
+  v_cmp_ge_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v226
+  v_cmp_ge_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v226
+  v_cmp_ge_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v226
+  v_cmp_ge_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v226
+  v_cmp_ge_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v226
+  v_cmp_ge_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v226
+  v_cmp_ge_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v226
+  v_cmp_ge_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v226
+  v_cmp_ge_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v226
+  v_cmp_ge_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v226
+  v_cmp_ge_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v226
+  v_cmp_ge_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v226
+  v_cmp_ge_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v226
+  v_cmp_ge_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v226
+  v_cmp_ge_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
 .Lwindow_start_done_66:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_cmp_eq_f32 vcc, v203, v225                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
-  v_cndmask_b32 v225, v225, v200, vcc                            // then m_new = m
+  v_max_f32 v228, v228, v229
+  v_cmp_eq_f32 vcc, v203, v228                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
+  v_cndmask_b32 v228, v228, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_65
 .Lno_mask_64:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
+  v_max_f32 v228, v228, v229
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
 .Lrow_max_done_65:
-  v_cmp_lt_f32 vcc, v200, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v228                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_67
-  v_sub_f32 v226, v200, v225
+  v_sub_f32 v229, v200, v228
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v226                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v229                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -3023,12 +3024,12 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_67:
-  v_cmp_lg_f32 vcc, v203, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v203, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v228
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v225                                           // m = m_new
+  v_mov_b32 v200, v228                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -3066,135 +3067,135 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_68
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_68
-  v_subrev_u32 v225, s95, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[96:97], 1, v225
-  v_cmp_lt_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s95, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[96:97], 1, v228
+  v_cmp_lt_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v225
+  v_cmp_lt_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v225
+  v_cmp_lt_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v225
+  v_cmp_lt_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v225
+  v_cmp_lt_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v225
+  v_cmp_lt_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v225
+  v_cmp_lt_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v225
+  v_cmp_lt_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v225
+  v_cmp_lt_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v225
+  v_cmp_lt_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v225
+  v_cmp_lt_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v225
+  v_cmp_lt_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v225
+  v_cmp_lt_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v225
+  v_cmp_lt_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v225
+  v_cmp_lt_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v225
+  v_cmp_lt_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v225
+  v_cmp_lt_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v225
+  v_cmp_lt_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v225
+  v_cmp_lt_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v225
+  v_cmp_lt_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_69
-  v_subrev_u32 v225, s95, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[96:97], 1, v225
-  v_cmp_ge_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s95, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[96:97], 1, v228
+  v_cmp_ge_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v225
+  v_cmp_ge_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v225
+  v_cmp_ge_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v225
+  v_cmp_ge_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v225
+  v_cmp_ge_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v225
+  v_cmp_ge_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v225
+  v_cmp_ge_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v225
+  v_cmp_ge_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v225
+  v_cmp_ge_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v225
+  v_cmp_ge_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v225
+  v_cmp_ge_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v225
+  v_cmp_ge_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v225
+  v_cmp_ge_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v225
+  v_cmp_ge_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v225
+  v_cmp_ge_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v225
+  v_cmp_ge_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v225
+  v_cmp_ge_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v225
+  v_cmp_ge_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v225
+  v_cmp_ge_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v225
+  v_cmp_ge_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
@@ -3282,9 +3283,9 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v225, v224, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v228, v227, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v225
+  v_add_f32 v1, v1, v228
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -3296,154 +3297,151 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[162:163], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[164:165], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[110:111], v[166:167], v[8:23]
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[112:113], v[160:161], v[24:39] // PV: O^T tile 1 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[114:115], v[162:163], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[116:117], v[164:165], v[24:39]
   v_mfma_f32_32x32x16_fp8_fp8 v[24:39], v[118:119], v[166:167], v[24:39]
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[120:121], v[160:161], v[40:55] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[122:123], v[162:163], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[124:125], v[164:165], v[40:55]
   v_mfma_f32_32x32x16_fp8_fp8 v[40:55], v[126:127], v[166:167], v[40:55]
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[128:129], v[160:161], v[56:71] // PV: O^T tile 3 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[130:131], v[162:163], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[132:133], v[164:165], v[56:71]
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[166:167], v[56:71]
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
   s_branch .Lqk_71
 .Lno_previous_block_70:
-  ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
-  ds_read_b128 v[108:111], v220 offset:16
-  ds_read_b128 v[112:115], v220 offset:64                        // K tile 0 step 1
-  ds_read_b128 v[116:119], v220 offset:80
-  ds_read_b128 v[120:123], v220 offset:128                       // K tile 0 step 2
-  ds_read_b128 v[124:127], v220 offset:144
-  ds_read_b128 v[128:131], v220 offset:6656                      // K tile 1 step 0
-  ds_read_b128 v[132:135], v220 offset:6672
+  ds_read_b128 v[104:107], v223 offset:0                         // K tile 0 step 0
+  ds_read_b128 v[108:111], v223 offset:16
+  ds_read_b128 v[112:115], v223 offset:64                        // K tile 0 step 1
+  ds_read_b128 v[116:119], v223 offset:80
+  ds_read_b128 v[120:123], v223 offset:128                       // K tile 0 step 2
+  ds_read_b128 v[124:127], v223 offset:144
+  ds_read_b128 v[128:131], v223 offset:6656                      // K tile 1 step 0
+  ds_read_b128 v[132:135], v223 offset:6672
 .Lqk_71:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[108:109], v[140:141], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[110:111], v[142:143], v[72:87]
-  ds_read_b128 v[104:107], v220 offset:6720                      // K tile 1 step 1
-  ds_read_b128 v[108:111], v220 offset:6736
+  ds_read_b128 v[104:107], v223 offset:6720                      // K tile 1 step 1
+  ds_read_b128 v[108:111], v223 offset:6736
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[112:113], v[144:145], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[114:115], v[146:147], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[116:117], v[148:149], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[118:119], v[150:151], v[72:87]
-  ds_read_b128 v[112:115], v220 offset:6784                      // K tile 1 step 2
-  ds_read_b128 v[116:119], v220 offset:6800
+  ds_read_b128 v[112:115], v223 offset:6784                      // K tile 1 step 2
+  ds_read_b128 v[116:119], v223 offset:6800
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[120:121], v[152:153], v[72:87] // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[122:123], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[124:125], v[156:157], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[126:127], v[158:159], v[72:87]
-  ds_read_b128 v[120:123], v222 offset:5120                      // V^T tile 2
-  ds_read_b128 v[124:127], v222 offset:5136
+  ds_read_b128 v[120:123], v225 offset:5120                      // V^T tile 2
+  ds_read_b128 v[124:127], v225 offset:5136
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[128:129], v[136:137], 0 // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[130:131], v[138:139], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[132:133], v[140:141], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[134:135], v[142:143], v[88:103]
-  ds_read_b128 v[128:131], v222 offset:7680                      // V^T tile 3
-  ds_read_b128 v[132:135], v222 offset:7696
+  ds_read_b128 v[128:131], v225 offset:7680                      // V^T tile 3
+  ds_read_b128 v[132:135], v225 offset:7696
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[104:105], v[144:145], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[106:107], v[146:147], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[108:109], v[148:149], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[110:111], v[150:151], v[88:103]
-  ds_read_b128 v[104:107], v222 offset:0                         // V^T tile 0
-  ds_read_b128 v[108:111], v222 offset:16
+  ds_read_b128 v[104:107], v225 offset:0                         // V^T tile 0
+  ds_read_b128 v[108:111], v225 offset:16
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[112:113], v[152:153], v[88:103] // QK: S^T tile 1 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[114:115], v[154:155], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[116:117], v[156:157], v[88:103]
   v_mfma_f32_32x32x16_fp8_fp8 v[88:103], v[118:119], v[158:159], v[88:103]
-  ds_read_b128 v[112:115], v222 offset:2560                      // V^T tile 1
-  ds_read_b128 v[116:119], v222 offset:2576
+  ds_read_b128 v[112:115], v225 offset:2560                      // V^T tile 1
+  ds_read_b128 v[116:119], v225 offset:2576
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
   s_cbranch_scc0 .Lno_store_72
   s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
-  ds_write_b128 v211, v[176:179] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v216, v[176:179] offset:0                        // store: K chunk, row-major
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_74
-  ds_write_b128 v213, v[180:183] offset:0                        // store: K chunk, row-major
+  ds_write_b128 v218, v[180:183] offset:0                        // store: K chunk, row-major
 .Lno_second_chunk_74:
-  v_lshrrev_b32 v225, 8, v4
-  ds_write_b8 v217, v4 offset:0                                  // store: V transposed
-  ds_write_b8 v217, v225 offset:80
-  ds_write_b8_d16_hi v217, v4 offset:160
-  ds_write_b8_d16_hi v217, v225 offset:240
-  v_lshrrev_b32 v225, 8, v5
-  ds_write_b8 v217, v5 offset:320
-  ds_write_b8 v217, v225 offset:400
-  ds_write_b8_d16_hi v217, v5 offset:480
-  ds_write_b8_d16_hi v217, v225 offset:560
-  v_lshrrev_b32 v225, 8, v6
-  ds_write_b8 v217, v6 offset:640
-  ds_write_b8 v217, v225 offset:720
-  ds_write_b8_d16_hi v217, v6 offset:800
-  ds_write_b8_d16_hi v217, v225 offset:880
-  v_lshrrev_b32 v225, 8, v7
-  ds_write_b8 v217, v7 offset:960
-  ds_write_b8 v217, v225 offset:1040
-  ds_write_b8_d16_hi v217, v7 offset:1120
-  ds_write_b8_d16_hi v217, v225 offset:1200
+  v_lshrrev_b32 v228, 8, v4
+  ds_write_b8 v220, v4 offset:0                                  // store: V transposed
+  ds_write_b8 v220, v228 offset:80
+  ds_write_b8_d16_hi v220, v4 offset:160
+  ds_write_b8_d16_hi v220, v228 offset:240
+  v_lshrrev_b32 v228, 8, v5
+  ds_write_b8 v220, v5 offset:320
+  ds_write_b8 v220, v228 offset:400
+  ds_write_b8_d16_hi v220, v5 offset:480
+  ds_write_b8_d16_hi v220, v228 offset:560
+  v_lshrrev_b32 v228, 8, v6
+  ds_write_b8 v220, v6 offset:640
+  ds_write_b8 v220, v228 offset:720
+  ds_write_b8_d16_hi v220, v6 offset:800
+  ds_write_b8_d16_hi v220, v228 offset:880
+  v_lshrrev_b32 v228, 8, v7
+  ds_write_b8 v220, v7 offset:960
+  ds_write_b8 v220, v228 offset:1040
+  ds_write_b8_d16_hi v220, v7 offset:1120
+  ds_write_b8_d16_hi v220, v228 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
   s_cbranch_scc0 .Lno_store_72
   s_sub_i32 s95, s71, s79
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_75
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk
   s_cmp_ge_u32 s5, 4                                             // waves with a second K chunk
   s_cbranch_scc1 .Lno_second_chunk_78
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk
 .Lno_second_chunk_78:
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk
   s_branch .Lblock_loaded_76
 .Ltail_block_loads_75:
   v_mov_b32 v176, 0
   v_mov_b32 v177, 0
   v_mov_b32 v178, 0
   v_mov_b32 v179, 0
-  v_cmp_gt_u32 vcc, s95, v209
+  v_cmp_gt_u32 vcc, s95, v214
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[176:179], v207, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[176:179], v[208:209], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v180, 0
   v_mov_b32 v181, 0
   v_mov_b32 v182, 0
   v_mov_b32 v183, 0
-  v_cmp_gt_u32 vcc, s95, v210
+  v_cmp_gt_u32 vcc, s95, v215
   s_and_saveexec_b64 s[86:87], vcc                               // K rows inside the sequence
-  global_load_dwordx4 v[180:183], v208, s[82:83]                 // load: K chunk (tail)
+  global_load_dwordx4 v[180:183], v[210:211], off                // load: K chunk (tail)
   s_mov_b64 exec, s[86:87]
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
   v_mov_b32 v7, 0
-  v_cmp_gt_u32 vcc, s95, v216
+  v_cmp_gt_u32 vcc, s95, v207
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
-  global_load_dwordx4 v[4:7], v215, s[84:85]                     // load: V chunk (tail)
+  global_load_dwordx4 v[4:7], v[212:213], off                    // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_76:
-  s_lshl_b64 s[96:97], s[36:37], 6
-  s_add_u32 s82, s82, s96
-  s_addc_u32 s83, s83, s97
-  s_lshl_b64 s[96:97], s[42:43], 6
-  s_add_u32 s84, s84, s96
-  s_addc_u32 s85, s85, s97
+  v_lshl_add_u64 v[208:209], s[82:83], 0, v[208:209]
+  v_lshl_add_u64 v[210:211], s[82:83], 0, v[210:211]
+  v_lshl_add_u64 v[212:213], s[84:85], 0, v[212:213]
 .Lno_store_72:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
@@ -3456,192 +3454,192 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
   s_cbranch_scc0 .Lno_mask_79
-  v_subrev_u32 v226, s95, v194
-  v_cmp_lt_i32 vcc, 0, v226
-  v_cmp_lt_i32 s[96:97], 1, v226
-  v_cmp_lt_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s95, v194
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[96:97], 1, v229
+  v_cmp_lt_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v226
+  v_cmp_lt_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v226
+  v_cmp_lt_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v226
+  v_cmp_lt_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v226
+  v_cmp_lt_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v226
+  v_cmp_lt_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v226
+  v_cmp_lt_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v226
+  v_cmp_lt_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v226
+  v_cmp_lt_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v226
+  v_cmp_lt_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v226
+  v_cmp_lt_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v226
+  v_cmp_lt_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v226
+  v_cmp_lt_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v226
+  v_cmp_lt_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v226
+  v_cmp_lt_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v226
+  v_cmp_lt_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v226
+  v_cmp_lt_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v226
+  v_cmp_lt_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v226
+  v_cmp_lt_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v226
+  v_cmp_lt_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v226
+  v_cmp_lt_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v226
+  v_cmp_lt_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v226
+  v_cmp_lt_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v226
+  v_cmp_lt_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v226
+  v_cmp_lt_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v226
+  v_cmp_lt_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v226
+  v_cmp_lt_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v226
+  v_cmp_lt_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v226
+  v_cmp_lt_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v226
+  v_cmp_lt_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_81
-  v_subrev_u32 v226, s95, v223
-  v_cmp_ge_i32 vcc, 0, v226
-  v_cmp_ge_i32 s[96:97], 1, v226
-  v_cmp_ge_i32 s[98:99], 2, v226
+  v_subrev_u32 v229, s95, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[96:97], 1, v229
+  v_cmp_ge_i32 s[98:99], 2, v229
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v226
+  v_cmp_ge_i32 vcc, 3, v229
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v226
+  v_cmp_ge_i32 s[96:97], 8, v229
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v226
+  v_cmp_ge_i32 s[98:99], 9, v229
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v226
+  v_cmp_ge_i32 vcc, 10, v229
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v226
+  v_cmp_ge_i32 s[96:97], 11, v229
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v226
+  v_cmp_ge_i32 s[98:99], 16, v229
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v226
+  v_cmp_ge_i32 vcc, 17, v229
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v226
+  v_cmp_ge_i32 s[96:97], 18, v229
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v226
+  v_cmp_ge_i32 s[98:99], 19, v229
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v226
+  v_cmp_ge_i32 vcc, 24, v229
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v226
+  v_cmp_ge_i32 s[96:97], 25, v229
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v226
+  v_cmp_ge_i32 s[98:99], 26, v229
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v226
+  v_cmp_ge_i32 vcc, 27, v229
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v226
+  v_cmp_ge_i32 s[96:97], 32, v229
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v226
+  v_cmp_ge_i32 s[98:99], 33, v229
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v226
+  v_cmp_ge_i32 vcc, 34, v229
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v226
+  v_cmp_ge_i32 s[96:97], 35, v229
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v226
+  v_cmp_ge_i32 s[98:99], 40, v229
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v226
+  v_cmp_ge_i32 vcc, 41, v229
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v226
+  v_cmp_ge_i32 s[96:97], 42, v229
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v226
+  v_cmp_ge_i32 s[98:99], 43, v229
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v226
+  v_cmp_ge_i32 vcc, 48, v229
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v226
+  v_cmp_ge_i32 s[96:97], 49, v229
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v226
+  v_cmp_ge_i32 s[98:99], 50, v229
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v226
+  v_cmp_ge_i32 vcc, 51, v229
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v226
+  v_cmp_ge_i32 s[96:97], 56, v229
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v226
+  v_cmp_ge_i32 s[98:99], 57, v229
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v226
+  v_cmp_ge_i32 vcc, 58, v229
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v226
+  v_cmp_ge_i32 s[96:97], 59, v229
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
 .Lwindow_start_done_81:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_cmp_eq_f32 vcc, v203, v225                                   // no key of the block visible?
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
-  v_cndmask_b32 v225, v225, v200, vcc                            // then m_new = m
+  v_max_f32 v228, v228, v229
+  v_cmp_eq_f32 vcc, v203, v228                                   // no key of the block visible?
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
+  v_cndmask_b32 v228, v228, v200, vcc                            // then m_new = m
   s_branch .Lrow_max_done_80
 .Lno_mask_79:
-  v_max3_f32 v225, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v225, v225, v75, v76
-  v_max3_f32 v225, v225, v77, v78
-  v_max3_f32 v225, v225, v79, v80
-  v_max3_f32 v225, v225, v81, v82
-  v_max3_f32 v225, v225, v83, v84
-  v_max3_f32 v225, v225, v85, v86
-  v_max3_f32 v225, v225, v87, v88
-  v_max3_f32 v225, v225, v89, v90
-  v_max3_f32 v225, v225, v91, v92
-  v_max3_f32 v225, v225, v93, v94
-  v_max3_f32 v225, v225, v95, v96
-  v_max3_f32 v225, v225, v97, v98
-  v_max3_f32 v225, v225, v99, v100
-  v_max3_f32 v225, v225, v101, v102
-  v_max_f32 v225, v225, v103
-  ds_bpermute_b32 v226, v224, v225                               // the other 32 keys are in lane l ^ 32
+  v_max3_f32 v228, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v228, v228, v75, v76
+  v_max3_f32 v228, v228, v77, v78
+  v_max3_f32 v228, v228, v79, v80
+  v_max3_f32 v228, v228, v81, v82
+  v_max3_f32 v228, v228, v83, v84
+  v_max3_f32 v228, v228, v85, v86
+  v_max3_f32 v228, v228, v87, v88
+  v_max3_f32 v228, v228, v89, v90
+  v_max3_f32 v228, v228, v91, v92
+  v_max3_f32 v228, v228, v93, v94
+  v_max3_f32 v228, v228, v95, v96
+  v_max3_f32 v228, v228, v97, v98
+  v_max3_f32 v228, v228, v99, v100
+  v_max3_f32 v228, v228, v101, v102
+  v_max_f32 v228, v228, v103
+  ds_bpermute_b32 v229, v227, v228                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v225, v225, v226
-  v_mul_f32 v202, v195, v225                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v225, v200, v202
+  v_max_f32 v228, v228, v229
+  v_mul_f32 v202, v195, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v228, v200, v202
 .Lrow_max_done_80:
-  v_cmp_lt_f32 vcc, v200, v225                                   // alpha: did any running max move?
+  v_cmp_lt_f32 vcc, v200, v228                                   // alpha: did any running max move?
   v_mov_b32 v186, 1.0
   s_cbranch_vccz .Lalpha_done_82
-  v_sub_f32 v226, v200, v225
+  v_sub_f32 v229, v200, v228
   v_cmp_lt_f32 vcc, v203, v200                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v186, v226                                           // alpha = 2^(m - m_new)
+  v_exp_f32 v186, v229                                           // alpha = 2^(m - m_new)
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v186, 0, v186, vcc
   v_pk_mul_f32 v[8:9], v[8:9], v[186:187] op_sel_hi:[1,0]        // O *= alpha
@@ -3677,12 +3675,12 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_mul_f32 v[68:69], v[68:69], v[186:187] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[186:187] op_sel_hi:[1,0]
 .Lalpha_done_82:
-  v_cmp_lg_f32 vcc, v203, v225                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v188, 0x80000000, v225
+  v_cmp_lg_f32 vcc, v203, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v188, 0x80000000, v228
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v188, v203, v188, vcc
   v_mov_b32 v189, v188
-  v_mov_b32 v200, v225                                           // m = m_new
+  v_mov_b32 v200, v228                                           // m = m_new
   v_pk_mul_f32 v[72:73], v[72:73], v[184:185]                    // x = S scale_log2 (score_scale.h)
   v_pk_mul_f32 v[74:75], v[74:75], v[184:185]
   v_pk_mul_f32 v[76:77], v[76:77], v[184:185]
@@ -3720,135 +3718,135 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_cbranch_scc0 .Lx_no_mask_83
   s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
   s_cbranch_scc1 .Lx_no_mask_83
-  v_subrev_u32 v225, s95, v194
-  v_cmp_lt_i32 vcc, 0, v225
-  v_cmp_lt_i32 s[96:97], 1, v225
-  v_cmp_lt_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s95, v194
+  v_cmp_lt_i32 vcc, 0, v228
+  v_cmp_lt_i32 s[96:97], 1, v228
+  v_cmp_lt_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v225
+  v_cmp_lt_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v225
+  v_cmp_lt_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v225
+  v_cmp_lt_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v225
+  v_cmp_lt_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v225
+  v_cmp_lt_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v225
+  v_cmp_lt_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v225
+  v_cmp_lt_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v225
+  v_cmp_lt_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v225
+  v_cmp_lt_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v225
+  v_cmp_lt_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v225
+  v_cmp_lt_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v225
+  v_cmp_lt_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v225
+  v_cmp_lt_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v225
+  v_cmp_lt_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v225
+  v_cmp_lt_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v225
+  v_cmp_lt_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v225
+  v_cmp_lt_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v225
+  v_cmp_lt_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v225
+  v_cmp_lt_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v225
+  v_cmp_lt_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v225
+  v_cmp_lt_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v225
+  v_cmp_lt_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v225
+  v_cmp_lt_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v225
+  v_cmp_lt_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v225
+  v_cmp_lt_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v225
+  v_cmp_lt_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v225
+  v_cmp_lt_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v225
+  v_cmp_lt_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v225
+  v_cmp_lt_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
   s_cbranch_scc0 .Lwindow_start_done_84
-  v_subrev_u32 v225, s95, v223
-  v_cmp_ge_i32 vcc, 0, v225
-  v_cmp_ge_i32 s[96:97], 1, v225
-  v_cmp_ge_i32 s[98:99], 2, v225
+  v_subrev_u32 v228, s95, v226
+  v_cmp_ge_i32 vcc, 0, v228
+  v_cmp_ge_i32 s[96:97], 1, v228
+  v_cmp_ge_i32 s[98:99], 2, v228
   v_cndmask_b32 v72, v203, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v225
+  v_cmp_ge_i32 vcc, 3, v228
   v_cndmask_b32 v73, v203, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v225
+  v_cmp_ge_i32 s[96:97], 8, v228
   v_cndmask_b32 v74, v203, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v225
+  v_cmp_ge_i32 s[98:99], 9, v228
   v_cndmask_b32 v75, v203, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v225
+  v_cmp_ge_i32 vcc, 10, v228
   v_cndmask_b32 v76, v203, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v225
+  v_cmp_ge_i32 s[96:97], 11, v228
   v_cndmask_b32 v77, v203, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v225
+  v_cmp_ge_i32 s[98:99], 16, v228
   v_cndmask_b32 v78, v203, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v225
+  v_cmp_ge_i32 vcc, 17, v228
   v_cndmask_b32 v79, v203, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v225
+  v_cmp_ge_i32 s[96:97], 18, v228
   v_cndmask_b32 v80, v203, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v225
+  v_cmp_ge_i32 s[98:99], 19, v228
   v_cndmask_b32 v81, v203, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v225
+  v_cmp_ge_i32 vcc, 24, v228
   v_cndmask_b32 v82, v203, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v225
+  v_cmp_ge_i32 s[96:97], 25, v228
   v_cndmask_b32 v83, v203, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v225
+  v_cmp_ge_i32 s[98:99], 26, v228
   v_cndmask_b32 v84, v203, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v225
+  v_cmp_ge_i32 vcc, 27, v228
   v_cndmask_b32 v85, v203, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v225
+  v_cmp_ge_i32 s[96:97], 32, v228
   v_cndmask_b32 v86, v203, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v225
+  v_cmp_ge_i32 s[98:99], 33, v228
   v_cndmask_b32 v87, v203, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v225
+  v_cmp_ge_i32 vcc, 34, v228
   v_cndmask_b32 v88, v203, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v225
+  v_cmp_ge_i32 s[96:97], 35, v228
   v_cndmask_b32 v89, v203, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v225
+  v_cmp_ge_i32 s[98:99], 40, v228
   v_cndmask_b32 v90, v203, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v225
+  v_cmp_ge_i32 vcc, 41, v228
   v_cndmask_b32 v91, v203, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v225
+  v_cmp_ge_i32 s[96:97], 42, v228
   v_cndmask_b32 v92, v203, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v225
+  v_cmp_ge_i32 s[98:99], 43, v228
   v_cndmask_b32 v93, v203, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v225
+  v_cmp_ge_i32 vcc, 48, v228
   v_cndmask_b32 v94, v203, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v225
+  v_cmp_ge_i32 s[96:97], 49, v228
   v_cndmask_b32 v95, v203, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v225
+  v_cmp_ge_i32 s[98:99], 50, v228
   v_cndmask_b32 v96, v203, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v225
+  v_cmp_ge_i32 vcc, 51, v228
   v_cndmask_b32 v97, v203, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v225
+  v_cmp_ge_i32 s[96:97], 56, v228
   v_cndmask_b32 v98, v203, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v225
+  v_cmp_ge_i32 s[98:99], 57, v228
   v_cndmask_b32 v99, v203, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v225
+  v_cmp_ge_i32 vcc, 58, v228
   v_cndmask_b32 v100, v203, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v225
+  v_cmp_ge_i32 s[96:97], 59, v228
   v_cndmask_b32 v101, v203, v101, s[98:99]
   v_cndmask_b32 v102, v203, v102, vcc
   v_cndmask_b32 v103, v203, v103, s[96:97]
@@ -3936,9 +3934,9 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v225, v224, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v228, v227, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v225
+  v_add_f32 v1, v1, v228
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v201, v201, v186                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v201, v201, v1
@@ -3963,56 +3961,56 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_ldexp_f32 v205, v205, -7                                     // gfx942 FP8 EXACT: v_descale 2^-7
   v_cmp_lt_f32 s[96:97], 0, v201                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v225, 1.0, v201, s[96:97]
-  v_div_scale_f32 v226, s[88:89], v225, v225, v205
-  v_div_scale_f32 v227, vcc, v205, v225, v205
-  v_rcp_f32 v228, v226
+  v_cndmask_b32 v228, 1.0, v201, s[96:97]
+  v_div_scale_f32 v229, s[88:89], v228, v228, v205
+  v_div_scale_f32 v230, vcc, v205, v228, v205
+  v_rcp_f32 v231, v229
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v230, -v226, v228, 1.0
-  v_fma_f32 v228, v230, v228, v228
-  v_mul_f32 v229, v227, v228
-  v_fma_f32 v230, -v226, v229, v227
-  v_fma_f32 v229, v230, v228, v229
-  v_fma_f32 v230, -v226, v229, v227
-  v_div_fmas_f32 v229, v230, v228, v229
+  v_fma_f32 v233, -v229, v231, 1.0
+  v_fma_f32 v231, v233, v231, v231
+  v_mul_f32 v232, v230, v231
+  v_fma_f32 v233, -v229, v232, v230
+  v_fma_f32 v232, v233, v231, v232
+  v_fma_f32 v233, -v229, v232, v230
+  v_div_fmas_f32 v232, v233, v231, v232
   v_cmp_gt_f32 vcc, 0x7f800000, v200                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v229, v229, v225, v205
-  v_cndmask_b32 v232, 0, v229, s[96:97]
-  v_mov_b32 v233, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v232, v233, v232, vcc
-  v_mov_b32 v233, v232
-  v_pk_mul_f32 v[8:9], v[8:9], v[232:233]
-  v_pk_mul_f32 v[10:11], v[10:11], v[232:233]
-  v_pk_mul_f32 v[12:13], v[12:13], v[232:233]
-  v_pk_mul_f32 v[14:15], v[14:15], v[232:233]
-  v_pk_mul_f32 v[16:17], v[16:17], v[232:233]
-  v_pk_mul_f32 v[18:19], v[18:19], v[232:233]
-  v_pk_mul_f32 v[20:21], v[20:21], v[232:233]
-  v_pk_mul_f32 v[22:23], v[22:23], v[232:233]
-  v_pk_mul_f32 v[24:25], v[24:25], v[232:233]
-  v_pk_mul_f32 v[26:27], v[26:27], v[232:233]
-  v_pk_mul_f32 v[28:29], v[28:29], v[232:233]
-  v_pk_mul_f32 v[30:31], v[30:31], v[232:233]
-  v_pk_mul_f32 v[32:33], v[32:33], v[232:233]
-  v_pk_mul_f32 v[34:35], v[34:35], v[232:233]
-  v_pk_mul_f32 v[36:37], v[36:37], v[232:233]
-  v_pk_mul_f32 v[38:39], v[38:39], v[232:233]
-  v_pk_mul_f32 v[40:41], v[40:41], v[232:233]
-  v_pk_mul_f32 v[42:43], v[42:43], v[232:233]
-  v_pk_mul_f32 v[44:45], v[44:45], v[232:233]
-  v_pk_mul_f32 v[46:47], v[46:47], v[232:233]
-  v_pk_mul_f32 v[48:49], v[48:49], v[232:233]
-  v_pk_mul_f32 v[50:51], v[50:51], v[232:233]
-  v_pk_mul_f32 v[52:53], v[52:53], v[232:233]
-  v_pk_mul_f32 v[54:55], v[54:55], v[232:233]
-  v_pk_mul_f32 v[56:57], v[56:57], v[232:233]
-  v_pk_mul_f32 v[58:59], v[58:59], v[232:233]
-  v_pk_mul_f32 v[60:61], v[60:61], v[232:233]
-  v_pk_mul_f32 v[62:63], v[62:63], v[232:233]
-  v_pk_mul_f32 v[64:65], v[64:65], v[232:233]
-  v_pk_mul_f32 v[66:67], v[66:67], v[232:233]
-  v_pk_mul_f32 v[68:69], v[68:69], v[232:233]
-  v_pk_mul_f32 v[70:71], v[70:71], v[232:233]
+  v_div_fixup_f32 v232, v232, v228, v205
+  v_cndmask_b32 v234, 0, v232, s[96:97]
+  v_mov_b32 v235, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v234, v235, v234, vcc
+  v_mov_b32 v235, v234
+  v_pk_mul_f32 v[8:9], v[8:9], v[234:235]
+  v_pk_mul_f32 v[10:11], v[10:11], v[234:235]
+  v_pk_mul_f32 v[12:13], v[12:13], v[234:235]
+  v_pk_mul_f32 v[14:15], v[14:15], v[234:235]
+  v_pk_mul_f32 v[16:17], v[16:17], v[234:235]
+  v_pk_mul_f32 v[18:19], v[18:19], v[234:235]
+  v_pk_mul_f32 v[20:21], v[20:21], v[234:235]
+  v_pk_mul_f32 v[22:23], v[22:23], v[234:235]
+  v_pk_mul_f32 v[24:25], v[24:25], v[234:235]
+  v_pk_mul_f32 v[26:27], v[26:27], v[234:235]
+  v_pk_mul_f32 v[28:29], v[28:29], v[234:235]
+  v_pk_mul_f32 v[30:31], v[30:31], v[234:235]
+  v_pk_mul_f32 v[32:33], v[32:33], v[234:235]
+  v_pk_mul_f32 v[34:35], v[34:35], v[234:235]
+  v_pk_mul_f32 v[36:37], v[36:37], v[234:235]
+  v_pk_mul_f32 v[38:39], v[38:39], v[234:235]
+  v_pk_mul_f32 v[40:41], v[40:41], v[234:235]
+  v_pk_mul_f32 v[42:43], v[42:43], v[234:235]
+  v_pk_mul_f32 v[44:45], v[44:45], v[234:235]
+  v_pk_mul_f32 v[46:47], v[46:47], v[234:235]
+  v_pk_mul_f32 v[48:49], v[48:49], v[234:235]
+  v_pk_mul_f32 v[50:51], v[50:51], v[234:235]
+  v_pk_mul_f32 v[52:53], v[52:53], v[234:235]
+  v_pk_mul_f32 v[54:55], v[54:55], v[234:235]
+  v_pk_mul_f32 v[56:57], v[56:57], v[234:235]
+  v_pk_mul_f32 v[58:59], v[58:59], v[234:235]
+  v_pk_mul_f32 v[60:61], v[60:61], v[234:235]
+  v_pk_mul_f32 v[62:63], v[62:63], v[234:235]
+  v_pk_mul_f32 v[64:65], v[64:65], v[234:235]
+  v_pk_mul_f32 v[66:67], v[66:67], v[234:235]
+  v_pk_mul_f32 v[68:69], v[68:69], v[234:235]
+  v_pk_mul_f32 v[70:71], v[70:71], v[234:235]
   s_mov_b64 s[98:99], 0
   s_mul_i32 s95, s46, s4
   s_mul_hi_u32 s100, s46, s4
@@ -4032,514 +4030,514 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_add_u32 s100, s100, s101
   s_add_u32 s98, s98, s95
   s_addc_u32 s99, s99, s100
-  v_mov_b32 v226, s98
-  v_mov_b32 v227, s99
-  v_mad_u64_u32 v[226:227], s[88:89], v193, s48, v[226:227]
-  v_mul_lo_u32 v228, v193, s49
-  v_add_u32 v227, v227, v228
-  v_mad_u64_u32 v[226:227], s[88:89], v192, 4, v[226:227]        // + 4 half elements
+  v_mov_b32 v230, s98
+  v_mov_b32 v231, s99
+  v_mad_u64_u32 v[230:231], s[88:89], v193, s48, v[230:231]
+  v_mul_lo_u32 v229, v193, s49
+  v_add_u32 v231, v231, v229
+  v_mad_u64_u32 v[230:231], s[88:89], v192, 4, v[230:231]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v193
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
   s_cbranch_scc0 .Lout_16bit_85
-  v_lshlrev_b64 v[226:227], 2, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
-  global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[226:227], v[12:15], off offset:32
-  global_store_dwordx4 v[226:227], v[16:19], off offset:64
-  global_store_dwordx4 v[226:227], v[20:23], off offset:96
-  global_store_dwordx4 v[226:227], v[24:27], off offset:128
-  global_store_dwordx4 v[226:227], v[28:31], off offset:160
-  global_store_dwordx4 v[226:227], v[32:35], off offset:192
-  global_store_dwordx4 v[226:227], v[36:39], off offset:224
-  global_store_dwordx4 v[226:227], v[40:43], off offset:256
-  global_store_dwordx4 v[226:227], v[44:47], off offset:288
-  global_store_dwordx4 v[226:227], v[48:51], off offset:320
-  global_store_dwordx4 v[226:227], v[52:55], off offset:352
-  global_store_dwordx4 v[226:227], v[56:59], off offset:384
-  global_store_dwordx4 v[226:227], v[60:63], off offset:416
-  global_store_dwordx4 v[226:227], v[64:67], off offset:448
-  global_store_dwordx4 v[226:227], v[68:71], off offset:480
+  v_lshlrev_b64 v[230:231], 2, v[230:231]
+  v_lshl_add_u64 v[230:231], v[230:231], 0, s[14:15]
+  global_store_dwordx4 v[230:231], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[230:231], v[12:15], off offset:32
+  global_store_dwordx4 v[230:231], v[16:19], off offset:64
+  global_store_dwordx4 v[230:231], v[20:23], off offset:96
+  global_store_dwordx4 v[230:231], v[24:27], off offset:128
+  global_store_dwordx4 v[230:231], v[28:31], off offset:160
+  global_store_dwordx4 v[230:231], v[32:35], off offset:192
+  global_store_dwordx4 v[230:231], v[36:39], off offset:224
+  global_store_dwordx4 v[230:231], v[40:43], off offset:256
+  global_store_dwordx4 v[230:231], v[44:47], off offset:288
+  global_store_dwordx4 v[230:231], v[48:51], off offset:320
+  global_store_dwordx4 v[230:231], v[52:55], off offset:352
+  global_store_dwordx4 v[230:231], v[56:59], off offset:384
+  global_store_dwordx4 v[230:231], v[60:63], off offset:416
+  global_store_dwordx4 v[230:231], v[64:67], off offset:448
+  global_store_dwordx4 v[230:231], v[68:71], off offset:480
   s_branch .Lout_stored_87
 .Lout_16bit_85:
-  v_lshlrev_b64 v[226:227], 1, v[226:227]
-  v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
-  v_bfe_u32 v229, v8, 16, 1
-  v_add3_u32 v229, v8, s92, v229
-  v_or_b32 v231, s94, v8
+  v_lshlrev_b64 v[230:231], 1, v[230:231]
+  v_lshl_add_u64 v[230:231], v[230:231], 0, s[14:15]
+  v_bfe_u32 v232, v8, 16, 1
+  v_add3_u32 v232, v8, s92, v232
+  v_or_b32 v234, s94, v8
   v_cmp_u_f32 vcc, v8, v8
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v9, 16, 1
-  v_add3_u32 v230, v9, s92, v230
-  v_or_b32 v231, s94, v9
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v9, 16, 1
+  v_add3_u32 v233, v9, s92, v233
+  v_or_b32 v234, s94, v9
   v_cmp_u_f32 vcc, v9, v9
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v104, v230, s93, v229
-  v_bfe_u32 v229, v10, 16, 1
-  v_add3_u32 v229, v10, s92, v229
-  v_or_b32 v231, s94, v10
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v104, v233, s93, v232
+  v_bfe_u32 v232, v10, 16, 1
+  v_add3_u32 v232, v10, s92, v232
+  v_or_b32 v234, s94, v10
   v_cmp_u_f32 vcc, v10, v10
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v11, 16, 1
-  v_add3_u32 v230, v11, s92, v230
-  v_or_b32 v231, s94, v11
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v11, 16, 1
+  v_add3_u32 v233, v11, s92, v233
+  v_or_b32 v234, s94, v11
   v_cmp_u_f32 vcc, v11, v11
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v105, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[104:105], off offset:0      // O bf16 (RNE)
-  v_bfe_u32 v229, v12, 16, 1
-  v_add3_u32 v229, v12, s92, v229
-  v_or_b32 v231, s94, v12
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v105, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[104:105], off offset:0      // O bf16 (RNE)
+  v_bfe_u32 v232, v12, 16, 1
+  v_add3_u32 v232, v12, s92, v232
+  v_or_b32 v234, s94, v12
   v_cmp_u_f32 vcc, v12, v12
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v13, 16, 1
-  v_add3_u32 v230, v13, s92, v230
-  v_or_b32 v231, s94, v13
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v13, 16, 1
+  v_add3_u32 v233, v13, s92, v233
+  v_or_b32 v234, s94, v13
   v_cmp_u_f32 vcc, v13, v13
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v106, v230, s93, v229
-  v_bfe_u32 v229, v14, 16, 1
-  v_add3_u32 v229, v14, s92, v229
-  v_or_b32 v231, s94, v14
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v106, v233, s93, v232
+  v_bfe_u32 v232, v14, 16, 1
+  v_add3_u32 v232, v14, s92, v232
+  v_or_b32 v234, s94, v14
   v_cmp_u_f32 vcc, v14, v14
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v15, 16, 1
-  v_add3_u32 v230, v15, s92, v230
-  v_or_b32 v231, s94, v15
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v15, 16, 1
+  v_add3_u32 v233, v15, s92, v233
+  v_or_b32 v234, s94, v15
   v_cmp_u_f32 vcc, v15, v15
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v107, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[106:107], off offset:16
-  v_bfe_u32 v229, v16, 16, 1
-  v_add3_u32 v229, v16, s92, v229
-  v_or_b32 v231, s94, v16
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v107, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[106:107], off offset:16
+  v_bfe_u32 v232, v16, 16, 1
+  v_add3_u32 v232, v16, s92, v232
+  v_or_b32 v234, s94, v16
   v_cmp_u_f32 vcc, v16, v16
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v17, 16, 1
-  v_add3_u32 v230, v17, s92, v230
-  v_or_b32 v231, s94, v17
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v17, 16, 1
+  v_add3_u32 v233, v17, s92, v233
+  v_or_b32 v234, s94, v17
   v_cmp_u_f32 vcc, v17, v17
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v108, v230, s93, v229
-  v_bfe_u32 v229, v18, 16, 1
-  v_add3_u32 v229, v18, s92, v229
-  v_or_b32 v231, s94, v18
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v108, v233, s93, v232
+  v_bfe_u32 v232, v18, 16, 1
+  v_add3_u32 v232, v18, s92, v232
+  v_or_b32 v234, s94, v18
   v_cmp_u_f32 vcc, v18, v18
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v19, 16, 1
-  v_add3_u32 v230, v19, s92, v230
-  v_or_b32 v231, s94, v19
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v19, 16, 1
+  v_add3_u32 v233, v19, s92, v233
+  v_or_b32 v234, s94, v19
   v_cmp_u_f32 vcc, v19, v19
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v109, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[108:109], off offset:32
-  v_bfe_u32 v229, v20, 16, 1
-  v_add3_u32 v229, v20, s92, v229
-  v_or_b32 v231, s94, v20
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v109, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[108:109], off offset:32
+  v_bfe_u32 v232, v20, 16, 1
+  v_add3_u32 v232, v20, s92, v232
+  v_or_b32 v234, s94, v20
   v_cmp_u_f32 vcc, v20, v20
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v21, 16, 1
-  v_add3_u32 v230, v21, s92, v230
-  v_or_b32 v231, s94, v21
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v21, 16, 1
+  v_add3_u32 v233, v21, s92, v233
+  v_or_b32 v234, s94, v21
   v_cmp_u_f32 vcc, v21, v21
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v110, v230, s93, v229
-  v_bfe_u32 v229, v22, 16, 1
-  v_add3_u32 v229, v22, s92, v229
-  v_or_b32 v231, s94, v22
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v110, v233, s93, v232
+  v_bfe_u32 v232, v22, 16, 1
+  v_add3_u32 v232, v22, s92, v232
+  v_or_b32 v234, s94, v22
   v_cmp_u_f32 vcc, v22, v22
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v23, 16, 1
-  v_add3_u32 v230, v23, s92, v230
-  v_or_b32 v231, s94, v23
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v23, 16, 1
+  v_add3_u32 v233, v23, s92, v233
+  v_or_b32 v234, s94, v23
   v_cmp_u_f32 vcc, v23, v23
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v111, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[110:111], off offset:48
-  v_bfe_u32 v229, v24, 16, 1
-  v_add3_u32 v229, v24, s92, v229
-  v_or_b32 v231, s94, v24
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v111, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[110:111], off offset:48
+  v_bfe_u32 v232, v24, 16, 1
+  v_add3_u32 v232, v24, s92, v232
+  v_or_b32 v234, s94, v24
   v_cmp_u_f32 vcc, v24, v24
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v25, 16, 1
-  v_add3_u32 v230, v25, s92, v230
-  v_or_b32 v231, s94, v25
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v25, 16, 1
+  v_add3_u32 v233, v25, s92, v233
+  v_or_b32 v234, s94, v25
   v_cmp_u_f32 vcc, v25, v25
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v112, v230, s93, v229
-  v_bfe_u32 v229, v26, 16, 1
-  v_add3_u32 v229, v26, s92, v229
-  v_or_b32 v231, s94, v26
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v112, v233, s93, v232
+  v_bfe_u32 v232, v26, 16, 1
+  v_add3_u32 v232, v26, s92, v232
+  v_or_b32 v234, s94, v26
   v_cmp_u_f32 vcc, v26, v26
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v27, 16, 1
-  v_add3_u32 v230, v27, s92, v230
-  v_or_b32 v231, s94, v27
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v27, 16, 1
+  v_add3_u32 v233, v27, s92, v233
+  v_or_b32 v234, s94, v27
   v_cmp_u_f32 vcc, v27, v27
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v113, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[112:113], off offset:64
-  v_bfe_u32 v229, v28, 16, 1
-  v_add3_u32 v229, v28, s92, v229
-  v_or_b32 v231, s94, v28
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v113, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[112:113], off offset:64
+  v_bfe_u32 v232, v28, 16, 1
+  v_add3_u32 v232, v28, s92, v232
+  v_or_b32 v234, s94, v28
   v_cmp_u_f32 vcc, v28, v28
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v29, 16, 1
-  v_add3_u32 v230, v29, s92, v230
-  v_or_b32 v231, s94, v29
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v29, 16, 1
+  v_add3_u32 v233, v29, s92, v233
+  v_or_b32 v234, s94, v29
   v_cmp_u_f32 vcc, v29, v29
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v114, v230, s93, v229
-  v_bfe_u32 v229, v30, 16, 1
-  v_add3_u32 v229, v30, s92, v229
-  v_or_b32 v231, s94, v30
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v114, v233, s93, v232
+  v_bfe_u32 v232, v30, 16, 1
+  v_add3_u32 v232, v30, s92, v232
+  v_or_b32 v234, s94, v30
   v_cmp_u_f32 vcc, v30, v30
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v31, 16, 1
-  v_add3_u32 v230, v31, s92, v230
-  v_or_b32 v231, s94, v31
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v31, 16, 1
+  v_add3_u32 v233, v31, s92, v233
+  v_or_b32 v234, s94, v31
   v_cmp_u_f32 vcc, v31, v31
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v115, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[114:115], off offset:80
-  v_bfe_u32 v229, v32, 16, 1
-  v_add3_u32 v229, v32, s92, v229
-  v_or_b32 v231, s94, v32
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v115, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[114:115], off offset:80
+  v_bfe_u32 v232, v32, 16, 1
+  v_add3_u32 v232, v32, s92, v232
+  v_or_b32 v234, s94, v32
   v_cmp_u_f32 vcc, v32, v32
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v33, 16, 1
-  v_add3_u32 v230, v33, s92, v230
-  v_or_b32 v231, s94, v33
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v33, 16, 1
+  v_add3_u32 v233, v33, s92, v233
+  v_or_b32 v234, s94, v33
   v_cmp_u_f32 vcc, v33, v33
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v116, v230, s93, v229
-  v_bfe_u32 v229, v34, 16, 1
-  v_add3_u32 v229, v34, s92, v229
-  v_or_b32 v231, s94, v34
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v116, v233, s93, v232
+  v_bfe_u32 v232, v34, 16, 1
+  v_add3_u32 v232, v34, s92, v232
+  v_or_b32 v234, s94, v34
   v_cmp_u_f32 vcc, v34, v34
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v35, 16, 1
-  v_add3_u32 v230, v35, s92, v230
-  v_or_b32 v231, s94, v35
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v35, 16, 1
+  v_add3_u32 v233, v35, s92, v233
+  v_or_b32 v234, s94, v35
   v_cmp_u_f32 vcc, v35, v35
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v117, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[116:117], off offset:96
-  v_bfe_u32 v229, v36, 16, 1
-  v_add3_u32 v229, v36, s92, v229
-  v_or_b32 v231, s94, v36
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v117, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[116:117], off offset:96
+  v_bfe_u32 v232, v36, 16, 1
+  v_add3_u32 v232, v36, s92, v232
+  v_or_b32 v234, s94, v36
   v_cmp_u_f32 vcc, v36, v36
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v37, 16, 1
-  v_add3_u32 v230, v37, s92, v230
-  v_or_b32 v231, s94, v37
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v37, 16, 1
+  v_add3_u32 v233, v37, s92, v233
+  v_or_b32 v234, s94, v37
   v_cmp_u_f32 vcc, v37, v37
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v118, v230, s93, v229
-  v_bfe_u32 v229, v38, 16, 1
-  v_add3_u32 v229, v38, s92, v229
-  v_or_b32 v231, s94, v38
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v118, v233, s93, v232
+  v_bfe_u32 v232, v38, 16, 1
+  v_add3_u32 v232, v38, s92, v232
+  v_or_b32 v234, s94, v38
   v_cmp_u_f32 vcc, v38, v38
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v39, 16, 1
-  v_add3_u32 v230, v39, s92, v230
-  v_or_b32 v231, s94, v39
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v39, 16, 1
+  v_add3_u32 v233, v39, s92, v233
+  v_or_b32 v234, s94, v39
   v_cmp_u_f32 vcc, v39, v39
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v119, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[118:119], off offset:112
-  v_bfe_u32 v229, v40, 16, 1
-  v_add3_u32 v229, v40, s92, v229
-  v_or_b32 v231, s94, v40
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v119, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[118:119], off offset:112
+  v_bfe_u32 v232, v40, 16, 1
+  v_add3_u32 v232, v40, s92, v232
+  v_or_b32 v234, s94, v40
   v_cmp_u_f32 vcc, v40, v40
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v41, 16, 1
-  v_add3_u32 v230, v41, s92, v230
-  v_or_b32 v231, s94, v41
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v41, 16, 1
+  v_add3_u32 v233, v41, s92, v233
+  v_or_b32 v234, s94, v41
   v_cmp_u_f32 vcc, v41, v41
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v120, v230, s93, v229
-  v_bfe_u32 v229, v42, 16, 1
-  v_add3_u32 v229, v42, s92, v229
-  v_or_b32 v231, s94, v42
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v120, v233, s93, v232
+  v_bfe_u32 v232, v42, 16, 1
+  v_add3_u32 v232, v42, s92, v232
+  v_or_b32 v234, s94, v42
   v_cmp_u_f32 vcc, v42, v42
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v43, 16, 1
-  v_add3_u32 v230, v43, s92, v230
-  v_or_b32 v231, s94, v43
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v43, 16, 1
+  v_add3_u32 v233, v43, s92, v233
+  v_or_b32 v234, s94, v43
   v_cmp_u_f32 vcc, v43, v43
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v121, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[120:121], off offset:128
-  v_bfe_u32 v229, v44, 16, 1
-  v_add3_u32 v229, v44, s92, v229
-  v_or_b32 v231, s94, v44
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v121, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[120:121], off offset:128
+  v_bfe_u32 v232, v44, 16, 1
+  v_add3_u32 v232, v44, s92, v232
+  v_or_b32 v234, s94, v44
   v_cmp_u_f32 vcc, v44, v44
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v45, 16, 1
-  v_add3_u32 v230, v45, s92, v230
-  v_or_b32 v231, s94, v45
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v45, 16, 1
+  v_add3_u32 v233, v45, s92, v233
+  v_or_b32 v234, s94, v45
   v_cmp_u_f32 vcc, v45, v45
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v122, v230, s93, v229
-  v_bfe_u32 v229, v46, 16, 1
-  v_add3_u32 v229, v46, s92, v229
-  v_or_b32 v231, s94, v46
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v122, v233, s93, v232
+  v_bfe_u32 v232, v46, 16, 1
+  v_add3_u32 v232, v46, s92, v232
+  v_or_b32 v234, s94, v46
   v_cmp_u_f32 vcc, v46, v46
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v47, 16, 1
-  v_add3_u32 v230, v47, s92, v230
-  v_or_b32 v231, s94, v47
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v47, 16, 1
+  v_add3_u32 v233, v47, s92, v233
+  v_or_b32 v234, s94, v47
   v_cmp_u_f32 vcc, v47, v47
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v123, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[122:123], off offset:144
-  v_bfe_u32 v229, v48, 16, 1
-  v_add3_u32 v229, v48, s92, v229
-  v_or_b32 v231, s94, v48
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v123, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[122:123], off offset:144
+  v_bfe_u32 v232, v48, 16, 1
+  v_add3_u32 v232, v48, s92, v232
+  v_or_b32 v234, s94, v48
   v_cmp_u_f32 vcc, v48, v48
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v49, 16, 1
-  v_add3_u32 v230, v49, s92, v230
-  v_or_b32 v231, s94, v49
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v49, 16, 1
+  v_add3_u32 v233, v49, s92, v233
+  v_or_b32 v234, s94, v49
   v_cmp_u_f32 vcc, v49, v49
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v124, v230, s93, v229
-  v_bfe_u32 v229, v50, 16, 1
-  v_add3_u32 v229, v50, s92, v229
-  v_or_b32 v231, s94, v50
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v124, v233, s93, v232
+  v_bfe_u32 v232, v50, 16, 1
+  v_add3_u32 v232, v50, s92, v232
+  v_or_b32 v234, s94, v50
   v_cmp_u_f32 vcc, v50, v50
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v51, 16, 1
-  v_add3_u32 v230, v51, s92, v230
-  v_or_b32 v231, s94, v51
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v51, 16, 1
+  v_add3_u32 v233, v51, s92, v233
+  v_or_b32 v234, s94, v51
   v_cmp_u_f32 vcc, v51, v51
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v125, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[124:125], off offset:160
-  v_bfe_u32 v229, v52, 16, 1
-  v_add3_u32 v229, v52, s92, v229
-  v_or_b32 v231, s94, v52
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v125, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[124:125], off offset:160
+  v_bfe_u32 v232, v52, 16, 1
+  v_add3_u32 v232, v52, s92, v232
+  v_or_b32 v234, s94, v52
   v_cmp_u_f32 vcc, v52, v52
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v53, 16, 1
-  v_add3_u32 v230, v53, s92, v230
-  v_or_b32 v231, s94, v53
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v53, 16, 1
+  v_add3_u32 v233, v53, s92, v233
+  v_or_b32 v234, s94, v53
   v_cmp_u_f32 vcc, v53, v53
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v126, v230, s93, v229
-  v_bfe_u32 v229, v54, 16, 1
-  v_add3_u32 v229, v54, s92, v229
-  v_or_b32 v231, s94, v54
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v126, v233, s93, v232
+  v_bfe_u32 v232, v54, 16, 1
+  v_add3_u32 v232, v54, s92, v232
+  v_or_b32 v234, s94, v54
   v_cmp_u_f32 vcc, v54, v54
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v55, 16, 1
-  v_add3_u32 v230, v55, s92, v230
-  v_or_b32 v231, s94, v55
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v55, 16, 1
+  v_add3_u32 v233, v55, s92, v233
+  v_or_b32 v234, s94, v55
   v_cmp_u_f32 vcc, v55, v55
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v127, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[126:127], off offset:176
-  v_bfe_u32 v229, v56, 16, 1
-  v_add3_u32 v229, v56, s92, v229
-  v_or_b32 v231, s94, v56
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v127, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[126:127], off offset:176
+  v_bfe_u32 v232, v56, 16, 1
+  v_add3_u32 v232, v56, s92, v232
+  v_or_b32 v234, s94, v56
   v_cmp_u_f32 vcc, v56, v56
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v57, 16, 1
-  v_add3_u32 v230, v57, s92, v230
-  v_or_b32 v231, s94, v57
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v57, 16, 1
+  v_add3_u32 v233, v57, s92, v233
+  v_or_b32 v234, s94, v57
   v_cmp_u_f32 vcc, v57, v57
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v128, v230, s93, v229
-  v_bfe_u32 v229, v58, 16, 1
-  v_add3_u32 v229, v58, s92, v229
-  v_or_b32 v231, s94, v58
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v128, v233, s93, v232
+  v_bfe_u32 v232, v58, 16, 1
+  v_add3_u32 v232, v58, s92, v232
+  v_or_b32 v234, s94, v58
   v_cmp_u_f32 vcc, v58, v58
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v59, 16, 1
-  v_add3_u32 v230, v59, s92, v230
-  v_or_b32 v231, s94, v59
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v59, 16, 1
+  v_add3_u32 v233, v59, s92, v233
+  v_or_b32 v234, s94, v59
   v_cmp_u_f32 vcc, v59, v59
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v129, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[128:129], off offset:192
-  v_bfe_u32 v229, v60, 16, 1
-  v_add3_u32 v229, v60, s92, v229
-  v_or_b32 v231, s94, v60
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v129, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[128:129], off offset:192
+  v_bfe_u32 v232, v60, 16, 1
+  v_add3_u32 v232, v60, s92, v232
+  v_or_b32 v234, s94, v60
   v_cmp_u_f32 vcc, v60, v60
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v61, 16, 1
-  v_add3_u32 v230, v61, s92, v230
-  v_or_b32 v231, s94, v61
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v61, 16, 1
+  v_add3_u32 v233, v61, s92, v233
+  v_or_b32 v234, s94, v61
   v_cmp_u_f32 vcc, v61, v61
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v130, v230, s93, v229
-  v_bfe_u32 v229, v62, 16, 1
-  v_add3_u32 v229, v62, s92, v229
-  v_or_b32 v231, s94, v62
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v130, v233, s93, v232
+  v_bfe_u32 v232, v62, 16, 1
+  v_add3_u32 v232, v62, s92, v232
+  v_or_b32 v234, s94, v62
   v_cmp_u_f32 vcc, v62, v62
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v63, 16, 1
-  v_add3_u32 v230, v63, s92, v230
-  v_or_b32 v231, s94, v63
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v63, 16, 1
+  v_add3_u32 v233, v63, s92, v233
+  v_or_b32 v234, s94, v63
   v_cmp_u_f32 vcc, v63, v63
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v131, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[130:131], off offset:208
-  v_bfe_u32 v229, v64, 16, 1
-  v_add3_u32 v229, v64, s92, v229
-  v_or_b32 v231, s94, v64
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v131, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[130:131], off offset:208
+  v_bfe_u32 v232, v64, 16, 1
+  v_add3_u32 v232, v64, s92, v232
+  v_or_b32 v234, s94, v64
   v_cmp_u_f32 vcc, v64, v64
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v65, 16, 1
-  v_add3_u32 v230, v65, s92, v230
-  v_or_b32 v231, s94, v65
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v65, 16, 1
+  v_add3_u32 v233, v65, s92, v233
+  v_or_b32 v234, s94, v65
   v_cmp_u_f32 vcc, v65, v65
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v132, v230, s93, v229
-  v_bfe_u32 v229, v66, 16, 1
-  v_add3_u32 v229, v66, s92, v229
-  v_or_b32 v231, s94, v66
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v132, v233, s93, v232
+  v_bfe_u32 v232, v66, 16, 1
+  v_add3_u32 v232, v66, s92, v232
+  v_or_b32 v234, s94, v66
   v_cmp_u_f32 vcc, v66, v66
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v67, 16, 1
-  v_add3_u32 v230, v67, s92, v230
-  v_or_b32 v231, s94, v67
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v67, 16, 1
+  v_add3_u32 v233, v67, s92, v233
+  v_or_b32 v234, s94, v67
   v_cmp_u_f32 vcc, v67, v67
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v133, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[132:133], off offset:224
-  v_bfe_u32 v229, v68, 16, 1
-  v_add3_u32 v229, v68, s92, v229
-  v_or_b32 v231, s94, v68
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v133, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[132:133], off offset:224
+  v_bfe_u32 v232, v68, 16, 1
+  v_add3_u32 v232, v68, s92, v232
+  v_or_b32 v234, s94, v68
   v_cmp_u_f32 vcc, v68, v68
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v69, 16, 1
-  v_add3_u32 v230, v69, s92, v230
-  v_or_b32 v231, s94, v69
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v69, 16, 1
+  v_add3_u32 v233, v69, s92, v233
+  v_or_b32 v234, s94, v69
   v_cmp_u_f32 vcc, v69, v69
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v134, v230, s93, v229
-  v_bfe_u32 v229, v70, 16, 1
-  v_add3_u32 v229, v70, s92, v229
-  v_or_b32 v231, s94, v70
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v134, v233, s93, v232
+  v_bfe_u32 v232, v70, 16, 1
+  v_add3_u32 v232, v70, s92, v232
+  v_or_b32 v234, s94, v70
   v_cmp_u_f32 vcc, v70, v70
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v229, v229, v231, vcc
-  v_bfe_u32 v230, v71, 16, 1
-  v_add3_u32 v230, v71, s92, v230
-  v_or_b32 v231, s94, v71
+  v_cndmask_b32 v232, v232, v234, vcc
+  v_bfe_u32 v233, v71, 16, 1
+  v_add3_u32 v233, v71, s92, v233
+  v_or_b32 v234, s94, v71
   v_cmp_u_f32 vcc, v71, v71
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v230, v230, v231, vcc
-  v_lshrrev_b32 v229, 16, v229
-  v_and_or_b32 v135, v230, s93, v229
-  global_store_dwordx2 v[226:227], v[134:135], off offset:240
+  v_cndmask_b32 v233, v233, v234, vcc
+  v_lshrrev_b32 v232, 16, v232
+  v_and_or_b32 v135, v233, s93, v232
+  global_store_dwordx2 v[230:231], v[134:135], off offset:240
 .Lout_stored_87:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
   s_cbranch_scc1 .Lno_lse_88
-  v_log_f32 v227, v225
+  v_log_f32 v230, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v227, v200, v227
+  v_add_f32 v230, v200, v230
   v_cmp_gt_f32 vcc, 0x7f800000, v200
-  v_mul_f32 v227, 0x3f317218, v227
-  v_cndmask_b32 v226, v203, v227, s[96:97]
-  v_mov_b32 v227, 0x7fc00000
-  v_cndmask_b32 v226, v227, v226, vcc
+  v_mul_f32 v230, 0x3f317218, v230
+  v_cndmask_b32 v229, v203, v230, s[96:97]
+  v_mov_b32 v230, 0x7fc00000
+  v_cndmask_b32 v229, v230, v229, vcc
   s_mul_i32 s95, s4, s55
   s_add_u32 s95, s95, s3
   s_mul_i32 s95, s95, s53
@@ -4547,13 +4545,13 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_add_u32 s98, s98, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s95, s98, s95
-  v_add_u32 v228, s95, v193
-  v_mad_u64_u32 v[230:231], s[88:89], v228, 4, s[16:17]
+  v_add_u32 v231, s95, v193
+  v_mad_u64_u32 v[232:233], s[88:89], v231, 4, s[16:17]
   v_cmp_eq_u32 s[100:101], 0, v192
   v_cmp_gt_i32 vcc, s70, v193
   s_and_b64 vcc, vcc, s[100:101]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[230:231], v226, off
+  global_store_dword v[232:233], v229, off
   s_mov_b64 exec, s[86:87]
 .Lno_lse_88:
 .Lkernel_end:
