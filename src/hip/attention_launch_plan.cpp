@@ -63,8 +63,8 @@ constexpr KernelFamily kFamilies[] = {
      "zyfa_attn_fwd_paged_i8e4m3fnuz_exact_d128"},
 };
 
-// The gfx950 FP8 LEAN, FP8 EXACT and BF16 kernels in generated assembly (kernels/amd/gfx950_fp8) that this
-// build embeds: one row per committed code object, generated at configure time from
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 kernels and the gfx942 BF16 and FP8 EXACT (e4m3fnuz) kernels
+// in generated assembly (kernels/amd/gfx950_fp8) that this build embeds: one row per committed code object, generated at configure time from
 // prebuilt/manifest.json. Each has one compile-time input dtype, softmax, mask and head dims (windows at run time).
 struct AsmKernel {
     const char* variant;  // registry variant: attn_fwd_asm_{fp8,fp8_exact,bf16}_<dims>_<mask>
@@ -75,13 +75,14 @@ struct AsmKernel {
     int head_dim_qk;
     int head_dim_v;
     uint32_t out_dtypes;  // bit (1 << zyfa_dtype) for each supported output dtype
+    const char* arch;     // gfx950, or gfx942 (zyfa_gfx942_bf16_*, zyfa_gfx942_fp8_exact_*)
 };
 
 constexpr AsmKernel kAsmKernels[] = {
 #if defined(ZYFA_GFX950_FP8_TABLE)
 #include "gfx950_fp8_kernels.inc"
 #endif
-    {nullptr, nullptr, 0, 0, 0, 0, 0, 0u},  // end of the table
+    {nullptr, nullptr, 0, 0, 0, 0, 0, 0u, nullptr},  // end of the table
 };
 
 // Every AMD kernel steps the same number of keys, the only params.key_block it can honour.
@@ -93,8 +94,9 @@ static_assert(gfx950_fp8::kRowsPerWorkgroup == amd::kRows && gfx950_fp8::kThread
 
 // The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; FP8
 // EXACT and BF16: the same exact online softmax up to fp32 summation order and v_exp_f32), or null.
-const AsmKernel* asm_kernel_for(const AttnProblem& p) {
-    const bool fp8 = p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN &&
+const AsmKernel* asm_kernel_for(const AttnProblem& p, const std::string& image_arch) {
+    // e4m3fn: the gfx950 kernels; e4m3fnuz: gfx942's (FP8 EXACT); the table row's dtype decides.
+    const bool fp8 = (p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN || p.q.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ) &&
                      (p.softmax == ZYFA_SOFTMAX_LEAN || p.softmax == ZYFA_SOFTMAX_EXACT);
     const bool bf16 = p.q.dtype == ZYFA_DTYPE_BF16 && p.softmax != ZYFA_SOFTMAX_LEAN;
     if (!fp8 && !bf16) return nullptr;
@@ -108,7 +110,7 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p) {
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {
         if (k.symbol == nullptr) break;
-        if (k.in_dtype == p.q.dtype && k.softmax == softmax && k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
+        if (image_arch == k.arch && k.in_dtype == p.q.dtype && k.softmax == softmax && k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
             (k.out_dtypes & (1u << p.o.dtype)) != 0) {
             return &k;
         }
@@ -176,7 +178,7 @@ public:
         }
         if (uses_asm(image_arch)) {
             for (const AsmKernel& k : kAsmKernels) {
-                if (k.symbol != nullptr) specs.push_back(gpu::KernelSpec{k.variant, k.symbol, 0});
+                if (k.symbol != nullptr && image_arch == k.arch) specs.push_back(gpu::KernelSpec{k.variant, k.symbol, 0});
             }
         }
         return specs;
@@ -250,7 +252,7 @@ public:
         launch.variant = family->variant;
         launch.symbol = symbol_of(*family, image_arch, p.softmax == ZYFA_SOFTMAX_LEAN);
         launch.second_parameter = true;  // amd::AttnExtraArgs
-        if (const AsmKernel* asm_kernel = uses_asm(image_arch) && splits == 1 ? asm_kernel_for(p) : nullptr) {
+        if (const AsmKernel* asm_kernel = uses_asm(image_arch) && splits == 1 ? asm_kernel_for(p, image_arch) : nullptr) {
             launch.variant = asm_kernel->variant;
             launch.symbol = asm_kernel->symbol;
             launch.second_parameter = false;  // AttnKernelArgs only
@@ -323,7 +325,7 @@ public:
 
 private:
     bool uses_asm(const std::string& image_arch) const {
-        return choice_ == AmdKernelChoice::Automatic && image_arch == "gfx950";
+        return choice_ == AmdKernelChoice::Automatic && (image_arch == "gfx950" || image_arch == "gfx942");
     }
 
     AmdKernelChoice choice_;

@@ -5,11 +5,11 @@
 // from the CPU model's, everything else follows the model). Small shapes keep the tier within
 // CI time. The target is chosen by ZYFA_EMU_ARCH (gfx950 or gfx942), set per CTest test.
 //
-// The kernels under test are the HIP C++ ones (kernels/amd/attention_fwd_variant.hip). gfx942 has
-// nothing else, so its context is zyfa_context_create's. On gfx950 the library plans FP8 LEAN
-// without a window on the generated assembly kernels (tested by asm_end_to_end_test.cpp), so the
-// context there is the seam's AmdKernelChoice::HipCpp (tests/support/hip_context.hpp); main checks
-// that an FP8 LEAN problem the assembly would take is planned on the HIP C++ kernel.
+// The kernels under test are the HIP C++ ones (kernels/amd/attention_fwd_variant.hip). The library
+// plans problems the generated assembly kernels take on them (gfx950: FP8 and BF16; gfx942 since
+// 2026-12-04: BF16 d128; tested by asm_end_to_end_test.cpp), so the context on both archs is the
+// seam's AmdKernelChoice::HipCpp (tests/support/hip_context.hpp); main checks that an FP8 LEAN
+// problem is planned on the HIP C++ kernel.
 //
 // Bitwise where the CPU model fixes the result (test_bitwise_*): with the scores made exact
 // (small integers in Q and K: every product and every partial sum is an integer far below 2^24,
@@ -515,6 +515,18 @@ bool plans_hip_cpp_fp8_lean(Session& s) {
                     name ? name : zyfa_last_error_message(), expected.c_str());
         return false;
     }
+    // BF16 d128 likewise (the gfx950 and gfx942 assembly kernels would take it).
+    CaseShape bf16 = mode_shape(kBf16);
+    bf16.head_dim_qk = bf16.head_dim_v = 128;
+    bf16.out_dtype = ZYFA_DTYPE_BF16;
+    bf16.seqlen_q = bf16.seqlen_k = 70;
+    GpuCase b(*s.runtime, bf16);
+    const char* bf16_name = zyfa_attn_kernel_name(s.cuda, &b.params, &b.tq, &b.tk, &b.tv, &b.to);
+    if (bf16_name == nullptr || std::string(bf16_name) != "zyfa_attn_fwd_bf16_d128") {
+        std::printf("FAIL amd_end_to_end: BF16 is planned on %s, not the HIP C++ kernel zyfa_attn_fwd_bf16_d128\n",
+                    bf16_name ? bf16_name : zyfa_last_error_message());
+        return false;
+    }
     return true;
 }
 
@@ -529,16 +541,7 @@ int main() {
     }
     Session& s = session();
     // Session::cuda is the GPU context under test; here it is the HIP backend.
-    if (g_gfx942) {
-        zyfa_context_options opts;
-        zyfa_context_options_init(&opts, sizeof opts);
-        opts.backend = ZYFA_BACKEND_HIP;
-        if (zyfa_context_create(&opts, &s.cuda) != ZYFA_SUCCESS) {
-            std::printf("FAIL amd_end_to_end: zyfa_context_create(HIP) on the stand-in: %s\n",
-                        zyfa_last_error_message());
-            return 1;
-        }
-    } else {
+    {
         std::string error;
         s.cuda = hip_context_with(zyfa::hip::AmdKernelChoice::HipCpp, &error);
         if (s.cuda == nullptr) {

@@ -1,5 +1,6 @@
-// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels (kernels/amd/gfx950_fp8, embedded from prebuilt/) end to end on
-// the emulator: the public API with a HIP context on the stand-in (ZYFA_EMU_ARCH=gfx950), every
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels and the gfx942 BF16 ones (kernels/amd/gfx950_fp8, embedded
+// from prebuilt/) end to end on the emulator: the public API with a HIP context on the stand-in
+// (ZYFA_EMU_ARCH=gfx950, or gfx942: CTest runs both, asm_end_to_end_gfx950 / _gfx942), every
 // embedded variant, random wave interleaving under several ZYFA_EMU_SEED values, the emulator's
 // hazard, waitcnt, LDS-race and bounds checks on (they are always on; a fault fails the launch).
 //
@@ -75,6 +76,7 @@ struct AsmVariant {
 };
 
 std::vector<AsmVariant> g_variants;
+std::string g_arch;  // ZYFA_EMU_ARCH: the stand-in's device, whose kernels are under test
 zyfa_context* g_hip_cpp_ctx = nullptr;  // HIP context that plans the HIP C++ kernels only
 unsigned long (*g_last_launched)(char*, unsigned long) = nullptr;
 
@@ -113,6 +115,9 @@ bool is_fp8_exact(const AsmVariant& v) { return v.variant.input == asm_fp8::Vari
 // "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none,
 // "exact d128_none" of zyfa_gfx950_fp8_exact_d128_none.
 std::string short_name(const AsmVariant& v) {
+    const std::string gfx942_bf16 = "zyfa_gfx942_bf16_", gfx942_exact = "zyfa_gfx942_fp8_exact_";
+    if (v.symbol.rfind(gfx942_bf16, 0) == 0) return "gfx942 bf16 " + v.symbol.substr(gfx942_bf16.size());
+    if (v.symbol.rfind(gfx942_exact, 0) == 0) return "gfx942 exact " + v.symbol.substr(gfx942_exact.size());
     const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_", exact = "zyfa_gfx950_fp8_exact_";
     if (is_fp8_exact(v)) return "exact " + v.symbol.substr(exact.size());
     return is_bf16(v) ? "bf16 " + v.symbol.substr(bf16.size()) : v.symbol.substr(fp8.size());
@@ -120,7 +125,10 @@ std::string short_name(const AsmVariant& v) {
 
 // A shape of variant v (FP8 LEAN, FP8 EXACT or BF16): its mask and head dims, descales on, GQA 2:1.
 CaseShape variant_shape(const AsmVariant& v) {
-    CaseShape s = mode_shape(is_bf16(v) ? kBf16 : is_fp8_exact(v) ? kE4m3fnExact : kE4m3fnLean);
+    const bool gfx942 = v.variant.arch == asm_fp8::VariantArch::Gfx942;  // e4m3fnuz
+    CaseShape s = mode_shape(is_bf16(v)        ? kBf16
+                             : is_fp8_exact(v) ? (gfx942 ? kE4m3fnuzExact : kE4m3fnExact)
+                                               : kE4m3fnLean);
     s.mask = mask_of(v.variant.mask);
     s.head_dim_qk = v.variant.head_dim_qk;
     s.head_dim_v = v.variant.head_dim_v;
@@ -139,10 +147,11 @@ void expect_asm_ran(const AsmVariant& v, const std::string& label) {
 
 // ------------------------------------------------------------------ the variants and the choice
 
-// Every variant the generator defines is embedded, and nothing else is.
+// Every variant the generator defines for the arch is embedded, and nothing else is.
 void test_every_variant_embedded(void**) {
     int missing = 0;
     for (const asm_fp8::KernelVariant& v : asm_fp8::all_variants()) {
+        if (g_arch != asm_fp8::variant_arch_name(v)) continue;
         const std::string symbol = asm_fp8::variant_symbol(v);
         const bool found = std::any_of(g_variants.begin(), g_variants.end(),
                                        [&](const AsmVariant& a) { return a.symbol == symbol; });
@@ -447,10 +456,11 @@ void test_bitwise_wide_strides(void**) {
 
 // ------------------------------------------------------------------ tolerance cases
 
-void check_asm_case(const AsmVariant& v, const CaseShape& s, const std::string& what, uint64_t seed) {
+void check_asm_case(const AsmVariant& v, const CaseShape& s, const std::string& what, uint64_t seed,
+                    const GpuCase::Edit& edit = {}) {
     set_seed(seed);
     const std::string label = short_name(v) + " " + what;
-    check_gpu_case(s, label);
+    check_gpu_case(s, label, edit);
     expect_asm_ran(v, label);
 }
 
@@ -484,6 +494,14 @@ void test_tolerance_cases(void**) {
         s.seqlen_q = 90;
         s.seqlen_k = 40;  // bottom-right: the first 50 rows see no key
         check_asm_case(v, s, "sq=90 sk=40", kSeeds[0]);
+
+        // A negative softmax_scale: the kernels negate Q instead (its sign bits; on gfx942's
+        // e4m3fnuz only bytes with a magnitude, 0x80 being NaN there), so that the row max stays a
+        // max of raw scores.
+        s = variant_shape(v);
+        s.seqlen_q = s.seqlen_k = 70;
+        check_asm_case(v, s, "softmax_scale < 0", kSeeds[1],
+                       [](AttentionCase& c) { c.params.softmax_scale = -c.params.softmax_scale; });
 
         // Long enough for the steady-state loop (the shapes above see at most 6 key blocks):
         // 24+ blocks, a ragged last block.
@@ -573,7 +591,7 @@ void test_non_finite_rows(void**) {
 // routes to it.
 bool discover_variants() {
     const auto catalogue = zyfa::hip::make_hip_attn_catalogue(zyfa::hip::AmdKernelChoice::Automatic);
-    for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels("gfx950")) {
+    for (const zyfa::gpu::KernelSpec& spec : catalogue->kernels(g_arch)) {
         if (std::string(spec.variant).rfind("attn_fwd_asm_fp8_", 0) != 0 &&  // LEAN and attn_fwd_asm_fp8_exact_*
             std::string(spec.variant).rfind("attn_fwd_asm_bf16_", 0) != 0)
             continue;
@@ -581,7 +599,7 @@ bool discover_variants() {
         a.symbol = spec.symbol;
         bool known = false;
         for (const asm_fp8::KernelVariant& v : asm_fp8::all_variants()) {
-            if (asm_fp8::variant_symbol(v) == a.symbol) {
+            if (asm_fp8::variant_symbol(v) == a.symbol && g_arch == asm_fp8::variant_arch_name(v)) {
                 a.variant = v;
                 known = true;
             }
@@ -591,8 +609,9 @@ bool discover_variants() {
             return false;
         }
         const std::string dims = a.variant.head_dim_qk == 128 ? "d128" : "d192_128";
+        const bool fnuz = a.variant.arch == asm_fp8::VariantArch::Gfx942;
         a.hip_cpp_symbol = (is_bf16(a)        ? "zyfa_attn_fwd_bf16_"
-                            : is_fp8_exact(a) ? "zyfa_attn_fwd_e4m3_exact_"
+                            : is_fp8_exact(a) ? (fnuz ? "zyfa_attn_fwd_e4m3fnuz_exact_" : "zyfa_attn_fwd_e4m3_exact_")
                                               : "zyfa_attn_fwd_e4m3_lean_") +
                            dims;
         for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
@@ -640,11 +659,12 @@ zyfa_context* hip_cpp_context() {
 int main() {
     const char* library = std::getenv("ZYFA_HIP_LIBRARY");
     const char* arch = std::getenv("ZYFA_EMU_ARCH");
-    if (!library || !arch || std::string(arch) != "gfx950") {
-        std::printf("SKIP asm_end_to_end: needs ZYFA_HIP_LIBRARY (the launch recorder) and ZYFA_EMU_ARCH=gfx950 "
-                    "(CTest sets both)\n");
+    if (!library || !arch || (std::string(arch) != "gfx950" && std::string(arch) != "gfx942")) {
+        std::printf("SKIP asm_end_to_end: needs ZYFA_HIP_LIBRARY (the launch recorder) and ZYFA_EMU_ARCH=gfx950 or "
+                    "gfx942 (CTest sets both)\n");
         return kSkipExitCode;
     }
+    g_arch = arch;
     Session& s = session();
     s.cuda = asm_context();  // Session::cuda is the GPU context under test: here HIP with the asm kernels
     g_hip_cpp_ctx = hip_cpp_context();
@@ -672,8 +692,8 @@ int main() {
     if (g_variants.empty()) {
         close_session();
         zyfa_context_destroy(g_hip_cpp_ctx);
-        std::printf("SKIP asm_end_to_end: this build embeds no gfx950 FP8 asm kernel "
-                    "(kernels/amd/gfx950_fp8/prebuilt/ is empty)\n");
+        std::printf("SKIP asm_end_to_end: this build embeds no %s asm kernel "
+                    "(kernels/amd/gfx950_fp8/prebuilt/ holds none for it)\n", g_arch.c_str());
         return kSkipExitCode;
     }
     const struct CMUnitTest tests[] = {

@@ -17,7 +17,7 @@
 // block) or causal_br (seqlen_k - 256 keys before the tile: the last 256-row tile of a square
 // causal problem, full blocks then the diagonal). The gfx950 FP8 asm kernels
 // and BF16 asm kernels (kernels/amd/gfx950_fp8: zyfa_gfx950_fp8_lean_<dims>_<mask>,
-// zyfa_gfx950_bf16_<dims>_<mask>) have their mask compiled in and run
+// zyfa_gfx950_bf16_<dims>_<mask>; gfx942: zyfa_gfx942_bf16_d128_<mask>) have their mask compiled in and run
 // with it: _none and _causal_br run one workgroup of 256 queries as above. _causal_tl runs a
 // square problem (seqlen_q = seqlen_k, ceil(seqlen_k / 256) query workgroups) and traces the
 // workgroup of the LAST query tile (rows 768..1023 at 1024 keys), which sees every key: 12 full
@@ -65,10 +65,11 @@ struct KernelKind {
 
 KernelKind kind_of(const std::string& name, int hip_cpp_mask) {
     KernelKind k;
-    const bool asm_fp8 = name.rfind("zyfa_gfx950_fp8_", 0) == 0;
-    k.asm_kernel = asm_fp8 || name.rfind("zyfa_gfx950_bf16_", 0) == 0;
+    const bool asm_fp8_gfx942 = name.rfind("zyfa_gfx942_fp8_", 0) == 0;  // e4m3fnuz
+    const bool asm_fp8 = name.rfind("zyfa_gfx950_fp8_", 0) == 0 || asm_fp8_gfx942;
+    k.asm_kernel = asm_fp8 || name.rfind("zyfa_gfx950_bf16_", 0) == 0 || name.rfind("zyfa_gfx942_bf16_", 0) == 0;
     k.fp8 = asm_fp8 || name.find("e4m3") != std::string::npos;
-    k.fnuz = name.find("fnuz") != std::string::npos;
+    k.fnuz = name.find("fnuz") != std::string::npos || asm_fp8_gfx942;
     k.dqk = name.find("d192_128") != std::string::npos ? 192 : 128;
     k.mask = hip_cpp_mask;
     if (k.asm_kernel) {

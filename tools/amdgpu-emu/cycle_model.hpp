@@ -42,6 +42,11 @@ namespace emu {
 // documented departures: conversions at one pass (ZYFA's published Lean P budget for MI355X, 384
 // cycles = 96 one-pass instructions, contradicts LLVM's quarter-rate WriteFloatCvt, which LLVM
 // itself says comes from a GCN-era guide), and the holds applied to the MFMA's own wave only.
+// gfx942 (CDNA3) takes the same costs: its VALU is the same 16-lane SIMD (a wave64 pass is 4
+// cycles), LLVM schedules gfx940 and gfx950 with these classes, and the MFMA passes follow the
+// shape (mfma_passes(): 32x32x8 bf16 on CDNA3 is 8 passes, 16,384 FLOP in 32 cycles, AMD's matrix
+// instruction calculator for CDNA3 (ROCm/amd_matrix_instruction_calculator); it matches MI300X's 1,307
+// dense BF16 TFLOP/s = 304 CUs x 4 SIMDs x 512 FLOP/cycle x 2.1 GHz).
 struct CycleParams {
     int valu_cycles = 4;            // 32-bit and 64-bit VALU, SDWA and DPP forms: Write32Bit / Write64Bit = 1 pass
     int packed_f32_cycles = 4;      // v_pk_{fma,mul,add}_f32, v_pk_mov_b32: 1 pass (2 results per lane)

@@ -19,6 +19,15 @@ if(NOT MODE MATCHES "^(check|refresh)$")
   message(FATAL_ERROR "prebuilt_sync.cmake: MODE must be check or refresh, not '${MODE}'")
 endif()
 
+# The target of a kernel: zyfa_gfx942_* are gfx942 (MI300X), every other one gfx950.
+function(mcpu_of stem out)
+  if(stem MATCHES "^zyfa_gfx942_")
+    set(${out} gfx942 PARENT_SCOPE)
+  else()
+    set(${out} gfx950 PARENT_SCOPE)
+  endif()
+endfunction()
+
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 execute_process(COMMAND ${GENERATOR} --out-dir ${WORK_DIR} RESULT_VARIABLE rc)
@@ -36,8 +45,9 @@ if(NOT EXISTS ${WORK_DIR}/manifest.json)
 endif()
 foreach(source IN LISTS sources)
   string(REGEX REPLACE "\\.s$" "" stem "${source}")
+  mcpu_of(${stem} mcpu)
   execute_process(
-    COMMAND ${CLANG} -x assembler -target amdgcn-amd-amdhsa -mcpu=gfx950 -mcode-object-version=5
+    COMMAND ${CLANG} -x assembler -target amdgcn-amd-amdhsa -mcpu=${mcpu} -mcode-object-version=5
             -c ${source} -o ${stem}.o
     WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -77,7 +87,9 @@ endfunction()
 
 # Disassembly plus metadata notes, without the file name line objdump prints.
 function(code_listing file out)
-  execute_process(COMMAND ${OBJDUMP} -d --mcpu=gfx950 ${file} OUTPUT_VARIABLE code ERROR_QUIET)
+  get_filename_component(stem ${file} NAME_WE)
+  mcpu_of(${stem} mcpu)
+  execute_process(COMMAND ${OBJDUMP} -d --mcpu=${mcpu} ${file} OUTPUT_VARIABLE code ERROR_QUIET)
   execute_process(COMMAND ${READELF} --notes ${file} OUTPUT_VARIABLE notes ERROR_QUIET)
   string(REGEX REPLACE "[^\n]*file format[^\n]*\n" "" code "${code}")
   string(REGEX REPLACE "File: [^\n]*\n" "" notes "${notes}")

@@ -22,7 +22,7 @@ Kind kind_of(const std::string& m) {
     if (starts_with(m, "s_")) return Kind::Salu;
     if (starts_with(m, "v_mfma")) return Kind::Mfma;
     if (starts_with(m, "v_permlane")) return Kind::Permlane;
-    if (starts_with(m, "ds_read")) return Kind::DsRead;
+    if (starts_with(m, "ds_read") || starts_with(m, "ds_bpermute")) return Kind::DsRead;  // LDS ops that return data
     if (starts_with(m, "ds_")) return Kind::DsWrite;
     if (starts_with(m, "global_load")) return Kind::GlobalLoad;
     if (starts_with(m, "global_store")) return Kind::GlobalStore;
@@ -127,6 +127,30 @@ void Emitter::mfma_bf16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, 
     inst.kind = Kind::Mfma;
     inst.mnemonic = "v_mfma_f32_32x32x16_bf16";
     inst.mfma_passes = 8;  // docs/emulator.md, MFMA passes
+    inst.operands = {Operand{d.text(), d, Role::Write}, Operand{a.text(), a, Role::MfmaA},
+                     Operand{b.text(), b, Role::MfmaB}, c.valid() ? Operand{c.text(), c, Role::MfmaC} : I(0)};
+    inst.comment = comment;
+    append(inst);
+}
+
+void Emitter::mfma_bf16_k8(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment) {
+    if (d.count != 16 || a.count != 2 || b.count != 2) throw std::logic_error("mfma_bf16_k8: 16/2/2 registers");
+    Instruction inst;
+    inst.kind = Kind::Mfma;
+    inst.mnemonic = "v_mfma_f32_32x32x8_bf16";
+    inst.mfma_passes = 8;  // docs/emulator.md, MFMA passes (32x32 shapes other than f8f6f4: 8)
+    inst.operands = {Operand{d.text(), d, Role::Write}, Operand{a.text(), a, Role::MfmaA},
+                     Operand{b.text(), b, Role::MfmaB}, c.valid() ? Operand{c.text(), c, Role::MfmaC} : I(0)};
+    inst.comment = comment;
+    append(inst);
+}
+
+void Emitter::mfma_fp8_k16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment) {
+    if (d.count != 16 || a.count != 2 || b.count != 2) throw std::logic_error("mfma_fp8_k16: 16/2/2 registers");
+    Instruction inst;
+    inst.kind = Kind::Mfma;
+    inst.mnemonic = "v_mfma_f32_32x32x16_fp8_fp8";
+    inst.mfma_passes = 8;  // docs/emulator.md, MFMA passes (32x32 shapes other than f8f6f4: 8)
     inst.operands = {Operand{d.text(), d, Role::Write}, Operand{a.text(), a, Role::MfmaA},
                      Operand{b.text(), b, Role::MfmaB}, c.valid() ? Operand{c.text(), c, Role::MfmaC} : I(0)};
     inst.comment = comment;

@@ -41,6 +41,11 @@ public:
 
     // v_mfma_f32_32x32x16_bf16 (8 passes): D = C + A B, A and B 8 bf16 per lane (4 VGPRs).
     void mfma_bf16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment = "");
+    // gfx942's v_mfma_f32_32x32x8_bf16 (8 passes: AMD's matrix instruction calculator for CDNA3,
+    // 32 cycles): D = C + A B, A and B 4 bf16 per lane (2 VGPRs).
+    void mfma_bf16_k8(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment = "");
+    // v_mfma_f32_32x32x16_fp8_fp8 (8 passes; gfx942 reads e4m3fnuz): A and B 8 fp8 per lane (2 VGPRs).
+    void mfma_fp8_k16(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment = "");
 
     void label(const std::string& name);
     void branch(const std::string& target);

@@ -52,10 +52,12 @@ void KernelBuilder::softmax(const Reg& block) {
     const Reg m_new = tmp_v("row max of raw scores, then m_new");
     e_.cbranch("scc0", no_mask);
     mask_block(block);
-    row_max(m_new, true);
+    if (layout_.gfx942) row_max_gfx942(m_new, true);
+    else row_max(m_new, true);
     e_.branch(max_done);
     e_.label(no_mask);
-    row_max(m_new, false);  // the steady state: no mask, no guard
+    if (layout_.gfx942) row_max_gfx942(m_new, false);
+    else row_max(m_new, false);  // the steady state: no mask, no guard
     e_.label(max_done);
     if (exact_softmax()) {
         exact_alpha_and_bias(m_new);
@@ -187,12 +189,17 @@ void KernelBuilder::key_block_softmax_first(int stage, const std::string& exit_l
 }
 
 void KernelBuilder::build() {
+    if (layout_.gfx942 && layout_.bf16) {
+        build_gfx942();
+        return;
+    }
     allocate_registers();
     load_arguments();
     sequence_span();
     key_ranges();
     constants();
     chunk_addresses();
+    if (layout_.gfx942) gfx942_constants();  // FP8 EXACT on gfx942: ds_bpermute, bf16 output
 
     const std::string done = ".Lkey_blocks_done";
     if (windows()) {
@@ -278,6 +285,15 @@ void KernelBuilder::epilogue() {
 }
 
 void KernelBuilder::write_output() {
+    if (layout_.gfx942) {
+        // m's max dropped NaN scores (v_max3_f32), whose p made l NaN: m + 0 l is NaN there.
+        e_.op("v_fma_f32", {W(r_.m), R(r_.l), I(0), R(r_.m)}, "", "gfx942: m = NaN where l is NaN");
+        if (fp8_exact()) {
+            // No scaled MFMA: O holds P V with P = p 2^7 (fp8_constants); 2^-7 is exact.
+            const int base = numerics::p_scale_base_exponent(fp8_format());
+            e_.op("v_ldexp_f32", {W(r_.v_descale), R(r_.v_descale), I(-base)}, "", "gfx942 FP8 EXACT: v_descale 2^-7");
+        }
+    }
     // out_scale = l > 0 ? v_descale / l : 0 (correctly rounded division, as the model's); NaN
     // where m is NaN or +inf.
     const Reg l_positive = tmp_s("l > 0", 2, 2);
@@ -363,6 +379,20 @@ void KernelBuilder::write_output() {
             }
         }
     };
+    if (layout_.gfx942) {
+        // bf16 only (the manifest lists no fp16 output for gfx942: no v_cvt_pk_f16_f32 there).
+        for (int dt = 0; dt < layout_.o_tiles; ++dt) {
+            for (int g = 0; g < 4; ++g) {
+                const Reg packed = r_.operand_ring.at(8 * dt + 2 * g, 2);
+                const Reg src = o_tile(dt).at(4 * g, 4);
+                pack_bf16_pair_gfx942(packed.at(0), src.at(0), src.at(1), true);
+                pack_bf16_pair_gfx942(packed.at(1), src.at(2), src.at(3), true);
+                e_.op("global_store_dwordx2", {R(addr), R(packed), I("off")}, "offset:" + std::to_string((32 * dt + 8 * g) * 2),
+                      dt == 0 && g == 0 ? "O bf16 (RNE)" : "");
+            }
+        }
+        e_.label(stored);
+    } else {
     e_.op("s_cmp_eq_u32", {R(dtype), I(static_cast<int>(kKernelBf16))});
     e_.cbranch("scc0", fp16);
     store_pairs("v_cvt_pk_bf16_f32", "O bf16 (RNE)");
@@ -370,6 +400,7 @@ void KernelBuilder::write_output() {
     e_.label(fp16);
     store_pairs("v_cvt_pk_f16_f32", "O fp16 (RNE)");
     e_.label(stored);
+    }
     e_.restore_exec(r_.saved_exec);
     free(addr);
     free(t);

@@ -7,12 +7,18 @@
 //   phase_exact_softmax.cpp  BF16 and FP8 EXACT: alpha and p by v_exp_f32, P rounded, the fp32 row sum
 //   phase_output.cpp   row-sum MFMA, O rescale, PV MFMA, running sum
 //   kernel_body.cpp    the two-wave ping-pong key-block loops (two LDS stages unrolled), epilogue
+//   lds_swizzle_gfx942.cpp  gfx942 BF16: the XOR-swizzled LDS layout of K and V^T (no padding)
+//   kernel_body_gfx942.cpp  gfx942 BF16: the same ping-pong with V stored a block after K (64 KiB
+//                      of LDS), 32x32x8 MFMAs, and the gfx942 forms of the softmax's cross-lane
+//                      and bf16 steps
 #ifndef ZYFA_GFX950_FP8_KERNEL_BUILDER_HPP
 #define ZYFA_GFX950_FP8_KERNEL_BUILDER_HPP
 
 #include <string>
 #include <vector>
 
+#include "common/block_scale.h"
+#include "common/fp8_e4m3.h"
 #include "emitter.hpp"
 #include "kernel_layout.hpp"
 #include "kernel_variant.hpp"
@@ -58,6 +64,16 @@ struct KernelRegs {
     // key block advances it: no 32-bit offset, so any stride), and the chunk's key row.
     Reg k_global_addr, v_global_addr, k_row, v_row;
     Reg k_lds_write, vt_lds_write, k_lds_read, v_lds_read;
+    // gfx942: ds_bpermute_b32 address of lane l ^ 32, and the SGPR constants of the bf16 rounding
+    Reg swap_addr, bf16_round_bias, bf16_high_mask, bf16_quiet_bit;
+};
+
+// gfx942: one MFMA of a stream (kernel_body_gfx942.cpp): QK operand `index` of K in `stage`, or PV
+// operand `index` of V^T in `stage`.
+struct StreamOp {
+    bool pv;
+    int stage;
+    int index;
 };
 
 // How the softmax phase turns scores into the FP8 P operand. LeanP is what ships. ExactExpEstimate
@@ -142,6 +158,36 @@ private:
     void key_block_mfma_first(int stage, const std::string& exit_label);
     void key_block_softmax_first(int stage, const std::string& exit_label);
     void epilogue();
+    // lds_swizzle_gfx942.cpp
+    void lds_addresses_gfx942(const Reg& k_base, const Reg& v_base);  // also the lanes' 64-bit K/V addresses
+    // kernel_body_gfx942.cpp
+    void build_gfx942();
+    void gfx942_constants();
+    void issue_rows_gfx942(bool k_rows, const Reg& block);
+    void store_k_gfx942(int stage);
+    void store_v_gfx942(int stage);
+    void finish_block_gfx942(int stage, const std::string& exit_label);
+    std::vector<StreamOp> qk_ops_gfx942(int stage) const;
+    std::vector<StreamOp> pv_ops_gfx942(int stage) const;
+    void read_stream_op_gfx942(const StreamOp& op, int slot);
+    void mfma_stream_gfx942(const std::vector<StreamOp>& ops, int already_read);
+    void key_block_mfma_first_gfx942(int stage, const std::string& exit_label);
+    void key_block_softmax_first_gfx942(int stage, const std::string& exit_label);
+    void row_max_gfx942(const Reg& m_new, bool keys_masked);
+    void add_other_half_gfx942(const Reg& value, bool maximum);
+    void bf16_round_gfx942(const Reg& dst, const Reg& x, bool exact_nan);
+    void pack_bf16_pair_gfx942(const Reg& dst, const Reg& a, const Reg& b, bool exact_nan);
+    // D = C + A B over 8 bf16 per lane: one 32x32x16 MFMA (gfx950), or two 32x32x8 ones over the
+    // operands' register halves (gfx942: A and B split alike, so the same products are summed).
+    void bf16_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment);
+    // FP8 D = C + A B (32 bytes per lane): the scaled 32x32x64 f8f6f4 MFMA (gfx950), or four
+    // unscaled 32x32x16 fp8 ones over register pairs (gfx942; the scales must then be uniform and
+    // are applied by the caller: FP8 EXACT's 2^-7 in the epilogue).
+    void fp8_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const Reg& scale_a, const Reg& scale_b,
+                  const std::string& comment);
+    numerics::Fp8Format fp8_format() const {
+        return layout_.gfx942 ? numerics::Fp8Format::E4M3FNUZ : numerics::Fp8Format::E4M3FN;
+    }
     void write_output();
     void write_lse();
 

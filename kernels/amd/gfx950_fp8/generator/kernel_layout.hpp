@@ -22,13 +22,15 @@ struct KernelLayout {
     explicit KernelLayout(const KernelVariant& v)
         : bf16(v.input == VariantInput::Bf16),
           elem_bytes(bf16 ? 2 : 1),
-          stages(bf16 ? 3 : 2),
+          gfx942(v.arch == VariantArch::Gfx942),
+          row_pad(gfx942 && bf16 ? 0 : kRowPad),
+          stages(bf16 && !gfx942 ? 3 : 2),
           step_bytes(bf16 ? 32 : 64),
           op_regs(bf16 ? 4 : 8),
           head_dim_qk(v.head_dim_qk),
           head_dim_v(v.head_dim_v),
-          k_row_bytes(v.head_dim_qk * elem_bytes + kRowPad),
-          vt_row_bytes(kKeysPerBlock * elem_bytes + kRowPad),
+          k_row_bytes(v.head_dim_qk * elem_bytes + row_pad),
+          vt_row_bytes(kKeysPerBlock * elem_bytes + row_pad),
           k_bytes(kKeysPerBlock * k_row_bytes),
           vt_offset(k_bytes),
           stage_bytes(k_bytes + v.head_dim_v * vt_row_bytes),
@@ -45,6 +47,12 @@ struct KernelLayout {
     static constexpr int kRowPad = 16;    // bytes after each LDS row: spreads rows over the banks
     bool bf16;       // VariantInput::Bf16
     int elem_bytes;  // of Q, K, V: 1 (e4m3fn) or 2 (bf16)
+    // gfx942 (BF16 d128): 64 KiB of LDS hold exactly two stages of unpadded K [64][256 B] + V^T
+    // [128][128 B]; V of block j is stored one block after K of block j (kernel_body_gfx942.cpp), so
+    // two stages suffice. No row padding: the cycle model does not see LDS bank conflicts, hardware
+    // would (README.md, "gfx942", says so).
+    bool gfx942;
+    int row_pad;
     // LDS stages: block j in stage j % stages (kernel_body.cpp). FP8: 2 (V^T operands of a block
     // are read into registers before the barrier); BF16: 3 (a block's 16 V^T operands do not fit
     // in registers, so PV of block j - 1 reads stage (j - 1) % 3 while block j + 1 is stored).

@@ -148,11 +148,19 @@ void KernelBuilder::allocate_bf16_registers() {
     r_.k_global_addr = tmp_v("K chunk 0 address (64-bit)", 2, 2);
     r_.v_global_addr = tmp_v("V chunk 0 address (64-bit)", 2, 2);
     // No key-row register (tid / 8): the tail loads compare tid with 8 x the rows left
-    // (phase_load.cpp), which leaves a VGPR for the window start at 256.
-    r_.k_lds_write = tmp_v("K chunk 0 LDS address (per stage)", L.stages);
-    r_.vt_lds_write = tmp_v("V^T chunk 0 LDS address (per stage)", L.stages);
-    r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
-    r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
+    // (phase_load.cpp, kernel_body_gfx942.cpp), which leaves a VGPR for the window start at 256.
+    if (L.gfx942) {
+        // The swizzled layout (lds_swizzle_gfx942.cpp): the stage is an offset, the XOR a register.
+        r_.k_lds_write = tmp_v("K chunk 0 LDS address (stage 0, swizzled)");
+        r_.vt_lds_write = tmp_v("V^T LDS address per dim % 8 (stage 0, swizzled)", 8);
+        r_.k_lds_read = tmp_v("K operand LDS address per step % 4 (stage 0, swizzled)", 4);
+        r_.v_lds_read = tmp_v("V^T operand LDS address per key step (stage 0, swizzled)", 4);
+    } else {
+        r_.k_lds_write = tmp_v("K chunk 0 LDS address (per stage)", L.stages);
+        r_.vt_lds_write = tmp_v("V^T chunk 0 LDS address (per stage)", L.stages);
+        r_.k_lds_read = tmp_v("K operand LDS address (per stage)", L.stages);
+        r_.v_lds_read = tmp_v("V^T operand LDS address (per stage)", L.stages);
+    }
     r_.row_lo_local = tmp_v("window start - 4 * half");
     r_.block_start = tmp_s("first key block of the workgroup (window)");
     r_.wave_max_lo = tmp_s("largest window start of the wave");
@@ -522,7 +530,9 @@ void KernelBuilder::fp8_constants() {
         e_.op("v_mov_b32", {W(r_.neg_inf), I(float_literal(-__builtin_huge_valf()))}, "", "-inf");
         // EXACT: P = e4m3fn(p 2^8) (the model's fixed exponent), and the PV MFMA's E8M0 scale of P
         // takes the 2^8 back, as the model's accumulator_update does with 2^-8. No Lean P constant.
-        const int base = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+        // gfx942: e4m3fnuz, 2^7 (p 2^8 could reach 256 > 240); no scaled MFMA, so O accumulates
+        // P V 2^7 and the epilogue takes 2^-7 back (write_output).
+        const int base = numerics::p_scale_base_exponent(fp8_format());
         e_.op("v_mov_b32", {W(r_.p_scale), I(127 - base)}, "", "E8M0 2^-8");
         e_.op("v_mov_b32", {W(r_.p_up_pair.at(0)), I(float_literal(static_cast<float>(1 << base)))}, "", "2^8");
         e_.op("v_mov_b32", {W(r_.p_up_pair.at(1)), R(r_.p_up_pair.at(0))});
@@ -574,7 +584,20 @@ void KernelBuilder::load_q(const Reg& flip) {
     }
     e_.restore_exec(r_.saved_exec);
     e_.wait_loads({r_.q_op}, "Q");
+    if (layout_.gfx942 && !layout_.bf16) {
+        // e4m3fnuz: 0x00 (zero) and 0x80 (NaN) have no negative; flip only bytes with a nonzero
+        // magnitude: bit 7 of ((q & 0x7f..) + 0x7f..) per byte (no carry leaves a byte).
+        const Reg t = tmp_v("bytes with a magnitude");
+        for (int i = 0; i < r_.q_op.count; ++i) {
+            e_.op("v_and_b32", {W(t), I("0x7f7f7f7f"), R(r_.q_op.at(i))});
+            e_.op("v_add_u32", {W(t), I("0x7f7f7f7f"), R(t)});
+            e_.op("v_and_b32", {W(t), R(flip), R(t)});
+            e_.op("v_xor_b32", {W(r_.q_op.at(i)), R(t), R(r_.q_op.at(i))});
+        }
+        free(t);
+    } else {
     for (int i = 0; i < r_.q_op.count; ++i) e_.op("v_xor_b32", {W(r_.q_op.at(i)), R(flip), R(r_.q_op.at(i))});
+    }
     free(base);
     free(addr_v);
     free(t);
@@ -596,7 +619,9 @@ void KernelBuilder::chunk_addresses() {
     if (windows()) add_scaled64(v_base, ZYFA_ARG(v_stride_seq), r_.block_start);
     e_.op("s_lshl_b64", {W(r_.k_block_step), R(ZYFA_ARG(k_stride_seq)), I(kKeysPerBlockLog2)});
     e_.op("s_lshl_b64", {W(r_.v_block_step), R(ZYFA_ARG(v_stride_seq)), I(kKeysPerBlockLog2)});
-    if (layout_.bf16) {
+    if (layout_.gfx942 && layout_.bf16) {
+        lds_addresses_gfx942(k_base, v_base);
+    } else if (layout_.bf16) {
         bf16_chunk_addresses(k_base, v_base);
     } else {
         fp8_chunk_addresses(k_base, v_base);

@@ -3,8 +3,11 @@
 namespace zyfa {
 namespace gfx950_fp8 {
 
+const char* variant_arch_name(const KernelVariant& v) { return v.arch == VariantArch::Gfx942 ? "gfx942" : "gfx950"; }
+
 std::string variant_symbol(const KernelVariant& v) {
-    const char* prefix = v.input == VariantInput::Bf16       ? "zyfa_gfx950_bf16_d"
+    const char* prefix = v.arch == VariantArch::Gfx942 ? (v.input == VariantInput::Bf16 ? "zyfa_gfx942_bf16_d" : "zyfa_gfx942_fp8_exact_d")
+                         : v.input == VariantInput::Bf16       ? "zyfa_gfx950_bf16_d"
                          : v.input == VariantInput::Fp8Exact ? "zyfa_gfx950_fp8_exact_d"
                                                              : "zyfa_gfx950_fp8_lean_d";
     std::string name = prefix + std::to_string(v.head_dim_qk);
@@ -24,6 +27,16 @@ std::vector<KernelVariant> all_variants() {
             for (VariantMask mask : {VariantMask::CausalTopLeft, VariantMask::CausalBottomRight, VariantMask::None}) {
                 variants.push_back(KernelVariant{mask, dqk, 128, input});
             }
+        }
+    }
+    // gfx942: BF16 d128 (a d192 K block does not fit gfx942's 64 KiB of LDS twice beside V's).
+    for (VariantMask mask : {VariantMask::CausalTopLeft, VariantMask::CausalBottomRight, VariantMask::None}) {
+        variants.push_back(KernelVariant{mask, 128, 128, VariantInput::Bf16, VariantArch::Gfx942});
+    }
+    // gfx942 FP8 EXACT (e4m3fnuz): the gfx950 FP8 EXACT schedule, whose two padded stages fit 64 KiB.
+    for (int dqk : {128, 192}) {
+        for (VariantMask mask : {VariantMask::CausalTopLeft, VariantMask::CausalBottomRight, VariantMask::None}) {
+            variants.push_back(KernelVariant{mask, dqk, 128, VariantInput::Fp8Exact, VariantArch::Gfx942});
         }
     }
     return variants;

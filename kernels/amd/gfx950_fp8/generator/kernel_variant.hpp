@@ -24,12 +24,20 @@ enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
 //            model's FP8 EXACT path.
 enum class VariantInput { Fp8Lean, Bf16, Fp8Exact };
 
+// The target: gfx950 (MI350X / MI355X, CDNA4), or gfx942 (MI300X / MI325X, CDNA3: BF16 d128 only,
+// v_mfma_f32_32x32x8_bf16, 64 KiB of LDS; and FP8 EXACT on e4m3fnuz; README.md, "gfx942").
+enum class VariantArch { Gfx950, Gfx942 };
+
 struct KernelVariant {
     VariantMask mask;
     int head_dim_qk;  // 128 or 192
     int head_dim_v;   // 128
     VariantInput input = VariantInput::Fp8Lean;
+    VariantArch arch = VariantArch::Gfx950;
 };
+
+// "gfx950" or "gfx942": the manifest's arch and the -mcpu the code object is assembled for.
+const char* variant_arch_name(const KernelVariant& v);
 
 // Launch geometry shared by every variant: grid (ceil(seqlen_q / kRowsPerWorkgroup), heads_q,
 // batch), kWavesPerWorkgroup wave64s per workgroup, each wave owning kRowsPerWave query rows.
@@ -57,7 +65,8 @@ struct EmittedKernel {
 std::string variant_symbol(const KernelVariant& v);
 
 // Every variant the generator emits: FP8 LEAN, BF16, then FP8 EXACT, each 3 masks x head dims 128
-// and 192/128.
+// and 192/128, for gfx950; then gfx942 BF16, 3 masks x head dim 128, and gfx942 FP8 EXACT
+// (e4m3fnuz), 3 masks x head dims 128 and 192/128.
 std::vector<KernelVariant> all_variants();
 
 }  // namespace gfx950_fp8

@@ -27,6 +27,7 @@ namespace {
 
 constexpr int kMaxRegistersPerWave = 256;  // two waves per SIMD (docs/emulator.md, ISA facts)
 constexpr int kMaxLdsBytes = 163840;
+constexpr int kMaxLdsBytesGfx942 = 65536;  // MI300X: 64 KiB of LDS per workgroup (ROCm docs, "AMD GPU specifications"; clang-22's limit for gfx942)
 
 bool write_file(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);
@@ -44,6 +45,7 @@ std::string static_check(const KernelBuilder& k) {
     }
     if (k.vgpr_count() > kMaxRegistersPerWave) return "more than 256 VGPRs + AGPRs per wave";
     if (k.layout().lds_bytes > kMaxLdsBytes) return "LDS over 160 KiB";
+    if (k.layout().gfx942 && k.layout().lds_bytes > kMaxLdsBytesGfx942) return "LDS over gfx942's 64 KiB";
     return check_program(k.emitter().program());
 }
 
@@ -96,6 +98,7 @@ int main(int argc, char** argv) {
             e.agprs = 0;
             e.sgprs = descriptor_sgprs(k);
             e.supported_out_dtypes = {"bf16", "fp16", "fp32"};
+            if (k.layout().gfx942) e.supported_out_dtypes = {"bf16", "fp32"};  // gfx942 has no v_cvt_pk_f16_f32
             kernels.push_back(e);
             std::printf("%s: %zu instructions, %d MFMA, %d VGPRs, %d SGPRs, LDS %d bytes\n", symbol.c_str(),
                         k.emitter().program().size(), k.emitter().count(Kind::Mfma), e.vgprs, e.sgprs, e.lds_bytes);

@@ -74,7 +74,7 @@ const KernargField kKernargFields[] = {
                        "bottom-right (j <= i + seqlen_k - seqlen_q, per sequence); must equal the variant's"),
     ZYFA_KERNARG_FIELD(window_left, "int32", "sliding window: keys before row + diagonal offset - window_left are masked; -1 = none"),
     ZYFA_KERNARG_FIELD(window_right, "int32", "sliding window: keys after row + diagonal offset + window_right are masked; -1 = none"),
-    ZYFA_KERNARG_FIELD(in_dtype, "int32", "zyfa_dtype of Q, K, V: must be the variant's in_dtype_value (4 FP8 e4m3fn, 3 bf16)"),
+    ZYFA_KERNARG_FIELD(in_dtype, "int32", "zyfa_dtype of Q, K, V: must be the variant's in_dtype_value (4 FP8 e4m3fn, 5 FP8 e4m3fnuz, 3 bf16)"),
     ZYFA_KERNARG_FIELD(out_dtype, "int32", "zyfa_dtype of O: 1 fp32, 2 fp16, 3 bf16 (see supported_out_dtypes)"),
     ZYFA_KERNARG_FIELD(softmax, "int32", "zyfa_softmax value, resolved: must be the variant's softmax_value (2 LEAN, 1 EXACT)"),
     ZYFA_KERNARG_FIELD(max_block_exponent, "int32",
@@ -156,7 +156,8 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     if (field == "mask") return std::to_string(mask_value(kernel.variant.mask));
     const bool bf16 = kernel.variant.input == VariantInput::Bf16;
     const bool lean = kernel.variant.input == VariantInput::Fp8Lean;
-    if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn));
+    const bool fnuz = kernel.variant.arch == VariantArch::Gfx942;  // gfx942 reads e4m3fnuz
+    if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : fnuz ? kKernelE4m3fnuz : kKernelE4m3fn));
     if (field == "softmax") return lean ? "2" : "1";
     if (!lean) return field == "sinks" ? "0" : "";
     if (field == "max_block_exponent") return std::to_string(numerics::kBlockScaleMaxExponent);
@@ -198,8 +199,8 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "      \"kernel_descriptor\": " << quoted(kernel.symbol + ".kd") << ",\n";
     out << "      \"code_object\": " << quoted(kernel.symbol + ".co") << ",\n";
     out << "      \"assembly\": " << quoted(kernel.symbol + ".s") << ",\n";
-    out << "      \"arch\": \"gfx950\",\n";
-    out << "      \"target\": \"amdgcn-amd-amdhsa--gfx950\",\n";
+    out << "      \"arch\": \"" << variant_arch_name(v) << "\",\n";
+    out << "      \"target\": \"amdgcn-amd-amdhsa--" << variant_arch_name(v) << "\",\n";
     out << "      \"variant\": {\n";
     out << "        \"mask\": " << quoted(mask_name(v.mask)) << ",\n";
     out << "        \"mask_value\": " << mask_value(v.mask) << ",\n";
@@ -208,8 +209,9 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "        \"head_dim_v\": " << v.head_dim_v << ",\n";
     const bool bf16 = v.input == VariantInput::Bf16;
     const bool lean = v.input == VariantInput::Fp8Lean;
-    out << "        \"in_dtype\": \"" << (bf16 ? "bf16" : "e4m3fn") << "\",\n";
-    out << "        \"in_dtype_value\": " << static_cast<int>(bf16 ? kKernelBf16 : kKernelE4m3fn) << ",\n";
+    const bool fnuz = v.arch == VariantArch::Gfx942;  // gfx942 reads e4m3fnuz
+    out << "        \"in_dtype\": \"" << (bf16 ? "bf16" : fnuz ? "e4m3fnuz" : "e4m3fn") << "\",\n";
+    out << "        \"in_dtype_value\": " << static_cast<int>(bf16 ? kKernelBf16 : fnuz ? kKernelE4m3fnuz : kKernelE4m3fn) << ",\n";
     out << "        \"softmax\": \"" << (lean ? "LEAN" : "EXACT") << "\",\n";
     out << "        \"softmax_value\": " << (lean ? 2 : 1) << ",\n";
     out << "        \"keys_per_block\": " << kKeysPerBlock << ",\n";
@@ -266,7 +268,9 @@ std::string manifest_json(const std::vector<EmittedKernel>& kernels) {
     out << "  \"description\": "
         << quoted("FlashAttention forward for AMD gfx950 (MI350X/MI355X): FP8 e4m3fn in with the LEAN softmax (ZYFA), "
                   "BF16 in with the exact online softmax (fp32, P rounded to bf16), and FP8 e4m3fn in with the exact online "
-                  "softmax (fp32, P 2^8 rounded to e4m3fn). "
+                  "softmax (fp32, P 2^8 rounded to e4m3fn); and for gfx942 (MI300X/MI325X, the kernels whose arch is gfx942) "
+                  "BF16 in with the same exact online softmax, and FP8 e4m3fnuz in with the exact online softmax "
+                  "(fp32, P 2^7 rounded to e4m3fnuz). "
                   "Load <code_object> with hipModuleLoadData, get <symbol> with hipModuleGetFunction, launch "
                   "with the grid, workgroup and kernarg described per kernel.")
         << ",\n";

@@ -98,7 +98,9 @@ void KernelBuilder::exact_p_and_row_sum(const Reg& block) {
         e_.label(no_mask);
     }
     for (int i = 0; i < 32; ++i) e_.op_settled("v_exp_f32", {W(s.at(i)), R(s.at(i))}, "", i == 0 ? "p = 2^(x - m_new)" : "");
-    if (layout_.bf16) {
+    if (layout_.gfx942 && layout_.bf16) {
+        for (int i = 0; i < 16; ++i) pack_bf16_pair_gfx942(r_.p_op.at(i), s.at(2 * i), s.at(2 * i + 1), false);
+    } else if (layout_.bf16) {
         for (int i = 0; i < 16; ++i) {
             e_.op_settled("v_cvt_pk_bf16_f32", {W(r_.p_op.at(i)), R(s.at(2 * i)), R(s.at(2 * i + 1))}, "",
                           i == 0 ? "P = bf16(p) (RNE), S^T register order" : "");
@@ -113,6 +115,17 @@ void KernelBuilder::exact_p_and_row_sum(const Reg& block) {
                           i == 0 && width == 2 ? "row sum of p (fp32)" : "");
         }
     }
+    if (layout_.gfx942) {
+        e_.op_settled("v_add_f32", {W(r_.row_sum), R(s.at(0)), R(s.at(1))});
+        add_other_half_gfx942(r_.row_sum, false);
+        if (fp8_exact()) {
+            const int base = numerics::p_scale_base_exponent(fp8_format());
+            e_.op("v_ldexp_f32", {W(r_.row_sum), R(r_.row_sum), I(-base)}, "", "row sum of p = (row sum of p 2^7) 2^-7");
+        }
+        e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum (online_softmax.h)");
+        e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum)});
+        return;
+    }
     const Reg other = tmp_v("other half's row sum");
     e_.op_settled("v_add_f32", {W(r_.row_sum), R(s.at(0)), R(s.at(1))});
     e_.op("v_mov_b32", {W(other), R(r_.row_sum)});
@@ -122,7 +135,7 @@ void KernelBuilder::exact_p_and_row_sum(const Reg& block) {
     free(other);
     if (fp8_exact()) {
         // The tree summed p 2^8: 2^-8 back, exact (a power of two), so the sum of the unrounded p.
-        const int base = numerics::p_scale_base_exponent(numerics::Fp8Format::E4M3FN);
+        const int base = numerics::p_scale_base_exponent(fp8_format());
         e_.op("v_ldexp_f32", {W(r_.row_sum), R(r_.row_sum), I(-base)}, "", "row sum of p = (row sum of p 2^8) 2^-8");
     }
     e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum (online_softmax.h)");

@@ -9,7 +9,7 @@ namespace gfx950_fp8 {
 void KernelBuilder::row_sum_mfma() {
     if (exact_softmax()) return;  // BF16, FP8 EXACT: the row sum of the unrounded p is summed in fp32 by the softmax
     e_.pad_for_mfma({r_.p_op, r_.p_scale}, "VALU write -> MFMA read");
-    e_.mfma_scaled(r_.row_sum, r_.ones, r_.p_op, Reg(), r_.scale_one, r_.p_scale, "row sum: 1 . P 2^-k");
+    fp8_mfma(r_.row_sum, r_.ones, r_.p_op, Reg(), r_.scale_one, r_.p_scale, "row sum: 1 . P 2^-k");
 }
 
 // O *= alpha, from the softmax's branch taken when some running max moved (alpha 1 elsewhere);
@@ -30,7 +30,7 @@ void KernelBuilder::pv_mfma_tile(int ring_first, int dt) {
     const Reg v_op = ring(ring_first + dt);
     e_.wait_loads({v_op}, "V^T operand");
     e_.pad_for_mfma_acc(o_tile(dt), "VALU write -> MFMA SrcC");
-    e_.mfma_scaled(o_tile(dt), v_op, r_.p_op, o_tile(dt), r_.scale_one, r_.p_scale,
+    fp8_mfma(o_tile(dt), v_op, r_.p_op, o_tile(dt), r_.scale_one, r_.p_scale,
                    "PV: O^T tile " + std::to_string(dt) + " += V^T P^T 2^-k");
 }
 

@@ -41,7 +41,7 @@ void KernelBuilder::read_k_operand(int stage, int i) {
 void KernelBuilder::qk_mfma_step(int i) {
     const int t = i / layout_.qk_steps, step = i % layout_.qk_steps;
     e_.wait_loads({ring(i)}, "K operand");
-    e_.mfma_scaled(s_tile(t), ring(i), r_.q_op.at(8 * step, 8), step == 0 ? Reg() : s_tile(t), r_.scale_one,
+    fp8_mfma(s_tile(t), ring(i), r_.q_op.at(8 * step, 8), step == 0 ? Reg() : s_tile(t), r_.scale_one,
                    r_.scale_one, "QK: S^T tile " + std::to_string(t) + " += K Q^T");
 }
 
