@@ -19,8 +19,8 @@
 //   Per block: S = Q K^T (wgmma m64n64 or m64n128, Q's A fragments held in registers or Q read
 //   from shared memory by descriptor, K from shared memory),
 //   the online softmax on the accumulator registers, P packed in registers into the A operand of
-//   O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an FP16
-//   wgmma against a tile of ones (exact fp32 sums; see wgmma_rs_row_sums_f16). FlashAttention-3's
+//   O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums each row of P with an
+//   e4m3 wgmma against tiles of ones (see wgmma_rs_row_sums_e4m3). FlashAttention-3's
 //   order inside a warpgroup: block n's P.V runs while block n+1's softmax runs (two P buffers;
 //   one for the 16-bit 128-key steps at head_dim_v 128, packed after P.V's wait).
 //   No ping-pong between the warpgroups (measured slower again on 2026-12-02: the step is

@@ -58,13 +58,16 @@ struct WsTileShape {
     static constexpr int kQkSlices = ws_tma_slices(ELEM_BYTES, DQK);
     static constexpr int kVSlices = ws_tma_slices(ELEM_BYTES, DV);
     static constexpr int kSliceBytes = 128;
-    // FP8: a K-major B operand of 8 rows x 16 keys of FP16 1.0 (chunk h of 8 keys of row r at
-    // h * 128 + r * 16, 1 KB after the barriers), written once: P in FP16 times it (wgmma
-    // m64n8k16, fp32 sums of exact products, every k-step against the same tile) is each row's
-    // sum of the block's rounded probabilities.
+    // FP8: four K-major B operands of 8 rows x 32 keys (chunk h of 16 keys of row r at
+    // h * 128 + r * 16, tile t at 256 t, 1 KB after the barriers), tile t e4m3 1.0 in row 2 t and
+    // 0 elsewhere, written once: P times tile t (wgmma m64n8k32) puts k-step t's sums of the
+    // rounded probabilities in column 2 t alone, so no k-step's sum is added to another's in the
+    // tensor core's narrow adder.
     static constexpr bool kOnesTile = kFp8;
     static constexpr int kOnesOffset = 1024;
-    static constexpr int kOnesBytes = 8 * 16 * 2;
+    static constexpr int kOnesTiles = 4;
+    static constexpr int kOnesTileBytes = 8 * 32;
+    static constexpr int kOnesBytes = kOnesTiles * kOnesTileBytes;
     static constexpr int kQBytes = kQkSlices * kRows * kSliceBytes;  // FP8 192: the second slice half empty
     static constexpr int kKBytes = kQkSlices * kKeys * kSliceBytes;
     static constexpr int kVBytes = kKeys * DV * kElem;  // a ring stage of V (FP8: the transpose Vt)

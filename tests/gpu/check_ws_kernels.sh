@@ -6,10 +6,10 @@
 #      serialized ...", a 2-3x slowdown when it happens) and no C7508 (setmaxnreg ignored);
 #   2. no spills to local memory in any kernel (producer at 56 registers, consumers 224; head dim
 #      256: 40 and 232; 128-key blocks: 24 and 240);
-#   3. the FP8 kernels issue the e4m3 wgmma for both products (S: the wgmmas from the kernel's
-#      "zyfa-ws-score-product" PTX comment to the next commit; P.V: the other k32 e4m3 ones) and LEAN
-#      an FP16 wgmma for its row sums (m64n8k16 against the ones tile, two per P.V wgmma, issued
-#      with the next block's scores or the last P.V; none at head dim 256, which sums in
+#   3. the FP8 kernels issue the e4m3 wgmma for both products (S: the m64n64/m64n128 ones from the
+#      kernel's "zyfa-ws-score-product" PTX comment to the next commit; P.V: the other m64nN ones)
+#      and LEAN an e4m3 wgmma for its row sums (m64n8k32 against a ones tile, one per P.V wgmma,
+#      issued with the next block's scores or the last P.V; none at head dim 256, which sums in
 #      registers), EXACT none, and change their register budget
 #      (setmaxnreg down and up);
 #   4. LEAN's P path has no exponential: its ex2 are the per-row alphas only (2 per compiled copy
@@ -18,7 +18,7 @@
 #      128's k-steps (a k-step count left at 128's would fail here);
 #   6. the INT8 Q/K kernels (family 2, head dims 128 and 64; checks 1 and 2 include them): every
 #      score product is head_dim_qk / 32 s8 wgmmas (m64nNk32.s32.s8.s8), P.V the e4m3 wgmma, LEAN's
-#      row sums two per P.V wgmma and EXACT none, LEAN's exponentials the alphas only.
+#      row sums one m64n8k32 e4m3 wgmma per P.V wgmma and EXACT none, LEAN's exponentials the alphas only.
 # Usage: check_ws_kernels.sh <nvcc> <repo root> <flags...>
 set -euo pipefail
 nvcc=$1; root=$2; shift 2
@@ -72,16 +72,16 @@ sum_lines() { awk '{n += $1} END{print n+0}'; }
 # 3. e4m3 wgmma for both products, setmaxnreg
 for suffix in d128 d192_128 d64 d256; do
   for fn in zyfa_attn_fwd_ws_e4m3_lean_$suffix zyfa_attn_fwd_ws_e4m3_exact_$suffix; do
-    e4m3='wgmma\.mma_async.*k32\.f32\.e4m3\.e4m3'
+    e4m3='wgmma\.mma_async.*m64n(64|128)k32\.f32\.e4m3\.e4m3'
     s=$(score_issues "$work/f1_$suffix.ptx" $fn "$e4m3" | sum_lines)
     pv=$(( $(count_in "$work/f1_$suffix.ptx" $fn "$e4m3") - s ))
-    sums=$(count_in "$work/f1_$suffix.ptx" $fn 'wgmma\.mma_async.*m64n8k16\.f32\.f16\.f16')
+    sums=$(count_in "$work/f1_$suffix.ptx" $fn 'wgmma\.mma_async.*m64n8k32\.f32\.e4m3\.e4m3')
     regs=$(count_in "$work/f1_$suffix.ptx" $fn 'setmaxnreg\.(inc|dec)')
     echo "$fn: e4m3 wgmma S $s, P.V $pv, row sums $sums; setmaxnreg $regs"
     if [ "$s" -lt 1 ] || [ "$pv" -lt 1 ]; then echo "FAIL: $fn should use the e4m3 wgmma for both products"; status=1; fi
-    lean_sums=$((2 * pv)); [[ $suffix == d256 ]] && lean_sums=0
+    lean_sums=$pv; [[ $suffix == d256 ]] && lean_sums=0
     if [[ $fn == *lean* && $sums -ne $lean_sums ]] || [[ $fn == *exact* && $sums -ne 0 ]]; then
-      echo "FAIL: $fn: row-sum wgmmas $sums (LEAN: two per P.V wgmma, none at 256; EXACT: none)"; status=1
+      echo "FAIL: $fn: row-sum wgmmas $sums (LEAN: one per P.V wgmma, none at 256; EXACT: none)"; status=1
     fi
     if [ "$regs" -lt 2 ]; then echo "FAIL: $fn should reallocate registers (setmaxnreg dec and inc)"; status=1; fi
   done
@@ -124,8 +124,8 @@ for dims in "${int8_dims[@]}"; do
     s8='wgmma\.mma_async.*k32\.s32\.s8\.s8'
     issues=$(score_issues "$ptx" $fn "$s8")
     steps=$((dqk / 32))
-    pv=$(count_in "$ptx" $fn 'wgmma\.mma_async.*k32\.f32\.e4m3\.e4m3')
-    sums=$(count_in "$ptx" $fn 'wgmma\.mma_async.*m64n8k16\.f32\.f16\.f16')
+    pv=$(count_in "$ptx" $fn 'wgmma\.mma_async.*m64n(64|128)k32\.f32\.e4m3\.e4m3')
+    sums=$(count_in "$ptx" $fn 'wgmma\.mma_async.*m64n8k32\.f32\.e4m3\.e4m3')
     ex2=$(count_in "$ptx" $fn 'ex2\.')
     echo "$fn: s8 S wgmmas per issue site: $(echo $issues) (k-steps $steps); e4m3 P.V $pv, row sums $sums, ex2 $ex2"
     if [ -z "$issues" ]; then echo "FAIL: $fn: no s8 score product found"; status=1; fi
@@ -133,8 +133,8 @@ for dims in "${int8_dims[@]}"; do
       if [ "$n" -ne "$steps" ]; then echo "FAIL: $fn: a score product of $n s8 wgmmas, not $steps"; status=1; fi
     done
     if [ "$pv" -lt 1 ]; then echo "FAIL: $fn: P.V should use the e4m3 wgmma"; status=1; fi
-    if [[ $mode == lean && $sums -ne $((2 * pv)) ]] || [[ $mode == exact && $sums -ne 0 ]]; then
-      echo "FAIL: $fn: row-sum wgmmas $sums (LEAN: two per P.V wgmma; EXACT: none)"; status=1
+    if [[ $mode == lean && $sums -ne $pv ]] || [[ $mode == exact && $sums -ne 0 ]]; then
+      echo "FAIL: $fn: row-sum wgmmas $sums (LEAN: one per P.V wgmma; EXACT: none)"; status=1
     fi
     if [[ $mode == lean ]] && { [ "$ex2" -lt 2 ] || [ "$ex2" -gt 16 ]; }; then
       echo "FAIL: $fn: LEAN should hold only the alphas' exponentials, has $ex2"; status=1

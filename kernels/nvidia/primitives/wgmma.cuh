@@ -281,14 +281,15 @@ __device__ __forceinline__ void wgmma_ss_n64_s8(uint32_t (&d)[32], uint64_t desc
 #undef ZYFA_S8_D32_OUTPUTS
 #undef ZYFA_S8_D64_OUTPUTS
 
-// Row sums of P (FP8 LEAN, WsTileShape::kOnesTile): d (+)= P * ones over 16 keys, m64n8k16 with P
-// in FP16 (every e4m3 value is exact in FP16, and the FP16 wgmma sums in fp32, unlike the e4m3
-// wgmma's narrower adder: measured 1.4e-3 off the exact sum in lse). A thread's d[0], d[1] are
-// its row g's sum, d[2], d[3] row g + 8's.
-__device__ __forceinline__ void wgmma_rs_row_sums_f16(float (&d)[4], const uint32_t (&a)[4], uint64_t desc_ones,
-                                                      int accumulate) {
+// Row sums of P (FP8 and INT8 LEAN, WsTileShape::kOnesTile): d (+)= P * B over 32 keys, m64n8k32 on
+// P.V's own A fragment (no conversion), B a ones tile. The e4m3 wgmma adds in an adder narrower than
+// fp32, so the sum of codes far below their k-step's largest loses low bits (lse within 1.2e-3 of
+// the exact sum on exact scores, measured: docs/hopper-kernel-notes.md). A thread's d[0], d[1] are
+// row g's columns 2 (lane % 4) and 2 (lane % 4) + 1, d[2], d[3] row g + 8's.
+__device__ __forceinline__ void wgmma_rs_row_sums_e4m3(float (&d)[4], const uint32_t (&a)[4], uint64_t desc_ones,
+                                                       int accumulate) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_ones), "r"(accumulate));
 }

@@ -3,8 +3,7 @@
 // or m64n128, Q's A fragments held in registers or Q read by descriptor, K from shared memory),
 // the online softmax on the accumulator registers (sm90/softmax.cuh), P packed in registers into
 // the A operand of O += P V (wgmma m64n128 or m64n64, V from shared memory); FP8 LEAN also sums
-// each row of P with an FP16 wgmma against a tile of ones (exact fp32 sums; see
-// wgmma_rs_row_sums_f16). This file holds the issue order of those wgmmas, the waits on the ring's
+// each row of P with an e4m3 wgmma against tiles of ones (wgmma_rs_row_sums_e4m3). This file holds the issue order of those wgmmas, the waits on the ring's
 // mbarriers, the stage releases and O's rescale; the epilogue (sm90/epilogue.cuh) then writes the
 // rows.
 #ifndef ZYFA_KERNELS_NVIDIA_SM90_MAINLOOP_CUH
@@ -35,18 +34,6 @@ __device__ __forceinline__ void wgmma_pv_ws(float (&d)[N], const uint32_t (&p)[4
     }
 }
 
-
-// The two e4m3 codes in the low (HIGH = false) or high half of `codes` as an FP16 pair (exact).
-template <bool HIGH>
-__device__ __forceinline__ uint32_t e4m3_pair_to_f16x2(uint32_t codes) {
-    uint32_t out;
-    if constexpr (HIGH) {
-        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(out) : "r"(codes));
-    } else {
-        asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, lo;\n}\n" : "=r"(out) : "r"(codes));
-    }
-    return out;
-}
 
 template <bool B>
 struct LastTag {  // the last block's P.V (consumer_warpgroup's issue_pv)
@@ -148,9 +135,10 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // (numerics::block_scale_exponent_integral, exp2_integral): no int conversions per block.
     float acc_exponent[2] = {0.0f, 0.0f};
     constexpr int kAcc = Traits::kAcc;
-    // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
-    // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32 in the
-    // model's order (l * alpha + the block's sum).
+    // LEAN's row sums: per block by wgmmas against the ones tiles (into block_sum, a column per
+    // k-step), added to l_scaled, which holds this thread's share of l times 2^acc_exponent and
+    // takes O's rescales in fp32 in the model's order (l * alpha + the block's sum); the quad's
+    // shares are added in the epilogue.
     constexpr bool kRowSumByMma = Traits::kRowSumByMma;
     float block_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float l_scaled[2] = {0.0f, 0.0f};
@@ -216,36 +204,23 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // Stage 0's descriptors, computed once; a stage adds its offset to the start address.
     const uint64_t desc_k0 = wgmma_descriptor(smem_base + Shape::kKOffset, 16, 1024) | kSwizzle128Bits;
     constexpr int kScores = Traits::kScores;  // per thread: 2 rows x kKeys / 4 keys
-    // FP8 LEAN's ones tile: 8 rows, chunks of 8 keys 128 bytes apart, one k-step of 16 keys.
+    // FP8 LEAN's ones tiles (WsTileShape::kOnesTiles): 8 rows, chunks of 16 keys 128 bytes apart,
+    // one k-step of 32 keys each.
     const uint64_t desc_ones = wgmma_descriptor(smem_base + Shape::kOnesOffset, 128, 128);
     // S(next) = Q K(next)^T, committed as one wgmma group; with `previous`, LEAN's row sums of
-    // that block's P join the group (block_sum): P's codes as FP16 A fragments of m64n8k16,
-    // k-step ks = keys 16 ks .. 16 ks + 15 = score tiles 2 ks (low halves of the e4m3 fragment
-    // p[ks / 2][2 (ks % 2) + rr]) and 2 ks + 1 (high halves), each against the ones tile. In the
-    // score group the FP16 copies are dead before the softmax that needs the registers; in
-    // a group of their own ptxas serialises every wgmma (C7511). Converted before the fence,
-    // which orders these register writes before the wgmma reads them.
-    auto p_as_f16 = [&](const uint32_t (*p)[4], uint32_t (&p16)[kKeys / 16][4]) {
+    // that block's P join the group (block_sum): P.V's own A fragments (k-step ks = keys 32 ks ..
+    // 32 ks + 31) against ones tile ks, so k-step ks's sums land in column 2 ks alone, i.e. in
+    // block_sum[0] and [2] of quad lane ks ([1] and [3] hold zeros), and no k-step's sum passes
+    // through the narrow adder with another's. In a group of their own ptxas serialises every
+    // wgmma (C7511).
+    auto row_sum_wgmmas = [&](const uint32_t (*p)[4]) {
 #pragma unroll
-        for (int ks = 0; ks < kKeys / 16; ++ks) {
-            const int j = 2 * (ks % 2);
-            p16[ks][0] = e4m3_pair_to_f16x2<false>(p[ks / 2][j]);
-            p16[ks][1] = e4m3_pair_to_f16x2<false>(p[ks / 2][j + 1]);
-            p16[ks][2] = e4m3_pair_to_f16x2<true>(p[ks / 2][j]);
-            p16[ks][3] = e4m3_pair_to_f16x2<true>(p[ks / 2][j + 1]);
-        }
-    };
-    auto row_sum_wgmmas = [&](const uint32_t (&p16)[kKeys / 16][4]) {
-#pragma unroll
-        for (int ks = 0; ks < kKeys / 16; ++ks) wgmma_rs_row_sums_f16(block_sum, p16[ks], desc_ones, ks > 0);
+        for (int ks = 0; ks < kKeys / 32; ++ks)
+            wgmma_rs_row_sums_e4m3(block_sum, p[ks], descriptor_plus(desc_ones, (ks * Shape::kOnesTileBytes) >> 4), ks > 0);
     };
     using ScoreReg = typename Traits::ScoreReg;
     auto issue_scores = [&](ScoreReg (&s)[kScores], RingSlot slot, const uint32_t (*previous)[4]) {
         const uint64_t desc_k = descriptor_plus(desc_k0, slot.stage * (Shape::kKBytes >> 4));
-        [[maybe_unused]] uint32_t p16[kRowSumByMma ? kKeys / 16 : 1][4];
-        if constexpr (kRowSumByMma) {
-            if (previous) p_as_f16(previous, p16);
-        }
         // A PTX comment: tests/gpu/check_ws_kernels.sh counts the wgmmas from here to the commit.
         asm volatile("// zyfa-ws-score-product");
         wgmma_fence();
@@ -276,7 +251,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
             }
         }
         if constexpr (kRowSumByMma) {
-            if (previous) row_sum_wgmmas(p16);
+            if (previous) row_sum_wgmmas(previous);
         }
         wgmma_commit();
     };
@@ -362,8 +337,6 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // row sums, which no score group follows.
     auto issue_pv = [&](RingSlot slot, auto& p, auto last_tag) {
         constexpr bool kLast = decltype(last_tag)::value;
-        [[maybe_unused]] uint32_t p16[kRowSumByMma && kLast ? kKeys / 16 : 1][4];
-        if constexpr (kRowSumByMma && kLast) p_as_f16(p, p16);
         const uint64_t desc_v = descriptor_plus(desc_v0, slot.stage * (Shape::kVBytes >> 4));
         // No pin_registers here: an asm that "defines" acc or P after this group's S wgmma
         // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
@@ -372,7 +345,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
             constexpr uint32_t kVStepBytes = 2 * kVtColumns * 16;
 #pragma unroll
             for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * kVStepBytes) >> 4));
-            if constexpr (kRowSumByMma && kLast) row_sum_wgmmas(p16);
+            if constexpr (kRowSumByMma && kLast) row_sum_wgmmas(p);
         } else {
 #pragma unroll
             for (int kk = 0; kk < kPvSteps; ++kk) pv_wgmma(p[kk], descriptor_plus(desc_v, (kk * 16 * 128) >> 4));
@@ -465,7 +438,12 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     if constexpr (kRowSumByMma) {
         // l_scaled holds the sum of the rounded probabilities, scaled like O.
 #pragma unroll
-        for (int rr = 0; rr < 2; ++rr) l[rr] = l_scaled[rr] * numerics::exp2_integral(-acc_exponent[rr]);
+        for (int rr = 0; rr < 2; ++rr) {
+            // Quad lane t holds k-step t's share of the row's sum (64-key blocks: lanes 0 and 1).
+            l_scaled[rr] += __shfl_xor_sync(0xFFFFFFFFu, l_scaled[rr], 1);
+            l_scaled[rr] += __shfl_xor_sync(0xFFFFFFFFu, l_scaled[rr], 2);
+            l[rr] = l_scaled[rr] * numerics::exp2_integral(-acc_exponent[rr]);
+        }
     }
     const int64_t total_q = a.cu_seqlens_q ? a.cu_seqlens_q[a.batch] : 0;
     const int out_thread = thread_now() - 128, out_quad_lane = out_thread % 4;

@@ -138,8 +138,9 @@ template <class Shape>
 __device__ __forceinline__ void write_ones_tile(unsigned char* smem, int pt) {
     if constexpr (Shape::kOnesTile) {
         if (pt < Shape::kOnesBytes / 16) {
-            *reinterpret_cast<uint4*>(smem + Shape::kOnesOffset + pt * 16) =
-                make_uint4(0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u);  // FP16 1.0
+            const int tile = pt / (Shape::kOnesTileBytes / 16), row = pt % 8;
+            const uint32_t word = row == 2 * tile ? 0x38383838u : 0u;  // e4m3 1.0 in row 2 tile
+            *reinterpret_cast<uint4*>(smem + Shape::kOnesOffset + pt * 16) = make_uint4(word, word, word, word);
         }
     }
 }
