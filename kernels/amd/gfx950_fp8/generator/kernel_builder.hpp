@@ -145,6 +145,7 @@ private:
     // phase_output.cpp
     void row_sum_mfma();
     void rescale_output();
+    void rescale_output(const Reg& factor_pair);  // O *= the pair's low word
     void pv_mfma(int ring_first);
     void pv_mfma_tile(int ring_first, int dt);
     void pv_mfma_bf16(int stage);  // V^T of the block from LDS stage `stage`, the first kVAhead operands already read
@@ -174,6 +175,7 @@ private:
     void key_block_mfma_first_gfx942(int stage, const std::string& exit_label);
     void key_block_softmax_first_gfx942(int stage, const std::string& exit_label);
     void row_max_gfx942(const Reg& m_new, bool keys_masked);
+    void alpha_and_bias_gfx942(const Reg& m_new);  // FP8 LEAN: alpha, k, O *= alpha 2^(k_new - k_old), bias
     void add_other_half_gfx942(const Reg& value, bool maximum);
     void bf16_round_gfx942(const Reg& dst, const Reg& x, bool exact_nan);
     void pack_bf16_pair_gfx942(const Reg& dst, const Reg& a, const Reg& b, bool exact_nan);
