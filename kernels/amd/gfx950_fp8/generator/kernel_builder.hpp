@@ -183,8 +183,8 @@ private:
     // operands' register halves (gfx942: A and B split alike, so the same products are summed).
     void bf16_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment);
     // FP8 D = C + A B (32 bytes per lane): the scaled 32x32x64 f8f6f4 MFMA (gfx950), or four
-    // unscaled 32x32x16 fp8 ones over register pairs (gfx942; the scales must then be uniform and
-    // are applied by the caller: FP8 EXACT's 2^-7 in the epilogue).
+    // unscaled 32x32x16 fp8 ones over register pairs (gfx942; the scales are then applied by the
+    // caller: FP8 EXACT's 2^-7 in the epilogue, FP8 LEAN's 2^-k by alpha_and_bias_gfx942).
     void fp8_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const Reg& scale_a, const Reg& scale_b,
                   const std::string& comment);
     numerics::Fp8Format fp8_format() const {

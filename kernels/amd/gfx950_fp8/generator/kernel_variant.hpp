@@ -15,7 +15,8 @@ namespace gfx950_fp8 {
 enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
 
 // What the kernel reads and how it turns scores into P:
-//   Fp8Lean  e4m3fn Q, K, V; LEAN (Lean P codes, block-scaled, the scaled f8f6f4 MFMA);
+//   Fp8Lean  e4m3fn Q, K, V; LEAN (Lean P codes, block-scaled, the scaled f8f6f4 MFMA); gfx942:
+//            e4m3fnuz, no scaled MFMA (O kept as O 2^k of the latest block, README.md "gfx942");
 //   Bf16     bf16 Q, K, V; the exact online softmax of kernels/common/online_softmax.h in fp32
 //            (v_exp_f32), P rounded to bf16 (RNE) for the PV MFMA (v_mfma_f32_32x32x16_bf16),
 //            the row sum of the unrounded p, as the CPU model's BF16 path;
