@@ -63,7 +63,7 @@ constexpr KernelFamily kFamilies[] = {
      "zyfa_attn_fwd_paged_i8e4m3fnuz_exact_d128"},
 };
 
-// The gfx950 FP8 LEAN, FP8 EXACT and BF16 kernels and the gfx942 BF16 and FP8 EXACT (e4m3fnuz) kernels
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 kernels and the gfx942 BF16, FP8 EXACT and FP8 LEAN (e4m3fnuz) kernels
 // in generated assembly (kernels/amd/gfx950_fp8) that this build embeds: one row per committed code object, generated at configure time from
 // prebuilt/manifest.json. Each has one compile-time input dtype, softmax, mask and head dims (windows at run time).
 struct AsmKernel {
@@ -75,7 +75,7 @@ struct AsmKernel {
     int head_dim_qk;
     int head_dim_v;
     uint32_t out_dtypes;  // bit (1 << zyfa_dtype) for each supported output dtype
-    const char* arch;     // gfx950, or gfx942 (zyfa_gfx942_bf16_*, zyfa_gfx942_fp8_exact_*)
+    const char* arch;     // gfx950, or gfx942 (zyfa_gfx942_bf16_*, zyfa_gfx942_fp8_exact_*, zyfa_gfx942_fp8_lean_*)
 };
 
 constexpr AsmKernel kAsmKernels[] = {
@@ -95,7 +95,7 @@ static_assert(gfx950_fp8::kRowsPerWorkgroup == amd::kRows && gfx950_fp8::kThread
 // The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; FP8
 // EXACT and BF16: the same exact online softmax up to fp32 summation order and v_exp_f32), or null.
 const AsmKernel* asm_kernel_for(const AttnProblem& p, const std::string& image_arch) {
-    // e4m3fn: the gfx950 kernels; e4m3fnuz: gfx942's (FP8 EXACT); the table row's dtype decides.
+    // e4m3fn: the gfx950 kernels; e4m3fnuz: gfx942's (FP8 EXACT and LEAN); the table row's dtype decides.
     const bool fp8 = (p.q.dtype == ZYFA_DTYPE_FP8_E4M3FN || p.q.dtype == ZYFA_DTYPE_FP8_E4M3FNUZ) &&
                      (p.softmax == ZYFA_SOFTMAX_LEAN || p.softmax == ZYFA_SOFTMAX_EXACT);
     const bool bf16 = p.q.dtype == ZYFA_DTYPE_BF16 && p.softmax != ZYFA_SOFTMAX_LEAN;

@@ -26,7 +26,8 @@
 // there is no run-time switch (docs/configuration.md).
 // gfx942 has assembly kernels from the same generator too (symbols zyfa_gfx942_bf16_d128_<mask>,
 // registry attn_fwd_asm_bf16_d128_<mask>; zyfa_gfx942_fp8_exact_<dims>_<mask> on e4m3fnuz,
-// attn_fwd_asm_fp8_exact_<dims>_<mask>; bf16 / fp32 output), with the same conditions (windows at
+// attn_fwd_asm_fp8_exact_<dims>_<mask>; zyfa_gfx942_fp8_lean_<dims>_<mask> on e4m3fnuz with LEAN,
+// attn_fwd_asm_fp8_<dims>_<mask>; bf16 / fp32 output), with the same conditions (windows at
 // run time, any strides); the asm table's arch column keeps each arch to its own kernels.
 // Launch: grid (ceil(seqlen_q / 256), heads_q, batch), 512 threads (8 waves x 32 queries), no
 // dynamic LDS (kernels/amd/attention_tile_shape.h). The HIP C++ kernels take a second parameter,

@@ -1,4 +1,4 @@
-// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels and the gfx942 BF16 ones (kernels/amd/gfx950_fp8, embedded
+// The gfx950 FP8 LEAN, FP8 EXACT and BF16 assembly kernels and the gfx942 BF16, FP8 EXACT and FP8 LEAN ones (kernels/amd/gfx950_fp8, embedded
 // from prebuilt/) end to end on the emulator: the public API with a HIP context on the stand-in
 // (ZYFA_EMU_ARCH=gfx950, or gfx942: CTest runs both, asm_end_to_end_gfx950 / _gfx942), every
 // embedded variant, random wave interleaving under several ZYFA_EMU_SEED values, the emulator's
@@ -115,9 +115,11 @@ bool is_fp8_exact(const AsmVariant& v) { return v.variant.input == asm_fp8::Vari
 // "d128_causal_tl" of zyfa_gfx950_fp8_lean_d128_causal_tl, "bf16 d128_none" of zyfa_gfx950_bf16_d128_none,
 // "exact d128_none" of zyfa_gfx950_fp8_exact_d128_none.
 std::string short_name(const AsmVariant& v) {
-    const std::string gfx942_bf16 = "zyfa_gfx942_bf16_", gfx942_exact = "zyfa_gfx942_fp8_exact_";
+    const std::string gfx942_bf16 = "zyfa_gfx942_bf16_", gfx942_exact = "zyfa_gfx942_fp8_exact_",
+                      gfx942_lean = "zyfa_gfx942_fp8_lean_";
     if (v.symbol.rfind(gfx942_bf16, 0) == 0) return "gfx942 bf16 " + v.symbol.substr(gfx942_bf16.size());
     if (v.symbol.rfind(gfx942_exact, 0) == 0) return "gfx942 exact " + v.symbol.substr(gfx942_exact.size());
+    if (v.symbol.rfind(gfx942_lean, 0) == 0) return "gfx942 " + v.symbol.substr(gfx942_lean.size());
     const std::string fp8 = "zyfa_gfx950_fp8_lean_", bf16 = "zyfa_gfx950_bf16_", exact = "zyfa_gfx950_fp8_exact_";
     if (is_fp8_exact(v)) return "exact " + v.symbol.substr(exact.size());
     return is_bf16(v) ? "bf16 " + v.symbol.substr(bf16.size()) : v.symbol.substr(fp8.size());
@@ -128,7 +130,7 @@ CaseShape variant_shape(const AsmVariant& v) {
     const bool gfx942 = v.variant.arch == asm_fp8::VariantArch::Gfx942;  // e4m3fnuz
     CaseShape s = mode_shape(is_bf16(v)        ? kBf16
                              : is_fp8_exact(v) ? (gfx942 ? kE4m3fnuzExact : kE4m3fnExact)
-                                               : kE4m3fnLean);
+                                               : (gfx942 ? kE4m3fnuzLean : kE4m3fnLean));
     s.mask = mask_of(v.variant.mask);
     s.head_dim_qk = v.variant.head_dim_qk;
     s.head_dim_v = v.variant.head_dim_v;
@@ -612,7 +614,7 @@ bool discover_variants() {
         const bool fnuz = a.variant.arch == asm_fp8::VariantArch::Gfx942;
         a.hip_cpp_symbol = (is_bf16(a)        ? "zyfa_attn_fwd_bf16_"
                             : is_fp8_exact(a) ? (fnuz ? "zyfa_attn_fwd_e4m3fnuz_exact_" : "zyfa_attn_fwd_e4m3_exact_")
-                                              : "zyfa_attn_fwd_e4m3_lean_") +
+                                              : (fnuz ? "zyfa_attn_fwd_e4m3fnuz_lean_" : "zyfa_attn_fwd_e4m3_lean_")) +
                            dims;
         for (zyfa_dtype out : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16, ZYFA_DTYPE_FP32}) {
             CaseShape s = variant_shape(a);

@@ -20,7 +20,9 @@ std::string assembly_text(const KernelBuilder& kernel) {
       << "// " << symbol << ": "
       << (kernel.layout().bf16 ? "BF16 attention forward, exact online softmax (fp32, v_exp_f32), P in bf16"
           : kernel.scheme() == PScheme::LeanP
-              ? "FP8 e4m3fn attention forward, Lean P"
+              ? (kernel.layout().gfx942 && kernel.variant().input == VariantInput::Fp8Lean
+                     ? "FP8 e4m3fnuz attention forward, Lean P (no scaled MFMA: O kept as O 2^k)"
+                     : "FP8 e4m3fn attention forward, Lean P")
               : "FP8 e4m3fn attention forward, exact exponential (cycle-model ESTIMATE ONLY, never shipped)")
       << ", head dims " << kernel.variant().head_dim_qk << "/"
       << kernel.variant().head_dim_v << ".\n"

@@ -292,6 +292,9 @@ void KernelBuilder::write_output() {
             // No scaled MFMA: O holds P V with P = p 2^7 (fp8_constants); 2^-7 is exact.
             const int base = numerics::p_scale_base_exponent(fp8_format());
             e_.op("v_ldexp_f32", {W(r_.v_descale), R(r_.v_descale), I(-base)}, "", "gfx942 FP8 EXACT: v_descale 2^-7");
+        } else if (!layout_.bf16) {
+            // LEAN: O holds O 2^k, k the last block's exponent (alpha_and_bias_gfx942); 2^-k is exact.
+            e_.op("v_ldexp_f32", {W(r_.v_descale), R(r_.v_descale), R(r_.p_scale)}, "", "gfx942 FP8 LEAN: v_descale 2^-k");
         }
     }
     // out_scale = l > 0 ? v_descale / l : 0 (correctly rounded division, as the model's); NaN

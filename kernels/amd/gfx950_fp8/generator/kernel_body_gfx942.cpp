@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "common/attention_kernel_args.h"
+#include "common/exp2_polynomial.h"
 #include "kernel_builder.hpp"
 
 namespace zyfa {
@@ -319,12 +320,118 @@ void KernelBuilder::row_max_gfx942(const Reg& m_new, bool keys_masked) {
     e_.op("v_max3_f32", {W(mx), R(s.at(0)), R(s.at(1)), R(s.at(2))}, "", "row max of the lane's 32 keys");
     for (int i = 3; i + 1 < 32; i += 2) e_.op("v_max3_f32", {W(mx), R(mx), R(s.at(i)), R(s.at(i + 1))});
     e_.op("v_max_f32", {W(mx), R(mx), R(s.at(31))});
+    const bool lean = !exact_softmax();
+    if (lean) {
+        // LEAN: a NaN score gives code 0 and no NaN p, so nothing would carry it into l as in
+        // EXACT. gfx942 has no NaN-keeping max (v_maximum3_f32): the fp32 sum of the lane's 32
+        // scores is NaN iff one is (a score is finite, masked -inf or NaN; never +inf), and such a
+        // lane's max becomes +inf, which every later max keeps (the model's poisoned row max,
+        // row_max.h: O and lse NaN, write_output).
+        // Two sums in turn (a v_pk_ write counts as partial: the next VALU must not touch it).
+        const Reg a = tmp_v("sum of the lane's scores (pair)", 2, 2), b = tmp_v("second sum (pair)", 2, 2);
+        e_.pad_for_valu({r_.s_acc, a, b}, "QK MFMA result -> VALU");
+        e_.op_settled("v_pk_add_f32", {W(a), R(s.at(0, 2)), R(s.at(2, 2))}, "", "NaN test: the lane's scores summed");
+        e_.op_settled("v_pk_add_f32", {W(b), R(s.at(4, 2)), R(s.at(6, 2))});
+        for (int i = 8; i < 32; i += 4) {
+            e_.op_settled("v_pk_add_f32", {W(a), R(a), R(s.at(i, 2))});
+            e_.op_settled("v_pk_add_f32", {W(b), R(b), R(s.at(i + 2, 2))});
+        }
+        e_.op_settled("v_add_f32", {W(a.at(0)), R(a.at(0)), R(a.at(1))});
+        e_.op_settled("v_add_f32", {W(b.at(0)), R(b.at(0)), R(b.at(1))});
+        e_.op("v_add_f32", {W(a.at(0)), R(a.at(0)), R(b.at(0))});
+        e_.op("v_cmp_u_f32", {I("vcc"), R(a.at(0)), R(a.at(0))});
+        e_.op("v_mov_b32", {W(a.at(1)), I(float_literal(__builtin_huge_valf()))});
+        e_.op_settled("v_cndmask_b32", {W(mx), R(mx), R(a.at(1)), I("vcc")}, "", "a NaN score: max +inf");
+        free(a);
+        free(b);
+    }
     add_other_half_gfx942(mx, true);
     if (keys_masked) e_.op("v_cmp_eq_f32", {I("vcc"), R(r_.neg_inf), R(mx)}, "", "no key of the block visible?");
     const Reg bm = r_.block_max;
     e_.op("v_mul_f32", {W(bm), R(r_.scale_log2), R(mx)}, "", "block max (log2 units); -inf if none visible (finite scale)");
+    if (lean) {
+        // A NaN block max (a NaN, zero or infinite scale times the raw max) poisons m as well: +inf.
+        const Reg nan = tmp_s("block max NaN", 2, 2), inf = tmp_v("+inf");
+        e_.op("v_cmp_u_f32", {W(nan), R(bm), R(bm)});
+        e_.op("v_mov_b32", {W(inf), I(float_literal(__builtin_huge_valf()))});
+        e_.op_settled("v_cndmask_b32", {W(bm), R(bm), R(inf), R(nan)}, "", "NaN block max: +inf");
+        free(nan);
+        free(inf);
+    }
     e_.op("v_max_f32", {W(m_new), R(r_.m), R(bm)});
     if (keys_masked) e_.op("v_cndmask_b32", {W(m_new), R(m_new), R(r_.m), I("vcc")}, "", "then m_new = m");
+}
+
+// FP8 LEAN without a scaled MFMA: the codes are 2^k p, and the four 32x32x16 MFMAs add 2^k P V to
+// O. O is kept as O 2^K, K the exponent of the latest block (-K in p_scale), the same idea as the
+// sm_90a kernels' scaled accumulator (online_softmax.h: scaled_accumulator_rescale): before the
+// block's PV, O *= alpha 2^(k - K) and K = k. A power of two is exact, so O 2^-K at the end is the
+// model's acc * alpha + partial 2^-k up to fp32 summation order (and 2^-K folds into v_descale in
+// write_output); l stays unscaled (update_running_sum: row sum 2^-k). The rescale runs when some
+// lane's alpha is not 1 or its k moved, which, unlike alpha alone, also happens while the running
+// max stays: a block whose maximum lies 1 or more below it has a larger k.
+void KernelBuilder::alpha_and_bias_gfx942(const Reg& m_new) {
+    const Reg bm = r_.block_max, x = tmp_v("m - m_new");
+    const std::string alpha_done = e_.unique_label("alpha_done");
+    const Reg p = r_.alpha_pair.at(0);
+    e_.op("v_cmp_lt_f32", {I("vcc"), R(r_.m), R(m_new)}, "", "alpha: did any running max move?");
+    e_.op("v_mov_b32", {W(p), I("1.0")});
+    e_.cbranch("vccz", alpha_done);
+    e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
+    e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(numerics::kExp2PolynomialLowest)), R(x)}, "",
+          "read after the polynomial (lane mask: 2 wait states)");
+    // alpha = running_max_rescale(m, m_new, Exp2WithoutTranscendental), as alpha_and_bias.
+    const Reg n = tmp_v("round(x)"), f = tmp_v("x - n");
+    e_.op("v_rndne_f32", {W(n), R(x)});
+    e_.op("v_sub_f32", {W(f), R(x), R(n)});
+    e_.op("v_fmaak_f32", {W(p), R(r_.exp2_c0), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(1)))});
+    for (int i = 2; i < numerics::kExp2PolynomialTerms; ++i) {
+        e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(i)))});
+    }
+    e_.op("v_cvt_i32_f32", {W(n), R(n)});
+    e_.op("v_ldexp_f32", {W(p), R(p), R(n)}, "", "alpha = 2^f 2^n");
+    e_.op("v_cndmask_b32", {W(p), I(0), R(p), I("vcc")}, "", "x < -126, -inf or NaN (m = -inf): alpha = 0");
+    free(n);
+    free(f);
+    e_.label(alpha_done);
+    free(x);
+
+    // k = block_scale_exponent(m_new, block_max, max_block_exponent, e4m3fnuz): base 7.
+    const Reg gap = tmp_v("m_new - block max"), k = tmp_v("block exponent k");
+    const int base = numerics::p_scale_base_exponent(fp8_format());
+    const Reg positive_gap = tmp_s("gap > 0", 2, 2);
+    e_.op("v_sub_f32", {W(gap), R(m_new), R(bm)});
+    e_.op("v_cmp_lt_f32", {W(positive_gap), I(0), R(gap)});
+    e_.op("v_cmp_gt_f32", {I("vcc"), R(r_.cap_gap), R(gap)});
+    e_.op("v_floor_f32", {W(k), R(gap)});
+    e_.op("v_cvt_i32_f32", {W(k), R(k)});
+    e_.op("v_add_u32", {W(k), I(base), R(k)});
+    e_.op("v_cndmask_b32", {W(k), I(base), R(k), R(positive_gap)}, "", "gap <= 0: k = 7");
+    e_.op("v_cndmask_b32", {W(k), R(r_.max_exponent), R(k), I("vcc")}, "", "huge gap, inf or NaN: the cap");
+    free(positive_gap);
+
+    // O *= alpha 2^(k - K), K = k (p_scale: -K).
+    const Reg factor = tmp_v("alpha 2^(k - K) (pair)", 2, 2);
+    const std::string rescale_done = e_.unique_label("rescale_done");
+    e_.op("v_add_u32", {W(factor.at(1)), R(k), R(r_.p_scale)}, "", "k - K");
+    e_.op("v_sub_u32", {W(r_.p_scale), I(0), R(k)}, "", "-k: O's scale from this block on");
+    e_.op("v_ldexp_f32", {W(factor.at(0)), R(p), R(factor.at(1))}, "", "alpha 2^(k - K), exact (a power of two)");
+    e_.op("v_cmp_neq_f32", {I("vcc"), I("1.0"), R(factor.at(0))}, "", "does O's scale change in any lane?");
+    e_.cbranch("vccz", rescale_done);
+    rescale_output(factor);
+    e_.label(rescale_done);
+    free(factor);
+
+    // bias = ((64 + c) + 8k) - 8 m_new; -inf when m_new is (alpha_and_bias).
+    const Reg bias = r_.bias_pair.at(0);
+    e_.op("v_cmp_lg_f32", {I("vcc"), R(r_.neg_inf), R(m_new)});
+    e_.op("v_cvt_f32_i32", {W(k), R(k)});
+    e_.op("v_fmamk_f32", {W(bias), R(k), I(float_literal(8.0f)), R(r_.code_of_one)}, "", "(64 + c) + 8k");
+    e_.op("v_fmamk_f32", {W(bias), R(m_new), I(float_literal(-8.0f)), R(bias)}, "", "- 8 m_new");
+    e_.op("v_cndmask_b32", {W(bias), R(r_.neg_inf), R(bias), I("vcc")});
+    e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m_new");
+    free(gap);
+    free(k);
 }
 
 // value = max (or sum) of value and lane l ^ 32's value: the row's other 32 keys.

@@ -145,6 +145,7 @@ private:
     // phase_output.cpp
     void row_sum_mfma();
     void rescale_output();
+    void rescale_output(const Reg& factor_pair);  // O *= the pair's low word
     void pv_mfma(int ring_first);
     void pv_mfma_tile(int ring_first, int dt);
     void pv_mfma_bf16(int stage);  // V^T of the block from LDS stage `stage`, the first kVAhead operands already read
@@ -174,6 +175,7 @@ private:
     void key_block_mfma_first_gfx942(int stage, const std::string& exit_label);
     void key_block_softmax_first_gfx942(int stage, const std::string& exit_label);
     void row_max_gfx942(const Reg& m_new, bool keys_masked);
+    void alpha_and_bias_gfx942(const Reg& m_new);  // FP8 LEAN: alpha, k, O *= alpha 2^(k_new - k_old), bias
     void add_other_half_gfx942(const Reg& value, bool maximum);
     void bf16_round_gfx942(const Reg& dst, const Reg& x, bool exact_nan);
     void pack_bf16_pair_gfx942(const Reg& dst, const Reg& a, const Reg& b, bool exact_nan);
@@ -181,8 +183,8 @@ private:
     // operands' register halves (gfx942: A and B split alike, so the same products are summed).
     void bf16_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const std::string& comment);
     // FP8 D = C + A B (32 bytes per lane): the scaled 32x32x64 f8f6f4 MFMA (gfx950), or four
-    // unscaled 32x32x16 fp8 ones over register pairs (gfx942; the scales must then be uniform and
-    // are applied by the caller: FP8 EXACT's 2^-7 in the epilogue).
+    // unscaled 32x32x16 fp8 ones over register pairs (gfx942; the scales are then applied by the
+    // caller: FP8 EXACT's 2^-7 in the epilogue, FP8 LEAN's 2^-k by alpha_and_bias_gfx942).
     void fp8_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg& c, const Reg& scale_a, const Reg& scale_b,
                   const std::string& comment);
     numerics::Fp8Format fp8_format() const {

@@ -97,7 +97,8 @@ void KernelBuilder::allocate_registers() {
     r_.code_of_one = tmp_v("56 + lean centre");
     r_.cap_gap = tmp_v("max_block_exponent - 8 (float)");
     r_.scale_one = tmp_v("E8M0 127 (2^0)");
-    r_.p_scale = tmp_v("E8M0 127 - k");
+    // gfx942 LEAN (no scaled MFMA): -k of the latest block, O holding O 2^k (alpha_and_bias_gfx942).
+    r_.p_scale = tmp_v(layout_.gfx942 && !fp8_exact() ? "-k: O holds O 2^k" : "E8M0 127 - k");
     r_.m = tmp_v("running max m (log2)");
     r_.l = tmp_v("running sum l");
     r_.block_max = tmp_v("block max, then m_new");
@@ -538,12 +539,16 @@ void KernelBuilder::fp8_constants() {
         e_.op("v_mov_b32", {W(r_.p_up_pair.at(1)), R(r_.p_up_pair.at(0))});
         return;
     }
+    // gfx942 reads e4m3fnuz: code of 1.0 64, largest code 127 (240), base exponent 7 (lean_p.h,
+    // block_scale.h); gfx950 e4m3fn: 56, 126, 8.
+    const numerics::Fp8Format format = fp8_format();
+    const int base = numerics::p_scale_base_exponent(format);
     e_.op("v_mov_b32", {W(r_.code_of_one), R(ZYFA_ARG(lean_centre))});
-    e_.op("v_add_f32", {W(r_.code_of_one), I(float_literal(numerics::lean_p_code_of_one(numerics::Fp8Format::E4M3FN))),
-                        R(r_.code_of_one)}, "", "56 + lean centre");
+    e_.op("v_add_f32", {W(r_.code_of_one), I(float_literal(numerics::lean_p_code_of_one(format))),
+                        R(r_.code_of_one)}, "", layout_.gfx942 ? "64 + lean centre" : "56 + lean centre");
     {
         const Reg t = tmp_s("max exponent - 8");
-        e_.op("s_add_i32", {W(t), R(ZYFA_ARG(max_block_exponent)), I(-8)});
+        e_.op("s_add_i32", {W(t), R(ZYFA_ARG(max_block_exponent)), I(-base)});
         e_.op("v_cvt_f32_i32", {W(r_.cap_gap), R(t)});
         e_.op("v_mov_b32", {W(r_.max_exponent), R(ZYFA_ARG(max_block_exponent))});
         free(t);
@@ -551,10 +556,13 @@ void KernelBuilder::fp8_constants() {
     e_.op("v_mov_b32", {W(r_.scale_one), I(127)});
     e_.op("v_mov_b32", {W(r_.exp2_c0), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
     e_.op("v_mov_b32", {W(r_.neg_inf), I(float_literal(-__builtin_huge_valf()))}, "", "-inf");
-    e_.op("v_mov_b32", {W(r_.max_code), I(float_literal(numerics::lean_p_max_code(numerics::Fp8Format::E4M3FN)))});
+    e_.op("v_mov_b32", {W(r_.max_code), I(float_literal(numerics::lean_p_max_code(format)))});
     for (int i = 0; i < 8; ++i) {
-        e_.op("v_mov_b32", {W(r_.ones.at(i)), I("0x38383838")}, "", i == 0 ? "e4m3fn 1.0 in every byte" : "");
+        if (layout_.gfx942) e_.op("v_mov_b32", {W(r_.ones.at(i)), I("0x40404040")}, "", i == 0 ? "e4m3fnuz 1.0 in every byte" : "");
+        else e_.op("v_mov_b32", {W(r_.ones.at(i)), I("0x38383838")}, "", i == 0 ? "e4m3fn 1.0 in every byte" : "");
     }
+    // gfx942: O starts as 0 2^base (any exponent: O is 0); the first block's deferred l update reads it.
+    if (layout_.gfx942) e_.op("v_mov_b32", {W(r_.p_scale), I(-base)}, "", "-k of O's scale 2^k");
 }
 
 void KernelBuilder::load_q(const Reg& flip) {

@@ -6,7 +6,9 @@ namespace gfx950_fp8 {
 const char* variant_arch_name(const KernelVariant& v) { return v.arch == VariantArch::Gfx942 ? "gfx942" : "gfx950"; }
 
 std::string variant_symbol(const KernelVariant& v) {
-    const char* prefix = v.arch == VariantArch::Gfx942 ? (v.input == VariantInput::Bf16 ? "zyfa_gfx942_bf16_d" : "zyfa_gfx942_fp8_exact_d")
+    const char* prefix = v.arch == VariantArch::Gfx942 ? (v.input == VariantInput::Bf16       ? "zyfa_gfx942_bf16_d"
+                                                          : v.input == VariantInput::Fp8Exact ? "zyfa_gfx942_fp8_exact_d"
+                                                                                              : "zyfa_gfx942_fp8_lean_d")
                          : v.input == VariantInput::Bf16       ? "zyfa_gfx950_bf16_d"
                          : v.input == VariantInput::Fp8Exact ? "zyfa_gfx950_fp8_exact_d"
                                                              : "zyfa_gfx950_fp8_lean_d";
@@ -37,6 +39,13 @@ std::vector<KernelVariant> all_variants() {
     for (int dqk : {128, 192}) {
         for (VariantMask mask : {VariantMask::CausalTopLeft, VariantMask::CausalBottomRight, VariantMask::None}) {
             variants.push_back(KernelVariant{mask, dqk, 128, VariantInput::Fp8Exact, VariantArch::Gfx942});
+        }
+    }
+    // gfx942 FP8 LEAN (e4m3fnuz): the gfx950 LEAN schedule; no scaled MFMA, so O is kept as O 2^k of
+    // the latest block's exponent k and rescaled by alpha 2^(k_new - k_old) (README.md, "gfx942").
+    for (int dqk : {128, 192}) {
+        for (VariantMask mask : {VariantMask::CausalTopLeft, VariantMask::CausalBottomRight, VariantMask::None}) {
+            variants.push_back(KernelVariant{mask, dqk, 128, VariantInput::Fp8Lean, VariantArch::Gfx942});
         }
     }
     return variants;

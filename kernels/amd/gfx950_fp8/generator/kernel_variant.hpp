@@ -15,7 +15,8 @@ namespace gfx950_fp8 {
 enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
 
 // What the kernel reads and how it turns scores into P:
-//   Fp8Lean  e4m3fn Q, K, V; LEAN (Lean P codes, block-scaled, the scaled f8f6f4 MFMA);
+//   Fp8Lean  e4m3fn Q, K, V; LEAN (Lean P codes, block-scaled, the scaled f8f6f4 MFMA); gfx942:
+//            e4m3fnuz, no scaled MFMA (O kept as O 2^k of the latest block, README.md "gfx942");
 //   Bf16     bf16 Q, K, V; the exact online softmax of kernels/common/online_softmax.h in fp32
 //            (v_exp_f32), P rounded to bf16 (RNE) for the PV MFMA (v_mfma_f32_32x32x16_bf16),
 //            the row sum of the unrounded p, as the CPU model's BF16 path;
@@ -25,7 +26,7 @@ enum class VariantMask { None, CausalTopLeft, CausalBottomRight };
 enum class VariantInput { Fp8Lean, Bf16, Fp8Exact };
 
 // The target: gfx950 (MI350X / MI355X, CDNA4), or gfx942 (MI300X / MI325X, CDNA3: BF16 d128 only,
-// v_mfma_f32_32x32x8_bf16, 64 KiB of LDS; and FP8 EXACT on e4m3fnuz; README.md, "gfx942").
+// v_mfma_f32_32x32x8_bf16, 64 KiB of LDS; and FP8 EXACT and LEAN on e4m3fnuz; README.md, "gfx942").
 enum class VariantArch { Gfx950, Gfx942 };
 
 struct KernelVariant {
@@ -65,8 +66,8 @@ struct EmittedKernel {
 std::string variant_symbol(const KernelVariant& v);
 
 // Every variant the generator emits: FP8 LEAN, BF16, then FP8 EXACT, each 3 masks x head dims 128
-// and 192/128, for gfx950; then gfx942 BF16, 3 masks x head dim 128, and gfx942 FP8 EXACT
-// (e4m3fnuz), 3 masks x head dims 128 and 192/128.
+// and 192/128, for gfx950; then gfx942 BF16, 3 masks x head dim 128, and gfx942 FP8 EXACT and
+// FP8 LEAN (e4m3fnuz), each 3 masks x head dims 128 and 192/128.
 std::vector<KernelVariant> all_variants();
 
 }  // namespace gfx950_fp8

@@ -270,7 +270,8 @@ std::string manifest_json(const std::vector<EmittedKernel>& kernels) {
                   "BF16 in with the exact online softmax (fp32, P rounded to bf16), and FP8 e4m3fn in with the exact online "
                   "softmax (fp32, P 2^8 rounded to e4m3fn); and for gfx942 (MI300X/MI325X, the kernels whose arch is gfx942) "
                   "BF16 in with the same exact online softmax, and FP8 e4m3fnuz in with the exact online softmax "
-                  "(fp32, P 2^7 rounded to e4m3fnuz). "
+                  "(fp32, P 2^7 rounded to e4m3fnuz) or with the LEAN softmax (O kept as O 2^k of the latest key "
+                  "block's P scale exponent k, rescaled by alpha 2^(k_new - k_old)). "
                   "Load <code_object> with hipModuleLoadData, get <symbol> with hipModuleGetFunction, launch "
                   "with the grid, workgroup and kernarg described per kernel.")
         << ",\n";

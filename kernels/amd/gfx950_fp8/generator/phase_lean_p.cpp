@@ -37,6 +37,10 @@ void KernelBuilder::row_max(const Reg& m_new, bool keys_masked) {
 }
 
 void KernelBuilder::alpha_and_bias(const Reg& m_new) {
+    if (layout_.gfx942) {
+        alpha_and_bias_gfx942(m_new);
+        return;
+    }
     const Reg bm = r_.block_max, x = tmp_v("m - m_new");
     // alpha = 1 for every lane whose running max did not move; when none moved, skip the
     // polynomial and O's rescale (m = m_new = -inf gives alpha 1 instead of 0: l and O are 0 there

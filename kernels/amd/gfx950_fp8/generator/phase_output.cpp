@@ -14,11 +14,13 @@ void KernelBuilder::row_sum_mfma() {
 
 // O *= alpha, from the softmax's branch taken when some running max moved (alpha 1 elsewhere);
 // both halves of each pair read alpha's low word (op_sel_hi).
-void KernelBuilder::rescale_output() {
+void KernelBuilder::rescale_output() { rescale_output(r_.alpha_pair); }
+
+void KernelBuilder::rescale_output(const Reg& factor_pair) {
     e_.pad_for_valu({r_.o_acc}, "PV MFMA result -> VALU");
     for (int i = 0; i < r_.o_acc.count / 2; ++i) {
-        e_.op("v_pk_mul_f32", {W(r_.o_acc.at(2 * i, 2)), R(r_.o_acc.at(2 * i, 2)), R(r_.alpha_pair)}, "op_sel_hi:[1,0]",
-              i == 0 ? "O *= alpha" : "");
+        e_.op("v_pk_mul_f32", {W(r_.o_acc.at(2 * i, 2)), R(r_.o_acc.at(2 * i, 2)), R(factor_pair)}, "op_sel_hi:[1,0]",
+              i == 0 ? (factor_pair.text() == r_.alpha_pair.text() ? "O *= alpha" : "O *= alpha 2^(k_new - k_old)") : "");
     }
 }
 
@@ -59,6 +61,11 @@ void KernelBuilder::pv_mfma_bf16(int stage) {
 void KernelBuilder::update_running_sum() {
     if (exact_softmax()) return;  // BF16, FP8 EXACT: done by the softmax (exact_p_and_row_sum)
     e_.pad_for_valu({r_.row_sum.at(0)}, "row-sum MFMA result -> VALU");
+    if (layout_.gfx942) {
+        // No scaled MFMA: the MFMA summed the codes' values, 2^k p; 2^-k is exact (the model's
+        // row_sum * exp2_int(-k) of the same exact sum), k the block's, still in p_scale.
+        e_.op("v_ldexp_f32", {W(r_.row_sum.at(0)), R(r_.row_sum.at(0)), R(r_.p_scale)}, "", "row sum 2^-k");
+    }
     e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(r_.alpha_pair.at(0))}, "", "l = l alpha + row sum");
     e_.op("v_add_f32", {W(r_.l), R(r_.l), R(r_.row_sum.at(0))});
 }
