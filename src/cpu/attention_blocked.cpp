@@ -2,6 +2,7 @@
 //   for each key block of model.key_block keys (aligned to the sequence start, as on the GPU):
 //     S = Q K^T (fp32, raw dot products), x = S * scale_log2 (log2 domain)
 //     m_new = max(m_old, block max) keeping NaN (common/row_max.h), alpha = exp2(m_old - m_new)
+//       (LEAN with the lazy anchor: m is the anchor of common/lean_anchor.h and k is constant)
 //     P = the scheme's rounded probabilities (scaled by 2^k), l = alpha*l + row sum
 //     acc = alpha*acc + 2^-k * (P V)
 //   the sink, if any, joins m and l (common/attention_sink.h: m' = max(m, z), l' = l alpha + 2^(z - m'))
@@ -24,6 +25,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/int8_qk.h"
+#include "common/lean_anchor.h"
 #include "common/lean_p.h"
 #include "common/online_softmax.h"
 #include "common/row_epilogue.h"
@@ -70,6 +72,7 @@ struct Scratch {
         }
         acc.resize(static_cast<size_t>(rows * dv));
         m.resize(static_cast<size_t>(rows));
+        running_max.resize(static_cast<size_t>(rows));
         l.resize(static_cast<size_t>(rows));
     }
 
@@ -81,6 +84,7 @@ struct Scratch {
     std::vector<float> partial;  // [dv]
     std::vector<float> acc;      // [tile][dv]
     std::vector<float> m, l;     // [tile]
+    std::vector<float> running_max;  // [tile] the lazy anchor's M (m is then the anchor)
     // The INT8 Q/K mode: integer operands, int32 scores and the per-key factors of one row.
     std::vector<int32_t> q32;         // [tile][dqk]
     std::vector<int32_t> kt32;        // [dqk][block]
@@ -217,6 +221,7 @@ private:
         // The slot's buffers hold the largest tile (make_scratch); this tile uses their fronts.
         std::fill_n(sc.acc.begin(), rows * dv, 0.0f);
         std::fill_n(sc.m.begin(), rows, kNegInf);
+        std::fill_n(sc.running_max.begin(), rows, kNegInf);
         std::fill_n(sc.l.begin(), rows, 0.0f);
 
         for (int64_t r = 0; r < rows; ++r) {
@@ -263,8 +268,8 @@ private:
                     key_log2 = sc.key_log2.data();
                     key_log2x8 = sc.key_log2x8.data();
                 }
-                update_row(&sc.s[r * bk], key_log2, key_log2x8, lo, hi, n, scale_log2, scale8_log2, sc.m[r], sc.l[r],
-                           &sc.acc[r * dv], sc);
+                update_row(&sc.s[r * bk], key_log2, key_log2x8, lo, hi, n, scale_log2, scale8_log2, sc.m[r],
+                           sc.running_max[r], sc.l[r], &sc.acc[r * dv], sc);
             }
         }
 
@@ -312,7 +317,8 @@ private:
     // s: the block's raw scores of one row; INT8: biased (common/int8_qk.h) with per-key factors
     // key_log2[j] and key_log2x8[j] instead of the row's scale_log2 and scale8_log2 (null otherwise).
     void update_row(const float* s, const float* key_log2, const float* key_log2x8, int64_t lo, int64_t hi, int64_t n,
-                    float scale_log2, float scale8_log2, float& m, float& l, float* acc, Scratch& sc) const {
+                    float scale_log2, float scale8_log2, float& m, float& running_max, float& l, float* acc,
+                    Scratch& sc) const {
         const int64_t dv = p_.head_dim_v;
         // The log2-domain score, rounded once: S_raw * scale_log2.
         auto score_log2 = [&](int64_t j) {
@@ -320,19 +326,26 @@ private:
         };
         float block_max = kNegInf;
         for (int64_t j = lo; j < hi; ++j) block_max = numerics::max_keep_nan(block_max, score_log2(j));
-        const float m_new = numerics::max_keep_nan(m, block_max);
+        const bool lazy = model_.lazy_anchor();
+        // m: the running maximum, or with the lazy anchor the anchor (running_max is then M).
+        running_max = numerics::max_keep_nan(running_max, block_max);
+        const float m_new = lazy ? numerics::lean_anchor_update(m, running_max, block_max, model_.lean_anchor_below)
+                                 : running_max;
         if (numerics::row_max_is_poisoned(m_new)) {  // a NaN or +inf score: the row's O and lse are NaN
             m = m_new;
             return;
         }
-        const float alpha = numerics::running_max_rescale(m, m_new);
+        const float alpha = lazy ? numerics::anchor_rescale(m, m_new, numerics::Exp2Fp32{})
+                                 : numerics::running_max_rescale(m, m_new);
 
         int exponent = fixed_exponent_;
-        if (model_.scheme == SoftmaxScheme::Lean && model_.block_scaling)
+        if (lazy)
+            exponent = numerics::lean_anchor_exponent(format_);
+        else if (model_.scheme == SoftmaxScheme::Lean && model_.block_scaling)
             exponent = numerics::block_scale_exponent(m_new, block_max, model_.max_block_exponent, format_);
         // Study only (NumericsModel::lean_fractional_block_exponent): 0 in every kernel.
         float fraction = 0.0f;
-        if (model_.scheme == SoftmaxScheme::Lean && model_.block_scaling && model_.lean_fractional_block_exponent &&
+        if (model_.scheme == SoftmaxScheme::Lean && !lazy && model_.block_scaling && model_.lean_fractional_block_exponent &&
             exponent < model_.max_block_exponent && m_new - block_max > 0.0f)
             fraction = (m_new - block_max) - std::floor(m_new - block_max);
 

@@ -6,6 +6,7 @@
 
 #include "common/block_scale.h"
 #include "common/key_block.h"
+#include "common/lean_anchor.h"
 #include "common/lean_p.h"
 #include "core/problem.hpp"
 
@@ -43,10 +44,22 @@ struct NumericsModel {
     // Each block's own maximum on a power of two: the block exponent k plus the fractional part of
     // the block's gap below the running maximum, removed by an fp32 multiply (2^-k * 2^-fraction).
     bool lean_fractional_block_exponent = false;
+    // LEAN's P scale: block_scale.h's per-block exponent (the 64-key instance), or the 128-key
+    // instance's lazy anchor (common/lean_anchor.h: a per-row anchor that moves only when a block's
+    // maximum leaves its window, and a constant exponent). Auto picks by key_block, as the kernels
+    // do; the other two and the window's lower size are for the accuracy studies (every kernel uses
+    // kLeanAnchorBelow). Without block_scaling (an ablation) neither: every block at 2^8.
+    enum class LeanPScale { Auto, PerBlockExponent, LazyAnchor };
+    LeanPScale lean_p_scale = LeanPScale::Auto;
+    float lean_anchor_below = numerics::kLeanAnchorBelow;
+    bool lazy_anchor() const {
+        return scheme == SoftmaxScheme::Lean && block_scaling &&
+               (lean_p_scale == LeanPScale::LazyAnchor || (lean_p_scale == LeanPScale::Auto && key_block == 128));
+    }
 
     // The model a resolved problem runs with by default (softmax EXACT or LEAN). The CPU's own
     // key block is numerics::kKeyBlock (64); a caller's params.key_block (64 or 128) models the GPU instance that
-    // steps that many keys, in EXACT and LEAN alike.
+    // steps that many keys, in EXACT and LEAN alike; LEAN's 128-key instance also has the lazy anchor.
     static NumericsModel for_problem(const AttnProblem& problem) {
         NumericsModel model;
         model.scheme = problem.softmax == ZYFA_SOFTMAX_LEAN ? SoftmaxScheme::Lean : SoftmaxScheme::Exact;

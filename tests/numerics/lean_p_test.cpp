@@ -9,6 +9,7 @@
 #include "cmocka_cpp.hpp"
 #include "common/block_scale.h"
 #include "common/fp8_e4m3.h"
+#include "common/lean_anchor.h"
 #include "common/lean_p.h"
 
 using namespace zyfa::numerics;
@@ -107,6 +108,48 @@ void test_block_scale_exponent(void**) {
         const uint8_t code = lean_p_code(block_max, 8.0f, lean_p_bias(m, k, kLeanPCentre, f),
                                          FloatToIntRounding::NearestEven, f);
         assert_true(code >= 112 && code <= 120);
+    }
+}
+
+// The 128-key instance's anchor (common/lean_anchor.h): up at once, down only past the window, never
+// below the running maximum minus the drop cap; NaN and +inf poison; -inf blocks change nothing;
+// alpha exactly 1 while it holds; and every block that keeps the anchor codes its maximum in
+// [2^5, 2^8], no code above 120 (2^8) or at the cap.
+void test_lean_anchor(void**) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    assert_true(lean_anchor_update(-inf, 2.5f, 2.5f) == 2.5f);    // the first block
+    assert_true(lean_anchor_update(2.5f, 2.5f, 2.5f) == 2.5f);    // holds
+    assert_true(lean_anchor_update(2.5f, 2.5f, -0.5f) == 2.5f);   // 3 below: holds
+    assert_true(lean_anchor_update(2.5f, 2.5f, -0.625f) == -0.625f);  // past the window: down to the block
+    assert_true(lean_anchor_update(2.5f, 2.625f, 2.625f) == 2.625f);  // a new maximum: up at once
+    assert_true(lean_anchor_update(-0.625f, 2.5f, 1.0f) == 1.0f);     // above an anchor below M: up to b
+    assert_true(lean_anchor_update(2.5f, 2.5f, 1.0f, 1.0f) == 1.0f);  // a narrower window
+    assert_true(lean_anchor_update(2.5f, 2.5f, -100.0f) == 2.5f - kLeanAnchorMaxDrop);  // the drop cap
+    assert_true(lean_anchor_update(2.5f - kLeanAnchorMaxDrop, 2.5f, -100.0f) == 2.5f - kLeanAnchorMaxDrop);
+    assert_true(lean_anchor_update(2.5f, 2.5f, -inf) == 2.5f);    // nothing seen: unchanged
+    assert_true(lean_anchor_update(-inf, -inf, -inf) == -inf);
+    assert_true(std::isnan(lean_anchor_update(2.5f, nan, nan)));  // poisoned rows take the maximum
+    assert_true(lean_anchor_update(2.5f, inf, inf) == inf);
+    assert_true(std::isnan(lean_anchor_update(nan, nan, 1.0f)));
+    auto exp2 = [](float x) { return std::exp2(x); };
+    assert_true(anchor_rescale(2.5f, 2.5f, exp2) == 1.0f);
+    assert_true(anchor_rescale(-inf, 2.5f, exp2) == 0.0f);
+    assert_true(anchor_rescale(-inf, -inf, exp2) == 1.0f);
+    assert_true(anchor_rescale(2.5f, 4.5f, exp2) == 0.25f);
+    assert_true(anchor_rescale(2.5f, -0.5f, exp2) == 8.0f);
+    assert_int_equal(lean_anchor_exponent(Fp8Format::E4M3FN), 8);
+    assert_int_equal(lean_anchor_exponent(Fp8Format::E4M3FNUZ), 7);
+    for (Fp8Format f : {Fp8Format::E4M3FN, Fp8Format::E4M3FNUZ}) {
+        const int k = lean_anchor_exponent(f);
+        const int top = 120;  // the code of 2^8 in e4m3fn and of 2^7 in e4m3fnuz
+        for (int i = 0; i <= 4000; ++i) {
+            const float a = 0.375f, block_max = a + 1.0f - 5.0f * i / 4000.0f;
+            const float anchor = lean_anchor_update(a, std::fmax(a, block_max), block_max);
+            const uint8_t code = lean_p_code(block_max, 8.0f, lean_p_bias(anchor, k, kLeanPCentre, f),
+                                             FloatToIntRounding::NearestEven, f);
+            assert_true(code <= top);
+            assert_true(code >= top - 8 * static_cast<int>(kLeanAnchorBelow) - 1);
+        }
     }
 }
 
@@ -226,7 +269,7 @@ int main(void) {
         cmocka_unit_test(test_lean_p_bound_e4m3fn_rne),   cmocka_unit_test(test_lean_p_bound_e4m3fn_trunc),
         cmocka_unit_test(test_lean_p_bound_e4m3fnuz),     cmocka_unit_test(test_truncation_matches_rounding),
         cmocka_unit_test(test_row_maximum_is_not_a_tie),  cmocka_unit_test(test_clamps),
-        cmocka_unit_test(test_block_scale_exponent),       cmocka_unit_test(test_saturated_form_matches_the_code),
+        cmocka_unit_test(test_block_scale_exponent),       cmocka_unit_test(test_lean_anchor),       cmocka_unit_test(test_saturated_form_matches_the_code),
         cmocka_unit_test(test_integral_exponent_forms),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

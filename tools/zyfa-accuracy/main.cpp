@@ -85,7 +85,8 @@ const char* kUsage =
     "  --smooth           add the end-to-end rows with K smoothing (ZYFA_QUANT_SMOOTH), alone and\n"
     "                     with the Hadamard rotation of Q and K\n"
     "  --study            add the decision studies: Lean P constant c (RNE and truncating\n"
-    "                     conversion), subnormal codes flushed, block-scale policy and cap,\n"
+    "                     conversion), subnormal codes flushed, block-scale policy and cap, the\n"
+    "                     128-key instance's anchor window against the per-block exponent,\n"
     "                     rounded row sum versus V's mean; and where LEAN's error comes from:\n"
     "                     LEAN/EXACT per query head, the Lean P code replaced by exp2 + RNE (all\n"
     "                     probabilities, or those within 3, 2, 1 octaves of the running maximum),\n"
@@ -413,6 +414,21 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report, E2e
             char name[64];
             std::snprintf(name, sizeof name, "LEAN blockscale cap %d", cap);
             kernel(name, m);
+        }
+        // LEAN's P scale (kernels/common/lean_anchor.h): the 64-key instance's per-block exponent
+        // against the 128-key instance's anchor, with windows of 1 to 6 octaves below it.
+        {
+            NumericsModel per_block = model(SoftmaxScheme::Lean);
+            per_block.lean_p_scale = NumericsModel::LeanPScale::PerBlockExponent;
+            kernel("LEAN per-block exponent", per_block);
+            for (float below : {1.0f, 2.0f, 3.0f, 4.0f, 6.0f}) {
+                NumericsModel m = model(SoftmaxScheme::Lean);
+                m.lean_p_scale = NumericsModel::LeanPScale::LazyAnchor;
+                m.lean_anchor_below = below;
+                char name[64];
+                std::snprintf(name, sizeof name, "LEAN anchor, window %g", below);
+                kernel(name, m);
+            }
         }
         kernel("LEAN no-blockscale", lean_ablation(false, true));
         kernel("LEAN unrounded-sum", lean_ablation(true, false));

@@ -130,10 +130,15 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         if (a.k_descale) k_block_descale = a.k_descale + (static_cast<int64_t>(batch) * a.heads_kv + head_kv) * key_blocks;
     }
     float m[2] = {kNegInf, kNegInf};
+    float running_max[2] = {kNegInf, kNegInf};  // LEAN's lazy anchor only (m is then the anchor)
     float l[2] = {0.0f, 0.0f};
     // acc holds O's accumulator times 2^acc_exponent. Exponents are integral fp32 values
     // (numerics::block_scale_exponent_integral, exp2_integral): no int conversions per block.
-    float acc_exponent[2] = {0.0f, 0.0f};
+    // LEAN's lazy anchor: k is one constant, so acc_exponent is too (a row that sees no key has
+    // acc = 0 and l = 0 whatever it holds).
+    const float initial_acc_exponent =
+        Traits::kLeanLazyAnchor ? static_cast<float>(numerics::lean_anchor_exponent(numerics::Fp8Format::E4M3FN)) : 0.0f;
+    float acc_exponent[2] = {initial_acc_exponent, initial_acc_exponent};
     constexpr int kAcc = Traits::kAcc;
     // LEAN's row sums: per block by wgmmas against the ones tiles (into block_sum, a column per
     // k-step), added to l_scaled, which holds this thread's share of l times 2^acc_exponent and
@@ -270,7 +275,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     float rescale[2] = {1.0f, 1.0f};
     // The online softmax of a block (sm90/softmax.cuh), on the variables above.
     const OnlineSoftmax<Traits> softmax{block_begin, whole_begin, whole_end, row_first_key, row_end_key, s,
-                                        scale_log2, scale8_div128, lean_centre, max_block_exponent, m, l,
+                                        scale_log2, scale8_div128, lean_centre, max_block_exponent, m, running_max, l,
                                         rescale, acc_exponent, q_scale, k_block_descale, key_count};
     auto run_softmax = [&](int index, auto& out) {
         const int block = block_begin + index * kKeys;
@@ -378,10 +383,11 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
         release(slot);
         if constexpr (kOnePBuffer) softmax.pack_probabilities(p_next);
-        // EXACT: a warp whose rows all keep their scale (the running max held) skips O's
-        // multiplies; the vote keeps the branch uniform over the warp. LEAN's block exponent
-        // moves the scale in most blocks, so it does not test.
-        constexpr bool kSkipUnitRescale = PM == PMode::Exact;
+        // A warp whose rows all keep their scale (EXACT: the running max held; LEAN's 128-key
+        // instance: the anchor held) skips O's multiplies; the vote keeps the branch uniform over
+        // the warp. LEAN's per-block exponent (64-key steps) moves the scale in most blocks, so it
+        // does not test.
+        constexpr bool kSkipUnitRescale = PM == PMode::Exact || Traits::kLeanLazyAnchor;
         if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
 #pragma unroll
             for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];

@@ -6,6 +6,7 @@
 #define ZYFA_KERNELS_NVIDIA_SM90_SOFTMAX_CUH
 
 #include "nvidia/attention_fwd_common.cuh"
+#include "common/lean_anchor.h"
 #include "common/online_softmax.h"
 #include "nvidia/primitives/convert.cuh"
 #include "nvidia/sm90/tile_context.cuh"
@@ -58,6 +59,7 @@ struct OnlineSoftmax {
     using ScoreReg = typename Traits::ScoreReg;
     static constexpr bool kRowSumByMma = Traits::kRowSumByMma;
     static constexpr bool kOnePBuffer = Traits::kOnePBuffer;
+    static constexpr bool kLazyAnchor = Traits::kLeanLazyAnchor;
     static constexpr float kNegInf = -__builtin_huge_valf();
     // The exponent argument s * c - m of the exact exponential (EXACT). The CPU model rounds the
     // product and the difference (Twice). One FFMA (Fused) differs from it by at most half an ulp
@@ -90,7 +92,8 @@ struct OnlineSoftmax {
     const float& scale8_div128;                   // lean_code_bits' operand
     const float& lean_centre;
     const int& max_block_exponent;
-    float (&m)[2];                                // the running maximum of s * c, log2 units
+    float (&m)[2];                                // the running maximum of s * c, log2 units (kLazyAnchor: the anchor)
+    float (&running_max)[2];                      // kLazyAnchor: the running maximum (else unused)
     float (&l)[2];                                // the running sum
     float (&rescale)[2];                          // what O's accumulator takes after this block
     float (&acc_exponent)[2];                     // O's accumulator is acc * 2^acc_exponent
@@ -210,10 +213,25 @@ struct OnlineSoftmax {
                 block_max = any_visible ? extreme * scale_log2 : kNegInf;
             }
             block_max = quad_max(block_max);
-            m_new[rr] = numerics::max_keep_nan(m[rr], block_max);
-            alpha[rr] = numerics::running_max_rescale(m[rr], m_new[rr], [](float x) { return exp2_approx(x); });
+            if constexpr (kLazyAnchor) {  // m is the anchor; k is constant (common/lean_anchor.h)
+                // A row that sees nothing of the block has block_max = -inf: M holds by itself.
+                running_max[rr] = numerics::max_keep_nan(running_max[rr], block_max);
+                m_new[rr] = numerics::lean_anchor_update(m[rr], running_max[rr], block_max);
+                alpha[rr] = numerics::anchor_rescale(m[rr], m_new[rr], [](float x) { return exp2_approx(x); });
+            } else {
+                m_new[rr] = numerics::max_keep_nan(m[rr], block_max);
+                alpha[rr] = numerics::running_max_rescale(m[rr], m_new[rr], [](float x) { return exp2_approx(x); });
+            }
             // the model's k (integral): P is scaled by 2^k before rounding
-            if constexpr (PM == PMode::Lean) {
+            if constexpr (kLazyAnchor) {
+                exponent[rr] = static_cast<float>(numerics::lean_anchor_exponent(numerics::Fp8Format::E4M3FN));
+                bias[rr] = numerics::lean_p_bias(m_new[rr], exponent[rr], lean_centre, numerics::Fp8Format::E4M3FN);
+                if constexpr (kInt8) {
+#pragma unroll
+                    for (int h = 0; h < kHalves; ++h)
+                        half_bias[rr][h] = numerics::int8_lean_p_bias(bias[rr], half_log2x8[rr][h]) * 0x1p-7f;
+                }
+            } else if constexpr (PM == PMode::Lean) {
                 exponent[rr] = numerics::block_scale_exponent_integral(m_new[rr], block_max, max_block_exponent,
                                                                        numerics::Fp8Format::E4M3FN);
                 bias[rr] = numerics::lean_p_bias(m_new[rr], exponent[rr], lean_centre, numerics::Fp8Format::E4M3FN);
@@ -316,8 +334,14 @@ struct OnlineSoftmax {
                 if (active) {
                     l[rr] = numerics::running_sum_update(l[rr], alpha[rr], row_sum);
                     m[rr] = m_new[rr];
-                    rescale[rr] = numerics::scaled_accumulator_rescale(alpha[rr], exponent[rr], acc_exponent[rr]);
-                    acc_exponent[rr] = exponent[rr];
+                    if constexpr (kLazyAnchor) {
+                        // k is a constant, acc_exponent holds it from the start (consumer_warpgroup):
+                        // the rescale is alpha, exactly 1 while the anchor holds
+                        rescale[rr] = alpha[rr];
+                    } else {
+                        rescale[rr] = numerics::scaled_accumulator_rescale(alpha[rr], exponent[rr], acc_exponent[rr]);
+                        acc_exponent[rr] = exponent[rr];
+                    }
                 }
             }
         };

@@ -79,6 +79,9 @@ struct WsKernelTraits {
     // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32 in the
     // model's order (l * alpha + the block's sum).
     static constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile && DV <= 128;
+    // LEAN's 128-key instance scales P against a lazy anchor (kernels/common/lean_anchor.h), the
+    // CPU model's params.key_block = 128: a warp whose rows all keep their anchor skips O's rescale.
+    static constexpr bool kLeanLazyAnchor = PM == PMode::Lean && kKeys == 128;
     static constexpr int kQkSteps = DQK * kElem / 32;  // k-steps of S = Q K^T (32 bytes of a row each)
     // Head dim 256 keeps Q in shared memory: its 32 (64) fragment registers do not fit beside
     // O's 128 accumulators; so do the 128-key steps beyond 16 fragment registers (FP8 192/128's
