@@ -188,18 +188,48 @@ struct OnlineSoftmax {
                     if (seen) block_max = numerics::max_keep_nan(block_max, half_max);
                 }
             } else {
-                float part[4];
+                auto float_max = [&] {
+                    float part[4];
 #pragma unroll
-                for (int i = 0; i < 4; ++i) part[i] = kNegInf;
+                    for (int i = 0; i < 4; ++i) part[i] = kNegInf;
 #pragma unroll
-                for (int n = 0; n < kTiles; ++n)
+                    for (int n = 0; n < kTiles; ++n)
 #pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        if (visible(rr, n, e)) {
-                            part[(2 * n + e) % 4] = numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
-                        }
-                const float extreme = numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
-                                                             numerics::max_keep_nan(part[2], part[3]));
+                        for (int e = 0; e < 2; ++e)
+                            if (visible(rr, n, e)) {
+                                part[(2 * n + e) % 4] =
+                                    numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                            }
+                    return numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
+                                                  numerics::max_keep_nan(part[2], part[3]));
+                };
+                float extreme;
+                if constexpr (kFp8 && !kMasked) {
+                    // The FP8 scores' maximum from their bit patterns as signed integers: among
+                    // fp32 values >= +0 (and the matrix unit's NaN, 0x7FFFFFFF) the integer order is
+                    // the float order and every negative value orders below them, so a nonnegative
+                    // integer maximum is the float maximum, NaN kept (max_keep_nan). Three-input
+                    // integer max (VIMNMX3) takes two scores per instruction where FMNMX takes one.
+                    // A warp in which some row's scores are all negative takes the float maximum.
+                    int part[4];
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) part[i] = INT_MIN;
+#pragma unroll
+                    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e)
+                            part[(2 * n + e) % 4] = max(part[(2 * n + e) % 4], __float_as_int(s[4 * n + 2 * rr + e]));
+                    const int top = max(max(part[0], part[1]), max(part[2], part[3]));
+                    if (__all_sync(0xFFFFFFFFu, top >= 0)) {
+                        extreme = __int_as_float(top);
+                    } else {
+                        sass_marker<5>();  // (ws-step-sass.py leaves the rare path out of a step's count)
+                        extreme = float_max();
+                        sass_marker<6>();
+                    }
+                } else {
+                    extreme = float_max();
+                }
                 // -inf when this thread sees nothing of the block (rather than the identity times c,
                 // NaN for c = 0 or NaN)
                 bool any_visible = true;
