@@ -391,7 +391,9 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report, E2e
             else std::snprintf(name, sizeof name, "LEAN exp2+RNE for t >= %g", from);
             kernel(name, m);
         }
+        // (This study and the cap's below are of the per-block exponent, at either key block.)
         NumericsModel fractional = model(SoftmaxScheme::Lean);
+        fractional.lean_p_scale = NumericsModel::LeanPScale::PerBlockExponent;
         fractional.lean_fractional_block_exponent = true;
         kernel("LEAN fractional block exp.", fractional);
         for (float c_rne : {-0.625f, -0.5625f, -0.484375f, -0.453125f, -0.4375f, -0.375f, -0.25f}) {
@@ -410,6 +412,7 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report, E2e
         kernel("LEAN flush-subnormal", flush);
         for (int cap : {8, 12, 16, 24}) {
             NumericsModel m = model(SoftmaxScheme::Lean);
+            m.lean_p_scale = NumericsModel::LeanPScale::PerBlockExponent;
             m.max_block_exponent = cap;
             char name[64];
             std::snprintf(name, sizeof name, "LEAN blockscale cap %d", cap);

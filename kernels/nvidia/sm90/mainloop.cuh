@@ -341,7 +341,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // O += P(index) V(index), committed as one wgmma group; the last block's (`last`) with its
     // row sums, which no score group follows.
     auto issue_pv = [&](RingSlot slot, auto& p, auto last_tag) {
-        constexpr bool kLast = decltype(last_tag)::value;
+        [[maybe_unused]] constexpr bool kLast = decltype(last_tag)::value;
         const uint64_t desc_v = descriptor_plus(desc_v0, slot.stage * (Shape::kVBytes >> 4));
         // No pin_registers here: an asm that "defines" acc or P after this group's S wgmma
         // makes ptxas serialise the wgmmas (C7513); the wgmma's own operands order them.
