@@ -345,7 +345,8 @@ private:
             exponent = numerics::block_scale_exponent(m_new, block_max, model_.max_block_exponent, format_);
         // Study only (NumericsModel::lean_fractional_block_exponent): 0 in every kernel.
         float fraction = 0.0f;
-        if (model_.scheme == SoftmaxScheme::Lean && !lazy && model_.block_scaling && model_.lean_fractional_block_exponent &&
+        if (model_.scheme == SoftmaxScheme::Lean && !lazy && model_.block_scaling &&
+            model_.lean_fractional_block_exponent &&
             exponent < model_.max_block_exponent && m_new - block_max > 0.0f)
             fraction = (m_new - block_max) - std::floor(m_new - block_max);
 

@@ -253,17 +253,11 @@ struct OnlineSoftmax {
                 alpha[rr] = numerics::running_max_rescale(m[rr], m_new[rr], [](float x) { return exp2_approx(x); });
             }
             // the model's k (integral): P is scaled by 2^k before rounding
-            if constexpr (kLazyAnchor) {
-                exponent[rr] = static_cast<float>(numerics::lean_anchor_exponent(numerics::Fp8Format::E4M3FN));
-                bias[rr] = numerics::lean_p_bias(m_new[rr], exponent[rr], lean_centre, numerics::Fp8Format::E4M3FN);
-                if constexpr (kInt8) {
-#pragma unroll
-                    for (int h = 0; h < kHalves; ++h)
-                        half_bias[rr][h] = numerics::int8_lean_p_bias(bias[rr], half_log2x8[rr][h]) * 0x1p-7f;
-                }
-            } else if constexpr (PM == PMode::Lean) {
-                exponent[rr] = numerics::block_scale_exponent_integral(m_new[rr], block_max, max_block_exponent,
-                                                                       numerics::Fp8Format::E4M3FN);
+            if constexpr (PM == PMode::Lean) {
+                constexpr auto kFormat = numerics::Fp8Format::E4M3FN;
+                exponent[rr] = kLazyAnchor ? static_cast<float>(numerics::lean_anchor_exponent(kFormat))
+                                           : numerics::block_scale_exponent_integral(m_new[rr], block_max,
+                                                                                     max_block_exponent, kFormat);
                 bias[rr] = numerics::lean_p_bias(m_new[rr], exponent[rr], lean_centre, numerics::Fp8Format::E4M3FN);
                 if constexpr (kInt8) {
 #pragma unroll
