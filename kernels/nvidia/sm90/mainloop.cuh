@@ -262,12 +262,13 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     };
 
     // Per block n, in this order (FlashAttention-3's intra-warpgroup overlap):
-    //   issue S(n+1) = Q K(n+1)^T; issue O += P(n) V(n); wait for S(n+1) only; softmax of
-    //   block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it from registers);
-    //   wait for P(n) V(n); release the stage; O *= the rescale of block n+1.
-    // So block n's P.V runs on the tensor cores while block n+1's softmax runs. With one P buffer
-    // (WsKernelTraits::kOnePBuffer) the softmax leaves block n+1's probabilities in its score
-    // registers, and they become P(n+1) after the wait for P(n) V(n), before O's rescale.
+    //   issue S(n+1) = Q K(n+1)^T; O *= the rescale of block n; issue O += P(n) V(n); wait for
+    //   S(n+1) only; softmax of block n+1 -> P(n+1) (P(n) stays untouched: the P.V wgmma reads it
+    //   from registers); wait for P(n) V(n); release the stage.
+    // So O's rescale runs while the tensor cores compute S(n+1), and block n+1's softmax while
+    // they compute block n's P.V. With one P buffer (WsKernelTraits::kOnePBuffer) the softmax
+    // leaves block n+1's probabilities in its score registers, and they become P(n+1) after the
+    // wait for P(n) V(n).
     constexpr int kPvSteps = Traits::kPvSteps;  // k-steps of P.V over a block
     constexpr bool kOnePBuffer = Traits::kOnePBuffer;
     ScoreReg s[kScores];
@@ -310,8 +311,10 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         issue_scores(s, RingSlot{0, 0}, nullptr);
         wgmma_wait<0>();
         pin_registers(s);
-        run_softmax(0, pa);  // acc is 0: its rescale changes nothing
+        run_softmax(0, pa);
         if constexpr (kOnePBuffer) softmax.pack_probabilities(pa);
+        // Not applied: O and l are 0 (and a NaN in a row's first block must not reach them).
+        rescale[0] = rescale[1] = 1.0f;
     }
 
     auto wait_v = [&](RingSlot slot) {
@@ -357,6 +360,19 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         }
         wgmma_commit();
     };
+    // O *= the rescale of the block whose P.V comes next (the P.V before it is done), issued
+    // after that block's scores so that it runs beside them on the tensor cores. A warp whose rows
+    // all keep their scale (EXACT: the running max held) skips the multiplies; the vote keeps the
+    // branch uniform over the warp. LEAN does not test: its scale moves in most warp steps (64% at
+    // 16K with the 128-key anchor), and without the vote the H200 ran LEAN 2-3% faster
+    // (docs/hopper-kernel-notes.md, 2026-12-04 15:15Z).
+    auto rescale_output = [&] {
+        constexpr bool kSkipUnitRescale = PM == PMode::Exact;
+        if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+#pragma unroll
+            for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
+        }
+    };
     auto release = [&](RingSlot slot) {
         if (lane_now() == 0) mbarrier_arrive(empty(slot.stage));  // this warp is done with the stage
     };
@@ -373,6 +389,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         fence_after_wait();
         wait_v(slot);
         issue_scores(s, next, p_now);  // s is free: block index's softmax is done
+        rescale_output();              // beside S(index + 1) on the tensor cores
         issue_pv(slot, p_now, LastTag<false>{});
         wgmma_wait<1>();  // S(index + 1); P(index) V(index) may still run
         pin_registers(s);
@@ -383,15 +400,6 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         for (int kk = 0; kk < kPvSteps; ++kk) pin_registers(p_now[kk]);
         release(slot);
         if constexpr (kOnePBuffer) softmax.pack_probabilities(p_next);
-        // A warp whose rows all keep their scale (EXACT: the running max held; LEAN's 128-key
-        // instance: the anchor held) skips O's multiplies; the vote keeps the branch uniform over
-        // the warp. LEAN's per-block exponent (64-key steps) moves the scale in most blocks, so it
-        // does not test.
-        constexpr bool kSkipUnitRescale = PM == PMode::Exact || Traits::kLeanLazyAnchor;
-        if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
-#pragma unroll
-            for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
-        }
         // l = l * alpha + the block's rounded sum (the model's order): block index's sum joins
         // l_scaled before the rescale of block index + 1, whose own sum joins at the next step.
         if constexpr (kRowSumByMma) {
@@ -420,6 +428,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     }
     if (blocks > 0) {  // the last block: P in pa when blocks is odd or P has one buffer, in pb when even
         wait_v(slot);
+        rescale_output();
         if constexpr (kOnePBuffer) {
             issue_pv(slot, pa, LastTag<true>{});
         } else if (blocks % 2) {
