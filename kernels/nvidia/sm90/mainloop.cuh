@@ -363,9 +363,8 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // O *= the rescale of the block whose P.V comes next (the P.V before it is done), issued
     // after that block's scores so that it runs beside them on the tensor cores. A warp whose rows
     // all keep their scale (EXACT: the running max held) skips the multiplies; the vote keeps the
-    // branch uniform over the warp. LEAN does not test: its scale moves in most warp steps (64% at
-    // 16K with the 128-key anchor), and without the vote the H200 ran LEAN 2-3% faster
-    // (docs/hopper-kernel-notes.md, 2026-12-04 15:15Z).
+    // branch uniform over the warp. LEAN does not test: its anchor moves in most warp steps, and
+    // the vote measured slower there (docs/hopper-kernel-notes.md, 2026-12-04T14:47Z).
     auto rescale_output = [&] {
         constexpr bool kSkipUnitRescale = PM == PMode::Exact;
         if (!kSkipUnitRescale || __any_sync(0xFFFFFFFFu, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
