@@ -18,6 +18,7 @@
 // The INT8 Q/K kernels have their own program (int8_qk_gpu_test.cpp), so a short lease reaches them.
 // Exits 77 (skipped) without a CUDA device; on devices that are not sm_90 (no warp-specialised
 // kernels) parts 1, 3, 4 and 5 print a line and pass.
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <cstring>
@@ -423,7 +424,18 @@ void test_fp8_wgmma_adder_vs_fp32_model(void**) {
 
 }  // namespace
 
-int main(void) {
+// Usage: gpu_ws_kernel [--part K/N]: with --part, only the test functions whose index i (in the
+// list below) has i % N == K - 1, so that CTest can run the N parts side by side (the whole list
+// takes over 200 s on one H200); every function belongs to exactly one part.
+int main(int argc, char** argv) {
+    int part = 0, parts = 1;
+    if (argc == 3 && std::strcmp(argv[1], "--part") == 0 && std::sscanf(argv[2], "%d/%d", &part, &parts) == 2 &&
+        parts >= 1 && part >= 1 && part <= parts) {
+        --part;
+    } else if (argc != 1) {
+        std::printf("usage: gpu_ws_kernel [--part K/N] (1 <= K <= N)\n");
+        return 2;
+    }
     if (const int rc = open_session_or_skip("gpu_ws_kernel")) return rc;
     if (is_hopper()) {
         std::string error;
@@ -446,7 +458,10 @@ int main(void) {
         cmocka_unit_test(test_misaligned_output),
         cmocka_unit_test(test_fp8_wgmma_adder_vs_fp32_model),
     };
-    const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
+    std::vector<CMUnitTest> selected;
+    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); ++i)
+        if (static_cast<int>(i % static_cast<size_t>(parts)) == part) selected.push_back(tests[i]);
+    const int failed = _cmocka_run_group_tests("gpu_ws_kernel", selected.data(), selected.size(), nullptr, nullptr);
     zyfa_context_destroy(g_cp_async);
     close_session();
     return failed;
