@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# A/B timing of zyfa builds with zyfa-bench, one process per run, the builds alternating inside each
+# round (the method of docs/hopper-kernel-notes.md since 2026-12-04: a same-process-state comparison
+# at the boost clock that --repeats 10 measures; it ranks changes, its absolute figures are not the
+# steady-state ones of bench/run_benchmark.py).
+#
+#   here:       tools/gpu/ab-bench.sh prepare NAME=GIT_REF [NAME=GIT_REF]...
+#                 writes each ref's sources (what the library and zyfa-bench need) to .ab/NAME/
+#                 (git-ignored); then call the device tool with carry [".ab"] (and ".device-deps"
+#                 when the same call runs the gpu tier)
+#   on the GPU: tools/gpu/ab-bench.sh run [--rounds N] [--repeats N] [--shape "ZYFA-BENCH ARGS"]...
+#                 builds the working tree ("head") and every .ab/NAME for sm_90a (zyfa-bench only,
+#                 in parallel), then runs every shape on every build, N rounds; prints and writes
+#                 $OUT/ab.csv (round, shape, build, TFLOP/s) and $OUT/ab.log (default: ./ab-out/)
+# Default shapes: FP8 LEAN 16K (batch 2) and 32K (batch 1), FP8 EXACT 16K, BF16 16K, causal hd128,
+# 16 heads.
+set -uo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 1
+sources=(kernels src include bench tools cmake CMakeLists.txt zyfa.pc.in)
+
+usage() { sed -n '2,18p' "$0"; exit 2; }
+[[ $# -ge 1 ]] || usage
+verb=$1
+shift
+
+if [[ $verb == prepare ]]; then
+  [[ $# -ge 1 ]] || usage
+  for pair in "$@"; do
+    name=${pair%%=*}
+    ref=${pair#*=}
+    [[ $name =~ ^[A-Za-z0-9_-]+$ && $name != head && $ref != "$pair" ]] || { echo "bad NAME=REF: $pair" >&2; exit 2; }
+    git rev-parse --verify -q "$ref^{commit}" >/dev/null || { echo "not a commit: $ref" >&2; exit 2; }
+    rm -rf ".ab/$name"
+    mkdir -p ".ab/$name"
+    git archive "$ref" -- "${sources[@]}" | tar -x -C ".ab/$name" || exit 1
+    echo "$name = $(git rev-parse --short "$ref") -> .ab/$name ($(du -sh ".ab/$name" | cut -f1))"
+  done
+  exit 0
+fi
+[[ $verb == run ]] || usage
+
+rounds=2
+repeats=10
+shapes=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --rounds) rounds=$2; shift ;;
+    --repeats) repeats=$2; shift ;;
+    --shape) shapes+=("$2"); shift ;;
+    *) usage ;;
+  esac
+  shift
+done
+if ((${#shapes[@]} == 0)); then
+  shapes=("--softmax lean --batch 2 --heads 16 --seqlen 16384"
+          "--softmax lean --batch 1 --heads 16 --seqlen 32768"
+          "--softmax exact --batch 2 --heads 16 --seqlen 16384"
+          "--dtype bf16 --batch 2 --heads 16 --seqlen 16384")
+fi
+OUT=${OUT:-$repo/ab-out}
+mkdir -p "$OUT"
+export PATH=$PATH:/usr/local/cuda/bin
+names=(head)
+dirs=("$repo")
+for d in .ab/*/; do
+  [[ -d $d ]] || continue
+  names+=("$(basename "$d")")
+  dirs+=("$repo/$d")
+done
+jobs=$(( $(nproc 2>/dev/null || echo 16) / ${#names[@]} ))
+((jobs < 1)) && jobs=1
+start=$(date +%s)
+for i in "${!names[@]}"; do
+  (cmake -S "${dirs[$i]}" -B "/tmp/zyfa-ab-${names[$i]}" -DCMAKE_BUILD_TYPE=Release -DZYFA_CUDA_ARCHS=sm_90a \
+         -DZYFA_BUILD_TESTS=OFF -DZYFA_AMD=OFF && \
+   cmake --build "/tmp/zyfa-ab-${names[$i]}" -j "$jobs" --target zyfa-bench) > "$OUT/build-${names[$i]}.log" 2>&1 &
+done
+wait
+for n in "${names[@]}"; do
+  if [[ ! -x /tmp/zyfa-ab-$n/tools/zyfa-bench/zyfa-bench ]]; then
+    echo "build $n failed: $OUT/build-$n.log" | tee -a "$OUT/ab.log"
+    tail -5 "$OUT/build-$n.log"
+    exit 1
+  fi
+done
+echo "builds: ${names[*]} in $(( $(date +%s) - start )) s" | tee -a "$OUT/ab.log"
+nvidia-smi --query-gpu=name,clocks.sm,power.limit --format=csv,noheader | tee -a "$OUT/ab.log"
+echo "round,shape,build,tflops" > "$OUT/ab.csv"
+for ((round = 1; round <= rounds; ++round)); do
+  for shape in "${shapes[@]}"; do
+    for n in "${names[@]}"; do
+      # shellcheck disable=SC2086  # the shape is a list of zyfa-bench arguments
+      row=$("/tmp/zyfa-ab-$n/tools/zyfa-bench/zyfa-bench" --backend cuda --mask causal --repeats "$repeats" \
+            --no-check $shape 2>&1 | tail -1)
+      tflops=$(awk '{print $(NF-2)}' <<< "$row")
+      echo "$round | $shape | $n | $row" | tee -a "$OUT/ab.log"
+      echo "$round,\"$shape\",$n,$tflops" >> "$OUT/ab.csv"
+    done
+  done
+done
+echo "total $(( $(date +%s) - start )) s" | tee -a "$OUT/ab.log"
