@@ -377,8 +377,9 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     };
 
     // One block but the last, P(index) in p_now: the next block's scores and softmax (into
-    // p_next) overlap this block's P.V. No branch between the issues and the waits, and P in
-    // two buffers that alternate (no copy): ptxas then keeps the wgmmas asynchronous. With one
+    // p_next) overlap this block's P.V. No branch between the issues and the waits but EXACT's
+    // warp-uniform rescale vote (which ptxas takes: check_ws_kernels.sh), and P in two buffers
+    // that alternate (no copy): ptxas then keeps the wgmmas asynchronous. With one
     // buffer p_next is p_now, written only after the wait for this block's P.V.
     // slot: block index's ring slot.
     auto step = [&](int index, RingSlot slot, auto& p_now, auto& p_next) {
