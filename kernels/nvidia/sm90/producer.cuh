@@ -67,10 +67,22 @@ __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int
             unit(read + g * 16 * 128, write + g * (DV * 16));
         }
     } else {
-        // Warp w's units u = w + 3 k: 11, 11 and 10 of head dim 128's 32. Not unrolled: the
-        // addresses of unrolled units spilled at the producer's 24 registers.
+        // Warp w takes key groups [first, end) in every column block: 12, 12 and 8 units of head
+        // dim 128's 32. Column blocks in the unrolled loop (compile-time offsets: the swizzle's
+        // 2 cb is one XOR of a lane constant), key groups not unrolled: the addresses of unrolled
+        // units spilled at the producer's 24 registers.
+        constexpr int kGroups = KEYS / 16, kGroupsPerWarp = (kGroups + 2) / 3;
+        const int first = warp * kGroupsPerWarp, end = min(first + kGroupsPerWarp, kGroups);
+        const uint32_t lane_swizzle = ((j / 2) ^ i) * 16;
+        const uint32_t lane_read = raw + (8 * (j % 2) + i) * 128;
+        const uint32_t lane_write = vt + (16 * (j / 2) + 2 * i + (j % 2)) * 16;
 #pragma unroll 1
-        for (int u = warp; u < kUnits; u += 3) unit(read_of(u % kColumnBlocks, u / kColumnBlocks), write_of(u % kColumnBlocks, u / kColumnBlocks));
+        for (int g = first; g < end; ++g) {
+#pragma unroll 2
+            for (int cb = 0; cb < kColumnBlocks; ++cb) {
+                unit(lane_read + g * 16 * 128 + (lane_swizzle ^ (32 * cb)), lane_write + g * (DV * 16) + 32 * cb * 16);
+            }
+        }
     }
 }
 
