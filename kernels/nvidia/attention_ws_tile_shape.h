@@ -48,7 +48,7 @@ struct WsTileShape {
     // follows its last transpose read (finish_v in sm90/producer.cuh). With two, a fast thread
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
-    // With the tensor memory accelerator, warps 1-3 of the producer transpose while warp 0 copies.
+    // The paged producer with the tensor memory accelerator: warps 1-3 transpose while warp 0 copies.
     static constexpr int kTransposeThreads = 96;
     static constexpr int kQkChunks = DQK * kElem / 16;
     static constexpr int kVChunks = DV * kElem / 16;
@@ -91,7 +91,8 @@ struct WsTileShape {
     static constexpr int kEmptyOffset = kVFullOffset + 8 * kStages;
     // FP8 with the tensor memory accelerator: V's staging buffer `b` landed (attention_ws_tma_params.h).
     static constexpr int kStagingFullOffset = kEmptyOffset + 8 * kStages;
-    // ... and its transpose has been read out of it (sm90/producer.cuh, transpose_v_blocks).
+    // ... and its transpose has been read out of it (the paged producer: sm90/producer.cuh,
+    // transpose_v_blocks).
     static constexpr int kStagingFreeOffset = kStagingFullOffset + 8 * 3;
     static constexpr int kQOffset = kHeaderBytes;
     static constexpr int kKOffset = kQOffset + kQBytes;

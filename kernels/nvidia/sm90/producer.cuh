@@ -169,11 +169,14 @@ __device__ __forceinline__ void write_ones_tile(unsigned char* smem, int pt) {
     }
 }
 
-// FP8 V's transpose beside the copies of the producers with the tensor memory accelerator: warps
-// 1-3 (kTransposeThreads) take each V block as it lands in its staging buffer, write its transpose
-// into the block's stage and give the buffer back (staging_free), while warp 0 only copies. Until
-// 2026-12-04 all four warps transposed block n - 1 after warp 0 had issued block n, so a block
-// whose copies landed late (page 16: sixteen 2 KiB copies each) held the copies of block n + 1.
+// FP8 V's transpose beside the paged producer's copies (produce_paged_with_tma): warps 1-3
+// (kTransposeThreads) take each V block as it lands in its staging buffer, write its transpose into
+// the block's stage and give the buffer back (staging_free), while warp 0 only copies. With all
+// four warps transposing block n - 1 after warp 0 had issued block n (produce_with_tma's order), a
+// block whose sixteen 2 KiB page copies landed late held the copies of block n + 1: paged FP8 LEAN
+// at page 16 ran 0.73x of the contiguous kernel, and 0.86x with this split (H200, 2026-12-04;
+// docs/hopper-kernel-notes.md). The contiguous kernel keeps the four-warp order: its two copies per
+// block land in time, and three warps' transposes measured 3.5% slower there.
 // The stage is free: warp 0 waited on its empty barrier before copying the block; the wait here
 // says so to these threads.
 template <class Traits>
@@ -203,50 +206,67 @@ __device__ __forceinline__ void wait_staging_free(const TileContext<typename Tra
 }
 
 // The producer with the tensor memory accelerator: thread 0 issues every copy, one per 128-byte
-// column slice of a tile (attention_ws_tma_params.h); FP8 V goes to a staging buffer, whose
-// transpose warps 1-3 write into the stage (transpose_v_blocks); 16-bit V lands in the stage (the
-// other threads have no work). Thread 0 completes each "full" mbarrier's transaction bytes, and
-// waits on the stage's "empty" mbarrier (and FP8's staging buffer) before reusing it.
+// column slice of a tile (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128
+// threads write its transpose into the stage; 16-bit V lands in the stage (the other threads have
+// no work). Thread 0 completes each "full" mbarrier's transaction bytes, and waits on the stage's
+// "empty" mbarrier before reusing it.
 template <class Traits>
 __device__ __forceinline__ void produce_with_tma(const TileContext<typename Traits::Shape>& tile, const WsTmaParams& tma) {
     const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
     using Shape = typename Traits::Shape;
     constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
     constexpr bool kFp8 = Traits::kFp8;
+    constexpr int DV = Traits::kDv;
     const int pt = threadIdx.x;
-    if (pt >= 32) {
-        if constexpr (kFp8) {
-            write_ones_tile<Shape>(smem, pt - 32);  // published by the transposers' fence
-            transpose_v_blocks<Traits>(t, pt);
-        }
-        return;
-    }
-    if (pt != 0) return;
+    write_ones_tile<Shape>(smem, pt);
     const int q_seq = static_cast<int>(t.first_q) + t.row0, k_seq0 = static_cast<int>(t.first_k) + t.block_begin;
-    tma_prefetch_map(tma.k_map);
-    tma_prefetch_map(tma.v_map);
-    mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
-    tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), q_seq,
-                                                  t.head, t.batch);
+    if (pt == 0) {
+        tma_prefetch_map(tma.k_map);
+        tma_prefetch_map(tma.v_map);
+        mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+        tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), q_seq,
+                                                      t.head, t.batch);
+    }
+    auto finish_v = [&](int index) {  // FP8: V of block index in staging -> its stage, transposed
+        // Past this barrier every producer thread is done with finish_v(index - 1), whose
+        // staging buffer thread 0 refills with block index + 2 next.
+        named_barrier_sync(kProducerBarrier, 128);
+        constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;  // 16-bit never calls this
+        const int buffer = index % kBuffers;
+        mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
+        transpose_v_tile<DV, kKeys>(t.smem_base() + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
+                                    t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt / 32,
+                                    pt % 32);
+        fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+        mbarrier_arrive(t.v_full(index % kStages));
+    };
     for (int index = 0; index < t.blocks; ++index) {
         const int stage = index % kStages;
-        const int seq = k_seq0 + index * kKeys;
-        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
-        mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
-        tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
-                                                      kWsTmaK, t.k_full(stage), seq, t.head_kv, t.batch);
-        if constexpr (kFp8) {
-            const int buffer = index % Shape::kVStagingBuffers;
-            wait_staging_free<Traits>(t, index);
-            mbarrier_arrive_expect_tx(t.staging_full(buffer), Shape::kVLoadBytes);
-            tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVStagingOffset +
-                                                             buffer * Shape::kVLoadBytes,
-                                                         tma, kWsTmaV, t.staging_full(buffer), seq, t.head_kv, t.batch);
-        } else {  // 16-bit V is used as it lands
-            mbarrier_arrive_expect_tx(t.v_full(stage), Shape::kVBytes);
-            tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
-                                                         tma, kWsTmaV, t.v_full(stage), seq, t.head_kv, t.batch);
+        if (pt == 0) {
+            const int seq = k_seq0 + index * kKeys;
+            mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+            mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
+            tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
+                                                          kWsTmaK, t.k_full(stage), seq, t.head_kv, t.batch);
+            if constexpr (kFp8) {
+                const int buffer = index % Shape::kVStagingBuffers;
+                mbarrier_arrive_expect_tx(t.staging_full(buffer), Shape::kVLoadBytes);
+                tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVStagingOffset +
+                                                                 buffer * Shape::kVLoadBytes,
+                                                             tma, kWsTmaV, t.staging_full(buffer), seq, t.head_kv,
+                                                             t.batch);
+            } else {  // 16-bit V is used as it lands
+                mbarrier_arrive_expect_tx(t.v_full(stage), Shape::kVBytes);
+                tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+                                                             tma, kWsTmaV, t.v_full(stage), seq, t.head_kv, t.batch);
+            }
         }
+        if constexpr (kFp8) {
+            if (index > 0) finish_v(index - 1);
+        }
+    }
+    if constexpr (kFp8) {
+        if (t.blocks > 0) finish_v(t.blocks - 1);
     }
 }
 
@@ -261,7 +281,7 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
 // remaining rows with cp.async, zero-filled from the sequence's end on as the contiguous maps'
 // bounds do; lane 0 announces the copies' bytes first (expect_tx) and arrives once every
 // lane's rows have landed. So the stage holds exactly the contiguous kernel's bytes. FP8 V's
-// transpose: warps 1-3, as in produce_with_tma.
+// transpose: warps 1-3 (transpose_v_blocks).
 template <class Traits>
 __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typename Traits::Shape>& tile,
                                                        const WsTmaParams& tma, const AttnKernelArgs& a) {
