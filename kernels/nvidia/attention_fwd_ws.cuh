@@ -14,7 +14,8 @@
 //   on the stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
 //   producer writes their byte transpose into the stage (transpose_v_block in sm90/producer.cuh: ldmatrix.trans,
 //   byte permutes, stmatrix): the e4m3 wgmma reads both operands K-major, so P.V needs V with keys
-//   contiguous.
+//   contiguous. The paged producer copies with warp 0 (a lane per page piece) and transposes with
+//   warps 1-3, so that its many small copies do not wait for the transposes.
 //   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
 //   Per block: S = Q K^T (wgmma m64n64 or m64n128, Q's A fragments held in registers or Q read
 //   from shared memory by descriptor, K from shared memory),
@@ -78,7 +79,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
     TileContext<Shape> tile;
     if (!locate_tile(tile, a)) return;
     if constexpr (PAGED) use_paged_key_count(tile, a, tma.paged);
-    prepare_tile(tile, a, tma);
+    prepare_tile(tile, a, tma, PAGED);
 
     if (threadIdx.x < 128 && tile.use_tma) {
         // ---- Producer, tensor memory accelerator ---------------------------------------------------

@@ -48,6 +48,8 @@ struct WsTileShape {
     // follows its last transpose read (finish_v in sm90/producer.cuh). With two, a fast thread
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
+    // The paged producer with the tensor memory accelerator: warps 1-3 transpose while warp 0 copies.
+    static constexpr int kTransposeThreads = 96;
     static constexpr int kQkChunks = DQK * kElem / 16;
     static constexpr int kVChunks = DV * kElem / 16;
     // Q and K (and FP8 V's staging buffers, 16-bit V's stages) in kQkSlices (kVSlices) column
@@ -89,12 +91,15 @@ struct WsTileShape {
     static constexpr int kEmptyOffset = kVFullOffset + 8 * kStages;
     // FP8 with the tensor memory accelerator: V's staging buffer `b` landed (attention_ws_tma_params.h).
     static constexpr int kStagingFullOffset = kEmptyOffset + 8 * kStages;
+    // ... and its transpose has been read out of it (the paged producer: sm90/producer.cuh,
+    // transpose_v_blocks).
+    static constexpr int kStagingFreeOffset = kStagingFullOffset + 8 * 3;
     static constexpr int kQOffset = kHeaderBytes;
     static constexpr int kKOffset = kQOffset + kQBytes;
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
     static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
     static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVLoadBytes;
-    static_assert(kStagingFullOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
+    static_assert(kStagingFreeOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");
     static_assert(kKeys == 64 || kKeys == 128, "key blocks of 64 or 128 (the TMA box, the transpose's groups)");

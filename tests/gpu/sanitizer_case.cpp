@@ -6,11 +6,14 @@
 // context of the tests' seam, tests/support/cuda_context.hpp) and a launch into an O whose base is
 // one element off (the plan's mma.sync fallback, which stores one element at a time: memcheck
 // reports a misaligned paired store if a ws kernel got it). And zyfa_attn_merge's kernel on packed
-// rows with an empty sequence and a head dim that leaves some threads of a row idle.
+// rows with an empty sequence and a head dim that leaves some threads of a row idle. And the paged
+// FP8 kernels at page 16, whose producer copies with warp 0 and transposes V with warps 1-3
+// (sm90/producer.cuh), so that racecheck sees their staging buffers reused.
 #include <string>
 
 #include "empty_keys_check.hpp"
 #include "merge_gpu_check.hpp"
+#include "paged_gpu_check.hpp"
 #include "support/attention_modes.hpp"
 #include "support/cuda_context.hpp"
 
@@ -129,6 +132,26 @@ bool is_hopper() {
     return device.compute_major == 9 && device.compute_minor == 0;
 }
 
+// sm_90a: paged FP8 at page 16, 130 queries against 650 cached keys (bottom-right causal): six
+// 128-key blocks, so the three stages and three staging buffers are each reused, and the last
+// block ends inside a page (warp 0's cp.async tail). Bitwise against the contiguous call.
+void test_paged_fp8_producer(void**) {
+    if (!is_hopper()) {
+        std::printf("  not sm_90a: no warp-specialised paged kernels\n");
+        return;
+    }
+    for (const zyfa_test::DtypeMode& m : {kE4m3fnLean, kE4m3fnExact}) {
+        CaseShape s = mode_shape(m);  // with descales
+        s.seqlen_q = 130;
+        s.seqlen_k = 650;
+        s.heads_q = 2;
+        s.heads_kv = 1;
+        s.head_dim_qk = s.head_dim_v = 128;
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        expect_paged_equals_contiguous(s, 16, std::string("paged page 16 ") + m.name, "ws_paged");
+    }
+}
+
 // sm_90a: the cp.async producer on problems the tensor maps would take (the ring wraps), FP8 LEAN
 // (V transposed by the producer) and BF16 (V used as it lands).
 void test_cp_async_producer(void**) {
@@ -200,6 +223,7 @@ void test_merge(void**) {
 int main(void) {
     if (const int rc = open_session_or_skip("gpu_sanitizer_case")) return rc;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_small_cases), cmocka_unit_test(test_cp_async_producer),
+                                       cmocka_unit_test(test_paged_fp8_producer),
                                        cmocka_unit_test(test_unpaired_output), cmocka_unit_test(test_merge)};
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

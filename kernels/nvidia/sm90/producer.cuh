@@ -34,45 +34,69 @@ namespace nvidia {
 // the stmatrix's matrix j is rows 16 (j / 2) + 2 i + (j % 2) of the 32 columns. Reads are
 // conflict-free (the swizzle spreads 8 keys of one chunk over 8 bank groups); writes of 8 rows
 // 32 bytes apart take two wavefronts.
-template <int DV, int KEYS>
-__device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int producer_thread) {
-    static_assert(DV == 128 || DV == 64, "32 columns per unit, 4 warps");
+template <int DV, int KEYS, int kWarps>
+__device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int warp, int lane) {
+    static_assert(DV == 128 || DV == 64, "32 columns per unit");
+    static_assert(kWarps == 4 || kWarps == 3, "the producer's 4 warps, or warps 1-3 beside the copying warp 0");
     constexpr int kUnits = (KEYS / 16) * (DV / 32);
-    static_assert(kUnits % 4 == 0, "units spread evenly over the producer's 4 warps");
     constexpr int kColumnBlocks = DV / 32;
-    const int lane = producer_thread % 32, warp = producer_thread / 32;
     const int i = lane % 8, j = lane / 8;
-    // Warp w takes column block w % kColumnBlocks and every (4 / kColumnBlocks)-th key group from
-    // w / kColumnBlocks: its units differ by whole key groups, which move both addresses by a
-    // constant (the swizzle depends on the key's row within 8 only).
-    const int cb = warp % kColumnBlocks;
-    const int first_group = warp / kColumnBlocks;
-    constexpr int kGroupStride = 4 / kColumnBlocks;
-    const int key = 16 * first_group + 8 * (j % 2) + i;
-    const uint32_t read = raw + key * 128 + (((2 * cb + j / 2) ^ i) * 16);
-    const uint32_t write = vt + first_group * (DV * 16) + (32 * cb + 16 * (j / 2) + 2 * i + (j % 2)) * 16;
-#pragma unroll
-    for (int u = 0; u < kUnits / 4; ++u) {
-        const int g = u * kGroupStride;  // key groups beyond first_group
+    auto unit = [&](uint32_t read, uint32_t write) {
         uint32_t r[4];
-        ldmatrix_x4_trans(r, read + g * 16 * 128);
+        ldmatrix_x4_trans(r, read);
         const uint32_t out[4] = {__byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
                                  __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531)};
-        stmatrix_x4(write + g * (DV * 16), out);
+        stmatrix_x4(write, out);
+    };
+    // Unit u is column block u % kColumnBlocks of key group u / kColumnBlocks.
+    auto read_of = [&](int cb, int g) { return raw + (16 * g + 8 * (j % 2) + i) * 128 + (((2 * cb + j / 2) ^ i) * 16); };
+    auto write_of = [&](int cb, int g) {
+        return vt + g * (DV * 16) + (32 * cb + 16 * (j / 2) + 2 * i + (j % 2)) * 16;
+    };
+    if constexpr (kWarps == 4) {
+        static_assert(kUnits % 4 == 0, "units spread evenly over 4 warps");
+        // Warp w's units u = w + 4 k differ by whole key groups, which move both addresses by a
+        // constant (the swizzle depends on the key's row within 8 only).
+        const int cb = warp % kColumnBlocks;
+        const int first_group = warp / kColumnBlocks;
+        constexpr int kGroupStride = 4 / kColumnBlocks;
+        const uint32_t read = read_of(cb, first_group), write = write_of(cb, first_group);
+#pragma unroll
+        for (int u = 0; u < kUnits / 4; ++u) {
+            const int g = u * kGroupStride;  // key groups beyond first_group
+            unit(read + g * 16 * 128, write + g * (DV * 16));
+        }
+    } else {
+        // Warp w takes key groups [first, end) in every column block: 12, 12 and 8 units of head
+        // dim 128's 32. Column blocks in the unrolled loop (compile-time offsets: the swizzle's
+        // 2 cb is one XOR of a lane constant), key groups not unrolled: the addresses of unrolled
+        // units spilled at the producer's 24 registers.
+        constexpr int kGroups = KEYS / 16, kGroupsPerWarp = (kGroups + 2) / 3;
+        const int first = warp * kGroupsPerWarp, end = min(first + kGroupsPerWarp, kGroups);
+        const uint32_t lane_swizzle = ((j / 2) ^ i) * 16;
+        const uint32_t lane_read = raw + (8 * (j % 2) + i) * 128;
+        const uint32_t lane_write = vt + (16 * (j / 2) + 2 * i + (j % 2)) * 16;
+#pragma unroll 1
+        for (int g = first; g < end; ++g) {
+#pragma unroll 2
+            for (int cb = 0; cb < kColumnBlocks; ++cb) {
+                unit(lane_read + g * 16 * 128 + (lane_swizzle ^ (32 * cb)), lane_write + g * (DV * 16) + 32 * cb * 16);
+            }
+        }
     }
 }
 
 // Head dim 256: two independent 128-column halves, raw slice h -> Vt half h (each laid out as a
 // DV = 128 Vt, KEYS * 128 bytes apart), so that the P.V of each half is an m64n128 wgmma like
 // head dim 128's.
-template <int DV, int KEYS>
-__device__ __forceinline__ void transpose_v_tile(uint32_t vt, uint32_t raw, int producer_thread) {
+template <int DV, int KEYS, int kWarps = 4>
+__device__ __forceinline__ void transpose_v_tile(uint32_t vt, uint32_t raw, int warp, int lane) {
     if constexpr (DV == 256) {
         constexpr uint32_t kHalfBytes = KEYS * 128;  // KEYS keys x 128 columns (Vt) = one raw slice
-        transpose_v_block<128, KEYS>(vt, raw, producer_thread);
-        transpose_v_block<128, KEYS>(vt + kHalfBytes, raw + kHalfBytes, producer_thread);
+        transpose_v_block<128, KEYS, kWarps>(vt, raw, warp, lane);
+        transpose_v_block<128, KEYS, kWarps>(vt + kHalfBytes, raw + kHalfBytes, warp, lane);
     } else {
-        transpose_v_block<DV, KEYS>(vt, raw, producer_thread);
+        transpose_v_block<DV, KEYS, kWarps>(vt, raw, warp, lane);
     }
 }
 
@@ -114,12 +138,12 @@ __device__ __forceinline__ void producer_load_tile(uint32_t smem_addr, const uns
 // kTileRows) of the block whose first key is key0, row r being key key0 + r of the sequence, read
 // from row (key0 + r) % page_size of its page (pool: the K or V pool at the tile's kv head);
 // rows from valid_rows on, and rows whose page index lies outside [0, num_pages), are zero-filled.
-template <int kTileRows, int kChunks>
+template <int kTileRows, int kChunks, int kThreads = 128>
 __device__ __forceinline__ void producer_load_paged_rows(uint32_t smem_addr, const unsigned char* pool,
                                                          int64_t page_bytes, int64_t row_bytes,
                                                          const int32_t* table_row, const PagedKvArgs& paged, int key0,
                                                          int first_row, int valid_rows, int producer_thread) {
-    for (int i = first_row * kChunks + producer_thread; i < kTileRows * kChunks; i += 128) {
+    for (int i = first_row * kChunks + producer_thread; i < kTileRows * kChunks; i += kThreads) {
         const int r = i / kChunks, c = i % kChunks;
         const int key = key0 + r;
         int page = -1;
@@ -143,6 +167,42 @@ __device__ __forceinline__ void write_ones_tile(unsigned char* smem, int pt) {
             *reinterpret_cast<uint4*>(smem + Shape::kOnesOffset + pt * 16) = make_uint4(word, word, word, word);
         }
     }
+}
+
+// FP8 V's transpose beside the paged producer's copies (produce_paged_with_tma): warps 1-3
+// (kTransposeThreads) take each V block as it lands in its staging buffer, write its transpose into
+// the block's stage and give the buffer back (staging_free), while warp 0 only copies. With all
+// four warps transposing block n - 1 after warp 0 had issued block n (produce_with_tma's order), a
+// block whose sixteen 2 KiB page copies landed late held the copies of block n + 1: paged FP8 LEAN
+// at page 16 ran 0.73x of the contiguous kernel, and 0.86x with this split (H200, 2026-12-04;
+// docs/hopper-kernel-notes.md). The contiguous kernel keeps the four-warp order: its two copies per
+// block land in time, and three warps' transposes measured 3.5% slower there.
+// The stage is free: warp 0 waited on its empty barrier before copying the block; the wait here
+// says so to these threads.
+template <class Traits>
+__device__ __forceinline__ void transpose_v_blocks(const TileContext<typename Traits::Shape>& t, int pt) {
+    using Shape = typename Traits::Shape;
+    constexpr int kStages = Traits::kStages, kBuffers = Shape::kVStagingBuffers;
+    const int warp = pt / 32 - 1, lane = pt % 32;
+    for (int index = 0; index < t.blocks; ++index) {
+        const int stage = index % kStages, buffer = index % kBuffers;
+        mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
+        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        transpose_v_tile<Traits::kDv, Traits::kKeys, 3>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+                                                        t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes,
+                                                        warp, lane);
+        fence_proxy_async_shared();  // st.shared (Vt, the ones tile) before the consumers' wgmma reads
+        mbarrier_arrive(t.v_full(stage));
+        mbarrier_arrive(t.staging_free(buffer));  // this thread's reads of the buffer are done
+    }
+}
+
+// Warp 0's wait before it refills block index's staging buffer: the transpose of the block
+// kVStagingBuffers before it has been read out of it.
+template <class Traits>
+__device__ __forceinline__ void wait_staging_free(const TileContext<typename Traits::Shape>& t, int index) {
+    constexpr int kBuffers = Traits::Shape::kVStagingBuffers;
+    mbarrier_wait(t.staging_free(index % kBuffers), ((index / kBuffers) & 1) ^ 1);
 }
 
 // The producer with the tensor memory accelerator: thread 0 issues every copy, one per 128-byte
@@ -175,7 +235,8 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
         const int buffer = index % kBuffers;
         mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
         transpose_v_tile<DV, kKeys>(t.smem_base() + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                                    t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
+                                    t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt / 32,
+                                    pt % 32);
         fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
         mbarrier_arrive(t.v_full(index % kStages));
     };
@@ -212,14 +273,15 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
 // The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1): each
 // block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size, kKeys)),
 // one copy per piece and 128-byte slice into the same stage at the piece's rows, all completing the
-// stage's barrier. Thread 0 waits for the stage and announces the bytes, then each lane of warp 0
+// stage's barrier. Lane 0 of warp 0 waits for the stage and announces the bytes, then each lane
 // reads its pieces' page indices and issues their copies (one thread issuing all of them ran page 16
 // at 0.81x of this: H200, 2026-12-03). A block that ends inside a page or past the
 // sequence (the tail: the TMA box would copy the page's rows beyond the sequence, which may hold
-// anything, NaN included) copies its whole pieces the same way, while all 128 threads copy the
+// anything, NaN included) copies its whole pieces the same way, while warp 0's 32 lanes copy the
 // remaining rows with cp.async, zero-filled from the sequence's end on as the contiguous maps'
-// bounds do; thread 0 announces the copies' bytes first (expect_tx) and arrives once every
-// thread's rows have landed. So the stage holds exactly the contiguous kernel's bytes.
+// bounds do; lane 0 announces the copies' bytes first (expect_tx) and arrives once every
+// lane's rows have landed. So the stage holds exactly the contiguous kernel's bytes. FP8 V's
+// transpose: warps 1-3 (transpose_v_blocks).
 template <class Traits>
 __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typename Traits::Shape>& tile,
                                                        const WsTmaParams& tma, const AttnKernelArgs& a) {
@@ -227,10 +289,15 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
     using Shape = typename Traits::Shape;
     constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
     constexpr bool kFp8 = Traits::kFp8;
-    constexpr int DV = Traits::kDv;
     constexpr int kQkRowBytes = Shape::kQkSlices * 128, kVRowBytes = Shape::kVSlices * 128;  // smem bytes per key
     const int pt = threadIdx.x;
-    write_ones_tile<Shape>(smem, pt);
+    if (pt >= 32) {
+        if constexpr (kFp8) {
+            write_ones_tile<Shape>(smem, pt - 32);  // published by the transposers' fence
+            transpose_v_blocks<Traits>(t, pt);
+        }
+        return;
+    }
     const int q_seq = static_cast<int>(t.first_q) + t.row0;
     // Kernel parameters (tma.paged, a) are read where used, not held: 24 registers (kProducerRegs).
     const int32_t* table_row = tma.paged.block_table + t.batch * tma.paged.block_table_stride;
@@ -241,16 +308,6 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
         tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), q_seq,
                                                       t.head, t.batch);
     }
-    auto finish_v = [&](int index) {  // FP8: V of block index in staging -> its stage, transposed
-        named_barrier_sync(kProducerBarrier, 128);
-        constexpr int kBuffers = kFp8 ? Shape::kVStagingBuffers : 1;
-        const int buffer = index % kBuffers;
-        mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
-        transpose_v_tile<DV, kKeys>(t.smem_base() + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
-                                    t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, pt);
-        fence_proxy_async_shared();
-        mbarrier_arrive(t.v_full(index % kStages));
-    };
     for (int index = 0; index < t.blocks; ++index) {
         const int stage = index % kStages;
         const int key0 = t.block_begin + index * kKeys;
@@ -258,67 +315,54 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
         const int box = tma.paged.tma_box_rows;
         const int pieces = valid / box;  // whole pages' pieces: copied by the TMA
         const bool tail = pieces * box < kKeys;
-        const uint32_t parity = ((index / kStages) & 1) ^ 1;
         const uint32_t k_dst = t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes;
         const int buffer = kFp8 ? index % Shape::kVStagingBuffers : 0;
         const uint32_t v_dst = kFp8 ? t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes
                                     : t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes;
         const uint32_t k_bar = t.k_full(stage), v_bar = kFp8 ? t.staging_full(buffer) : t.v_full(stage);
         static_assert(kKeys / 8 <= 32, "one piece per lane of warp 0 (pages of at least 8 rows)");
-        if (pt < 32) {
-            // This lane's piece: its page index read before the wait on the stage.
-            const int key = key0 + pt * box;
-            const int page = pt < pieces ? table_row[key >> (__ffs(tma.paged.page_size) - 1)] : 0;
-            if (pt == 0) {
-                mbarrier_wait(t.empty(stage), parity);
-                const uint32_t rows = static_cast<uint32_t>(pieces * box);
-                if (tail) {  // the arrival follows the threads' own rows (below)
-                    mbarrier_expect_tx(k_bar, rows * kQkRowBytes);
-                    mbarrier_expect_tx(v_bar, rows * kVRowBytes);
-                } else {
-                    mbarrier_arrive_expect_tx(k_bar, rows * kQkRowBytes);
-                    mbarrier_arrive_expect_tx(v_bar, rows * kVRowBytes);
-                }
-            }
-            __syncwarp();  // the stage is free and its bytes announced before any lane's copy
-            if (pt < pieces) {
-                const int row = key & (tma.paged.page_size - 1);
-                tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + pt * box * 128, tma, kWsTmaK, k_bar, row,
-                                                              t.head_kv, page);
-                tma_load_tile<Shape::kVSlices, kKeys, kElem>(v_dst + pt * box * 128, tma, kWsTmaV, v_bar, row,
-                                                             t.head_kv, page);
+        // This lane's piece: its page index read before the wait on the stage.
+        const int key = key0 + pt * box;
+        const int page = pt < pieces ? table_row[key >> (__ffs(tma.paged.page_size) - 1)] : 0;
+        if (pt == 0) {
+            mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+            if constexpr (kFp8) wait_staging_free<Traits>(t, index);
+            const uint32_t rows = static_cast<uint32_t>(pieces * box);
+            if (tail) {  // the arrival follows the lanes' own rows (below)
+                mbarrier_expect_tx(k_bar, rows * kQkRowBytes);
+                mbarrier_expect_tx(v_bar, rows * kVRowBytes);
+            } else {
+                mbarrier_arrive_expect_tx(k_bar, rows * kQkRowBytes);
+                mbarrier_arrive_expect_tx(v_bar, rows * kVRowBytes);
             }
         }
+        __syncwarp();  // the stage is free and its bytes announced before any lane's copy
+        if (pt < pieces) {
+            const int row = key & (tma.paged.page_size - 1);
+            tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + pt * box * 128, tma, kWsTmaK, k_bar, row,
+                                                          t.head_kv, page);
+            tma_load_tile<Shape::kVSlices, kKeys, kElem>(v_dst + pt * box * 128, tma, kWsTmaV, v_bar, row,
+                                                         t.head_kv, page);
+        }
         if (tail) {
-            // The other threads start on the stage when thread 0 has waited for it. Their own wait
-            // on the empty barrier's parity would pass two phases early: they skip the non-tail
-            // blocks' waits, so they can reach the tail while the stage still serves an earlier
-            // block, whose copy then overwrites their rows (wrong rows on the H200, 2026-12-03).
-            named_barrier_sync(kProducerBarrier, 128);
             const unsigned char* k_pool =
                 static_cast<const unsigned char*>(a.k) + static_cast<int64_t>(t.head_kv) * a.k_stride_head * kElem;
             const unsigned char* v_pool =
                 static_cast<const unsigned char*>(a.v) + static_cast<int64_t>(t.head_kv) * a.v_stride_head * kElem;
-            producer_load_paged_rows<kKeys, Shape::kQkChunks>(k_dst, k_pool, a.k_stride_batch * kElem,
-                                                              a.k_stride_seq * kElem, table_row, tma.paged, key0,
-                                                              pieces * box, valid, pt);
-            producer_load_paged_rows<kKeys, Shape::kVChunks>(v_dst, v_pool, a.v_stride_batch * kElem,
-                                                             a.v_stride_seq * kElem, table_row, tma.paged, key0,
-                                                             pieces * box, valid, pt);
+            producer_load_paged_rows<kKeys, Shape::kQkChunks, 32>(k_dst, k_pool, a.k_stride_batch * kElem,
+                                                                  a.k_stride_seq * kElem, table_row, tma.paged, key0,
+                                                                  pieces * box, valid, pt);
+            producer_load_paged_rows<kKeys, Shape::kVChunks, 32>(v_dst, v_pool, a.v_stride_batch * kElem,
+                                                                 a.v_stride_seq * kElem, table_row, tma.paged, key0,
+                                                                 pieces * box, valid, pt);
             cp_async_wait_all();
             fence_proxy_async_shared();  // the rows, before the consumers' wgmma (or the V transpose)
-            named_barrier_sync(kProducerBarrier, 128);
+            __syncwarp();
             if (pt == 0) {
                 mbarrier_arrive(k_bar);
                 mbarrier_arrive(v_bar);
             }
         }
-        if constexpr (kFp8) {
-            if (index > 0) finish_v(index - 1);
-        }
-    }
-    if constexpr (kFp8) {
-        if (t.blocks > 0) finish_v(t.blocks - 1);
     }
 }
 
@@ -352,7 +396,7 @@ __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename
         transpose_v_tile<DV, kKeys>(
             t.smem_base() + Shape::kVOffset + (index % kStages) * Shape::kVBytes,
             t.smem_base() + Shape::kVStagingOffset + (index % (kFp8 ? Shape::kVStagingBuffers : 1)) * Shape::kVLoadBytes,
-            pt);
+            pt / 32, pt % 32);
         fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
         mbarrier_arrive(t.v_full(index % kStages));
     };

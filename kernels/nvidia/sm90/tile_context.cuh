@@ -48,6 +48,9 @@ struct TileContext {
     __device__ __forceinline__ uint32_t staging_full(int buffer) const {
         return smem_base() + Shape::kStagingFullOffset + 8 * buffer;
     }
+    __device__ __forceinline__ uint32_t staging_free(int buffer) const {
+        return smem_base() + Shape::kStagingFreeOffset + 8 * buffer;
+    }
 };
 
 // The tile of this CTA, heaviest (last, under a causal mask) tiles first; false when it lies
@@ -74,9 +77,11 @@ __device__ __forceinline__ void use_paged_key_count(TileContext<Shape>& t, const
     t.span.first_k = 0;
 }
 
-// The mbarriers (thread 0) and the tile's key ranges (its rows), both behind a __syncthreads.
+// The mbarriers (thread 0) and the tile's key ranges (its rows), both behind a __syncthreads; paged:
+// the producer of produce_paged_with_tma (its V transpose by warps 1-3).
 template <class Shape>
-__device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKernelArgs& a, const WsTmaParams& tma) {
+__device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKernelArgs& a, const WsTmaParams& tma,
+                                             bool paged) {
     constexpr int kStages = Shape::kStages;
     int* tile_keys = reinterpret_cast<int*>(smem + Shape::kKeyRangeOffset);  // the tile's key ranges
     t.head_kv = kv_head_of(a, t.head);
@@ -90,16 +95,20 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         tile_keys[3] = t.seqlen_k;
         // cp.async: one (cp.async-tracked) arrival per producer thread; TMA: the issuing thread's
         // arrive.expect_tx, the copies complete the bytes. FP8 V's stage is written by the
-        // producer's 128 threads (the transpose) either way.
+        // producer's transposing threads: warps 1-3 beside the paged TMA copies, else all 128.
         const uint32_t copy_arrivals = t.use_tma ? 1 : 128;
+        const uint32_t transpose_arrivals = paged && t.use_tma ? Shape::kTransposeThreads : 128;
         mbarrier_init(t.q_full(), copy_arrivals);
         for (int st = 0; st < kStages; ++st) {
             mbarrier_init(t.k_full(st), copy_arrivals);
-            mbarrier_init(t.v_full(st), Shape::kFp8 ? 128 : copy_arrivals);
+            mbarrier_init(t.v_full(st), Shape::kFp8 ? transpose_arrivals : copy_arrivals);
             mbarrier_init(t.empty(st), 4 * Shape::kConsumerWarpgroups);  // one arrival per consumer warp
         }
         if constexpr (Shape::kFp8) {
-            for (int b = 0; b < Shape::kVStagingBuffers; ++b) mbarrier_init(t.staging_full(b), 1);
+            for (int b = 0; b < Shape::kVStagingBuffers; ++b) {
+                mbarrier_init(t.staging_full(b), 1);
+                if (paged) mbarrier_init(t.staging_free(b), Shape::kTransposeThreads);
+            }
         }
         mbarrier_init_fence();
     }
