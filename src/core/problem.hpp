@@ -63,6 +63,11 @@ struct AttnProblem {
     void* workspace = nullptr;
     int64_t workspace_bytes = 0;
     int32_t num_splits = 0;
+    // Study only (tools/zyfa-accuracy's Q smoothing rows): fp32 logits added to every score of key
+    // j for query head h, key_bias[h * key_bias_stride + j], batch 1 and contiguous keys. No ABI
+    // field sets it (validation leaves it null) and only the CPU model and reference read it.
+    const float* key_bias = nullptr;
+    int64_t key_bias_stride = 0;
     TensorView q, k, v, o;
 
     bool paged() const { return block_table != nullptr; }

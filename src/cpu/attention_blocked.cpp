@@ -70,6 +70,7 @@ struct Scratch {
             key_log2.resize(static_cast<size_t>(bk));
             key_log2x8.resize(static_cast<size_t>(bk));
         }
+        bias_log2.resize(static_cast<size_t>(bk));
         acc.resize(static_cast<size_t>(rows * dv));
         m.resize(static_cast<size_t>(rows));
         running_max.resize(static_cast<size_t>(rows));
@@ -92,6 +93,7 @@ struct Scratch {
     std::vector<float> k_descale;     // [block] each key's k_descale_per_block entry
     std::vector<float> key_log2;      // [block] one row's scale_log2 per key
     std::vector<float> key_log2x8;    // [block] 8 * key_log2
+    std::vector<float> bias_log2;     // [block] study: the keys' logit biases in log2 units
 };
 
 // The two hot loops, compiled for AVX2 as well as the baseline and picked at load time. Without
@@ -268,8 +270,14 @@ private:
                     key_log2 = sc.key_log2.data();
                     key_log2x8 = sc.key_log2x8.data();
                 }
-                update_row(&sc.s[r * bk], key_log2, key_log2x8, lo, hi, n, scale_log2, scale8_log2, sc.m[r],
-                           sc.running_max[r], sc.l[r], &sc.acc[r * dv], sc);
+                const float* bias_log2 = nullptr;
+                if (p.key_bias) {  // study (AttnProblem::key_bias): the same for every row of the tile
+                    for (int64_t j = 0; j < n; ++j)
+                        sc.bias_log2[j] = p.key_bias[h * p.key_bias_stride + block + j] * numerics::kLog2e;
+                    bias_log2 = sc.bias_log2.data();
+                }
+                update_row(&sc.s[r * bk], key_log2, key_log2x8, bias_log2, lo, hi, n, scale_log2, scale8_log2,
+                           sc.m[r], sc.running_max[r], sc.l[r], &sc.acc[r * dv], sc);
             }
         }
 
@@ -316,12 +324,15 @@ private:
 
     // s: the block's raw scores of one row; INT8: biased (common/int8_qk.h) with per-key factors
     // key_log2[j] and key_log2x8[j] instead of the row's scale_log2 and scale8_log2 (null otherwise).
-    void update_row(const float* s, const float* key_log2, const float* key_log2x8, int64_t lo, int64_t hi, int64_t n,
-                    float scale_log2, float scale8_log2, float& m, float& running_max, float& l, float* acc,
-                    Scratch& sc) const {
+    // bias_log2 (study, AttnProblem::key_bias; null otherwise, never with INT8): each key's logit
+    // bias in log2 units, taken by the score's FMA and, times 8, added to LEAN's FMA constant.
+    void update_row(const float* s, const float* key_log2, const float* key_log2x8, const float* bias_log2, int64_t lo,
+                    int64_t hi, int64_t n, float scale_log2, float scale8_log2, float& m, float& running_max, float& l,
+                    float* acc, Scratch& sc) const {
         const int64_t dv = p_.head_dim_v;
-        // The log2-domain score, rounded once: S_raw * scale_log2.
+        // The log2-domain score, rounded once: S_raw * scale_log2 (+ the study's bias, one FMA).
         auto score_log2 = [&](int64_t j) {
+            if (bias_log2) return std::fma(s[j], scale_log2, bias_log2[j]);
             return key_log2 ? numerics::int8_score_value(s[j]) * key_log2[j] : s[j] * scale_log2;
         };
         float block_max = kNegInf;
@@ -361,7 +372,9 @@ private:
                                    ? numerics::lean_p_code(s[j], key_log2x8[j],
                                                            numerics::int8_lean_p_bias(bias, key_log2x8[j]),
                                                            model_.rounding, format_)
-                                   : numerics::lean_p_code(s[j], scale8_log2, bias, model_.rounding, format_);
+                                   : numerics::lean_p_code(s[j], scale8_log2,
+                                                           bias_log2 ? bias + 8.0f * bias_log2[j] : bias,
+                                                           model_.rounding, format_);
                 if (model_.flush_subnormal_codes && code < 8) code = 0;
                 pr[j] = p_values_[code];
                 const float t = score_log2(j) - m_new;

@@ -106,7 +106,8 @@ KernelInputs AccuracyConfig::bf16() const {
     return in;
 }
 
-KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smooth_k) const {
+KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smooth_k, bool smooth_q) const {
+    if (smooth_q && !smooth_k) throw std::invalid_argument("Q smoothing is studied with K smoothed");
     KernelInputs in;
     in.dtype = format;
     in.hadamard_qk = hadamard_qk;
@@ -130,8 +131,10 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smoot
         check("zyfa_quantize_fp8", zyfa_quantize_fp8(ctx_, &qp, &tin, &tout, descale.data(), nullptr));
     };
     const int64_t HKV = shape_.kv_heads(), G = shape_.heads / HKV;
+    std::vector<float> q_mean;  // Q smoothing: the quantiser subtracts it (the bias uses an fp64 mean)
     if (G == 1) {
-        quantise(act_.q, shape_.heads, shape_.head_dim_qk, hadamard_qk, in.q, in.q_descale);
+        quantise(act_.q, shape_.heads, shape_.head_dim_qk, hadamard_qk, in.q, in.q_descale,
+                 smooth_q ? &q_mean : nullptr);
     } else {
         // GQA: zyfa_attn_fwd takes q_descale per (batch, kv head), so the G query heads of a group
         // share one scale: Q is quantised as [S, HKV, G * dim] (the same bytes). The rotation is
@@ -142,11 +145,40 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smoot
             for (size_t r = 0; r < q.size(); r += static_cast<size_t>(shape_.head_dim_qk))
                 if (!zyfa::numerics::hadamard_rotate_row(&q[r], shape_.head_dim_qk))
                     throw std::runtime_error("no Hadamard rotation for this head_dim_qk");
-        quantise(q, HKV, G * shape_.head_dim_qk, false, in.q, in.q_descale);
+        quantise(q, HKV, G * shape_.head_dim_qk, false, in.q, in.q_descale, smooth_q ? &q_mean : nullptr);
     }
     quantise(act_.k, HKV, shape_.head_dim_qk, hadamard_qk, in.k, in.k_descale, smooth_k ? &in.k_mean : nullptr);
     quantise(act_.v, HKV, shape_.head_dim_v, false, in.v, in.v_descale);  // rotating V would rotate O
+    if (smooth_q) in.key_bias = q_smoothing_bias(in.k_mean);
     return in;
+}
+
+// q . k = (q - mean_q) . (k - mean_k) + mean_q . (k - mean_k) + q . mean_k: the quantised Q and K
+// give the first term, the bias the second (per key: not constant along a row, so the softmax needs
+// it), and the third is constant along a row (the lse correction of K smoothing). mean_q in fp64
+// over the sequence (the quantiser's own fp32 mean differs from it by rounding only), unrotated:
+// the rotation keeps dot products.
+std::vector<float> AccuracyConfig::q_smoothing_bias(const std::vector<float>& k_mean) const {
+    const int64_t S = shape_.seqlen, H = shape_.heads, HKV = shape_.kv_heads(), D = shape_.head_dim_qk;
+    std::vector<double> mean(static_cast<size_t>(H * D), 0.0);
+    for (int64_t i = 0; i < S; ++i)
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t d = 0; d < D; ++d)
+                mean[static_cast<size_t>(h * D + d)] += act_.q[static_cast<size_t>((i * H + h) * D + d)];
+    for (double& x : mean) x /= static_cast<double>(S);
+    std::vector<float> bias(static_cast<size_t>(H * S));
+    for (int64_t h = 0; h < H; ++h) {
+        const int64_t g = h / (H / HKV);
+        for (int64_t j = 0; j < S; ++j) {
+            double dot = 0.0;
+            for (int64_t d = 0; d < D; ++d)
+                dot += mean[static_cast<size_t>(h * D + d)] *
+                       (static_cast<double>(act_.k[static_cast<size_t>((j * HKV + g) * D + d)]) -
+                        static_cast<double>(k_mean[static_cast<size_t>(g * D + d)]));
+            bias[static_cast<size_t>(h * S + j)] = static_cast<float>(act_.softmax_scale * dot);
+        }
+    }
+    return bias;
 }
 
 KernelInputs AccuracyConfig::int8_qk(zyfa_dtype format, bool hadamard_qk, bool smooth_k) const {
@@ -272,7 +304,12 @@ zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t r
     const zyfa_tensor tk = dense_view(const_cast<uint8_t*>(in.k.data()), in.dtype, HKV, DQ);
     const zyfa_tensor tv = dense_view(const_cast<uint8_t*>(in.v.data()), in.v_dtype != 0 ? in.v_dtype : in.dtype, HKV, DV);
     const zyfa_tensor to = dense_view(o, ZYFA_DTYPE_FP32, H, DV);
-    return zyfa::validate_attn(&p, &tq, &tk, &tv, &to, ZYFA_BACKEND_CPU);
+    zyfa::AttnProblem problem = zyfa::validate_attn(&p, &tq, &tk, &tv, &to, ZYFA_BACKEND_CPU);
+    if (!in.key_bias.empty()) {  // the tile's keys are the sequence's first ones
+        problem.key_bias = in.key_bias.data();
+        problem.key_bias_stride = shape_.seqlen;
+    }
+    return problem;
 }
 
 TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs* v_from) const {
@@ -306,6 +343,7 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
         if (p.v_descale) p.v_descale += hk;
         if (p.q_descale_per_token) p.q_descale_per_token += h * kTileRows;  // INT8: [1, H, 32]
         if (p.k_descale_per_block) p.k_descale_per_block += hk * p.int8_key_blocks();
+        if (p.key_bias) p.key_bias += h * p.key_bias_stride;
         p.heads_q = p.heads_kv = 1;
         const zyfa::cpu::ReferenceOutput ref = zyfa::cpu::attention_reference_fp64(p);
         for (int64_t r = 0; r < kTileRows; ++r) {

@@ -61,6 +61,9 @@ const char* kUsage =
     "  e2e-smooth, e2e-hadamard-smooth (with --smooth): K also quantised with ZYFA_QUANT_SMOOTH;\n"
     "          their lse is corrected to the unsmoothed one, lse + softmax_scale * q . mean_k with the\n"
     "          fp32 q; the rows '... (lse: dequantised q)' correct it with the FP8 q instead;\n"
+    "  e2e-hadamard-smooth-qk (study) (with --smooth): Hadamard, K and Q smoothed, and the exact\n"
+    "          per-key bias softmax_scale * mean_q . (k_j - mean_k) added to the scores by the CPU\n"
+    "          model (no ABI call takes it yet); a summary of the transforms follows the rows;\n"
     "  the row INPUT is fp64 attention on the quantised inputs: the input error alone; INPUT-QK\n"
     "          quantises only Q and K (V stays fp32): the part a rotation of Q and K can change.\n"
     "Rows of long sequences are sampled: the fp64 reference is O(S^2 D) in double, so at most\n"
@@ -283,6 +286,8 @@ struct E2eSummary {
     double fp8_exact = 0.0, fp8_lean = 0.0;            // per head, no transform: today's FP8
     double int8_exact = 0.0, int8_lean = 0.0;          // INT8 Q/K, no transform
     double int8_hs_exact = 0.0, int8_hs_lean = 0.0;    // INT8 Q/K, Hadamard on Q and K, K smoothed
+    double fp8_hs_exact = 0.0, fp8_hs_lean = 0.0;      // FP8, Hadamard on Q and K, K smoothed (--smooth)
+    double fp8_hsq_exact = 0.0, fp8_hsq_lean = 0.0;    // the same with Q smoothed and its bias (study)
 };
 
 // The INT8 Q/K mode's rows of one configuration (--int8).
@@ -344,6 +349,28 @@ double print_int8_summary(const std::vector<E2eSummary>& rows) {
                 "INT8 Hadamard+smooth LEAN / BF16 %.2f\n",
                 rows.size(), median(plain), m, median(hs_exact), median(vs_bf16));
     return m;
+}
+
+// The transforms' summary (--smooth): FP8 with Hadamard + K smoothing (zyfa_quantize_fp8's flags)
+// and, as a study, with Q smoothed too and its exact per-key bias, against per-head FP8.
+void print_transform_summary(const std::vector<E2eSummary>& rows) {
+    std::printf("\n== FP8 transforms, end to end (O rel_rms vs fp64 on the fp32 activations; ratios to per-head FP8 "
+                "of the same softmax; HS = Hadamard + K smoothing, HSQ = HS + Q smoothing with its exact per-key "
+                "bias, a study of the CPU model)\n");
+    std::printf("%-28s %10s %10s %10s %10s %10s %10s %9s %9s %9s %9s\n", "configuration", "FP8 EXACT", "FP8 LEAN",
+                "HS EXACT", "HS LEAN", "HSQ EXACT", "HSQ LEAN", "HS/FP8 E", "HS/FP8 L", "HSQ/FP8 E", "HSQ/FP8 L");
+    std::vector<double> hs_e, hs_l, hsq_e, hsq_l;
+    for (const E2eSummary& r : rows) {
+        hs_e.push_back(r.fp8_hs_exact / r.fp8_exact);
+        hs_l.push_back(r.fp8_hs_lean / r.fp8_lean);
+        hsq_e.push_back(r.fp8_hsq_exact / r.fp8_exact);
+        hsq_l.push_back(r.fp8_hsq_lean / r.fp8_lean);
+        std::printf("%-28s %10.4e %10.4e %10.4e %10.4e %10.4e %10.4e %9.3f %9.3f %9.3f %9.3f\n", r.name.c_str(),
+                    r.fp8_exact, r.fp8_lean, r.fp8_hs_exact, r.fp8_hs_lean, r.fp8_hsq_exact, r.fp8_hsq_lean,
+                    hs_e.back(), hs_l.back(), hsq_e.back(), hsq_l.back());
+    }
+    std::printf("median over %zu configurations: HS/FP8 EXACT %.3f, LEAN %.3f; HSQ/FP8 EXACT %.3f, LEAN %.3f\n",
+                rows.size(), median(hs_e), median(hs_l), median(hsq_e), median(hsq_l));
 }
 
 // Returns kernel-only LEAN error / EXACT error.
@@ -446,12 +473,15 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report, E2e
         report.row(c, format, "e2e", "BF16", e);
         summary.bf16 = e.rel_rms;
     }
-    const int transforms = o.smooth ? 4 : 2;
+    // t = 4 (study): Hadamard, K and Q smoothed, with the exact per-key bias (KernelInputs::key_bias),
+    // which only the CPU model takes (no ABI field yet).
+    const int transforms = o.smooth ? 5 : 2;
     for (int t = 0; t < transforms; ++t) {
-        const bool hadamard = (t & 1) != 0, smooth = (t & 2) != 0;
-        static const char* const kInputs[] = {"e2e", "e2e-hadamard", "e2e-smooth", "e2e-hadamard-smooth"};
+        const bool hadamard = (t & 1) != 0 || t == 4, smooth = (t & 2) != 0 || t == 4, smooth_q = t == 4;
+        static const char* const kInputs[] = {"e2e", "e2e-hadamard", "e2e-smooth", "e2e-hadamard-smooth",
+                                              "e2e-hadamard-smooth-qk (study)"};
         const char* inputs = kInputs[t];
-        const KernelInputs in = t == 0 ? fp8 : c.fp8(o.format, hadamard, smooth);
+        const KernelInputs in = t == 0 ? fp8 : c.fp8(o.format, hadamard, smooth, smooth_q);
         // With K smoothed, every lse is the smoothed one until corrected (O needs nothing).
         auto unsmoothed = [&](TileOutputs out, bool dequantised_q = false) {
             if (smooth) c.correct_smoothed_lse(out, in, dequantised_q);
@@ -468,7 +498,12 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report, E2e
             report.row(c, format, inputs, name, e);
             if (t == 0 && scheme == SoftmaxScheme::Exact) summary.fp8_exact = e.rel_rms;
             if (t == 0 && scheme == SoftmaxScheme::Lean) summary.fp8_lean = e.rel_rms;
-            if (smooth && scheme != SoftmaxScheme::Naive)
+            if (t == 3 && scheme == SoftmaxScheme::Exact) summary.fp8_hs_exact = e.rel_rms;
+            if (t == 3 && scheme == SoftmaxScheme::Lean) summary.fp8_hs_lean = e.rel_rms;
+            if (t == 4 && scheme == SoftmaxScheme::Exact) summary.fp8_hsq_exact = e.rel_rms;
+            if (t == 4 && scheme == SoftmaxScheme::Lean) summary.fp8_hsq_lean = e.rel_rms;
+            // The dequantised q of a smoothed Q is q - mean_q: its lse correction is not this one.
+            if (smooth && !smooth_q && scheme != SoftmaxScheme::Naive)
                 report.row(c, format, inputs, std::string(name) + " (lse: dequantised q)",
                            AccuracyConfig::compare(unsmoothed(got, true), ref_orig));
         }
@@ -502,6 +537,7 @@ int run(const Options& o) {
     };
     std::vector<E2eSummary> summaries;
     auto finish = [&]() {
+        if (o.smooth) print_transform_summary(summaries);
         if (!o.int8) return status;
         const double m = print_int8_summary(summaries);
         if (o.check_int8 > 0.0 && !(m <= o.check_int8)) {
