@@ -253,6 +253,12 @@ private:
             } else {
                 scores_tile(sc.q.data(), sc.kt.data(), sc.s.data(), rows, p.head_dim_qk, bk);
             }
+            const float* bias_log2 = nullptr;
+            if (p.key_bias) {  // study (AttnProblem::key_bias): the block's biases, for every row of the tile
+                for (int64_t j = 0; j < n; ++j)
+                    sc.bias_log2[j] = p.key_bias[h * p.key_bias_stride + block + j] * numerics::kLog2e;
+                bias_log2 = sc.bias_log2.data();
+            }
             for (int64_t r = 0; r < rows; ++r) {
                 const auto range = numerics::visible_keys(item.row_begin + r, sq, sk, mask, p.window_left, p.window_right);
                 const int64_t lo = std::max(range.begin, block) - block;
@@ -269,12 +275,6 @@ private:
                     }
                     key_log2 = sc.key_log2.data();
                     key_log2x8 = sc.key_log2x8.data();
-                }
-                const float* bias_log2 = nullptr;
-                if (p.key_bias) {  // study (AttnProblem::key_bias): the same for every row of the tile
-                    for (int64_t j = 0; j < n; ++j)
-                        sc.bias_log2[j] = p.key_bias[h * p.key_bias_stride + block + j] * numerics::kLog2e;
-                    bias_log2 = sc.bias_log2.data();
                 }
                 update_row(&sc.s[r * bk], key_log2, key_log2x8, bias_log2, lo, hi, n, scale_log2, scale8_log2,
                            sc.m[r], sc.running_max[r], sc.l[r], &sc.acc[r * dv], sc);
