@@ -50,6 +50,7 @@ struct WsTileShape {
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
     // The paged producer with the tensor memory accelerator: warps 1-3 transpose while warp 0 copies.
     static constexpr int kTransposeThreads = 96;
+    static constexpr int kPagedCopyLanes = 32;  // warp 0: each lane arrives on a block's full barriers
     static constexpr int kQkChunks = DQK * kElem / 16;
     static constexpr int kVChunks = DV * kElem / 16;
     // Q and K (and FP8 V's staging buffers, 16-bit V's stages) in kQkSlices (kVSlices) column

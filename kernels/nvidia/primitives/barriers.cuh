@@ -22,6 +22,13 @@ __device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
     asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
 }
 
+// `count` arrivals at once (the paged producer's lane 0 standing in for lanes that copied nothing
+// of their own).
+__device__ __forceinline__ void mbarrier_arrive_many(uint32_t bar, uint32_t count) {
+    asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar), "r"(count)
+                 : "memory");
+}
+
 // One arrival on bar once every cp.async this thread issued before has landed. .noinc: the
 // arrival counts against the count the barrier was initialised with.
 __device__ __forceinline__ void cp_async_arrive_on(uint32_t bar) {

@@ -273,14 +273,14 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
 // The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1): each
 // block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size, kKeys)),
 // one copy per piece and 128-byte slice into the same stage at the piece's rows, all completing the
-// stage's barrier. Lane 0 of warp 0 waits for the stage and announces the bytes, then each lane
-// reads its pieces' page indices and issues their copies (one thread issuing all of them ran page 16
+// stage's barrier. The lanes of warp 0 wait for the stage, lane 0 announces the bytes, then each
+// lane reads its pieces' page indices and issues their copies (one thread issuing all of them ran page 16
 // at 0.81x of this: H200, 2026-12-03). A block that ends inside a page or past the
 // sequence (the tail: the TMA box would copy the page's rows beyond the sequence, which may hold
 // anything, NaN included) copies its whole pieces the same way, while warp 0's 32 lanes copy the
 // remaining rows with cp.async, zero-filled from the sequence's end on as the contiguous maps'
-// bounds do; lane 0 announces the copies' bytes first (expect_tx) and arrives once every
-// lane's rows have landed. So the stage holds exactly the contiguous kernel's bytes. FP8 V's
+// bounds do; lane 0 announces the copies' bytes first (expect_tx) and each lane arrives once its
+// own rows have landed (the full barriers count 32 arrivals). So the stage holds exactly the contiguous kernel's bytes. FP8 V's
 // transpose: warps 1-3 (transpose_v_blocks).
 template <class Traits>
 __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typename Traits::Shape>& tile,
@@ -324,19 +324,26 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
         // This lane's piece: its page index read before the wait on the stage.
         const int key = key0 + pt * box;
         const int page = pt < pieces ? table_row[key >> (__ffs(tma.paged.page_size) - 1)] : 0;
+        // Every lane waits itself (not lane 0 for the warp), and each arrives on the full barriers
+        // after its own tail rows, so that each lane's writes are ordered by its own barrier
+        // operations: compute-sanitizer's racecheck reported lane 0's wait and arrival, passed on
+        // by __syncwarp, as races between the tail rows' cp.async and the transposers' reads
+        // (H200, 2026-12-04).
+        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        if constexpr (kFp8) wait_staging_free<Traits>(t, index);
         if (pt == 0) {
-            mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
-            if constexpr (kFp8) wait_staging_free<Traits>(t, index);
             const uint32_t rows = static_cast<uint32_t>(pieces * box);
-            if (tail) {  // the arrival follows the lanes' own rows (below)
+            if (tail) {  // each lane's arrival follows its own rows (below)
                 mbarrier_expect_tx(k_bar, rows * kQkRowBytes);
                 mbarrier_expect_tx(v_bar, rows * kVRowBytes);
-            } else {
+            } else {  // lane 0 arrives for the warp: no lane writes anything of its own
                 mbarrier_arrive_expect_tx(k_bar, rows * kQkRowBytes);
                 mbarrier_arrive_expect_tx(v_bar, rows * kVRowBytes);
+                mbarrier_arrive_many(k_bar, Shape::kPagedCopyLanes - 1);
+                mbarrier_arrive_many(v_bar, Shape::kPagedCopyLanes - 1);
             }
         }
-        __syncwarp();  // the stage is free and its bytes announced before any lane's copy
+        __syncwarp();  // the bytes announced before any lane's copy completes them
         if (pt < pieces) {
             const int row = key & (tma.paged.page_size - 1);
             tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + pt * box * 128, tma, kWsTmaK, k_bar, row,
@@ -357,11 +364,8 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
                                                                  pieces * box, valid, pt);
             cp_async_wait_all();
             fence_proxy_async_shared();  // the rows, before the consumers' wgmma (or the V transpose)
-            __syncwarp();
-            if (pt == 0) {
-                mbarrier_arrive(k_bar);
-                mbarrier_arrive(v_bar);
-            }
+            mbarrier_arrive(k_bar);
+            mbarrier_arrive(v_bar);
         }
     }
 }

@@ -94,19 +94,21 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         tile_keys[2] = 0;
         tile_keys[3] = t.seqlen_k;
         // cp.async: one (cp.async-tracked) arrival per producer thread; TMA: the issuing thread's
-        // arrive.expect_tx, the copies complete the bytes. FP8 V's stage is written by the
+        // arrive.expect_tx, the copies complete the bytes; paged TMA: one arrival per lane of warp
+        // 0, each after its own tail rows (produce_paged_with_tma). FP8 V's stage is written by the
         // producer's transposing threads: warps 1-3 beside the paged TMA copies, else all 128.
         const uint32_t copy_arrivals = t.use_tma ? 1 : 128;
+        const uint32_t block_arrivals = t.use_tma ? (paged ? Shape::kPagedCopyLanes : 1) : 128;
         const uint32_t transpose_arrivals = paged && t.use_tma ? Shape::kTransposeThreads : 128;
         mbarrier_init(t.q_full(), copy_arrivals);
         for (int st = 0; st < kStages; ++st) {
-            mbarrier_init(t.k_full(st), copy_arrivals);
-            mbarrier_init(t.v_full(st), Shape::kFp8 ? transpose_arrivals : copy_arrivals);
+            mbarrier_init(t.k_full(st), block_arrivals);
+            mbarrier_init(t.v_full(st), Shape::kFp8 ? transpose_arrivals : block_arrivals);
             mbarrier_init(t.empty(st), 4 * Shape::kConsumerWarpgroups);  // one arrival per consumer warp
         }
         if constexpr (Shape::kFp8) {
             for (int b = 0; b < Shape::kVStagingBuffers; ++b) {
-                mbarrier_init(t.staging_full(b), 1);
+                mbarrier_init(t.staging_full(b), t.use_tma ? block_arrivals : 1);
                 if (paged) mbarrier_init(t.staging_free(b), Shape::kTransposeThreads);
             }
         }
