@@ -87,10 +87,20 @@ def parse_args():
                     help="back-to-back launches before the samples, to the power-capped steady state (default 1000; 0: none)")
     ap.add_argument("--tokens", type=int, default=32768, help="batch * seqlen for the head-dim-128 sweep")
     ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--seqlens", default=None,
+                    help="comma-separated sequence lengths of the head-dim-128 sweep, and only that sweep "
+                         "(default: 1K-32K plus the other head dims and GQA)")
     ap.add_argument("--impls", default=",".join(IMPLS),
                     help="comma-separated implementations to run (default all: %(default)s)")
     args = ap.parse_args()
     args.impls = [i.strip() for i in args.impls.split(",") if i.strip()]
+    if args.seqlens is not None:
+        try:
+            args.seqlens = [int(x) for x in args.seqlens.split(",") if x.strip()]
+        except ValueError:
+            ap.error("--seqlens takes integers, e.g. 16384,32768")
+        if not args.seqlens or min(args.seqlens) < 1 or args.quick:
+            ap.error("--seqlens takes one or more positive lengths and excludes --quick")
     unknown = [i for i in args.impls if i not in IMPLS]
     if unknown:
         ap.error("unknown implementation(s) %s; choose from %s" % (", ".join(unknown), ", ".join(IMPLS)))
@@ -99,9 +109,9 @@ def parse_args():
 
 def shapes(args):
     """(name, batch, seqlen, heads_q, heads_kv, dqk, dv), all causal."""
-    seqlens = [1024, 4096] if args.quick else [1024, 2048, 4096, 8192, 16384, 32768]
+    seqlens = args.seqlens or ([1024, 4096] if args.quick else [1024, 2048, 4096, 8192, 16384, 32768])
     out = [("causal hd128", max(1, args.tokens // s), s, args.heads, args.heads, 128, 128) for s in seqlens]
-    if not args.quick:
+    if not args.quick and not args.seqlens:
         out.append(("causal hd192/128 (MLA)", max(1, args.tokens // 8192), 8192, args.heads, args.heads, 192, 128))
         out.append(("causal hd64", max(1, args.tokens // 8192), 8192, 2 * args.heads, 2 * args.heads, 64, 64))
         out.append(("causal hd128 GQA 32/8", max(1, args.tokens // 8192), 8192, 32, 8, 128, 128))
