@@ -78,7 +78,7 @@ __device__ __forceinline__ void use_paged_key_count(TileContext<Shape>& t, const
 }
 
 // The mbarriers (thread 0) and the tile's key ranges (its rows), both behind a __syncthreads; paged:
-// the producer of produce_paged_with_tma (its V transpose by warps 1-3).
+// the producer of produce_paged_with_tma (K and V copied by warps 0 and 3, FP8 V transposed by 1-2).
 template <class Shape>
 __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKernelArgs& a, const WsTmaParams& tma,
                                              bool paged) {
@@ -94,9 +94,10 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         tile_keys[2] = 0;
         tile_keys[3] = t.seqlen_k;
         // cp.async: one (cp.async-tracked) arrival per producer thread; TMA: the issuing thread's
-        // arrive.expect_tx, the copies complete the bytes; paged TMA: one arrival per lane of warp
-        // 0, each after its own tail rows (produce_paged_with_tma). FP8 V's stage is written by the
-        // producer's transposing threads: warps 1-3 beside the paged TMA copies, else all 128.
+        // arrive.expect_tx, the copies complete the bytes; paged TMA: one arrival per lane of the
+        // operand's copying warp, each after its own tail rows (copy_paged_blocks). FP8 V's stage
+        // is written by the producer's transposing threads: warps 1-2 beside the paged TMA
+        // copies, else all 128.
         const uint32_t copy_arrivals = t.use_tma ? 1 : 128;
         const uint32_t block_arrivals = t.use_tma ? (paged ? Shape::kPagedCopyLanes : 1) : 128;
         const uint32_t transpose_arrivals = paged && t.use_tma ? Shape::kTransposeThreads : 128;
