@@ -14,8 +14,8 @@
 //   on the stage's "empty" mbarrier before reusing it. FP8 V blocks land in a staging buffer and the
 //   producer writes their byte transpose into the stage (transpose_v_block in sm90/producer.cuh: ldmatrix.trans,
 //   byte permutes, stmatrix): the e4m3 wgmma reads both operands K-major, so P.V needs V with keys
-//   contiguous. The paged producer copies with warp 0 (a lane per page piece) and transposes with
-//   warps 1-3, so that its many small copies do not wait for the transposes.
+//   contiguous. The paged producer copies K with warp 0 and V with warp 3 (a lane per page piece)
+//   and transposes with warps 1-2, so that its many small copies do not wait for the transposes.
 //   Warpgroups 1 and 2, the consumers (setmaxnreg up to kConsumerRegisters): 64 query rows each.
 //   Per block: S = Q K^T (wgmma m64n64 or m64n128, Q's A fragments held in registers or Q read
 //   from shared memory by descriptor, K from shared memory),
@@ -33,9 +33,9 @@
 // 8 for FP8 64, 16 for 16-bit 64; FP8 192/128, 16-bit 128 and 192/128, and 256 read Q from shared
 // memory: WsKernelTraits::kQRegs); DV sets V's slices, the
 // P.V wgmma (m64n128 or m64n64, two m64n128 at 256) and O's accumulator. ptxas reports no spills
-// for any of them (check_ws_kernels.sh); the paged kernels spill 16-20 bytes in their producer at
-// 24 registers (nvcc 13; they vanish without the tail-block copy of produce_paged_with_tma), to be
-// weighed on the H200 — the consumers' code is the contiguous kernels'.
+// for any of them (check_ws_kernels.sh); the paged kernels spill 12 bytes in their producer at 24
+// registers (nvcc 13, the tail-block copy of copy_paged_blocks) — the consumers' code is the
+// contiguous kernels'.
 //
 // FP8 goes through the e4m3 wgmma (k = 32), whose adder is narrower than fp32: scores and the P.V
 // partial sums carry an extra relative error of about 1e-3 over the CPU model (the reason the

@@ -48,9 +48,14 @@ struct WsTileShape {
     // follows its last transpose read (finish_v in sm90/producer.cuh). With two, a fast thread
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
-    // The paged producer with the tensor memory accelerator: warps 1-3 transpose while warp 0 copies.
-    static constexpr int kTransposeThreads = 96;
-    static constexpr int kPagedCopyLanes = 32;  // warp 0: each lane arrives on a block's full barriers
+    // The paged producer with the tensor memory accelerator (sm90/producer.cuh,
+    // produce_paged_with_tma): warp 0 copies K and V, warps 1-3 transpose FP8 V; or, where a block
+    // is more than kPagedPiecesOneCopier pieces (pages) per operand, or V is 16-bit, warp 0 copies
+    // K, warp kPagedVWarp copies V and warps 1-2 transpose.
+    static constexpr int kPagedPiecesOneCopier = 2;
+    static constexpr int kPagedVWarp = 3;
+    static constexpr int kPagedCopyLanes = 32;  // a copying warp: each lane arrives on its full barriers
+    static constexpr int kTransposeThreadsMin = 64;
     static constexpr int kQkChunks = DQK * kElem / 16;
     static constexpr int kVChunks = DV * kElem / 16;
     // Q and K (and FP8 V's staging buffers, 16-bit V's stages) in kQkSlices (kVSlices) column
@@ -100,6 +105,7 @@ struct WsTileShape {
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
     static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
     static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVLoadBytes;
+    static_assert(!kOnesTile || kOnesBytes / 16 <= kTransposeThreadsMin, "the paged transposers write the ones tile");
     static_assert(kStagingFreeOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");

@@ -37,7 +37,7 @@ namespace nvidia {
 template <int DV, int KEYS, int kWarps>
 __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int warp, int lane) {
     static_assert(DV == 128 || DV == 64, "32 columns per unit");
-    static_assert(kWarps == 4 || kWarps == 3, "the producer's 4 warps, or warps 1-3 beside the copying warp 0");
+    static_assert(kWarps >= 2 && kWarps <= 4, "the producer's 4 warps, or the paged producer's transposing warps");
     constexpr int kUnits = (KEYS / 16) * (DV / 32);
     constexpr int kColumnBlocks = DV / 32;
     const int i = lane % 8, j = lane / 8;
@@ -67,11 +67,11 @@ __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int
             unit(read + g * 16 * 128, write + g * (DV * 16));
         }
     } else {
-        // Warp w takes key groups [first, end) in every column block: 12, 12 and 8 units of head
-        // dim 128's 32. Column blocks in the unrolled loop (compile-time offsets: the swizzle's
-        // 2 cb is one XOR of a lane constant), key groups not unrolled: the addresses of unrolled
-        // units spilled at the producer's 24 registers.
-        constexpr int kGroups = KEYS / 16, kGroupsPerWarp = (kGroups + 2) / 3;
+        // Warp w takes key groups [first, end) in every column block: 16 and 16 (two warps) or 12,
+        // 12 and 8 (three) units of head dim 128's 32. Column blocks in the unrolled loop
+        // (compile-time offsets: the swizzle's 2 cb is one XOR of a lane constant), key groups not
+        // unrolled: the addresses of unrolled units spilled at the producer's 24 registers.
+        constexpr int kGroups = KEYS / 16, kGroupsPerWarp = (kGroups + kWarps - 1) / kWarps;
         const int first = warp * kGroupsPerWarp, end = min(first + kGroupsPerWarp, kGroups);
         const uint32_t lane_swizzle = ((j / 2) ^ i) * 16;
         const uint32_t lane_read = raw + (8 * (j % 2) + i) * 128;
@@ -169,17 +169,17 @@ __device__ __forceinline__ void write_ones_tile(unsigned char* smem, int pt) {
     }
 }
 
-// FP8 V's transpose beside the paged producer's copies (produce_paged_with_tma): warps 1-3
-// (kTransposeThreads) take each V block as it lands in its staging buffer, write its transpose into
-// the block's stage and give the buffer back (staging_free), while warp 0 only copies. With all
+// FP8 V's transpose beside the paged producer's copies (produce_paged_with_tma): kWarps warps from
+// warp 1 on (paged_transpose_warps) take each V block as it lands in its staging buffer, write its
+// transpose into the block's stage and give the buffer back (staging_free), while the copying warps
+// only copy. With all
 // four warps transposing block n - 1 after warp 0 had issued block n (produce_with_tma's order), a
 // block whose sixteen 2 KiB page copies landed late held the copies of block n + 1: paged FP8 LEAN
-// at page 16 ran 0.73x of the contiguous kernel, and 0.86x with this split (H200, 2026-12-04;
-// docs/hopper-kernel-notes.md). The contiguous kernel keeps the four-warp order: its two copies per
-// block land in time, and three warps' transposes measured 3.5% slower there.
-// The stage is free: warp 0 waited on its empty barrier before copying the block; the wait here
-// says so to these threads.
-template <class Traits>
+// at page 16 ran 0.73x of the contiguous kernel, 0.86x with one copying warp and three transposing
+// ones (H200, 2026-12-04; docs/hopper-kernel-notes.md). The contiguous kernel keeps the four-warp
+// order: its two copies per block land in time, and three warps' transposes measured 3.5% slower
+// there. The stage is free: the transposers wait on its empty barrier themselves.
+template <class Traits, int kWarps>
 __device__ __forceinline__ void transpose_v_blocks(const TileContext<typename Traits::Shape>& t, int pt) {
     using Shape = typename Traits::Shape;
     constexpr int kStages = Traits::kStages, kBuffers = Shape::kVStagingBuffers;
@@ -188,7 +188,7 @@ __device__ __forceinline__ void transpose_v_blocks(const TileContext<typename Tr
         const int stage = index % kStages, buffer = index % kBuffers;
         mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
         mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
-        transpose_v_tile<Traits::kDv, Traits::kKeys, 3>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+        transpose_v_tile<Traits::kDv, Traits::kKeys, kWarps>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
                                                         t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes,
                                                         warp, lane);
         fence_proxy_async_shared();  // st.shared (Vt, the ones tile) before the consumers' wgmma reads
@@ -270,44 +270,32 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
     }
 }
 
-// The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1): each
-// block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size, kKeys)),
-// one copy per piece and 128-byte slice into the same stage at the piece's rows, all completing the
-// stage's barrier. The lanes of warp 0 wait for the stage, lane 0 announces the bytes, then each
-// lane reads its pieces' page indices and issues their copies (one thread issuing all of them ran page 16
-// at 0.81x of this: H200, 2026-12-03). A block that ends inside a page or past the
-// sequence (the tail: the TMA box would copy the page's rows beyond the sequence, which may hold
-// anything, NaN included) copies its whole pieces the same way, while warp 0's 32 lanes copy the
-// remaining rows with cp.async, zero-filled from the sequence's end on as the contiguous maps'
-// bounds do; lane 0 announces the copies' bytes first (expect_tx) and each lane arrives once its
-// own rows have landed (the full barriers count 32 arrivals). So the stage holds exactly the contiguous kernel's bytes. FP8 V's
-// transpose: warps 1-3 (transpose_v_blocks).
-template <class Traits>
-__device__ __forceinline__ void produce_paged_with_tma(const TileContext<typename Traits::Shape>& tile,
-                                                       const WsTmaParams& tma, const AttnKernelArgs& a) {
-    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
+// The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1), for the
+// operands one warp copies: K, V or both (paged_transpose_warps says which warp copies what). Each
+// block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size,
+// kKeys)), one copy per piece and 128-byte slice into the stage (FP8 V: its staging buffer) at the
+// piece's rows, all completing the block's full barrier; each lane reads its piece's page index
+// and issues its copies (one thread issuing all of them ran page 16 at 0.81x of this: H200,
+// 2026-12-03). A block that ends inside a page or past the sequence (the tail: the TMA box would
+// copy the page's rows beyond the sequence, which may hold anything, NaN included) copies its
+// whole pieces the same way, while the warp's 32 lanes copy the remaining rows with cp.async,
+// zero-filled from the sequence's end on as the contiguous maps' bounds do; lane 0 announces the
+// copies' bytes first (expect_tx) and each lane arrives once its own rows have landed (the full
+// barriers count kPagedCopyLanes arrivals). So the stage holds exactly the contiguous kernel's
+// bytes. Every lane waits itself (not lane 0 for the warp) and arrives after its own rows, so that
+// each lane's writes are ordered by its own barrier operations: compute-sanitizer's racecheck
+// reported lane 0's wait and arrival, passed on by __syncwarp, as races between the tail rows'
+// cp.async and the transposers' reads (H200, 2026-12-04).
+template <class Traits, bool kCopyK, bool kCopyV>
+__device__ __forceinline__ void copy_paged_blocks(const TileContext<typename Traits::Shape>& t, const WsTmaParams& tma,
+                                                  const AttnKernelArgs& a, int lane) {
     using Shape = typename Traits::Shape;
-    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    constexpr int kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
     constexpr bool kFp8 = Traits::kFp8;
-    constexpr int kQkRowBytes = Shape::kQkSlices * 128, kVRowBytes = Shape::kVSlices * 128;  // smem bytes per key
-    const int pt = threadIdx.x;
-    if (pt >= 32) {
-        if constexpr (kFp8) {
-            write_ones_tile<Shape>(smem, pt - 32);  // published by the transposers' fence
-            transpose_v_blocks<Traits>(t, pt);
-        }
-        return;
-    }
-    const int q_seq = static_cast<int>(t.first_q) + t.row0;
+    constexpr bool kVToStaging = kFp8;  // FP8 V lands in a staging buffer, 16-bit V in its stage
+    static_assert(kKeys / 8 <= 32, "one piece per lane (pages of at least 8 rows)");
     // Kernel parameters (tma.paged, a) are read where used, not held: 24 registers (kProducerRegs).
     const int32_t* table_row = tma.paged.block_table + t.batch * tma.paged.block_table_stride;
-    if (pt == 0) {
-        tma_prefetch_map(tma.k_map);
-        tma_prefetch_map(tma.v_map);
-        mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
-        tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), q_seq,
-                                                      t.head, t.batch);
-    }
     for (int index = 0; index < t.blocks; ++index) {
         const int stage = index % kStages;
         const int key0 = t.block_begin + index * kKeys;
@@ -315,57 +303,96 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
         const int box = tma.paged.tma_box_rows;
         const int pieces = valid / box;  // whole pages' pieces: copied by the TMA
         const bool tail = pieces * box < kKeys;
+        const int buffer = kVToStaging ? index % Shape::kVStagingBuffers : 0;
         const uint32_t k_dst = t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes;
-        const int buffer = kFp8 ? index % Shape::kVStagingBuffers : 0;
-        const uint32_t v_dst = kFp8 ? t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes
-                                    : t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes;
-        const uint32_t k_bar = t.k_full(stage), v_bar = kFp8 ? t.staging_full(buffer) : t.v_full(stage);
-        static_assert(kKeys / 8 <= 32, "one piece per lane of warp 0 (pages of at least 8 rows)");
-        // This lane's piece: its page index read before the wait on the stage.
-        const int key = key0 + pt * box;
-        const int page = pt < pieces ? table_row[key >> (__ffs(tma.paged.page_size) - 1)] : 0;
-        // Every lane waits itself (not lane 0 for the warp), and each arrives on the full barriers
-        // after its own tail rows, so that each lane's writes are ordered by its own barrier
-        // operations: compute-sanitizer's racecheck reported lane 0's wait and arrival, passed on
-        // by __syncwarp, as races between the tail rows' cp.async and the transposers' reads
-        // (H200, 2026-12-04).
-        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
-        if constexpr (kFp8) wait_staging_free<Traits>(t, index);
-        if (pt == 0) {
-            const uint32_t rows = static_cast<uint32_t>(pieces * box);
+        const uint32_t v_dst = kVToStaging ? t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes
+                                           : t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes;
+        const uint32_t k_bar = t.k_full(stage), v_bar = kVToStaging ? t.staging_full(buffer) : t.v_full(stage);
+        // This lane's piece: its page index read before the waits.
+        const int key = key0 + lane * box;
+        const int page = lane < pieces ? table_row[key >> (__ffs(tma.paged.page_size) - 1)] : 0;
+        if constexpr (kCopyK || !kVToStaging) mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        if constexpr (kCopyV && kVToStaging) wait_staging_free<Traits>(t, index);  // the transposers wait for the stage
+        auto announce = [&](uint32_t bar, int row_bytes) {
+            const uint32_t bytes = static_cast<uint32_t>(pieces * box * row_bytes);
             if (tail) {  // each lane's arrival follows its own rows (below)
-                mbarrier_expect_tx(k_bar, rows * kQkRowBytes);
-                mbarrier_expect_tx(v_bar, rows * kVRowBytes);
+                mbarrier_expect_tx(bar, bytes);
             } else {  // lane 0 arrives for the warp: no lane writes anything of its own
-                mbarrier_arrive_expect_tx(k_bar, rows * kQkRowBytes);
-                mbarrier_arrive_expect_tx(v_bar, rows * kVRowBytes);
-                mbarrier_arrive_many(k_bar, Shape::kPagedCopyLanes - 1);
-                mbarrier_arrive_many(v_bar, Shape::kPagedCopyLanes - 1);
+                mbarrier_arrive_expect_tx(bar, bytes);
+                mbarrier_arrive_many(bar, Shape::kPagedCopyLanes - 1);
             }
+        };
+        if (lane == 0) {
+            if constexpr (kCopyK) announce(k_bar, Shape::kQkSlices * 128);
+            if constexpr (kCopyV) announce(v_bar, Shape::kVSlices * 128);
         }
         __syncwarp();  // the bytes announced before any lane's copy completes them
-        if (pt < pieces) {
+        if (lane < pieces) {
             const int row = key & (tma.paged.page_size - 1);
-            tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + pt * box * 128, tma, kWsTmaK, k_bar, row,
-                                                          t.head_kv, page);
-            tma_load_tile<Shape::kVSlices, kKeys, kElem>(v_dst + pt * box * 128, tma, kWsTmaV, v_bar, row,
-                                                         t.head_kv, page);
+            if constexpr (kCopyK) {
+                tma_load_tile<Shape::kQkSlices, kKeys, kElem>(k_dst + lane * box * 128, tma, kWsTmaK, k_bar, row,
+                                                              t.head_kv, page);
+            }
+            if constexpr (kCopyV) {
+                tma_load_tile<Shape::kVSlices, kKeys, kElem>(v_dst + lane * box * 128, tma, kWsTmaV, v_bar, row,
+                                                             t.head_kv, page);
+            }
         }
         if (tail) {
-            const unsigned char* k_pool =
-                static_cast<const unsigned char*>(a.k) + static_cast<int64_t>(t.head_kv) * a.k_stride_head * kElem;
-            const unsigned char* v_pool =
-                static_cast<const unsigned char*>(a.v) + static_cast<int64_t>(t.head_kv) * a.v_stride_head * kElem;
-            producer_load_paged_rows<kKeys, Shape::kQkChunks, 32>(k_dst, k_pool, a.k_stride_batch * kElem,
-                                                                  a.k_stride_seq * kElem, table_row, tma.paged, key0,
-                                                                  pieces * box, valid, pt);
-            producer_load_paged_rows<kKeys, Shape::kVChunks, 32>(v_dst, v_pool, a.v_stride_batch * kElem,
-                                                                 a.v_stride_seq * kElem, table_row, tma.paged, key0,
-                                                                 pieces * box, valid, pt);
+            if constexpr (kCopyK) {
+                const unsigned char* k_pool =
+                    static_cast<const unsigned char*>(a.k) + static_cast<int64_t>(t.head_kv) * a.k_stride_head * kElem;
+                producer_load_paged_rows<kKeys, Shape::kQkChunks, 32>(k_dst, k_pool, a.k_stride_batch * kElem,
+                                                                      a.k_stride_seq * kElem, table_row, tma.paged,
+                                                                      key0, pieces * box, valid, lane);
+            }
+            if constexpr (kCopyV) {
+                const unsigned char* v_pool =
+                    static_cast<const unsigned char*>(a.v) + static_cast<int64_t>(t.head_kv) * a.v_stride_head * kElem;
+                producer_load_paged_rows<kKeys, Shape::kVChunks, 32>(v_dst, v_pool, a.v_stride_batch * kElem,
+                                                                     a.v_stride_seq * kElem, table_row, tma.paged,
+                                                                     key0, pieces * box, valid, lane);
+            }
             cp_async_wait_all();
             fence_proxy_async_shared();  // the rows, before the consumers' wgmma (or the V transpose)
-            mbarrier_arrive(k_bar);
-            mbarrier_arrive(v_bar);
+            if constexpr (kCopyK) mbarrier_arrive(k_bar);
+            if constexpr (kCopyV) mbarrier_arrive(v_bar);
+        }
+    }
+}
+
+// The paged producer with the tensor memory accelerator: warp 0 loads Q; then, by
+// paged_transpose_warps, warp 0 copies K and V and warps 1-3 transpose FP8 V, or warp 0 copies K,
+// warp kPagedVWarp copies V and warps 1-2 transpose FP8 V (16-bit V: nothing to transpose).
+template <class Traits>
+__device__ __forceinline__ void produce_paged_with_tma(const TileContext<typename Traits::Shape>& tile,
+                                                       const WsTmaParams& tma, const AttnKernelArgs& a) {
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
+    using Shape = typename Traits::Shape;
+    const int pt = threadIdx.x, warp = pt / 32, lane = pt % 32;
+    const bool two_copiers = paged_transpose_warps<Shape>(tma.paged) == 2;
+    if (warp == 0) {
+        if (lane == 0) {
+            tma_prefetch_map(tma.k_map);
+            tma_prefetch_map(tma.v_map);
+            mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+            tma_load_tile<Shape::kQkSlices, Traits::kRows, Traits::kElem>(
+                t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), static_cast<int>(t.first_q) + t.row0,
+                t.head, t.batch);
+        }
+        if (two_copiers) {
+            copy_paged_blocks<Traits, true, false>(t, tma, a, lane);
+        } else {
+            copy_paged_blocks<Traits, true, true>(t, tma, a, lane);
+        }
+    } else if (two_copiers && warp == Shape::kPagedVWarp) {
+        copy_paged_blocks<Traits, false, true>(t, tma, a, lane);
+    } else if constexpr (Traits::kFp8) {
+        write_ones_tile<Shape>(smem, pt - 32);  // published by the transposers' fence
+        if (two_copiers) {
+            transpose_v_blocks<Traits, 2>(t, pt);
+        } else {
+            transpose_v_blocks<Traits, 3>(t, pt);
         }
     }
 }

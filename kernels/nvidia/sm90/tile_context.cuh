@@ -77,8 +77,19 @@ __device__ __forceinline__ void use_paged_key_count(TileContext<Shape>& t, const
     t.span.first_k = 0;
 }
 
+// The paged producer's roles (attention_ws_tile_shape.h): how many of its warps transpose FP8 V,
+// 3 beside one copying warp or 2 beside two. One warp issuing page 16's eight copies per operand
+// and block (each lane's copy a loop over the active lanes in SASS) held the consumer warps of its
+// SM sub-partition; at page 256 (one copy per operand) a third transposing warp is worth more
+// (H200, 2026-12-04: docs/hopper-kernel-notes.md).
+template <class Shape>
+__device__ __forceinline__ int paged_transpose_warps(const PagedKvArgs& paged) {
+    const bool two_copiers = !Shape::kFp8 || Shape::kKeys / paged.tma_box_rows > Shape::kPagedPiecesOneCopier;
+    return two_copiers ? 2 : 3;
+}
+
 // The mbarriers (thread 0) and the tile's key ranges (its rows), both behind a __syncthreads; paged:
-// the producer of produce_paged_with_tma (its V transpose by warps 1-3).
+// the producer of produce_paged_with_tma (K and V copied by warps 0 and 3, FP8 V transposed by 1-2).
 template <class Shape>
 __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKernelArgs& a, const WsTmaParams& tma,
                                              bool paged) {
@@ -94,12 +105,14 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         tile_keys[2] = 0;
         tile_keys[3] = t.seqlen_k;
         // cp.async: one (cp.async-tracked) arrival per producer thread; TMA: the issuing thread's
-        // arrive.expect_tx, the copies complete the bytes; paged TMA: one arrival per lane of warp
-        // 0, each after its own tail rows (produce_paged_with_tma). FP8 V's stage is written by the
-        // producer's transposing threads: warps 1-3 beside the paged TMA copies, else all 128.
+        // arrive.expect_tx, the copies complete the bytes; paged TMA: one arrival per lane of the
+        // operand's copying warp, each after its own tail rows (copy_paged_blocks). FP8 V's stage
+        // is written by the producer's transposing threads: warps 1-2 beside the paged TMA
+        // copies, else all 128.
         const uint32_t copy_arrivals = t.use_tma ? 1 : 128;
         const uint32_t block_arrivals = t.use_tma ? (paged ? Shape::kPagedCopyLanes : 1) : 128;
-        const uint32_t transpose_arrivals = paged && t.use_tma ? Shape::kTransposeThreads : 128;
+        const uint32_t paged_transposers = paged ? 32 * paged_transpose_warps<Shape>(tma.paged) : 0;
+        const uint32_t transpose_arrivals = paged && t.use_tma ? paged_transposers : 128;
         mbarrier_init(t.q_full(), copy_arrivals);
         for (int st = 0; st < kStages; ++st) {
             mbarrier_init(t.k_full(st), block_arrivals);
@@ -109,7 +122,7 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         if constexpr (Shape::kFp8) {
             for (int b = 0; b < Shape::kVStagingBuffers; ++b) {
                 mbarrier_init(t.staging_full(b), t.use_tma ? block_arrivals : 1);
-                if (paged) mbarrier_init(t.staging_free(b), Shape::kTransposeThreads);
+                if (paged) mbarrier_init(t.staging_free(b), paged_transposers);
             }
         }
         mbarrier_init_fence();
