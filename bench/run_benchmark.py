@@ -16,6 +16,10 @@ Implementations (each row of the table is one shape):
                         (the frontend's support check says so), so it writes half the bytes of O
                         that the bf16-out rows write. Skipped, with one line, when the module
                         does not import or a graph is not supported.
+  cuDNN BF16 paged (cudnn_bf16_paged16, cudnn_bf16_paged256): cuDNN's BF16 SDPA forward through the same
+                        frontend reading K and V from the page pools and block table that the zyfa
+                        paged rows read (pools [pages, page_size, h, d] described to cuDNN as its
+                        [pages, h, page_size, d] containers by strides, no copy): the paged anchor.
 Shapes: causal, head dim 128, seqlen 1K..32K with batch * seqlen = 32K tokens and 16 heads (equal
 work per token); head dim 192/128 (MLA); head dim 64 (twice the heads); one GQA shape (32 query
 heads on 8 kv heads); head dim 256.
@@ -45,7 +49,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_int8_lean", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
-         "cudnn_fp8", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean_paged256", "zyfa_bf16_paged16", "zyfa_bf16_paged256"]
+         "cudnn_fp8", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean_paged256", "zyfa_bf16_paged16", "zyfa_bf16_paged256",
+         "cudnn_bf16_paged16", "cudnn_bf16_paged256"]
 # Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row. A paged row's
 # anchor is the contiguous zyfa kernel on the same keys (issue 22's bar: paged >= 0.9x contiguous).
 # The INT8 Q/K row's anchor is FP8 LEAN on the same shape (issue 20: INT8 LEAN >= 0.97x FP8 LEAN).
@@ -53,12 +58,32 @@ ANCHORS = {"zyfa_fp8_lean": ["triton_fp8", "cudnn_fp8"], "zyfa_fp8_exact": ["tri
            "zyfa_int8_lean": ["zyfa_fp8_lean"],
            "zyfa_bf16": ["sdpa_cudnn_bf16", "sdpa_flash_bf16"],
            "zyfa_fp8_lean_paged16": ["zyfa_fp8_lean"], "zyfa_fp8_lean_paged256": ["zyfa_fp8_lean"],
-           "zyfa_bf16_paged16": ["zyfa_bf16"], "zyfa_bf16_paged256": ["zyfa_bf16"]}
+           "zyfa_bf16_paged16": ["zyfa_bf16", "cudnn_bf16_paged16"],
+           "zyfa_bf16_paged256": ["zyfa_bf16", "cudnn_bf16_paged256"]}
 
 
 def paged_page_size(impl):
-    """The page size of a paged zyfa row (zyfa_*_paged<N>), or 0."""
+    """The page size of a paged row (zyfa_*_paged<N>, cudnn_*_paged<N>), or 0."""
     return int(impl.rsplit("_paged", 1)[1]) if "_paged" in impl else 0
+
+
+def make_page_pools(torch, k, v, page_size):
+    """K and V [b, s, h, d] moved into page pools [pages, page_size, h, d] in a shuffled page order (a
+    cache whose pages were handed out over time), and the block table [b, pages per sequence] int32
+    that reads them back as the same keys. Outside every timed region."""
+    b, s, h, d = k.shape
+    pages_per_seq = (s + page_size - 1) // page_size
+    perm = torch.randperm(b * pages_per_seq, generator=torch.Generator().manual_seed(5)).to(k.device)
+
+    def pool(x):  # on a byte view: index_put works for every dtype
+        raw = x.contiguous().view(torch.uint8)
+        padded = torch.zeros(b, pages_per_seq * page_size, h, raw.shape[-1], dtype=torch.uint8, device=x.device)
+        padded[:, :s] = raw
+        out_pool = torch.empty_like(padded).reshape(b * pages_per_seq, page_size, h, raw.shape[-1])
+        out_pool[perm] = padded.reshape(b * pages_per_seq, page_size, h, raw.shape[-1])
+        return out_pool.view(x.dtype)
+
+    return pool(k), pool(v), perm.reshape(b, pages_per_seq).to(torch.int32)
 # Relative RMS error against fp32 on the same inputs above which the spot check fails: FP8 P
 # rounding gives ~2-3e-2 (EXACT/LEAN, README), bf16 P ~2e-3; 8e-2 and 1e-2 leave room for the input
 # distribution but not for a wrong kernel (which gives O(1)).
@@ -143,23 +168,11 @@ class ZyfaBinding:
         return "zyfa %s (%s) via %s" % (ver, info, self.name)
 
     def prepare_paged(self, torch, q, k, v, out, page_size, softmax="auto"):
-        """K and V moved into page pools [pages, page_size, h, d] in a shuffled page order (outside the
-        timed region), read through a block table: the same keys as prepare(q, k, v, ...)."""
+        """K and V in page pools (make_page_pools), read through the block table: the same keys as
+        prepare(q, k, v, ...)."""
         z = self.zyfa
-        b, s, h, d = k.shape
-        pages_per_seq = (s + page_size - 1) // page_size
-        perm = torch.randperm(b * pages_per_seq, generator=torch.Generator().manual_seed(5)).to(k.device)
-
-        def pool(x):  # on a byte view: index_put works for every dtype
-            raw = x.contiguous().view(torch.uint8)
-            padded = torch.zeros(b, pages_per_seq * page_size, h, raw.shape[-1], dtype=torch.uint8, device=x.device)
-            padded[:, :s] = raw
-            out_pool = torch.empty_like(padded).reshape(b * pages_per_seq, page_size, h, raw.shape[-1])
-            out_pool[perm] = padded.reshape(b * pages_per_seq, page_size, h, raw.shape[-1])
-            return out_pool.view(x.dtype)
-
-        kp, vp = pool(k), pool(v)
-        table = perm.reshape(b, pages_per_seq).to(torch.int32)
+        s = k.shape[1]
+        kp, vp, table = make_page_pools(torch, k, v, page_size)
 
         def launch():
             z.attention(q, kp, vp, causal="bottom_right", softmax=softmax, block_table=table, max_seqlen_k=s,
@@ -389,6 +402,67 @@ class CudnnFp8:
                                                              build_s)
 
 
+class CudnnPagedBf16:
+    """cuDNN's BF16 SDPA forward through cudnn-frontend's Python graph API with paged K/V: the pools and
+    block table of make_page_pools (the zyfa paged rows' own), cuDNN's containers [pages, h,
+    page_size, d] as strided views of them, its block tables [b, 1, pages per sequence, 1], actual
+    lengths (which paged K/V requires) all equal to the shape's, causal top-left as CudnnFp8. One
+    graph per shape and page size; the timed launch is execute()."""
+
+    label = "cuDNN BF16 paged"
+
+    def __init__(self, torch):
+        import cudnn  # ImportError (wheel not installed) -> the row reports the error, as any other
+        self.cudnn, self.torch = cudnn, torch
+        self.handle = cudnn.create_handle()
+
+    def prepare(self, inp, page_size):
+        torch, cudnn = self.torch, self.cudnn
+        batch, seqlen, hq, hkv, dqk, dv = inp.shape
+        kp, vp, table = make_page_pools(torch, inp.k16, inp.v16, page_size)
+        pages_per_seq = table.shape[1]
+        t0 = time.perf_counter()
+        bf16, f32, i32 = cudnn.data_type.BFLOAT16, cudnn.data_type.FLOAT, cudnn.data_type.INT32
+        g = cudnn.pygraph(io_data_type=bf16, intermediate_data_type=f32, compute_data_type=f32, handle=self.handle)
+
+        def view_tensor(name, view, dtype):
+            return g.tensor(name=name, dim=list(view.shape), stride=list(view.stride()), data_type=dtype)
+
+        q_view, o_view = inp.q16.transpose(1, 2), inp.out.transpose(1, 2)  # [b, h, s, d] views
+        k_view, v_view = kp.transpose(1, 2), vp.transpose(1, 2)  # [pages, h, page_size, d] views
+        block_table = table.reshape(batch, 1, pages_per_seq, 1).contiguous()
+        lengths = torch.full((batch, 1, 1, 1), seqlen, device="cuda", dtype=torch.int32)
+        t = {"q": view_tensor("q", q_view, bf16), "k": view_tensor("k", k_view, bf16),
+             "v": view_tensor("v", v_view, bf16), "table_k": view_tensor("table_k", block_table, i32),
+             "table_v": view_tensor("table_v", block_table, i32),
+             "len_q": view_tensor("len_q", lengths, i32), "len_kv": view_tensor("len_kv", lengths, i32)}
+        o, _ = g.sdpa(q=t["q"], k=t["k"], v=t["v"], generate_stats=False, attn_scale=dqk ** -0.5,
+                      diagonal_alignment=cudnn.diagonal_alignment.TOP_LEFT, right_bound=0,
+                      use_padding_mask=True, seq_len_q=t["len_q"], seq_len_kv=t["len_kv"],
+                      paged_attention_k_table=t["table_k"], paged_attention_v_table=t["table_v"],
+                      paged_attention_max_seq_len_kv=seqlen, name="sdpa_paged")
+        o.set_output(True).set_dim(list(o_view.shape)).set_stride(list(o_view.stride())).set_data_type(bf16)
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        g.check_support()
+        g.build_plans()
+        build_s = time.perf_counter() - t0
+        pack = {t["q"]: inp.q16, t["k"]: kp, t["v"]: vp, t["table_k"]: block_table, t["table_v"]: block_table,
+                t["len_q"]: lengths, t["len_kv"]: lengths, o: inp.out}
+        workspace = torch.empty(max(1, g.get_workspace_size()), device="cuda", dtype=torch.uint8)
+        cudnn.set_stream(self.handle, torch.cuda.current_stream().cuda_stream)  # the stream the events time
+        handle = self.handle
+
+        def launch():
+            g.execute(pack, workspace, handle=handle)
+
+        return launch, "%s page %d, build %.1f s" % (self.label, page_size, build_s)
+
+
+_cudnn_paged = []  # the CudnnPagedBf16 made on first use
+
+
 def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
     """(launch, kernel description) for one implementation on one shape; raises if unsupported."""
     batch, seqlen, hq, hkv, dqk, dv = inp.shape
@@ -396,6 +470,12 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         if cudnn_fp8 is None:
             raise RuntimeError("cudnn frontend unavailable")
         return cudnn_fp8.prepare(inp)
+    if impl.startswith("cudnn_bf16_paged"):
+        if (dqk, dv) != (128, 128):
+            raise RuntimeError("paged rows run at head dim 128 only (zyfa's paged kernels)")
+        if not _cudnn_paged:
+            _cudnn_paged.append(CudnnPagedBf16(torch))
+        return _cudnn_paged[0].prepare(inp, paged_page_size(impl))
     if impl.startswith("zyfa_") and paged_page_size(impl):
         if not hasattr(zyfa, "prepare_paged"):
             raise RuntimeError("paged rows need the bindings/python package (--api binding)")
@@ -643,14 +723,17 @@ def main():
     short = {"zyfa_fp8_lean": "lean", "zyfa_fp8_exact": "exact", "zyfa_int8_lean": "int8", "zyfa_bf16": "zbf16", "sdpa_cudnn_bf16": "cudnn",
              "sdpa_flash_bf16": "flash", "triton_fp8": "triton8", "cudnn_fp8": "cudnn8",
              "zyfa_fp8_lean_paged16": "lean-p16", "zyfa_fp8_lean_paged256": "lean-p256",
-             "zyfa_bf16_paged16": "bf16-p16", "zyfa_bf16_paged256": "bf16-p256"}
+             "zyfa_bf16_paged16": "bf16-p16", "zyfa_bf16_paged256": "bf16-p256",
+             "cudnn_bf16_paged16": "cdnn-p16", "cudnn_bf16_paged256": "cdnn-p256"}
     # (column title, zyfa implementation, anchor); cudnn8 is cuDNN FP8 with e4m3 output.
     ratios = [("int8/lean", "zyfa_int8_lean", "zyfa_fp8_lean"), ("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
               ("lean/cdnn8", "zyfa_fp8_lean", "cudnn_fp8"), ("exact/cdnn8", "zyfa_fp8_exact", "cudnn_fp8"),
               ("bf16/cudnn", "zyfa_bf16", "sdpa_cudnn_bf16"), ("bf16/flash", "zyfa_bf16", "sdpa_flash_bf16"),
               ("lean p16/c", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean"),
               ("lean p256/c", "zyfa_fp8_lean_paged256", "zyfa_fp8_lean"),
-              ("bf16 p16/c", "zyfa_bf16_paged16", "zyfa_bf16"), ("bf16 p256/c", "zyfa_bf16_paged256", "zyfa_bf16")]
+              ("bf16 p16/c", "zyfa_bf16_paged16", "zyfa_bf16"), ("bf16 p256/c", "zyfa_bf16_paged256", "zyfa_bf16"),
+              ("p16/cdnn-p", "zyfa_bf16_paged16", "cudnn_bf16_paged16"),
+              ("p256/cdnn-p", "zyfa_bf16_paged256", "cudnn_bf16_paged256")]
     header = "%-24s %6s " % ("shape", "seqlen") + " ".join("%7s" % short[i] for i in args.impls) + \
         " " + " ".join("%11s" % title for title, _, _ in ratios)
     log(header)
