@@ -104,9 +104,6 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p, const std::string& image_a
     if (p.paged()) return nullptr;  // the assembly reads contiguous K/V only: the HIP C++ paged kernel runs
     // Windows: every asm kernel takes them at run time (int32 kernel arguments).
     if (p.window_left > INT32_MAX || p.window_right > INT32_MAX) return nullptr;
-    // The generated kernels take no sinks (their kernarg field must be null): the HIP C++ kernel,
-    // whose epilogue folds them in (common/attention_sink.h), runs those problems.
-    if (p.sinks != nullptr) return nullptr;
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {
         if (k.symbol == nullptr) break;

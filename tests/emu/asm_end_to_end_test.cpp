@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -227,16 +228,10 @@ void test_asm_chosen_and_launched(void**) {
         assert_string_equal(planned_kernel(session_.cuda, step).c_str(), "");
         assert_non_null(std::strstr(zyfa_last_error_message(), "params.key_block = 128"));
         assert_string_equal(planned_kernel(g_hip_cpp_ctx, step).c_str(), "");
-        // Nor are sinks (their kernarg must be null): the HIP C++ kernel runs them, on the
-        // automatic context too.
+        // Sinks: the asm kernel folds them in (test_bitwise_sinks checks its bits).
         CaseShape sinks = s;
         sinks.sinks = {0.5f, -1.0f, 2.0f, 3.0f};
-        assert_string_equal(planned_kernel(session_.cuda, sinks).c_str(), v.hip_cpp_symbol.c_str());
-        if (&v == &g_variants.front()) {
-            GpuCase on_auto(*session_.runtime, sinks);
-            assert_int_equal(on_auto.run(session_.cuda, *session_.runtime, session_.stream), ZYFA_SUCCESS);
-            assert_string_equal(last_launched().c_str(), v.hip_cpp_symbol.c_str());
-        }
+        assert_string_equal(planned_kernel(session_.cuda, sinks).c_str(), v.symbol.c_str());
         // A window: every asm kernel takes it (run time arguments; BF16 since 2026-12-04).
         s.window_left = 9;
         assert_string_equal(planned_kernel(session_.cuda, s).c_str(), v.symbol.c_str());
@@ -380,6 +375,47 @@ void test_bitwise_lean(void**) {
                     assert_int_equal(r.bitwise_equal, r.elements);
                     assert_int_equal(r.lse_bits_differ, 0);
                 }
+            }
+        }
+    }
+}
+
+// Attention sinks (common/attention_sink.h): below, near and above the rows' maxima (scores of
+// integer_qk's inputs reach about 30), one of -inf (no sink: the row's bits without sinks), against
+// the CPU model on the same inputs. The fold runs on the finished row, so whatever test_bitwise_lean
+// holds without sinks holds with them: P codes the model's, and for FP8 LEAN on one key block O and
+// lse bit for bit; bottom-right rows that see no key get O = 0 and lse = their sink.
+void test_bitwise_sinks(void**) {
+    Session& session_ = session();
+    for (const AsmVariant& v : g_variants) {
+        for (const BitwiseShape& b : bitwise_shapes(v.variant.mask)) {
+            CaseShape s = variant_shape(v);
+            s.out_dtype = ZYFA_DTYPE_FP32;
+            s.batch = 2;
+            s.seqlen_q = b.seqlen_q;
+            s.seqlen_k = b.seqlen_k;
+            s.seed = 5;
+            s.sinks = {0.5f, -std::numeric_limits<float>::infinity(), 3.0f, 40.0f};
+            const GpuCase::Edit edit = [](AttentionCase& c) {
+                integer_qk(c, 17);
+                one_hot_v(c);
+            };
+            const BitwiseReport r = run_bitwise_case(session_, v, s, edit, kSeeds[0], b.what);
+            const bool one_block = s.seqlen_k <= asm_fp8::kKeysPerBlock;
+            std::printf("  %-38s %-34s sinks: O bitwise %lld/%lld  P mismatches %lld/%lld  lse -inf rows %lld/%lld "
+                        "(mismatch %lld), bits differ %lld, max rel %.1e\n",
+                        v.symbol.c_str(), b.what, (long long)r.bitwise_equal, (long long)r.elements,
+                        (long long)r.p_mismatched, (long long)r.p_compared, (long long)r.empty_rows, (long long)r.rows,
+                        (long long)r.lse_infinity_mismatch, (long long)r.lse_bits_differ, r.lse_max_rel);
+            assert_true(r.p_compared > 0);
+            assert_int_equal(r.masked_not_zero, 0);
+            assert_int_equal(r.lse_infinity_mismatch, 0);
+            assert_int_equal(r.p_mismatched, 0);
+            if (is_bf16(v) || is_fp8_exact(v)) {
+                assert_true(r.lse_max_rel <= 1e-5);  // l's fp32 summation order, as without sinks
+            } else if (one_block) {
+                assert_int_equal(r.bitwise_equal, r.elements);
+                assert_int_equal(r.lse_bits_differ, 0);
             }
         }
     }
@@ -703,6 +739,7 @@ int main() {
         cmocka_unit_test(test_asm_chosen_and_launched),
         cmocka_unit_test(test_bitwise_lean),
         cmocka_unit_test(test_bitwise_windows),
+        cmocka_unit_test(test_bitwise_sinks),
         cmocka_unit_test(test_bitwise_wide_strides),
         cmocka_unit_test(test_tolerance_cases),
         cmocka_unit_test(test_no_key_rows),

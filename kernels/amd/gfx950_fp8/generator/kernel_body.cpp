@@ -25,6 +25,7 @@
 #include <stdexcept>
 
 #include "common/attention_kernel_args.h"
+#include "common/exp2_polynomial.h"
 #include "common/score_scale.h"
 #include "kernel_builder.hpp"
 
@@ -292,11 +293,12 @@ void KernelBuilder::write_output() {
             // No scaled MFMA: O holds P V with P = p 2^7 (fp8_constants); 2^-7 is exact.
             const int base = numerics::p_scale_base_exponent(fp8_format());
             e_.op("v_ldexp_f32", {W(r_.v_descale), R(r_.v_descale), I(-base)}, "", "gfx942 FP8 EXACT: v_descale 2^-7");
-        } else if (!layout_.bf16) {
-            // LEAN: O holds O 2^k, k the last block's exponent (alpha_and_bias_gfx942); 2^-k is exact.
-            e_.op("v_ldexp_f32", {W(r_.v_descale), R(r_.v_descale), R(r_.p_scale)}, "", "gfx942 FP8 LEAN: v_descale 2^-k");
         }
+        // LEAN: O holds O 2^k, k the last block's exponent (alpha_and_bias_gfx942); its 2^-k is
+        // applied to the factor after the division (exact: the factor stays normal); before it, with a sink's
+        // alpha, v_descale 2^-k alpha could fall below 2^-96, the division's scaled range.
     }
+    fold_sink();
     // out_scale = l > 0 ? v_descale / l : 0 (correctly rounded division, as the model's); NaN
     // where m is NaN or +inf.
     const Reg l_positive = tmp_s("l > 0", 2, 2);
@@ -321,6 +323,9 @@ void KernelBuilder::write_output() {
     e_.op("v_cndmask_b32", {W(scale.at(0)), I(0), R(q), R(l_positive)});
     e_.op("v_mov_b32", {W(scale.at(1)), I(float_literal(__builtin_nanf("")))}, "", "(a literal and VCC exceed the constant bus)");
     e_.op("v_cndmask_b32", {W(scale.at(0)), R(scale.at(1)), R(scale.at(0)), I("vcc")});
+    if (layout_.gfx942 && !layout_.bf16 && !fp8_exact()) {
+        e_.op("v_ldexp_f32", {W(scale.at(0)), R(scale.at(0)), R(r_.p_scale)}, "", "gfx942 FP8 LEAN: the factor 2^-k");
+    }
     e_.op("v_mov_b32", {W(scale.at(1)), R(scale.at(0))});
     free(den);
     free(num);
@@ -411,6 +416,77 @@ void KernelBuilder::write_output() {
     // lse needs l_positive and l_safe: keep them for write_lse().
     lse_l_positive_ = l_positive;
     lse_l_safe_ = l_safe;
+}
+
+// Attention sinks (params.sinks; common/attention_sink.h, fold_sink), when the pointer is set: the
+// head's logit z = sinks[head] log2 e joins the finished row as one more score that multiplies no
+// value: m' = max(m, z) keeping NaN, alpha = 2^(m - m'), l' = l alpha + 2^(z - m'), O's factor
+// (v_descale alpha) / l' and the lse of m' and l' (write_output, write_lse, unchanged). Both
+// exponentials are the FMA polynomial, as on every backend; each product and sum rounds once, as
+// the model's. Without sinks a scalar branch skips it all: those rows keep their bits.
+void KernelBuilder::fold_sink() {
+    const Reg sinks = arg(offsetof(AttnKernelArgs, sinks), 8);
+    const std::string none = e_.unique_label("no_sink");
+    e_.op("s_cmp_eq_u64", {R(sinks), I(0)}, "", "sinks: fold the head's sink into m, l and O's factor");
+    e_.cbranch("scc1", none);
+    const Reg addr = tmp_s("sink address", 2, 2), sink = tmp_s("sinks[head]");
+    e_.op("s_lshl_b32", {W(sink), R(r_.group_y), I(2)});
+    e_.op("s_add_u32", {W(addr.at(0)), R(sinks.at(0)), R(sink)});
+    e_.op("s_addc_u32", {W(addr.at(1)), R(sinks.at(1)), I(0)});
+    e_.op("s_load_dword", {W(sink), R(addr), I("0x0")});
+    e_.wait_loads({sink}, "sink");
+    free(addr);
+    const Reg z = tmp_v("z = sink log2 e"), m_new = tmp_v("m' = max(m, z)"), x = tmp_v("exp2 argument"),
+              alpha = tmp_v("alpha = 2^(m - m')"), term = tmp_v("2^(z - m')");
+    e_.op("v_mov_b32", {W(z), R(sink)});
+    free(sink);
+    e_.op("v_mul_f32", {W(z), I(float_literal(numerics::kLog2e)), R(z)}, "", "z = sink log2 e");
+    if (layout_.gfx942) {
+        // No v_maximum3_f32: v_max_f32 drops a NaN, so a NaN in m or z (or m + z's inf - inf,
+        // whose rows are poisoned either way: O and lse NaN) is put back.
+        const Reg sum = tmp_v("m + z");
+        e_.op("v_max_f32", {W(m_new), R(r_.m), R(z)});
+        e_.op("v_add_f32", {W(sum), R(r_.m), R(z)});
+        e_.op("v_cmp_u_f32", {I("vcc"), R(sum), R(sum)});
+        e_.op_settled("v_cndmask_b32", {W(m_new), R(m_new), R(sum), I("vcc")}, "", "m' = max(m, z), NaN kept");
+        free(sum);
+    } else {
+        e_.op("v_maximum3_f32", {W(m_new), R(r_.m), R(z), R(z)}, "", "m' = max(m, z), NaN kept");
+    }
+    e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
+    exp2_without_transcendental(alpha, x);
+    e_.op("v_sub_f32", {W(x), R(z), R(m_new)});
+    exp2_without_transcendental(term, x);
+    e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(alpha)}, "", "l' = l alpha + 2^(z - m')");
+    e_.op("v_add_f32", {W(r_.l), R(r_.l), R(term)});
+    e_.op("v_mul_f32", {W(r_.v_descale), R(r_.v_descale), R(alpha)}, "", "O's factor: (v_descale alpha) / l'");
+    e_.op("v_mov_b32", {W(r_.m), R(m_new)}, "", "m = m'");
+    free(z);
+    free(m_new);
+    free(x);
+    free(alpha);
+    free(term);
+    e_.label(none);
+}
+
+// dst = exp2_without_transcendental(x) (common/exp2_polynomial.h): 0 for x < -126, -inf or NaN;
+// else 2^f by the degree-7 polynomial times 2^n, x = n + f. Where it is kept x >= -126, and x <= 0
+// in every use here, so v_rndne_f32 is round_half_even and v_ldexp_f32 the product with 2^n.
+void KernelBuilder::exp2_without_transcendental(const Reg& dst, const Reg& x) {
+    const Reg n = tmp_v("round(x)"), f = tmp_v("x - n");
+    e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(numerics::kExp2PolynomialLowest)), R(x)}, "",
+          "read after the polynomial (lane mask: 2 wait states)");
+    e_.op("v_rndne_f32", {W(n), R(x)});
+    e_.op("v_sub_f32", {W(f), R(x), R(n)});
+    e_.op("v_mov_b32", {W(dst), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
+    for (int i = 1; i < numerics::kExp2PolynomialTerms; ++i) {
+        e_.op("v_fmaak_f32", {W(dst), R(dst), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(i)))});
+    }
+    e_.op("v_cvt_i32_f32", {W(n), R(n)});
+    e_.op("v_ldexp_f32", {W(dst), R(dst), R(n)}, "", "2^f 2^n");
+    e_.op("v_cndmask_b32", {W(dst), I(0), R(dst), I("vcc")}, "", "x < -126, -inf or NaN: 0");
+    free(n);
+    free(f);
 }
 
 void KernelBuilder::write_lse() {

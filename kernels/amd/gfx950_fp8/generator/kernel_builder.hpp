@@ -191,6 +191,8 @@ private:
         return layout_.gfx942 ? numerics::Fp8Format::E4M3FNUZ : numerics::Fp8Format::E4M3FN;
     }
     void write_output();
+    void fold_sink();
+    void exp2_without_transcendental(const Reg& dst, const Reg& x);
     void write_lse();
 
     bool fp8_exact() const { return variant_.input == VariantInput::Fp8Exact; }

@@ -85,8 +85,8 @@ const KernargField kKernargFields[] = {
                        "Lean P constant c for gfx950's truncating v_cvt_i32_f32: the round-to-nearest "
                        "constant + 0.5 (unused by bf16)"),
     ZYFA_KERNARG_FIELD(sinks, "pointer",
-                       "fp32 [heads_q] attention sinks; must be null: these kernels take no sinks (the "
-                       "HIP backend runs problems with sinks on its HIP C++ kernels)"),
+                       "fp32 [heads_q] attention sinks (one logit per query head, natural-log units of the "
+                       "scaled scores) or null for none: folded into each row after its last key block"),
 };
 
 #undef ZYFA_KERNARG_FIELD
@@ -159,11 +159,10 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
     const bool fnuz = kernel.variant.arch == VariantArch::Gfx942;  // gfx942 reads e4m3fnuz
     if (field == "in_dtype") return std::to_string(static_cast<int>(bf16 ? kKernelBf16 : fnuz ? kKernelE4m3fnuz : kKernelE4m3fn));
     if (field == "softmax") return lean ? "2" : "1";
-    if (!lean) return field == "sinks" ? "0" : "";
+    if (!lean) return "";
     if (field == "max_block_exponent") return std::to_string(numerics::kBlockScaleMaxExponent);
     if (field == "lean_centre")
         return float_text(numerics::lean_p_centre_for(numerics::FloatToIntRounding::TowardZero));
-    if (field == "sinks") return "0";
     return "";
 }
 

@@ -55,6 +55,14 @@
 // v233 a rounded
 // v234 b rounded
 // v233 other half's value
+// v233 z = sink log2 e
+// v234 m' = max(m, z)
+// v235 exp2 argument
+// v236 alpha = 2^(m - m')
+// v237 2^(z - m')
+// v238 m + z
+// v238 round(x)
+// v239 x - n
 // v233 l or 1
 // v234 div den
 // v235 div num
@@ -139,6 +147,8 @@
 // s95 previous key block
 // s96 block - largest window start
 // s95 last key block
+// s[96:97] sink address
+// s95 sinks[head]
 // s[96:97] l > 0
 // s[98:99] O element offset
 // s95 product lo
@@ -5432,6 +5442,55 @@ zyfa_gfx942_bf16_d128_none:
   v_mfma_f32_32x32x8_bf16 v[56:71], v[134:135], v[182:183], v[56:71]
 .Lkey_blocks_done:
   v_fma_f32 v204, v205, 0, v204                                  // gfx942: m = NaN where l is NaN
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_77
+  s_lshl_b32 s95, s3, 2
+  s_add_u32 s96, s68, s95
+  s_addc_u32 s97, s69, 0
+  s_load_dword s95, s[96:97], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v233, s95
+  v_mul_f32 v233, 0x3fb8aa3b, v233                               // z = sink log2 e
+  v_max_f32 v234, v204, v233
+  v_add_f32 v238, v204, v233
+  v_cmp_u_f32 vcc, v238, v238
+  s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v234, v234, v238, vcc                            // m' = max(m, z), NaN kept
+  v_sub_f32 v235, v204, v234
+  v_cmp_le_f32 vcc, 0xc2fc0000, v235                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v238, v235
+  v_sub_f32 v239, v235, v238
+  v_mov_b32 v236, 0x377fe5fe
+  v_fmaak_f32 v236, v236, v239, 0x39218489
+  v_fmaak_f32 v236, v236, v239, 0x3aaec3ff
+  v_fmaak_f32 v236, v236, v239, 0x3c1d955b
+  v_fmaak_f32 v236, v236, v239, 0x3d635847
+  v_fmaak_f32 v236, v236, v239, 0x3e75fdf0
+  v_fmaak_f32 v236, v236, v239, 0x3f317218
+  v_fmaak_f32 v236, v236, v239, 0x3f800000
+  v_cvt_i32_f32 v238, v238
+  v_ldexp_f32 v236, v236, v238                                   // 2^f 2^n
+  v_cndmask_b32 v236, 0, v236, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v235, v233, v234
+  v_cmp_le_f32 vcc, 0xc2fc0000, v235                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v238, v235
+  v_sub_f32 v239, v235, v238
+  v_mov_b32 v237, 0x377fe5fe
+  v_fmaak_f32 v237, v237, v239, 0x39218489
+  v_fmaak_f32 v237, v237, v239, 0x3aaec3ff
+  v_fmaak_f32 v237, v237, v239, 0x3c1d955b
+  v_fmaak_f32 v237, v237, v239, 0x3d635847
+  v_fmaak_f32 v237, v237, v239, 0x3e75fdf0
+  v_fmaak_f32 v237, v237, v239, 0x3f317218
+  v_fmaak_f32 v237, v237, v239, 0x3f800000
+  v_cvt_i32_f32 v238, v238
+  v_ldexp_f32 v237, v237, v238                                   // 2^f 2^n
+  v_cndmask_b32 v237, 0, v237, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v205, v205, v236                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v205, v205, v237
+  v_mul_f32 v209, v209, v236                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v204, v234                                           // m = m'
+.Lno_sink_77:
   v_cmp_lt_f32 s[96:97], 0, v205                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v233, 1.0, v205, s[96:97]
@@ -5512,7 +5571,7 @@ zyfa_gfx942_bf16_d128_none:
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_77
+  s_cbranch_scc0 .Lout_16bit_78
   v_lshlrev_b64 v[234:235], 2, v[234:235]
   v_lshl_add_u64 v[234:235], v[234:235], 0, s[14:15]
   global_store_dwordx4 v[234:235], v[8:11], off offset:0         // O fp32
@@ -5531,8 +5590,8 @@ zyfa_gfx942_bf16_d128_none:
   global_store_dwordx4 v[234:235], v[60:63], off offset:416
   global_store_dwordx4 v[234:235], v[64:67], off offset:448
   global_store_dwordx4 v[234:235], v[68:71], off offset:480
-  s_branch .Lout_stored_79
-.Lout_16bit_77:
+  s_branch .Lout_stored_80
+.Lout_16bit_78:
   v_lshlrev_b64 v[234:235], 1, v[234:235]
   v_lshl_add_u64 v[234:235], v[234:235], 0, s[14:15]
   v_bfe_u32 v237, v8, 16, 1
@@ -5999,10 +6058,10 @@ zyfa_gfx942_bf16_d128_none:
   v_lshrrev_b32 v237, 16, v237
   v_and_or_b32 v135, v238, s93, v237
   global_store_dwordx2 v[234:235], v[134:135], off offset:240
-.Lout_stored_79:
+.Lout_stored_80:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_80
+  s_cbranch_scc1 .Lno_lse_81
   v_log_f32 v235, v233
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v235, v204, v235
@@ -6026,7 +6085,7 @@ zyfa_gfx942_bf16_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[238:239], v234, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_80:
+.Lno_lse_81:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -64,6 +64,14 @@
 // v211 visible-key end relative to the block and half
 // v211 window start relative to the block and half
 // v211 other half's value
+// v211 z = sink log2 e
+// v212 m' = max(m, z)
+// v213 exp2 argument
+// v214 alpha = 2^(m - m')
+// v215 2^(z - m')
+// v216 m + z
+// v216 round(x)
+// v217 x - n
 // v211 l or 1
 // v212 div den
 // v213 div num
@@ -149,6 +157,8 @@
 // s95 previous key block
 // s96 block - largest window start
 // s95 last key block
+// s[96:97] sink address
+// s95 sinks[head]
 // s[96:97] l > 0
 // s[98:99] O element offset
 // s95 product lo
@@ -3764,6 +3774,55 @@ zyfa_gfx942_fp8_exact_d128_none:
 .Lkey_blocks_done:
   v_fma_f32 v188, v189, 0, v188                                  // gfx942: m = NaN where l is NaN
   v_ldexp_f32 v193, v193, -7                                     // gfx942 FP8 EXACT: v_descale 2^-7
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_74
+  s_lshl_b32 s95, s3, 2
+  s_add_u32 s96, s68, s95
+  s_addc_u32 s97, s69, 0
+  s_load_dword s95, s[96:97], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v211, s95
+  v_mul_f32 v211, 0x3fb8aa3b, v211                               // z = sink log2 e
+  v_max_f32 v212, v188, v211
+  v_add_f32 v216, v188, v211
+  v_cmp_u_f32 vcc, v216, v216
+  s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v212, v212, v216, vcc                            // m' = max(m, z), NaN kept
+  v_sub_f32 v213, v188, v212
+  v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v216, v213
+  v_sub_f32 v217, v213, v216
+  v_mov_b32 v214, 0x377fe5fe
+  v_fmaak_f32 v214, v214, v217, 0x39218489
+  v_fmaak_f32 v214, v214, v217, 0x3aaec3ff
+  v_fmaak_f32 v214, v214, v217, 0x3c1d955b
+  v_fmaak_f32 v214, v214, v217, 0x3d635847
+  v_fmaak_f32 v214, v214, v217, 0x3e75fdf0
+  v_fmaak_f32 v214, v214, v217, 0x3f317218
+  v_fmaak_f32 v214, v214, v217, 0x3f800000
+  v_cvt_i32_f32 v216, v216
+  v_ldexp_f32 v214, v214, v216                                   // 2^f 2^n
+  v_cndmask_b32 v214, 0, v214, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v213, v211, v212
+  v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v216, v213
+  v_sub_f32 v217, v213, v216
+  v_mov_b32 v215, 0x377fe5fe
+  v_fmaak_f32 v215, v215, v217, 0x39218489
+  v_fmaak_f32 v215, v215, v217, 0x3aaec3ff
+  v_fmaak_f32 v215, v215, v217, 0x3c1d955b
+  v_fmaak_f32 v215, v215, v217, 0x3d635847
+  v_fmaak_f32 v215, v215, v217, 0x3e75fdf0
+  v_fmaak_f32 v215, v215, v217, 0x3f317218
+  v_fmaak_f32 v215, v215, v217, 0x3f800000
+  v_cvt_i32_f32 v216, v216
+  v_ldexp_f32 v215, v215, v216                                   // 2^f 2^n
+  v_cndmask_b32 v215, 0, v215, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v189, v189, v214                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v189, v189, v215
+  v_mul_f32 v193, v193, v214                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v188, v212                                           // m = m'
+.Lno_sink_74:
   v_cmp_lt_f32 s[96:97], 0, v189                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v211, 1.0, v189, s[96:97]
@@ -3844,7 +3903,7 @@ zyfa_gfx942_fp8_exact_d128_none:
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_74
+  s_cbranch_scc0 .Lout_16bit_75
   v_lshlrev_b64 v[212:213], 2, v[212:213]
   v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
   global_store_dwordx4 v[212:213], v[8:11], off offset:0         // O fp32
@@ -3863,8 +3922,8 @@ zyfa_gfx942_fp8_exact_d128_none:
   global_store_dwordx4 v[212:213], v[60:63], off offset:416
   global_store_dwordx4 v[212:213], v[64:67], off offset:448
   global_store_dwordx4 v[212:213], v[68:71], off offset:480
-  s_branch .Lout_stored_76
-.Lout_16bit_74:
+  s_branch .Lout_stored_77
+.Lout_16bit_75:
   v_lshlrev_b64 v[212:213], 1, v[212:213]
   v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
   v_bfe_u32 v215, v8, 16, 1
@@ -4331,10 +4390,10 @@ zyfa_gfx942_fp8_exact_d128_none:
   v_lshrrev_b32 v215, 16, v215
   v_and_or_b32 v135, v216, s93, v215
   global_store_dwordx2 v[212:213], v[134:135], off offset:240
-.Lout_stored_76:
+.Lout_stored_77:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_77
+  s_cbranch_scc1 .Lno_lse_78
   v_log_f32 v213, v211
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v213, v188, v213
@@ -4358,7 +4417,7 @@ zyfa_gfx942_fp8_exact_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[216:217], v212, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_77:
+.Lno_lse_78:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

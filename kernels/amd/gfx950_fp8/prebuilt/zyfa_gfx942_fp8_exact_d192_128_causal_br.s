@@ -64,6 +64,14 @@
 // v228 visible-key end relative to the block and half
 // v228 window start relative to the block and half
 // v228 other half's value
+// v228 z = sink log2 e
+// v229 m' = max(m, z)
+// v230 exp2 argument
+// v231 alpha = 2^(m - m')
+// v232 2^(z - m')
+// v233 m + z
+// v233 round(x)
+// v234 x - n
 // v228 l or 1
 // v229 div den
 // v230 div num
@@ -148,6 +156,8 @@
 // s95 previous key block
 // s96 block - largest window start
 // s95 last key block
+// s[96:97] sink address
+// s95 sinks[head]
 // s[96:97] l > 0
 // s[98:99] O element offset
 // s95 product lo
@@ -3959,6 +3969,55 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
 .Lkey_blocks_done:
   v_fma_f32 v200, v201, 0, v200                                  // gfx942: m = NaN where l is NaN
   v_ldexp_f32 v205, v205, -7                                     // gfx942 FP8 EXACT: v_descale 2^-7
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_85
+  s_lshl_b32 s95, s3, 2
+  s_add_u32 s96, s68, s95
+  s_addc_u32 s97, s69, 0
+  s_load_dword s95, s[96:97], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v228, s95
+  v_mul_f32 v228, 0x3fb8aa3b, v228                               // z = sink log2 e
+  v_max_f32 v229, v200, v228
+  v_add_f32 v233, v200, v228
+  v_cmp_u_f32 vcc, v233, v233
+  s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v229, v229, v233, vcc                            // m' = max(m, z), NaN kept
+  v_sub_f32 v230, v200, v229
+  v_cmp_le_f32 vcc, 0xc2fc0000, v230                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v233, v230
+  v_sub_f32 v234, v230, v233
+  v_mov_b32 v231, 0x377fe5fe
+  v_fmaak_f32 v231, v231, v234, 0x39218489
+  v_fmaak_f32 v231, v231, v234, 0x3aaec3ff
+  v_fmaak_f32 v231, v231, v234, 0x3c1d955b
+  v_fmaak_f32 v231, v231, v234, 0x3d635847
+  v_fmaak_f32 v231, v231, v234, 0x3e75fdf0
+  v_fmaak_f32 v231, v231, v234, 0x3f317218
+  v_fmaak_f32 v231, v231, v234, 0x3f800000
+  v_cvt_i32_f32 v233, v233
+  v_ldexp_f32 v231, v231, v233                                   // 2^f 2^n
+  v_cndmask_b32 v231, 0, v231, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v230, v228, v229
+  v_cmp_le_f32 vcc, 0xc2fc0000, v230                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v233, v230
+  v_sub_f32 v234, v230, v233
+  v_mov_b32 v232, 0x377fe5fe
+  v_fmaak_f32 v232, v232, v234, 0x39218489
+  v_fmaak_f32 v232, v232, v234, 0x3aaec3ff
+  v_fmaak_f32 v232, v232, v234, 0x3c1d955b
+  v_fmaak_f32 v232, v232, v234, 0x3d635847
+  v_fmaak_f32 v232, v232, v234, 0x3e75fdf0
+  v_fmaak_f32 v232, v232, v234, 0x3f317218
+  v_fmaak_f32 v232, v232, v234, 0x3f800000
+  v_cvt_i32_f32 v233, v233
+  v_ldexp_f32 v232, v232, v233                                   // 2^f 2^n
+  v_cndmask_b32 v232, 0, v232, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v201, v201, v231                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v201, v201, v232
+  v_mul_f32 v205, v205, v231                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v200, v229                                           // m = m'
+.Lno_sink_85:
   v_cmp_lt_f32 s[96:97], 0, v201                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v228, 1.0, v201, s[96:97]
@@ -4039,7 +4098,7 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_cmp_gt_i32 vcc, s70, v193
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_85
+  s_cbranch_scc0 .Lout_16bit_86
   v_lshlrev_b64 v[230:231], 2, v[230:231]
   v_lshl_add_u64 v[230:231], v[230:231], 0, s[14:15]
   global_store_dwordx4 v[230:231], v[8:11], off offset:0         // O fp32
@@ -4058,8 +4117,8 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   global_store_dwordx4 v[230:231], v[60:63], off offset:416
   global_store_dwordx4 v[230:231], v[64:67], off offset:448
   global_store_dwordx4 v[230:231], v[68:71], off offset:480
-  s_branch .Lout_stored_87
-.Lout_16bit_85:
+  s_branch .Lout_stored_88
+.Lout_16bit_86:
   v_lshlrev_b64 v[230:231], 1, v[230:231]
   v_lshl_add_u64 v[230:231], v[230:231], 0, s[14:15]
   v_bfe_u32 v232, v8, 16, 1
@@ -4526,10 +4585,10 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   v_lshrrev_b32 v232, 16, v232
   v_and_or_b32 v135, v233, s93, v232
   global_store_dwordx2 v[230:231], v[134:135], off offset:240
-.Lout_stored_87:
+.Lout_stored_88:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_88
+  s_cbranch_scc1 .Lno_lse_89
   v_log_f32 v230, v228
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v230, v200, v230
@@ -4553,7 +4612,7 @@ zyfa_gfx942_fp8_exact_d192_128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[232:233], v229, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_88:
+.Lno_lse_89:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -67,6 +67,14 @@
 // v209 m_new - block max
 // v210 block exponent k
 // v[212:213] alpha 2^(k - K) (pair)
+// v208 z = sink log2 e
+// v209 m' = max(m, z)
+// v210 exp2 argument
+// v211 alpha = 2^(m - m')
+// v212 2^(z - m')
+// v213 m + z
+// v213 round(x)
+// v214 x - n
 // v208 l or 1
 // v209 div den
 // v210 div num
@@ -158,6 +166,8 @@
 // s[96:97] gap > 0
 // s95 2^19
 // s94 last key block
+// s[94:95] sink address
+// s96 sinks[head]
 // s[94:95] l > 0
 // s[96:97] O element offset
 // s98 product lo
@@ -3319,7 +3329,55 @@ zyfa_gfx942_fp8_lean_d128_causal_br:
   v_add_f32 v186, v186, v72
 .Lkey_blocks_done:
   v_fma_f32 v185, v186, 0, v185                                  // gfx942: m = NaN where l is NaN
-  v_ldexp_f32 v190, v190, v184                                   // gfx942 FP8 LEAN: v_descale 2^-k
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_74
+  s_lshl_b32 s96, s3, 2
+  s_add_u32 s94, s68, s96
+  s_addc_u32 s95, s69, 0
+  s_load_dword s96, s[94:95], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v208, s96
+  v_mul_f32 v208, 0x3fb8aa3b, v208                               // z = sink log2 e
+  v_max_f32 v209, v185, v208
+  v_add_f32 v213, v185, v208
+  v_cmp_u_f32 vcc, v213, v213
+  s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v209, v209, v213, vcc                            // m' = max(m, z), NaN kept
+  v_sub_f32 v210, v185, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v213, v210
+  v_sub_f32 v214, v210, v213
+  v_mov_b32 v211, 0x377fe5fe
+  v_fmaak_f32 v211, v211, v214, 0x39218489
+  v_fmaak_f32 v211, v211, v214, 0x3aaec3ff
+  v_fmaak_f32 v211, v211, v214, 0x3c1d955b
+  v_fmaak_f32 v211, v211, v214, 0x3d635847
+  v_fmaak_f32 v211, v211, v214, 0x3e75fdf0
+  v_fmaak_f32 v211, v211, v214, 0x3f317218
+  v_fmaak_f32 v211, v211, v214, 0x3f800000
+  v_cvt_i32_f32 v213, v213
+  v_ldexp_f32 v211, v211, v213                                   // 2^f 2^n
+  v_cndmask_b32 v211, 0, v211, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v210, v208, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v213, v210
+  v_sub_f32 v214, v210, v213
+  v_mov_b32 v212, 0x377fe5fe
+  v_fmaak_f32 v212, v212, v214, 0x39218489
+  v_fmaak_f32 v212, v212, v214, 0x3aaec3ff
+  v_fmaak_f32 v212, v212, v214, 0x3c1d955b
+  v_fmaak_f32 v212, v212, v214, 0x3d635847
+  v_fmaak_f32 v212, v212, v214, 0x3e75fdf0
+  v_fmaak_f32 v212, v212, v214, 0x3f317218
+  v_fmaak_f32 v212, v212, v214, 0x3f800000
+  v_cvt_i32_f32 v213, v213
+  v_ldexp_f32 v212, v212, v213                                   // 2^f 2^n
+  v_cndmask_b32 v212, 0, v212, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v186, v186, v211                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v186, v186, v212
+  v_mul_f32 v190, v190, v211                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v185, v209                                           // m = m'
+.Lno_sink_74:
   v_cmp_lt_f32 s[94:95], 0, v186                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v208, 1.0, v186, s[94:95]
@@ -3339,6 +3397,7 @@ zyfa_gfx942_fp8_lean_d128_causal_br:
   v_cndmask_b32 v214, 0, v212, s[94:95]
   v_mov_b32 v215, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v214, v215, v214, vcc
+  v_ldexp_f32 v214, v214, v184                                   // gfx942 FP8 LEAN: the factor 2^-k
   v_mov_b32 v215, v214
   v_pk_mul_f32 v[8:9], v[8:9], v[214:215]
   v_pk_mul_f32 v[10:11], v[10:11], v[214:215]
@@ -3400,7 +3459,7 @@ zyfa_gfx942_fp8_lean_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_74
+  s_cbranch_scc0 .Lout_16bit_75
   v_lshlrev_b64 v[210:211], 2, v[210:211]
   v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
   global_store_dwordx4 v[210:211], v[8:11], off offset:0         // O fp32
@@ -3419,8 +3478,8 @@ zyfa_gfx942_fp8_lean_d128_causal_br:
   global_store_dwordx4 v[210:211], v[60:63], off offset:416
   global_store_dwordx4 v[210:211], v[64:67], off offset:448
   global_store_dwordx4 v[210:211], v[68:71], off offset:480
-  s_branch .Lout_stored_76
-.Lout_16bit_74:
+  s_branch .Lout_stored_77
+.Lout_16bit_75:
   v_lshlrev_b64 v[210:211], 1, v[210:211]
   v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
   v_bfe_u32 v212, v8, 16, 1
@@ -3887,10 +3946,10 @@ zyfa_gfx942_fp8_lean_d128_causal_br:
   v_lshrrev_b32 v212, 16, v212
   v_and_or_b32 v135, v213, s92, v212
   global_store_dwordx2 v[210:211], v[134:135], off offset:240
-.Lout_stored_76:
+.Lout_stored_77:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_77
+  s_cbranch_scc1 .Lno_lse_78
   v_log_f32 v210, v208
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v210, v185, v210
@@ -3914,7 +3973,7 @@ zyfa_gfx942_fp8_lean_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[212:213], v209, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_77:
+.Lno_lse_78:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -67,6 +67,14 @@
 // v226 m_new - block max
 // v227 block exponent k
 // v[228:229] alpha 2^(k - K) (pair)
+// v225 z = sink log2 e
+// v226 m' = max(m, z)
+// v227 exp2 argument
+// v228 alpha = 2^(m - m')
+// v229 2^(z - m')
+// v230 m + z
+// v230 round(x)
+// v231 x - n
 // v225 l or 1
 // v226 div den
 // v227 div num
@@ -159,6 +167,8 @@
 // s[96:97] gap > 0
 // s95 2^19
 // s94 last key block
+// s[94:95] sink address
+// s96 sinks[head]
 // s[94:95] l > 0
 // s[96:97] O element offset
 // s98 product lo
@@ -3548,7 +3558,55 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_add_f32 v198, v198, v72
 .Lkey_blocks_done:
   v_fma_f32 v197, v198, 0, v197                                  // gfx942: m = NaN where l is NaN
-  v_ldexp_f32 v202, v202, v196                                   // gfx942 FP8 LEAN: v_descale 2^-k
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_85
+  s_lshl_b32 s96, s3, 2
+  s_add_u32 s94, s68, s96
+  s_addc_u32 s95, s69, 0
+  s_load_dword s96, s[94:95], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v225, s96
+  v_mul_f32 v225, 0x3fb8aa3b, v225                               // z = sink log2 e
+  v_max_f32 v226, v197, v225
+  v_add_f32 v230, v197, v225
+  v_cmp_u_f32 vcc, v230, v230
+  s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v226, v226, v230, vcc                            // m' = max(m, z), NaN kept
+  v_sub_f32 v227, v197, v226
+  v_cmp_le_f32 vcc, 0xc2fc0000, v227                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v230, v227
+  v_sub_f32 v231, v227, v230
+  v_mov_b32 v228, 0x377fe5fe
+  v_fmaak_f32 v228, v228, v231, 0x39218489
+  v_fmaak_f32 v228, v228, v231, 0x3aaec3ff
+  v_fmaak_f32 v228, v228, v231, 0x3c1d955b
+  v_fmaak_f32 v228, v228, v231, 0x3d635847
+  v_fmaak_f32 v228, v228, v231, 0x3e75fdf0
+  v_fmaak_f32 v228, v228, v231, 0x3f317218
+  v_fmaak_f32 v228, v228, v231, 0x3f800000
+  v_cvt_i32_f32 v230, v230
+  v_ldexp_f32 v228, v228, v230                                   // 2^f 2^n
+  v_cndmask_b32 v228, 0, v228, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v227, v225, v226
+  v_cmp_le_f32 vcc, 0xc2fc0000, v227                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v230, v227
+  v_sub_f32 v231, v227, v230
+  v_mov_b32 v229, 0x377fe5fe
+  v_fmaak_f32 v229, v229, v231, 0x39218489
+  v_fmaak_f32 v229, v229, v231, 0x3aaec3ff
+  v_fmaak_f32 v229, v229, v231, 0x3c1d955b
+  v_fmaak_f32 v229, v229, v231, 0x3d635847
+  v_fmaak_f32 v229, v229, v231, 0x3e75fdf0
+  v_fmaak_f32 v229, v229, v231, 0x3f317218
+  v_fmaak_f32 v229, v229, v231, 0x3f800000
+  v_cvt_i32_f32 v230, v230
+  v_ldexp_f32 v229, v229, v230                                   // 2^f 2^n
+  v_cndmask_b32 v229, 0, v229, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v198, v198, v228                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v198, v198, v229
+  v_mul_f32 v202, v202, v228                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v197, v226                                           // m = m'
+.Lno_sink_85:
   v_cmp_lt_f32 s[94:95], 0, v198                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v225, 1.0, v198, s[94:95]
@@ -3568,6 +3626,7 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_cndmask_b32 v232, 0, v229, s[94:95]
   v_mov_b32 v233, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v232, v233, v232, vcc
+  v_ldexp_f32 v232, v232, v196                                   // gfx942 FP8 LEAN: the factor 2^-k
   v_mov_b32 v233, v232
   v_pk_mul_f32 v[8:9], v[8:9], v[232:233]
   v_pk_mul_f32 v[10:11], v[10:11], v[232:233]
@@ -3629,7 +3688,7 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_85
+  s_cbranch_scc0 .Lout_16bit_86
   v_lshlrev_b64 v[226:227], 2, v[226:227]
   v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
@@ -3648,8 +3707,8 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   global_store_dwordx4 v[226:227], v[60:63], off offset:416
   global_store_dwordx4 v[226:227], v[64:67], off offset:448
   global_store_dwordx4 v[226:227], v[68:71], off offset:480
-  s_branch .Lout_stored_87
-.Lout_16bit_85:
+  s_branch .Lout_stored_88
+.Lout_16bit_86:
   v_lshlrev_b64 v[226:227], 1, v[226:227]
   v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   v_bfe_u32 v229, v8, 16, 1
@@ -4116,10 +4175,10 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_lshrrev_b32 v229, 16, v229
   v_and_or_b32 v135, v230, s92, v229
   global_store_dwordx2 v[226:227], v[134:135], off offset:240
-.Lout_stored_87:
+.Lout_stored_88:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_88
+  s_cbranch_scc1 .Lno_lse_89
   v_log_f32 v227, v225
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v227, v197, v227
@@ -4143,7 +4202,7 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[230:231], v226, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_88:
+.Lno_lse_89:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -50,6 +50,13 @@
 // v227 visible-key end relative to the block and half
 // v227 window start relative to the block and half
 // v227 other half's row sum
+// v227 z = sink log2 e
+// v228 m' = max(m, z)
+// v229 exp2 argument
+// v230 alpha = 2^(m - m')
+// v231 2^(z - m')
+// v232 round(x)
+// v233 x - n
 // v227 l or 1
 // v228 div den
 // v229 div num
@@ -128,6 +135,8 @@
 // s93 block - largest window start
 // s[96:97] lane mask
 // s92 last key block
+// s[92:93] sink address
+// s94 sinks[head]
 // s[92:93] l > 0
 // s[94:95] O element offset
 // s94 lse row base (fixed length)
@@ -6196,6 +6205,51 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lkey_blocks_done:
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_89
+  s_lshl_b32 s94, s3, 2
+  s_add_u32 s92, s68, s94
+  s_addc_u32 s93, s69, 0
+  s_load_dword s94, s[92:93], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v227, s94
+  v_mul_f32 v227, 0x3fb8aa3b, v227                               // z = sink log2 e
+  v_maximum3_f32 v228, v204, v227, v227                          // m' = max(m, z), NaN kept
+  v_sub_f32 v229, v204, v228
+  v_cmp_le_f32 vcc, 0xc2fc0000, v229                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v232, v229
+  v_sub_f32 v233, v229, v232
+  v_mov_b32 v230, 0x377fe5fe
+  v_fmaak_f32 v230, v230, v233, 0x39218489
+  v_fmaak_f32 v230, v230, v233, 0x3aaec3ff
+  v_fmaak_f32 v230, v230, v233, 0x3c1d955b
+  v_fmaak_f32 v230, v230, v233, 0x3d635847
+  v_fmaak_f32 v230, v230, v233, 0x3e75fdf0
+  v_fmaak_f32 v230, v230, v233, 0x3f317218
+  v_fmaak_f32 v230, v230, v233, 0x3f800000
+  v_cvt_i32_f32 v232, v232
+  v_ldexp_f32 v230, v230, v232                                   // 2^f 2^n
+  v_cndmask_b32 v230, 0, v230, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v229, v227, v228
+  v_cmp_le_f32 vcc, 0xc2fc0000, v229                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v232, v229
+  v_sub_f32 v233, v229, v232
+  v_mov_b32 v231, 0x377fe5fe
+  v_fmaak_f32 v231, v231, v233, 0x39218489
+  v_fmaak_f32 v231, v231, v233, 0x3aaec3ff
+  v_fmaak_f32 v231, v231, v233, 0x3c1d955b
+  v_fmaak_f32 v231, v231, v233, 0x3d635847
+  v_fmaak_f32 v231, v231, v233, 0x3e75fdf0
+  v_fmaak_f32 v231, v231, v233, 0x3f317218
+  v_fmaak_f32 v231, v231, v233, 0x3f800000
+  v_cvt_i32_f32 v232, v232
+  v_ldexp_f32 v231, v231, v232                                   // 2^f 2^n
+  v_cndmask_b32 v231, 0, v231, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v205, v205, v230                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v205, v205, v231
+  v_mul_f32 v209, v209, v230                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v204, v228                                           // m = m'
+.Lno_sink_89:
   v_cmp_lt_f32 s[92:93], 0, v205                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v227, 1.0, v205, s[92:93]
@@ -6276,7 +6330,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_89
+  s_cbranch_scc0 .Lout_16bit_90
   v_lshlrev_b64 v[228:229], 2, v[228:229]
   v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
   global_store_dwordx4 v[228:229], v[8:11], off offset:0         // O fp32
@@ -6295,12 +6349,12 @@ zyfa_gfx950_bf16_d128_causal_br:
   global_store_dwordx4 v[228:229], v[60:63], off offset:416
   global_store_dwordx4 v[228:229], v[64:67], off offset:448
   global_store_dwordx4 v[228:229], v[68:71], off offset:480
-  s_branch .Lout_stored_91
-.Lout_16bit_89:
+  s_branch .Lout_stored_92
+.Lout_16bit_90:
   v_lshlrev_b64 v[228:229], 1, v[228:229]
   v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_90
+  s_cbranch_scc0 .Lout_fp16_91
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[228:229], v[104:105], off offset:0
@@ -6349,8 +6403,8 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[228:229], v[134:135], off offset:240
-  s_branch .Lout_stored_91
-.Lout_fp16_90:
+  s_branch .Lout_stored_92
+.Lout_fp16_91:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[228:229], v[104:105], off offset:0
@@ -6399,10 +6453,10 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[228:229], v[134:135], off offset:240
-.Lout_stored_91:
+.Lout_stored_92:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_92
+  s_cbranch_scc1 .Lno_lse_93
   v_log_f32 v229, v227
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v229, v204, v229
@@ -6426,7 +6480,7 @@ zyfa_gfx950_bf16_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[232:233], v228, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_92:
+.Lno_lse_93:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -62,6 +62,13 @@
 // v210 visible-key end relative to the block and half
 // v210 window start relative to the block and half
 // v210 other half's row sum
+// v210 z = sink log2 e
+// v211 m' = max(m, z)
+// v212 exp2 argument
+// v213 alpha = 2^(m - m')
+// v214 2^(z - m')
+// v215 round(x)
+// v216 x - n
 // v210 l or 1
 // v211 div den
 // v212 div num
@@ -141,6 +148,8 @@
 // s93 block - largest window start
 // s[96:97] lane mask
 // s92 last key block
+// s[92:93] sink address
+// s94 sinks[head]
 // s[92:93] l > 0
 // s[94:95] O element offset
 // s94 lse row base (fixed length)
@@ -3569,6 +3578,51 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[40:55], v[120:127], v[152:159], v[40:55], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 2 += V^T P^T 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
 .Lkey_blocks_done:
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_74
+  s_lshl_b32 s94, s3, 2
+  s_add_u32 s92, s68, s94
+  s_addc_u32 s93, s69, 0
+  s_load_dword s94, s[92:93], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v210, s94
+  v_mul_f32 v210, 0x3fb8aa3b, v210                               // z = sink log2 e
+  v_maximum3_f32 v211, v188, v210, v210                          // m' = max(m, z), NaN kept
+  v_sub_f32 v212, v188, v211
+  v_cmp_le_f32 vcc, 0xc2fc0000, v212                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v215, v212
+  v_sub_f32 v216, v212, v215
+  v_mov_b32 v213, 0x377fe5fe
+  v_fmaak_f32 v213, v213, v216, 0x39218489
+  v_fmaak_f32 v213, v213, v216, 0x3aaec3ff
+  v_fmaak_f32 v213, v213, v216, 0x3c1d955b
+  v_fmaak_f32 v213, v213, v216, 0x3d635847
+  v_fmaak_f32 v213, v213, v216, 0x3e75fdf0
+  v_fmaak_f32 v213, v213, v216, 0x3f317218
+  v_fmaak_f32 v213, v213, v216, 0x3f800000
+  v_cvt_i32_f32 v215, v215
+  v_ldexp_f32 v213, v213, v215                                   // 2^f 2^n
+  v_cndmask_b32 v213, 0, v213, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v212, v210, v211
+  v_cmp_le_f32 vcc, 0xc2fc0000, v212                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v215, v212
+  v_sub_f32 v216, v212, v215
+  v_mov_b32 v214, 0x377fe5fe
+  v_fmaak_f32 v214, v214, v216, 0x39218489
+  v_fmaak_f32 v214, v214, v216, 0x3aaec3ff
+  v_fmaak_f32 v214, v214, v216, 0x3c1d955b
+  v_fmaak_f32 v214, v214, v216, 0x3d635847
+  v_fmaak_f32 v214, v214, v216, 0x3e75fdf0
+  v_fmaak_f32 v214, v214, v216, 0x3f317218
+  v_fmaak_f32 v214, v214, v216, 0x3f800000
+  v_cvt_i32_f32 v215, v215
+  v_ldexp_f32 v214, v214, v215                                   // 2^f 2^n
+  v_cndmask_b32 v214, 0, v214, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v189, v189, v213                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v189, v189, v214
+  v_mul_f32 v193, v193, v213                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v188, v211                                           // m = m'
+.Lno_sink_74:
   v_cmp_lt_f32 s[92:93], 0, v189                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v210, 1.0, v189, s[92:93]
@@ -3649,7 +3703,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_74
+  s_cbranch_scc0 .Lout_16bit_75
   v_lshlrev_b64 v[212:213], 2, v[212:213]
   v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
   global_store_dwordx4 v[212:213], v[8:11], off offset:0         // O fp32
@@ -3668,12 +3722,12 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   global_store_dwordx4 v[212:213], v[60:63], off offset:416
   global_store_dwordx4 v[212:213], v[64:67], off offset:448
   global_store_dwordx4 v[212:213], v[68:71], off offset:480
-  s_branch .Lout_stored_76
-.Lout_16bit_74:
+  s_branch .Lout_stored_77
+.Lout_16bit_75:
   v_lshlrev_b64 v[212:213], 1, v[212:213]
   v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_75
+  s_cbranch_scc0 .Lout_fp16_76
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[212:213], v[104:105], off offset:0
@@ -3722,8 +3776,8 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[212:213], v[134:135], off offset:240
-  s_branch .Lout_stored_76
-.Lout_fp16_75:
+  s_branch .Lout_stored_77
+.Lout_fp16_76:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[212:213], v[104:105], off offset:0
@@ -3772,10 +3826,10 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[212:213], v[134:135], off offset:240
-.Lout_stored_76:
+.Lout_stored_77:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_77
+  s_cbranch_scc1 .Lno_lse_78
   v_log_f32 v212, v210
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v212, v188, v212
@@ -3799,7 +3853,7 @@ zyfa_gfx950_fp8_exact_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[214:215], v211, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_77:
+.Lno_lse_78:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

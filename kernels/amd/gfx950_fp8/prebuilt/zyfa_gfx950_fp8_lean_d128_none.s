@@ -61,6 +61,13 @@
 // v210 x - n
 // v208 m_new - block max
 // v209 block exponent k
+// v207 z = sink log2 e
+// v208 m' = max(m, z)
+// v209 exp2 argument
+// v210 alpha = 2^(m - m')
+// v211 2^(z - m')
+// v212 round(x)
+// v213 x - n
 // v207 l or 1
 // v208 div den
 // v209 div num
@@ -144,6 +151,8 @@
 // s92 2^19
 // s[94:95] lanes with m = -inf
 // s91 last key block
+// s[92:93] sink address
+// s91 sinks[head]
 // s[92:93] l > 0
 // s[94:95] O element offset
 // s91 lse row base (fixed length)
@@ -2849,6 +2858,51 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
 .Lkey_blocks_done:
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_69
+  s_lshl_b32 s91, s3, 2
+  s_add_u32 s92, s68, s91
+  s_addc_u32 s93, s69, 0
+  s_load_dword s91, s[92:93], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v207, s91
+  v_mul_f32 v207, 0x3fb8aa3b, v207                               // z = sink log2 e
+  v_maximum3_f32 v208, v185, v207, v207                          // m' = max(m, z), NaN kept
+  v_sub_f32 v209, v185, v208
+  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v212, v209
+  v_sub_f32 v213, v209, v212
+  v_mov_b32 v210, 0x377fe5fe
+  v_fmaak_f32 v210, v210, v213, 0x39218489
+  v_fmaak_f32 v210, v210, v213, 0x3aaec3ff
+  v_fmaak_f32 v210, v210, v213, 0x3c1d955b
+  v_fmaak_f32 v210, v210, v213, 0x3d635847
+  v_fmaak_f32 v210, v210, v213, 0x3e75fdf0
+  v_fmaak_f32 v210, v210, v213, 0x3f317218
+  v_fmaak_f32 v210, v210, v213, 0x3f800000
+  v_cvt_i32_f32 v212, v212
+  v_ldexp_f32 v210, v210, v212                                   // 2^f 2^n
+  v_cndmask_b32 v210, 0, v210, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v209, v207, v208
+  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v212, v209
+  v_sub_f32 v213, v209, v212
+  v_mov_b32 v211, 0x377fe5fe
+  v_fmaak_f32 v211, v211, v213, 0x39218489
+  v_fmaak_f32 v211, v211, v213, 0x3aaec3ff
+  v_fmaak_f32 v211, v211, v213, 0x3c1d955b
+  v_fmaak_f32 v211, v211, v213, 0x3d635847
+  v_fmaak_f32 v211, v211, v213, 0x3e75fdf0
+  v_fmaak_f32 v211, v211, v213, 0x3f317218
+  v_fmaak_f32 v211, v211, v213, 0x3f800000
+  v_cvt_i32_f32 v212, v212
+  v_ldexp_f32 v211, v211, v212                                   // 2^f 2^n
+  v_cndmask_b32 v211, 0, v211, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v186, v186, v210                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v186, v186, v211
+  v_mul_f32 v190, v190, v210                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v185, v208                                           // m = m'
+.Lno_sink_69:
   v_cmp_lt_f32 s[92:93], 0, v186                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v207, 1.0, v186, s[92:93]
@@ -2929,7 +2983,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_69
+  s_cbranch_scc0 .Lout_16bit_70
   v_lshlrev_b64 v[208:209], 2, v[208:209]
   v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
   global_store_dwordx4 v[208:209], v[8:11], off offset:0         // O fp32
@@ -2948,12 +3002,12 @@ zyfa_gfx950_fp8_lean_d128_none:
   global_store_dwordx4 v[208:209], v[60:63], off offset:416
   global_store_dwordx4 v[208:209], v[64:67], off offset:448
   global_store_dwordx4 v[208:209], v[68:71], off offset:480
-  s_branch .Lout_stored_71
-.Lout_16bit_69:
+  s_branch .Lout_stored_72
+.Lout_16bit_70:
   v_lshlrev_b64 v[208:209], 1, v[208:209]
   v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_70
+  s_cbranch_scc0 .Lout_fp16_71
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[208:209], v[104:105], off offset:0
@@ -3002,8 +3056,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[208:209], v[134:135], off offset:240
-  s_branch .Lout_stored_71
-.Lout_fp16_70:
+  s_branch .Lout_stored_72
+.Lout_fp16_71:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[208:209], v[104:105], off offset:0
@@ -3052,10 +3106,10 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[208:209], v[134:135], off offset:240
-.Lout_stored_71:
+.Lout_stored_72:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_72
+  s_cbranch_scc1 .Lno_lse_73
   v_log_f32 v209, v207
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v209, v185, v209
@@ -3079,7 +3133,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[212:213], v208, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_72:
+.Lno_lse_73:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

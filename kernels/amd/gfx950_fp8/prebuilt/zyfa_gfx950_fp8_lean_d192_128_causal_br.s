@@ -61,6 +61,13 @@
 // v227 x - n
 // v225 m_new - block max
 // v226 block exponent k
+// v224 z = sink log2 e
+// v225 m' = max(m, z)
+// v226 exp2 argument
+// v227 alpha = 2^(m - m')
+// v228 2^(z - m')
+// v229 round(x)
+// v230 x - n
 // v224 l or 1
 // v225 div den
 // v226 div num
@@ -143,6 +150,8 @@
 // s92 2^19
 // s[94:95] lanes with m = -inf
 // s91 last key block
+// s[92:93] sink address
+// s91 sinks[head]
 // s[92:93] l > 0
 // s[94:95] O element offset
 // s91 lse row base (fixed length)
@@ -2996,6 +3005,51 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_mul_f32 v198, v198, v184                                     // l = l alpha + row sum
   v_add_f32 v198, v198, v72
 .Lkey_blocks_done:
+  s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
+  s_cbranch_scc1 .Lno_sink_80
+  s_lshl_b32 s91, s3, 2
+  s_add_u32 s92, s68, s91
+  s_addc_u32 s93, s69, 0
+  s_load_dword s91, s[92:93], 0x0
+  s_waitcnt lgkmcnt(0)                                           // sink
+  v_mov_b32 v224, s91
+  v_mul_f32 v224, 0x3fb8aa3b, v224                               // z = sink log2 e
+  v_maximum3_f32 v225, v197, v224, v224                          // m' = max(m, z), NaN kept
+  v_sub_f32 v226, v197, v225
+  v_cmp_le_f32 vcc, 0xc2fc0000, v226                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v229, v226
+  v_sub_f32 v230, v226, v229
+  v_mov_b32 v227, 0x377fe5fe
+  v_fmaak_f32 v227, v227, v230, 0x39218489
+  v_fmaak_f32 v227, v227, v230, 0x3aaec3ff
+  v_fmaak_f32 v227, v227, v230, 0x3c1d955b
+  v_fmaak_f32 v227, v227, v230, 0x3d635847
+  v_fmaak_f32 v227, v227, v230, 0x3e75fdf0
+  v_fmaak_f32 v227, v227, v230, 0x3f317218
+  v_fmaak_f32 v227, v227, v230, 0x3f800000
+  v_cvt_i32_f32 v229, v229
+  v_ldexp_f32 v227, v227, v229                                   // 2^f 2^n
+  v_cndmask_b32 v227, 0, v227, vcc                               // x < -126, -inf or NaN: 0
+  v_sub_f32 v226, v224, v225
+  v_cmp_le_f32 vcc, 0xc2fc0000, v226                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v229, v226
+  v_sub_f32 v230, v226, v229
+  v_mov_b32 v228, 0x377fe5fe
+  v_fmaak_f32 v228, v228, v230, 0x39218489
+  v_fmaak_f32 v228, v228, v230, 0x3aaec3ff
+  v_fmaak_f32 v228, v228, v230, 0x3c1d955b
+  v_fmaak_f32 v228, v228, v230, 0x3d635847
+  v_fmaak_f32 v228, v228, v230, 0x3e75fdf0
+  v_fmaak_f32 v228, v228, v230, 0x3f317218
+  v_fmaak_f32 v228, v228, v230, 0x3f800000
+  v_cvt_i32_f32 v229, v229
+  v_ldexp_f32 v228, v228, v229                                   // 2^f 2^n
+  v_cndmask_b32 v228, 0, v228, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v198, v198, v227                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v198, v198, v228
+  v_mul_f32 v202, v202, v227                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v197, v225                                           // m = m'
+.Lno_sink_80:
   v_cmp_lt_f32 s[92:93], 0, v198                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v224, 1.0, v198, s[92:93]
@@ -3076,7 +3130,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cmp_gt_i32 vcc, s70, v190
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_80
+  s_cbranch_scc0 .Lout_16bit_81
   v_lshlrev_b64 v[226:227], 2, v[226:227]
   v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   global_store_dwordx4 v[226:227], v[8:11], off offset:0         // O fp32
@@ -3095,12 +3149,12 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   global_store_dwordx4 v[226:227], v[60:63], off offset:416
   global_store_dwordx4 v[226:227], v[64:67], off offset:448
   global_store_dwordx4 v[226:227], v[68:71], off offset:480
-  s_branch .Lout_stored_82
-.Lout_16bit_80:
+  s_branch .Lout_stored_83
+.Lout_16bit_81:
   v_lshlrev_b64 v[226:227], 1, v[226:227]
   v_lshl_add_u64 v[226:227], v[226:227], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_81
+  s_cbranch_scc0 .Lout_fp16_82
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[226:227], v[104:105], off offset:0
@@ -3149,8 +3203,8 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[226:227], v[134:135], off offset:240
-  s_branch .Lout_stored_82
-.Lout_fp16_81:
+  s_branch .Lout_stored_83
+.Lout_fp16_82:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[226:227], v[104:105], off offset:0
@@ -3199,10 +3253,10 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[226:227], v[134:135], off offset:240
-.Lout_stored_82:
+.Lout_stored_83:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_83
+  s_cbranch_scc1 .Lno_lse_84
   v_log_f32 v226, v224
   s_nop 0                                                        // transcendental -> dependent VALU
   v_add_f32 v226, v197, v226
@@ -3226,7 +3280,7 @@ zyfa_gfx950_fp8_lean_d192_128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
   global_store_dword v[228:229], v225, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_83:
+.Lno_lse_84:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
