@@ -453,10 +453,14 @@ void KernelBuilder::fold_sink() {
     } else {
         e_.op("v_maximum3_f32", {W(m_new), R(r_.m), R(z), R(z)}, "", "m' = max(m, z), NaN kept");
     }
+    // LEAN keeps the polynomial's leading coefficient in a register; BF16 and FP8 EXACT load it here.
+    const Reg c0 = exact_softmax() ? tmp_v("exp2 polynomial coefficient 0") : r_.exp2_c0;
+    if (exact_softmax()) e_.op("v_mov_b32", {W(c0), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
     e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
-    exp2_without_transcendental(alpha, x);
+    exp2_without_transcendental(alpha, x, c0);
     e_.op("v_sub_f32", {W(x), R(z), R(m_new)});
-    exp2_without_transcendental(term, x);
+    exp2_without_transcendental(term, x, c0);
+    if (exact_softmax()) free(c0);
     e_.op("v_mul_f32", {W(r_.l), R(r_.l), R(alpha)}, "", "l' = l alpha + 2^(z - m')");
     e_.op("v_add_f32", {W(r_.l), R(r_.l), R(term)});
     e_.op("v_mul_f32", {W(r_.v_descale), R(r_.v_descale), R(alpha)}, "", "O's factor: (v_descale alpha) / l'");
@@ -469,17 +473,19 @@ void KernelBuilder::fold_sink() {
     e_.label(none);
 }
 
-// dst = exp2_without_transcendental(x) (common/exp2_polynomial.h): 0 for x < -126, -inf or NaN;
-// else 2^f by the degree-7 polynomial times 2^n, x = n + f. Where it is kept x >= -126, and x <= 0
-// in every use here, so v_rndne_f32 is round_half_even and v_ldexp_f32 the product with 2^n.
-void KernelBuilder::exp2_without_transcendental(const Reg& dst, const Reg& x) {
+// dst = exp2_without_transcendental(x) (common/exp2_polynomial.h), the one emitter of it (LEAN's
+// alpha, the sinks' fold): 0 for x < -126, -inf or NaN; else 2^f by the degree-7 polynomial times
+// 2^n, x = n + f, c0 a register holding the leading coefficient (the first FMA's multiplicand).
+// Where it is kept x >= -126, and x <= 0 in every use, so v_rndne_f32 is round_half_even and
+// v_ldexp_f32 the product with 2^n. vcc holds x >= -126 from the first instruction to the last.
+void KernelBuilder::exp2_without_transcendental(const Reg& dst, const Reg& x, const Reg& c0) {
     const Reg n = tmp_v("round(x)"), f = tmp_v("x - n");
     e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(numerics::kExp2PolynomialLowest)), R(x)}, "",
           "read after the polynomial (lane mask: 2 wait states)");
     e_.op("v_rndne_f32", {W(n), R(x)});
     e_.op("v_sub_f32", {W(f), R(x), R(n)});
-    e_.op("v_mov_b32", {W(dst), I(float_literal(numerics::exp2_polynomial_coefficient(0)))});
-    for (int i = 1; i < numerics::kExp2PolynomialTerms; ++i) {
+    e_.op("v_fmaak_f32", {W(dst), R(c0), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(1)))});
+    for (int i = 2; i < numerics::kExp2PolynomialTerms; ++i) {
         e_.op("v_fmaak_f32", {W(dst), R(dst), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(i)))});
     }
     e_.op("v_cvt_i32_f32", {W(n), R(n)});

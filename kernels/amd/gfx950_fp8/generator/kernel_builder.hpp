@@ -192,7 +192,7 @@ private:
     }
     void write_output();
     void fold_sink();
-    void exp2_without_transcendental(const Reg& dst, const Reg& x);
+    void exp2_without_transcendental(const Reg& dst, const Reg& x, const Reg& c0);
     void write_lse();
 
     bool fp8_exact() const { return variant_.input == VariantInput::Fp8Exact; }

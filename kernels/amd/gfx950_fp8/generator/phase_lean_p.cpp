@@ -51,24 +51,9 @@ void KernelBuilder::alpha_and_bias(const Reg& m_new) {
     e_.op("v_mov_b32", {W(p), I("1.0")});
     e_.cbranch("vccz", alpha_done);
     e_.op("v_sub_f32", {W(x), R(r_.m), R(m_new)});
-    e_.op("v_cmp_le_f32", {I("vcc"), I(float_literal(numerics::kExp2PolynomialLowest)), R(x)}, "",
-          "read after the polynomial (lane mask: 2 wait states)");
-    // alpha = running_max_rescale(m, m_new, Exp2WithoutTranscendental) (common/online_softmax.h,
-    // exp2_polynomial.h): x = n + f, 2^f by degree 7. x is in [-126, 0] wherever alpha is kept, so
-    // v_rndne_f32 is round_half_even's (x + 1.5 2^23) - 1.5 2^23, and v_ldexp_f32 the product with
-    // the exact power of two 2^n.
-    const Reg n = tmp_v("round(x)"), f = tmp_v("x - n");
-    e_.op("v_rndne_f32", {W(n), R(x)});
-    e_.op("v_sub_f32", {W(f), R(x), R(n)});
-    e_.op("v_fmaak_f32", {W(p), R(r_.exp2_c0), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(1)))});
-    for (int i = 2; i < numerics::kExp2PolynomialTerms; ++i) {
-        e_.op("v_fmaak_f32", {W(p), R(p), R(f), I(float_literal(numerics::exp2_polynomial_coefficient(i)))});
-    }
-    e_.op("v_cvt_i32_f32", {W(n), R(n)});
-    e_.op("v_ldexp_f32", {W(p), R(p), R(n)}, "", "alpha = 2^f 2^n");
-    e_.op("v_cndmask_b32", {W(p), I(0), R(p), I("vcc")}, "", "x < -126, -inf or NaN (m = -inf): alpha = 0");
-    free(n);
-    free(f);
+    // alpha = running_max_rescale(m, m_new, Exp2WithoutTranscendental) (common/online_softmax.h):
+    // x in [-126, 0] wherever alpha is kept; m = -inf gives x -inf or NaN, alpha 0.
+    exp2_without_transcendental(p, x, r_.exp2_c0);
     rescale_output();
     e_.label(alpha_done);
     free(x);

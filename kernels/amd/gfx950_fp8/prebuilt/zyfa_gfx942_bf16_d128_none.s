@@ -61,8 +61,9 @@
 // v236 alpha = 2^(m - m')
 // v237 2^(z - m')
 // v238 m + z
-// v238 round(x)
-// v239 x - n
+// v238 exp2 polynomial coefficient 0
+// v239 round(x)
+// v240 x - n
 // v233 l or 1
 // v234 div den
 // v235 div num
@@ -5456,35 +5457,34 @@ zyfa_gfx942_bf16_d128_none:
   v_cmp_u_f32 vcc, v238, v238
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v234, v234, v238, vcc                            // m' = max(m, z), NaN kept
+  v_mov_b32 v238, 0x377fe5fe
   v_sub_f32 v235, v204, v234
   v_cmp_le_f32 vcc, 0xc2fc0000, v235                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v238, v235
-  v_sub_f32 v239, v235, v238
-  v_mov_b32 v236, 0x377fe5fe
-  v_fmaak_f32 v236, v236, v239, 0x39218489
-  v_fmaak_f32 v236, v236, v239, 0x3aaec3ff
-  v_fmaak_f32 v236, v236, v239, 0x3c1d955b
-  v_fmaak_f32 v236, v236, v239, 0x3d635847
-  v_fmaak_f32 v236, v236, v239, 0x3e75fdf0
-  v_fmaak_f32 v236, v236, v239, 0x3f317218
-  v_fmaak_f32 v236, v236, v239, 0x3f800000
-  v_cvt_i32_f32 v238, v238
-  v_ldexp_f32 v236, v236, v238                                   // 2^f 2^n
+  v_rndne_f32 v239, v235
+  v_sub_f32 v240, v235, v239
+  v_fmaak_f32 v236, v238, v240, 0x39218489
+  v_fmaak_f32 v236, v236, v240, 0x3aaec3ff
+  v_fmaak_f32 v236, v236, v240, 0x3c1d955b
+  v_fmaak_f32 v236, v236, v240, 0x3d635847
+  v_fmaak_f32 v236, v236, v240, 0x3e75fdf0
+  v_fmaak_f32 v236, v236, v240, 0x3f317218
+  v_fmaak_f32 v236, v236, v240, 0x3f800000
+  v_cvt_i32_f32 v239, v239
+  v_ldexp_f32 v236, v236, v239                                   // 2^f 2^n
   v_cndmask_b32 v236, 0, v236, vcc                               // x < -126, -inf or NaN: 0
   v_sub_f32 v235, v233, v234
   v_cmp_le_f32 vcc, 0xc2fc0000, v235                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v238, v235
-  v_sub_f32 v239, v235, v238
-  v_mov_b32 v237, 0x377fe5fe
-  v_fmaak_f32 v237, v237, v239, 0x39218489
-  v_fmaak_f32 v237, v237, v239, 0x3aaec3ff
-  v_fmaak_f32 v237, v237, v239, 0x3c1d955b
-  v_fmaak_f32 v237, v237, v239, 0x3d635847
-  v_fmaak_f32 v237, v237, v239, 0x3e75fdf0
-  v_fmaak_f32 v237, v237, v239, 0x3f317218
-  v_fmaak_f32 v237, v237, v239, 0x3f800000
-  v_cvt_i32_f32 v238, v238
-  v_ldexp_f32 v237, v237, v238                                   // 2^f 2^n
+  v_rndne_f32 v239, v235
+  v_sub_f32 v240, v235, v239
+  v_fmaak_f32 v237, v238, v240, 0x39218489
+  v_fmaak_f32 v237, v237, v240, 0x3aaec3ff
+  v_fmaak_f32 v237, v237, v240, 0x3c1d955b
+  v_fmaak_f32 v237, v237, v240, 0x3d635847
+  v_fmaak_f32 v237, v237, v240, 0x3e75fdf0
+  v_fmaak_f32 v237, v237, v240, 0x3f317218
+  v_fmaak_f32 v237, v237, v240, 0x3f800000
+  v_cvt_i32_f32 v239, v239
+  v_ldexp_f32 v237, v237, v239                                   // 2^f 2^n
   v_cndmask_b32 v237, 0, v237, vcc                               // x < -126, -inf or NaN: 0
   v_mul_f32 v205, v205, v236                                     // l' = l alpha + 2^(z - m')
   v_add_f32 v205, v205, v237

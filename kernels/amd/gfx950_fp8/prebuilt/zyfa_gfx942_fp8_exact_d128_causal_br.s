@@ -70,8 +70,9 @@
 // v214 alpha = 2^(m - m')
 // v215 2^(z - m')
 // v216 m + z
-// v216 round(x)
-// v217 x - n
+// v216 exp2 polynomial coefficient 0
+// v217 round(x)
+// v218 x - n
 // v211 l or 1
 // v212 div den
 // v213 div num
@@ -3771,35 +3772,34 @@ zyfa_gfx942_fp8_exact_d128_causal_br:
   v_cmp_u_f32 vcc, v216, v216
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v212, v212, v216, vcc                            // m' = max(m, z), NaN kept
+  v_mov_b32 v216, 0x377fe5fe
   v_sub_f32 v213, v188, v212
   v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v216, v213
-  v_sub_f32 v217, v213, v216
-  v_mov_b32 v214, 0x377fe5fe
-  v_fmaak_f32 v214, v214, v217, 0x39218489
-  v_fmaak_f32 v214, v214, v217, 0x3aaec3ff
-  v_fmaak_f32 v214, v214, v217, 0x3c1d955b
-  v_fmaak_f32 v214, v214, v217, 0x3d635847
-  v_fmaak_f32 v214, v214, v217, 0x3e75fdf0
-  v_fmaak_f32 v214, v214, v217, 0x3f317218
-  v_fmaak_f32 v214, v214, v217, 0x3f800000
-  v_cvt_i32_f32 v216, v216
-  v_ldexp_f32 v214, v214, v216                                   // 2^f 2^n
+  v_rndne_f32 v217, v213
+  v_sub_f32 v218, v213, v217
+  v_fmaak_f32 v214, v216, v218, 0x39218489
+  v_fmaak_f32 v214, v214, v218, 0x3aaec3ff
+  v_fmaak_f32 v214, v214, v218, 0x3c1d955b
+  v_fmaak_f32 v214, v214, v218, 0x3d635847
+  v_fmaak_f32 v214, v214, v218, 0x3e75fdf0
+  v_fmaak_f32 v214, v214, v218, 0x3f317218
+  v_fmaak_f32 v214, v214, v218, 0x3f800000
+  v_cvt_i32_f32 v217, v217
+  v_ldexp_f32 v214, v214, v217                                   // 2^f 2^n
   v_cndmask_b32 v214, 0, v214, vcc                               // x < -126, -inf or NaN: 0
   v_sub_f32 v213, v211, v212
   v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v216, v213
-  v_sub_f32 v217, v213, v216
-  v_mov_b32 v215, 0x377fe5fe
-  v_fmaak_f32 v215, v215, v217, 0x39218489
-  v_fmaak_f32 v215, v215, v217, 0x3aaec3ff
-  v_fmaak_f32 v215, v215, v217, 0x3c1d955b
-  v_fmaak_f32 v215, v215, v217, 0x3d635847
-  v_fmaak_f32 v215, v215, v217, 0x3e75fdf0
-  v_fmaak_f32 v215, v215, v217, 0x3f317218
-  v_fmaak_f32 v215, v215, v217, 0x3f800000
-  v_cvt_i32_f32 v216, v216
-  v_ldexp_f32 v215, v215, v216                                   // 2^f 2^n
+  v_rndne_f32 v217, v213
+  v_sub_f32 v218, v213, v217
+  v_fmaak_f32 v215, v216, v218, 0x39218489
+  v_fmaak_f32 v215, v215, v218, 0x3aaec3ff
+  v_fmaak_f32 v215, v215, v218, 0x3c1d955b
+  v_fmaak_f32 v215, v215, v218, 0x3d635847
+  v_fmaak_f32 v215, v215, v218, 0x3e75fdf0
+  v_fmaak_f32 v215, v215, v218, 0x3f317218
+  v_fmaak_f32 v215, v215, v218, 0x3f800000
+  v_cvt_i32_f32 v217, v217
+  v_ldexp_f32 v215, v215, v217                                   // 2^f 2^n
   v_cndmask_b32 v215, 0, v215, vcc                               // x < -126, -inf or NaN: 0
   v_mul_f32 v189, v189, v214                                     // l' = l alpha + 2^(z - m')
   v_add_f32 v189, v189, v215

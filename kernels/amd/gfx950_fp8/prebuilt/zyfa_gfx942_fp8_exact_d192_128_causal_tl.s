@@ -70,8 +70,9 @@
 // v231 alpha = 2^(m - m')
 // v232 2^(z - m')
 // v233 m + z
-// v233 round(x)
-// v234 x - n
+// v233 exp2 polynomial coefficient 0
+// v234 round(x)
+// v235 x - n
 // v228 l or 1
 // v229 div den
 // v230 div num
@@ -3967,35 +3968,34 @@ zyfa_gfx942_fp8_exact_d192_128_causal_tl:
   v_cmp_u_f32 vcc, v233, v233
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v229, v229, v233, vcc                            // m' = max(m, z), NaN kept
+  v_mov_b32 v233, 0x377fe5fe
   v_sub_f32 v230, v200, v229
   v_cmp_le_f32 vcc, 0xc2fc0000, v230                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v233, v230
-  v_sub_f32 v234, v230, v233
-  v_mov_b32 v231, 0x377fe5fe
-  v_fmaak_f32 v231, v231, v234, 0x39218489
-  v_fmaak_f32 v231, v231, v234, 0x3aaec3ff
-  v_fmaak_f32 v231, v231, v234, 0x3c1d955b
-  v_fmaak_f32 v231, v231, v234, 0x3d635847
-  v_fmaak_f32 v231, v231, v234, 0x3e75fdf0
-  v_fmaak_f32 v231, v231, v234, 0x3f317218
-  v_fmaak_f32 v231, v231, v234, 0x3f800000
-  v_cvt_i32_f32 v233, v233
-  v_ldexp_f32 v231, v231, v233                                   // 2^f 2^n
+  v_rndne_f32 v234, v230
+  v_sub_f32 v235, v230, v234
+  v_fmaak_f32 v231, v233, v235, 0x39218489
+  v_fmaak_f32 v231, v231, v235, 0x3aaec3ff
+  v_fmaak_f32 v231, v231, v235, 0x3c1d955b
+  v_fmaak_f32 v231, v231, v235, 0x3d635847
+  v_fmaak_f32 v231, v231, v235, 0x3e75fdf0
+  v_fmaak_f32 v231, v231, v235, 0x3f317218
+  v_fmaak_f32 v231, v231, v235, 0x3f800000
+  v_cvt_i32_f32 v234, v234
+  v_ldexp_f32 v231, v231, v234                                   // 2^f 2^n
   v_cndmask_b32 v231, 0, v231, vcc                               // x < -126, -inf or NaN: 0
   v_sub_f32 v230, v228, v229
   v_cmp_le_f32 vcc, 0xc2fc0000, v230                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v233, v230
-  v_sub_f32 v234, v230, v233
-  v_mov_b32 v232, 0x377fe5fe
-  v_fmaak_f32 v232, v232, v234, 0x39218489
-  v_fmaak_f32 v232, v232, v234, 0x3aaec3ff
-  v_fmaak_f32 v232, v232, v234, 0x3c1d955b
-  v_fmaak_f32 v232, v232, v234, 0x3d635847
-  v_fmaak_f32 v232, v232, v234, 0x3e75fdf0
-  v_fmaak_f32 v232, v232, v234, 0x3f317218
-  v_fmaak_f32 v232, v232, v234, 0x3f800000
-  v_cvt_i32_f32 v233, v233
-  v_ldexp_f32 v232, v232, v233                                   // 2^f 2^n
+  v_rndne_f32 v234, v230
+  v_sub_f32 v235, v230, v234
+  v_fmaak_f32 v232, v233, v235, 0x39218489
+  v_fmaak_f32 v232, v232, v235, 0x3aaec3ff
+  v_fmaak_f32 v232, v232, v235, 0x3c1d955b
+  v_fmaak_f32 v232, v232, v235, 0x3d635847
+  v_fmaak_f32 v232, v232, v235, 0x3e75fdf0
+  v_fmaak_f32 v232, v232, v235, 0x3f317218
+  v_fmaak_f32 v232, v232, v235, 0x3f800000
+  v_cvt_i32_f32 v234, v234
+  v_ldexp_f32 v232, v232, v234                                   // 2^f 2^n
   v_cndmask_b32 v232, 0, v232, vcc                               // x < -126, -inf or NaN: 0
   v_mul_f32 v201, v201, v231                                     // l' = l alpha + 2^(z - m')
   v_add_f32 v201, v201, v232

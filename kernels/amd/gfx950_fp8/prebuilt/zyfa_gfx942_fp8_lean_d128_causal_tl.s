@@ -1058,8 +1058,8 @@ zyfa_gfx942_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v211, 0x3f317218
   v_fmaak_f32 v172, v172, v211, 0x3f800000
   v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_19:
   v_sub_f32 v209, v208, v187
   v_cmp_lt_f32 s[94:95], 0, v209
@@ -1583,8 +1583,8 @@ zyfa_gfx942_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v211, 0x3f317218
   v_fmaak_f32 v172, v172, v211, 0x3f800000
   v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_32:
   v_sub_f32 v209, v208, v187
   v_cmp_lt_f32 s[94:95], 0, v209
@@ -2089,8 +2089,8 @@ zyfa_gfx942_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v211, 0x3f317218
   v_fmaak_f32 v172, v172, v211, 0x3f800000
   v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_44:
   v_sub_f32 v209, v208, v187
   v_cmp_lt_f32 s[96:97], 0, v209
@@ -2617,8 +2617,8 @@ zyfa_gfx942_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v211, 0x3f317218
   v_fmaak_f32 v172, v172, v211, 0x3f800000
   v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_58:
   v_sub_f32 v209, v208, v187
   v_cmp_lt_f32 s[96:97], 0, v209
@@ -3145,8 +3145,8 @@ zyfa_gfx942_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v211, 0x3f317218
   v_fmaak_f32 v172, v172, v211, 0x3f800000
   v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_71:
   v_sub_f32 v209, v208, v187
   v_cmp_lt_f32 s[96:97], 0, v209
@@ -3331,8 +3331,7 @@ zyfa_gfx942_fp8_lean_d128_causal_tl:
   v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v213, v210
   v_sub_f32 v214, v210, v213
-  v_mov_b32 v211, 0x377fe5fe
-  v_fmaak_f32 v211, v211, v214, 0x39218489
+  v_fmaak_f32 v211, v1, v214, 0x39218489
   v_fmaak_f32 v211, v211, v214, 0x3aaec3ff
   v_fmaak_f32 v211, v211, v214, 0x3c1d955b
   v_fmaak_f32 v211, v211, v214, 0x3d635847
@@ -3346,8 +3345,7 @@ zyfa_gfx942_fp8_lean_d128_causal_tl:
   v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v213, v210
   v_sub_f32 v214, v210, v213
-  v_mov_b32 v212, 0x377fe5fe
-  v_fmaak_f32 v212, v212, v214, 0x39218489
+  v_fmaak_f32 v212, v1, v214, 0x39218489
   v_fmaak_f32 v212, v212, v214, 0x3aaec3ff
   v_fmaak_f32 v212, v212, v214, 0x3c1d955b
   v_fmaak_f32 v212, v212, v214, 0x3d635847

@@ -1193,8 +1193,8 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v228, 0x3f317218
   v_fmaak_f32 v184, v184, v228, 0x3f800000
   v_cvt_i32_f32 v227, v227
-  v_ldexp_f32 v184, v184, v227                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v227                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_22:
   v_sub_f32 v226, v225, v199
   v_cmp_lt_f32 s[94:95], 0, v226
@@ -1749,8 +1749,8 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v228, 0x3f317218
   v_fmaak_f32 v184, v184, v228, 0x3f800000
   v_cvt_i32_f32 v227, v227
-  v_ldexp_f32 v184, v184, v227                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v227                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_37:
   v_sub_f32 v226, v225, v199
   v_cmp_lt_f32 s[94:95], 0, v226
@@ -2272,8 +2272,8 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v228, 0x3f317218
   v_fmaak_f32 v184, v184, v228, 0x3f800000
   v_cvt_i32_f32 v227, v227
-  v_ldexp_f32 v184, v184, v227                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v227                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_51:
   v_sub_f32 v226, v225, v199
   v_cmp_lt_f32 s[96:97], 0, v226
@@ -2831,8 +2831,8 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v228, 0x3f317218
   v_fmaak_f32 v184, v184, v228, 0x3f800000
   v_cvt_i32_f32 v227, v227
-  v_ldexp_f32 v184, v184, v227                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v227                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_67:
   v_sub_f32 v226, v225, v199
   v_cmp_lt_f32 s[96:97], 0, v226
@@ -3390,8 +3390,8 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v228, 0x3f317218
   v_fmaak_f32 v184, v184, v228, 0x3f800000
   v_cvt_i32_f32 v227, v227
-  v_ldexp_f32 v184, v184, v227                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v227                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
 .Lalpha_done_82:
   v_sub_f32 v226, v225, v199
   v_cmp_lt_f32 s[96:97], 0, v226
@@ -3576,8 +3576,7 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_cmp_le_f32 vcc, 0xc2fc0000, v227                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v230, v227
   v_sub_f32 v231, v227, v230
-  v_mov_b32 v228, 0x377fe5fe
-  v_fmaak_f32 v228, v228, v231, 0x39218489
+  v_fmaak_f32 v228, v1, v231, 0x39218489
   v_fmaak_f32 v228, v228, v231, 0x3aaec3ff
   v_fmaak_f32 v228, v228, v231, 0x3c1d955b
   v_fmaak_f32 v228, v228, v231, 0x3d635847
@@ -3591,8 +3590,7 @@ zyfa_gfx942_fp8_lean_d192_128_none:
   v_cmp_le_f32 vcc, 0xc2fc0000, v227                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v230, v227
   v_sub_f32 v231, v227, v230
-  v_mov_b32 v229, 0x377fe5fe
-  v_fmaak_f32 v229, v229, v231, 0x39218489
+  v_fmaak_f32 v229, v1, v231, 0x39218489
   v_fmaak_f32 v229, v229, v231, 0x3aaec3ff
   v_fmaak_f32 v229, v229, v231, 0x3c1d955b
   v_fmaak_f32 v229, v229, v231, 0x3d635847

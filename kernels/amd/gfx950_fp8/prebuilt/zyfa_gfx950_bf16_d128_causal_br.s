@@ -55,8 +55,9 @@
 // v229 exp2 argument
 // v230 alpha = 2^(m - m')
 // v231 2^(z - m')
-// v232 round(x)
-// v233 x - n
+// v232 exp2 polynomial coefficient 0
+// v233 round(x)
+// v234 x - n
 // v227 l or 1
 // v228 div den
 // v229 div num
@@ -6215,35 +6216,34 @@ zyfa_gfx950_bf16_d128_causal_br:
   v_mov_b32 v227, s94
   v_mul_f32 v227, 0x3fb8aa3b, v227                               // z = sink log2 e
   v_maximum3_f32 v228, v204, v227, v227                          // m' = max(m, z), NaN kept
+  v_mov_b32 v232, 0x377fe5fe
   v_sub_f32 v229, v204, v228
   v_cmp_le_f32 vcc, 0xc2fc0000, v229                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v232, v229
-  v_sub_f32 v233, v229, v232
-  v_mov_b32 v230, 0x377fe5fe
-  v_fmaak_f32 v230, v230, v233, 0x39218489
-  v_fmaak_f32 v230, v230, v233, 0x3aaec3ff
-  v_fmaak_f32 v230, v230, v233, 0x3c1d955b
-  v_fmaak_f32 v230, v230, v233, 0x3d635847
-  v_fmaak_f32 v230, v230, v233, 0x3e75fdf0
-  v_fmaak_f32 v230, v230, v233, 0x3f317218
-  v_fmaak_f32 v230, v230, v233, 0x3f800000
-  v_cvt_i32_f32 v232, v232
-  v_ldexp_f32 v230, v230, v232                                   // 2^f 2^n
+  v_rndne_f32 v233, v229
+  v_sub_f32 v234, v229, v233
+  v_fmaak_f32 v230, v232, v234, 0x39218489
+  v_fmaak_f32 v230, v230, v234, 0x3aaec3ff
+  v_fmaak_f32 v230, v230, v234, 0x3c1d955b
+  v_fmaak_f32 v230, v230, v234, 0x3d635847
+  v_fmaak_f32 v230, v230, v234, 0x3e75fdf0
+  v_fmaak_f32 v230, v230, v234, 0x3f317218
+  v_fmaak_f32 v230, v230, v234, 0x3f800000
+  v_cvt_i32_f32 v233, v233
+  v_ldexp_f32 v230, v230, v233                                   // 2^f 2^n
   v_cndmask_b32 v230, 0, v230, vcc                               // x < -126, -inf or NaN: 0
   v_sub_f32 v229, v227, v228
   v_cmp_le_f32 vcc, 0xc2fc0000, v229                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v232, v229
-  v_sub_f32 v233, v229, v232
-  v_mov_b32 v231, 0x377fe5fe
-  v_fmaak_f32 v231, v231, v233, 0x39218489
-  v_fmaak_f32 v231, v231, v233, 0x3aaec3ff
-  v_fmaak_f32 v231, v231, v233, 0x3c1d955b
-  v_fmaak_f32 v231, v231, v233, 0x3d635847
-  v_fmaak_f32 v231, v231, v233, 0x3e75fdf0
-  v_fmaak_f32 v231, v231, v233, 0x3f317218
-  v_fmaak_f32 v231, v231, v233, 0x3f800000
-  v_cvt_i32_f32 v232, v232
-  v_ldexp_f32 v231, v231, v232                                   // 2^f 2^n
+  v_rndne_f32 v233, v229
+  v_sub_f32 v234, v229, v233
+  v_fmaak_f32 v231, v232, v234, 0x39218489
+  v_fmaak_f32 v231, v231, v234, 0x3aaec3ff
+  v_fmaak_f32 v231, v231, v234, 0x3c1d955b
+  v_fmaak_f32 v231, v231, v234, 0x3d635847
+  v_fmaak_f32 v231, v231, v234, 0x3e75fdf0
+  v_fmaak_f32 v231, v231, v234, 0x3f317218
+  v_fmaak_f32 v231, v231, v234, 0x3f800000
+  v_cvt_i32_f32 v233, v233
+  v_ldexp_f32 v231, v231, v233                                   // 2^f 2^n
   v_cndmask_b32 v231, 0, v231, vcc                               // x < -126, -inf or NaN: 0
   v_mul_f32 v205, v205, v230                                     // l' = l alpha + 2^(z - m')
   v_add_f32 v205, v205, v231

@@ -55,8 +55,9 @@
 // v249 exp2 argument
 // v250 alpha = 2^(m - m')
 // v251 2^(z - m')
-// v252 round(x)
-// v253 x - n
+// v252 exp2 polynomial coefficient 0
+// v253 round(x)
+// v254 x - n
 // v247 l or 1
 // v248 div den
 // v249 div num
@@ -6467,35 +6468,34 @@ zyfa_gfx950_bf16_d192_128_none:
   v_mov_b32 v247, s94
   v_mul_f32 v247, 0x3fb8aa3b, v247                               // z = sink log2 e
   v_maximum3_f32 v248, v224, v247, v247                          // m' = max(m, z), NaN kept
+  v_mov_b32 v252, 0x377fe5fe
   v_sub_f32 v249, v224, v248
   v_cmp_le_f32 vcc, 0xc2fc0000, v249                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v252, v249
-  v_sub_f32 v253, v249, v252
-  v_mov_b32 v250, 0x377fe5fe
-  v_fmaak_f32 v250, v250, v253, 0x39218489
-  v_fmaak_f32 v250, v250, v253, 0x3aaec3ff
-  v_fmaak_f32 v250, v250, v253, 0x3c1d955b
-  v_fmaak_f32 v250, v250, v253, 0x3d635847
-  v_fmaak_f32 v250, v250, v253, 0x3e75fdf0
-  v_fmaak_f32 v250, v250, v253, 0x3f317218
-  v_fmaak_f32 v250, v250, v253, 0x3f800000
-  v_cvt_i32_f32 v252, v252
-  v_ldexp_f32 v250, v250, v252                                   // 2^f 2^n
+  v_rndne_f32 v253, v249
+  v_sub_f32 v254, v249, v253
+  v_fmaak_f32 v250, v252, v254, 0x39218489
+  v_fmaak_f32 v250, v250, v254, 0x3aaec3ff
+  v_fmaak_f32 v250, v250, v254, 0x3c1d955b
+  v_fmaak_f32 v250, v250, v254, 0x3d635847
+  v_fmaak_f32 v250, v250, v254, 0x3e75fdf0
+  v_fmaak_f32 v250, v250, v254, 0x3f317218
+  v_fmaak_f32 v250, v250, v254, 0x3f800000
+  v_cvt_i32_f32 v253, v253
+  v_ldexp_f32 v250, v250, v253                                   // 2^f 2^n
   v_cndmask_b32 v250, 0, v250, vcc                               // x < -126, -inf or NaN: 0
   v_sub_f32 v249, v247, v248
   v_cmp_le_f32 vcc, 0xc2fc0000, v249                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v252, v249
-  v_sub_f32 v253, v249, v252
-  v_mov_b32 v251, 0x377fe5fe
-  v_fmaak_f32 v251, v251, v253, 0x39218489
-  v_fmaak_f32 v251, v251, v253, 0x3aaec3ff
-  v_fmaak_f32 v251, v251, v253, 0x3c1d955b
-  v_fmaak_f32 v251, v251, v253, 0x3d635847
-  v_fmaak_f32 v251, v251, v253, 0x3e75fdf0
-  v_fmaak_f32 v251, v251, v253, 0x3f317218
-  v_fmaak_f32 v251, v251, v253, 0x3f800000
-  v_cvt_i32_f32 v252, v252
-  v_ldexp_f32 v251, v251, v252                                   // 2^f 2^n
+  v_rndne_f32 v253, v249
+  v_sub_f32 v254, v249, v253
+  v_fmaak_f32 v251, v252, v254, 0x39218489
+  v_fmaak_f32 v251, v251, v254, 0x3aaec3ff
+  v_fmaak_f32 v251, v251, v254, 0x3c1d955b
+  v_fmaak_f32 v251, v251, v254, 0x3d635847
+  v_fmaak_f32 v251, v251, v254, 0x3e75fdf0
+  v_fmaak_f32 v251, v251, v254, 0x3f317218
+  v_fmaak_f32 v251, v251, v254, 0x3f800000
+  v_cvt_i32_f32 v253, v253
+  v_ldexp_f32 v251, v251, v253                                   // 2^f 2^n
   v_cndmask_b32 v251, 0, v251, vcc                               // x < -126, -inf or NaN: 0
   v_mul_f32 v225, v225, v250                                     // l' = l alpha + 2^(z - m')
   v_add_f32 v225, v225, v251

@@ -67,8 +67,9 @@
 // v212 exp2 argument
 // v213 alpha = 2^(m - m')
 // v214 2^(z - m')
-// v215 round(x)
-// v216 x - n
+// v215 exp2 polynomial coefficient 0
+// v216 round(x)
+// v217 x - n
 // v210 l or 1
 // v211 div den
 // v212 div num
@@ -3605,35 +3606,34 @@ zyfa_gfx950_fp8_exact_d128_none:
   v_mov_b32 v210, s94
   v_mul_f32 v210, 0x3fb8aa3b, v210                               // z = sink log2 e
   v_maximum3_f32 v211, v188, v210, v210                          // m' = max(m, z), NaN kept
+  v_mov_b32 v215, 0x377fe5fe
   v_sub_f32 v212, v188, v211
   v_cmp_le_f32 vcc, 0xc2fc0000, v212                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v215, v212
-  v_sub_f32 v216, v212, v215
-  v_mov_b32 v213, 0x377fe5fe
-  v_fmaak_f32 v213, v213, v216, 0x39218489
-  v_fmaak_f32 v213, v213, v216, 0x3aaec3ff
-  v_fmaak_f32 v213, v213, v216, 0x3c1d955b
-  v_fmaak_f32 v213, v213, v216, 0x3d635847
-  v_fmaak_f32 v213, v213, v216, 0x3e75fdf0
-  v_fmaak_f32 v213, v213, v216, 0x3f317218
-  v_fmaak_f32 v213, v213, v216, 0x3f800000
-  v_cvt_i32_f32 v215, v215
-  v_ldexp_f32 v213, v213, v215                                   // 2^f 2^n
+  v_rndne_f32 v216, v212
+  v_sub_f32 v217, v212, v216
+  v_fmaak_f32 v213, v215, v217, 0x39218489
+  v_fmaak_f32 v213, v213, v217, 0x3aaec3ff
+  v_fmaak_f32 v213, v213, v217, 0x3c1d955b
+  v_fmaak_f32 v213, v213, v217, 0x3d635847
+  v_fmaak_f32 v213, v213, v217, 0x3e75fdf0
+  v_fmaak_f32 v213, v213, v217, 0x3f317218
+  v_fmaak_f32 v213, v213, v217, 0x3f800000
+  v_cvt_i32_f32 v216, v216
+  v_ldexp_f32 v213, v213, v216                                   // 2^f 2^n
   v_cndmask_b32 v213, 0, v213, vcc                               // x < -126, -inf or NaN: 0
   v_sub_f32 v212, v210, v211
   v_cmp_le_f32 vcc, 0xc2fc0000, v212                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v215, v212
-  v_sub_f32 v216, v212, v215
-  v_mov_b32 v214, 0x377fe5fe
-  v_fmaak_f32 v214, v214, v216, 0x39218489
-  v_fmaak_f32 v214, v214, v216, 0x3aaec3ff
-  v_fmaak_f32 v214, v214, v216, 0x3c1d955b
-  v_fmaak_f32 v214, v214, v216, 0x3d635847
-  v_fmaak_f32 v214, v214, v216, 0x3e75fdf0
-  v_fmaak_f32 v214, v214, v216, 0x3f317218
-  v_fmaak_f32 v214, v214, v216, 0x3f800000
-  v_cvt_i32_f32 v215, v215
-  v_ldexp_f32 v214, v214, v215                                   // 2^f 2^n
+  v_rndne_f32 v216, v212
+  v_sub_f32 v217, v212, v216
+  v_fmaak_f32 v214, v215, v217, 0x39218489
+  v_fmaak_f32 v214, v214, v217, 0x3aaec3ff
+  v_fmaak_f32 v214, v214, v217, 0x3c1d955b
+  v_fmaak_f32 v214, v214, v217, 0x3d635847
+  v_fmaak_f32 v214, v214, v217, 0x3e75fdf0
+  v_fmaak_f32 v214, v214, v217, 0x3f317218
+  v_fmaak_f32 v214, v214, v217, 0x3f800000
+  v_cvt_i32_f32 v216, v216
+  v_ldexp_f32 v214, v214, v216                                   // 2^f 2^n
   v_cndmask_b32 v214, 0, v214, vcc                               // x < -126, -inf or NaN: 0
   v_mul_f32 v189, v189, v213                                     // l' = l alpha + 2^(z - m')
   v_add_f32 v189, v189, v214

@@ -911,8 +911,8 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -1357,8 +1357,8 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -1780,8 +1780,8 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -2229,8 +2229,8 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -2678,8 +2678,8 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -2839,8 +2839,7 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v212, v209
   v_sub_f32 v213, v209, v212
-  v_mov_b32 v210, 0x377fe5fe
-  v_fmaak_f32 v210, v210, v213, 0x39218489
+  v_fmaak_f32 v210, v1, v213, 0x39218489
   v_fmaak_f32 v210, v210, v213, 0x3aaec3ff
   v_fmaak_f32 v210, v210, v213, 0x3c1d955b
   v_fmaak_f32 v210, v210, v213, 0x3d635847
@@ -2854,8 +2853,7 @@ zyfa_gfx950_fp8_lean_d128_causal_tl:
   v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v212, v209
   v_sub_f32 v213, v209, v212
-  v_mov_b32 v211, 0x377fe5fe
-  v_fmaak_f32 v211, v211, v213, 0x39218489
+  v_fmaak_f32 v211, v1, v213, 0x39218489
   v_fmaak_f32 v211, v211, v213, 0x3aaec3ff
   v_fmaak_f32 v211, v211, v213, 0x3c1d955b
   v_fmaak_f32 v211, v211, v213, 0x3d635847

@@ -944,8 +944,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -1390,8 +1390,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -1813,8 +1813,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -2262,8 +2262,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -2711,8 +2711,8 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_fmaak_f32 v172, v172, v210, 0x3f317218
   v_fmaak_f32 v172, v172, v210, 0x3f800000
   v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[172:173] op_sel_hi:[1,0]
@@ -2872,8 +2872,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v212, v209
   v_sub_f32 v213, v209, v212
-  v_mov_b32 v210, 0x377fe5fe
-  v_fmaak_f32 v210, v210, v213, 0x39218489
+  v_fmaak_f32 v210, v1, v213, 0x39218489
   v_fmaak_f32 v210, v210, v213, 0x3aaec3ff
   v_fmaak_f32 v210, v210, v213, 0x3c1d955b
   v_fmaak_f32 v210, v210, v213, 0x3d635847
@@ -2887,8 +2886,7 @@ zyfa_gfx950_fp8_lean_d128_none:
   v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v212, v209
   v_sub_f32 v213, v209, v212
-  v_mov_b32 v211, 0x377fe5fe
-  v_fmaak_f32 v211, v211, v213, 0x39218489
+  v_fmaak_f32 v211, v1, v213, 0x39218489
   v_fmaak_f32 v211, v211, v213, 0x3aaec3ff
   v_fmaak_f32 v211, v211, v213, 0x3c1d955b
   v_fmaak_f32 v211, v211, v213, 0x3d635847

@@ -1016,8 +1016,8 @@ zyfa_gfx950_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v227, 0x3f317218
   v_fmaak_f32 v184, v184, v227, 0x3f800000
   v_cvt_i32_f32 v226, v226
-  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v226                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
@@ -1487,8 +1487,8 @@ zyfa_gfx950_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v227, 0x3f317218
   v_fmaak_f32 v184, v184, v227, 0x3f800000
   v_cvt_i32_f32 v226, v226
-  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v226                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
@@ -1927,8 +1927,8 @@ zyfa_gfx950_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v227, 0x3f317218
   v_fmaak_f32 v184, v184, v227, 0x3f800000
   v_cvt_i32_f32 v226, v226
-  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v226                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
@@ -2401,8 +2401,8 @@ zyfa_gfx950_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v227, 0x3f317218
   v_fmaak_f32 v184, v184, v227, 0x3f800000
   v_cvt_i32_f32 v226, v226
-  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v226                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
@@ -2875,8 +2875,8 @@ zyfa_gfx950_fp8_lean_d192_128_none:
   v_fmaak_f32 v184, v184, v227, 0x3f317218
   v_fmaak_f32 v184, v184, v227, 0x3f800000
   v_cvt_i32_f32 v226, v226
-  v_ldexp_f32 v184, v184, v226                                   // alpha = 2^f 2^n
-  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN (m = -inf): alpha = 0
+  v_ldexp_f32 v184, v184, v226                                   // 2^f 2^n
+  v_cndmask_b32 v184, 0, v184, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[184:185] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[184:185] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[184:185] op_sel_hi:[1,0]
@@ -3036,8 +3036,7 @@ zyfa_gfx950_fp8_lean_d192_128_none:
   v_cmp_le_f32 vcc, 0xc2fc0000, v226                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v229, v226
   v_sub_f32 v230, v226, v229
-  v_mov_b32 v227, 0x377fe5fe
-  v_fmaak_f32 v227, v227, v230, 0x39218489
+  v_fmaak_f32 v227, v1, v230, 0x39218489
   v_fmaak_f32 v227, v227, v230, 0x3aaec3ff
   v_fmaak_f32 v227, v227, v230, 0x3c1d955b
   v_fmaak_f32 v227, v227, v230, 0x3d635847
@@ -3051,8 +3050,7 @@ zyfa_gfx950_fp8_lean_d192_128_none:
   v_cmp_le_f32 vcc, 0xc2fc0000, v226                             // read after the polynomial (lane mask: 2 wait states)
   v_rndne_f32 v229, v226
   v_sub_f32 v230, v226, v229
-  v_mov_b32 v228, 0x377fe5fe
-  v_fmaak_f32 v228, v228, v230, 0x39218489
+  v_fmaak_f32 v228, v1, v230, 0x39218489
   v_fmaak_f32 v228, v228, v230, 0x3aaec3ff
   v_fmaak_f32 v228, v228, v230, 0x3c1d955b
   v_fmaak_f32 v228, v228, v230, 0x3d635847
