@@ -84,7 +84,8 @@ __device__ __forceinline__ void use_paged_key_count(TileContext<Shape>& t, const
 // (H200, 2026-12-04: docs/hopper-kernel-notes.md).
 template <class Shape>
 __device__ __forceinline__ int paged_transpose_warps(const PagedKvArgs& paged) {
-    const bool two_copiers = !Shape::kFp8 || Shape::kKeys / paged.tma_box_rows > Shape::kPagedPiecesOneCopier;
+    // tma_box_rows is 0 without tensor maps (the cp.async gather, which has no roles): no division.
+    const bool two_copiers = !Shape::kFp8 || Shape::kKeys > Shape::kPagedPiecesOneCopier * paged.tma_box_rows;
     return two_copiers ? 2 : 3;
 }
 
