@@ -437,7 +437,7 @@ class CudnnPagedBf16:
              "table_v": view_tensor("table_v", block_table, i32),
              "len_q": view_tensor("len_q", lengths, i32), "len_kv": view_tensor("len_kv", lengths, i32)}
         o, _ = g.sdpa(q=t["q"], k=t["k"], v=t["v"], generate_stats=False, attn_scale=dqk ** -0.5,
-                      diagonal_alignment=cudnn.diagonal_alignment.TOP_LEFT, right_bound=0,
+                      diagonal_alignment=cudnn.diagonal_alignment.TOP_LEFT, diagonal_band_right_bound=0,
                       use_padding_mask=True, seq_len_q=t["len_q"], seq_len_kv=t["len_kv"],
                       paged_attention_k_table=t["table_k"], paged_attention_v_table=t["table_v"],
                       paged_attention_max_seq_len_kv=seqlen, name="sdpa_paged")
@@ -595,6 +595,8 @@ def spot_check(torch, zyfa, log, impls, cudnn_fp8=None):
         except Exception as e:
             results[impl] = (float("nan"), None)  # None: did not run (False: ran and was wrong)
             log("  %-16s unavailable: %s" % (impl, first_line(e)))
+            if isinstance(e, TypeError):  # a binding's signature mismatch: its message lists the accepted forms
+                log("    " + str(e).strip().replace("\n", "\n    ")[:4000])
     return results
 
 
