@@ -21,6 +21,7 @@
 #include "common/half_types.h"
 #include "common/int8_qk.h"
 #include "common/smooth_mean.h"
+#include "common/v_transposed.h"
 #include "common/attention_kernel_args.h"
 #include "nvidia/quantize_fp8_args.h"
 
@@ -78,9 +79,13 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
 
     for (int64_t s = row_begin + warp; s < row_end; s += kQuantWarps) {  // warp-uniform loop
         const int64_t in_row = in_slice + (first + s) * a.in_stride_seq;
-        const int64_t out_row = out_slice + (first + s) * a.out_stride_seq;
+        // Element d of row s: row-major, or the transposed V layout (fixed length: first is 0).
+        auto out_index = [&](int d) {
+            return a.v_transposed ? out_slice + numerics::vt_offset(s, d, a.out_stride_seq)
+                                  : out_slice + (first + s) * a.out_stride_seq + d;
+        };
         if (n == 0) {
-            for (int d = lane; d < a.head_dim; d += 32) visit(s, out_row + d, value_at(in_row, d));
+            for (int d = lane; d < a.head_dim; d += 32) visit(s, out_index(d), value_at(in_row, d));
             continue;
         }
         for (int start = 0; start < a.head_dim; start += n) {
@@ -97,7 +102,7 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
                 }
                 __syncwarp();
             }
-            for (int j = lane; j < n; j += 32) visit(s, out_row + start + j, buffer[j] * normaliser);
+            for (int j = lane; j < n; j += 32) visit(s, out_index(start + j), buffer[j] * normaliser);
             __syncwarp();  // the next block's loads overwrite the buffer
         }
     }
@@ -176,6 +181,17 @@ extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads, 4) zyfa_quanti
     zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [=](int64_t, int64_t index, float value) {
         out[index] = all_zero ? uint8_t{0} : zyfa::numerics::fp8_encode((value * pre_shift) * scale, format);
     });
+    if (a.v_transposed) {  // the padding keys of this block's rows (past the sequence, up to 128 keys): 0
+        const int64_t row_begin = static_cast<int64_t>(blockIdx.x) * zyfa::kQuantRowsPerBlock;
+        const int64_t padded = zyfa::numerics::vt_padded_keys(a.seqlen);
+        const int64_t out_slice = static_cast<int64_t>(blockIdx.z) * a.out_stride_batch +
+                                  static_cast<int64_t>(blockIdx.y) * a.out_stride_head;
+        for (int64_t s = row_begin > a.seqlen ? row_begin : a.seqlen; s < padded && s < row_begin + zyfa::kQuantRowsPerBlock; ++s) {
+            for (int d = static_cast<int>(threadIdx.x); d < a.head_dim; d += zyfa::kQuantThreads) {
+                out[out_slice + zyfa::numerics::vt_offset(s, d, a.out_stride_seq)] = 0;
+            }
+        }
+    }
 }
 
 // Launch 4: amax -> descale (after launch 3 read the amax).

@@ -53,6 +53,10 @@ struct QuantFp8KernelArgs {
     // scale_groups]. zyfa_quantize_fp8: 0 and 1.
     int32_t scale_rows;
     int32_t scale_groups;
+    // ZYFA_QUANT_V_TRANSPOSED (NVIDIA only; fixed length): out in the transposed V layout
+    // (common/v_transposed.h), out_stride_seq the distance between 16-key groups; the encode launch's
+    // grid covers the padded keys, whose codes it writes as 0. Else 0.
+    int32_t v_transposed;
 };
 
 }  // namespace zyfa

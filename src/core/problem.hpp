@@ -68,6 +68,9 @@ struct AttnProblem {
     // field sets it (validation leaves it null) and only the CPU model and reference read it.
     const float* key_bias = nullptr;
     int64_t key_bias_stride = 0;
+    // ZYFA_ATTN_V_TRANSPOSED: v is FP8 in the transposed layout (kernels/common/v_transposed.h), its
+    // stride_seq the distance between 16-key groups; contiguous keys only (validated).
+    bool v_transposed = false;
     TensorView q, k, v, o;
 
     bool paged() const { return block_table != nullptr; }
@@ -113,6 +116,9 @@ struct AttnProblem {
 struct QuantProblem {
     bool hadamard = false;
     bool smooth = false;  // ZYFA_QUANT_SMOOTH: subtract each channel's mean first (common/smooth_mean.h)
+    // ZYFA_QUANT_V_TRANSPOSED: out in the transposed V layout (kernels/common/v_transposed.h), its
+    // padding keys written as zero; fixed length only (validated).
+    bool v_transposed = false;
     int64_t batch = 0;
     int64_t seqlen = 0;  // longest sequence when varlen
     int64_t heads = 0;

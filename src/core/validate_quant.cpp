@@ -1,10 +1,12 @@
 // validate_quant: zyfa_quant_params + input/output views + descale -> QuantProblem, or zyfa::Error.
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "errors.hpp"
 #include "common/hadamard.h"
+#include "common/v_transposed.h"
 #include "validate.hpp"
 #include "versioned_struct.hpp"
 
@@ -15,7 +17,7 @@ constexpr int64_t kMaxQuantHeadDim = 65536;
 
 using namespace validation;
 
-constexpr uint32_t kKnownQuantFlags = ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH;
+constexpr uint32_t kKnownQuantFlags = ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH | ZYFA_QUANT_V_TRANSPOSED;
 
 // The caller's params with every field it did not pass (an older, smaller struct) at its default.
 zyfa_quant_params read_params(const zyfa_quant_params* user) {
@@ -65,7 +67,14 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
 
     if ((p.flags & ~kKnownQuantFlags) != 0) {
         throw_invalid("params.flags = " + std::to_string(p.flags) +
-                      " has bits other than ZYFA_QUANT_HADAMARD and ZYFA_QUANT_SMOOTH");
+                      " has bits other than ZYFA_QUANT_HADAMARD, ZYFA_QUANT_SMOOTH and ZYFA_QUANT_V_TRANSPOSED");
+    }
+    const bool v_transposed = (p.flags & ZYFA_QUANT_V_TRANSPOSED) != 0;
+    if (v_transposed && int8) {
+        throw_invalid("params.flags has ZYFA_QUANT_V_TRANSPOSED, a layout of FP8 V: zyfa_quantize_int8 writes Q and K");
+    }
+    if (v_transposed && p.cu_seqlens != nullptr) {
+        throw_invalid("params.flags has ZYFA_QUANT_V_TRANSPOSED and params.cu_seqlens is set (fixed-length V only)");
     }
     // The mean buffer and the flag go together: a buffer without the flag would stay unwritten
     // while its owner corrects an lse with it.
@@ -80,6 +89,9 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     if (p.seqlen < 0) throw_invalid("params.seqlen = " + std::to_string(p.seqlen) + " is negative");
     if (p.heads <= 0) throw_invalid("params.heads = " + std::to_string(p.heads) + ", must be > 0");
     if (p.head_dim <= 0) throw_invalid("params.head_dim = " + std::to_string(p.head_dim) + ", must be > 0");
+    if (v_transposed && p.seqlen > INT32_MAX) {  // its padding to 128 keys stays far from overflow
+        throw_invalid("params.seqlen = " + std::to_string(p.seqlen) + " exceeds 2^31-1 with ZYFA_QUANT_V_TRANSPOSED");
+    }
     // A row is rotated in a scratch row of head_dim floats: bound it, as attention bounds its head dims.
     if (p.head_dim > kMaxQuantHeadDim) {
         throw_invalid("params.head_dim = " + std::to_string(p.head_dim) + ", must be <= " +
@@ -110,6 +122,7 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     QuantProblem problem;
     problem.hadamard = (p.flags & ZYFA_QUANT_HADAMARD) != 0;
     problem.smooth = smooth;
+    problem.v_transposed = v_transposed;
     problem.smooth_mean = p.smooth_mean;
     problem.batch = p.batch;
     problem.seqlen = p.seqlen;
@@ -120,8 +133,12 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     problem.scale_rows = int8 ? p.scale_rows : 0;
 
     const TensorShape shape{p.batch, rows, p.heads, p.head_dim, varlen, !varlen || backend == ZYFA_BACKEND_CPU};
+    // Transposed out: rows are its 16-key groups (seqlen padded to 128 keys), each 16 * head_dim bytes.
+    const TensorShape out_shape = v_transposed ? TensorShape{p.batch, numerics::vt_groups(p.seqlen), p.heads,
+                                                             numerics::kVtGroupKeys * p.head_dim, false, true}
+                                               : shape;
     problem.in = check_tensor_layout(*in, "in", shape, problem.empty(), backend);
-    problem.out = check_tensor_layout(*out, "out", shape, problem.empty(), backend);
+    problem.out = check_tensor_layout(*out, "out", out_shape, problem.empty(), backend);
     const int64_t groups = problem.scale_groups();
     const int64_t descale_count =
         checked_mul(checked_mul(p.batch, p.heads, "descale size batch * heads"), groups, "descale size");
@@ -135,7 +152,7 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
         if (smooth) require_aligned("params.smooth_mean", p.smooth_mean, 4, "the fp32 smooth_mean");
         // Outputs never share memory with the input or with each other.
         const ByteRange outputs[] = {
-            tensor_range("out.data", problem.out, shape),
+            tensor_range("out.data", problem.out, out_shape),
             array_range("descale", descale, descale_count, 4),
             array_range("params.smooth_mean", p.smooth_mean, mean_count, 4),
         };

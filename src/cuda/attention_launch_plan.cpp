@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/lean_p.h"
+#include "common/v_transposed.h"
 #include "core/errors.hpp"
 #include "core/validate.hpp"
 #include "gpu/vector_alignment.hpp"
@@ -262,6 +263,25 @@ public:
             family = find_family(Structure::Mma, fp8, int8_qk, p.head_dim_qk, p.head_dim_v);
             if (family && image_arch == "sm_80" && !family->on_sm80) family = nullptr;
         }
+        if (p.v_transposed) {
+            // The producer copies each 128-key block of V as it lies (no transpose): the FP8
+            // warp-specialised kernels with 128-key steps, contiguous keys, tensor maps for Q and K.
+            const bool steps_128 = nvidia::ws_key_block(fp8, p.softmax == ZYFA_SOFTMAX_LEAN, static_cast<int>(p.head_dim_qk),
+                                                        static_cast<int>(p.head_dim_v)) == numerics::kVtPadKeys;
+            if (!ws_kernel || int8_qk || !steps_128 || choice_ != CudaKernelChoice::Automatic) {
+                throw_not_supported(std::string("params.flags has ZYFA_ATTN_V_TRANSPOSED: the NVIDIA kernels read it with "
+                                                "FP8_E4M3FN q/k/v at head dims 64, 128 and 192/128 on sm_90a (128-key "
+                                                "steps), O's element pairs aligned; this request: ") +
+                                    dtype_name(dtype) + " at " + std::to_string(p.head_dim_qk) + "/" +
+                                    std::to_string(p.head_dim_v) + " on " + device.arch);
+            }
+            if (p.v.stride_seq != numerics::kVtGroupKeys * p.head_dim_v) {
+                throw_not_supported("v.stride_seq = " + std::to_string(p.v.stride_seq) +
+                                    " with ZYFA_ATTN_V_TRANSPOSED: the NVIDIA kernels copy each 128-key block in one "
+                                    "piece, so 16-key groups must be adjacent (stride_seq = 16 * head_dim_v = " +
+                                    std::to_string(numerics::kVtGroupKeys * p.head_dim_v) + ")");
+            }
+        }
         if (!family) {
             throw_not_supported(std::string("no NVIDIA kernel for ") + dtype_name(dtype) + " with head dims " +
                                 std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
@@ -322,7 +342,9 @@ public:
     // needed: the encoder is integer and fp32 arithmetic).
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "sm_90a" && image_arch != "sm_80") return {};
-        return gpu::quantize_fp8_kernel_names();
+        gpu::QuantKernelSpec spec = gpu::quantize_fp8_kernel_names();
+        spec.v_transposed = true;  // quantize_fp8.cu writes ZYFA_QUANT_V_TRANSPOSED's layout
+        return spec;
     }
 
     // kernels/nvidia/attention_merge.cu, built for every arch of ZYFA_CUDA_ARCHS.
@@ -370,6 +392,11 @@ public:
         const int key_block = nvidia::ws_key_block(one_byte, p.softmax == ZYFA_SOFTMAX_LEAN,
                                                    static_cast<int>(p.head_dim_qk), static_cast<int>(p.head_dim_v));
         if (choice_ == CudaKernelChoice::Automatic) params = make_ws_tma_params(p, key_block, runtime);
+        // Only the TMA producer copies it (without keys nothing reads V: the cp.async producer copies Q).
+        if (p.v_transposed && params.v_transposed == 0 && p.seqlen_k > 0 && !p.empty()) {
+            throw_not_supported("params.flags has ZYFA_ATTN_V_TRANSPOSED but the tensor memory accelerator cannot "
+                                "address q or k (strides, alignment or the driver's cuTensorMapEncodeTiled)");
+        }
         if (p.paged()) {  // the paged kernels' block table (PagedKvArgs), with or without the maps
             params.paged.block_table = p.block_table;
             params.paged.seqused_k = p.seqused_k;

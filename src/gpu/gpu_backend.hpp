@@ -95,6 +95,7 @@ struct QuantKernelSpec {
     const char* encode = nullptr;
     const char* finish = nullptr;
     const char* int8 = nullptr;  // zyfa_quantize_int8: amax, codes and descales per 64-row block
+    bool v_transposed = false;   // the encode kernel writes ZYFA_QUANT_V_TRANSPOSED's layout (NVIDIA)
 };
 
 // The zyfa_attn_merge kernel of an arch: one image, one symbol. Null when the arch has none.

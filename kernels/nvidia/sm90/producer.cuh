@@ -10,6 +10,7 @@
 
 #include <type_traits>
 
+#include "common/v_transposed.h"
 #include "nvidia/attention_ws_tma_params.h"
 #include "nvidia/primitives/barriers.cuh"
 #include "nvidia/primitives/copy.cuh"
@@ -205,6 +206,68 @@ __device__ __forceinline__ void wait_staging_free(const TileContext<typename Tra
     mbarrier_wait(t.staging_free(index % kBuffers), ((index / kBuffers) & 1) ^ 1);
 }
 
+// FP8 V of block `index` supplied transposed (WsTmaParams::v_transposed, common/v_transposed.h): its
+// 16-key groups are the stage's bytes, so one bulk copy fills the stage; the producer's 128 threads
+// call this after thread 0 waited on the stage's empty barrier. A block past the sequence's end (the
+// tail) copies its whole groups of valid keys and the threads write the rest, the valid keys of the
+// partial group from global memory and zeros for every key past the sequence, as the TMA's
+// bounds give the row-major V (the layout's padding should be zero, but a NaN there would survive
+// a probability of 0). v_full counts 128 arrivals, as the transposing threads' (prepare_tile):
+// thread 0 arrives for all of them when the block is whole, except in block 0, whose arrivals
+// publish the ones tile.
+template <class Traits>
+__device__ __forceinline__ void copy_transposed_v_block(const TileContext<typename Traits::Shape>& t,
+                                                        const AttnKernelArgs& a, int index, int pt) {
+    using Shape = typename Traits::Shape;
+    constexpr int kKeys = Traits::kKeys, kStages = Traits::kStages, kGroupKeys = numerics::kVtGroupKeys;
+    constexpr int kGroupBytes = kGroupKeys * Traits::kDv;  // stride_seq (the host checked it)
+    static_assert(kKeys == numerics::kVtPadKeys && Shape::kVBytes == kKeys / kGroupKeys * kGroupBytes,
+                  "a 128-key stage is the layout's block");
+    const int stage = index % kStages;
+    const int key0 = t.block_begin + index * kKeys;
+    const int valid = min(kKeys, t.seqlen_k - key0);
+    const int whole = valid / kGroupKeys;  // groups of valid keys only: copied
+    const unsigned char* src = static_cast<const unsigned char*>(a.v) + t.batch * a.v_stride_batch +
+                               t.head_kv * a.v_stride_head + static_cast<int64_t>(key0 / kGroupKeys) * kGroupBytes;
+    const uint32_t dst = t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes, bar = t.v_full(stage);
+    const uint32_t copied_bytes = static_cast<uint32_t>(whole * kGroupBytes);
+    if (valid == kKeys && index > 0) {
+        if (pt == 0) {
+            mbarrier_arrive_expect_tx(bar, copied_bytes);
+            mbarrier_arrive_many(bar, 127);
+            bulk_copy_to_shared(dst, src, copied_bytes, bar);
+        }
+        return;
+    }
+    // A tail block, or block 0, whose arrivals also publish the ones tile (write_ones_tile): each
+    // thread arrives after its own writes.
+    if (valid < kKeys) mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);  // each writing thread itself
+    const int partial_keys = valid % kGroupKeys;
+    for (int chunk = pt; chunk < (kKeys / kGroupKeys - whole) * Traits::kDv; chunk += 128) {
+        const int group = whole + chunk / Traits::kDv, column = chunk % Traits::kDv;
+        const int offset = group * kGroupBytes + column * kGroupKeys;
+        uint4 bytes = make_uint4(0, 0, 0, 0);
+        if (group == whole && partial_keys != 0) {
+            bytes = *reinterpret_cast<const uint4*>(src + offset - whole * kGroupBytes);
+            uint32_t keep[4] = {0, 0, 0, 0};  // the bytes of keys before the sequence's end
+#pragma unroll
+            for (int key = 0; key < kGroupKeys; ++key) {
+                const int byte = numerics::vt_key_byte(key);
+                if (key < partial_keys) keep[byte / 4] |= 0xFFu << (8 * (byte % 4));
+            }
+            bytes = make_uint4(bytes.x & keep[0], bytes.y & keep[1], bytes.z & keep[2], bytes.w & keep[3]);
+        }
+        *reinterpret_cast<uint4*>(smem + Shape::kVOffset + stage * Shape::kVBytes + offset) = bytes;
+    }
+    fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+    if (pt == 0) {
+        mbarrier_arrive_expect_tx(bar, copied_bytes);
+        if (whole > 0) bulk_copy_to_shared(dst, src, copied_bytes, bar);
+    } else {
+        mbarrier_arrive(bar);
+    }
+}
+
 // The producer with the tensor memory accelerator: thread 0 issues every copy, one per 128-byte
 // column slice of a tile (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128
 // threads write its transpose into the stage; 16-bit V lands in the stage (the other threads have
@@ -267,6 +330,37 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
     }
     if constexpr (kFp8) {
         if (t.blocks > 0) finish_v(t.blocks - 1);
+    }
+}
+
+// produce_with_tma for FP8 V supplied transposed (WsTmaParams::v_transposed): Q and K as there, V
+// by copy_transposed_v_block (no staging buffer, no transpose). A function of its own, so that the
+// transposing producer's registers are allocated as without it (24 per thread: kProducerRegs).
+template <class Traits>
+__device__ __forceinline__ void produce_with_tma_v_transposed(const TileContext<typename Traits::Shape>& tile,
+                                                              const WsTmaParams& tma, const AttnKernelArgs& a) {
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
+    using Shape = typename Traits::Shape;
+    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    static_assert(Traits::kFp8, "the transposed layout is FP8 V's");
+    const int pt = threadIdx.x;
+    write_ones_tile<Shape>(smem, pt);
+    if (pt == 0) {
+        tma_prefetch_map(tma.k_map);
+        mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+        tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(),
+                                                      static_cast<int>(t.first_q) + t.row0, t.head, t.batch);
+    }
+    for (int index = 0; index < t.blocks; ++index) {
+        const int stage = index % kStages;
+        if (pt == 0) {
+            mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+            mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
+            tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
+                                                          kWsTmaK, t.k_full(stage), t.block_begin + index * kKeys,
+                                                          t.head_kv, t.batch);
+        }
+        copy_transposed_v_block<Traits>(t, a, index, pt);
     }
 }
 
