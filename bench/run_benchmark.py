@@ -50,7 +50,7 @@ REPO = os.path.dirname(HERE)
 
 IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_int8_lean", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
          "cudnn_fp8", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean_paged256", "zyfa_bf16_paged16", "zyfa_bf16_paged256",
-         "cudnn_bf16_paged16", "cudnn_bf16_paged256"]
+         "cudnn_bf16_paged16", "cudnn_bf16_paged256", "zyfa_fp8_lean_vt", "zyfa_fp8_exact_vt"]
 # Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row. A paged row's
 # anchor is the contiguous zyfa kernel on the same keys (issue 22's bar: paged >= 0.9x contiguous).
 # The INT8 Q/K row's anchor is FP8 LEAN on the same shape (issue 20: INT8 LEAN >= 0.97x FP8 LEAN).
@@ -59,7 +59,8 @@ ANCHORS = {"zyfa_fp8_lean": ["triton_fp8", "cudnn_fp8"], "zyfa_fp8_exact": ["tri
            "zyfa_bf16": ["sdpa_cudnn_bf16", "sdpa_flash_bf16"],
            "zyfa_fp8_lean_paged16": ["zyfa_fp8_lean"], "zyfa_fp8_lean_paged256": ["zyfa_fp8_lean"],
            "zyfa_bf16_paged16": ["zyfa_bf16", "cudnn_bf16_paged16"],
-           "zyfa_bf16_paged256": ["zyfa_bf16", "cudnn_bf16_paged256"]}
+           "zyfa_bf16_paged256": ["zyfa_bf16", "cudnn_bf16_paged256"],
+           "zyfa_fp8_lean_vt": ["zyfa_fp8_lean", "cudnn_fp8"], "zyfa_fp8_exact_vt": ["zyfa_fp8_exact", "cudnn_fp8"]}
 
 
 def paged_page_size(impl):
@@ -461,6 +462,8 @@ class CudnnPagedBf16:
 
 
 _cudnn_paged = []  # the CudnnPagedBf16 made on first use
+_ctypes_zyfa = []  # the ZyfaCtypes of the transposed-V rows, made on first use
+_library_path = []  # --library, for it
 
 
 def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
@@ -476,6 +479,19 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         if not _cudnn_paged:
             _cudnn_paged.append(CudnnPagedBf16(torch))
         return _cudnn_paged[0].prepare(inp, paged_page_size(impl))
+    if impl.endswith("_vt"):
+        # FP8 V in the transposed layout (ZYFA_ATTN_V_TRANSPOSED) through the minimal ctypes caller,
+        # built from the row-major rows' codes: the same inputs as zyfa_fp8_lean / _exact.
+        if (dqk, dv) not in ((128, 128), (64, 64), (192, 128)):
+            raise RuntimeError("the transposed-V kernels take head dims 64, 128 and 192/128")
+        if not _ctypes_zyfa:
+            _ctypes_zyfa.append(ZyfaCtypes(_library_path[0]))
+        import zyfa_ctypes
+        vt = zyfa_ctypes.transposed_v(torch, inp.v8)
+        softmax = "lean" if impl == "zyfa_fp8_lean_vt" else "exact"
+        launch, name = _ctypes_zyfa[0].z.prepare(inp.q8, inp.k8, vt, inp.out, causal=True, softmax=softmax,
+                                                 v_transposed=True)
+        return launch, name + " (v transposed)"
     if impl.startswith("zyfa_") and paged_page_size(impl):
         if not hasattr(zyfa, "prepare_paged"):
             raise RuntimeError("paged rows need the bindings/python package (--api binding)")
@@ -602,6 +618,7 @@ def spot_check(torch, zyfa, log, impls, cudnn_fp8=None):
 
 def main():
     args = parse_args()
+    _library_path.append(args.library)
     samples = args.samples or (5 if args.quick else 15)
     lines = []
 
@@ -726,7 +743,8 @@ def main():
              "sdpa_flash_bf16": "flash", "triton_fp8": "triton8", "cudnn_fp8": "cudnn8",
              "zyfa_fp8_lean_paged16": "lean-p16", "zyfa_fp8_lean_paged256": "lean-p256",
              "zyfa_bf16_paged16": "bf16-p16", "zyfa_bf16_paged256": "bf16-p256",
-             "cudnn_bf16_paged16": "cdnn-p16", "cudnn_bf16_paged256": "cdnn-p256"}
+             "cudnn_bf16_paged16": "cdnn-p16", "cudnn_bf16_paged256": "cdnn-p256",
+             "zyfa_fp8_lean_vt": "lean-vt", "zyfa_fp8_exact_vt": "exact-vt"}
     # (column title, zyfa implementation, anchor); cudnn8 is cuDNN FP8 with e4m3 output.
     ratios = [("int8/lean", "zyfa_int8_lean", "zyfa_fp8_lean"), ("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
               ("lean/cdnn8", "zyfa_fp8_lean", "cudnn_fp8"), ("exact/cdnn8", "zyfa_fp8_exact", "cudnn_fp8"),
@@ -735,7 +753,9 @@ def main():
               ("lean p256/c", "zyfa_fp8_lean_paged256", "zyfa_fp8_lean"),
               ("bf16 p16/c", "zyfa_bf16_paged16", "zyfa_bf16"), ("bf16 p256/c", "zyfa_bf16_paged256", "zyfa_bf16"),
               ("p16/cdnn-p", "zyfa_bf16_paged16", "cudnn_bf16_paged16"),
-              ("p256/cdnn-p", "zyfa_bf16_paged256", "cudnn_bf16_paged256")]
+              ("p256/cdnn-p", "zyfa_bf16_paged256", "cudnn_bf16_paged256"),
+              ("lean vt/rm", "zyfa_fp8_lean_vt", "zyfa_fp8_lean"), ("lean vt/cdnn8", "zyfa_fp8_lean_vt", "cudnn_fp8"),
+              ("exact vt/rm", "zyfa_fp8_exact_vt", "zyfa_fp8_exact")]
     header = "%-24s %6s " % ("shape", "seqlen") + " ".join("%7s" % short[i] for i in args.impls) + \
         " " + " ".join("%11s" % title for title, _, _ in ratios)
     log(header)

@@ -248,7 +248,7 @@ __device__ __forceinline__ void copy_transposed_v_block(const TileContext<typena
         const int offset = group * kGroupBytes + column * kGroupKeys;
         uint4 bytes = make_uint4(0, 0, 0, 0);
         if (group == whole && partial_keys != 0) {
-            bytes = *reinterpret_cast<const uint4*>(src + offset - whole * kGroupBytes);
+            bytes = *reinterpret_cast<const uint4*>(src + offset);
             uint32_t keep[4] = {0, 0, 0, 0};  // the bytes of keys before the sequence's end
 #pragma unroll
             for (int key = 0; key < kGroupKeys; ++key) {
