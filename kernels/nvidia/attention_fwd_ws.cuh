@@ -87,8 +87,8 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         if constexpr (PAGED) {
             produce_paged_with_tma<Traits>(tile, tma, a);
         } else {
-            // FP8 V supplied transposed: the 128-key kernels only (the host's launch plan).
-            if constexpr (Traits::kFp8 && Traits::kKeys == numerics::kVtPadKeys) {
+            // FP8 V supplied transposed: the E4M3 128-key kernels only (the host's launch plan).
+            if constexpr (Traits::kFp8 && !Traits::kInt8 && Traits::kKeys == numerics::kVtPadKeys) {
                 if (tma.v_transposed != 0) {
                     produce_with_tma_v_transposed<Traits>(tile, tma, a);
                     return;

@@ -206,49 +206,63 @@ __device__ __forceinline__ void wait_staging_free(const TileContext<typename Tra
     mbarrier_wait(t.staging_free(index % kBuffers), ((index / kBuffers) & 1) ^ 1);
 }
 
-// FP8 V of block `index` supplied transposed (WsTmaParams::v_transposed, common/v_transposed.h): its
-// 16-key groups are the stage's bytes, so one bulk copy fills the stage; the producer's 128 threads
-// call this after thread 0 waited on the stage's empty barrier. A block past the sequence's end (the
-// tail) copies its whole groups of valid keys and the threads write the rest, the valid keys of the
-// partial group from global memory and zeros for every key past the sequence, as the TMA's
-// bounds give the row-major V (the layout's padding should be zero, but a NaN there would survive
-// a probability of 0). v_full counts 128 arrivals, as the transposing threads' (prepare_tile):
-// thread 0 arrives for all of them when the block is whole, except in block 0, whose arrivals
-// publish the ones tile.
+// FP8 V supplied transposed (WsTmaParams::v_transposed, common/v_transposed.h): a block's 16-key
+// groups are its stage's bytes, so one bulk copy fills the stage. v_full counts 128 arrivals, as
+// the transposing threads' (prepare_tile). Global address of block `index`'s first group:
+template <class Traits>
+__device__ __forceinline__ const unsigned char* transposed_v_block_source(const TileContext<typename Traits::Shape>& t,
+                                                                          const AttnKernelArgs& a, int index) {
+    constexpr int kGroupBytes = numerics::kVtGroupKeys * Traits::kDv;  // stride_seq (the host checked it)
+    const int key0 = t.block_begin + index * Traits::kKeys;
+    return static_cast<const unsigned char*>(a.v) + t.batch * a.v_stride_batch + t.head_kv * a.v_stride_head +
+           static_cast<int64_t>(key0 / numerics::kVtGroupKeys) * kGroupBytes;
+}
+
+// A block of kKeys valid keys, after thread 0 waited on its stage's empty barrier: thread 0 arrives
+// for all 128 and issues the copy, except in block 0, where every thread arrives after its fence
+// (those arrivals publish the ones tile, write_ones_tile).
 template <class Traits>
 __device__ __forceinline__ void copy_transposed_v_block(const TileContext<typename Traits::Shape>& t,
                                                         const AttnKernelArgs& a, int index, int pt) {
     using Shape = typename Traits::Shape;
-    constexpr int kKeys = Traits::kKeys, kStages = Traits::kStages, kGroupKeys = numerics::kVtGroupKeys;
-    constexpr int kGroupBytes = kGroupKeys * Traits::kDv;  // stride_seq (the host checked it)
-    static_assert(kKeys == numerics::kVtPadKeys && Shape::kVBytes == kKeys / kGroupKeys * kGroupBytes,
+    static_assert(Traits::kKeys == numerics::kVtPadKeys &&
+                      Shape::kVBytes == Traits::kKeys * Traits::kDv,
                   "a 128-key stage is the layout's block");
-    const int stage = index % kStages;
-    const int key0 = t.block_begin + index * kKeys;
-    const int valid = min(kKeys, t.seqlen_k - key0);
-    const int whole = valid / kGroupKeys;  // groups of valid keys only: copied
-    const unsigned char* src = static_cast<const unsigned char*>(a.v) + t.batch * a.v_stride_batch +
-                               t.head_kv * a.v_stride_head + static_cast<int64_t>(key0 / kGroupKeys) * kGroupBytes;
-    const uint32_t dst = t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes, bar = t.v_full(stage);
-    const uint32_t copied_bytes = static_cast<uint32_t>(whole * kGroupBytes);
-    if (valid == kKeys && index > 0) {
-        if (pt == 0) {
-            mbarrier_arrive_expect_tx(bar, copied_bytes);
-            mbarrier_arrive_many(bar, 127);
-            bulk_copy_to_shared(dst, src, copied_bytes, bar);
+    const uint32_t bar = t.v_full(index % Traits::kStages);
+    if (index == 0) {
+        fence_proxy_async_shared();
+        if (pt != 0) {
+            mbarrier_arrive(bar);
+            return;
         }
+    } else if (pt != 0) {
         return;
     }
-    // A tail block, or block 0, whose arrivals also publish the ones tile (write_ones_tile): each
-    // thread arrives after its own writes.
-    if (valid < kKeys) mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);  // each writing thread itself
-    const int partial_keys = valid % kGroupKeys;
-    for (int chunk = pt; chunk < (kKeys / kGroupKeys - whole) * Traits::kDv; chunk += 128) {
-        const int group = whole + chunk / Traits::kDv, column = chunk % Traits::kDv;
-        const int offset = group * kGroupBytes + column * kGroupKeys;
+    mbarrier_arrive_expect_tx(bar, Shape::kVBytes);
+    if (index != 0) mbarrier_arrive_many(bar, 127);
+    bulk_copy_to_shared(t.smem_base() + Shape::kVOffset + (index % Traits::kStages) * Shape::kVBytes,
+                        transposed_v_block_source<Traits>(t, a, index), Shape::kVBytes, bar);
+}
+
+// The last block when the sequence ends inside it (the tail): its whole groups of valid keys are
+// copied, and the producer's threads write the rest, the valid keys of the partial group from
+// global memory and zeros for every key past the sequence, as the TMA's bounds give row-major V
+// (the layout's padding should be zero, but a NaN there would survive a probability of 0). Every
+// thread waits on the stage's empty barrier itself and arrives after its own writes.
+template <class Traits>
+__device__ __forceinline__ void copy_transposed_v_tail(const TileContext<typename Traits::Shape>& t,
+                                                       const AttnKernelArgs& a, int index, int pt) {
+    using Shape = typename Traits::Shape;
+    constexpr int kKeys = Traits::kKeys, kGroupKeys = numerics::kVtGroupKeys, kDv = Traits::kDv;
+    constexpr int kGroupBytes = kGroupKeys * kDv;
+    const int stage = index % Traits::kStages;
+    const int valid = t.seqlen_k - (t.block_begin + index * kKeys);  // in [1, kKeys)
+    const int whole = valid / kGroupKeys, partial_keys = valid % kGroupKeys;
+    mbarrier_wait(t.empty(stage), ((index / Traits::kStages) & 1) ^ 1);
+    for (int chunk = whole * kDv + pt; chunk < kKeys / kGroupKeys * kDv; chunk += 128) {
         uint4 bytes = make_uint4(0, 0, 0, 0);
-        if (group == whole && partial_keys != 0) {
-            bytes = *reinterpret_cast<const uint4*>(src + offset);
+        if (chunk < (whole + 1) * kDv && partial_keys != 0) {  // the partial group
+            bytes = *reinterpret_cast<const uint4*>(transposed_v_block_source<Traits>(t, a, index) + chunk * kGroupKeys);
             uint32_t keep[4] = {0, 0, 0, 0};  // the bytes of keys before the sequence's end
 #pragma unroll
             for (int key = 0; key < kGroupKeys; ++key) {
@@ -257,12 +271,17 @@ __device__ __forceinline__ void copy_transposed_v_block(const TileContext<typena
             }
             bytes = make_uint4(bytes.x & keep[0], bytes.y & keep[1], bytes.z & keep[2], bytes.w & keep[3]);
         }
-        *reinterpret_cast<uint4*>(smem + Shape::kVOffset + stage * Shape::kVBytes + offset) = bytes;
+        *reinterpret_cast<uint4*>(smem + Shape::kVOffset + stage * Shape::kVBytes + chunk * kGroupKeys) = bytes;
     }
-    fence_proxy_async_shared();  // st.shared before the consumers' wgmma reads
+    fence_proxy_async_shared();  // st.shared (and, in block 0, the ones tile) before the consumers' wgmma reads
+    const uint32_t bar = t.v_full(stage);
     if (pt == 0) {
-        mbarrier_arrive_expect_tx(bar, copied_bytes);
-        if (whole > 0) bulk_copy_to_shared(dst, src, copied_bytes, bar);
+        mbarrier_arrive_expect_tx(bar, static_cast<uint32_t>(whole * kGroupBytes));
+        if (whole > 0) {
+            bulk_copy_to_shared(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+                                transposed_v_block_source<Traits>(t, a, index), static_cast<uint32_t>(whole * kGroupBytes),
+                                bar);
+        }
     } else {
         mbarrier_arrive(bar);
     }
@@ -351,16 +370,25 @@ __device__ __forceinline__ void produce_with_tma_v_transposed(const TileContext<
         tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(),
                                                       static_cast<int>(t.first_q) + t.row0, t.head, t.batch);
     }
-    for (int index = 0; index < t.blocks; ++index) {
+    auto copy_k = [&](int index) {  // thread 0, after the stage's empty barrier
         const int stage = index % kStages;
-        if (pt == 0) {
-            mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
-            mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
-            tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
-                                                          kWsTmaK, t.k_full(stage), t.block_begin + index * kKeys,
-                                                          t.head_kv, t.batch);
-        }
+        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
+        tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
+                                                      kWsTmaK, t.k_full(stage), t.block_begin + index * kKeys, t.head_kv,
+                                                      t.batch);
+    };
+    // The sequence may end inside the last block only: it goes after the loop (fewer values live
+    // there, so the 24 registers hold them).
+    const bool tail = t.blocks > 0 && t.block_begin + t.blocks * kKeys > t.seqlen_k;
+    const int whole_blocks = tail ? t.blocks - 1 : t.blocks;
+    for (int index = 0; index < whole_blocks; ++index) {
+        if (pt == 0) copy_k(index);
         copy_transposed_v_block<Traits>(t, a, index, pt);
+    }
+    if (tail) {
+        if (pt == 0) copy_k(whole_blocks);
+        copy_transposed_v_tail<Traits>(t, a, whole_blocks, pt);
     }
 }
 
