@@ -221,8 +221,9 @@ typedef struct zyfa_attn_params {
                                        exact correction (ZYFA_QUANT_KEY_BIAS writes it) or any
                                        additive per-key bias; -inf drops the key, NaN or +inf makes
                                        every row that sees the key NaN, as such a score would. lse
-                                       includes it. CPU backend, every dtype but INT8 q/k; elsewhere
-                                       NOT_SUPPORTED (docs/api.md, Per-key score bias) */
+                                       includes it. CPU backend and HIP (its HIP C++ kernels), every
+                                       dtype but INT8 q/k; CUDA: NOT_SUPPORTED (docs/api.md, Per-key
+                                       score bias) */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */

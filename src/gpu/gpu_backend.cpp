@@ -108,6 +108,7 @@ public:
             {"params.q_descale_per_token", problem.q_descale_per_token},
             {"params.k_descale_per_block", problem.k_descale_per_block},
             {"params.workspace", problem.workspace},
+            {"params.key_bias", problem.key_bias},
         };
         check_device_reachable(pointers);
     }
