@@ -230,8 +230,9 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtr
         const int64_t key_blocks = (a.seqlen_k + numerics::kInt8KeyBlock - 1) / numerics::kInt8KeyBlock;
         if (a.k_descale) k_block_descale = a.k_descale + (static_cast<int64_t>(batch) * a.heads_kv + head_kv) * key_blocks;
     }
-    // The key biases of this (batch, query head), indexed by the key's place in its sequence.
-    const float* key_bias = extra.key_bias;
+    // The key biases of this (batch, query head), indexed by the key's place in its sequence (the
+    // INT8 Q/K mode takes none: its kernels keep no code for them).
+    const float* key_bias = INT8 ? nullptr : extra.key_bias;
     if (key_bias) {
         key_bias += a.cu_seqlens_k && !PAGED
                         ? static_cast<int64_t>(head) * a.cu_seqlens_k[a.batch] + first_k
