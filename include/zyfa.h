@@ -471,7 +471,7 @@ ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
  * p->smooth_mean[(b * heads + h) * head_dim + d] (0 for an empty sequence); on K every score of
  * a query row shifts by the same q . mean, so O is unchanged and the lse that zyfa_attn_fwd
  * returns is lower by softmax_scale * q . mean; on Q only together with the key bias below (Q
- * smoothing, docs/api.md). With ZYFA_QUANT_KEY_BIAS (on K; CPU backend, else NOT_SUPPORTED)
+ * smoothing, docs/api.md). With ZYFA_QUANT_KEY_BIAS (on K; CPU and HIP backends, CUDA: NOT_SUPPORTED)
  * p->key_bias[.., hq, j] = key_bias_scale * (query_mean[b, hq, :] . (k_j - smooth_mean)), the dot
  * product in fp64 on the fp32 smoothed row before any rotation, rounded once; pass it as
  * zyfa_attn_params.key_bias. With ZYFA_QUANT_HADAMARD the head

@@ -38,12 +38,17 @@ ZYFA_HD float biased_score_log2(float s_raw, float scale_log2, float bias_log2) 
 // LEAN's per-(row, key) FMA constant: the row's lean_p_bias plus 8 z_j.
 ZYFA_HD float lean_p_bias_with_key_bias(float row_bias, float bias_log2) { return row_bias + 8.0f * bias_log2; }
 
-// b_j from the query mean and key j's smoothed fp32 row (n values).
+// b_j from the query mean and key j's smoothed fp32 row, value(d) for d = 0 .. n-1 (a GPU kernel
+// computes each value as it reads it).
+template <class SmoothedValue>
+ZYFA_HD float smoothing_key_bias_of(const float* query_mean, int64_t n, float key_bias_scale, SmoothedValue value) {
+    double dot = 0.0;
+    for (int64_t d = 0; d < n; ++d) dot += (double)query_mean[d] * (double)value(d);
+    return (float)((double)key_bias_scale * dot);
+}
 ZYFA_HD float smoothing_key_bias(const float* query_mean, const float* smoothed_key_row, int64_t n,
                                  float key_bias_scale) {
-    double dot = 0.0;
-    for (int64_t d = 0; d < n; ++d) dot += (double)query_mean[d] * (double)smoothed_key_row[d];
-    return (float)((double)key_bias_scale * dot);
+    return smoothing_key_bias_of(query_mean, n, key_bias_scale, [&](int64_t d) { return smoothed_key_row[d]; });
 }
 
 }  // namespace numerics

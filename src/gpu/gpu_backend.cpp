@@ -37,6 +37,7 @@ struct QuantKernels {
     FunctionHandle encode = nullptr;
     FunctionHandle finish = nullptr;
     FunctionHandle int8 = nullptr;  // zyfa_quantize_int8
+    FunctionHandle key_bias = nullptr;  // ZYFA_QUANT_KEY_BIAS; null where the image has none
 };
 
 // The quantize launches (quantize_fp8_args.h): their one argument struct and grids, per slice,
@@ -46,6 +47,7 @@ struct QuantLaunch {
     Dim3 slices;
     Dim3 channels;
     Dim3 rows;
+    Dim3 keys;  // the key-bias launch: (row chunks of 256, query heads, batch)
 };
 
 // A pointer the kernels dereference, named as the C API spells its field.
@@ -184,6 +186,8 @@ public:
             {"descale", problem.descale},
             {"params.cu_seqlens", problem.cu_seqlens},
             {"params.smooth_mean", problem.smooth_mean},
+            {"params.query_mean", problem.query_mean},
+            {"params.key_bias", problem.key_bias},
         };
         check_device_reachable(pointers);
     }
@@ -207,6 +211,7 @@ public:
         runtime_->launch(quant_.amax, planned.rows, block, 0, stream, parameters);
         runtime_->launch(quant_.encode, planned.rows, block, 0, stream, parameters);
         runtime_->launch(quant_.finish, planned.slices, block, 0, stream, parameters);
+        if (problem.key_bias) runtime_->launch(quant_.key_bias, planned.keys, block, 0, stream, parameters);
     }
 
 private:
@@ -240,6 +245,7 @@ private:
             quant_.encode = runtime_->get_function(module, quant.encode);
             quant_.finish = runtime_->get_function(module, quant.finish);
             quant_.int8 = runtime_->get_function(module, quant.int8);
+            if (quant.key_bias != nullptr) quant_.key_bias = runtime_->get_function(module, quant.key_bias);
         }
     }
 
@@ -295,6 +301,10 @@ private:
                                 runtime_->vendor() + " kernel for " + image_arch_ +
                                 "; quantise with the CPU backend or on the host");
         }
+        if (problem.key_bias != nullptr && quant_.key_bias == nullptr) {
+            throw_not_supported(std::string("params.flags has ZYFA_QUANT_KEY_BIAS: no ") + runtime_->vendor() +
+                                " kernel writes the key bias on " + image_arch_ + " yet (the CPU and HIP backends do)");
+        }
         QuantLaunch launch;
         launch.args = make_quant_kernel_args(problem);  // also the int32 and Hadamard checks
         const QuantFp8KernelArgs& args = launch.args;
@@ -310,6 +320,15 @@ private:
         launch.rows.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
         launch.rows.y = static_cast<uint32_t>(args.heads);
         launch.rows.z = static_cast<uint32_t>(args.batch);
+        if (problem.key_bias != nullptr) {
+            if (problem.query_heads > 65535) {
+                throw_not_supported("zyfa_quantize_fp8: params.query_heads = " + std::to_string(problem.query_heads) +
+                                    " exceeds the GPU grid limit of 65535");
+            }
+            launch.keys.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantThreads - 1) / kQuantThreads);
+            launch.keys.y = static_cast<uint32_t>(args.query_heads);
+            launch.keys.z = static_cast<uint32_t>(args.batch);
+        }
         return launch;
     }
 
@@ -494,6 +513,12 @@ QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
     args.out_dtype = problem.out.dtype;
     args.scale_rows = problem.scale_rows;
     args.scale_groups = fit_int32(problem.scale_groups(), "the descale count per (batch, head)");
+    if (problem.key_bias != nullptr) {
+        args.query_mean = problem.query_mean;
+        args.key_bias = problem.key_bias;
+        args.query_heads = fit_int32(problem.query_heads, "query_heads");
+        args.key_bias_scale = problem.key_bias_scale;
+    }
     if (problem.hadamard) {
         const int64_t block = numerics::hadamard_block_size(problem.head_dim);
         if (block > kQuantMaxHadamardBlock) {

@@ -319,7 +319,9 @@ public:
     // kernels/amd/quantize_fp8.hip, built for every arch of ZYFA_AMD_ARCHS.
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "gfx950" && image_arch != "gfx942") return {};
-        return gpu::quantize_fp8_kernel_names();
+        gpu::QuantKernelSpec spec = gpu::quantize_fp8_kernel_names();
+        spec.key_bias = "zyfa_quantize_fp8_key_bias";  // the HIP image only, so far
+        return spec;
     }
 
 private:

@@ -407,7 +407,7 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
         [batch, heads_q, seqlen] ([heads_q, total] with cu_seqlens) = key_bias_scale * query_mean .
         (k_j - k's mean, 0 without smooth), for attention(key_bias=...). heads_q must be a multiple
         of x's heads (query head h reads k head h // (heads_q // heads)). key_bias_scale: the
-        attention's softmax_scale (None = 1/sqrt(head_dim)). CPU backend only. O is then the
+        attention's softmax_scale (None = 1/sqrt(head_dim)). CPU and HIP backends. O is then the
         unsmoothed attention's; its lse needs only K smoothing's unsmooth_lse(lse, q, kmean):
 
         q8, qd, qmean = zyfa.quantize_fp8(q, hadamard=True, smooth=True)
