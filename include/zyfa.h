@@ -91,7 +91,7 @@ typedef int32_t zyfa_softmax;
 /* zyfa_quant_params.flags: subtract each channel's mean over the sequence first (K smoothing) and
  * return it in zyfa_quant_params.smooth_mean. */
 #define ZYFA_QUANT_SMOOTH   2u
-/* zyfa_quant_params.flags (0.1.6): write out in the transposed V layout that zyfa_attn_fwd reads with
+/* zyfa_quant_params.flags (0.1.7): write out in the transposed V layout that zyfa_attn_fwd reads with
  * ZYFA_ATTN_V_TRANSPOSED (FP8 V only: it is the byte order the NVIDIA kernels' P.V reads, so they
  * copy V instead of transposing it). Per (batch, head) the keys form groups of 16, padded with zero
  * keys to a multiple of 128 keys; out.stride_seq is the distance between groups (16 * head_dim for
@@ -101,10 +101,14 @@ typedef int32_t zyfa_softmax;
  * byte(key % 16). Not with params.cu_seqlens (docs/api.md, "V in the transposed layout"). */
 #define ZYFA_QUANT_V_TRANSPOSED 4u
 
-/* zyfa_attn_params.flags (0.1.6): v is FP8 in the transposed layout of ZYFA_QUANT_V_TRANSPOSED
+/* zyfa_attn_params.flags (0.1.7): v is FP8 in the transposed layout of ZYFA_QUANT_V_TRANSPOSED
  * (seqlen_k keys padded to a multiple of 128, stride_seq the distance between 16-key groups).
  * Contiguous keys only: not with cu_seqlens or block_table. */
 #define ZYFA_ATTN_V_TRANSPOSED 1u
+/* zyfa_quant_params.flags, on K (0.1.6): also write Q smoothing's exact per-key score bias,
+ * key_bias_scale * query_mean . (k_j - smooth_mean), to zyfa_quant_params.key_bias, for
+ * zyfa_attn_params.key_bias. */
+#define ZYFA_QUANT_KEY_BIAS 8u
 
 /* ---------------------------------------------------------------------------------------------
  * Structures. Only fixed-width integers, floats and pointers. Growable structs start with
@@ -164,7 +168,7 @@ typedef struct zyfa_attn_params {
                                      log-sum-exp: lse - exact lies in [-0.084, +0.062] (docs/api.md).
                                      With K smoothed (ZYFA_QUANT_SMOOTH), the smoothed scores' lse:
                                      add softmax_scale * q . smooth_mean for the unsmoothed one */
-    uint64_t       flags;         /* 0, or ZYFA_ATTN_V_TRANSPOSED (0.1.6); other bits INVALID_ARGUMENT */
+    uint64_t       flags;         /* 0, or ZYFA_ATTN_V_TRANSPOSED (0.1.7); other bits INVALID_ARGUMENT */
     /* Appended after 0.1's layout; an older caller's struct_size ends before it and reads as 0. */
     int32_t        key_block;     /* keys per online-softmax step: 0 = the backend's own choice, or
                                      64 or 128 (else INVALID_ARGUMENT). LEAN's block scales and the
@@ -220,6 +224,20 @@ typedef struct zyfa_attn_params {
     int32_t        num_splits;      /* 0 = the library's heuristic, 1 = never split, n > 1 = split
                                        the keys into at most n parts (at most 64) */
     int32_t        reserved3;       /* must be 0 */
+    /* Appended in 0.1.6; an older caller's struct_size ends before it and it reads as NULL. */
+    const float*   key_bias;        /* optional per-key score bias, fp32, NULL = none:
+                                       [batch, heads_q, seqlen_k] (fixed-length or paged keys; seqlen_k
+                                       the longest sequence, key j counted in its sequence), or
+                                       [heads_q, total_k] when cu_seqlens_k packs the keys. Added to
+                                       every scaled score of key j in query head h, in the units of
+                                       the scaled scores (natural log, as sinks): score =
+                                       softmax_scale * q . k + key_bias[.., h, j]. It is Q smoothing's
+                                       exact correction (ZYFA_QUANT_KEY_BIAS writes it) or any
+                                       additive per-key bias; -inf drops the key, NaN or +inf makes
+                                       every row that sees the key NaN, as such a score would. lse
+                                       includes it. CPU backend and HIP (its HIP C++ kernels), every
+                                       dtype but INT8 q/k; CUDA: NOT_SUPPORTED (docs/api.md, Per-key
+                                       score bias) */
 } zyfa_attn_params;
 
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
@@ -241,6 +259,20 @@ typedef struct zyfa_quant_params {
                                    zyfa_quantize_int8: 1 (per token, for Q) or
                                    ZYFA_INT8_KEY_BLOCK (per 64 keys, for K) */
     int32_t        reserved;    /* must be 0: spells out the tail padding (nonzero is NOT_SUPPORTED) */
+    /* Appended in 0.1.6, for ZYFA_QUANT_KEY_BIAS (Q smoothing) only; otherwise NULL and 0. An older
+       caller's struct_size ends before them and they read as NULL and 0. */
+    const float*   query_mean;     /* input: fp32 [batch, query_heads, head_dim], Q's per-channel mean
+                                      over the sequence in the basis of this call's input (the
+                                      smooth_mean that quantising Q with ZYFA_QUANT_SMOOTH wrote; if
+                                      you rotated Q yourself, rotate the mean back first) */
+    float*         key_bias;       /* output: fp32 [batch, query_heads, seqlen] (seqlen the longest
+                                      sequence when varlen; a shorter one's trailing entries are not
+                                      written) or [query_heads, total] when cu_seqlens packs them:
+                                      zyfa_attn_params.key_bias's layouts */
+    int64_t        query_heads;    /* the attention's heads_q: a positive multiple of heads; query
+                                      head h reads K head h / (query_heads / heads) */
+    float          key_bias_scale; /* the attention's softmax_scale, finite (0 = 1/sqrt(head_dim)) */
+    int32_t        reserved2;      /* must be 0 (tail padding, as reserved) */
 } zyfa_quant_params;
 
 /* One merge problem for zyfa_attn_merge: num_parts partial results of the same queries over
@@ -450,18 +482,23 @@ ZYFA_API void zyfa_quant_params_init(zyfa_quant_params* p, size_t struct_size);
  * e4m3fnuz) with one scale per (batch, head): out = round(x * max_fp8 / amax), and writes
  * descale[b * heads + h] = amax / max_fp8 (1 when amax is 0). With ZYFA_QUANT_SMOOTH each
  * (batch, head, channel)'s mean over the sequence is first subtracted and written to
- * p->smooth_mean[(b * heads + h) * head_dim + d] (0 for an empty sequence); use it on K only:
- * every score of a query row shifts by the same q . mean, so O is unchanged and the lse that
- * zyfa_attn_fwd returns is lower by softmax_scale * q . mean. With ZYFA_QUANT_HADAMARD the head
+ * p->smooth_mean[(b * heads + h) * head_dim + d] (0 for an empty sequence); on K every score of
+ * a query row shifts by the same q . mean, so O is unchanged and the lse that zyfa_attn_fwd
+ * returns is lower by softmax_scale * q . mean; on Q only together with the key bias below (Q
+ * smoothing, docs/api.md). With ZYFA_QUANT_KEY_BIAS (on K; CPU and HIP backends, CUDA: NOT_SUPPORTED)
+ * p->key_bias[.., hq, j] = key_bias_scale * (query_mean[b, hq, :] . (k_j - smooth_mean)), the dot
+ * product in fp64 on the fp32 smoothed row before any rotation, rounded once; pass it as
+ * zyfa_attn_params.key_bias. With ZYFA_QUANT_HADAMARD the head
  * dimension is then multiplied by the normalised Hadamard matrix H/sqrt(n) (n = head_dim when a
  * power of two, else blocks of 64 for a multiple of 64); use it on Q and K alike so QK^T is
  * unchanged. Smoothing comes first, so smooth_mean is in the caller's (unrotated) basis.
  * head_dim is at most 65536. Pointers are aligned to their element (in to 2 or 4 bytes,
- * descale, smooth_mean and cu_seqlens to 4; out to 16 bytes on GPU backends) and out, descale
- * and smooth_mean overlap neither in, cu_seqlens nor each other (INVALID_ARGUMENT otherwise, as
- * for attention); smooth_mean NULL with ZYFA_QUANT_SMOOTH, or set without it, is
- * INVALID_ARGUMENT. A failed call writes nothing. On the CPU backend a non-finite input is
- * INVALID_ARGUMENT.
+ * descale, smooth_mean, query_mean, key_bias and cu_seqlens to 4; out to 16 bytes on GPU
+ * backends) and out, descale, smooth_mean and key_bias overlap neither in, cu_seqlens, query_mean
+ * nor each other (INVALID_ARGUMENT otherwise, as for attention); smooth_mean NULL with
+ * ZYFA_QUANT_SMOOTH, or set without it, is INVALID_ARGUMENT, and likewise the key bias's fields
+ * and its flag. A failed call writes nothing. On the CPU backend a non-finite input (or query
+ * mean, or bias) is INVALID_ARGUMENT.
  * Thread safety: safe from any thread, also concurrently on one context.
  * Lifetime: borrows its arguments for the call; device buffers must outlive the stream work. */
 ZYFA_API zyfa_status zyfa_quantize_fp8(zyfa_context* ctx, const zyfa_quant_params* p,

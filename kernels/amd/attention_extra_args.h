@@ -9,6 +9,9 @@
 //   writes fp32 O and lse (always) into workspace part s in that header's layouts; only split 0
 //   folds in the sink, so that zyfa_attn_merge's kernel, merging the parts, counts it once.
 //   row_tiles is unused on AMD (0).
+// key_bias: zyfa_attn_params.key_bias (common/key_bias.h) or null: fp32 [batch, heads_q, seqlen_k]
+//   (fixed-length or paged keys), or [heads_q, total_k] when cu_seqlens_k packs the keys. The
+//   generated assembly kernels take none (the plan declines them).
 #ifndef ZYFA_KERNELS_AMD_ATTENTION_EXTRA_ARGS_H
 #define ZYFA_KERNELS_AMD_ATTENTION_EXTRA_ARGS_H
 
@@ -22,6 +25,7 @@ namespace amd {
 struct AttnExtraArgs {
     PagedKvArgs paged;
     SplitKvArgs split;
+    const float* key_bias;
 };
 
 static_assert(kSplitKeyBlock == kKeyBlock, "split boundaries fall on the AMD kernels' key blocks");

@@ -36,6 +36,9 @@
 //   l = l*alpha + row sum; after the last block the sink, if any, joins m and l
 //   (common/attention_sink.h), then O = acc * (v_descale * alpha / l), lse = ln2 * (m + log2(l));
 //   queries with l == 0 get O = 0 and lse = -inf.
+//   A per-key bias (extra.key_bias, common/key_bias.h): each block's biases go to LDS as
+//   z = bias * log2e; x = fma(S, scale_log2, z) for the block max and EXACT's exponent, and LEAN's
+//   code takes lean_p_bias_with_key_bias(bias, z) as its FMA's constant.
 //   The row maxima keep NaN (common/row_max.h): a query that sees a NaN or +inf scaled score has m
 //   NaN or +inf at the end and gets O = NaN, lse = NaN; seqlen_k = 0 runs no block (O = 0, lse =
 //   -inf) and reads no K/V.
@@ -70,6 +73,7 @@
 #include "common/block_scale.h"
 #include "common/exp2_polynomial.h"
 #include "common/fp32_exp2_log2.h"
+#include "common/key_bias.h"
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/int8_qk.h"
@@ -134,6 +138,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtr
     int* tile_keys = reinterpret_cast<int*>(lds);  // [0] first, [1] one past the last visible key
     unsigned char* k_lds = lds + Shape::kKOffset;
     unsigned char* vt_lds = lds + Shape::kVtOffset;
+    float* bias_lds = reinterpret_cast<float*>(lds + Shape::kBiasOffset);
 
     const int tid = thread_id();
     const int wave = tid / kWaveSize, lane = tid % kWaveSize;
@@ -225,9 +230,19 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtr
         const int64_t key_blocks = (a.seqlen_k + numerics::kInt8KeyBlock - 1) / numerics::kInt8KeyBlock;
         if (a.k_descale) k_block_descale = a.k_descale + (static_cast<int64_t>(batch) * a.heads_kv + head_kv) * key_blocks;
     }
-    // The log2-domain score of a raw S value (INT8: the biased fp32 of the int32 score).
-    auto score_log2 = [&](float raw) {
+    // The key biases of this (batch, query head), indexed by the key's place in its sequence (the
+    // INT8 Q/K mode takes none: its kernels keep no code for them).
+    const float* key_bias = INT8 ? nullptr : extra.key_bias;
+    if (key_bias) {
+        key_bias += a.cu_seqlens_k && !PAGED
+                        ? static_cast<int64_t>(head) * a.cu_seqlens_k[a.batch] + first_k
+                        : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_k;
+    }
+    // The log2-domain score of a raw S value (INT8: the biased fp32 of the int32 score); with a key
+    // bias, of the block's key r.
+    auto score_log2 = [&](float raw, int r) {
         if constexpr (INT8) return numerics::int8_score_value(raw) * scale_log2;
+        if (key_bias) return numerics::biased_score_log2(raw, scale_log2, bias_lds[r]);
         return raw * scale_log2;
     };
 
@@ -272,6 +287,9 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtr
                 }
             }
         }
+        if (key_bias && tid < kKeyBlock) {  // 0 past the sequence: those keys are never visible
+            bias_lds[tid] = block + tid < seqlen_k ? numerics::key_bias_log2(key_bias[block + tid]) : 0.0f;
+        }
         sync_workgroup();
 
         // INT8: this (query, 64-key block)'s factor, in the CPU model's order.
@@ -310,7 +328,8 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtr
         for (int f = 0; f < 32; ++f) {
             const int t = f / 16, v = f % 16;
             const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
-            if (key >= row_lo && key < row_hi) block_max = numerics::max_keep_nan(block_max, score_log2(s[t][v]));
+            if (key >= row_lo && key < row_hi)
+                block_max = numerics::max_keep_nan(block_max, score_log2(s[t][v], key - block));
         }
         block_max = numerics::max_keep_nan(block_max, other_half(block_max, lane));
         const float m_new = numerics::max_keep_nan(m, block_max);
@@ -336,7 +355,8 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtr
             for (int f = 0; f < 32; ++f) {
                 const int t = f / 16, v = f % 16;
                 const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
-                const uint32_t lean = numerics::lean_p_code(s[t][v], scale8_log2, bias,
+                const float code_bias = key_bias ? numerics::lean_p_bias_with_key_bias(bias, bias_lds[key - block]) : bias;
+                const uint32_t lean = numerics::lean_p_code(s[t][v], scale8_log2, code_bias,
                                                             numerics::FloatToIntRounding::TowardZero, kFormat);
                 const uint32_t code = (key >= row_lo && key < row_hi) ? lean : 0u;
                 const int e = f % E;
@@ -352,7 +372,7 @@ __device__ inline void attention_forward(const AttnKernelArgs& a, const AttnExtr
                 const int t = f / 16, v = f % 16;
                 const int key = block + 32 * t + 8 * (v / 4) + 4 * half + v % 4;
                 // exp2(-inf) = 0 for a key this query does not see: no branch around the exponential.
-                const float x = (key >= row_lo && key < row_hi) ? score_log2(s[t][v]) - m_new : kNegInf;
+                const float x = (key >= row_lo && key < row_hi) ? score_log2(s[t][v], key - block) - m_new : kNegInf;
                 const float p = numerics::exp2_fp32(x);
                 row_sum += p;  // EXACT: the denominator of unrounded probabilities
                 const int e = f % E;

@@ -33,7 +33,9 @@ struct TileShape {
     static constexpr int kVtRowBytes = kKeyBlock * ELEM_BYTES + kLdsRowPad;
     static constexpr int kKOffset = 16;  // bytes 0..7: the workgroup's key range
     static constexpr int kVtOffset = kKOffset + kKeyBlock * kKRowBytes;
-    static constexpr int kLdsBytes = kVtOffset + DV * kVtRowBytes;
+    // The block's key biases in log2 units (zyfa_attn_params.key_bias; unused without one).
+    static constexpr int kBiasOffset = kVtOffset + DV * kVtRowBytes;
+    static constexpr int kLdsBytes = kBiasOffset + kKeyBlock * 4;
     static_assert(DQK % 64 == 0 && DV % 32 == 0, "head dims: DQK a multiple of 64, DV of 32");
     static_assert((DQK * ELEM_BYTES) % kVectorBytes == 0 && (DV * ELEM_BYTES) % kVectorBytes == 0,
                   "rows must be whole 16-byte vectors");

@@ -32,6 +32,7 @@
 #include "common/hadamard.h"
 #include "common/half_types.h"
 #include "common/int8_qk.h"
+#include "common/key_bias.h"
 #include "common/smooth_mean.h"
 #include "nvidia/quantize_fp8_args.h"
 
@@ -191,6 +192,29 @@ ZYFA_QUANT_KERNEL zyfa_quantize_fp8_mean(const QuantFp8KernelArgs a) {
     double channel[zyfa::numerics::kSmoothLanes];
     for (int l = 0; l < zyfa::numerics::kSmoothLanes; ++l) channel[l] = lanes[l][lane];
     a.smooth_mean[zyfa::amd::slice_index(a) * a.head_dim + d] = zyfa::numerics::smooth_mean_from_lanes(channel, count);
+}
+
+// Launch 5, with ZYFA_QUANT_KEY_BIAS only (after the mean): Q smoothing's bias of row s = block_x *
+// 256 + thread for query head block_y of sequence block_z (common/key_bias.h: fp64 in order over d,
+// the row less K's mean as encode reads it, before any rotation).
+ZYFA_QUANT_KERNEL zyfa_quantize_fp8_key_bias(const QuantFp8KernelArgs a) {
+    const int64_t s = static_cast<int64_t>(zyfa::amd::block_id_x()) * zyfa::kQuantThreads + zyfa::amd::thread_id();
+    if (s >= zyfa::amd::sequence_count(a)) return;
+    const int32_t b = zyfa::amd::block_id_z(), hq = zyfa::amd::block_id_y();
+    const int32_t hk = hq / (a.query_heads / a.heads);
+    const bool varlen = a.cu_seqlens != nullptr;
+    const int64_t first = zyfa::amd::sequence_first(a);
+    const int64_t in_row = (varlen ? 0 : b * a.in_stride_batch) + hk * a.in_stride_head + (first + s) * a.in_stride_seq;
+    const float* mean = a.smooth_mean != nullptr ? a.smooth_mean + (static_cast<int64_t>(b) * a.heads + hk) * a.head_dim
+                                                 : nullptr;
+    const float* query_mean = a.query_mean + (static_cast<int64_t>(b) * a.query_heads + hq) * a.head_dim;
+    const float bias = zyfa::numerics::smoothing_key_bias_of(query_mean, a.head_dim, a.key_bias_scale, [&](int64_t d) {
+        const float x = zyfa::amd::load_input(a, in_row + d);
+        return mean != nullptr ? zyfa::numerics::smooth_subtract(x, mean[d]) : x;
+    });
+    const int64_t index = varlen ? static_cast<int64_t>(hq) * a.cu_seqlens[a.batch] + first + s
+                                 : (static_cast<int64_t>(b) * a.query_heads + hq) * a.seqlen + s;
+    a.key_bias[index] = bias;
 }
 
 // Launch 2: amax of |value| over all rows of the slice, by workgroup x = 0 of the row grid, stored

@@ -63,11 +63,10 @@ struct AttnProblem {
     void* workspace = nullptr;
     int64_t workspace_bytes = 0;
     int32_t num_splits = 0;
-    // Study only (tools/zyfa-accuracy's Q smoothing rows): fp32 logits added to every score of key
-    // j for query head h, key_bias[h * key_bias_stride + j], batch 1 and contiguous keys. No ABI
-    // field sets it (validation leaves it null) and only the CPU model and reference read it.
+    // Per-key score bias (0.1.6) or null: fp32 logits added to every scaled score of key j in query
+    // head h (common/key_bias.h), at key_bias_index(b, h, j). Host memory; only the CPU backend
+    // takes it (GPU backends refuse it).
     const float* key_bias = nullptr;
-    int64_t key_bias_stride = 0;
     // ZYFA_ATTN_V_TRANSPOSED: v is FP8 in the transposed layout (kernels/common/v_transposed.h), its
     // stride_seq the distance between 16-key groups; contiguous keys only (validated).
     bool v_transposed = false;
@@ -111,6 +110,11 @@ struct AttnProblem {
         return varlen() ? h * total_q() + first_q(b) + s : (b * heads_q + h) * seqlen_q + s;
     }
     int64_t kv_head(int64_t h) const { return h / (heads_q / heads_kv); }
+    // key_bias index of (b, h, key j of the sequence) per include/zyfa.h: [batch, heads_q, seqlen_k],
+    // or [heads_q, total_k] when cu_seqlens_k packs the keys (host memory: the CPU backend).
+    int64_t key_bias_index(int64_t b, int64_t h, int64_t j) const {
+        return cu_seqlens_k ? h * cu_seqlens_k[batch] + cu_seqlens_k[b] + j : (b * heads_q + h) * seqlen_k + j;
+    }
 };
 
 struct QuantProblem {
@@ -129,12 +133,23 @@ struct QuantProblem {
     int scale_rows = 0;
     float* descale = nullptr;  // [batch, heads, scale_groups()]
     float* smooth_mean = nullptr;  // [batch, heads, head_dim] when smooth, else null
+    // ZYFA_QUANT_KEY_BIAS (0.1.6), else null and 0: Q smoothing's per-key bias (common/key_bias.h)
+    // from query_mean [batch, query_heads, head_dim] into key_bias, at key_bias_index.
+    const float* query_mean = nullptr;
+    float* key_bias = nullptr;
+    int64_t query_heads = 0;
+    float key_bias_scale = 0.0f;  // resolved: never 0 when key_bias is set
 
     bool varlen() const { return cu_seqlens != nullptr; }
     bool empty() const { return batch == 0 || seqlen == 0; }
     int64_t len(int64_t b) const { return varlen() ? cu_seqlens[b + 1] - cu_seqlens[b] : seqlen; }
     int64_t first(int64_t b) const { return varlen() ? cu_seqlens[b] : 0; }
     bool int8() const { return out.dtype == ZYFA_DTYPE_INT8; }
+    // key_bias index of (b, query head h, row s of the sequence): [batch, query_heads, seqlen], or
+    // [query_heads, total] when varlen (host memory: the CPU backend).
+    int64_t key_bias_index(int64_t b, int64_t h, int64_t s) const {
+        return varlen() ? h * cu_seqlens[batch] + cu_seqlens[b] + s : (b * query_heads + h) * seqlen + s;
+    }
     // Descales per (batch, head): 1, or ceil(seqlen / scale_rows) with seqlen the longest sequence.
     int64_t scale_groups() const { return scale_rows == 0 ? 1 : seqlen / scale_rows + (seqlen % scale_rows != 0); }
 };

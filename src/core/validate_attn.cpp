@@ -59,6 +59,7 @@ zyfa_attn_params read_params(const zyfa_attn_params* user) {
     ZYFA_DEFAULT_BEYOND(workspace_bytes)
     ZYFA_DEFAULT_BEYOND(num_splits)
     ZYFA_DEFAULT_BEYOND(reserved3)
+    ZYFA_DEFAULT_BEYOND(key_bias)
 #undef ZYFA_DEFAULT_BEYOND
     return params;
 }
@@ -313,6 +314,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.workspace_bytes = p.workspace != nullptr ? static_cast<int64_t>(p.workspace_bytes) : 0;
     problem.num_splits = p.num_splits;
     problem.v_transposed = v_transposed;
+    problem.key_bias = p.key_bias;
 
     const bool empty = problem.empty();
     // Packed totals are exact only where cu_seqlens is host memory (the CPU backend).
@@ -363,6 +365,18 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     if (token_descale_count > 0) require_aligned("params.q_descale_per_token", p.q_descale_per_token, 4, "an fp32 descale");
     if (block_descale_count > 0) require_aligned("params.k_descale_per_block", p.k_descale_per_block, 4, "an fp32 descale");
     if (lse_count > 0) require_aligned("params.lse", p.lse, 4, "the fp32 lse");
+    // key_bias: fp32 [batch, heads_q, seqlen_k], or [heads_q, total_k] with packed keys (only its
+    // first entry certain where the total is not known on the host).
+    int64_t key_bias_count = 0;
+    if (p.key_bias != nullptr) {
+        const bool packed_keys = varlen && !is_paged;
+        const int64_t key_rows = packed_keys ? rows_k : checked_mul(p.batch, p.seqlen_k, "params.key_bias size batch * seqlen_k");
+        key_bias_count = checked_mul(key_rows, p.heads_q, "params.key_bias size");
+        checked_mul(key_bias_count, 4, "params.key_bias bytes");
+        if (packed_keys && !rows_known && key_bias_count > 0) key_bias_count = 1;
+        if (empty) key_bias_count = 0;  // no row reads it
+    }
+    if (key_bias_count > 0) require_aligned("params.key_bias", p.key_bias, 4, "the fp32 key_bias");
     // sinks: fp32 [heads_q], one logit per query head, read by every row of that head.
     const int64_t sink_count = p.sinks != nullptr ? p.heads_q : 0;
     if (sink_count > 0) require_aligned("params.sinks", p.sinks, 4, "fp32 sinks");
@@ -394,6 +408,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
         array_range("params.seqused_k", p.seqused_k, seqused_count, 4),
         array_range("params.q_descale_per_token", p.q_descale_per_token, token_descale_count, 4),
         array_range("params.k_descale_per_block", p.k_descale_per_block, block_descale_count, 4),
+        array_range("params.key_bias", p.key_bias, key_bias_count, 4),
     };
     require_disjoint(outputs, 3, inputs, sizeof(inputs) / sizeof(inputs[0]));
 
@@ -410,6 +425,13 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     }
     if (q->dtype == ZYFA_DTYPE_FP32 && backend != ZYFA_BACKEND_CPU) {
         throw_not_supported("q.dtype = FP32 is accepted by the CPU backend only");
+    }
+    if (p.key_bias != nullptr && int8) {
+        throw_not_supported("params.key_bias with INT8 q/k: the INT8 Q/K mode takes no per-key bias");
+    }
+    if (p.key_bias != nullptr && backend == ZYFA_BACKEND_CUDA) {
+        throw_not_supported("params.key_bias: the CUDA kernels take no per-key score bias yet (the CPU and HIP "
+                            "backends do)");
     }
     return problem;
 }

@@ -25,6 +25,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
 #include "common/int8_qk.h"
+#include "common/key_bias.h"
 #include "common/lean_anchor.h"
 #include "common/lean_p.h"
 #include "common/online_softmax.h"
@@ -93,7 +94,7 @@ struct Scratch {
     std::vector<float> k_descale;     // [block] each key's k_descale_per_block entry
     std::vector<float> key_log2;      // [block] one row's scale_log2 per key
     std::vector<float> key_log2x8;    // [block] 8 * key_log2
-    std::vector<float> bias_log2;     // [block] study: the keys' logit biases in log2 units
+    std::vector<float> bias_log2;     // [block] the keys' biases (key_bias) in log2 units
 };
 
 // The two hot loops, compiled for AVX2 as well as the baseline and picked at load time. Without
@@ -254,9 +255,9 @@ private:
                 scores_tile(sc.q.data(), sc.kt.data(), sc.s.data(), rows, p.head_dim_qk, bk);
             }
             const float* bias_log2 = nullptr;
-            if (p.key_bias) {  // study (AttnProblem::key_bias): the block's biases, for every row of the tile
+            if (p.key_bias) {  // the block's biases in log2 units, for every row of the tile
                 for (int64_t j = 0; j < n; ++j)
-                    sc.bias_log2[j] = p.key_bias[h * p.key_bias_stride + block + j] * numerics::kLog2e;
+                    sc.bias_log2[j] = numerics::key_bias_log2(p.key_bias[p.key_bias_index(b, h, block + j)]);
                 bias_log2 = sc.bias_log2.data();
             }
             for (int64_t r = 0; r < rows; ++r) {
@@ -323,15 +324,15 @@ private:
 
     // s: the block's raw scores of one row; INT8: biased (common/int8_qk.h) with per-key factors
     // key_log2[j] and key_log2x8[j] instead of the row's scale_log2 and scale8_log2 (null otherwise).
-    // bias_log2 (study, AttnProblem::key_bias; null otherwise, never with INT8): each key's logit
-    // bias in log2 units, taken by the score's FMA and, times 8, added to LEAN's FMA constant.
+    // bias_log2 (AttnProblem::key_bias; null otherwise, never with INT8): each key's bias in log2
+    // units, taken by the score's FMA and, times 8, added to LEAN's FMA constant (common/key_bias.h).
     void update_row(const float* s, const float* key_log2, const float* key_log2x8, const float* bias_log2, int64_t lo,
                     int64_t hi, int64_t n, float scale_log2, float scale8_log2, float& m, float& running_max, float& l,
                     float* acc, Scratch& sc) const {
         const int64_t dv = p_.head_dim_v;
-        // The log2-domain score, rounded once: S_raw * scale_log2 (+ the study's bias, one FMA).
+        // The log2-domain score, rounded once: S_raw * scale_log2 (+ the key's bias, one FMA).
         auto score_log2 = [&](int64_t j) {
-            if (bias_log2) return std::fma(s[j], scale_log2, bias_log2[j]);
+            if (bias_log2) return numerics::biased_score_log2(s[j], scale_log2, bias_log2[j]);
             return key_log2 ? numerics::int8_score_value(s[j]) * key_log2[j] : s[j] * scale_log2;
         };
         float block_max = kNegInf;
@@ -372,7 +373,8 @@ private:
                                                            numerics::int8_lean_p_bias(bias, key_log2x8[j]),
                                                            model_.rounding, format_)
                                    : numerics::lean_p_code(s[j], scale8_log2,
-                                                           bias_log2 ? bias + 8.0f * bias_log2[j] : bias,
+                                                           bias_log2 ? numerics::lean_p_bias_with_key_bias(bias, bias_log2[j])
+                                                                     : bias,
                                                            model_.rounding, format_);
                 if (model_.flush_subnormal_codes && code < 8) code = 0;
                 pr[j] = p_values_[code];

@@ -69,7 +69,7 @@ void reference_rows(const AttnProblem& p, const ReferenceItem& item, ReferenceSc
             double dot = 0.0;
             for (int64_t d = 0; d < dqk; ++d) dot += s.q_row[d] * key[d];
             s.scores[j] = dot * static_cast<double>(p.softmax_scale);
-            if (p.key_bias) s.scores[j] += static_cast<double>(p.key_bias[h * p.key_bias_stride + j]);  // study
+            if (p.key_bias) s.scores[j] += static_cast<double>(p.key_bias[p.key_bias_index(b, h, j)]);
             if (s.scores[j] > max_score) max_score = s.scores[j];
         }
         // The sink joins the denominator only (softmax over [scores..., sink], its column

@@ -3,7 +3,8 @@
 // mean (common/smooth_mean.h, kept in scratch); the next finds the amax of each scale group of the
 // slice (FP8: all its rows; INT8: each token or each 64 rows; over all dims, after the optional
 // smoothing and Hadamard rotation) and checks that everything is finite;
-// only when every slice passed does the last pass write codes, descales and means, so a rejected
+// only when every slice passed does the last pass write codes, descales, means and Q smoothing's
+// key biases (ZYFA_QUANT_KEY_BIAS), so a rejected
 // call writes nothing. The smoothed, rotated rows are recomputed in the last pass rather than
 // stored: deterministic, cheap (n log n per row) and needing no scratch tensor.
 #include "quantize_fp8.hpp"
@@ -15,6 +16,7 @@
 #include "common/fp8_e4m3.h"
 #include "common/hadamard.h"
 #include "common/int8_qk.h"
+#include "common/key_bias.h"
 #include "common/smooth_mean.h"
 #include "core/errors.hpp"
 #include "tensor_access.hpp"
@@ -80,6 +82,18 @@ std::string slice_name(Slice slice) {
     return "batch " + std::to_string(slice.batch) + ", head " + std::to_string(slice.head);
 }
 
+// ZYFA_QUANT_KEY_BIAS: calls emit(query head, bias) for each query head that reads this slice's K
+// head, with Q smoothing's bias of one key (common/key_bias.h) from its smoothed, unrotated row.
+template <typename Emit>
+void for_each_key_bias(const QuantProblem& problem, Slice slice, const float* smoothed_row, Emit emit) {
+    if (problem.key_bias == nullptr) return;
+    const int64_t group = problem.query_heads / problem.heads;
+    for (int64_t hq = slice.head * group; hq < (slice.head + 1) * group; ++hq) {
+        const float* query_mean = problem.query_mean + (slice.batch * problem.query_heads + hq) * problem.head_dim;
+        emit(hq, numerics::smoothing_key_bias(query_mean, smoothed_row, problem.head_dim, problem.key_bias_scale));
+    }
+}
+
 // Pass 0 (K smoothing): the slice's channel means into `mean` (head_dim floats), in the order
 // common/smooth_mean.h defines. `row` is the slot's scratch row, `lanes` its kSmoothLanes x
 // head_dim partial sums. A non-finite input makes a non-finite mean here; pass 1 rejects it.
@@ -125,6 +139,14 @@ void slice_amax(const QuantProblem& problem, Slice slice, const float* mean, flo
                               ", row " + std::to_string(s) + ")");
             }
         }
+        // Computed again in pass 2; here only so that a NaN or infinite bias writes nothing.
+        for_each_key_bias(problem, slice, row, [&](int64_t hq, float bias) {
+            if (!std::isfinite(bias)) {
+                throw_invalid("the key bias (ZYFA_QUANT_KEY_BIAS) of query head " + std::to_string(hq) +
+                              " is not finite (" + slice_name(slice) + ", row " + std::to_string(s) +
+                              "): params.query_mean holds a non-finite value or the product overflows fp32");
+            }
+        });
         rows.rotate(row);
         for (int64_t d = 0; d < problem.head_dim; ++d) {
             const float magnitude = std::fabs(row[d]);
@@ -183,14 +205,17 @@ void write_slice(const QuantProblem& problem, Slice slice, const float* amax, co
     };
     for (int64_t s = 0; s < rows.count(); ++s) {
         const float group_amax = amax[group_of(problem, s)];
+        rows.load(s, row);
+        rows.smooth(row);
+        for_each_key_bias(problem, slice, row, [&](int64_t hq, float bias) {
+            problem.key_bias[problem.key_bias_index(slice.batch, hq, s)] = bias;
+        });
         if (group_amax == 0.0f) {  // all zeros: any scale is exact; 1 keeps the descale harmless
             for (int64_t d = 0; d < problem.head_dim; ++d) out[out_index(s, d)] = 0;
             continue;
         }
         const float pre_shift = group_amax < kTinyAmax ? kTinyShift : 1.0f;
         const float scale = encoder.scale(group_amax * pre_shift);
-        rows.load(s, row);
-        rows.smooth(row);
         rows.rotate(row);
         for (int64_t d = 0; d < problem.head_dim; ++d) {
             out[out_index(s, d)] = encoder.encode((row[d] * pre_shift) * scale);

@@ -39,6 +39,7 @@ struct QuantKernels {
     FunctionHandle finish = nullptr;
     FunctionHandle int8 = nullptr;  // zyfa_quantize_int8
     bool v_transposed = false;      // ZYFA_QUANT_V_TRANSPOSED (QuantKernelSpec)
+    FunctionHandle key_bias = nullptr;  // ZYFA_QUANT_KEY_BIAS; null where the image has none
 };
 
 // The quantize launches (quantize_fp8_args.h): their one argument struct and grids, per slice,
@@ -48,6 +49,7 @@ struct QuantLaunch {
     Dim3 slices;
     Dim3 channels;
     Dim3 rows;
+    Dim3 keys;  // the key-bias launch: (row chunks of 256, query heads, batch)
 };
 
 // A pointer the kernels dereference, named as the C API spells its field.
@@ -110,6 +112,7 @@ public:
             {"params.q_descale_per_token", problem.q_descale_per_token},
             {"params.k_descale_per_block", problem.k_descale_per_block},
             {"params.workspace", problem.workspace},
+            {"params.key_bias", problem.key_bias},
         };
         check_device_reachable(pointers);
     }
@@ -185,6 +188,8 @@ public:
             {"descale", problem.descale},
             {"params.cu_seqlens", problem.cu_seqlens},
             {"params.smooth_mean", problem.smooth_mean},
+            {"params.query_mean", problem.query_mean},
+            {"params.key_bias", problem.key_bias},
         };
         check_device_reachable(pointers);
     }
@@ -208,6 +213,7 @@ public:
         runtime_->launch(quant_.amax, planned.rows, block, 0, stream, parameters);
         runtime_->launch(quant_.encode, planned.rows, block, 0, stream, parameters);
         runtime_->launch(quant_.finish, planned.slices, block, 0, stream, parameters);
+        if (problem.key_bias) runtime_->launch(quant_.key_bias, planned.keys, block, 0, stream, parameters);
     }
 
 private:
@@ -242,6 +248,7 @@ private:
             quant_.finish = runtime_->get_function(module, quant.finish);
             quant_.int8 = runtime_->get_function(module, quant.int8);
             quant_.v_transposed = quant.v_transposed;
+            if (quant.key_bias != nullptr) quant_.key_bias = runtime_->get_function(module, quant.key_bias);
         }
     }
 
@@ -300,6 +307,9 @@ private:
         if (problem.v_transposed && !quant_.v_transposed) {
             throw_not_supported(std::string("zyfa_quantize_fp8 with ZYFA_QUANT_V_TRANSPOSED has no ") + runtime_->vendor() +
                                 " kernel (the layout is the NVIDIA kernels'); quantise with the CPU backend");
+        if (problem.key_bias != nullptr && quant_.key_bias == nullptr) {
+            throw_not_supported(std::string("params.flags has ZYFA_QUANT_KEY_BIAS: no ") + runtime_->vendor() +
+                                " kernel writes the key bias on " + image_arch_ + " yet (the CPU and HIP backends do)");
         }
         QuantLaunch launch;
         launch.args = make_quant_kernel_args(problem);  // also the int32 and Hadamard checks
@@ -318,6 +328,15 @@ private:
         launch.rows.x = static_cast<uint32_t>((rows + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
         launch.rows.y = static_cast<uint32_t>(args.heads);
         launch.rows.z = static_cast<uint32_t>(args.batch);
+        if (problem.key_bias != nullptr) {
+            if (problem.query_heads > 65535) {
+                throw_not_supported("zyfa_quantize_fp8: params.query_heads = " + std::to_string(problem.query_heads) +
+                                    " exceeds the GPU grid limit of 65535");
+            }
+            launch.keys.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantThreads - 1) / kQuantThreads);
+            launch.keys.y = static_cast<uint32_t>(args.query_heads);
+            launch.keys.z = static_cast<uint32_t>(args.batch);
+        }
         return launch;
     }
 
@@ -503,6 +522,12 @@ QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
     args.scale_rows = problem.scale_rows;
     args.scale_groups = fit_int32(problem.scale_groups(), "the descale count per (batch, head)");
     args.v_transposed = problem.v_transposed ? 1 : 0;
+    if (problem.key_bias != nullptr) {
+        args.query_mean = problem.query_mean;
+        args.key_bias = problem.key_bias;
+        args.query_heads = fit_int32(problem.query_heads, "query_heads");
+        args.key_bias_scale = problem.key_bias_scale;
+    }
     if (problem.hadamard) {
         const int64_t block = numerics::hadamard_block_size(problem.head_dim);
         if (block > kQuantMaxHadamardBlock) {

@@ -102,6 +102,7 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p, const std::string& image_a
     if (!fp8 && !bf16) return nullptr;
     const int softmax = bf16 ? ZYFA_SOFTMAX_EXACT : p.softmax;
     if (p.paged()) return nullptr;  // the assembly reads contiguous K/V only: the HIP C++ paged kernel runs
+    if (p.key_bias) return nullptr;  // nor a per-key bias: the HIP C++ kernel adds it
     // Windows: every asm kernel takes them at run time (int32 kernel arguments).
     if (p.window_left > INT32_MAX || p.window_right > INT32_MAX) return nullptr;
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
@@ -291,6 +292,7 @@ public:
             extra.split.part_lse_stride = layout.lse_stride;
             extra.split.num_splits = static_cast<int32_t>(launch.splits);
         }
+        extra.key_bias = p.key_bias;
         std::memcpy(out.bytes, &extra, sizeof(extra));
     }
 
@@ -320,7 +322,9 @@ public:
     // kernels/amd/quantize_fp8.hip, built for every arch of ZYFA_AMD_ARCHS.
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "gfx950" && image_arch != "gfx942") return {};
-        return gpu::quantize_fp8_kernel_names();
+        gpu::QuantKernelSpec spec = gpu::quantize_fp8_kernel_names();
+        spec.key_bias = "zyfa_quantize_fp8_key_bias";  // the HIP image only, so far
+        return spec;
     }
 
 private:

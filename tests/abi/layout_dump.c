@@ -67,6 +67,7 @@ int main(void) {
     FIELD(zyfa_attn_params, workspace_bytes);
     FIELD(zyfa_attn_params, num_splits);
     FIELD(zyfa_attn_params, reserved3);
+    FIELD(zyfa_attn_params, key_bias);
 
     STRUCT(zyfa_quant_params);
     FIELD(zyfa_quant_params, struct_size);
@@ -79,6 +80,11 @@ int main(void) {
     FIELD(zyfa_quant_params, smooth_mean);
     FIELD(zyfa_quant_params, scale_rows);
     FIELD(zyfa_quant_params, reserved);
+    FIELD(zyfa_quant_params, query_mean);
+    FIELD(zyfa_quant_params, key_bias);
+    FIELD(zyfa_quant_params, query_heads);
+    FIELD(zyfa_quant_params, key_bias_scale);
+    FIELD(zyfa_quant_params, reserved2);
 
     STRUCT(zyfa_merge_params);
     FIELD(zyfa_merge_params, struct_size);
@@ -118,6 +124,7 @@ int main(void) {
     CONST(ZYFA_QUANT_SMOOTH);
     CONST(ZYFA_QUANT_V_TRANSPOSED);
     CONST(ZYFA_ATTN_V_TRANSPOSED);
+    CONST(ZYFA_QUANT_KEY_BIAS);
     CONST(ZYFA_INT8_KEY_BLOCK);
     CONST(ZYFA_VERSION_MAJOR);
     return 0;

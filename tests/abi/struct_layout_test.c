@@ -92,7 +92,9 @@ static void attn_params_layout(void** state) {
     EXPECT_FIELD(zyfa_attn_params, workspace_bytes, 216, 8);
     EXPECT_FIELD(zyfa_attn_params, num_splits, 224, 4);
     EXPECT_FIELD(zyfa_attn_params, reserved3, 228, 4);
-    assert_int_equal(sizeof(zyfa_attn_params), 232);
+    /* Appended in 0.1.6 (0.1.5 callers pass struct_size 232): the per-key score bias. */
+    EXPECT_FIELD(zyfa_attn_params, key_bias, 232, 8);
+    assert_int_equal(sizeof(zyfa_attn_params), 240);
     assert_int_equal(_Alignof(zyfa_attn_params), 8);
 }
 
@@ -111,7 +113,13 @@ static void quant_params_layout(void** state) {
     /* Appended in 0.1.4 (zyfa_quantize_int8): 0.1.3 callers pass struct_size 56. */
     EXPECT_FIELD(zyfa_quant_params, scale_rows, 56, 4);
     EXPECT_FIELD(zyfa_quant_params, reserved, 60, 4);
-    assert_int_equal(sizeof(zyfa_quant_params), 64);
+    /* Appended in 0.1.6 (ZYFA_QUANT_KEY_BIAS): 0.1.5 callers pass struct_size 64. */
+    EXPECT_FIELD(zyfa_quant_params, query_mean, 64, 8);
+    EXPECT_FIELD(zyfa_quant_params, key_bias, 72, 8);
+    EXPECT_FIELD(zyfa_quant_params, query_heads, 80, 8);
+    EXPECT_FIELD(zyfa_quant_params, key_bias_scale, 88, 4);
+    EXPECT_FIELD(zyfa_quant_params, reserved2, 92, 4);
+    assert_int_equal(sizeof(zyfa_quant_params), 96);
     assert_int_equal(_Alignof(zyfa_quant_params), 8);
 }
 

@@ -5,8 +5,8 @@
 //   - zyfa-accuracy --key-block: its sampled tiles give, bit for bit, what zyfa_attn_fwd on the CPU
 //     backend gives with that params.key_block (0 = 64), and 128 is a different instance;
 //   - on the shipped real layer 2 (tests/data/real-activations), end to end: Hadamard + K smoothing
-//     below 0.66x per-head FP8's error, and with Q smoothed and its exact per-key bias (the CPU
-//     model's study, AttnProblem::key_bias) below 0.57x, for EXACT and LEAN.
+//     below 0.66x per-head FP8's error, and with Q smoothed and its exact per-key bias
+//     (ZYFA_QUANT_KEY_BIAS into zyfa_attn_params.key_bias) below 0.57x, for EXACT and LEAN.
 // The figures each case measured are printed, to compare with the margins.
 #include <cstdio>
 #include <cstring>
@@ -177,7 +177,8 @@ void test_key_block_models_the_cpu_backend(void**) {
 
 // Layer 2 of SmolLM2-135M (docs/accuracy.md), all 32 tiles of its 1,024 rows: measured
 // (2026-12-04, zyfa-accuracy --smooth) HS / FP8 0.626 (EXACT) and 0.625 (LEAN), HSQ / FP8 0.540 and
-// 0.542. The margins fail if a transform stops paying or the bias stops reaching the scores.
+// 0.542 (the same through the ABI's key bias, 2026-12-05). The margins fail if a transform stops
+// paying or the bias stops reaching the scores.
 void test_q_smoothing_bias_on_real_layer(void**) {
     Env env;
     ActivationShape s;

@@ -355,8 +355,22 @@ struct BitwiseShape {
     int32_t window_left, window_right;
 };
 
+// Per-key biases of shape s (zyfa_attn_params.key_bias's layouts), of about the scores' spread.
+std::vector<float> some_key_biases(const CaseShape& s) {
+    int64_t keys = s.batch * s.seqlen_k;
+    if (!s.lengths_k.empty()) {
+        keys = 0;
+        for (int32_t n : s.lengths_k) keys += n;
+    }
+    std::vector<float> b(static_cast<size_t>(keys * s.heads_q));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 0.25f * static_cast<float>(static_cast<int64_t>((i * 7919) % 23) - 11);
+    return b;
+}
+
 // descales false: none (INT8 only: codes of about +-2 then, so that scores stay of a few units).
-void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false, bool descales = true) {
+// key_bias: a per-key bias (common/key_bias.h) in every row's scores.
+void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false, bool descales = true,
+                 bool key_bias = false) {
     // FP8 with descales (INT8: per token and per 64-key block): their folding order is part of the model.
     CaseShape s = mode_shape(m);
     const bool int8 = m.dtype == ZYFA_DTYPE_INT8;
@@ -380,6 +394,7 @@ void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false, 
     // Below, near and above the rows' maxima: the fold (common/attention_sink.h) is FMAs only, the
     // same bits on the GPU and the CPU from the same m and l.
     if (sinks) s.sinks = {-3.0f, 0.75f, 6.0f, 40.0f};
+    if (key_bias) s.key_bias = some_key_biases(s);
     const GpuCase::Edit edit = [int8](AttentionCase& c) {
         if (!int8) integer_qk(c, 17);  // INT8 scores are exact int32 whatever the codes
         one_hot_v(c);
@@ -397,9 +412,9 @@ void run_bitwise(const BitwiseShape& b, const DtypeMode& m, bool sinks = false, 
     const BitwiseReport r = compare_bitwise(gpu.host, model);
     const bool lean = m.softmax == ZYFA_SOFTMAX_LEAN;
     const bool one_block = s.seqlen_k <= 64;
-    std::printf("  exact S, one-hot V%s%s %-34s %-13s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)"
+    std::printf("  exact S, one-hot V%s%s%s %-34s %-13s O bitwise %lld/%lld  P mismatches %lld/%lld  masked %lld (non-zero %lld)"
                 "  lse: -inf rows %lld/%lld (mismatch %lld) max rel %.1e\n",
-                sinks ? ", sinks" : "", descales ? "" : ", no descales", b.what, m.name, (long long)r.bitwise_equal, (long long)r.elements, (long long)r.p_mismatched,
+                sinks ? ", sinks" : "", key_bias ? ", key bias" : "", descales ? "" : ", no descales", b.what, m.name, (long long)r.bitwise_equal, (long long)r.elements, (long long)r.p_mismatched,
                 (long long)r.p_compared, (long long)r.masked, (long long)r.masked_not_zero, (long long)r.empty_rows,
                 (long long)r.rows, (long long)r.lse_infinity_mismatch, r.lse_max_rel);
     assert_true(r.p_compared > 0);
@@ -500,6 +515,37 @@ void test_bitwise_sinks(void**) {
     for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, kBf16, true);
 }
 
+// ------------------------------------------------------------------ per-key score bias
+
+// zyfa_attn_params.key_bias on the HIP C++ kernels (the assembly ones decline it): the codes are
+// the AMD model's bit for bit with exact scores, and every mode agrees with the CPU backend and the
+// fp64 reference in the fixed-length, packed (its [heads_q, total_k] layout) and sink cases.
+void test_bitwise_key_bias(void**) {
+    for (const BitwiseShape& b : kBitwiseShapes) run_bitwise(b, fp8_lean(), false, true, true);
+    run_bitwise(kBitwiseShapes[6], fp8_exact(), false, true, true);
+    run_bitwise(kBitwiseShapes[6], kBf16, false, true, true);
+}
+
+void test_key_bias(void**) {
+    for_modes("key bias causal s=150 gqa 4:2", [](CaseShape& s) {
+        s.seqlen_q = s.seqlen_k = 150;
+        s.heads_q = 4;
+        s.heads_kv = 2;
+        s.key_bias = some_key_biases(s);
+    });
+    for_modes("key bias varlen q(33,7,20) k(40,50,70) sinks", [](CaseShape& s) {
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        s.batch = 3;
+        s.lengths_q = {33, 7, 20};
+        s.lengths_k = {40, 50, 70};
+        s.seqlen_q = 33;
+        s.seqlen_k = 70;
+        s.sinks = {-1.0f, 2.5f};
+        s.key_bias = some_key_biases(s);
+    });
+    // (asm_end_to_end checks that the automatic plan puts a biased problem on the HIP C++ kernel.)
+}
+
 // An FP8 LEAN causal head-dim-128 problem without a window (one the gfx950 assembly kernels take
 // under the automatic plan) must be planned on the HIP C++ kernel of this context.
 bool plans_hip_cpp_fp8_lean(Session& s) {
@@ -576,6 +622,8 @@ int main() {
         cmocka_unit_test(test_minus_inf_sinks_bitwise),
         cmocka_unit_test(test_sink_edges),
         cmocka_unit_test(test_bitwise_sinks),
+        cmocka_unit_test(test_key_bias),
+        cmocka_unit_test(test_bitwise_key_bias),
         cmocka_unit_test(test_int8_masks_gqa),
         cmocka_unit_test(test_int8_varlen_sinks),
         cmocka_unit_test(test_int8_no_descales),

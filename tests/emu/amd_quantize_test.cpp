@@ -89,6 +89,24 @@ void longer_rows_and_largest_block(void**) {
     }
 }
 
+// ZYFA_QUANT_KEY_BIAS (launch 5): Q smoothing's per-key bias (common/key_bias.h) bitwise the CPU's,
+// under GQA (3 query heads per K head), with and without K smoothing and the rotation, packed
+// sequences (an empty one) in the [query_heads, total] layout.
+void key_bias(void**) {
+    QuantShape s = shape("key bias smooth+hadamard fp32 d64 gqa 6:2", ZYFA_DTYPE_FP32, native_format(), true, 2, 70, 2, 64);
+    s.smooth = true;
+    s.query_heads = 6;
+    check_bitwise(s);
+    QuantShape p = shape("key bias plain bf16 d128", ZYFA_DTYPE_BF16, native_format(), false, 1, 9, 2, 128);
+    p.query_heads = 2;
+    check_bitwise(p);
+    QuantShape v = shape("key bias varlen fp16 d64 smooth", ZYFA_DTYPE_FP16, native_format(), false, 3, 10, 2, 64);
+    v.cu_seqlens = {0, 4, 4, 14};
+    v.smooth = true;
+    v.query_heads = 4;
+    check_bitwise(v);
+}
+
 // K smoothing: the fp64 lane sums and the division of common/smooth_mean.h, then the rotation.
 void smoothing(void**) {
     QuantShape s = shape("smooth fp32 d96", ZYFA_DTYPE_FP32, native_format(), false, 1, 11, 2, 96);
@@ -254,6 +272,7 @@ int main() {
         cmocka_unit_test(zero_tiny_huge_and_subnormal_slices),
         cmocka_unit_test(longer_rows_and_largest_block),
         cmocka_unit_test(smoothing),
+        cmocka_unit_test(key_bias),
         cmocka_unit_test(nan_poisons_only_its_slice),
         cmocka_unit_test(inf_gives_an_infinite_descale),
         cmocka_unit_test(refusals_write_nothing),

@@ -165,8 +165,9 @@ void test_every_variant_embedded(void**) {
 }
 
 // The plan prefers the asm kernel; an output dtype it does not take falls back
-// to the HIP C++ kernel, which the HipCpp context runs on the same problem; the recorder confirms
-// which one ran. params.key_block 64 keeps the choice, 128 has no kernel.
+// to the HIP C++ kernel, which the HipCpp context runs on the same problem, as does a problem with a
+// per-key bias; the recorder confirms which one ran. params.key_block 64 keeps the choice, 128 has
+// no kernel.
 void test_asm_chosen_and_launched(void**) {
     Session& session_ = session();
     for (const AsmVariant& v : g_variants) {
@@ -193,6 +194,10 @@ void test_asm_chosen_and_launched(void**) {
             other.out_dtype = out;
             assert_string_equal(planned_kernel(session_.cuda, other).c_str(), v.hip_cpp_symbol.c_str());
         }
+        // A per-key score bias (zyfa_attn_params.key_bias) is the HIP C++ kernel's alone.
+        CaseShape biased = s;
+        biased.key_bias.assign(static_cast<size_t>(s.batch * s.heads_q * s.seqlen_k), 0.5f);
+        assert_string_equal(planned_kernel(session_.cuda, biased).c_str(), v.hip_cpp_symbol.c_str());
         // K/V row strides on both sides of the old 32-bit limit of a 64-row block's offsets take
         // the asm kernel (64-bit addresses since 2026-12-04; test_bitwise_wide_strides runs them).
         // One key: the strided view then spans one row and overlaps no output (which validation refuses).

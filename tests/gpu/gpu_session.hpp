@@ -215,6 +215,10 @@ public:
             sinks_ = DeviceBuffer(rt, host.sinks.data(), bytes_of(host.sinks));
             params.sinks = static_cast<const float*>(sinks_.data());
         }
+        if (!host.key_bias.empty()) {
+            key_bias_ = DeviceBuffer(rt, host.key_bias.data(), bytes_of(host.key_bias));
+            params.key_bias = static_cast<const float*>(key_bias_.data());
+        }
         tq = host.tq;
         tk = host.tk;
         tv = host.tv;
@@ -270,7 +274,7 @@ public:
     zyfa_tensor tq, tk, tv, to;
 
 private:
-    DeviceBuffer q_, k_, v_, o_, lse_, qd_, kd_, vd_, cu_q_, cu_k_, sinks_;
+    DeviceBuffer q_, k_, v_, o_, lse_, qd_, kd_, vd_, cu_q_, cu_k_, sinks_, key_bias_;
 };
 
 // Runs a test body, turning a zyfa::Error from the runtime's helpers (a failed capture, copy or

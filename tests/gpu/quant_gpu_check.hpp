@@ -30,6 +30,7 @@ struct QuantShape {
     int64_t out_pad = 0;
     uint32_t seed = 1;
     int32_t scale_rows = 0;  // zyfa_quantize_int8 (out_dtype INT8): 1 or 64
+    int64_t query_heads = 0;  // > 0: ZYFA_QUANT_KEY_BIAS with this many query heads (HIP only)
 };
 
 // HugeSlice1: slice 1 scaled by 2^110 (fp32 / bf16 input): an amax far above 2^64, where the HIP
@@ -59,6 +60,8 @@ struct QuantCase {
     std::vector<uint8_t> out_cpu, out_gpu;
     std::vector<float> descale_cpu, descale_gpu;
     std::vector<float> mean_cpu, mean_gpu;  // [batch, heads, head_dim] when smoothing
+    std::vector<float> query_mean;               // [batch, query_heads, head_dim] with the key bias
+    std::vector<float> bias_cpu, bias_gpu;       // its key bias, [batch, query_heads, seqlen] or packed
     int64_t rows = 0;  // packed rows when varlen, seqlen otherwise
 
     static constexpr uint8_t kOutSentinel = 0xA5;
@@ -85,6 +88,17 @@ struct QuantCase {
         descale_gpu = descale_cpu;
         if (s.smooth) mean_cpu.assign(static_cast<size_t>(s.batch * s.heads * s.head_dim), kDescaleSentinel);
         mean_gpu = mean_cpu;
+        if (s.query_heads > 0) {
+            params.flags |= ZYFA_QUANT_KEY_BIAS;
+            params.query_heads = s.query_heads;
+            params.key_bias_scale = 0.0f;  // 1/sqrt(head_dim)
+            std::mt19937 rng(s.seed + 1000u);
+            std::normal_distribution<float> normal(0.0f, 2.0f);
+            query_mean.resize(static_cast<size_t>(s.batch * s.query_heads * s.head_dim));
+            for (float& x : query_mean) x = normal(rng);
+            bias_cpu.assign(static_cast<size_t>(s.query_heads * (varlen ? rows : s.batch * s.seqlen)), kDescaleSentinel);
+            bias_gpu = bias_cpu;
+        }
         fill(special);
     }
 
@@ -164,13 +178,17 @@ struct QuantCase {
         zyfa_quant_params p = params;
         if (!shape.cu_seqlens.empty()) p.cu_seqlens = shape.cu_seqlens.data();
         if (shape.smooth) p.smooth_mean = mean_cpu.data();
+        if (shape.query_heads > 0) {
+            p.query_mean = query_mean.data();
+            p.key_bias = bias_cpu.data();
+        }
         return quantize(session().cpu, &p, &t_in, &t_out, descale_cpu.data(), nullptr);
     }
 };
 
 // The case's buffers on the device; `run` launches on the session stream and downloads.
 struct DeviceQuant {
-    DeviceBuffer in, out, descale, cu, mean;
+    DeviceBuffer in, out, descale, cu, mean, query_mean, bias;
     zyfa_quant_params params;
     zyfa_tensor t_in, t_out;
 
@@ -188,6 +206,12 @@ struct DeviceQuant {
             mean = DeviceBuffer(rt, c.mean_gpu.data(), bytes_of(c.mean_gpu));
             params.smooth_mean = static_cast<float*>(mean.data());
         }
+        if (c.shape.query_heads > 0) {
+            query_mean = DeviceBuffer(rt, c.query_mean.data(), bytes_of(c.query_mean));
+            bias = DeviceBuffer(rt, c.bias_gpu.data(), bytes_of(c.bias_gpu));
+            params.query_mean = static_cast<const float*>(query_mean.data());
+            params.key_bias = static_cast<float*>(bias.data());
+        }
         t_in = c.in;
         t_out = c.out;
         t_in.data = in.data();
@@ -200,9 +224,11 @@ struct DeviceQuant {
         out.download(c.out_gpu.data());
         descale.download(c.descale_gpu.data());
         if (c.shape.smooth) mean.download(c.mean_gpu.data());
+        if (c.shape.query_heads > 0) bias.download(c.bias_gpu.data());
     }
     bool guards_intact() const {
-        return in.guard_intact() && out.guard_intact() && descale.guard_intact() && (mean.size() == 0 || mean.guard_intact());
+        return in.guard_intact() && out.guard_intact() && descale.guard_intact() && (mean.size() == 0 || mean.guard_intact()) &&
+               (bias.size() == 0 || bias.guard_intact());
     }
 };
 
@@ -211,6 +237,7 @@ struct Comparison {
     int64_t first_code_mismatch = -1;
     int64_t descale_mismatches = 0;
     int64_t mean_mismatches = 0;
+    int64_t bias_mismatches = 0;  // entries of the key bias (unwritten padding included)
 };
 
 inline Comparison compare(const QuantCase& c, int64_t skip_slice = -1) {
@@ -230,6 +257,8 @@ inline Comparison compare(const QuantCase& c, int64_t skip_slice = -1) {
         if (skip_slice >= 0 && i / per_slice == static_cast<size_t>(skip_slice)) continue;
         if (std::memcmp(&c.mean_cpu[i], &c.mean_gpu[i], sizeof(float)) != 0) ++r.mean_mismatches;
     }
+    for (size_t i = 0; i < c.bias_cpu.size(); ++i)
+        if (std::memcmp(&c.bias_cpu[i], &c.bias_gpu[i], sizeof(float)) != 0) ++r.bias_mismatches;
     return r;
 }
 
@@ -242,6 +271,7 @@ inline void print_result(const QuantCase& c, const Comparison& r) {
         std::printf(" (first at byte %zu: cpu 0x%02x gpu 0x%02x)", i, c.out_cpu[i], c.out_gpu[i]);
     }
     if (!c.mean_cpu.empty()) std::printf(", means %lld/%zu differ", static_cast<long long>(r.mean_mismatches), c.mean_cpu.size());
+    if (!c.bias_cpu.empty()) std::printf(", key biases %lld/%zu differ", static_cast<long long>(r.bias_mismatches), c.bias_cpu.size());
     std::printf("\n");
 }
 
@@ -269,6 +299,8 @@ inline void check_bitwise(const QuantShape& shape, Special special = Special::No
         assert_int_equal(r.code_mismatches, 0);
         assert_int_equal(r.descale_mismatches, 0);
         assert_int_equal(r.mean_mismatches, 0);
+        assert_int_equal(r.bias_mismatches, 0);
+        if (shape.query_heads > 0) assert_true(c.bias_gpu[0] != QuantCase::kDescaleSentinel);  // written
         if (shape.constant_slice) assert_true(c.descale_gpu[0] == 1.0f);  // nothing left after the mean
         if (special == Special::ZeroAndTinySlices && shape.scale_rows == 0) {
             assert_true(c.descale_gpu[0] == 1.0f);  // the all-zero slice

@@ -33,6 +33,8 @@ struct CaseShape {
     float input_scale = 1.0f;  // standard deviation of the generated activations
     uint64_t seed = 1;
     std::vector<float> sinks;  // non-empty: params.sinks, [heads_q]
+    // non-empty: params.key_bias, [batch, heads_q, seqlen_k] or [heads_q, total_k] (varlen)
+    std::vector<float> key_bias;
 };
 
 // Owns the buffers; params/tensors point into them.
@@ -44,7 +46,7 @@ struct AttentionCase {
 
     CaseShape shape;
     std::vector<uint8_t> q, k, v, o;
-    std::vector<float> q_descale, k_descale, v_descale, lse, sinks;
+    std::vector<float> q_descale, k_descale, v_descale, lse, sinks, key_bias;
     std::vector<float> q_descale_per_token, k_descale_per_block;  // the INT8 Q/K mode
     std::vector<int32_t> cu_q, cu_k;
     zyfa_attn_params params;
@@ -112,6 +114,8 @@ struct AttentionCase {
         params.key_block = s.key_block;
         sinks = s.sinks;
         params.sinks = sinks.empty() ? nullptr : sinks.data();
+        key_bias = s.key_bias;
+        params.key_bias = key_bias.empty() ? nullptr : key_bias.data();
         tq = view(q.data(), s.dtype, s.seqlen_q, s.heads_q, s.head_dim_qk, varlen);
         tk = view(k.data(), s.dtype, s.seqlen_k, s.heads_kv, s.head_dim_qk, varlen);
         tv = view(v.data(), v_dtype, s.seqlen_k, s.heads_kv, s.head_dim_v, varlen);

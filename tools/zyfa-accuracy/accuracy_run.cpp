@@ -107,18 +107,28 @@ KernelInputs AccuracyConfig::bf16() const {
 }
 
 KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smooth_k, bool smooth_q) const {
-    if (smooth_q && !smooth_k) throw std::invalid_argument("Q smoothing is studied with K smoothed");
+    if (smooth_q && !smooth_k) throw std::invalid_argument("Q smoothing is measured with K smoothed");
     KernelInputs in;
     in.dtype = format;
     in.hadamard_qk = hadamard_qk;
+    // query_mean set: ZYFA_QUANT_KEY_BIAS, Q smoothing's per-key bias into in.key_bias [1, H, S].
     auto quantise = [&](const std::vector<float>& x, int64_t H, int64_t dim, bool hadamard, std::vector<uint8_t>& out,
-                        std::vector<float>& descale, std::vector<float>* mean = nullptr) {
+                        std::vector<float>& descale, std::vector<float>* mean = nullptr,
+                        const std::vector<float>* query_mean = nullptr) {
         zyfa_quant_params qp;
         zyfa_quant_params_init(&qp, sizeof qp);
-        qp.flags = (hadamard ? ZYFA_QUANT_HADAMARD : 0u) | (mean ? ZYFA_QUANT_SMOOTH : 0u);
+        qp.flags = (hadamard ? ZYFA_QUANT_HADAMARD : 0u) | (mean ? ZYFA_QUANT_SMOOTH : 0u) |
+                   (query_mean ? ZYFA_QUANT_KEY_BIAS : 0u);
         if (mean) {
             mean->assign(static_cast<size_t>(H * dim), 0.0f);
             qp.smooth_mean = mean->data();
+        }
+        if (query_mean) {
+            in.key_bias.assign(static_cast<size_t>(shape_.heads * shape_.seqlen), 0.0f);
+            qp.query_mean = query_mean->data();
+            qp.key_bias = in.key_bias.data();
+            qp.query_heads = shape_.heads;
+            qp.key_bias_scale = act_.softmax_scale;
         }
         qp.batch = 1;
         qp.seqlen = shape_.seqlen;
@@ -130,55 +140,31 @@ KernelInputs AccuracyConfig::fp8(zyfa_dtype format, bool hadamard_qk, bool smoot
         const zyfa_tensor tout = dense_view(out.data(), format, H, dim);
         check("zyfa_quantize_fp8", zyfa_quantize_fp8(ctx_, &qp, &tin, &tout, descale.data(), nullptr));
     };
-    const int64_t HKV = shape_.kv_heads(), G = shape_.heads / HKV;
-    std::vector<float> q_mean;  // Q smoothing: the quantiser subtracts it (the bias uses an fp64 mean)
+    const int64_t HKV = shape_.kv_heads(), G = shape_.heads / HKV, D = shape_.head_dim_qk;
+    std::vector<float> q_mean;  // Q smoothing: [H, D], the mean the quantiser subtracted from Q
     if (G == 1) {
-        quantise(act_.q, shape_.heads, shape_.head_dim_qk, hadamard_qk, in.q, in.q_descale,
-                 smooth_q ? &q_mean : nullptr);
+        quantise(act_.q, shape_.heads, D, hadamard_qk, in.q, in.q_descale, smooth_q ? &q_mean : nullptr);
     } else {
         // GQA: zyfa_attn_fwd takes q_descale per (batch, kv head), so the G query heads of a group
-        // share one scale: Q is quantised as [S, HKV, G * dim] (the same bytes). The rotation is
-        // applied here per query head first, as the quantiser rotates K (a G * dim row would be
-        // rotated in other blocks).
+        // share one scale: Q is quantised as [S, HKV, G * dim] (the same bytes, and its mean is then
+        // [H, dim]). The rotation is applied here per query head first, as the quantiser rotates K
+        // (a G * dim row would be rotated in other blocks).
         std::vector<float> q = act_.q;
         if (hadamard_qk)
-            for (size_t r = 0; r < q.size(); r += static_cast<size_t>(shape_.head_dim_qk))
-                if (!zyfa::numerics::hadamard_rotate_row(&q[r], shape_.head_dim_qk))
+            for (size_t r = 0; r < q.size(); r += static_cast<size_t>(D))
+                if (!zyfa::numerics::hadamard_rotate_row(&q[r], D))
                     throw std::runtime_error("no Hadamard rotation for this head_dim_qk");
-        quantise(q, HKV, G * shape_.head_dim_qk, false, in.q, in.q_descale, smooth_q ? &q_mean : nullptr);
+        quantise(q, HKV, G * D, false, in.q, in.q_descale, smooth_q ? &q_mean : nullptr);
+        // That mean is in the rotated basis; the key bias needs K's (unrotated): H / sqrt(n) is its
+        // own inverse.
+        if (smooth_q && hadamard_qk)
+            for (size_t r = 0; r < q_mean.size(); r += static_cast<size_t>(D))
+                zyfa::numerics::hadamard_rotate_row(&q_mean[r], D);
     }
-    quantise(act_.k, HKV, shape_.head_dim_qk, hadamard_qk, in.k, in.k_descale, smooth_k ? &in.k_mean : nullptr);
+    quantise(act_.k, HKV, D, hadamard_qk, in.k, in.k_descale, smooth_k ? &in.k_mean : nullptr,
+             smooth_q ? &q_mean : nullptr);
     quantise(act_.v, HKV, shape_.head_dim_v, false, in.v, in.v_descale);  // rotating V would rotate O
-    if (smooth_q) in.key_bias = q_smoothing_bias(in.k_mean);
     return in;
-}
-
-// q . k = (q - mean_q) . (k - mean_k) + mean_q . (k - mean_k) + q . mean_k: the quantised Q and K
-// give the first term, the bias the second (per key: not constant along a row, so the softmax needs
-// it), and the third is constant along a row (the lse correction of K smoothing). mean_q in fp64
-// over the sequence (the quantiser's own fp32 mean differs from it by rounding only), unrotated:
-// the rotation keeps dot products.
-std::vector<float> AccuracyConfig::q_smoothing_bias(const std::vector<float>& k_mean) const {
-    const int64_t S = shape_.seqlen, H = shape_.heads, HKV = shape_.kv_heads(), D = shape_.head_dim_qk;
-    std::vector<double> mean(static_cast<size_t>(H * D), 0.0);
-    for (int64_t i = 0; i < S; ++i)
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t d = 0; d < D; ++d)
-                mean[static_cast<size_t>(h * D + d)] += act_.q[static_cast<size_t>((i * H + h) * D + d)];
-    for (double& x : mean) x /= static_cast<double>(S);
-    std::vector<float> bias(static_cast<size_t>(H * S));
-    for (int64_t h = 0; h < H; ++h) {
-        const int64_t g = h / (H / HKV);
-        for (int64_t j = 0; j < S; ++j) {
-            double dot = 0.0;
-            for (int64_t d = 0; d < D; ++d)
-                dot += mean[static_cast<size_t>(h * D + d)] *
-                       (static_cast<double>(act_.k[static_cast<size_t>((j * HKV + g) * D + d)]) -
-                        static_cast<double>(k_mean[static_cast<size_t>(g * D + d)]));
-            bias[static_cast<size_t>(h * S + j)] = static_cast<float>(act_.softmax_scale * dot);
-        }
-    }
-    return bias;
 }
 
 KernelInputs AccuracyConfig::int8_qk(zyfa_dtype format, bool hadamard_qk, bool smooth_k) const {
@@ -283,6 +269,14 @@ zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t r
     p.v_descale = in.v_descale.empty() ? nullptr : in.v_descale.data();
     p.lse = lse;
     p.key_block = key_block_;
+    if (!in.key_bias.empty()) {  // Q smoothing: the tile's keys are the sequence's first ones
+        descales.key_bias.resize(static_cast<size_t>(H * p.seqlen_k));
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t j = 0; j < p.seqlen_k; ++j)
+                descales.key_bias[static_cast<size_t>(h * p.seqlen_k + j)] =
+                    in.key_bias[static_cast<size_t>(h * shape_.seqlen + j)];
+        p.key_bias = descales.key_bias.data();
+    }
     if (in.dtype == ZYFA_DTYPE_INT8) {
         // The tile's descales in its own layouts: [1, H, 32] and [1, HKV, ceil(seqlen_k / 64)].
         const int64_t S = shape_.seqlen, blocks_all = (S + ZYFA_INT8_KEY_BLOCK - 1) / ZYFA_INT8_KEY_BLOCK;
@@ -304,12 +298,7 @@ zyfa::AttnProblem AccuracyConfig::tile_problem(const KernelInputs& in, int64_t r
     const zyfa_tensor tk = dense_view(const_cast<uint8_t*>(in.k.data()), in.dtype, HKV, DQ);
     const zyfa_tensor tv = dense_view(const_cast<uint8_t*>(in.v.data()), in.v_dtype != 0 ? in.v_dtype : in.dtype, HKV, DV);
     const zyfa_tensor to = dense_view(o, ZYFA_DTYPE_FP32, H, DV);
-    zyfa::AttnProblem problem = zyfa::validate_attn(&p, &tq, &tk, &tv, &to, ZYFA_BACKEND_CPU);
-    if (!in.key_bias.empty()) {  // the tile's keys are the sequence's first ones
-        problem.key_bias = in.key_bias.data();
-        problem.key_bias_stride = shape_.seqlen;
-    }
-    return problem;
+    return zyfa::validate_attn(&p, &tq, &tk, &tv, &to, ZYFA_BACKEND_CPU);
 }
 
 TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs* v_from) const {
@@ -343,7 +332,7 @@ TileOutputs AccuracyConfig::reference(const KernelInputs& in, const KernelInputs
         if (p.v_descale) p.v_descale += hk;
         if (p.q_descale_per_token) p.q_descale_per_token += h * kTileRows;  // INT8: [1, H, 32]
         if (p.k_descale_per_block) p.k_descale_per_block += hk * p.int8_key_blocks();
-        if (p.key_bias) p.key_bias += h * p.key_bias_stride;
+        if (p.key_bias) p.key_bias += h * p.seqlen_k;  // [1, H, seqlen_k]
         p.heads_q = p.heads_kv = 1;
         const zyfa::cpu::ReferenceOutput ref = zyfa::cpu::attention_reference_fp64(p);
         for (int64_t r = 0; r < kTileRows; ++r) {

@@ -26,9 +26,8 @@ struct KernelInputs {
     // [heads_kv, seqlen / 64] (q_descale and k_descale are then empty).
     std::vector<float> q_token_descale, k_block_descale;
     std::vector<float> k_mean;  // K smoothed by ZYFA_QUANT_SMOOTH: its mean [heads_kv, head_dim_qk]
-    // Study (Q smoothed too): softmax_scale * mean_q . (k_j - mean_k) per [heads_q, seqlen], fp64
-    // from the fp32 activations, added to the scores by the CPU model and reference
-    // (AttnProblem::key_bias); no ABI call takes it yet.
+    // Q smoothed too: softmax_scale * mean_q . (k_j - mean_k) per [heads_q, seqlen], written by
+    // zyfa_quantize_fp8 (ZYFA_QUANT_KEY_BIAS) and passed as zyfa_attn_params.key_bias.
     std::vector<float> key_bias;
     bool hadamard_qk = false;   // Q and K rotated (q holds rotated codes)
 };
@@ -65,8 +64,8 @@ public:
     // The fp32 activations (end-to-end reference), rounded to bf16, or quantised to FP8.
     KernelInputs original() const;
     KernelInputs bf16() const;
-    // smooth_k: K quantised with ZYFA_QUANT_SMOOTH (its mean kept in k_mean). smooth_q (study, with
-    // smooth_k): Q quantised with ZYFA_QUANT_SMOOTH too, and the exact per-key bias in key_bias.
+    // smooth_k: K quantised with ZYFA_QUANT_SMOOTH (its mean kept in k_mean). smooth_q (with
+    // smooth_k): Q quantised with ZYFA_QUANT_SMOOTH too, and K with ZYFA_QUANT_KEY_BIAS (key_bias).
     KernelInputs fp8(zyfa_dtype format, bool hadamard_qk, bool smooth_k = false, bool smooth_q = false) const;
     // The INT8 Q/K mode: Q and K by zyfa_quantize_int8 (Q per token, K per 64 keys, optionally
     // rotated and K smoothed), V by zyfa_quantize_fp8 per head in `format`.
@@ -93,11 +92,10 @@ public:
 private:
     // A tile's own copies of the INT8 descales, in the tile problem's layouts.
     struct TileDescales {
-        std::vector<float> q_token, k_block;
+        std::vector<float> q_token, k_block, key_bias;
     };
     zyfa::AttnProblem tile_problem(const KernelInputs& in, int64_t row_begin, float* o, float* lse,
                                    TileDescales& descales) const;
-    std::vector<float> q_smoothing_bias(const std::vector<float>& k_mean) const;
 
     ActivationShape shape_;
     Activations act_;

@@ -61,9 +61,9 @@ const char* kUsage =
     "  e2e-smooth, e2e-hadamard-smooth (with --smooth): K also quantised with ZYFA_QUANT_SMOOTH;\n"
     "          their lse is corrected to the unsmoothed one, lse + softmax_scale * q . mean_k with the\n"
     "          fp32 q; the rows '... (lse: dequantised q)' correct it with the FP8 q instead;\n"
-    "  e2e-hadamard-smooth-qk (study) (with --smooth): Hadamard, K and Q smoothed, and the exact\n"
-    "          per-key bias softmax_scale * mean_q . (k_j - mean_k) added to the scores by the CPU\n"
-    "          model (no ABI call takes it yet); a summary of the transforms follows the rows;\n"
+    "  e2e-hadamard-smooth-qk (with --smooth): Hadamard, K and Q smoothed, and Q smoothing's exact\n"
+    "          per-key bias softmax_scale * mean_q . (k_j - mean_k) from ZYFA_QUANT_KEY_BIAS passed\n"
+    "          as zyfa_attn_params.key_bias; a summary of the transforms follows the rows;\n"
     "  the row INPUT is fp64 attention on the quantised inputs: the input error alone; INPUT-QK\n"
     "          quantises only Q and K (V stays fp32): the part a rotation of Q and K can change.\n"
     "Rows of long sequences are sampled: the fp64 reference is O(S^2 D) in double, so at most\n"
@@ -287,7 +287,7 @@ struct E2eSummary {
     double int8_exact = 0.0, int8_lean = 0.0;          // INT8 Q/K, no transform
     double int8_hs_exact = 0.0, int8_hs_lean = 0.0;    // INT8 Q/K, Hadamard on Q and K, K smoothed
     double fp8_hs_exact = 0.0, fp8_hs_lean = 0.0;      // FP8, Hadamard on Q and K, K smoothed (--smooth)
-    double fp8_hsq_exact = 0.0, fp8_hsq_lean = 0.0;    // the same with Q smoothed and its bias (study)
+    double fp8_hsq_exact = 0.0, fp8_hsq_lean = 0.0;    // the same with Q smoothed and its key bias
 };
 
 // The INT8 Q/K mode's rows of one configuration (--int8).
@@ -352,11 +352,11 @@ double print_int8_summary(const std::vector<E2eSummary>& rows) {
 }
 
 // The transforms' summary (--smooth): FP8 with Hadamard + K smoothing (zyfa_quantize_fp8's flags)
-// and, as a study, with Q smoothed too and its exact per-key bias, against per-head FP8.
+// and with Q smoothed too and its exact per-key bias (ZYFA_QUANT_KEY_BIAS), against per-head FP8.
 void print_transform_summary(const std::vector<E2eSummary>& rows) {
     std::printf("\n== FP8 transforms, end to end (O rel_rms vs fp64 on the fp32 activations; ratios to per-head FP8 "
                 "of the same softmax; HS = Hadamard + K smoothing, HSQ = HS + Q smoothing with its exact per-key "
-                "bias, a study of the CPU model)\n");
+                "bias)\n");
     std::printf("%-28s %10s %10s %10s %10s %10s %10s %9s %9s %9s %9s\n", "configuration", "FP8 EXACT", "FP8 LEAN",
                 "HS EXACT", "HS LEAN", "HSQ EXACT", "HSQ LEAN", "HS/FP8 E", "HS/FP8 L", "HSQ/FP8 E", "HSQ/FP8 L");
     std::vector<double> hs_e, hs_l, hsq_e, hsq_l;
@@ -473,13 +473,12 @@ double run_config(const AccuracyConfig& c, const Options& o, Report& report, E2e
         report.row(c, format, "e2e", "BF16", e);
         summary.bf16 = e.rel_rms;
     }
-    // t = 4 (study): Hadamard, K and Q smoothed, with the exact per-key bias (KernelInputs::key_bias),
-    // which only the CPU model takes (no ABI field yet).
+    // t = 4: Hadamard, K and Q smoothed, with the exact per-key bias (KernelInputs::key_bias).
     const int transforms = o.smooth ? 5 : 2;
     for (int t = 0; t < transforms; ++t) {
         const bool hadamard = (t & 1) != 0 || t == 4, smooth = (t & 2) != 0 || t == 4, smooth_q = t == 4;
         static const char* const kInputs[] = {"e2e", "e2e-hadamard", "e2e-smooth", "e2e-hadamard-smooth",
-                                              "e2e-hadamard-smooth-qk (study)"};
+                                              "e2e-hadamard-smooth-qk"};
         const char* inputs = kInputs[t];
         const KernelInputs in = t == 0 ? fp8 : c.fp8(o.format, hadamard, smooth, smooth_q);
         // With K smoothed, every lse is the smoothed one until corrected (O needs nothing).

@@ -22,9 +22,10 @@ def visible(sq, sk, mask, window_left, window_right):
     return ok
 
 
-def attention_one(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, sinks=None):
+def attention_one(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, sinks=None, key_bias=None):
     """One sequence: q [sq, hq, d], k [sk, hkv, d], v [sk, hkv, dv] (fp64) -> (o [sq, hq, dv], lse [hq, sq]).
-    sinks [hq]: a logit per head in each row's denominator only (softmax over [scores, sink])."""
+    sinks [hq]: a logit per head in each row's denominator only (softmax over [scores, sink]).
+    key_bias [hq, sk]: added to every scaled score of key j in head h."""
     sq, hq, d = q.shape
     sk, hkv, dv = v.shape
     scale = 1.0 / math.sqrt(d) if scale is None else scale
@@ -34,6 +35,8 @@ def attention_one(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, sinks=No
     seen = visible(sq, sk, mask, *window)
     for h in range(hq):
         s = scale * q[:, h, :] @ k[:, h // group, :].T
+        if key_bias is not None:
+            s = s + np.asarray(key_bias[h], dtype=np.float64)[None, :]
         s = np.where(seen, s, -np.inf)
         if sinks is not None:  # the sink as a key whose value is zero
             s = np.concatenate([s, np.full((sq, 1), float(sinks[h]))], axis=1)
@@ -47,18 +50,21 @@ def attention_one(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, sinks=No
     return o, lse
 
 
-def attention(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, cu_q=None, cu_k=None, sinks=None):
+def attention(q, k, v, mask=MASK_NONE, window=(-1, -1), scale=None, cu_q=None, cu_k=None, sinks=None,
+              key_bias=None):
     """Batched [b, s, h, d] -> (o [b, sq, hq, dv], lse [b, hq, sq]); packed with cu_q/cu_k ->
-    (o [total_q, hq, dv], lse [hq, total_q])."""
+    (o [total_q, hq, dv], lse [hq, total_q]). key_bias: [b, hq, sk], packed [hq, total_k]."""
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
     if cu_q is None:
-        outs = [attention_one(q[b], k[b], v[b], mask, window, scale, sinks) for b in range(q.shape[0])]
+        outs = [attention_one(q[b], k[b], v[b], mask, window, scale, sinks,
+                              None if key_bias is None else key_bias[b]) for b in range(q.shape[0])]
         return np.stack([o for o, _ in outs]), np.stack([l for _, l in outs])
     o = np.zeros(q.shape[:2] + (v.shape[2],))
     lse = np.full((q.shape[1], q.shape[0]), -np.inf)
     for b in range(len(cu_q) - 1):
         qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
-        o[qs], lse[:, qs] = attention_one(q[qs], k[ks], v[ks], mask, window, scale, sinks)
+        o[qs], lse[:, qs] = attention_one(q[qs], k[ks], v[ks], mask, window, scale, sinks,
+                                          None if key_bias is None else key_bias[:, ks])
     return o, lse
 
 

@@ -96,11 +96,13 @@ def test_unsmooth_lse_formula_varlen_and_scale():
         zyfa.unsmooth_lse(lse, q, randn(2, 3, 8), cu_seqlens=cu)
 
 
-def test_errors(cpu):
+def test_heads_kv_smoothing_means_per_query_head(cpu):
+    # Q smoothing under GQA (exact with quantize_fp8(k, query_mean=)'s bias: test_key_bias.py): the
+    # grouped heads share a scale, the mean stays one per query head.
     x = biased_keys(1, 8, 4, 64)
-    with pytest.raises(ValueError, match="smooth=True with heads_kv=2"):
-        zyfa.quantize_fp8(x, heads_kv=2, smooth=True, context=cpu)
-    # heads_kv equal to heads (no grouping) is fine.
+    _, descale, mean = zyfa.quantize_fp8(x, heads_kv=2, smooth=True, context=cpu)
+    assert descale.shape == (1, 2) and mean.shape == (1, 4, 64)
+    np.testing.assert_allclose(mean, x.astype(np.float64).mean(axis=1), rtol=1e-6, atol=1e-9)
     assert len(zyfa.quantize_fp8(x, heads_kv=4, smooth=True, context=cpu)) == 3
 
 

@@ -88,13 +88,19 @@ def test_opcheck_schema_and_fake():
     import zyfa._torch_ops  # noqa: F401  registers the ops
     q, k, v = randn(1, 32, 4, 64), randn(1, 32, 2, 64), randn(1, 32, 2, 64)
     args = (q, k, v, None, None, None, None, None, -1, -1, 1, -1, -1, 0.0, 0, 0, -1, True)
-    torch.library.opcheck(torch.ops.zyfa.attention.default, args,
-                          test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"))
-    torch.library.opcheck(torch.ops.zyfa.attention_out.default, args + (torch.empty(1, 32, 4, 64),),
-                          test_utils=("test_schema", "test_faketensor"))
-    torch.library.opcheck(torch.ops.zyfa.quantize_fp8.default, (q, None, -1, zyfa.DTYPE_FP8_E4M3FN, True, False),
-                          test_utils=("test_schema", "test_faketensor"))
-    torch.library.opcheck(torch.ops.zyfa.quantize_fp8.default, (k, None, -1, zyfa.DTYPE_FP8_E4M3FN, True, True),
+    for extra in ((None, None), (randn(4), randn(1, 4, 32))):  # sinks, key_bias
+        torch.library.opcheck(torch.ops.zyfa.attention.default, args + extra,
+                              test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_static"))
+        torch.library.opcheck(torch.ops.zyfa.attention_out.default, args + extra + (torch.empty(1, 32, 4, 64),),
+                              test_utils=("test_schema", "test_faketensor"))
+    mean = randn(1, 4, 64)
+    for x, smooth, query_mean in ((q, False, None), (k, True, None), (k, True, mean), (k, False, mean)):
+        torch.library.opcheck(torch.ops.zyfa.quantize_fp8.default,
+                              (x, None, -1, zyfa.DTYPE_FP8_E4M3FN, True, smooth, query_mean, 0.0),
+                              test_utils=("test_schema", "test_faketensor"))
+    cu = torch.tensor([0, 12, 32], dtype=torch.int32)
+    torch.library.opcheck(torch.ops.zyfa.quantize_fp8.default,
+                          (k[0], cu, 20, zyfa.DTYPE_FP8_E4M3FN, False, True, randn(2, 4, 64), 0.1),
                           test_utils=("test_schema", "test_faketensor"))
 
 

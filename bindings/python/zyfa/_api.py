@@ -51,7 +51,8 @@ def softmax_code(softmax):
 def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
               return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
               max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None,
-              key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, v_transposed=False):
+              key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None,
+              v_transposed=False):
     """Attention forward: softmax(softmax_scale * Q K^T + mask) V. Forward only: torch inputs that
     require grad (with grad mode on) raise NotImplementedError; run it under torch.no_grad().
 
@@ -92,6 +93,11 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              inputs' device: one logit per query head, in the units of the scaled scores, that joins
              every row's softmax denominator and multiplies no value. lse then includes it (a row
              without keys gets out = 0, lse = sink): when merging parts, pass sinks to one part only.
+    key_bias: None or an fp32 per-key score bias on the inputs' device, added to every scaled score
+             of key j in query head h (natural-log units, as sinks; lse includes it): [batch, heads_q,
+             seqlen_k] (paged: seqlen_k the max_seqlen_k the call resolves), or [heads_q, total_k] with
+             cu_seqlens_k. It is what quantize_fp8(k, query_mean=...) returns for Q smoothing (see
+             quantize_fp8), or any additive per-key bias. CPU and HIP backends (not with INT8 q/k).
     context: a zyfa.Context; None picks a shared one for the inputs' device.
     block_table: paged K/V (a KV cache of pages, as vLLM and SGLang keep it): k and v are page pools
              [num_pages, page_size, heads_kv, head_dim] (page_size 1 to 256) and block_table int32
@@ -116,16 +122,18 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
     """
     return run_attention("zyfa.attention", q, k, v, causal, window, softmax_scale, descale, return_lse,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context,
-                         dtype, out_dtype, key_block, sinks, block_table, seqused_k, num_splits, v_transposed)
+                         dtype, out_dtype, key_block, sinks, block_table, seqused_k, num_splits, key_bias,
+                         v_transposed)
 
 
 def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_lse, cu_seqlens_q,
                   cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype,
-                  key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, v_transposed=False):
+                  key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None,
+                  v_transposed=False):
     """attention() for the entry point named api (zyfa.attention, zyfa.flash_attn_func, ...)."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     require_no_grad(api, (("q", q), ("k", k), ("v", v), ("q_descale", q_d), ("k_descale", k_d),
-                          ("v_descale", v_d), ("sinks", sinks)))
+                          ("v_descale", v_d), ("sinks", sinks), ("key_bias", key_bias)))
     if causal is True and block_table is None and _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
         warnings.warn(
             "%s(causal=True) is top-left aligned (query i sees keys j <= i) and seqlen_q != seqlen_k "
@@ -144,7 +152,7 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
             from . import _torch_ops
             return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
                                         return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                        out, out_dtype, step, sinks)
+                                        out, out_dtype, step, sinks, key_bias)
         o, lse = attention_direct(context, q, k, v, mask=mask, window_left=window_left,
                                   window_right=window_right, softmax_scale=scale, softmax=sm,
                                   q_descale=q_d, k_descale=k_d, v_descale=v_d, return_lse=return_lse,
@@ -152,7 +160,7 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
                                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
                                   out_dtype=out_dtype, dtype=dtype, key_block=step, sinks=sinks,
                                   block_table=block_table, seqused_k=seqused_k, num_splits=num_splits,
-                                  v_transposed=v_transposed)
+                                  key_bias=key_bias, v_transposed=v_transposed)
     except ZyfaError as e:  # name the function the user called, not the C one
         raise e.called_as(api, _FLASH_ATTN_RENAMES if api.startswith("zyfa.flash_attn") else ()) from None
     return (o, lse) if return_lse else o
@@ -193,14 +201,14 @@ def _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
 def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
                           cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
                           softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0, sinks=None,
-                          block_table=None, seqused_k=None, v_transposed=False):
+                          block_table=None, seqused_k=None, key_bias=None, v_transposed=False):
     """The kernel attention() would run for these arguments; raises ZyfaError if unsupported."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     call = _prepare(context, q, k, v, mask_code(causal), int(window[0]), int(window[1]),
                     0.0 if softmax_scale is None else float(softmax_scale), softmax_code(softmax),
                     q_d, k_d, v_d, False, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                     None, out_dtype, dtype, key_block_code(key_block), sinks, block_table, seqused_k,
-                    v_transposed=v_transposed)
+                    key_bias=key_bias, v_transposed=v_transposed)
     lib = _lib.lib()
     name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
     if name is None:
@@ -213,13 +221,13 @@ def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, wind
                      softmax_scale=0.0, softmax=_lib.SOFTMAX_AUTO, q_descale=None, k_descale=None,
                      v_descale=None, return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None,
                      max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None,
-                     key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0,
+                     key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None,
                      v_transposed=False):
     """attention() without the torch op layer: runs now, returns (out, lse or None)."""
     call = _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax,
                     q_descale, k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k,
                     max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block, sinks, block_table,
-                    seqused_k, num_splits, v_transposed)
+                    seqused_k, num_splits, key_bias, v_transposed)
     lib = _lib.lib()
     check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
                             call.stream), call.names)
@@ -239,7 +247,7 @@ class _Call:
 def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale,
              k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
              out, out_dtype, dtype, key_block=0, sinks=None, block_table=None, seqused_k=None,
-             num_splits=0, v_transposed=False):
+             num_splits=0, key_bias=None, v_transposed=False):
     call = _Call()
     if _is_int8(q):  # the INT8 Q/K mode: q and k int8 natively, dtype names v's FP8 format
         qv, kv, vv = view(q, "q"), view(k, "k"), view(v, "v", dtype)
@@ -367,9 +375,18 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
         call.keep.append(arr)
         setattr(params, c_field, _ptr(arr))
     if sinks is not None:
-        arr = _sinks_array(sinks, heads_q, qv)
+        arr = _fp32_array(sinks, qv, "sinks", (heads_q,), "[heads_q] (one logit per query head)")
         call.keep.append(arr)
         params.sinks = _ptr(arr)
+    if key_bias is not None:
+        if varlen and not paged:
+            _require_all_rows_packed(cu_k, kv.shape[0], qv, "cu_seqlens_k", "key_bias")
+            expected, layout = (heads_q, kv.shape[0]), "[heads_q, total_k] (keys packed by cu_seqlens_k)"
+        else:
+            expected, layout = (batch, heads_q, seqlen_k), "[batch, heads_q, seqlen_k]"
+        arr = _fp32_array(key_bias, qv, "key_bias", expected, layout)
+        call.keep.append(arr)
+        params.key_bias = _ptr(arr)
     if call.lse is not None:
         params.lse = _ptr(call.lse)
     params.num_splits = int(num_splits)
@@ -396,21 +413,37 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
 
 
 def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=None, context=None,
-                 out=None, in_dtype=None, heads_kv=None, smooth=False, v_transposed=False):
+                 out=None, in_dtype=None, heads_kv=None, smooth=False, query_mean=None, key_bias_scale=None,
+                 v_transposed=False):
     """Quantises x [batch, seqlen, heads, head_dim] (or packed [total, heads, head_dim] with
     cu_seqlens) to FP8 with one scale per (batch, head). Returns (x_fp8, descale fp32 [batch, heads]):
     x ~= x_fp8 * descale. hadamard=True rotates the head dimension first (use it on Q and K alike).
-    smooth=True (K smoothing, for k only) first subtracts each (sequence, head, channel)'s mean over
-    the sequence and returns (x_fp8, descale, mean fp32 [batch, heads, head_dim]): x ~= x_fp8 *
-    descale + mean (rotated back first with hadamard). attention() on the smoothed k gives the same
-    o; its lse is the smoothed one: unsmooth_lse(lse, q, mean) gives the unsmoothed lse.
+    smooth=True first subtracts each (sequence, head, channel)'s mean over the sequence and returns
+    (x_fp8, descale, mean fp32 [batch, heads, head_dim]): x ~= x_fp8 * descale + mean (rotated back
+    first with hadamard). On k (K smoothing) attention() gives the same o; its lse is the smoothed
+    one: unsmooth_lse(lse, q, mean) gives the unsmoothed lse. On q (Q smoothing) the scores lose
+    q's mean . k, which attention() puts back exactly from the key bias below.
+    query_mean: Q's mean, fp32 [batch, heads_q, head_dim] as quantize_fp8(q, smooth=True) returned it,
+        when quantising k for a smoothed q: also returns, as the last element, the key bias fp32
+        [batch, heads_q, seqlen] ([heads_q, total] with cu_seqlens) = key_bias_scale * query_mean .
+        (k_j - k's mean, 0 without smooth), for attention(key_bias=...). heads_q must be a multiple
+        of x's heads (query head h reads k head h // (heads_q // heads)). key_bias_scale: the
+        attention's softmax_scale (None = 1/sqrt(head_dim)). CPU and HIP backends. O is then the
+        unsmoothed attention's; its lse needs only K smoothing's unsmooth_lse(lse, q, kmean):
+
+        q8, qd, qmean = zyfa.quantize_fp8(q, hadamard=True, smooth=True)
+        k8, kd, kmean, kbias = zyfa.quantize_fp8(k, hadamard=True, smooth=True, query_mean=qmean,
+                                                 key_bias_scale=scale)
+        v8, vd = zyfa.quantize_fp8(v)
+        o = zyfa.attention(q8, k8, v8, causal=True, softmax_scale=scale, descale=(qd, kd, vd),
+                           key_bias=kbias)
     numpy results are uint8 arrays holding e4m3 codes; torch results are float8 tensors.
     in_dtype: 'bf16' for a numpy uint16 input.
     heads_kv: for Q under GQA/MQA, the number of kv heads (k.shape[-2]): one scale per (batch, kv
         head), shared by the heads // heads_kv query heads that read that kv head (their amax), so
-        descale is [batch, heads_kv], what attention() takes as q_descale. x_fp8 keeps x's shape.
-        Not with hadamard=True (the rotation would have to span the group's query heads), nor with
-        smooth=True (smoothing q is not exact).
+        descale is [batch, heads_kv], what attention() takes as q_descale. x_fp8 keeps x's shape,
+        and smooth=True's mean is per query head, [batch, heads, head_dim] (Q smoothing under GQA).
+        Not with hadamard=True (the rotation would have to span the group's query heads).
     v_transposed: for v, the transposed layout that attention(..., v_transposed=True) reads, x_fp8
         [batch, heads, groups, head_dim, 16] (groups of 16 keys, the sequence padded with zero keys
         to a multiple of 128; docs/api.md): the same codes and descales, in the byte order the
@@ -422,25 +455,32 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
         o = zyfa.attention(q8, k8, v8, descale=(qd, kd, vd))    # qd, kd, vd: [b, 2]
     """
     if is_torch(x):
-        require_no_grad("zyfa.quantize_fp8", (("x", x),))
+        require_no_grad("zyfa.quantize_fp8", (("x", x), ("query_mean", query_mean)))
     group = _group_size(x, heads_kv, hadamard)
-    if smooth and group > 1:
-        raise ValueError("smooth=True with heads_kv=%d: K smoothing is for k (a shift of every key is "
-                         "exact for softmax); smoothing q would change the scores" % heads_kv)
     if v_transposed and (cu_seqlens is not None or group > 1):
         raise ValueError("v_transposed=True is a layout of v: fixed length (no cu_seqlens), no heads_kv")
+    if query_mean is not None and group > 1:
+        raise ValueError("query_mean with heads_kv=%d: query_mean is for k (the key bias of a smoothed q), "
+                         "heads_kv for q" % heads_kv)
+    if key_bias_scale is not None and query_mean is None:
+        raise ValueError("key_bias_scale scales the key bias, which needs query_mean")
+    bias_scale = 0.0 if key_bias_scale is None else float(key_bias_scale)
     try:
         if is_torch(x) and context is None and in_dtype is None and out is None and not v_transposed:
             from . import _torch_ops
-            codes, descale, mean = _torch_ops.quantize_fp8(_group_heads(x, group), dtype_code(dtype),
-                                                           bool(hadamard), cu_seqlens, max_seqlen, bool(smooth))
+            codes, descale, mean, bias = _torch_ops.quantize_fp8(
+                _group_heads(x, group), dtype_code(dtype), bool(hadamard), cu_seqlens, max_seqlen, bool(smooth),
+                query_mean, bias_scale)
             codes = codes if group == 1 else codes.view(x.shape)
-            return (codes, descale, mean) if smooth else (codes, descale)
-        codes, descale, mean = quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens, max_seqlen,
-                                                   out, in_dtype, group, smooth, v_transposed)
-        return (codes, descale, mean) if smooth else (codes, descale)
+        else:
+            codes, descale, mean, bias = quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens,
+                                                             max_seqlen, out, in_dtype, group, smooth, query_mean,
+                                                             bias_scale, v_transposed)
     except ZyfaError as e:
         raise e.called_as("zyfa.quantize_fp8") from None
+    if smooth and group > 1:  # the grouped heads' [batch, heads_kv, group * head_dim] is per query head
+        mean = mean.reshape(tuple(mean.shape[:1]) + tuple(x.shape[-2:]))
+    return (codes, descale) + ((mean,) if smooth else ()) + ((bias,) if query_mean is not None else ())
 
 
 def quantize_int8(x, per="token", hadamard=False, smooth=False, cu_seqlens=None, max_seqlen=None, context=None):
@@ -580,8 +620,9 @@ def _group_heads(x, group, name=None):
 
 
 def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, max_seqlen=None, out=None,
-                        in_dtype=None, group=1, smooth=False, v_transposed=False):
-    """(codes, descale, mean or None)."""
+                        in_dtype=None, group=1, smooth=False, query_mean=None, key_bias_scale=0.0,
+                        v_transposed=False):
+    """(codes, descale, mean or None, key bias or None)."""
     if out_code not in FP8_DTYPES:
         raise ValueError("dtype must be 'e4m3fn' or 'e4m3fnuz'")
     xv = view(x, "x", in_dtype)
@@ -627,12 +668,28 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
         keep.append(mean)
         params.smooth_mean = _ptr(mean)
     out_tensor = _c_tensor_transposed_v(qv) if v_transposed else c_tensor(qv, varlen)
+    bias = None
+    if query_mean is not None:
+        qm = _fp32_array(query_mean, xv, "query_mean", None, None, "x")
+        if len(qm.shape) != 3 or (qm.shape[0], qm.shape[2]) != (params.batch, params.head_dim):
+            raise ValueError("query_mean has shape %s, expected [batch, heads_q, head_dim] = (%d, heads_q, %d) "
+                             "(q's mean, as quantize_fp8(q, smooth=True) returns it)"
+                             % (tuple(qm.shape), params.batch, params.head_dim))
+        heads_q = qm.shape[1]
+        if varlen:
+            _require_all_rows_packed(cu, xv.shape[0], xv, "cu_seqlens", "the key bias")
+        bias_shape = (heads_q, xv.shape[0]) if varlen else (params.batch, heads_q, params.seqlen)
+        bias = _empty(bias_shape, _lib.DTYPE_FP32, xv)
+        keep += [qm, bias]
+        params.flags |= _lib.QUANT_KEY_BIAS
+        params.query_mean, params.key_bias = _ptr(qm), _ptr(bias)
+        params.query_heads, params.key_bias_scale = heads_q, key_bias_scale
     check(_lib.lib().zyfa_quantize_fp8(ctx.handle, ctypes.byref(params), ctypes.byref(c_tensor(xv, varlen)),
                                        ctypes.byref(out_tensor), _ptr(descale), _stream_for(xv)),
           quantize_names(varlen, None if group == 1 else params.heads))
     if group > 1:
         q = given_out if given_out is not None else q.reshape(result_shape)
-    return q, descale, mean
+    return q, descale, mean, bias
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -797,22 +854,32 @@ def _descale_array(d, batch, heads_kv, heads_q, like, name):
     return np.ascontiguousarray(grouped[:, :, 0])
 
 
-def _sinks_array(sinks, heads_q, like):
-    """A contiguous fp32 [heads_q] array of attention sinks on q's device (one logit per query head)."""
+def _fp32_array(x, like, name, expected, layout, like_name="q"):
+    """x (an array, tensor or sequence of any float type) as a contiguous fp32 array or tensor on
+    like's device, of shape expected (None: the caller checks it); layout names it in the error."""
     if is_torch(like.obj):
         torch = torch_module()
-        if not isinstance(sinks, torch.Tensor):
-            sinks = torch.tensor(sinks, dtype=torch.float32, device=like.obj.device)
-        if sinks.device != like.obj.device:
-            raise ValueError("sinks must be on %s like q, not %s" % (like.obj.device, sinks.device))
-        arr = sinks.to(torch.float32).contiguous()
+        if not isinstance(x, torch.Tensor):
+            x = torch.tensor(x, dtype=torch.float32, device=like.obj.device)
+        if x.device != like.obj.device:
+            raise ValueError("%s must be on %s like %s, not %s" % (name, like.obj.device, like_name, x.device))
+        arr = x.to(torch.float32).contiguous()
     else:
         import numpy as np
-        arr = np.ascontiguousarray(np.asarray(sinks, dtype=np.float32))
-    if tuple(arr.shape) != (heads_q,):
-        raise ValueError("sinks has shape %s, expected (%d,) = [heads_q] (one logit per query head)"
-                         % (tuple(arr.shape), heads_q))
+        arr = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    if expected is not None and tuple(arr.shape) != tuple(expected):
+        raise ValueError("%s has shape %s, expected %s = %s" % (name, tuple(arr.shape), tuple(expected), layout))
     return arr
+
+
+def _require_all_rows_packed(cu, rows, like, cu_name, name):
+    """A [heads, total] layout's rows are cu[-1] apart in the library: on the host, check that they are
+    the packed rows (a device cu_seqlens is not read back; its GPU backends refuse the bias anyway)."""
+    if like.device == "cpu" and cu.shape[0] > 0 and int(cu[-1]) != rows:
+        raise ValueError("%s is [heads, total] with total = %s[-1] = %d, which must equal the %d packed rows"
+                         % (name, cu_name, int(cu[-1]), rows))
+
+
 def _is_int8(x):
     if is_torch(x):
         return x.dtype == torch_module().int8

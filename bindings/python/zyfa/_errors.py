@@ -94,6 +94,7 @@ def attention_names(varlen):
         "params.block_table_stride": "block_table.shape[1] (pages per sequence)",
         "params.num_pages": "k.shape[0] (pages in the pool)",
         "params.page_size": "k.shape[1] (page size)",
+        "params.key_bias": "key_bias",
         "q": "q", "k": "k", "v": "v", "o": "out",
         "o.dtype": "out's dtype (out_dtype)",
     }
@@ -106,9 +107,13 @@ def quantize_names(varlen, heads_kv=None):
         "params.seqlen": "max_seqlen" if varlen else "x.shape[1] (seqlen)",
         "params.heads": "x.shape[-2] (heads of x)",
         "params.head_dim": "x.shape[-1] (head_dim of x)",
-        "params.flags": "hadamard/smooth",
+        "params.flags": "hadamard/smooth/query_mean",
         "params.cu_seqlens": "cu_seqlens",
         "params.smooth_mean": "the mean smooth=True returns",
+        "params.query_mean": "query_mean",
+        "params.query_heads": "query_mean.shape[1] (heads_q)",
+        "params.key_bias": "the key bias query_mean= returns",
+        "params.key_bias_scale": "key_bias_scale",
         "in": "x", "out": "out",
         "in.dtype": "x.dtype", "out.dtype": "dtype",
     }

@@ -50,8 +50,9 @@ SOFTMAX_LEAN = 2
 
 QUANT_HADAMARD = 1
 QUANT_SMOOTH = 2
-QUANT_V_TRANSPOSED = 4  # 0.1.6: out in the transposed V layout (docs/api.md)
-ATTN_V_TRANSPOSED = 1   # 0.1.6, zyfa_attn_params.flags: v in that layout
+QUANT_V_TRANSPOSED = 4  # 0.1.7: out in the transposed V layout (docs/api.md)
+ATTN_V_TRANSPOSED = 1   # 0.1.7, zyfa_attn_params.flags: v in that layout
+QUANT_KEY_BIAS = 8
 
 
 class ContextOptions(ctypes.Structure):
@@ -111,6 +112,7 @@ class AttnParams(ctypes.Structure):
         ("workspace_bytes", ctypes.c_uint64),
         ("num_splits", ctypes.c_int32),
         ("reserved3", ctypes.c_int32),
+        ("key_bias", ctypes.c_void_p),  # appended in 0.1.6 (per-key score bias)
     ]
 
 
@@ -126,6 +128,11 @@ class QuantParams(ctypes.Structure):
         ("smooth_mean", ctypes.c_void_p),  # appended after 0.1
         ("scale_rows", ctypes.c_int32),  # appended in 0.1.4 (zyfa_quantize_int8)
         ("reserved", ctypes.c_int32),
+        ("query_mean", ctypes.c_void_p),  # appended in 0.1.6 (ZYFA_QUANT_KEY_BIAS)
+        ("key_bias", ctypes.c_void_p),
+        ("query_heads", ctypes.c_int64),
+        ("key_bias_scale", ctypes.c_float),
+        ("reserved2", ctypes.c_int32),
     ]
 
 

@@ -50,10 +50,12 @@ pub const ZYFA_SOFTMAX_LEAN: zyfa_softmax = 2;
 
 pub const ZYFA_QUANT_HADAMARD: u32 = 1;
 pub const ZYFA_QUANT_SMOOTH: u32 = 2;
-/// 0.1.6: `out` in the transposed V layout that `ZYFA_ATTN_V_TRANSPOSED` reads (docs/api.md).
+/// 0.1.7: `out` in the transposed V layout that `ZYFA_ATTN_V_TRANSPOSED` reads (docs/api.md).
 pub const ZYFA_QUANT_V_TRANSPOSED: u32 = 4;
-/// 0.1.6, `zyfa_attn_params.flags`: v is FP8 in the transposed layout (docs/api.md).
+/// 0.1.7, `zyfa_attn_params.flags`: v is FP8 in the transposed layout (docs/api.md).
 pub const ZYFA_ATTN_V_TRANSPOSED: u64 = 1;
+/// With ZYFA_QUANT_KEY_BIAS (on K), Q smoothing's per-key bias is written to key_bias (0.1.6).
+pub const ZYFA_QUANT_KEY_BIAS: u32 = 8;
 
 /// Opaque context handle.
 #[repr(C)]
@@ -133,6 +135,9 @@ pub struct zyfa_attn_params {
     pub num_splits: i32,
     /// Must be 0.
     pub reserved3: i32,
+    /// Appended in 0.1.6: fp32 per-key score bias [batch, heads_q, seqlen_k] (or [heads_q, total_k]
+    /// with packed keys), NULL = none; CPU backend only.
+    pub key_bias: *const f32,
 }
 
 #[repr(C)]
@@ -151,6 +156,16 @@ pub struct zyfa_quant_params {
     pub scale_rows: i32,
     /// Must be 0 (the tail padding, spelled out).
     pub reserved: i32,
+    /// Appended in 0.1.6, with ZYFA_QUANT_KEY_BIAS only: fp32 [batch, query_heads, head_dim] input.
+    pub query_mean: *const f32,
+    /// fp32 [batch, query_heads, seqlen] (or [query_heads, total]) output: zyfa_attn_params.key_bias.
+    pub key_bias: *mut f32,
+    /// The attention's heads_q, a multiple of heads.
+    pub query_heads: i64,
+    /// The attention's softmax_scale (0 = 1/sqrt(head_dim)).
+    pub key_bias_scale: f32,
+    /// Must be 0.
+    pub reserved2: i32,
 }
 
 /// zyfa_attn_merge's problem (added after 0.1.2, version node ZYFA_0.1.3).

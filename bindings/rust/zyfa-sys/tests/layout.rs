@@ -31,9 +31,9 @@ fn rust_layout() -> Vec<(String, usize)> {
         head_dim_qk, head_dim_v, softmax_scale, softmax, window_left, window_right, cu_seqlens_q, cu_seqlens_k,
         q_descale, k_descale, v_descale, lse, flags, key_block, reserved, sinks, block_table, seqused_k,
         block_table_stride, num_pages, page_size, reserved2, q_descale_per_token, k_descale_per_block,
-        workspace, workspace_bytes, num_splits, reserved3));
+        workspace, workspace_bytes, num_splits, reserved3, key_bias));
     all.extend(layout!(zyfa_quant_params; struct_size, flags, batch, seqlen, heads, head_dim, cu_seqlens,
-        smooth_mean, scale_rows, reserved));
+        smooth_mean, scale_rows, reserved, query_mean, key_bias, query_heads, key_bias_scale, reserved2));
     all.extend(layout!(zyfa_merge_params; struct_size, num_parts, batch, seqlen_q, heads, head_dim_v, cu_seqlens_q,
         lse));
     all
