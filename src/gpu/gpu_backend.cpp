@@ -307,6 +307,7 @@ private:
         if (problem.v_transposed && !quant_.v_transposed) {
             throw_not_supported(std::string("zyfa_quantize_fp8 with ZYFA_QUANT_V_TRANSPOSED has no ") + runtime_->vendor() +
                                 " kernel (the layout is the NVIDIA kernels'); quantise with the CPU backend");
+        }
         if (problem.key_bias != nullptr && quant_.key_bias == nullptr) {
             throw_not_supported(std::string("params.flags has ZYFA_QUANT_KEY_BIAS: no ") + runtime_->vendor() +
                                 " kernel writes the key bias on " + image_arch_ + " yet (the CPU and HIP backends do)");
