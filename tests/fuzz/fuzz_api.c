@@ -669,6 +669,37 @@ static void fuzz_attention(const fuzz_choice* c) {
         e.lse = lse_memory;
     }
 
+    /* key_bias (0.1.6): fp32 [batch, heads_q, seqlen_k], or [heads_q, total_k] when packed; read
+     * only when the field lies within struct_size. Small values: scores stay finite. */
+    int bias_overflow = 0;
+    int64_t bias_count = 0;
+    if (e.batch >= 0 && e.seqlen_k >= 0 && e.heads_q > 0) {
+        bias_count = mul_or_max(packed ? rows_k : mul_or_max(e.batch, e.seqlen_k, &bias_overflow), e.heads_q, &bias_overflow);
+        (void)mul_or_max(bias_count, 4, &bias_overflow);
+    }
+    const int bias_provided = !bias_overflow && bias_count <= (1 << 18);
+    const int bias_kind = FIELD_WITHIN(zyfa_attn_params, key_bias, passed.readable) ? a->key_bias_kind : FUZZ_KEY_BIAS_NONE;
+    float* bias_memory = NULL;
+    size_t bias_bytes = 0;
+    if (bias_kind == FUZZ_KEY_BIAS_BUFFER || bias_kind == FUZZ_KEY_BIAS_ODD) {
+        bias_bytes = (bias_provided ? (size_t)bias_count : 1) * sizeof(float) + 4;
+        bias_memory = (float*)fuzz_alloc(bias_bytes, 0);
+        for (size_t i = 0; i < bias_bytes / sizeof(float); ++i) bias_memory[i] = (float)((int)(next_random(&state) % 9) - 4) * 0.25f;
+        if (bias_kind == FUZZ_KEY_BIAS_ODD) bias_memory = (float*)(void*)((unsigned char*)bias_memory + 2);
+    } else if (bias_kind == FUZZ_KEY_BIAS_IN_O && o.view.data != NULL) {
+        bias_memory = (float*)o.view.data;
+    }
+    if (bias_memory != NULL) {
+        ((zyfa_attn_params*)passed.bytes)->key_bias = bias_memory;
+        e.key_bias = bias_memory;
+    }
+    const unsigned char* bias_before = NULL;
+    if (bias_memory != NULL && bias_kind != FUZZ_KEY_BIAS_IN_O && bias_provided) {
+        unsigned char* copy = (unsigned char*)fuzz_alloc((size_t)bias_count * sizeof(float) + 1, 0);
+        memcpy(copy, bias_memory, (size_t)bias_count * sizeof(float));
+        bias_before = copy;
+    }
+
     /* ---- what the harness can tell from the request (docs/api.md) ---- */
     const int q_known = dtype_bytes(q_dtype) > 0;
     const int fp8 = is_fp8(q_dtype);
@@ -681,18 +712,23 @@ static void fuzz_attention(const fuzz_choice* c) {
     const int64_t lse_reach = e.lse != NULL && !lse_overflow ? lse_count * 4 : 0;
     const int64_t descale_reach = has_descale && !descale_overflow && descale_count > 0 ? descale_count * 4 : 0;
     const int64_t cu_reach = packed && e.batch > 0 && !empty ? (e.batch + 1) * 4 : 0;
+    /* The validator reads only what a row may read: nothing for an empty problem. */
+    const int64_t bias_reach = e.key_bias != NULL && !bias_overflow && !empty ? bias_count * 4 : 0;
     const void* inputs[8] = {q.view.data, k.view.data, v.view.data, e.cu_seqlens_q, e.cu_seqlens_k,
                              e.q_descale, e.k_descale, e.v_descale};
     const int64_t input_bytes[8] = {tensor_bytes(&q), tensor_bytes(&k), tensor_bytes(&v), cu_reach, cu_reach,
                                     descale_reach, descale_reach, descale_reach};
-    int aliased = ranges_overlap(o.view.data, tensor_bytes(&o), e.lse, lse_reach);
+    int aliased = ranges_overlap(o.view.data, tensor_bytes(&o), e.lse, lse_reach) ||
+                  ranges_overlap(o.view.data, tensor_bytes(&o), e.key_bias, bias_reach) ||
+                  ranges_overlap(e.lse, lse_reach, e.key_bias, bias_reach);
     for (int i = 0; i < 8; ++i) {
         aliased |= ranges_overlap(o.view.data, tensor_bytes(&o), inputs[i], input_bytes[i]);
         aliased |= ranges_overlap(e.lse, lse_reach, inputs[i], input_bytes[i]);
     }
     const int misaligned_any =
         (tensor_bytes(&q) > 0 && misaligned(q.view.data, dtype_bytes(q_dtype))) ||
-        (tensor_bytes(&o) > 0 && misaligned(o.view.data, dtype_bytes(o_dtype))) || (lse_reach > 0 && misaligned(e.lse, 4));
+        (tensor_bytes(&o) > 0 && misaligned(o.view.data, dtype_bytes(o_dtype))) || (lse_reach > 0 && misaligned(e.lse, 4)) ||
+        (bias_reach > 0 && misaligned(e.key_bias, 4));
     int malformed = !size_ok || (e.flags & ~(uint64_t)ZYFA_ATTN_V_TRANSPOSED) != 0 ||
                     (v_transposed && (!is_fp8(v_dtype) || e.cu_seqlens_k != NULL || e.seqlen_k > INT32_MAX)) ||
                     (e.key_block != 0 && e.key_block != 64 && e.key_block != 128) ||
@@ -712,12 +748,13 @@ static void fuzz_attention(const fuzz_choice* c) {
                     v.malformed || o.malformed ||
                     (!empty && ((q.has_elements && q.view.data == NULL) || (k.has_elements && k.view.data == NULL) ||
                                 (v.has_elements && v.view.data == NULL) || (o.has_elements && o.view.data == NULL))) ||
-                    (e.lse != NULL && lse_overflow) || (has_descale && descale_overflow) || aliased ||
+                    (e.lse != NULL && lse_overflow) || (has_descale && descale_overflow) ||
+                    (e.key_bias != NULL && bias_overflow) || aliased ||
                     misaligned_any || twisted_bad;
     /* NOT_SUPPORTED comes only after every INVALID check; a newer caller's field set is either. */
     /* reserved is the tail padding spelled out, a later field's place: like a dirty tail. */
     const int unsupported = passed.dirty_tail || e.reserved != 0 || (!fp8 && !int8 && e.softmax == ZYFA_SOFTMAX_LEAN) ||
-                            (int8 && e.head_dim_qk > 256);
+                            (int8 && e.head_dim_qk > 256) || (int8 && e.key_bias != NULL);
     const int well_formed = !malformed && !unsupported && q.constructed && k.constructed && v.constructed &&
                             o.constructed;
     const enum expectation expected = (malformed || unsupported) ? EXPECT_FAILURE
@@ -731,6 +768,7 @@ static void fuzz_attention(const fuzz_choice* c) {
                         ((double)e.head_dim_qk + (double)e.head_dim_v);
     const int memory_provided = tensor_provided(&q) && tensor_provided(&k) && tensor_provided(&v) &&
                                 tensor_provided(&o) && (e.lse == NULL || lse_provided) &&
+                                (e.key_bias == NULL || bias_provided) &&
                                 (!has_descale || descale_provided);
     const int may_run = expected == EXPECT_FAILURE || (memory_provided && macs <= FUZZ_MAX_ATTN_MACS);
 
@@ -813,6 +851,9 @@ static void fuzz_attention(const fuzz_choice* c) {
     }
     if (lse_memory != NULL && e.lse == NULL && !all_bytes_are(lse_memory, lse_bytes, FUZZ_SENTINEL)) {
         fuzz_fail("lse lies beyond struct_size but was written");
+    }
+    if (bias_before != NULL && memcmp(bias_before, bias_memory, (size_t)bias_count * sizeof(float)) != 0) {
+        fuzz_fail("zyfa_attn_fwd wrote to key_bias, an input");
     }
 }
 

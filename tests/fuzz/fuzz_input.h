@@ -112,7 +112,13 @@ typedef struct fuzz_attn_choice {
      * decode as 0: see fuzz_key_block / fuzz_reserved. */
     uint8_t key_block_kind;
     int64_t key_block_value; /* read only for FUZZ_KEY_BLOCK_RAW */
+    /* params.key_bias (0.1.6), read last so that older inputs decode as none: FUZZ_KEY_BIAS_*. */
+    uint8_t key_bias_kind;
 } fuzz_attn_choice;
+
+/* key_bias_kind % 4: none, a buffer of the documented size, that buffer + 2 bytes (misaligned),
+ * o's buffer (an input overlapping the output). */
+enum { FUZZ_KEY_BIAS_NONE = 0, FUZZ_KEY_BIAS_BUFFER = 1, FUZZ_KEY_BIAS_ODD = 2, FUZZ_KEY_BIAS_IN_O = 3 };
 
 /* key_block_kind % 8: mostly the accepted values, sometimes any integer (mostly invalid). */
 enum { FUZZ_KEY_BLOCK_RAW = 7 };
@@ -282,6 +288,7 @@ static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c)
         a->twist = (uint8_t)(fuzz_read_u8(r) % FUZZ_ATTN_TWIST_COUNT);
         a->key_block_kind = fuzz_read_u8(r);
         if (a->key_block_kind % 8 == FUZZ_KEY_BLOCK_RAW) a->key_block_value = fuzz_read_int(r);
+        a->key_bias_kind = (uint8_t)(fuzz_read_u8(r) % 4);
     } else if (c->op == FUZZ_OP_MERGE) {
         fuzz_merge_choice* m = &c->merge;
         fuzz_read_size(r, &m->size);
@@ -400,11 +407,13 @@ static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t cap
             fuzz_write_cu(w, a->batch, a->cu_k);
         }
         fuzz_write_u8(w, a->twist);
-        /* Omitted when 0, so a seed without key_block is the same bytes as before the field. */
-        if (a->key_block_kind != 0) {
+        /* Omitted when 0 (with no key bias after them), so a seed without them is the same bytes as
+         * before the fields. */
+        if (a->key_block_kind != 0 || a->key_bias_kind != 0) {
             fuzz_write_u8(w, a->key_block_kind);
             if (a->key_block_kind % 8 == FUZZ_KEY_BLOCK_RAW) fuzz_write_int(w, a->key_block_value);
         }
+        if (a->key_bias_kind != 0) fuzz_write_u8(w, a->key_bias_kind);
     } else if (c->op == FUZZ_OP_MERGE) {
         const fuzz_merge_choice* m = &c->merge;
         fuzz_write_size(w, &m->size);

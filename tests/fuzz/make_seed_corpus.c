@@ -226,6 +226,25 @@ int main(int argc, char** argv) {
     c.attn.size.value = (int64_t)offsetof(zyfa_attn_params, reserved) + 1; /* cuts reserved (set) in two */
     write_seed(dir, "attn_struct_cuts_reserved", &c);
 
+    /* params.key_bias (0.1.6): a bias buffer on FP8 LEAN and BF16 rows (success), misaligned and
+     * inside o (INVALID_ARGUMENT), and a caller whose struct ends before the field. */
+    c = attn(ZYFA_DTYPE_FP8_E4M3FN, ZYFA_DTYPE_BF16, ZYFA_MASK_CAUSAL_BOTTOM_RIGHT, 1, 8, 200, 2, 1, 16, 16);
+    c.attn.softmax = ZYFA_SOFTMAX_LEAN;
+    c.attn.descales = 7;
+    c.attn.key_bias_kind = FUZZ_KEY_BIAS_BUFFER;
+    write_seed(dir, "attn_key_bias_lean", &c);
+    c.attn.key_bias_kind = FUZZ_KEY_BIAS_ODD;
+    write_seed(dir, "attn_key_bias_misaligned", &c);
+    c.attn.key_bias_kind = FUZZ_KEY_BIAS_IN_O;
+    write_seed(dir, "attn_key_bias_in_o", &c);
+    c.attn.key_bias_kind = FUZZ_KEY_BIAS_ODD;
+    c.attn.size.kind = FUZZ_SIZE_ANY;
+    c.attn.size.value = (int64_t)offsetof(zyfa_attn_params, key_bias); /* a 0.1.5 caller */
+    write_seed(dir, "attn_struct_0_1_5_key_bias_beyond", &c);
+    c = attn(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP32, ZYFA_MASK_CAUSAL, 2, 33, 33, 4, 2, 32, 32);
+    c.attn.key_bias_kind = FUZZ_KEY_BIAS_BUFFER;
+    write_seed(dir, "attn_key_bias_bf16_gqa", &c);
+
     /* Quantisation. */
     c = quant(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_QUANT_HADAMARD, 2, 16, 2, 128);
     write_seed(dir, "quant_bf16_hadamard_128", &c);
