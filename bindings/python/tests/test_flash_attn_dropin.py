@@ -109,9 +109,7 @@ def test_seqused_shorter_than_packed_is_not_implemented():
 # --- messages ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,what", [(dict(dropout_p=0.1), "dropout_p"), (dict(softcap=30.0), "softcap"),
-                                         (dict(qv=1), "qv"), (dict(attention_chunk=128), "attention_chunk"),
-                                         (dict(block_table=torch.zeros(3, 4, dtype=torch.int32)),
-                                          "block_table")])
+                                         (dict(qv=1), "qv"), (dict(attention_chunk=128), "attention_chunk")])
 def test_varlen_refusals_name_flash_attn_varlen_func(kwargs, what):
     q, k, v, cu_q, cu_k = varlen_inputs()
     with pytest.raises(NotImplementedError) as info:
