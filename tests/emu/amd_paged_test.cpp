@@ -9,7 +9,7 @@
 // reference is the HIP C++ kernel too: the BF16 assembly kernels sum in another order, so they
 // are not bitwise the paged HIP C++ kernel's (tests/emu/asm_end_to_end_test.cpp checks them
 // against the CPU model). The INT8 Q/K mode (LEAN, v in the target's FP8 format) too: its per-64-key
-// descales follow the key index, not the page. Head dims other than 128 are NOT_SUPPORTED. Small shapes: the emulator
+// descales follow the key index, not the page, as does a per-key bias. Head dims other than 128 are NOT_SUPPORTED. Small shapes: the emulator
 // runs every instruction.
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +48,17 @@ void test_paged_chunk(void**) {
     for (const DtypeMode& m : modes())
         for (int32_t ps : {1, 16, 128})
             expect_paged_equals_contiguous(chunk(m), ps, std::string("chunk ") + m.name, "_paged_");
+}
+
+// A per-key bias (zyfa_attn_params.key_bias, [batch, heads_q, seqlen_k] paged or not): the paged
+// kernel indexes it by the key's place in its sequence, as the contiguous one does.
+void test_paged_key_bias(void**) {
+    for (const DtypeMode& m : {kBf16, g_gfx942 ? kE4m3fnuzLean : kE4m3fnLean}) {
+        CaseShape s = chunk(m);
+        s.key_bias.resize(static_cast<size_t>(s.batch * s.heads_q * s.seqlen_k));
+        for (size_t i = 0; i < s.key_bias.size(); ++i) s.key_bias[i] = 0.25f * static_cast<float>(static_cast<int>(i % 13) - 6);
+        expect_paged_equals_contiguous(s, 16, std::string("key bias ") + m.name, "_paged_");
+    }
 }
 
 void test_paged_varlen_seqused(void**) {
@@ -104,6 +115,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paged_chunk),
         cmocka_unit_test(test_paged_varlen_seqused),
+        cmocka_unit_test(test_paged_key_bias),
         cmocka_unit_test(test_paged_other_head_dims_not_supported),
         cmocka_unit_test(test_automatic_context_plans_paged_on_hip_cpp),
     };
