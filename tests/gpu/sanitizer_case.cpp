@@ -145,7 +145,7 @@ void test_paged_fp8_producer(void**) {
     for (const zyfa_test::DtypeMode& m : {kE4m3fnLean, kE4m3fnExact}) {
         CaseShape s = mode_shape(m);  // with descales
         s.seqlen_q = 130;
-        s.seqlen_k = 650;
+        s.seqlen_k = 1000;
         s.heads_q = 2;
         s.heads_kv = 1;
         s.head_dim_qk = s.head_dim_v = 128;
@@ -154,8 +154,10 @@ void test_paged_fp8_producer(void**) {
     }
 }
 
-// sm_90a: FP8 V in the transposed layout, 130 queries against 650 keys (bottom-right causal): six
-// 128-key blocks (the ring reused), the last one ending inside a 16-key group, NaN padding.
+// sm_90a: FP8 V in the transposed layout, 130 queries against 1,000 keys (bottom-right causal):
+// eight 128-key blocks, so the ring of two or three stages wraps at least twice before the last
+// block, which ends inside a 16-key group (the tail that every producer thread writes), NaN padding.
+// At 650 keys the tail's stage had been used once before and a wrong wait went unseen.
 void test_v_transposed_producer(void**) {
     if (!is_hopper()) {
         std::printf("  not sm_90a: no warp-specialised kernels\n");
@@ -164,7 +166,7 @@ void test_v_transposed_producer(void**) {
     for (const zyfa_test::DtypeMode& m : {kE4m3fnLean, kE4m3fnExact}) {
         CaseShape s = mode_shape(m);
         s.seqlen_q = 130;
-        s.seqlen_k = 650;
+        s.seqlen_k = 1000;
         s.heads_q = 2;
         s.heads_kv = 1;
         s.head_dim_qk = s.head_dim_v = 128;

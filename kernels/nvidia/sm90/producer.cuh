@@ -248,7 +248,12 @@ __device__ __forceinline__ void copy_transposed_v_block(const TileContext<typena
 // copied, and the producer's threads write the rest, the valid keys of the partial group from
 // global memory and zeros for every key past the sequence, as the TMA's bounds give row-major V
 // (the layout's padding should be zero, but a NaN there would survive a probability of 0). Every
-// thread waits on the stage's empty barrier itself and arrives after its own writes.
+// thread waits on the stage's empty barrier itself and arrives after its own writes. Only thread 0
+// followed the earlier phases of that barrier (the others skip the whole blocks), and a parity wait
+// cannot tell a phase from the one two later: once the ring had wrapped twice the other threads
+// passed it early, wrote a stage still in use and over-arrived on its full barrier (H200,
+// 2026-12-05: a launch failure at 1,000 keys). So they first meet thread 0, which has waited for
+// this block's phase (copy_k); no phase can complete past it before their own arrivals below.
 template <class Traits>
 __device__ __forceinline__ void copy_transposed_v_tail(const TileContext<typename Traits::Shape>& t,
                                                        const AttnKernelArgs& a, int index, int pt) {
@@ -258,6 +263,7 @@ __device__ __forceinline__ void copy_transposed_v_tail(const TileContext<typenam
     const int stage = index % Traits::kStages;
     const int valid = t.seqlen_k - (t.block_begin + index * kKeys);  // in [1, kKeys)
     const int whole = valid / kGroupKeys, partial_keys = valid % kGroupKeys;
+    named_barrier_sync(kProducerBarrier, 128);
     mbarrier_wait(t.empty(stage), ((index / Traits::kStages) & 1) ^ 1);
     for (int chunk = whole * kDv + pt; chunk < kKeys / kGroupKeys * kDv; chunk += 128) {
         uint4 bytes = make_uint4(0, 0, 0, 0);
