@@ -64,6 +64,9 @@ struct alignas(64) WsTmaParams {
     // AttnKernelArgs::v straight into its stage (sm90/producer.cuh, copy_transposed_v_block).
     int32_t v_transposed;
     PagedKvArgs paged;
+    // zyfa_attn_params.key_bias (common/key_bias.h) for the ws_bias kernels, null for the others:
+    // fp32 [batch, heads_q, seqlen_k], or [heads_q, total_k] when cu_seqlens_k packs the keys.
+    const float* key_bias;
 };
 enum WsTmaMap { kWsTmaQ = 0, kWsTmaK = 1, kWsTmaV = 2 };
 
