@@ -8,6 +8,9 @@ Implementations (each row of the table is one shape):
   zyfa INT8 Q/K LEAN                         q, k int8 (per token / per 64 keys) and v e4m3, quantised by
                                              zyfa from the BF16 inputs; the binding only; its ratio is to
                                              FP8 LEAN on the same shape (issue 20's bar)
+  zyfa FP8 LEAN / EXACT with a key bias      (zyfa_fp8_lean_bias, zyfa_fp8_exact_bias) the FP8 rows' inputs
+                                             plus an fp32 per-key score bias (params.key_bias, Q
+                                             smoothing's correction): the ws_bias kernels; the binding only
   torch SDPA BF16, cuDNN backend and flash backend (torch.nn.attention.sdpa_kernel)
   Triton FP8 (bench/triton_fp8_attention.py): the FP8 anchor, EXACT-style numerics
   cuDNN FP8 (e4m3 out): cuDNN's FP8 SDPA forward through cudnn-frontend's Python graph API (PyPI
@@ -50,7 +53,8 @@ REPO = os.path.dirname(HERE)
 
 IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_int8_lean", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
          "cudnn_fp8", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean_paged256", "zyfa_bf16_paged16", "zyfa_bf16_paged256",
-         "cudnn_bf16_paged16", "cudnn_bf16_paged256", "zyfa_fp8_lean_vt", "zyfa_fp8_exact_vt"]
+         "cudnn_bf16_paged16", "cudnn_bf16_paged256", "zyfa_fp8_lean_vt", "zyfa_fp8_exact_vt", "zyfa_fp8_lean_bias",
+         "zyfa_fp8_exact_bias"]
 # Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row. A paged row's
 # anchor is the contiguous zyfa kernel on the same keys (issue 22's bar: paged >= 0.9x contiguous).
 # The INT8 Q/K row's anchor is FP8 LEAN on the same shape (issue 20: INT8 LEAN >= 0.97x FP8 LEAN).
@@ -60,7 +64,8 @@ ANCHORS = {"zyfa_fp8_lean": ["triton_fp8", "cudnn_fp8"], "zyfa_fp8_exact": ["tri
            "zyfa_fp8_lean_paged16": ["zyfa_fp8_lean"], "zyfa_fp8_lean_paged256": ["zyfa_fp8_lean"],
            "zyfa_bf16_paged16": ["zyfa_bf16", "cudnn_bf16_paged16"],
            "zyfa_bf16_paged256": ["zyfa_bf16", "cudnn_bf16_paged256"],
-           "zyfa_fp8_lean_vt": ["zyfa_fp8_lean", "cudnn_fp8"], "zyfa_fp8_exact_vt": ["zyfa_fp8_exact", "cudnn_fp8"]}
+           "zyfa_fp8_lean_vt": ["zyfa_fp8_lean", "cudnn_fp8"], "zyfa_fp8_exact_vt": ["zyfa_fp8_exact", "cudnn_fp8"],
+           "zyfa_fp8_lean_bias": ["zyfa_fp8_lean", "cudnn_fp8"], "zyfa_fp8_exact_bias": ["zyfa_fp8_exact", "cudnn_fp8"]}
 
 
 def paged_page_size(impl):
@@ -199,16 +204,17 @@ class ZyfaBinding:
         q8, k8, v8, descales = inp.int8
         return self.prepare(q8, k8, v8, inp.out, causal=True, softmax="lean", descales=descales)
 
-    def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None):
+    def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None, key_bias=None):
         z = self.zyfa
 
         def launch():
             z.attention(q, k, v, causal=causal, softmax=softmax, softmax_scale=softmax_scale, descale=descales,
-                        out=out)
+                        out=out, key_bias=key_bias)
 
         name = "?"
         try:
-            name = z.attention_kernel_name(q, k, v, causal=causal, softmax=softmax, descale=descales) or "?"
+            name = z.attention_kernel_name(q, k, v, causal=causal, softmax=softmax, descale=descales,
+                                           key_bias=key_bias) or "?"
         except Exception:  # the name is informative only
             pass
         return launch, name
@@ -502,6 +508,16 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         return zyfa.prepare_paged(torch, inp.q8, inp.k8, inp.v8, inp.out, paged_page_size(impl), "lean")
     if impl == "zyfa_int8_lean":
         return zyfa.prepare_int8(inp)
+    if impl.endswith("_bias"):
+        # Q smoothing's per-key score bias (params.key_bias, the ws_bias kernels): fp32 [batch, heads_q,
+        # seqlen] of standard deviation 1.5, on the FP8 rows' inputs; its cost is the ratio to them.
+        if not hasattr(zyfa, "prepare_paged"):
+            raise RuntimeError("the key-bias rows need the bindings/python package (--api binding)")
+        g = torch.Generator(device="cuda").manual_seed(5)
+        bias = torch.randn(batch, hq, seqlen, device="cuda", generator=g, dtype=torch.float32) * 1.5
+        softmax = "lean" if impl == "zyfa_fp8_lean_bias" else "exact"
+        launch, name = zyfa.prepare(inp.q8, inp.k8, inp.v8, inp.out, causal=True, softmax=softmax, key_bias=bias)
+        return launch, name + " (key bias)"
     if impl.startswith("zyfa_"):
         if impl == "zyfa_bf16":
             return zyfa.prepare(inp.q16, inp.k16, inp.v16, inp.out, causal=True, softmax="exact")
@@ -744,7 +760,8 @@ def main():
              "zyfa_fp8_lean_paged16": "lean-p16", "zyfa_fp8_lean_paged256": "lean-p256",
              "zyfa_bf16_paged16": "bf16-p16", "zyfa_bf16_paged256": "bf16-p256",
              "cudnn_bf16_paged16": "cdnn-p16", "cudnn_bf16_paged256": "cdnn-p256",
-             "zyfa_fp8_lean_vt": "lean-vt", "zyfa_fp8_exact_vt": "exact-vt"}
+             "zyfa_fp8_lean_vt": "lean-vt", "zyfa_fp8_exact_vt": "exact-vt", "zyfa_fp8_lean_bias": "lean-kb",
+             "zyfa_fp8_exact_bias": "exact-kb"}
     # (column title, zyfa implementation, anchor); cudnn8 is cuDNN FP8 with e4m3 output.
     ratios = [("int8/lean", "zyfa_int8_lean", "zyfa_fp8_lean"), ("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
               ("lean/cdnn8", "zyfa_fp8_lean", "cudnn_fp8"), ("exact/cdnn8", "zyfa_fp8_exact", "cudnn_fp8"),
@@ -755,7 +772,8 @@ def main():
               ("p16/cdnn-p", "zyfa_bf16_paged16", "cudnn_bf16_paged16"),
               ("p256/cdnn-p", "zyfa_bf16_paged256", "cudnn_bf16_paged256"),
               ("lean vt/rm", "zyfa_fp8_lean_vt", "zyfa_fp8_lean"), ("lean vt/cdnn8", "zyfa_fp8_lean_vt", "cudnn_fp8"),
-              ("exact vt/rm", "zyfa_fp8_exact_vt", "zyfa_fp8_exact")]
+              ("exact vt/rm", "zyfa_fp8_exact_vt", "zyfa_fp8_exact"), ("lean kb/lean", "zyfa_fp8_lean_bias", "zyfa_fp8_lean"),
+              ("exact kb/exact", "zyfa_fp8_exact_bias", "zyfa_fp8_exact")]
     header = "%-24s %6s " % ("shape", "seqlen") + " ".join("%7s" % short[i] for i in args.impls) + \
         " " + " ".join("%11s" % title for title, _, _ in ratios)
     log(header)

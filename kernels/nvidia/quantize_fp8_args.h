@@ -16,7 +16,7 @@
 //   3. encode: codes = fp8_encode((x - mean) * scale), rotated, with scale from the slice's amax
 //              (same grid)
 //   4. finish: descale[i] = amax == 0 ? 1 : amax / fp8_max                  grid (ceil(slices/256))
-//  (5. key bias, with ZYFA_QUANT_KEY_BIAS only (HIP): key_bias[b, hq, s] from query_mean and the
+//  (5. key bias, with ZYFA_QUANT_KEY_BIAS only: key_bias[b, hq, s] from query_mean and the
 //      row less its mean (common/key_bias.h), one thread per row   grid (ceil(seqlen/256), query_heads, batch))
 // so the caller's descale buffer is the amax scratch and its smooth_mean buffer holds the means
 // the later launches subtract: no allocation, no synchronisation.

@@ -429,10 +429,6 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     if (p.key_bias != nullptr && int8) {
         throw_not_supported("params.key_bias with INT8 q/k: the INT8 Q/K mode takes no per-key bias");
     }
-    if (p.key_bias != nullptr && backend == ZYFA_BACKEND_CUDA) {
-        throw_not_supported("params.key_bias: the CUDA kernels take no per-key score bias yet (the CPU and HIP "
-                            "backends do)");
-    }
     return problem;
 }
 

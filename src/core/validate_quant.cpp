@@ -243,10 +243,6 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
         throw_not_supported("params.flags has ZYFA_QUANT_KEY_BIAS: the INT8 Q/K mode takes no key bias "
                             "(zyfa_quantize_fp8 writes it)");
     }
-    if (key_bias && backend == ZYFA_BACKEND_CUDA) {
-        throw_not_supported("params.flags has ZYFA_QUANT_KEY_BIAS: the CUDA quantiser writes no key bias yet (the CPU "
-                            "and HIP backends do)");
-    }
     if (problem.hadamard && !numerics::hadamard_supported(p.head_dim)) {
         throw_not_supported("params.head_dim = " + std::to_string(p.head_dim) +
                             " with ZYFA_QUANT_HADAMARD: needs a power of two or a multiple of 64");

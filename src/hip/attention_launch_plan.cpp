@@ -323,7 +323,7 @@ public:
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "gfx950" && image_arch != "gfx942") return {};
         gpu::QuantKernelSpec spec = gpu::quantize_fp8_kernel_names();
-        spec.key_bias = "zyfa_quantize_fp8_key_bias";  // the HIP image only, so far
+        spec.key_bias = "zyfa_quantize_fp8_key_bias";
         return spec;
     }
 
