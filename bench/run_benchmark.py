@@ -472,6 +472,15 @@ _ctypes_zyfa = []  # the ZyfaCtypes of the transposed-V rows, made on first use
 _library_path = []  # --library, for it
 
 
+def key_bias_of(torch, inp):
+    """The key-bias rows' fp32 bias [batch, heads_q, seqlen] of standard deviation 1.5 (made once per shape)."""
+    if getattr(inp, "key_bias", None) is None:
+        batch, seqlen, hq = inp.shape[0], inp.shape[1], inp.shape[2]
+        g = torch.Generator(device="cuda").manual_seed(5)
+        inp.key_bias = torch.randn(batch, hq, seqlen, device="cuda", generator=g, dtype=torch.float32) * 1.5
+    return inp.key_bias
+
+
 def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
     """(launch, kernel description) for one implementation on one shape; raises if unsupported."""
     batch, seqlen, hq, hkv, dqk, dv = inp.shape
@@ -513,10 +522,9 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         # seqlen] of standard deviation 1.5, on the FP8 rows' inputs; its cost is the ratio to them.
         if not hasattr(zyfa, "prepare_paged"):
             raise RuntimeError("the key-bias rows need the bindings/python package (--api binding)")
-        g = torch.Generator(device="cuda").manual_seed(5)
-        bias = torch.randn(batch, hq, seqlen, device="cuda", generator=g, dtype=torch.float32) * 1.5
         softmax = "lean" if impl == "zyfa_fp8_lean_bias" else "exact"
-        launch, name = zyfa.prepare(inp.q8, inp.k8, inp.v8, inp.out, causal=True, softmax=softmax, key_bias=bias)
+        launch, name = zyfa.prepare(inp.q8, inp.k8, inp.v8, inp.out, causal=True, softmax=softmax,
+                                    key_bias=key_bias_of(torch, inp))
         return launch, name + " (key bias)"
     if impl.startswith("zyfa_"):
         if impl == "zyfa_bf16":
@@ -611,9 +619,15 @@ def spot_check(torch, zyfa, log, impls, cudnn_fp8=None):
     for kind, (q, k, v) in (("bf16", (inp.q16, inp.k16, inp.v16)), ("fp8", (inp.q8, inp.k8, inp.v8))):
         qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
         refs[kind] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=True).transpose(1, 2)
+        if kind == "fp8":  # the key-bias rows: the bias added to every scaled score, as SDPA's float mask
+            causal = torch.ones(seqlen, seqlen, device="cuda", dtype=torch.bool).tril()
+            mask = torch.where(causal, 0.0, float("-inf"))[None, None] + key_bias_of(torch, inp)[:, :, None, :]
+            refs["fp8_bias"] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, attn_mask=mask).transpose(1, 2)
     results = {}
     for impl in impls:
         kind = "fp8" if "fp8" in impl else "bf16"  # INT8 Q/K: quantised from the BF16 inputs
+        if impl.endswith("_bias"):
+            kind = "fp8_bias"
         try:
             inp.out.fill_(float("nan"))  # an unwritten element cannot pass
             launch, _ = make_launch(impl, torch, zyfa, inp, cudnn_fp8)
