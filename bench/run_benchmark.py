@@ -8,6 +8,9 @@ Implementations (each row of the table is one shape):
   zyfa INT8 Q/K LEAN                         q, k int8 (per token / per 64 keys) and v e4m3, quantised by
                                              zyfa from the BF16 inputs; the binding only; its ratio is to
                                              FP8 LEAN on the same shape (issue 20's bar)
+  zyfa FP8 LEAN / EXACT with a key bias      (zyfa_fp8_lean_bias, zyfa_fp8_exact_bias) the FP8 rows' inputs
+                                             plus an fp32 per-key score bias (params.key_bias, Q
+                                             smoothing's correction): the ws_bias kernels; the binding only
   torch SDPA BF16, cuDNN backend and flash backend (torch.nn.attention.sdpa_kernel)
   Triton FP8 (bench/triton_fp8_attention.py): the FP8 anchor, EXACT-style numerics
   cuDNN FP8 (e4m3 out): cuDNN's FP8 SDPA forward through cudnn-frontend's Python graph API (PyPI
@@ -50,7 +53,8 @@ REPO = os.path.dirname(HERE)
 
 IMPLS = ["zyfa_fp8_lean", "zyfa_fp8_exact", "zyfa_int8_lean", "zyfa_bf16", "sdpa_cudnn_bf16", "sdpa_flash_bf16", "triton_fp8",
          "cudnn_fp8", "zyfa_fp8_lean_paged16", "zyfa_fp8_lean_paged256", "zyfa_bf16_paged16", "zyfa_bf16_paged256",
-         "cudnn_bf16_paged16", "cudnn_bf16_paged256"]
+         "cudnn_bf16_paged16", "cudnn_bf16_paged256", "zyfa_fp8_lean_vt", "zyfa_fp8_exact_vt", "zyfa_fp8_lean_bias",
+         "zyfa_fp8_exact_bias"]
 # Each zyfa implementation's anchor(s): the ratio zyfa / anchor is printed per row. A paged row's
 # anchor is the contiguous zyfa kernel on the same keys (issue 22's bar: paged >= 0.9x contiguous).
 # The INT8 Q/K row's anchor is FP8 LEAN on the same shape (issue 20: INT8 LEAN >= 0.97x FP8 LEAN).
@@ -59,7 +63,9 @@ ANCHORS = {"zyfa_fp8_lean": ["triton_fp8", "cudnn_fp8"], "zyfa_fp8_exact": ["tri
            "zyfa_bf16": ["sdpa_cudnn_bf16", "sdpa_flash_bf16"],
            "zyfa_fp8_lean_paged16": ["zyfa_fp8_lean"], "zyfa_fp8_lean_paged256": ["zyfa_fp8_lean"],
            "zyfa_bf16_paged16": ["zyfa_bf16", "cudnn_bf16_paged16"],
-           "zyfa_bf16_paged256": ["zyfa_bf16", "cudnn_bf16_paged256"]}
+           "zyfa_bf16_paged256": ["zyfa_bf16", "cudnn_bf16_paged256"],
+           "zyfa_fp8_lean_vt": ["zyfa_fp8_lean", "cudnn_fp8"], "zyfa_fp8_exact_vt": ["zyfa_fp8_exact", "cudnn_fp8"],
+           "zyfa_fp8_lean_bias": ["zyfa_fp8_lean", "cudnn_fp8"], "zyfa_fp8_exact_bias": ["zyfa_fp8_exact", "cudnn_fp8"]}
 
 
 def paged_page_size(impl):
@@ -198,16 +204,17 @@ class ZyfaBinding:
         q8, k8, v8, descales = inp.int8
         return self.prepare(q8, k8, v8, inp.out, causal=True, softmax="lean", descales=descales)
 
-    def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None):
+    def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None, key_bias=None):
         z = self.zyfa
 
         def launch():
             z.attention(q, k, v, causal=causal, softmax=softmax, softmax_scale=softmax_scale, descale=descales,
-                        out=out)
+                        out=out, key_bias=key_bias)
 
         name = "?"
         try:
-            name = z.attention_kernel_name(q, k, v, causal=causal, softmax=softmax, descale=descales) or "?"
+            name = z.attention_kernel_name(q, k, v, causal=causal, softmax=softmax, descale=descales,
+                                           key_bias=key_bias) or "?"
         except Exception:  # the name is informative only
             pass
         return launch, name
@@ -461,6 +468,17 @@ class CudnnPagedBf16:
 
 
 _cudnn_paged = []  # the CudnnPagedBf16 made on first use
+_ctypes_zyfa = []  # the ZyfaCtypes of the transposed-V rows, made on first use
+_library_path = []  # --library, for it
+
+
+def key_bias_of(torch, inp):
+    """The key-bias rows' fp32 bias [batch, heads_q, seqlen] of standard deviation 1.5 (made once per shape)."""
+    if getattr(inp, "key_bias", None) is None:
+        batch, seqlen, hq = inp.shape[0], inp.shape[1], inp.shape[2]
+        g = torch.Generator(device="cuda").manual_seed(5)
+        inp.key_bias = torch.randn(batch, hq, seqlen, device="cuda", generator=g, dtype=torch.float32) * 1.5
+    return inp.key_bias
 
 
 def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
@@ -476,6 +494,19 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         if not _cudnn_paged:
             _cudnn_paged.append(CudnnPagedBf16(torch))
         return _cudnn_paged[0].prepare(inp, paged_page_size(impl))
+    if impl.endswith("_vt"):
+        # FP8 V in the transposed layout (ZYFA_ATTN_V_TRANSPOSED) through the minimal ctypes caller,
+        # built from the row-major rows' codes: the same inputs as zyfa_fp8_lean / _exact.
+        if (dqk, dv) not in ((128, 128), (64, 64), (192, 128)):
+            raise RuntimeError("the transposed-V kernels take head dims 64, 128 and 192/128")
+        if not _ctypes_zyfa:
+            _ctypes_zyfa.append(ZyfaCtypes(_library_path[0]))
+        import zyfa_ctypes
+        vt = zyfa_ctypes.transposed_v(torch, inp.v8)
+        softmax = "lean" if impl == "zyfa_fp8_lean_vt" else "exact"
+        launch, name = _ctypes_zyfa[0].z.prepare(inp.q8, inp.k8, vt, inp.out, causal=True, softmax=softmax,
+                                                 v_transposed=True)
+        return launch, name + " (v transposed)"
     if impl.startswith("zyfa_") and paged_page_size(impl):
         if not hasattr(zyfa, "prepare_paged"):
             raise RuntimeError("paged rows need the bindings/python package (--api binding)")
@@ -486,6 +517,15 @@ def make_launch(impl, torch, zyfa, inp, cudnn_fp8=None):
         return zyfa.prepare_paged(torch, inp.q8, inp.k8, inp.v8, inp.out, paged_page_size(impl), "lean")
     if impl == "zyfa_int8_lean":
         return zyfa.prepare_int8(inp)
+    if impl.endswith("_bias"):
+        # Q smoothing's per-key score bias (params.key_bias, the ws_bias kernels): fp32 [batch, heads_q,
+        # seqlen] of standard deviation 1.5, on the FP8 rows' inputs; its cost is the ratio to them.
+        if not hasattr(zyfa, "prepare_paged"):
+            raise RuntimeError("the key-bias rows need the bindings/python package (--api binding)")
+        softmax = "lean" if impl == "zyfa_fp8_lean_bias" else "exact"
+        launch, name = zyfa.prepare(inp.q8, inp.k8, inp.v8, inp.out, causal=True, softmax=softmax,
+                                    key_bias=key_bias_of(torch, inp))
+        return launch, name + " (key bias)"
     if impl.startswith("zyfa_"):
         if impl == "zyfa_bf16":
             return zyfa.prepare(inp.q16, inp.k16, inp.v16, inp.out, causal=True, softmax="exact")
@@ -579,9 +619,15 @@ def spot_check(torch, zyfa, log, impls, cudnn_fp8=None):
     for kind, (q, k, v) in (("bf16", (inp.q16, inp.k16, inp.v16)), ("fp8", (inp.q8, inp.k8, inp.v8))):
         qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
         refs[kind] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=True).transpose(1, 2)
+        if kind == "fp8":  # the key-bias rows: the bias added to every scaled score, as SDPA's float mask
+            causal = torch.ones(seqlen, seqlen, device="cuda", dtype=torch.bool).tril()
+            mask = torch.where(causal, 0.0, float("-inf"))[None, None] + key_bias_of(torch, inp)[:, :, None, :]
+            refs["fp8_bias"] = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, attn_mask=mask).transpose(1, 2)
     results = {}
     for impl in impls:
         kind = "fp8" if "fp8" in impl else "bf16"  # INT8 Q/K: quantised from the BF16 inputs
+        if impl.endswith("_bias"):
+            kind = "fp8_bias"
         try:
             inp.out.fill_(float("nan"))  # an unwritten element cannot pass
             launch, _ = make_launch(impl, torch, zyfa, inp, cudnn_fp8)
@@ -602,6 +648,7 @@ def spot_check(torch, zyfa, log, impls, cudnn_fp8=None):
 
 def main():
     args = parse_args()
+    _library_path.append(args.library)
     samples = args.samples or (5 if args.quick else 15)
     lines = []
 
@@ -726,7 +773,9 @@ def main():
              "sdpa_flash_bf16": "flash", "triton_fp8": "triton8", "cudnn_fp8": "cudnn8",
              "zyfa_fp8_lean_paged16": "lean-p16", "zyfa_fp8_lean_paged256": "lean-p256",
              "zyfa_bf16_paged16": "bf16-p16", "zyfa_bf16_paged256": "bf16-p256",
-             "cudnn_bf16_paged16": "cdnn-p16", "cudnn_bf16_paged256": "cdnn-p256"}
+             "cudnn_bf16_paged16": "cdnn-p16", "cudnn_bf16_paged256": "cdnn-p256",
+             "zyfa_fp8_lean_vt": "lean-vt", "zyfa_fp8_exact_vt": "exact-vt", "zyfa_fp8_lean_bias": "lean-kb",
+             "zyfa_fp8_exact_bias": "exact-kb"}
     # (column title, zyfa implementation, anchor); cudnn8 is cuDNN FP8 with e4m3 output.
     ratios = [("int8/lean", "zyfa_int8_lean", "zyfa_fp8_lean"), ("lean/tri", "zyfa_fp8_lean", "triton_fp8"), ("exact/tri", "zyfa_fp8_exact", "triton_fp8"),
               ("lean/cdnn8", "zyfa_fp8_lean", "cudnn_fp8"), ("exact/cdnn8", "zyfa_fp8_exact", "cudnn_fp8"),
@@ -735,7 +784,10 @@ def main():
               ("lean p256/c", "zyfa_fp8_lean_paged256", "zyfa_fp8_lean"),
               ("bf16 p16/c", "zyfa_bf16_paged16", "zyfa_bf16"), ("bf16 p256/c", "zyfa_bf16_paged256", "zyfa_bf16"),
               ("p16/cdnn-p", "zyfa_bf16_paged16", "cudnn_bf16_paged16"),
-              ("p256/cdnn-p", "zyfa_bf16_paged256", "cudnn_bf16_paged256")]
+              ("p256/cdnn-p", "zyfa_bf16_paged256", "cudnn_bf16_paged256"),
+              ("lean vt/rm", "zyfa_fp8_lean_vt", "zyfa_fp8_lean"), ("lean vt/cdnn8", "zyfa_fp8_lean_vt", "cudnn_fp8"),
+              ("exact vt/rm", "zyfa_fp8_exact_vt", "zyfa_fp8_exact"), ("lean kb/lean", "zyfa_fp8_lean_bias", "zyfa_fp8_lean"),
+              ("exact kb/exact", "zyfa_fp8_exact_bias", "zyfa_fp8_exact")]
     header = "%-24s %6s " % ("shape", "seqlen") + " ".join("%7s" % short[i] for i in args.impls) + \
         " " + " ".join("%11s" % title for title, _, _ in ratios)
     log(header)

@@ -8,6 +8,22 @@ DTYPE = {"float32": 1, "float16": 2, "bfloat16": 3, "float8_e4m3fn": 4}
 BACKEND_CUDA = 3
 MASK_CAUSAL = 1
 SOFTMAX = {"auto": 0, "exact": 1, "lean": 2}
+ATTN_V_TRANSPOSED = 1  # zyfa_attn_params.flags (0.1.6)
+# The byte of each key of a 16-key group in the transposed V layout (kernels/common/v_transposed.h).
+VT_KEY_ORDER = [0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15]
+
+
+def transposed_v(torch, v8):
+    """FP8 v [b, s, h, d] in the transposed layout: [b, h, groups, d, 16], the keys of each 16-key
+    group in VT_KEY_ORDER, the sequence padded with zero keys to a multiple of 128 (what
+    zyfa_quantize_fp8 with ZYFA_QUANT_V_TRANSPOSED writes, built here from the same codes)."""
+    b, s, h, d = v8.shape
+    padded = -(-s // 128) * 128
+    raw = torch.zeros(b, padded, h, d, dtype=torch.uint8, device=v8.device)
+    raw[:, :s] = v8.contiguous().view(torch.uint8)
+    order = torch.tensor(VT_KEY_ORDER, device=v8.device)
+    grouped = raw.view(b, padded // 16, 16, h, d).index_select(2, order)
+    return grouped.permute(0, 3, 1, 4, 2).contiguous().view(v8.dtype)
 
 
 class ContextOptions(ctypes.Structure):
@@ -69,13 +85,20 @@ class Zyfa:
         return "zyfa %s (%s) on %s" % (self.lib.zyfa_version_string().decode(), self.lib.zyfa_build_info().decode(),
                                        self.lib.zyfa_context_device_name(self.ctx).decode())
 
-    def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None):
+    def prepare(self, q, k, v, out, causal=True, softmax="auto", softmax_scale=None, descales=None,
+                v_transposed=False):
         """Builds the C structs once; returns (launch, kernel_name). launch() enqueues one
-        zyfa_attn_fwd on torch's current stream. The tensors must stay alive while it is used."""
+        zyfa_attn_fwd on torch's current stream. The tensors must stay alive while it is used.
+        v_transposed: v is FP8 [batch, heads_kv, groups, head_dim, 16] in the transposed layout
+        (docs/api.md, ZYFA_ATTN_V_TRANSPOSED), e.g. from transposed_v()."""
         import torch
 
         batch, seqlen_q, heads_q, dqk = q.shape
-        _, seqlen_k, heads_kv, dv = v.shape
+        if v_transposed:
+            _, heads_kv, _, dv, _ = v.shape
+            seqlen_k = k.shape[1]
+        else:
+            _, seqlen_k, heads_kv, dv = v.shape
         p = AttnParams()
         self.lib.zyfa_attn_params_init(ctypes.byref(p), ctypes.sizeof(p))
         p.mask = MASK_CAUSAL if causal else 0
@@ -85,8 +108,12 @@ class Zyfa:
         p.softmax_scale = 0.0 if softmax_scale is None else softmax_scale
         if descales is not None:
             p.q_descale, p.k_descale, p.v_descale = (d.data_ptr() for d in descales)
+        p.flags = ATTN_V_TRANSPOSED if v_transposed else 0
 
         def view(t):
+            if t is v and v_transposed:  # batch, group (stride_seq), head
+                return Tensor(t.data_ptr(), DTYPE[str(t.dtype).replace("torch.", "")], 0, t.stride(0), t.stride(2),
+                              t.stride(1))
             return Tensor(t.data_ptr(), DTYPE[str(t.dtype).replace("torch.", "")], 0, t.stride(0), t.stride(1),
                           t.stride(2))
 

@@ -91,9 +91,23 @@ typedef int32_t zyfa_softmax;
 /* zyfa_quant_params.flags: subtract each channel's mean over the sequence first (K smoothing) and
  * return it in zyfa_quant_params.smooth_mean. */
 #define ZYFA_QUANT_SMOOTH   2u
+/* zyfa_quant_params.flags (0.1.7): write out in the transposed V layout that zyfa_attn_fwd reads with
+ * ZYFA_ATTN_V_TRANSPOSED (FP8 V only: it is the byte order the NVIDIA kernels' P.V reads, so they
+ * copy V instead of transposing it). Per (batch, head) the keys form groups of 16, padded with zero
+ * keys to a multiple of 128 keys; out.stride_seq is the distance between groups (16 * head_dim for
+ * the layout the NVIDIA kernels read), each group head_dim chunks of 16 bytes, chunk d holding
+ * column d of the group's keys in the order 0,1,8,9,2,3,10,11,4,5,12,13,6,7,14,15:
+ * element [b, key, h, d] = data + b*stride_batch + h*stride_head + (key / 16)*stride_seq + d*16 +
+ * byte(key % 16). Not with params.cu_seqlens (docs/api.md, "V in the transposed layout"). */
+#define ZYFA_QUANT_V_TRANSPOSED 4u
+
+/* zyfa_attn_params.flags (0.1.7): v is FP8 in the transposed layout of ZYFA_QUANT_V_TRANSPOSED
+ * (seqlen_k keys padded to a multiple of 128, stride_seq the distance between 16-key groups).
+ * Contiguous keys only: not with cu_seqlens or block_table. */
+#define ZYFA_ATTN_V_TRANSPOSED 1u
 /* zyfa_quant_params.flags, on K (0.1.6): also write Q smoothing's exact per-key score bias,
  * key_bias_scale * query_mean . (k_j - smooth_mean), to zyfa_quant_params.key_bias, for
- * zyfa_attn_params.key_bias. (4u is kept for another flag.) */
+ * zyfa_attn_params.key_bias. */
 #define ZYFA_QUANT_KEY_BIAS 8u
 
 /* ---------------------------------------------------------------------------------------------
@@ -154,7 +168,7 @@ typedef struct zyfa_attn_params {
                                      log-sum-exp: lse - exact lies in [-0.084, +0.062] (docs/api.md).
                                      With K smoothed (ZYFA_QUANT_SMOOTH), the smoothed scores' lse:
                                      add softmax_scale * q . smooth_mean for the unsmoothed one */
-    uint64_t       flags;         /* must be 0 in 0.1 */
+    uint64_t       flags;         /* 0, or ZYFA_ATTN_V_TRANSPOSED (0.1.7); other bits INVALID_ARGUMENT */
     /* Appended after 0.1's layout; an older caller's struct_size ends before it and reads as 0. */
     int32_t        key_block;     /* keys per online-softmax step: 0 = the backend's own choice, or
                                      64 or 128 (else INVALID_ARGUMENT). LEAN's block scales and the
@@ -229,7 +243,7 @@ typedef struct zyfa_attn_params {
 /* One quantisation problem for zyfa_quantize_fp8. Fill with zyfa_quant_params_init. */
 typedef struct zyfa_quant_params {
     uint32_t       struct_size;
-    uint32_t       flags;       /* ZYFA_QUANT_HADAMARD, ZYFA_QUANT_SMOOTH, or both */
+    uint32_t       flags;       /* ZYFA_QUANT_HADAMARD, ZYFA_QUANT_SMOOTH, ZYFA_QUANT_V_TRANSPOSED (any of them) */
     int64_t        batch;
     int64_t        seqlen;
     int64_t        heads;

@@ -72,9 +72,12 @@ namespace nvidia {
 
 // PAGED: K and V read through a block table (PagedKvArgs in tma.paged); only the producer and the
 // tile's key count differ, so the consumers compute on the same bytes as the contiguous kernel's.
-template <InKind IN, PMode PM, int DQK, int DV, bool PAGED = false>
+// KEY_BIAS: the consumers add tma.key_bias to the scores (sm90/softmax.cuh); the producer is the
+// contiguous kernel's.
+template <InKind IN, PMode PM, int DQK, int DV, bool PAGED = false, bool KEY_BIAS = false>
 __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, const WsTmaParams& tma) {
-    using Traits = WsKernelTraits<IN, PM, DQK, DV>;
+    static_assert(!(PAGED && KEY_BIAS), "no paged key-bias kernels");
+    using Traits = WsKernelTraits<IN, PM, DQK, DV, KEY_BIAS>;
     using Shape = typename Traits::Shape;
     TileContext<Shape> tile;
     if (!locate_tile(tile, a)) return;
@@ -87,6 +90,13 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
         if constexpr (PAGED) {
             produce_paged_with_tma<Traits>(tile, tma, a);
         } else {
+            // FP8 V supplied transposed: the E4M3 128-key kernels only (the host's launch plan).
+            if constexpr (Traits::kFp8 && !Traits::kInt8 && Traits::kKeys == numerics::kVtPadKeys) {
+                if (tma.v_transposed != 0) {
+                    produce_with_tma_v_transposed<Traits>(tile, tma, a);
+                    return;
+                }
+            }
             produce_with_tma<Traits>(tile, tma);
         }
     } else if (threadIdx.x < 128) {
@@ -96,7 +106,7 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
     } else {
         // ---- Consumers ---------------------------------------------------------------------------
         setmaxnreg_inc<Traits::kConsumerRegs>();
-        consumer_warpgroup<Traits>(tile, a);
+        consumer_warpgroup<Traits>(tile, a, tma.key_bias);
     }
 }
 
@@ -104,10 +114,10 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
 }  // namespace zyfa
 
 // 384 (512) threads, one CTA per SM: the register cap at entry that setmaxnreg needs.
-#define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv, paged)            \
+#define ZYFA_DEFINE_WS_ATTENTION_KERNEL(symbol, in_kind, p_mode, dqk, dv, paged, key_bias)  \
     extern "C" __global__ void __launch_bounds__(128 * (1 + zyfa::nvidia::kWsConsumerWarpgroups), 1) \
         symbol(const zyfa::AttnKernelArgs args, const __grid_constant__ zyfa::nvidia::WsTmaParams tma) { \
-        zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv, paged>(args, tma);      \
+        zyfa::nvidia::attention_forward_ws<in_kind, p_mode, dqk, dv, paged, key_bias>(args, tma); \
     }
 
 #endif

@@ -59,7 +59,14 @@ struct alignas(64) WsTmaParams {
     alignas(64) unsigned char v_map[kMapBytes];
     int32_t axis[3][3];  // [q, k, v][sequence, head, batch] -> map dim 1..3 (paged: batch = page)
     int32_t enabled;
+    // FP8 V in the transposed layout (ZYFA_ATTN_V_TRANSPOSED, common/v_transposed.h; with enabled = 1,
+    // contiguous keys): v_map is unset, each V block is one bulk copy of its 16-key groups from
+    // AttnKernelArgs::v straight into its stage (sm90/producer.cuh, copy_transposed_v_block).
+    int32_t v_transposed;
     PagedKvArgs paged;
+    // zyfa_attn_params.key_bias (common/key_bias.h) for the ws_bias kernels, null for the others:
+    // fp32 [batch, heads_q, seqlen_k], or [heads_q, total_k] when cu_seqlens_k packs the keys.
+    const float* key_bias;
 };
 enum WsTmaMap { kWsTmaQ = 0, kWsTmaK = 1, kWsTmaV = 2 };
 

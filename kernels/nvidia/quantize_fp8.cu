@@ -6,6 +6,9 @@
 // stage over a warp's lanes gives the same bits), the same scale expression and common/fp8_e4m3.h's
 // encoder; built with -fmad=false so no multiply is fused into an add.
 //
+// With ZYFA_QUANT_KEY_BIAS a fifth launch after mean, zyfa_quantize_fp8_key_bias, writes Q smoothing's
+// per-key bias (common/key_bias.h), one thread per (key, query head), as the CPU and HIP backends.
+//
 // zyfa_quantize_int8 (args.scale_rows 1 or 64) runs the sixth kernel, zyfa_quantize_int8_groups,
 // after the mean launch when smoothing: each scale group (1 or 64 rows from the sequence's row 0)
 // lies inside one block's kQuantRowsPerBlock rows, so one block finds its rows' amax (shared
@@ -20,7 +23,9 @@
 #include "common/hadamard.h"
 #include "common/half_types.h"
 #include "common/int8_qk.h"
+#include "common/key_bias.h"
 #include "common/smooth_mean.h"
+#include "common/v_transposed.h"
 #include "common/attention_kernel_args.h"
 #include "nvidia/quantize_fp8_args.h"
 
@@ -78,9 +83,13 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
 
     for (int64_t s = row_begin + warp; s < row_end; s += kQuantWarps) {  // warp-uniform loop
         const int64_t in_row = in_slice + (first + s) * a.in_stride_seq;
-        const int64_t out_row = out_slice + (first + s) * a.out_stride_seq;
+        // Element d of row s: row-major, or the transposed V layout (fixed length: first is 0).
+        auto out_index = [&](int d) {
+            return a.v_transposed ? out_slice + numerics::vt_offset(s, d, a.out_stride_seq)
+                                  : out_slice + (first + s) * a.out_stride_seq + d;
+        };
         if (n == 0) {
-            for (int d = lane; d < a.head_dim; d += 32) visit(s, out_row + d, value_at(in_row, d));
+            for (int d = lane; d < a.head_dim; d += 32) visit(s, out_index(d), value_at(in_row, d));
             continue;
         }
         for (int start = 0; start < a.head_dim; start += n) {
@@ -97,7 +106,7 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
                 }
                 __syncwarp();
             }
-            for (int j = lane; j < n; j += 32) visit(s, out_row + start + j, buffer[j] * normaliser);
+            for (int j = lane; j < n; j += 32) visit(s, out_index(start + j), buffer[j] * normaliser);
             __syncwarp();  // the next block's loads overwrite the buffer
         }
     }
@@ -108,6 +117,30 @@ __device__ __forceinline__ void for_each_value(const QuantFp8KernelArgs& a, floa
 }  // namespace zyfa
 
 using zyfa::QuantFp8KernelArgs;
+
+// With ZYFA_QUANT_KEY_BIAS only (after the mean launch): Q smoothing's bias of row s = blockIdx.x *
+// kQuantThreads + threadIdx.x for query head blockIdx.y of sequence blockIdx.z (common/key_bias.h:
+// fp64 in order over d, the row less K's mean as encode reads it, before any rotation).
+extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_fp8_key_bias(const QuantFp8KernelArgs a) {
+    const int32_t b = static_cast<int32_t>(blockIdx.z), hq = static_cast<int32_t>(blockIdx.y);
+    const bool varlen = a.cu_seqlens != nullptr;
+    const int64_t first = varlen ? a.cu_seqlens[b] : 0;
+    const int64_t count = varlen ? static_cast<int64_t>(a.cu_seqlens[b + 1]) - a.cu_seqlens[b] : a.seqlen;
+    const int64_t s = static_cast<int64_t>(blockIdx.x) * zyfa::kQuantThreads + threadIdx.x;
+    if (s >= count) return;
+    const int32_t hk = hq / (a.query_heads / a.heads);
+    const int64_t in_row = (varlen ? 0 : b * a.in_stride_batch) + hk * a.in_stride_head + (first + s) * a.in_stride_seq;
+    const float* mean = a.smooth_mean != nullptr ? a.smooth_mean + (static_cast<int64_t>(b) * a.heads + hk) * a.head_dim
+                                                 : nullptr;
+    const float* query_mean = a.query_mean + (static_cast<int64_t>(b) * a.query_heads + hq) * a.head_dim;
+    const float bias = zyfa::numerics::smoothing_key_bias_of(query_mean, a.head_dim, a.key_bias_scale, [&](int64_t d) {
+        const float x = zyfa::nvidia::load_input(a, in_row + d);
+        return mean != nullptr ? zyfa::numerics::smooth_subtract(x, mean[d]) : x;
+    });
+    const int64_t index = varlen ? static_cast<int64_t>(hq) * a.cu_seqlens[a.batch] + first + s
+                                 : (static_cast<int64_t>(b) * a.query_heads + hq) * a.seqlen + s;
+    a.key_bias[index] = bias;
+}
 
 // Launch 1: every slice's amax starts at +0 (bits 0), the identity of the unsigned max.
 extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads) zyfa_quantize_fp8_clear(const QuantFp8KernelArgs a) {
@@ -176,6 +209,17 @@ extern "C" __global__ void __launch_bounds__(zyfa::kQuantThreads, 4) zyfa_quanti
     zyfa::nvidia::for_each_value(a, buffers[threadIdx.x / 32], [=](int64_t, int64_t index, float value) {
         out[index] = all_zero ? uint8_t{0} : zyfa::numerics::fp8_encode((value * pre_shift) * scale, format);
     });
+    if (a.v_transposed) {  // the padding keys of this block's rows (past the sequence, up to 128 keys): 0
+        const int64_t row_begin = static_cast<int64_t>(blockIdx.x) * zyfa::kQuantRowsPerBlock;
+        const int64_t padded = zyfa::numerics::vt_padded_keys(a.seqlen);
+        const int64_t out_slice = static_cast<int64_t>(blockIdx.z) * a.out_stride_batch +
+                                  static_cast<int64_t>(blockIdx.y) * a.out_stride_head;
+        for (int64_t s = row_begin > a.seqlen ? row_begin : a.seqlen; s < padded && s < row_begin + zyfa::kQuantRowsPerBlock; ++s) {
+            for (int d = static_cast<int>(threadIdx.x); d < a.head_dim; d += zyfa::kQuantThreads) {
+                out[out_slice + zyfa::numerics::vt_offset(s, d, a.out_stride_seq)] = 0;
+            }
+        }
+    }
 }
 
 // Launch 4: amax -> descale (after launch 3 read the amax).

@@ -16,7 +16,7 @@
 //   3. encode: codes = fp8_encode((x - mean) * scale), rotated, with scale from the slice's amax
 //              (same grid)
 //   4. finish: descale[i] = amax == 0 ? 1 : amax / fp8_max                  grid (ceil(slices/256))
-//  (5. key bias, with ZYFA_QUANT_KEY_BIAS only (HIP): key_bias[b, hq, s] from query_mean and the
+//  (5. key bias, with ZYFA_QUANT_KEY_BIAS only: key_bias[b, hq, s] from query_mean and the
 //      row less its mean (common/key_bias.h), one thread per row   grid (ceil(seqlen/256), query_heads, batch))
 // so the caller's descale buffer is the amax scratch and its smooth_mean buffer holds the means
 // the later launches subtract: no allocation, no synchronisation.
@@ -55,6 +55,10 @@ struct QuantFp8KernelArgs {
     // scale_groups]. zyfa_quantize_fp8: 0 and 1.
     int32_t scale_rows;
     int32_t scale_groups;
+    // ZYFA_QUANT_V_TRANSPOSED (NVIDIA only; fixed length): out in the transposed V layout
+    // (common/v_transposed.h), out_stride_seq the distance between 16-key groups; the encode launch's
+    // grid covers the padded keys, whose codes it writes as 0. Else 0.
+    int32_t v_transposed;
     // ZYFA_QUANT_KEY_BIAS (launch 5), else null and 0: query_mean [batch, query_heads, head_dim] in,
     // key_bias [batch, query_heads, seqlen] (or [query_heads, total] when varlen) out.
     const float* query_mean;

@@ -67,6 +67,9 @@ struct AttnProblem {
     // head h (common/key_bias.h), at key_bias_index(b, h, j). Host memory; only the CPU backend
     // takes it (GPU backends refuse it).
     const float* key_bias = nullptr;
+    // ZYFA_ATTN_V_TRANSPOSED: v is FP8 in the transposed layout (kernels/common/v_transposed.h), its
+    // stride_seq the distance between 16-key groups; contiguous keys only (validated).
+    bool v_transposed = false;
     TensorView q, k, v, o;
 
     bool paged() const { return block_table != nullptr; }
@@ -117,6 +120,9 @@ struct AttnProblem {
 struct QuantProblem {
     bool hadamard = false;
     bool smooth = false;  // ZYFA_QUANT_SMOOTH: subtract each channel's mean first (common/smooth_mean.h)
+    // ZYFA_QUANT_V_TRANSPOSED: out in the transposed V layout (kernels/common/v_transposed.h), its
+    // padding keys written as zero; fixed length only (validated).
+    bool v_transposed = false;
     int64_t batch = 0;
     int64_t seqlen = 0;  // longest sequence when varlen
     int64_t heads = 0;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/int8_qk.h"
+#include "common/v_transposed.h"
 #include "errors.hpp"
 #include "validate.hpp"
 #include "versioned_struct.hpp"
@@ -121,7 +122,9 @@ zyfa_attn_params validate_attn_params_only(const zyfa_attn_params* user_params) 
     if (user_params == nullptr) throw_invalid("params is NULL");
     const zyfa_attn_params p = read_params(user_params);
 
-    if (p.flags != 0) throw_invalid("params.flags = " + std::to_string(p.flags) + ", must be 0 in zyfa 0.1");
+    if ((p.flags & ~static_cast<uint64_t>(ZYFA_ATTN_V_TRANSPOSED)) != 0) {
+        throw_invalid("params.flags = " + std::to_string(p.flags) + " has bits other than ZYFA_ATTN_V_TRANSPOSED");
+    }
     // The tail padding is where a later field would go: set, it asks for something this library
     // does not know, as a nonzero byte beyond sizeof does.
     if (p.reserved != 0) {
@@ -239,6 +242,24 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     // Paged K/V: the pools replace k and v's [batch, seqlen_k] layout, keys are never packed.
     const PagedKvShape paged = check_paged_kv(p, backend);
     const bool is_paged = p.block_table != nullptr;
+    // V in the transposed layout: FP8 and contiguous keys (its groups are counted from key 0 of a
+    // fixed-length sequence).
+    const bool v_transposed = (p.flags & ZYFA_ATTN_V_TRANSPOSED) != 0;
+    if (v_transposed) {
+        if (!is_fp8(v->dtype)) {
+            throw_invalid(std::string("params.flags has ZYFA_ATTN_V_TRANSPOSED but v.dtype = ") +
+                          (is_known_dtype(v->dtype) ? dtype_name(v->dtype) : std::to_string(v->dtype)) +
+                          " (the transposed layout is for FP8 V)");
+        }
+        if (is_paged) throw_invalid("params.flags has ZYFA_ATTN_V_TRANSPOSED and params.block_table is set (contiguous V only)");
+        if (p.cu_seqlens_k != nullptr) {
+            throw_invalid("params.flags has ZYFA_ATTN_V_TRANSPOSED and params.cu_seqlens_k is set (fixed-length V only)");
+        }
+        if (p.seqlen_k > INT32_MAX) {  // its padding to 128 keys stays far from overflow
+            throw_invalid("params.seqlen_k = " + std::to_string(p.seqlen_k) +
+                          " exceeds 2^31-1 with ZYFA_ATTN_V_TRANSPOSED");
+        }
+    }
 
     // Packed sequences: both cu_seqlens or neither (paged: cu_seqlens_q alone, checked above).
     if (!is_paged && (p.cu_seqlens_q == nullptr) != (p.cu_seqlens_k == nullptr)) {
@@ -292,6 +313,7 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     problem.workspace = p.workspace;
     problem.workspace_bytes = p.workspace != nullptr ? static_cast<int64_t>(p.workspace_bytes) : 0;
     problem.num_splits = p.num_splits;
+    problem.v_transposed = v_transposed;
     problem.key_bias = p.key_bias;
 
     const bool empty = problem.empty();
@@ -301,8 +323,12 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     // Paged: pools of num_pages pages of page_size rows, the batch axis being the page axis.
     const TensorShape shape_k = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_qk, false, true, true}
                                          : TensorShape{p.batch, rows_k, p.heads_kv, p.head_dim_qk, varlen, rows_known};
-    const TensorShape shape_v = is_paged ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_v, false, true, true}
-                                         : TensorShape{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen, rows_known};
+    // Transposed V: rows are its 16-key groups (seqlen_k padded to 128 keys), each 16 * head_dim_v bytes.
+    const TensorShape shape_v =
+        is_paged       ? TensorShape{p.num_pages, p.page_size, p.heads_kv, p.head_dim_v, false, true, true}
+        : v_transposed ? TensorShape{p.batch, numerics::vt_groups(p.seqlen_k), p.heads_kv,
+                                     numerics::kVtGroupKeys * p.head_dim_v, false, true}
+                       : TensorShape{p.batch, rows_k, p.heads_kv, p.head_dim_v, varlen, rows_known};
     const TensorShape shape_o{p.batch, rows_q, p.heads_q, p.head_dim_v, varlen, rows_known};
     problem.q = check_tensor_layout(*q, "q", shape_q, empty, backend);
     problem.k = check_tensor_layout(*k, "k", shape_k, empty, backend);
@@ -403,10 +429,6 @@ AttnProblem validate_attn(const zyfa_attn_params* user_params, const zyfa_tensor
     if (p.key_bias != nullptr && int8) {
         throw_not_supported("params.key_bias with INT8 q/k: the INT8 Q/K mode takes no per-key bias");
     }
-    if (p.key_bias != nullptr && backend == ZYFA_BACKEND_CUDA) {
-        throw_not_supported("params.key_bias: the CUDA kernels take no per-key score bias yet (the CPU and HIP "
-                            "backends do)");
-    }
     return problem;
 }
 
@@ -444,6 +466,7 @@ AttnProblem validate_attn_shape(const zyfa_attn_params* user_params, zyfa_backen
     problem.block_table = p.block_table;
     problem.num_splits = p.num_splits;
     problem.key_block = p.key_block;
+    problem.v_transposed = (p.flags & ZYFA_ATTN_V_TRANSPOSED) != 0;
     return problem;
 }
 

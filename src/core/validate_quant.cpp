@@ -1,11 +1,13 @@
 // validate_quant: zyfa_quant_params + input/output views + descale -> QuantProblem, or zyfa::Error.
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "errors.hpp"
 #include "common/hadamard.h"
+#include "common/v_transposed.h"
 #include "validate.hpp"
 #include "versioned_struct.hpp"
 
@@ -16,7 +18,8 @@ constexpr int64_t kMaxQuantHeadDim = 65536;
 
 using namespace validation;
 
-constexpr uint32_t kKnownQuantFlags = ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH | ZYFA_QUANT_KEY_BIAS;
+constexpr uint32_t kKnownQuantFlags =
+    ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH | ZYFA_QUANT_V_TRANSPOSED | ZYFA_QUANT_KEY_BIAS;
 
 // The caller's params with every field it did not pass (an older, smaller struct) at its default.
 zyfa_quant_params read_params(const zyfa_quant_params* user) {
@@ -80,7 +83,15 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
 
     if ((p.flags & ~kKnownQuantFlags) != 0) {
         throw_invalid("params.flags = " + std::to_string(p.flags) +
-                      " has bits other than ZYFA_QUANT_HADAMARD, ZYFA_QUANT_SMOOTH and ZYFA_QUANT_KEY_BIAS");
+                      " has bits other than ZYFA_QUANT_HADAMARD, ZYFA_QUANT_SMOOTH, ZYFA_QUANT_V_TRANSPOSED and "
+                      "ZYFA_QUANT_KEY_BIAS");
+    }
+    const bool v_transposed = (p.flags & ZYFA_QUANT_V_TRANSPOSED) != 0;
+    if (v_transposed && int8) {
+        throw_invalid("params.flags has ZYFA_QUANT_V_TRANSPOSED, a layout of FP8 V: zyfa_quantize_int8 writes Q and K");
+    }
+    if (v_transposed && p.cu_seqlens != nullptr) {
+        throw_invalid("params.flags has ZYFA_QUANT_V_TRANSPOSED and params.cu_seqlens is set (fixed-length V only)");
     }
     // Q smoothing's key bias: its four fields go with the flag, as smooth_mean goes with its own.
     const bool key_bias = (p.flags & ZYFA_QUANT_KEY_BIAS) != 0;
@@ -117,6 +128,9 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     if (p.seqlen < 0) throw_invalid("params.seqlen = " + std::to_string(p.seqlen) + " is negative");
     if (p.heads <= 0) throw_invalid("params.heads = " + std::to_string(p.heads) + ", must be > 0");
     if (p.head_dim <= 0) throw_invalid("params.head_dim = " + std::to_string(p.head_dim) + ", must be > 0");
+    if (v_transposed && p.seqlen > INT32_MAX) {  // its padding to 128 keys stays far from overflow
+        throw_invalid("params.seqlen = " + std::to_string(p.seqlen) + " exceeds 2^31-1 with ZYFA_QUANT_V_TRANSPOSED");
+    }
     if (key_bias && (p.query_heads <= 0 || p.query_heads % p.heads != 0)) {
         throw_invalid("params.query_heads = " + std::to_string(p.query_heads) +
                       " is not a positive multiple of params.heads = " + std::to_string(p.heads) +
@@ -152,6 +166,7 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     QuantProblem problem;
     problem.hadamard = (p.flags & ZYFA_QUANT_HADAMARD) != 0;
     problem.smooth = smooth;
+    problem.v_transposed = v_transposed;
     problem.smooth_mean = p.smooth_mean;
     problem.batch = p.batch;
     problem.seqlen = p.seqlen;
@@ -170,8 +185,12 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     }
 
     const TensorShape shape{p.batch, rows, p.heads, p.head_dim, varlen, !varlen || backend == ZYFA_BACKEND_CPU};
+    // Transposed out: rows are its 16-key groups (seqlen padded to 128 keys), each 16 * head_dim bytes.
+    const TensorShape out_shape = v_transposed ? TensorShape{p.batch, numerics::vt_groups(p.seqlen), p.heads,
+                                                             numerics::kVtGroupKeys * p.head_dim, false, true}
+                                               : shape;
     problem.in = check_tensor_layout(*in, "in", shape, problem.empty(), backend);
-    problem.out = check_tensor_layout(*out, "out", shape, problem.empty(), backend);
+    problem.out = check_tensor_layout(*out, "out", out_shape, problem.empty(), backend);
     const int64_t groups = problem.scale_groups();
     const int64_t descale_count =
         checked_mul(checked_mul(p.batch, p.heads, "descale size batch * heads"), groups, "descale size");
@@ -201,7 +220,7 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
         }
         // Outputs never share memory with the inputs or with each other.
         const ByteRange outputs[] = {
-            tensor_range("out.data", problem.out, shape),
+            tensor_range("out.data", problem.out, out_shape),
             array_range("descale", descale, descale_count, 4),
             array_range("params.smooth_mean", p.smooth_mean, mean_count, 4),
             array_range("params.key_bias", p.key_bias, key_bias_count, 4),
@@ -223,10 +242,6 @@ QuantProblem validate_quant(const zyfa_quant_params* user_params, const zyfa_ten
     if (key_bias && int8) {
         throw_not_supported("params.flags has ZYFA_QUANT_KEY_BIAS: the INT8 Q/K mode takes no key bias "
                             "(zyfa_quantize_fp8 writes it)");
-    }
-    if (key_bias && backend == ZYFA_BACKEND_CUDA) {
-        throw_not_supported("params.flags has ZYFA_QUANT_KEY_BIAS: the CUDA quantiser writes no key bias yet (the CPU "
-                            "and HIP backends do)");
     }
     if (problem.hadamard && !numerics::hadamard_supported(p.head_dim)) {
         throw_not_supported("params.head_dim = " + std::to_string(p.head_dim) +

@@ -312,8 +312,7 @@ private:
             } else {
                 for (int64_t d = 0; d < dqk; ++d) sc.kt[d * bk + j] = load_as_float(p.k.data, p.k.dtype, k_off + d);
             }
-            const int64_t v_off = key_offset(p, p.v, b, block + j, hk);
-            for (int64_t d = 0; d < dv; ++d) sc.v[j * dv + d] = load_as_float(p.v.data, p.v.dtype, v_off + d);
+            load_v_row(p, b, block + j, hk, &sc.v[j * dv]);
         }
         for (int64_t j = n; j < bk; ++j)
             for (int64_t d = 0; d < dqk; ++d) {

@@ -46,15 +46,15 @@ void reference_rows(const AttnProblem& p, const ReferenceItem& item, ReferenceSc
     const double vd = descale_of(p.v_descale, p, b, hk);
     s.keys.resize(static_cast<size_t>(sk * dqk));
     s.values.resize(static_cast<size_t>(sk * dv));
+    std::vector<float> value_row(static_cast<size_t>(dv));
     for (int64_t j = 0; j < sk; ++j) {
         const int64_t k_off = key_offset(p, p.k, b, j, hk);
-        const int64_t v_off = key_offset(p, p.v, b, j, hk);
         // INT8 q/k: per-token and per-64-key-block descales instead of the per-head ones.
         const double kd_key = p.int8_qk() ? static_cast<double>(p.k_block_descale(b, hk, j)) : kd;
         for (int64_t d = 0; d < dqk; ++d)
             s.keys[static_cast<size_t>(j * dqk + d)] = load_as_float(p.k.data, p.k.dtype, k_off + d) * kd_key;
-        for (int64_t d = 0; d < dv; ++d)
-            s.values[static_cast<size_t>(j * dv + d)] = load_as_float(p.v.data, p.v.dtype, v_off + d) * vd;
+        load_v_row(p, b, j, hk, value_row.data());
+        for (int64_t d = 0; d < dv; ++d) s.values[static_cast<size_t>(j * dv + d)] = value_row[static_cast<size_t>(d)] * vd;
     }
     s.q_row.resize(static_cast<size_t>(dqk));
     for (int64_t i = item.first_row; i < item.end_row; ++i) {

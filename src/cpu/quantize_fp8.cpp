@@ -197,22 +197,36 @@ void write_slice(const QuantProblem& problem, Slice slice, const float* amax, co
     const int64_t used_groups = problem.scale_rows == 0 ? 1 : (rows.count() + problem.scale_rows - 1) / problem.scale_rows;
     for (int64_t g = 0; g < used_groups; ++g) descale[g] = amax[g] == 0.0f ? 1.0f : encoder.descale(amax[g]);
 
+    // Element (s, d) of the output: row-major, or the transposed V layout (kernels/common/v_transposed.h).
+    const int64_t transposed_slice = slice.batch * problem.out.stride_batch + slice.head * problem.out.stride_head;
+    auto out_index = [&](int64_t s, int64_t d) {
+        return problem.v_transposed ? transposed_slice + numerics::vt_offset(s, d, problem.out.stride_seq)
+                                    : rows.offset(problem.out, s) + d;
+    };
     for (int64_t s = 0; s < rows.count(); ++s) {
         const float group_amax = amax[group_of(problem, s)];
-        const int64_t base = rows.offset(problem.out, s);
         rows.load(s, row);
         rows.smooth(row);
         for_each_key_bias(problem, slice, row, [&](int64_t hq, float bias) {
             problem.key_bias[problem.key_bias_index(slice.batch, hq, s)] = bias;
         });
         if (group_amax == 0.0f) {  // all zeros: any scale is exact; 1 keeps the descale harmless
-            for (int64_t d = 0; d < problem.head_dim; ++d) out[base + d] = 0;
+            for (int64_t d = 0; d < problem.head_dim; ++d) out[out_index(s, d)] = 0;
             continue;
         }
         const float pre_shift = group_amax < kTinyAmax ? kTinyShift : 1.0f;
         const float scale = encoder.scale(group_amax * pre_shift);
         rows.rotate(row);
-        for (int64_t d = 0; d < problem.head_dim; ++d) out[base + d] = encoder.encode((row[d] * pre_shift) * scale);
+        for (int64_t d = 0; d < problem.head_dim; ++d) {
+            out[out_index(s, d)] = encoder.encode((row[d] * pre_shift) * scale);
+        }
+    }
+    // The transposed layout's padding keys, up to a whole 128-key block: zero (a kernel multiplies
+    // them by probabilities of 0, which a NaN would not survive).
+    if (problem.v_transposed) {
+        for (int64_t s = rows.count(); s < numerics::vt_padded_keys(rows.count()); ++s) {
+            for (int64_t d = 0; d < problem.head_dim; ++d) out[out_index(s, d)] = 0;
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/fp8_e4m3.h"
 #include "common/half_types.h"
+#include "common/v_transposed.h"
 #include "core/problem.hpp"
 #include "zyfa.h"
 
@@ -84,6 +85,21 @@ inline int64_t key_offset(const AttnProblem& p, const TensorView& t, int64_t b, 
         return page * t.stride_batch + (j % p.page_size) * t.stride_seq + hk * t.stride_head;
     }
     return AttnProblem::offset(t, p.first_k(b), b, j, hk);
+}
+
+// V's row of key j (sequence b, kv head hk) as fp32 into row[0, head_dim_v): contiguous, packed,
+// paged, or FP8 in the transposed layout (ZYFA_ATTN_V_TRANSPOSED: kernels/common/v_transposed.h).
+inline void load_v_row(const AttnProblem& p, int64_t b, int64_t j, int64_t hk, float* row) {
+    const int64_t dv = p.head_dim_v;
+    if (p.v_transposed) {
+        const int64_t slice = b * p.v.stride_batch + hk * p.v.stride_head;
+        for (int64_t d = 0; d < dv; ++d) {
+            row[d] = load_as_float(p.v.data, p.v.dtype, slice + numerics::vt_offset(j, d, p.v.stride_seq));
+        }
+        return;
+    }
+    const int64_t offset = key_offset(p, p.v, b, j, hk);
+    for (int64_t d = 0; d < dv; ++d) row[d] = load_as_float(p.v.data, p.v.dtype, offset + d);
 }
 
 }  // namespace cpu

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/lean_p.h"
+#include "common/v_transposed.h"
 #include "core/errors.hpp"
 #include "core/validate.hpp"
 #include "gpu/vector_alignment.hpp"
@@ -27,6 +28,7 @@ enum class Structure {
     Mma,  // attention_fwd_mma.cuh: 8 warps x 16 rows; sm_80, and sm_90a for misaligned O
     Ws,   // attention_fwd_ws.cuh: warp-specialised, sm_90a
     WsPaged,  // the same, K and V read through a block table (paged K/V), sm_90a
+    WsBias,   // the same, adding zyfa_attn_params.key_bias to every score (FP8 E4M3), sm_90a
     Split,    // attention_fwd_split.cuh: split-KV for short query chunks, 16-bit, sm_90a
 };
 
@@ -87,6 +89,11 @@ constexpr uint32_t ws_family_shared_bytes_of() {
                  "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_A_##family #dims,                                        \
                  "zyfa_attn_fwd_ws_paged_" ZYFA_SYMBOL_B_##family #dims,                                        \
                  ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
+#define ZYFA_FAMILY_ws_bias(family, fp8, dims, dqk, dv, on_sm80)                                            \
+    KernelFamily{Structure::WsBias, fp8 != 0, fp8 == 2, dqk, dv, "attn_fwd_ws_bias_" #family "_" #dims,          \
+                 "zyfa_attn_fwd_ws_bias_" ZYFA_SYMBOL_A_##family #dims,                                         \
+                 "zyfa_attn_fwd_ws_bias_" ZYFA_SYMBOL_B_##family #dims,                                         \
+                 ws_family_shared_bytes_of<(fp8) ? 1 : 2, dqk, dv>(), on_sm80 != 0}
 // The split kernels' shared memory (attention_fwd_split.cuh's SplitTileShape): a header, 16 Q
 // rows and kSplitStages stages of one 64-key K and V block, every row padded by kRowPad bytes.
 template <int DQK, int DV>
@@ -105,6 +112,7 @@ constexpr KernelFamily kFamilies[] = {
 };
 #undef ZYFA_NVIDIA_ATTN_VARIANT
 #undef ZYFA_FAMILY_ws_paged
+#undef ZYFA_FAMILY_ws_bias
 #undef ZYFA_FAMILY_split
 #undef ZYFA_FAMILY_ws
 #undef ZYFA_FAMILY_mma
@@ -262,6 +270,39 @@ public:
             family = find_family(Structure::Mma, fp8, int8_qk, p.head_dim_qk, p.head_dim_v);
             if (family && image_arch == "sm_80" && !family->on_sm80) family = nullptr;
         }
+        if (p.key_bias != nullptr) {
+            // Q smoothing's per-key bias: the key-bias kernels (attention_kernel_variants.def's ws_bias).
+            family = ws_kernel && !p.paged() && !int8_qk && choice_ == CudaKernelChoice::Automatic
+                         ? find_family(Structure::WsBias, fp8, false, p.head_dim_qk, p.head_dim_v)
+                         : nullptr;
+            if (!family) {
+                throw_not_supported(std::string("params.key_bias: the NVIDIA kernels add it with FP8_E4M3FN q/k/v at "
+                                                "head dims 64/64 and 128/128 on sm_90a (contiguous K/V, O's element "
+                                                "pairs aligned); this request: ") +
+                                    dtype_name(dtype) + " at " + std::to_string(p.head_dim_qk) + "/" +
+                                    std::to_string(p.head_dim_v) + (p.paged() ? ", paged K/V" : "") + " on " +
+                                    device.arch);
+            }
+        }
+        if (p.v_transposed) {
+            // The producer copies each 128-key block of V as it lies (no transpose): the FP8
+            // warp-specialised kernels with 128-key steps, contiguous keys, tensor maps for Q and K.
+            const bool steps_128 = nvidia::ws_key_block(fp8, p.softmax == ZYFA_SOFTMAX_LEAN, static_cast<int>(p.head_dim_qk),
+                                                        static_cast<int>(p.head_dim_v)) == numerics::kVtPadKeys;
+            if (!ws_kernel || int8_qk || !steps_128 || choice_ != CudaKernelChoice::Automatic) {
+                throw_not_supported(std::string("params.flags has ZYFA_ATTN_V_TRANSPOSED: the NVIDIA kernels read it with "
+                                                "FP8_E4M3FN q/k/v at head dims 64, 128 and 192/128 on sm_90a (128-key "
+                                                "steps), O's element pairs aligned; this request: ") +
+                                    dtype_name(dtype) + " at " + std::to_string(p.head_dim_qk) + "/" +
+                                    std::to_string(p.head_dim_v) + " on " + device.arch);
+            }
+            if (p.v.stride_seq != numerics::kVtGroupKeys * p.head_dim_v) {
+                throw_not_supported("v.stride_seq = " + std::to_string(p.v.stride_seq) +
+                                    " with ZYFA_ATTN_V_TRANSPOSED: the NVIDIA kernels copy each 128-key block in one "
+                                    "piece, so 16-key groups must be adjacent (stride_seq = 16 * head_dim_v = " +
+                                    std::to_string(numerics::kVtGroupKeys * p.head_dim_v) + ")");
+            }
+        }
         if (!family) {
             throw_not_supported(std::string("no NVIDIA kernel for ") + dtype_name(dtype) + " with head dims " +
                                 std::to_string(p.head_dim_qk) + "/" + std::to_string(p.head_dim_v) + " on " +
@@ -322,7 +363,10 @@ public:
     // needed: the encoder is integer and fp32 arithmetic).
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "sm_90a" && image_arch != "sm_80") return {};
-        return gpu::quantize_fp8_kernel_names();
+        gpu::QuantKernelSpec spec = gpu::quantize_fp8_kernel_names();
+        spec.v_transposed = true;  // quantize_fp8.cu writes ZYFA_QUANT_V_TRANSPOSED's layout
+        spec.key_bias = "zyfa_quantize_fp8_key_bias";
+        return spec;
     }
 
     // kernels/nvidia/attention_merge.cu, built for every arch of ZYFA_CUDA_ARCHS.
@@ -370,6 +414,11 @@ public:
         const int key_block = nvidia::ws_key_block(one_byte, p.softmax == ZYFA_SOFTMAX_LEAN,
                                                    static_cast<int>(p.head_dim_qk), static_cast<int>(p.head_dim_v));
         if (choice_ == CudaKernelChoice::Automatic) params = make_ws_tma_params(p, key_block, runtime);
+        // Only the TMA producer copies it (without keys nothing reads V: the cp.async producer copies Q).
+        if (p.v_transposed && params.v_transposed == 0 && p.seqlen_k > 0 && !p.empty()) {
+            throw_not_supported("params.flags has ZYFA_ATTN_V_TRANSPOSED but the tensor memory accelerator cannot "
+                                "address q or k (strides, alignment or the driver's cuTensorMapEncodeTiled)");
+        }
         if (p.paged()) {  // the paged kernels' block table (PagedKvArgs), with or without the maps
             params.paged.block_table = p.block_table;
             params.paged.seqused_k = p.seqused_k;
@@ -378,6 +427,7 @@ public:
             params.paged.num_pages = static_cast<int32_t>(p.num_pages);
             params.paged.tma_box_rows = params.enabled ? static_cast<int32_t>(std::min<int64_t>(p.page_size, key_block)) : 0;
         }
+        params.key_bias = p.key_bias;  // read by the key-bias kernels only (plan chose one when set)
         std::memcpy(out.bytes, &params, sizeof(params));
     }
 

@@ -76,10 +76,12 @@ nvidia::WsTmaParams make_ws_tma_params(const AttnProblem& p, int key_block, gpu:
                            params.q_map, params.axis[nvidia::kWsTmaQ]) &&
                     encode(p.k, k_rows, p.heads_kv, k_batches, p.head_dim_qk, tma_box_rows, runtime, params.k_map,
                            params.axis[nvidia::kWsTmaK]) &&
-                    encode(p.v, k_rows, p.heads_kv, k_batches, p.head_dim_v, tma_box_rows, runtime, params.v_map,
-                           params.axis[nvidia::kWsTmaV]);
+                    // FP8 V supplied transposed: bulk copies from AttnKernelArgs::v, no map.
+                    (p.v_transposed || encode(p.v, k_rows, p.heads_kv, k_batches, p.head_dim_v, tma_box_rows, runtime,
+                                              params.v_map, params.axis[nvidia::kWsTmaV]));
     if (!ok) std::memset(&params, 0, sizeof(params));
     params.enabled = ok ? 1 : 0;
+    params.v_transposed = ok && p.v_transposed ? 1 : 0;
     return params;
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/block_scale.h"
 #include "common/hadamard.h"
+#include "common/v_transposed.h"
 #include "core/errors.hpp"
 
 namespace zyfa {
@@ -37,6 +38,7 @@ struct QuantKernels {
     FunctionHandle encode = nullptr;
     FunctionHandle finish = nullptr;
     FunctionHandle int8 = nullptr;  // zyfa_quantize_int8
+    bool v_transposed = false;      // ZYFA_QUANT_V_TRANSPOSED (QuantKernelSpec)
     FunctionHandle key_bias = nullptr;  // ZYFA_QUANT_KEY_BIAS; null where the image has none
 };
 
@@ -245,6 +247,7 @@ private:
             quant_.encode = runtime_->get_function(module, quant.encode);
             quant_.finish = runtime_->get_function(module, quant.finish);
             quant_.int8 = runtime_->get_function(module, quant.int8);
+            quant_.v_transposed = quant.v_transposed;
             if (quant.key_bias != nullptr) quant_.key_bias = runtime_->get_function(module, quant.key_bias);
         }
     }
@@ -301,6 +304,10 @@ private:
                                 runtime_->vendor() + " kernel for " + image_arch_ +
                                 "; quantise with the CPU backend or on the host");
         }
+        if (problem.v_transposed && !quant_.v_transposed) {
+            throw_not_supported(std::string("zyfa_quantize_fp8 with ZYFA_QUANT_V_TRANSPOSED has no ") + runtime_->vendor() +
+                                " kernel (the layout is the NVIDIA kernels'); quantise with the CPU backend");
+        }
         if (problem.key_bias != nullptr && quant_.key_bias == nullptr) {
             throw_not_supported(std::string("params.flags has ZYFA_QUANT_KEY_BIAS: no ") + runtime_->vendor() +
                                 " kernel writes the key bias on " + image_arch_ + " yet (the CPU and HIP backends do)");
@@ -317,7 +324,9 @@ private:
         launch.channels.x = static_cast<uint32_t>((int64_t{args.head_dim} + kQuantMeanChannels - 1) / kQuantMeanChannels);
         launch.channels.y = static_cast<uint32_t>(args.heads);
         launch.channels.z = static_cast<uint32_t>(args.batch);
-        launch.rows.x = static_cast<uint32_t>((int64_t{args.seqlen} + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
+        // Transposed V: the encode launch also zeroes the padding keys (a multiple of 128 rows).
+        const int64_t rows = args.v_transposed ? numerics::vt_padded_keys(args.seqlen) : int64_t{args.seqlen};
+        launch.rows.x = static_cast<uint32_t>((rows + kQuantRowsPerBlock - 1) / kQuantRowsPerBlock);
         launch.rows.y = static_cast<uint32_t>(args.heads);
         launch.rows.z = static_cast<uint32_t>(args.batch);
         if (problem.key_bias != nullptr) {
@@ -513,6 +522,7 @@ QuantFp8KernelArgs make_quant_kernel_args(const QuantProblem& problem) {
     args.out_dtype = problem.out.dtype;
     args.scale_rows = problem.scale_rows;
     args.scale_groups = fit_int32(problem.scale_groups(), "the descale count per (batch, head)");
+    args.v_transposed = problem.v_transposed ? 1 : 0;
     if (problem.key_bias != nullptr) {
         args.query_mean = problem.query_mean;
         args.key_bias = problem.key_bias;

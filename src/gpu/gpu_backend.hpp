@@ -95,6 +95,7 @@ struct QuantKernelSpec {
     const char* encode = nullptr;
     const char* finish = nullptr;
     const char* int8 = nullptr;  // zyfa_quantize_int8: amax, codes and descales per 64-row block
+    bool v_transposed = false;   // the encode kernel writes ZYFA_QUANT_V_TRANSPOSED's layout (NVIDIA)
     const char* key_bias = nullptr;  // ZYFA_QUANT_KEY_BIAS's launch; null where the arch has none
 };
 

@@ -187,6 +187,9 @@ public:
         const zyfa_dtype dtype = p.q.dtype;
         const zyfa_dtype arch_fp8 = fp8_dtype_of(image_arch);
         if (arch_fp8 == 0) throw_not_supported("no AMD kernels for " + device.arch);
+        if (p.v_transposed) {  // the NVIDIA kernels' byte order of V (kernels/common/v_transposed.h)
+            throw_not_supported("params.flags has ZYFA_ATTN_V_TRANSPOSED: the AMD kernels read V row-major only");
+        }
         if (p.paged() && p.num_pages > INT32_MAX) {
             throw_not_supported("params.num_pages = " + std::to_string(p.num_pages) +
                                 " exceeds the AMD kernels' int32 page indices");
@@ -320,7 +323,7 @@ public:
     gpu::QuantKernelSpec quantize_kernels(const std::string& image_arch) const override {
         if (image_arch != "gfx950" && image_arch != "gfx942") return {};
         gpu::QuantKernelSpec spec = gpu::quantize_fp8_kernel_names();
-        spec.key_bias = "zyfa_quantize_fp8_key_bias";  // the HIP image only, so far
+        spec.key_bias = "zyfa_quantize_fp8_key_bias";
         return spec;
     }
 

@@ -615,7 +615,13 @@ static void fuzz_attention(const fuzz_choice* c) {
 
     tensor_plan q = plan_tensor(&a->q, q_dtype, e.batch, rows_q, e.heads_q, e.head_dim_qk, packed);
     tensor_plan k = plan_tensor(&a->k, k_dtype, e.batch, rows_k, e.heads_kv, e.head_dim_qk, packed);
-    tensor_plan v = plan_tensor(&a->v, v_dtype, e.batch, rows_k, e.heads_kv, e.head_dim_v, packed);
+    /* ZYFA_ATTN_V_TRANSPOSED: v's rows are 16-key groups (seqlen_k padded to 128 keys) of 16 *
+     * head_dim_v bytes (docs/api.md), planned as the validator reads them; packed keys are refused. */
+    const int v_transposed = (e.flags & ZYFA_ATTN_V_TRANSPOSED) != 0;
+    const int64_t vt_groups = e.seqlen_k >= 0 && e.seqlen_k <= INT32_MAX ? (e.seqlen_k + 127) / 128 * 8 : e.seqlen_k;
+    const int64_t vt_dim = e.head_dim_v > 0 && e.head_dim_v <= 512 ? 16 * e.head_dim_v : e.head_dim_v;
+    tensor_plan v = v_transposed ? plan_tensor(&a->v, v_dtype, e.batch, vt_groups, e.heads_kv, vt_dim, 0)
+                                 : plan_tensor(&a->v, v_dtype, e.batch, rows_k, e.heads_kv, e.head_dim_v, packed);
     tensor_plan o = plan_tensor(&a->o, o_dtype, e.batch, rows_q, e.heads_q, e.head_dim_v, packed);
     back_tensor(&q, a->q.null_data, 1, c->data, &state);
     back_tensor(&k, a->k.null_data, 1, c->data, &state);
@@ -723,7 +729,9 @@ static void fuzz_attention(const fuzz_choice* c) {
         (tensor_bytes(&q) > 0 && misaligned(q.view.data, dtype_bytes(q_dtype))) ||
         (tensor_bytes(&o) > 0 && misaligned(o.view.data, dtype_bytes(o_dtype))) || (lse_reach > 0 && misaligned(e.lse, 4)) ||
         (bias_reach > 0 && misaligned(e.key_bias, 4));
-    int malformed = !size_ok || e.flags != 0 || (e.key_block != 0 && e.key_block != 64 && e.key_block != 128) ||
+    int malformed = !size_ok || (e.flags & ~(uint64_t)ZYFA_ATTN_V_TRANSPOSED) != 0 ||
+                    (v_transposed && (!is_fp8(v_dtype) || e.cu_seqlens_k != NULL || e.seqlen_k > INT32_MAX)) ||
+                    (e.key_block != 0 && e.key_block != 64 && e.key_block != 128) ||
                     e.batch < 0 || e.seqlen_q < 0 || e.seqlen_k < 0 ||
                     e.heads_q <= 0 || e.heads_kv <= 0 || e.head_dim_qk <= 0 || e.head_dim_qk > 512 ||
                     e.head_dim_v <= 0 || e.head_dim_v > 512 || (e.heads_kv > 0 && e.heads_q % e.heads_kv != 0) ||
@@ -884,7 +892,13 @@ static void fuzz_quantize(const fuzz_choice* c) {
 
     const int64_t in_dtype = as_int32(qc->in.dtype), out_dtype = as_int32(qc->out.dtype);
     tensor_plan in = plan_tensor(&qc->in, in_dtype, full.batch, rows, full.heads, full.head_dim, packed);
-    tensor_plan out = plan_tensor(&qc->out, out_dtype, full.batch, rows, full.heads, full.head_dim, packed);
+    /* ZYFA_QUANT_V_TRANSPOSED: out's rows are 16-key groups (seqlen padded to 128 keys) of 16 *
+     * head_dim bytes (docs/api.md), planned as the validator reads them. */
+    const int v_transposed = (full.flags & ZYFA_QUANT_V_TRANSPOSED) != 0;
+    const int64_t vt_groups = full.seqlen >= 0 && full.seqlen <= INT32_MAX ? (full.seqlen + 127) / 128 * 8 : full.seqlen;
+    const int64_t vt_dim = full.head_dim > 0 && full.head_dim <= 65536 ? 16 * full.head_dim : full.head_dim;
+    tensor_plan out = v_transposed ? plan_tensor(&qc->out, out_dtype, full.batch, vt_groups, full.heads, vt_dim, 0)
+                                   : plan_tensor(&qc->out, out_dtype, full.batch, rows, full.heads, full.head_dim, packed);
     back_tensor(&in, qc->in.null_data, 1, c->data, &state);
     back_tensor(&out, qc->out.null_data, 0, c->data, &state);
 
@@ -922,7 +936,8 @@ static void fuzz_quantize(const fuzz_choice* c) {
                                    ranges_overlap(descale, descale_reach, cu.values, cu_reach));
     /* smooth_mean stays NULL here, so ZYFA_QUANT_SMOOTH is malformed like an unknown bit. */
     const int malformed = in_odd || aliased || (!empty && misaligned(descale, 4)) ||
-        !size_ok || (full.flags & ~ZYFA_QUANT_HADAMARD) != 0 || full.batch < 0 || full.seqlen < 0 || full.heads <= 0 ||
+        !size_ok || (full.flags & ~(ZYFA_QUANT_HADAMARD | ZYFA_QUANT_V_TRANSPOSED)) != 0 ||
+        (v_transposed && (packed || full.seqlen > INT32_MAX)) || full.batch < 0 || full.seqlen < 0 || full.heads <= 0 ||
         full.head_dim <= 0 || full.head_dim > 65536 /* documented bound */ || in.view.reserved != 0 || out.view.reserved != 0 ||
         (in_dtype != ZYFA_DTYPE_FP32 && in_dtype != ZYFA_DTYPE_FP16 && in_dtype != ZYFA_DTYPE_BF16) ||
         !is_fp8(out_dtype) || qc->null_descale || (packed && !cu.well_formed) || in.malformed || out.malformed ||

@@ -21,7 +21,11 @@
 #      row sums one m64n8k32 e4m3 wgmma per P.V wgmma and EXACT none, LEAN's exponentials the alphas only;
 #   7. the paged kernels (ws_paged, families 0 and 1, head dim 128): check 1, and their spills within
 #      kPagedSpillBound bytes (the paged producer's copy loops at 24 registers spill 12-32 bytes with
-#      nvcc 13, docs/hopper-kernel-notes.md; more is a regression to look at).
+#      nvcc 13, docs/hopper-kernel-notes.md; more is a regression to look at);
+#   8. the key-bias kernels (ws_bias, family 1, head dims 128 and 64): check 1, the e4m3 wgmma for
+#      both products, and their spills within kBiasSpillBound bytes (FP8 EXACT at head dim 64 spills
+#      40 bytes with nvcc 13, in the set-up, the producer and the epilogue; none in the consumer's
+#      loop: docs/hopper-kernel-notes.md).
 # Usage: check_ws_kernels.sh <nvcc> <repo root> <flags...>
 set -euo pipefail
 nvcc=$1; root=$2; shift 2
@@ -56,8 +60,18 @@ for family in 0 1; do
       -DZYFA_HEAD_DIM_QK=128 -DZYFA_HEAD_DIM_V=128 -DZYFA_DIMS_SUFFIX=d128 -Xptxas=-v \
       -o "$work/p${family}_d128.cubin" "$root/kernels/nvidia/attention_fwd_ws_variant.cu" 2> "$work/p${family}_d128.ptxas"
 done
+# The key-bias kernels (attention_kernel_variants.def: ws_bias, e4m3, head dims 128 and 64).
+kBiasSpillBound=48
+for dims in "d128 128 128" "d64 64 64"; do
+  read -r suffix dqk dv <<< "$dims"
+  common=(-arch=sm_90a "$@" -I"$root/kernels" -DZYFA_FAMILY_E4M3=1 -DZYFA_WS_KEY_BIAS=1 -DZYFA_HEAD_DIM_QK=$dqk
+          -DZYFA_HEAD_DIM_V=$dv -DZYFA_DIMS_SUFFIX=$suffix)
+  "$nvcc" -ptx "${common[@]}" -o "$work/b1_$suffix.ptx" "$root/kernels/nvidia/attention_fwd_ws_variant.cu"
+  "$nvcc" -cubin "${common[@]}" -Xptxas=-v -o "$work/b1_$suffix.cubin" \
+      "$root/kernels/nvidia/attention_fwd_ws_variant.cu" 2> "$work/b1_$suffix.ptxas"
+done
 # 1. serialisation and setmaxnreg warnings
-if grep -hE 'C7512|C7513|C7514|C7508' "$work"/f*.ptxas "$work"/p*.ptxas; then
+if grep -hE 'C7512|C7513|C7514|C7508' "$work"/f*.ptxas "$work"/p*.ptxas "$work"/b*.ptxas; then
   echo "FAIL: ptxas serialises the wgmmas or ignores setmaxnreg (lines above)"; status=1
 fi
 # 2. spills
@@ -73,6 +87,14 @@ while read -r fn regs spill; do
   echo "$fn: $regs registers at entry, $spill bytes spilled (bound $kPagedSpillBound)"
   if [ "$spill" -gt "$kPagedSpillBound" ]; then echo "FAIL: $fn spills $spill bytes"; status=1; fi
 done < <(cat "$work"/p*.ptxas | awk '
+  /Compiling entry function/ {fn = $7; gsub(/[\x27]/, "", fn)}
+  /spill stores/ {spill = $5}
+  /Used [0-9]+ registers/ {for (i = 1; i <= NF; i++) if ($i == "Used") print fn, $(i + 1), spill}')
+# 8. the key-bias kernels' spills, bounded
+while read -r fn regs spill; do
+  echo "$fn: $regs registers at entry, $spill bytes spilled (bound $kBiasSpillBound)"
+  if [ "$spill" -gt "$kBiasSpillBound" ]; then echo "FAIL: $fn spills $spill bytes"; status=1; fi
+done < <(cat "$work"/b*.ptxas | awk '
   /Compiling entry function/ {fn = $7; gsub(/[\x27]/, "", fn)}
   /spill stores/ {spill = $5}
   /Used [0-9]+ registers/ {for (i = 1; i <= NF; i++) if ($i == "Used") print fn, $(i + 1), spill}')
@@ -102,6 +124,23 @@ for suffix in d128 d192_128 d64 d256; do
       echo "FAIL: $fn: row-sum wgmmas $sums (LEAN: one per P.V wgmma, none at 256; EXACT: none)"; status=1
     fi
     if [ "$regs" -lt 2 ]; then echo "FAIL: $fn should reallocate registers (setmaxnreg dec and inc)"; status=1; fi
+  done
+done
+# 8. the key-bias kernels: the e4m3 wgmma for both products, LEAN's row sums by wgmma, and LEAN's
+#    exponentials the alphas only (the bias changes the softmax's arithmetic, not its structure)
+for suffix in d128 d64; do
+  for fn in zyfa_attn_fwd_ws_bias_e4m3_lean_$suffix zyfa_attn_fwd_ws_bias_e4m3_exact_$suffix; do
+    e4m3='wgmma\.mma_async.*m64n(64|128)k32\.f32\.e4m3\.e4m3'
+    s=$(score_issues "$work/b1_$suffix.ptx" $fn "$e4m3" | sum_lines)
+    pv=$(( $(count_in "$work/b1_$suffix.ptx" $fn "$e4m3") - s ))
+    sums=$(count_in "$work/b1_$suffix.ptx" $fn 'wgmma\.mma_async.*m64n8k32\.f32\.e4m3\.e4m3')
+    ex2=$(count_in "$work/b1_$suffix.ptx" $fn 'ex2\.')
+    echo "$fn: e4m3 wgmma S $s, P.V $pv, row sums $sums; ex2 $ex2"
+    if [ "$s" -lt 1 ] || [ "$pv" -lt 1 ]; then echo "FAIL: $fn should use the e4m3 wgmma for both products"; status=1; fi
+    if [[ $fn == *lean* ]] && { [ "$sums" -ne "$pv" ] || [ "$ex2" -lt 2 ] || [ "$ex2" -gt 16 ]; }; then
+      echo "FAIL: $fn: LEAN's row sums one wgmma per P.V wgmma and its ex2 the alphas only (2..16)"; status=1
+    fi
+    if [[ $fn == *exact* ]] && [ "$sums" -ne 0 ]; then echo "FAIL: $fn: EXACT sums in registers"; status=1; fi
   done
 done
 # 4. exponentials (softmax copies: masked and unmasked, in the first block and the two alternating

@@ -30,7 +30,7 @@ struct QuantShape {
     int64_t out_pad = 0;
     uint32_t seed = 1;
     int32_t scale_rows = 0;  // zyfa_quantize_int8 (out_dtype INT8): 1 or 64
-    int64_t query_heads = 0;  // > 0: ZYFA_QUANT_KEY_BIAS with this many query heads (HIP only)
+    int64_t query_heads = 0;  // > 0: ZYFA_QUANT_KEY_BIAS with this many query heads
 };
 
 // HugeSlice1: slice 1 scaled by 2^110 (fp32 / bf16 input): an amax far above 2^64, where the HIP

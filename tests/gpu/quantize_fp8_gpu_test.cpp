@@ -128,6 +128,22 @@ void smoothing_lengths_and_varlen(void**) {
     check_bitwise(smoothed(shape("smooth fp16 d16 hadamard", ZYFA_DTYPE_FP16, kFnuz, true, 2, 33, 2, 16)));
 }
 
+// ZYFA_QUANT_KEY_BIAS: Q smoothing's per-key bias (common/key_bias.h) bitwise the CPU's, under GQA
+// (3 and 2 query heads per K head), with and without K smoothing and the rotation, more keys than
+// one block of threads, packed sequences (an empty one) in the [query_heads, total] layout.
+void key_bias(void**) {
+    QuantShape s = smoothed(shape("key bias smooth+hadamard bf16 d128 gqa 6:2", ZYFA_DTYPE_BF16, kFn, true, 2, 300, 2, 128));
+    s.query_heads = 6;
+    check_bitwise(s);
+    QuantShape p = shape("key bias plain fp32 d64", ZYFA_DTYPE_FP32, kFn, false, 1, 9, 2, 64);
+    p.query_heads = 4;
+    check_bitwise(p);
+    QuantShape v = smoothed(shape("key bias varlen fp16 d64 smooth", ZYFA_DTYPE_FP16, kFn, false, 3, 300, 2, 64));
+    v.cu_seqlens = {0, 40, 40, 340};
+    v.query_heads = 4;
+    check_bitwise(v);
+}
+
 void zero_tiny_subnormal_and_signed_zero_slices(void**) {
     for (zyfa_dtype in : {ZYFA_DTYPE_FP32, ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP16}) {
         for (bool hadamard : {false, true}) {
@@ -304,6 +320,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(varlen_with_empty_sequence),
         cmocka_unit_test(other_head_dims),
         cmocka_unit_test(smoothing_lengths_and_varlen),
+        cmocka_unit_test(key_bias),
         cmocka_unit_test(test_int8),
     };
     const struct CMUnitTest tests[] = {
@@ -313,6 +330,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(other_head_dims),
         cmocka_unit_test(smoothing_fixed_length),
         cmocka_unit_test(smoothing_lengths_and_varlen),
+        cmocka_unit_test(key_bias),
         cmocka_unit_test(zero_tiny_subnormal_and_signed_zero_slices),
         cmocka_unit_test(non_finite_input_poisons_only_its_slice),
         cmocka_unit_test(graph_capture_and_replay),

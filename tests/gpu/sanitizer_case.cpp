@@ -8,7 +8,8 @@
 // reports a misaligned paired store if a ws kernel got it). And zyfa_attn_merge's kernel on packed
 // rows with an empty sequence and a head dim that leaves some threads of a row idle. And the paged
 // FP8 kernels at page 16, whose producer copies with warp 0 and transposes V with warps 1-3
-// (sm90/producer.cuh), so that racecheck sees their staging buffers reused.
+// (sm90/producer.cuh), so that racecheck sees their staging buffers reused. And FP8 V in the
+// transposed layout, whose producer bulk-copies whole blocks and completes the tail block itself.
 #include <string>
 
 #include "empty_keys_check.hpp"
@@ -16,6 +17,7 @@
 #include "paged_gpu_check.hpp"
 #include "support/attention_modes.hpp"
 #include "support/cuda_context.hpp"
+#include "v_transposed_gpu_check.hpp"
 
 using namespace zyfa_gpu_test;
 using namespace zyfa_test;
@@ -143,12 +145,35 @@ void test_paged_fp8_producer(void**) {
     for (const zyfa_test::DtypeMode& m : {kE4m3fnLean, kE4m3fnExact}) {
         CaseShape s = mode_shape(m);  // with descales
         s.seqlen_q = 130;
-        s.seqlen_k = 650;
+        s.seqlen_k = 1000;
         s.heads_q = 2;
         s.heads_kv = 1;
         s.head_dim_qk = s.head_dim_v = 128;
         s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
         expect_paged_equals_contiguous(s, 16, std::string("paged page 16 ") + m.name, "ws_paged");
+    }
+}
+
+// sm_90a: FP8 V in the transposed layout, 130 queries against 1,000 keys (bottom-right causal):
+// eight 128-key blocks, so the ring of two or three stages wraps at least twice before the last
+// block, which ends inside a 16-key group (the tail that every producer thread writes), NaN padding.
+// At 650 keys the tail's stage had been used once before and a wrong wait went unseen.
+void test_v_transposed_producer(void**) {
+    if (!is_hopper()) {
+        std::printf("  not sm_90a: no warp-specialised kernels\n");
+        return;
+    }
+    for (const zyfa_test::DtypeMode& m : {kE4m3fnLean, kE4m3fnExact}) {
+        CaseShape s = mode_shape(m);
+        s.seqlen_q = 130;
+        s.seqlen_k = 1000;
+        s.heads_q = 2;
+        s.heads_kv = 1;
+        s.head_dim_qk = s.head_dim_v = 128;
+        s.mask = ZYFA_MASK_CAUSAL_BOTTOM_RIGHT;
+        VTransposedLayout nan_padding;
+        nan_padding.padding_byte = 0xFF;
+        expect_transposed_equals_row_major(s, nan_padding, std::string("v transposed ") + m.name);
     }
 }
 
@@ -224,6 +249,7 @@ int main(void) {
     if (const int rc = open_session_or_skip("gpu_sanitizer_case")) return rc;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_small_cases), cmocka_unit_test(test_cp_async_producer),
                                        cmocka_unit_test(test_paged_fp8_producer),
+                                       cmocka_unit_test(test_v_transposed_producer),
                                        cmocka_unit_test(test_unpaired_output), cmocka_unit_test(test_merge)};
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
     close_session();

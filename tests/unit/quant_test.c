@@ -90,7 +90,7 @@ MUTATION(null_in_data, f->in.data = NULL)
 MUTATION(null_out_data, f->out.data = NULL)
 MUTATION(struct_size_short, f->big.params.struct_size = (uint32_t)offsetof(zyfa_quant_params, head_dim))
 MUTATION(struct_size_tail_set, f->big.params.struct_size = (uint32_t)sizeof(f->big); f->big.tail[15] = 1)
-MUTATION(unknown_flag, f->big.params.flags = 4)
+MUTATION(unknown_flag, f->big.params.flags = 16)
 /* K smoothing: the flag and its mean buffer go together. */
 MUTATION(smooth_without_mean, f->big.params.flags = ZYFA_QUANT_SMOOTH)
 MUTATION(mean_without_smooth, f->big.params.smooth_mean = f->mean)
@@ -144,7 +144,7 @@ static const struct {
     {"null out data", null_out_data, ZYFA_ERROR_INVALID_ARGUMENT, "out.data is NULL"},
     {"struct_size short", struct_size_short, ZYFA_ERROR_INVALID_ARGUMENT, "params.struct_size = 32"},
     {"struct_size tail", struct_size_tail_set, ZYFA_ERROR_NOT_SUPPORTED, "params.struct_size"},
-    {"flags 4", unknown_flag, ZYFA_ERROR_INVALID_ARGUMENT, "params.flags = 4"},
+    {"flags 16", unknown_flag, ZYFA_ERROR_INVALID_ARGUMENT, "params.flags = 16"},
     {"smooth, mean NULL", smooth_without_mean, ZYFA_ERROR_INVALID_ARGUMENT, "params.smooth_mean is NULL"},
     {"mean without smooth", mean_without_smooth, ZYFA_ERROR_INVALID_ARGUMENT,
      "params.smooth_mean is set but params.flags lacks ZYFA_QUANT_SMOOTH"},

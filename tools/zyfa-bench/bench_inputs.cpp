@@ -85,6 +85,34 @@ void quantise(zyfa_context* ctx, const std::vector<float>& values, zyfa_dtype dt
     check_status("zyfa_quantize_fp8", zyfa_quantize_fp8(ctx, &qp, &in, &out, descale.data(), nullptr));
 }
 
+// --v-transposed: FP8 V quantised again, into ZYFA_QUANT_V_TRANSPOSED's layout (the kernels' 16-key
+// groups adjacent, the sequence padded to 128 keys), and the params told so; the codes and
+// descales are the row-major call's.
+void make_v_transposed(zyfa_context* ctx, const BenchOptions& options, const Activations& activations,
+                       CaseBuffers& buffers) {
+    const int64_t dim = options.head_dim_v, heads = options.heads_kv;
+    const int64_t group_stride = zyfa::numerics::kVtGroupKeys * dim;
+    const int64_t head_stride = zyfa::numerics::vt_groups(options.seqlen_k) * group_stride;
+    HostTensor& v = buffers.v;
+    v.bytes.assign(static_cast<size_t>(std::max<int64_t>(1, options.batch * heads * head_stride)), 0);
+    zyfa_quant_params qp;
+    zyfa_quant_params_init(&qp, sizeof qp);
+    qp.flags = ZYFA_QUANT_V_TRANSPOSED;
+    qp.batch = options.batch;
+    qp.seqlen = options.seqlen_k;
+    qp.heads = heads;
+    qp.head_dim = dim;
+    const zyfa_tensor in = dense_view(const_cast<float*>(activations.v.data()), ZYFA_DTYPE_FP32, options.seqlen_k,
+                                      heads, dim, false);
+    v.view.data = v.bytes.data();
+    v.view.stride_seq = group_stride;
+    v.view.stride_head = head_stride;
+    v.view.stride_batch = heads * head_stride;
+    check_status("zyfa_quantize_fp8 (ZYFA_QUANT_V_TRANSPOSED)",
+                 zyfa_quantize_fp8(ctx, &qp, &in, &v.view, buffers.v_descale.data(), nullptr));
+    buffers.params.flags |= ZYFA_ATTN_V_TRANSPOSED;
+}
+
 // --page-size: K and V moved into page pools [num_pages, page_size, heads_kv, dim] in a shuffled
 // page order (a cache whose pages were handed out over time), the params made paged.
 void make_paged(const BenchOptions& options, const Activations& activations, CaseBuffers& buffers) {
@@ -254,6 +282,7 @@ void make_case_buffers(zyfa_context* ctx, const BenchOptions& options, const Ben
         p.v_descale = buffers.v_descale.data();
     }
     if (options.page_size > 0) make_paged(options, activations, buffers);
+    if (options.v_transposed && zyfa::cpu::dtype_is_fp8(dtype) && !int8) make_v_transposed(ctx, options, activations, buffers);
 }
 
 }  // namespace zyfa_bench

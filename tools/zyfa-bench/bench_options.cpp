@@ -105,6 +105,9 @@ options:
   --page-size N                 K and V read through a block table from page pools of N keys per
                                 page (1 to 256; the pages in a shuffled order, each sequence's key
                                 count in seqused_k): paged K/V, as a serving stack's cache
+  --v-transposed                FP8 V quantised with ZYFA_QUANT_V_TRANSPOSED and read with
+                                ZYFA_ATTN_V_TRANSPOSED (the NVIDIA kernels copy it without a
+                                transpose); fixed lengths, contiguous keys; BF16 cases unchanged
   --decode                      the decode step of issue 22's bar: --batch 64 --heads 32,8
                                 --seqlen 1,8192 --head-dim 128 --mask causal-br --dtype bf16
                                 --kv-bandwidth (later options override it)
@@ -210,6 +213,9 @@ BenchOptions parse_options(int argc, char** argv) {
         } else if (flag == "--page-size") {
             options.page_size = static_cast<int32_t>(parse_int(flag, take_value(), 1));
             if (options.page_size > 256) throw UsageError("--page-size: at most 256 keys per page");
+        } else if (flag == "--v-transposed") {
+            no_value();
+            options.v_transposed = true;
         } else if (flag == "--sustain-ms") {
             options.sustain_ms = parse_int(flag, take_value(), 0);
             if (options.sustain_ms > 600000) throw UsageError("--sustain-ms: at most 600000");
@@ -258,6 +264,8 @@ BenchOptions parse_options(int argc, char** argv) {
         throw UsageError("--heads: " + std::to_string(options.heads_q) + " query heads are not a multiple of " +
                          std::to_string(options.heads_kv) + " kv heads");
     if (options.repeats > 100000) throw UsageError("--repeats: at most 100000");
+    if (options.v_transposed && (options.varlen || options.page_size > 0))
+        throw UsageError("--v-transposed: fixed lengths and contiguous keys only (not with --varlen or --page-size)");
     if (options.varlen && options.seqlen_q > INT32_MAX / (options.batch > 0 ? options.batch : 1))
         throw UsageError("--varlen: batch * seqlen must fit in int32 (cu_seqlens)");
 

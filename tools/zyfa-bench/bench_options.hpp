@@ -39,6 +39,7 @@ struct BenchOptions {
     int64_t head_dim_v = 128;
     bool varlen = false;
     int32_t page_size = 0;  // --page-size: K and V in a paged cache of this many keys per page (0: contiguous)
+    bool v_transposed = false;  // --v-transposed: FP8 V in ZYFA_ATTN_V_TRANSPOSED's layout
     int repeats = 3;
     // --sustain-ms: on a GPU, calls back to back for this long before the timed ones, so that they
     // run at the clock a sustained load gets under the card's power cap (docs/performance.md)

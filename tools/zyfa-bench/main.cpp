@@ -51,6 +51,7 @@ std::string shape_label(const BenchOptions& o) {
         s += sink;
     }
     if (o.page_size > 0) s += " paged" + std::to_string(o.page_size);
+    if (o.v_transposed) s += " v-transposed";
     return s;
 }
 

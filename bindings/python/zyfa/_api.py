@@ -51,7 +51,8 @@ def softmax_code(softmax):
 def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
               return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
               max_seqlen_k=None, out=None, softmax="auto", context=None, dtype=None, out_dtype=None,
-              key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None):
+              key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None,
+              v_transposed=False):
     """Attention forward: softmax(softmax_scale * Q K^T + mask) V. Forward only: torch inputs that
     require grad (with grad mode on) raise NotImplementedError; run it under torch.no_grad().
 
@@ -111,17 +112,24 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              library's heuristic, 1 = never split, n > 1 = at most n (flash_attn's num_splits). For
              torch tensors on a GPU the workspace that zyfa_attn_fwd_workspace_size asks for is
              allocated with torch on the inputs' device; numpy and CPU calls never split.
+    v_transposed: v is FP8 in the transposed layout, [batch, heads_kv, groups, head_dim_v, 16] as
+             quantize_fp8(v, v_transposed=True) returns it (groups = ceil(seqlen_k / 128) * 8; docs/api.md,
+             "FP8 V in the transposed layout"): the NVIDIA kernels then copy V without transposing it.
+             Fixed-length keys only (no cu_seqlens, no block_table); the result is bitwise the
+             row-major call's on the same codes. Runs eagerly (not through the torch op).
     Returns out, or (out, lse) with return_lse: lse fp32 [batch, heads_q, seqlen_q], or
     [heads_q, total_q] when packed.
     """
     return run_attention("zyfa.attention", q, k, v, causal, window, softmax_scale, descale, return_lse,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context,
-                         dtype, out_dtype, key_block, sinks, block_table, seqused_k, num_splits, key_bias)
+                         dtype, out_dtype, key_block, sinks, block_table, seqused_k, num_splits, key_bias,
+                         v_transposed)
 
 
 def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_lse, cu_seqlens_q,
                   cu_seqlens_k, max_seqlen_q, max_seqlen_k, out, softmax, context, dtype, out_dtype,
-                  key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None):
+                  key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None,
+                  v_transposed=False):
     """attention() for the entry point named api (zyfa.attention, zyfa.flash_attn_func, ...)."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     require_no_grad(api, (("q", q), ("k", k), ("v", v), ("q_descale", q_d), ("k_descale", k_d),
@@ -139,7 +147,8 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
     step = key_block_code(key_block)
     try:
         # The torch op takes the default split (num_splits 0); another request runs eagerly.
-        if is_torch(q) and context is None and dtype is None and block_table is None and not num_splits:
+        if is_torch(q) and context is None and dtype is None and block_table is None and not num_splits and \
+                not v_transposed:
             from . import _torch_ops
             return _torch_ops.attention(q, k, v, mask, window_left, window_right, scale, sm, q_d, k_d, v_d,
                                         return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -151,7 +160,7 @@ def run_attention(api, q, k, v, causal, window, softmax_scale, descale, return_l
                                   max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, out=out,
                                   out_dtype=out_dtype, dtype=dtype, key_block=step, sinks=sinks,
                                   block_table=block_table, seqused_k=seqused_k, num_splits=num_splits,
-                                  key_bias=key_bias)
+                                  key_bias=key_bias, v_transposed=v_transposed)
     except ZyfaError as e:  # name the function the user called, not the C one
         raise e.called_as(api, _FLASH_ATTN_RENAMES if api.startswith("zyfa.flash_attn") else ()) from None
     return (o, lse) if return_lse else o
@@ -192,14 +201,14 @@ def _lengths_differ(q, k, cu_seqlens_q, cu_seqlens_k):
 def attention_kernel_name(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descale=None,
                           cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
                           softmax="auto", context=None, dtype=None, out_dtype=None, key_block=0, sinks=None,
-                          block_table=None, seqused_k=None, key_bias=None):
+                          block_table=None, seqused_k=None, key_bias=None, v_transposed=False):
     """The kernel attention() would run for these arguments; raises ZyfaError if unsupported."""
     q_d, k_d, v_d = descale if descale is not None else (None, None, None)
     call = _prepare(context, q, k, v, mask_code(causal), int(window[0]), int(window[1]),
                     0.0 if softmax_scale is None else float(softmax_scale), softmax_code(softmax),
                     q_d, k_d, v_d, False, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                     None, out_dtype, dtype, key_block_code(key_block), sinks, block_table, seqused_k,
-                    key_bias=key_bias)
+                    key_bias=key_bias, v_transposed=v_transposed)
     lib = _lib.lib()
     name = lib.zyfa_attn_kernel_name(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs())
     if name is None:
@@ -212,12 +221,13 @@ def attention_direct(context, q, k, v, mask=_lib.MASK_NONE, window_left=-1, wind
                      softmax_scale=0.0, softmax=_lib.SOFTMAX_AUTO, q_descale=None, k_descale=None,
                      v_descale=None, return_lse=False, cu_seqlens_q=None, cu_seqlens_k=None,
                      max_seqlen_q=None, max_seqlen_k=None, out=None, out_dtype=None, dtype=None,
-                     key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None):
+                     key_block=0, sinks=None, block_table=None, seqused_k=None, num_splits=0, key_bias=None,
+                     v_transposed=False):
     """attention() without the torch op layer: runs now, returns (out, lse or None)."""
     call = _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax,
                     q_descale, k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k,
                     max_seqlen_q, max_seqlen_k, out, out_dtype, dtype, key_block, sinks, block_table,
-                    seqused_k, num_splits, key_bias)
+                    seqused_k, num_splits, key_bias, v_transposed)
     lib = _lib.lib()
     check(lib.zyfa_attn_fwd(call.ctx.handle, ctypes.byref(call.params), *call.tensor_refs(),
                             call.stream), call.names)
@@ -237,7 +247,7 @@ class _Call:
 def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, softmax, q_descale,
              k_descale, v_descale, return_lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
              out, out_dtype, dtype, key_block=0, sinks=None, block_table=None, seqused_k=None,
-             num_splits=0, key_bias=None):
+             num_splits=0, key_bias=None, v_transposed=False):
     call = _Call()
     if _is_int8(q):  # the INT8 Q/K mode: q and k int8 natively, dtype names v's FP8 format
         qv, kv, vv = view(q, "q"), view(k, "k"), view(v, "v", dtype)
@@ -259,18 +269,25 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
     call.names = attention_names(varlen)
     rank = 3 if varlen else 4
     layout = "[total, heads, head_dim]" if varlen else "[batch, seqlen, heads, head_dim]"
+    if v_transposed and (paged or varlen):
+        raise ValueError("v_transposed=True takes fixed-length keys: not with block_table or cu_seqlens")
     for name, x in (("q", qv), ("k", kv), ("v", vv)):
         want, shape_text = (4, "[num_pages, page_size, heads, head_dim]") if paged and name != "q" else (rank, layout)
+        if name == "v" and v_transposed:
+            want, shape_text = 5, "[batch, heads_kv, groups, head_dim_v, 16] (quantize_fp8(v, v_transposed=True))"
         if len(x.shape) != want:
             raise ValueError("%s must be %d-D %s, got shape %s" % (name, want, shape_text, x.shape))
         require_dim_contiguous(x, name)
     s = 1 if not varlen else 0  # first axis after batch
     ks = 1 if paged else s  # k and v: pools [pages, page_size, heads, dim] when paged
     heads_q, head_dim_qk = qv.shape[s + 1], qv.shape[s + 2]
-    heads_kv, head_dim_v = kv.shape[ks + 1], vv.shape[ks + 2]
+    heads_kv = kv.shape[ks + 1]
+    head_dim_v = vv.shape[3] if v_transposed else vv.shape[ks + 2]
     if kv.shape[ks + 2] != head_dim_qk:
         raise ValueError("k head_dim %d != q head_dim %d" % (kv.shape[ks + 2], head_dim_qk))
-    if vv.shape[:ks + 2] != kv.shape[:ks + 2]:
+    if v_transposed:
+        _require_transposed_v(vv, kv.shape[0], kv.shape[1], heads_kv)
+    elif vv.shape[:ks + 2] != kv.shape[:ks + 2]:
         raise ValueError("v shape %s does not match k shape %s in its leading axes" % (vv.shape, kv.shape))
 
     call.ctx = _context_for(context, qv)
@@ -373,6 +390,8 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
     if call.lse is not None:
         params.lse = _ptr(call.lse)
     params.num_splits = int(num_splits)
+    if v_transposed:
+        params.flags = _lib.ATTN_V_TRANSPOSED
     if torch_inputs and qv.device != "cpu" and _lib.has_function("zyfa_attn_fwd_workspace_size"):
         # Split-KV: the workspace the library asks for, from torch's caching allocator on the
         # current stream (the one zyfa launches on), so freeing it after the call is stream-ordered.
@@ -386,14 +405,16 @@ def _prepare(context, q, k, v, mask, window_left, window_right, softmax_scale, s
             params.workspace, params.workspace_bytes = workspace.data_ptr(), size.value
     call.params = params
     # Paged pools are [pages, page_size, heads, dim]: their batch stride is the page stride.
-    call.tensors = [c_tensor(qv, varlen), c_tensor(kv, varlen and not paged), c_tensor(vv, varlen and not paged),
+    call.tensors = [c_tensor(qv, varlen), c_tensor(kv, varlen and not paged),
+                    _c_tensor_transposed_v(vv) if v_transposed else c_tensor(vv, varlen and not paged),
                     c_tensor(ov, varlen)]
     call.keep += [qv, kv, vv, ov]
     return call
 
 
 def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=None, context=None,
-                 out=None, in_dtype=None, heads_kv=None, smooth=False, query_mean=None, key_bias_scale=None):
+                 out=None, in_dtype=None, heads_kv=None, smooth=False, query_mean=None, key_bias_scale=None,
+                 v_transposed=False):
     """Quantises x [batch, seqlen, heads, head_dim] (or packed [total, heads, head_dim] with
     cu_seqlens) to FP8 with one scale per (batch, head). Returns (x_fp8, descale fp32 [batch, heads]):
     x ~= x_fp8 * descale. hadamard=True rotates the head dimension first (use it on Q and K alike).
@@ -423,6 +444,10 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
         descale is [batch, heads_kv], what attention() takes as q_descale. x_fp8 keeps x's shape,
         and smooth=True's mean is per query head, [batch, heads, head_dim] (Q smoothing under GQA).
         Not with hadamard=True (the rotation would have to span the group's query heads).
+    v_transposed: for v, the transposed layout that attention(..., v_transposed=True) reads, x_fp8
+        [batch, heads, groups, head_dim, 16] (groups of 16 keys, the sequence padded with zero keys
+        to a multiple of 128; docs/api.md): the same codes and descales, in the byte order the
+        NVIDIA kernels' P.V reads, so they copy V without transposing it. Fixed length only.
 
         q8, qd = zyfa.quantize_fp8(q, heads_kv=k.shape[-2])     # q [b, s, 8, d], k [b, s, 2, d]
         k8, kd = zyfa.quantize_fp8(k)
@@ -432,6 +457,8 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
     if is_torch(x):
         require_no_grad("zyfa.quantize_fp8", (("x", x), ("query_mean", query_mean)))
     group = _group_size(x, heads_kv, hadamard)
+    if v_transposed and (cu_seqlens is not None or group > 1):
+        raise ValueError("v_transposed=True is a layout of v: fixed length (no cu_seqlens), no heads_kv")
     if query_mean is not None and group > 1:
         raise ValueError("query_mean with heads_kv=%d: query_mean is for k (the key bias of a smoothed q), "
                          "heads_kv for q" % heads_kv)
@@ -439,7 +466,7 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
         raise ValueError("key_bias_scale scales the key bias, which needs query_mean")
     bias_scale = 0.0 if key_bias_scale is None else float(key_bias_scale)
     try:
-        if is_torch(x) and context is None and in_dtype is None and out is None:
+        if is_torch(x) and context is None and in_dtype is None and out is None and not v_transposed:
             from . import _torch_ops
             codes, descale, mean, bias = _torch_ops.quantize_fp8(
                 _group_heads(x, group), dtype_code(dtype), bool(hadamard), cu_seqlens, max_seqlen, bool(smooth),
@@ -448,7 +475,7 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
         else:
             codes, descale, mean, bias = quantize_fp8_direct(context, x, dtype_code(dtype), hadamard, cu_seqlens,
                                                              max_seqlen, out, in_dtype, group, smooth, query_mean,
-                                                             bias_scale)
+                                                             bias_scale, v_transposed)
     except ZyfaError as e:
         raise e.called_as("zyfa.quantize_fp8") from None
     if smooth and group > 1:  # the grouped heads' [batch, heads_kv, group * head_dim] is per query head
@@ -593,7 +620,8 @@ def _group_heads(x, group, name=None):
 
 
 def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, max_seqlen=None, out=None,
-                        in_dtype=None, group=1, smooth=False, query_mean=None, key_bias_scale=0.0):
+                        in_dtype=None, group=1, smooth=False, query_mean=None, key_bias_scale=0.0,
+                        v_transposed=False):
     """(codes, descale, mean or None, key bias or None)."""
     if out_code not in FP8_DTYPES:
         raise ValueError("dtype must be 'e4m3fn' or 'e4m3fnuz'")
@@ -614,7 +642,8 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
     keep = [xv]
     params = _lib.QuantParams()
     _lib.lib().zyfa_quant_params_init(ctypes.byref(params), ctypes.sizeof(params))
-    params.flags = (_lib.QUANT_HADAMARD if hadamard else 0) | (_lib.QUANT_SMOOTH if smooth else 0)
+    params.flags = (_lib.QUANT_HADAMARD if hadamard else 0) | (_lib.QUANT_SMOOTH if smooth else 0) | \
+        (_lib.QUANT_V_TRANSPOSED if v_transposed else 0)
     if varlen:
         cu = _int32_array(cu_seqlens, xv, "cu_seqlens")
         keep.append(cu)
@@ -624,9 +653,13 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
     else:
         params.batch, params.seqlen = xv.shape[0], xv.shape[1]
     params.heads, params.head_dim = xv.shape[-2], xv.shape[-1]
-    q = _output(out, xv.shape, out_code, xv, "out")
+    out_shape = ((params.batch, params.heads, _transposed_v_groups(params.seqlen), params.head_dim, 16)
+                 if v_transposed else xv.shape)
+    q = _output(out, out_shape, out_code, xv, "out")
     qv = view(q, "out", out_code)
     require_dim_contiguous(qv, "out")
+    if v_transposed and params.head_dim > 1 and qv.strides[3] != 16:
+        raise ValueError("out (v_transposed=True): a group's head_dim x 16 bytes must be contiguous")
     descale = _empty((params.batch, params.heads), _lib.DTYPE_FP32, xv)
     keep += [qv, descale]
     mean = None
@@ -634,6 +667,7 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
         mean = _empty((params.batch, params.heads, params.head_dim), _lib.DTYPE_FP32, xv)
         keep.append(mean)
         params.smooth_mean = _ptr(mean)
+    out_tensor = _c_tensor_transposed_v(qv) if v_transposed else c_tensor(qv, varlen)
     bias = None
     if query_mean is not None:
         qm = _fp32_array(query_mean, xv, "query_mean", None, None, "x")
@@ -651,7 +685,7 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
         params.query_mean, params.key_bias = _ptr(qm), _ptr(bias)
         params.query_heads, params.key_bias_scale = heads_q, key_bias_scale
     check(_lib.lib().zyfa_quantize_fp8(ctx.handle, ctypes.byref(params), ctypes.byref(c_tensor(xv, varlen)),
-                                       ctypes.byref(c_tensor(qv, varlen)), _ptr(descale), _stream_for(xv)),
+                                       ctypes.byref(out_tensor), _ptr(descale), _stream_for(xv)),
           quantize_names(varlen, None if group == 1 else params.heads))
     if group > 1:
         q = given_out if given_out is not None else q.reshape(result_shape)
@@ -659,6 +693,34 @@ def quantize_fp8_direct(context, x, out_code, hadamard=False, cu_seqlens=None, m
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+def _transposed_v_groups(seqlen):
+    """16-key groups of the transposed V layout for seqlen keys (padded to 128 keys)."""
+    return -(-seqlen // 128) * 8
+
+
+def _require_transposed_v(vv, batch, seqlen_k, heads_kv):
+    """v in the transposed layout [batch, heads_kv, groups, head_dim_v, 16]: groups of 16 keys whose
+    head_dim_v x 16 bytes are contiguous (the kernels' order within a group is quantize_fp8's)."""
+    want = (batch, heads_kv, _transposed_v_groups(seqlen_k))
+    if tuple(vv.shape[:3]) != want or vv.shape[4] != 16:
+        raise ValueError("v (v_transposed=True) has shape %s, expected [%d, %d, %d, head_dim_v, 16] for k's batch, "
+                         "kv heads and %d keys" % (vv.shape, want[0], want[1], want[2], seqlen_k))
+    if vv.shape[3] > 1 and vv.strides[3] != 16:
+        raise ValueError("v (v_transposed=True): a group's head_dim_v x 16 bytes must be contiguous "
+                         "(strides %s)" % (vv.strides,))
+
+
+def _c_tensor_transposed_v(v):
+    """The zyfa_tensor of a transposed-V view [batch, heads, groups, head_dim, 16]: stride_seq is the
+    distance between groups (docs/api.md)."""
+    t = _lib.Tensor()
+    t.data = v.ptr
+    t.dtype = v.dtype
+    t.reserved = 0
+    t.stride_batch, t.stride_seq, t.stride_head = v.strides[0], v.strides[2], v.strides[1]
+    return t
+
 
 def _context_for(context, v):
     """The given context (checked against the data's device) or the shared one for that device."""

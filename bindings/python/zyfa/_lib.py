@@ -50,6 +50,8 @@ SOFTMAX_LEAN = 2
 
 QUANT_HADAMARD = 1
 QUANT_SMOOTH = 2
+QUANT_V_TRANSPOSED = 4  # 0.1.7: out in the transposed V layout (docs/api.md)
+ATTN_V_TRANSPOSED = 1   # 0.1.7, zyfa_attn_params.flags: v in that layout
 QUANT_KEY_BIAS = 8
 
 

@@ -1,6 +1,6 @@
 // PTX wrappers of the tensor memory accelerator (sm_90): a tiled copy of one box of a tensor map
-// into shared memory, completing an mbarrier's transaction bytes (barriers.cuh), and the map
-// prefetch.
+// and a bulk copy of contiguous bytes into shared memory, each completing an mbarrier's
+// transaction bytes (barriers.cuh), and the map prefetch.
 #ifndef ZYFA_KERNELS_NVIDIA_PRIMITIVES_TMA_CUH
 #define ZYFA_KERNELS_NVIDIA_PRIMITIVES_TMA_CUH
 
@@ -19,6 +19,15 @@ __device__ __forceinline__ void tma_load_4d(uint32_t smem_dst, const void* map, 
         "[%6];\n" ::"r"(smem_dst),
         "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
         : "memory");
+}
+
+// `bytes` contiguous bytes of global memory into shared memory through the tensor memory
+// accelerator's bulk copy (no tensor map), completing `bar`'s transaction bytes; addresses and
+// size multiples of 16.
+__device__ __forceinline__ void bulk_copy_to_shared(uint32_t smem_dst, const void* src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_dst),
+                 "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
+                 : "memory");
 }
 
 __device__ __forceinline__ void tma_prefetch_map(const void* map) {

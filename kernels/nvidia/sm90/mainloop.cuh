@@ -50,9 +50,10 @@ struct LastTag {  // the last block's P.V (consumer_warpgroup's issue_pv)
 // the epilogue in a function of its own, each changed the code (the association of address
 // arithmetic, the order of branches and of O's PHI nodes, hence ptxas's registers). As written,
 // the SASS is the one function's of before the split (docs/hopper-kernel-notes.md, Structure).
+// key_bias: WsTmaParams::key_bias, read by the key-bias kernels only (Traits::kKeyBias).
 template <class Traits>
 __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Traits::Shape>& tile,
-                                                   const AttnKernelArgs& a) {
+                                                   const AttnKernelArgs& a, const float* key_bias) {
     using Shape = typename Traits::Shape;
     constexpr InKind IN = Traits::kIn;
     constexpr PMode PM = Traits::kPMode;
@@ -128,6 +129,13 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         }
         const int64_t key_blocks = (a.seqlen_k + numerics::kInt8KeyBlock - 1) / numerics::kInt8KeyBlock;
         if (a.k_descale) k_block_descale = a.k_descale + (static_cast<int64_t>(batch) * a.heads_kv + head_kv) * key_blocks;
+    }
+    // The key biases of this (batch, query head), indexed by the key's place in its sequence
+    // (common/key_bias.h; null in the kernels without them).
+    const float* key_bias_row = nullptr;
+    if constexpr (Traits::kKeyBias) {
+        key_bias_row = key_bias + (a.cu_seqlens_k ? static_cast<int64_t>(head) * a.cu_seqlens_k[a.batch] + span.first_k
+                                                  : (static_cast<int64_t>(batch) * a.heads_q + head) * a.seqlen_k);
     }
     float m[2] = {kNegInf, kNegInf};
     float running_max[2] = {kNegInf, kNegInf};  // LEAN's lazy anchor only (m is then the anchor)
@@ -277,7 +285,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // The online softmax of a block (sm90/softmax.cuh), on the variables above.
     const OnlineSoftmax<Traits> softmax{block_begin, whole_begin, whole_end, row_first_key, row_end_key, s,
                                         scale_log2, scale8_div128, lean_centre, max_block_exponent, m, running_max, l,
-                                        rescale, acc_exponent, q_scale, k_block_descale, key_count};
+                                        rescale, acc_exponent, q_scale, k_block_descale, key_count, key_bias_row};
     auto run_softmax = [&](int index, auto& out) {
         const int block = block_begin + index * kKeys;
         if (block >= whole_begin && block + kKeys <= whole_end) {

@@ -10,6 +10,7 @@
 
 #include <type_traits>
 
+#include "common/v_transposed.h"
 #include "nvidia/attention_ws_tma_params.h"
 #include "nvidia/primitives/barriers.cuh"
 #include "nvidia/primitives/copy.cuh"
@@ -205,6 +206,93 @@ __device__ __forceinline__ void wait_staging_free(const TileContext<typename Tra
     mbarrier_wait(t.staging_free(index % kBuffers), ((index / kBuffers) & 1) ^ 1);
 }
 
+// FP8 V supplied transposed (WsTmaParams::v_transposed, common/v_transposed.h): a block's 16-key
+// groups are its stage's bytes, so one bulk copy fills the stage. v_full counts 128 arrivals, as
+// the transposing threads' (prepare_tile). Global address of block `index`'s first group:
+template <class Traits>
+__device__ __forceinline__ const unsigned char* transposed_v_block_source(const TileContext<typename Traits::Shape>& t,
+                                                                          const AttnKernelArgs& a, int index) {
+    constexpr int kGroupBytes = numerics::kVtGroupKeys * Traits::kDv;  // stride_seq (the host checked it)
+    const int key0 = t.block_begin + index * Traits::kKeys;
+    return static_cast<const unsigned char*>(a.v) + t.batch * a.v_stride_batch + t.head_kv * a.v_stride_head +
+           static_cast<int64_t>(key0 / numerics::kVtGroupKeys) * kGroupBytes;
+}
+
+// A block of kKeys valid keys, after thread 0 waited on its stage's empty barrier: thread 0 arrives
+// for all 128 and issues the copy, except in block 0, where every thread arrives after its fence
+// (those arrivals publish the ones tile, write_ones_tile).
+template <class Traits>
+__device__ __forceinline__ void copy_transposed_v_block(const TileContext<typename Traits::Shape>& t,
+                                                        const AttnKernelArgs& a, int index, int pt) {
+    using Shape = typename Traits::Shape;
+    static_assert(Traits::kKeys == numerics::kVtPadKeys &&
+                      Shape::kVBytes == Traits::kKeys * Traits::kDv,
+                  "a 128-key stage is the layout's block");
+    const uint32_t bar = t.v_full(index % Traits::kStages);
+    if (index == 0) {
+        fence_proxy_async_shared();
+        if (pt != 0) {
+            mbarrier_arrive(bar);
+            return;
+        }
+    } else if (pt != 0) {
+        return;
+    }
+    mbarrier_arrive_expect_tx(bar, Shape::kVBytes);
+    if (index != 0) mbarrier_arrive_many(bar, 127);
+    bulk_copy_to_shared(t.smem_base() + Shape::kVOffset + (index % Traits::kStages) * Shape::kVBytes,
+                        transposed_v_block_source<Traits>(t, a, index), Shape::kVBytes, bar);
+}
+
+// The last block when the sequence ends inside it (the tail): its whole groups of valid keys are
+// copied, and the producer's threads write the rest, the valid keys of the partial group from
+// global memory and zeros for every key past the sequence, as the TMA's bounds give row-major V
+// (the layout's padding should be zero, but a NaN there would survive a probability of 0). Every
+// thread waits on the stage's empty barrier itself and arrives after its own writes. Only thread 0
+// followed the earlier phases of that barrier (the others skip the whole blocks), and a parity wait
+// cannot tell a phase from the one two later: once the ring had wrapped twice the other threads
+// passed it early, wrote a stage still in use and over-arrived on its full barrier (H200,
+// 2026-12-05: a launch failure at 1,000 keys). So they first meet thread 0, which has waited for
+// this block's phase (copy_k); no phase can complete past it before their own arrivals below.
+template <class Traits>
+__device__ __forceinline__ void copy_transposed_v_tail(const TileContext<typename Traits::Shape>& t,
+                                                       const AttnKernelArgs& a, int index, int pt) {
+    using Shape = typename Traits::Shape;
+    constexpr int kKeys = Traits::kKeys, kGroupKeys = numerics::kVtGroupKeys, kDv = Traits::kDv;
+    constexpr int kGroupBytes = kGroupKeys * kDv;
+    const int stage = index % Traits::kStages;
+    const int valid = t.seqlen_k - (t.block_begin + index * kKeys);  // in [1, kKeys)
+    const int whole = valid / kGroupKeys, partial_keys = valid % kGroupKeys;
+    named_barrier_sync(kProducerBarrier, 128);
+    mbarrier_wait(t.empty(stage), ((index / Traits::kStages) & 1) ^ 1);
+    for (int chunk = whole * kDv + pt; chunk < kKeys / kGroupKeys * kDv; chunk += 128) {
+        uint4 bytes = make_uint4(0, 0, 0, 0);
+        if (chunk < (whole + 1) * kDv && partial_keys != 0) {  // the partial group
+            bytes = *reinterpret_cast<const uint4*>(transposed_v_block_source<Traits>(t, a, index) + chunk * kGroupKeys);
+            uint32_t keep[4] = {0, 0, 0, 0};  // the bytes of keys before the sequence's end
+#pragma unroll
+            for (int key = 0; key < kGroupKeys; ++key) {
+                const int byte = numerics::vt_key_byte(key);
+                if (key < partial_keys) keep[byte / 4] |= 0xFFu << (8 * (byte % 4));
+            }
+            bytes = make_uint4(bytes.x & keep[0], bytes.y & keep[1], bytes.z & keep[2], bytes.w & keep[3]);
+        }
+        *reinterpret_cast<uint4*>(smem + Shape::kVOffset + stage * Shape::kVBytes + chunk * kGroupKeys) = bytes;
+    }
+    fence_proxy_async_shared();  // st.shared (and, in block 0, the ones tile) before the consumers' wgmma reads
+    const uint32_t bar = t.v_full(stage);
+    if (pt == 0) {
+        mbarrier_arrive_expect_tx(bar, static_cast<uint32_t>(whole * kGroupBytes));
+        if (whole > 0) {
+            bulk_copy_to_shared(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+                                transposed_v_block_source<Traits>(t, a, index), static_cast<uint32_t>(whole * kGroupBytes),
+                                bar);
+        }
+    } else {
+        mbarrier_arrive(bar);
+    }
+}
+
 // The producer with the tensor memory accelerator: thread 0 issues every copy, one per 128-byte
 // column slice of a tile (attention_ws_tma_params.h); FP8 V goes to a staging buffer and all 128
 // threads write its transpose into the stage; 16-bit V lands in the stage (the other threads have
@@ -267,6 +355,46 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
     }
     if constexpr (kFp8) {
         if (t.blocks > 0) finish_v(t.blocks - 1);
+    }
+}
+
+// produce_with_tma for FP8 V supplied transposed (WsTmaParams::v_transposed): Q and K as there, V
+// by copy_transposed_v_block (no staging buffer, no transpose). A function of its own, so that the
+// transposing producer's registers are allocated as without it (24 per thread: kProducerRegs).
+template <class Traits>
+__device__ __forceinline__ void produce_with_tma_v_transposed(const TileContext<typename Traits::Shape>& tile,
+                                                              const WsTmaParams& tma, const AttnKernelArgs& a) {
+    const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
+    using Shape = typename Traits::Shape;
+    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    static_assert(Traits::kFp8, "the transposed layout is FP8 V's");
+    const int pt = threadIdx.x;
+    write_ones_tile<Shape>(smem, pt);
+    if (pt == 0) {
+        tma_prefetch_map(tma.k_map);
+        mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+        tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(),
+                                                      static_cast<int>(t.first_q) + t.row0, t.head, t.batch);
+    }
+    auto copy_k = [&](int index) {  // thread 0, after the stage's empty barrier
+        const int stage = index % kStages;
+        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
+        tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
+                                                      kWsTmaK, t.k_full(stage), t.block_begin + index * kKeys, t.head_kv,
+                                                      t.batch);
+    };
+    // The sequence may end inside the last block only: it goes after the loop (fewer values live
+    // there, so the 24 registers hold them).
+    const bool tail = t.blocks > 0 && t.block_begin + t.blocks * kKeys > t.seqlen_k;
+    const int whole_blocks = tail ? t.blocks - 1 : t.blocks;
+    for (int index = 0; index < whole_blocks; ++index) {
+        if (pt == 0) copy_k(index);
+        copy_transposed_v_block<Traits>(t, a, index, pt);
+    }
+    if (tail) {
+        if (pt == 0) copy_k(whole_blocks);
+        copy_transposed_v_tail<Traits>(t, a, whole_blocks, pt);
     }
 }
 

@@ -6,6 +6,7 @@
 #define ZYFA_KERNELS_NVIDIA_SM90_SOFTMAX_CUH
 
 #include "nvidia/attention_fwd_common.cuh"
+#include "common/key_bias.h"
 #include "common/lean_anchor.h"
 #include "common/online_softmax.h"
 #include "nvidia/primitives/convert.cuh"
@@ -31,6 +32,14 @@ __device__ __forceinline__ uint32_t capped_code_lanes(uint32_t lo, uint32_t hi) 
     uint32_t capped;
     asm("min.u16x2 %0, %1, %2;" : "=r"(capped) : "r"(__byte_perm(lo, hi, 0x5410)), "r"(0x007E007Eu));
     return capped;
+}
+
+// The key-bias kernels' Lean P FMA constant for a key with bias z (log2 units), from the row's
+// constant already divided by 128: fma(z, 2^-4, bias / 128) is numerics::lean_p_bias_with_key_bias
+// (bias + 8 z) divided by 128 exactly (scaling by a power of two commutes with the one rounding, as
+// the row constant's own division does), so the codes are the CPU model's: one FFMA per score.
+__device__ __forceinline__ float lean_code_constant_with_key_bias(float bias_div128, float z) {
+    return __fmaf_rn(z, 0x1p-4f, bias_div128);
 }
 
 // 2^x for the rescale alpha = 2^(m_old - m_new) <= 1: one MUFU.EX2 where exp2f adds range handling
@@ -60,6 +69,7 @@ struct OnlineSoftmax {
     static constexpr bool kRowSumByMma = Traits::kRowSumByMma;
     static constexpr bool kOnePBuffer = Traits::kOnePBuffer;
     static constexpr bool kLazyAnchor = Traits::kLeanLazyAnchor;
+    static constexpr bool kKeyBias = Traits::kKeyBias;
     static constexpr float kNegInf = -__builtin_huge_valf();
     // The exponent argument s * c - m of the exact exponential (EXACT). The CPU model rounds the
     // product and the difference (Twice). One FFMA (Fused) differs from it by at most half an ulp
@@ -102,6 +112,9 @@ struct OnlineSoftmax {
     const float (&q_scale)[2];
     const float* k_block_descale;
     const int& key_count;
+    // The key-bias kernels (kKeyBias): this (batch, query head)'s biases, indexed by the key's place
+    // in its sequence (null otherwise).
+    const float* key_bias_row;
 
     // INT8: the biased fp32 of int32 score i (one IADD, exact; numerics::int8_score_biased).
     __device__ __forceinline__ float biased_score(int i) const {
@@ -128,6 +141,29 @@ struct OnlineSoftmax {
         // (the latency-bound chain: max tree, quad shuffles, exponent, bias), then both rows'
         // probabilities, so that the chains of the two rows overlap.
         float m_new[2], alpha[2], exponent[2], bias[2];
+        // The key-bias kernels: the block's biases in log2 units, z for key 8n + 2 (lane % 4) + e of
+        // the block, shared by the thread's two rows (common/key_bias.h); the maximum sees
+        // t = fma(s, c, z). EXACT exponentiates t - m: t replaces s at once, so no z stays live.
+        // LEAN's constant takes 8z: z[n][e] is kept for the second pass. 0 past the sequence:
+        // those keys are never visible.
+        [[maybe_unused]] float z[kKeyBias && PM == PMode::Lean ? kTiles : 1][2];
+        if constexpr (kKeyBias) {
+            const int key0 = block + 2 * (lane_now() % 4);
+#pragma unroll
+            for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int key = key0 + 8 * n + e;
+                    const float zz = !kMasked || key < key_count ? numerics::key_bias_log2(key_bias_row[key]) : 0.0f;
+                    if constexpr (PM == PMode::Lean) {
+                        z[n][e] = zz;
+                    } else {
+#pragma unroll
+                        for (int rr = 0; rr < 2; ++rr)
+                            s[4 * n + 2 * rr + e] = numerics::biased_score_log2(s[4 * n + 2 * rr + e], scale_log2, zz);
+                    }
+                }
+        }
         // INT8: the factors of each row and 64-key half, in numerics::score_scale_log2's order
         // ((softmax_scale * q_descale) * k_descale) * log2(e), and 8 times them; the LEAN biases
         // with the score's 1.5 * 2^23 folded in follow below.
@@ -188,7 +224,8 @@ struct OnlineSoftmax {
                     if (seen) block_max = numerics::max_keep_nan(block_max, half_max);
                 }
             } else {
-                auto float_max = [&] {
+                // value(n, e): the score of the row's key 8n + 2 (lane % 4) + e that the maximum takes
+                auto float_max = [&](auto value) {
                     float part[4];
 #pragma unroll
                     for (int i = 0; i < 4; ++i) part[i] = kNegInf;
@@ -197,14 +234,23 @@ struct OnlineSoftmax {
 #pragma unroll
                         for (int e = 0; e < 2; ++e)
                             if (visible(rr, n, e)) {
-                                part[(2 * n + e) % 4] =
-                                    numerics::max_keep_nan(part[(2 * n + e) % 4], s[4 * n + 2 * rr + e]);
+                                part[(2 * n + e) % 4] = numerics::max_keep_nan(part[(2 * n + e) % 4], value(n, e));
                             }
                     return numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
                                                   numerics::max_keep_nan(part[2], part[3]));
                 };
+                auto raw_score = [&](int n, int e) { return s[4 * n + 2 * rr + e]; };
                 float extreme;
-                if constexpr (kFp8 && !kMasked) {
+                if constexpr (kKeyBias) {
+                    // the biased scores t, already in log2 units (block_max below takes them as they are)
+                    if constexpr (PM == PMode::Exact) {
+                        extreme = float_max(raw_score);  // s holds t
+                    } else {
+                        extreme = float_max([&](int n, int e) {
+                            return numerics::biased_score_log2(s[4 * n + 2 * rr + e], scale_log2, z[n][e]);
+                        });
+                    }
+                } else if constexpr (kFp8 && !kMasked) {
                     // The FP8 scores' maximum from their bit patterns as signed integers: among
                     // fp32 values >= +0 (and the matrix unit's NaN, 0x7FFFFFFF) the integer order is
                     // the float order and every negative value orders below them, so a nonnegative
@@ -224,11 +270,11 @@ struct OnlineSoftmax {
                         extreme = __int_as_float(top);
                     } else {
                         sass_marker<5>();  // (ws-step-sass.py leaves the rare path out of a step's count)
-                        extreme = float_max();
+                        extreme = float_max(raw_score);
                         sass_marker<6>();
                     }
                 } else {
-                    extreme = float_max();
+                    extreme = float_max(raw_score);
                 }
                 // -inf when this thread sees nothing of the block (rather than the identity times c,
                 // NaN for c = 0 or NaN)
@@ -240,7 +286,7 @@ struct OnlineSoftmax {
 #pragma unroll
                         for (int e = 0; e < 2; ++e) any_visible = any_visible || visible(rr, n, e);
                 }
-                block_max = any_visible ? extreme * scale_log2 : kNegInf;
+                block_max = any_visible ? (kKeyBias ? extreme : extreme * scale_log2) : kNegInf;
             }
             block_max = quad_max(block_max);
             if constexpr (kLazyAnchor) {  // m is the anchor; k is constant (common/lean_anchor.h)
@@ -294,9 +340,10 @@ struct OnlineSoftmax {
                                                                              half_log2x8[rr][h] * 0x1p-7f, half_bias[rr][h])
                                                             : 0x4B400000u;
                             } else {
-                                bits[e] = visible(rr, n, e)
-                                              ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, bias[rr] * 0x1p-7f)
-                                              : 0x4B400000u;
+                                float constant = bias[rr] * 0x1p-7f;
+                                if constexpr (kKeyBias) constant = lean_code_constant_with_key_bias(constant, z[n][e]);
+                                bits[e] = visible(rr, n, e) ? lean_code_bits(s[4 * n + 2 * rr + e], scale8_div128, constant)
+                                                            : 0x4B400000u;
                             }
                             sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
                         }
@@ -323,8 +370,10 @@ struct OnlineSoftmax {
                                 const float score = s[4 * n + 2 * rr + e];
                                 const bool fused = kForm == ExponentForm::Fused ||
                                                    (kForm == ExponentForm::PerRow && fused_row[rr]);
-                                const float x = fused ? __fmaf_rn(score, scale_log2, -m_new[rr])
-                                                      : score * scale_log2 - m_new[rr];
+                                // the key-bias kernels hold the biased score t (log2 units) in s
+                                const float x = kKeyBias ? score - m_new[rr]
+                                                : fused  ? __fmaf_rn(score, scale_log2, -m_new[rr])
+                                                         : score * scale_log2 - m_new[rr];
                                 p[e] = visible(rr, n, e) ? exp2_approx(x) : 0.0f;
                             }
                             row_sum += p[e];  // EXACT: the denominator of unrounded probabilities

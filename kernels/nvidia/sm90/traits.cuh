@@ -57,8 +57,9 @@ struct ScoreRegOf<true> {
 };
 
 // The key block and tile shape of one kernel instance, and the per-thread sizes the consumer's
-// registers follow from.
-template <InKind IN, PMode PM, int DQK, int DV>
+// registers follow from. KEY_BIAS: the variant that adds zyfa_attn_params.key_bias to every score
+// (common/key_bias.h; the ws_bias kernels of attention_kernel_variants.def, FP8 E4M3 only).
+template <InKind IN, PMode PM, int DQK, int DV, bool KEY_BIAS = false>
 struct WsKernelTraits {
     // One-byte operands: FP8 inputs, and the INT8 Q/K mode (s8 Q and K, whose K tiles are bytes
     // like e4m3's; V and P e4m3): every FP8 mechanism but the score product and its conversion.
@@ -74,6 +75,12 @@ struct WsKernelTraits {
     static constexpr int kDqk = DQK, kDv = DV;
     static constexpr InKind kIn = IN;
     static constexpr PMode kPMode = PM;
+    static constexpr bool kKeyBias = KEY_BIAS;
+    // The key-bias kernels hold the block's biases beside the scores (LEAN: 32 registers across
+    // both passes, sm90/softmax.cuh): Q's fragments stay in registers only where ptxas then spills
+    // nothing (FP8 EXACT at head dim 128; tests/gpu/check_ws_kernels.sh checks every instance).
+    static constexpr bool kKeyBiasQRegs = PM == PMode::Exact && DQK == 128;
+    static_assert(!KEY_BIAS || IN == InKind::E4m3, "the key-bias kernels are FP8 E4M3's (Q smoothing)");
     static constexpr int kAcc = DV / 2;  // O's accumulators per consumer thread
     // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
     // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32 in the
@@ -87,7 +94,7 @@ struct WsKernelTraits {
     // O's 128 accumulators; so do the 128-key steps beyond 16 fragment registers (FP8 192/128's
     // 24, 16-bit 128's 32 and 192/128's 48), which would spill beside 64 scores once both rows'
     // softmax chains are in flight (the score wgmma then reads Q by descriptor).
-    static constexpr bool kQRegs = kKeys == 64 ? DQK <= 192 : kQkSteps <= 4;
+    static constexpr bool kQRegs = !KEY_BIAS ? (kKeys == 64 ? DQK <= 192 : kQkSteps <= 4) : kKeyBiasQRegs;
     static constexpr int kScores = kKeys / 2;  // per thread: 2 rows x kKeys / 4 keys
     static constexpr int kTiles = kKeys / 8;   // 8-key accumulator tiles of a block
     static_assert(kKeys == 64 || DV <= 128, "128-key blocks: 64 scores per thread beside at most 64 accumulators of O");

@@ -50,6 +50,10 @@ pub const ZYFA_SOFTMAX_LEAN: zyfa_softmax = 2;
 
 pub const ZYFA_QUANT_HADAMARD: u32 = 1;
 pub const ZYFA_QUANT_SMOOTH: u32 = 2;
+/// 0.1.7: `out` in the transposed V layout that `ZYFA_ATTN_V_TRANSPOSED` reads (docs/api.md).
+pub const ZYFA_QUANT_V_TRANSPOSED: u32 = 4;
+/// 0.1.7, `zyfa_attn_params.flags`: v is FP8 in the transposed layout (docs/api.md).
+pub const ZYFA_ATTN_V_TRANSPOSED: u64 = 1;
 /// With ZYFA_QUANT_KEY_BIAS (on K), Q smoothing's per-key bias is written to key_bias (0.1.6).
 pub const ZYFA_QUANT_KEY_BIAS: u32 = 8;
 
