@@ -239,24 +239,26 @@ struct OnlineSoftmax {
                     return numerics::max_keep_nan(numerics::max_keep_nan(part[0], part[1]),
                                                   numerics::max_keep_nan(part[2], part[3]));
                 };
-                auto raw_score = [&](int n, int e) { return s[4 * n + 2 * rr + e]; };
-                float extreme;
-                if constexpr (kKeyBias) {
-                    // the biased scores t, already in log2 units (block_max below takes them as they are)
-                    if constexpr (PM == PMode::Exact) {
-                        extreme = float_max(raw_score);  // s holds t
+                // What the maximum takes: the raw score, or in the key-bias kernels the biased score
+                // t in log2 units (EXACT holds it in s already; LEAN forms it here, its codes need s).
+                auto max_value = [&](int n, int e) {
+                    if constexpr (kKeyBias && PM == PMode::Lean) {
+                        return numerics::biased_score_log2(s[4 * n + 2 * rr + e], scale_log2, z[n][e]);
                     } else {
-                        extreme = float_max([&](int n, int e) {
-                            return numerics::biased_score_log2(s[4 * n + 2 * rr + e], scale_log2, z[n][e]);
-                        });
+                        return static_cast<float>(s[4 * n + 2 * rr + e]);
                     }
-                } else if constexpr (kFp8 && !kMasked) {
+                };
+                float extreme;
+                // (LEAN's key-bias kernel keeps the float maximum: with the integer one ptxas spilled
+                // 8 bytes in its loop, nvcc 13.0.)
+                if constexpr (kFp8 && !kMasked && !(kKeyBias && PM == PMode::Lean)) {
                     // The FP8 scores' maximum from their bit patterns as signed integers: among
-                    // fp32 values >= +0 (and the matrix unit's NaN, 0x7FFFFFFF) the integer order is
-                    // the float order and every negative value orders below them, so a nonnegative
-                    // integer maximum is the float maximum, NaN kept (max_keep_nan). Three-input
-                    // integer max (VIMNMX3) takes two scores per instruction where FMNMX takes one.
-                    // A warp in which some row's scores are all negative takes the float maximum.
+                    // fp32 values >= +0 (and the matrix unit's and the FMA's NaN, 0x7FFFFFFF) the
+                    // integer order is the float order and every negative value orders below them,
+                    // so a nonnegative integer maximum is the float maximum, NaN kept
+                    // (max_keep_nan). Three-input integer max (VIMNMX3) takes two scores per
+                    // instruction where FMNMX takes one. A warp in which some row's scores are all
+                    // negative takes the float maximum.
                     int part[4];
 #pragma unroll
                     for (int i = 0; i < 4; ++i) part[i] = INT_MIN;
@@ -264,17 +266,17 @@ struct OnlineSoftmax {
                     for (int n = 0; n < kTiles; ++n)
 #pragma unroll
                         for (int e = 0; e < 2; ++e)
-                            part[(2 * n + e) % 4] = max(part[(2 * n + e) % 4], __float_as_int(s[4 * n + 2 * rr + e]));
+                            part[(2 * n + e) % 4] = max(part[(2 * n + e) % 4], __float_as_int(max_value(n, e)));
                     const int top = max(max(part[0], part[1]), max(part[2], part[3]));
                     if (__all_sync(0xFFFFFFFFu, top >= 0)) {
                         extreme = __int_as_float(top);
                     } else {
                         sass_marker<5>();  // (ws-step-sass.py leaves the rare path out of a step's count)
-                        extreme = float_max(raw_score);
+                        extreme = float_max(max_value);
                         sass_marker<6>();
                     }
                 } else {
-                    extreme = float_max(raw_score);
+                    extreme = float_max(max_value);
                 }
                 // -inf when this thread sees nothing of the block (rather than the identity times c,
                 // NaN for c = 0 or NaN)
