@@ -97,7 +97,7 @@ def attention(q, k, v, causal=False, window=(-1, -1), softmax_scale=None, descal
              of key j in query head h (natural-log units, as sinks; lse includes it): [batch, heads_q,
              seqlen_k] (paged: seqlen_k the max_seqlen_k the call resolves), or [heads_q, total_k] with
              cu_seqlens_k. It is what quantize_fp8(k, query_mean=...) returns for Q smoothing (see
-             quantize_fp8), or any additive per-key bias. CPU and HIP backends (not with INT8 q/k).
+             quantize_fp8), or any additive per-key bias. CPU and HIP backends, and CUDA for FP8 at head dims 64 and 128 (not with INT8 q/k).
     context: a zyfa.Context; None picks a shared one for the inputs' device.
     block_table: paged K/V (a KV cache of pages, as vLLM and SGLang keep it): k and v are page pools
              [num_pages, page_size, heads_kv, head_dim] (page_size 1 to 256) and block_table int32
@@ -428,7 +428,8 @@ def quantize_fp8(x, dtype="e4m3fn", hadamard=False, cu_seqlens=None, max_seqlen=
         [batch, heads_q, seqlen] ([heads_q, total] with cu_seqlens) = key_bias_scale * query_mean .
         (k_j - k's mean, 0 without smooth), for attention(key_bias=...). heads_q must be a multiple
         of x's heads (query head h reads k head h // (heads_q // heads)). key_bias_scale: the
-        attention's softmax_scale (None = 1/sqrt(head_dim)). CPU and HIP backends. O is then the
+        attention's softmax_scale (None = 1/sqrt(head_dim)). CPU, HIP and CUDA backends (CUDA's
+        attention adds the bias for FP8 at head dims 64 and 128). O is then the
         unsmoothed attention's; its lse needs only K smoothing's unsmooth_lse(lse, q, kmean):
 
         q8, qd, qmean = zyfa.quantize_fp8(q, hadamard=True, smooth=True)
