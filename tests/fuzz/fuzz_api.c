@@ -862,8 +862,10 @@ static void fuzz_attention(const fuzz_choice* c) {
 static const size_t kQuantBoundaries[] = {
     FIELD_END(zyfa_quant_params, head_dim),    /* the smallest accepted */
     FIELD_END(zyfa_quant_params, cu_seqlens),  /* 0.1's sizeof */
-    FIELD_END(zyfa_quant_params, smooth_mean), /* = sizeof */
+    FIELD_END(zyfa_quant_params, smooth_mean), /* 0.1.4's sizeof */
+    FIELD_END(zyfa_quant_params, reserved2),   /* = sizeof (0.1.6: the key bias's fields) */
     0, 4, FIELD_END(zyfa_quant_params, heads), offsetof(zyfa_quant_params, cu_seqlens) + 4,
+    offsetof(zyfa_quant_params, key_bias), /* query_mean read, key_bias not */
 };
 
 static int hadamard_supported(int64_t n) { return n > 0 && ((n & (n - 1)) == 0 || n % 64 == 0); }
@@ -926,6 +928,92 @@ static void fuzz_quantize(const fuzz_choice* c) {
     const int hadamard = (full.flags & ZYFA_QUANT_HADAMARD) != 0;
     const int size_ok = passed.struct_size >= FIELD_END(zyfa_quant_params, head_dim) && !passed.implausible;
     const int empty = full.batch == 0 || full.seqlen == 0;
+
+    /* K smoothing's mean (smooth_mean) and Q smoothing's key bias (query_mean in, key_bias out,
+     * query_heads, key_bias_scale; 0.1.6), each field set only where it lies within struct_size:
+     * what the library reads. A buffer without its flag, or the flag without its buffer, is
+     * INVALID_ARGUMENT; so is a misaligned or aliased one on a problem with rows. */
+    const int flag_smooth = (full.flags & ZYFA_QUANT_SMOOTH) != 0, flag_bias = (full.flags & ZYFA_QUANT_KEY_BIAS) != 0;
+    zyfa_quant_params* const sent = (zyfa_quant_params*)passed.bytes;
+    int mean_overflow = 0;
+    int64_t mean_count = 0;
+    if (full.batch >= 0 && full.heads > 0 && full.head_dim > 0) {
+        mean_count = mul_or_max(mul_or_max(full.batch, full.heads, &mean_overflow), full.head_dim, &mean_overflow);
+        (void)mul_or_max(mean_count, 4, &mean_overflow);
+    }
+    const int mean_kind = FIELD_WITHIN(zyfa_quant_params, smooth_mean, passed.readable) ? qc->smooth_kind : FUZZ_QUANT_MEAN_NONE;
+    float* mean = NULL;
+    size_t mean_bytes = 0;
+    if (mean_kind == FUZZ_QUANT_MEAN_BUFFER || mean_kind == FUZZ_QUANT_MEAN_ODD) {
+        mean_bytes = (!mean_overflow && mean_count <= (1 << 16) ? (size_t)mean_count : 1) * sizeof(float) + 4;
+        mean = (float*)fuzz_alloc(mean_bytes, FUZZ_SENTINEL);
+        if (mean_kind == FUZZ_QUANT_MEAN_ODD) mean = (float*)(void*)((unsigned char*)mean + 2);
+    } else if (mean_kind == FUZZ_QUANT_MEAN_IN_OUT && out.view.data != NULL) {
+        mean = (float*)out.view.data;
+    }
+    if (mean != NULL) sent->smooth_mean = mean;
+    const int mean_provided = mean_kind != FUZZ_QUANT_MEAN_BUFFER || (!mean_overflow && mean_count <= (1 << 16));
+
+    const int bias_kind = qc->bias_kind;
+    /* (params.query_heads is an int32_t: the library sees the low 32 bits of the choice) */
+    const int64_t query_heads = bias_kind != FUZZ_QUANT_BIAS_NONE && FIELD_WITHIN(zyfa_quant_params, query_heads, passed.readable)
+                                    ? (int64_t)(int32_t)(uint32_t)(uint64_t)qc->query_heads : 0;
+    const float scale_values[4] = {0.0f, 0.125f, NAN, INFINITY};
+    const float bias_scale = bias_kind != FUZZ_QUANT_BIAS_NONE && FIELD_WITHIN(zyfa_quant_params, key_bias_scale, passed.readable)
+                                 ? scale_values[qc->bias_scale_kind % 4] : 0.0f;
+    if (FIELD_WITHIN(zyfa_quant_params, query_heads, passed.readable)) sent->query_heads = (int32_t)query_heads;
+    if (FIELD_WITHIN(zyfa_quant_params, key_bias_scale, passed.readable)) sent->key_bias_scale = bias_scale;
+    int bias_overflow = 0;
+    int64_t query_mean_count = 0, key_bias_count = 0;
+    if (full.batch >= 0 && full.seqlen >= 0 && query_heads > 0 && full.head_dim > 0) {
+        query_mean_count = mul_or_max(mul_or_max(full.batch, query_heads, &bias_overflow), full.head_dim, &bias_overflow);
+        (void)mul_or_max(query_mean_count, 4, &bias_overflow);
+        key_bias_count = mul_or_max(query_heads, packed ? rows : mul_or_max(full.batch, full.seqlen, &bias_overflow),
+                                    &bias_overflow);
+        (void)mul_or_max(key_bias_count, 4, &bias_overflow);
+    }
+    const int bias_memory_ok = !bias_overflow && query_mean_count <= (1 << 16) && key_bias_count <= (1 << 18);
+    float* query_mean = NULL;
+    float* key_bias = NULL;
+    size_t bias_bytes = 0;
+    if (bias_kind != FUZZ_QUANT_BIAS_NONE) {
+        /* Q's mean: small finite values (a non-finite one is INVALID_ARGUMENT on the CPU backend). */
+        const size_t qm = (bias_memory_ok ? (size_t)query_mean_count : 1) + 1;
+        query_mean = (float*)fuzz_alloc(qm * sizeof(float), 0);
+        for (size_t i = 0; i < qm; ++i) query_mean[i] = (float)((int)(next_random(&state) % 9) - 4) * 0.25f;
+        if (bias_kind == FUZZ_QUANT_BIAS_IN_IN && in.view.data != NULL) {
+            key_bias = (float*)in.view.data;
+        } else {
+            bias_bytes = (bias_memory_ok ? (size_t)key_bias_count : 1) * sizeof(float) + 4;
+            key_bias = (float*)fuzz_alloc(bias_bytes, FUZZ_SENTINEL);
+            if (bias_kind == FUZZ_QUANT_BIAS_ODD) key_bias = (float*)(void*)((unsigned char*)key_bias + 2);
+        }
+        if (FIELD_WITHIN(zyfa_quant_params, query_mean, passed.readable)) sent->query_mean = query_mean;
+        if (FIELD_WITHIN(zyfa_quant_params, key_bias, passed.readable)) sent->key_bias = key_bias;
+    }
+    const float* const eff_query_mean = FIELD_WITHIN(zyfa_quant_params, query_mean, passed.readable) ? query_mean : NULL;
+    float* const eff_key_bias = FIELD_WITHIN(zyfa_quant_params, key_bias, passed.readable) ? key_bias : NULL;
+    const unsigned char* query_mean_before = NULL;
+    if (eff_query_mean != NULL && bias_memory_ok) {
+        unsigned char* copy = (unsigned char*)fuzz_alloc((size_t)query_mean_count * sizeof(float) + 1, 0);
+        memcpy(copy, eff_query_mean, (size_t)query_mean_count * sizeof(float));
+        query_mean_before = copy;
+    }
+    const int bias_fields_set = eff_query_mean != NULL || eff_key_bias != NULL || query_heads != 0 || bias_scale != 0.0f;
+    const int pairing_bad =
+        (flag_smooth != (mean != NULL)) ||
+        (flag_bias ? (eff_query_mean == NULL || eff_key_bias == NULL || !isfinite(bias_scale) || query_heads <= 0 ||
+                      (full.heads > 0 && query_heads % full.heads != 0) || bias_overflow)
+                   : bias_fields_set);
+    const int64_t mean_reach = flag_smooth && !empty && !mean_overflow ? mean_count * 4 : 0;
+    const int64_t bias_reach = flag_bias && !empty && !bias_overflow ? key_bias_count * 4 : 0;
+    const int smoothing_bad = !empty && ((mean_reach > 0 && misaligned(mean, 4)) || (bias_reach > 0 && misaligned(eff_key_bias, 4)) ||
+                                         ranges_overlap(mean, mean_reach, out.view.data, tensor_bytes(&out)) ||
+                                         ranges_overlap(mean, mean_reach, in.view.data, tensor_bytes(&in)) ||
+                                         ranges_overlap(mean, mean_reach, descale,
+                                                        !descale_overflow && !qc->null_descale ? descale_count * 4 : 0) ||
+                                         ranges_overlap(eff_key_bias, bias_reach, in.view.data, tensor_bytes(&in)) ||
+                                         ranges_overlap(eff_key_bias, bias_reach, out.view.data, tensor_bytes(&out)));
     const int64_t descale_reach = !empty && !descale_overflow && !qc->null_descale ? descale_count * 4 : 0;
     const int64_t cu_reach = packed && !empty ? (full.batch + 1) * 4 : 0;
     const int in_odd = tensor_bytes(&in) > 0 && misaligned(in.view.data, dtype_bytes(in_dtype));
@@ -934,9 +1022,8 @@ static void fuzz_quantize(const fuzz_choice* c) {
                                    ranges_overlap(out.view.data, tensor_bytes(&out), cu.values, cu_reach) ||
                                    ranges_overlap(descale, descale_reach, in.view.data, tensor_bytes(&in)) ||
                                    ranges_overlap(descale, descale_reach, cu.values, cu_reach));
-    /* smooth_mean stays NULL here, so ZYFA_QUANT_SMOOTH is malformed like an unknown bit. */
-    const int malformed = in_odd || aliased || (!empty && misaligned(descale, 4)) ||
-        !size_ok || (full.flags & ~(ZYFA_QUANT_HADAMARD | ZYFA_QUANT_V_TRANSPOSED)) != 0 ||
+    const int malformed = in_odd || aliased || (!empty && misaligned(descale, 4)) || pairing_bad || smoothing_bad ||
+        !size_ok || (full.flags & ~(ZYFA_QUANT_HADAMARD | ZYFA_QUANT_SMOOTH | ZYFA_QUANT_V_TRANSPOSED | ZYFA_QUANT_KEY_BIAS)) != 0 ||
         (v_transposed && (packed || full.seqlen > INT32_MAX)) || full.batch < 0 || full.seqlen < 0 || full.heads <= 0 ||
         full.head_dim <= 0 || full.head_dim > 65536 /* documented bound */ || in.view.reserved != 0 || out.view.reserved != 0 ||
         (in_dtype != ZYFA_DTYPE_FP32 && in_dtype != ZYFA_DTYPE_FP16 && in_dtype != ZYFA_DTYPE_BF16) ||
@@ -947,14 +1034,15 @@ static void fuzz_quantize(const fuzz_choice* c) {
     /* Non-finite inputs (bit patterns), or large ones that the Hadamard rotation carries past
      * fp32, are rejected by zyfa_quantize_fp8 with INVALID_ARGUMENT before it writes anything. */
     const int finite_data = c->data == FUZZ_DATA_SMOOTH || c->data == FUZZ_DATA_ZERO ||
-                            (c->data == FUZZ_DATA_LARGE && !hadamard);
+                            (c->data == FUZZ_DATA_LARGE && !hadamard && !flag_smooth && !flag_bias);
     const int well_formed = !malformed && !unsupported && in.constructed && out.constructed && finite_data;
     const enum expectation expected = (malformed || unsupported) ? EXPECT_FAILURE
                                       : well_formed              ? EXPECT_SUCCESS
                                                                  : EXPECT_ANY;
     const double all_rows = packed ? (double)rows : (double)full.batch * (double)full.seqlen;
     const double elements = (all_rows > 0 ? all_rows : 0) * (double)full.heads * (double)full.head_dim;
-    const int memory_provided = tensor_provided(&in) && tensor_provided(&out) && descale_provided;
+    const int memory_provided = tensor_provided(&in) && tensor_provided(&out) && descale_provided && mean_provided &&
+                                (bias_kind == FUZZ_QUANT_BIAS_NONE || bias_memory_ok);
     /* There is no "supported" query for quantisation: only runs whose memory exists are made. */
     if (expected != EXPECT_FAILURE && !(memory_provided && elements <= FUZZ_MAX_QUANT_ELEMENTS)) return;
 
@@ -973,10 +1061,20 @@ static void fuzz_quantize(const fuzz_choice* c) {
     const zyfa_status status = zyfa_quantize_fp8(ctx, (const zyfa_quant_params*)passed.bytes, &in.view, &out.view,
                                                  qc->null_descale ? NULL : descale, NULL);
     check_expectation(expected, status, "zyfa_quantize_fp8");
+    if (query_mean_before != NULL && memcmp(query_mean_before, eff_query_mean, (size_t)query_mean_count * sizeof(float)) != 0) {
+        fuzz_fail("zyfa_quantize_fp8 wrote to query_mean, an input");
+    }
+    /* The mean and bias buffers of their own (not the aliased ones) start as the sentinel. */
+    const int own_mean = mean_kind == FUZZ_QUANT_MEAN_BUFFER || mean_kind == FUZZ_QUANT_MEAN_ODD;
+    const int own_bias = bias_kind == FUZZ_QUANT_BIAS_BUFFERS || bias_kind == FUZZ_QUANT_BIAS_ODD;
+    const unsigned char* mean_base = own_mean ? (const unsigned char*)mean - (mean_kind == FUZZ_QUANT_MEAN_ODD ? 2 : 0) : NULL;
+    const unsigned char* bias_base = own_bias ? (const unsigned char*)key_bias - (bias_kind == FUZZ_QUANT_BIAS_ODD ? 2 : 0) : NULL;
     if (status != ZYFA_SUCCESS || empty) {
         if (status != ZYFA_SUCCESS) check_failure_status(status, "zyfa_quantize_fp8");
         if (!all_bytes_are(out.buffer, out.buffer_bytes, FUZZ_SENTINEL) ||
-            !all_bytes_are(descale, descale_check_bytes, FUZZ_SENTINEL)) {
+            !all_bytes_are(descale, descale_check_bytes, FUZZ_SENTINEL) ||
+            (own_mean && !all_bytes_are(mean_base, mean_bytes, FUZZ_SENTINEL)) ||
+            (own_bias && !all_bytes_are(bias_base, bias_bytes, FUZZ_SENTINEL))) {
             fuzz_fail("zyfa_quantize_fp8 %s but wrote an output", status == ZYFA_SUCCESS ? "had an empty problem" : "failed");
         }
         return;
@@ -989,6 +1087,22 @@ static void fuzz_quantize(const fuzz_choice* c) {
         for (int64_t i = 0; i < descale_count; ++i) {
             if (!(descale[i] > 0.0f) || !isfinite(descale[i])) {
                 fuzz_fail("descale[%lld] = %g, expected a positive finite scale", (long long)i, (double)descale[i]);
+            }
+        }
+    }
+    /* Finite inputs: every mean finite, every bias entry written (finite: the sentinel's bits are
+     * a finite float, but query_mean's quarter steps and the data's small values never give them). */
+    if (finite_data && flag_smooth) {
+        for (int64_t i = 0; i < mean_count; ++i) {
+            if (!isfinite(mean[i])) fuzz_fail("smooth_mean[%lld] = %g, expected a finite mean", (long long)i, (double)mean[i]);
+        }
+    }
+    if (finite_data && flag_bias) {
+        unsigned char sentinel[sizeof(float)];
+        memset(sentinel, FUZZ_SENTINEL, sizeof sentinel);
+        for (int64_t i = 0; i < key_bias_count; ++i) {
+            if (!isfinite(eff_key_bias[i]) || memcmp(&eff_key_bias[i], sentinel, sizeof sentinel) == 0) {
+                fuzz_fail("key_bias[%lld] = %g, expected a written finite bias", (long long)i, (double)eff_key_bias[i]);
             }
         }
     }

@@ -149,7 +149,22 @@ typedef struct fuzz_quant_choice {
     uint8_t varlen;
     int64_t cu[FUZZ_MAX_VARLEN_BATCH + 1];
     uint8_t twist; /* FUZZ_QUANT_TWIST_* */
+    /* Read last so that older inputs decode as none. smooth_kind % 4: FUZZ_QUANT_MEAN_*, what
+     * params.smooth_mean points at (set whatever the flags say: a mismatch is INVALID_ARGUMENT).
+     * bias_kind % 4: FUZZ_QUANT_BIAS_*, what params.query_mean and params.key_bias point at (0.1.6);
+     * with it query_heads and bias_scale_kind % 4 (key_bias_scale 0, 0.125, NaN, +inf). */
+    uint8_t smooth_kind;
+    uint8_t bias_kind;
+    int64_t query_heads;
+    uint8_t bias_scale_kind;
 } fuzz_quant_choice;
+
+/* params.smooth_mean: none, a buffer of the documented size, that buffer + 2 bytes (misaligned),
+ * or out's own memory (an output aliasing an output). */
+enum { FUZZ_QUANT_MEAN_NONE = 0, FUZZ_QUANT_MEAN_BUFFER = 1, FUZZ_QUANT_MEAN_ODD = 2, FUZZ_QUANT_MEAN_IN_OUT = 3 };
+/* params.query_mean and params.key_bias: none, buffers of their documented sizes, the bias buffer +
+ * 2 bytes (misaligned), or the bias written over in's memory (an output aliasing an input). */
+enum { FUZZ_QUANT_BIAS_NONE = 0, FUZZ_QUANT_BIAS_BUFFERS = 1, FUZZ_QUANT_BIAS_ODD = 2, FUZZ_QUANT_BIAS_IN_IN = 3 };
 
 enum {
     FUZZ_MERGE_TWIST_NONE = 0,
@@ -318,6 +333,12 @@ static inline void fuzz_decode(const uint8_t* data, size_t size, fuzz_choice* c)
         q->varlen = (uint8_t)(fuzz_read_u8(r) % FUZZ_VARLEN_COUNT);
         if (q->varlen != FUZZ_VARLEN_NONE) fuzz_read_cu(r, q->batch, q->cu);
         q->twist = (uint8_t)(fuzz_read_u8(r) % FUZZ_QUANT_TWIST_COUNT);
+        q->smooth_kind = (uint8_t)(fuzz_read_u8(r) % 4);
+        q->bias_kind = (uint8_t)(fuzz_read_u8(r) % 4);
+        if (q->bias_kind != FUZZ_QUANT_BIAS_NONE) {
+            q->query_heads = fuzz_read_int(r);
+            q->bias_scale_kind = (uint8_t)(fuzz_read_u8(r) % 4);
+        }
     }
 }
 
@@ -443,6 +464,15 @@ static inline size_t fuzz_encode(const fuzz_choice* c, uint8_t* data, size_t cap
         fuzz_write_u8(w, q->varlen);
         if (q->varlen != FUZZ_VARLEN_NONE) fuzz_write_cu(w, q->batch, q->cu);
         fuzz_write_u8(w, q->twist);
+        /* Omitted when 0, so a seed without them is the same bytes as before the fields. */
+        if (q->smooth_kind != 0 || q->bias_kind != 0) {
+            fuzz_write_u8(w, q->smooth_kind);
+            fuzz_write_u8(w, q->bias_kind);
+            if (q->bias_kind != FUZZ_QUANT_BIAS_NONE) {
+                fuzz_write_int(w, q->query_heads);
+                fuzz_write_u8(w, q->bias_scale_kind);
+            }
+        }
     }
     return w->size;
 }

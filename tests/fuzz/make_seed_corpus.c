@@ -276,6 +276,46 @@ int main(int argc, char** argv) {
         write_seed(dir, quant_twists[twist], &c);
     }
 
+    /* K smoothing's mean and Q smoothing's key bias (0.1.6): success with each, a flag without its
+     * buffer and a buffer without its flag, a misaligned or aliased buffer, query_heads not a
+     * multiple of heads, a NaN key_bias_scale, packed rows, and a 0.1.4 caller (the bias's fields
+     * beyond struct_size: the flag alone is then INVALID_ARGUMENT). */
+    c = quant(ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_QUANT_SMOOTH | ZYFA_QUANT_HADAMARD, 2, 9, 2, 64);
+    c.quant.smooth_kind = FUZZ_QUANT_MEAN_BUFFER;
+    write_seed(dir, "quant_smooth_mean", &c);
+    c.quant.smooth_kind = FUZZ_QUANT_MEAN_ODD;
+    write_seed(dir, "quant_smooth_mean_misaligned", &c);
+    c.quant.smooth_kind = FUZZ_QUANT_MEAN_IN_OUT;
+    write_seed(dir, "quant_smooth_mean_in_out", &c);
+    c.quant.smooth_kind = FUZZ_QUANT_MEAN_NONE;
+    write_seed(dir, "quant_smooth_flag_without_mean", &c);
+    c.quant.flags = ZYFA_QUANT_HADAMARD, c.quant.smooth_kind = FUZZ_QUANT_MEAN_BUFFER;
+    write_seed(dir, "quant_smooth_mean_without_flag", &c);
+    c = quant(ZYFA_DTYPE_FP32, ZYFA_DTYPE_FP8_E4M3FN, ZYFA_QUANT_SMOOTH | ZYFA_QUANT_KEY_BIAS, 2, 7, 2, 64);
+    c.quant.smooth_kind = FUZZ_QUANT_MEAN_BUFFER;
+    c.quant.bias_kind = FUZZ_QUANT_BIAS_BUFFERS;
+    c.quant.query_heads = 6;
+    c.quant.bias_scale_kind = 1;
+    write_seed(dir, "quant_key_bias_gqa", &c);
+    c.quant.bias_kind = FUZZ_QUANT_BIAS_ODD;
+    write_seed(dir, "quant_key_bias_misaligned", &c);
+    c.quant.bias_kind = FUZZ_QUANT_BIAS_IN_IN;
+    write_seed(dir, "quant_key_bias_in_in", &c);
+    c.quant.bias_kind = FUZZ_QUANT_BIAS_BUFFERS;
+    c.quant.query_heads = 5;
+    write_seed(dir, "quant_key_bias_query_heads_not_multiple", &c);
+    c.quant.query_heads = 4, c.quant.bias_scale_kind = 2;
+    write_seed(dir, "quant_key_bias_scale_nan", &c);
+    c.quant.bias_scale_kind = 0, c.quant.flags = ZYFA_QUANT_SMOOTH;
+    write_seed(dir, "quant_key_bias_fields_without_flag", &c);
+    c.quant.flags = ZYFA_QUANT_KEY_BIAS, c.quant.smooth_kind = FUZZ_QUANT_MEAN_NONE;
+    c.quant.varlen = FUZZ_VARLEN_LENGTHS;
+    c.quant.cu[0] = 3, c.quant.cu[1] = 0, c.quant.cu[2] = 7;
+    write_seed(dir, "quant_key_bias_varlen", &c);
+    c.quant.varlen = FUZZ_VARLEN_NONE;
+    c.quant.size.kind = FUZZ_SIZE_BOUNDARY, c.quant.size.value = 2; /* 0.1.4's sizeof: no bias fields */
+    write_seed(dir, "quant_key_bias_struct_0_1_4", &c);
+
     /* zyfa_attn_merge: fp32 parts, then mixed dtypes with -inf rows, packed, and in place (refused). */
     c = merge(3, ZYFA_DTYPE_FP32, ZYFA_DTYPE_FP32, 2, 5, 3, 16);
     write_seed(dir, "merge_fp32_three_parts", &c);

@@ -66,6 +66,33 @@ def test_fp8_quantize_and_attention_on_device(softmax):
     assert ref.lse_max_abs(host(lse), lse_ref) <= ref.LSE_TOL[softmax]
 
 
+@pytest.mark.parametrize("softmax", ["exact", "lean"])
+def test_q_smoothing_on_device(softmax):
+    """Q smoothing on the device (the key bias from quantize_fp8(k, query_mean=), attention(key_bias=)):
+    the bias bitwise the CPU backend's, O against fp64 on the original inputs under GQA."""
+    if IS_HIP:
+        pytest.skip("the HIP backend runs it in the emulator's tests (no ROCm device here)")
+    b, s, hq, hkv, d, scale = 2, 300, 4, 2, 128, 0.09
+    q = randn(b, s, hq, d, dtype=torch.float32) + randn(1, 1, hq, d, dtype=torch.float32, scale=4.0)
+    k = randn(b, s, hkv, d, dtype=torch.float32, scale=0.5) + randn(1, 1, hkv, d, dtype=torch.float32, scale=2.0)
+    v = randn(b, s, hkv, d, dtype=torch.float32, scale=0.7)
+    q8, qd, qmean = zyfa.quantize_fp8(q, heads_kv=hkv, smooth=True)
+    k8, kd, kmean, kbias = zyfa.quantize_fp8(k, smooth=True, query_mean=qmean, key_bias_scale=scale)
+    cpu = zyfa.Context("cpu")
+    _, _, _, cpu_bias = zyfa.quantize_fp8(host(k), smooth=True, query_mean=host(qmean), key_bias_scale=scale,
+                                          context=cpu)
+    assert kbias.device == DEVICE and (host(kbias) == cpu_bias).all()
+    v8, vd = zyfa.quantize_fp8(v)
+    o = zyfa.attention(q8, k8, v8, causal=True, softmax_scale=scale, descale=(qd, kd, vd), key_bias=kbias,
+                       softmax=softmax)
+    o_ref, _ = ref.attention(host(q).astype("float64"), host(k).astype("float64"), host(v).astype("float64"),
+                             ref.MASK_CAUSAL, scale=scale)
+    plain = zyfa.attention(*(zyfa.quantize_fp8(x, heads_kv=hkv if x is q else None)[0] for x in (q, k, v)),
+                           causal=True, softmax_scale=scale, softmax=softmax,
+                           descale=tuple(zyfa.quantize_fp8(x, heads_kv=hkv if x is q else None)[1] for x in (q, k, v)))
+    assert ref.rel_rms(host(o), o_ref) < 0.8 * ref.rel_rms(host(plain), o_ref)
+
+
 def test_flash_attn_func_drop_in_bf16_and_fp8():
     q, k, v = randn(2, 200, 8, 128), randn(2, 300, 8, 128), randn(2, 300, 8, 128)
     o = zyfa.flash_attn_func(q, k, v, 0.0, None, True)  # bottom-right causal, as flash_attn
