@@ -75,6 +75,39 @@ inline int64_t ratio_jumps(const std::vector<double>& ratios, double threshold) 
     return jumps;
 }
 
+// The P values that one-hot V makes visible (O's column j is key j's P times one constant per row
+// and 64-key block), [batch * seqlen_q, heads_q, head_dim_v] fixed-length O: how many were compared
+// (non-zero on either side) and how many differ from the CPU model's (a sign change, or a ratio
+// jump within the block, ratio_jumps).
+struct PComparison {
+    int64_t compared = 0;
+    int64_t mismatched = 0;
+};
+inline PComparison compare_p_through_one_hot_v(const AttentionCase& gpu, const AttentionCase& cpu) {
+    const CaseShape& s = gpu.shape;
+    const double threshold = p_step_threshold(s.dtype);
+    PComparison r;
+    for (int64_t row = 0; row < s.batch * s.seqlen_q; ++row)
+        for (int64_t h = 0; h < s.heads_q; ++h) {
+            const int64_t base = (row * s.heads_q + h) * s.head_dim_v;
+            for (int64_t block = 0; block < s.head_dim_v; block += 64) {
+                std::vector<double> ratios;
+                for (int64_t j = block; j < std::min<int64_t>(block + 64, s.head_dim_v); ++j) {
+                    const double g = gpu.out(base + j), c = cpu.out(base + j);
+                    if (g == 0.0 && c == 0.0) continue;
+                    ++r.compared;
+                    if (!(g / c > 0.0)) {
+                        ++r.mismatched;
+                        continue;
+                    }
+                    ratios.push_back(g / c);
+                }
+                r.mismatched += ratio_jumps(ratios, threshold);
+            }
+        }
+    return r;
+}
+
 // lse on exact scores: m is exact and l is the same sum (LEAN: of identical codes) up to order
 // and the last ulp of log2: 2e-4.
 // FP8 LEAN on sm_90a sums each row's P codes in the e4m3 tensor core (a wgmma per 32 keys against

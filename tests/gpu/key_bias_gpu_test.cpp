@@ -163,26 +163,8 @@ void test_exact_scores_p_codes(void**) {
                 AttentionCase cpu(s);
                 edit(cpu);
                 run_on_cpu_as(cpu, ss.cuda, gpu);
-                int64_t compared = 0, mismatched = 0;
-                const double threshold = p_step_threshold(s.dtype);
-                for (int64_t row = 0; row < s.batch * s.seqlen_q; ++row)
-                    for (int64_t h = 0; h < s.heads_q; ++h) {
-                        const int64_t base = (row * s.heads_q + h) * s.head_dim_v;
-                        for (int64_t block = 0; block < s.head_dim_v; block += 64) {
-                            std::vector<double> ratios;
-                            for (int64_t j = block; j < std::min<int64_t>(block + 64, s.head_dim_v); ++j) {
-                                const double g = gpu.host.out(base + j), c = cpu.out(base + j);
-                                if (g == 0.0 && c == 0.0) continue;
-                                ++compared;
-                                if (!(g / c > 0.0)) {
-                                    ++mismatched;
-                                    continue;
-                                }
-                                ratios.push_back(g / c);
-                            }
-                            mismatched += ratio_jumps(ratios, threshold);
-                        }
-                    }
+                const PComparison p = compare_p_through_one_hot_v(gpu.host, cpu);
+                const int64_t compared = p.compared, mismatched = p.mismatched;
                 const CpuDiff diff = compare_with_cpu(gpu.host, cpu);
                 std::printf("  exact S + bias, one-hot V %-13s %-11s %s: P mismatches %lld of %lld, lse %.1e\n", m.name,
                             head_dims_label(d, d).c_str(), kernel_of(gpu), (long long)mismatched, (long long)compared,
