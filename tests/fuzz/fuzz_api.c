@@ -948,8 +948,8 @@ static void fuzz_quantize(const fuzz_choice* c) {
         mean_bytes = (!mean_overflow && mean_count <= (1 << 16) ? (size_t)mean_count : 1) * sizeof(float) + 4;
         mean = (float*)fuzz_alloc(mean_bytes, FUZZ_SENTINEL);
         if (mean_kind == FUZZ_QUANT_MEAN_ODD) mean = (float*)(void*)((unsigned char*)mean + 2);
-    } else if (mean_kind == FUZZ_QUANT_MEAN_IN_OUT && out.view.data != NULL) {
-        mean = (float*)out.view.data;
+    } else if (mean_kind == FUZZ_QUANT_MEAN_IN_OUT && out.view.data != NULL && tensor_bytes(&out) > 0) {
+        mean = (float*)out.view.data; /* (out without bytes would leave it pointing at too little memory) */
     }
     if (mean != NULL) sent->smooth_mean = mean;
     const int mean_provided = mean_kind != FUZZ_QUANT_MEAN_BUFFER || (!mean_overflow && mean_count <= (1 << 16));
@@ -981,7 +981,7 @@ static void fuzz_quantize(const fuzz_choice* c) {
         const size_t qm = (bias_memory_ok ? (size_t)query_mean_count : 1) + 1;
         query_mean = (float*)fuzz_alloc(qm * sizeof(float), 0);
         for (size_t i = 0; i < qm; ++i) query_mean[i] = (float)((int)(next_random(&state) % 9) - 4) * 0.25f;
-        if (bias_kind == FUZZ_QUANT_BIAS_IN_IN && in.view.data != NULL) {
+        if (bias_kind == FUZZ_QUANT_BIAS_IN_IN && in.view.data != NULL && tensor_bytes(&in) > 0) {
             key_bias = (float*)in.view.data;
         } else {
             bias_bytes = (bias_memory_ok ? (size_t)key_bias_count : 1) * sizeof(float) + 4;
@@ -1007,13 +1007,20 @@ static void fuzz_quantize(const fuzz_choice* c) {
                    : bias_fields_set);
     const int64_t mean_reach = flag_smooth && !empty && !mean_overflow ? mean_count * 4 : 0;
     const int64_t bias_reach = flag_bias && !empty && !bias_overflow ? key_bias_count * 4 : 0;
+    /* Outputs (out, descale, the mean, the bias) disjoint from each other and from the inputs (in,
+     * cu_seqlens, query_mean), as the library reads zyfa.h. */
+    const int64_t descale_span = !descale_overflow && !qc->null_descale ? descale_count * 4 : 0;
+    const int64_t cu_span = packed ? (full.batch + 1) * 4 : 0;
     const int smoothing_bad = !empty && ((mean_reach > 0 && misaligned(mean, 4)) || (bias_reach > 0 && misaligned(eff_key_bias, 4)) ||
                                          ranges_overlap(mean, mean_reach, out.view.data, tensor_bytes(&out)) ||
                                          ranges_overlap(mean, mean_reach, in.view.data, tensor_bytes(&in)) ||
-                                         ranges_overlap(mean, mean_reach, descale,
-                                                        !descale_overflow && !qc->null_descale ? descale_count * 4 : 0) ||
+                                         ranges_overlap(mean, mean_reach, descale, descale_span) ||
+                                         ranges_overlap(mean, mean_reach, cu.values, cu_span) ||
+                                         ranges_overlap(mean, mean_reach, eff_key_bias, bias_reach) ||
                                          ranges_overlap(eff_key_bias, bias_reach, in.view.data, tensor_bytes(&in)) ||
-                                         ranges_overlap(eff_key_bias, bias_reach, out.view.data, tensor_bytes(&out)));
+                                         ranges_overlap(eff_key_bias, bias_reach, out.view.data, tensor_bytes(&out)) ||
+                                         ranges_overlap(eff_key_bias, bias_reach, descale, descale_span) ||
+                                         ranges_overlap(eff_key_bias, bias_reach, cu.values, cu_span));
     const int64_t descale_reach = !empty && !descale_overflow && !qc->null_descale ? descale_count * 4 : 0;
     const int64_t cu_reach = packed && !empty ? (full.batch + 1) * 4 : 0;
     const int in_odd = tensor_bytes(&in) > 0 && misaligned(in.view.data, dtype_bytes(in_dtype));
