@@ -952,7 +952,8 @@ static void fuzz_quantize(const fuzz_choice* c) {
         mean = (float*)out.view.data; /* (out without bytes would leave it pointing at too little memory) */
     }
     if (mean != NULL) sent->smooth_mean = mean;
-    const int mean_provided = mean_kind != FUZZ_QUANT_MEAN_BUFFER || (!mean_overflow && mean_count <= (1 << 16));
+    const int mean_provided = (mean_kind != FUZZ_QUANT_MEAN_BUFFER && mean_kind != FUZZ_QUANT_MEAN_ODD) ||
+                              (!mean_overflow && mean_count <= (1 << 16));
 
     const int bias_kind = qc->bias_kind;
     /* (params.query_heads is an int32_t: the library sees the low 32 bits of the choice) */
@@ -1001,7 +1002,7 @@ static void fuzz_quantize(const fuzz_choice* c) {
     }
     const int bias_fields_set = eff_query_mean != NULL || eff_key_bias != NULL || query_heads != 0 || bias_scale != 0.0f;
     const int pairing_bad =
-        (flag_smooth != (mean != NULL)) ||
+        (flag_smooth != (mean != NULL)) || (flag_smooth && mean_overflow) ||
         (flag_bias ? (eff_query_mean == NULL || eff_key_bias == NULL || !isfinite(bias_scale) || query_heads <= 0 ||
                       (full.heads > 0 && query_heads % full.heads != 0) || bias_overflow)
                    : bias_fields_set);
