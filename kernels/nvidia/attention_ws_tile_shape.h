@@ -7,7 +7,8 @@
 // (8 rows x 16 bytes) is 128 contiguous bytes, which a K-major descriptor without swizzle reads
 // with leading byte offset rows * 16 (the next chunk along K) and stride byte offset 128.
 // K and V go through a ring of kStages stages, each guarded by mbarriers (full: the producer's
-// copies landed; empty: both consumer warpgroups are done with the stage).
+// copies landed; empty: both consumer warpgroups are done with the stage; with two stages K's and
+// V's halves of a stage have an empty barrier each, kSeparateEmpty).
 // FP8 V is needed K-major by the e4m3 wgmma (keys contiguous per output column): the producer
 // loads each V block as it is (kVStagingBuffers raw buffers) and writes its byte transpose Vt
 // (rows = output columns, chunks = 16 keys) into the ring stage. 16-bit V is used as loaded
@@ -94,19 +95,30 @@ struct WsTileShape {
     static constexpr int kQFullOffset = 64;
     static constexpr int kKFullOffset = kQFullOffset + 8;
     static constexpr int kVFullOffset = kKFullOffset + 8 * kStages;
-    static constexpr int kEmptyOffset = kVFullOffset + 8 * kStages;
+    // With two stages the stage of block n + 2 is block n's: if K and V were freed together (after
+    // P(n) V(n)), K(n + 2) would be copied only then, while the next step's S(n + 2) waits for it
+    // at once, so the copy's whole latency would stand in every step (16-bit head dim 256). K's
+    // half is free once S(n) is done, a step earlier: K and V then have an empty barrier each, and
+    // every copy has a step to land. With three stages the one barrier already gives that step.
+    static constexpr bool kSeparateEmpty = kStages == 2;
+    static constexpr int kKEmptyOffset = kVFullOffset + 8 * kStages;
     // FP8 with the tensor memory accelerator: V's staging buffer `b` landed (attention_ws_tma_params.h).
-    static constexpr int kStagingFullOffset = kEmptyOffset + 8 * kStages;
+    static constexpr int kStagingFullOffset = kKEmptyOffset + 8 * kStages;
     // ... and its transpose has been read out of it (the paged producer: sm90/producer.cuh,
     // transpose_v_blocks).
     static constexpr int kStagingFreeOffset = kStagingFullOffset + 8 * 3;
+    // V's empty barriers: K's own where the stage is freed as one.
+    static constexpr int kVEmptyOffset = kSeparateEmpty ? kStagingFreeOffset + 8 * 3 : kKEmptyOffset;
     static constexpr int kQOffset = kHeaderBytes;
     static constexpr int kKOffset = kQOffset + kQBytes;
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
     static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
     static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVLoadBytes;
     static_assert(!kOnesTile || kOnesBytes / 16 <= kTransposeThreadsMin, "the paged transposers write the ones tile");
-    static_assert(kStagingFreeOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
+    static_assert(kStagingFreeOffset + 8 * 3 <= kOnesOffset && kVEmptyOffset + 8 * kStages <= kOnesOffset &&
+                      kOnesOffset + kOnesBytes <= kHeaderBytes,
+                  "header");
+    static_assert(!(kSeparateEmpty && kFp8), "FP8's transposers free V's half with K's (three stages)");
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");
     static_assert(kKeys == 64 || kKeys == 128, "key blocks of 64 or 128 (the TMA box, the transpose's groups)");
