@@ -24,13 +24,13 @@ namespace nvidia {
 
 // Keys per online-softmax step (the CPU model's key_block, zyfa_attn_params.key_block): 128 keys
 // where O's accumulator leaves the registers for 128 scores (head_dim_v <= 128), which halves the
-// per-step work (O's rescale, the row maxima's tails, the barriers); head dim 256 steps 64, and so
-// does 16-bit 192/128, whose 128-key step fits only two ring stages in shared memory and measured
-// slower than its 64-key step (docs/hopper-kernel-notes.md). The one definition for the kernels'
-// instances, the host's launch plan and the tests. `lean` is kept for the day the modes differ.
+// per-step work (O's rescale, the row maxima's tails, the barriers); head dim 256 steps 64.
+// 16-bit 192/128 fits only two ring stages at 128 keys; with K's and V's halves freed apart
+// (WsTileShape::kSeparateEmpty) each copy still has a step to land. The one definition for the
+// kernels' instances, the host's launch plan and the tests. `fp8`, `lean` and head_dim_qk are
+// kept for the day the choice depends on them.
 constexpr int ws_key_block(bool fp8, bool lean, int head_dim_qk, int head_dim_v) {
-    return (void)lean, head_dim_v <= 128 && (fp8 || head_dim_qk <= 128) ? 2 * numerics::kKeyBlock
-                                                                        : numerics::kKeyBlock;
+    return (void)fp8, (void)lean, (void)head_dim_qk, head_dim_v <= 128 ? 2 * numerics::kKeyBlock : numerics::kKeyBlock;
 }
 template <bool FP8, bool LEAN, int DQK, int DV>
 struct WsKeyBlock {  // the same, as a constant device code can read
