@@ -1169,7 +1169,7 @@ void key_block_is_the_kernels_own_or_refused(void**) {
                  {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 64, 128},
                  {Request(128), "zyfa_attn_fwd_ws_bf16_d128", 128, 64},
                  {bf16_request(64, 64), "zyfa_attn_fwd_ws_bf16_d64", 128, 64},
-                 {bf16_request(192, 128), "zyfa_attn_fwd_ws_bf16_d192_128", 64, 128},
+                 {bf16_request(192, 128), "zyfa_attn_fwd_ws_bf16_d192_128", 128, 64},
                  {bf16_request(256, 256), "zyfa_attn_fwd_ws_bf16_d256", 64, 128}};
     for (const auto& c : cases) {
         Request r = c.request;
