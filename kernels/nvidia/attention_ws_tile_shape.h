@@ -7,7 +7,8 @@
 // (8 rows x 16 bytes) is 128 contiguous bytes, which a K-major descriptor without swizzle reads
 // with leading byte offset rows * 16 (the next chunk along K) and stride byte offset 128.
 // K and V go through a ring of kStages stages, each guarded by mbarriers (full: the producer's
-// copies landed; empty: both consumer warpgroups are done with the stage).
+// copies landed; empty: both consumer warpgroups are done with the stage; with two stages K's and
+// V's halves of a stage have an empty barrier each, kSeparateEmpty).
 // FP8 V is needed K-major by the e4m3 wgmma (keys contiguous per output column): the producer
 // loads each V block as it is (kVStagingBuffers raw buffers) and writes its byte transpose Vt
 // (rows = output columns, chunks = 16 keys) into the ring stage. 16-bit V is used as loaded
@@ -23,13 +24,13 @@ namespace nvidia {
 
 // Keys per online-softmax step (the CPU model's key_block, zyfa_attn_params.key_block): 128 keys
 // where O's accumulator leaves the registers for 128 scores (head_dim_v <= 128), which halves the
-// per-step work (O's rescale, the row maxima's tails, the barriers); head dim 256 steps 64, and so
-// does 16-bit 192/128, whose 128-key step fits only two ring stages in shared memory and measured
-// slower than its 64-key step (docs/hopper-kernel-notes.md). The one definition for the kernels'
-// instances, the host's launch plan and the tests. `lean` is kept for the day the modes differ.
+// per-step work (O's rescale, the row maxima's tails, the barriers); head dim 256 steps 64.
+// 16-bit 192/128 fits only two ring stages at 128 keys; with K's and V's halves freed apart
+// (WsTileShape::kSeparateEmpty) each copy still has a step to land. The one definition for the
+// kernels' instances, the host's launch plan and the tests. `fp8`, `lean` and head_dim_qk are
+// kept for the day the choice depends on them.
 constexpr int ws_key_block(bool fp8, bool lean, int head_dim_qk, int head_dim_v) {
-    return (void)lean, head_dim_v <= 128 && (fp8 || head_dim_qk <= 128) ? 2 * numerics::kKeyBlock
-                                                                        : numerics::kKeyBlock;
+    return (void)fp8, (void)lean, (void)head_dim_qk, head_dim_v <= 128 ? 2 * numerics::kKeyBlock : numerics::kKeyBlock;
 }
 template <bool FP8, bool LEAN, int DQK, int DV>
 struct WsKeyBlock {  // the same, as a constant device code can read
@@ -94,19 +95,30 @@ struct WsTileShape {
     static constexpr int kQFullOffset = 64;
     static constexpr int kKFullOffset = kQFullOffset + 8;
     static constexpr int kVFullOffset = kKFullOffset + 8 * kStages;
-    static constexpr int kEmptyOffset = kVFullOffset + 8 * kStages;
+    // With two stages the stage of block n + 2 is block n's: if K and V were freed together (after
+    // P(n) V(n)), K(n + 2) would be copied only then, while the next step's S(n + 2) waits for it
+    // at once, so the copy's whole latency would stand in every step (16-bit head dim 256). K's
+    // half is free once S(n) is done, a step earlier: K and V then have an empty barrier each, and
+    // every copy has a step to land. With three stages the one barrier already gives that step.
+    static constexpr bool kSeparateEmpty = kStages == 2;
+    static constexpr int kKEmptyOffset = kVFullOffset + 8 * kStages;
     // FP8 with the tensor memory accelerator: V's staging buffer `b` landed (attention_ws_tma_params.h).
-    static constexpr int kStagingFullOffset = kEmptyOffset + 8 * kStages;
+    static constexpr int kStagingFullOffset = kKEmptyOffset + 8 * kStages;
     // ... and its transpose has been read out of it (the paged producer: sm90/producer.cuh,
     // transpose_v_blocks).
     static constexpr int kStagingFreeOffset = kStagingFullOffset + 8 * 3;
+    // V's empty barriers: K's own where the stage is freed as one.
+    static constexpr int kVEmptyOffset = kSeparateEmpty ? kStagingFreeOffset + 8 * 3 : kKEmptyOffset;
     static constexpr int kQOffset = kHeaderBytes;
     static constexpr int kKOffset = kQOffset + kQBytes;
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
     static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
     static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVLoadBytes;
     static_assert(!kOnesTile || kOnesBytes / 16 <= kTransposeThreadsMin, "the paged transposers write the ones tile");
-    static_assert(kStagingFreeOffset + 8 * 3 <= kOnesOffset && kOnesOffset + kOnesBytes <= kHeaderBytes, "header");
+    static_assert(kStagingFreeOffset + 8 * 3 <= kOnesOffset && kVEmptyOffset + 8 * kStages <= kOnesOffset &&
+                      kOnesOffset + kOnesBytes <= kHeaderBytes,
+                  "header");
+    static_assert(!(kSeparateEmpty && kFp8), "FP8's transposers free V's half with K's (three stages)");
     static_assert(kHeaderBytes % 1024 == 0, "tiles 1024-byte aligned (128-byte swizzle)");
     static_assert(kTma, "the warp-specialised kernels' head dims (ws_tma_layout)");
     static_assert(kKeys == 64 || kKeys == 128, "key blocks of 64 or 128 (the TMA box, the transpose's groups)");

@@ -64,7 +64,7 @@ inline zyfa_softmax resolved_softmax(const CaseShape& s) {
 }
 
 // The keys per online-softmax step of the kernel `ctx` runs for `gpu` (src/cuda/attention_launch_plan.cpp):
-// the warp-specialised kernels' nvidia::ws_key_block (128 at head_dim_v <= 128 but 16-bit 192/128, 64 else), 64
+// the warp-specialised kernels' nvidia::ws_key_block (128 at head_dim_v <= 128, 64 else), 64
 // for the others. The CPU backend models that instance when given it as params.key_block.
 inline int32_t key_block_of_kernel(const char* name, const CaseShape& s) {
     if (!name || !std::strstr(name, "_ws_")) return 64;

@@ -44,7 +44,8 @@ void test_small_cases(void**) {
 
     // The 16-bit warp-specialised kernels step 128 keys: 400 keys are 4 blocks for the last query
     // tile, so hd128's three-stage ring wraps (one P buffer) and hd64's too (two P buffers); 16-bit
-    // 192/128 has two stages, which 300 keys (3 blocks) wrap.
+    // 192/128 has two stages with K's and V's halves freed apart (WsTileShape::kSeparateEmpty),
+    // which 600 keys (5 blocks) wrap twice, past where a parity wait could alias.
     CaseShape bf16_ring = bf16;
     bf16_ring.seqlen_q = bf16_ring.seqlen_k = 400;
     check_gpu_case(bf16_ring, "bf16 causal hd128 s=400");
@@ -55,9 +56,14 @@ void test_small_cases(void**) {
     CaseShape bf16_192 = bf16;
     bf16_192.mask = ZYFA_MASK_NONE;
     bf16_192.seqlen_q = 130;
-    bf16_192.seqlen_k = 300;
+    bf16_192.seqlen_k = 600;
     bf16_192.head_dim_qk = 192;
-    check_gpu_case(bf16_192, "bf16 none 130x300 hd192/128");
+    check_gpu_case(bf16_192, "bf16 none 130x600 hd192/128");
+    // 16-bit hd256: two stages of 64 keys, halves freed apart; 400 keys wrap the ring three times.
+    CaseShape bf16_256 = bf16;
+    bf16_256.seqlen_q = bf16_256.seqlen_k = 400;
+    bf16_256.head_dim_qk = bf16_256.head_dim_v = 256;
+    check_gpu_case(bf16_256, "bf16 causal hd256 s=400");
 
     CaseShape lean = mode_shape(kE4m3fnLean);  // with descales
     lean.batch = 3;
@@ -200,6 +206,8 @@ void test_cp_async_producer(void**) {
     bf16.seqlen_q = bf16.seqlen_k = 400;
     bf16.head_dim_qk = bf16.head_dim_v = 128;
     check_gpu_case(bf16, "cp.async bf16 causal hd128 s=400");
+    bf16.head_dim_qk = bf16.head_dim_v = 256;  // two stages, K's and V's halves freed apart
+    check_gpu_case(bf16, "cp.async bf16 causal hd256 s=400");
     s.cuda = saved;
     zyfa_context_destroy(cp_async);
 }

@@ -903,7 +903,7 @@ void paged_ws_launch_encodes_pool_maps(void**) {
 
 // (b) The other warp-specialised kernels (ws_tma_layout): BF16 head dims 128, 192/128, 64 and 256
 // (16-bit elements: boxes of 64 elements = one 128-byte slice, the kernel copies two, three, one
-// or four per tile; K and V boxes of the kernel's key block, 128 rows but at 192/128 and 256), FP8
+// or four per tile; K and V boxes of the kernel's key block, 128 rows but at 256), FP8
 // head dims 192/128 (Q and K in two slices of 128 elements, the second half past the head dim),
 // FP8 head dim 64 (one slice of 128 elements, wider than the tensor: its upper half reads as
 // zero) and 256 (64-row K and V boxes).
@@ -924,7 +924,7 @@ void ws_launches_of_other_kernels_encode_slices(void**) {
         uint64_t element_bytes;
         uint32_t kv_rows;  // the kernel's key block (nvidia::ws_key_block)
     } cases[] = {{bf16_request(128, 128), "zyfa_attn_fwd_ws_bf16_d128", 2, 128},
-                 {bf16_request(192, 128), "zyfa_attn_fwd_ws_bf16_d192_128", 2, 64},
+                 {bf16_request(192, 128), "zyfa_attn_fwd_ws_bf16_d192_128", 2, 128},
                  {bf16_request(64, 64), "zyfa_attn_fwd_ws_bf16_d64", 2, 128},
                  {bf16_request(256, 256), "zyfa_attn_fwd_ws_bf16_d256", 2, 64},
                  {fp8_lean_request(192, 128), "zyfa_attn_fwd_ws_e4m3_lean_d192_128", 1, 128},
@@ -1169,7 +1169,7 @@ void key_block_is_the_kernels_own_or_refused(void**) {
                  {fp8_lean_request(256, 256), "zyfa_attn_fwd_ws_e4m3_lean_d256", 64, 128},
                  {Request(128), "zyfa_attn_fwd_ws_bf16_d128", 128, 64},
                  {bf16_request(64, 64), "zyfa_attn_fwd_ws_bf16_d64", 128, 64},
-                 {bf16_request(192, 128), "zyfa_attn_fwd_ws_bf16_d192_128", 64, 128},
+                 {bf16_request(192, 128), "zyfa_attn_fwd_ws_bf16_d192_128", 128, 64},
                  {bf16_request(256, 256), "zyfa_attn_fwd_ws_bf16_d256", 64, 128}};
     for (const auto& c : cases) {
         Request r = c.request;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # On the device machine (Firecracker runtime: ncu reads the hardware counters there), after a build
 # in BUILD (default build-gpu): Nsight Compute on one launch of the warp-specialised kernel,
-# FP8 LEAN and BF16, causal head dim 128, batch 2, 16 heads, 4K tokens (zyfa-bench's inputs).
+# FP8 LEAN and BF16, causal head dim 128 (or 256), batch 2, 16 heads, 4K tokens (zyfa-bench's inputs).
 # Writes $OUT/ncu_<mode>.txt (speed of light, scheduler and warp-state statistics, instruction
 # mix) and $OUT/ncu_<mode>_sass.csv (per-instruction issue and stall samples of the kernel's SASS).
 # Clocks are left alone (--clock-control none: the device machine's clock settings stay as they are).
-# Usage: ncu-ws-kernel.sh [BUILD [MODE...]]   MODE: lean, bf16 (default both)
+# Usage: ncu-ws-kernel.sh [BUILD [MODE...]]   MODE: lean, bf16, lean_256, bf16_256 (head dim 256;
+# default lean and bf16)
 set -uo pipefail
 build=${1:-build-gpu}
 shift || true
@@ -15,7 +16,8 @@ mkdir -p "$OUT"
 bench=$build/tools/zyfa-bench/zyfa-bench
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [[ -n $ncu && -x $bench ]] || { echo "ncu ($ncu) or $bench missing"; exit 1; }
-for mode in "lean:--dtype fp8 --softmax lean" "bf16:--dtype bf16"; do
+for mode in "lean:--dtype fp8 --softmax lean" "bf16:--dtype bf16" "lean_256:--dtype fp8 --softmax lean --head-dim 256" \
+            "bf16_256:--dtype bf16 --head-dim 256"; do
   label=${mode%%:*} args=${mode#*:}
   [[ " $wanted " == *" $label "* ]] || continue
   common=(--clock-control none -k regex:attn_fwd_ws -c 1)

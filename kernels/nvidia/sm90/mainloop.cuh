@@ -75,7 +75,8 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
     // The barrier addresses as lambdas on smem_base, as the steps that call them were written.
     auto k_full = [&](int stage) { return smem_base + Shape::kKFullOffset + 8 * stage; };
     auto v_full = [&](int stage) { return smem_base + Shape::kVFullOffset + 8 * stage; };
-    auto empty = [&](int stage) { return smem_base + Shape::kEmptyOffset + 8 * stage; };
+    auto k_empty = [&](int stage) { return smem_base + Shape::kKEmptyOffset + 8 * stage; };
+    auto v_empty = [&](int stage) { return smem_base + Shape::kVEmptyOffset + 8 * stage; };
     const int ct = threadIdx.x - 128;
     const int consumer = ct / 128;  // 0 or 1: rows 64 * consumer .. + 63 of the tile
     const int warp = (ct / 32) % 4, lane = ct % 32;
@@ -307,6 +308,13 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
             sass_marker<8>();
         }
     };
+    // This warp is done with a stage's K (Shape::kSeparateEmpty: S of its block has completed; with
+    // one empty barrier per stage, release() frees K and V together).
+    auto release_k = [&](RingSlot slot) {
+        if constexpr (Shape::kSeparateEmpty) {
+            if (lane_now() == 0) mbarrier_arrive(k_empty(slot.stage));
+        }
+    };
     mbarrier_wait(q_full, 0);
     if constexpr (kQRegs) {
         load_q_fragments();
@@ -319,6 +327,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         issue_scores(s, RingSlot{0, 0}, nullptr);
         wgmma_wait<0>();
         pin_registers(s);
+        release_k(RingSlot{0, 0});
         run_softmax(0, pa);
         if constexpr (kOnePBuffer) softmax.pack_probabilities(pa);
         // Not applied: O and l are 0 (and a NaN in a row's first block must not reach them).
@@ -380,8 +389,8 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
             for (int i = 0; i < kAcc; ++i) acc[i] = acc[i] * rescale[(i % 4) / 2];
         }
     };
-    auto release = [&](RingSlot slot) {
-        if (lane_now() == 0) mbarrier_arrive(empty(slot.stage));  // this warp is done with the stage
+    auto release = [&](RingSlot slot) {  // this warp is done with the stage (its V half: kSeparateEmpty)
+        if (lane_now() == 0) mbarrier_arrive(v_empty(slot.stage));
     };
 
     // One block but the last, P(index) in p_now: the next block's scores and softmax (into
@@ -401,6 +410,7 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
         issue_pv(slot, p_now, LastTag<false>{});
         wgmma_wait<1>();  // S(index + 1); P(index) V(index) may still run
         pin_registers(s);
+        release_k(next);
         run_softmax(index + 1, p_next);
         wgmma_wait<0>();
         pin_registers(acc);

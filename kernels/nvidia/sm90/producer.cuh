@@ -188,7 +188,7 @@ __device__ __forceinline__ void transpose_v_blocks(const TileContext<typename Tr
     for (int index = 0; index < t.blocks; ++index) {
         const int stage = index % kStages, buffer = index % kBuffers;
         mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
-        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        mbarrier_wait(t.v_empty(stage), ((index / kStages) & 1) ^ 1);
         transpose_v_tile<Traits::kDv, Traits::kKeys, kWarps>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
                                                         t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes,
                                                         warp, lane);
@@ -264,7 +264,7 @@ __device__ __forceinline__ void copy_transposed_v_tail(const TileContext<typenam
     const int valid = t.seqlen_k - (t.block_begin + index * kKeys);  // in [1, kKeys)
     const int whole = valid / kGroupKeys, partial_keys = valid % kGroupKeys;
     named_barrier_sync(kProducerBarrier, 128);
-    mbarrier_wait(t.empty(stage), ((index / Traits::kStages) & 1) ^ 1);
+    mbarrier_wait(t.v_empty(stage), ((index / Traits::kStages) & 1) ^ 1);
     for (int chunk = whole * kDv + pt; chunk < kKeys / kGroupKeys * kDv; chunk += 128) {
         uint4 bytes = make_uint4(0, 0, 0, 0);
         if (chunk < (whole + 1) * kDv && partial_keys != 0) {  // the partial group
@@ -332,7 +332,7 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
         const int stage = index % kStages;
         if (pt == 0) {
             const int seq = k_seq0 + index * kKeys;
-            mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+            mbarrier_wait(t.k_empty(stage), ((index / kStages) & 1) ^ 1);
             mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
             tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
                                                           kWsTmaK, t.k_full(stage), seq, t.head_kv, t.batch);
@@ -344,6 +344,7 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
                                                              tma, kWsTmaV, t.staging_full(buffer), seq, t.head_kv,
                                                              t.batch);
             } else {  // 16-bit V is used as it lands
+                if constexpr (Shape::kSeparateEmpty) mbarrier_wait(t.v_empty(stage), ((index / kStages) & 1) ^ 1);
                 mbarrier_arrive_expect_tx(t.v_full(stage), Shape::kVBytes);
                 tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
                                                              tma, kWsTmaV, t.v_full(stage), seq, t.head_kv, t.batch);
@@ -378,7 +379,7 @@ __device__ __forceinline__ void produce_with_tma_v_transposed(const TileContext<
     }
     auto copy_k = [&](int index) {  // thread 0, after the stage's empty barrier
         const int stage = index % kStages;
-        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        mbarrier_wait(t.k_empty(stage), ((index / kStages) & 1) ^ 1);
         mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
         tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
                                                       kWsTmaK, t.k_full(stage), t.block_begin + index * kKeys, t.head_kv,
@@ -439,7 +440,10 @@ __device__ __forceinline__ void copy_paged_blocks(const TileContext<typename Tra
         // This lane's piece: its page index read before the waits.
         const int key = key0 + lane * box;
         const int page = lane < pieces ? table_row[key >> (__ffs(tma.paged.page_size) - 1)] : 0;
-        if constexpr (kCopyK || !kVToStaging) mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        if constexpr (kCopyK) mbarrier_wait(t.k_empty(stage), ((index / kStages) & 1) ^ 1);
+        if constexpr (kCopyV && !kVToStaging && (!kCopyK || Shape::kSeparateEmpty)) {
+            mbarrier_wait(t.v_empty(stage), ((index / kStages) & 1) ^ 1);
+        }
         if constexpr (kCopyV && kVToStaging) wait_staging_free<Traits>(t, index);  // the transposers wait for the stage
         auto announce = [&](uint32_t bar, int row_bytes) {
             const uint32_t bytes = static_cast<uint32_t>(pieces * box * row_bytes);
@@ -563,7 +567,7 @@ __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename
         const int stage = index % kStages;
         const int block = t.block_begin + index * kKeys;
         const int valid = min(kKeys, t.seqlen_k - block);
-        mbarrier_wait(t.empty(stage), ((index / kStages) & 1) ^ 1);
+        mbarrier_wait(t.k_empty(stage), ((index / kStages) & 1) ^ 1);
         // Paged: k_global and v_global are the pools at the tile's kv head, the table row the sequence's.
         auto load_k_or_v = [&](auto chunks, uint32_t dst, const unsigned char* global, int64_t stride_batch,
                                int64_t stride_seq) {
@@ -592,6 +596,7 @@ __device__ __forceinline__ void produce_with_cp_async(const TileContext<typename
                 finish_v(index - 1);
             }
         } else {
+            if constexpr (Shape::kSeparateEmpty) mbarrier_wait(t.v_empty(stage), ((index / kStages) & 1) ^ 1);
             load_k_or_v(std::integral_constant<int, Shape::kVChunks>{},
                         t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes, v_global, a.v_stride_batch,
                         a.v_stride_seq);

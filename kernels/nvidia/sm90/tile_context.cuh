@@ -44,7 +44,9 @@ struct TileContext {
     static __device__ __forceinline__ uint32_t q_full() { return smem_base() + Shape::kQFullOffset; }
     __device__ __forceinline__ uint32_t k_full(int stage) const { return smem_base() + Shape::kKFullOffset + 8 * stage; }
     __device__ __forceinline__ uint32_t v_full(int stage) const { return smem_base() + Shape::kVFullOffset + 8 * stage; }
-    __device__ __forceinline__ uint32_t empty(int stage) const { return smem_base() + Shape::kEmptyOffset + 8 * stage; }
+    // A stage's K and V halves free (the same barrier unless Shape::kSeparateEmpty).
+    __device__ __forceinline__ uint32_t k_empty(int stage) const { return smem_base() + Shape::kKEmptyOffset + 8 * stage; }
+    __device__ __forceinline__ uint32_t v_empty(int stage) const { return smem_base() + Shape::kVEmptyOffset + 8 * stage; }
     __device__ __forceinline__ uint32_t staging_full(int buffer) const {
         return smem_base() + Shape::kStagingFullOffset + 8 * buffer;
     }
@@ -118,7 +120,8 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         for (int st = 0; st < kStages; ++st) {
             mbarrier_init(t.k_full(st), block_arrivals);
             mbarrier_init(t.v_full(st), Shape::kFp8 ? transpose_arrivals : block_arrivals);
-            mbarrier_init(t.empty(st), 4 * Shape::kConsumerWarpgroups);  // one arrival per consumer warp
+            mbarrier_init(t.k_empty(st), 4 * Shape::kConsumerWarpgroups);  // one arrival per consumer warp
+            if constexpr (Shape::kSeparateEmpty) mbarrier_init(t.v_empty(st), 4 * Shape::kConsumerWarpgroups);
         }
         if constexpr (Shape::kFp8) {
             for (int b = 0; b < Shape::kVStagingBuffers; ++b) {
