@@ -83,7 +83,7 @@ struct OnlineSoftmax {
     struct ExponentTag {
         static constexpr ExponentForm value = F;
     };
-    static constexpr bool kFusedExponent = !kFp8 && !kInt8 && PM == PMode::Exact && Traits::kDqk <= 128;
+    static constexpr bool kFusedExponent = !kFp8 && !kInt8 && PM == PMode::Exact && Traits::kDv <= 128;
     static constexpr float kFusedExponentLimit = 4096.0f;
 
     // The 16-bit A fragment (k16) of P: out[n / 2][2 (n % 2) + rr] holds the pair of S tile n, row rr.
@@ -251,8 +251,8 @@ struct OnlineSoftmax {
                 float extreme;
                 // (LEAN's key-bias kernel keeps the float maximum: with the integer one ptxas spilled
                 // 8 bytes in its loop, nvcc 13.0.)
-                if constexpr (kFp8 && !kMasked && !(kKeyBias && PM == PMode::Lean)) {
-                    // The FP8 scores' maximum from their bit patterns as signed integers: among
+                if constexpr (!kMasked && !(kKeyBias && PM == PMode::Lean)) {
+                    // The scores' maximum from their bit patterns as signed integers: among
                     // fp32 values >= +0 (and the matrix unit's and the FMA's NaN, 0x7FFFFFFF) the
                     // integer order is the float order and every negative value orders below them,
                     // so a nonnegative integer maximum is the float maximum, NaN kept
