@@ -74,16 +74,21 @@ struct OnlineSoftmax {
     // The exponent argument s * c - m of the exact exponential (EXACT). The CPU model rounds the
     // product and the difference (Twice). One FFMA (Fused) differs from it by at most half an ulp
     // of s * c, which for |m| < kFusedExponentLimit is below 2^-12 in the exponent: a relative
-    // 1.7e-4 in p, under the rounding of P to BF16 or FP16. A row with a larger (or non-finite)
-    // maximum keeps the model's form: the product's residual of a huge score would itself reach
-    // the exponent (2^residual overflows). Only 16-bit EXACT at head dim <= 128, where the second
-    // pass fits twice in the registers; FP8 rounds P to e4m3 codes that tests match exactly.
+    // 1.7e-4 in p, under the rounding of P to BF16, FP16 or e4m3 (a code flips only within that
+    // of a rounding boundary, as ex2's own ulps already make some flip: the P-code tests' EXACT
+    // bounds). FP8 also folds P's scale 2^k into the addend, k - m rounded once per row (another
+    // 2^-12 at most), so ex2 returns p * 2^k and the multiply per score goes. A row with a larger
+    // (or non-finite) maximum keeps the model's form: the product's residual of a huge score would
+    // itself reach the exponent (2^residual overflows). Where the second pass fits twice in the
+    // registers: 16-bit EXACT at head_dim_v <= 128, FP8 EXACT at head dims 128 and 192/128 (at 64
+    // ptxas spilled 28 bytes, at 256 4 bytes).
     enum class ExponentForm { Twice, Fused, PerRow };
     template <ExponentForm F>
     struct ExponentTag {
         static constexpr ExponentForm value = F;
     };
-    static constexpr bool kFusedExponent = !kFp8 && !kInt8 && PM == PMode::Exact && Traits::kDv <= 128;
+    static constexpr bool kFusedExponent = !kInt8 && !kKeyBias && PM == PMode::Exact &&
+                                            (kFp8 ? Traits::kDqk >= 128 && Traits::kDv == 128 : Traits::kDv <= 128);
     static constexpr float kFusedExponentLimit = 4096.0f;
 
     // The 16-bit A fragment (k16) of P: out[n / 2][2 (n % 2) + rr] holds the pair of S tile n, row rr.
@@ -357,6 +362,11 @@ struct OnlineSoftmax {
                     }
                 } else {
                     const float up = numerics::exp2_integral(exponent[rr]);
+                    const bool fused = kForm == ExponentForm::Fused || (kForm == ExponentForm::PerRow && fused_row[rr]);
+                    // FP8, fused: P's scale 2^k joins the FMA's addend (k - m, rounded once per row),
+                    // so ex2 gives p * 2^k at once and the row sum of those takes 2^-k once.
+                    const bool scaled_exp2 = kFp8 && fused;
+                    const float addend = scaled_exp2 ? exponent[rr] - m_new[rr] : -m_new[rr];
 #pragma unroll
                     for (int n = 0; n < kTiles; ++n) {
                         float p[2];
@@ -370,18 +380,16 @@ struct OnlineSoftmax {
                                 p[e] = visible(rr, n, e) ? exp2_approx(x - m_new[rr]) : 0.0f;
                             } else {
                                 const float score = s[4 * n + 2 * rr + e];
-                                const bool fused = kForm == ExponentForm::Fused ||
-                                                   (kForm == ExponentForm::PerRow && fused_row[rr]);
                                 // the key-bias kernels hold the biased score t (log2 units) in s
                                 const float x = kKeyBias ? score - m_new[rr]
-                                                : fused  ? __fmaf_rn(score, scale_log2, -m_new[rr])
+                                                : fused  ? __fmaf_rn(score, scale_log2, addend)
                                                          : score * scale_log2 - m_new[rr];
                                 p[e] = visible(rr, n, e) ? exp2_approx(x) : 0.0f;
                             }
                             row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                         }
                         if constexpr (kFp8) {
-                            pairs[n] = pack_e4m3x2(p[0] * up, p[1] * up);
+                            pairs[n] = scaled_exp2 ? pack_e4m3x2(p[0], p[1]) : pack_e4m3x2(p[0] * up, p[1] * up);
                         } else if constexpr (kOnePBuffer) {  // P's buffer is still read by P.V
                             s[4 * n + 2 * rr] = p[0];
                             s[4 * n + 2 * rr + 1] = p[1];
@@ -389,6 +397,7 @@ struct OnlineSoftmax {
                             pairs[n] = pack_p16<IN>(p[0], p[1]);
                         }
                     }
+                    if (scaled_exp2) row_sum *= numerics::exp2_integral(-exponent[rr]);  // exact: a power of two
                     row_sum = quad_sum(row_sum);
                 }
                 // A fragments: 16-bit (k16) out[n/2][2*(n%2) + rr] = the pair of tile n; e4m3 (k32)
@@ -421,8 +430,10 @@ struct OnlineSoftmax {
             }
         };
         // 16-bit EXACT: fused where every row of the warp allows it, else chosen per row (rare:
-        // huge or non-finite maxima), so that no row's result depends on its neighbours.
-        if constexpr (kFusedExponent) {
+        // huge or non-finite maxima), so that no row's result depends on its neighbours. FP8:
+        // the blocks every row of the tile sees in full only (in the masked ones, which a tile
+        // has one or two of, ptxas spilled 8 bytes with both forms compiled).
+        if constexpr (kFusedExponent && !(kFp8 && kMasked)) {
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) fused_row[rr] = fabsf(m_new[rr]) < kFusedExponentLimit;
             if (__all_sync(0xFFFFFFFFu, fused_row[0] && fused_row[1])) {
