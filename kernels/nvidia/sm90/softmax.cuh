@@ -362,11 +362,12 @@ struct OnlineSoftmax {
                     }
                 } else {
                     const float up = numerics::exp2_integral(exponent[rr]);
-                    const bool fused = kForm == ExponentForm::Fused || (kForm == ExponentForm::PerRow && fused_row[rr]);
+                    [[maybe_unused]] const bool fused =
+                        kForm == ExponentForm::Fused || (kForm == ExponentForm::PerRow && fused_row[rr]);
                     // FP8, fused: P's scale 2^k joins the FMA's addend (k - m, rounded once per row),
                     // so ex2 gives p * 2^k at once and the row sum of those takes 2^-k once.
                     const bool scaled_exp2 = kFp8 && fused;
-                    const float addend = scaled_exp2 ? exponent[rr] - m_new[rr] : -m_new[rr];
+                    [[maybe_unused]] const float addend = scaled_exp2 ? exponent[rr] - m_new[rr] : -m_new[rr];
 #pragma unroll
                     for (int n = 0; n < kTiles; ++n) {
                         float p[2];
