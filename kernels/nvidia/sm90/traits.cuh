@@ -84,8 +84,10 @@ struct WsKernelTraits {
     static constexpr int kAcc = DV / 2;  // O's accumulators per consumer thread
     // LEAN's row sums: per block by a wgmma against the ones tile (into block_sum), added to
     // l_scaled, which holds l times 2^acc_exponent and takes O's rescales in fp32 in the
-    // model's order (l * alpha + the block's sum).
-    static constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile && DV <= 128;
+    // model's order (l * alpha + the block's sum). Head dim 256 too: its 4 block_sum registers fit
+    // beside O's 128 (no spill, nvcc 13.0), where the FP16 row-sum product's 16 once did not, and
+    // they replace two instructions per score (509 -> 432 a step, tools/gpu/ws-step-sass.py).
+    static constexpr bool kRowSumByMma = PM == PMode::Lean && Shape::kOnesTile;
     // LEAN's 128-key instance scales P against a lazy anchor (kernels/common/lean_anchor.h), the
     // CPU model's params.key_block = 128: a warp whose rows all keep their anchor skips O's rescale.
     static constexpr bool kLeanLazyAnchor = PM == PMode::Lean && kKeys == 128;
