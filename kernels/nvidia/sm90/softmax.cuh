@@ -80,15 +80,15 @@ struct OnlineSoftmax {
     // 2^-12 at most), so ex2 returns p * 2^k and the multiply per score goes. A row with a larger
     // (or non-finite) maximum keeps the model's form: the product's residual of a huge score would
     // itself reach the exponent (2^residual overflows). Where the second pass fits twice in the
-    // registers: 16-bit EXACT at head_dim_v <= 128, FP8 EXACT at head dims 128 and 192/128 (at 64
-    // ptxas spilled 28 bytes, at 256 4 bytes).
+    // registers: 16-bit EXACT at head_dim_v <= 128, FP8 EXACT at every head dim (in its unmasked
+    // blocks only: with the masked blocks' copy too, ptxas spilled at head dims 64, 128 and 256).
     enum class ExponentForm { Twice, Fused, PerRow };
     template <ExponentForm F>
     struct ExponentTag {
         static constexpr ExponentForm value = F;
     };
     static constexpr bool kFusedExponent = !kInt8 && !kKeyBias && PM == PMode::Exact &&
-                                            (kFp8 ? Traits::kDqk >= 128 && Traits::kDv == 128 : Traits::kDv <= 128);
+                                            (kFp8 || Traits::kDv <= 128);
     static constexpr float kFusedExponentLimit = 4096.0f;
 
     // The 16-bit A fragment (k16) of P: out[n / 2][2 (n % 2) + rr] holds the pair of S tile n, row rr.
