@@ -79,16 +79,18 @@ struct OnlineSoftmax {
     // bounds). FP8 also folds P's scale 2^k into the addend, k - m rounded once per row (another
     // 2^-12 at most), so ex2 returns p * 2^k and the multiply per score goes. A row with a larger
     // (or non-finite) maximum keeps the model's form: the product's residual of a huge score would
-    // itself reach the exponent (2^residual overflows). Where the second pass fits twice in the
-    // registers: 16-bit EXACT at head_dim_v <= 128, FP8 EXACT at every head dim (in its unmasked
-    // blocks only: with the masked blocks' copy too, ptxas spilled at head dims 64, 128 and 256).
+    // itself reach the exponent (2^residual overflows). Every EXACT kernel but INT8's and the
+    // key-bias ones, in the blocks every row of the tile sees; in the masked ones (a tile has one or
+    // two) only 16-bit at head_dim_v <= 128, where the second pass fits twice in the registers
+    // (FP8 at 64, 128 and 256 spilled with both forms compiled there).
     enum class ExponentForm { Twice, Fused, PerRow };
     template <ExponentForm F>
     struct ExponentTag {
         static constexpr ExponentForm value = F;
     };
-    static constexpr bool kFusedExponent = !kInt8 && !kKeyBias && PM == PMode::Exact &&
-                                            (kFp8 || Traits::kDv <= 128);
+    static constexpr bool kFusedExponent = !kInt8 && !kKeyBias && PM == PMode::Exact;
+    // ... in masked blocks too where both forms then fit (16-bit, head_dim_v <= 128).
+    static constexpr bool kFusedExponentMasked = kFusedExponent && !kFp8 && Traits::kDv <= 128;
     static constexpr float kFusedExponentLimit = 4096.0f;
 
     // The 16-bit A fragment (k16) of P: out[n / 2][2 (n % 2) + rr] holds the pair of S tile n, row rr.
@@ -430,11 +432,9 @@ struct OnlineSoftmax {
                 }
             }
         };
-        // 16-bit EXACT: fused where every row of the warp allows it, else chosen per row (rare:
-        // huge or non-finite maxima), so that no row's result depends on its neighbours. FP8:
-        // the blocks every row of the tile sees in full only (in the masked ones, which a tile
-        // has one or two of, ptxas spilled 8 bytes with both forms compiled).
-        if constexpr (kFusedExponent && !(kFp8 && kMasked)) {
+        // EXACT: fused where every row of the warp allows it, else chosen per row (rare:
+        // huge or non-finite maxima), so that no row's result depends on its neighbours.
+        if constexpr (kMasked ? kFusedExponentMasked : kFusedExponent) {
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) fused_row[rr] = fabsf(m_new[rr]) < kFusedExponentLimit;
             if (__all_sync(0xFFFFFFFFu, fused_row[0] && fused_row[1])) {
