@@ -1012,7 +1012,10 @@ static void fuzz_quantize(const fuzz_choice* c) {
      * cu_seqlens, query_mean), as the library reads zyfa.h. */
     const int64_t descale_span = !descale_overflow && !qc->null_descale ? descale_count * 4 : 0;
     const int64_t cu_span = packed ? (full.batch + 1) * 4 : 0;
-    const int smoothing_bad = !empty && ((mean_reach > 0 && misaligned(mean, 4)) || (bias_reach > 0 && misaligned(eff_key_bias, 4)) ||
+    /* The bias must be 4-byte aligned in every non-empty problem, also where it has no element (packed
+     * sequences of 0 rows in all): the library checks the pointer, not its reach. */
+    const int smoothing_bad = !empty && ((mean_reach > 0 && misaligned(mean, 4)) ||
+                                         (flag_bias && eff_key_bias != NULL && misaligned(eff_key_bias, 4)) ||
                                          ranges_overlap(mean, mean_reach, out.view.data, tensor_bytes(&out)) ||
                                          ranges_overlap(mean, mean_reach, in.view.data, tensor_bytes(&in)) ||
                                          ranges_overlap(mean, mean_reach, descale, descale_span) ||
