@@ -116,6 +116,7 @@ void KernelBuilder::allocate_registers() {
     r_.row_lo_local = tmp_v("window start - 4 * half");
     r_.block_start = tmp_s("first key block of the workgroup (window)");
     r_.wave_max_lo = tmp_s("largest window start of the wave");
+    if (paged()) r_.page_entry = tmp_v("paged: block-table entry of a later block");
 }
 
 // BF16: no FP8 constants, no row-sum MFMA; P is 16 VGPRs of bf16 pairs; K and V chunks of one
@@ -164,6 +165,7 @@ void KernelBuilder::allocate_bf16_registers() {
     r_.row_lo_local = tmp_v("window start - 4 * half");
     r_.block_start = tmp_s("first key block of the workgroup (window)");
     r_.wave_max_lo = tmp_s("largest window start of the wave");
+    if (paged()) r_.page_entry = tmp_v("paged: block-table entry of a later block");
 }
 
 void KernelBuilder::load_arguments() {

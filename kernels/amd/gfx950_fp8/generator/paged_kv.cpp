@@ -7,12 +7,13 @@
 // block each wave reads one block-table entry (s_load_dword) and forms the K and V base addresses
 // of its rows in SGPR pairs; a lane adds its own 32-bit offset (row - 8w) * stride + 16 * column
 // (the saddr form of global_load). The host plan keeps 7 * stride + 256 below 2^32 and sends
-// other page sizes, head dims and masks to the HIP C++ paged kernel.
+// other page sizes, head dims and masks to the HIP C++ paged kernel. The table entry of a block is
+// loaded one block before its K and V (paged_prefetch_entry), so its latency hides as theirs does.
 //
 // Registers: the kernel never reads AttnKernelArgs' cu_seqlens_k (null when paged), head_dim_qk or
 // head_dim_v (the variant fixes them), so their SGPRs hold this sequence's block-table row, log2 of
 // the page size and the number of pages; k_block_step / v_block_step (unused when the addresses do
-// not advance) hold the bases of the block being loaded.
+// not advance) hold the bases of the block being loaded; one VGPR holds the entry on its way.
 #include <cstddef>
 #include <stdexcept>
 
@@ -92,31 +93,45 @@ void KernelBuilder::paged_lane_offsets() {
     free(lo);
 }
 
+// Issues the load of the block-table entry of the rows wave w loads from the block at `block` +
+// `ahead` keys into page_entry (a VGPR, the same in every lane): a vector load, counted by vmcnt
+// in order with the K/V loads, so it can run a whole block ahead without the scalar loads'
+// lgkmcnt(0) (which would also wait for LDS). Past the sequence's last key it reads the last key's
+// entry (always in the table; the rows are zeroed anyway), so it is issued unconditionally.
+void KernelBuilder::paged_prefetch_entry(const Reg& block, int ahead) {
+    const Reg key = tmp_s("paged: the wave's first key, clamped"), last = tmp_s("paged: last key");
+    e_.op("s_lshl_b32", {W(key), R(r_.wave), I(3)});
+    e_.op("s_add_u32", {W(key), R(key), R(block)});
+    if (ahead != 0) e_.op("s_add_u32", {W(key), R(key), I(ahead)});
+    e_.op("s_add_i32", {W(last), R(r_.seqlen_k), I(-1)});
+    e_.op("s_min_i32", {W(key), R(key), R(last)});
+    e_.op("s_lshr_b32", {W(key), R(key), R(r_.page_shift)});
+    e_.op("s_lshl_b32", {W(key), R(key), I(2)}, "", "the entry's byte offset in the table row");
+    e_.op("v_mov_b32", {W(r_.page_entry), R(key)});
+    e_.op("global_load_dword", {W(r_.page_entry), R(r_.page_entry), R(r_.table_row)}, "",
+          "paged: block_table[b][key / page_size] for a later block");
+    free(key);
+    free(last);
+}
+
 // The K and V base addresses of the rows wave w loads from the block at load_block, into
 // k_block_step / v_block_step: pool + page * page stride + (key % page_size) * row stride with key =
-// load_block + 8w and page = the table's entry key / page_size. No entry is read for rows past the
-// sequence (the table may end there); a page index outside [0, num_pages) reads as zero keys,
-// rows_left = 0 (the tail path zeroes every row).
+// load_block + 8w and page the table entry paged_prefetch_entry loaded. A page index outside
+// [0, num_pages) reads as zero keys: rows_left = 0 (the tail path zeroes every row). Then the
+// entry of the next block's rows is requested.
 void KernelBuilder::paged_block_bases(const Reg& rows_left) {
-    const std::string skip = e_.unique_label("paged_no_page");
     const Reg key = tmp_s("paged: the wave's first key"), page = tmp_s("paged: page");
+    e_.wait_loads({r_.page_entry}, "the page, requested a block ago");
+    e_.op_settled("v_readfirstlane_b32", {W(page), R(r_.page_entry)});
     e_.op("s_lshl_b32", {W(key), R(r_.wave), I(3)});
     e_.op("s_add_u32", {W(key), R(key), R(r_.load_block)}, "", "paged: the page of the wave's 8 rows");
-    e_.op("s_cmp_ge_i32", {R(key), R(r_.seqlen_k)});
-    e_.cbranch("scc1", skip);  // every row of the wave is past the sequence: rows_left zeroes them
     {
-        const Reg slot = tmp_s("paged: table entry"), entry = tmp_s("paged: entry address", 2, 2);
+        const Reg slot = tmp_s("paged: key / page_size * page_size");
         e_.op("s_lshr_b32", {W(slot), R(key), R(r_.page_shift)});
-        e_.op("s_lshl_b32", {W(page), R(slot), I(2)});
-        e_.op("s_add_u32", {W(entry.at(0)), R(r_.table_row.at(0)), R(page)});
-        e_.op("s_addc_u32", {W(entry.at(1)), R(r_.table_row.at(1)), I(0)});
-        e_.op("s_load_dword", {W(page), R(entry), I("0x0")}, "", "block_table[b][key / page_size]");
         e_.op("s_lshl_b32", {W(slot), R(slot), R(r_.page_shift)});
         e_.op("s_sub_u32", {W(key), R(key), R(slot)}, "", "the row in its page");
         free(slot);
-        free(entry);
     }
-    e_.wait_loads({page}, "the page");
     e_.op("s_cmp_lt_u32", {R(page), R(r_.num_pages)}, "", "a page index outside [0, num_pages): zero keys");
     e_.op("s_cselect_b32", {W(rows_left), R(rows_left), I(0)});
     e_.op("s_cselect_b32", {W(page), R(page), I(0)});
@@ -126,7 +141,6 @@ void KernelBuilder::paged_block_bases(const Reg& rows_left) {
         add_scaled64(base, k ? ZYFA_ARG(k_stride_batch) : ZYFA_ARG(v_stride_batch), page);
         add_scaled64(base, k ? ZYFA_ARG(k_stride_seq) : ZYFA_ARG(v_stride_seq), key);
     }
-    e_.label(skip);
     free(key);
     free(page);
 }

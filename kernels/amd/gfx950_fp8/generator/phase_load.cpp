@@ -91,7 +91,10 @@ void KernelBuilder::issue_block_loads() {
     e_.label(loaded);
     free(rows_left);
 
-    if (paged()) return;  // the next block's bases come from the table
+    if (paged()) {  // no address advances: the next load's bases come from the table
+        paged_prefetch_entry(r_.load_block, kKeysPerBlock);
+        return;
+    }
     // Advance every lane's addresses by one block (kKeysPerBlock = 64 rows), in 64 bits.
     for (int j = 0; j < r_.k_global_addr.count / 2; ++j)
         e_.op("v_lshl_add_u64", {W(r_.k_global_addr.at(2 * j, 2)), R(r_.k_block_step), I(0), R(r_.k_global_addr.at(2 * j, 2))});

@@ -43,51 +43,52 @@
 // v[205:206] K operand LDS address (per stage)
 // v[207:208] V^T operand LDS address (per stage)
 // v209 window start - 4 * half
-// v210 udiv dividend
-// v211 udiv divisor
-// v210 wave index (vector)
-// v210 4 * half
-// v[210:211] Q address
-// v212 Q address part
-// v213 bytes with a magnitude
-// v210 chunk index
-// v211 chunk column
-// v212 chunk tmp
-// v213 row * stride, high word
-// v210 ds_bpermute address of lane l ^ 32
-// v211 V bytes 1 and 3
-// v211 row max of raw scores, then m_new
+// v210 paged: block-table entry of a later block
+// v211 udiv dividend
+// v212 udiv divisor
+// v211 wave index (vector)
+// v211 4 * half
+// v[212:213] Q address
+// v211 Q address part
+// v214 bytes with a magnitude
+// v211 chunk index
+// v212 chunk column
+// v213 chunk tmp
+// v214 row * stride, high word
+// v211 ds_bpermute address of lane l ^ 32
+// v212 V bytes 1 and 3
+// v212 row max of raw scores, then m_new
+// v213 visible-key end relative to the block and half
+// v213 window start relative to the block and half
+// v213 other half's value
+// v213 m - m_new
 // v212 visible-key end relative to the block and half
 // v212 window start relative to the block and half
 // v212 other half's value
-// v212 m - m_new
-// v211 visible-key end relative to the block and half
-// v211 window start relative to the block and half
-// v211 other half's value
-// v211 z = sink log2 e
-// v212 m' = max(m, z)
-// v213 exp2 argument
-// v214 alpha = 2^(m - m')
-// v215 2^(z - m')
-// v216 m + z
-// v216 exp2 polynomial coefficient 0
-// v217 round(x)
-// v218 x - n
-// v211 l or 1
-// v212 div den
-// v213 div num
-// v214 div rcp
-// v215 div quotient
-// v216 div error
+// v212 z = sink log2 e
+// v213 m' = max(m, z)
+// v214 exp2 argument
+// v215 alpha = 2^(m - m')
+// v216 2^(z - m')
+// v217 m + z
+// v217 exp2 polynomial coefficient 0
+// v218 round(x)
+// v219 x - n
+// v212 l or 1
+// v213 div den
+// v214 div num
+// v215 div rcp
+// v216 div quotient
+// v217 div error
 // v[218:219] out scale (pair)
-// v[212:213] O address
-// v214 O address part
-// v215 a rounded
-// v216 b rounded
-// v217 x | quiet bit
-// v212 lse
-// v213 lse tmp
-// v214 lse index
+// v[214:215] O address
+// v213 O address part
+// v216 a rounded
+// v217 b rounded
+// v218 x | quiet bit
+// v213 lse
+// v214 lse tmp
+// v215 lse index
 // v[216:217] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
@@ -160,11 +161,12 @@
 // s92 0x7fff: bf16 rounding bias
 // s93 0xffff0000
 // s94 0x00400000: quiet NaN bit
+// s95 paged: the wave's first key, clamped
+// s96 paged: last key
 // s95 keys of the sequence from the block on
 // s96 paged: the wave's first key
 // s97 paged: page
-// s98 paged: table entry
-// s[100:101] paged: entry address
+// s98 paged: key / page_size * page_size
 // s95 block - largest window start
 // s[96:97] lane mask
 // s[98:99] lane mask
@@ -246,14 +248,14 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v210, s55
-  v_cvt_f32_u32 v211, s56
-  v_rcp_f32 v211, v211
+  v_cvt_f32_u32 v211, s55
+  v_cvt_f32_u32 v212, s56
+  v_rcp_f32 v212, v212
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v210, v210, v211
-  v_cvt_u32_f32 v210, v210
+  v_mul_f32 v211, v211, v212
+  v_cvt_u32_f32 v211, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s92, v210
+  v_readfirstlane_b32 s92, v211
   s_mul_i32 s94, s92, s56
   s_sub_i32 s93, s55, s94
   s_cmp_ge_i32 s93, s56
@@ -262,14 +264,14 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s92, s92, s94
-  v_cvt_f32_u32 v210, s3
-  v_cvt_f32_u32 v211, s92
-  v_rcp_f32 v211, v211
+  v_cvt_f32_u32 v211, s3
+  v_cvt_f32_u32 v212, s92
+  v_rcp_f32 v212, v212
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v210, v210, v211
-  v_cvt_u32_f32 v210, v210
+  v_mul_f32 v211, v211, v212
+  v_cvt_u32_f32 v211, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v210
+  v_readfirstlane_b32 s72, v211
   s_mul_i32 s94, s72, s92
   s_sub_i32 s93, s3, s94
   s_cmp_ge_i32 s93, s92
@@ -278,9 +280,9 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s72, s72, s94
-  v_lshrrev_b32 v210, 6, v0
+  v_lshrrev_b32 v211, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v210
+  v_readfirstlane_b32 s5, v211
   v_and_b32 v179, 31, v0
   v_bfe_u32 v180, v0, 5, 1
   s_lshl_b32 s92, s5, 5
@@ -294,8 +296,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v181
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v182, 0, v182, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v210, 2, v180
-  v_sub_u32 v182, v182, v210
+  v_lshlrev_b32 v211, 2, v180
+  v_sub_u32 v182, v182, v211
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -303,7 +305,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
   v_add_u32 v209, s95, v181
   v_max_i32 v209, 0, v209
-  v_sub_u32 v209, v209, v210
+  v_sub_u32 v209, v209, v211
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -485,12 +487,12 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s93
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v210, s94
-  v_mov_b32 v211, s95
-  v_mad_u64_u32 v[210:211], s[88:89], v181, s30, v[210:211]
-  v_mul_lo_u32 v212, v181, s31
-  v_add_u32 v211, v211, v212
-  v_mad_u64_u32 v[210:211], s[88:89], v180, 32, v[210:211]       // + half * 32 bytes
+  v_mov_b32 v212, s94
+  v_mov_b32 v213, s95
+  v_mad_u64_u32 v[212:213], s[88:89], v181, s30, v[212:213]
+  v_mul_lo_u32 v211, v181, s31
+  v_add_u32 v213, v213, v211
+  v_mad_u64_u32 v[212:213], s[88:89], v180, 32, v[212:213]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -509,114 +511,114 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_mov_b32 v151, 0
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[210:211], off offset:0
-  global_load_dwordx4 v[140:143], v[210:211], off offset:16
-  global_load_dwordx4 v[144:147], v[210:211], off offset:64
-  global_load_dwordx4 v[148:151], v[210:211], off offset:80
+  global_load_dwordx4 v[136:139], v[212:213], off offset:0
+  global_load_dwordx4 v[140:143], v[212:213], off offset:16
+  global_load_dwordx4 v[144:147], v[212:213], off offset:64
+  global_load_dwordx4 v[148:151], v[212:213], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_and_b32 v213, 0x7f7f7f7f, v136
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v136, v213, v136
-  v_and_b32 v213, 0x7f7f7f7f, v137
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v137, v213, v137
-  v_and_b32 v213, 0x7f7f7f7f, v138
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v138, v213, v138
-  v_and_b32 v213, 0x7f7f7f7f, v139
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v139, v213, v139
-  v_and_b32 v213, 0x7f7f7f7f, v140
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v140, v213, v140
-  v_and_b32 v213, 0x7f7f7f7f, v141
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v141, v213, v141
-  v_and_b32 v213, 0x7f7f7f7f, v142
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v142, v213, v142
-  v_and_b32 v213, 0x7f7f7f7f, v143
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v143, v213, v143
-  v_and_b32 v213, 0x7f7f7f7f, v144
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v144, v213, v144
-  v_and_b32 v213, 0x7f7f7f7f, v145
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v145, v213, v145
-  v_and_b32 v213, 0x7f7f7f7f, v146
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v146, v213, v146
-  v_and_b32 v213, 0x7f7f7f7f, v147
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v147, v213, v147
-  v_and_b32 v213, 0x7f7f7f7f, v148
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v148, v213, v148
-  v_and_b32 v213, 0x7f7f7f7f, v149
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v149, v213, v149
-  v_and_b32 v213, 0x7f7f7f7f, v150
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v150, v213, v150
-  v_and_b32 v213, 0x7f7f7f7f, v151
-  v_add_u32 v213, 0x7f7f7f7f, v213
-  v_and_b32 v213, s92, v213
-  v_xor_b32 v151, v213, v151
+  v_and_b32 v214, 0x7f7f7f7f, v136
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v136, v214, v136
+  v_and_b32 v214, 0x7f7f7f7f, v137
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v137, v214, v137
+  v_and_b32 v214, 0x7f7f7f7f, v138
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v138, v214, v138
+  v_and_b32 v214, 0x7f7f7f7f, v139
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v139, v214, v139
+  v_and_b32 v214, 0x7f7f7f7f, v140
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v140, v214, v140
+  v_and_b32 v214, 0x7f7f7f7f, v141
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v141, v214, v141
+  v_and_b32 v214, 0x7f7f7f7f, v142
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v142, v214, v142
+  v_and_b32 v214, 0x7f7f7f7f, v143
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v143, v214, v143
+  v_and_b32 v214, 0x7f7f7f7f, v144
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v144, v214, v144
+  v_and_b32 v214, 0x7f7f7f7f, v145
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v145, v214, v145
+  v_and_b32 v214, 0x7f7f7f7f, v146
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v146, v214, v146
+  v_and_b32 v214, 0x7f7f7f7f, v147
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v147, v214, v147
+  v_and_b32 v214, 0x7f7f7f7f, v148
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v148, v214, v148
+  v_and_b32 v214, 0x7f7f7f7f, v149
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v149, v214, v149
+  v_and_b32 v214, 0x7f7f7f7f, v150
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v150, v214, v150
+  v_and_b32 v214, 0x7f7f7f7f, v151
+  v_add_u32 v214, 0x7f7f7f7f, v214
+  v_and_b32 v214, s92, v214
+  v_xor_b32 v151, v214, v151
   s_mov_b64 s[92:93], 0
   s_mov_b64 s[94:95], 0
   s_mov_b32 s96, 536870912
-  v_add_u32 v210, 0, v0
-  v_mul_hi_u32 v195, s96, v210
-  v_mul_u32_u24 v212, 8, v195
-  v_sub_u32 v211, v210, v212
+  v_add_u32 v211, 0, v0
+  v_mul_hi_u32 v195, s96, v211
+  v_mul_u32_u24 v213, 8, v195
+  v_sub_u32 v212, v211, v213
   v_mov_b32 v196, s92
   v_mov_b32 v197, s93
   v_mad_u64_u32 v[196:197], s[88:89], v195, s36, v[196:197]
-  v_mul_lo_u32 v213, v195, s37
-  v_add_u32 v197, v197, v213
-  v_mad_u64_u32 v[196:197], s[88:89], v211, 16, v[196:197]
-  v_mul_u32_u24 v212, 144, v195
-  v_lshl_add_u32 v200, v211, 4, v212
+  v_mul_lo_u32 v214, v195, s37
+  v_add_u32 v197, v197, v214
+  v_mad_u64_u32 v[196:197], s[88:89], v212, 16, v[196:197]
+  v_mul_u32_u24 v213, 144, v195
+  v_lshl_add_u32 v200, v212, 4, v213
   v_lshrrev_b32 v202, 3, v0
-  v_and_b32 v211, 7, v0
+  v_and_b32 v212, 7, v0
   v_mov_b32 v198, s94
   v_mov_b32 v199, s95
   v_mad_u64_u32 v[198:199], s[88:89], v202, s42, v[198:199]
-  v_mul_lo_u32 v213, v202, s43
-  v_add_u32 v199, v199, v213
-  v_mad_u64_u32 v[198:199], s[88:89], v211, 16, v[198:199]
+  v_mul_lo_u32 v214, v202, s43
+  v_add_u32 v199, v199, v214
+  v_mad_u64_u32 v[198:199], s[88:89], v212, 16, v[198:199]
   v_bfe_u32 v203, v202, 2, 1
   v_lshlrev_b32 v203, 5, v203
-  v_bfe_u32 v212, v202, 5, 1
-  v_lshl_add_u32 v203, v212, 4, v203
-  v_bfe_u32 v212, v202, 3, 2
-  v_lshl_add_u32 v203, v212, 2, v203
-  v_and_b32 v212, 3, v202
-  v_add_u32 v203, v203, v212
-  v_mul_u32_u24 v212, 1280, v211
-  v_add_u32 v203, v203, v212
+  v_bfe_u32 v213, v202, 5, 1
+  v_lshl_add_u32 v203, v213, 4, v203
+  v_bfe_u32 v213, v202, 3, 2
+  v_lshl_add_u32 v203, v213, 2, v203
+  v_and_b32 v213, 3, v202
+  v_add_u32 v203, v203, v213
+  v_mul_u32_u24 v213, 1280, v212
+  v_add_u32 v203, v203, v213
   v_add_u32 v203, 9216, v203
-  v_mul_u32_u24 v212, 144, v179
-  v_lshl_add_u32 v205, v180, 5, v212
-  v_mul_u32_u24 v212, 80, v179
-  v_lshl_add_u32 v207, v180, 5, v212
+  v_mul_u32_u24 v213, 144, v179
+  v_lshl_add_u32 v205, v180, 5, v213
+  v_mul_u32_u24 v213, 80, v179
+  v_lshl_add_u32 v207, v180, 5, v213
   v_add_u32 v207, 9216, v207
   v_add_u32 v206, 19456, v205
   v_add_u32 v208, 19456, v207
@@ -639,8 +641,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s99, s99, s100
   s_add_u32 s12, s12, s98
   s_addc_u32 s13, s13, s99
-  v_lshlrev_b32 v210, 2, v0
-  v_xor_b32 v210, 128, v210                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
+  v_lshlrev_b32 v211, 2, v0
+  v_xor_b32 v211, 128, v211                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
   s_mov_b32 s92, 0x7fff
   s_mov_b32 s93, 0xffff0000
   s_mov_b32 s94, 0x400000
@@ -648,19 +650,22 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s90
   s_mov_b32 s79, s90
+  s_lshl_b32 s95, s5, 3
+  s_add_u32 s95, s95, s79
+  s_add_i32 s96, s71, -1
+  s_min_i32 s95, s95, s96
+  s_lshr_b32 s95, s95, s57
+  s_lshl_b32 s95, s95, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s95
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
   s_sub_i32 s95, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s97, v210
   s_lshl_b32 s96, s5, 3
   s_add_u32 s96, s96, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s96, s71
-  s_cbranch_scc1 .Lpaged_no_page_10
   s_lshr_b32 s98, s96, s57
-  s_lshl_b32 s97, s98, 2
-  s_add_u32 s100, s20, s97
-  s_addc_u32 s101, s21, 0
-  s_load_dword s97, s[100:101], 0x0                              // block_table[b][key / page_size]
   s_lshl_b32 s98, s98, s57
   s_sub_u32 s96, s96, s98                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s97, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s95, s95, 0
   s_cselect_b32 s97, s97, 0
@@ -690,7 +695,6 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s99, s99, s100
   s_add_u32 s84, s84, s98
   s_addc_u32 s85, s85, s99
-.Lpaged_no_page_10:
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_8
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
@@ -714,44 +718,48 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_9:
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_lshl_b32 s95, s5, 3
+  s_add_u32 s95, s95, s79
+  s_add_u32 s95, s95, 64
+  s_add_i32 s96, s71, -1
+  s_min_i32 s95, s95, s96
+  s_lshr_b32 s95, s95, s57
+  s_lshl_b32 s95, s95, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s95
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v211, 8, v168
+  v_lshrrev_b32 v212, 8, v168
   ds_write_b8 v203, v168 offset:0                                // store: V transposed
-  ds_write_b8 v203, v211 offset:80
+  ds_write_b8 v203, v212 offset:80
   ds_write_b8_d16_hi v203, v168 offset:160
-  ds_write_b8_d16_hi v203, v211 offset:240
-  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8_d16_hi v203, v212 offset:240
+  v_lshrrev_b32 v212, 8, v169
   ds_write_b8 v203, v169 offset:320
-  ds_write_b8 v203, v211 offset:400
+  ds_write_b8 v203, v212 offset:400
   ds_write_b8_d16_hi v203, v169 offset:480
-  ds_write_b8_d16_hi v203, v211 offset:560
-  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8_d16_hi v203, v212 offset:560
+  v_lshrrev_b32 v212, 8, v170
   ds_write_b8 v203, v170 offset:640
-  ds_write_b8 v203, v211 offset:720
+  ds_write_b8 v203, v212 offset:720
   ds_write_b8_d16_hi v203, v170 offset:800
-  ds_write_b8_d16_hi v203, v211 offset:880
-  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8_d16_hi v203, v212 offset:880
+  v_lshrrev_b32 v212, 8, v171
   ds_write_b8 v203, v171 offset:960
-  ds_write_b8 v203, v211 offset:1040
+  ds_write_b8 v203, v212 offset:1040
   ds_write_b8_d16_hi v203, v171 offset:1120
-  ds_write_b8_d16_hi v203, v211 offset:1200
+  ds_write_b8_d16_hi v203, v212 offset:1200
   s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_7
   s_sub_i32 s95, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s97, v210
   s_lshl_b32 s96, s5, 3
   s_add_u32 s96, s96, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s96, s71
-  s_cbranch_scc1 .Lpaged_no_page_15
   s_lshr_b32 s98, s96, s57
-  s_lshl_b32 s97, s98, 2
-  s_add_u32 s100, s20, s97
-  s_addc_u32 s101, s21, 0
-  s_load_dword s97, s[100:101], 0x0                              // block_table[b][key / page_size]
   s_lshl_b32 s98, s98, s57
   s_sub_u32 s96, s96, s98                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s97, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s95, s95, 0
   s_cselect_b32 s97, s97, 0
@@ -781,13 +789,12 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s99, s99, s100
   s_add_u32 s84, s84, s98
   s_addc_u32 s85, s85, s99
-.Lpaged_no_page_15:
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_13
+  s_cbranch_scc1 .Ltail_block_loads_12
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_14
-.Ltail_block_loads_13:
+  s_branch .Lblock_loaded_13
+.Ltail_block_loads_12:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -804,7 +811,16 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_14:
+.Lblock_loaded_13:
+  s_lshl_b32 s95, s5, 3
+  s_add_u32 s95, s95, s79
+  s_add_u32 s95, s95, 64
+  s_add_i32 s96, s71, -1
+  s_min_i32 s95, s95, s96
+  s_lshr_b32 s95, s95, s57
+  s_lshl_b32 s95, s95, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s95
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
 .Lsingle_block_7:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -815,7 +831,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_17
+  s_cbranch_scc1 .Lno_previous_block_15
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[104:105], v[152:153], v[8:23] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
@@ -840,8 +856,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-  s_branch .Lqk_18
-.Lno_previous_block_17:
+  s_branch .Lqk_16
+.Lno_previous_block_15:
   ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v205 offset:16
   ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
@@ -850,7 +866,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   ds_read_b128 v[124:127], v205 offset:4624
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-.Lqk_18:
+.Lqk_16:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
@@ -883,7 +899,271 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s95, s77, s91
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_19
+  s_cbranch_scc0 .Lno_mask_17
+  v_subrev_u32 v213, s77, v182
+  v_cmp_lt_i32 vcc, 0, v213
+  v_cmp_lt_i32 s[96:97], 1, v213
+  v_cmp_lt_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_19
+  v_subrev_u32 v213, s77, v209
+  v_cmp_ge_i32 vcc, 0, v213
+  v_cmp_ge_i32 s[96:97], 1, v213
+  v_cmp_ge_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+.Lwindow_start_done_19:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_cmp_eq_f32 vcc, v191, v212                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+  v_cndmask_b32 v212, v212, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_18
+.Lno_mask_17:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+.Lrow_max_done_18:
+  v_cmp_lt_f32 vcc, v188, v212                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_20
+  v_sub_f32 v213, v188, v212
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v213                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_20:
+  v_cmp_lg_f32 vcc, v191, v212                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v212
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v212                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s95, s77, s91
+  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_21
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_21
   v_subrev_u32 v212, s77, v182
   v_cmp_lt_i32 vcc, 0, v212
   v_cmp_lt_i32 s[96:97], 1, v212
@@ -950,7 +1230,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_21
+  s_cbranch_scc0 .Lwindow_start_done_22
   v_subrev_u32 v212, s77, v209
   v_cmp_ge_i32 vcc, 0, v212
   v_cmp_ge_i32 s[96:97], 1, v212
@@ -1016,272 +1296,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_21:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_20
-.Lno_mask_19:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-.Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v212, v188, v211
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_22:
-  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v211
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v211                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s95, s77, s91
-  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_23
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_23
-  v_subrev_u32 v211, s77, v182
-  v_cmp_lt_i32 vcc, 0, v211
-  v_cmp_lt_i32 s[96:97], 1, v211
-  v_cmp_lt_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_24
-  v_subrev_u32 v211, s77, v209
-  v_cmp_ge_i32 vcc, 0, v211
-  v_cmp_ge_i32 s[96:97], 1, v211
-  v_cmp_ge_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_24:
-.Lx_no_mask_23:
+.Lwindow_start_done_22:
+.Lx_no_mask_21:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1364,53 +1380,48 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v212, v211, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v211
+  v_add_f32 v1, v1, v212
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_25
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_23
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v211, 8, v168
+  v_lshrrev_b32 v212, 8, v168
   ds_write_b8 v204, v168 offset:0                                // store: V transposed
-  ds_write_b8 v204, v211 offset:80
+  ds_write_b8 v204, v212 offset:80
   ds_write_b8_d16_hi v204, v168 offset:160
-  ds_write_b8_d16_hi v204, v211 offset:240
-  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8_d16_hi v204, v212 offset:240
+  v_lshrrev_b32 v212, 8, v169
   ds_write_b8 v204, v169 offset:320
-  ds_write_b8 v204, v211 offset:400
+  ds_write_b8 v204, v212 offset:400
   ds_write_b8_d16_hi v204, v169 offset:480
-  ds_write_b8_d16_hi v204, v211 offset:560
-  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8_d16_hi v204, v212 offset:560
+  v_lshrrev_b32 v212, 8, v170
   ds_write_b8 v204, v170 offset:640
-  ds_write_b8 v204, v211 offset:720
+  ds_write_b8 v204, v212 offset:720
   ds_write_b8_d16_hi v204, v170 offset:800
-  ds_write_b8_d16_hi v204, v211 offset:880
-  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8_d16_hi v204, v212 offset:880
+  v_lshrrev_b32 v212, 8, v171
   ds_write_b8 v204, v171 offset:960
-  ds_write_b8 v204, v211 offset:1040
+  ds_write_b8 v204, v212 offset:1040
   ds_write_b8_d16_hi v204, v171 offset:1120
-  ds_write_b8_d16_hi v204, v211 offset:1200
+  ds_write_b8_d16_hi v204, v212 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_25
+  s_cbranch_scc0 .Lno_store_23
   s_sub_i32 s95, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s97, v210
   s_lshl_b32 s96, s5, 3
   s_add_u32 s96, s96, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s96, s71
-  s_cbranch_scc1 .Lpaged_no_page_29
   s_lshr_b32 s98, s96, s57
-  s_lshl_b32 s97, s98, 2
-  s_add_u32 s100, s20, s97
-  s_addc_u32 s101, s21, 0
-  s_load_dword s97, s[100:101], 0x0                              // block_table[b][key / page_size]
   s_lshl_b32 s98, s98, s57
   s_sub_u32 s96, s96, s98                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s97, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s95, s95, 0
   s_cselect_b32 s97, s97, 0
@@ -1440,13 +1451,12 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s99, s99, s100
   s_add_u32 s84, s84, s98
   s_addc_u32 s85, s85, s99
-.Lpaged_no_page_29:
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_27
+  s_cbranch_scc1 .Ltail_block_loads_25
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_28
-.Ltail_block_loads_27:
+  s_branch .Lblock_loaded_26
+.Ltail_block_loads_25:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1463,8 +1473,17 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_28:
-.Lno_store_25:
+.Lblock_loaded_26:
+  s_lshl_b32 s95, s5, 3
+  s_add_u32 s95, s95, s79
+  s_add_u32 s95, s95, 64
+  s_add_i32 s96, s71, -1
+  s_min_i32 s95, s95, s96
+  s_lshr_b32 s95, s95, s57
+  s_lshl_b32 s95, s95, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s95
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_23:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1472,7 +1491,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_31
+  s_cbranch_scc1 .Lno_previous_block_28
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[104:105], v[152:153], v[8:23] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
@@ -1497,8 +1516,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-  s_branch .Lqk_32
-.Lno_previous_block_31:
+  s_branch .Lqk_29
+.Lno_previous_block_28:
   ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v206 offset:16
   ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
@@ -1507,7 +1526,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   ds_read_b128 v[124:127], v206 offset:4624
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-.Lqk_32:
+.Lqk_29:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
@@ -1540,7 +1559,271 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s95, s77, s91
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_33
+  s_cbranch_scc0 .Lno_mask_30
+  v_subrev_u32 v213, s77, v182
+  v_cmp_lt_i32 vcc, 0, v213
+  v_cmp_lt_i32 s[96:97], 1, v213
+  v_cmp_lt_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_32
+  v_subrev_u32 v213, s77, v209
+  v_cmp_ge_i32 vcc, 0, v213
+  v_cmp_ge_i32 s[96:97], 1, v213
+  v_cmp_ge_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+.Lwindow_start_done_32:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_cmp_eq_f32 vcc, v191, v212                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+  v_cndmask_b32 v212, v212, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_31
+.Lno_mask_30:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+.Lrow_max_done_31:
+  v_cmp_lt_f32 vcc, v188, v212                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_33
+  v_sub_f32 v213, v188, v212
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v213                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_33:
+  v_cmp_lg_f32 vcc, v191, v212                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v212
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v212                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s95, s77, s91
+  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_34
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_34
   v_subrev_u32 v212, s77, v182
   v_cmp_lt_i32 vcc, 0, v212
   v_cmp_lt_i32 s[96:97], 1, v212
@@ -1674,271 +1957,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
 .Lwindow_start_done_35:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_34
-.Lno_mask_33:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-.Lrow_max_done_34:
-  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_36
-  v_sub_f32 v212, v188, v211
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_36:
-  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v211
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v211                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s95, s77, s91
-  s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_37
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_37
-  v_subrev_u32 v211, s77, v182
-  v_cmp_lt_i32 vcc, 0, v211
-  v_cmp_lt_i32 s[96:97], 1, v211
-  v_cmp_lt_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_38
-  v_subrev_u32 v211, s77, v209
-  v_cmp_ge_i32 vcc, 0, v211
-  v_cmp_ge_i32 s[96:97], 1, v211
-  v_cmp_ge_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_38:
-.Lx_no_mask_37:
+.Lx_no_mask_34:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2021,53 +2040,48 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v212, v211, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v211
+  v_add_f32 v1, v1, v212
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_39
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_36
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v211, 8, v168
+  v_lshrrev_b32 v212, 8, v168
   ds_write_b8 v203, v168 offset:0                                // store: V transposed
-  ds_write_b8 v203, v211 offset:80
+  ds_write_b8 v203, v212 offset:80
   ds_write_b8_d16_hi v203, v168 offset:160
-  ds_write_b8_d16_hi v203, v211 offset:240
-  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8_d16_hi v203, v212 offset:240
+  v_lshrrev_b32 v212, 8, v169
   ds_write_b8 v203, v169 offset:320
-  ds_write_b8 v203, v211 offset:400
+  ds_write_b8 v203, v212 offset:400
   ds_write_b8_d16_hi v203, v169 offset:480
-  ds_write_b8_d16_hi v203, v211 offset:560
-  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8_d16_hi v203, v212 offset:560
+  v_lshrrev_b32 v212, 8, v170
   ds_write_b8 v203, v170 offset:640
-  ds_write_b8 v203, v211 offset:720
+  ds_write_b8 v203, v212 offset:720
   ds_write_b8_d16_hi v203, v170 offset:800
-  ds_write_b8_d16_hi v203, v211 offset:880
-  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8_d16_hi v203, v212 offset:880
+  v_lshrrev_b32 v212, 8, v171
   ds_write_b8 v203, v171 offset:960
-  ds_write_b8 v203, v211 offset:1040
+  ds_write_b8 v203, v212 offset:1040
   ds_write_b8_d16_hi v203, v171 offset:1120
-  ds_write_b8_d16_hi v203, v211 offset:1200
+  ds_write_b8_d16_hi v203, v212 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_39
+  s_cbranch_scc0 .Lno_store_36
   s_sub_i32 s95, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s97, v210
   s_lshl_b32 s96, s5, 3
   s_add_u32 s96, s96, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s96, s71
-  s_cbranch_scc1 .Lpaged_no_page_43
   s_lshr_b32 s98, s96, s57
-  s_lshl_b32 s97, s98, 2
-  s_add_u32 s100, s20, s97
-  s_addc_u32 s101, s21, 0
-  s_load_dword s97, s[100:101], 0x0                              // block_table[b][key / page_size]
   s_lshl_b32 s98, s98, s57
   s_sub_u32 s96, s96, s98                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s97, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s95, s95, 0
   s_cselect_b32 s97, s97, 0
@@ -2097,13 +2111,12 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s99, s99, s100
   s_add_u32 s84, s84, s98
   s_addc_u32 s85, s85, s99
-.Lpaged_no_page_43:
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_41
+  s_cbranch_scc1 .Ltail_block_loads_38
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_42
-.Ltail_block_loads_41:
+  s_branch .Lblock_loaded_39
+.Ltail_block_loads_38:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2120,8 +2133,17 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_42:
-.Lno_store_39:
+.Lblock_loaded_39:
+  s_lshl_b32 s95, s5, 3
+  s_add_u32 s95, s95, s79
+  s_add_u32 s95, s95, 64
+  s_add_i32 s96, s71, -1
+  s_min_i32 s95, s95, s96
+  s_lshr_b32 s95, s95, s57
+  s_lshl_b32 s95, s95, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s95
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_36:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2167,11 +2189,275 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_45
+  s_cbranch_scc1 .Lno_previous_block_41
   s_add_i32 s95, s77, -64
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_46
+  s_cbranch_scc0 .Lno_mask_42
+  v_subrev_u32 v213, s95, v182
+  v_cmp_lt_i32 vcc, 0, v213
+  v_cmp_lt_i32 s[96:97], 1, v213
+  v_cmp_lt_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_44
+  v_subrev_u32 v213, s95, v209
+  v_cmp_ge_i32 vcc, 0, v213
+  v_cmp_ge_i32 s[96:97], 1, v213
+  v_cmp_ge_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+.Lwindow_start_done_44:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_cmp_eq_f32 vcc, v191, v212                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+  v_cndmask_b32 v212, v212, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_43
+.Lno_mask_42:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+.Lrow_max_done_43:
+  v_cmp_lt_f32 vcc, v188, v212                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_45
+  v_sub_f32 v213, v188, v212
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v213                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_45:
+  v_cmp_lg_f32 vcc, v191, v212                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v212
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v212                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_46
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_46
   v_subrev_u32 v212, s95, v182
   v_cmp_lt_i32 vcc, 0, v212
   v_cmp_lt_i32 s[96:97], 1, v212
@@ -2238,7 +2524,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_48
+  s_cbranch_scc0 .Lwindow_start_done_47
   v_subrev_u32 v212, s95, v209
   v_cmp_ge_i32 vcc, 0, v212
   v_cmp_ge_i32 s[96:97], 1, v212
@@ -2304,272 +2590,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_48:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_47
-.Lno_mask_46:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-.Lrow_max_done_47:
-  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_49
-  v_sub_f32 v212, v188, v211
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_49:
-  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v211
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v211                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s96, s95, s91
-  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_50
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_50
-  v_subrev_u32 v211, s95, v182
-  v_cmp_lt_i32 vcc, 0, v211
-  v_cmp_lt_i32 s[96:97], 1, v211
-  v_cmp_lt_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_51
-  v_subrev_u32 v211, s95, v209
-  v_cmp_ge_i32 vcc, 0, v211
-  v_cmp_ge_i32 s[96:97], 1, v211
-  v_cmp_ge_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_51:
-.Lx_no_mask_50:
+.Lwindow_start_done_47:
+.Lx_no_mask_46:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2652,16 +2674,16 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v212, v211, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v211
+  v_add_f32 v1, v1, v212
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
-.Lno_previous_block_45:
+.Lno_previous_block_41:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_52
+  s_cbranch_scc1 .Lno_previous_block_48
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[104:105], v[152:153], v[8:23] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
@@ -2686,8 +2708,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-  s_branch .Lqk_53
-.Lno_previous_block_52:
+  s_branch .Lqk_49
+.Lno_previous_block_48:
   ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v205 offset:16
   ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
@@ -2696,7 +2718,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   ds_read_b128 v[124:127], v205 offset:4624
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-.Lqk_53:
+.Lqk_49:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
@@ -2728,45 +2750,40 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_54
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_50
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v211, 8, v168
+  v_lshrrev_b32 v212, 8, v168
   ds_write_b8 v204, v168 offset:0                                // store: V transposed
-  ds_write_b8 v204, v211 offset:80
+  ds_write_b8 v204, v212 offset:80
   ds_write_b8_d16_hi v204, v168 offset:160
-  ds_write_b8_d16_hi v204, v211 offset:240
-  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8_d16_hi v204, v212 offset:240
+  v_lshrrev_b32 v212, 8, v169
   ds_write_b8 v204, v169 offset:320
-  ds_write_b8 v204, v211 offset:400
+  ds_write_b8 v204, v212 offset:400
   ds_write_b8_d16_hi v204, v169 offset:480
-  ds_write_b8_d16_hi v204, v211 offset:560
-  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8_d16_hi v204, v212 offset:560
+  v_lshrrev_b32 v212, 8, v170
   ds_write_b8 v204, v170 offset:640
-  ds_write_b8 v204, v211 offset:720
+  ds_write_b8 v204, v212 offset:720
   ds_write_b8_d16_hi v204, v170 offset:800
-  ds_write_b8_d16_hi v204, v211 offset:880
-  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8_d16_hi v204, v212 offset:880
+  v_lshrrev_b32 v212, 8, v171
   ds_write_b8 v204, v171 offset:960
-  ds_write_b8 v204, v211 offset:1040
+  ds_write_b8 v204, v212 offset:1040
   ds_write_b8_d16_hi v204, v171 offset:1120
-  ds_write_b8_d16_hi v204, v211 offset:1200
+  ds_write_b8_d16_hi v204, v212 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_54
+  s_cbranch_scc0 .Lno_store_50
   s_sub_i32 s95, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s97, v210
   s_lshl_b32 s96, s5, 3
   s_add_u32 s96, s96, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s96, s71
-  s_cbranch_scc1 .Lpaged_no_page_58
   s_lshr_b32 s98, s96, s57
-  s_lshl_b32 s97, s98, 2
-  s_add_u32 s100, s20, s97
-  s_addc_u32 s101, s21, 0
-  s_load_dword s97, s[100:101], 0x0                              // block_table[b][key / page_size]
   s_lshl_b32 s98, s98, s57
   s_sub_u32 s96, s96, s98                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s97, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s95, s95, 0
   s_cselect_b32 s97, s97, 0
@@ -2796,13 +2813,12 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s99, s99, s100
   s_add_u32 s84, s84, s98
   s_addc_u32 s85, s85, s99
-.Lpaged_no_page_58:
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_56
+  s_cbranch_scc1 .Ltail_block_loads_52
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_57
-.Ltail_block_loads_56:
+  s_branch .Lblock_loaded_53
+.Ltail_block_loads_52:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2819,19 +2835,292 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_57:
-.Lno_store_54:
+.Lblock_loaded_53:
+  s_lshl_b32 s95, s5, 3
+  s_add_u32 s95, s95, s79
+  s_add_u32 s95, s95, 64
+  s_add_i32 s96, s71, -1
+  s_min_i32 s95, s95, s96
+  s_lshr_b32 s95, s95, s57
+  s_lshl_b32 s95, s95, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s95
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_50:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_60
+  s_cbranch_scc1 .Lno_previous_block_55
   s_add_i32 s95, s77, -64
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_61
+  s_cbranch_scc0 .Lno_mask_56
+  v_subrev_u32 v213, s95, v182
+  v_cmp_lt_i32 vcc, 0, v213
+  v_cmp_lt_i32 s[96:97], 1, v213
+  v_cmp_lt_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_58
+  v_subrev_u32 v213, s95, v209
+  v_cmp_ge_i32 vcc, 0, v213
+  v_cmp_ge_i32 s[96:97], 1, v213
+  v_cmp_ge_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+.Lwindow_start_done_58:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_cmp_eq_f32 vcc, v191, v212                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+  v_cndmask_b32 v212, v212, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_57
+.Lno_mask_56:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+.Lrow_max_done_57:
+  v_cmp_lt_f32 vcc, v188, v212                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_59
+  v_sub_f32 v213, v188, v212
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v213                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_59:
+  v_cmp_lg_f32 vcc, v191, v212                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v212
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v212                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_60
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_60
   v_subrev_u32 v212, s95, v182
   v_cmp_lt_i32 vcc, 0, v212
   v_cmp_lt_i32 s[96:97], 1, v212
@@ -2898,7 +3187,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_63
+  s_cbranch_scc0 .Lwindow_start_done_61
   v_subrev_u32 v212, s95, v209
   v_cmp_ge_i32 vcc, 0, v212
   v_cmp_ge_i32 s[96:97], 1, v212
@@ -2964,272 +3253,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_63:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_62
-.Lno_mask_61:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-.Lrow_max_done_62:
-  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_64
-  v_sub_f32 v212, v188, v211
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_64:
-  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v211
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v211                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s96, s95, s91
-  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_65
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_65
-  v_subrev_u32 v211, s95, v182
-  v_cmp_lt_i32 vcc, 0, v211
-  v_cmp_lt_i32 s[96:97], 1, v211
-  v_cmp_lt_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_66
-  v_subrev_u32 v211, s95, v209
-  v_cmp_ge_i32 vcc, 0, v211
-  v_cmp_ge_i32 s[96:97], 1, v211
-  v_cmp_ge_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_66:
-.Lx_no_mask_65:
+.Lwindow_start_done_61:
+.Lx_no_mask_60:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3312,16 +3337,16 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v212, v211, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v211
+  v_add_f32 v1, v1, v212
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
-.Lno_previous_block_60:
+.Lno_previous_block_55:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_67
+  s_cbranch_scc1 .Lno_previous_block_62
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[104:105], v[152:153], v[8:23] // PV: O^T tile 0 += V^T P^T 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[106:107], v[154:155], v[8:23]
   v_mfma_f32_32x32x16_fp8_fp8 v[8:23], v[108:109], v[156:157], v[8:23]
@@ -3346,8 +3371,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-  s_branch .Lqk_68
-.Lno_previous_block_67:
+  s_branch .Lqk_63
+.Lno_previous_block_62:
   ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v206 offset:16
   ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
@@ -3356,7 +3381,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   ds_read_b128 v[124:127], v206 offset:4624
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-.Lqk_68:
+.Lqk_63:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[104:105], v[136:137], 0 // QK: S^T tile 0 += K Q^T
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[106:107], v[138:139], v[72:87]
@@ -3388,45 +3413,40 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_69
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_64
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v211, 8, v168
+  v_lshrrev_b32 v212, 8, v168
   ds_write_b8 v203, v168 offset:0                                // store: V transposed
-  ds_write_b8 v203, v211 offset:80
+  ds_write_b8 v203, v212 offset:80
   ds_write_b8_d16_hi v203, v168 offset:160
-  ds_write_b8_d16_hi v203, v211 offset:240
-  v_lshrrev_b32 v211, 8, v169
+  ds_write_b8_d16_hi v203, v212 offset:240
+  v_lshrrev_b32 v212, 8, v169
   ds_write_b8 v203, v169 offset:320
-  ds_write_b8 v203, v211 offset:400
+  ds_write_b8 v203, v212 offset:400
   ds_write_b8_d16_hi v203, v169 offset:480
-  ds_write_b8_d16_hi v203, v211 offset:560
-  v_lshrrev_b32 v211, 8, v170
+  ds_write_b8_d16_hi v203, v212 offset:560
+  v_lshrrev_b32 v212, 8, v170
   ds_write_b8 v203, v170 offset:640
-  ds_write_b8 v203, v211 offset:720
+  ds_write_b8 v203, v212 offset:720
   ds_write_b8_d16_hi v203, v170 offset:800
-  ds_write_b8_d16_hi v203, v211 offset:880
-  v_lshrrev_b32 v211, 8, v171
+  ds_write_b8_d16_hi v203, v212 offset:880
+  v_lshrrev_b32 v212, 8, v171
   ds_write_b8 v203, v171 offset:960
-  ds_write_b8 v203, v211 offset:1040
+  ds_write_b8 v203, v212 offset:1040
   ds_write_b8_d16_hi v203, v171 offset:1120
-  ds_write_b8_d16_hi v203, v211 offset:1200
+  ds_write_b8_d16_hi v203, v212 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_69
+  s_cbranch_scc0 .Lno_store_64
   s_sub_i32 s95, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s97, v210
   s_lshl_b32 s96, s5, 3
   s_add_u32 s96, s96, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s96, s71
-  s_cbranch_scc1 .Lpaged_no_page_73
   s_lshr_b32 s98, s96, s57
-  s_lshl_b32 s97, s98, 2
-  s_add_u32 s100, s20, s97
-  s_addc_u32 s101, s21, 0
-  s_load_dword s97, s[100:101], 0x0                              // block_table[b][key / page_size]
   s_lshl_b32 s98, s98, s57
   s_sub_u32 s96, s96, s98                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s97, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s95, s95, 0
   s_cselect_b32 s97, s97, 0
@@ -3456,13 +3476,12 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s99, s99, s100
   s_add_u32 s84, s84, s98
   s_addc_u32 s85, s85, s99
-.Lpaged_no_page_73:
   s_cmp_lt_i32 s95, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_71
+  s_cbranch_scc1 .Ltail_block_loads_66
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_72
-.Ltail_block_loads_71:
+  s_branch .Lblock_loaded_67
+.Ltail_block_loads_66:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -3479,8 +3498,17 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_72:
-.Lno_store_69:
+.Lblock_loaded_67:
+  s_lshl_b32 s95, s5, 3
+  s_add_u32 s95, s95, s79
+  s_add_u32 s95, s95, 64
+  s_add_i32 s96, s71, -1
+  s_min_i32 s95, s95, s96
+  s_lshr_b32 s95, s95, s57
+  s_lshl_b32 s95, s95, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s95
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_64:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -3491,7 +3519,271 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_i32 s95, s77, -64
   s_sub_u32 s96, s95, s91
   s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_75
+  s_cbranch_scc0 .Lno_mask_69
+  v_subrev_u32 v213, s95, v182
+  v_cmp_lt_i32 vcc, 0, v213
+  v_cmp_lt_i32 s[96:97], 1, v213
+  v_cmp_lt_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_lt_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_lt_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_lt_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_lt_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_lt_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_lt_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_lt_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_lt_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_lt_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_lt_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_lt_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_lt_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_lt_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_lt_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_lt_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_lt_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_lt_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_lt_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_lt_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_71
+  v_subrev_u32 v213, s95, v209
+  v_cmp_ge_i32 vcc, 0, v213
+  v_cmp_ge_i32 s[96:97], 1, v213
+  v_cmp_ge_i32 s[98:99], 2, v213
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v213
+  v_cndmask_b32 v73, v191, v73, s[96:97]
+  v_cmp_ge_i32 s[96:97], 8, v213
+  v_cndmask_b32 v74, v191, v74, s[98:99]
+  v_cmp_ge_i32 s[98:99], 9, v213
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v213
+  v_cndmask_b32 v76, v191, v76, s[96:97]
+  v_cmp_ge_i32 s[96:97], 11, v213
+  v_cndmask_b32 v77, v191, v77, s[98:99]
+  v_cmp_ge_i32 s[98:99], 16, v213
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v213
+  v_cndmask_b32 v79, v191, v79, s[96:97]
+  v_cmp_ge_i32 s[96:97], 18, v213
+  v_cndmask_b32 v80, v191, v80, s[98:99]
+  v_cmp_ge_i32 s[98:99], 19, v213
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v213
+  v_cndmask_b32 v82, v191, v82, s[96:97]
+  v_cmp_ge_i32 s[96:97], 25, v213
+  v_cndmask_b32 v83, v191, v83, s[98:99]
+  v_cmp_ge_i32 s[98:99], 26, v213
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v213
+  v_cndmask_b32 v85, v191, v85, s[96:97]
+  v_cmp_ge_i32 s[96:97], 32, v213
+  v_cndmask_b32 v86, v191, v86, s[98:99]
+  v_cmp_ge_i32 s[98:99], 33, v213
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v213
+  v_cndmask_b32 v88, v191, v88, s[96:97]
+  v_cmp_ge_i32 s[96:97], 35, v213
+  v_cndmask_b32 v89, v191, v89, s[98:99]
+  v_cmp_ge_i32 s[98:99], 40, v213
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v213
+  v_cndmask_b32 v91, v191, v91, s[96:97]
+  v_cmp_ge_i32 s[96:97], 42, v213
+  v_cndmask_b32 v92, v191, v92, s[98:99]
+  v_cmp_ge_i32 s[98:99], 43, v213
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v213
+  v_cndmask_b32 v94, v191, v94, s[96:97]
+  v_cmp_ge_i32 s[96:97], 49, v213
+  v_cndmask_b32 v95, v191, v95, s[98:99]
+  v_cmp_ge_i32 s[98:99], 50, v213
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v213
+  v_cndmask_b32 v97, v191, v97, s[96:97]
+  v_cmp_ge_i32 s[96:97], 56, v213
+  v_cndmask_b32 v98, v191, v98, s[98:99]
+  v_cmp_ge_i32 s[98:99], 57, v213
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v213
+  v_cndmask_b32 v100, v191, v100, s[96:97]
+  v_cmp_ge_i32 s[96:97], 59, v213
+  v_cndmask_b32 v101, v191, v101, s[98:99]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[96:97]
+.Lwindow_start_done_71:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_cmp_eq_f32 vcc, v191, v212                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+  v_cndmask_b32 v212, v212, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_70
+.Lno_mask_69:
+  v_max3_f32 v212, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v212, v212, v75, v76
+  v_max3_f32 v212, v212, v77, v78
+  v_max3_f32 v212, v212, v79, v80
+  v_max3_f32 v212, v212, v81, v82
+  v_max3_f32 v212, v212, v83, v84
+  v_max3_f32 v212, v212, v85, v86
+  v_max3_f32 v212, v212, v87, v88
+  v_max3_f32 v212, v212, v89, v90
+  v_max3_f32 v212, v212, v91, v92
+  v_max3_f32 v212, v212, v93, v94
+  v_max3_f32 v212, v212, v95, v96
+  v_max3_f32 v212, v212, v97, v98
+  v_max3_f32 v212, v212, v99, v100
+  v_max3_f32 v212, v212, v101, v102
+  v_max_f32 v212, v212, v103
+  ds_bpermute_b32 v213, v211, v212                               // the other 32 keys are in lane l ^ 32
+  s_waitcnt lgkmcnt(0)                                           // bpermute
+  v_max_f32 v212, v212, v213
+  v_mul_f32 v190, v183, v212                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v212, v188, v190
+.Lrow_max_done_70:
+  v_cmp_lt_f32 vcc, v188, v212                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_72
+  v_sub_f32 v213, v188, v212
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v213                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_72:
+  v_cmp_lg_f32 vcc, v191, v212                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v212
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v212                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s96, s95, s91
+  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_73
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_73
   v_subrev_u32 v212, s95, v182
   v_cmp_lt_i32 vcc, 0, v212
   v_cmp_lt_i32 s[96:97], 1, v212
@@ -3558,7 +3850,7 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
   s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_77
+  s_cbranch_scc0 .Lwindow_start_done_74
   v_subrev_u32 v212, s95, v209
   v_cmp_ge_i32 vcc, 0, v212
   v_cmp_ge_i32 s[96:97], 1, v212
@@ -3624,272 +3916,8 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_cndmask_b32 v101, v191, v101, s[98:99]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_77:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_76
-.Lno_mask_75:
-  v_max3_f32 v211, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v211, v211, v75, v76
-  v_max3_f32 v211, v211, v77, v78
-  v_max3_f32 v211, v211, v79, v80
-  v_max3_f32 v211, v211, v81, v82
-  v_max3_f32 v211, v211, v83, v84
-  v_max3_f32 v211, v211, v85, v86
-  v_max3_f32 v211, v211, v87, v88
-  v_max3_f32 v211, v211, v89, v90
-  v_max3_f32 v211, v211, v91, v92
-  v_max3_f32 v211, v211, v93, v94
-  v_max3_f32 v211, v211, v95, v96
-  v_max3_f32 v211, v211, v97, v98
-  v_max3_f32 v211, v211, v99, v100
-  v_max3_f32 v211, v211, v101, v102
-  v_max_f32 v211, v211, v103
-  ds_bpermute_b32 v212, v210, v211                               // the other 32 keys are in lane l ^ 32
-  s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v211, v211, v212
-  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_max_f32 v211, v188, v190
-.Lrow_max_done_76:
-  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_78
-  v_sub_f32 v212, v188, v211
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_78:
-  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v211
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v211                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s96, s95, s91
-  s_cmp_gt_u32 s96, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_79
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_79
-  v_subrev_u32 v211, s95, v182
-  v_cmp_lt_i32 vcc, 0, v211
-  v_cmp_lt_i32 s[96:97], 1, v211
-  v_cmp_lt_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-  s_cmp_lt_i32 s95, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_80
-  v_subrev_u32 v211, s95, v209
-  v_cmp_ge_i32 vcc, 0, v211
-  v_cmp_ge_i32 s[96:97], 1, v211
-  v_cmp_ge_i32 s[98:99], 2, v211
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v211
-  v_cndmask_b32 v73, v191, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v211
-  v_cndmask_b32 v74, v191, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v211
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v211
-  v_cndmask_b32 v76, v191, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v211
-  v_cndmask_b32 v77, v191, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v211
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v211
-  v_cndmask_b32 v79, v191, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v211
-  v_cndmask_b32 v80, v191, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v211
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v211
-  v_cndmask_b32 v82, v191, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v211
-  v_cndmask_b32 v83, v191, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v211
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v211
-  v_cndmask_b32 v85, v191, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v211
-  v_cndmask_b32 v86, v191, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v211
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v211
-  v_cndmask_b32 v88, v191, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v211
-  v_cndmask_b32 v89, v191, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v211
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v211
-  v_cndmask_b32 v91, v191, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v211
-  v_cndmask_b32 v92, v191, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v211
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v211
-  v_cndmask_b32 v94, v191, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v211
-  v_cndmask_b32 v95, v191, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v211
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v211
-  v_cndmask_b32 v97, v191, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v211
-  v_cndmask_b32 v98, v191, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v211
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v211
-  v_cndmask_b32 v100, v191, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v211
-  v_cndmask_b32 v101, v191, v101, s[98:99]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[96:97]
-.Lwindow_start_done_80:
-.Lx_no_mask_79:
+.Lwindow_start_done_74:
+.Lx_no_mask_73:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3972,9 +4000,9 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  ds_bpermute_b32 v211, v210, v1                                 // the other 32 keys are in lane l ^ 32
+  ds_bpermute_b32 v212, v211, v1                                 // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_add_f32 v1, v1, v211
+  v_add_f32 v1, v1, v212
   v_ldexp_f32 v1, v1, -7                                         // row sum of p = (row sum of p 2^7) 2^-7
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -3998,70 +4026,70 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   v_fma_f32 v188, v189, 0, v188                                  // gfx942: m = NaN where l is NaN
   v_ldexp_f32 v193, v193, -7                                     // gfx942 FP8 EXACT: v_descale 2^-7
   s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
-  s_cbranch_scc1 .Lno_sink_81
+  s_cbranch_scc1 .Lno_sink_75
   s_lshl_b32 s95, s3, 2
   s_add_u32 s96, s68, s95
   s_addc_u32 s97, s69, 0
   s_load_dword s95, s[96:97], 0x0
   s_waitcnt lgkmcnt(0)                                           // sink
-  v_mov_b32 v211, s95
-  v_mul_f32 v211, 0x3fb8aa3b, v211                               // z = sink log2 e
-  v_max_f32 v212, v188, v211
-  v_add_f32 v216, v188, v211
-  v_cmp_u_f32 vcc, v216, v216
+  v_mov_b32 v212, s95
+  v_mul_f32 v212, 0x3fb8aa3b, v212                               // z = sink log2 e
+  v_max_f32 v213, v188, v212
+  v_add_f32 v217, v188, v212
+  v_cmp_u_f32 vcc, v217, v217
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v216, vcc                            // m' = max(m, z), NaN kept
-  v_mov_b32 v216, 0x377fe5fe
-  v_sub_f32 v213, v188, v212
-  v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v217, v213
-  v_sub_f32 v218, v213, v217
-  v_fmaak_f32 v214, v216, v218, 0x39218489
-  v_fmaak_f32 v214, v214, v218, 0x3aaec3ff
-  v_fmaak_f32 v214, v214, v218, 0x3c1d955b
-  v_fmaak_f32 v214, v214, v218, 0x3d635847
-  v_fmaak_f32 v214, v214, v218, 0x3e75fdf0
-  v_fmaak_f32 v214, v214, v218, 0x3f317218
-  v_fmaak_f32 v214, v214, v218, 0x3f800000
-  v_cvt_i32_f32 v217, v217
-  v_ldexp_f32 v214, v214, v217                                   // 2^f 2^n
-  v_cndmask_b32 v214, 0, v214, vcc                               // x < -126, -inf or NaN: 0
-  v_sub_f32 v213, v211, v212
-  v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v217, v213
-  v_sub_f32 v218, v213, v217
-  v_fmaak_f32 v215, v216, v218, 0x39218489
-  v_fmaak_f32 v215, v215, v218, 0x3aaec3ff
-  v_fmaak_f32 v215, v215, v218, 0x3c1d955b
-  v_fmaak_f32 v215, v215, v218, 0x3d635847
-  v_fmaak_f32 v215, v215, v218, 0x3e75fdf0
-  v_fmaak_f32 v215, v215, v218, 0x3f317218
-  v_fmaak_f32 v215, v215, v218, 0x3f800000
-  v_cvt_i32_f32 v217, v217
-  v_ldexp_f32 v215, v215, v217                                   // 2^f 2^n
+  v_cndmask_b32 v213, v213, v217, vcc                            // m' = max(m, z), NaN kept
+  v_mov_b32 v217, 0x377fe5fe
+  v_sub_f32 v214, v188, v213
+  v_cmp_le_f32 vcc, 0xc2fc0000, v214                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v218, v214
+  v_sub_f32 v219, v214, v218
+  v_fmaak_f32 v215, v217, v219, 0x39218489
+  v_fmaak_f32 v215, v215, v219, 0x3aaec3ff
+  v_fmaak_f32 v215, v215, v219, 0x3c1d955b
+  v_fmaak_f32 v215, v215, v219, 0x3d635847
+  v_fmaak_f32 v215, v215, v219, 0x3e75fdf0
+  v_fmaak_f32 v215, v215, v219, 0x3f317218
+  v_fmaak_f32 v215, v215, v219, 0x3f800000
+  v_cvt_i32_f32 v218, v218
+  v_ldexp_f32 v215, v215, v218                                   // 2^f 2^n
   v_cndmask_b32 v215, 0, v215, vcc                               // x < -126, -inf or NaN: 0
-  v_mul_f32 v189, v189, v214                                     // l' = l alpha + 2^(z - m')
-  v_add_f32 v189, v189, v215
-  v_mul_f32 v193, v193, v214                                     // O's factor: (v_descale alpha) / l'
-  v_mov_b32 v188, v212                                           // m = m'
-.Lno_sink_81:
+  v_sub_f32 v214, v212, v213
+  v_cmp_le_f32 vcc, 0xc2fc0000, v214                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v218, v214
+  v_sub_f32 v219, v214, v218
+  v_fmaak_f32 v216, v217, v219, 0x39218489
+  v_fmaak_f32 v216, v216, v219, 0x3aaec3ff
+  v_fmaak_f32 v216, v216, v219, 0x3c1d955b
+  v_fmaak_f32 v216, v216, v219, 0x3d635847
+  v_fmaak_f32 v216, v216, v219, 0x3e75fdf0
+  v_fmaak_f32 v216, v216, v219, 0x3f317218
+  v_fmaak_f32 v216, v216, v219, 0x3f800000
+  v_cvt_i32_f32 v218, v218
+  v_ldexp_f32 v216, v216, v218                                   // 2^f 2^n
+  v_cndmask_b32 v216, 0, v216, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v189, v189, v215                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v189, v189, v216
+  v_mul_f32 v193, v193, v215                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v188, v213                                           // m = m'
+.Lno_sink_75:
   v_cmp_lt_f32 s[96:97], 0, v189                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v211, 1.0, v189, s[96:97]
-  v_div_scale_f32 v212, s[88:89], v211, v211, v193
-  v_div_scale_f32 v213, vcc, v193, v211, v193
-  v_rcp_f32 v214, v212
+  v_cndmask_b32 v212, 1.0, v189, s[96:97]
+  v_div_scale_f32 v213, s[88:89], v212, v212, v193
+  v_div_scale_f32 v214, vcc, v193, v212, v193
+  v_rcp_f32 v215, v213
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v216, -v212, v214, 1.0
-  v_fma_f32 v214, v216, v214, v214
-  v_mul_f32 v215, v213, v214
-  v_fma_f32 v216, -v212, v215, v213
-  v_fma_f32 v215, v216, v214, v215
-  v_fma_f32 v216, -v212, v215, v213
-  v_div_fmas_f32 v215, v216, v214, v215
+  v_fma_f32 v217, -v213, v215, 1.0
+  v_fma_f32 v215, v217, v215, v215
+  v_mul_f32 v216, v214, v215
+  v_fma_f32 v217, -v213, v216, v214
+  v_fma_f32 v216, v217, v215, v216
+  v_fma_f32 v217, -v213, v216, v214
+  v_div_fmas_f32 v216, v217, v215, v216
   v_cmp_gt_f32 vcc, 0x7f800000, v188                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v215, v215, v211, v193
-  v_cndmask_b32 v218, 0, v215, s[96:97]
+  v_div_fixup_f32 v216, v216, v212, v193
+  v_cndmask_b32 v218, 0, v216, s[96:97]
   v_mov_b32 v219, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v218, v219, v218, vcc
   v_mov_b32 v219, v218
@@ -4116,514 +4144,514 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s100, s100, s101
   s_add_u32 s98, s98, s95
   s_addc_u32 s99, s99, s100
-  v_mov_b32 v212, s98
-  v_mov_b32 v213, s99
-  v_mad_u64_u32 v[212:213], s[88:89], v181, s48, v[212:213]
-  v_mul_lo_u32 v214, v181, s49
-  v_add_u32 v213, v213, v214
-  v_mad_u64_u32 v[212:213], s[88:89], v180, 4, v[212:213]        // + 4 half elements
+  v_mov_b32 v214, s98
+  v_mov_b32 v215, s99
+  v_mad_u64_u32 v[214:215], s[88:89], v181, s48, v[214:215]
+  v_mul_lo_u32 v213, v181, s49
+  v_add_u32 v215, v215, v213
+  v_mad_u64_u32 v[214:215], s[88:89], v180, 4, v[214:215]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_82
-  v_lshlrev_b64 v[212:213], 2, v[212:213]
-  v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
-  global_store_dwordx4 v[212:213], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[212:213], v[12:15], off offset:32
-  global_store_dwordx4 v[212:213], v[16:19], off offset:64
-  global_store_dwordx4 v[212:213], v[20:23], off offset:96
-  global_store_dwordx4 v[212:213], v[24:27], off offset:128
-  global_store_dwordx4 v[212:213], v[28:31], off offset:160
-  global_store_dwordx4 v[212:213], v[32:35], off offset:192
-  global_store_dwordx4 v[212:213], v[36:39], off offset:224
-  global_store_dwordx4 v[212:213], v[40:43], off offset:256
-  global_store_dwordx4 v[212:213], v[44:47], off offset:288
-  global_store_dwordx4 v[212:213], v[48:51], off offset:320
-  global_store_dwordx4 v[212:213], v[52:55], off offset:352
-  global_store_dwordx4 v[212:213], v[56:59], off offset:384
-  global_store_dwordx4 v[212:213], v[60:63], off offset:416
-  global_store_dwordx4 v[212:213], v[64:67], off offset:448
-  global_store_dwordx4 v[212:213], v[68:71], off offset:480
-  s_branch .Lout_stored_84
-.Lout_16bit_82:
-  v_lshlrev_b64 v[212:213], 1, v[212:213]
-  v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
-  v_bfe_u32 v215, v8, 16, 1
-  v_add3_u32 v215, v8, s92, v215
-  v_or_b32 v217, s94, v8
+  s_cbranch_scc0 .Lout_16bit_76
+  v_lshlrev_b64 v[214:215], 2, v[214:215]
+  v_lshl_add_u64 v[214:215], v[214:215], 0, s[14:15]
+  global_store_dwordx4 v[214:215], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[214:215], v[12:15], off offset:32
+  global_store_dwordx4 v[214:215], v[16:19], off offset:64
+  global_store_dwordx4 v[214:215], v[20:23], off offset:96
+  global_store_dwordx4 v[214:215], v[24:27], off offset:128
+  global_store_dwordx4 v[214:215], v[28:31], off offset:160
+  global_store_dwordx4 v[214:215], v[32:35], off offset:192
+  global_store_dwordx4 v[214:215], v[36:39], off offset:224
+  global_store_dwordx4 v[214:215], v[40:43], off offset:256
+  global_store_dwordx4 v[214:215], v[44:47], off offset:288
+  global_store_dwordx4 v[214:215], v[48:51], off offset:320
+  global_store_dwordx4 v[214:215], v[52:55], off offset:352
+  global_store_dwordx4 v[214:215], v[56:59], off offset:384
+  global_store_dwordx4 v[214:215], v[60:63], off offset:416
+  global_store_dwordx4 v[214:215], v[64:67], off offset:448
+  global_store_dwordx4 v[214:215], v[68:71], off offset:480
+  s_branch .Lout_stored_78
+.Lout_16bit_76:
+  v_lshlrev_b64 v[214:215], 1, v[214:215]
+  v_lshl_add_u64 v[214:215], v[214:215], 0, s[14:15]
+  v_bfe_u32 v216, v8, 16, 1
+  v_add3_u32 v216, v8, s92, v216
+  v_or_b32 v218, s94, v8
   v_cmp_u_f32 vcc, v8, v8
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v9, 16, 1
-  v_add3_u32 v216, v9, s92, v216
-  v_or_b32 v217, s94, v9
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v9, 16, 1
+  v_add3_u32 v217, v9, s92, v217
+  v_or_b32 v218, s94, v9
   v_cmp_u_f32 vcc, v9, v9
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v104, v216, s93, v215
-  v_bfe_u32 v215, v10, 16, 1
-  v_add3_u32 v215, v10, s92, v215
-  v_or_b32 v217, s94, v10
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v104, v217, s93, v216
+  v_bfe_u32 v216, v10, 16, 1
+  v_add3_u32 v216, v10, s92, v216
+  v_or_b32 v218, s94, v10
   v_cmp_u_f32 vcc, v10, v10
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v11, 16, 1
-  v_add3_u32 v216, v11, s92, v216
-  v_or_b32 v217, s94, v11
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v11, 16, 1
+  v_add3_u32 v217, v11, s92, v217
+  v_or_b32 v218, s94, v11
   v_cmp_u_f32 vcc, v11, v11
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v105, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[104:105], off offset:0      // O bf16 (RNE)
-  v_bfe_u32 v215, v12, 16, 1
-  v_add3_u32 v215, v12, s92, v215
-  v_or_b32 v217, s94, v12
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v105, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[104:105], off offset:0      // O bf16 (RNE)
+  v_bfe_u32 v216, v12, 16, 1
+  v_add3_u32 v216, v12, s92, v216
+  v_or_b32 v218, s94, v12
   v_cmp_u_f32 vcc, v12, v12
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v13, 16, 1
-  v_add3_u32 v216, v13, s92, v216
-  v_or_b32 v217, s94, v13
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v13, 16, 1
+  v_add3_u32 v217, v13, s92, v217
+  v_or_b32 v218, s94, v13
   v_cmp_u_f32 vcc, v13, v13
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v106, v216, s93, v215
-  v_bfe_u32 v215, v14, 16, 1
-  v_add3_u32 v215, v14, s92, v215
-  v_or_b32 v217, s94, v14
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v106, v217, s93, v216
+  v_bfe_u32 v216, v14, 16, 1
+  v_add3_u32 v216, v14, s92, v216
+  v_or_b32 v218, s94, v14
   v_cmp_u_f32 vcc, v14, v14
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v15, 16, 1
-  v_add3_u32 v216, v15, s92, v216
-  v_or_b32 v217, s94, v15
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v15, 16, 1
+  v_add3_u32 v217, v15, s92, v217
+  v_or_b32 v218, s94, v15
   v_cmp_u_f32 vcc, v15, v15
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v107, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[106:107], off offset:16
-  v_bfe_u32 v215, v16, 16, 1
-  v_add3_u32 v215, v16, s92, v215
-  v_or_b32 v217, s94, v16
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v107, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[106:107], off offset:16
+  v_bfe_u32 v216, v16, 16, 1
+  v_add3_u32 v216, v16, s92, v216
+  v_or_b32 v218, s94, v16
   v_cmp_u_f32 vcc, v16, v16
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v17, 16, 1
-  v_add3_u32 v216, v17, s92, v216
-  v_or_b32 v217, s94, v17
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v17, 16, 1
+  v_add3_u32 v217, v17, s92, v217
+  v_or_b32 v218, s94, v17
   v_cmp_u_f32 vcc, v17, v17
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v108, v216, s93, v215
-  v_bfe_u32 v215, v18, 16, 1
-  v_add3_u32 v215, v18, s92, v215
-  v_or_b32 v217, s94, v18
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v108, v217, s93, v216
+  v_bfe_u32 v216, v18, 16, 1
+  v_add3_u32 v216, v18, s92, v216
+  v_or_b32 v218, s94, v18
   v_cmp_u_f32 vcc, v18, v18
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v19, 16, 1
-  v_add3_u32 v216, v19, s92, v216
-  v_or_b32 v217, s94, v19
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v19, 16, 1
+  v_add3_u32 v217, v19, s92, v217
+  v_or_b32 v218, s94, v19
   v_cmp_u_f32 vcc, v19, v19
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v109, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[108:109], off offset:32
-  v_bfe_u32 v215, v20, 16, 1
-  v_add3_u32 v215, v20, s92, v215
-  v_or_b32 v217, s94, v20
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v109, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[108:109], off offset:32
+  v_bfe_u32 v216, v20, 16, 1
+  v_add3_u32 v216, v20, s92, v216
+  v_or_b32 v218, s94, v20
   v_cmp_u_f32 vcc, v20, v20
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v21, 16, 1
-  v_add3_u32 v216, v21, s92, v216
-  v_or_b32 v217, s94, v21
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v21, 16, 1
+  v_add3_u32 v217, v21, s92, v217
+  v_or_b32 v218, s94, v21
   v_cmp_u_f32 vcc, v21, v21
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v110, v216, s93, v215
-  v_bfe_u32 v215, v22, 16, 1
-  v_add3_u32 v215, v22, s92, v215
-  v_or_b32 v217, s94, v22
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v110, v217, s93, v216
+  v_bfe_u32 v216, v22, 16, 1
+  v_add3_u32 v216, v22, s92, v216
+  v_or_b32 v218, s94, v22
   v_cmp_u_f32 vcc, v22, v22
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v23, 16, 1
-  v_add3_u32 v216, v23, s92, v216
-  v_or_b32 v217, s94, v23
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v23, 16, 1
+  v_add3_u32 v217, v23, s92, v217
+  v_or_b32 v218, s94, v23
   v_cmp_u_f32 vcc, v23, v23
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v111, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[110:111], off offset:48
-  v_bfe_u32 v215, v24, 16, 1
-  v_add3_u32 v215, v24, s92, v215
-  v_or_b32 v217, s94, v24
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v111, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[110:111], off offset:48
+  v_bfe_u32 v216, v24, 16, 1
+  v_add3_u32 v216, v24, s92, v216
+  v_or_b32 v218, s94, v24
   v_cmp_u_f32 vcc, v24, v24
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v25, 16, 1
-  v_add3_u32 v216, v25, s92, v216
-  v_or_b32 v217, s94, v25
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v25, 16, 1
+  v_add3_u32 v217, v25, s92, v217
+  v_or_b32 v218, s94, v25
   v_cmp_u_f32 vcc, v25, v25
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v112, v216, s93, v215
-  v_bfe_u32 v215, v26, 16, 1
-  v_add3_u32 v215, v26, s92, v215
-  v_or_b32 v217, s94, v26
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v112, v217, s93, v216
+  v_bfe_u32 v216, v26, 16, 1
+  v_add3_u32 v216, v26, s92, v216
+  v_or_b32 v218, s94, v26
   v_cmp_u_f32 vcc, v26, v26
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v27, 16, 1
-  v_add3_u32 v216, v27, s92, v216
-  v_or_b32 v217, s94, v27
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v27, 16, 1
+  v_add3_u32 v217, v27, s92, v217
+  v_or_b32 v218, s94, v27
   v_cmp_u_f32 vcc, v27, v27
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v113, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[112:113], off offset:64
-  v_bfe_u32 v215, v28, 16, 1
-  v_add3_u32 v215, v28, s92, v215
-  v_or_b32 v217, s94, v28
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v113, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[112:113], off offset:64
+  v_bfe_u32 v216, v28, 16, 1
+  v_add3_u32 v216, v28, s92, v216
+  v_or_b32 v218, s94, v28
   v_cmp_u_f32 vcc, v28, v28
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v29, 16, 1
-  v_add3_u32 v216, v29, s92, v216
-  v_or_b32 v217, s94, v29
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v29, 16, 1
+  v_add3_u32 v217, v29, s92, v217
+  v_or_b32 v218, s94, v29
   v_cmp_u_f32 vcc, v29, v29
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v114, v216, s93, v215
-  v_bfe_u32 v215, v30, 16, 1
-  v_add3_u32 v215, v30, s92, v215
-  v_or_b32 v217, s94, v30
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v114, v217, s93, v216
+  v_bfe_u32 v216, v30, 16, 1
+  v_add3_u32 v216, v30, s92, v216
+  v_or_b32 v218, s94, v30
   v_cmp_u_f32 vcc, v30, v30
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v31, 16, 1
-  v_add3_u32 v216, v31, s92, v216
-  v_or_b32 v217, s94, v31
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v31, 16, 1
+  v_add3_u32 v217, v31, s92, v217
+  v_or_b32 v218, s94, v31
   v_cmp_u_f32 vcc, v31, v31
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v115, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[114:115], off offset:80
-  v_bfe_u32 v215, v32, 16, 1
-  v_add3_u32 v215, v32, s92, v215
-  v_or_b32 v217, s94, v32
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v115, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[114:115], off offset:80
+  v_bfe_u32 v216, v32, 16, 1
+  v_add3_u32 v216, v32, s92, v216
+  v_or_b32 v218, s94, v32
   v_cmp_u_f32 vcc, v32, v32
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v33, 16, 1
-  v_add3_u32 v216, v33, s92, v216
-  v_or_b32 v217, s94, v33
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v33, 16, 1
+  v_add3_u32 v217, v33, s92, v217
+  v_or_b32 v218, s94, v33
   v_cmp_u_f32 vcc, v33, v33
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v116, v216, s93, v215
-  v_bfe_u32 v215, v34, 16, 1
-  v_add3_u32 v215, v34, s92, v215
-  v_or_b32 v217, s94, v34
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v116, v217, s93, v216
+  v_bfe_u32 v216, v34, 16, 1
+  v_add3_u32 v216, v34, s92, v216
+  v_or_b32 v218, s94, v34
   v_cmp_u_f32 vcc, v34, v34
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v35, 16, 1
-  v_add3_u32 v216, v35, s92, v216
-  v_or_b32 v217, s94, v35
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v35, 16, 1
+  v_add3_u32 v217, v35, s92, v217
+  v_or_b32 v218, s94, v35
   v_cmp_u_f32 vcc, v35, v35
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v117, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[116:117], off offset:96
-  v_bfe_u32 v215, v36, 16, 1
-  v_add3_u32 v215, v36, s92, v215
-  v_or_b32 v217, s94, v36
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v117, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[116:117], off offset:96
+  v_bfe_u32 v216, v36, 16, 1
+  v_add3_u32 v216, v36, s92, v216
+  v_or_b32 v218, s94, v36
   v_cmp_u_f32 vcc, v36, v36
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v37, 16, 1
-  v_add3_u32 v216, v37, s92, v216
-  v_or_b32 v217, s94, v37
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v37, 16, 1
+  v_add3_u32 v217, v37, s92, v217
+  v_or_b32 v218, s94, v37
   v_cmp_u_f32 vcc, v37, v37
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v118, v216, s93, v215
-  v_bfe_u32 v215, v38, 16, 1
-  v_add3_u32 v215, v38, s92, v215
-  v_or_b32 v217, s94, v38
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v118, v217, s93, v216
+  v_bfe_u32 v216, v38, 16, 1
+  v_add3_u32 v216, v38, s92, v216
+  v_or_b32 v218, s94, v38
   v_cmp_u_f32 vcc, v38, v38
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v39, 16, 1
-  v_add3_u32 v216, v39, s92, v216
-  v_or_b32 v217, s94, v39
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v39, 16, 1
+  v_add3_u32 v217, v39, s92, v217
+  v_or_b32 v218, s94, v39
   v_cmp_u_f32 vcc, v39, v39
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v119, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[118:119], off offset:112
-  v_bfe_u32 v215, v40, 16, 1
-  v_add3_u32 v215, v40, s92, v215
-  v_or_b32 v217, s94, v40
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v119, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[118:119], off offset:112
+  v_bfe_u32 v216, v40, 16, 1
+  v_add3_u32 v216, v40, s92, v216
+  v_or_b32 v218, s94, v40
   v_cmp_u_f32 vcc, v40, v40
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v41, 16, 1
-  v_add3_u32 v216, v41, s92, v216
-  v_or_b32 v217, s94, v41
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v41, 16, 1
+  v_add3_u32 v217, v41, s92, v217
+  v_or_b32 v218, s94, v41
   v_cmp_u_f32 vcc, v41, v41
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v120, v216, s93, v215
-  v_bfe_u32 v215, v42, 16, 1
-  v_add3_u32 v215, v42, s92, v215
-  v_or_b32 v217, s94, v42
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v120, v217, s93, v216
+  v_bfe_u32 v216, v42, 16, 1
+  v_add3_u32 v216, v42, s92, v216
+  v_or_b32 v218, s94, v42
   v_cmp_u_f32 vcc, v42, v42
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v43, 16, 1
-  v_add3_u32 v216, v43, s92, v216
-  v_or_b32 v217, s94, v43
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v43, 16, 1
+  v_add3_u32 v217, v43, s92, v217
+  v_or_b32 v218, s94, v43
   v_cmp_u_f32 vcc, v43, v43
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v121, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[120:121], off offset:128
-  v_bfe_u32 v215, v44, 16, 1
-  v_add3_u32 v215, v44, s92, v215
-  v_or_b32 v217, s94, v44
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v121, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[120:121], off offset:128
+  v_bfe_u32 v216, v44, 16, 1
+  v_add3_u32 v216, v44, s92, v216
+  v_or_b32 v218, s94, v44
   v_cmp_u_f32 vcc, v44, v44
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v45, 16, 1
-  v_add3_u32 v216, v45, s92, v216
-  v_or_b32 v217, s94, v45
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v45, 16, 1
+  v_add3_u32 v217, v45, s92, v217
+  v_or_b32 v218, s94, v45
   v_cmp_u_f32 vcc, v45, v45
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v122, v216, s93, v215
-  v_bfe_u32 v215, v46, 16, 1
-  v_add3_u32 v215, v46, s92, v215
-  v_or_b32 v217, s94, v46
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v122, v217, s93, v216
+  v_bfe_u32 v216, v46, 16, 1
+  v_add3_u32 v216, v46, s92, v216
+  v_or_b32 v218, s94, v46
   v_cmp_u_f32 vcc, v46, v46
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v47, 16, 1
-  v_add3_u32 v216, v47, s92, v216
-  v_or_b32 v217, s94, v47
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v47, 16, 1
+  v_add3_u32 v217, v47, s92, v217
+  v_or_b32 v218, s94, v47
   v_cmp_u_f32 vcc, v47, v47
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v123, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[122:123], off offset:144
-  v_bfe_u32 v215, v48, 16, 1
-  v_add3_u32 v215, v48, s92, v215
-  v_or_b32 v217, s94, v48
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v123, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[122:123], off offset:144
+  v_bfe_u32 v216, v48, 16, 1
+  v_add3_u32 v216, v48, s92, v216
+  v_or_b32 v218, s94, v48
   v_cmp_u_f32 vcc, v48, v48
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v49, 16, 1
-  v_add3_u32 v216, v49, s92, v216
-  v_or_b32 v217, s94, v49
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v49, 16, 1
+  v_add3_u32 v217, v49, s92, v217
+  v_or_b32 v218, s94, v49
   v_cmp_u_f32 vcc, v49, v49
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v124, v216, s93, v215
-  v_bfe_u32 v215, v50, 16, 1
-  v_add3_u32 v215, v50, s92, v215
-  v_or_b32 v217, s94, v50
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v124, v217, s93, v216
+  v_bfe_u32 v216, v50, 16, 1
+  v_add3_u32 v216, v50, s92, v216
+  v_or_b32 v218, s94, v50
   v_cmp_u_f32 vcc, v50, v50
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v51, 16, 1
-  v_add3_u32 v216, v51, s92, v216
-  v_or_b32 v217, s94, v51
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v51, 16, 1
+  v_add3_u32 v217, v51, s92, v217
+  v_or_b32 v218, s94, v51
   v_cmp_u_f32 vcc, v51, v51
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v125, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[124:125], off offset:160
-  v_bfe_u32 v215, v52, 16, 1
-  v_add3_u32 v215, v52, s92, v215
-  v_or_b32 v217, s94, v52
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v125, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[124:125], off offset:160
+  v_bfe_u32 v216, v52, 16, 1
+  v_add3_u32 v216, v52, s92, v216
+  v_or_b32 v218, s94, v52
   v_cmp_u_f32 vcc, v52, v52
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v53, 16, 1
-  v_add3_u32 v216, v53, s92, v216
-  v_or_b32 v217, s94, v53
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v53, 16, 1
+  v_add3_u32 v217, v53, s92, v217
+  v_or_b32 v218, s94, v53
   v_cmp_u_f32 vcc, v53, v53
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v126, v216, s93, v215
-  v_bfe_u32 v215, v54, 16, 1
-  v_add3_u32 v215, v54, s92, v215
-  v_or_b32 v217, s94, v54
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v126, v217, s93, v216
+  v_bfe_u32 v216, v54, 16, 1
+  v_add3_u32 v216, v54, s92, v216
+  v_or_b32 v218, s94, v54
   v_cmp_u_f32 vcc, v54, v54
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v55, 16, 1
-  v_add3_u32 v216, v55, s92, v216
-  v_or_b32 v217, s94, v55
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v55, 16, 1
+  v_add3_u32 v217, v55, s92, v217
+  v_or_b32 v218, s94, v55
   v_cmp_u_f32 vcc, v55, v55
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v127, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[126:127], off offset:176
-  v_bfe_u32 v215, v56, 16, 1
-  v_add3_u32 v215, v56, s92, v215
-  v_or_b32 v217, s94, v56
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v127, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[126:127], off offset:176
+  v_bfe_u32 v216, v56, 16, 1
+  v_add3_u32 v216, v56, s92, v216
+  v_or_b32 v218, s94, v56
   v_cmp_u_f32 vcc, v56, v56
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v57, 16, 1
-  v_add3_u32 v216, v57, s92, v216
-  v_or_b32 v217, s94, v57
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v57, 16, 1
+  v_add3_u32 v217, v57, s92, v217
+  v_or_b32 v218, s94, v57
   v_cmp_u_f32 vcc, v57, v57
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v128, v216, s93, v215
-  v_bfe_u32 v215, v58, 16, 1
-  v_add3_u32 v215, v58, s92, v215
-  v_or_b32 v217, s94, v58
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v128, v217, s93, v216
+  v_bfe_u32 v216, v58, 16, 1
+  v_add3_u32 v216, v58, s92, v216
+  v_or_b32 v218, s94, v58
   v_cmp_u_f32 vcc, v58, v58
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v59, 16, 1
-  v_add3_u32 v216, v59, s92, v216
-  v_or_b32 v217, s94, v59
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v59, 16, 1
+  v_add3_u32 v217, v59, s92, v217
+  v_or_b32 v218, s94, v59
   v_cmp_u_f32 vcc, v59, v59
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v129, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[128:129], off offset:192
-  v_bfe_u32 v215, v60, 16, 1
-  v_add3_u32 v215, v60, s92, v215
-  v_or_b32 v217, s94, v60
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v129, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[128:129], off offset:192
+  v_bfe_u32 v216, v60, 16, 1
+  v_add3_u32 v216, v60, s92, v216
+  v_or_b32 v218, s94, v60
   v_cmp_u_f32 vcc, v60, v60
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v61, 16, 1
-  v_add3_u32 v216, v61, s92, v216
-  v_or_b32 v217, s94, v61
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v61, 16, 1
+  v_add3_u32 v217, v61, s92, v217
+  v_or_b32 v218, s94, v61
   v_cmp_u_f32 vcc, v61, v61
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v130, v216, s93, v215
-  v_bfe_u32 v215, v62, 16, 1
-  v_add3_u32 v215, v62, s92, v215
-  v_or_b32 v217, s94, v62
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v130, v217, s93, v216
+  v_bfe_u32 v216, v62, 16, 1
+  v_add3_u32 v216, v62, s92, v216
+  v_or_b32 v218, s94, v62
   v_cmp_u_f32 vcc, v62, v62
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v63, 16, 1
-  v_add3_u32 v216, v63, s92, v216
-  v_or_b32 v217, s94, v63
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v63, 16, 1
+  v_add3_u32 v217, v63, s92, v217
+  v_or_b32 v218, s94, v63
   v_cmp_u_f32 vcc, v63, v63
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v131, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[130:131], off offset:208
-  v_bfe_u32 v215, v64, 16, 1
-  v_add3_u32 v215, v64, s92, v215
-  v_or_b32 v217, s94, v64
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v131, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[130:131], off offset:208
+  v_bfe_u32 v216, v64, 16, 1
+  v_add3_u32 v216, v64, s92, v216
+  v_or_b32 v218, s94, v64
   v_cmp_u_f32 vcc, v64, v64
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v65, 16, 1
-  v_add3_u32 v216, v65, s92, v216
-  v_or_b32 v217, s94, v65
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v65, 16, 1
+  v_add3_u32 v217, v65, s92, v217
+  v_or_b32 v218, s94, v65
   v_cmp_u_f32 vcc, v65, v65
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v132, v216, s93, v215
-  v_bfe_u32 v215, v66, 16, 1
-  v_add3_u32 v215, v66, s92, v215
-  v_or_b32 v217, s94, v66
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v132, v217, s93, v216
+  v_bfe_u32 v216, v66, 16, 1
+  v_add3_u32 v216, v66, s92, v216
+  v_or_b32 v218, s94, v66
   v_cmp_u_f32 vcc, v66, v66
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v67, 16, 1
-  v_add3_u32 v216, v67, s92, v216
-  v_or_b32 v217, s94, v67
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v67, 16, 1
+  v_add3_u32 v217, v67, s92, v217
+  v_or_b32 v218, s94, v67
   v_cmp_u_f32 vcc, v67, v67
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v133, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[132:133], off offset:224
-  v_bfe_u32 v215, v68, 16, 1
-  v_add3_u32 v215, v68, s92, v215
-  v_or_b32 v217, s94, v68
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v133, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[132:133], off offset:224
+  v_bfe_u32 v216, v68, 16, 1
+  v_add3_u32 v216, v68, s92, v216
+  v_or_b32 v218, s94, v68
   v_cmp_u_f32 vcc, v68, v68
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v69, 16, 1
-  v_add3_u32 v216, v69, s92, v216
-  v_or_b32 v217, s94, v69
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v69, 16, 1
+  v_add3_u32 v217, v69, s92, v217
+  v_or_b32 v218, s94, v69
   v_cmp_u_f32 vcc, v69, v69
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v134, v216, s93, v215
-  v_bfe_u32 v215, v70, 16, 1
-  v_add3_u32 v215, v70, s92, v215
-  v_or_b32 v217, s94, v70
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v134, v217, s93, v216
+  v_bfe_u32 v216, v70, 16, 1
+  v_add3_u32 v216, v70, s92, v216
+  v_or_b32 v218, s94, v70
   v_cmp_u_f32 vcc, v70, v70
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v215, v215, v217, vcc
-  v_bfe_u32 v216, v71, 16, 1
-  v_add3_u32 v216, v71, s92, v216
-  v_or_b32 v217, s94, v71
+  v_cndmask_b32 v216, v216, v218, vcc
+  v_bfe_u32 v217, v71, 16, 1
+  v_add3_u32 v217, v71, s92, v217
+  v_or_b32 v218, s94, v71
   v_cmp_u_f32 vcc, v71, v71
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v216, v216, v217, vcc
-  v_lshrrev_b32 v215, 16, v215
-  v_and_or_b32 v135, v216, s93, v215
-  global_store_dwordx2 v[212:213], v[134:135], off offset:240
-.Lout_stored_84:
+  v_cndmask_b32 v217, v217, v218, vcc
+  v_lshrrev_b32 v216, 16, v216
+  v_and_or_b32 v135, v217, s93, v216
+  global_store_dwordx2 v[214:215], v[134:135], off offset:240
+.Lout_stored_78:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_85
-  v_log_f32 v213, v211
+  s_cbranch_scc1 .Lno_lse_79
+  v_log_f32 v214, v212
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v213, v188, v213
+  v_add_f32 v214, v188, v214
   v_cmp_gt_f32 vcc, 0x7f800000, v188
-  v_mul_f32 v213, 0x3f317218, v213
-  v_cndmask_b32 v212, v191, v213, s[96:97]
-  v_mov_b32 v213, 0x7fc00000
-  v_cndmask_b32 v212, v213, v212, vcc
+  v_mul_f32 v214, 0x3f317218, v214
+  v_cndmask_b32 v213, v191, v214, s[96:97]
+  v_mov_b32 v214, 0x7fc00000
+  v_cndmask_b32 v213, v214, v213, vcc
   s_mul_i32 s95, s4, s55
   s_add_u32 s95, s95, s3
   s_mul_i32 s95, s95, s53
@@ -4631,15 +4659,15 @@ zyfa_gfx942_fp8_exact_paged_d128_causal_br:
   s_add_u32 s98, s98, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s95, s98, s95
-  v_add_u32 v214, s95, v181
-  v_mad_u64_u32 v[216:217], s[88:89], v214, 4, s[16:17]
+  v_add_u32 v215, s95, v181
+  v_mad_u64_u32 v[216:217], s[88:89], v215, 4, s[16:17]
   v_cmp_eq_u32 s[100:101], 0, v180
   v_cmp_gt_i32 vcc, s70, v181
   s_and_b64 vcc, vcc, s[100:101]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[216:217], v212, off
+  global_store_dword v[216:217], v213, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_85:
+.Lno_lse_79:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

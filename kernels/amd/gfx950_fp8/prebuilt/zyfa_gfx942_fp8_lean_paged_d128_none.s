@@ -41,56 +41,57 @@
 // v[202:203] K operand LDS address (per stage)
 // v[204:205] V^T operand LDS address (per stage)
 // v206 window start - 4 * half
-// v207 udiv dividend
-// v208 udiv divisor
-// v207 wave index (vector)
-// v207 4 * half
+// v207 paged: block-table entry of a later block
+// v208 udiv dividend
+// v209 udiv divisor
+// v208 wave index (vector)
+// v208 4 * half
 // v[208:209] Q address
-// v207 Q address part
-// v210 bytes with a magnitude
-// v207 chunk index
-// v208 chunk column
-// v209 chunk tmp
-// v210 row * stride, high word
-// v207 ds_bpermute address of lane l ^ 32
-// v208 V bytes 1 and 3
-// v208 row max of raw scores, then m_new
-// v209 visible-key end relative to the block and half
-// v209 window start relative to the block and half
+// v210 Q address part
+// v211 bytes with a magnitude
+// v208 chunk index
+// v209 chunk column
+// v210 chunk tmp
+// v211 row * stride, high word
+// v208 ds_bpermute address of lane l ^ 32
+// v209 V bytes 1 and 3
+// v209 row max of raw scores, then m_new
+// v210 visible-key end relative to the block and half
+// v210 window start relative to the block and half
 // v[210:211] sum of the lane's scores (pair)
 // v[212:213] second sum (pair)
-// v209 other half's value
-// v209 +inf
-// v209 m - m_new
-// v210 round(x)
-// v211 x - n
-// v209 m_new - block max
-// v210 block exponent k
+// v210 other half's value
+// v210 +inf
+// v210 m - m_new
+// v211 round(x)
+// v212 x - n
+// v210 m_new - block max
+// v211 block exponent k
 // v[212:213] alpha 2^(k - K) (pair)
-// v208 z = sink log2 e
-// v209 m' = max(m, z)
-// v210 exp2 argument
-// v211 alpha = 2^(m - m')
-// v212 2^(z - m')
-// v213 m + z
-// v213 round(x)
-// v214 x - n
-// v208 l or 1
-// v209 div den
-// v210 div num
-// v211 div rcp
-// v212 div quotient
-// v213 div error
-// v[214:215] out scale (pair)
+// v209 z = sink log2 e
+// v210 m' = max(m, z)
+// v211 exp2 argument
+// v212 alpha = 2^(m - m')
+// v213 2^(z - m')
+// v214 m + z
+// v214 round(x)
+// v215 x - n
+// v209 l or 1
+// v210 div den
+// v211 div num
+// v212 div rcp
+// v213 div quotient
+// v214 div error
+// v[216:217] out scale (pair)
 // v[210:211] O address
-// v209 O address part
-// v212 a rounded
-// v213 b rounded
-// v214 x | quiet bit
-// v209 lse
-// v210 lse tmp
-// v211 lse index
-// v[212:213] lse address
+// v212 O address part
+// v213 a rounded
+// v214 b rounded
+// v215 x | quiet bit
+// v210 lse
+// v211 lse tmp
+// v212 lse index
+// v[214:215] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -162,11 +163,12 @@
 // s91 0x7fff: bf16 rounding bias
 // s92 0xffff0000
 // s93 0x00400000: quiet NaN bit
+// s94 paged: the wave's first key, clamped
+// s95 paged: last key
 // s94 keys of the sequence from the block on
 // s95 paged: the wave's first key
 // s96 paged: page
-// s97 paged: table entry
-// s[98:99] paged: entry address
+// s97 paged: key / page_size * page_size
 // s94 block - largest window start
 // s[94:95] lane mask
 // s[96:97] lane mask
@@ -255,14 +257,14 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_lshl_b32 s73, s91, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v207, s55
-  v_cvt_f32_u32 v208, s56
-  v_rcp_f32 v208, v208
+  v_cvt_f32_u32 v208, s55
+  v_cvt_f32_u32 v209, s56
+  v_rcp_f32 v209, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v207, v207, v208
-  v_cvt_u32_f32 v207, v207
+  v_mul_f32 v208, v208, v209
+  v_cvt_u32_f32 v208, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s91, v207
+  v_readfirstlane_b32 s91, v208
   s_mul_i32 s93, s91, s56
   s_sub_i32 s92, s55, s93
   s_cmp_ge_i32 s92, s56
@@ -271,14 +273,14 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s91, s91, s93
-  v_cvt_f32_u32 v207, s3
-  v_cvt_f32_u32 v208, s91
-  v_rcp_f32 v208, v208
+  v_cvt_f32_u32 v208, s3
+  v_cvt_f32_u32 v209, s91
+  v_rcp_f32 v209, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v207, v207, v208
-  v_cvt_u32_f32 v207, v207
+  v_mul_f32 v208, v208, v209
+  v_cvt_u32_f32 v208, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v207
+  v_readfirstlane_b32 s72, v208
   s_mul_i32 s93, s72, s91
   s_sub_i32 s92, s3, s93
   s_cmp_ge_i32 s92, s91
@@ -287,9 +289,9 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s72, s72, s93
-  v_lshrrev_b32 v207, 6, v0
+  v_lshrrev_b32 v208, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v207
+  v_readfirstlane_b32 s5, v208
   v_and_b32 v176, 31, v0
   v_bfe_u32 v177, v0, 5, 1
   s_lshl_b32 s91, s5, 5
@@ -307,8 +309,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_gt_i32 vcc, s70, v178
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v179, 0, v179, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v207, 2, v177
-  v_sub_u32 v179, v179, v207
+  v_lshlrev_b32 v208, 2, v177
+  v_sub_u32 v179, v179, v208
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
@@ -316,7 +318,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
   v_add_u32 v206, s94, v178
   v_max_i32 v206, 0, v206
-  v_sub_u32 v206, v206, v207
+  v_sub_u32 v206, v206, v208
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
@@ -521,8 +523,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_mov_b32 v208, s92
   v_mov_b32 v209, s93
   v_mad_u64_u32 v[208:209], s[88:89], v178, s30, v[208:209]
-  v_mul_lo_u32 v207, v178, s31
-  v_add_u32 v209, v209, v207
+  v_mul_lo_u32 v210, v178, s31
+  v_add_u32 v209, v209, v210
   v_mad_u64_u32 v[208:209], s[88:89], v177, 32, v[208:209]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
@@ -548,108 +550,108 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   global_load_dwordx4 v[148:151], v[208:209], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
-  v_and_b32 v210, 0x7f7f7f7f, v136
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v136, v210, v136
-  v_and_b32 v210, 0x7f7f7f7f, v137
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v137, v210, v137
-  v_and_b32 v210, 0x7f7f7f7f, v138
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v138, v210, v138
-  v_and_b32 v210, 0x7f7f7f7f, v139
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v139, v210, v139
-  v_and_b32 v210, 0x7f7f7f7f, v140
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v140, v210, v140
-  v_and_b32 v210, 0x7f7f7f7f, v141
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v141, v210, v141
-  v_and_b32 v210, 0x7f7f7f7f, v142
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v142, v210, v142
-  v_and_b32 v210, 0x7f7f7f7f, v143
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v143, v210, v143
-  v_and_b32 v210, 0x7f7f7f7f, v144
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v144, v210, v144
-  v_and_b32 v210, 0x7f7f7f7f, v145
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v145, v210, v145
-  v_and_b32 v210, 0x7f7f7f7f, v146
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v146, v210, v146
-  v_and_b32 v210, 0x7f7f7f7f, v147
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v147, v210, v147
-  v_and_b32 v210, 0x7f7f7f7f, v148
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v148, v210, v148
-  v_and_b32 v210, 0x7f7f7f7f, v149
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v149, v210, v149
-  v_and_b32 v210, 0x7f7f7f7f, v150
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v150, v210, v150
-  v_and_b32 v210, 0x7f7f7f7f, v151
-  v_add_u32 v210, 0x7f7f7f7f, v210
-  v_and_b32 v210, s91, v210
-  v_xor_b32 v151, v210, v151
+  v_and_b32 v211, 0x7f7f7f7f, v136
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v136, v211, v136
+  v_and_b32 v211, 0x7f7f7f7f, v137
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v137, v211, v137
+  v_and_b32 v211, 0x7f7f7f7f, v138
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v138, v211, v138
+  v_and_b32 v211, 0x7f7f7f7f, v139
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v139, v211, v139
+  v_and_b32 v211, 0x7f7f7f7f, v140
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v140, v211, v140
+  v_and_b32 v211, 0x7f7f7f7f, v141
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v141, v211, v141
+  v_and_b32 v211, 0x7f7f7f7f, v142
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v142, v211, v142
+  v_and_b32 v211, 0x7f7f7f7f, v143
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v143, v211, v143
+  v_and_b32 v211, 0x7f7f7f7f, v144
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v144, v211, v144
+  v_and_b32 v211, 0x7f7f7f7f, v145
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v145, v211, v145
+  v_and_b32 v211, 0x7f7f7f7f, v146
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v146, v211, v146
+  v_and_b32 v211, 0x7f7f7f7f, v147
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v147, v211, v147
+  v_and_b32 v211, 0x7f7f7f7f, v148
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v148, v211, v148
+  v_and_b32 v211, 0x7f7f7f7f, v149
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v149, v211, v149
+  v_and_b32 v211, 0x7f7f7f7f, v150
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v150, v211, v150
+  v_and_b32 v211, 0x7f7f7f7f, v151
+  v_add_u32 v211, 0x7f7f7f7f, v211
+  v_and_b32 v211, s91, v211
+  v_xor_b32 v151, v211, v151
   s_mov_b64 s[92:93], 0
   s_mov_b64 s[94:95], 0
   s_mov_b32 s91, 536870912
-  v_add_u32 v207, 0, v0
-  v_mul_hi_u32 v196, s91, v207
-  v_mul_u32_u24 v209, 8, v196
-  v_sub_u32 v208, v207, v209
+  v_add_u32 v208, 0, v0
+  v_mul_hi_u32 v196, s91, v208
+  v_mul_u32_u24 v210, 8, v196
+  v_sub_u32 v209, v208, v210
   v_mov_b32 v192, s92
   v_mov_b32 v193, s93
   v_mad_u64_u32 v[192:193], s[88:89], v196, s36, v[192:193]
-  v_mul_lo_u32 v210, v196, s37
-  v_add_u32 v193, v193, v210
-  v_mad_u64_u32 v[192:193], s[88:89], v208, 16, v[192:193]
-  v_mul_u32_u24 v209, 144, v196
-  v_lshl_add_u32 v197, v208, 4, v209
+  v_mul_lo_u32 v211, v196, s37
+  v_add_u32 v193, v193, v211
+  v_mad_u64_u32 v[192:193], s[88:89], v209, 16, v[192:193]
+  v_mul_u32_u24 v210, 144, v196
+  v_lshl_add_u32 v197, v209, 4, v210
   v_lshrrev_b32 v199, 3, v0
-  v_and_b32 v208, 7, v0
+  v_and_b32 v209, 7, v0
   v_mov_b32 v194, s94
   v_mov_b32 v195, s95
   v_mad_u64_u32 v[194:195], s[88:89], v199, s42, v[194:195]
-  v_mul_lo_u32 v210, v199, s43
-  v_add_u32 v195, v195, v210
-  v_mad_u64_u32 v[194:195], s[88:89], v208, 16, v[194:195]
+  v_mul_lo_u32 v211, v199, s43
+  v_add_u32 v195, v195, v211
+  v_mad_u64_u32 v[194:195], s[88:89], v209, 16, v[194:195]
   v_bfe_u32 v200, v199, 2, 1
   v_lshlrev_b32 v200, 5, v200
-  v_bfe_u32 v209, v199, 5, 1
-  v_lshl_add_u32 v200, v209, 4, v200
-  v_bfe_u32 v209, v199, 3, 2
-  v_lshl_add_u32 v200, v209, 2, v200
-  v_and_b32 v209, 3, v199
-  v_add_u32 v200, v200, v209
-  v_mul_u32_u24 v209, 1280, v208
-  v_add_u32 v200, v200, v209
+  v_bfe_u32 v210, v199, 5, 1
+  v_lshl_add_u32 v200, v210, 4, v200
+  v_bfe_u32 v210, v199, 3, 2
+  v_lshl_add_u32 v200, v210, 2, v200
+  v_and_b32 v210, 3, v199
+  v_add_u32 v200, v200, v210
+  v_mul_u32_u24 v210, 1280, v209
+  v_add_u32 v200, v200, v210
   v_add_u32 v200, 9216, v200
-  v_mul_u32_u24 v209, 144, v176
-  v_lshl_add_u32 v202, v177, 5, v209
-  v_mul_u32_u24 v209, 80, v176
-  v_lshl_add_u32 v204, v177, 5, v209
+  v_mul_u32_u24 v210, 144, v176
+  v_lshl_add_u32 v202, v177, 5, v210
+  v_mul_u32_u24 v210, 80, v176
+  v_lshl_add_u32 v204, v177, 5, v210
   v_add_u32 v204, 9216, v204
   v_add_u32 v203, 19456, v202
   v_add_u32 v205, 19456, v204
@@ -672,8 +674,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s98, s98, s99
   s_add_u32 s12, s12, s97
   s_addc_u32 s13, s13, s98
-  v_lshlrev_b32 v207, 2, v0
-  v_xor_b32 v207, 128, v207                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
+  v_lshlrev_b32 v208, 2, v0
+  v_xor_b32 v208, 128, v208                                      // ((tid ^ 32) * 4); bpermute takes lanes mod 64
   s_mov_b32 s91, 0x7fff
   s_mov_b32 s92, 0xffff0000
   s_mov_b32 s93, 0x400000
@@ -681,19 +683,22 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s81
   s_mov_b32 s79, s81
+  s_lshl_b32 s94, s5, 3
+  s_add_u32 s94, s94, s79
+  s_add_i32 s95, s71, -1
+  s_min_i32 s94, s94, s95
+  s_lshr_b32 s94, s94, s57
+  s_lshl_b32 s94, s94, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s94
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
   s_sub_i32 s94, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s96, v207
   s_lshl_b32 s95, s5, 3
   s_add_u32 s95, s95, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s95, s71
-  s_cbranch_scc1 .Lpaged_no_page_10
   s_lshr_b32 s97, s95, s57
-  s_lshl_b32 s96, s97, 2
-  s_add_u32 s98, s20, s96
-  s_addc_u32 s99, s21, 0
-  s_load_dword s96, s[98:99], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s97, s97, s57
   s_sub_u32 s95, s95, s97                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s96, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s94, s94, 0
   s_cselect_b32 s96, s96, 0
@@ -723,7 +728,6 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s98, s98, s99
   s_add_u32 s84, s84, s97
   s_addc_u32 s85, s85, s98
-.Lpaged_no_page_10:
   s_cmp_lt_i32 s94, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_8
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
@@ -747,44 +751,48 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_9:
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_lshl_b32 s94, s5, 3
+  s_add_u32 s94, s94, s79
+  s_add_u32 s94, s94, 64
+  s_add_i32 s95, s71, -1
+  s_min_i32 s94, s94, s95
+  s_lshr_b32 s94, s94, s57
+  s_lshl_b32 s94, s94, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s94
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
+  v_lshrrev_b32 v209, 8, v168
   ds_write_b8 v200, v168 offset:0                                // store: V transposed
-  ds_write_b8 v200, v208 offset:80
+  ds_write_b8 v200, v209 offset:80
   ds_write_b8_d16_hi v200, v168 offset:160
-  ds_write_b8_d16_hi v200, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
+  ds_write_b8_d16_hi v200, v209 offset:240
+  v_lshrrev_b32 v209, 8, v169
   ds_write_b8 v200, v169 offset:320
-  ds_write_b8 v200, v208 offset:400
+  ds_write_b8 v200, v209 offset:400
   ds_write_b8_d16_hi v200, v169 offset:480
-  ds_write_b8_d16_hi v200, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
+  ds_write_b8_d16_hi v200, v209 offset:560
+  v_lshrrev_b32 v209, 8, v170
   ds_write_b8 v200, v170 offset:640
-  ds_write_b8 v200, v208 offset:720
+  ds_write_b8 v200, v209 offset:720
   ds_write_b8_d16_hi v200, v170 offset:800
-  ds_write_b8_d16_hi v200, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
+  ds_write_b8_d16_hi v200, v209 offset:880
+  v_lshrrev_b32 v209, 8, v171
   ds_write_b8 v200, v171 offset:960
-  ds_write_b8 v200, v208 offset:1040
+  ds_write_b8 v200, v209 offset:1040
   ds_write_b8_d16_hi v200, v171 offset:1120
-  ds_write_b8_d16_hi v200, v208 offset:1200
+  ds_write_b8_d16_hi v200, v209 offset:1200
   s_add_u32 s79, s81, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_7
   s_sub_i32 s94, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s96, v207
   s_lshl_b32 s95, s5, 3
   s_add_u32 s95, s95, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s95, s71
-  s_cbranch_scc1 .Lpaged_no_page_15
   s_lshr_b32 s97, s95, s57
-  s_lshl_b32 s96, s97, 2
-  s_add_u32 s98, s20, s96
-  s_addc_u32 s99, s21, 0
-  s_load_dword s96, s[98:99], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s97, s97, s57
   s_sub_u32 s95, s95, s97                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s96, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s94, s94, 0
   s_cselect_b32 s96, s96, 0
@@ -814,13 +822,12 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s98, s98, s99
   s_add_u32 s84, s84, s97
   s_addc_u32 s85, s85, s98
-.Lpaged_no_page_15:
   s_cmp_lt_i32 s94, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_13
+  s_cbranch_scc1 .Ltail_block_loads_12
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_14
-.Ltail_block_loads_13:
+  s_branch .Lblock_loaded_13
+.Ltail_block_loads_12:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -837,7 +844,16 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_14:
+.Lblock_loaded_13:
+  s_lshl_b32 s94, s5, 3
+  s_add_u32 s94, s94, s79
+  s_add_u32 s94, s94, 64
+  s_add_i32 s95, s71, -1
+  s_min_i32 s94, s94, s95
+  s_lshr_b32 s94, s94, s57
+  s_lshl_b32 s94, s94, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s94
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
 .Lsingle_block_7:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -848,7 +864,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_17
+  s_cbranch_scc1 .Lno_previous_block_15
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[160:161], v[152:153], 0 // row sum: 1 . P 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[162:163], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[164:165], v[156:157], v[72:87]
@@ -877,8 +893,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-  s_branch .Lqk_18
-.Lno_previous_block_17:
+  s_branch .Lqk_16
+.Lno_previous_block_15:
   ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v202 offset:16
   ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
@@ -887,7 +903,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   ds_read_b128 v[124:127], v202 offset:4624
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-.Lqk_18:
+.Lqk_16:
   v_ldexp_f32 v72, v72, v184                                     // row sum 2^-k
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -923,156 +939,156 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s94, s77, s90
   s_cmp_gt_u32 s94, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v209, s77, v179
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[94:95], 1, v209
-  v_cmp_lt_i32 s[96:97], 2, v209
+  s_cbranch_scc0 .Lno_mask_17
+  v_subrev_u32 v210, s77, v179
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[94:95], 1, v210
+  v_cmp_lt_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cmp_lt_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v188, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v209
+  v_cmp_lt_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cmp_lt_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v188, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v209
+  v_cmp_lt_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cmp_lt_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v188, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v209
+  v_cmp_lt_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cmp_lt_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v188, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v209
+  v_cmp_lt_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cmp_lt_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v188, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v209
+  v_cmp_lt_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cmp_lt_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v188, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v209
+  v_cmp_lt_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cmp_lt_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v188, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v209
+  v_cmp_lt_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cmp_lt_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v188, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v209
+  v_cmp_lt_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cmp_lt_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v188, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v209
+  v_cmp_lt_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cmp_lt_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v188, v101, s[96:97]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[94:95]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_21
-  v_subrev_u32 v209, s77, v206
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[94:95], 1, v209
-  v_cmp_ge_i32 s[96:97], 2, v209
+  s_cbranch_scc0 .Lwindow_start_done_19
+  v_subrev_u32 v210, s77, v206
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[94:95], 1, v210
+  v_cmp_ge_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cmp_ge_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v188, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cmp_ge_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cmp_ge_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v188, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cmp_ge_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cmp_ge_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v188, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cmp_ge_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cmp_ge_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v188, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cmp_ge_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cmp_ge_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v188, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cmp_ge_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cmp_ge_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v188, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cmp_ge_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cmp_ge_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v188, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cmp_ge_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cmp_ge_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v188, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cmp_ge_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cmp_ge_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v188, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cmp_ge_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cmp_ge_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v188, v101, s[96:97]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[94:95]
-.Lwindow_start_done_21:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+.Lwindow_start_done_19:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -1093,36 +1109,36 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_cmp_eq_f32 vcc, v188, v209                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[94:95], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[94:95]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_20
-.Lno_mask_19:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+  v_cndmask_b32 v187, v187, v210, s[94:95]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+  v_cndmask_b32 v209, v209, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_18
+.Lno_mask_17:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -1143,48 +1159,48 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[94:95], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[94:95]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-.Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
+  v_cndmask_b32 v187, v187, v210, s[94:95]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+.Lrow_max_done_18:
+  v_cmp_lt_f32 vcc, v185, v209                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v209, v185, v208
-  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v210, v209
-  v_sub_f32 v211, v209, v210
-  v_fmaak_f32 v172, v1, v211, 0x39218489
-  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v211, 0x3d635847
-  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v211, 0x3f317218
-  v_fmaak_f32 v172, v172, v211, 0x3f800000
-  v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_20
+  v_sub_f32 v210, v185, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v211, v210
+  v_sub_f32 v212, v210, v211
+  v_fmaak_f32 v172, v1, v212, 0x39218489
+  v_fmaak_f32 v172, v172, v212, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v212, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v212, 0x3d635847
+  v_fmaak_f32 v172, v172, v212, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v212, 0x3f317218
+  v_fmaak_f32 v172, v172, v212, 0x3f800000
+  v_cvt_i32_f32 v211, v211
+  v_ldexp_f32 v172, v172, v211                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
-.Lalpha_done_22:
-  v_sub_f32 v209, v208, v187
-  v_cmp_lt_f32 s[94:95], 0, v209
-  v_cmp_gt_f32 vcc, v182, v209
-  v_floor_f32 v210, v209
-  v_cvt_i32_f32 v210, v210
-  v_add_u32 v210, 7, v210
-  v_cndmask_b32 v210, 7, v210, s[94:95]                          // gap <= 0: k = 7
-  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
-  v_add_u32 v213, v210, v184                                     // k - K
-  v_sub_u32 v184, 0, v210                                        // -k: O's scale from this block on
+.Lalpha_done_20:
+  v_sub_f32 v210, v209, v187
+  v_cmp_lt_f32 s[94:95], 0, v210
+  v_cmp_gt_f32 vcc, v182, v210
+  v_floor_f32 v211, v210
+  v_cvt_i32_f32 v211, v211
+  v_add_u32 v211, 7, v211
+  v_cndmask_b32 v211, 7, v211, s[94:95]                          // gap <= 0: k = 7
+  v_cndmask_b32 v211, v191, v211, vcc                            // huge gap, inf or NaN: the cap
+  v_add_u32 v213, v211, v184                                     // k - K
+  v_sub_u32 v184, 0, v211                                        // -k: O's scale from this block on
   v_ldexp_f32 v212, v172, v213                                   // alpha 2^(k - K), exact (a power of two)
   v_cmp_neq_f32 vcc, 1.0, v212                                   // does O's scale change in any lane?
-  s_cbranch_vccz .Lrescale_done_23
+  s_cbranch_vccz .Lrescale_done_21
   v_pk_mul_f32 v[8:9], v[8:9], v[212:213] op_sel_hi:[1,0]        // O *= alpha 2^(k_new - k_old)
   v_pk_mul_f32 v[10:11], v[10:11], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[212:213] op_sel_hi:[1,0]
@@ -1217,13 +1233,13 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[212:213] op_sel_hi:[1,0]
-.Lrescale_done_23:
-  v_cmp_lg_f32 vcc, v188, v208
-  v_cvt_f32_i32 v210, v210
-  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (64 + c) + 8k
-  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
+.Lrescale_done_21:
+  v_cmp_lg_f32 vcc, v188, v209
+  v_cvt_f32_i32 v211, v211
+  v_fmamk_f32 v174, v211, 0x41000000, v181                       // (64 + c) + 8k
+  v_fmamk_f32 v174, v209, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v208                                           // m = m_new
+  v_mov_b32 v185, v209                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1245,7 +1261,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_eq_f32 s[96:97], v188, v185
   s_or_b64 vcc, vcc, s[96:97]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_24
+  s_cbranch_scc1 .Lcodes_need_no_clamp_22
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -1278,7 +1294,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_24:
+.Lcodes_need_no_clamp_22:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1313,45 +1329,40 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_25
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_23
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
+  v_lshrrev_b32 v209, 8, v168
   ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v208 offset:80
+  ds_write_b8 v201, v209 offset:80
   ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
+  ds_write_b8_d16_hi v201, v209 offset:240
+  v_lshrrev_b32 v209, 8, v169
   ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v208 offset:400
+  ds_write_b8 v201, v209 offset:400
   ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
+  ds_write_b8_d16_hi v201, v209 offset:560
+  v_lshrrev_b32 v209, 8, v170
   ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v208 offset:720
+  ds_write_b8 v201, v209 offset:720
   ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
+  ds_write_b8_d16_hi v201, v209 offset:880
+  v_lshrrev_b32 v209, 8, v171
   ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v208 offset:1040
+  ds_write_b8 v201, v209 offset:1040
   ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v208 offset:1200
+  ds_write_b8_d16_hi v201, v209 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_25
+  s_cbranch_scc0 .Lno_store_23
   s_sub_i32 s94, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s96, v207
   s_lshl_b32 s95, s5, 3
   s_add_u32 s95, s95, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s95, s71
-  s_cbranch_scc1 .Lpaged_no_page_29
   s_lshr_b32 s97, s95, s57
-  s_lshl_b32 s96, s97, 2
-  s_add_u32 s98, s20, s96
-  s_addc_u32 s99, s21, 0
-  s_load_dword s96, s[98:99], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s97, s97, s57
   s_sub_u32 s95, s95, s97                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s96, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s94, s94, 0
   s_cselect_b32 s96, s96, 0
@@ -1381,13 +1392,12 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s98, s98, s99
   s_add_u32 s84, s84, s97
   s_addc_u32 s85, s85, s98
-.Lpaged_no_page_29:
   s_cmp_lt_i32 s94, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_27
+  s_cbranch_scc1 .Ltail_block_loads_25
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_28
-.Ltail_block_loads_27:
+  s_branch .Lblock_loaded_26
+.Ltail_block_loads_25:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1404,8 +1414,17 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_28:
-.Lno_store_25:
+.Lblock_loaded_26:
+  s_lshl_b32 s94, s5, 3
+  s_add_u32 s94, s94, s79
+  s_add_u32 s94, s94, 64
+  s_add_i32 s95, s71, -1
+  s_min_i32 s94, s94, s95
+  s_lshr_b32 s94, s94, s57
+  s_lshl_b32 s94, s94, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s94
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_23:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1413,7 +1432,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_31
+  s_cbranch_scc1 .Lno_previous_block_28
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[160:161], v[152:153], 0 // row sum: 1 . P 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[162:163], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[164:165], v[156:157], v[72:87]
@@ -1442,8 +1461,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-  s_branch .Lqk_32
-.Lno_previous_block_31:
+  s_branch .Lqk_29
+.Lno_previous_block_28:
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v203 offset:16
   ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
@@ -1452,7 +1471,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   ds_read_b128 v[124:127], v203 offset:4624
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-.Lqk_32:
+.Lqk_29:
   v_ldexp_f32 v72, v72, v184                                     // row sum 2^-k
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -1488,156 +1507,156 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_nop 8                                                        // QK MFMA result -> VALU
   s_sub_u32 s94, s77, s90
   s_cmp_gt_u32 s94, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_33
-  v_subrev_u32 v209, s77, v179
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[94:95], 1, v209
-  v_cmp_lt_i32 s[96:97], 2, v209
+  s_cbranch_scc0 .Lno_mask_30
+  v_subrev_u32 v210, s77, v179
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[94:95], 1, v210
+  v_cmp_lt_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v209
+  v_cmp_lt_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v188, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v209
+  v_cmp_lt_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v209
+  v_cmp_lt_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v188, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v209
+  v_cmp_lt_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v209
+  v_cmp_lt_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v188, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v209
+  v_cmp_lt_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v209
+  v_cmp_lt_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v188, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v209
+  v_cmp_lt_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v209
+  v_cmp_lt_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v188, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v209
+  v_cmp_lt_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v209
+  v_cmp_lt_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v188, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v209
+  v_cmp_lt_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v209
+  v_cmp_lt_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v188, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v209
+  v_cmp_lt_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v209
+  v_cmp_lt_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v188, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v209
+  v_cmp_lt_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v209
+  v_cmp_lt_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v188, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v209
+  v_cmp_lt_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v209
+  v_cmp_lt_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v188, v101, s[96:97]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[94:95]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_35
-  v_subrev_u32 v209, s77, v206
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[94:95], 1, v209
-  v_cmp_ge_i32 s[96:97], 2, v209
+  s_cbranch_scc0 .Lwindow_start_done_32
+  v_subrev_u32 v210, s77, v206
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[94:95], 1, v210
+  v_cmp_ge_i32 s[96:97], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v209
+  v_cmp_ge_i32 s[94:95], 8, v210
   v_cndmask_b32 v74, v188, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v209
+  v_cmp_ge_i32 s[96:97], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v209
+  v_cmp_ge_i32 s[94:95], 11, v210
   v_cndmask_b32 v77, v188, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v209
+  v_cmp_ge_i32 s[96:97], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v209
+  v_cmp_ge_i32 s[94:95], 18, v210
   v_cndmask_b32 v80, v188, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v209
+  v_cmp_ge_i32 s[96:97], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v209
+  v_cmp_ge_i32 s[94:95], 25, v210
   v_cndmask_b32 v83, v188, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v209
+  v_cmp_ge_i32 s[96:97], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v209
+  v_cmp_ge_i32 s[94:95], 32, v210
   v_cndmask_b32 v86, v188, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v209
+  v_cmp_ge_i32 s[96:97], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v209
+  v_cmp_ge_i32 s[94:95], 35, v210
   v_cndmask_b32 v89, v188, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v209
+  v_cmp_ge_i32 s[96:97], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v209
+  v_cmp_ge_i32 s[94:95], 42, v210
   v_cndmask_b32 v92, v188, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v209
+  v_cmp_ge_i32 s[96:97], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v209
+  v_cmp_ge_i32 s[94:95], 49, v210
   v_cndmask_b32 v95, v188, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v209
+  v_cmp_ge_i32 s[96:97], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v209
+  v_cmp_ge_i32 s[94:95], 56, v210
   v_cndmask_b32 v98, v188, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v209
+  v_cmp_ge_i32 s[96:97], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v209
+  v_cmp_ge_i32 s[94:95], 59, v210
   v_cndmask_b32 v101, v188, v101, s[96:97]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[94:95]
-.Lwindow_start_done_35:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+.Lwindow_start_done_32:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -1658,36 +1677,36 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_cmp_eq_f32 vcc, v188, v209                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[94:95], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[94:95]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_34
-.Lno_mask_33:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+  v_cndmask_b32 v187, v187, v210, s[94:95]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+  v_cndmask_b32 v209, v209, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_31
+.Lno_mask_30:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -1708,48 +1727,48 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[94:95], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[94:95]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-.Lrow_max_done_34:
-  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
+  v_cndmask_b32 v187, v187, v210, s[94:95]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+.Lrow_max_done_31:
+  v_cmp_lt_f32 vcc, v185, v209                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_36
-  v_sub_f32 v209, v185, v208
-  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v210, v209
-  v_sub_f32 v211, v209, v210
-  v_fmaak_f32 v172, v1, v211, 0x39218489
-  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v211, 0x3d635847
-  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v211, 0x3f317218
-  v_fmaak_f32 v172, v172, v211, 0x3f800000
-  v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_33
+  v_sub_f32 v210, v185, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v211, v210
+  v_sub_f32 v212, v210, v211
+  v_fmaak_f32 v172, v1, v212, 0x39218489
+  v_fmaak_f32 v172, v172, v212, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v212, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v212, 0x3d635847
+  v_fmaak_f32 v172, v172, v212, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v212, 0x3f317218
+  v_fmaak_f32 v172, v172, v212, 0x3f800000
+  v_cvt_i32_f32 v211, v211
+  v_ldexp_f32 v172, v172, v211                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
-.Lalpha_done_36:
-  v_sub_f32 v209, v208, v187
-  v_cmp_lt_f32 s[94:95], 0, v209
-  v_cmp_gt_f32 vcc, v182, v209
-  v_floor_f32 v210, v209
-  v_cvt_i32_f32 v210, v210
-  v_add_u32 v210, 7, v210
-  v_cndmask_b32 v210, 7, v210, s[94:95]                          // gap <= 0: k = 7
-  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
-  v_add_u32 v213, v210, v184                                     // k - K
-  v_sub_u32 v184, 0, v210                                        // -k: O's scale from this block on
+.Lalpha_done_33:
+  v_sub_f32 v210, v209, v187
+  v_cmp_lt_f32 s[94:95], 0, v210
+  v_cmp_gt_f32 vcc, v182, v210
+  v_floor_f32 v211, v210
+  v_cvt_i32_f32 v211, v211
+  v_add_u32 v211, 7, v211
+  v_cndmask_b32 v211, 7, v211, s[94:95]                          // gap <= 0: k = 7
+  v_cndmask_b32 v211, v191, v211, vcc                            // huge gap, inf or NaN: the cap
+  v_add_u32 v213, v211, v184                                     // k - K
+  v_sub_u32 v184, 0, v211                                        // -k: O's scale from this block on
   v_ldexp_f32 v212, v172, v213                                   // alpha 2^(k - K), exact (a power of two)
   v_cmp_neq_f32 vcc, 1.0, v212                                   // does O's scale change in any lane?
-  s_cbranch_vccz .Lrescale_done_37
+  s_cbranch_vccz .Lrescale_done_34
   v_pk_mul_f32 v[8:9], v[8:9], v[212:213] op_sel_hi:[1,0]        // O *= alpha 2^(k_new - k_old)
   v_pk_mul_f32 v[10:11], v[10:11], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[212:213] op_sel_hi:[1,0]
@@ -1782,13 +1801,13 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[212:213] op_sel_hi:[1,0]
-.Lrescale_done_37:
-  v_cmp_lg_f32 vcc, v188, v208
-  v_cvt_f32_i32 v210, v210
-  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (64 + c) + 8k
-  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
+.Lrescale_done_34:
+  v_cmp_lg_f32 vcc, v188, v209
+  v_cvt_f32_i32 v211, v211
+  v_fmamk_f32 v174, v211, 0x41000000, v181                       // (64 + c) + 8k
+  v_fmamk_f32 v174, v209, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v208                                           // m = m_new
+  v_mov_b32 v185, v209                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1810,7 +1829,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_eq_f32 s[96:97], v188, v185
   s_or_b64 vcc, vcc, s[96:97]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_38
+  s_cbranch_scc1 .Lcodes_need_no_clamp_35
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -1843,7 +1862,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_38:
+.Lcodes_need_no_clamp_35:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1878,45 +1897,40 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_39
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_36
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
+  v_lshrrev_b32 v209, 8, v168
   ds_write_b8 v200, v168 offset:0                                // store: V transposed
-  ds_write_b8 v200, v208 offset:80
+  ds_write_b8 v200, v209 offset:80
   ds_write_b8_d16_hi v200, v168 offset:160
-  ds_write_b8_d16_hi v200, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
+  ds_write_b8_d16_hi v200, v209 offset:240
+  v_lshrrev_b32 v209, 8, v169
   ds_write_b8 v200, v169 offset:320
-  ds_write_b8 v200, v208 offset:400
+  ds_write_b8 v200, v209 offset:400
   ds_write_b8_d16_hi v200, v169 offset:480
-  ds_write_b8_d16_hi v200, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
+  ds_write_b8_d16_hi v200, v209 offset:560
+  v_lshrrev_b32 v209, 8, v170
   ds_write_b8 v200, v170 offset:640
-  ds_write_b8 v200, v208 offset:720
+  ds_write_b8 v200, v209 offset:720
   ds_write_b8_d16_hi v200, v170 offset:800
-  ds_write_b8_d16_hi v200, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
+  ds_write_b8_d16_hi v200, v209 offset:880
+  v_lshrrev_b32 v209, 8, v171
   ds_write_b8 v200, v171 offset:960
-  ds_write_b8 v200, v208 offset:1040
+  ds_write_b8 v200, v209 offset:1040
   ds_write_b8_d16_hi v200, v171 offset:1120
-  ds_write_b8_d16_hi v200, v208 offset:1200
+  ds_write_b8_d16_hi v200, v209 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_39
+  s_cbranch_scc0 .Lno_store_36
   s_sub_i32 s94, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s96, v207
   s_lshl_b32 s95, s5, 3
   s_add_u32 s95, s95, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s95, s71
-  s_cbranch_scc1 .Lpaged_no_page_43
   s_lshr_b32 s97, s95, s57
-  s_lshl_b32 s96, s97, 2
-  s_add_u32 s98, s20, s96
-  s_addc_u32 s99, s21, 0
-  s_load_dword s96, s[98:99], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s97, s97, s57
   s_sub_u32 s95, s95, s97                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s96, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s94, s94, 0
   s_cselect_b32 s96, s96, 0
@@ -1946,13 +1960,12 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s98, s98, s99
   s_add_u32 s84, s84, s97
   s_addc_u32 s85, s85, s98
-.Lpaged_no_page_43:
   s_cmp_lt_i32 s94, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_41
+  s_cbranch_scc1 .Ltail_block_loads_38
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_42
-.Ltail_block_loads_41:
+  s_branch .Lblock_loaded_39
+.Ltail_block_loads_38:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1969,8 +1982,17 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_42:
-.Lno_store_39:
+.Lblock_loaded_39:
+  s_lshl_b32 s94, s5, 3
+  s_add_u32 s94, s94, s79
+  s_add_u32 s94, s94, 64
+  s_add_i32 s95, s71, -1
+  s_min_i32 s94, s94, s95
+  s_lshr_b32 s94, s94, s57
+  s_lshl_b32 s94, s94, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s94
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_36:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2030,160 +2052,160 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_45
+  s_cbranch_scc1 .Lno_previous_block_41
   s_add_i32 s94, s77, -64
   s_sub_u32 s95, s94, s90
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_46
-  v_subrev_u32 v209, s94, v179
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  s_cbranch_scc0 .Lno_mask_42
+  v_subrev_u32 v210, s94, v179
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[96:97], 1, v210
+  v_cmp_lt_i32 s[98:99], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v210
   v_cndmask_b32 v74, v188, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v210
   v_cndmask_b32 v77, v188, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v210
   v_cndmask_b32 v80, v188, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v210
   v_cndmask_b32 v83, v188, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v210
   v_cndmask_b32 v86, v188, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v210
   v_cndmask_b32 v89, v188, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v210
   v_cndmask_b32 v92, v188, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v210
   v_cndmask_b32 v95, v188, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v210
   v_cndmask_b32 v98, v188, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v210
   v_cndmask_b32 v101, v188, v101, s[98:99]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[96:97]
   s_cmp_lt_i32 s94, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_48
-  v_subrev_u32 v209, s94, v206
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  s_cbranch_scc0 .Lwindow_start_done_44
+  v_subrev_u32 v210, s94, v206
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[96:97], 1, v210
+  v_cmp_ge_i32 s[98:99], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v210
   v_cndmask_b32 v74, v188, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v210
   v_cndmask_b32 v77, v188, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v210
   v_cndmask_b32 v80, v188, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v210
   v_cndmask_b32 v83, v188, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v210
   v_cndmask_b32 v86, v188, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v210
   v_cndmask_b32 v89, v188, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v210
   v_cndmask_b32 v92, v188, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v210
   v_cndmask_b32 v95, v188, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v210
   v_cndmask_b32 v98, v188, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v210
   v_cndmask_b32 v101, v188, v101, s[98:99]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[96:97]
-.Lwindow_start_done_48:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+.Lwindow_start_done_44:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -2204,36 +2226,36 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_cmp_eq_f32 vcc, v188, v209                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[96:97], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[96:97]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_47
-.Lno_mask_46:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+  v_cndmask_b32 v187, v187, v210, s[96:97]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+  v_cndmask_b32 v209, v209, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_43
+.Lno_mask_42:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -2254,48 +2276,48 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[96:97], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[96:97]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-.Lrow_max_done_47:
-  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
+  v_cndmask_b32 v187, v187, v210, s[96:97]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+.Lrow_max_done_43:
+  v_cmp_lt_f32 vcc, v185, v209                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_49
-  v_sub_f32 v209, v185, v208
-  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v210, v209
-  v_sub_f32 v211, v209, v210
-  v_fmaak_f32 v172, v1, v211, 0x39218489
-  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v211, 0x3d635847
-  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v211, 0x3f317218
-  v_fmaak_f32 v172, v172, v211, 0x3f800000
-  v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_45
+  v_sub_f32 v210, v185, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v211, v210
+  v_sub_f32 v212, v210, v211
+  v_fmaak_f32 v172, v1, v212, 0x39218489
+  v_fmaak_f32 v172, v172, v212, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v212, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v212, 0x3d635847
+  v_fmaak_f32 v172, v172, v212, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v212, 0x3f317218
+  v_fmaak_f32 v172, v172, v212, 0x3f800000
+  v_cvt_i32_f32 v211, v211
+  v_ldexp_f32 v172, v172, v211                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
-.Lalpha_done_49:
-  v_sub_f32 v209, v208, v187
-  v_cmp_lt_f32 s[96:97], 0, v209
-  v_cmp_gt_f32 vcc, v182, v209
-  v_floor_f32 v210, v209
-  v_cvt_i32_f32 v210, v210
-  v_add_u32 v210, 7, v210
-  v_cndmask_b32 v210, 7, v210, s[96:97]                          // gap <= 0: k = 7
-  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
-  v_add_u32 v213, v210, v184                                     // k - K
-  v_sub_u32 v184, 0, v210                                        // -k: O's scale from this block on
+.Lalpha_done_45:
+  v_sub_f32 v210, v209, v187
+  v_cmp_lt_f32 s[96:97], 0, v210
+  v_cmp_gt_f32 vcc, v182, v210
+  v_floor_f32 v211, v210
+  v_cvt_i32_f32 v211, v211
+  v_add_u32 v211, 7, v211
+  v_cndmask_b32 v211, 7, v211, s[96:97]                          // gap <= 0: k = 7
+  v_cndmask_b32 v211, v191, v211, vcc                            // huge gap, inf or NaN: the cap
+  v_add_u32 v213, v211, v184                                     // k - K
+  v_sub_u32 v184, 0, v211                                        // -k: O's scale from this block on
   v_ldexp_f32 v212, v172, v213                                   // alpha 2^(k - K), exact (a power of two)
   v_cmp_neq_f32 vcc, 1.0, v212                                   // does O's scale change in any lane?
-  s_cbranch_vccz .Lrescale_done_50
+  s_cbranch_vccz .Lrescale_done_46
   v_pk_mul_f32 v[8:9], v[8:9], v[212:213] op_sel_hi:[1,0]        // O *= alpha 2^(k_new - k_old)
   v_pk_mul_f32 v[10:11], v[10:11], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[212:213] op_sel_hi:[1,0]
@@ -2328,13 +2350,13 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[212:213] op_sel_hi:[1,0]
-.Lrescale_done_50:
-  v_cmp_lg_f32 vcc, v188, v208
-  v_cvt_f32_i32 v210, v210
-  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (64 + c) + 8k
-  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
+.Lrescale_done_46:
+  v_cmp_lg_f32 vcc, v188, v209
+  v_cvt_f32_i32 v211, v211
+  v_fmamk_f32 v174, v211, 0x41000000, v181                       // (64 + c) + 8k
+  v_fmamk_f32 v174, v209, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v208                                           // m = m_new
+  v_mov_b32 v185, v209                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -2356,7 +2378,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_eq_f32 s[96:97], v188, v185
   s_or_b64 vcc, vcc, s[96:97]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_51
+  s_cbranch_scc1 .Lcodes_need_no_clamp_47
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -2389,7 +2411,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_51:
+.Lcodes_need_no_clamp_47:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2422,10 +2444,10 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_45:
+.Lno_previous_block_41:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_52
+  s_cbranch_scc1 .Lno_previous_block_48
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[160:161], v[152:153], 0 // row sum: 1 . P 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[162:163], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[164:165], v[156:157], v[72:87]
@@ -2454,8 +2476,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-  s_branch .Lqk_53
-.Lno_previous_block_52:
+  s_branch .Lqk_49
+.Lno_previous_block_48:
   ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v202 offset:16
   ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
@@ -2464,7 +2486,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   ds_read_b128 v[124:127], v202 offset:4624
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-.Lqk_53:
+.Lqk_49:
   v_ldexp_f32 v72, v72, v184                                     // row sum 2^-k
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -2499,45 +2521,40 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_54
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_50
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
+  v_lshrrev_b32 v209, 8, v168
   ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v208 offset:80
+  ds_write_b8 v201, v209 offset:80
   ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
+  ds_write_b8_d16_hi v201, v209 offset:240
+  v_lshrrev_b32 v209, 8, v169
   ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v208 offset:400
+  ds_write_b8 v201, v209 offset:400
   ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
+  ds_write_b8_d16_hi v201, v209 offset:560
+  v_lshrrev_b32 v209, 8, v170
   ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v208 offset:720
+  ds_write_b8 v201, v209 offset:720
   ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
+  ds_write_b8_d16_hi v201, v209 offset:880
+  v_lshrrev_b32 v209, 8, v171
   ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v208 offset:1040
+  ds_write_b8 v201, v209 offset:1040
   ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v208 offset:1200
+  ds_write_b8_d16_hi v201, v209 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_54
+  s_cbranch_scc0 .Lno_store_50
   s_sub_i32 s94, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s96, v207
   s_lshl_b32 s95, s5, 3
   s_add_u32 s95, s95, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s95, s71
-  s_cbranch_scc1 .Lpaged_no_page_58
   s_lshr_b32 s97, s95, s57
-  s_lshl_b32 s96, s97, 2
-  s_add_u32 s98, s20, s96
-  s_addc_u32 s99, s21, 0
-  s_load_dword s96, s[98:99], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s97, s97, s57
   s_sub_u32 s95, s95, s97                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s96, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s94, s94, 0
   s_cselect_b32 s96, s96, 0
@@ -2567,13 +2584,12 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s98, s98, s99
   s_add_u32 s84, s84, s97
   s_addc_u32 s85, s85, s98
-.Lpaged_no_page_58:
   s_cmp_lt_i32 s94, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_56
+  s_cbranch_scc1 .Ltail_block_loads_52
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_57
-.Ltail_block_loads_56:
+  s_branch .Lblock_loaded_53
+.Ltail_block_loads_52:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2590,168 +2606,177 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_57:
-.Lno_store_54:
+.Lblock_loaded_53:
+  s_lshl_b32 s94, s5, 3
+  s_add_u32 s94, s94, s79
+  s_add_u32 s94, s94, 64
+  s_add_i32 s95, s71, -1
+  s_min_i32 s94, s94, s95
+  s_lshr_b32 s94, s94, s57
+  s_lshl_b32 s94, s94, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s94
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_50:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_60
+  s_cbranch_scc1 .Lno_previous_block_55
   s_add_i32 s94, s77, -64
   s_sub_u32 s95, s94, s90
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_61
-  v_subrev_u32 v209, s94, v179
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  s_cbranch_scc0 .Lno_mask_56
+  v_subrev_u32 v210, s94, v179
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[96:97], 1, v210
+  v_cmp_lt_i32 s[98:99], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v210
   v_cndmask_b32 v74, v188, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v210
   v_cndmask_b32 v77, v188, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v210
   v_cndmask_b32 v80, v188, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v210
   v_cndmask_b32 v83, v188, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v210
   v_cndmask_b32 v86, v188, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v210
   v_cndmask_b32 v89, v188, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v210
   v_cndmask_b32 v92, v188, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v210
   v_cndmask_b32 v95, v188, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v210
   v_cndmask_b32 v98, v188, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v210
   v_cndmask_b32 v101, v188, v101, s[98:99]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[96:97]
   s_cmp_lt_i32 s94, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_63
-  v_subrev_u32 v209, s94, v206
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  s_cbranch_scc0 .Lwindow_start_done_58
+  v_subrev_u32 v210, s94, v206
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[96:97], 1, v210
+  v_cmp_ge_i32 s[98:99], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v210
   v_cndmask_b32 v74, v188, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v210
   v_cndmask_b32 v77, v188, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v210
   v_cndmask_b32 v80, v188, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v210
   v_cndmask_b32 v83, v188, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v210
   v_cndmask_b32 v86, v188, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v210
   v_cndmask_b32 v89, v188, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v210
   v_cndmask_b32 v92, v188, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v210
   v_cndmask_b32 v95, v188, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v210
   v_cndmask_b32 v98, v188, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v210
   v_cndmask_b32 v101, v188, v101, s[98:99]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[96:97]
-.Lwindow_start_done_63:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+.Lwindow_start_done_58:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -2772,36 +2797,36 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_cmp_eq_f32 vcc, v188, v209                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[96:97], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[96:97]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_62
-.Lno_mask_61:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+  v_cndmask_b32 v187, v187, v210, s[96:97]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+  v_cndmask_b32 v209, v209, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_57
+.Lno_mask_56:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -2822,48 +2847,48 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[96:97], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[96:97]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-.Lrow_max_done_62:
-  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
+  v_cndmask_b32 v187, v187, v210, s[96:97]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+.Lrow_max_done_57:
+  v_cmp_lt_f32 vcc, v185, v209                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_64
-  v_sub_f32 v209, v185, v208
-  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v210, v209
-  v_sub_f32 v211, v209, v210
-  v_fmaak_f32 v172, v1, v211, 0x39218489
-  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v211, 0x3d635847
-  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v211, 0x3f317218
-  v_fmaak_f32 v172, v172, v211, 0x3f800000
-  v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_59
+  v_sub_f32 v210, v185, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v211, v210
+  v_sub_f32 v212, v210, v211
+  v_fmaak_f32 v172, v1, v212, 0x39218489
+  v_fmaak_f32 v172, v172, v212, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v212, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v212, 0x3d635847
+  v_fmaak_f32 v172, v172, v212, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v212, 0x3f317218
+  v_fmaak_f32 v172, v172, v212, 0x3f800000
+  v_cvt_i32_f32 v211, v211
+  v_ldexp_f32 v172, v172, v211                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
-.Lalpha_done_64:
-  v_sub_f32 v209, v208, v187
-  v_cmp_lt_f32 s[96:97], 0, v209
-  v_cmp_gt_f32 vcc, v182, v209
-  v_floor_f32 v210, v209
-  v_cvt_i32_f32 v210, v210
-  v_add_u32 v210, 7, v210
-  v_cndmask_b32 v210, 7, v210, s[96:97]                          // gap <= 0: k = 7
-  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
-  v_add_u32 v213, v210, v184                                     // k - K
-  v_sub_u32 v184, 0, v210                                        // -k: O's scale from this block on
+.Lalpha_done_59:
+  v_sub_f32 v210, v209, v187
+  v_cmp_lt_f32 s[96:97], 0, v210
+  v_cmp_gt_f32 vcc, v182, v210
+  v_floor_f32 v211, v210
+  v_cvt_i32_f32 v211, v211
+  v_add_u32 v211, 7, v211
+  v_cndmask_b32 v211, 7, v211, s[96:97]                          // gap <= 0: k = 7
+  v_cndmask_b32 v211, v191, v211, vcc                            // huge gap, inf or NaN: the cap
+  v_add_u32 v213, v211, v184                                     // k - K
+  v_sub_u32 v184, 0, v211                                        // -k: O's scale from this block on
   v_ldexp_f32 v212, v172, v213                                   // alpha 2^(k - K), exact (a power of two)
   v_cmp_neq_f32 vcc, 1.0, v212                                   // does O's scale change in any lane?
-  s_cbranch_vccz .Lrescale_done_65
+  s_cbranch_vccz .Lrescale_done_60
   v_pk_mul_f32 v[8:9], v[8:9], v[212:213] op_sel_hi:[1,0]        // O *= alpha 2^(k_new - k_old)
   v_pk_mul_f32 v[10:11], v[10:11], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[212:213] op_sel_hi:[1,0]
@@ -2896,13 +2921,13 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[212:213] op_sel_hi:[1,0]
-.Lrescale_done_65:
-  v_cmp_lg_f32 vcc, v188, v208
-  v_cvt_f32_i32 v210, v210
-  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (64 + c) + 8k
-  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
+.Lrescale_done_60:
+  v_cmp_lg_f32 vcc, v188, v209
+  v_cvt_f32_i32 v211, v211
+  v_fmamk_f32 v174, v211, 0x41000000, v181                       // (64 + c) + 8k
+  v_fmamk_f32 v174, v209, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v208                                           // m = m_new
+  v_mov_b32 v185, v209                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -2924,7 +2949,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_eq_f32 s[96:97], v188, v185
   s_or_b64 vcc, vcc, s[96:97]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_66
+  s_cbranch_scc1 .Lcodes_need_no_clamp_61
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -2957,7 +2982,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_66:
+.Lcodes_need_no_clamp_61:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2990,10 +3015,10 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_60:
+.Lno_previous_block_55:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_67
+  s_cbranch_scc1 .Lno_previous_block_62
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[160:161], v[152:153], 0 // row sum: 1 . P 2^-k
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[162:163], v[154:155], v[72:87]
   v_mfma_f32_32x32x16_fp8_fp8 v[72:87], v[164:165], v[156:157], v[72:87]
@@ -3022,8 +3047,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_mfma_f32_32x32x16_fp8_fp8 v[56:71], v[134:135], v[158:159], v[56:71]
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-  s_branch .Lqk_68
-.Lno_previous_block_67:
+  s_branch .Lqk_63
+.Lno_previous_block_62:
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v203 offset:16
   ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
@@ -3032,7 +3057,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   ds_read_b128 v[124:127], v203 offset:4624
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-.Lqk_68:
+.Lqk_63:
   v_ldexp_f32 v72, v72, v184                                     // row sum 2^-k
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -3067,45 +3092,40 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_69
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_64
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v208, 8, v168
+  v_lshrrev_b32 v209, 8, v168
   ds_write_b8 v200, v168 offset:0                                // store: V transposed
-  ds_write_b8 v200, v208 offset:80
+  ds_write_b8 v200, v209 offset:80
   ds_write_b8_d16_hi v200, v168 offset:160
-  ds_write_b8_d16_hi v200, v208 offset:240
-  v_lshrrev_b32 v208, 8, v169
+  ds_write_b8_d16_hi v200, v209 offset:240
+  v_lshrrev_b32 v209, 8, v169
   ds_write_b8 v200, v169 offset:320
-  ds_write_b8 v200, v208 offset:400
+  ds_write_b8 v200, v209 offset:400
   ds_write_b8_d16_hi v200, v169 offset:480
-  ds_write_b8_d16_hi v200, v208 offset:560
-  v_lshrrev_b32 v208, 8, v170
+  ds_write_b8_d16_hi v200, v209 offset:560
+  v_lshrrev_b32 v209, 8, v170
   ds_write_b8 v200, v170 offset:640
-  ds_write_b8 v200, v208 offset:720
+  ds_write_b8 v200, v209 offset:720
   ds_write_b8_d16_hi v200, v170 offset:800
-  ds_write_b8_d16_hi v200, v208 offset:880
-  v_lshrrev_b32 v208, 8, v171
+  ds_write_b8_d16_hi v200, v209 offset:880
+  v_lshrrev_b32 v209, 8, v171
   ds_write_b8 v200, v171 offset:960
-  ds_write_b8 v200, v208 offset:1040
+  ds_write_b8 v200, v209 offset:1040
   ds_write_b8_d16_hi v200, v171 offset:1120
-  ds_write_b8_d16_hi v200, v208 offset:1200
+  ds_write_b8_d16_hi v200, v209 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_69
+  s_cbranch_scc0 .Lno_store_64
   s_sub_i32 s94, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s96, v207
   s_lshl_b32 s95, s5, 3
   s_add_u32 s95, s95, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s95, s71
-  s_cbranch_scc1 .Lpaged_no_page_73
   s_lshr_b32 s97, s95, s57
-  s_lshl_b32 s96, s97, 2
-  s_add_u32 s98, s20, s96
-  s_addc_u32 s99, s21, 0
-  s_load_dword s96, s[98:99], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s97, s97, s57
   s_sub_u32 s95, s95, s97                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s96, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s94, s94, 0
   s_cselect_b32 s96, s96, 0
@@ -3135,13 +3155,12 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s98, s98, s99
   s_add_u32 s84, s84, s97
   s_addc_u32 s85, s85, s98
-.Lpaged_no_page_73:
   s_cmp_lt_i32 s94, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_71
+  s_cbranch_scc1 .Ltail_block_loads_66
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_72
-.Ltail_block_loads_71:
+  s_branch .Lblock_loaded_67
+.Ltail_block_loads_66:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -3158,8 +3177,17 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_72:
-.Lno_store_69:
+.Lblock_loaded_67:
+  s_lshl_b32 s94, s5, 3
+  s_add_u32 s94, s94, s79
+  s_add_u32 s94, s94, 64
+  s_add_i32 s95, s71, -1
+  s_min_i32 s94, s94, s95
+  s_lshr_b32 s94, s94, s57
+  s_lshl_b32 s94, s94, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s94
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_64:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -3170,156 +3198,156 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_i32 s94, s77, -64
   s_sub_u32 s95, s94, s90
   s_cmp_gt_u32 s95, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_75
-  v_subrev_u32 v209, s94, v179
-  v_cmp_lt_i32 vcc, 0, v209
-  v_cmp_lt_i32 s[96:97], 1, v209
-  v_cmp_lt_i32 s[98:99], 2, v209
+  s_cbranch_scc0 .Lno_mask_69
+  v_subrev_u32 v210, s94, v179
+  v_cmp_lt_i32 vcc, 0, v210
+  v_cmp_lt_i32 s[96:97], 1, v210
+  v_cmp_lt_i32 s[98:99], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v209
+  v_cmp_lt_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[96:97]
-  v_cmp_lt_i32 s[96:97], 8, v209
+  v_cmp_lt_i32 s[96:97], 8, v210
   v_cndmask_b32 v74, v188, v74, s[98:99]
-  v_cmp_lt_i32 s[98:99], 9, v209
+  v_cmp_lt_i32 s[98:99], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v209
+  v_cmp_lt_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[96:97]
-  v_cmp_lt_i32 s[96:97], 11, v209
+  v_cmp_lt_i32 s[96:97], 11, v210
   v_cndmask_b32 v77, v188, v77, s[98:99]
-  v_cmp_lt_i32 s[98:99], 16, v209
+  v_cmp_lt_i32 s[98:99], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v209
+  v_cmp_lt_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[96:97]
-  v_cmp_lt_i32 s[96:97], 18, v209
+  v_cmp_lt_i32 s[96:97], 18, v210
   v_cndmask_b32 v80, v188, v80, s[98:99]
-  v_cmp_lt_i32 s[98:99], 19, v209
+  v_cmp_lt_i32 s[98:99], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v209
+  v_cmp_lt_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[96:97]
-  v_cmp_lt_i32 s[96:97], 25, v209
+  v_cmp_lt_i32 s[96:97], 25, v210
   v_cndmask_b32 v83, v188, v83, s[98:99]
-  v_cmp_lt_i32 s[98:99], 26, v209
+  v_cmp_lt_i32 s[98:99], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v209
+  v_cmp_lt_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[96:97]
-  v_cmp_lt_i32 s[96:97], 32, v209
+  v_cmp_lt_i32 s[96:97], 32, v210
   v_cndmask_b32 v86, v188, v86, s[98:99]
-  v_cmp_lt_i32 s[98:99], 33, v209
+  v_cmp_lt_i32 s[98:99], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v209
+  v_cmp_lt_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[96:97]
-  v_cmp_lt_i32 s[96:97], 35, v209
+  v_cmp_lt_i32 s[96:97], 35, v210
   v_cndmask_b32 v89, v188, v89, s[98:99]
-  v_cmp_lt_i32 s[98:99], 40, v209
+  v_cmp_lt_i32 s[98:99], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v209
+  v_cmp_lt_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[96:97]
-  v_cmp_lt_i32 s[96:97], 42, v209
+  v_cmp_lt_i32 s[96:97], 42, v210
   v_cndmask_b32 v92, v188, v92, s[98:99]
-  v_cmp_lt_i32 s[98:99], 43, v209
+  v_cmp_lt_i32 s[98:99], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v209
+  v_cmp_lt_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[96:97]
-  v_cmp_lt_i32 s[96:97], 49, v209
+  v_cmp_lt_i32 s[96:97], 49, v210
   v_cndmask_b32 v95, v188, v95, s[98:99]
-  v_cmp_lt_i32 s[98:99], 50, v209
+  v_cmp_lt_i32 s[98:99], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v209
+  v_cmp_lt_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[96:97]
-  v_cmp_lt_i32 s[96:97], 56, v209
+  v_cmp_lt_i32 s[96:97], 56, v210
   v_cndmask_b32 v98, v188, v98, s[98:99]
-  v_cmp_lt_i32 s[98:99], 57, v209
+  v_cmp_lt_i32 s[98:99], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v209
+  v_cmp_lt_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[96:97]
-  v_cmp_lt_i32 s[96:97], 59, v209
+  v_cmp_lt_i32 s[96:97], 59, v210
   v_cndmask_b32 v101, v188, v101, s[98:99]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[96:97]
   s_cmp_lt_i32 s94, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_77
-  v_subrev_u32 v209, s94, v206
-  v_cmp_ge_i32 vcc, 0, v209
-  v_cmp_ge_i32 s[96:97], 1, v209
-  v_cmp_ge_i32 s[98:99], 2, v209
+  s_cbranch_scc0 .Lwindow_start_done_71
+  v_subrev_u32 v210, s94, v206
+  v_cmp_ge_i32 vcc, 0, v210
+  v_cmp_ge_i32 s[96:97], 1, v210
+  v_cmp_ge_i32 s[98:99], 2, v210
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v209
+  v_cmp_ge_i32 vcc, 3, v210
   v_cndmask_b32 v73, v188, v73, s[96:97]
-  v_cmp_ge_i32 s[96:97], 8, v209
+  v_cmp_ge_i32 s[96:97], 8, v210
   v_cndmask_b32 v74, v188, v74, s[98:99]
-  v_cmp_ge_i32 s[98:99], 9, v209
+  v_cmp_ge_i32 s[98:99], 9, v210
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v209
+  v_cmp_ge_i32 vcc, 10, v210
   v_cndmask_b32 v76, v188, v76, s[96:97]
-  v_cmp_ge_i32 s[96:97], 11, v209
+  v_cmp_ge_i32 s[96:97], 11, v210
   v_cndmask_b32 v77, v188, v77, s[98:99]
-  v_cmp_ge_i32 s[98:99], 16, v209
+  v_cmp_ge_i32 s[98:99], 16, v210
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v209
+  v_cmp_ge_i32 vcc, 17, v210
   v_cndmask_b32 v79, v188, v79, s[96:97]
-  v_cmp_ge_i32 s[96:97], 18, v209
+  v_cmp_ge_i32 s[96:97], 18, v210
   v_cndmask_b32 v80, v188, v80, s[98:99]
-  v_cmp_ge_i32 s[98:99], 19, v209
+  v_cmp_ge_i32 s[98:99], 19, v210
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v209
+  v_cmp_ge_i32 vcc, 24, v210
   v_cndmask_b32 v82, v188, v82, s[96:97]
-  v_cmp_ge_i32 s[96:97], 25, v209
+  v_cmp_ge_i32 s[96:97], 25, v210
   v_cndmask_b32 v83, v188, v83, s[98:99]
-  v_cmp_ge_i32 s[98:99], 26, v209
+  v_cmp_ge_i32 s[98:99], 26, v210
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v209
+  v_cmp_ge_i32 vcc, 27, v210
   v_cndmask_b32 v85, v188, v85, s[96:97]
-  v_cmp_ge_i32 s[96:97], 32, v209
+  v_cmp_ge_i32 s[96:97], 32, v210
   v_cndmask_b32 v86, v188, v86, s[98:99]
-  v_cmp_ge_i32 s[98:99], 33, v209
+  v_cmp_ge_i32 s[98:99], 33, v210
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v209
+  v_cmp_ge_i32 vcc, 34, v210
   v_cndmask_b32 v88, v188, v88, s[96:97]
-  v_cmp_ge_i32 s[96:97], 35, v209
+  v_cmp_ge_i32 s[96:97], 35, v210
   v_cndmask_b32 v89, v188, v89, s[98:99]
-  v_cmp_ge_i32 s[98:99], 40, v209
+  v_cmp_ge_i32 s[98:99], 40, v210
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v209
+  v_cmp_ge_i32 vcc, 41, v210
   v_cndmask_b32 v91, v188, v91, s[96:97]
-  v_cmp_ge_i32 s[96:97], 42, v209
+  v_cmp_ge_i32 s[96:97], 42, v210
   v_cndmask_b32 v92, v188, v92, s[98:99]
-  v_cmp_ge_i32 s[98:99], 43, v209
+  v_cmp_ge_i32 s[98:99], 43, v210
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v209
+  v_cmp_ge_i32 vcc, 48, v210
   v_cndmask_b32 v94, v188, v94, s[96:97]
-  v_cmp_ge_i32 s[96:97], 49, v209
+  v_cmp_ge_i32 s[96:97], 49, v210
   v_cndmask_b32 v95, v188, v95, s[98:99]
-  v_cmp_ge_i32 s[98:99], 50, v209
+  v_cmp_ge_i32 s[98:99], 50, v210
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v209
+  v_cmp_ge_i32 vcc, 51, v210
   v_cndmask_b32 v97, v188, v97, s[96:97]
-  v_cmp_ge_i32 s[96:97], 56, v209
+  v_cmp_ge_i32 s[96:97], 56, v210
   v_cndmask_b32 v98, v188, v98, s[98:99]
-  v_cmp_ge_i32 s[98:99], 57, v209
+  v_cmp_ge_i32 s[98:99], 57, v210
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v209
+  v_cmp_ge_i32 vcc, 58, v210
   v_cndmask_b32 v100, v188, v100, s[96:97]
-  v_cmp_ge_i32 s[96:97], 59, v209
+  v_cmp_ge_i32 s[96:97], 59, v210
   v_cndmask_b32 v101, v188, v101, s[98:99]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[96:97]
-.Lwindow_start_done_77:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+.Lwindow_start_done_71:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -3340,36 +3368,36 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_cmp_eq_f32 vcc, v188, v209                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[96:97], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[96:97]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_76
-.Lno_mask_75:
-  v_max3_f32 v208, v72, v73, v74                                 // row max of the lane's 32 keys
-  v_max3_f32 v208, v208, v75, v76
-  v_max3_f32 v208, v208, v77, v78
-  v_max3_f32 v208, v208, v79, v80
-  v_max3_f32 v208, v208, v81, v82
-  v_max3_f32 v208, v208, v83, v84
-  v_max3_f32 v208, v208, v85, v86
-  v_max3_f32 v208, v208, v87, v88
-  v_max3_f32 v208, v208, v89, v90
-  v_max3_f32 v208, v208, v91, v92
-  v_max3_f32 v208, v208, v93, v94
-  v_max3_f32 v208, v208, v95, v96
-  v_max3_f32 v208, v208, v97, v98
-  v_max3_f32 v208, v208, v99, v100
-  v_max3_f32 v208, v208, v101, v102
-  v_max_f32 v208, v208, v103
+  v_cndmask_b32 v187, v187, v210, s[96:97]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+  v_cndmask_b32 v209, v209, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_70
+.Lno_mask_69:
+  v_max3_f32 v209, v72, v73, v74                                 // row max of the lane's 32 keys
+  v_max3_f32 v209, v209, v75, v76
+  v_max3_f32 v209, v209, v77, v78
+  v_max3_f32 v209, v209, v79, v80
+  v_max3_f32 v209, v209, v81, v82
+  v_max3_f32 v209, v209, v83, v84
+  v_max3_f32 v209, v209, v85, v86
+  v_max3_f32 v209, v209, v87, v88
+  v_max3_f32 v209, v209, v89, v90
+  v_max3_f32 v209, v209, v91, v92
+  v_max3_f32 v209, v209, v93, v94
+  v_max3_f32 v209, v209, v95, v96
+  v_max3_f32 v209, v209, v97, v98
+  v_max3_f32 v209, v209, v99, v100
+  v_max3_f32 v209, v209, v101, v102
+  v_max_f32 v209, v209, v103
   v_pk_add_f32 v[210:211], v[72:73], v[74:75]                    // NaN test: the lane's scores summed
   v_pk_add_f32 v[212:213], v[76:77], v[78:79]
   v_pk_add_f32 v[210:211], v[210:211], v[80:81]
@@ -3390,48 +3418,48 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_u_f32 vcc, v210, v210
   v_mov_b32 v211, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, v208, v211, vcc                            // a NaN score: max +inf
-  ds_bpermute_b32 v209, v207, v208                               // the other 32 keys are in lane l ^ 32
+  v_cndmask_b32 v209, v209, v211, vcc                            // a NaN score: max +inf
+  ds_bpermute_b32 v210, v208, v209                               // the other 32 keys are in lane l ^ 32
   s_waitcnt lgkmcnt(0)                                           // bpermute
-  v_max_f32 v208, v208, v209
-  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_max_f32 v209, v209, v210
+  v_mul_f32 v187, v180, v209                                     // block max (log2 units); -inf if none visible (finite scale)
   v_cmp_u_f32 s[96:97], v187, v187
-  v_mov_b32 v209, 0x7f800000
+  v_mov_b32 v210, 0x7f800000
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v187, v187, v209, s[96:97]                       // NaN block max: +inf
-  v_max_f32 v208, v185, v187
-.Lrow_max_done_76:
-  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
+  v_cndmask_b32 v187, v187, v210, s[96:97]                       // NaN block max: +inf
+  v_max_f32 v209, v185, v187
+.Lrow_max_done_70:
+  v_cmp_lt_f32 vcc, v185, v209                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_78
-  v_sub_f32 v209, v185, v208
-  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v210, v209
-  v_sub_f32 v211, v209, v210
-  v_fmaak_f32 v172, v1, v211, 0x39218489
-  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v211, 0x3d635847
-  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v211, 0x3f317218
-  v_fmaak_f32 v172, v172, v211, 0x3f800000
-  v_cvt_i32_f32 v210, v210
-  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_72
+  v_sub_f32 v210, v185, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v211, v210
+  v_sub_f32 v212, v210, v211
+  v_fmaak_f32 v172, v1, v212, 0x39218489
+  v_fmaak_f32 v172, v172, v212, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v212, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v212, 0x3d635847
+  v_fmaak_f32 v172, v172, v212, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v212, 0x3f317218
+  v_fmaak_f32 v172, v172, v212, 0x3f800000
+  v_cvt_i32_f32 v211, v211
+  v_ldexp_f32 v172, v172, v211                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
-.Lalpha_done_78:
-  v_sub_f32 v209, v208, v187
-  v_cmp_lt_f32 s[96:97], 0, v209
-  v_cmp_gt_f32 vcc, v182, v209
-  v_floor_f32 v210, v209
-  v_cvt_i32_f32 v210, v210
-  v_add_u32 v210, 7, v210
-  v_cndmask_b32 v210, 7, v210, s[96:97]                          // gap <= 0: k = 7
-  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
-  v_add_u32 v213, v210, v184                                     // k - K
-  v_sub_u32 v184, 0, v210                                        // -k: O's scale from this block on
+.Lalpha_done_72:
+  v_sub_f32 v210, v209, v187
+  v_cmp_lt_f32 s[96:97], 0, v210
+  v_cmp_gt_f32 vcc, v182, v210
+  v_floor_f32 v211, v210
+  v_cvt_i32_f32 v211, v211
+  v_add_u32 v211, 7, v211
+  v_cndmask_b32 v211, 7, v211, s[96:97]                          // gap <= 0: k = 7
+  v_cndmask_b32 v211, v191, v211, vcc                            // huge gap, inf or NaN: the cap
+  v_add_u32 v213, v211, v184                                     // k - K
+  v_sub_u32 v184, 0, v211                                        // -k: O's scale from this block on
   v_ldexp_f32 v212, v172, v213                                   // alpha 2^(k - K), exact (a power of two)
   v_cmp_neq_f32 vcc, 1.0, v212                                   // does O's scale change in any lane?
-  s_cbranch_vccz .Lrescale_done_79
+  s_cbranch_vccz .Lrescale_done_73
   v_pk_mul_f32 v[8:9], v[8:9], v[212:213] op_sel_hi:[1,0]        // O *= alpha 2^(k_new - k_old)
   v_pk_mul_f32 v[10:11], v[10:11], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[12:13], v[12:13], v[212:213] op_sel_hi:[1,0]
@@ -3464,13 +3492,13 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_pk_mul_f32 v[66:67], v[66:67], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[212:213] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[212:213] op_sel_hi:[1,0]
-.Lrescale_done_79:
-  v_cmp_lg_f32 vcc, v188, v208
-  v_cvt_f32_i32 v210, v210
-  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (64 + c) + 8k
-  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
+.Lrescale_done_73:
+  v_cmp_lg_f32 vcc, v188, v209
+  v_cvt_f32_i32 v211, v211
+  v_fmamk_f32 v174, v211, 0x41000000, v181                       // (64 + c) + 8k
+  v_fmamk_f32 v174, v209, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v208                                           // m = m_new
+  v_mov_b32 v185, v209                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -3492,7 +3520,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_cmp_eq_f32 s[96:97], v188, v185
   s_or_b64 vcc, vcc, s[96:97]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_80
+  s_cbranch_scc1 .Lcodes_need_no_clamp_74
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -3525,7 +3553,7 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_80:
+.Lcodes_need_no_clamp_74:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -3585,105 +3613,105 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
 .Lkey_blocks_done:
   v_fma_f32 v185, v186, 0, v185                                  // gfx942: m = NaN where l is NaN
   s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
-  s_cbranch_scc1 .Lno_sink_81
+  s_cbranch_scc1 .Lno_sink_75
   s_lshl_b32 s96, s3, 2
   s_add_u32 s94, s68, s96
   s_addc_u32 s95, s69, 0
   s_load_dword s96, s[94:95], 0x0
   s_waitcnt lgkmcnt(0)                                           // sink
-  v_mov_b32 v208, s96
-  v_mul_f32 v208, 0x3fb8aa3b, v208                               // z = sink log2 e
-  v_max_f32 v209, v185, v208
-  v_add_f32 v213, v185, v208
-  v_cmp_u_f32 vcc, v213, v213
+  v_mov_b32 v209, s96
+  v_mul_f32 v209, 0x3fb8aa3b, v209                               // z = sink log2 e
+  v_max_f32 v210, v185, v209
+  v_add_f32 v214, v185, v209
+  v_cmp_u_f32 vcc, v214, v214
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v209, v209, v213, vcc                            // m' = max(m, z), NaN kept
-  v_sub_f32 v210, v185, v209
-  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v213, v210
-  v_sub_f32 v214, v210, v213
-  v_fmaak_f32 v211, v1, v214, 0x39218489
-  v_fmaak_f32 v211, v211, v214, 0x3aaec3ff
-  v_fmaak_f32 v211, v211, v214, 0x3c1d955b
-  v_fmaak_f32 v211, v211, v214, 0x3d635847
-  v_fmaak_f32 v211, v211, v214, 0x3e75fdf0
-  v_fmaak_f32 v211, v211, v214, 0x3f317218
-  v_fmaak_f32 v211, v211, v214, 0x3f800000
-  v_cvt_i32_f32 v213, v213
-  v_ldexp_f32 v211, v211, v213                                   // 2^f 2^n
-  v_cndmask_b32 v211, 0, v211, vcc                               // x < -126, -inf or NaN: 0
-  v_sub_f32 v210, v208, v209
-  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v213, v210
-  v_sub_f32 v214, v210, v213
-  v_fmaak_f32 v212, v1, v214, 0x39218489
-  v_fmaak_f32 v212, v212, v214, 0x3aaec3ff
-  v_fmaak_f32 v212, v212, v214, 0x3c1d955b
-  v_fmaak_f32 v212, v212, v214, 0x3d635847
-  v_fmaak_f32 v212, v212, v214, 0x3e75fdf0
-  v_fmaak_f32 v212, v212, v214, 0x3f317218
-  v_fmaak_f32 v212, v212, v214, 0x3f800000
-  v_cvt_i32_f32 v213, v213
-  v_ldexp_f32 v212, v212, v213                                   // 2^f 2^n
+  v_cndmask_b32 v210, v210, v214, vcc                            // m' = max(m, z), NaN kept
+  v_sub_f32 v211, v185, v210
+  v_cmp_le_f32 vcc, 0xc2fc0000, v211                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v214, v211
+  v_sub_f32 v215, v211, v214
+  v_fmaak_f32 v212, v1, v215, 0x39218489
+  v_fmaak_f32 v212, v212, v215, 0x3aaec3ff
+  v_fmaak_f32 v212, v212, v215, 0x3c1d955b
+  v_fmaak_f32 v212, v212, v215, 0x3d635847
+  v_fmaak_f32 v212, v212, v215, 0x3e75fdf0
+  v_fmaak_f32 v212, v212, v215, 0x3f317218
+  v_fmaak_f32 v212, v212, v215, 0x3f800000
+  v_cvt_i32_f32 v214, v214
+  v_ldexp_f32 v212, v212, v214                                   // 2^f 2^n
   v_cndmask_b32 v212, 0, v212, vcc                               // x < -126, -inf or NaN: 0
-  v_mul_f32 v186, v186, v211                                     // l' = l alpha + 2^(z - m')
-  v_add_f32 v186, v186, v212
-  v_mul_f32 v190, v190, v211                                     // O's factor: (v_descale alpha) / l'
-  v_mov_b32 v185, v209                                           // m = m'
-.Lno_sink_81:
+  v_sub_f32 v211, v209, v210
+  v_cmp_le_f32 vcc, 0xc2fc0000, v211                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v214, v211
+  v_sub_f32 v215, v211, v214
+  v_fmaak_f32 v213, v1, v215, 0x39218489
+  v_fmaak_f32 v213, v213, v215, 0x3aaec3ff
+  v_fmaak_f32 v213, v213, v215, 0x3c1d955b
+  v_fmaak_f32 v213, v213, v215, 0x3d635847
+  v_fmaak_f32 v213, v213, v215, 0x3e75fdf0
+  v_fmaak_f32 v213, v213, v215, 0x3f317218
+  v_fmaak_f32 v213, v213, v215, 0x3f800000
+  v_cvt_i32_f32 v214, v214
+  v_ldexp_f32 v213, v213, v214                                   // 2^f 2^n
+  v_cndmask_b32 v213, 0, v213, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v186, v186, v212                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v186, v186, v213
+  v_mul_f32 v190, v190, v212                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v185, v210                                           // m = m'
+.Lno_sink_75:
   v_cmp_lt_f32 s[94:95], 0, v186                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v208, 1.0, v186, s[94:95]
-  v_div_scale_f32 v209, s[88:89], v208, v208, v190
-  v_div_scale_f32 v210, vcc, v190, v208, v190
-  v_rcp_f32 v211, v209
+  v_cndmask_b32 v209, 1.0, v186, s[94:95]
+  v_div_scale_f32 v210, s[88:89], v209, v209, v190
+  v_div_scale_f32 v211, vcc, v190, v209, v190
+  v_rcp_f32 v212, v210
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v213, -v209, v211, 1.0
-  v_fma_f32 v211, v213, v211, v211
-  v_mul_f32 v212, v210, v211
-  v_fma_f32 v213, -v209, v212, v210
-  v_fma_f32 v212, v213, v211, v212
-  v_fma_f32 v213, -v209, v212, v210
-  v_div_fmas_f32 v212, v213, v211, v212
+  v_fma_f32 v214, -v210, v212, 1.0
+  v_fma_f32 v212, v214, v212, v212
+  v_mul_f32 v213, v211, v212
+  v_fma_f32 v214, -v210, v213, v211
+  v_fma_f32 v213, v214, v212, v213
+  v_fma_f32 v214, -v210, v213, v211
+  v_div_fmas_f32 v213, v214, v212, v213
   v_cmp_gt_f32 vcc, 0x7f800000, v185                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v212, v212, v208, v190
-  v_cndmask_b32 v214, 0, v212, s[94:95]
-  v_mov_b32 v215, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v214, v215, v214, vcc
-  v_ldexp_f32 v214, v214, v184                                   // gfx942 FP8 LEAN: the factor 2^-k
-  v_mov_b32 v215, v214
-  v_pk_mul_f32 v[8:9], v[8:9], v[214:215]
-  v_pk_mul_f32 v[10:11], v[10:11], v[214:215]
-  v_pk_mul_f32 v[12:13], v[12:13], v[214:215]
-  v_pk_mul_f32 v[14:15], v[14:15], v[214:215]
-  v_pk_mul_f32 v[16:17], v[16:17], v[214:215]
-  v_pk_mul_f32 v[18:19], v[18:19], v[214:215]
-  v_pk_mul_f32 v[20:21], v[20:21], v[214:215]
-  v_pk_mul_f32 v[22:23], v[22:23], v[214:215]
-  v_pk_mul_f32 v[24:25], v[24:25], v[214:215]
-  v_pk_mul_f32 v[26:27], v[26:27], v[214:215]
-  v_pk_mul_f32 v[28:29], v[28:29], v[214:215]
-  v_pk_mul_f32 v[30:31], v[30:31], v[214:215]
-  v_pk_mul_f32 v[32:33], v[32:33], v[214:215]
-  v_pk_mul_f32 v[34:35], v[34:35], v[214:215]
-  v_pk_mul_f32 v[36:37], v[36:37], v[214:215]
-  v_pk_mul_f32 v[38:39], v[38:39], v[214:215]
-  v_pk_mul_f32 v[40:41], v[40:41], v[214:215]
-  v_pk_mul_f32 v[42:43], v[42:43], v[214:215]
-  v_pk_mul_f32 v[44:45], v[44:45], v[214:215]
-  v_pk_mul_f32 v[46:47], v[46:47], v[214:215]
-  v_pk_mul_f32 v[48:49], v[48:49], v[214:215]
-  v_pk_mul_f32 v[50:51], v[50:51], v[214:215]
-  v_pk_mul_f32 v[52:53], v[52:53], v[214:215]
-  v_pk_mul_f32 v[54:55], v[54:55], v[214:215]
-  v_pk_mul_f32 v[56:57], v[56:57], v[214:215]
-  v_pk_mul_f32 v[58:59], v[58:59], v[214:215]
-  v_pk_mul_f32 v[60:61], v[60:61], v[214:215]
-  v_pk_mul_f32 v[62:63], v[62:63], v[214:215]
-  v_pk_mul_f32 v[64:65], v[64:65], v[214:215]
-  v_pk_mul_f32 v[66:67], v[66:67], v[214:215]
-  v_pk_mul_f32 v[68:69], v[68:69], v[214:215]
-  v_pk_mul_f32 v[70:71], v[70:71], v[214:215]
+  v_div_fixup_f32 v213, v213, v209, v190
+  v_cndmask_b32 v216, 0, v213, s[94:95]
+  v_mov_b32 v217, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v216, v217, v216, vcc
+  v_ldexp_f32 v216, v216, v184                                   // gfx942 FP8 LEAN: the factor 2^-k
+  v_mov_b32 v217, v216
+  v_pk_mul_f32 v[8:9], v[8:9], v[216:217]
+  v_pk_mul_f32 v[10:11], v[10:11], v[216:217]
+  v_pk_mul_f32 v[12:13], v[12:13], v[216:217]
+  v_pk_mul_f32 v[14:15], v[14:15], v[216:217]
+  v_pk_mul_f32 v[16:17], v[16:17], v[216:217]
+  v_pk_mul_f32 v[18:19], v[18:19], v[216:217]
+  v_pk_mul_f32 v[20:21], v[20:21], v[216:217]
+  v_pk_mul_f32 v[22:23], v[22:23], v[216:217]
+  v_pk_mul_f32 v[24:25], v[24:25], v[216:217]
+  v_pk_mul_f32 v[26:27], v[26:27], v[216:217]
+  v_pk_mul_f32 v[28:29], v[28:29], v[216:217]
+  v_pk_mul_f32 v[30:31], v[30:31], v[216:217]
+  v_pk_mul_f32 v[32:33], v[32:33], v[216:217]
+  v_pk_mul_f32 v[34:35], v[34:35], v[216:217]
+  v_pk_mul_f32 v[36:37], v[36:37], v[216:217]
+  v_pk_mul_f32 v[38:39], v[38:39], v[216:217]
+  v_pk_mul_f32 v[40:41], v[40:41], v[216:217]
+  v_pk_mul_f32 v[42:43], v[42:43], v[216:217]
+  v_pk_mul_f32 v[44:45], v[44:45], v[216:217]
+  v_pk_mul_f32 v[46:47], v[46:47], v[216:217]
+  v_pk_mul_f32 v[48:49], v[48:49], v[216:217]
+  v_pk_mul_f32 v[50:51], v[50:51], v[216:217]
+  v_pk_mul_f32 v[52:53], v[52:53], v[216:217]
+  v_pk_mul_f32 v[54:55], v[54:55], v[216:217]
+  v_pk_mul_f32 v[56:57], v[56:57], v[216:217]
+  v_pk_mul_f32 v[58:59], v[58:59], v[216:217]
+  v_pk_mul_f32 v[60:61], v[60:61], v[216:217]
+  v_pk_mul_f32 v[62:63], v[62:63], v[216:217]
+  v_pk_mul_f32 v[64:65], v[64:65], v[216:217]
+  v_pk_mul_f32 v[66:67], v[66:67], v[216:217]
+  v_pk_mul_f32 v[68:69], v[68:69], v[216:217]
+  v_pk_mul_f32 v[70:71], v[70:71], v[216:217]
   s_mov_b64 s[96:97], 0
   s_mul_i32 s98, s46, s4
   s_mul_hi_u32 s99, s46, s4
@@ -3706,13 +3734,13 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   v_mov_b32 v210, s96
   v_mov_b32 v211, s97
   v_mad_u64_u32 v[210:211], s[88:89], v178, s48, v[210:211]
-  v_mul_lo_u32 v209, v178, s49
-  v_add_u32 v211, v211, v209
+  v_mul_lo_u32 v212, v178, s49
+  v_add_u32 v211, v211, v212
   v_mad_u64_u32 v[210:211], s[88:89], v177, 4, v[210:211]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_82
+  s_cbranch_scc0 .Lout_16bit_76
   v_lshlrev_b64 v[210:211], 2, v[210:211]
   v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
   global_store_dwordx4 v[210:211], v[8:11], off offset:0         // O fp32
@@ -3731,486 +3759,486 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   global_store_dwordx4 v[210:211], v[60:63], off offset:416
   global_store_dwordx4 v[210:211], v[64:67], off offset:448
   global_store_dwordx4 v[210:211], v[68:71], off offset:480
-  s_branch .Lout_stored_84
-.Lout_16bit_82:
+  s_branch .Lout_stored_78
+.Lout_16bit_76:
   v_lshlrev_b64 v[210:211], 1, v[210:211]
   v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
-  v_bfe_u32 v212, v8, 16, 1
-  v_add3_u32 v212, v8, s91, v212
-  v_or_b32 v214, s93, v8
+  v_bfe_u32 v213, v8, 16, 1
+  v_add3_u32 v213, v8, s91, v213
+  v_or_b32 v215, s93, v8
   v_cmp_u_f32 vcc, v8, v8
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v9, 16, 1
-  v_add3_u32 v213, v9, s91, v213
-  v_or_b32 v214, s93, v9
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v9, 16, 1
+  v_add3_u32 v214, v9, s91, v214
+  v_or_b32 v215, s93, v9
   v_cmp_u_f32 vcc, v9, v9
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v104, v213, s92, v212
-  v_bfe_u32 v212, v10, 16, 1
-  v_add3_u32 v212, v10, s91, v212
-  v_or_b32 v214, s93, v10
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v104, v214, s92, v213
+  v_bfe_u32 v213, v10, 16, 1
+  v_add3_u32 v213, v10, s91, v213
+  v_or_b32 v215, s93, v10
   v_cmp_u_f32 vcc, v10, v10
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v11, 16, 1
-  v_add3_u32 v213, v11, s91, v213
-  v_or_b32 v214, s93, v11
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v11, 16, 1
+  v_add3_u32 v214, v11, s91, v214
+  v_or_b32 v215, s93, v11
   v_cmp_u_f32 vcc, v11, v11
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v105, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v105, v214, s92, v213
   global_store_dwordx2 v[210:211], v[104:105], off offset:0      // O bf16 (RNE)
-  v_bfe_u32 v212, v12, 16, 1
-  v_add3_u32 v212, v12, s91, v212
-  v_or_b32 v214, s93, v12
+  v_bfe_u32 v213, v12, 16, 1
+  v_add3_u32 v213, v12, s91, v213
+  v_or_b32 v215, s93, v12
   v_cmp_u_f32 vcc, v12, v12
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v13, 16, 1
-  v_add3_u32 v213, v13, s91, v213
-  v_or_b32 v214, s93, v13
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v13, 16, 1
+  v_add3_u32 v214, v13, s91, v214
+  v_or_b32 v215, s93, v13
   v_cmp_u_f32 vcc, v13, v13
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v106, v213, s92, v212
-  v_bfe_u32 v212, v14, 16, 1
-  v_add3_u32 v212, v14, s91, v212
-  v_or_b32 v214, s93, v14
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v106, v214, s92, v213
+  v_bfe_u32 v213, v14, 16, 1
+  v_add3_u32 v213, v14, s91, v213
+  v_or_b32 v215, s93, v14
   v_cmp_u_f32 vcc, v14, v14
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v15, 16, 1
-  v_add3_u32 v213, v15, s91, v213
-  v_or_b32 v214, s93, v15
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v15, 16, 1
+  v_add3_u32 v214, v15, s91, v214
+  v_or_b32 v215, s93, v15
   v_cmp_u_f32 vcc, v15, v15
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v107, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v107, v214, s92, v213
   global_store_dwordx2 v[210:211], v[106:107], off offset:16
-  v_bfe_u32 v212, v16, 16, 1
-  v_add3_u32 v212, v16, s91, v212
-  v_or_b32 v214, s93, v16
+  v_bfe_u32 v213, v16, 16, 1
+  v_add3_u32 v213, v16, s91, v213
+  v_or_b32 v215, s93, v16
   v_cmp_u_f32 vcc, v16, v16
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v17, 16, 1
-  v_add3_u32 v213, v17, s91, v213
-  v_or_b32 v214, s93, v17
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v17, 16, 1
+  v_add3_u32 v214, v17, s91, v214
+  v_or_b32 v215, s93, v17
   v_cmp_u_f32 vcc, v17, v17
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v108, v213, s92, v212
-  v_bfe_u32 v212, v18, 16, 1
-  v_add3_u32 v212, v18, s91, v212
-  v_or_b32 v214, s93, v18
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v108, v214, s92, v213
+  v_bfe_u32 v213, v18, 16, 1
+  v_add3_u32 v213, v18, s91, v213
+  v_or_b32 v215, s93, v18
   v_cmp_u_f32 vcc, v18, v18
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v19, 16, 1
-  v_add3_u32 v213, v19, s91, v213
-  v_or_b32 v214, s93, v19
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v19, 16, 1
+  v_add3_u32 v214, v19, s91, v214
+  v_or_b32 v215, s93, v19
   v_cmp_u_f32 vcc, v19, v19
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v109, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v109, v214, s92, v213
   global_store_dwordx2 v[210:211], v[108:109], off offset:32
-  v_bfe_u32 v212, v20, 16, 1
-  v_add3_u32 v212, v20, s91, v212
-  v_or_b32 v214, s93, v20
+  v_bfe_u32 v213, v20, 16, 1
+  v_add3_u32 v213, v20, s91, v213
+  v_or_b32 v215, s93, v20
   v_cmp_u_f32 vcc, v20, v20
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v21, 16, 1
-  v_add3_u32 v213, v21, s91, v213
-  v_or_b32 v214, s93, v21
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v21, 16, 1
+  v_add3_u32 v214, v21, s91, v214
+  v_or_b32 v215, s93, v21
   v_cmp_u_f32 vcc, v21, v21
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v110, v213, s92, v212
-  v_bfe_u32 v212, v22, 16, 1
-  v_add3_u32 v212, v22, s91, v212
-  v_or_b32 v214, s93, v22
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v110, v214, s92, v213
+  v_bfe_u32 v213, v22, 16, 1
+  v_add3_u32 v213, v22, s91, v213
+  v_or_b32 v215, s93, v22
   v_cmp_u_f32 vcc, v22, v22
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v23, 16, 1
-  v_add3_u32 v213, v23, s91, v213
-  v_or_b32 v214, s93, v23
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v23, 16, 1
+  v_add3_u32 v214, v23, s91, v214
+  v_or_b32 v215, s93, v23
   v_cmp_u_f32 vcc, v23, v23
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v111, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v111, v214, s92, v213
   global_store_dwordx2 v[210:211], v[110:111], off offset:48
-  v_bfe_u32 v212, v24, 16, 1
-  v_add3_u32 v212, v24, s91, v212
-  v_or_b32 v214, s93, v24
+  v_bfe_u32 v213, v24, 16, 1
+  v_add3_u32 v213, v24, s91, v213
+  v_or_b32 v215, s93, v24
   v_cmp_u_f32 vcc, v24, v24
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v25, 16, 1
-  v_add3_u32 v213, v25, s91, v213
-  v_or_b32 v214, s93, v25
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v25, 16, 1
+  v_add3_u32 v214, v25, s91, v214
+  v_or_b32 v215, s93, v25
   v_cmp_u_f32 vcc, v25, v25
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v112, v213, s92, v212
-  v_bfe_u32 v212, v26, 16, 1
-  v_add3_u32 v212, v26, s91, v212
-  v_or_b32 v214, s93, v26
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v112, v214, s92, v213
+  v_bfe_u32 v213, v26, 16, 1
+  v_add3_u32 v213, v26, s91, v213
+  v_or_b32 v215, s93, v26
   v_cmp_u_f32 vcc, v26, v26
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v27, 16, 1
-  v_add3_u32 v213, v27, s91, v213
-  v_or_b32 v214, s93, v27
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v27, 16, 1
+  v_add3_u32 v214, v27, s91, v214
+  v_or_b32 v215, s93, v27
   v_cmp_u_f32 vcc, v27, v27
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v113, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v113, v214, s92, v213
   global_store_dwordx2 v[210:211], v[112:113], off offset:64
-  v_bfe_u32 v212, v28, 16, 1
-  v_add3_u32 v212, v28, s91, v212
-  v_or_b32 v214, s93, v28
+  v_bfe_u32 v213, v28, 16, 1
+  v_add3_u32 v213, v28, s91, v213
+  v_or_b32 v215, s93, v28
   v_cmp_u_f32 vcc, v28, v28
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v29, 16, 1
-  v_add3_u32 v213, v29, s91, v213
-  v_or_b32 v214, s93, v29
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v29, 16, 1
+  v_add3_u32 v214, v29, s91, v214
+  v_or_b32 v215, s93, v29
   v_cmp_u_f32 vcc, v29, v29
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v114, v213, s92, v212
-  v_bfe_u32 v212, v30, 16, 1
-  v_add3_u32 v212, v30, s91, v212
-  v_or_b32 v214, s93, v30
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v114, v214, s92, v213
+  v_bfe_u32 v213, v30, 16, 1
+  v_add3_u32 v213, v30, s91, v213
+  v_or_b32 v215, s93, v30
   v_cmp_u_f32 vcc, v30, v30
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v31, 16, 1
-  v_add3_u32 v213, v31, s91, v213
-  v_or_b32 v214, s93, v31
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v31, 16, 1
+  v_add3_u32 v214, v31, s91, v214
+  v_or_b32 v215, s93, v31
   v_cmp_u_f32 vcc, v31, v31
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v115, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v115, v214, s92, v213
   global_store_dwordx2 v[210:211], v[114:115], off offset:80
-  v_bfe_u32 v212, v32, 16, 1
-  v_add3_u32 v212, v32, s91, v212
-  v_or_b32 v214, s93, v32
+  v_bfe_u32 v213, v32, 16, 1
+  v_add3_u32 v213, v32, s91, v213
+  v_or_b32 v215, s93, v32
   v_cmp_u_f32 vcc, v32, v32
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v33, 16, 1
-  v_add3_u32 v213, v33, s91, v213
-  v_or_b32 v214, s93, v33
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v33, 16, 1
+  v_add3_u32 v214, v33, s91, v214
+  v_or_b32 v215, s93, v33
   v_cmp_u_f32 vcc, v33, v33
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v116, v213, s92, v212
-  v_bfe_u32 v212, v34, 16, 1
-  v_add3_u32 v212, v34, s91, v212
-  v_or_b32 v214, s93, v34
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v116, v214, s92, v213
+  v_bfe_u32 v213, v34, 16, 1
+  v_add3_u32 v213, v34, s91, v213
+  v_or_b32 v215, s93, v34
   v_cmp_u_f32 vcc, v34, v34
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v35, 16, 1
-  v_add3_u32 v213, v35, s91, v213
-  v_or_b32 v214, s93, v35
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v35, 16, 1
+  v_add3_u32 v214, v35, s91, v214
+  v_or_b32 v215, s93, v35
   v_cmp_u_f32 vcc, v35, v35
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v117, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v117, v214, s92, v213
   global_store_dwordx2 v[210:211], v[116:117], off offset:96
-  v_bfe_u32 v212, v36, 16, 1
-  v_add3_u32 v212, v36, s91, v212
-  v_or_b32 v214, s93, v36
+  v_bfe_u32 v213, v36, 16, 1
+  v_add3_u32 v213, v36, s91, v213
+  v_or_b32 v215, s93, v36
   v_cmp_u_f32 vcc, v36, v36
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v37, 16, 1
-  v_add3_u32 v213, v37, s91, v213
-  v_or_b32 v214, s93, v37
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v37, 16, 1
+  v_add3_u32 v214, v37, s91, v214
+  v_or_b32 v215, s93, v37
   v_cmp_u_f32 vcc, v37, v37
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v118, v213, s92, v212
-  v_bfe_u32 v212, v38, 16, 1
-  v_add3_u32 v212, v38, s91, v212
-  v_or_b32 v214, s93, v38
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v118, v214, s92, v213
+  v_bfe_u32 v213, v38, 16, 1
+  v_add3_u32 v213, v38, s91, v213
+  v_or_b32 v215, s93, v38
   v_cmp_u_f32 vcc, v38, v38
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v39, 16, 1
-  v_add3_u32 v213, v39, s91, v213
-  v_or_b32 v214, s93, v39
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v39, 16, 1
+  v_add3_u32 v214, v39, s91, v214
+  v_or_b32 v215, s93, v39
   v_cmp_u_f32 vcc, v39, v39
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v119, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v119, v214, s92, v213
   global_store_dwordx2 v[210:211], v[118:119], off offset:112
-  v_bfe_u32 v212, v40, 16, 1
-  v_add3_u32 v212, v40, s91, v212
-  v_or_b32 v214, s93, v40
+  v_bfe_u32 v213, v40, 16, 1
+  v_add3_u32 v213, v40, s91, v213
+  v_or_b32 v215, s93, v40
   v_cmp_u_f32 vcc, v40, v40
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v41, 16, 1
-  v_add3_u32 v213, v41, s91, v213
-  v_or_b32 v214, s93, v41
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v41, 16, 1
+  v_add3_u32 v214, v41, s91, v214
+  v_or_b32 v215, s93, v41
   v_cmp_u_f32 vcc, v41, v41
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v120, v213, s92, v212
-  v_bfe_u32 v212, v42, 16, 1
-  v_add3_u32 v212, v42, s91, v212
-  v_or_b32 v214, s93, v42
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v120, v214, s92, v213
+  v_bfe_u32 v213, v42, 16, 1
+  v_add3_u32 v213, v42, s91, v213
+  v_or_b32 v215, s93, v42
   v_cmp_u_f32 vcc, v42, v42
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v43, 16, 1
-  v_add3_u32 v213, v43, s91, v213
-  v_or_b32 v214, s93, v43
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v43, 16, 1
+  v_add3_u32 v214, v43, s91, v214
+  v_or_b32 v215, s93, v43
   v_cmp_u_f32 vcc, v43, v43
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v121, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v121, v214, s92, v213
   global_store_dwordx2 v[210:211], v[120:121], off offset:128
-  v_bfe_u32 v212, v44, 16, 1
-  v_add3_u32 v212, v44, s91, v212
-  v_or_b32 v214, s93, v44
+  v_bfe_u32 v213, v44, 16, 1
+  v_add3_u32 v213, v44, s91, v213
+  v_or_b32 v215, s93, v44
   v_cmp_u_f32 vcc, v44, v44
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v45, 16, 1
-  v_add3_u32 v213, v45, s91, v213
-  v_or_b32 v214, s93, v45
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v45, 16, 1
+  v_add3_u32 v214, v45, s91, v214
+  v_or_b32 v215, s93, v45
   v_cmp_u_f32 vcc, v45, v45
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v122, v213, s92, v212
-  v_bfe_u32 v212, v46, 16, 1
-  v_add3_u32 v212, v46, s91, v212
-  v_or_b32 v214, s93, v46
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v122, v214, s92, v213
+  v_bfe_u32 v213, v46, 16, 1
+  v_add3_u32 v213, v46, s91, v213
+  v_or_b32 v215, s93, v46
   v_cmp_u_f32 vcc, v46, v46
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v47, 16, 1
-  v_add3_u32 v213, v47, s91, v213
-  v_or_b32 v214, s93, v47
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v47, 16, 1
+  v_add3_u32 v214, v47, s91, v214
+  v_or_b32 v215, s93, v47
   v_cmp_u_f32 vcc, v47, v47
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v123, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v123, v214, s92, v213
   global_store_dwordx2 v[210:211], v[122:123], off offset:144
-  v_bfe_u32 v212, v48, 16, 1
-  v_add3_u32 v212, v48, s91, v212
-  v_or_b32 v214, s93, v48
+  v_bfe_u32 v213, v48, 16, 1
+  v_add3_u32 v213, v48, s91, v213
+  v_or_b32 v215, s93, v48
   v_cmp_u_f32 vcc, v48, v48
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v49, 16, 1
-  v_add3_u32 v213, v49, s91, v213
-  v_or_b32 v214, s93, v49
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v49, 16, 1
+  v_add3_u32 v214, v49, s91, v214
+  v_or_b32 v215, s93, v49
   v_cmp_u_f32 vcc, v49, v49
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v124, v213, s92, v212
-  v_bfe_u32 v212, v50, 16, 1
-  v_add3_u32 v212, v50, s91, v212
-  v_or_b32 v214, s93, v50
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v124, v214, s92, v213
+  v_bfe_u32 v213, v50, 16, 1
+  v_add3_u32 v213, v50, s91, v213
+  v_or_b32 v215, s93, v50
   v_cmp_u_f32 vcc, v50, v50
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v51, 16, 1
-  v_add3_u32 v213, v51, s91, v213
-  v_or_b32 v214, s93, v51
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v51, 16, 1
+  v_add3_u32 v214, v51, s91, v214
+  v_or_b32 v215, s93, v51
   v_cmp_u_f32 vcc, v51, v51
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v125, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v125, v214, s92, v213
   global_store_dwordx2 v[210:211], v[124:125], off offset:160
-  v_bfe_u32 v212, v52, 16, 1
-  v_add3_u32 v212, v52, s91, v212
-  v_or_b32 v214, s93, v52
+  v_bfe_u32 v213, v52, 16, 1
+  v_add3_u32 v213, v52, s91, v213
+  v_or_b32 v215, s93, v52
   v_cmp_u_f32 vcc, v52, v52
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v53, 16, 1
-  v_add3_u32 v213, v53, s91, v213
-  v_or_b32 v214, s93, v53
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v53, 16, 1
+  v_add3_u32 v214, v53, s91, v214
+  v_or_b32 v215, s93, v53
   v_cmp_u_f32 vcc, v53, v53
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v126, v213, s92, v212
-  v_bfe_u32 v212, v54, 16, 1
-  v_add3_u32 v212, v54, s91, v212
-  v_or_b32 v214, s93, v54
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v126, v214, s92, v213
+  v_bfe_u32 v213, v54, 16, 1
+  v_add3_u32 v213, v54, s91, v213
+  v_or_b32 v215, s93, v54
   v_cmp_u_f32 vcc, v54, v54
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v55, 16, 1
-  v_add3_u32 v213, v55, s91, v213
-  v_or_b32 v214, s93, v55
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v55, 16, 1
+  v_add3_u32 v214, v55, s91, v214
+  v_or_b32 v215, s93, v55
   v_cmp_u_f32 vcc, v55, v55
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v127, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v127, v214, s92, v213
   global_store_dwordx2 v[210:211], v[126:127], off offset:176
-  v_bfe_u32 v212, v56, 16, 1
-  v_add3_u32 v212, v56, s91, v212
-  v_or_b32 v214, s93, v56
+  v_bfe_u32 v213, v56, 16, 1
+  v_add3_u32 v213, v56, s91, v213
+  v_or_b32 v215, s93, v56
   v_cmp_u_f32 vcc, v56, v56
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v57, 16, 1
-  v_add3_u32 v213, v57, s91, v213
-  v_or_b32 v214, s93, v57
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v57, 16, 1
+  v_add3_u32 v214, v57, s91, v214
+  v_or_b32 v215, s93, v57
   v_cmp_u_f32 vcc, v57, v57
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v128, v213, s92, v212
-  v_bfe_u32 v212, v58, 16, 1
-  v_add3_u32 v212, v58, s91, v212
-  v_or_b32 v214, s93, v58
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v128, v214, s92, v213
+  v_bfe_u32 v213, v58, 16, 1
+  v_add3_u32 v213, v58, s91, v213
+  v_or_b32 v215, s93, v58
   v_cmp_u_f32 vcc, v58, v58
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v59, 16, 1
-  v_add3_u32 v213, v59, s91, v213
-  v_or_b32 v214, s93, v59
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v59, 16, 1
+  v_add3_u32 v214, v59, s91, v214
+  v_or_b32 v215, s93, v59
   v_cmp_u_f32 vcc, v59, v59
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v129, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v129, v214, s92, v213
   global_store_dwordx2 v[210:211], v[128:129], off offset:192
-  v_bfe_u32 v212, v60, 16, 1
-  v_add3_u32 v212, v60, s91, v212
-  v_or_b32 v214, s93, v60
+  v_bfe_u32 v213, v60, 16, 1
+  v_add3_u32 v213, v60, s91, v213
+  v_or_b32 v215, s93, v60
   v_cmp_u_f32 vcc, v60, v60
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v61, 16, 1
-  v_add3_u32 v213, v61, s91, v213
-  v_or_b32 v214, s93, v61
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v61, 16, 1
+  v_add3_u32 v214, v61, s91, v214
+  v_or_b32 v215, s93, v61
   v_cmp_u_f32 vcc, v61, v61
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v130, v213, s92, v212
-  v_bfe_u32 v212, v62, 16, 1
-  v_add3_u32 v212, v62, s91, v212
-  v_or_b32 v214, s93, v62
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v130, v214, s92, v213
+  v_bfe_u32 v213, v62, 16, 1
+  v_add3_u32 v213, v62, s91, v213
+  v_or_b32 v215, s93, v62
   v_cmp_u_f32 vcc, v62, v62
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v63, 16, 1
-  v_add3_u32 v213, v63, s91, v213
-  v_or_b32 v214, s93, v63
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v63, 16, 1
+  v_add3_u32 v214, v63, s91, v214
+  v_or_b32 v215, s93, v63
   v_cmp_u_f32 vcc, v63, v63
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v131, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v131, v214, s92, v213
   global_store_dwordx2 v[210:211], v[130:131], off offset:208
-  v_bfe_u32 v212, v64, 16, 1
-  v_add3_u32 v212, v64, s91, v212
-  v_or_b32 v214, s93, v64
+  v_bfe_u32 v213, v64, 16, 1
+  v_add3_u32 v213, v64, s91, v213
+  v_or_b32 v215, s93, v64
   v_cmp_u_f32 vcc, v64, v64
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v65, 16, 1
-  v_add3_u32 v213, v65, s91, v213
-  v_or_b32 v214, s93, v65
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v65, 16, 1
+  v_add3_u32 v214, v65, s91, v214
+  v_or_b32 v215, s93, v65
   v_cmp_u_f32 vcc, v65, v65
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v132, v213, s92, v212
-  v_bfe_u32 v212, v66, 16, 1
-  v_add3_u32 v212, v66, s91, v212
-  v_or_b32 v214, s93, v66
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v132, v214, s92, v213
+  v_bfe_u32 v213, v66, 16, 1
+  v_add3_u32 v213, v66, s91, v213
+  v_or_b32 v215, s93, v66
   v_cmp_u_f32 vcc, v66, v66
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v67, 16, 1
-  v_add3_u32 v213, v67, s91, v213
-  v_or_b32 v214, s93, v67
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v67, 16, 1
+  v_add3_u32 v214, v67, s91, v214
+  v_or_b32 v215, s93, v67
   v_cmp_u_f32 vcc, v67, v67
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v133, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v133, v214, s92, v213
   global_store_dwordx2 v[210:211], v[132:133], off offset:224
-  v_bfe_u32 v212, v68, 16, 1
-  v_add3_u32 v212, v68, s91, v212
-  v_or_b32 v214, s93, v68
+  v_bfe_u32 v213, v68, 16, 1
+  v_add3_u32 v213, v68, s91, v213
+  v_or_b32 v215, s93, v68
   v_cmp_u_f32 vcc, v68, v68
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v69, 16, 1
-  v_add3_u32 v213, v69, s91, v213
-  v_or_b32 v214, s93, v69
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v69, 16, 1
+  v_add3_u32 v214, v69, s91, v214
+  v_or_b32 v215, s93, v69
   v_cmp_u_f32 vcc, v69, v69
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v134, v213, s92, v212
-  v_bfe_u32 v212, v70, 16, 1
-  v_add3_u32 v212, v70, s91, v212
-  v_or_b32 v214, s93, v70
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v134, v214, s92, v213
+  v_bfe_u32 v213, v70, 16, 1
+  v_add3_u32 v213, v70, s91, v213
+  v_or_b32 v215, s93, v70
   v_cmp_u_f32 vcc, v70, v70
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v212, v212, v214, vcc
-  v_bfe_u32 v213, v71, 16, 1
-  v_add3_u32 v213, v71, s91, v213
-  v_or_b32 v214, s93, v71
+  v_cndmask_b32 v213, v213, v215, vcc
+  v_bfe_u32 v214, v71, 16, 1
+  v_add3_u32 v214, v71, s91, v214
+  v_or_b32 v215, s93, v71
   v_cmp_u_f32 vcc, v71, v71
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v213, v213, v214, vcc
-  v_lshrrev_b32 v212, 16, v212
-  v_and_or_b32 v135, v213, s92, v212
+  v_cndmask_b32 v214, v214, v215, vcc
+  v_lshrrev_b32 v213, 16, v213
+  v_and_or_b32 v135, v214, s92, v213
   global_store_dwordx2 v[210:211], v[134:135], off offset:240
-.Lout_stored_84:
+.Lout_stored_78:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_85
-  v_log_f32 v210, v208
+  s_cbranch_scc1 .Lno_lse_79
+  v_log_f32 v211, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v210, v185, v210
+  v_add_f32 v211, v185, v211
   v_cmp_gt_f32 vcc, 0x7f800000, v185
-  v_mul_f32 v210, 0x3f317218, v210
-  v_cndmask_b32 v209, v188, v210, s[94:95]
-  v_mov_b32 v210, 0x7fc00000
-  v_cndmask_b32 v209, v210, v209, vcc
+  v_mul_f32 v211, 0x3f317218, v211
+  v_cndmask_b32 v210, v188, v211, s[94:95]
+  v_mov_b32 v211, 0x7fc00000
+  v_cndmask_b32 v210, v211, v210, vcc
   s_mul_i32 s96, s4, s55
   s_add_u32 s96, s96, s3
   s_mul_i32 s96, s96, s53
@@ -4218,15 +4246,15 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
   s_add_u32 s97, s97, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s96, s97, s96
-  v_add_u32 v211, s96, v178
-  v_mad_u64_u32 v[212:213], s[88:89], v211, 4, s[16:17]
+  v_add_u32 v212, s96, v178
+  v_mad_u64_u32 v[214:215], s[88:89], v212, 4, s[16:17]
   v_cmp_eq_u32 s[98:99], 0, v177
   v_cmp_gt_i32 vcc, s70, v178
   s_and_b64 vcc, vcc, s[98:99]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[212:213], v209, off
+  global_store_dword v[214:215], v210, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_85:
+.Lno_lse_79:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
@@ -4243,8 +4271,8 @@ zyfa_gfx942_fp8_lean_paged_d128_none:
     .amdhsa_system_sgpr_workgroup_id_y 1
     .amdhsa_system_sgpr_workgroup_id_z 1
     .amdhsa_system_vgpr_workitem_id 0
-    .amdhsa_next_free_vgpr 216
-    .amdhsa_accum_offset 216
+    .amdhsa_next_free_vgpr 224
+    .amdhsa_accum_offset 224
     .amdhsa_next_free_sgpr 101
     .amdhsa_float_denorm_mode_32 3
     .amdhsa_float_denorm_mode_16_64 3
@@ -4263,7 +4291,7 @@ amdhsa.kernels:
     .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 103
-    .vgpr_count: 216
+    .vgpr_count: 224
     .agpr_count: 0
     .max_flat_workgroup_size: 512
     .reqd_workgroup_size: [ 512, 1, 1 ]

@@ -32,44 +32,45 @@
 // v[220:222] K operand LDS address (per stage)
 // v[223:225] V^T operand LDS address (per stage)
 // v226 window start - 4 * half
-// v227 udiv dividend
-// v228 udiv divisor
-// v227 wave index (vector)
-// v227 4 * half
+// v227 paged: block-table entry of a later block
+// v228 udiv dividend
+// v229 udiv divisor
+// v228 wave index (vector)
+// v228 4 * half
 // v[228:229] Q address
-// v227 Q address part
-// v227 chunk column
-// v228 chunk tmp
-// v229 chunk key row
-// v230 row * stride, high word
-// v227 row max of raw scores, then m_new
+// v230 Q address part
+// v228 chunk column
+// v229 chunk tmp
+// v230 chunk key row
+// v231 row * stride, high word
+// v228 row max of raw scores, then m_new
+// v229 visible-key end relative to the block and half
+// v229 window start relative to the block and half
+// v229 other half's max
+// v229 m - m_new
 // v228 visible-key end relative to the block and half
 // v228 window start relative to the block and half
-// v228 other half's max
-// v228 m - m_new
-// v227 visible-key end relative to the block and half
-// v227 window start relative to the block and half
-// v227 other half's row sum
-// v227 z = sink log2 e
-// v228 m' = max(m, z)
-// v229 exp2 argument
-// v230 alpha = 2^(m - m')
-// v231 2^(z - m')
-// v232 exp2 polynomial coefficient 0
-// v233 round(x)
-// v234 x - n
-// v227 l or 1
-// v228 div den
-// v229 div num
-// v230 div rcp
-// v231 div quotient
-// v232 div error
+// v228 other half's row sum
+// v228 z = sink log2 e
+// v229 m' = max(m, z)
+// v230 exp2 argument
+// v231 alpha = 2^(m - m')
+// v232 2^(z - m')
+// v233 exp2 polynomial coefficient 0
+// v234 round(x)
+// v235 x - n
+// v228 l or 1
+// v229 div den
+// v230 div num
+// v231 div rcp
+// v232 div quotient
+// v233 div error
 // v[234:235] out scale (pair)
-// v[228:229] O address
-// v230 O address part
-// v228 lse
-// v229 lse tmp
-// v230 lse index
+// v[230:231] O address
+// v229 O address part
+// v229 lse
+// v230 lse tmp
+// v231 lse index
 // v[232:233] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
@@ -138,11 +139,12 @@
 // s98 product lo
 // s99 product hi
 // s100 product cross
+// s92 paged: the wave's first key, clamped
+// s93 paged: last key
 // s92 keys of the sequence from the block on
 // s93 paged: the wave's first key
 // s94 paged: page
-// s95 paged: table entry
-// s[96:97] paged: entry address
+// s95 paged: key / page_size * page_size
 // s95 product lo
 // s92 block - largest window start
 // s[92:93] lane mask
@@ -237,14 +239,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v227, s55
-  v_cvt_f32_u32 v228, s56
-  v_rcp_f32 v228, v228
+  v_cvt_f32_u32 v228, s55
+  v_cvt_f32_u32 v229, s56
+  v_rcp_f32 v229, v229
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v227, v227, v228
-  v_cvt_u32_f32 v227, v227
+  v_mul_f32 v228, v228, v229
+  v_cvt_u32_f32 v228, v228
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s92, v227
+  v_readfirstlane_b32 s92, v228
   s_mul_i32 s94, s92, s56
   s_sub_i32 s93, s55, s94
   s_cmp_ge_i32 s93, s56
@@ -253,14 +255,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s92, s92, s94
-  v_cvt_f32_u32 v227, s3
-  v_cvt_f32_u32 v228, s92
-  v_rcp_f32 v228, v228
+  v_cvt_f32_u32 v228, s3
+  v_cvt_f32_u32 v229, s92
+  v_rcp_f32 v229, v229
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v227, v227, v228
-  v_cvt_u32_f32 v227, v227
+  v_mul_f32 v228, v228, v229
+  v_cvt_u32_f32 v228, v228
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v227
+  v_readfirstlane_b32 s72, v228
   s_mul_i32 s94, s72, s92
   s_sub_i32 s93, s3, s94
   s_cmp_ge_i32 s93, s92
@@ -269,9 +271,9 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s72, s72, s94
-  v_lshrrev_b32 v227, 6, v0
+  v_lshrrev_b32 v228, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v227
+  v_readfirstlane_b32 s5, v228
   v_and_b32 v1, 31, v0
   v_bfe_u32 v200, v0, 5, 1
   s_lshl_b32 s92, s5, 5
@@ -285,8 +287,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v201
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v202, 0, v202, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v227, 2, v200
-  v_sub_u32 v202, v202, v227
+  v_lshlrev_b32 v228, 2, v200
+  v_sub_u32 v202, v202, v228
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -294,7 +296,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
   v_add_u32 v226, s95, v201
   v_max_i32 v226, 0, v226
-  v_sub_u32 v226, v226, v227
+  v_sub_u32 v226, v226, v228
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -475,8 +477,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mov_b32 v228, s94
   v_mov_b32 v229, s95
   v_mad_u64_u32 v[228:229], s[88:89], v201, s30, v[228:229]
-  v_mul_lo_u32 v227, v201, s31
-  v_add_u32 v229, v229, v227
+  v_mul_lo_u32 v230, v201, s31
+  v_add_u32 v229, v229, v230
   v_mad_u64_u32 v[228:229], s[88:89], v200, 16, v[228:229]       // + half * 16 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
@@ -556,38 +558,38 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_xor_b32 v167, s92, v167
   s_mov_b64 s[92:93], 0
   s_mov_b64 s[94:95], 0
-  v_lshrrev_b32 v229, 3, v0
-  v_and_b32 v227, 7, v0
+  v_lshrrev_b32 v230, 3, v0
+  v_and_b32 v228, 7, v0
   v_mov_b32 v210, s92
   v_mov_b32 v211, s93
-  v_mad_u64_u32 v[210:211], s[88:89], v229, s36, v[210:211]
-  v_mul_lo_u32 v230, v229, s37
-  v_add_u32 v211, v211, v230
-  v_mad_u64_u32 v[210:211], s[88:89], v227, 16, v[210:211]
+  v_mad_u64_u32 v[210:211], s[88:89], v230, s36, v[210:211]
+  v_mul_lo_u32 v231, v230, s37
+  v_add_u32 v211, v211, v231
+  v_mad_u64_u32 v[210:211], s[88:89], v228, 16, v[210:211]
   v_mov_b32 v212, s94
   v_mov_b32 v213, s95
-  v_mad_u64_u32 v[212:213], s[88:89], v229, s42, v[212:213]
-  v_mul_lo_u32 v230, v229, s43
-  v_add_u32 v213, v213, v230
-  v_mad_u64_u32 v[212:213], s[88:89], v227, 16, v[212:213]
-  v_mul_u32_u24 v228, 272, v229
-  v_lshl_add_u32 v214, v227, 4, v228
-  v_bfe_u32 v217, v229, 2, 1
+  v_mad_u64_u32 v[212:213], s[88:89], v230, s42, v[212:213]
+  v_mul_lo_u32 v231, v230, s43
+  v_add_u32 v213, v213, v231
+  v_mad_u64_u32 v[212:213], s[88:89], v228, 16, v[212:213]
+  v_mul_u32_u24 v229, 272, v230
+  v_lshl_add_u32 v214, v228, 4, v229
+  v_bfe_u32 v217, v230, 2, 1
   v_lshlrev_b32 v217, 5, v217
-  v_bfe_u32 v228, v229, 5, 1
-  v_lshl_add_u32 v217, v228, 4, v217
-  v_bfe_u32 v228, v229, 3, 2
-  v_lshl_add_u32 v217, v228, 2, v217
-  v_and_b32 v228, 3, v229
-  v_add_u32 v217, v217, v228
+  v_bfe_u32 v229, v230, 5, 1
+  v_lshl_add_u32 v217, v229, 4, v217
+  v_bfe_u32 v229, v230, 3, 2
+  v_lshl_add_u32 v217, v229, 2, v217
+  v_and_b32 v229, 3, v230
+  v_add_u32 v217, v217, v229
   v_lshlrev_b32 v217, 1, v217                                    // 2-byte elements
-  v_mul_u32_u24 v228, 1152, v227
-  v_add_u32 v217, v217, v228
+  v_mul_u32_u24 v229, 1152, v228
+  v_add_u32 v217, v217, v229
   v_add_u32 v217, 17408, v217
-  v_mul_u32_u24 v228, 272, v1
-  v_lshl_add_u32 v220, v200, 4, v228
-  v_mul_u32_u24 v228, 144, v1
-  v_lshl_add_u32 v223, v200, 6, v228
+  v_mul_u32_u24 v229, 272, v1
+  v_lshl_add_u32 v220, v200, 4, v229
+  v_mul_u32_u24 v229, 144, v1
+  v_lshl_add_u32 v223, v200, 6, v229
   v_add_u32 v223, 17408, v223
   v_add_u32 v221, 35840, v220
   v_add_u32 v224, 35840, v223
@@ -618,19 +620,22 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s90
   s_mov_b32 s79, s90
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_10
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -660,7 +665,6 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_10:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_8
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
@@ -694,7 +698,16 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_9:
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v214, v[188:191] offset:128
   ds_write_b16 v217, v192 offset:0                               // store: V transposed
@@ -717,18 +730,13 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_7
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_13
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -758,15 +766,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_13:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_11
+  s_cbranch_scc1 .Ltail_block_loads_10
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_12
-.Ltail_block_loads_11:
+  s_branch .Lblock_loaded_11
+.Ltail_block_loads_10:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -791,7 +798,16 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_12:
+.Lblock_loaded_11:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
 .Lsingle_block_7:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -802,7 +818,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_14
+  s_cbranch_scc1 .Lno_previous_block_12
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v225 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -839,7 +855,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_14:
+.Lno_previous_block_12:
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
   ds_read_b128 v[112:115], v220 offset:32                        // K tile 0 step 1
@@ -898,7 +914,273 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_15
+  s_cbranch_scc0 .Lno_mask_13
+  v_subrev_u32 v229, s77, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[92:93], 1, v229
+  v_cmp_lt_i32 s[94:95], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_15
+  v_subrev_u32 v229, s77, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[92:93], 1, v229
+  v_cmp_ge_i32 s[94:95], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_15:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_14
+.Lno_mask_13:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_14:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_16
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_16:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_17
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_17
   v_subrev_u32 v228, s77, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[92:93], 1, v228
@@ -965,7 +1247,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_17
+  s_cbranch_scc0 .Lwindow_start_done_18
   v_subrev_u32 v228, s77, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[92:93], 1, v228
@@ -1031,274 +1313,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lwindow_start_done_17:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_16
-.Lno_mask_15:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_16:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_18
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_18:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s92, s77, s91
-  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_19
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_19
-  v_subrev_u32 v227, s77, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[92:93], 1, v227
-  v_cmp_lt_i32 s[94:95], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_20
-  v_subrev_u32 v227, s77, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[92:93], 1, v227
-  v_cmp_ge_i32 s[94:95], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lwindow_start_done_20:
-.Lx_no_mask_19:
+.Lwindow_start_done_18:
+.Lx_no_mask_17:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1365,16 +1381,16 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_21
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_19
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v215, v[188:191] offset:128
   ds_write_b16 v218, v192 offset:0                               // store: V transposed
@@ -1395,20 +1411,15 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_write_b16_d16_hi v218, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_21
+  s_cbranch_scc0 .Lno_store_19
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_24
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -1438,15 +1449,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_24:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_22
+  s_cbranch_scc1 .Ltail_block_loads_20
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_23
-.Ltail_block_loads_22:
+  s_branch .Lblock_loaded_21
+.Ltail_block_loads_20:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -1471,8 +1481,17 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_23:
-.Lno_store_21:
+.Lblock_loaded_21:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_19:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1480,7 +1499,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_25
+  s_cbranch_scc1 .Lno_previous_block_22
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v223 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -1517,7 +1536,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_25:
+.Lno_previous_block_22:
   ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
   ds_read_b128 v[112:115], v221 offset:32                        // K tile 0 step 1
@@ -1576,7 +1595,273 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_26
+  s_cbranch_scc0 .Lno_mask_23
+  v_subrev_u32 v229, s77, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[92:93], 1, v229
+  v_cmp_lt_i32 s[94:95], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_25
+  v_subrev_u32 v229, s77, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[92:93], 1, v229
+  v_cmp_ge_i32 s[94:95], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_25:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_24
+.Lno_mask_23:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_24:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_26
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_26:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_27
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_27
   v_subrev_u32 v228, s77, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[92:93], 1, v228
@@ -1710,273 +1995,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
 .Lwindow_start_done_28:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_27
-.Lno_mask_26:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_27:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_29
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_29:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s92, s77, s91
-  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_30
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_30
-  v_subrev_u32 v227, s77, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[92:93], 1, v227
-  v_cmp_lt_i32 s[94:95], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_31
-  v_subrev_u32 v227, s77, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[92:93], 1, v227
-  v_cmp_ge_i32 s[94:95], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lwindow_start_done_31:
-.Lx_no_mask_30:
+.Lx_no_mask_27:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2043,16 +2062,16 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_32
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_29
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v216, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v216, v[188:191] offset:128
   ds_write_b16 v219, v192 offset:0                               // store: V transposed
@@ -2073,20 +2092,15 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_write_b16_d16_hi v219, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_32
+  s_cbranch_scc0 .Lno_store_29
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_35
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -2116,15 +2130,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_35:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_33
+  s_cbranch_scc1 .Ltail_block_loads_30
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_34
-.Ltail_block_loads_33:
+  s_branch .Lblock_loaded_31
+.Ltail_block_loads_30:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -2149,8 +2162,17 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_34:
-.Lno_store_32:
+.Lblock_loaded_31:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_29:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2158,7 +2180,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage1
   s_setprio 1                                                    // waves 0-3, stage 2: MFMA cluster first
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_36
+  s_cbranch_scc1 .Lno_previous_block_32
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
   ds_read_b128 v[128:131], v224 offset:9232
   v_mfma_f32_32x32x16_bf16 v[24:39], v[108:111], v[168:171], v[24:39] // PV: O^T tile 1 += V^T P^T, keys 0..
@@ -2195,7 +2217,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_36:
+.Lno_previous_block_32:
   ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v222 offset:8704                      // K tile 1 step 0
   ds_read_b128 v[112:115], v222 offset:32                        // K tile 0 step 1
@@ -2254,7 +2276,273 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_nop 4                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_37
+  s_cbranch_scc0 .Lno_mask_33
+  v_subrev_u32 v229, s77, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[92:93], 1, v229
+  v_cmp_lt_i32 s[94:95], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_35
+  v_subrev_u32 v229, s77, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[92:93], 1, v229
+  v_cmp_ge_i32 s[94:95], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[94:95]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[92:93]
+.Lwindow_start_done_35:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_34
+.Lno_mask_33:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_34:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_36
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_36:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_37
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_37
   v_subrev_u32 v228, s77, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[92:93], 1, v228
@@ -2321,7 +2609,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_39
+  s_cbranch_scc0 .Lwindow_start_done_38
   v_subrev_u32 v228, s77, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[92:93], 1, v228
@@ -2387,274 +2675,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[94:95]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lwindow_start_done_39:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_38
-.Lno_mask_37:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_38:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_40
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_40:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s92, s77, s91
-  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_41
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_41
-  v_subrev_u32 v227, s77, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[92:93], 1, v227
-  v_cmp_lt_i32 s[94:95], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_42
-  v_subrev_u32 v227, s77, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[92:93], 1, v227
-  v_cmp_ge_i32 s[94:95], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[94:95]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[92:93]
-.Lwindow_start_done_42:
-.Lx_no_mask_41:
+.Lwindow_start_done_38:
+.Lx_no_mask_37:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2721,16 +2743,16 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_43
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_39
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v214, v[188:191] offset:128
   ds_write_b16 v217, v192 offset:0                               // store: V transposed
@@ -2751,20 +2773,15 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_write_b16_d16_hi v217, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_43
+  s_cbranch_scc0 .Lno_store_39
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_46
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -2794,15 +2811,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_46:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_44
+  s_cbranch_scc1 .Ltail_block_loads_40
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_45
-.Ltail_block_loads_44:
+  s_branch .Lblock_loaded_41
+.Ltail_block_loads_40:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -2827,8 +2843,17 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_45:
-.Lno_store_43:
+.Lblock_loaded_41:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_39:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2952,11 +2977,277 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_47
+  s_cbranch_scc1 .Lno_previous_block_42
   s_add_i32 s92, s77, -64
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_48
+  s_cbranch_scc0 .Lno_mask_43
+  v_subrev_u32 v229, s92, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[94:95], 1, v229
+  v_cmp_lt_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_45
+  v_subrev_u32 v229, s92, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[94:95], 1, v229
+  v_cmp_ge_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_45:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_44
+.Lno_mask_43:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_44:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_46
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_46:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_47
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_47
   v_subrev_u32 v228, s92, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[94:95], 1, v228
@@ -3023,7 +3314,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_50
+  s_cbranch_scc0 .Lwindow_start_done_48
   v_subrev_u32 v228, s92, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[94:95], 1, v228
@@ -3089,274 +3380,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_50:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_49
-.Lno_mask_48:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_49:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_51
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_51:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_52
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_52
-  v_subrev_u32 v227, s92, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[94:95], 1, v227
-  v_cmp_lt_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_53
-  v_subrev_u32 v227, s92, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[94:95], 1, v227
-  v_cmp_ge_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_53:
-.Lx_no_mask_52:
+.Lwindow_start_done_48:
+.Lx_no_mask_47:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3423,10 +3448,10 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
@@ -3466,7 +3491,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_47:
+.Lno_previous_block_42:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v220 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v220 offset:8704                      // K tile 1 step 0
@@ -3525,8 +3550,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_read_b128 v[124:127], v223 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_54
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_49
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v215, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v215, v[188:191] offset:128
   ds_write_b16 v218, v192 offset:0                               // store: V transposed
@@ -3547,20 +3572,15 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_write_b16_d16_hi v218, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_54
+  s_cbranch_scc0 .Lno_store_49
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_57
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -3590,15 +3610,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_57:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_55
+  s_cbranch_scc1 .Ltail_block_loads_50
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_56
-.Ltail_block_loads_55:
+  s_branch .Lblock_loaded_51
+.Ltail_block_loads_50:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -3623,19 +3642,294 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_56:
-.Lno_store_54:
+.Lblock_loaded_51:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_49:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain_stage0
   s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_58
+  s_cbranch_scc1 .Lno_previous_block_52
   s_add_i32 s92, s77, -64
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_59
+  s_cbranch_scc0 .Lno_mask_53
+  v_subrev_u32 v229, s92, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[94:95], 1, v229
+  v_cmp_lt_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_55
+  v_subrev_u32 v229, s92, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[94:95], 1, v229
+  v_cmp_ge_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_55:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_54
+.Lno_mask_53:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_54:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_56
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_56:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_57
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_57
   v_subrev_u32 v228, s92, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[94:95], 1, v228
@@ -3702,7 +3996,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_61
+  s_cbranch_scc0 .Lwindow_start_done_58
   v_subrev_u32 v228, s92, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[94:95], 1, v228
@@ -3768,274 +4062,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_61:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_60
-.Lno_mask_59:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_60:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_62
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_62:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_63
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_63
-  v_subrev_u32 v227, s92, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[94:95], 1, v227
-  v_cmp_lt_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_64
-  v_subrev_u32 v227, s92, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[94:95], 1, v227
-  v_cmp_ge_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_64:
-.Lx_no_mask_63:
+.Lwindow_start_done_58:
+.Lx_no_mask_57:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4102,10 +4130,10 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
@@ -4145,7 +4173,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_58:
+.Lno_previous_block_52:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v221 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v221 offset:8704                      // K tile 1 step 0
@@ -4204,8 +4232,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_read_b128 v[124:127], v224 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_65
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_59
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v216, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v216, v[188:191] offset:128
   ds_write_b16 v219, v192 offset:0                               // store: V transposed
@@ -4226,20 +4254,15 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_write_b16_d16_hi v219, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_65
+  s_cbranch_scc0 .Lno_store_59
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_68
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -4269,15 +4292,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_68:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_66
+  s_cbranch_scc1 .Ltail_block_loads_60
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_67
-.Ltail_block_loads_66:
+  s_branch .Lblock_loaded_61
+.Ltail_block_loads_60:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -4302,19 +4324,294 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_67:
-.Lno_store_65:
+.Lblock_loaded_61:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_59:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain_stage1
   s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 2: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_69
+  s_cbranch_scc1 .Lno_previous_block_62
   s_add_i32 s92, s77, -64
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_70
+  s_cbranch_scc0 .Lno_mask_63
+  v_subrev_u32 v229, s92, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[94:95], 1, v229
+  v_cmp_lt_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_65
+  v_subrev_u32 v229, s92, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[94:95], 1, v229
+  v_cmp_ge_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_65:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_64
+.Lno_mask_63:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_64:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_66
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_66:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_67
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_67
   v_subrev_u32 v228, s92, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[94:95], 1, v228
@@ -4381,7 +4678,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_72
+  s_cbranch_scc0 .Lwindow_start_done_68
   v_subrev_u32 v228, s92, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[94:95], 1, v228
@@ -4447,274 +4744,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_72:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_71
-.Lno_mask_70:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_71:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_73
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_73:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_74
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_74
-  v_subrev_u32 v227, s92, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[94:95], 1, v227
-  v_cmp_lt_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_75
-  v_subrev_u32 v227, s92, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[94:95], 1, v227
-  v_cmp_ge_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_75:
-.Lx_no_mask_74:
+.Lwindow_start_done_68:
+.Lx_no_mask_67:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -4781,10 +4812,10 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   s_setprio 1                                                    // MFMA cluster
@@ -4824,7 +4855,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[40:55], v[128:131], v[180:183], v[40:55] // PV: O^T tile 2 += V^T P^T, keys 48..
   s_waitcnt lgkmcnt(0)                                           // V^T operand
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
-.Lno_previous_block_69:
+.Lno_previous_block_62:
   s_setprio 1                                                    // MFMA cluster
   ds_read_b128 v[104:107], v222 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v222 offset:8704                      // K tile 1 step 0
@@ -4883,8 +4914,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_read_b128 v[124:127], v225 offset:4624
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_76
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_69
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v214, v[184:187] offset:0                        // store: K chunks, row-major
   ds_write_b128 v214, v[188:191] offset:128
   ds_write_b16 v217, v192 offset:0                               // store: V transposed
@@ -4905,20 +4936,15 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   ds_write_b16_d16_hi v217, v199 offset:10224
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_76
+  s_cbranch_scc0 .Lno_store_69
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v227
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_79
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -4948,15 +4974,14 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_79:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_77
+  s_cbranch_scc1 .Ltail_block_loads_70
   global_load_dwordx4 v[184:187], v210, s[82:83] offset:0        // load: K chunks
   global_load_dwordx4 v[188:191], v210, s[82:83] offset:128
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
-  s_branch .Lblock_loaded_78
-.Ltail_block_loads_77:
+  s_branch .Lblock_loaded_71
+.Ltail_block_loads_70:
   v_mov_b32 v184, 0
   v_mov_b32 v185, 0
   v_mov_b32 v186, 0
@@ -4981,8 +5006,17 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   global_load_dwordx4 v[192:195], v212, s[84:85] offset:0        // load: V chunks (tail)
   global_load_dwordx4 v[196:199], v212, s[84:85] offset:128
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_78:
-.Lno_store_76:
+.Lblock_loaded_71:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v227, s92
+  global_load_dword v227, v227, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_69:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -4993,7 +5027,273 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_i32 s92, s77, -64
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_80
+  s_cbranch_scc0 .Lno_mask_72
+  v_subrev_u32 v229, s92, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[94:95], 1, v229
+  v_cmp_lt_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_74
+  v_subrev_u32 v229, s92, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[94:95], 1, v229
+  v_cmp_ge_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_74:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_73
+.Lno_mask_72:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_73:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_75
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_75:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_76
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_76
   v_subrev_u32 v228, s92, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[94:95], 1, v228
@@ -5060,7 +5360,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_82
+  s_cbranch_scc0 .Lwindow_start_done_77
   v_subrev_u32 v228, s92, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[94:95], 1, v228
@@ -5126,274 +5426,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_82:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_81
-.Lno_mask_80:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_81:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_83
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_83:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_84
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_84
-  v_subrev_u32 v227, s92, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[94:95], 1, v227
-  v_cmp_lt_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_85
-  v_subrev_u32 v227, s92, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[94:95], 1, v227
-  v_cmp_ge_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_85:
-.Lx_no_mask_84:
+.Lwindow_start_done_77:
+.Lx_no_mask_76:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -5460,10 +5494,10 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
@@ -5507,7 +5541,273 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_i32 s92, s77, -64
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_86
+  s_cbranch_scc0 .Lno_mask_78
+  v_subrev_u32 v229, s92, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[94:95], 1, v229
+  v_cmp_lt_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_80
+  v_subrev_u32 v229, s92, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[94:95], 1, v229
+  v_cmp_ge_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_80:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_79
+.Lno_mask_78:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_79:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_81
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_81:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_82
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_82
   v_subrev_u32 v228, s92, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[94:95], 1, v228
@@ -5574,7 +5874,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_88
+  s_cbranch_scc0 .Lwindow_start_done_83
   v_subrev_u32 v228, s92, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[94:95], 1, v228
@@ -5640,274 +5940,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_88:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_87
-.Lno_mask_86:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_87:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_89
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_89:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_90
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_90
-  v_subrev_u32 v227, s92, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[94:95], 1, v227
-  v_cmp_lt_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_91
-  v_subrev_u32 v227, s92, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[94:95], 1, v227
-  v_cmp_ge_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_91:
-.Lx_no_mask_90:
+.Lwindow_start_done_83:
+.Lx_no_mask_82:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -5974,10 +6008,10 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
@@ -6021,7 +6055,273 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_i32 s92, s77, -64
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_92
+  s_cbranch_scc0 .Lno_mask_84
+  v_subrev_u32 v229, s92, v202
+  v_cmp_lt_i32 vcc, 0, v229
+  v_cmp_lt_i32 s[94:95], 1, v229
+  v_cmp_lt_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_86
+  v_subrev_u32 v229, s92, v226
+  v_cmp_ge_i32 vcc, 0, v229
+  v_cmp_ge_i32 s[94:95], 1, v229
+  v_cmp_ge_i32 s[96:97], 2, v229
+  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v229
+  v_cndmask_b32 v73, v208, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v229
+  v_cndmask_b32 v74, v208, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v229
+  v_cndmask_b32 v75, v208, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v229
+  v_cndmask_b32 v76, v208, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v229
+  v_cndmask_b32 v77, v208, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v229
+  v_cndmask_b32 v78, v208, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v229
+  v_cndmask_b32 v79, v208, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v229
+  v_cndmask_b32 v80, v208, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v229
+  v_cndmask_b32 v81, v208, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v229
+  v_cndmask_b32 v82, v208, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v229
+  v_cndmask_b32 v83, v208, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v229
+  v_cndmask_b32 v84, v208, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v229
+  v_cndmask_b32 v85, v208, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v229
+  v_cndmask_b32 v86, v208, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v229
+  v_cndmask_b32 v87, v208, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v229
+  v_cndmask_b32 v88, v208, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v229
+  v_cndmask_b32 v89, v208, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v229
+  v_cndmask_b32 v90, v208, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v229
+  v_cndmask_b32 v91, v208, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v229
+  v_cndmask_b32 v92, v208, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v229
+  v_cndmask_b32 v93, v208, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v229
+  v_cndmask_b32 v94, v208, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v229
+  v_cndmask_b32 v95, v208, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v229
+  v_cndmask_b32 v96, v208, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v229
+  v_cndmask_b32 v97, v208, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v229
+  v_cndmask_b32 v98, v208, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v229
+  v_cndmask_b32 v99, v208, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v229
+  v_cndmask_b32 v100, v208, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v229
+  v_cndmask_b32 v101, v208, v101, s[96:97]
+  v_cndmask_b32 v102, v208, v102, vcc
+  v_cndmask_b32 v103, v208, v103, s[94:95]
+.Lwindow_start_done_86:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_cmp_eq_f32 vcc, v208, v228                                   // no key of the block visible?
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+  v_cndmask_b32 v228, v228, v204, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_85
+.Lno_mask_84:
+  v_maximum3_f32 v228, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v228, v228, v75, v76
+  v_maximum3_f32 v228, v228, v77, v78
+  v_maximum3_f32 v228, v228, v79, v80
+  v_maximum3_f32 v228, v228, v81, v82
+  v_maximum3_f32 v228, v228, v83, v84
+  v_maximum3_f32 v228, v228, v85, v86
+  v_maximum3_f32 v228, v228, v87, v88
+  v_maximum3_f32 v228, v228, v89, v90
+  v_maximum3_f32 v228, v228, v91, v92
+  v_maximum3_f32 v228, v228, v93, v94
+  v_maximum3_f32 v228, v228, v95, v96
+  v_maximum3_f32 v228, v228, v97, v98
+  v_maximum3_f32 v228, v228, v99, v100
+  v_maximum3_f32 v228, v228, v101, v102
+  v_maximum3_f32 v228, v228, v103, v103
+  v_mov_b32 v229, v228
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v228, v229                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v228, v228, v229, v229
+  v_mul_f32 v207, v203, v228                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v228, v204, v207, v207
+.Lrow_max_done_85:
+  v_cmp_lt_f32 vcc, v204, v228                                   // alpha: did any running max move?
+  v_mov_b32 v4, 1.0
+  s_cbranch_vccz .Lalpha_done_87
+  v_sub_f32 v229, v204, v228
+  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v4, v229                                             // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v4, 0, v4, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
+.Lalpha_done_87:
+  v_cmp_lg_f32 vcc, v208, v228                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v6, 0x80000000, v228
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v6, v208, v6, vcc
+  v_mov_b32 v7, v6
+  v_mov_b32 v204, v228                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
+  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
+  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
+  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
+  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
+  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
+  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
+  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
+  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
+  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
+  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
+  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
+  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
+  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
+  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
+  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
+  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
+  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
+  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
+  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
+  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
+  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
+  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
+  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
+  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
+  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
+  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
+  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
+  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
+  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_88
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_88
   v_subrev_u32 v228, s92, v202
   v_cmp_lt_i32 vcc, 0, v228
   v_cmp_lt_i32 s[94:95], 1, v228
@@ -6088,7 +6388,7 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_94
+  s_cbranch_scc0 .Lwindow_start_done_89
   v_subrev_u32 v228, s92, v226
   v_cmp_ge_i32 vcc, 0, v228
   v_cmp_ge_i32 s[94:95], 1, v228
@@ -6154,274 +6454,8 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_cndmask_b32 v101, v208, v101, s[96:97]
   v_cndmask_b32 v102, v208, v102, vcc
   v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_94:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_cmp_eq_f32 vcc, v208, v227                                   // no key of the block visible?
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-  v_cndmask_b32 v227, v227, v204, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_93
-.Lno_mask_92:
-  v_maximum3_f32 v227, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v227, v227, v75, v76
-  v_maximum3_f32 v227, v227, v77, v78
-  v_maximum3_f32 v227, v227, v79, v80
-  v_maximum3_f32 v227, v227, v81, v82
-  v_maximum3_f32 v227, v227, v83, v84
-  v_maximum3_f32 v227, v227, v85, v86
-  v_maximum3_f32 v227, v227, v87, v88
-  v_maximum3_f32 v227, v227, v89, v90
-  v_maximum3_f32 v227, v227, v91, v92
-  v_maximum3_f32 v227, v227, v93, v94
-  v_maximum3_f32 v227, v227, v95, v96
-  v_maximum3_f32 v227, v227, v97, v98
-  v_maximum3_f32 v227, v227, v99, v100
-  v_maximum3_f32 v227, v227, v101, v102
-  v_maximum3_f32 v227, v227, v103, v103
-  v_mov_b32 v228, v227
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v227, v228                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v227, v227, v228, v228
-  v_mul_f32 v207, v203, v227                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v227, v204, v207, v207
-.Lrow_max_done_93:
-  v_cmp_lt_f32 vcc, v204, v227                                   // alpha: did any running max move?
-  v_mov_b32 v4, 1.0
-  s_cbranch_vccz .Lalpha_done_95
-  v_sub_f32 v228, v204, v227
-  v_cmp_lt_f32 vcc, v208, v204                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v4, v228                                             // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v4, 0, v4, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[4:5] op_sel_hi:[1,0]            // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[4:5] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[4:5] op_sel_hi:[1,0]
-.Lalpha_done_95:
-  v_cmp_lg_f32 vcc, v208, v227                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v6, 0x80000000, v227
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v6, v208, v6, vcc
-  v_mov_b32 v7, v6
-  v_mov_b32 v204, v227                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[2:3]                        // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[2:3]
-  v_pk_mul_f32 v[76:77], v[76:77], v[2:3]
-  v_pk_mul_f32 v[78:79], v[78:79], v[2:3]
-  v_pk_mul_f32 v[80:81], v[80:81], v[2:3]
-  v_pk_mul_f32 v[82:83], v[82:83], v[2:3]
-  v_pk_mul_f32 v[84:85], v[84:85], v[2:3]
-  v_pk_mul_f32 v[86:87], v[86:87], v[2:3]
-  v_pk_mul_f32 v[88:89], v[88:89], v[2:3]
-  v_pk_mul_f32 v[90:91], v[90:91], v[2:3]
-  v_pk_mul_f32 v[92:93], v[92:93], v[2:3]
-  v_pk_mul_f32 v[94:95], v[94:95], v[2:3]
-  v_pk_mul_f32 v[96:97], v[96:97], v[2:3]
-  v_pk_mul_f32 v[98:99], v[98:99], v[2:3]
-  v_pk_mul_f32 v[100:101], v[100:101], v[2:3]
-  v_pk_mul_f32 v[102:103], v[102:103], v[2:3]
-  v_pk_add_f32 v[72:73], v[72:73], v[6:7]                        // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[6:7]
-  v_pk_add_f32 v[76:77], v[76:77], v[6:7]
-  v_pk_add_f32 v[78:79], v[78:79], v[6:7]
-  v_pk_add_f32 v[80:81], v[80:81], v[6:7]
-  v_pk_add_f32 v[82:83], v[82:83], v[6:7]
-  v_pk_add_f32 v[84:85], v[84:85], v[6:7]
-  v_pk_add_f32 v[86:87], v[86:87], v[6:7]
-  v_pk_add_f32 v[88:89], v[88:89], v[6:7]
-  v_pk_add_f32 v[90:91], v[90:91], v[6:7]
-  v_pk_add_f32 v[92:93], v[92:93], v[6:7]
-  v_pk_add_f32 v[94:95], v[94:95], v[6:7]
-  v_pk_add_f32 v[96:97], v[96:97], v[6:7]
-  v_pk_add_f32 v[98:99], v[98:99], v[6:7]
-  v_pk_add_f32 v[100:101], v[100:101], v[6:7]
-  v_pk_add_f32 v[102:103], v[102:103], v[6:7]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_96
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_96
-  v_subrev_u32 v227, s92, v202
-  v_cmp_lt_i32 vcc, 0, v227
-  v_cmp_lt_i32 s[94:95], 1, v227
-  v_cmp_lt_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_97
-  v_subrev_u32 v227, s92, v226
-  v_cmp_ge_i32 vcc, 0, v227
-  v_cmp_ge_i32 s[94:95], 1, v227
-  v_cmp_ge_i32 s[96:97], 2, v227
-  v_cndmask_b32 v72, v208, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v227
-  v_cndmask_b32 v73, v208, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v227
-  v_cndmask_b32 v74, v208, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v227
-  v_cndmask_b32 v75, v208, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v227
-  v_cndmask_b32 v76, v208, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v227
-  v_cndmask_b32 v77, v208, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v227
-  v_cndmask_b32 v78, v208, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v227
-  v_cndmask_b32 v79, v208, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v227
-  v_cndmask_b32 v80, v208, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v227
-  v_cndmask_b32 v81, v208, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v227
-  v_cndmask_b32 v82, v208, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v227
-  v_cndmask_b32 v83, v208, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v227
-  v_cndmask_b32 v84, v208, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v227
-  v_cndmask_b32 v85, v208, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v227
-  v_cndmask_b32 v86, v208, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v227
-  v_cndmask_b32 v87, v208, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v227
-  v_cndmask_b32 v88, v208, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v227
-  v_cndmask_b32 v89, v208, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v227
-  v_cndmask_b32 v90, v208, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v227
-  v_cndmask_b32 v91, v208, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v227
-  v_cndmask_b32 v92, v208, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v227
-  v_cndmask_b32 v93, v208, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v227
-  v_cndmask_b32 v94, v208, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v227
-  v_cndmask_b32 v95, v208, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v227
-  v_cndmask_b32 v96, v208, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v227
-  v_cndmask_b32 v97, v208, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v227
-  v_cndmask_b32 v98, v208, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v227
-  v_cndmask_b32 v99, v208, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v227
-  v_cndmask_b32 v100, v208, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v227
-  v_cndmask_b32 v101, v208, v101, s[96:97]
-  v_cndmask_b32 v102, v208, v102, vcc
-  v_cndmask_b32 v103, v208, v103, s[94:95]
-.Lwindow_start_done_97:
-.Lx_no_mask_96:
+.Lwindow_start_done_89:
+.Lx_no_mask_88:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -6488,10 +6522,10 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v206, v72, v73
-  v_mov_b32 v227, v206
+  v_mov_b32 v228, v206
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v206, v227                               // the other 32 keys are in lane l ^ 32
-  v_add_f32 v206, v206, v227
+  v_permlane32_swap_b32 v206, v228                               // the other 32 keys are in lane l ^ 32
+  v_add_f32 v206, v206, v228
   v_mul_f32 v205, v205, v4                                       // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v205, v205, v206
   v_mfma_f32_32x32x16_bf16 v[8:23], v[104:107], v[168:171], v[8:23] // PV: O^T tile 0 += V^T P^T, keys 0..
@@ -6532,66 +6566,66 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   v_mfma_f32_32x32x16_bf16 v[56:71], v[132:135], v[180:183], v[56:71] // PV: O^T tile 3 += V^T P^T, keys 48..
 .Lkey_blocks_done:
   s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
-  s_cbranch_scc1 .Lno_sink_98
+  s_cbranch_scc1 .Lno_sink_90
   s_lshl_b32 s94, s3, 2
   s_add_u32 s92, s68, s94
   s_addc_u32 s93, s69, 0
   s_load_dword s94, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // sink
-  v_mov_b32 v227, s94
-  v_mul_f32 v227, 0x3fb8aa3b, v227                               // z = sink log2 e
-  v_maximum3_f32 v228, v204, v227, v227                          // m' = max(m, z), NaN kept
-  v_mov_b32 v232, 0x377fe5fe
-  v_sub_f32 v229, v204, v228
-  v_cmp_le_f32 vcc, 0xc2fc0000, v229                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v233, v229
-  v_sub_f32 v234, v229, v233
-  v_fmaak_f32 v230, v232, v234, 0x39218489
-  v_fmaak_f32 v230, v230, v234, 0x3aaec3ff
-  v_fmaak_f32 v230, v230, v234, 0x3c1d955b
-  v_fmaak_f32 v230, v230, v234, 0x3d635847
-  v_fmaak_f32 v230, v230, v234, 0x3e75fdf0
-  v_fmaak_f32 v230, v230, v234, 0x3f317218
-  v_fmaak_f32 v230, v230, v234, 0x3f800000
-  v_cvt_i32_f32 v233, v233
-  v_ldexp_f32 v230, v230, v233                                   // 2^f 2^n
-  v_cndmask_b32 v230, 0, v230, vcc                               // x < -126, -inf or NaN: 0
-  v_sub_f32 v229, v227, v228
-  v_cmp_le_f32 vcc, 0xc2fc0000, v229                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v233, v229
-  v_sub_f32 v234, v229, v233
-  v_fmaak_f32 v231, v232, v234, 0x39218489
-  v_fmaak_f32 v231, v231, v234, 0x3aaec3ff
-  v_fmaak_f32 v231, v231, v234, 0x3c1d955b
-  v_fmaak_f32 v231, v231, v234, 0x3d635847
-  v_fmaak_f32 v231, v231, v234, 0x3e75fdf0
-  v_fmaak_f32 v231, v231, v234, 0x3f317218
-  v_fmaak_f32 v231, v231, v234, 0x3f800000
-  v_cvt_i32_f32 v233, v233
-  v_ldexp_f32 v231, v231, v233                                   // 2^f 2^n
+  v_mov_b32 v228, s94
+  v_mul_f32 v228, 0x3fb8aa3b, v228                               // z = sink log2 e
+  v_maximum3_f32 v229, v204, v228, v228                          // m' = max(m, z), NaN kept
+  v_mov_b32 v233, 0x377fe5fe
+  v_sub_f32 v230, v204, v229
+  v_cmp_le_f32 vcc, 0xc2fc0000, v230                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v234, v230
+  v_sub_f32 v235, v230, v234
+  v_fmaak_f32 v231, v233, v235, 0x39218489
+  v_fmaak_f32 v231, v231, v235, 0x3aaec3ff
+  v_fmaak_f32 v231, v231, v235, 0x3c1d955b
+  v_fmaak_f32 v231, v231, v235, 0x3d635847
+  v_fmaak_f32 v231, v231, v235, 0x3e75fdf0
+  v_fmaak_f32 v231, v231, v235, 0x3f317218
+  v_fmaak_f32 v231, v231, v235, 0x3f800000
+  v_cvt_i32_f32 v234, v234
+  v_ldexp_f32 v231, v231, v234                                   // 2^f 2^n
   v_cndmask_b32 v231, 0, v231, vcc                               // x < -126, -inf or NaN: 0
-  v_mul_f32 v205, v205, v230                                     // l' = l alpha + 2^(z - m')
-  v_add_f32 v205, v205, v231
-  v_mul_f32 v209, v209, v230                                     // O's factor: (v_descale alpha) / l'
-  v_mov_b32 v204, v228                                           // m = m'
-.Lno_sink_98:
+  v_sub_f32 v230, v228, v229
+  v_cmp_le_f32 vcc, 0xc2fc0000, v230                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v234, v230
+  v_sub_f32 v235, v230, v234
+  v_fmaak_f32 v232, v233, v235, 0x39218489
+  v_fmaak_f32 v232, v232, v235, 0x3aaec3ff
+  v_fmaak_f32 v232, v232, v235, 0x3c1d955b
+  v_fmaak_f32 v232, v232, v235, 0x3d635847
+  v_fmaak_f32 v232, v232, v235, 0x3e75fdf0
+  v_fmaak_f32 v232, v232, v235, 0x3f317218
+  v_fmaak_f32 v232, v232, v235, 0x3f800000
+  v_cvt_i32_f32 v234, v234
+  v_ldexp_f32 v232, v232, v234                                   // 2^f 2^n
+  v_cndmask_b32 v232, 0, v232, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v205, v205, v231                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v205, v205, v232
+  v_mul_f32 v209, v209, v231                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v204, v229                                           // m = m'
+.Lno_sink_90:
   v_cmp_lt_f32 s[92:93], 0, v205                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v227, 1.0, v205, s[92:93]
-  v_div_scale_f32 v228, s[88:89], v227, v227, v209
-  v_div_scale_f32 v229, vcc, v209, v227, v209
-  v_rcp_f32 v230, v228
+  v_cndmask_b32 v228, 1.0, v205, s[92:93]
+  v_div_scale_f32 v229, s[88:89], v228, v228, v209
+  v_div_scale_f32 v230, vcc, v209, v228, v209
+  v_rcp_f32 v231, v229
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v232, -v228, v230, 1.0
-  v_fma_f32 v230, v232, v230, v230
-  v_mul_f32 v231, v229, v230
-  v_fma_f32 v232, -v228, v231, v229
-  v_fma_f32 v231, v232, v230, v231
-  v_fma_f32 v232, -v228, v231, v229
-  v_div_fmas_f32 v231, v232, v230, v231
+  v_fma_f32 v233, -v229, v231, 1.0
+  v_fma_f32 v231, v233, v231, v231
+  v_mul_f32 v232, v230, v231
+  v_fma_f32 v233, -v229, v232, v230
+  v_fma_f32 v232, v233, v231, v232
+  v_fma_f32 v233, -v229, v232, v230
+  v_div_fmas_f32 v232, v233, v231, v232
   v_cmp_gt_f32 vcc, 0x7f800000, v204                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v231, v231, v227, v209
-  v_cndmask_b32 v234, 0, v231, s[92:93]
+  v_div_fixup_f32 v232, v232, v228, v209
+  v_cndmask_b32 v234, 0, v232, s[92:93]
   v_mov_b32 v235, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v234, v235, v234, vcc
   v_mov_b32 v235, v234
@@ -6646,150 +6680,150 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s97, s97, s98
   s_add_u32 s94, s94, s96
   s_addc_u32 s95, s95, s97
-  v_mov_b32 v228, s94
-  v_mov_b32 v229, s95
-  v_mad_u64_u32 v[228:229], s[88:89], v201, s48, v[228:229]
-  v_mul_lo_u32 v230, v201, s49
-  v_add_u32 v229, v229, v230
-  v_mad_u64_u32 v[228:229], s[88:89], v200, 4, v[228:229]        // + 4 half elements
+  v_mov_b32 v230, s94
+  v_mov_b32 v231, s95
+  v_mad_u64_u32 v[230:231], s[88:89], v201, s48, v[230:231]
+  v_mul_lo_u32 v229, v201, s49
+  v_add_u32 v231, v231, v229
+  v_mad_u64_u32 v[230:231], s[88:89], v200, 4, v[230:231]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v201
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_99
-  v_lshlrev_b64 v[228:229], 2, v[228:229]
-  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
-  global_store_dwordx4 v[228:229], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[228:229], v[12:15], off offset:32
-  global_store_dwordx4 v[228:229], v[16:19], off offset:64
-  global_store_dwordx4 v[228:229], v[20:23], off offset:96
-  global_store_dwordx4 v[228:229], v[24:27], off offset:128
-  global_store_dwordx4 v[228:229], v[28:31], off offset:160
-  global_store_dwordx4 v[228:229], v[32:35], off offset:192
-  global_store_dwordx4 v[228:229], v[36:39], off offset:224
-  global_store_dwordx4 v[228:229], v[40:43], off offset:256
-  global_store_dwordx4 v[228:229], v[44:47], off offset:288
-  global_store_dwordx4 v[228:229], v[48:51], off offset:320
-  global_store_dwordx4 v[228:229], v[52:55], off offset:352
-  global_store_dwordx4 v[228:229], v[56:59], off offset:384
-  global_store_dwordx4 v[228:229], v[60:63], off offset:416
-  global_store_dwordx4 v[228:229], v[64:67], off offset:448
-  global_store_dwordx4 v[228:229], v[68:71], off offset:480
-  s_branch .Lout_stored_101
-.Lout_16bit_99:
-  v_lshlrev_b64 v[228:229], 1, v[228:229]
-  v_lshl_add_u64 v[228:229], v[228:229], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_91
+  v_lshlrev_b64 v[230:231], 2, v[230:231]
+  v_lshl_add_u64 v[230:231], v[230:231], 0, s[14:15]
+  global_store_dwordx4 v[230:231], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[230:231], v[12:15], off offset:32
+  global_store_dwordx4 v[230:231], v[16:19], off offset:64
+  global_store_dwordx4 v[230:231], v[20:23], off offset:96
+  global_store_dwordx4 v[230:231], v[24:27], off offset:128
+  global_store_dwordx4 v[230:231], v[28:31], off offset:160
+  global_store_dwordx4 v[230:231], v[32:35], off offset:192
+  global_store_dwordx4 v[230:231], v[36:39], off offset:224
+  global_store_dwordx4 v[230:231], v[40:43], off offset:256
+  global_store_dwordx4 v[230:231], v[44:47], off offset:288
+  global_store_dwordx4 v[230:231], v[48:51], off offset:320
+  global_store_dwordx4 v[230:231], v[52:55], off offset:352
+  global_store_dwordx4 v[230:231], v[56:59], off offset:384
+  global_store_dwordx4 v[230:231], v[60:63], off offset:416
+  global_store_dwordx4 v[230:231], v[64:67], off offset:448
+  global_store_dwordx4 v[230:231], v[68:71], off offset:480
+  s_branch .Lout_stored_93
+.Lout_16bit_91:
+  v_lshlrev_b64 v[230:231], 1, v[230:231]
+  v_lshl_add_u64 v[230:231], v[230:231], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_100
+  s_cbranch_scc0 .Lout_fp16_92
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[228:229], v[104:105], off offset:0
+  global_store_dwordx2 v[230:231], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[228:229], v[106:107], off offset:16
+  global_store_dwordx2 v[230:231], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[228:229], v[108:109], off offset:32
+  global_store_dwordx2 v[230:231], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[228:229], v[110:111], off offset:48
+  global_store_dwordx2 v[230:231], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[228:229], v[112:113], off offset:64
+  global_store_dwordx2 v[230:231], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[228:229], v[114:115], off offset:80
+  global_store_dwordx2 v[230:231], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[228:229], v[116:117], off offset:96
+  global_store_dwordx2 v[230:231], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[228:229], v[118:119], off offset:112
+  global_store_dwordx2 v[230:231], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[228:229], v[120:121], off offset:128
+  global_store_dwordx2 v[230:231], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[228:229], v[122:123], off offset:144
+  global_store_dwordx2 v[230:231], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[228:229], v[124:125], off offset:160
+  global_store_dwordx2 v[230:231], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[228:229], v[126:127], off offset:176
+  global_store_dwordx2 v[230:231], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[228:229], v[128:129], off offset:192
+  global_store_dwordx2 v[230:231], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[228:229], v[130:131], off offset:208
+  global_store_dwordx2 v[230:231], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[228:229], v[132:133], off offset:224
+  global_store_dwordx2 v[230:231], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[228:229], v[134:135], off offset:240
-  s_branch .Lout_stored_101
-.Lout_fp16_100:
+  global_store_dwordx2 v[230:231], v[134:135], off offset:240
+  s_branch .Lout_stored_93
+.Lout_fp16_92:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[228:229], v[104:105], off offset:0
+  global_store_dwordx2 v[230:231], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[228:229], v[106:107], off offset:16
+  global_store_dwordx2 v[230:231], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[228:229], v[108:109], off offset:32
+  global_store_dwordx2 v[230:231], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[228:229], v[110:111], off offset:48
+  global_store_dwordx2 v[230:231], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[228:229], v[112:113], off offset:64
+  global_store_dwordx2 v[230:231], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[228:229], v[114:115], off offset:80
+  global_store_dwordx2 v[230:231], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[228:229], v[116:117], off offset:96
+  global_store_dwordx2 v[230:231], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[228:229], v[118:119], off offset:112
+  global_store_dwordx2 v[230:231], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[228:229], v[120:121], off offset:128
+  global_store_dwordx2 v[230:231], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[228:229], v[122:123], off offset:144
+  global_store_dwordx2 v[230:231], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[228:229], v[124:125], off offset:160
+  global_store_dwordx2 v[230:231], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[228:229], v[126:127], off offset:176
+  global_store_dwordx2 v[230:231], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[228:229], v[128:129], off offset:192
+  global_store_dwordx2 v[230:231], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[228:229], v[130:131], off offset:208
+  global_store_dwordx2 v[230:231], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[228:229], v[132:133], off offset:224
+  global_store_dwordx2 v[230:231], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[228:229], v[134:135], off offset:240
-.Lout_stored_101:
+  global_store_dwordx2 v[230:231], v[134:135], off offset:240
+.Lout_stored_93:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_102
-  v_log_f32 v229, v227
+  s_cbranch_scc1 .Lno_lse_94
+  v_log_f32 v230, v228
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v229, v204, v229
+  v_add_f32 v230, v204, v230
   v_cmp_gt_f32 vcc, 0x7f800000, v204
-  v_mul_f32 v229, 0x3f317218, v229
-  v_cndmask_b32 v228, v208, v229, s[92:93]
-  v_mov_b32 v229, 0x7fc00000
-  v_cndmask_b32 v228, v229, v228, vcc
+  v_mul_f32 v230, 0x3f317218, v230
+  v_cndmask_b32 v229, v208, v230, s[92:93]
+  v_mov_b32 v230, 0x7fc00000
+  v_cndmask_b32 v229, v230, v229, vcc
   s_mul_i32 s94, s4, s55
   s_add_u32 s94, s94, s3
   s_mul_i32 s94, s94, s53
@@ -6797,15 +6831,15 @@ zyfa_gfx950_bf16_paged_d128_causal_br:
   s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s94, s95, s94
-  v_add_u32 v230, s94, v201
-  v_mad_u64_u32 v[232:233], s[88:89], v230, 4, s[16:17]
+  v_add_u32 v231, s94, v201
+  v_mad_u64_u32 v[232:233], s[88:89], v231, 4, s[16:17]
   v_cmp_eq_u32 s[96:97], 0, v200
   v_cmp_gt_i32 vcc, s70, v201
   s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[232:233], v228, off
+  global_store_dword v[232:233], v229, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_102:
+.Lno_lse_94:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -43,46 +43,47 @@
 // v[205:206] K operand LDS address (per stage)
 // v[207:208] V^T operand LDS address (per stage)
 // v209 window start - 4 * half
-// v210 udiv dividend
-// v211 udiv divisor
-// v210 wave index (vector)
-// v210 4 * half
-// v[210:211] Q address
-// v212 Q address part
-// v210 chunk index
-// v211 chunk column
-// v212 chunk tmp
-// v213 row * stride, high word
-// v210 V bytes 1 and 3
-// v210 row max of raw scores, then m_new
+// v210 paged: block-table entry of a later block
+// v211 udiv dividend
+// v212 udiv divisor
+// v211 wave index (vector)
+// v211 4 * half
+// v[212:213] Q address
+// v211 Q address part
+// v211 chunk index
+// v212 chunk column
+// v213 chunk tmp
+// v214 row * stride, high word
+// v211 V bytes 1 and 3
+// v211 row max of raw scores, then m_new
+// v212 visible-key end relative to the block and half
+// v212 window start relative to the block and half
+// v212 other half's max
+// v212 m - m_new
 // v211 visible-key end relative to the block and half
 // v211 window start relative to the block and half
-// v211 other half's max
-// v211 m - m_new
-// v210 visible-key end relative to the block and half
-// v210 window start relative to the block and half
-// v210 other half's row sum
-// v210 z = sink log2 e
-// v211 m' = max(m, z)
-// v212 exp2 argument
-// v213 alpha = 2^(m - m')
-// v214 2^(z - m')
-// v215 exp2 polynomial coefficient 0
-// v216 round(x)
-// v217 x - n
-// v210 l or 1
-// v211 div den
-// v212 div num
-// v213 div rcp
-// v214 div quotient
-// v215 div error
-// v[216:217] out scale (pair)
+// v211 other half's row sum
+// v211 z = sink log2 e
+// v212 m' = max(m, z)
+// v213 exp2 argument
+// v214 alpha = 2^(m - m')
+// v215 2^(z - m')
+// v216 exp2 polynomial coefficient 0
+// v217 round(x)
+// v218 x - n
+// v211 l or 1
+// v212 div den
+// v213 div num
+// v214 div rcp
+// v215 div quotient
+// v216 div error
+// v[218:219] out scale (pair)
 // v[212:213] O address
-// v211 O address part
-// v211 lse
-// v212 lse tmp
-// v213 lse index
-// v[214:215] lse address
+// v214 O address part
+// v212 lse
+// v213 lse tmp
+// v214 lse index
+// v[216:217] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
 // s3 workgroup id y (query head)
@@ -152,11 +153,12 @@
 // s98 product lo
 // s99 product hi
 // s100 product cross
+// s92 paged: the wave's first key, clamped
+// s93 paged: last key
 // s92 keys of the sequence from the block on
 // s93 paged: the wave's first key
 // s94 paged: page
-// s95 paged: table entry
-// s[96:97] paged: entry address
+// s95 paged: key / page_size * page_size
 // s95 product lo
 // s92 block - largest window start
 // s[92:93] lane mask
@@ -242,14 +244,14 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_lshl_b32 s73, s92, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v210, s55
-  v_cvt_f32_u32 v211, s56
-  v_rcp_f32 v211, v211
+  v_cvt_f32_u32 v211, s55
+  v_cvt_f32_u32 v212, s56
+  v_rcp_f32 v212, v212
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v210, v210, v211
-  v_cvt_u32_f32 v210, v210
+  v_mul_f32 v211, v211, v212
+  v_cvt_u32_f32 v211, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s92, v210
+  v_readfirstlane_b32 s92, v211
   s_mul_i32 s94, s92, s56
   s_sub_i32 s93, s55, s94
   s_cmp_ge_i32 s93, s56
@@ -258,14 +260,14 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s92, s92, s94
-  v_cvt_f32_u32 v210, s3
-  v_cvt_f32_u32 v211, s92
-  v_rcp_f32 v211, v211
+  v_cvt_f32_u32 v211, s3
+  v_cvt_f32_u32 v212, s92
+  v_rcp_f32 v212, v212
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v210, v210, v211
-  v_cvt_u32_f32 v210, v210
+  v_mul_f32 v211, v211, v212
+  v_cvt_u32_f32 v211, v211
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v210
+  v_readfirstlane_b32 s72, v211
   s_mul_i32 s94, s72, s92
   s_sub_i32 s93, s3, s94
   s_cmp_ge_i32 s93, s92
@@ -274,9 +276,9 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_cmp_lt_i32 s93, 0
   s_cselect_b32 s94, -1, 0
   s_add_i32 s72, s72, s94
-  v_lshrrev_b32 v210, 6, v0
+  v_lshrrev_b32 v211, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v210
+  v_readfirstlane_b32 s5, v211
   v_and_b32 v179, 31, v0
   v_bfe_u32 v180, v0, 5, 1
   s_lshl_b32 s92, s5, 5
@@ -294,8 +296,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cmp_gt_i32 vcc, s70, v181
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v182, 0, v182, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v210, 2, v180
-  v_sub_u32 v182, v182, v210
+  v_lshlrev_b32 v211, 2, v180
+  v_sub_u32 v182, v182, v211
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -303,7 +305,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_cselect_b32 s95, 0xc0000000, s95                             // no left window: every row starts at key 0
   v_add_u32 v209, s95, v181
   v_max_i32 v209, 0, v209
-  v_sub_u32 v209, v209, v210
+  v_sub_u32 v209, v209, v211
   s_min_i32 s96, s60, 0x40000000
   s_sub_i32 s95, s71, s70
   s_sub_i32 s95, s95, s96
@@ -497,12 +499,12 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s93
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v210, s94
-  v_mov_b32 v211, s95
-  v_mad_u64_u32 v[210:211], s[88:89], v181, s30, v[210:211]
-  v_mul_lo_u32 v212, v181, s31
-  v_add_u32 v211, v211, v212
-  v_mad_u64_u32 v[210:211], s[88:89], v180, 32, v[210:211]       // + half * 32 bytes
+  v_mov_b32 v212, s94
+  v_mov_b32 v213, s95
+  v_mad_u64_u32 v[212:213], s[88:89], v181, s30, v[212:213]
+  v_mul_lo_u32 v211, v181, s31
+  v_add_u32 v213, v213, v211
+  v_mad_u64_u32 v[212:213], s[88:89], v180, 32, v[212:213]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
   v_mov_b32 v138, 0
@@ -521,10 +523,10 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_mov_b32 v151, 0
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows in the sequence load Q; the others keep 0
-  global_load_dwordx4 v[136:139], v[210:211], off offset:0
-  global_load_dwordx4 v[140:143], v[210:211], off offset:16
-  global_load_dwordx4 v[144:147], v[210:211], off offset:64
-  global_load_dwordx4 v[148:151], v[210:211], off offset:80
+  global_load_dwordx4 v[136:139], v[212:213], off offset:0
+  global_load_dwordx4 v[140:143], v[212:213], off offset:16
+  global_load_dwordx4 v[144:147], v[212:213], off offset:64
+  global_load_dwordx4 v[148:151], v[212:213], off offset:80
   s_mov_b64 exec, s[86:87]
   s_waitcnt vmcnt(0)                                             // Q
   v_xor_b32 v136, s92, v136
@@ -546,41 +548,41 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_mov_b64 s[92:93], 0
   s_mov_b64 s[94:95], 0
   s_mov_b32 s96, 536870912
-  v_add_u32 v210, 0, v0
-  v_mul_hi_u32 v195, s96, v210
-  v_mul_u32_u24 v212, 8, v195
-  v_sub_u32 v211, v210, v212
+  v_add_u32 v211, 0, v0
+  v_mul_hi_u32 v195, s96, v211
+  v_mul_u32_u24 v213, 8, v195
+  v_sub_u32 v212, v211, v213
   v_mov_b32 v196, s92
   v_mov_b32 v197, s93
   v_mad_u64_u32 v[196:197], s[88:89], v195, s36, v[196:197]
-  v_mul_lo_u32 v213, v195, s37
-  v_add_u32 v197, v197, v213
-  v_mad_u64_u32 v[196:197], s[88:89], v211, 16, v[196:197]
-  v_mul_u32_u24 v212, 144, v195
-  v_lshl_add_u32 v200, v211, 4, v212
+  v_mul_lo_u32 v214, v195, s37
+  v_add_u32 v197, v197, v214
+  v_mad_u64_u32 v[196:197], s[88:89], v212, 16, v[196:197]
+  v_mul_u32_u24 v213, 144, v195
+  v_lshl_add_u32 v200, v212, 4, v213
   v_lshrrev_b32 v202, 3, v0
-  v_and_b32 v211, 7, v0
+  v_and_b32 v212, 7, v0
   v_mov_b32 v198, s94
   v_mov_b32 v199, s95
   v_mad_u64_u32 v[198:199], s[88:89], v202, s42, v[198:199]
-  v_mul_lo_u32 v213, v202, s43
-  v_add_u32 v199, v199, v213
-  v_mad_u64_u32 v[198:199], s[88:89], v211, 16, v[198:199]
+  v_mul_lo_u32 v214, v202, s43
+  v_add_u32 v199, v199, v214
+  v_mad_u64_u32 v[198:199], s[88:89], v212, 16, v[198:199]
   v_bfe_u32 v203, v202, 2, 1
   v_lshlrev_b32 v203, 5, v203
-  v_bfe_u32 v212, v202, 5, 1
-  v_lshl_add_u32 v203, v212, 4, v203
-  v_bfe_u32 v212, v202, 3, 2
-  v_lshl_add_u32 v203, v212, 2, v203
-  v_and_b32 v212, 3, v202
-  v_add_u32 v203, v203, v212
-  v_mul_u32_u24 v212, 1280, v211
-  v_add_u32 v203, v203, v212
+  v_bfe_u32 v213, v202, 5, 1
+  v_lshl_add_u32 v203, v213, 4, v203
+  v_bfe_u32 v213, v202, 3, 2
+  v_lshl_add_u32 v203, v213, 2, v203
+  v_and_b32 v213, 3, v202
+  v_add_u32 v203, v203, v213
+  v_mul_u32_u24 v213, 1280, v212
+  v_add_u32 v203, v203, v213
   v_add_u32 v203, 9216, v203
-  v_mul_u32_u24 v212, 144, v179
-  v_lshl_add_u32 v205, v180, 5, v212
-  v_mul_u32_u24 v212, 80, v179
-  v_lshl_add_u32 v207, v180, 5, v212
+  v_mul_u32_u24 v213, 144, v179
+  v_lshl_add_u32 v205, v180, 5, v213
+  v_mul_u32_u24 v213, 80, v179
+  v_lshl_add_u32 v207, v180, 5, v213
   v_add_u32 v207, 9216, v207
   v_add_u32 v206, 19456, v205
   v_add_u32 v208, 19456, v207
@@ -607,19 +609,22 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s90
   s_mov_b32 s79, s90
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s92
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v210
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_10
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -649,7 +654,6 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_10:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_8
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
@@ -673,44 +677,48 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_9:
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s92
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v210, 8, v168
+  v_lshrrev_b32 v211, 8, v168
   ds_write_b8 v203, v168 offset:0                                // store: V transposed
-  ds_write_b8 v203, v210 offset:80
+  ds_write_b8 v203, v211 offset:80
   ds_write_b8_d16_hi v203, v168 offset:160
-  ds_write_b8_d16_hi v203, v210 offset:240
-  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8_d16_hi v203, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
   ds_write_b8 v203, v169 offset:320
-  ds_write_b8 v203, v210 offset:400
+  ds_write_b8 v203, v211 offset:400
   ds_write_b8_d16_hi v203, v169 offset:480
-  ds_write_b8_d16_hi v203, v210 offset:560
-  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8_d16_hi v203, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
   ds_write_b8 v203, v170 offset:640
-  ds_write_b8 v203, v210 offset:720
+  ds_write_b8 v203, v211 offset:720
   ds_write_b8_d16_hi v203, v170 offset:800
-  ds_write_b8_d16_hi v203, v210 offset:880
-  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8_d16_hi v203, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
   ds_write_b8 v203, v171 offset:960
-  ds_write_b8 v203, v210 offset:1040
+  ds_write_b8 v203, v211 offset:1040
   ds_write_b8_d16_hi v203, v171 offset:1120
-  ds_write_b8_d16_hi v203, v210 offset:1200
+  ds_write_b8_d16_hi v203, v211 offset:1200
   s_add_u32 s79, s90, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_7
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v210
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_15
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -740,13 +748,12 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_15:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_13
+  s_cbranch_scc1 .Ltail_block_loads_12
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_14
-.Ltail_block_loads_13:
+  s_branch .Lblock_loaded_13
+.Ltail_block_loads_12:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -763,7 +770,16 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_14:
+.Lblock_loaded_13:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s92
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
 .Lsingle_block_7:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -774,7 +790,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_17
+  s_cbranch_scc1 .Lno_previous_block_15
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v205 offset:16
@@ -787,8 +803,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-  s_branch .Lqk_18
-.Lno_previous_block_17:
+  s_branch .Lqk_16
+.Lno_previous_block_15:
   ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v205 offset:16
   ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
@@ -797,7 +813,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   ds_read_b128 v[124:127], v205 offset:4624
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-.Lqk_18:
+.Lqk_16:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v207 offset:0                         // V^T tile 0
@@ -819,7 +835,273 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_19
+  s_cbranch_scc0 .Lno_mask_17
+  v_subrev_u32 v212, s77, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[92:93], 1, v212
+  v_cmp_lt_i32 s[94:95], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_19
+  v_subrev_u32 v212, s77, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[92:93], 1, v212
+  v_cmp_ge_i32 s[94:95], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+.Lwindow_start_done_19:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_18
+.Lno_mask_17:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+.Lrow_max_done_18:
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_20
+  v_sub_f32 v212, v188, v211
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_20:
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v211                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_21
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_21
   v_subrev_u32 v211, s77, v182
   v_cmp_lt_i32 vcc, 0, v211
   v_cmp_lt_i32 s[92:93], 1, v211
@@ -886,7 +1168,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
   s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_21
+  s_cbranch_scc0 .Lwindow_start_done_22
   v_subrev_u32 v211, s77, v209
   v_cmp_ge_i32 vcc, 0, v211
   v_cmp_ge_i32 s[92:93], 1, v211
@@ -952,274 +1234,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v101, v191, v101, s[94:95]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
-.Lwindow_start_done_21:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_20
-.Lno_mask_19:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-.Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v211, v188, v210
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_22:
-  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v210
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v210                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s92, s77, s91
-  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_23
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_23
-  v_subrev_u32 v210, s77, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[92:93], 1, v210
-  v_cmp_lt_i32 s[94:95], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[94:95]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_24
-  v_subrev_u32 v210, s77, v209
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[92:93], 1, v210
-  v_cmp_ge_i32 s[94:95], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[94:95]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-.Lwindow_start_done_24:
-.Lx_no_mask_23:
+.Lwindow_start_done_22:
+.Lx_no_mask_21:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1302,54 +1318,49 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v210, v1
+  v_mov_b32 v211, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v210
+  v_permlane32_swap_b32 v1, v211                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_25
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_23
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v210, 8, v168
+  v_lshrrev_b32 v211, 8, v168
   ds_write_b8 v204, v168 offset:0                                // store: V transposed
-  ds_write_b8 v204, v210 offset:80
+  ds_write_b8 v204, v211 offset:80
   ds_write_b8_d16_hi v204, v168 offset:160
-  ds_write_b8_d16_hi v204, v210 offset:240
-  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8_d16_hi v204, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
   ds_write_b8 v204, v169 offset:320
-  ds_write_b8 v204, v210 offset:400
+  ds_write_b8 v204, v211 offset:400
   ds_write_b8_d16_hi v204, v169 offset:480
-  ds_write_b8_d16_hi v204, v210 offset:560
-  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8_d16_hi v204, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
   ds_write_b8 v204, v170 offset:640
-  ds_write_b8 v204, v210 offset:720
+  ds_write_b8 v204, v211 offset:720
   ds_write_b8_d16_hi v204, v170 offset:800
-  ds_write_b8_d16_hi v204, v210 offset:880
-  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8_d16_hi v204, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
   ds_write_b8 v204, v171 offset:960
-  ds_write_b8 v204, v210 offset:1040
+  ds_write_b8 v204, v211 offset:1040
   ds_write_b8_d16_hi v204, v171 offset:1120
-  ds_write_b8_d16_hi v204, v210 offset:1200
+  ds_write_b8_d16_hi v204, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_25
+  s_cbranch_scc0 .Lno_store_23
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v210
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_29
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -1379,13 +1390,12 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_29:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_27
+  s_cbranch_scc1 .Ltail_block_loads_25
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_28
-.Ltail_block_loads_27:
+  s_branch .Lblock_loaded_26
+.Ltail_block_loads_25:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1402,8 +1412,17 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_28:
-.Lno_store_25:
+.Lblock_loaded_26:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s92
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_23:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1411,7 +1430,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_31
+  s_cbranch_scc1 .Lno_previous_block_28
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v206 offset:16
@@ -1424,8 +1443,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-  s_branch .Lqk_32
-.Lno_previous_block_31:
+  s_branch .Lqk_29
+.Lno_previous_block_28:
   ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v206 offset:16
   ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
@@ -1434,7 +1453,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   ds_read_b128 v[124:127], v206 offset:4624
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-.Lqk_32:
+.Lqk_29:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v208 offset:0                         // V^T tile 0
@@ -1456,7 +1475,273 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s77, s91
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_33
+  s_cbranch_scc0 .Lno_mask_30
+  v_subrev_u32 v212, s77, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[92:93], 1, v212
+  v_cmp_lt_i32 s[94:95], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_lt_i32 s[92:93], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_lt_i32 s[94:95], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_lt_i32 s[92:93], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_lt_i32 s[94:95], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_lt_i32 s[92:93], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_lt_i32 s[94:95], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_lt_i32 s[92:93], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_lt_i32 s[94:95], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_lt_i32 s[92:93], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_lt_i32 s[94:95], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_lt_i32 s[92:93], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_lt_i32 s[94:95], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_lt_i32 s[92:93], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_lt_i32 s[94:95], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_lt_i32 s[92:93], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_lt_i32 s[94:95], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_lt_i32 s[92:93], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_lt_i32 s[94:95], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_lt_i32 s[92:93], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_32
+  v_subrev_u32 v212, s77, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[92:93], 1, v212
+  v_cmp_ge_i32 s[94:95], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[92:93]
+  v_cmp_ge_i32 s[92:93], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[94:95]
+  v_cmp_ge_i32 s[94:95], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[92:93]
+  v_cmp_ge_i32 s[92:93], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[94:95]
+  v_cmp_ge_i32 s[94:95], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[92:93]
+  v_cmp_ge_i32 s[92:93], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[94:95]
+  v_cmp_ge_i32 s[94:95], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[92:93]
+  v_cmp_ge_i32 s[92:93], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[94:95]
+  v_cmp_ge_i32 s[94:95], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[92:93]
+  v_cmp_ge_i32 s[92:93], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[94:95]
+  v_cmp_ge_i32 s[94:95], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[92:93]
+  v_cmp_ge_i32 s[92:93], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[94:95]
+  v_cmp_ge_i32 s[94:95], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[92:93]
+  v_cmp_ge_i32 s[92:93], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[94:95]
+  v_cmp_ge_i32 s[94:95], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[92:93]
+  v_cmp_ge_i32 s[92:93], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[94:95]
+  v_cmp_ge_i32 s[94:95], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[92:93]
+  v_cmp_ge_i32 s[92:93], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[94:95]
+  v_cmp_ge_i32 s[94:95], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[92:93]
+  v_cmp_ge_i32 s[92:93], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[94:95]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[92:93]
+.Lwindow_start_done_32:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_31
+.Lno_mask_30:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+.Lrow_max_done_31:
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_33
+  v_sub_f32 v212, v188, v211
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_33:
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v211                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s92, s77, s91
+  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_34
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_34
   v_subrev_u32 v211, s77, v182
   v_cmp_lt_i32 vcc, 0, v211
   v_cmp_lt_i32 s[92:93], 1, v211
@@ -1590,273 +1875,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[92:93]
 .Lwindow_start_done_35:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_34
-.Lno_mask_33:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-.Lrow_max_done_34:
-  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_36
-  v_sub_f32 v211, v188, v210
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_36:
-  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v210
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v210                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s92, s77, s91
-  s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_37
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_37
-  v_subrev_u32 v210, s77, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[92:93], 1, v210
-  v_cmp_lt_i32 s[94:95], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[94:95]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-  s_cmp_lt_i32 s77, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_38
-  v_subrev_u32 v210, s77, v209
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[92:93], 1, v210
-  v_cmp_ge_i32 s[94:95], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[94:95]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[92:93]
-.Lwindow_start_done_38:
-.Lx_no_mask_37:
+.Lx_no_mask_34:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -1939,54 +1958,49 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v210, v1
+  v_mov_b32 v211, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v210
+  v_permlane32_swap_b32 v1, v211                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_39
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_36
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v210, 8, v168
+  v_lshrrev_b32 v211, 8, v168
   ds_write_b8 v203, v168 offset:0                                // store: V transposed
-  ds_write_b8 v203, v210 offset:80
+  ds_write_b8 v203, v211 offset:80
   ds_write_b8_d16_hi v203, v168 offset:160
-  ds_write_b8_d16_hi v203, v210 offset:240
-  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8_d16_hi v203, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
   ds_write_b8 v203, v169 offset:320
-  ds_write_b8 v203, v210 offset:400
+  ds_write_b8 v203, v211 offset:400
   ds_write_b8_d16_hi v203, v169 offset:480
-  ds_write_b8_d16_hi v203, v210 offset:560
-  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8_d16_hi v203, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
   ds_write_b8 v203, v170 offset:640
-  ds_write_b8 v203, v210 offset:720
+  ds_write_b8 v203, v211 offset:720
   ds_write_b8_d16_hi v203, v170 offset:800
-  ds_write_b8_d16_hi v203, v210 offset:880
-  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8_d16_hi v203, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
   ds_write_b8 v203, v171 offset:960
-  ds_write_b8 v203, v210 offset:1040
+  ds_write_b8 v203, v211 offset:1040
   ds_write_b8_d16_hi v203, v171 offset:1120
-  ds_write_b8_d16_hi v203, v210 offset:1200
+  ds_write_b8_d16_hi v203, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_39
+  s_cbranch_scc0 .Lno_store_36
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v210
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_43
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -2016,13 +2030,12 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_43:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_41
+  s_cbranch_scc1 .Ltail_block_loads_38
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_42
-.Ltail_block_loads_41:
+  s_branch .Lblock_loaded_39
+.Ltail_block_loads_38:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2039,8 +2052,17 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_42:
-.Lno_store_39:
+.Lblock_loaded_39:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s92
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_36:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2062,11 +2084,277 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_45
+  s_cbranch_scc1 .Lno_previous_block_41
   s_add_i32 s92, s77, -64
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_46
+  s_cbranch_scc0 .Lno_mask_42
+  v_subrev_u32 v212, s92, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[94:95], 1, v212
+  v_cmp_lt_i32 s[96:97], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_44
+  v_subrev_u32 v212, s92, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[94:95], 1, v212
+  v_cmp_ge_i32 s[96:97], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_44:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_43
+.Lno_mask_42:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+.Lrow_max_done_43:
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_45
+  v_sub_f32 v212, v188, v211
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_45:
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v211                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_46
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_46
   v_subrev_u32 v211, s92, v182
   v_cmp_lt_i32 vcc, 0, v211
   v_cmp_lt_i32 s[94:95], 1, v211
@@ -2133,7 +2421,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_48
+  s_cbranch_scc0 .Lwindow_start_done_47
   v_subrev_u32 v211, s92, v209
   v_cmp_ge_i32 vcc, 0, v211
   v_cmp_ge_i32 s[94:95], 1, v211
@@ -2199,274 +2487,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
-.Lwindow_start_done_48:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_47
-.Lno_mask_46:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-.Lrow_max_done_47:
-  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_49
-  v_sub_f32 v211, v188, v210
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_49:
-  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v210
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v210                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_50
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_50
-  v_subrev_u32 v210, s92, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[94:95], 1, v210
-  v_cmp_lt_i32 s[96:97], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[96:97]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_51
-  v_subrev_u32 v210, s92, v209
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[94:95], 1, v210
-  v_cmp_ge_i32 s[96:97], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[96:97]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[94:95]
-.Lwindow_start_done_51:
-.Lx_no_mask_50:
+.Lwindow_start_done_47:
+.Lx_no_mask_46:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -2549,17 +2571,17 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v210, v1
+  v_mov_b32 v211, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v210
+  v_permlane32_swap_b32 v1, v211                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
-.Lno_previous_block_45:
+.Lno_previous_block_41:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_52
+  s_cbranch_scc1 .Lno_previous_block_48
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v205 offset:16
@@ -2572,8 +2594,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-  s_branch .Lqk_53
-.Lno_previous_block_52:
+  s_branch .Lqk_49
+.Lno_previous_block_48:
   ds_read_b128 v[104:107], v205 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v205 offset:16
   ds_read_b128 v[112:115], v205 offset:64                        // K tile 0 step 1
@@ -2582,7 +2604,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   ds_read_b128 v[124:127], v205 offset:4624
   ds_read_b128 v[128:131], v205 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v205 offset:4688
-.Lqk_53:
+.Lqk_49:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v207 offset:0                         // V^T tile 0
@@ -2602,45 +2624,40 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_54
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_50
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v201, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v210, 8, v168
+  v_lshrrev_b32 v211, 8, v168
   ds_write_b8 v204, v168 offset:0                                // store: V transposed
-  ds_write_b8 v204, v210 offset:80
+  ds_write_b8 v204, v211 offset:80
   ds_write_b8_d16_hi v204, v168 offset:160
-  ds_write_b8_d16_hi v204, v210 offset:240
-  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8_d16_hi v204, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
   ds_write_b8 v204, v169 offset:320
-  ds_write_b8 v204, v210 offset:400
+  ds_write_b8 v204, v211 offset:400
   ds_write_b8_d16_hi v204, v169 offset:480
-  ds_write_b8_d16_hi v204, v210 offset:560
-  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8_d16_hi v204, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
   ds_write_b8 v204, v170 offset:640
-  ds_write_b8 v204, v210 offset:720
+  ds_write_b8 v204, v211 offset:720
   ds_write_b8_d16_hi v204, v170 offset:800
-  ds_write_b8_d16_hi v204, v210 offset:880
-  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8_d16_hi v204, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
   ds_write_b8 v204, v171 offset:960
-  ds_write_b8 v204, v210 offset:1040
+  ds_write_b8 v204, v211 offset:1040
   ds_write_b8_d16_hi v204, v171 offset:1120
-  ds_write_b8_d16_hi v204, v210 offset:1200
+  ds_write_b8_d16_hi v204, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_54
+  s_cbranch_scc0 .Lno_store_50
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v210
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_58
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -2670,13 +2687,12 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_58:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_56
+  s_cbranch_scc1 .Ltail_block_loads_52
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_57
-.Ltail_block_loads_56:
+  s_branch .Lblock_loaded_53
+.Ltail_block_loads_52:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2693,20 +2709,295 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_57:
-.Lno_store_54:
+.Lblock_loaded_53:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s92
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_50:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_cmp_eq_u32 s77, s90                                          // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_60
+  s_cbranch_scc1 .Lno_previous_block_55
   s_add_i32 s92, s77, -64
   s_nop 5                                                        // QK MFMA result -> VALU
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_61
+  s_cbranch_scc0 .Lno_mask_56
+  v_subrev_u32 v212, s92, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[94:95], 1, v212
+  v_cmp_lt_i32 s[96:97], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_58
+  v_subrev_u32 v212, s92, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[94:95], 1, v212
+  v_cmp_ge_i32 s[96:97], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_58:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_57
+.Lno_mask_56:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+.Lrow_max_done_57:
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_59
+  v_sub_f32 v212, v188, v211
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_59:
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v211                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_60
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_60
   v_subrev_u32 v211, s92, v182
   v_cmp_lt_i32 vcc, 0, v211
   v_cmp_lt_i32 s[94:95], 1, v211
@@ -2773,7 +3064,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_63
+  s_cbranch_scc0 .Lwindow_start_done_61
   v_subrev_u32 v211, s92, v209
   v_cmp_ge_i32 vcc, 0, v211
   v_cmp_ge_i32 s[94:95], 1, v211
@@ -2839,274 +3130,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
-.Lwindow_start_done_63:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_62
-.Lno_mask_61:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-.Lrow_max_done_62:
-  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_64
-  v_sub_f32 v211, v188, v210
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_64:
-  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v210
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v210                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_65
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_65
-  v_subrev_u32 v210, s92, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[94:95], 1, v210
-  v_cmp_lt_i32 s[96:97], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[96:97]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_66
-  v_subrev_u32 v210, s92, v209
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[94:95], 1, v210
-  v_cmp_ge_i32 s[96:97], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[96:97]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[94:95]
-.Lwindow_start_done_66:
-.Lx_no_mask_65:
+.Lwindow_start_done_61:
+.Lx_no_mask_60:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3189,17 +3214,17 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v210, v1
+  v_mov_b32 v211, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v210
+  v_permlane32_swap_b32 v1, v211                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
-.Lno_previous_block_60:
+.Lno_previous_block_55:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s90                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_67
+  s_cbranch_scc1 .Lno_previous_block_62
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v206 offset:16
@@ -3212,8 +3237,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-  s_branch .Lqk_68
-.Lno_previous_block_67:
+  s_branch .Lqk_63
+.Lno_previous_block_62:
   ds_read_b128 v[104:107], v206 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v206 offset:16
   ds_read_b128 v[112:115], v206 offset:64                        // K tile 0 step 1
@@ -3222,7 +3247,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   ds_read_b128 v[124:127], v206 offset:4624
   ds_read_b128 v[128:131], v206 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v206 offset:4688
-.Lqk_68:
+.Lqk_63:
   s_waitcnt lgkmcnt(6)                                           // K operand
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[104:111], v[136:143], 0, v186, v186 op_sel_hi:[0,0,0] // QK: S^T tile 0 += K Q^T
   ds_read_b128 v[104:107], v208 offset:0                         // V^T tile 0
@@ -3242,45 +3267,40 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_69
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_64
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v200, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v210, 8, v168
+  v_lshrrev_b32 v211, 8, v168
   ds_write_b8 v203, v168 offset:0                                // store: V transposed
-  ds_write_b8 v203, v210 offset:80
+  ds_write_b8 v203, v211 offset:80
   ds_write_b8_d16_hi v203, v168 offset:160
-  ds_write_b8_d16_hi v203, v210 offset:240
-  v_lshrrev_b32 v210, 8, v169
+  ds_write_b8_d16_hi v203, v211 offset:240
+  v_lshrrev_b32 v211, 8, v169
   ds_write_b8 v203, v169 offset:320
-  ds_write_b8 v203, v210 offset:400
+  ds_write_b8 v203, v211 offset:400
   ds_write_b8_d16_hi v203, v169 offset:480
-  ds_write_b8_d16_hi v203, v210 offset:560
-  v_lshrrev_b32 v210, 8, v170
+  ds_write_b8_d16_hi v203, v211 offset:560
+  v_lshrrev_b32 v211, 8, v170
   ds_write_b8 v203, v170 offset:640
-  ds_write_b8 v203, v210 offset:720
+  ds_write_b8 v203, v211 offset:720
   ds_write_b8_d16_hi v203, v170 offset:800
-  ds_write_b8_d16_hi v203, v210 offset:880
-  v_lshrrev_b32 v210, 8, v171
+  ds_write_b8_d16_hi v203, v211 offset:880
+  v_lshrrev_b32 v211, 8, v171
   ds_write_b8 v203, v171 offset:960
-  ds_write_b8 v203, v210 offset:1040
+  ds_write_b8 v203, v211 offset:1040
   ds_write_b8_d16_hi v203, v171 offset:1120
-  ds_write_b8_d16_hi v203, v210 offset:1200
+  ds_write_b8_d16_hi v203, v211 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_69
+  s_cbranch_scc0 .Lno_store_64
   s_sub_i32 s92, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s94, v210
   s_lshl_b32 s93, s5, 3
   s_add_u32 s93, s93, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s93, s71
-  s_cbranch_scc1 .Lpaged_no_page_73
   s_lshr_b32 s95, s93, s57
-  s_lshl_b32 s94, s95, 2
-  s_add_u32 s96, s20, s94
-  s_addc_u32 s97, s21, 0
-  s_load_dword s94, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s95, s95, s57
   s_sub_u32 s93, s93, s95                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s94, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s92, s92, 0
   s_cselect_b32 s94, s94, 0
@@ -3310,13 +3330,12 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s96, s96, s97
   s_add_u32 s84, s84, s95
   s_addc_u32 s85, s85, s96
-.Lpaged_no_page_73:
   s_cmp_lt_i32 s92, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_71
+  s_cbranch_scc1 .Ltail_block_loads_66
   global_load_dwordx4 v[4:7], v196, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_72
-.Ltail_block_loads_71:
+  s_branch .Lblock_loaded_67
+.Ltail_block_loads_66:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -3333,8 +3352,17 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v198, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_72:
-.Lno_store_69:
+.Lblock_loaded_67:
+  s_lshl_b32 s92, s5, 3
+  s_add_u32 s92, s92, s79
+  s_add_u32 s92, s92, 64
+  s_add_i32 s93, s71, -1
+  s_min_i32 s92, s92, s93
+  s_lshr_b32 s92, s92, s57
+  s_lshl_b32 s92, s92, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v210, s92
+  global_load_dword v210, v210, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_64:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -3346,7 +3374,273 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_nop 7                                                        // QK MFMA result -> VALU
   s_sub_u32 s93, s92, s91
   s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_75
+  s_cbranch_scc0 .Lno_mask_69
+  v_subrev_u32 v212, s92, v182
+  v_cmp_lt_i32 vcc, 0, v212
+  v_cmp_lt_i32 s[94:95], 1, v212
+  v_cmp_lt_i32 s[96:97], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
+  v_cmp_lt_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_lt_i32 s[94:95], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_lt_i32 s[96:97], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_lt_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_lt_i32 s[94:95], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_lt_i32 s[96:97], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_lt_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_lt_i32 s[94:95], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_lt_i32 s[96:97], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_lt_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_lt_i32 s[94:95], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_lt_i32 s[96:97], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_lt_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_lt_i32 s[94:95], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_lt_i32 s[96:97], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_lt_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_lt_i32 s[94:95], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_lt_i32 s[96:97], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_lt_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_lt_i32 s[94:95], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_lt_i32 s[96:97], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_lt_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_lt_i32 s[94:95], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_lt_i32 s[96:97], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_lt_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_lt_i32 s[94:95], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_lt_i32 s[96:97], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_lt_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_lt_i32 s[94:95], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
+  s_cbranch_scc0 .Lwindow_start_done_71
+  v_subrev_u32 v212, s92, v209
+  v_cmp_ge_i32 vcc, 0, v212
+  v_cmp_ge_i32 s[94:95], 1, v212
+  v_cmp_ge_i32 s[96:97], 2, v212
+  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
+  v_cmp_ge_i32 vcc, 3, v212
+  v_cndmask_b32 v73, v191, v73, s[94:95]
+  v_cmp_ge_i32 s[94:95], 8, v212
+  v_cndmask_b32 v74, v191, v74, s[96:97]
+  v_cmp_ge_i32 s[96:97], 9, v212
+  v_cndmask_b32 v75, v191, v75, vcc
+  v_cmp_ge_i32 vcc, 10, v212
+  v_cndmask_b32 v76, v191, v76, s[94:95]
+  v_cmp_ge_i32 s[94:95], 11, v212
+  v_cndmask_b32 v77, v191, v77, s[96:97]
+  v_cmp_ge_i32 s[96:97], 16, v212
+  v_cndmask_b32 v78, v191, v78, vcc
+  v_cmp_ge_i32 vcc, 17, v212
+  v_cndmask_b32 v79, v191, v79, s[94:95]
+  v_cmp_ge_i32 s[94:95], 18, v212
+  v_cndmask_b32 v80, v191, v80, s[96:97]
+  v_cmp_ge_i32 s[96:97], 19, v212
+  v_cndmask_b32 v81, v191, v81, vcc
+  v_cmp_ge_i32 vcc, 24, v212
+  v_cndmask_b32 v82, v191, v82, s[94:95]
+  v_cmp_ge_i32 s[94:95], 25, v212
+  v_cndmask_b32 v83, v191, v83, s[96:97]
+  v_cmp_ge_i32 s[96:97], 26, v212
+  v_cndmask_b32 v84, v191, v84, vcc
+  v_cmp_ge_i32 vcc, 27, v212
+  v_cndmask_b32 v85, v191, v85, s[94:95]
+  v_cmp_ge_i32 s[94:95], 32, v212
+  v_cndmask_b32 v86, v191, v86, s[96:97]
+  v_cmp_ge_i32 s[96:97], 33, v212
+  v_cndmask_b32 v87, v191, v87, vcc
+  v_cmp_ge_i32 vcc, 34, v212
+  v_cndmask_b32 v88, v191, v88, s[94:95]
+  v_cmp_ge_i32 s[94:95], 35, v212
+  v_cndmask_b32 v89, v191, v89, s[96:97]
+  v_cmp_ge_i32 s[96:97], 40, v212
+  v_cndmask_b32 v90, v191, v90, vcc
+  v_cmp_ge_i32 vcc, 41, v212
+  v_cndmask_b32 v91, v191, v91, s[94:95]
+  v_cmp_ge_i32 s[94:95], 42, v212
+  v_cndmask_b32 v92, v191, v92, s[96:97]
+  v_cmp_ge_i32 s[96:97], 43, v212
+  v_cndmask_b32 v93, v191, v93, vcc
+  v_cmp_ge_i32 vcc, 48, v212
+  v_cndmask_b32 v94, v191, v94, s[94:95]
+  v_cmp_ge_i32 s[94:95], 49, v212
+  v_cndmask_b32 v95, v191, v95, s[96:97]
+  v_cmp_ge_i32 s[96:97], 50, v212
+  v_cndmask_b32 v96, v191, v96, vcc
+  v_cmp_ge_i32 vcc, 51, v212
+  v_cndmask_b32 v97, v191, v97, s[94:95]
+  v_cmp_ge_i32 s[94:95], 56, v212
+  v_cndmask_b32 v98, v191, v98, s[96:97]
+  v_cmp_ge_i32 s[96:97], 57, v212
+  v_cndmask_b32 v99, v191, v99, vcc
+  v_cmp_ge_i32 vcc, 58, v212
+  v_cndmask_b32 v100, v191, v100, s[94:95]
+  v_cmp_ge_i32 s[94:95], 59, v212
+  v_cndmask_b32 v101, v191, v101, s[96:97]
+  v_cndmask_b32 v102, v191, v102, vcc
+  v_cndmask_b32 v103, v191, v103, s[94:95]
+.Lwindow_start_done_71:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_cmp_eq_f32 vcc, v191, v211                                   // no key of the block visible?
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+  v_cndmask_b32 v211, v211, v188, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_70
+.Lno_mask_69:
+  v_maximum3_f32 v211, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v211, v211, v75, v76
+  v_maximum3_f32 v211, v211, v77, v78
+  v_maximum3_f32 v211, v211, v79, v80
+  v_maximum3_f32 v211, v211, v81, v82
+  v_maximum3_f32 v211, v211, v83, v84
+  v_maximum3_f32 v211, v211, v85, v86
+  v_maximum3_f32 v211, v211, v87, v88
+  v_maximum3_f32 v211, v211, v89, v90
+  v_maximum3_f32 v211, v211, v91, v92
+  v_maximum3_f32 v211, v211, v93, v94
+  v_maximum3_f32 v211, v211, v95, v96
+  v_maximum3_f32 v211, v211, v97, v98
+  v_maximum3_f32 v211, v211, v99, v100
+  v_maximum3_f32 v211, v211, v101, v102
+  v_maximum3_f32 v211, v211, v103, v103
+  v_mov_b32 v212, v211
+  s_nop 1                                                        // VALU write -> permlane
+  v_permlane32_swap_b32 v211, v212                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v211, v211, v212, v212
+  v_mul_f32 v190, v183, v211                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v211, v188, v190, v190
+.Lrow_max_done_70:
+  v_cmp_lt_f32 vcc, v188, v211                                   // alpha: did any running max move?
+  v_mov_b32 v174, 1.0
+  s_cbranch_vccz .Lalpha_done_72
+  v_sub_f32 v212, v188, v211
+  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
+  v_exp_f32 v174, v212                                           // alpha = 2^(m - m_new)
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v174, 0, v174, vcc
+  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
+  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
+  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
+.Lalpha_done_72:
+  v_cmp_lg_f32 vcc, v191, v211                                   // -m_new; -inf where m_new = -inf (every p 0)
+  v_xor_b32 v176, 0x80000000, v211
+  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
+  v_cndmask_b32 v176, v191, v176, vcc
+  v_mov_b32 v177, v176
+  v_mov_b32 v188, v211                                           // m = m_new
+  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
+  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
+  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
+  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
+  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
+  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
+  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
+  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
+  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
+  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
+  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
+  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
+  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
+  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
+  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
+  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
+  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
+  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
+  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
+  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
+  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
+  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
+  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
+  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
+  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
+  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
+  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
+  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
+  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
+  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
+  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
+  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
+  s_sub_u32 s93, s92, s91
+  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
+  s_cbranch_scc0 .Lx_no_mask_73
+  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
+  s_cbranch_scc1 .Lx_no_mask_73
   v_subrev_u32 v211, s92, v182
   v_cmp_lt_i32 vcc, 0, v211
   v_cmp_lt_i32 s[94:95], 1, v211
@@ -3413,7 +3707,7 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
   s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_77
+  s_cbranch_scc0 .Lwindow_start_done_74
   v_subrev_u32 v211, s92, v209
   v_cmp_ge_i32 vcc, 0, v211
   v_cmp_ge_i32 s[94:95], 1, v211
@@ -3479,274 +3773,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cndmask_b32 v101, v191, v101, s[96:97]
   v_cndmask_b32 v102, v191, v102, vcc
   v_cndmask_b32 v103, v191, v103, s[94:95]
-.Lwindow_start_done_77:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_cmp_eq_f32 vcc, v191, v210                                   // no key of the block visible?
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-  v_cndmask_b32 v210, v210, v188, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_76
-.Lno_mask_75:
-  v_maximum3_f32 v210, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v210, v210, v75, v76
-  v_maximum3_f32 v210, v210, v77, v78
-  v_maximum3_f32 v210, v210, v79, v80
-  v_maximum3_f32 v210, v210, v81, v82
-  v_maximum3_f32 v210, v210, v83, v84
-  v_maximum3_f32 v210, v210, v85, v86
-  v_maximum3_f32 v210, v210, v87, v88
-  v_maximum3_f32 v210, v210, v89, v90
-  v_maximum3_f32 v210, v210, v91, v92
-  v_maximum3_f32 v210, v210, v93, v94
-  v_maximum3_f32 v210, v210, v95, v96
-  v_maximum3_f32 v210, v210, v97, v98
-  v_maximum3_f32 v210, v210, v99, v100
-  v_maximum3_f32 v210, v210, v101, v102
-  v_maximum3_f32 v210, v210, v103, v103
-  v_mov_b32 v211, v210
-  s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v210, v211                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v210, v210, v211, v211
-  v_mul_f32 v190, v183, v210                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v210, v188, v190, v190
-.Lrow_max_done_76:
-  v_cmp_lt_f32 vcc, v188, v210                                   // alpha: did any running max move?
-  v_mov_b32 v174, 1.0
-  s_cbranch_vccz .Lalpha_done_78
-  v_sub_f32 v211, v188, v210
-  v_cmp_lt_f32 vcc, v191, v188                                   // m = -inf (no key seen yet): alpha = 0
-  v_exp_f32 v174, v211                                           // alpha = 2^(m - m_new)
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v174, 0, v174, vcc
-  v_pk_mul_f32 v[8:9], v[8:9], v[174:175] op_sel_hi:[1,0]        // O *= alpha
-  v_pk_mul_f32 v[10:11], v[10:11], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[12:13], v[12:13], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[14:15], v[14:15], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[16:17], v[16:17], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[18:19], v[18:19], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[20:21], v[20:21], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[22:23], v[22:23], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[24:25], v[24:25], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[26:27], v[26:27], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[28:29], v[28:29], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[30:31], v[30:31], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[32:33], v[32:33], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[34:35], v[34:35], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[36:37], v[36:37], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[38:39], v[38:39], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[40:41], v[40:41], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[42:43], v[42:43], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[44:45], v[44:45], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[46:47], v[46:47], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[48:49], v[48:49], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[50:51], v[50:51], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[52:53], v[52:53], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[54:55], v[54:55], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[56:57], v[56:57], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[58:59], v[58:59], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[60:61], v[60:61], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[62:63], v[62:63], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[64:65], v[64:65], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[66:67], v[66:67], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[68:69], v[68:69], v[174:175] op_sel_hi:[1,0]
-  v_pk_mul_f32 v[70:71], v[70:71], v[174:175] op_sel_hi:[1,0]
-.Lalpha_done_78:
-  v_cmp_lg_f32 vcc, v191, v210                                   // -m_new; -inf where m_new = -inf (every p 0)
-  v_xor_b32 v176, 0x80000000, v210
-  s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v176, v191, v176, vcc
-  v_mov_b32 v177, v176
-  v_mov_b32 v188, v210                                           // m = m_new
-  v_pk_mul_f32 v[72:73], v[72:73], v[172:173]                    // x = S scale_log2 (score_scale.h)
-  v_pk_mul_f32 v[74:75], v[74:75], v[172:173]
-  v_pk_mul_f32 v[76:77], v[76:77], v[172:173]
-  v_pk_mul_f32 v[78:79], v[78:79], v[172:173]
-  v_pk_mul_f32 v[80:81], v[80:81], v[172:173]
-  v_pk_mul_f32 v[82:83], v[82:83], v[172:173]
-  v_pk_mul_f32 v[84:85], v[84:85], v[172:173]
-  v_pk_mul_f32 v[86:87], v[86:87], v[172:173]
-  v_pk_mul_f32 v[88:89], v[88:89], v[172:173]
-  v_pk_mul_f32 v[90:91], v[90:91], v[172:173]
-  v_pk_mul_f32 v[92:93], v[92:93], v[172:173]
-  v_pk_mul_f32 v[94:95], v[94:95], v[172:173]
-  v_pk_mul_f32 v[96:97], v[96:97], v[172:173]
-  v_pk_mul_f32 v[98:99], v[98:99], v[172:173]
-  v_pk_mul_f32 v[100:101], v[100:101], v[172:173]
-  v_pk_mul_f32 v[102:103], v[102:103], v[172:173]
-  v_pk_add_f32 v[72:73], v[72:73], v[176:177]                    // x - m_new
-  v_pk_add_f32 v[74:75], v[74:75], v[176:177]
-  v_pk_add_f32 v[76:77], v[76:77], v[176:177]
-  v_pk_add_f32 v[78:79], v[78:79], v[176:177]
-  v_pk_add_f32 v[80:81], v[80:81], v[176:177]
-  v_pk_add_f32 v[82:83], v[82:83], v[176:177]
-  v_pk_add_f32 v[84:85], v[84:85], v[176:177]
-  v_pk_add_f32 v[86:87], v[86:87], v[176:177]
-  v_pk_add_f32 v[88:89], v[88:89], v[176:177]
-  v_pk_add_f32 v[90:91], v[90:91], v[176:177]
-  v_pk_add_f32 v[92:93], v[92:93], v[176:177]
-  v_pk_add_f32 v[94:95], v[94:95], v[176:177]
-  v_pk_add_f32 v[96:97], v[96:97], v[176:177]
-  v_pk_add_f32 v[98:99], v[98:99], v[176:177]
-  v_pk_add_f32 v[100:101], v[100:101], v[176:177]
-  v_pk_add_f32 v[102:103], v[102:103], v[176:177]
-  s_sub_u32 s93, s92, s91
-  s_cmp_gt_u32 s93, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lx_no_mask_79
-  s_cmp_eq_u32 s81, 0                                            // ... when -inf times the scale is not -inf
-  s_cbranch_scc1 .Lx_no_mask_79
-  v_subrev_u32 v210, s92, v182
-  v_cmp_lt_i32 vcc, 0, v210
-  v_cmp_lt_i32 s[94:95], 1, v210
-  v_cmp_lt_i32 s[96:97], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_lt_i32 s[94:95], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_lt_i32 s[96:97], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_lt_i32 s[94:95], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_lt_i32 s[96:97], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_lt_i32 s[94:95], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_lt_i32 s[96:97], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_lt_i32 s[94:95], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_lt_i32 s[96:97], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_lt_i32 s[94:95], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_lt_i32 s[96:97], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_lt_i32 s[94:95], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_lt_i32 s[96:97], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_lt_i32 s[94:95], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_lt_i32 s[96:97], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_lt_i32 s[94:95], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_lt_i32 s[96:97], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_lt_i32 s[94:95], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_lt_i32 s[96:97], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_lt_i32 s[94:95], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[96:97]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[94:95]
-  s_cmp_lt_i32 s92, s91                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_80
-  v_subrev_u32 v210, s92, v209
-  v_cmp_ge_i32 vcc, 0, v210
-  v_cmp_ge_i32 s[94:95], 1, v210
-  v_cmp_ge_i32 s[96:97], 2, v210
-  v_cndmask_b32 v72, v191, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v210
-  v_cndmask_b32 v73, v191, v73, s[94:95]
-  v_cmp_ge_i32 s[94:95], 8, v210
-  v_cndmask_b32 v74, v191, v74, s[96:97]
-  v_cmp_ge_i32 s[96:97], 9, v210
-  v_cndmask_b32 v75, v191, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v210
-  v_cndmask_b32 v76, v191, v76, s[94:95]
-  v_cmp_ge_i32 s[94:95], 11, v210
-  v_cndmask_b32 v77, v191, v77, s[96:97]
-  v_cmp_ge_i32 s[96:97], 16, v210
-  v_cndmask_b32 v78, v191, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v210
-  v_cndmask_b32 v79, v191, v79, s[94:95]
-  v_cmp_ge_i32 s[94:95], 18, v210
-  v_cndmask_b32 v80, v191, v80, s[96:97]
-  v_cmp_ge_i32 s[96:97], 19, v210
-  v_cndmask_b32 v81, v191, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v210
-  v_cndmask_b32 v82, v191, v82, s[94:95]
-  v_cmp_ge_i32 s[94:95], 25, v210
-  v_cndmask_b32 v83, v191, v83, s[96:97]
-  v_cmp_ge_i32 s[96:97], 26, v210
-  v_cndmask_b32 v84, v191, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v210
-  v_cndmask_b32 v85, v191, v85, s[94:95]
-  v_cmp_ge_i32 s[94:95], 32, v210
-  v_cndmask_b32 v86, v191, v86, s[96:97]
-  v_cmp_ge_i32 s[96:97], 33, v210
-  v_cndmask_b32 v87, v191, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v210
-  v_cndmask_b32 v88, v191, v88, s[94:95]
-  v_cmp_ge_i32 s[94:95], 35, v210
-  v_cndmask_b32 v89, v191, v89, s[96:97]
-  v_cmp_ge_i32 s[96:97], 40, v210
-  v_cndmask_b32 v90, v191, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v210
-  v_cndmask_b32 v91, v191, v91, s[94:95]
-  v_cmp_ge_i32 s[94:95], 42, v210
-  v_cndmask_b32 v92, v191, v92, s[96:97]
-  v_cmp_ge_i32 s[96:97], 43, v210
-  v_cndmask_b32 v93, v191, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v210
-  v_cndmask_b32 v94, v191, v94, s[94:95]
-  v_cmp_ge_i32 s[94:95], 49, v210
-  v_cndmask_b32 v95, v191, v95, s[96:97]
-  v_cmp_ge_i32 s[96:97], 50, v210
-  v_cndmask_b32 v96, v191, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v210
-  v_cndmask_b32 v97, v191, v97, s[94:95]
-  v_cmp_ge_i32 s[94:95], 56, v210
-  v_cndmask_b32 v98, v191, v98, s[96:97]
-  v_cmp_ge_i32 s[96:97], 57, v210
-  v_cndmask_b32 v99, v191, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v210
-  v_cndmask_b32 v100, v191, v100, s[94:95]
-  v_cmp_ge_i32 s[94:95], 59, v210
-  v_cndmask_b32 v101, v191, v101, s[96:97]
-  v_cndmask_b32 v102, v191, v102, vcc
-  v_cndmask_b32 v103, v191, v103, s[94:95]
-.Lwindow_start_done_80:
-.Lx_no_mask_79:
+.Lwindow_start_done_74:
+.Lx_no_mask_73:
   v_exp_f32 v72, v72                                             // p = 2^(x - m_new)
   v_exp_f32 v73, v73
   v_exp_f32 v74, v74
@@ -3829,10 +3857,10 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_pk_add_f32 v[72:73], v[72:73], v[88:89]
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_add_f32 v1, v72, v73
-  v_mov_b32 v210, v1
+  v_mov_b32 v211, v1
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v1, v210                                 // the other 32 keys are in lane l ^ 32
-  v_add_f32 v1, v1, v210
+  v_permlane32_swap_b32 v1, v211                                 // the other 32 keys are in lane l ^ 32
+  v_add_f32 v1, v1, v211
   v_ldexp_f32 v1, v1, -8                                         // row sum of p = (row sum of p 2^8) 2^-8
   v_mul_f32 v189, v189, v174                                     // l = l alpha + row sum (online_softmax.h)
   v_add_f32 v189, v189, v1
@@ -3842,101 +3870,101 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v186, v187 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
 .Lkey_blocks_done:
   s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
-  s_cbranch_scc1 .Lno_sink_81
+  s_cbranch_scc1 .Lno_sink_75
   s_lshl_b32 s94, s3, 2
   s_add_u32 s92, s68, s94
   s_addc_u32 s93, s69, 0
   s_load_dword s94, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // sink
-  v_mov_b32 v210, s94
-  v_mul_f32 v210, 0x3fb8aa3b, v210                               // z = sink log2 e
-  v_maximum3_f32 v211, v188, v210, v210                          // m' = max(m, z), NaN kept
-  v_mov_b32 v215, 0x377fe5fe
-  v_sub_f32 v212, v188, v211
-  v_cmp_le_f32 vcc, 0xc2fc0000, v212                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v216, v212
-  v_sub_f32 v217, v212, v216
-  v_fmaak_f32 v213, v215, v217, 0x39218489
-  v_fmaak_f32 v213, v213, v217, 0x3aaec3ff
-  v_fmaak_f32 v213, v213, v217, 0x3c1d955b
-  v_fmaak_f32 v213, v213, v217, 0x3d635847
-  v_fmaak_f32 v213, v213, v217, 0x3e75fdf0
-  v_fmaak_f32 v213, v213, v217, 0x3f317218
-  v_fmaak_f32 v213, v213, v217, 0x3f800000
-  v_cvt_i32_f32 v216, v216
-  v_ldexp_f32 v213, v213, v216                                   // 2^f 2^n
-  v_cndmask_b32 v213, 0, v213, vcc                               // x < -126, -inf or NaN: 0
-  v_sub_f32 v212, v210, v211
-  v_cmp_le_f32 vcc, 0xc2fc0000, v212                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v216, v212
-  v_sub_f32 v217, v212, v216
-  v_fmaak_f32 v214, v215, v217, 0x39218489
-  v_fmaak_f32 v214, v214, v217, 0x3aaec3ff
-  v_fmaak_f32 v214, v214, v217, 0x3c1d955b
-  v_fmaak_f32 v214, v214, v217, 0x3d635847
-  v_fmaak_f32 v214, v214, v217, 0x3e75fdf0
-  v_fmaak_f32 v214, v214, v217, 0x3f317218
-  v_fmaak_f32 v214, v214, v217, 0x3f800000
-  v_cvt_i32_f32 v216, v216
-  v_ldexp_f32 v214, v214, v216                                   // 2^f 2^n
+  v_mov_b32 v211, s94
+  v_mul_f32 v211, 0x3fb8aa3b, v211                               // z = sink log2 e
+  v_maximum3_f32 v212, v188, v211, v211                          // m' = max(m, z), NaN kept
+  v_mov_b32 v216, 0x377fe5fe
+  v_sub_f32 v213, v188, v212
+  v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v217, v213
+  v_sub_f32 v218, v213, v217
+  v_fmaak_f32 v214, v216, v218, 0x39218489
+  v_fmaak_f32 v214, v214, v218, 0x3aaec3ff
+  v_fmaak_f32 v214, v214, v218, 0x3c1d955b
+  v_fmaak_f32 v214, v214, v218, 0x3d635847
+  v_fmaak_f32 v214, v214, v218, 0x3e75fdf0
+  v_fmaak_f32 v214, v214, v218, 0x3f317218
+  v_fmaak_f32 v214, v214, v218, 0x3f800000
+  v_cvt_i32_f32 v217, v217
+  v_ldexp_f32 v214, v214, v217                                   // 2^f 2^n
   v_cndmask_b32 v214, 0, v214, vcc                               // x < -126, -inf or NaN: 0
-  v_mul_f32 v189, v189, v213                                     // l' = l alpha + 2^(z - m')
-  v_add_f32 v189, v189, v214
-  v_mul_f32 v193, v193, v213                                     // O's factor: (v_descale alpha) / l'
-  v_mov_b32 v188, v211                                           // m = m'
-.Lno_sink_81:
+  v_sub_f32 v213, v211, v212
+  v_cmp_le_f32 vcc, 0xc2fc0000, v213                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v217, v213
+  v_sub_f32 v218, v213, v217
+  v_fmaak_f32 v215, v216, v218, 0x39218489
+  v_fmaak_f32 v215, v215, v218, 0x3aaec3ff
+  v_fmaak_f32 v215, v215, v218, 0x3c1d955b
+  v_fmaak_f32 v215, v215, v218, 0x3d635847
+  v_fmaak_f32 v215, v215, v218, 0x3e75fdf0
+  v_fmaak_f32 v215, v215, v218, 0x3f317218
+  v_fmaak_f32 v215, v215, v218, 0x3f800000
+  v_cvt_i32_f32 v217, v217
+  v_ldexp_f32 v215, v215, v217                                   // 2^f 2^n
+  v_cndmask_b32 v215, 0, v215, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v189, v189, v214                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v189, v189, v215
+  v_mul_f32 v193, v193, v214                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v188, v212                                           // m = m'
+.Lno_sink_75:
   v_cmp_lt_f32 s[92:93], 0, v189                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v210, 1.0, v189, s[92:93]
-  v_div_scale_f32 v211, s[88:89], v210, v210, v193
-  v_div_scale_f32 v212, vcc, v193, v210, v193
-  v_rcp_f32 v213, v211
+  v_cndmask_b32 v211, 1.0, v189, s[92:93]
+  v_div_scale_f32 v212, s[88:89], v211, v211, v193
+  v_div_scale_f32 v213, vcc, v193, v211, v193
+  v_rcp_f32 v214, v212
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v215, -v211, v213, 1.0
-  v_fma_f32 v213, v215, v213, v213
-  v_mul_f32 v214, v212, v213
-  v_fma_f32 v215, -v211, v214, v212
-  v_fma_f32 v214, v215, v213, v214
-  v_fma_f32 v215, -v211, v214, v212
-  v_div_fmas_f32 v214, v215, v213, v214
+  v_fma_f32 v216, -v212, v214, 1.0
+  v_fma_f32 v214, v216, v214, v214
+  v_mul_f32 v215, v213, v214
+  v_fma_f32 v216, -v212, v215, v213
+  v_fma_f32 v215, v216, v214, v215
+  v_fma_f32 v216, -v212, v215, v213
+  v_div_fmas_f32 v215, v216, v214, v215
   v_cmp_gt_f32 vcc, 0x7f800000, v188                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v214, v214, v210, v193
-  v_cndmask_b32 v216, 0, v214, s[92:93]
-  v_mov_b32 v217, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
-  v_cndmask_b32 v216, v217, v216, vcc
-  v_mov_b32 v217, v216
-  v_pk_mul_f32 v[8:9], v[8:9], v[216:217]
-  v_pk_mul_f32 v[10:11], v[10:11], v[216:217]
-  v_pk_mul_f32 v[12:13], v[12:13], v[216:217]
-  v_pk_mul_f32 v[14:15], v[14:15], v[216:217]
-  v_pk_mul_f32 v[16:17], v[16:17], v[216:217]
-  v_pk_mul_f32 v[18:19], v[18:19], v[216:217]
-  v_pk_mul_f32 v[20:21], v[20:21], v[216:217]
-  v_pk_mul_f32 v[22:23], v[22:23], v[216:217]
-  v_pk_mul_f32 v[24:25], v[24:25], v[216:217]
-  v_pk_mul_f32 v[26:27], v[26:27], v[216:217]
-  v_pk_mul_f32 v[28:29], v[28:29], v[216:217]
-  v_pk_mul_f32 v[30:31], v[30:31], v[216:217]
-  v_pk_mul_f32 v[32:33], v[32:33], v[216:217]
-  v_pk_mul_f32 v[34:35], v[34:35], v[216:217]
-  v_pk_mul_f32 v[36:37], v[36:37], v[216:217]
-  v_pk_mul_f32 v[38:39], v[38:39], v[216:217]
-  v_pk_mul_f32 v[40:41], v[40:41], v[216:217]
-  v_pk_mul_f32 v[42:43], v[42:43], v[216:217]
-  v_pk_mul_f32 v[44:45], v[44:45], v[216:217]
-  v_pk_mul_f32 v[46:47], v[46:47], v[216:217]
-  v_pk_mul_f32 v[48:49], v[48:49], v[216:217]
-  v_pk_mul_f32 v[50:51], v[50:51], v[216:217]
-  v_pk_mul_f32 v[52:53], v[52:53], v[216:217]
-  v_pk_mul_f32 v[54:55], v[54:55], v[216:217]
-  v_pk_mul_f32 v[56:57], v[56:57], v[216:217]
-  v_pk_mul_f32 v[58:59], v[58:59], v[216:217]
-  v_pk_mul_f32 v[60:61], v[60:61], v[216:217]
-  v_pk_mul_f32 v[62:63], v[62:63], v[216:217]
-  v_pk_mul_f32 v[64:65], v[64:65], v[216:217]
-  v_pk_mul_f32 v[66:67], v[66:67], v[216:217]
-  v_pk_mul_f32 v[68:69], v[68:69], v[216:217]
-  v_pk_mul_f32 v[70:71], v[70:71], v[216:217]
+  v_div_fixup_f32 v215, v215, v211, v193
+  v_cndmask_b32 v218, 0, v215, s[92:93]
+  v_mov_b32 v219, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
+  v_cndmask_b32 v218, v219, v218, vcc
+  v_mov_b32 v219, v218
+  v_pk_mul_f32 v[8:9], v[8:9], v[218:219]
+  v_pk_mul_f32 v[10:11], v[10:11], v[218:219]
+  v_pk_mul_f32 v[12:13], v[12:13], v[218:219]
+  v_pk_mul_f32 v[14:15], v[14:15], v[218:219]
+  v_pk_mul_f32 v[16:17], v[16:17], v[218:219]
+  v_pk_mul_f32 v[18:19], v[18:19], v[218:219]
+  v_pk_mul_f32 v[20:21], v[20:21], v[218:219]
+  v_pk_mul_f32 v[22:23], v[22:23], v[218:219]
+  v_pk_mul_f32 v[24:25], v[24:25], v[218:219]
+  v_pk_mul_f32 v[26:27], v[26:27], v[218:219]
+  v_pk_mul_f32 v[28:29], v[28:29], v[218:219]
+  v_pk_mul_f32 v[30:31], v[30:31], v[218:219]
+  v_pk_mul_f32 v[32:33], v[32:33], v[218:219]
+  v_pk_mul_f32 v[34:35], v[34:35], v[218:219]
+  v_pk_mul_f32 v[36:37], v[36:37], v[218:219]
+  v_pk_mul_f32 v[38:39], v[38:39], v[218:219]
+  v_pk_mul_f32 v[40:41], v[40:41], v[218:219]
+  v_pk_mul_f32 v[42:43], v[42:43], v[218:219]
+  v_pk_mul_f32 v[44:45], v[44:45], v[218:219]
+  v_pk_mul_f32 v[46:47], v[46:47], v[218:219]
+  v_pk_mul_f32 v[48:49], v[48:49], v[218:219]
+  v_pk_mul_f32 v[50:51], v[50:51], v[218:219]
+  v_pk_mul_f32 v[52:53], v[52:53], v[218:219]
+  v_pk_mul_f32 v[54:55], v[54:55], v[218:219]
+  v_pk_mul_f32 v[56:57], v[56:57], v[218:219]
+  v_pk_mul_f32 v[58:59], v[58:59], v[218:219]
+  v_pk_mul_f32 v[60:61], v[60:61], v[218:219]
+  v_pk_mul_f32 v[62:63], v[62:63], v[218:219]
+  v_pk_mul_f32 v[64:65], v[64:65], v[218:219]
+  v_pk_mul_f32 v[66:67], v[66:67], v[218:219]
+  v_pk_mul_f32 v[68:69], v[68:69], v[218:219]
+  v_pk_mul_f32 v[70:71], v[70:71], v[218:219]
   s_mov_b64 s[94:95], 0
   s_mul_i32 s96, s46, s4
   s_mul_hi_u32 s97, s46, s4
@@ -3959,13 +3987,13 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_mov_b32 v212, s94
   v_mov_b32 v213, s95
   v_mad_u64_u32 v[212:213], s[88:89], v181, s48, v[212:213]
-  v_mul_lo_u32 v211, v181, s49
-  v_add_u32 v213, v213, v211
+  v_mul_lo_u32 v214, v181, s49
+  v_add_u32 v213, v213, v214
   v_mad_u64_u32 v[212:213], s[88:89], v180, 4, v[212:213]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v181
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_82
+  s_cbranch_scc0 .Lout_16bit_76
   v_lshlrev_b64 v[212:213], 2, v[212:213]
   v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
   global_store_dwordx4 v[212:213], v[8:11], off offset:0         // O fp32
@@ -3984,12 +4012,12 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   global_store_dwordx4 v[212:213], v[60:63], off offset:416
   global_store_dwordx4 v[212:213], v[64:67], off offset:448
   global_store_dwordx4 v[212:213], v[68:71], off offset:480
-  s_branch .Lout_stored_84
-.Lout_16bit_82:
+  s_branch .Lout_stored_78
+.Lout_16bit_76:
   v_lshlrev_b64 v[212:213], 1, v[212:213]
   v_lshl_add_u64 v[212:213], v[212:213], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_83
+  s_cbranch_scc0 .Lout_fp16_77
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
   global_store_dwordx2 v[212:213], v[104:105], off offset:0
@@ -4038,8 +4066,8 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
   global_store_dwordx2 v[212:213], v[134:135], off offset:240
-  s_branch .Lout_stored_84
-.Lout_fp16_83:
+  s_branch .Lout_stored_78
+.Lout_fp16_77:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
   global_store_dwordx2 v[212:213], v[104:105], off offset:0
@@ -4088,18 +4116,18 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
   global_store_dwordx2 v[212:213], v[134:135], off offset:240
-.Lout_stored_84:
+.Lout_stored_78:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_85
-  v_log_f32 v212, v210
+  s_cbranch_scc1 .Lno_lse_79
+  v_log_f32 v213, v211
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v212, v188, v212
+  v_add_f32 v213, v188, v213
   v_cmp_gt_f32 vcc, 0x7f800000, v188
-  v_mul_f32 v212, 0x3f317218, v212
-  v_cndmask_b32 v211, v191, v212, s[92:93]
-  v_mov_b32 v212, 0x7fc00000
-  v_cndmask_b32 v211, v212, v211, vcc
+  v_mul_f32 v213, 0x3f317218, v213
+  v_cndmask_b32 v212, v191, v213, s[92:93]
+  v_mov_b32 v213, 0x7fc00000
+  v_cndmask_b32 v212, v213, v212, vcc
   s_mul_i32 s94, s4, s55
   s_add_u32 s94, s94, s3
   s_mul_i32 s94, s94, s53
@@ -4107,15 +4135,15 @@ zyfa_gfx950_fp8_exact_paged_d128_none:
   s_add_u32 s95, s95, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s94, s95, s94
-  v_add_u32 v213, s94, v181
-  v_mad_u64_u32 v[214:215], s[88:89], v213, 4, s[16:17]
+  v_add_u32 v214, s94, v181
+  v_mad_u64_u32 v[216:217], s[88:89], v214, 4, s[16:17]
   v_cmp_eq_u32 s[96:97], 0, v180
   v_cmp_gt_i32 vcc, s70, v181
   s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[214:215], v211, off
+  global_store_dword v[216:217], v212, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_85:
+.Lno_lse_79:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:

@@ -41,45 +41,46 @@
 // v[202:203] K operand LDS address (per stage)
 // v[204:205] V^T operand LDS address (per stage)
 // v206 window start - 4 * half
-// v207 udiv dividend
-// v208 udiv divisor
-// v207 wave index (vector)
-// v207 4 * half
+// v207 paged: block-table entry of a later block
+// v208 udiv dividend
+// v209 udiv divisor
+// v208 wave index (vector)
+// v208 4 * half
 // v[208:209] Q address
-// v207 Q address part
-// v207 chunk index
-// v208 chunk column
-// v209 chunk tmp
-// v210 row * stride, high word
-// v207 V bytes 1 and 3
-// v207 row max of raw scores, then m_new
-// v208 visible-key end relative to the block and half
-// v208 window start relative to the block and half
-// v208 other half's max
-// v208 m - m_new
-// v209 round(x)
-// v210 x - n
-// v208 m_new - block max
-// v209 block exponent k
-// v207 z = sink log2 e
-// v208 m' = max(m, z)
-// v209 exp2 argument
-// v210 alpha = 2^(m - m')
-// v211 2^(z - m')
-// v212 round(x)
-// v213 x - n
-// v207 l or 1
-// v208 div den
-// v209 div num
-// v210 div rcp
-// v211 div quotient
-// v212 div error
+// v210 Q address part
+// v208 chunk index
+// v209 chunk column
+// v210 chunk tmp
+// v211 row * stride, high word
+// v208 V bytes 1 and 3
+// v208 row max of raw scores, then m_new
+// v209 visible-key end relative to the block and half
+// v209 window start relative to the block and half
+// v209 other half's max
+// v209 m - m_new
+// v210 round(x)
+// v211 x - n
+// v209 m_new - block max
+// v210 block exponent k
+// v208 z = sink log2 e
+// v209 m' = max(m, z)
+// v210 exp2 argument
+// v211 alpha = 2^(m - m')
+// v212 2^(z - m')
+// v213 round(x)
+// v214 x - n
+// v208 l or 1
+// v209 div den
+// v210 div num
+// v211 div rcp
+// v212 div quotient
+// v213 div error
 // v[214:215] out scale (pair)
-// v[208:209] O address
-// v210 O address part
-// v208 lse
-// v209 lse tmp
-// v210 lse index
+// v[210:211] O address
+// v209 O address part
+// v209 lse
+// v210 lse tmp
+// v211 lse index
 // v[212:213] lse address
 // s[0:1] kernel argument pointer
 // s2 workgroup id x (query tile, reversed)
@@ -148,11 +149,12 @@
 // s97 product lo
 // s98 product hi
 // s99 product cross
+// s91 paged: the wave's first key, clamped
+// s92 paged: last key
 // s91 keys of the sequence from the block on
 // s92 paged: the wave's first key
 // s93 paged: page
-// s94 paged: table entry
-// s[96:97] paged: entry address
+// s94 paged: key / page_size * page_size
 // s91 block - largest window start
 // s[92:93] lane mask
 // s[94:95] lane mask
@@ -241,14 +243,14 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_lshl_b32 s73, s91, 8                                         // row0 = tile * 256
   s_cmp_ge_i32 s73, s70                                          // tile past this sequence: nothing to do
   s_cbranch_scc1 .Lkernel_end
-  v_cvt_f32_u32 v207, s55
-  v_cvt_f32_u32 v208, s56
-  v_rcp_f32 v208, v208
+  v_cvt_f32_u32 v208, s55
+  v_cvt_f32_u32 v209, s56
+  v_rcp_f32 v209, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v207, v207, v208
-  v_cvt_u32_f32 v207, v207
+  v_mul_f32 v208, v208, v209
+  v_cvt_u32_f32 v208, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s91, v207
+  v_readfirstlane_b32 s91, v208
   s_mul_i32 s93, s91, s56
   s_sub_i32 s92, s55, s93
   s_cmp_ge_i32 s92, s56
@@ -257,14 +259,14 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s91, s91, s93
-  v_cvt_f32_u32 v207, s3
-  v_cvt_f32_u32 v208, s91
-  v_rcp_f32 v208, v208
+  v_cvt_f32_u32 v208, s3
+  v_cvt_f32_u32 v209, s91
+  v_rcp_f32 v209, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_mul_f32 v207, v207, v208
-  v_cvt_u32_f32 v207, v207
+  v_mul_f32 v208, v208, v209
+  v_cvt_u32_f32 v208, v208
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s72, v207
+  v_readfirstlane_b32 s72, v208
   s_mul_i32 s93, s72, s91
   s_sub_i32 s92, s3, s93
   s_cmp_ge_i32 s92, s91
@@ -273,9 +275,9 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_cmp_lt_i32 s92, 0
   s_cselect_b32 s93, -1, 0
   s_add_i32 s72, s72, s93
-  v_lshrrev_b32 v207, 6, v0
+  v_lshrrev_b32 v208, 6, v0
   s_nop 0                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_readfirstlane_b32 s5, v207
+  v_readfirstlane_b32 s5, v208
   v_and_b32 v176, 31, v0
   v_bfe_u32 v177, v0, 5, 1
   s_lshl_b32 s91, s5, 5
@@ -289,8 +291,8 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cmp_gt_i32 vcc, s70, v178
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
   v_cndmask_b32 v179, 0, v179, vcc                               // rows past the sequence see no key
-  v_lshlrev_b32 v207, 2, v177
-  v_sub_u32 v179, v179, v207
+  v_lshlrev_b32 v208, 2, v177
+  v_sub_u32 v179, v179, v208
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
@@ -298,7 +300,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_cselect_b32 s94, 0xc0000000, s94                             // no left window: every row starts at key 0
   v_add_u32 v206, s94, v178
   v_max_i32 v206, 0, v206
-  v_sub_u32 v206, v206, v207
+  v_sub_u32 v206, v206, v208
   s_min_i32 s95, s60, 0x40000000
   s_sub_i32 s94, s71, s70
   s_sub_i32 s94, s94, s95
@@ -490,8 +492,8 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_mov_b32 v208, s92
   v_mov_b32 v209, s93
   v_mad_u64_u32 v[208:209], s[88:89], v178, s30, v[208:209]
-  v_mul_lo_u32 v207, v178, s31
-  v_add_u32 v209, v209, v207
+  v_mul_lo_u32 v210, v178, s31
+  v_add_u32 v209, v209, v210
   v_mad_u64_u32 v[208:209], s[88:89], v177, 32, v[208:209]       // + half * 32 bytes
   v_mov_b32 v136, 0
   v_mov_b32 v137, 0
@@ -536,41 +538,41 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_mov_b64 s[92:93], 0
   s_mov_b64 s[94:95], 0
   s_mov_b32 s91, 536870912
-  v_add_u32 v207, 0, v0
-  v_mul_hi_u32 v196, s91, v207
-  v_mul_u32_u24 v209, 8, v196
-  v_sub_u32 v208, v207, v209
+  v_add_u32 v208, 0, v0
+  v_mul_hi_u32 v196, s91, v208
+  v_mul_u32_u24 v210, 8, v196
+  v_sub_u32 v209, v208, v210
   v_mov_b32 v192, s92
   v_mov_b32 v193, s93
   v_mad_u64_u32 v[192:193], s[88:89], v196, s36, v[192:193]
-  v_mul_lo_u32 v210, v196, s37
-  v_add_u32 v193, v193, v210
-  v_mad_u64_u32 v[192:193], s[88:89], v208, 16, v[192:193]
-  v_mul_u32_u24 v209, 144, v196
-  v_lshl_add_u32 v197, v208, 4, v209
+  v_mul_lo_u32 v211, v196, s37
+  v_add_u32 v193, v193, v211
+  v_mad_u64_u32 v[192:193], s[88:89], v209, 16, v[192:193]
+  v_mul_u32_u24 v210, 144, v196
+  v_lshl_add_u32 v197, v209, 4, v210
   v_lshrrev_b32 v199, 3, v0
-  v_and_b32 v208, 7, v0
+  v_and_b32 v209, 7, v0
   v_mov_b32 v194, s94
   v_mov_b32 v195, s95
   v_mad_u64_u32 v[194:195], s[88:89], v199, s42, v[194:195]
-  v_mul_lo_u32 v210, v199, s43
-  v_add_u32 v195, v195, v210
-  v_mad_u64_u32 v[194:195], s[88:89], v208, 16, v[194:195]
+  v_mul_lo_u32 v211, v199, s43
+  v_add_u32 v195, v195, v211
+  v_mad_u64_u32 v[194:195], s[88:89], v209, 16, v[194:195]
   v_bfe_u32 v200, v199, 2, 1
   v_lshlrev_b32 v200, 5, v200
-  v_bfe_u32 v209, v199, 5, 1
-  v_lshl_add_u32 v200, v209, 4, v200
-  v_bfe_u32 v209, v199, 3, 2
-  v_lshl_add_u32 v200, v209, 2, v200
-  v_and_b32 v209, 3, v199
-  v_add_u32 v200, v200, v209
-  v_mul_u32_u24 v209, 1280, v208
-  v_add_u32 v200, v200, v209
+  v_bfe_u32 v210, v199, 5, 1
+  v_lshl_add_u32 v200, v210, 4, v200
+  v_bfe_u32 v210, v199, 3, 2
+  v_lshl_add_u32 v200, v210, 2, v200
+  v_and_b32 v210, 3, v199
+  v_add_u32 v200, v200, v210
+  v_mul_u32_u24 v210, 1280, v209
+  v_add_u32 v200, v200, v210
   v_add_u32 v200, 9216, v200
-  v_mul_u32_u24 v209, 144, v176
-  v_lshl_add_u32 v202, v177, 5, v209
-  v_mul_u32_u24 v209, 80, v176
-  v_lshl_add_u32 v204, v177, 5, v209
+  v_mul_u32_u24 v210, 144, v176
+  v_lshl_add_u32 v202, v177, 5, v210
+  v_mul_u32_u24 v210, 80, v176
+  v_lshl_add_u32 v204, v177, 5, v210
   v_add_u32 v204, 9216, v204
   v_add_u32 v203, 19456, v202
   v_add_u32 v205, 19456, v204
@@ -597,19 +599,22 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_cbranch_scc1 .Lkey_blocks_done
   s_mov_b32 s77, s81
   s_mov_b32 s79, s81
+  s_lshl_b32 s91, s5, 3
+  s_add_u32 s91, s91, s79
+  s_add_i32 s92, s71, -1
+  s_min_i32 s91, s91, s92
+  s_lshr_b32 s91, s91, s57
+  s_lshl_b32 s91, s91, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s91
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
   s_sub_i32 s91, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s93, v207
   s_lshl_b32 s92, s5, 3
   s_add_u32 s92, s92, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s92, s71
-  s_cbranch_scc1 .Lpaged_no_page_10
   s_lshr_b32 s94, s92, s57
-  s_lshl_b32 s93, s94, 2
-  s_add_u32 s96, s20, s93
-  s_addc_u32 s97, s21, 0
-  s_load_dword s93, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s94, s94, s57
   s_sub_u32 s92, s92, s94                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s93, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s91, s91, 0
   s_cselect_b32 s93, s93, 0
@@ -639,7 +644,6 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s95, s95, s96
   s_add_u32 s84, s84, s94
   s_addc_u32 s85, s85, s95
-.Lpaged_no_page_10:
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
   s_cbranch_scc1 .Ltail_block_loads_8
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
@@ -663,44 +667,48 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
 .Lblock_loaded_9:
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_lshl_b32 s91, s5, 3
+  s_add_u32 s91, s91, s79
+  s_add_u32 s91, s91, 64
+  s_add_i32 s92, s71, -1
+  s_min_i32 s91, s91, s92
+  s_lshr_b32 s91, s91, s57
+  s_lshl_b32 s91, s91, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s91
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v200, v168 offset:0                                // store: V transposed
-  ds_write_b8 v200, v207 offset:80
+  ds_write_b8 v200, v208 offset:80
   ds_write_b8_d16_hi v200, v168 offset:160
-  ds_write_b8_d16_hi v200, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v200, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v200, v169 offset:320
-  ds_write_b8 v200, v207 offset:400
+  ds_write_b8 v200, v208 offset:400
   ds_write_b8_d16_hi v200, v169 offset:480
-  ds_write_b8_d16_hi v200, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v200, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v200, v170 offset:640
-  ds_write_b8 v200, v207 offset:720
+  ds_write_b8 v200, v208 offset:720
   ds_write_b8_d16_hi v200, v170 offset:800
-  ds_write_b8_d16_hi v200, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v200, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v200, v171 offset:960
-  ds_write_b8 v200, v207 offset:1040
+  ds_write_b8 v200, v208 offset:1040
   ds_write_b8_d16_hi v200, v171 offset:1120
-  ds_write_b8_d16_hi v200, v207 offset:1200
+  ds_write_b8_d16_hi v200, v208 offset:1200
   s_add_u32 s79, s81, 64
   s_cmp_lt_i32 s79, s74
   s_cbranch_scc0 .Lsingle_block_7
   s_sub_i32 s91, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s93, v207
   s_lshl_b32 s92, s5, 3
   s_add_u32 s92, s92, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s92, s71
-  s_cbranch_scc1 .Lpaged_no_page_15
   s_lshr_b32 s94, s92, s57
-  s_lshl_b32 s93, s94, 2
-  s_add_u32 s96, s20, s93
-  s_addc_u32 s97, s21, 0
-  s_load_dword s93, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s94, s94, s57
   s_sub_u32 s92, s92, s94                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s93, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s91, s91, 0
   s_cselect_b32 s93, s93, 0
@@ -730,13 +738,12 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s95, s95, s96
   s_add_u32 s84, s84, s94
   s_addc_u32 s85, s85, s95
-.Lpaged_no_page_15:
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_13
+  s_cbranch_scc1 .Ltail_block_loads_12
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_14
-.Ltail_block_loads_13:
+  s_branch .Lblock_loaded_13
+.Ltail_block_loads_12:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -753,7 +760,16 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_14:
+.Lblock_loaded_13:
+  s_lshl_b32 s91, s5, 3
+  s_add_u32 s91, s91, s79
+  s_add_u32 s91, s91, 64
+  s_add_i32 s92, s71, -1
+  s_min_i32 s91, s91, s92
+  s_lshr_b32 s91, s91, s57
+  s_lshl_b32 s91, s91, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s91
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
 .Lsingle_block_7:
   s_waitcnt lgkmcnt(0)                                           // block 0 in LDS
   s_barrier
@@ -764,7 +780,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
 .Lmfma_first_loop:
   s_setprio 1                                                    // waves 0-3, stage 0: MFMA cluster first
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_17
+  s_cbranch_scc1 .Lno_previous_block_15
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
@@ -778,8 +794,8 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-  s_branch .Lqk_18
-.Lno_previous_block_17:
+  s_branch .Lqk_16
+.Lno_previous_block_15:
   ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v202 offset:16
   ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
@@ -788,7 +804,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   ds_read_b128 v[124:127], v202 offset:4624
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-.Lqk_18:
+.Lqk_16:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -813,205 +829,205 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s91, s77, s90
   s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_19
-  v_subrev_u32 v208, s77, v179
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lno_mask_17
+  v_subrev_u32 v209, s77, v179
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[92:93], 1, v209
+  v_cmp_lt_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cmp_lt_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cmp_lt_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cmp_lt_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cmp_lt_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cmp_lt_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cmp_lt_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cmp_lt_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cmp_lt_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cmp_lt_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cmp_lt_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_21
-  v_subrev_u32 v208, s77, v206
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[92:93], 1, v208
-  v_cmp_ge_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lwindow_start_done_19
+  v_subrev_u32 v209, s77, v206
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[92:93], 1, v209
+  v_cmp_ge_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cmp_ge_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cmp_ge_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cmp_ge_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cmp_ge_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cmp_ge_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cmp_ge_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cmp_ge_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cmp_ge_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cmp_ge_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cmp_ge_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cmp_ge_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cmp_ge_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cmp_ge_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cmp_ge_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cmp_ge_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cmp_ge_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cmp_ge_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cmp_ge_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cmp_ge_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
-.Lwindow_start_done_21:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+.Lwindow_start_done_19:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_20
-.Lno_mask_19:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_18
+.Lno_mask_17:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-.Lrow_max_done_20:
-  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+.Lrow_max_done_18:
+  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_22
-  v_sub_f32 v208, v185, v207
-  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v209, v208
-  v_sub_f32 v210, v208, v209
-  v_fmaak_f32 v172, v1, v210, 0x39218489
-  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v210, 0x3d635847
-  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v210, 0x3f317218
-  v_fmaak_f32 v172, v172, v210, 0x3f800000
-  v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_20
+  v_sub_f32 v209, v185, v208
+  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v210, v209
+  v_sub_f32 v211, v209, v210
+  v_fmaak_f32 v172, v1, v211, 0x39218489
+  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v211, 0x3d635847
+  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v211, 0x3f317218
+  v_fmaak_f32 v172, v172, v211, 0x3f800000
+  v_cvt_i32_f32 v210, v210
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1045,22 +1061,22 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_22:
-  v_sub_f32 v208, v207, v187
-  v_cmp_lt_f32 s[92:93], 0, v208
-  v_cmp_gt_f32 vcc, v182, v208
-  v_floor_f32 v209, v208
-  v_cvt_i32_f32 v209, v209
-  v_add_u32 v209, 8, v209
-  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v207
-  v_cvt_f32_i32 v209, v209
-  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_20:
+  v_sub_f32 v209, v208, v187
+  v_cmp_lt_f32 s[92:93], 0, v209
+  v_cmp_gt_f32 vcc, v182, v209
+  v_floor_f32 v210, v209
+  v_cvt_i32_f32 v210, v210
+  v_add_u32 v210, 8, v210
+  v_cndmask_b32 v210, 8, v210, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v210                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v208
+  v_cvt_f32_i32 v210, v210
+  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v207                                           // m = m_new
+  v_mov_b32 v185, v208                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1082,7 +1098,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cmp_eq_f32 s[92:93], v188, v185
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_23
+  s_cbranch_scc1 .Lcodes_need_no_clamp_21
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -1115,7 +1131,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_23:
+.Lcodes_need_no_clamp_21:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1150,45 +1166,40 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_24
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_22
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v207 offset:80
+  ds_write_b8 v201, v208 offset:80
   ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v201, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v207 offset:400
+  ds_write_b8 v201, v208 offset:400
   ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v201, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v207 offset:720
+  ds_write_b8 v201, v208 offset:720
   ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v201, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v207 offset:1040
+  ds_write_b8 v201, v208 offset:1040
   ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v207 offset:1200
+  ds_write_b8_d16_hi v201, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_24
+  s_cbranch_scc0 .Lno_store_22
   s_sub_i32 s91, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s93, v207
   s_lshl_b32 s92, s5, 3
   s_add_u32 s92, s92, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s92, s71
-  s_cbranch_scc1 .Lpaged_no_page_28
   s_lshr_b32 s94, s92, s57
-  s_lshl_b32 s93, s94, 2
-  s_add_u32 s96, s20, s93
-  s_addc_u32 s97, s21, 0
-  s_load_dword s93, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s94, s94, s57
   s_sub_u32 s92, s92, s94                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s93, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s91, s91, 0
   s_cselect_b32 s93, s93, 0
@@ -1218,13 +1229,12 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s95, s95, s96
   s_add_u32 s84, s84, s94
   s_addc_u32 s85, s85, s95
-.Lpaged_no_page_28:
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_26
+  s_cbranch_scc1 .Ltail_block_loads_24
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_27
-.Ltail_block_loads_26:
+  s_branch .Lblock_loaded_25
+.Ltail_block_loads_24:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1241,8 +1251,17 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_27:
-.Lno_store_24:
+.Lblock_loaded_25:
+  s_lshl_b32 s91, s5, 3
+  s_add_u32 s91, s91, s79
+  s_add_u32 s91, s91, 64
+  s_add_i32 s92, s71, -1
+  s_min_i32 s91, s91, s92
+  s_lshr_b32 s91, s91, s57
+  s_lshl_b32 s91, s91, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s91
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_22:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1250,7 +1269,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_cbranch_scc1 .Lmfma_first_drain_stage0
   s_setprio 1                                                    // waves 0-3, stage 1: MFMA cluster first
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_30
+  s_cbranch_scc1 .Lno_previous_block_27
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
@@ -1264,8 +1283,8 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-  s_branch .Lqk_31
-.Lno_previous_block_30:
+  s_branch .Lqk_28
+.Lno_previous_block_27:
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v203 offset:16
   ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
@@ -1274,7 +1293,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   ds_read_b128 v[124:127], v203 offset:4624
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-.Lqk_31:
+.Lqk_28:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -1299,205 +1318,205 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_nop 0                                                        // QK MFMA result -> VALU
   s_sub_u32 s91, s77, s90
   s_cmp_gt_u32 s91, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_32
-  v_subrev_u32 v208, s77, v179
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lno_mask_29
+  v_subrev_u32 v209, s77, v179
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[92:93], 1, v209
+  v_cmp_lt_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cmp_lt_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cmp_lt_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cmp_lt_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cmp_lt_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cmp_lt_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cmp_lt_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cmp_lt_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cmp_lt_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cmp_lt_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cmp_lt_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s77, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_34
-  v_subrev_u32 v208, s77, v206
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[92:93], 1, v208
-  v_cmp_ge_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lwindow_start_done_31
+  v_subrev_u32 v209, s77, v206
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[92:93], 1, v209
+  v_cmp_ge_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cmp_ge_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cmp_ge_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cmp_ge_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cmp_ge_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cmp_ge_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cmp_ge_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cmp_ge_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cmp_ge_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cmp_ge_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cmp_ge_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cmp_ge_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cmp_ge_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cmp_ge_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cmp_ge_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cmp_ge_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cmp_ge_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cmp_ge_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cmp_ge_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cmp_ge_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
-.Lwindow_start_done_34:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+.Lwindow_start_done_31:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_33
-.Lno_mask_32:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_30
+.Lno_mask_29:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-.Lrow_max_done_33:
-  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+.Lrow_max_done_30:
+  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_35
-  v_sub_f32 v208, v185, v207
-  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v209, v208
-  v_sub_f32 v210, v208, v209
-  v_fmaak_f32 v172, v1, v210, 0x39218489
-  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v210, 0x3d635847
-  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v210, 0x3f317218
-  v_fmaak_f32 v172, v172, v210, 0x3f800000
-  v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_32
+  v_sub_f32 v209, v185, v208
+  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v210, v209
+  v_sub_f32 v211, v209, v210
+  v_fmaak_f32 v172, v1, v211, 0x39218489
+  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v211, 0x3d635847
+  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v211, 0x3f317218
+  v_fmaak_f32 v172, v172, v211, 0x3f800000
+  v_cvt_i32_f32 v210, v210
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1531,22 +1550,22 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_35:
-  v_sub_f32 v208, v207, v187
-  v_cmp_lt_f32 s[92:93], 0, v208
-  v_cmp_gt_f32 vcc, v182, v208
-  v_floor_f32 v209, v208
-  v_cvt_i32_f32 v209, v209
-  v_add_u32 v209, 8, v209
-  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v207
-  v_cvt_f32_i32 v209, v209
-  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_32:
+  v_sub_f32 v209, v208, v187
+  v_cmp_lt_f32 s[92:93], 0, v209
+  v_cmp_gt_f32 vcc, v182, v209
+  v_floor_f32 v210, v209
+  v_cvt_i32_f32 v210, v210
+  v_add_u32 v210, 8, v210
+  v_cndmask_b32 v210, 8, v210, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v210                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v208
+  v_cvt_f32_i32 v210, v210
+  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v207                                           // m = m_new
+  v_mov_b32 v185, v208                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -1568,7 +1587,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cmp_eq_f32 s[92:93], v188, v185
   s_or_b64 vcc, vcc, s[92:93]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_36
+  s_cbranch_scc1 .Lcodes_need_no_clamp_33
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -1601,7 +1620,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_36:
+.Lcodes_need_no_clamp_33:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -1636,45 +1655,40 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_37
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_34
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v200, v168 offset:0                                // store: V transposed
-  ds_write_b8 v200, v207 offset:80
+  ds_write_b8 v200, v208 offset:80
   ds_write_b8_d16_hi v200, v168 offset:160
-  ds_write_b8_d16_hi v200, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v200, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v200, v169 offset:320
-  ds_write_b8 v200, v207 offset:400
+  ds_write_b8 v200, v208 offset:400
   ds_write_b8_d16_hi v200, v169 offset:480
-  ds_write_b8_d16_hi v200, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v200, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v200, v170 offset:640
-  ds_write_b8 v200, v207 offset:720
+  ds_write_b8 v200, v208 offset:720
   ds_write_b8_d16_hi v200, v170 offset:800
-  ds_write_b8_d16_hi v200, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v200, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v200, v171 offset:960
-  ds_write_b8 v200, v207 offset:1040
+  ds_write_b8 v200, v208 offset:1040
   ds_write_b8_d16_hi v200, v171 offset:1120
-  ds_write_b8_d16_hi v200, v207 offset:1200
+  ds_write_b8_d16_hi v200, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_37
+  s_cbranch_scc0 .Lno_store_34
   s_sub_i32 s91, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s93, v207
   s_lshl_b32 s92, s5, 3
   s_add_u32 s92, s92, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s92, s71
-  s_cbranch_scc1 .Lpaged_no_page_41
   s_lshr_b32 s94, s92, s57
-  s_lshl_b32 s93, s94, 2
-  s_add_u32 s96, s20, s93
-  s_addc_u32 s97, s21, 0
-  s_load_dword s93, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s94, s94, s57
   s_sub_u32 s92, s92, s94                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s93, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s91, s91, 0
   s_cselect_b32 s93, s93, 0
@@ -1704,13 +1718,12 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s95, s95, s96
   s_add_u32 s84, s84, s94
   s_addc_u32 s85, s85, s95
-.Lpaged_no_page_41:
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_39
+  s_cbranch_scc1 .Ltail_block_loads_36
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_40
-.Ltail_block_loads_39:
+  s_branch .Lblock_loaded_37
+.Ltail_block_loads_36:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -1727,8 +1740,17 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_40:
-.Lno_store_37:
+.Lblock_loaded_37:
+  s_lshl_b32 s91, s5, 3
+  s_add_u32 s91, s91, s79
+  s_add_u32 s91, s91, 64
+  s_add_i32 s92, s71, -1
+  s_min_i32 s91, s91, s92
+  s_lshr_b32 s91, s91, s57
+  s_lshl_b32 s91, s91, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s91
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_34:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -1758,209 +1780,209 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
 .Lsoftmax_first_group:
 .Lsoftmax_first_loop:
   s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 0: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_43
+  s_cbranch_scc1 .Lno_previous_block_39
   s_add_i32 s91, s77, -64
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_44
-  v_subrev_u32 v208, s91, v179
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lno_mask_40
+  v_subrev_u32 v209, s91, v179
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[92:93], 1, v209
+  v_cmp_lt_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cmp_lt_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cmp_lt_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cmp_lt_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cmp_lt_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cmp_lt_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cmp_lt_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cmp_lt_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cmp_lt_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cmp_lt_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cmp_lt_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_46
-  v_subrev_u32 v208, s91, v206
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[92:93], 1, v208
-  v_cmp_ge_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lwindow_start_done_42
+  v_subrev_u32 v209, s91, v206
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[92:93], 1, v209
+  v_cmp_ge_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cmp_ge_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cmp_ge_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cmp_ge_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cmp_ge_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cmp_ge_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cmp_ge_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cmp_ge_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cmp_ge_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cmp_ge_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cmp_ge_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cmp_ge_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cmp_ge_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cmp_ge_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cmp_ge_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cmp_ge_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cmp_ge_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cmp_ge_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cmp_ge_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cmp_ge_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
-.Lwindow_start_done_46:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+.Lwindow_start_done_42:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_45
-.Lno_mask_44:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_41
+.Lno_mask_40:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-.Lrow_max_done_45:
-  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+.Lrow_max_done_41:
+  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_47
-  v_sub_f32 v208, v185, v207
-  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v209, v208
-  v_sub_f32 v210, v208, v209
-  v_fmaak_f32 v172, v1, v210, 0x39218489
-  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v210, 0x3d635847
-  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v210, 0x3f317218
-  v_fmaak_f32 v172, v172, v210, 0x3f800000
-  v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_43
+  v_sub_f32 v209, v185, v208
+  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v210, v209
+  v_sub_f32 v211, v209, v210
+  v_fmaak_f32 v172, v1, v211, 0x39218489
+  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v211, 0x3d635847
+  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v211, 0x3f317218
+  v_fmaak_f32 v172, v172, v211, 0x3f800000
+  v_cvt_i32_f32 v210, v210
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -1994,22 +2016,22 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_47:
-  v_sub_f32 v208, v207, v187
-  v_cmp_lt_f32 s[92:93], 0, v208
-  v_cmp_gt_f32 vcc, v182, v208
-  v_floor_f32 v209, v208
-  v_cvt_i32_f32 v209, v209
-  v_add_u32 v209, 8, v209
-  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v207
-  v_cvt_f32_i32 v209, v209
-  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_43:
+  v_sub_f32 v209, v208, v187
+  v_cmp_lt_f32 s[92:93], 0, v209
+  v_cmp_gt_f32 vcc, v182, v209
+  v_floor_f32 v210, v209
+  v_cvt_i32_f32 v210, v210
+  v_add_u32 v210, 8, v210
+  v_cndmask_b32 v210, 8, v210, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v210                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v208
+  v_cvt_f32_i32 v210, v210
+  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v207                                           // m = m_new
+  v_mov_b32 v185, v208                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -2031,7 +2053,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cmp_eq_f32 s[94:95], v188, v185
   s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_48
+  s_cbranch_scc1 .Lcodes_need_no_clamp_44
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -2064,7 +2086,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_48:
+.Lcodes_need_no_clamp_44:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2097,10 +2119,10 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_43:
+.Lno_previous_block_39:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_49
+  s_cbranch_scc1 .Lno_previous_block_45
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
@@ -2114,8 +2136,8 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-  s_branch .Lqk_50
-.Lno_previous_block_49:
+  s_branch .Lqk_46
+.Lno_previous_block_45:
   ds_read_b128 v[104:107], v202 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v202 offset:16
   ds_read_b128 v[112:115], v202 offset:64                        // K tile 0 step 1
@@ -2124,7 +2146,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   ds_read_b128 v[124:127], v202 offset:4624
   ds_read_b128 v[128:131], v202 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v202 offset:4688
-.Lqk_50:
+.Lqk_46:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -2147,45 +2169,40 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_51
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_47
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v198, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v201, v168 offset:0                                // store: V transposed
-  ds_write_b8 v201, v207 offset:80
+  ds_write_b8 v201, v208 offset:80
   ds_write_b8_d16_hi v201, v168 offset:160
-  ds_write_b8_d16_hi v201, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v201, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v201, v169 offset:320
-  ds_write_b8 v201, v207 offset:400
+  ds_write_b8 v201, v208 offset:400
   ds_write_b8_d16_hi v201, v169 offset:480
-  ds_write_b8_d16_hi v201, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v201, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v201, v170 offset:640
-  ds_write_b8 v201, v207 offset:720
+  ds_write_b8 v201, v208 offset:720
   ds_write_b8_d16_hi v201, v170 offset:800
-  ds_write_b8_d16_hi v201, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v201, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v201, v171 offset:960
-  ds_write_b8 v201, v207 offset:1040
+  ds_write_b8 v201, v208 offset:1040
   ds_write_b8_d16_hi v201, v171 offset:1120
-  ds_write_b8_d16_hi v201, v207 offset:1200
+  ds_write_b8_d16_hi v201, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_51
+  s_cbranch_scc0 .Lno_store_47
   s_sub_i32 s91, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s93, v207
   s_lshl_b32 s92, s5, 3
   s_add_u32 s92, s92, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s92, s71
-  s_cbranch_scc1 .Lpaged_no_page_55
   s_lshr_b32 s94, s92, s57
-  s_lshl_b32 s93, s94, 2
-  s_add_u32 s96, s20, s93
-  s_addc_u32 s97, s21, 0
-  s_load_dword s93, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s94, s94, s57
   s_sub_u32 s92, s92, s94                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s93, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s91, s91, 0
   s_cselect_b32 s93, s93, 0
@@ -2215,13 +2232,12 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s95, s95, s96
   s_add_u32 s84, s84, s94
   s_addc_u32 s85, s85, s95
-.Lpaged_no_page_55:
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_53
+  s_cbranch_scc1 .Ltail_block_loads_49
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_54
-.Ltail_block_loads_53:
+  s_branch .Lblock_loaded_50
+.Ltail_block_loads_49:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2238,218 +2254,227 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_54:
-.Lno_store_51:
+.Lblock_loaded_50:
+  s_lshl_b32 s91, s5, 3
+  s_add_u32 s91, s91, s79
+  s_add_u32 s91, s91, 64
+  s_add_i32 s92, s71, -1
+  s_min_i32 s91, s91, s92
+  s_lshr_b32 s91, s91, s57
+  s_lshl_b32 s91, s91, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s91
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_47:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
   s_cmp_ge_i32 s77, s74
   s_cbranch_scc1 .Lsoftmax_first_drain
   s_cmp_eq_u32 s77, s81                                          // waves 4-7, stage 1: Lean P of the previous block
-  s_cbranch_scc1 .Lno_previous_block_57
+  s_cbranch_scc1 .Lno_previous_block_52
   s_add_i32 s91, s77, -64
   s_nop 5                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_58
-  v_subrev_u32 v208, s91, v179
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lno_mask_53
+  v_subrev_u32 v209, s91, v179
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[92:93], 1, v209
+  v_cmp_lt_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cmp_lt_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cmp_lt_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cmp_lt_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cmp_lt_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cmp_lt_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cmp_lt_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cmp_lt_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cmp_lt_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cmp_lt_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cmp_lt_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_60
-  v_subrev_u32 v208, s91, v206
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[92:93], 1, v208
-  v_cmp_ge_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lwindow_start_done_55
+  v_subrev_u32 v209, s91, v206
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[92:93], 1, v209
+  v_cmp_ge_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cmp_ge_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cmp_ge_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cmp_ge_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cmp_ge_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cmp_ge_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cmp_ge_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cmp_ge_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cmp_ge_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cmp_ge_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cmp_ge_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cmp_ge_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cmp_ge_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cmp_ge_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cmp_ge_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cmp_ge_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cmp_ge_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cmp_ge_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cmp_ge_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cmp_ge_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
-.Lwindow_start_done_60:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+.Lwindow_start_done_55:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_59
-.Lno_mask_58:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_54
+.Lno_mask_53:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-.Lrow_max_done_59:
-  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+.Lrow_max_done_54:
+  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_61
-  v_sub_f32 v208, v185, v207
-  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v209, v208
-  v_sub_f32 v210, v208, v209
-  v_fmaak_f32 v172, v1, v210, 0x39218489
-  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v210, 0x3d635847
-  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v210, 0x3f317218
-  v_fmaak_f32 v172, v172, v210, 0x3f800000
-  v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_56
+  v_sub_f32 v209, v185, v208
+  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v210, v209
+  v_sub_f32 v211, v209, v210
+  v_fmaak_f32 v172, v1, v211, 0x39218489
+  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v211, 0x3d635847
+  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v211, 0x3f317218
+  v_fmaak_f32 v172, v172, v211, 0x3f800000
+  v_cvt_i32_f32 v210, v210
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -2483,22 +2508,22 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_61:
-  v_sub_f32 v208, v207, v187
-  v_cmp_lt_f32 s[92:93], 0, v208
-  v_cmp_gt_f32 vcc, v182, v208
-  v_floor_f32 v209, v208
-  v_cvt_i32_f32 v209, v209
-  v_add_u32 v209, 8, v209
-  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v207
-  v_cvt_f32_i32 v209, v209
-  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_56:
+  v_sub_f32 v209, v208, v187
+  v_cmp_lt_f32 s[92:93], 0, v209
+  v_cmp_gt_f32 vcc, v182, v209
+  v_floor_f32 v210, v209
+  v_cvt_i32_f32 v210, v210
+  v_add_u32 v210, 8, v210
+  v_cndmask_b32 v210, 8, v210, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v210                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v208
+  v_cvt_f32_i32 v210, v210
+  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v207                                           // m = m_new
+  v_mov_b32 v185, v208                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -2520,7 +2545,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cmp_eq_f32 s[94:95], v188, v185
   s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_62
+  s_cbranch_scc1 .Lcodes_need_no_clamp_57
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -2553,7 +2578,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_62:
+.Lcodes_need_no_clamp_57:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -2586,10 +2611,10 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cvt_u32_f32_sdwa v157, v95 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v158, v99 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_cvt_u32_f32_sdwa v159, v103 dst_sel:BYTE_3 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
-.Lno_previous_block_57:
+.Lno_previous_block_52:
   s_setprio 1                                                    // MFMA cluster
   s_cmp_eq_u32 s77, s81                                          // PV of the previous block
-  s_cbranch_scc1 .Lno_previous_block_63
+  s_cbranch_scc1 .Lno_previous_block_58
   v_mfma_scale_f32_32x32x64_f8f6f4 v[72:87], v[160:167], v[152:159], 0, v183, v184 op_sel_hi:[0,0,0] // row sum: 1 . P 2^-k
   v_mfma_scale_f32_32x32x64_f8f6f4 v[8:23], v[104:111], v[152:159], v[8:23], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 0 += V^T P^T 2^-k
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
@@ -2603,8 +2628,8 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_mfma_scale_f32_32x32x64_f8f6f4 v[56:71], v[128:135], v[152:159], v[56:71], v183, v184 op_sel_hi:[0,0,0] // PV: O^T tile 3 += V^T P^T 2^-k
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-  s_branch .Lqk_64
-.Lno_previous_block_63:
+  s_branch .Lqk_59
+.Lno_previous_block_58:
   ds_read_b128 v[104:107], v203 offset:0                         // K tile 0 step 0
   ds_read_b128 v[108:111], v203 offset:16
   ds_read_b128 v[112:115], v203 offset:64                        // K tile 0 step 1
@@ -2613,7 +2638,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   ds_read_b128 v[124:127], v203 offset:4624
   ds_read_b128 v[128:131], v203 offset:4672                      // K tile 1 step 1
   ds_read_b128 v[132:135], v203 offset:4688
-.Lqk_64:
+.Lqk_59:
   s_nop 6                                                        // row-sum MFMA result -> VALU
   v_mul_f32 v186, v186, v172                                     // l = l alpha + row sum
   v_add_f32 v186, v186, v72
@@ -2636,45 +2661,40 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_setprio 0
   s_add_u32 s78, s77, 64
   s_cmp_lt_i32 s78, s74                                          // store: is there a next block?
-  s_cbranch_scc0 .Lno_store_65
-  s_waitcnt vmcnt(0)                                             // the K and V loaded a block ago
+  s_cbranch_scc0 .Lno_store_60
+  s_waitcnt vmcnt(1)                                             // the K and V loaded a block ago
   ds_write_b128 v197, v[4:7] offset:0                            // store: K chunk, row-major
-  v_lshrrev_b32 v207, 8, v168
+  v_lshrrev_b32 v208, 8, v168
   ds_write_b8 v200, v168 offset:0                                // store: V transposed
-  ds_write_b8 v200, v207 offset:80
+  ds_write_b8 v200, v208 offset:80
   ds_write_b8_d16_hi v200, v168 offset:160
-  ds_write_b8_d16_hi v200, v207 offset:240
-  v_lshrrev_b32 v207, 8, v169
+  ds_write_b8_d16_hi v200, v208 offset:240
+  v_lshrrev_b32 v208, 8, v169
   ds_write_b8 v200, v169 offset:320
-  ds_write_b8 v200, v207 offset:400
+  ds_write_b8 v200, v208 offset:400
   ds_write_b8_d16_hi v200, v169 offset:480
-  ds_write_b8_d16_hi v200, v207 offset:560
-  v_lshrrev_b32 v207, 8, v170
+  ds_write_b8_d16_hi v200, v208 offset:560
+  v_lshrrev_b32 v208, 8, v170
   ds_write_b8 v200, v170 offset:640
-  ds_write_b8 v200, v207 offset:720
+  ds_write_b8 v200, v208 offset:720
   ds_write_b8_d16_hi v200, v170 offset:800
-  ds_write_b8_d16_hi v200, v207 offset:880
-  v_lshrrev_b32 v207, 8, v171
+  ds_write_b8_d16_hi v200, v208 offset:880
+  v_lshrrev_b32 v208, 8, v171
   ds_write_b8 v200, v171 offset:960
-  ds_write_b8 v200, v207 offset:1040
+  ds_write_b8 v200, v208 offset:1040
   ds_write_b8_d16_hi v200, v171 offset:1120
-  ds_write_b8_d16_hi v200, v207 offset:1200
+  ds_write_b8_d16_hi v200, v208 offset:1200
   s_add_u32 s79, s78, 64
   s_cmp_lt_i32 s79, s74                                          // load: and the one after?
-  s_cbranch_scc0 .Lno_store_65
+  s_cbranch_scc0 .Lno_store_60
   s_sub_i32 s91, s71, s79
+  s_waitcnt vmcnt(0)                                             // the page, requested a block ago
+  v_readfirstlane_b32 s93, v207
   s_lshl_b32 s92, s5, 3
   s_add_u32 s92, s92, s79                                        // paged: the page of the wave's 8 rows
-  s_cmp_ge_i32 s92, s71
-  s_cbranch_scc1 .Lpaged_no_page_69
   s_lshr_b32 s94, s92, s57
-  s_lshl_b32 s93, s94, 2
-  s_add_u32 s96, s20, s93
-  s_addc_u32 s97, s21, 0
-  s_load_dword s93, s[96:97], 0x0                                // block_table[b][key / page_size]
   s_lshl_b32 s94, s94, s57
   s_sub_u32 s92, s92, s94                                        // the row in its page
-  s_waitcnt lgkmcnt(0)                                           // the page
   s_cmp_lt_u32 s93, s58                                          // a page index outside [0, num_pages): zero keys
   s_cselect_b32 s91, s91, 0
   s_cselect_b32 s93, s93, 0
@@ -2704,13 +2724,12 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s95, s95, s96
   s_add_u32 s84, s84, s94
   s_addc_u32 s85, s85, s95
-.Lpaged_no_page_69:
   s_cmp_lt_i32 s91, 64                                           // load: a whole block, or the sequence's tail?
-  s_cbranch_scc1 .Ltail_block_loads_67
+  s_cbranch_scc1 .Ltail_block_loads_62
   global_load_dwordx4 v[4:7], v192, s[82:83]                     // load: K chunk
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk
-  s_branch .Lblock_loaded_68
-.Ltail_block_loads_67:
+  s_branch .Lblock_loaded_63
+.Ltail_block_loads_62:
   v_mov_b32 v4, 0
   v_mov_b32 v5, 0
   v_mov_b32 v6, 0
@@ -2727,8 +2746,17 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_and_saveexec_b64 s[86:87], vcc                               // V rows inside the sequence
   global_load_dwordx4 v[168:171], v194, s[84:85]                 // load: V chunk (tail)
   s_mov_b64 exec, s[86:87]
-.Lblock_loaded_68:
-.Lno_store_65:
+.Lblock_loaded_63:
+  s_lshl_b32 s91, s5, 3
+  s_add_u32 s91, s91, s79
+  s_add_u32 s91, s91, 64
+  s_add_i32 s92, s71, -1
+  s_min_i32 s91, s91, s92
+  s_lshr_b32 s91, s91, s57
+  s_lshl_b32 s91, s91, 2                                         // the entry's byte offset in the table row
+  v_mov_b32 v207, s91
+  global_load_dword v207, v207, s[20:21]                         // paged: block_table[b][key / page_size] for a later block
+.Lno_store_60:
   s_waitcnt lgkmcnt(0)                                           // LDS writes visible and reads done before the barrier
   s_barrier
   s_mov_b32 s77, s78
@@ -2740,205 +2768,205 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_nop 7                                                        // QK MFMA result -> VALU
   s_sub_u32 s92, s91, s90
   s_cmp_gt_u32 s92, s75                                          // does some row of the wave miss a key of the block?
-  s_cbranch_scc0 .Lno_mask_71
-  v_subrev_u32 v208, s91, v179
-  v_cmp_lt_i32 vcc, 0, v208
-  v_cmp_lt_i32 s[92:93], 1, v208
-  v_cmp_lt_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lno_mask_65
+  v_subrev_u32 v209, s91, v179
+  v_cmp_lt_i32 vcc, 0, v209
+  v_cmp_lt_i32 s[92:93], 1, v209
+  v_cmp_lt_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask: -inf
-  v_cmp_lt_i32 vcc, 3, v208
+  v_cmp_lt_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_lt_i32 s[92:93], 8, v208
+  v_cmp_lt_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_lt_i32 s[94:95], 9, v208
+  v_cmp_lt_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_lt_i32 vcc, 10, v208
+  v_cmp_lt_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_lt_i32 s[92:93], 11, v208
+  v_cmp_lt_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_lt_i32 s[94:95], 16, v208
+  v_cmp_lt_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_lt_i32 vcc, 17, v208
+  v_cmp_lt_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_lt_i32 s[92:93], 18, v208
+  v_cmp_lt_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_lt_i32 s[94:95], 19, v208
+  v_cmp_lt_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_lt_i32 vcc, 24, v208
+  v_cmp_lt_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_lt_i32 s[92:93], 25, v208
+  v_cmp_lt_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_lt_i32 s[94:95], 26, v208
+  v_cmp_lt_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_lt_i32 vcc, 27, v208
+  v_cmp_lt_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_lt_i32 s[92:93], 32, v208
+  v_cmp_lt_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_lt_i32 s[94:95], 33, v208
+  v_cmp_lt_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_lt_i32 vcc, 34, v208
+  v_cmp_lt_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_lt_i32 s[92:93], 35, v208
+  v_cmp_lt_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_lt_i32 s[94:95], 40, v208
+  v_cmp_lt_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_lt_i32 vcc, 41, v208
+  v_cmp_lt_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_lt_i32 s[92:93], 42, v208
+  v_cmp_lt_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_lt_i32 s[94:95], 43, v208
+  v_cmp_lt_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_lt_i32 vcc, 48, v208
+  v_cmp_lt_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_lt_i32 s[92:93], 49, v208
+  v_cmp_lt_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_lt_i32 s[94:95], 50, v208
+  v_cmp_lt_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_lt_i32 vcc, 51, v208
+  v_cmp_lt_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_lt_i32 s[92:93], 56, v208
+  v_cmp_lt_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_lt_i32 s[94:95], 57, v208
+  v_cmp_lt_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_lt_i32 vcc, 58, v208
+  v_cmp_lt_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_lt_i32 s[92:93], 59, v208
+  v_cmp_lt_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
   s_cmp_lt_i32 s91, s90                                          // a window starts after the block's first key?
-  s_cbranch_scc0 .Lwindow_start_done_73
-  v_subrev_u32 v208, s91, v206
-  v_cmp_ge_i32 vcc, 0, v208
-  v_cmp_ge_i32 s[92:93], 1, v208
-  v_cmp_ge_i32 s[94:95], 2, v208
+  s_cbranch_scc0 .Lwindow_start_done_67
+  v_subrev_u32 v209, s91, v206
+  v_cmp_ge_i32 vcc, 0, v209
+  v_cmp_ge_i32 s[92:93], 1, v209
+  v_cmp_ge_i32 s[94:95], 2, v209
   v_cndmask_b32 v72, v188, v72, vcc                              // mask before the window: -inf
-  v_cmp_ge_i32 vcc, 3, v208
+  v_cmp_ge_i32 vcc, 3, v209
   v_cndmask_b32 v73, v188, v73, s[92:93]
-  v_cmp_ge_i32 s[92:93], 8, v208
+  v_cmp_ge_i32 s[92:93], 8, v209
   v_cndmask_b32 v74, v188, v74, s[94:95]
-  v_cmp_ge_i32 s[94:95], 9, v208
+  v_cmp_ge_i32 s[94:95], 9, v209
   v_cndmask_b32 v75, v188, v75, vcc
-  v_cmp_ge_i32 vcc, 10, v208
+  v_cmp_ge_i32 vcc, 10, v209
   v_cndmask_b32 v76, v188, v76, s[92:93]
-  v_cmp_ge_i32 s[92:93], 11, v208
+  v_cmp_ge_i32 s[92:93], 11, v209
   v_cndmask_b32 v77, v188, v77, s[94:95]
-  v_cmp_ge_i32 s[94:95], 16, v208
+  v_cmp_ge_i32 s[94:95], 16, v209
   v_cndmask_b32 v78, v188, v78, vcc
-  v_cmp_ge_i32 vcc, 17, v208
+  v_cmp_ge_i32 vcc, 17, v209
   v_cndmask_b32 v79, v188, v79, s[92:93]
-  v_cmp_ge_i32 s[92:93], 18, v208
+  v_cmp_ge_i32 s[92:93], 18, v209
   v_cndmask_b32 v80, v188, v80, s[94:95]
-  v_cmp_ge_i32 s[94:95], 19, v208
+  v_cmp_ge_i32 s[94:95], 19, v209
   v_cndmask_b32 v81, v188, v81, vcc
-  v_cmp_ge_i32 vcc, 24, v208
+  v_cmp_ge_i32 vcc, 24, v209
   v_cndmask_b32 v82, v188, v82, s[92:93]
-  v_cmp_ge_i32 s[92:93], 25, v208
+  v_cmp_ge_i32 s[92:93], 25, v209
   v_cndmask_b32 v83, v188, v83, s[94:95]
-  v_cmp_ge_i32 s[94:95], 26, v208
+  v_cmp_ge_i32 s[94:95], 26, v209
   v_cndmask_b32 v84, v188, v84, vcc
-  v_cmp_ge_i32 vcc, 27, v208
+  v_cmp_ge_i32 vcc, 27, v209
   v_cndmask_b32 v85, v188, v85, s[92:93]
-  v_cmp_ge_i32 s[92:93], 32, v208
+  v_cmp_ge_i32 s[92:93], 32, v209
   v_cndmask_b32 v86, v188, v86, s[94:95]
-  v_cmp_ge_i32 s[94:95], 33, v208
+  v_cmp_ge_i32 s[94:95], 33, v209
   v_cndmask_b32 v87, v188, v87, vcc
-  v_cmp_ge_i32 vcc, 34, v208
+  v_cmp_ge_i32 vcc, 34, v209
   v_cndmask_b32 v88, v188, v88, s[92:93]
-  v_cmp_ge_i32 s[92:93], 35, v208
+  v_cmp_ge_i32 s[92:93], 35, v209
   v_cndmask_b32 v89, v188, v89, s[94:95]
-  v_cmp_ge_i32 s[94:95], 40, v208
+  v_cmp_ge_i32 s[94:95], 40, v209
   v_cndmask_b32 v90, v188, v90, vcc
-  v_cmp_ge_i32 vcc, 41, v208
+  v_cmp_ge_i32 vcc, 41, v209
   v_cndmask_b32 v91, v188, v91, s[92:93]
-  v_cmp_ge_i32 s[92:93], 42, v208
+  v_cmp_ge_i32 s[92:93], 42, v209
   v_cndmask_b32 v92, v188, v92, s[94:95]
-  v_cmp_ge_i32 s[94:95], 43, v208
+  v_cmp_ge_i32 s[94:95], 43, v209
   v_cndmask_b32 v93, v188, v93, vcc
-  v_cmp_ge_i32 vcc, 48, v208
+  v_cmp_ge_i32 vcc, 48, v209
   v_cndmask_b32 v94, v188, v94, s[92:93]
-  v_cmp_ge_i32 s[92:93], 49, v208
+  v_cmp_ge_i32 s[92:93], 49, v209
   v_cndmask_b32 v95, v188, v95, s[94:95]
-  v_cmp_ge_i32 s[94:95], 50, v208
+  v_cmp_ge_i32 s[94:95], 50, v209
   v_cndmask_b32 v96, v188, v96, vcc
-  v_cmp_ge_i32 vcc, 51, v208
+  v_cmp_ge_i32 vcc, 51, v209
   v_cndmask_b32 v97, v188, v97, s[92:93]
-  v_cmp_ge_i32 s[92:93], 56, v208
+  v_cmp_ge_i32 s[92:93], 56, v209
   v_cndmask_b32 v98, v188, v98, s[94:95]
-  v_cmp_ge_i32 s[94:95], 57, v208
+  v_cmp_ge_i32 s[94:95], 57, v209
   v_cndmask_b32 v99, v188, v99, vcc
-  v_cmp_ge_i32 vcc, 58, v208
+  v_cmp_ge_i32 vcc, 58, v209
   v_cndmask_b32 v100, v188, v100, s[92:93]
-  v_cmp_ge_i32 s[92:93], 59, v208
+  v_cmp_ge_i32 s[92:93], 59, v209
   v_cndmask_b32 v101, v188, v101, s[94:95]
   v_cndmask_b32 v102, v188, v102, vcc
   v_cndmask_b32 v103, v188, v103, s[92:93]
-.Lwindow_start_done_73:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+.Lwindow_start_done_67:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_cmp_eq_f32 vcc, v188, v207                                   // no key of the block visible?
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-  v_cndmask_b32 v207, v207, v185, vcc                            // then m_new = m
-  s_branch .Lrow_max_done_72
-.Lno_mask_71:
-  v_maximum3_f32 v207, v72, v73, v74                             // Lean P: row max (NaN-propagating)
-  v_maximum3_f32 v207, v207, v75, v76
-  v_maximum3_f32 v207, v207, v77, v78
-  v_maximum3_f32 v207, v207, v79, v80
-  v_maximum3_f32 v207, v207, v81, v82
-  v_maximum3_f32 v207, v207, v83, v84
-  v_maximum3_f32 v207, v207, v85, v86
-  v_maximum3_f32 v207, v207, v87, v88
-  v_maximum3_f32 v207, v207, v89, v90
-  v_maximum3_f32 v207, v207, v91, v92
-  v_maximum3_f32 v207, v207, v93, v94
-  v_maximum3_f32 v207, v207, v95, v96
-  v_maximum3_f32 v207, v207, v97, v98
-  v_maximum3_f32 v207, v207, v99, v100
-  v_maximum3_f32 v207, v207, v101, v102
-  v_maximum3_f32 v207, v207, v103, v103
-  v_mov_b32 v208, v207
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_cmp_eq_f32 vcc, v188, v208                                   // no key of the block visible?
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+  v_cndmask_b32 v208, v208, v185, vcc                            // then m_new = m
+  s_branch .Lrow_max_done_66
+.Lno_mask_65:
+  v_maximum3_f32 v208, v72, v73, v74                             // Lean P: row max (NaN-propagating)
+  v_maximum3_f32 v208, v208, v75, v76
+  v_maximum3_f32 v208, v208, v77, v78
+  v_maximum3_f32 v208, v208, v79, v80
+  v_maximum3_f32 v208, v208, v81, v82
+  v_maximum3_f32 v208, v208, v83, v84
+  v_maximum3_f32 v208, v208, v85, v86
+  v_maximum3_f32 v208, v208, v87, v88
+  v_maximum3_f32 v208, v208, v89, v90
+  v_maximum3_f32 v208, v208, v91, v92
+  v_maximum3_f32 v208, v208, v93, v94
+  v_maximum3_f32 v208, v208, v95, v96
+  v_maximum3_f32 v208, v208, v97, v98
+  v_maximum3_f32 v208, v208, v99, v100
+  v_maximum3_f32 v208, v208, v101, v102
+  v_maximum3_f32 v208, v208, v103, v103
+  v_mov_b32 v209, v208
   s_nop 1                                                        // VALU write -> permlane
-  v_permlane32_swap_b32 v207, v208                               // the other 32 keys are in lane l ^ 32
-  v_maximum3_f32 v207, v207, v208, v208
-  v_mul_f32 v187, v180, v207                                     // block max (log2 units); -inf if none visible (finite scale)
-  v_maximum3_f32 v207, v185, v187, v187
-.Lrow_max_done_72:
-  v_cmp_lt_f32 vcc, v185, v207                                   // alpha: did any running max move?
+  v_permlane32_swap_b32 v208, v209                               // the other 32 keys are in lane l ^ 32
+  v_maximum3_f32 v208, v208, v209, v209
+  v_mul_f32 v187, v180, v208                                     // block max (log2 units); -inf if none visible (finite scale)
+  v_maximum3_f32 v208, v185, v187, v187
+.Lrow_max_done_66:
+  v_cmp_lt_f32 vcc, v185, v208                                   // alpha: did any running max move?
   v_mov_b32 v172, 1.0
-  s_cbranch_vccz .Lalpha_done_74
-  v_sub_f32 v208, v185, v207
-  v_cmp_le_f32 vcc, 0xc2fc0000, v208                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v209, v208
-  v_sub_f32 v210, v208, v209
-  v_fmaak_f32 v172, v1, v210, 0x39218489
-  v_fmaak_f32 v172, v172, v210, 0x3aaec3ff
-  v_fmaak_f32 v172, v172, v210, 0x3c1d955b
-  v_fmaak_f32 v172, v172, v210, 0x3d635847
-  v_fmaak_f32 v172, v172, v210, 0x3e75fdf0
-  v_fmaak_f32 v172, v172, v210, 0x3f317218
-  v_fmaak_f32 v172, v172, v210, 0x3f800000
-  v_cvt_i32_f32 v209, v209
-  v_ldexp_f32 v172, v172, v209                                   // 2^f 2^n
+  s_cbranch_vccz .Lalpha_done_68
+  v_sub_f32 v209, v185, v208
+  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v210, v209
+  v_sub_f32 v211, v209, v210
+  v_fmaak_f32 v172, v1, v211, 0x39218489
+  v_fmaak_f32 v172, v172, v211, 0x3aaec3ff
+  v_fmaak_f32 v172, v172, v211, 0x3c1d955b
+  v_fmaak_f32 v172, v172, v211, 0x3d635847
+  v_fmaak_f32 v172, v172, v211, 0x3e75fdf0
+  v_fmaak_f32 v172, v172, v211, 0x3f317218
+  v_fmaak_f32 v172, v172, v211, 0x3f800000
+  v_cvt_i32_f32 v210, v210
+  v_ldexp_f32 v172, v172, v210                                   // 2^f 2^n
   v_cndmask_b32 v172, 0, v172, vcc                               // x < -126, -inf or NaN: 0
   v_pk_mul_f32 v[8:9], v[8:9], v[172:173] op_sel_hi:[1,0]        // O *= alpha
   v_pk_mul_f32 v[10:11], v[10:11], v[172:173] op_sel_hi:[1,0]
@@ -2972,22 +3000,22 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_pk_mul_f32 v[66:67], v[66:67], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[68:69], v[68:69], v[172:173] op_sel_hi:[1,0]
   v_pk_mul_f32 v[70:71], v[70:71], v[172:173] op_sel_hi:[1,0]
-.Lalpha_done_74:
-  v_sub_f32 v208, v207, v187
-  v_cmp_lt_f32 s[92:93], 0, v208
-  v_cmp_gt_f32 vcc, v182, v208
-  v_floor_f32 v209, v208
-  v_cvt_i32_f32 v209, v209
-  v_add_u32 v209, 8, v209
-  v_cndmask_b32 v209, 8, v209, s[92:93]                          // gap <= 0: k = 8
-  v_cndmask_b32 v209, v191, v209, vcc                            // huge gap, inf or NaN: the cap
-  v_sub_u32 v184, 127, v209                                      // E8M0 2^-k
-  v_cmp_lg_f32 vcc, v188, v207
-  v_cvt_f32_i32 v209, v209
-  v_fmamk_f32 v174, v209, 0x41000000, v181                       // (56 + c) + 8k
-  v_fmamk_f32 v174, v207, 0xc1000000, v174                       // - 8 m_new
+.Lalpha_done_68:
+  v_sub_f32 v209, v208, v187
+  v_cmp_lt_f32 s[92:93], 0, v209
+  v_cmp_gt_f32 vcc, v182, v209
+  v_floor_f32 v210, v209
+  v_cvt_i32_f32 v210, v210
+  v_add_u32 v210, 8, v210
+  v_cndmask_b32 v210, 8, v210, s[92:93]                          // gap <= 0: k = 8
+  v_cndmask_b32 v210, v191, v210, vcc                            // huge gap, inf or NaN: the cap
+  v_sub_u32 v184, 127, v210                                      // E8M0 2^-k
+  v_cmp_lg_f32 vcc, v188, v208
+  v_cvt_f32_i32 v210, v210
+  v_fmamk_f32 v174, v210, 0x41000000, v181                       // (56 + c) + 8k
+  v_fmamk_f32 v174, v208, 0xc1000000, v174                       // - 8 m_new
   v_cndmask_b32 v174, v188, v174, vcc
-  v_mov_b32 v185, v207                                           // m = m_new
+  v_mov_b32 v185, v208                                           // m = m_new
   v_pk_fma_f32 v[72:73], v[72:73], v[2:3], v[174:175] op_sel_hi:[1,1,0] // Lean P: fma(S, 8 scale_log2, bias)
   v_pk_fma_f32 v[74:75], v[74:75], v[2:3], v[174:175] op_sel_hi:[1,1,0]
   v_pk_fma_f32 v[76:77], v[76:77], v[2:3], v[174:175] op_sel_hi:[1,1,0]
@@ -3009,7 +3037,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_cmp_eq_f32 s[94:95], v188, v185
   s_or_b64 vcc, vcc, s[94:95]
   s_cmp_eq_u64 vcc, -1                                           // every lane: |m| < 2^19 or m = -inf?
-  s_cbranch_scc1 .Lcodes_need_no_clamp_75
+  s_cbranch_scc1 .Lcodes_need_no_clamp_69
   v_med3_f32 v72, v72, 0, v189                                   // clamp [0, 126] (NaN -> 0)
   v_med3_f32 v73, v73, 0, v189
   v_med3_f32 v74, v74, 0, v189
@@ -3042,7 +3070,7 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_med3_f32 v101, v101, 0, v189
   v_med3_f32 v102, v102, 0, v189
   v_med3_f32 v103, v103, 0, v189
-.Lcodes_need_no_clamp_75:
+.Lcodes_need_no_clamp_69:
   v_cvt_u32_f32_sdwa v152, v72 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD // truncate to the code (< 0, NaN: 0) into its byte of P, byte 0 of each dword first
   v_cvt_u32_f32_sdwa v153, v76 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
   v_cvt_u32_f32_sdwa v154, v80 dst_sel:BYTE_0 dst_unused:UNUSED_PAD src0_sel:DWORD
@@ -3086,65 +3114,65 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   v_add_f32 v186, v186, v72
 .Lkey_blocks_done:
   s_cmp_eq_u64 s[68:69], 0                                       // sinks: fold the head's sink into m, l and O's factor
-  s_cbranch_scc1 .Lno_sink_76
+  s_cbranch_scc1 .Lno_sink_70
   s_lshl_b32 s91, s3, 2
   s_add_u32 s92, s68, s91
   s_addc_u32 s93, s69, 0
   s_load_dword s91, s[92:93], 0x0
   s_waitcnt lgkmcnt(0)                                           // sink
-  v_mov_b32 v207, s91
-  v_mul_f32 v207, 0x3fb8aa3b, v207                               // z = sink log2 e
-  v_maximum3_f32 v208, v185, v207, v207                          // m' = max(m, z), NaN kept
-  v_sub_f32 v209, v185, v208
-  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v212, v209
-  v_sub_f32 v213, v209, v212
-  v_fmaak_f32 v210, v1, v213, 0x39218489
-  v_fmaak_f32 v210, v210, v213, 0x3aaec3ff
-  v_fmaak_f32 v210, v210, v213, 0x3c1d955b
-  v_fmaak_f32 v210, v210, v213, 0x3d635847
-  v_fmaak_f32 v210, v210, v213, 0x3e75fdf0
-  v_fmaak_f32 v210, v210, v213, 0x3f317218
-  v_fmaak_f32 v210, v210, v213, 0x3f800000
-  v_cvt_i32_f32 v212, v212
-  v_ldexp_f32 v210, v210, v212                                   // 2^f 2^n
-  v_cndmask_b32 v210, 0, v210, vcc                               // x < -126, -inf or NaN: 0
-  v_sub_f32 v209, v207, v208
-  v_cmp_le_f32 vcc, 0xc2fc0000, v209                             // read after the polynomial (lane mask: 2 wait states)
-  v_rndne_f32 v212, v209
-  v_sub_f32 v213, v209, v212
-  v_fmaak_f32 v211, v1, v213, 0x39218489
-  v_fmaak_f32 v211, v211, v213, 0x3aaec3ff
-  v_fmaak_f32 v211, v211, v213, 0x3c1d955b
-  v_fmaak_f32 v211, v211, v213, 0x3d635847
-  v_fmaak_f32 v211, v211, v213, 0x3e75fdf0
-  v_fmaak_f32 v211, v211, v213, 0x3f317218
-  v_fmaak_f32 v211, v211, v213, 0x3f800000
-  v_cvt_i32_f32 v212, v212
-  v_ldexp_f32 v211, v211, v212                                   // 2^f 2^n
+  v_mov_b32 v208, s91
+  v_mul_f32 v208, 0x3fb8aa3b, v208                               // z = sink log2 e
+  v_maximum3_f32 v209, v185, v208, v208                          // m' = max(m, z), NaN kept
+  v_sub_f32 v210, v185, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v213, v210
+  v_sub_f32 v214, v210, v213
+  v_fmaak_f32 v211, v1, v214, 0x39218489
+  v_fmaak_f32 v211, v211, v214, 0x3aaec3ff
+  v_fmaak_f32 v211, v211, v214, 0x3c1d955b
+  v_fmaak_f32 v211, v211, v214, 0x3d635847
+  v_fmaak_f32 v211, v211, v214, 0x3e75fdf0
+  v_fmaak_f32 v211, v211, v214, 0x3f317218
+  v_fmaak_f32 v211, v211, v214, 0x3f800000
+  v_cvt_i32_f32 v213, v213
+  v_ldexp_f32 v211, v211, v213                                   // 2^f 2^n
   v_cndmask_b32 v211, 0, v211, vcc                               // x < -126, -inf or NaN: 0
-  v_mul_f32 v186, v186, v210                                     // l' = l alpha + 2^(z - m')
-  v_add_f32 v186, v186, v211
-  v_mul_f32 v190, v190, v210                                     // O's factor: (v_descale alpha) / l'
-  v_mov_b32 v185, v208                                           // m = m'
-.Lno_sink_76:
+  v_sub_f32 v210, v208, v209
+  v_cmp_le_f32 vcc, 0xc2fc0000, v210                             // read after the polynomial (lane mask: 2 wait states)
+  v_rndne_f32 v213, v210
+  v_sub_f32 v214, v210, v213
+  v_fmaak_f32 v212, v1, v214, 0x39218489
+  v_fmaak_f32 v212, v212, v214, 0x3aaec3ff
+  v_fmaak_f32 v212, v212, v214, 0x3c1d955b
+  v_fmaak_f32 v212, v212, v214, 0x3d635847
+  v_fmaak_f32 v212, v212, v214, 0x3e75fdf0
+  v_fmaak_f32 v212, v212, v214, 0x3f317218
+  v_fmaak_f32 v212, v212, v214, 0x3f800000
+  v_cvt_i32_f32 v213, v213
+  v_ldexp_f32 v212, v212, v213                                   // 2^f 2^n
+  v_cndmask_b32 v212, 0, v212, vcc                               // x < -126, -inf or NaN: 0
+  v_mul_f32 v186, v186, v211                                     // l' = l alpha + 2^(z - m')
+  v_add_f32 v186, v186, v212
+  v_mul_f32 v190, v190, v211                                     // O's factor: (v_descale alpha) / l'
+  v_mov_b32 v185, v209                                           // m = m'
+.Lno_sink_70:
   v_cmp_lt_f32 s[92:93], 0, v186                                 // epilogue: O = acc * (v_descale / l)
   s_nop 1                                                        // VALU-written SGPR/VCC or VGPR -> this read
-  v_cndmask_b32 v207, 1.0, v186, s[92:93]
-  v_div_scale_f32 v208, s[88:89], v207, v207, v190
-  v_div_scale_f32 v209, vcc, v190, v207, v190
-  v_rcp_f32 v210, v208
+  v_cndmask_b32 v208, 1.0, v186, s[92:93]
+  v_div_scale_f32 v209, s[88:89], v208, v208, v190
+  v_div_scale_f32 v210, vcc, v190, v208, v190
+  v_rcp_f32 v211, v209
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_fma_f32 v212, -v208, v210, 1.0
-  v_fma_f32 v210, v212, v210, v210
-  v_mul_f32 v211, v209, v210
-  v_fma_f32 v212, -v208, v211, v209
-  v_fma_f32 v211, v212, v210, v211
-  v_fma_f32 v212, -v208, v211, v209
-  v_div_fmas_f32 v211, v212, v210, v211
+  v_fma_f32 v213, -v209, v211, 1.0
+  v_fma_f32 v211, v213, v211, v211
+  v_mul_f32 v212, v210, v211
+  v_fma_f32 v213, -v209, v212, v210
+  v_fma_f32 v212, v213, v211, v212
+  v_fma_f32 v213, -v209, v212, v210
+  v_div_fmas_f32 v212, v213, v211, v212
   v_cmp_gt_f32 vcc, 0x7f800000, v185                             // m NaN or +inf (the row saw a NaN or +inf score): O = NaN
-  v_div_fixup_f32 v211, v211, v207, v190
-  v_cndmask_b32 v214, 0, v211, s[92:93]
+  v_div_fixup_f32 v212, v212, v208, v190
+  v_cndmask_b32 v214, 0, v212, s[92:93]
   v_mov_b32 v215, 0x7fc00000                                     // (a literal and VCC exceed the constant bus)
   v_cndmask_b32 v214, v215, v214, vcc
   v_mov_b32 v215, v214
@@ -3199,150 +3227,150 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s96, s96, s97
   s_add_u32 s94, s94, s91
   s_addc_u32 s95, s95, s96
-  v_mov_b32 v208, s94
-  v_mov_b32 v209, s95
-  v_mad_u64_u32 v[208:209], s[88:89], v178, s48, v[208:209]
-  v_mul_lo_u32 v210, v178, s49
-  v_add_u32 v209, v209, v210
-  v_mad_u64_u32 v[208:209], s[88:89], v177, 4, v[208:209]        // + 4 half elements
+  v_mov_b32 v210, s94
+  v_mov_b32 v211, s95
+  v_mad_u64_u32 v[210:211], s[88:89], v178, s48, v[210:211]
+  v_mul_lo_u32 v209, v178, s49
+  v_add_u32 v211, v211, v209
+  v_mad_u64_u32 v[210:211], s[88:89], v177, 4, v[210:211]        // + 4 half elements
   v_cmp_gt_i32 vcc, s70, v178
   s_and_saveexec_b64 s[86:87], vcc                               // rows past the sequence write nothing
   s_cmp_eq_u32 s63, 1
-  s_cbranch_scc0 .Lout_16bit_77
-  v_lshlrev_b64 v[208:209], 2, v[208:209]
-  v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
-  global_store_dwordx4 v[208:209], v[8:11], off offset:0         // O fp32
-  global_store_dwordx4 v[208:209], v[12:15], off offset:32
-  global_store_dwordx4 v[208:209], v[16:19], off offset:64
-  global_store_dwordx4 v[208:209], v[20:23], off offset:96
-  global_store_dwordx4 v[208:209], v[24:27], off offset:128
-  global_store_dwordx4 v[208:209], v[28:31], off offset:160
-  global_store_dwordx4 v[208:209], v[32:35], off offset:192
-  global_store_dwordx4 v[208:209], v[36:39], off offset:224
-  global_store_dwordx4 v[208:209], v[40:43], off offset:256
-  global_store_dwordx4 v[208:209], v[44:47], off offset:288
-  global_store_dwordx4 v[208:209], v[48:51], off offset:320
-  global_store_dwordx4 v[208:209], v[52:55], off offset:352
-  global_store_dwordx4 v[208:209], v[56:59], off offset:384
-  global_store_dwordx4 v[208:209], v[60:63], off offset:416
-  global_store_dwordx4 v[208:209], v[64:67], off offset:448
-  global_store_dwordx4 v[208:209], v[68:71], off offset:480
-  s_branch .Lout_stored_79
-.Lout_16bit_77:
-  v_lshlrev_b64 v[208:209], 1, v[208:209]
-  v_lshl_add_u64 v[208:209], v[208:209], 0, s[14:15]
+  s_cbranch_scc0 .Lout_16bit_71
+  v_lshlrev_b64 v[210:211], 2, v[210:211]
+  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
+  global_store_dwordx4 v[210:211], v[8:11], off offset:0         // O fp32
+  global_store_dwordx4 v[210:211], v[12:15], off offset:32
+  global_store_dwordx4 v[210:211], v[16:19], off offset:64
+  global_store_dwordx4 v[210:211], v[20:23], off offset:96
+  global_store_dwordx4 v[210:211], v[24:27], off offset:128
+  global_store_dwordx4 v[210:211], v[28:31], off offset:160
+  global_store_dwordx4 v[210:211], v[32:35], off offset:192
+  global_store_dwordx4 v[210:211], v[36:39], off offset:224
+  global_store_dwordx4 v[210:211], v[40:43], off offset:256
+  global_store_dwordx4 v[210:211], v[44:47], off offset:288
+  global_store_dwordx4 v[210:211], v[48:51], off offset:320
+  global_store_dwordx4 v[210:211], v[52:55], off offset:352
+  global_store_dwordx4 v[210:211], v[56:59], off offset:384
+  global_store_dwordx4 v[210:211], v[60:63], off offset:416
+  global_store_dwordx4 v[210:211], v[64:67], off offset:448
+  global_store_dwordx4 v[210:211], v[68:71], off offset:480
+  s_branch .Lout_stored_73
+.Lout_16bit_71:
+  v_lshlrev_b64 v[210:211], 1, v[210:211]
+  v_lshl_add_u64 v[210:211], v[210:211], 0, s[14:15]
   s_cmp_eq_u32 s63, 3
-  s_cbranch_scc0 .Lout_fp16_78
+  s_cbranch_scc0 .Lout_fp16_72
   v_cvt_pk_bf16_f32 v104, v8, v9                                 // O bf16 (RNE)
   v_cvt_pk_bf16_f32 v105, v10, v11
-  global_store_dwordx2 v[208:209], v[104:105], off offset:0
+  global_store_dwordx2 v[210:211], v[104:105], off offset:0
   v_cvt_pk_bf16_f32 v106, v12, v13
   v_cvt_pk_bf16_f32 v107, v14, v15
-  global_store_dwordx2 v[208:209], v[106:107], off offset:16
+  global_store_dwordx2 v[210:211], v[106:107], off offset:16
   v_cvt_pk_bf16_f32 v108, v16, v17
   v_cvt_pk_bf16_f32 v109, v18, v19
-  global_store_dwordx2 v[208:209], v[108:109], off offset:32
+  global_store_dwordx2 v[210:211], v[108:109], off offset:32
   v_cvt_pk_bf16_f32 v110, v20, v21
   v_cvt_pk_bf16_f32 v111, v22, v23
-  global_store_dwordx2 v[208:209], v[110:111], off offset:48
+  global_store_dwordx2 v[210:211], v[110:111], off offset:48
   v_cvt_pk_bf16_f32 v112, v24, v25
   v_cvt_pk_bf16_f32 v113, v26, v27
-  global_store_dwordx2 v[208:209], v[112:113], off offset:64
+  global_store_dwordx2 v[210:211], v[112:113], off offset:64
   v_cvt_pk_bf16_f32 v114, v28, v29
   v_cvt_pk_bf16_f32 v115, v30, v31
-  global_store_dwordx2 v[208:209], v[114:115], off offset:80
+  global_store_dwordx2 v[210:211], v[114:115], off offset:80
   v_cvt_pk_bf16_f32 v116, v32, v33
   v_cvt_pk_bf16_f32 v117, v34, v35
-  global_store_dwordx2 v[208:209], v[116:117], off offset:96
+  global_store_dwordx2 v[210:211], v[116:117], off offset:96
   v_cvt_pk_bf16_f32 v118, v36, v37
   v_cvt_pk_bf16_f32 v119, v38, v39
-  global_store_dwordx2 v[208:209], v[118:119], off offset:112
+  global_store_dwordx2 v[210:211], v[118:119], off offset:112
   v_cvt_pk_bf16_f32 v120, v40, v41
   v_cvt_pk_bf16_f32 v121, v42, v43
-  global_store_dwordx2 v[208:209], v[120:121], off offset:128
+  global_store_dwordx2 v[210:211], v[120:121], off offset:128
   v_cvt_pk_bf16_f32 v122, v44, v45
   v_cvt_pk_bf16_f32 v123, v46, v47
-  global_store_dwordx2 v[208:209], v[122:123], off offset:144
+  global_store_dwordx2 v[210:211], v[122:123], off offset:144
   v_cvt_pk_bf16_f32 v124, v48, v49
   v_cvt_pk_bf16_f32 v125, v50, v51
-  global_store_dwordx2 v[208:209], v[124:125], off offset:160
+  global_store_dwordx2 v[210:211], v[124:125], off offset:160
   v_cvt_pk_bf16_f32 v126, v52, v53
   v_cvt_pk_bf16_f32 v127, v54, v55
-  global_store_dwordx2 v[208:209], v[126:127], off offset:176
+  global_store_dwordx2 v[210:211], v[126:127], off offset:176
   v_cvt_pk_bf16_f32 v128, v56, v57
   v_cvt_pk_bf16_f32 v129, v58, v59
-  global_store_dwordx2 v[208:209], v[128:129], off offset:192
+  global_store_dwordx2 v[210:211], v[128:129], off offset:192
   v_cvt_pk_bf16_f32 v130, v60, v61
   v_cvt_pk_bf16_f32 v131, v62, v63
-  global_store_dwordx2 v[208:209], v[130:131], off offset:208
+  global_store_dwordx2 v[210:211], v[130:131], off offset:208
   v_cvt_pk_bf16_f32 v132, v64, v65
   v_cvt_pk_bf16_f32 v133, v66, v67
-  global_store_dwordx2 v[208:209], v[132:133], off offset:224
+  global_store_dwordx2 v[210:211], v[132:133], off offset:224
   v_cvt_pk_bf16_f32 v134, v68, v69
   v_cvt_pk_bf16_f32 v135, v70, v71
-  global_store_dwordx2 v[208:209], v[134:135], off offset:240
-  s_branch .Lout_stored_79
-.Lout_fp16_78:
+  global_store_dwordx2 v[210:211], v[134:135], off offset:240
+  s_branch .Lout_stored_73
+.Lout_fp16_72:
   v_cvt_pk_f16_f32 v104, v8, v9                                  // O fp16 (RNE)
   v_cvt_pk_f16_f32 v105, v10, v11
-  global_store_dwordx2 v[208:209], v[104:105], off offset:0
+  global_store_dwordx2 v[210:211], v[104:105], off offset:0
   v_cvt_pk_f16_f32 v106, v12, v13
   v_cvt_pk_f16_f32 v107, v14, v15
-  global_store_dwordx2 v[208:209], v[106:107], off offset:16
+  global_store_dwordx2 v[210:211], v[106:107], off offset:16
   v_cvt_pk_f16_f32 v108, v16, v17
   v_cvt_pk_f16_f32 v109, v18, v19
-  global_store_dwordx2 v[208:209], v[108:109], off offset:32
+  global_store_dwordx2 v[210:211], v[108:109], off offset:32
   v_cvt_pk_f16_f32 v110, v20, v21
   v_cvt_pk_f16_f32 v111, v22, v23
-  global_store_dwordx2 v[208:209], v[110:111], off offset:48
+  global_store_dwordx2 v[210:211], v[110:111], off offset:48
   v_cvt_pk_f16_f32 v112, v24, v25
   v_cvt_pk_f16_f32 v113, v26, v27
-  global_store_dwordx2 v[208:209], v[112:113], off offset:64
+  global_store_dwordx2 v[210:211], v[112:113], off offset:64
   v_cvt_pk_f16_f32 v114, v28, v29
   v_cvt_pk_f16_f32 v115, v30, v31
-  global_store_dwordx2 v[208:209], v[114:115], off offset:80
+  global_store_dwordx2 v[210:211], v[114:115], off offset:80
   v_cvt_pk_f16_f32 v116, v32, v33
   v_cvt_pk_f16_f32 v117, v34, v35
-  global_store_dwordx2 v[208:209], v[116:117], off offset:96
+  global_store_dwordx2 v[210:211], v[116:117], off offset:96
   v_cvt_pk_f16_f32 v118, v36, v37
   v_cvt_pk_f16_f32 v119, v38, v39
-  global_store_dwordx2 v[208:209], v[118:119], off offset:112
+  global_store_dwordx2 v[210:211], v[118:119], off offset:112
   v_cvt_pk_f16_f32 v120, v40, v41
   v_cvt_pk_f16_f32 v121, v42, v43
-  global_store_dwordx2 v[208:209], v[120:121], off offset:128
+  global_store_dwordx2 v[210:211], v[120:121], off offset:128
   v_cvt_pk_f16_f32 v122, v44, v45
   v_cvt_pk_f16_f32 v123, v46, v47
-  global_store_dwordx2 v[208:209], v[122:123], off offset:144
+  global_store_dwordx2 v[210:211], v[122:123], off offset:144
   v_cvt_pk_f16_f32 v124, v48, v49
   v_cvt_pk_f16_f32 v125, v50, v51
-  global_store_dwordx2 v[208:209], v[124:125], off offset:160
+  global_store_dwordx2 v[210:211], v[124:125], off offset:160
   v_cvt_pk_f16_f32 v126, v52, v53
   v_cvt_pk_f16_f32 v127, v54, v55
-  global_store_dwordx2 v[208:209], v[126:127], off offset:176
+  global_store_dwordx2 v[210:211], v[126:127], off offset:176
   v_cvt_pk_f16_f32 v128, v56, v57
   v_cvt_pk_f16_f32 v129, v58, v59
-  global_store_dwordx2 v[208:209], v[128:129], off offset:192
+  global_store_dwordx2 v[210:211], v[128:129], off offset:192
   v_cvt_pk_f16_f32 v130, v60, v61
   v_cvt_pk_f16_f32 v131, v62, v63
-  global_store_dwordx2 v[208:209], v[130:131], off offset:208
+  global_store_dwordx2 v[210:211], v[130:131], off offset:208
   v_cvt_pk_f16_f32 v132, v64, v65
   v_cvt_pk_f16_f32 v133, v66, v67
-  global_store_dwordx2 v[208:209], v[132:133], off offset:224
+  global_store_dwordx2 v[210:211], v[132:133], off offset:224
   v_cvt_pk_f16_f32 v134, v68, v69
   v_cvt_pk_f16_f32 v135, v70, v71
-  global_store_dwordx2 v[208:209], v[134:135], off offset:240
-.Lout_stored_79:
+  global_store_dwordx2 v[210:211], v[134:135], off offset:240
+.Lout_stored_73:
   s_mov_b64 exec, s[86:87]
   s_cmp_eq_u64 s[16:17], 0                                       // lse = ln2 (m + log2 l), -inf where l = 0, NaN where m is NaN or +inf
-  s_cbranch_scc1 .Lno_lse_80
-  v_log_f32 v209, v207
+  s_cbranch_scc1 .Lno_lse_74
+  v_log_f32 v210, v208
   s_nop 0                                                        // transcendental -> dependent VALU
-  v_add_f32 v209, v185, v209
+  v_add_f32 v210, v185, v210
   v_cmp_gt_f32 vcc, 0x7f800000, v185
-  v_mul_f32 v209, 0x3f317218, v209
-  v_cndmask_b32 v208, v188, v209, s[92:93]
-  v_mov_b32 v209, 0x7fc00000
-  v_cndmask_b32 v208, v209, v208, vcc
+  v_mul_f32 v210, 0x3f317218, v210
+  v_cndmask_b32 v209, v188, v210, s[92:93]
+  v_mov_b32 v210, 0x7fc00000
+  v_cndmask_b32 v209, v210, v209, vcc
   s_mul_i32 s91, s4, s55
   s_add_u32 s91, s91, s3
   s_mul_i32 s91, s91, s53
@@ -3350,15 +3378,15 @@ zyfa_gfx950_fp8_lean_paged_d128_causal_br:
   s_add_u32 s94, s94, s6
   s_cmp_lg_u64 s[18:19], 0
   s_cselect_b32 s91, s94, s91
-  v_add_u32 v210, s91, v178
-  v_mad_u64_u32 v[212:213], s[88:89], v210, 4, s[16:17]
+  v_add_u32 v211, s91, v178
+  v_mad_u64_u32 v[212:213], s[88:89], v211, 4, s[16:17]
   v_cmp_eq_u32 s[96:97], 0, v177
   v_cmp_gt_i32 vcc, s70, v178
   s_and_b64 vcc, vcc, s[96:97]
   s_and_saveexec_b64 s[86:87], vcc                               // one lane per row in the sequence
-  global_store_dword v[212:213], v208, off
+  global_store_dword v[212:213], v209, off
   s_mov_b64 exec, s[86:87]
-.Lno_lse_80:
+.Lno_lse_74:
 .Lkernel_end:
   s_endpgm
 .Lfunc_end:
