@@ -12,7 +12,8 @@
 // gfx950 FP8 LEAN, FP8 EXACT and BF16, gfx942 FP8 LEAN and EXACT; masks none and bottom-right
 // causal; power-of-two pages of 8 to 256 keys) run on the library's own context and are compared
 // bit for bit with the contiguous asm kernel on the same keys (the same schedule: only the K/V
-// addresses differ), at page sizes 8 to 256, with packed queries, per-sequence key counts and a
+// addresses differ), at page sizes 8 to 256, with packed queries, per-sequence key counts, windows,
+// sinks and a
 // block-table entry outside [0, num_pages) (a page of zero keys: the contiguous call with those
 // keys zeroed). Other page sizes, top-left causal and INT8 stay on the HIP C++ paged kernel
 // (test_automatic_context_plans). Small shapes: the emulator runs every instruction.
@@ -177,6 +178,25 @@ void test_asm_paged_varlen_seqused(void**) {
     });
 }
 
+// Sliding windows (run-time arguments: the loop starts at the window's first block, inside a page)
+// and sinks (folded in the epilogue), as the contiguous kernels take them.
+void test_asm_paged_windows_and_sinks(void**) {
+    on_automatic_context([] {
+        for (const DtypeMode& m : asm_modes()) {
+            CaseShape s = chunk(m);
+            s.batch = 1;
+            s.seqlen_k = 600;
+            s.window_left = 200;
+            s.window_right = 0;
+            expect_paged_equals_contiguous(s, 32, std::string("asm window ") + m.name, "_paged_d128_");
+            s.window_left = s.window_right = -1;
+            s.mask = ZYFA_MASK_NONE;
+            s.sinks = {0.5f, -1.25f};
+            expect_paged_equals_contiguous(s, 64, std::string("asm sinks ") + m.name, "_paged_d128_");
+        }
+    });
+}
+
 // A block-table entry outside [0, num_pages) reads as a page of zero keys: the same O and lse as
 // the contiguous call whose keys of that page are zero (K and V), on both kinds of kernel.
 void test_paged_invalid_page_reads_zero_keys(void**) {
@@ -253,6 +273,7 @@ int main() {
         cmocka_unit_test(test_automatic_context_plans),
         cmocka_unit_test(test_asm_paged_equals_contiguous),
         cmocka_unit_test(test_asm_paged_varlen_seqused),
+        cmocka_unit_test(test_asm_paged_windows_and_sinks),
         cmocka_unit_test(test_paged_invalid_page_reads_zero_keys),
     };
     const int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
