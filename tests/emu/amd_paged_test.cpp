@@ -9,7 +9,7 @@
 // NOT_SUPPORTED.
 //
 // The generated assembly kernels' paged variants (kernels/amd/gfx950_fp8, <kind>_paged_d128_<mask>:
-// gfx950 FP8 LEAN, FP8 EXACT and BF16, gfx942 FP8 LEAN and EXACT; masks none and bottom-right
+// FP8 LEAN, FP8 EXACT and BF16 on gfx950 and gfx942; masks none and bottom-right
 // causal; power-of-two pages of 8 to 256 keys) run on the library's own context and are compared
 // bit for bit with the contiguous asm kernel on the same keys (the same schedule: only the K/V
 // addresses differ), at page sizes 8 to 256, with packed queries, per-sequence key counts, windows,
@@ -81,7 +81,7 @@ void test_paged_varlen_seqused(void**) {
 
 // The modes the paged asm kernels take on this target.
 std::vector<DtypeMode> asm_modes() {
-    if (g_gfx942) return {kE4m3fnuzLean, kE4m3fnuzExact};
+    if (g_gfx942) return {kE4m3fnuzLean, kE4m3fnuzExact, kBf16};
     return {kE4m3fnLean, kE4m3fnExact, kBf16};
 }
 

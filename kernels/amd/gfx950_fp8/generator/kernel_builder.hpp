@@ -71,7 +71,8 @@ struct KernelRegs {
     Reg swap_addr, bf16_round_bias, bf16_high_mask, bf16_quiet_bit;
     // Paged K/V (paged_kv.cpp): this sequence's block-table row, log2(page_size), num_pages.
     Reg table_row, page_shift, num_pages;
-    Reg page_entry;  // VGPR: the block-table entry of a later block's rows, loaded ahead
+    Reg page_entry;    // VGPR: the block-table entry of a later block's rows, loaded ahead
+    Reg page_entry_v;  // gfx942 BF16: the same for the V stream (V rows load a block after K's)
 };
 
 // gfx942: one MFMA of a stream (kernel_body_gfx942.cpp): QK operand `index` of K in `stage`, or PV
@@ -169,8 +170,8 @@ private:
     void paged_registers();
     void load_paged_arguments();
     void paged_lane_offsets();
-    void paged_block_bases(const Reg& rows_left);
-    void paged_prefetch_entry(const Reg& block, int ahead);
+    void paged_block_bases(const Reg& rows_left, const Reg& block, const Reg& entry, bool k_base, bool v_base);
+    void paged_prefetch_entry(const Reg& entry, const Reg& block, int ahead);
     // lds_swizzle_gfx942.cpp
     void lds_addresses_gfx942(const Reg& k_base, const Reg& v_base);  // also the lanes' 64-bit K/V addresses
     // kernel_body_gfx942.cpp

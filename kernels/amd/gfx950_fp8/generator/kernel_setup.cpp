@@ -166,6 +166,7 @@ void KernelBuilder::allocate_bf16_registers() {
     r_.block_start = tmp_s("first key block of the workgroup (window)");
     r_.wave_max_lo = tmp_s("largest window start of the wave");
     if (paged()) r_.page_entry = tmp_v("paged: block-table entry of a later block");
+    if (paged() && L.gfx942) r_.page_entry_v = tmp_v("paged: block-table entry of a later block (V stream)");
 }
 
 void KernelBuilder::load_arguments() {
@@ -628,7 +629,8 @@ void KernelBuilder::chunk_addresses() {
         // Offsets from base 0, made relative to each wave's first row by paged_lane_offsets.
         e_.op("s_mov_b64", {W(k_base), I(0)});
         e_.op("s_mov_b64", {W(v_base), I(0)});
-        if (layout_.bf16) bf16_chunk_addresses(k_base, v_base);
+        if (layout_.gfx942 && layout_.bf16) lds_addresses_gfx942(k_base, v_base);
+        else if (layout_.bf16) bf16_chunk_addresses(k_base, v_base);
         else fp8_chunk_addresses(k_base, v_base);
         paged_lane_offsets();
         free(k_base);

@@ -59,7 +59,8 @@ std::vector<KernelVariant> all_variants() {
                  {VariantInput::Bf16, VariantArch::Gfx950},
                  {VariantInput::Fp8Exact, VariantArch::Gfx950},
                  {VariantInput::Fp8Exact, VariantArch::Gfx942},
-                 {VariantInput::Fp8Lean, VariantArch::Gfx942}};
+                 {VariantInput::Fp8Lean, VariantArch::Gfx942},
+                 {VariantInput::Bf16, VariantArch::Gfx942}};
     for (const auto& p : paged) {
         for (VariantMask mask : {VariantMask::CausalBottomRight, VariantMask::None}) {
             variants.push_back(KernelVariant{mask, 128, 128, p.input, p.arch, true});

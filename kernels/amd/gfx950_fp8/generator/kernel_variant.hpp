@@ -79,8 +79,8 @@ std::string variant_symbol(const KernelVariant& v);
 // Every variant the generator emits: FP8 LEAN, BF16, then FP8 EXACT, each 3 masks x head dims 128
 // and 192/128, for gfx950; then gfx942 BF16, 3 masks x head dim 128, and gfx942 FP8 EXACT and
 // FP8 LEAN (e4m3fnuz), each 3 masks x head dims 128 and 192/128; then the paged ones: gfx950 FP8
-// LEAN, BF16 and FP8 EXACT, gfx942 FP8 EXACT and FP8 LEAN, head dim 128, masks causal bottom-right
-// (chunked and prefix-cached prefill) and none.
+// LEAN, BF16 and FP8 EXACT, gfx942 FP8 EXACT, FP8 LEAN and BF16, head dim 128, masks causal
+// bottom-right (chunked and prefix-cached prefill) and none.
 std::vector<KernelVariant> all_variants();
 
 }  // namespace gfx950_fp8

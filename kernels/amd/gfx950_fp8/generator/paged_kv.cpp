@@ -75,7 +75,7 @@ void KernelBuilder::load_paged_arguments() {
 }
 
 // Every lane's K and V chunk offsets relative to the first row its wave loads: the contiguous
-// addresses chunk_addresses formed from base 0, less 8w rows of stride (32 bits: the host plan
+// addresses chunk_addresses formed from base 0 (gfx942 BF16: lds_addresses_gfx942, the same rows), less 8w rows of stride (32 bits: the host plan
 // bounds 7 * stride + 256). The pools' bases move to this kv head.
 void KernelBuilder::paged_lane_offsets() {
     if (layout_.head_dim_qk != 128 || layout_.head_dim_v != 128) throw std::logic_error("paged: head dim 128 only");
@@ -94,11 +94,11 @@ void KernelBuilder::paged_lane_offsets() {
 }
 
 // Issues the load of the block-table entry of the rows wave w loads from the block at `block` +
-// `ahead` keys into page_entry (a VGPR, the same in every lane): a vector load, counted by vmcnt
-// in order with the K/V loads, so it can run a whole block ahead without the scalar loads'
+// `ahead` keys into `entry` (a VGPR, the same in every lane): a vector load, counted by vmcnt in
+// order with the K/V loads, so it can run a whole block ahead without the scalar loads'
 // lgkmcnt(0) (which would also wait for LDS). Past the sequence's last key it reads the last key's
 // entry (always in the table; the rows are zeroed anyway), so it is issued unconditionally.
-void KernelBuilder::paged_prefetch_entry(const Reg& block, int ahead) {
+void KernelBuilder::paged_prefetch_entry(const Reg& entry, const Reg& block, int ahead) {
     const Reg key = tmp_s("paged: the wave's first key, clamped"), last = tmp_s("paged: last key");
     e_.op("s_lshl_b32", {W(key), R(r_.wave), I(3)});
     e_.op("s_add_u32", {W(key), R(key), R(block)});
@@ -107,24 +107,23 @@ void KernelBuilder::paged_prefetch_entry(const Reg& block, int ahead) {
     e_.op("s_min_i32", {W(key), R(key), R(last)});
     e_.op("s_lshr_b32", {W(key), R(key), R(r_.page_shift)});
     e_.op("s_lshl_b32", {W(key), R(key), I(2)}, "", "the entry's byte offset in the table row");
-    e_.op("v_mov_b32", {W(r_.page_entry), R(key)});
-    e_.op("global_load_dword", {W(r_.page_entry), R(r_.page_entry), R(r_.table_row)}, "",
+    e_.op("v_mov_b32", {W(entry), R(key)});
+    e_.op("global_load_dword", {W(entry), R(entry), R(r_.table_row)}, "",
           "paged: block_table[b][key / page_size] for a later block");
     free(key);
     free(last);
 }
 
-// The K and V base addresses of the rows wave w loads from the block at load_block, into
-// k_block_step / v_block_step: pool + page * page stride + (key % page_size) * row stride with key =
-// load_block + 8w and page the table entry paged_prefetch_entry loaded. A page index outside
-// [0, num_pages) reads as zero keys: rows_left = 0 (the tail path zeroes every row). Then the
-// entry of the next block's rows is requested.
-void KernelBuilder::paged_block_bases(const Reg& rows_left) {
+// The base addresses of the rows wave w loads from the block at `block` (K into k_block_step, V
+// into v_block_step, as asked): pool + page * page stride + (key % page_size) * row stride with
+// key = block + 8w and page the table entry paged_prefetch_entry loaded into `entry`. A page index
+// outside [0, num_pages) reads as zero keys: rows_left = 0 (the tail path zeroes every row).
+void KernelBuilder::paged_block_bases(const Reg& rows_left, const Reg& block, const Reg& entry, bool k_base, bool v_base) {
     const Reg key = tmp_s("paged: the wave's first key"), page = tmp_s("paged: page");
-    e_.wait_loads({r_.page_entry}, "the page, requested a block ago");
-    e_.op_settled("v_readfirstlane_b32", {W(page), R(r_.page_entry)});
+    e_.wait_loads({entry}, "the page, requested a block ago");
+    e_.op_settled("v_readfirstlane_b32", {W(page), R(entry)});
     e_.op("s_lshl_b32", {W(key), R(r_.wave), I(3)});
-    e_.op("s_add_u32", {W(key), R(key), R(r_.load_block)}, "", "paged: the page of the wave's 8 rows");
+    e_.op("s_add_u32", {W(key), R(key), R(block)}, "", "paged: the page of the wave's 8 rows");
     {
         const Reg slot = tmp_s("paged: key / page_size * page_size");
         e_.op("s_lshr_b32", {W(slot), R(key), R(r_.page_shift)});
@@ -136,6 +135,7 @@ void KernelBuilder::paged_block_bases(const Reg& rows_left) {
     e_.op("s_cselect_b32", {W(rows_left), R(rows_left), I(0)});
     e_.op("s_cselect_b32", {W(page), R(page), I(0)});
     for (bool k : {true, false}) {
+        if (!(k ? k_base : v_base)) continue;
         const Reg base = k ? r_.k_block_step : r_.v_block_step;
         e_.op("s_mov_b64", {W(base), R(k ? ZYFA_ARG(k) : ZYFA_ARG(v))});
         add_scaled64(base, k ? ZYFA_ARG(k_stride_batch) : ZYFA_ARG(v_stride_batch), page);

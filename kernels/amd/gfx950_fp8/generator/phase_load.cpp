@@ -23,7 +23,7 @@ void KernelBuilder::issue_block_loads() {
     const Reg rows_left = tmp_s("keys of the sequence from the block on");
     const std::string tail = e_.unique_label("tail_block_loads"), loaded = e_.unique_label("block_loaded");
     e_.op("s_sub_i32", {W(rows_left), R(r_.seqlen_k), R(r_.load_block)});
-    if (paged()) paged_block_bases(rows_left);
+    if (paged()) paged_block_bases(rows_left, r_.load_block, r_.page_entry, true, true);
     // The address operands of a load: the lane's 64-bit address, or (paged) its 32-bit offset from
     // the SGPR base of its wave's rows.
     auto k_address = [&](int j) -> std::vector<Operand> {
@@ -92,7 +92,7 @@ void KernelBuilder::issue_block_loads() {
     free(rows_left);
 
     if (paged()) {  // no address advances: the next load's bases come from the table
-        paged_prefetch_entry(r_.load_block, kKeysPerBlock);
+        paged_prefetch_entry(r_.page_entry, r_.load_block, kKeysPerBlock);
         return;
     }
     // Advance every lane's addresses by one block (kKeysPerBlock = 64 rows), in 64 bits.
