@@ -198,7 +198,11 @@ void write_slice(const QuantProblem& problem, Slice slice, const float* amax, co
     for (int64_t g = 0; g < used_groups; ++g) descale[g] = amax[g] == 0.0f ? 1.0f : encoder.descale(amax[g]);
 
     // Element (s, d) of the output: row-major, or the transposed V layout (kernels/common/v_transposed.h).
-    const int64_t transposed_slice = slice.batch * problem.out.stride_batch + slice.head * problem.out.stride_head;
+    // A slice without rows has no element, and validation bounds the strides only where elements are:
+    // its base is never formed (it could overflow).
+    const int64_t transposed_slice = problem.v_transposed && rows.count() > 0
+                                         ? slice.batch * problem.out.stride_batch + slice.head * problem.out.stride_head
+                                         : 0;
     auto out_index = [&](int64_t s, int64_t d) {
         return problem.v_transposed ? transposed_slice + numerics::vt_offset(s, d, problem.out.stride_seq)
                                     : rows.offset(problem.out, s) + d;

@@ -76,13 +76,14 @@ struct AsmKernel {
     int head_dim_v;
     uint32_t out_dtypes;  // bit (1 << zyfa_dtype) for each supported output dtype
     const char* arch;     // gfx950, or gfx942 (zyfa_gfx942_bf16_*, zyfa_gfx942_fp8_exact_*, zyfa_gfx942_fp8_lean_*)
+    bool paged;           // K/V through a block table; the HIP C++ kernels' second parameter follows AttnKernelArgs
 };
 
 constexpr AsmKernel kAsmKernels[] = {
 #if defined(ZYFA_GFX950_FP8_TABLE)
 #include "gfx950_fp8_kernels.inc"
 #endif
-    {nullptr, nullptr, 0, 0, 0, 0, 0, 0u, nullptr},  // end of the table
+    {nullptr, nullptr, 0, 0, 0, 0, 0, 0u, nullptr, false},  // end of the table
 };
 
 // Every AMD kernel steps the same number of keys, the only params.key_block it can honour.
@@ -91,6 +92,20 @@ static_assert(gfx950_fp8::kKeysPerBlock == amd::kKeyBlock, "the asm and HIP C++ 
 // The asm kernels launch exactly like the HIP C++ ones: the host side computes one grid.
 static_assert(gfx950_fp8::kRowsPerWorkgroup == amd::kRows && gfx950_fp8::kThreadsPerWorkgroup == amd::kThreads,
               "the gfx950 FP8 asm kernels use the HIP C++ kernels' launch geometry");
+
+// Whether the paged asm kernels can read a paged problem's K/V: power-of-two pages of 8 to 256 keys
+// (a wave's 8 rows of a 64-key block in one page) and row strides whose 7 rows plus a 256-byte row
+// stay below 2^32 bytes (each lane's offset from its wave's first row is 32 bits).
+bool asm_takes_pages(const AttnProblem& p) {
+    const int64_t page = p.page_size;
+    if (page < 8 || page > 256 || (page & (page - 1)) != 0) return false;
+    for (const TensorView* t : {&p.k, &p.v}) {
+        const int64_t element_bytes = t->dtype == ZYFA_DTYPE_BF16 || t->dtype == ZYFA_DTYPE_FP16 ? 2 : 1;
+        const int64_t row_bytes = t->stride_seq * element_bytes;
+        if (row_bytes < 0 || row_bytes > (int64_t{UINT32_MAX} - 256) / 7) return false;
+    }
+    return true;
+}
 
 // The asm kernel that computes `p` as the HIP C++ kernel would (FP8 LEAN: the same codes; FP8
 // EXACT and BF16: the same exact online softmax up to fp32 summation order and v_exp_f32), or null.
@@ -101,15 +116,18 @@ const AsmKernel* asm_kernel_for(const AttnProblem& p, const std::string& image_a
     const bool bf16 = p.q.dtype == ZYFA_DTYPE_BF16 && p.softmax != ZYFA_SOFTMAX_LEAN;
     if (!fp8 && !bf16) return nullptr;
     const int softmax = bf16 ? ZYFA_SOFTMAX_EXACT : p.softmax;
-    if (p.paged()) return nullptr;  // the assembly reads contiguous K/V only: the HIP C++ paged kernel runs
+    // Paged K/V: a paged asm kernel where a wave's 8 key rows of a block lie in one page and its lanes'
+    // offsets from the first of them fit 32 bits (kernels/amd/gfx950_fp8/generator/paged_kv.cpp); the HIP
+    // C++ paged kernel otherwise.
+    if (p.paged() && !asm_takes_pages(p)) return nullptr;
     if (p.key_bias) return nullptr;  // nor a per-key bias: the HIP C++ kernel adds it
     // Windows: every asm kernel takes them at run time (int32 kernel arguments).
     if (p.window_left > INT32_MAX || p.window_right > INT32_MAX) return nullptr;
     if (p.o.dtype < 0 || p.o.dtype >= 32) return nullptr;
     for (const AsmKernel& k : kAsmKernels) {
         if (k.symbol == nullptr) break;
-        if (image_arch == k.arch && k.in_dtype == p.q.dtype && k.softmax == softmax && k.mask == p.mask && k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v &&
-            (k.out_dtypes & (1u << p.o.dtype)) != 0) {
+        if (image_arch == k.arch && k.paged == p.paged() && k.in_dtype == p.q.dtype && k.softmax == softmax && k.mask == p.mask &&
+            k.head_dim_qk == p.head_dim_qk && k.head_dim_v == p.head_dim_v && (k.out_dtypes & (1u << p.o.dtype)) != 0) {
             return &k;
         }
     }
@@ -256,7 +274,7 @@ public:
         if (const AsmKernel* asm_kernel = uses_asm(image_arch) && splits == 1 ? asm_kernel_for(p, image_arch) : nullptr) {
             launch.variant = asm_kernel->variant;
             launch.symbol = asm_kernel->symbol;
-            launch.second_parameter = false;  // AttnKernelArgs only
+            launch.second_parameter = asm_kernel->paged;  // AttnKernelArgs only, or (paged) AttnExtraArgs too
         }
         launch.kernel_name = splits > 1 ? split_kernel_name(launch.symbol) : launch.symbol;
         launch.grid.x = static_cast<uint32_t>(tiles * splits);

@@ -19,9 +19,11 @@
 // registry variants attn_fwd_asm_fp8_<dims>_<mask> / attn_fwd_asm_fp8_exact_<dims>_<mask> /
 // attn_fwd_asm_bf16_<dims>_<mask>, symbols zyfa_gfx950_fp8_lean_<dims>_<mask> /
 // zyfa_gfx950_fp8_exact_<dims>_<mask> / zyfa_gfx950_bf16_<dims>_<mask>): one per input and softmax,
-// mask (none, causal, causal bottom-right) and head dims (128, 192/128), windows at run time, no sinks,
-// contiguous K/V. The plan prefers one of them whenever it covers the problem (e4m3fn with LEAN or
-// EXACT, or bf16 with EXACT; no sinks, not paged, its mask, head dims and an output dtype it supports; any
+// mask (none, causal, causal bottom-right) and head dims (128, 192/128), windows at run time, no sinks;
+// paged variants (<kind>_paged_d128_<mask>, masks none and bottom-right) read K/V through the block
+// table. The plan prefers one of them whenever it covers the problem (e4m3fn with LEAN or
+// EXACT, or bf16 with EXACT; no sinks, its mask, head dims and an output dtype it supports; paged:
+// power-of-two pages of 8 to 256 keys and row strides below 2^32 / 7 bytes; any
 // strides: every lane's K/V address is 64-bit) and falls back to the HIP C++ kernel otherwise. The problem alone decides:
 // there is no run-time switch (docs/configuration.md).
 // gfx942 has assembly kernels from the same generator too (symbols zyfa_gfx942_bf16_d128_<mask>,

@@ -5,8 +5,9 @@
 //              e_flags processor is ARCH (gfx950 0x4f, gfx942 0x4c); metadata target names ARCH;
 //   kernels    the metadata lists exactly the kernels the HIP launch plan's catalogue has for
 //              (ARCH, VARIANT), each with two by-value arguments, AttnKernelArgs at offset 0 and
-//              amd::AttnExtraArgs (the paged block table, split-KV) right after it (the gfx950
-//              assembly kernels, variants attn_fwd_asm_*: AttnKernelArgs only), wavefront 64, max_flat_workgroup_size = the plan's block size;
+//              amd::AttnExtraArgs (the paged block table, split-KV) right after it (the generated
+//              assembly kernels, variants attn_fwd_asm_*: AttnKernelArgs only, but for their paged
+//              variants attn_fwd_asm_*_paged_*), wavefront 64, max_flat_workgroup_size = the plan's block size;
 //   registers  VGPRs + AGPRs (AGPRs start at the next multiple of 4) <= 512 and
 //              <= 512 / kWavesPerSimd (the intended waves per SIMD); no VGPR spills;
 //   lds        group segment <= 160 KiB (gfx950) / 64 KiB (gfx942);
@@ -181,8 +182,9 @@ int main(int argc, char** argv) {
         const std::string name = k.fields.count(".name") ? k.fields.at(".name") : "?";
         const std::string where = "kernel " + name + ": ";
         // Every HIP C++ kernel takes AttnExtraArgs (block table, split-KV) by value after
-        // AttnKernelArgs; the gfx950 assembly kernels (variants attn_fwd_asm_*) AttnKernelArgs only.
-        const bool assembly = variant.rfind("attn_fwd_asm_", 0) == 0;
+        // AttnKernelArgs; the assembly kernels (variants attn_fwd_asm_*) AttnKernelArgs only, but
+        // their paged variants (attn_fwd_asm_*_paged_*), which take the block table as HIP C++ does.
+        const bool assembly = variant.rfind("attn_fwd_asm_", 0) == 0 && variant.find("_paged_") == std::string::npos;
         const size_t arg_count = assembly ? 1 : 2;
         auto by_value_at = [&](size_t i, long offset, long size) {
             return k.args[i].count(".value_kind") != 0 && k.args[i].at(".value_kind") == "by_value" &&

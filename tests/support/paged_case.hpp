@@ -85,7 +85,7 @@ struct PagedKv {
     PagedKv(const PagedKv&) = delete;
     PagedKv& operator=(const PagedKv&) = delete;
 
-private:
+    // A tensor's strides as the library's AttnProblem::offset reads them.
     static zyfa::TensorView view_of(const zyfa_tensor& t) {
         zyfa::TensorView v;
         v.data = t.data;
@@ -95,6 +95,8 @@ private:
         v.stride_head = t.stride_head;
         return v;
     }
+
+private:
     static zyfa_tensor pool_view(void* data, zyfa_dtype dtype, int64_t page_size, int64_t row, int64_t dim) {
         zyfa_tensor t;
         std::memset(&t, 0, sizeof t);

@@ -3,7 +3,7 @@
 //   zyfa-amd-cycle-estimate [--valu-cycles N] [--packed-f32-cycles N] [--trans-cycles N]
 //                           [--cvt-cycles N] [--no-coexec-holds] [--coexec-per-simd]
 //                           [--lds-bytes-per-cycle N] [--lds-latency N] [--memory-latency N]
-//                           [--seqlen-k N] [--mask none|causal_br] FILE...
+//                           [--seqlen-k N] [--mask none|causal_br] [--page-size N] FILE...
 // The defaults are the calibrated cost table (docs/emulator.md, "Cycle model costs"); the flags
 // exist for the sensitivity rows of docs/performance.md, not to tune a kernel's figure.
 // For each code object it runs the kernel in the emulator on random inputs (one head, seqlen_k
@@ -22,7 +22,8 @@
 // square problem (seqlen_q = seqlen_k, ceil(seqlen_k / 256) query workgroups) and traces the
 // workgroup of the LAST query tile (rows 768..1023 at 1024 keys), which sees every key: 12 full
 // blocks, then the diagonal. The first tile (rows 0..255) sees at most 256 keys, too few trips for
-// a steady state.
+// a steady state. The paged asm kernels (<kind>_paged_d128_<mask>) read the same K and V as pools of
+// --page-size keys (default 16, vLLM's) through an identity block table.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "amd/attention_extra_args.h"
 #include "code_object.hpp"
 #include "common/attention_kernel_args.h"
 #include "common/block_scale.h"
@@ -61,6 +63,7 @@ struct KernelKind {
     int dqk = 128;
     int mask = 0;             // zyfa_mask the launch passes (asm: the compiled-in one)
     bool top_left_asm = false;
+    bool paged = false;       // asm <kind>_paged_d128_<mask>: amd::AttnExtraArgs after AttnKernelArgs
 };
 
 KernelKind kind_of(const std::string& name, int hip_cpp_mask) {
@@ -71,6 +74,7 @@ KernelKind kind_of(const std::string& name, int hip_cpp_mask) {
     k.fp8 = asm_fp8 || name.find("e4m3") != std::string::npos;
     k.fnuz = name.find("fnuz") != std::string::npos || asm_fp8_gfx942;
     k.dqk = name.find("d192_128") != std::string::npos ? 192 : 128;
+    k.paged = name.find("_paged_") != std::string::npos;  // asm and HIP C++ (zyfa_attn_fwd_paged_*) alike
     k.mask = hip_cpp_mask;
     if (k.asm_kernel) {
         const auto ends_with = [&](const char* suffix) {
@@ -90,7 +94,7 @@ struct TracedEstimate {
 };
 
 TracedEstimate estimate(const zyfa::emu::CodeObject& loaded, const std::string& path, const KernelKind& kind,
-                       int seqlen_k, const CycleParams& params) {
+                       int seqlen_k, int page_size, const CycleParams& params) {
     const zyfa::emu::CodeObject* object = &loaded;
     const zyfa::emu::Kernel& kernel = object->kernels().front();
     const bool fp8 = kind.fp8;
@@ -162,9 +166,34 @@ TracedEstimate estimate(const zyfa::emu::CodeObject& loaded, const std::string& 
     config.block[0] = 512;
     config.kernarg.assign(std::max<size_t>(sizeof a, kernel.descriptor.kernarg_size), 0);
     std::memcpy(config.kernarg.data(), &a, sizeof a);
+    config.memory = {q.range(false), k.range(false), v.range(false), o.range(true), lse.range(true)};
+    Buffer table;
+    if (kind.paged) {
+        // K and V as pools of page_size keys, page p holding keys p * page_size ..: block_table[p] = p.
+        const int pages = (seqlen_k + page_size - 1) / page_size;
+        table.bytes.resize(static_cast<size_t>(pages) * 4);
+        for (int p = 0; p < pages; ++p) std::memcpy(&table.bytes[static_cast<size_t>(p) * 4], &p, 4);
+        k.bytes.resize(static_cast<size_t>(pages) * page_size * dqk * elem, 0);
+        v.bytes.resize(static_cast<size_t>(pages) * page_size * dv * elem, 0);
+        zyfa::amd::AttnExtraArgs extra;
+        std::memset(&extra, 0, sizeof extra);
+        extra.paged.block_table = reinterpret_cast<const int32_t*>(table.bytes.data());
+        extra.paged.block_table_stride = pages;
+        extra.paged.page_size = page_size;
+        extra.paged.num_pages = pages;
+        a.k = k.bytes.data();
+        a.v = v.bytes.data();
+        a.k_stride_batch = static_cast<int64_t>(page_size) * dqk;
+        a.v_stride_batch = static_cast<int64_t>(page_size) * dv;
+        const size_t offset = (sizeof a + alignof(zyfa::amd::AttnExtraArgs) - 1) / alignof(zyfa::amd::AttnExtraArgs) *
+                              alignof(zyfa::amd::AttnExtraArgs);
+        config.kernarg.assign(std::max<size_t>(offset + sizeof extra, kernel.descriptor.kernarg_size), 0);
+        std::memcpy(config.kernarg.data(), &a, sizeof a);
+        std::memcpy(config.kernarg.data() + offset, &extra, sizeof extra);
+        config.memory = {q.range(false), k.range(false), v.range(false), o.range(true), lse.range(true), table.range(false)};
+    }
     config.threads = 1;
     config.seed = 1;
-    config.memory = {q.range(false), k.range(false), v.range(false), o.range(true), lse.range(true)};
     // Which workgroup computes which query tile is the kernel's choice (the asm kernels run their
     // tiles in reverse, longest first: generator/kernel_setup.cpp), so with several query
     // workgroups each is traced in turn and the one whose wave 0 ran the most instructions is
@@ -190,6 +219,7 @@ TracedEstimate estimate(const zyfa::emu::CodeObject& loaded, const std::string& 
 int main(int argc, char** argv) {
     CycleParams params;
     int seqlen_k = 1024;
+    int page_size = 16;
     int hip_cpp_mask = 0;
     bool bad_mask = false;
     std::vector<std::string> files;
@@ -206,6 +236,7 @@ int main(int argc, char** argv) {
         else if (arg == "--lds-latency") params.lds_latency = value();
         else if (arg == "--memory-latency") params.memory_latency = value();
         else if (arg == "--seqlen-k") seqlen_k = value();
+        else if (arg == "--page-size") page_size = value();
         else if (arg == "--mask") {
             const std::string mask = i + 1 < argc ? argv[++i] : "";
             hip_cpp_mask = mask == "causal_br" ? 2 : 0;
@@ -214,10 +245,11 @@ int main(int argc, char** argv) {
         else files.push_back(arg);
     }
     if (files.empty() || params.valu_cycles <= 0 || params.packed_f32_cycles <= 0 || params.trans_cycles <= 0 ||
-        params.cvt_cycles <= 0 || params.lds_bytes_per_cycle <= 0 || seqlen_k < 256 || bad_mask) {
+        params.cvt_cycles <= 0 || params.lds_bytes_per_cycle <= 0 || seqlen_k < 256 || bad_mask || page_size < 8 ||
+        page_size > 256 || (page_size & (page_size - 1)) != 0) {
         std::fprintf(stderr, "usage: %s [--valu-cycles N] [--packed-f32-cycles N] [--trans-cycles N] [--cvt-cycles N] "
                              "[--no-coexec-holds] [--coexec-per-simd] [--lds-bytes-per-cycle N] [--lds-latency N] "
-                             "[--memory-latency N] [--seqlen-k N>=256] [--mask none|causal_br] FILE...\n",
+                             "[--memory-latency N] [--seqlen-k N>=256] [--mask none|causal_br] [--page-size 8|16|...|256] FILE...\n",
                      argv[0]);
         return 2;
     }
@@ -244,9 +276,10 @@ int main(int argc, char** argv) {
             kernel = object->kernels().front().name;
             const KernelKind kind = kind_of(kernel, hip_cpp_mask);
             const char* arch = object->arch() == zyfa::emu::Arch::Gfx942 ? "gfx942" : "gfx950";
-            const TracedEstimate traced = estimate(*object, file, kind, seqlen_k, params);
+            const TracedEstimate traced = estimate(*object, file, kind, seqlen_k, page_size, params);
             const CycleEstimate& e = traced.estimate;
             std::string mask_name = kind.mask == 0 ? "none" : "causal_br";
+            if (kind.paged) mask_name += ", pages of " + std::to_string(page_size);
             if (kind.top_left_asm) {
                 const int first_row = (seqlen_k - 1) / 256 * 256;
                 mask_name = "causal_tl: rows " + std::to_string(first_row) + ".." + std::to_string(seqlen_k - 1) +

@@ -216,6 +216,7 @@ void KernelBuilder::build() {
         e_.op("s_mov_b32", {W(r_.load_block), I(0)});
     }
     const std::string single = e_.unique_label("single_block");
+    if (paged()) paged_prefetch_entry(r_.page_entry, r_.load_block, 0);  // the first block's page
     issue_block_loads();
     store_block_to_lds(0);
     if (windows()) e_.op("s_add_u32", {W(r_.load_block), R(r_.block_start), I(kKeysPerBlock)});

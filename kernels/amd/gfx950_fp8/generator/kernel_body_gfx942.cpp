@@ -45,6 +45,7 @@ void KernelBuilder::fp8_mfma(const Reg& d, const Reg& a, const Reg& b, const Reg
 // K (k_rows) or V rows of the 64-key block `block` (an SGPR): global -> registers, rows past the
 // sequence zero; then the stream's lane addresses move one block on (64-bit: any stride). The K and
 // V streams each load consecutive blocks from the window's first, so each advances on its own.
+// Paged: the stream's base is its page's (paged_kv.cpp), from the entry it requested a block ago.
 void KernelBuilder::issue_rows_gfx942(bool k_rows, const Reg& block) {
     const KernelLayout& L = layout_;
     const Reg data = k_rows ? r_.k_prefetch : r_.v_prefetch;
@@ -54,12 +55,18 @@ void KernelBuilder::issue_rows_gfx942(bool k_rows, const Reg& block) {
     const char* what = k_rows ? "load: K chunks" : "load: V chunks";
     const Reg rows_left = tmp_s("keys of the sequence from the block on");
     const std::string tail = e_.unique_label("tail_rows"), loaded = e_.unique_label("rows_loaded");
+    const Reg entry = k_rows ? r_.page_entry : r_.page_entry_v;
     auto loads = [&](const std::string& note) {
-        for (int j = 0; j < chunks; ++j)
-            e_.op("global_load_dwordx4", {W(data.at(4 * j, 4)), R(address), I("off")}, "offset:" + std::to_string(128 * j),
-                  j == 0 ? what + note : "");
+        for (int j = 0; j < chunks; ++j) {
+            // paged: the lane's 32-bit offset from its wave's page base (paged_kv.cpp)
+            std::vector<Operand> ops{W(data.at(4 * j, 4))};
+            if (paged()) ops.insert(ops.end(), {R(address.at(0)), R(step)});
+            else ops.insert(ops.end(), {R(address), I("off")});
+            e_.op("global_load_dwordx4", ops, "offset:" + std::to_string(128 * j), j == 0 ? what + note : "");
+        }
     };
     e_.op("s_sub_i32", {W(rows_left), R(r_.seqlen_k), R(block)});
+    if (paged()) paged_block_bases(rows_left, block, entry, k_rows, !k_rows);
     e_.op("s_cmp_lt_i32", {R(rows_left), I(kKeysPerBlock)}, "", "a whole block, or the sequence's tail?");
     e_.cbranch("scc1", tail);
     loads("");
@@ -74,6 +81,10 @@ void KernelBuilder::issue_rows_gfx942(bool k_rows, const Reg& block) {
     e_.restore_exec(r_.saved_exec);
     e_.label(loaded);
     free(rows_left);
+    if (paged()) {  // the stream's next block's page, a block ahead
+        paged_prefetch_entry(entry, block, kKeysPerBlock);
+        return;
+    }
     e_.op("v_lshl_add_u64", {W(address), R(step), I(0), R(address)}, "", "next block, 64-bit");
 }
 
@@ -258,6 +269,10 @@ void KernelBuilder::build_gfx942() {
     e_.cbranch("scc1", done);
     e_.op("s_mov_b32", {W(r_.block), R(r_.block_start)});
     // K(0) into stage 0; V(0) and K(1) on their way (stored at the end of block 0).
+    if (paged()) {  // the first block's page, for each stream
+        paged_prefetch_entry(r_.page_entry, r_.block, 0);
+        paged_prefetch_entry(r_.page_entry_v, r_.block, 0);
+    }
     issue_rows_gfx942(true, r_.block);
     store_k_gfx942(0);
     issue_rows_gfx942(false, r_.block);

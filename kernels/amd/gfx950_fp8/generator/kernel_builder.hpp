@@ -27,6 +27,9 @@
 namespace zyfa {
 namespace gfx950_fp8 {
 
+// The SGPRs of an AttnKernelArgs field (the whole struct is loaded into r_.args).
+#define ZYFA_ARG(field) arg(offsetof(AttnKernelArgs, field), sizeof(AttnKernelArgs::field))
+
 // The registers of the kernel, by meaning. VGPRs hold per-lane values (lane l: query l % 32 of
 // the wave, key/dim half l / 32); SGPRs hold values uniform over the wave or workgroup.
 struct KernelRegs {
@@ -66,6 +69,10 @@ struct KernelRegs {
     Reg k_lds_write, vt_lds_write, k_lds_read, v_lds_read;
     // gfx942: ds_bpermute_b32 address of lane l ^ 32, and the SGPR constants of the bf16 rounding
     Reg swap_addr, bf16_round_bias, bf16_high_mask, bf16_quiet_bit;
+    // Paged K/V (paged_kv.cpp): this sequence's block-table row, log2(page_size), num_pages.
+    Reg table_row, page_shift, num_pages;
+    Reg page_entry;    // VGPR: the block-table entry of a later block's rows, loaded ahead
+    Reg page_entry_v;  // gfx942 BF16: the same for the V stream (V rows load a block after K's)
 };
 
 // gfx942: one MFMA of a stream (kernel_body_gfx942.cpp): QK operand `index` of K in `stage`, or PV
@@ -159,6 +166,12 @@ private:
     void key_block_mfma_first(int stage, const std::string& exit_label);
     void key_block_softmax_first(int stage, const std::string& exit_label);
     void epilogue();
+    // paged_kv.cpp
+    void paged_registers();
+    void load_paged_arguments();
+    void paged_lane_offsets();
+    void paged_block_bases(const Reg& rows_left, const Reg& block, const Reg& entry, bool k_base, bool v_base);
+    void paged_prefetch_entry(const Reg& entry, const Reg& block, int ahead);
     // lds_swizzle_gfx942.cpp
     void lds_addresses_gfx942(const Reg& k_base, const Reg& v_base);  // also the lanes' 64-bit K/V addresses
     // kernel_body_gfx942.cpp
@@ -196,6 +209,7 @@ private:
     void write_lse();
 
     bool fp8_exact() const { return variant_.input == VariantInput::Fp8Exact; }
+    bool paged() const { return variant_.paged; }
     // Sliding windows (params window_left / window_right at run time): every variant (BF16 since
     // 2026-12-04: its key-row register gave way to the per-lane window start, phase_load.cpp).
     bool windows() const { return true; }

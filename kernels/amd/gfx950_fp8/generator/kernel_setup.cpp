@@ -18,8 +18,6 @@ namespace {
 constexpr int kArgsFirstSgpr = 8;  // s[0:1] kernarg pointer, s2..s4 workgroup ids
 }
 
-#define ZYFA_ARG(field) arg(offsetof(AttnKernelArgs, field), sizeof(AttnKernelArgs::field))
-
 KernelBuilder::KernelBuilder(const KernelVariant& variant, PScheme scheme)
     : variant_(variant), scheme_(scheme), layout_(variant), vgprs_(RegFile::Vgpr, 256), sgprs_(RegFile::Sgpr, 102) {
     if (variant.head_dim_v != 128) throw std::runtime_error("gfx950 FP8 generator: head_dim_v must be 128");
@@ -44,6 +42,7 @@ void KernelBuilder::allocate_registers() {
     r_.group_z = sgprs_.claim("workgroup id z (batch)", 4, 1);
     r_.args = sgprs_.claim("AttnKernelArgs", kArgsFirstSgpr, static_cast<int>(sizeof(AttnKernelArgs) / 4));
     r_.thread_id = vgprs_.claim("work-item id", 0, 1);
+    if (paged()) paged_registers();
 
     r_.wave = tmp_s("wave index");
     r_.first_q = tmp_s("first query row of the sequence");
@@ -117,6 +116,7 @@ void KernelBuilder::allocate_registers() {
     r_.row_lo_local = tmp_v("window start - 4 * half");
     r_.block_start = tmp_s("first key block of the workgroup (window)");
     r_.wave_max_lo = tmp_s("largest window start of the wave");
+    if (paged()) r_.page_entry = tmp_v("paged: block-table entry of a later block");
 }
 
 // BF16: no FP8 constants, no row-sum MFMA; P is 16 VGPRs of bf16 pairs; K and V chunks of one
@@ -165,6 +165,8 @@ void KernelBuilder::allocate_bf16_registers() {
     r_.row_lo_local = tmp_v("window start - 4 * half");
     r_.block_start = tmp_s("first key block of the workgroup (window)");
     r_.wave_max_lo = tmp_s("largest window start of the wave");
+    if (paged()) r_.page_entry = tmp_v("paged: block-table entry of a later block");
+    if (paged() && L.gfx942) r_.page_entry_v = tmp_v("paged: block-table entry of a later block (V stream)");
 }
 
 void KernelBuilder::load_arguments() {
@@ -179,6 +181,7 @@ void KernelBuilder::load_arguments() {
         }
     }
     e_.wait_loads({r_.args}, "kernel arguments");
+    if (paged()) load_paged_arguments();
     if (layout_.bf16) {
         // Q, K, V strides in bytes from here on (2-byte elements); O's stay in elements.
         const size_t strides[] = {offsetof(AttnKernelArgs, q_stride_batch), offsetof(AttnKernelArgs, q_stride_seq),
@@ -252,9 +255,11 @@ void KernelBuilder::sequence_span() {
         e_.op("s_add_u32", {W(addr.at(0)), R(cu_q.at(0)), R(off)});
         e_.op("s_addc_u32", {W(addr.at(1)), R(cu_q.at(1)), I(0)});
         e_.op("s_load_dwordx2", {W(pair_q), R(addr), I("0x0")});
-        e_.op("s_add_u32", {W(addr.at(0)), R(cu_k.at(0)), R(off)});
-        e_.op("s_addc_u32", {W(addr.at(1)), R(cu_k.at(1)), I(0)});
-        e_.op("s_load_dwordx2", {W(pair_k), R(addr), I("0x0")});
+        if (!paged()) {  // paged: cu_seqlens_k is null, the keys per sequence came from seqused_k
+            e_.op("s_add_u32", {W(addr.at(0)), R(cu_k.at(0)), R(off)});
+            e_.op("s_addc_u32", {W(addr.at(1)), R(cu_k.at(1)), I(0)});
+            e_.op("s_load_dwordx2", {W(pair_k), R(addr), I("0x0")});
+        }
         e_.op("s_lshl_b32", {W(off), R(ZYFA_ARG(batch)), I(2)});
         e_.op("s_add_u32", {W(addr.at(0)), R(cu_q.at(0)), R(off)});
         e_.op("s_addc_u32", {W(addr.at(1)), R(cu_q.at(1)), I(0)});
@@ -262,8 +267,13 @@ void KernelBuilder::sequence_span() {
         e_.wait_loads({pair_q, pair_k, r_.lse_total_q}, "cu_seqlens");
         e_.op("s_mov_b32", {W(r_.first_q), R(pair_q.at(0))});
         e_.op("s_sub_i32", {W(r_.seqlen_q), R(pair_q.at(1)), R(pair_q.at(0))});
-        e_.op("s_mov_b32", {W(r_.first_k), R(pair_k.at(0))});
-        e_.op("s_sub_i32", {W(r_.seqlen_k), R(pair_k.at(1)), R(pair_k.at(0))});
+        if (paged()) {
+            e_.op("s_mov_b32", {W(r_.first_k), I(0)});
+            e_.op("s_mov_b32", {W(r_.seqlen_k), R(ZYFA_ARG(seqlen_k))});
+        } else {
+            e_.op("s_mov_b32", {W(r_.first_k), R(pair_k.at(0))});
+            e_.op("s_sub_i32", {W(r_.seqlen_k), R(pair_k.at(1)), R(pair_k.at(0))});
+        }
         free(addr);
         free(pair_q);
         free(pair_k);
@@ -615,6 +625,18 @@ void KernelBuilder::chunk_addresses() {
     // Block 0 addresses of this (batch, kv head) sequence; each lane adds its row and column in 64
     // bits (lane_address), so no stride is too large.
     const Reg k_base = tmp_s("K address of block 0", 2, 2), v_base = tmp_s("V address of block 0", 2, 2);
+    if (paged()) {
+        // Offsets from base 0, made relative to each wave's first row by paged_lane_offsets.
+        e_.op("s_mov_b64", {W(k_base), I(0)});
+        e_.op("s_mov_b64", {W(v_base), I(0)});
+        if (layout_.gfx942 && layout_.bf16) lds_addresses_gfx942(k_base, v_base);
+        else if (layout_.bf16) bf16_chunk_addresses(k_base, v_base);
+        else fp8_chunk_addresses(k_base, v_base);
+        paged_lane_offsets();
+        free(k_base);
+        free(v_base);
+        return;
+    }
     e_.op("s_mov_b64", {W(k_base), R(ZYFA_ARG(k))});
     add_scaled64(k_base, ZYFA_ARG(k_stride_batch), r_.group_z);
     add_scaled64(k_base, ZYFA_ARG(k_stride_head), r_.head_kv);

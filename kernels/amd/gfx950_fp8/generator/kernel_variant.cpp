@@ -12,7 +12,9 @@ std::string variant_symbol(const KernelVariant& v) {
                          : v.input == VariantInput::Bf16       ? "zyfa_gfx950_bf16_d"
                          : v.input == VariantInput::Fp8Exact ? "zyfa_gfx950_fp8_exact_d"
                                                              : "zyfa_gfx950_fp8_lean_d";
-    std::string name = prefix + std::to_string(v.head_dim_qk);
+    std::string name = prefix;
+    if (v.paged) name.insert(name.size() - 1, "paged_");  // ..._lean_paged_d128_...
+    name += std::to_string(v.head_dim_qk);
     if (v.head_dim_v != v.head_dim_qk) name += "_" + std::to_string(v.head_dim_v);
     switch (v.mask) {
     case VariantMask::None: return name + "_none";
@@ -46,6 +48,22 @@ std::vector<KernelVariant> all_variants() {
     for (int dqk : {128, 192}) {
         for (VariantMask mask : {VariantMask::CausalTopLeft, VariantMask::CausalBottomRight, VariantMask::None}) {
             variants.push_back(KernelVariant{mask, dqk, 128, VariantInput::Fp8Lean, VariantArch::Gfx942});
+        }
+    }
+    // Paged K/V (head dim 128): what chunked and prefix-cached prefill read from a serving stack's
+    // cache. Top-left causal paged problems run on the HIP C++ paged kernel.
+    const struct {
+        VariantInput input;
+        VariantArch arch;
+    } paged[] = {{VariantInput::Fp8Lean, VariantArch::Gfx950},
+                 {VariantInput::Bf16, VariantArch::Gfx950},
+                 {VariantInput::Fp8Exact, VariantArch::Gfx950},
+                 {VariantInput::Fp8Exact, VariantArch::Gfx942},
+                 {VariantInput::Fp8Lean, VariantArch::Gfx942},
+                 {VariantInput::Bf16, VariantArch::Gfx942}};
+    for (const auto& p : paged) {
+        for (VariantMask mask : {VariantMask::CausalBottomRight, VariantMask::None}) {
+            variants.push_back(KernelVariant{mask, 128, 128, p.input, p.arch, true});
         }
     }
     return variants;

@@ -35,6 +35,11 @@ struct KernelVariant {
     int head_dim_v;   // 128
     VariantInput input = VariantInput::Fp8Lean;
     VariantArch arch = VariantArch::Gfx950;
+    // K and V through a block table (kernels/common/paged_kv_args.h): the kernel takes the HIP C++
+    // kernels' second parameter (kernels/amd/attention_extra_args.h) after AttnKernelArgs and reads
+    // each 64-key block's rows from the pages the table names. Head dims 128/128 and power-of-two
+    // page sizes >= 8 only: a wave's 8 key rows of a block then lie in one page (phase_load.cpp).
+    bool paged = false;
 };
 
 // "gfx950" or "gfx942": the manifest's arch and the -mcpu the code object is assembled for.
@@ -43,7 +48,8 @@ const char* variant_arch_name(const KernelVariant& v);
 // Launch geometry shared by every variant: grid (ceil(seqlen_q / kRowsPerWorkgroup), heads_q,
 // batch), kWavesPerWorkgroup wave64s per workgroup, each wave owning kRowsPerWave query rows.
 // The kernel argument segment is one AttnKernelArgs (kernels/common/attention_kernel_args.h) at
-// offset 0, passed by value; nothing hidden.
+// offset 0, passed by value (paged variants: then amd::AttnExtraArgs at kExtraArgsOffset); nothing
+// hidden.
 constexpr int kWavesPerWorkgroup = 8;
 constexpr int kRowsPerWave = 32;
 constexpr int kRowsPerWorkgroup = kWavesPerWorkgroup * kRowsPerWave;  // 256
@@ -51,6 +57,11 @@ constexpr int kThreadsPerWorkgroup = kWavesPerWorkgroup * 64;       // 512
 constexpr int kKeysPerBlock = numerics::kKeyBlock;  // the CPU model's and the HIP C++ kernels' key block
 constexpr int kKeysPerBlockLog2 = 6;  // the row pointers advance by stride << this (phase_load.cpp)
 static_assert((1 << kKeysPerBlockLog2) == kKeysPerBlock, "kKeysPerBlockLog2 must follow numerics::kKeyBlock");
+
+// Where amd::AttnExtraArgs (kernels/amd/attention_extra_args.h) starts in a paged variant's kernel
+// argument segment: after AttnKernelArgs, at its 8-byte alignment (the HIP C++ kernels' layout of
+// their two by-value parameters). kernel_setup.cpp and code_object_writer.cpp static_assert it.
+constexpr unsigned kExtraArgsOffset = 248;
 
 // What the generator reports about one emitted kernel (the manifest and the launch plan read it).
 struct EmittedKernel {
@@ -62,12 +73,14 @@ struct EmittedKernel {
 };
 
 // zyfa_gfx950_fp8_lean_d128_causal_tl, ..._d192_128_none, ...; zyfa_gfx950_bf16_d128_causal_tl, ...;
-// zyfa_gfx950_fp8_exact_d128_causal_tl, ...
+// zyfa_gfx950_fp8_exact_d128_causal_tl, ...; paged: zyfa_gfx950_fp8_lean_paged_d128_causal_br, ...
 std::string variant_symbol(const KernelVariant& v);
 
 // Every variant the generator emits: FP8 LEAN, BF16, then FP8 EXACT, each 3 masks x head dims 128
 // and 192/128, for gfx950; then gfx942 BF16, 3 masks x head dim 128, and gfx942 FP8 EXACT and
-// FP8 LEAN (e4m3fnuz), each 3 masks x head dims 128 and 192/128.
+// FP8 LEAN (e4m3fnuz), each 3 masks x head dims 128 and 192/128; then the paged ones: gfx950 FP8
+// LEAN, BF16 and FP8 EXACT, gfx942 FP8 EXACT, FP8 LEAN and BF16, head dim 128, masks causal
+// bottom-right (chunked and prefix-cached prefill) and none.
 std::vector<KernelVariant> all_variants();
 
 }  // namespace gfx950_fp8

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "../../../amd/attention_extra_args.h"
 #include "../../../common/attention_kernel_args.h"
 #include "../../../common/block_scale.h"
 #include "../../../common/lean_p.h"
@@ -168,11 +169,14 @@ std::string required_value(const std::string& field, const EmittedKernel& kernel
 
 void write_kernarg(std::ostringstream& out, const EmittedKernel& kernel) {
     out << "      \"kernarg\": {\n";
-    out << "        \"size\": " << sizeof(AttnKernelArgs) << ",\n";
+    out << "        \"size\": " << (kernel.variant.paged ? kExtraArgsOffset + sizeof(amd::AttnExtraArgs) : sizeof(AttnKernelArgs))
+        << ",\n";
     out << "        \"alignment\": " << alignof(AttnKernelArgs) << ",\n";
     out << "        \"version\": " << kAttnKernelArgsVersion << ",\n";
     out << "        \"passing\": "
-        << quoted("one AttnKernelArgs struct by value at kernarg offset 0 (little-endian, natural "
+        << quoted(std::string(kernel.variant.paged ? "one AttnKernelArgs struct by value at kernarg offset 0, then the "
+                                                      "extra struct below (little-endian, natural "
+                                                    : "one AttnKernelArgs struct by value at kernarg offset 0 (little-endian, natural ") +
                   "alignment, no hidden arguments): hipModuleLaunchKernel extra = "
                   "{HIP_LAUNCH_PARAM_BUFFER_POINTER, &args, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, "
                   "HIP_LAUNCH_PARAM_END}")
@@ -187,7 +191,20 @@ void write_kernarg(std::ostringstream& out, const EmittedKernel& kernel) {
         if (!required.empty()) out << ", \"required_value\": " << required;
         out << ", \"meaning\": " << quoted(f.meaning) << "}" << (i + 1 < count ? "," : "") << "\n";
     }
-    out << "        ]\n";
+    out << "        ]";
+    if (kernel.variant.paged) {
+        // kernels/amd/attention_extra_args.h: only its paged part is read (split and key_bias must be zero).
+        out << ",\n";
+        out << "        \"extra\": {\"offset\": " << kExtraArgsOffset << ", \"size\": " << sizeof(amd::AttnExtraArgs)
+            << ", \"meaning\": "
+            << quoted("amd::AttnExtraArgs (kernels/amd/attention_extra_args.h) by value: paged = the block table "
+                      "(kernels/common/paged_kv_args.h; page_size a power of two, 8 to 256; k/v_stride_batch are the "
+                      "pools' page strides, cu_seqlens_k null, seqused_k null or the keys per sequence); split and "
+                      "key_bias zero")
+            << "}\n";
+    } else {
+        out << "\n";
+    }
     out << "      },\n";
 }
 
@@ -214,6 +231,7 @@ void write_kernel(std::ostringstream& out, const EmittedKernel& kernel, bool las
     out << "        \"softmax\": \"" << (lean ? "LEAN" : "EXACT") << "\",\n";
     out << "        \"softmax_value\": " << (lean ? 2 : 1) << ",\n";
     out << "        \"keys_per_block\": " << kKeysPerBlock << ",\n";
+    out << "        \"paged\": " << (v.paged ? "true" : "false") << ",\n";
     out << "        \"supported_out_dtypes\": [";
     for (std::size_t i = 0; i < kernel.supported_out_dtypes.size(); ++i) {
         const std::string& name = kernel.supported_out_dtypes[i];

@@ -23,17 +23,31 @@ void KernelBuilder::issue_block_loads() {
     const Reg rows_left = tmp_s("keys of the sequence from the block on");
     const std::string tail = e_.unique_label("tail_block_loads"), loaded = e_.unique_label("block_loaded");
     e_.op("s_sub_i32", {W(rows_left), R(r_.seqlen_k), R(r_.load_block)});
+    if (paged()) paged_block_bases(rows_left, r_.load_block, r_.page_entry, true, true);
+    // The address operands of a load: the lane's 64-bit address, or (paged) its 32-bit offset from
+    // the SGPR base of its wave's rows.
+    auto k_address = [&](int j) -> std::vector<Operand> {
+        if (paged()) return {R(r_.k_global_addr.at(2 * j)), R(r_.k_block_step)};
+        return {R(r_.k_global_addr.at(2 * j, 2)), I("off")};
+    };
+    auto v_address = [&]() -> std::vector<Operand> {
+        if (paged()) return {R(r_.v_global_addr.at(0)), R(r_.v_block_step)};
+        return {R(r_.v_global_addr), I("off")};
+    };
+    auto load = [&](const Reg& data, std::vector<Operand> address, const std::string& modifiers, const std::string& comment) {
+        std::vector<Operand> ops{W(data)};
+        ops.insert(ops.end(), address.begin(), address.end());
+        e_.op("global_load_dwordx4", ops, modifiers, comment);
+    };
     e_.op("s_cmp_lt_i32", {R(rows_left), I(kKeysPerBlock)}, "", "load: a whole block, or the sequence's tail?");
     e_.cbranch("scc1", tail);
     if (L.bf16) {
         // Chunk j of K / V: 128 j bytes after chunk 0 (bf16_chunk_addresses).
         auto loads = [&](const std::string& what) {
             for (int j = 0; j < L.k_chunks_per_thread; ++j)
-                e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_addr), I("off")},
-                      "offset:" + std::to_string(128 * j), j == 0 ? "load: K chunks" + what : "");
+                load(r_.k_prefetch.at(4 * j, 4), k_address(0), "offset:" + std::to_string(128 * j), j == 0 ? "load: K chunks" + what : "");
             for (int j = 0; j < L.v_chunks_per_thread; ++j)
-                e_.op("global_load_dwordx4", {W(r_.v_prefetch.at(4 * j, 4)), R(r_.v_global_addr), I("off")},
-                      "offset:" + std::to_string(128 * j), j == 0 ? "load: V chunks" + what : "");
+                load(r_.v_prefetch.at(4 * j, 4), v_address(), "offset:" + std::to_string(128 * j), j == 0 ? "load: V chunks" + what : "");
         };
         loads("");
         e_.branch(loaded);
@@ -53,11 +67,10 @@ void KernelBuilder::issue_block_loads() {
             e_.op("s_cmp_ge_u32", {R(r_.wave), I(chunk_waves(j))}, "", "waves with a second K chunk");
             e_.cbranch("scc1", no_chunk);
         }
-        e_.op("global_load_dwordx4", {W(r_.k_prefetch.at(4 * j, 4)), R(r_.k_global_addr.at(2 * j, 2)), I("off")}, "",
-              "load: K chunk");
+        load(r_.k_prefetch.at(4 * j, 4), k_address(j), "", "load: K chunk");
         if (j > 0) e_.label(no_chunk);
     }
-    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_addr), I("off")}, "", "load: V chunk");
+    load(r_.v_prefetch, v_address(), "", "load: V chunk");
     e_.branch(loaded);
     // The tail: rows past the sequence are zero.
     e_.label(tail);
@@ -66,18 +79,22 @@ void KernelBuilder::issue_block_loads() {
         for (int w = 0; w < 4; ++w) e_.op("v_mov_b32", {W(data.at(w)), I(0)});
         e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.k_row.at(j))});
         e_.narrow_exec(r_.saved_exec, "vcc", "K rows inside the sequence");
-        e_.op("global_load_dwordx4", {W(data), R(r_.k_global_addr.at(2 * j, 2)), I("off")}, "", "load: K chunk (tail)");
+        load(data, k_address(j), "", "load: K chunk (tail)");
         e_.restore_exec(r_.saved_exec);
     }
     for (int w = 0; w < 4; ++w) e_.op("v_mov_b32", {W(r_.v_prefetch.at(w)), I(0)});
     e_.op("v_cmp_gt_u32", {I("vcc"), R(rows_left), R(r_.v_row)});
     e_.narrow_exec(r_.saved_exec, "vcc", "V rows inside the sequence");
-    e_.op("global_load_dwordx4", {W(r_.v_prefetch), R(r_.v_global_addr), I("off")}, "", "load: V chunk (tail)");
+    load(r_.v_prefetch, v_address(), "", "load: V chunk (tail)");
     e_.restore_exec(r_.saved_exec);
     }
     e_.label(loaded);
     free(rows_left);
 
+    if (paged()) {  // no address advances: the next load's bases come from the table
+        paged_prefetch_entry(r_.page_entry, r_.load_block, kKeysPerBlock);
+        return;
+    }
     // Advance every lane's addresses by one block (kKeysPerBlock = 64 rows), in 64 bits.
     for (int j = 0; j < r_.k_global_addr.count / 2; ++j)
         e_.op("v_lshl_add_u64", {W(r_.k_global_addr.at(2 * j, 2)), R(r_.k_block_step), I(0), R(r_.k_global_addr.at(2 * j, 2))});
