@@ -264,13 +264,84 @@ void test_saturated_form_matches_the_code(void**) {
     }
 }
 
+// lean_p_cap_unreachable: on the model's own rows (a block of raw scores, its maximum b in log2
+// units, then the 64-key instance's running maximum and block exponent, or the 128-key instance's
+// anchor), every score's uncapped code (the kernels' form without lean_p_capped_code_lanes) is at
+// most 126, hence lean_p_code's, wherever the test passes; scales log-uniform, row maxima up to
+// the limit. Beyond it the cap does act for some rows (so the test is what keeps it).
+void test_cap_unreachable(void**) {
+    const Fp8Format f = Fp8Format::E4M3FN;
+    const float centre = lean_p_centre_for(FloatToIntRounding::NearestEven);
+    uint32_t state = 777u;
+    auto next = [&state] {
+        state ^= state << 13, state ^= state >> 17, state ^= state << 5;
+        return state;
+    };
+    auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * static_cast<float>(next() >> 8) * 0x1p-24f; };
+    auto uncapped_code = [](float s, float scale8_log2, float bias) {
+        const float y128 = saturate_unit(fmaf(s, scale8_log2 * 0x1p-7f, bias * 0x1p-7f));
+        return lean_p_uncapped_bits_from_saturated(y128) & 0xFFFFu;
+    };
+    long rows = 0, codes = 0, beyond_rows = 0, beyond_capped = 0, largest = 0;
+    for (int i = 0; i < 400000; ++i) {
+        const float scale_log2 = std::exp2(uniform(-24.0f, 12.0f));
+        // the row's maximum in log2 units near the limit or anywhere below it, either sign
+        const float target = (next() & 1u) ? uniform(-1.0f, 1.0f) * 262144.0f : uniform(-64.0f, 64.0f);
+        const bool beyond = (next() & 7u) == 0;  // a row past the limit: the cap must remain
+        const float s_max = (beyond ? target * 4096.0f : target) / scale_log2;
+        const float b = s_max * scale_log2;
+        float m, k;
+        if (next() & 1u) {  // 64 keys: a running maximum at or above b, the block exponent from the gap
+            m = b + ((next() & 1u) ? 0.0f : uniform(0.0f, 70.0f));
+            k = block_scale_exponent_integral(m, b, kBlockScaleMaxExponent, f);
+        } else {  // 128 keys: the anchor after this block, from an earlier anchor and running maximum
+            const float earlier = b + uniform(-6.0f, 6.0f);
+            const float running = std::fmax(earlier, b);
+            m = lean_anchor_update(earlier - uniform(0.0f, 4.0f), running, b);
+            k = static_cast<float>(lean_anchor_exponent(f));
+        }
+        if (lean_p_cap_unreachable(m) == beyond) continue;
+        const float bias = lean_p_bias(m, k, centre, f);
+        long row_largest = 0;
+        for (int j = 0; j < 64; ++j) {
+            const float s = j == 0 ? s_max : s_max - uniform(0.0f, 16.0f) / scale_log2;
+            const long code = static_cast<long>(uncapped_code(s, 8.0f * scale_log2, bias));
+            row_largest = code > row_largest ? code : row_largest;
+            if (!beyond) {
+                assert_true(code <= 126);
+                assert_int_equal(code, lean_p_code(s, 8.0f * scale_log2, bias, FloatToIntRounding::NearestEven, f));
+                ++codes;
+            }
+        }
+        if (beyond) {
+            ++beyond_rows;
+            beyond_capped += row_largest > 126;
+        } else {
+            ++rows;
+            largest = row_largest > largest ? row_largest : largest;
+        }
+    }
+    std::printf("  cap unreachable: %ld rows, %ld codes, largest %ld; beyond the limit %ld of %ld rows need the cap\n",
+                rows, codes, largest, beyond_capped, beyond_rows);
+    assert_true(rows > 100000);
+    assert_true(largest <= 120);  // the row maximum's code, 120 = 2^8
+    assert_true(beyond_capped > 0);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    assert_false(lean_p_cap_unreachable(nan));
+    assert_false(lean_p_cap_unreachable(inf));
+    assert_false(lean_p_cap_unreachable(-inf));
+    assert_false(lean_p_cap_unreachable(kLeanPCapUnreachableBelow));
+    assert_true(lean_p_cap_unreachable(-0x1.fffffep17f));
+    assert_int_equal(lean_p_code_lanes(0x4B400078u, 0x4B400003u), 0x00030078u);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lean_p_bound_e4m3fn_rne),   cmocka_unit_test(test_lean_p_bound_e4m3fn_trunc),
         cmocka_unit_test(test_lean_p_bound_e4m3fnuz),     cmocka_unit_test(test_truncation_matches_rounding),
         cmocka_unit_test(test_row_maximum_is_not_a_tie),  cmocka_unit_test(test_clamps),
         cmocka_unit_test(test_block_scale_exponent),       cmocka_unit_test(test_lean_anchor),       cmocka_unit_test(test_saturated_form_matches_the_code),
-        cmocka_unit_test(test_integral_exponent_forms),
+        cmocka_unit_test(test_integral_exponent_forms),       cmocka_unit_test(test_cap_unreachable),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -8,6 +8,7 @@
 #include "nvidia/attention_fwd_common.cuh"
 #include "common/key_bias.h"
 #include "common/lean_anchor.h"
+#include "common/lean_p.h"
 #include "common/online_softmax.h"
 #include "nvidia/primitives/convert.cuh"
 #include "nvidia/sm90/tile_context.cuh"
@@ -24,6 +25,10 @@ __device__ __forceinline__ uint32_t lean_code_bits(float s, float scale8_div128,
     asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(y128) : "f"(s), "f"(scale8_div128), "f"(bias_div128));
     return numerics::lean_p_uncapped_bits_from_saturated(y128);
 }
+
+// Two magic-number sums -> their codes in the low bytes of two 16-bit lanes, uncapped
+// (numerics::lean_p_code_lanes: for rows where numerics::lean_p_cap_unreachable holds): one PRMT.
+__device__ __forceinline__ uint32_t code_lanes(uint32_t lo, uint32_t hi) { return __byte_perm(lo, hi, 0x5410); }
 
 // Two magic-number sums -> their codes capped at 126 in the low bytes of two 16-bit lanes
 // (numerics::lean_p_capped_code_lanes): one PRMT and one min.u16x2 (VIMNMX.U16x2) per two codes,
@@ -92,6 +97,13 @@ struct OnlineSoftmax {
     // ... in masked blocks too where both forms then fit (16-bit, head_dim_v <= 128).
     static constexpr bool kFusedExponentMasked = kFusedExponent && !kFp8 && Traits::kDv <= 128;
     static constexpr float kFusedExponentLimit = 4096.0f;
+    // LEAN's codes without their cap at 126 where every row of the warp has a finite scale m with
+    // |m| < 2^18 (numerics::lean_p_cap_unreachable: the cap cannot act there): one min.u16x2 per
+    // two codes less, in the blocks every row sees. The INT8 and key-bias kernels keep it (their
+    // FMA constants are not lean_p_bias's).
+    static constexpr bool kUncappedCodes = PM == PMode::Lean && !kInt8 && !kKeyBias;
+    template <bool kCap>
+    using CapTag = std::integral_constant<bool, kCap>;
 
     // The 16-bit A fragment (k16) of P: out[n / 2][2 (n % 2) + rr] holds the pair of S tile n, row rr.
     template <class POut>
@@ -327,8 +339,9 @@ struct OnlineSoftmax {
         // The second pass: both rows' probabilities (or codes) from m_new and what followed from it,
         // P's fragments, and each row's m, l, rescale; `form` picks the exponent argument's form.
         [[maybe_unused]] bool fused_row[2] = {false, false};
-        auto finish = [&](auto form) {
+        auto finish = [&](auto form, auto cap) {
             [[maybe_unused]] constexpr ExponentForm kForm = decltype(form)::value;
+            [[maybe_unused]] constexpr bool kCap = decltype(cap)::value;
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
                 float row_sum = 0.0f;
@@ -356,7 +369,7 @@ struct OnlineSoftmax {
                             }
                             sums[(2 * n + e) % 4] += numerics::bits_float(bits[e] << 20);
                         }
-                        pairs[n] = capped_code_lanes(bits[0], bits[1]);
+                        pairs[n] = kCap ? capped_code_lanes(bits[0], bits[1]) : code_lanes(bits[0], bits[1]);
                     }
                     if constexpr (!kRowSumByMma) {
                         row_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
@@ -438,14 +451,23 @@ struct OnlineSoftmax {
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) fused_row[rr] = fabsf(m_new[rr]) < kFusedExponentLimit;
             if (__all_sync(0xFFFFFFFFu, fused_row[0] && fused_row[1])) {
-                finish(ExponentTag<ExponentForm::Fused>{});
+                finish(ExponentTag<ExponentForm::Fused>{}, CapTag<true>{});
             } else {
                 sass_marker<5>();
-                finish(ExponentTag<ExponentForm::PerRow>{});
+                finish(ExponentTag<ExponentForm::PerRow>{}, CapTag<true>{});
+                sass_marker<6>();
+            }
+        } else if constexpr (kUncappedCodes && !kMasked) {
+            if (__all_sync(0xFFFFFFFFu, numerics::lean_p_cap_unreachable(m_new[0]) &&
+                                            numerics::lean_p_cap_unreachable(m_new[1]))) {
+                finish(ExponentTag<ExponentForm::Twice>{}, CapTag<false>{});
+            } else {
+                sass_marker<5>();
+                finish(ExponentTag<ExponentForm::Twice>{}, CapTag<true>{});
                 sass_marker<6>();
             }
         } else {
-            finish(ExponentTag<ExponentForm::Twice>{});
+            finish(ExponentTag<ExponentForm::Twice>{}, CapTag<true>{});
         }
         if constexpr (kMasked) sass_marker<4>();
     }
