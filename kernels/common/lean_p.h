@@ -73,16 +73,17 @@ ZYFA_HD uint32_t lean_p_capped_code_lanes(uint32_t lo_bits, uint32_t hi_bits) {
     return (lo < cap ? lo : cap) | ((hi < cap ? hi : cap) << 16);
 }
 
-// Where the cap at 126 cannot act, so that a kernel may leave its min out: a row whose scale m
-// (lean_p_bias's running_max_log2: the running maximum, or LEAN's anchor) is finite with
-// |m| < 2^18, for every score s at or below m in log2 units and a nonnegative scale (the kernels
+// Where the cap at 126 cannot act, so that a kernel may leave its min (or clamp) out: a row whose
+// scale m (lean_p_bias's running_max_log2: the running maximum, or LEAN's anchor) is finite with
+// |m| < 2^19, for every score s at or below m in log2 units and a nonnegative scale (the kernels
 // turn a negative one into -Q). With b = fl(s_max * scale_log2) <= m and the block exponent k of
 // block_scale_exponent_integral (8 + floor(m - b), or less when capped) or of the anchor (8), the
 // largest argument is 120 + c + 8 (b - m + (k - 8)) <= 120 + c, plus the roundings of 8b against
-// 8 s_max scale_log2 and of the bias, each under 2^-3 while |8m| < 2^21: y <= 119.53 + 0.25 rounds
-// to at most 120. NaN and infinite m fail the test (their rows keep the cap).
-// tests/numerics/lean_p_test.cpp checks it on the codes of the model's own rows.
-constexpr float kLeanPCapUnreachableBelow = 262144.0f;  // 2^18
+// 8 s_max scale_log2 and of the bias, each at most 1/4 while |8m| < 2^22: at most 120.03 with
+// round-to-nearest (c = -15/32) and 120.53 with truncation (c + 1/2), code 120 either way. NaN and
+// infinite m fail the test (their rows keep the cap). The sm_90a kernels and the gfx950/gfx942
+// generator both take it from here; tests/numerics/lean_p_test.cpp checks it on the model's rows.
+constexpr float kLeanPCapUnreachableBelow = 524288.0f;  // 2^19
 ZYFA_HD bool lean_p_cap_unreachable(float running_max_log2) {
     return fabsf(running_max_log2) < kLeanPCapUnreachableBelow;
 }

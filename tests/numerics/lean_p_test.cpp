@@ -266,27 +266,32 @@ void test_saturated_form_matches_the_code(void**) {
 
 // lean_p_cap_unreachable: on the model's own rows (a block of raw scores, its maximum b in log2
 // units, then the 64-key instance's running maximum and block exponent, or the 128-key instance's
-// anchor), every score's uncapped code (the kernels' form without lean_p_capped_code_lanes) is at
-// most 126, hence lean_p_code's, wherever the test passes; scales log-uniform, row maxima up to
-// the limit. Beyond it the cap does act for some rows (so the test is what keeps it).
+// anchor), every score's uncapped code is at most 126, hence lean_p_code's, wherever the test
+// passes, for both conversions: the sm_90a kernels' form (round to nearest even, saturating FMA,
+// no min) and the AMD generator's (truncation with c + 1/2, v_cvt_u32_f32 taking y < 0 and NaN to
+// 0, no clamp). Scales log-uniform, row maxima up to the limit. Beyond it the cap does act for
+// some rows (so the test is what keeps it).
 void test_cap_unreachable(void**) {
     const Fp8Format f = Fp8Format::E4M3FN;
-    const float centre = lean_p_centre_for(FloatToIntRounding::NearestEven);
     uint32_t state = 777u;
     auto next = [&state] {
         state ^= state << 13, state ^= state >> 17, state ^= state << 5;
         return state;
     };
     auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * static_cast<float>(next() >> 8) * 0x1p-24f; };
-    auto uncapped_code = [](float s, float scale8_log2, float bias) {
-        const float y128 = saturate_unit(fmaf(s, scale8_log2 * 0x1p-7f, bias * 0x1p-7f));
-        return lean_p_uncapped_bits_from_saturated(y128) & 0xFFFFu;
+    auto uncapped_code = [](float s, float scale8_log2, float bias, FloatToIntRounding rounding) -> long {
+        if (rounding == FloatToIntRounding::NearestEven) {
+            const float y128 = saturate_unit(fmaf(s, scale8_log2 * 0x1p-7f, bias * 0x1p-7f));
+            return static_cast<long>(lean_p_uncapped_bits_from_saturated(y128) & 0xFFFFu);
+        }
+        const float y = fmaf(s, scale8_log2, bias);
+        return y > 0.0f ? static_cast<long>(truncf(y)) : 0;  // v_cvt_u32_f32 (y < 2^32 here)
     };
     long rows = 0, codes = 0, beyond_rows = 0, beyond_capped = 0, largest = 0;
     for (int i = 0; i < 400000; ++i) {
         const float scale_log2 = std::exp2(uniform(-24.0f, 12.0f));
         // the row's maximum in log2 units near the limit or anywhere below it, either sign
-        const float target = (next() & 1u) ? uniform(-1.0f, 1.0f) * 262144.0f : uniform(-64.0f, 64.0f);
+        const float target = (next() & 1u) ? uniform(-1.0f, 1.0f) * kLeanPCapUnreachableBelow : uniform(-64.0f, 64.0f);
         const bool beyond = (next() & 7u) == 0;  // a row past the limit: the cap must remain
         const float s_max = (beyond ? target * 4096.0f : target) / scale_log2;
         const float b = s_max * scale_log2;
@@ -301,16 +306,18 @@ void test_cap_unreachable(void**) {
             k = static_cast<float>(lean_anchor_exponent(f));
         }
         if (lean_p_cap_unreachable(m) == beyond) continue;
-        const float bias = lean_p_bias(m, k, centre, f);
+        float s[64];
+        for (int j = 0; j < 64; ++j) s[j] = j == 0 ? s_max : s_max - uniform(0.0f, 16.0f) / scale_log2;
         long row_largest = 0;
-        for (int j = 0; j < 64; ++j) {
-            const float s = j == 0 ? s_max : s_max - uniform(0.0f, 16.0f) / scale_log2;
-            const long code = static_cast<long>(uncapped_code(s, 8.0f * scale_log2, bias));
-            row_largest = code > row_largest ? code : row_largest;
-            if (!beyond) {
-                assert_true(code <= 126);
-                assert_int_equal(code, lean_p_code(s, 8.0f * scale_log2, bias, FloatToIntRounding::NearestEven, f));
-                ++codes;
+        for (FloatToIntRounding rounding : {FloatToIntRounding::NearestEven, FloatToIntRounding::TowardZero}) {
+            const float bias = lean_p_bias(m, k, lean_p_centre_for(rounding), f);
+            for (int j = 0; j < 64; ++j) {
+                const long code = uncapped_code(s[j], 8.0f * scale_log2, bias, rounding);
+                row_largest = code > row_largest ? code : row_largest;
+                if (!beyond) {
+                    assert_int_equal(code, lean_p_code(s[j], 8.0f * scale_log2, bias, rounding, f));
+                    ++codes;
+                }
             }
         }
         if (beyond) {
@@ -331,7 +338,7 @@ void test_cap_unreachable(void**) {
     assert_false(lean_p_cap_unreachable(inf));
     assert_false(lean_p_cap_unreachable(-inf));
     assert_false(lean_p_cap_unreachable(kLeanPCapUnreachableBelow));
-    assert_true(lean_p_cap_unreachable(-0x1.fffffep17f));
+    assert_true(lean_p_cap_unreachable(-0x1.fffffep18f));
     assert_int_equal(lean_p_code_lanes(0x4B400078u, 0x4B400003u), 0x00030078u);
 }
 

@@ -98,7 +98,7 @@ struct OnlineSoftmax {
     static constexpr bool kFusedExponentMasked = kFusedExponent && !kFp8 && Traits::kDv <= 128;
     static constexpr float kFusedExponentLimit = 4096.0f;
     // LEAN's codes without their cap at 126 where every row of the warp has a finite scale m with
-    // |m| < 2^18 (numerics::lean_p_cap_unreachable: the cap cannot act there): one min.u16x2 per
+    // |m| < 2^19 (numerics::lean_p_cap_unreachable: the cap cannot act there): one min.u16x2 per
     // two codes less, in the blocks every row sees. Head dim 128 only: at 64 the same change ran
     // slower and at 256 no faster (H200 A/B, docs/hopper-kernel-notes.md); the INT8 and key-bias
     // kernels keep the cap (their FMA constants are not lean_p_bias's).

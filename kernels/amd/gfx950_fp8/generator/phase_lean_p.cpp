@@ -9,6 +9,7 @@
 #include "common/block_scale.h"
 #include "common/exp2_polynomial.h"
 #include "common/fp8_e4m3.h"
+#include "common/lean_p.h"
 #include "kernel_builder.hpp"
 
 namespace zyfa {
@@ -98,14 +99,15 @@ void KernelBuilder::lean_p_codes() {
         e_.op("v_pk_fma_f32", {W(s.at(2 * i, 2)), R(s.at(2 * i, 2)), R(r_.scale8_pair), R(r_.bias_pair)}, "op_sel_hi:[1,1,0]",
               i == 0 ? "Lean P: fma(S, 8 scale_log2, bias)" : "");
     }
-    // The clamp to [0, 126]: v_cvt_u32_f32 already maps y < 0 and NaN to 0, and y stays below 121
-    // when every lane's |m_new| < 2^19 (or m_new = -inf, bias -inf): the block maximum's code is
-    // 56 + c + 8 (k - gap) <= 120.03, k - gap <= 8 in every branch of block_scale_exponent, and the
-    // fp32 roundings of bias, block max and gap add at most 8 * 3 * ulp(2^19) / 2 = 0.75. So the
-    // upper clamp (v_med3_f32) only runs when some lane's running max is huge, +inf or NaN.
+    // The clamp to [0, 126]: v_cvt_u32_f32 already maps y < 0 and NaN to 0, and the cap cannot act
+    // where every lane's m passes numerics::lean_p_cap_unreachable (|m| < 2^19; the bound and its
+    // proof, for truncation with c + 1/2 too, are in common/lean_p.h) or is -inf (bias -inf: every
+    // code 0). So the upper clamp (v_med3_f32) only runs when some lane's running max is huge, +inf
+    // or NaN.
+    static_assert(numerics::kLeanPCapUnreachableBelow == 524288.0f, "the register's name below says 2^19");
     const std::string no_clamp = e_.unique_label("codes_need_no_clamp");
     const Reg bound = tmp_s("2^19"), infinite = tmp_s("lanes with m = -inf", 2, 2);
-    e_.op("s_mov_b32", {W(bound), I(float_literal(524288.0f))});
+    e_.op("s_mov_b32", {W(bound), I(float_literal(numerics::kLeanPCapUnreachableBelow))});
     e_.op("v_cmp_gt_f32", {I("vcc"), R(bound), Operand{"|" + r_.m.text() + "|", r_.m, Role::Read}});
     e_.op("v_cmp_eq_f32", {W(infinite), R(r_.neg_inf), R(r_.m)});
     e_.op("s_or_b64", {I("vcc"), I("vcc"), R(infinite)});
