@@ -4,7 +4,7 @@ library it reads: tools/gpu/cta-timeline.patch writes %globaltimer stamps over l
 lse is wrong by design and it is never a shipped library).
 Usage: cta_timeline.py LIBZYFA_WITH_STAMPS BATCH SEQLEN [BATCH SEQLEN]...
 For each shape and kernel (FP8 LEAN, FP8 EXACT, BF16; causal, 16 heads, head dim 128): CUDA-event
-time, the mean of each phase per consumer warpgroup (kernel start -> its entry, -> Q landed, -> the
+time of one launch with its Python call, the span of the stamps and its TFLOP/s, the mean of each phase per consumer warpgroup (kernel start -> its entry, -> Q landed, -> the
 first K block landed, -> the end of the main loop, -> the end of its O stores), the least-squares
 fit duration = fixed + per block, and per SM the gap from one CTA's last stamp to the next one's
 first."""
@@ -49,8 +49,9 @@ for b, s in zip(args[0::2], args[1::2]):
         span = max(r_["end"] for r_ in recs) - t0
         m = lambda f: statistics.mean(f(r_) for r_ in recs) / 1e3
         flops = 2 * 2 * D * (s * (s + 1) // 2) * b * H
-        print("== %s b%d s%d: event median %.1f us (%.0f TFLOP/s); stamped span %.1f us; %d CTAs"
-              % (mode, b, s, statistics.median(ts), flops / statistics.median(ts) / 1e6, span / 1e3, len(recs) // 2))
+        print("== %s b%d s%d: event median %.1f us (one launch with its Python call); stamped span %.1f us"
+              " (%.0f TFLOP/s); %d CTAs"
+              % (mode, b, s, statistics.median(ts), span / 1e3, flops / span / 1e3, len(recs) // 2))
         print("   kernel start->consumer entry %.2f us" % m(lambda r_: r_["entry"] - r_["start"]))
         print("   per warpgroup (us): entry->Q %.2f  Q->K0 %.2f  K0->loop end %.2f  epilogue %.2f  total %.2f  cycles/ns %.2f"
               % (m(lambda r_: r_["q"] - r_["entry"]), m(lambda r_: r_["k"] - r_["q"]), m(lambda r_: r_["loop"] - r_["k"]),
