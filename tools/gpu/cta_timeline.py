@@ -3,10 +3,11 @@
 library it reads: tools/gpu/cta-timeline.patch writes %globaltimer stamps over lse, so that build's
 lse is wrong by design and it is never a shipped library).
 Usage: cta_timeline.py LIBZYFA_WITH_STAMPS BATCH SEQLEN [BATCH SEQLEN]...
-For each shape and kernel (FP8 LEAN, FP8 EXACT, BF16; causal, 16 heads, head dim 128): CUDA-event
-time of one launch with its Python call, the span of the stamps and its TFLOP/s, the mean of each phase per consumer warpgroup (kernel start -> its entry, -> Q landed, -> the
-first K block landed, -> the end of the main loop, -> the end of its O stores), the least-squares
-fit duration = fixed + per block, and per SM the gap from one CTA's last stamp to the next one's
+For each shape and kernel (FP8 LEAN, FP8 EXACT, BF16; causal, 16 heads, head dim 128): the
+CUDA-event time of one launch with its Python call, the span of the stamps and its TFLOP/s, the
+mean of each phase per consumer warpgroup (kernel start -> its entry, -> Q landed, -> the first K
+block landed, -> the end of the main loop, -> the end of its O stores), the least-squares fit
+duration = fixed + per block, and per SM the gap from one CTA's last stamp to the next one's
 first."""
 import os, sys, statistics
 import torch
