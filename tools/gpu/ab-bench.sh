@@ -34,6 +34,9 @@ if [[ $verb == prepare ]]; then
     rm -rf ".ab/$name"
     mkdir -p ".ab/$name"
     git archive "$ref" -- "${sources[@]}" | tar -x -C ".ab/$name" || exit 1
+    # The AMD code objects (11 MB a copy) are never read by these sm_90a builds; dropping them keeps
+    # several copies and .device-deps within the device tool's 64 MiB carry.
+    rm -rf ".ab/$name"/kernels/amd/*/prebuilt
     echo "$name = $(git rev-parse --short "$ref") -> .ab/$name ($(du -sh ".ab/$name" | cut -f1))"
   done
   exit 0
