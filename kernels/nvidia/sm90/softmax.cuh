@@ -347,7 +347,9 @@ struct OnlineSoftmax {
 #pragma unroll
             for (int rr = 0; rr < 2; ++rr) {
                 float row_sum = 0.0f;
-                [[maybe_unused]] uint32_t pairs[kTiles];  // the P pair of S tile n, in the low 16 bits for FP8
+                // S tile n's P pair (FP8 LEAN: in the low 16 bits; FP8 EXACT: n even, tiles n and n + 1)
+                [[maybe_unused]] uint32_t pairs[kTiles];
+                [[maybe_unused]] float p8[2][2];  // FP8 EXACT: tiles n - 1 and n's probabilities at P's scale
                 if constexpr (PM == PMode::Lean) {
                     // code * 2^-120 as an fp32: every value is a multiple of 2^-129 below 2^-111, so
                     // up to 128 of them sum exactly in any order; four partial sums hide the FADD latency.
@@ -406,8 +408,10 @@ struct OnlineSoftmax {
                             }
                             row_sum += p[e];  // EXACT: the denominator of unrounded probabilities
                         }
-                        if constexpr (kFp8) {
-                            pairs[n] = scaled_exp2 ? pack_e4m3x2(p[0], p[1]) : pack_e4m3x2(p[0] * up, p[1] * up);
+                        if constexpr (kFp8) {  // e4m3, two tiles at a time: pairs[n - 1] holds both
+                            p8[n % 2][0] = scaled_exp2 ? p[0] : p[0] * up;
+                            p8[n % 2][1] = scaled_exp2 ? p[1] : p[1] * up;
+                            if (n % 2 == 1) pairs[n - 1] = pack_e4m3x4(p8[0][0], p8[0][1], p8[1][0], p8[1][1]);
                         } else if constexpr (kOnePBuffer) {  // P's buffer is still read by P.V
                             s[4 * n + 2 * rr] = p[0];
                             s[4 * n + 2 * rr + 1] = p[1];
@@ -425,7 +429,7 @@ struct OnlineSoftmax {
                     if constexpr (PM == PMode::Lean) {  // codes in the low bytes of 16-bit lanes
                         if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x6420);
                     } else if constexpr (kFp8) {
-                        if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = __byte_perm(pairs[n], pairs[n + 1], 0x5410);
+                        if (n % 2 == 0) out[n / 4][2 * ((n % 4) / 2) + rr] = pairs[n];  // tiles n, n + 1
                     } else if constexpr (!kOnePBuffer) {
                         p16_fragment(out, n, rr) = pairs[n];
                     }
