@@ -6,6 +6,9 @@
 #define ZYFA_KERNELS_NVIDIA_SM90_EPILOGUE_CUH
 
 #include "nvidia/attention_fwd_common.cuh"
+#include "nvidia/primitives/barriers.cuh"
+#include "nvidia/primitives/convert.cuh"
+#include "nvidia/primitives/ldmatrix.cuh"
 #include "nvidia/sm90/traits.cuh"
 
 namespace zyfa {
@@ -21,18 +24,16 @@ struct StorePairFp32 {
 };
 struct StorePairBf16 {
     const AttnKernelArgs& a;
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) { return pack_p16<InKind::Bf16>(lo, hi); }
     __device__ __forceinline__ void operator()(int64_t index, float lo, float hi) const {
-        uint32_t pair;
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
-        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(a.o) + index) = pair;
+        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(a.o) + index) = pack(lo, hi);
     }
 };
 struct StorePairFp16 {
     const AttnKernelArgs& a;
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) { return pack_p16<InKind::Fp16>(lo, hi); }
     __device__ __forceinline__ void operator()(int64_t index, float lo, float hi) const {
-        uint32_t pair;
-        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
-        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(a.o) + index) = pair;
+        *reinterpret_cast<uint32_t*>(static_cast<uint16_t*>(a.o) + index) = pack(lo, hi);
     }
 };
 
@@ -50,17 +51,17 @@ struct OutputPairs {
     const bool (&poisoned)[2];
     const bool (&seen)[2];
 
+    // Element e of the thread's pair of 8-column tile n in row rr, normalised.
+    __device__ __forceinline__ float value(int rr, int n, int e) const {
+        return row_output((acc[4 * n + 2 * rr + e] * unscale[rr]) * out_scale[rr], poisoned[rr], seen[rr]);
+    }
     template <class StorePair>
     __device__ __forceinline__ void operator()(StorePair store_pair) const {
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
             if (!row_valid[rr]) continue;
 #pragma unroll
-            for (int n = 0; n < DV / 8; ++n) {
-                store_pair(o_row[rr] + 8 * n,
-                           row_output((acc[4 * n + 2 * rr] * unscale[rr]) * out_scale[rr], poisoned[rr], seen[rr]),
-                           row_output((acc[4 * n + 2 * rr + 1] * unscale[rr]) * out_scale[rr], poisoned[rr], seen[rr]));
-            }
+            for (int n = 0; n < DV / 8; ++n) store_pair(o_row[rr] + 8 * n, value(rr, n, 0), value(rr, n, 1));
         }
     }
 };
@@ -73,6 +74,70 @@ __device__ __forceinline__ void store_output_pairs(const AttnKernelArgs& a, cons
         store_pairs(StorePairBf16{a});
     } else {
         store_pairs(StorePairFp16{a});
+    }
+}
+
+// 16-bit O of a consumer warpgroup's 64 rows through shared memory (head_dim_v <= 128): stmatrix puts
+// each warp's pairs into a tile of 64 rows x DV columns, then every thread copies whole 16-byte
+// chunks of rows to O, a warp writing DV / 4 contiguous bytes per row it covers (two whole rows at
+// DV = 128). The pair stores write 16 bytes of each of 8 rows per warp instruction, with four times
+// the store instructions; the CTA timeline put the epilogue at 2.2-2.5 us of a CTA's fixed ~4.9
+// (docs/performance.md). The tile is 128-byte column slices of 64 rows, 16-byte chunk c of row r
+// at (c ^ (r % 8)) * 16 in its slice: the 8 rows of a stmatrix matrix and the 8 chunks of a row that
+// a quarter warp reads each cover the 32 banks once.
+struct StagedOutputTile {
+    uint32_t base;          // shared address of this warpgroup's row 0 in slice 0
+    uint32_t slice_stride;  // bytes from one 128-byte column slice to the next
+    __device__ __forceinline__ uint32_t chunk_address(int row, int chunk) const {
+        return base + (chunk / 8) * slice_stride + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+    }
+};
+
+// Whether O's rows start on 16 bytes (the chunk copies' alignment); otherwise the pair stores run.
+__device__ __forceinline__ bool staged_output_aligned(const AttnKernelArgs& a) {
+    return reinterpret_cast<uintptr_t>(a.o) % 16 == 0 && a.o_stride_seq % 8 == 0 && a.o_stride_head % 8 == 0 &&
+           a.o_stride_batch % 8 == 0;
+}
+
+// The warpgroup's 128 threads (wg_thread 0..127, warp = wg_thread / 32); barrier: its named barrier.
+// o_row0: O's element index of the warpgroup's first row; valid_rows: how many of its 64 rows exist.
+// bf16: BF16 output, else FP16 (one copy of the code with a select per pair: the epilogue's code
+// size is the kernel's instruction-cache footprint, store_output_pairs' comment).
+// The first barrier orders every warp's last reads of the tile's bytes (16-bit: its half of Q, read
+// by the score wgmmas) before any warp's stores into them.
+template <int DV, int kAcc>
+__device__ __forceinline__ void store_output_staged(const AttnKernelArgs& a, const OutputPairs<DV, kAcc>& pairs,
+                                                    const StagedOutputTile& tile, int barrier, int wg_thread,
+                                                    int64_t o_row0, int valid_rows, bool bf16) {
+    static_assert(DV % 16 == 0 && DV <= 128, "whole stmatrix pairs of 8-column tiles, at most two slices");
+    constexpr int kChunks = DV / 8, kRowsPerPass = 128 / kChunks;
+    const int warp = wg_thread / 32, lane = wg_thread % 32;
+    named_barrier_sync(barrier, 128);
+    // Matrix q of stmatrix_x4: 8-column tile 2 np + q / 2, rows 8 (q % 2) .. + 7 of the warp's 16;
+    // lane l gives the address of row l % 8 of matrix l / 8.
+    const int my_row = 16 * warp + 8 * ((lane / 8) % 2) + lane % 8, my_half = lane / 16;
+#pragma unroll
+    for (int np = 0; np < DV / 16; ++np) {
+        uint32_t r[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int rr = q % 2, n = 2 * np + q / 2;
+            const float lo = pairs.value(rr, n, 0), hi = pairs.value(rr, n, 1);
+            r[q] = bf16 ? pack_p16<InKind::Bf16>(lo, hi) : pack_p16<InKind::Fp16>(lo, hi);
+        }
+        stmatrix_x4(tile.chunk_address(my_row, 2 * np + my_half), r);
+    }
+    named_barrier_sync(barrier, 128);
+#pragma unroll
+    for (int pass = 0; pass < 64 / kRowsPerPass; ++pass) {
+        const int row = pass * kRowsPerPass + wg_thread / kChunks, chunk = wg_thread % kChunks;
+        uint4 v;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(tile.chunk_address(row, chunk)));
+        if (row < valid_rows) {
+            *reinterpret_cast<uint4*>(static_cast<uint16_t*>(a.o) + o_row0 + row * a.o_stride_seq + 8 * chunk) = v;
+        }
     }
 }
 

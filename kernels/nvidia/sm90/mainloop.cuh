@@ -504,8 +504,28 @@ __device__ __forceinline__ void consumer_warpgroup(const TileContext<typename Tr
             a.lse[index] = row_lse(numerics::sinked_row_lse(sinked), poisoned[rr], seen[rr]);
         }
     }
-    // O's pairs (sm90/epilogue.cuh).
-    store_output_pairs(a, OutputPairs<DV, kAcc>{row_valid, o_row, acc, unscale, out_scale, poisoned, seen});
+    // O (sm90/epilogue.cuh): 16-bit outputs at head_dim_v <= 128 through a tile of shared memory that
+    // no role needs any more (FP8: this warpgroup's V staging buffer, free once the last block's
+    // transpose is done, which its v_full wait saw; 16-bit: its own half of Q, free once its last
+    // score wgmma is done), where O's rows are 16-byte aligned; otherwise pair by pair.
+    const OutputPairs<DV, kAcc> pairs{row_valid, o_row, acc, unscale, out_scale, poisoned, seen};
+    constexpr bool kStagedOutput =
+        DV <= 128 && (kFp8 ? 64 * DV * 2 <= Shape::kVLoadBytes : DV * 2 / 128 <= Shape::kQkSlices);
+    if constexpr (kStagedOutput) {
+        if (a.out_dtype != kKernelFp32 && staged_output_aligned(a)) {
+            const int wg = out_thread / 128;
+            const StagedOutputTile tile =
+                kFp8 ? StagedOutputTile{smem_base + Shape::kVStagingOffset + wg * Shape::kVLoadBytes, 64 * 128}
+                     : StagedOutputTile{smem_base + Shape::kQOffset + wg * 64 * 128, kRows * 128};
+            const int wg_row0 = row0 + 64 * wg;
+            const int64_t o_row0 = batch * a.o_stride_batch + (first_q + wg_row0) * a.o_stride_seq + head * a.o_stride_head;
+            const int valid_rows = seqlen_q - wg_row0;
+            store_output_staged(a, pairs, tile, kConsumerBarrier0 + wg, out_thread % 128, o_row0, valid_rows,
+                                a.out_dtype == kKernelBf16);
+            return;
+        }
+    }
+    store_output_pairs(a, pairs);
 }
 
 }  // namespace nvidia
