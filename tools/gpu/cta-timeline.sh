@@ -10,8 +10,8 @@
 # the gap between one CTA's end and the next one's start on the same SM.
 # Usage, on the device machine from the repository root:
 #   tools/gpu/cta-timeline.sh [BATCH SEQLEN]...      (default: 32 1024 2 16384)
-# The patch is against the kernels of main at 41ac63f; if it no longer applies, re-apply its few
-# lines by hand (they only add stamps).
+# The patch is against the kernels of main at ef5a14f (the staged epilogue); if it no longer
+# applies, re-apply its few lines by hand (they only add stamps).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
