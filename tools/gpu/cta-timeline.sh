@@ -2,8 +2,9 @@
 # Where a CTA of the warp-specialised sm_90a kernels spends its time, on the GPU (an analysis tool,
 # never part of libzyfa): builds a copy of the library with tools/gpu/cta-timeline.patch applied
 # (consumer thread 0 of each warpgroup stamps %globaltimer at the kernel's start, its own entry,
-# Q's arrival, the first K block's arrival, the end of the main loop and the end of its stores, and
-# writes the stamps, its SM and its block count over the first 18 lse entries of its 64 rows: the
+# Q's arrival, the first K block's arrival, the end of the main loop, the rows' normalisation, the
+# issue of O's stores and the end after its warpgroup's barrier, and writes the stamps, its SM and
+# its block count over the first 22 lse entries of its 64 rows: the
 # lse of that build is wrong by design), then runs tools/gpu/cta_timeline.py on it, which reads
 # them back through the Python binding and prints, per kernel (FP8 LEAN, FP8 EXACT, BF16; causal,
 # 16 heads, head dim 128): the mean of each phase, the fit duration = fixed + per-block cost, and

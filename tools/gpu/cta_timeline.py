@@ -6,7 +6,9 @@ Usage: cta_timeline.py LIBZYFA_WITH_STAMPS BATCH SEQLEN [BATCH SEQLEN]...
 For each shape and kernel (FP8 LEAN, FP8 EXACT, BF16; causal, 16 heads, head dim 128): the
 CUDA-event time of one launch with its Python call, the span of the stamps and its TFLOP/s, the
 mean of each phase per consumer warpgroup (kernel start -> its entry, -> Q landed, -> the first K
-block landed, -> the end of the main loop, -> the end of its O stores), the least-squares fit
+block landed, -> the end of the main loop, -> the end of its O stores; the epilogue split into the
+rows' normalisation and lse, the issue of O's stores, and the wait for the warpgroup's slowest
+warp), the least-squares fit
 duration = fixed + per block, and per SM the gap from one CTA's last stamp to the next one's
 first."""
 import os, sys, statistics
@@ -41,11 +43,12 @@ for b, s in zip(args[0::2], args[1::2]):
         for bi in range(b):
             for hi in range(H):
                 for base in range(0, s, 64):
-                    if base + 18 > s: continue
-                    u = raw[bi, hi, base:base + 18]
+                    if base + 22 > s: continue
+                    u = raw[bi, hi, base:base + 22]
                     g = lambda i: int(u[i]) | (int(u[i + 1]) << 32)
                     recs.append(dict(sm=int(u[0]), entry=g(1), q=g(3), k=g(5), loop=g(7), end=g(9), blocks=int(u[11]),
-                                     cyc=g(14) - g(12), start=g(16), wg=(base // 64) % 2, cta=(bi, hi, base // 128)))
+                                     cyc=g(14) - g(12), start=g(16), norm=g(18), stored=g(20), wg=(base // 64) % 2,
+                                     cta=(bi, hi, base // 128)))
         t0 = min(r_["start"] for r_ in recs)
         span = max(r_["end"] for r_ in recs) - t0
         m = lambda f: statistics.mean(f(r_) for r_ in recs) / 1e3
@@ -58,6 +61,9 @@ for b, s in zip(args[0::2], args[1::2]):
               % (m(lambda r_: r_["q"] - r_["entry"]), m(lambda r_: r_["k"] - r_["q"]), m(lambda r_: r_["loop"] - r_["k"]),
                  m(lambda r_: r_["end"] - r_["loop"]), m(lambda r_: r_["end"] - r_["entry"]),
                  statistics.mean(r_["cyc"] / max(1, r_["end"] - r_["entry"]) for r_ in recs)))
+        print("   epilogue (us, the stamping thread's): normalise + lse %.2f  O stores issued %.2f  warpgroup barrier %.2f"
+              % (m(lambda r_: r_["norm"] - r_["loop"]), m(lambda r_: r_["stored"] - r_["norm"]),
+                 m(lambda r_: r_["end"] - r_["stored"])))
         # duration against blocks: fixed cost and cost per block (least squares)
         xs = [r_["blocks"] for r_ in recs]; ys = [(r_["end"] - r_["entry"]) / 1e3 for r_ in recs]
         mx, my = statistics.mean(xs), statistics.mean(ys)
