@@ -41,19 +41,36 @@ struct StorePairFp16 {
 // whole tile (store_output_pairs: a branch per pair and the software conversions made this the
 // kernel's largest code, and its instruction-cache misses). It refers to the consumer's variables,
 // as the lambda it replaces captured them (consumer_warpgroup's comment).
+// Each element is row_output((acc * unscale) * out_scale, poisoned, seen) (unscale = 2^-acc_exponent,
+// out_scale = v_descale / l), taken per row as one factor and one choice: acc * (unscale * out_scale),
+// or NaN (poisoned) or 0 (no key seen) for the whole row. A power of two's product is exact, so both
+// orders round once, to the same value, wherever unscale * out_scale and acc * unscale stay normal
+// (unscale is 2^-8 in the FP8 kernels, so out_scale = v_descale / l above 2^-118; the 64-key LEAN
+// instance's 2^-k, k up to 64 by default, needs it above 2^-62): one multiply and one select per
+// element, where two of each were 128 instructions of a thread's epilogue at head_dim_v 128.
 template <int DV, int kAcc>
 struct OutputPairs {
     const bool (&row_valid)[2];
-    const int64_t (&o_row)[2];             // the element index of the row's first pair
-    const float (&acc)[kAcc];              // O's accumulator times 2^acc_exponent
-    const float (&unscale)[2];             // 2^-acc_exponent
-    const float (&out_scale)[2];           // v_descale / l (0 for a row that saw no key)
-    const bool (&poisoned)[2];
-    const bool (&seen)[2];
+    const int64_t (&o_row)[2];  // the element index of the row's first pair
+    const float (&acc)[kAcc];   // O's accumulator times 2^acc_exponent
+    float factor[2];            // unscale * out_scale
+    float other[2];             // a poisoned row's NaN, or the 0 of a row that saw no key
+    bool plain[2];              // the row writes acc * factor
 
+    __device__ __forceinline__ OutputPairs(const bool (&valid)[2], const int64_t (&row)[2], const float (&a)[kAcc],
+                                           const float (&unscale)[2], const float (&out_scale)[2],
+                                           const bool (&poisoned)[2], const bool (&seen)[2])
+        : row_valid(valid), o_row(row), acc(a) {
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+            factor[rr] = unscale[rr] * out_scale[rr];
+            other[rr] = row_output(0.0f, poisoned[rr], seen[rr]);
+            plain[rr] = seen[rr] && !poisoned[rr];
+        }
+    }
     // Element e of the thread's pair of 8-column tile n in row rr, normalised.
     __device__ __forceinline__ float value(int rr, int n, int e) const {
-        return row_output((acc[4 * n + 2 * rr + e] * unscale[rr]) * out_scale[rr], poisoned[rr], seen[rr]);
+        return plain[rr] ? acc[4 * n + 2 * rr + e] * factor[rr] : other[rr];
     }
     template <class StorePair>
     __device__ __forceinline__ void operator()(StorePair store_pair) const {
@@ -114,8 +131,13 @@ __device__ __forceinline__ void store_output_staged(const AttnKernelArgs& a, con
     const int warp = wg_thread / 32, lane = wg_thread % 32;
     named_barrier_sync(barrier, 128);
     // Matrix q of stmatrix_x4: 8-column tile 2 np + q / 2, rows 8 (q % 2) .. + 7 of the warp's 16;
-    // lane l gives the address of row l % 8 of matrix l / 8.
+    // lane l gives the address of row l % 8 of matrix l / 8: chunk 2 np + half of row my_row. Its
+    // place (chunk_address): slice np / 4, and (2 (np % 4) + half) ^ (my_row % 8) =
+    // 2 (np % 4) ^ (half ^ (my_row % 8)), since 2 (np % 4) is even and half is 0 or 1; so four
+    // offsets per thread serve every np, the slice and the rest added as constants.
     const int my_row = 16 * warp + 8 * ((lane / 8) % 2) + lane % 8, my_half = lane / 16;
+    const int x = my_half ^ (my_row % 8);
+    const uint32_t row_address = tile.base + my_row * 128;
 #pragma unroll
     for (int np = 0; np < DV / 16; ++np) {
         uint32_t r[4];
@@ -125,19 +147,24 @@ __device__ __forceinline__ void store_output_staged(const AttnKernelArgs& a, con
             const float lo = pairs.value(rr, n, 0), hi = pairs.value(rr, n, 1);
             r[q] = bf16 ? pack_p16<InKind::Bf16>(lo, hi) : pack_p16<InKind::Fp16>(lo, hi);
         }
-        stmatrix_x4(tile.chunk_address(my_row, 2 * np + my_half), r);
+        stmatrix_x4(row_address + (np / 4) * tile.slice_stride + ((2 * (np % 4)) ^ x) * 16, r);
     }
     named_barrier_sync(barrier, 128);
+    // Pass p copies rows p * kRowsPerPass + first_row: a multiple of 8 rows apart, so the chunk's
+    // swizzle (row % 8) is the same in every pass and its shared address moves by a constant; O's
+    // address moves by kRowsPerPass rows.
+    const int first_row = wg_thread / kChunks, chunk = wg_thread % kChunks;
+    static_assert(kRowsPerPass % 8 == 0, "the swizzle repeats every 8 rows");
+    const uint32_t chunk_address = tile.chunk_address(first_row, chunk);
+    uint4* out = reinterpret_cast<uint4*>(static_cast<uint16_t*>(a.o) + o_row0 + first_row * a.o_stride_seq + 8 * chunk);
+    const int64_t pass_step = kRowsPerPass * a.o_stride_seq / 8;  // in uint4 (8 elements)
 #pragma unroll
     for (int pass = 0; pass < 64 / kRowsPerPass; ++pass) {
-        const int row = pass * kRowsPerPass + wg_thread / kChunks, chunk = wg_thread % kChunks;
         uint4 v;
         asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "r"(tile.chunk_address(row, chunk)));
-        if (row < valid_rows) {
-            *reinterpret_cast<uint4*>(static_cast<uint16_t*>(a.o) + o_row0 + row * a.o_stride_seq + 8 * chunk) = v;
-        }
+                     : "r"(chunk_address + pass * kRowsPerPass * 128));
+        if (first_row + pass * kRowsPerPass < valid_rows) out[pass * pass_step] = v;
     }
 }
 
