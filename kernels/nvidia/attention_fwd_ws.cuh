@@ -5,6 +5,8 @@
 // causal mask) tiles first. Keys are visited in blocks of ws_key_block keys (128 at head_dim_v <=
 // 128, 64 at head dim 256) aligned to the start of the sequence (the CPU model's key_block; LEAN's
 // block scales and EXACT's running maximum depend on it).
+//   Before the roles split, thread 0 issues Q's copy and the first key block's where it can
+//   (issue_first_copies in sm90/producer.cuh: contiguous K/V with tensor maps, row0 seeing a key).
 //   Warpgroup 0, the producer (setmaxnreg down to kProducerRegisters): loads Q once, then K and V
 //   blocks into a ring of three stages (attention_ws_tile_shape.h): with the tensor memory
 //   accelerator where the host passed tensor maps (attention_ws_tma_params.h: thread 0 issues one
@@ -82,7 +84,18 @@ __device__ __forceinline__ void attention_forward_ws(const AttnKernelArgs& a, co
     TileContext<Shape> tile;
     if (!locate_tile(tile, a)) return;
     if constexpr (PAGED) use_paged_key_count(tile, a, tma.paged);
-    prepare_tile(tile, a, tma, PAGED);
+    // The contiguous TMA producer's Q and first block, issued as soon as the mbarriers exist
+    // (issue_first_copies); the paged, transposed-V and cp.async producers issue their own.
+    prepare_tile(tile, a, tma, PAGED, [&](const TileContext<Shape>& t) {
+        if constexpr (PAGED) {
+            return false;
+        } else {
+            if constexpr (Traits::kFp8 && !Traits::kInt8 && Traits::kKeys == numerics::kVtPadKeys) {
+                if (tma.v_transposed != 0) return false;
+            }
+            return t.use_tma && issue_first_copies<Traits>(t, tma, a);
+        }
+    });
 
     if (threadIdx.x < 128 && tile.use_tma) {
         // ---- Producer, tensor memory accelerator ---------------------------------------------------

@@ -298,6 +298,59 @@ __device__ __forceinline__ void copy_transposed_v_tail(const TileContext<typenam
 // threads write its transpose into the stage; 16-bit V lands in the stage (the other threads have
 // no work). Thread 0 completes each "full" mbarrier's transaction bytes, and waits on the stage's
 // "empty" mbarrier before reusing it.
+// Block `index`'s K (into its stage) and V (FP8: into its staging buffer; 16-bit: into its stage)
+// through the tensor memory accelerator, from key `seq` on, completing their "full" barriers: thread
+// 0 of produce_with_tma, and of prepare_tile for block 0 (issue_first_copies). `before_v` runs
+// between the two issues (produce_with_tma's wait for a separately freed V stage).
+template <class Traits, class BeforeV>
+__device__ __forceinline__ void copy_block_with_tma(const TileContext<typename Traits::Shape>& t, const WsTmaParams& tma,
+                                                    int index, int seq, BeforeV before_v) {
+    using Shape = typename Traits::Shape;
+    constexpr int kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    const int stage = index % kStages;
+    mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
+    tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma, kWsTmaK,
+                                                  t.k_full(stage), seq, t.head_kv, t.batch);
+    if constexpr (Traits::kFp8) {
+        const int buffer = index % Shape::kVStagingBuffers;
+        mbarrier_arrive_expect_tx(t.staging_full(buffer), Shape::kVLoadBytes);
+        tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes,
+                                                     tma, kWsTmaV, t.staging_full(buffer), seq, t.head_kv, t.batch);
+    } else {  // 16-bit V is used as it lands
+        before_v();
+        mbarrier_arrive_expect_tx(t.v_full(stage), Shape::kVBytes);
+        tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes, tma,
+                                                     kWsTmaV, t.v_full(stage), seq, t.head_kv, t.batch);
+    }
+}
+
+// Q's tile and the first key block's K and V, issued by thread 0 of the CTA as soon as the mbarriers
+// exist (prepare_tile), for produce_with_tma: so that their memory latency runs beside the tile's key
+// ranges, the two __syncthreads and the register hand-over, which a short sequence's CTA otherwise
+// spends before it issues a copy (docs/performance.md: Q's copy alone issued early gained nothing
+// while K's still waited). The first block needs the tile's first visible key, which is row0's: a
+// row's visible keys begin and end at non-decreasing keys as the row grows (numerics::visible_keys:
+// maxima and minima of the row plus constants), so where row0 sees a key, the tile's smallest
+// first key (prepare_tile's keys_begin) is row0's. Otherwise nothing is issued here and
+// produce_with_tma issues every copy. Returns whether the copies were issued.
+template <class Traits>
+__device__ __forceinline__ bool issue_first_copies(const TileContext<typename Traits::Shape>& t, const WsTmaParams& tma,
+                                                   const AttnKernelArgs& a) {
+    using Shape = typename Traits::Shape;
+    constexpr int kKeys = Traits::kKeys;
+    const numerics::KeyRange row0 =
+        numerics::visible_keys(t.row0, t.seqlen_q, t.seqlen_k, t.mask, a.window_left, a.window_right);
+    if (!(row0.begin < row0.end)) return false;
+    const int block_begin = static_cast<int>(row0.begin) - static_cast<int>(row0.begin) % kKeys;
+    tma_prefetch_map(tma.k_map);
+    tma_prefetch_map(tma.v_map);
+    mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+    tma_load_tile<Shape::kQkSlices, Traits::kRows, Traits::kElem>(
+        t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), static_cast<int>(t.first_q) + t.row0, t.head, t.batch);
+    copy_block_with_tma<Traits>(t, tma, 0, static_cast<int>(t.first_k) + block_begin, [] {});
+    return true;
+}
+
 template <class Traits>
 __device__ __forceinline__ void produce_with_tma(const TileContext<typename Traits::Shape>& tile, const WsTmaParams& tma) {
     const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
@@ -308,7 +361,9 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
     const int pt = threadIdx.x;
     write_ones_tile<Shape>(smem, pt);
     const int q_seq = static_cast<int>(t.first_q) + t.row0, k_seq0 = static_cast<int>(t.first_k) + t.block_begin;
-    if (pt == 0) {
+    // Thread 0 (the CTA's) may have issued Q and block 0 in prepare_tile (issue_first_copies).
+    const int first_index = pt == 0 && t.first_copies_issued ? 1 : 0;
+    if (pt == 0 && first_index == 0) {
         tma_prefetch_map(tma.k_map);
         tma_prefetch_map(tma.v_map);
         mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
@@ -330,25 +385,11 @@ __device__ __forceinline__ void produce_with_tma(const TileContext<typename Trai
     };
     for (int index = 0; index < t.blocks; ++index) {
         const int stage = index % kStages;
-        if (pt == 0) {
-            const int seq = k_seq0 + index * kKeys;
+        if (pt == 0 && index >= first_index) {
             mbarrier_wait(t.k_empty(stage), ((index / kStages) & 1) ^ 1);
-            mbarrier_arrive_expect_tx(t.k_full(stage), Shape::kKBytes);
-            tma_load_tile<Shape::kQkSlices, kKeys, kElem>(t.smem_base() + Shape::kKOffset + stage * Shape::kKBytes, tma,
-                                                          kWsTmaK, t.k_full(stage), seq, t.head_kv, t.batch);
-            if constexpr (kFp8) {
-                const int buffer = index % Shape::kVStagingBuffers;
-                mbarrier_arrive_expect_tx(t.staging_full(buffer), Shape::kVLoadBytes);
-                tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVStagingOffset +
-                                                                 buffer * Shape::kVLoadBytes,
-                                                             tma, kWsTmaV, t.staging_full(buffer), seq, t.head_kv,
-                                                             t.batch);
-            } else {  // 16-bit V is used as it lands
+            copy_block_with_tma<Traits>(t, tma, index, k_seq0 + index * kKeys, [&] {
                 if constexpr (Shape::kSeparateEmpty) mbarrier_wait(t.v_empty(stage), ((index / kStages) & 1) ^ 1);
-                mbarrier_arrive_expect_tx(t.v_full(stage), Shape::kVBytes);
-                tma_load_tile<Shape::kVSlices, kKeys, kElem>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
-                                                             tma, kWsTmaV, t.v_full(stage), seq, t.head_kv, t.batch);
-            }
+            });
         }
         if constexpr (kFp8) {
             if (index > 0) finish_v(index - 1);

@@ -39,6 +39,8 @@ struct TileContext {
     int whole_begin, whole_end;
     int block_begin;
     int blocks;
+    // Thread 0 only: Q and block 0 were issued in prepare_tile (issue_first_copies in sm90/producer.cuh).
+    bool first_copies_issued;
 
     static __device__ __forceinline__ uint32_t smem_base() { return shared_address(smem); }
     static __device__ __forceinline__ uint32_t q_full() { return smem_base() + Shape::kQFullOffset; }
@@ -93,14 +95,17 @@ __device__ __forceinline__ int paged_transpose_warps(const PagedKvArgs& paged) {
 
 // The mbarriers (thread 0) and the tile's key ranges (its rows), both behind a __syncthreads; paged:
 // the producer of produce_paged_with_tma (K and V copied by warps 0 and 3, FP8 V transposed by 1-2).
-template <class Shape>
+// first_copies(t): thread 0's, once the mbarriers are initialised; whether it issued Q and the first
+// key block (t.first_copies_issued).
+template <class Shape, class FirstCopies>
 __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKernelArgs& a, const WsTmaParams& tma,
-                                             bool paged) {
+                                             bool paged, FirstCopies first_copies) {
     constexpr int kStages = Shape::kStages;
     int* tile_keys = reinterpret_cast<int*>(smem + Shape::kKeyRangeOffset);  // the tile's key ranges
     t.head_kv = kv_head_of(a, t.head);
     t.mask = static_cast<numerics::MaskKind>(a.mask);
     t.use_tma = Shape::kTma && tma.enabled != 0;
+    t.first_copies_issued = false;
 
     if (threadIdx.x == 0) {
         tile_keys[0] = t.seqlen_k;
@@ -130,6 +135,7 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
             }
         }
         mbarrier_init_fence();
+        t.first_copies_issued = first_copies(t);
     }
     __syncthreads();
     if (threadIdx.x < Shape::kRows) {
