@@ -330,8 +330,8 @@ __device__ __forceinline__ void copy_block_with_tma(const TileContext<typename T
 // spends before it issues a copy (docs/performance.md: Q's copy alone issued early gained nothing
 // while K's still waited). The first block needs the tile's first visible key, which is row0's: a
 // row's visible keys begin and end at non-decreasing keys as the row grows (numerics::visible_keys:
-// maxima and minima of the row plus constants), so where row0 sees a key, the tile's smallest
-// first key (prepare_tile's keys_begin) is row0's. Otherwise nothing is issued here and
+// maxima and minima of the row plus constants; numerics_mask's test_ranges_move_forward), so where
+// row0 sees a key, the tile's smallest first key (prepare_tile's keys_begin) is row0's. Otherwise nothing is issued here and
 // produce_with_tma issues every copy. Returns whether the copies were issued.
 template <class Traits>
 __device__ __forceinline__ bool issue_first_copies(const TileContext<typename Traits::Shape>& t, const WsTmaParams& tma,
