@@ -324,6 +324,19 @@ __device__ __forceinline__ void copy_block_with_tma(const TileContext<typename T
     }
 }
 
+// The K and V maps prefetched, then Q's tile through the tensor memory accelerator, completing
+// q_full: thread 0, in prepare_tile (issue_first_copies), produce_with_tma or produce_paged_with_tma.
+template <class Traits>
+__device__ __forceinline__ void issue_q_with_tma(const TileContext<typename Traits::Shape>& t, const WsTmaParams& tma) {
+    using Shape = typename Traits::Shape;
+    tma_prefetch_map(tma.k_map);
+    tma_prefetch_map(tma.v_map);
+    mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
+    tma_load_tile<Shape::kQkSlices, Traits::kRows, Traits::kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ,
+                                                                  t.q_full(), static_cast<int>(t.first_q) + t.row0,
+                                                                  t.head, t.batch);
+}
+
 // Q's tile and the first key block's K and V, issued by thread 0 of the CTA as soon as the mbarriers
 // exist (prepare_tile), for produce_with_tma: so that their memory latency runs beside the tile's key
 // ranges, the two __syncthreads and the register hand-over, which a short sequence's CTA otherwise
@@ -342,11 +355,7 @@ __device__ __forceinline__ bool issue_first_copies(const TileContext<typename Tr
         numerics::visible_keys(t.row0, t.seqlen_q, t.seqlen_k, t.mask, a.window_left, a.window_right);
     if (!(row0.begin < row0.end)) return false;
     const int block_begin = static_cast<int>(row0.begin) - static_cast<int>(row0.begin) % kKeys;
-    tma_prefetch_map(tma.k_map);
-    tma_prefetch_map(tma.v_map);
-    mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
-    tma_load_tile<Shape::kQkSlices, Traits::kRows, Traits::kElem>(
-        t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), static_cast<int>(t.first_q) + t.row0, t.head, t.batch);
+    issue_q_with_tma<Traits>(t, tma);
     copy_block_with_tma<Traits>(t, tma, 0, static_cast<int>(t.first_k) + block_begin, [] {});
     return true;
 }
@@ -355,21 +364,15 @@ template <class Traits>
 __device__ __forceinline__ void produce_with_tma(const TileContext<typename Traits::Shape>& tile, const WsTmaParams& tma) {
     const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
     using Shape = typename Traits::Shape;
-    constexpr int kRows = Traits::kRows, kElem = Traits::kElem, kKeys = Traits::kKeys, kStages = Traits::kStages;
+    constexpr int kKeys = Traits::kKeys, kStages = Traits::kStages;
     constexpr bool kFp8 = Traits::kFp8;
     constexpr int DV = Traits::kDv;
     const int pt = threadIdx.x;
     write_ones_tile<Shape>(smem, pt);
-    const int q_seq = static_cast<int>(t.first_q) + t.row0, k_seq0 = static_cast<int>(t.first_k) + t.block_begin;
+    const int k_seq0 = static_cast<int>(t.first_k) + t.block_begin;
     // Thread 0 (the CTA's) may have issued Q and block 0 in prepare_tile (issue_first_copies).
     const int first_index = pt == 0 && t.first_copies_issued ? 1 : 0;
-    if (pt == 0 && first_index == 0) {
-        tma_prefetch_map(tma.k_map);
-        tma_prefetch_map(tma.v_map);
-        mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
-        tma_load_tile<Shape::kQkSlices, kRows, kElem>(t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), q_seq,
-                                                      t.head, t.batch);
-    }
+    if (pt == 0 && first_index == 0) issue_q_with_tma<Traits>(t, tma);
     auto finish_v = [&](int index) {  // FP8: V of block index in staging -> its stage, transposed
         // Past this barrier every producer thread is done with finish_v(index - 1), whose
         // staging buffer thread 0 refills with block index + 2 next.
@@ -545,14 +548,7 @@ __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typenam
     const int pt = threadIdx.x, warp = pt / 32, lane = pt % 32;
     const bool two_copiers = paged_transpose_warps<Shape>(tma.paged) == 2;
     if (warp == 0) {
-        if (lane == 0) {
-            tma_prefetch_map(tma.k_map);
-            tma_prefetch_map(tma.v_map);
-            mbarrier_arrive_expect_tx(t.q_full(), Shape::kQBytes);
-            tma_load_tile<Shape::kQkSlices, Traits::kRows, Traits::kElem>(
-                t.smem_base() + Shape::kQOffset, tma, kWsTmaQ, t.q_full(), static_cast<int>(t.first_q) + t.row0,
-                t.head, t.batch);
-        }
+        if (lane == 0) issue_q_with_tma<Traits>(t, tma);
         if (two_copiers) {
             copy_paged_blocks<Traits, true, false>(t, tma, a, lane);
         } else {
