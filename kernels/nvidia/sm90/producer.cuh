@@ -42,12 +42,15 @@ __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int
     constexpr int kUnits = (KEYS / 16) * (DV / 32);
     constexpr int kColumnBlocks = DV / 32;
     const int i = lane % 8, j = lane / 8;
-    auto unit = [&](uint32_t read, uint32_t write) {
-        uint32_t r[4];
-        ldmatrix_x4_trans(r, read);
+    auto store_unit = [](uint32_t write, const uint32_t (&r)[4]) {  // the words an ldmatrix read
         const uint32_t out[4] = {__byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
                                  __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531)};
         stmatrix_x4(write, out);
+    };
+    auto unit = [&](uint32_t read, uint32_t write) {
+        uint32_t r[4];
+        ldmatrix_x4_trans(r, read);
+        store_unit(write, r);
     };
     // Unit u is column block u % kColumnBlocks of key group u / kColumnBlocks.
     auto read_of = [&](int cb, int g) { return raw + (16 * g + 8 * (j % 2) + i) * 128 + (((2 * cb + j / 2) ^ i) * 16); };
@@ -67,11 +70,30 @@ __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int
             const int g = u * kGroupStride;  // key groups beyond first_group
             unit(read + g * 16 * 128, write + g * (DV * 16));
         }
+    } else if constexpr (KEYS / 16 % kWarps == 0) {
+        // Two warps: warp w takes key groups 4 w .. 4 w + 3 in every column block (16 units at
+        // head dim 128), all unrolled, one ldmatrix ahead: the next unit's read is in flight while
+        // this one's words are permuted and stored (one unit at a time, the paged kernel's two
+        // transposing warps spent their time waiting on each read: docs/hopper-kernel-notes.md).
+        // raw is 128-byte aligned, so the swizzled column (below 128) is OR'd into one base and a
+        // column block's 2 cb is one XOR of bits 5-6: one register for every read address.
+        constexpr int kGroupsPerWarp = KEYS / 16 / kWarps, kUnitsPerWarp = kGroupsPerWarp * kColumnBlocks;
+        const uint32_t lane_read = raw + (16 * warp * kGroupsPerWarp + 8 * (j % 2) + i) * 128 + ((j / 2) ^ i) * 16;
+        const uint32_t lane_write = write_of(0, warp * kGroupsPerWarp);
+        auto read_of_unit = [&](int u) { return (lane_read + u / kColumnBlocks * 16 * 128) ^ (32 * (u % kColumnBlocks)); };
+        uint32_t next[4];
+        ldmatrix_x4_trans(next, read_of_unit(0));
+#pragma unroll
+        for (int u = 0; u < kUnitsPerWarp; ++u) {
+            const uint32_t r[4] = {next[0], next[1], next[2], next[3]};
+            if (u + 1 < kUnitsPerWarp) ldmatrix_x4_trans(next, read_of_unit(u + 1));
+            store_unit(lane_write + u / kColumnBlocks * (DV * 16) + 32 * (u % kColumnBlocks) * 16, r);
+        }
     } else {
-        // Warp w takes key groups [first, end) in every column block: 16 and 16 (two warps) or 12,
-        // 12 and 8 (three) units of head dim 128's 32. Column blocks in the unrolled loop
-        // (compile-time offsets: the swizzle's 2 cb is one XOR of a lane constant), key groups not
-        // unrolled: the addresses of unrolled units spilled at the producer's 24 registers.
+        // Three warps: warp w takes key groups [first, end) in every column block (12, 12 and 8
+        // units of head dim 128's 32). Column blocks in the unrolled loop (compile-time offsets:
+        // the swizzle's 2 cb is one XOR of a lane constant), key groups not unrolled: the
+        // addresses of unrolled units spilled at the producer's 24 registers.
         constexpr int kGroups = KEYS / 16, kGroupsPerWarp = (kGroups + kWarps - 1) / kWarps;
         const int first = warp * kGroupsPerWarp, end = min(first + kGroupsPerWarp, kGroups);
         const uint32_t lane_swizzle = ((j / 2) ^ i) * 16;
