@@ -75,11 +75,11 @@ __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int
         // head dim 128), all unrolled, one ldmatrix ahead: the next unit's read is in flight while
         // this one's words are permuted and stored (one unit at a time, the paged kernel's two
         // transposing warps spent their time waiting on each read: docs/hopper-kernel-notes.md).
-        // raw is 128-byte aligned, so the swizzled column (below 128) is OR'd into one base and a
-        // column block's 2 cb is one XOR of bits 5-6: one register for every read address.
+        // raw is 128-byte aligned, so the swizzled column (below 128) is OR'd into column block
+        // 0's read address and column block cb's 2 cb is one XOR of bits 5-6: one register for
+        // every read address.
         constexpr int kGroupsPerWarp = KEYS / 16 / kWarps, kUnitsPerWarp = kGroupsPerWarp * kColumnBlocks;
-        const uint32_t lane_read = raw + (16 * warp * kGroupsPerWarp + 8 * (j % 2) + i) * 128 + ((j / 2) ^ i) * 16;
-        const uint32_t lane_write = write_of(0, warp * kGroupsPerWarp);
+        const uint32_t lane_read = read_of(0, warp * kGroupsPerWarp), lane_write = write_of(0, warp * kGroupsPerWarp);
         auto read_of_unit = [&](int u) { return (lane_read + u / kColumnBlocks * 16 * 128) ^ (32 * (u % kColumnBlocks)); };
         uint32_t next[4];
         ldmatrix_x4_trans(next, read_of_unit(0));
