@@ -50,13 +50,11 @@ struct WsTileShape {
     // overwrote bytes a slow one was still reading (compute-sanitizer racecheck, H200).
     static constexpr int kVStagingBuffers = kFp8 ? 3 : 0;
     // The paged producer with the tensor memory accelerator (sm90/producer.cuh,
-    // produce_paged_with_tma): warp 0 copies K and V, warps 1-3 transpose FP8 V; or, where a block
-    // is more than kPagedPiecesOneCopier pieces (pages) per operand, or V is 16-bit, warp 0 copies
-    // K, warp kPagedVWarp copies V and warps 1-2 transpose.
-    static constexpr int kPagedPiecesOneCopier = 2;
+    // produce_paged_with_tma): warp 0 copies K, warp kPagedVWarp copies V, and kPagedTransposeWarps
+    // warps from warp 1 on transpose FP8 V.
     static constexpr int kPagedVWarp = 3;
+    static constexpr int kPagedTransposeWarps = 2;
     static constexpr int kPagedCopyLanes = 32;  // a copying warp: each lane arrives on its full barriers
-    static constexpr int kTransposeThreadsMin = 64;
     static constexpr int kQkChunks = DQK * kElem / 16;
     static constexpr int kVChunks = DV * kElem / 16;
     // Q and K (and FP8 V's staging buffers, 16-bit V's stages) in kQkSlices (kVSlices) column
@@ -114,7 +112,7 @@ struct WsTileShape {
     static constexpr int kVOffset = kKOffset + kStages * kKBytes;
     static constexpr int kVStagingOffset = kVOffset + kStages * kVBytes;
     static constexpr int kSharedBytes = kVStagingOffset + kVStagingBuffers * kVLoadBytes;
-    static_assert(!kOnesTile || kOnesBytes / 16 <= kTransposeThreadsMin, "the paged transposers write the ones tile");
+    static_assert(!kOnesTile || kOnesBytes / 16 <= 32 * kPagedTransposeWarps, "the paged transposers write the ones tile");
     static_assert(kStagingFreeOffset + 8 * 3 <= kOnesOffset && kVEmptyOffset + 8 * kStages <= kOnesOffset &&
                       kOnesOffset + kOnesBytes <= kHeaderBytes,
                   "header");

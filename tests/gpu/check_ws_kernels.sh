@@ -22,8 +22,7 @@
 #      row sums one m64n8k32 e4m3 wgmma per P.V wgmma and EXACT none, LEAN's exponentials the alphas only;
 #   7. the paged kernels (ws_paged, families 0 and 1, head dim 128): check 1, and their spills within
 #      kPagedSpillBound bytes (the paged producer's copy loops at 24 registers spill 12-32 bytes with
-#      nvcc 13, and FP8's two transposing warps, one ldmatrix ahead, 8 more around their waits: 40;
-#      docs/hopper-kernel-notes.md; more is a regression to look at);
+#      nvcc 13, docs/hopper-kernel-notes.md; more is a regression to look at);
 #   8. the key-bias kernels (ws_bias, family 1, head dims 128 and 64): check 1, the e4m3 wgmma for
 #      both products, and their spills within kBiasSpillBound bytes (FP8 EXACT at head dim 64 spills
 #      40 bytes with nvcc 13, in the set-up, the producer and the epilogue; none in the consumer's
@@ -56,7 +55,7 @@ for dims in "${int8_dims[@]}"; do
       "$root/kernels/nvidia/attention_fwd_ws_variant.cu" 2> "$work/f2_$suffix.ptxas"
 done
 # The paged kernels (attention_kernel_variants.def: ws_paged, head dim 128).
-kPagedSpillBound=40
+kPagedSpillBound=32
 for family in 0 1; do
   "$nvcc" -cubin -arch=sm_90a "$@" -I"$root/kernels" -DZYFA_FAMILY_E4M3=$family -DZYFA_WS_PAGED=1 \
       -DZYFA_HEAD_DIM_QK=128 -DZYFA_HEAD_DIM_V=128 -DZYFA_DIMS_SUFFIX=d128 -Xptxas=-v \

@@ -38,7 +38,7 @@ namespace nvidia {
 template <int DV, int KEYS, int kWarps>
 __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int warp, int lane) {
     static_assert(DV == 128 || DV == 64, "32 columns per unit");
-    static_assert(kWarps >= 2 && kWarps <= 4, "the producer's 4 warps, or the paged producer's transposing warps");
+    static_assert(kWarps == 4 || kWarps == 2, "the producer's 4 warps, or the paged producer's 2 transposing warps");
     constexpr int kUnits = (KEYS / 16) * (DV / 32);
     constexpr int kColumnBlocks = DV / 32;
     const int i = lane % 8, j = lane / 8;
@@ -70,14 +70,15 @@ __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int
             const int g = u * kGroupStride;  // key groups beyond first_group
             unit(read + g * 16 * 128, write + g * (DV * 16));
         }
-    } else if constexpr (KEYS / 16 % kWarps == 0) {
-        // Two warps: warp w takes key groups 4 w .. 4 w + 3 in every column block (16 units at
-        // head dim 128), all unrolled, one ldmatrix ahead: the next unit's read is in flight while
-        // this one's words are permuted and stored (one unit at a time, the paged kernel's two
-        // transposing warps spent their time waiting on each read: docs/hopper-kernel-notes.md).
-        // raw is 128-byte aligned, so the swizzled column (below 128) is OR'd into column block
-        // 0's read address and column block cb's 2 cb is one XOR of bits 5-6: one register for
-        // every read address.
+    } else {
+        // Two warps (the paged producer's transposers): warp w takes key groups 4 w .. 4 w + 3
+        // in every column block (16 units at head dim 128), all unrolled, one ldmatrix ahead: the
+        // next unit's read is in flight while this one's words are permuted and stored (one unit
+        // at a time, the two warps spent their time waiting on each read and paged FP8 LEAN at
+        // page 16 ran 0.90x of the contiguous kernel: docs/hopper-kernel-notes.md). raw is
+        // 128-byte aligned, so the swizzled column (below 128) is OR'd into column block 0's read
+        // address and column block cb's 2 cb is one XOR of bits 5-6: one register for every read
+        // address.
         constexpr int kGroupsPerWarp = KEYS / 16 / kWarps, kUnitsPerWarp = kGroupsPerWarp * kColumnBlocks;
         const uint32_t lane_read = read_of(0, warp * kGroupsPerWarp), lane_write = write_of(0, warp * kGroupsPerWarp);
         auto read_of_unit = [&](int u) { return (lane_read + u / kColumnBlocks * 16 * 128) ^ (32 * (u % kColumnBlocks)); };
@@ -88,23 +89,6 @@ __device__ __forceinline__ void transpose_v_block(uint32_t vt, uint32_t raw, int
             const uint32_t r[4] = {next[0], next[1], next[2], next[3]};
             if (u + 1 < kUnitsPerWarp) ldmatrix_x4_trans(next, read_of_unit(u + 1));
             store_unit(lane_write + u / kColumnBlocks * (DV * 16) + 32 * (u % kColumnBlocks) * 16, r);
-        }
-    } else {
-        // Three warps: warp w takes key groups [first, end) in every column block (12, 12 and 8
-        // units of head dim 128's 32). Column blocks in the unrolled loop (compile-time offsets:
-        // the swizzle's 2 cb is one XOR of a lane constant), key groups not unrolled: the
-        // addresses of unrolled units spilled at the producer's 24 registers.
-        constexpr int kGroups = KEYS / 16, kGroupsPerWarp = (kGroups + kWarps - 1) / kWarps;
-        const int first = warp * kGroupsPerWarp, end = min(first + kGroupsPerWarp, kGroups);
-        const uint32_t lane_swizzle = ((j / 2) ^ i) * 16;
-        const uint32_t lane_read = raw + (8 * (j % 2) + i) * 128;
-        const uint32_t lane_write = vt + (16 * (j / 2) + 2 * i + (j % 2)) * 16;
-#pragma unroll 1
-        for (int g = first; g < end; ++g) {
-#pragma unroll 2
-            for (int cb = 0; cb < kColumnBlocks; ++cb) {
-                unit(lane_read + g * 16 * 128 + (lane_swizzle ^ (32 * cb)), lane_write + g * (DV * 16) + 32 * cb * 16);
-            }
         }
     }
 }
@@ -192,17 +176,15 @@ __device__ __forceinline__ void write_ones_tile(unsigned char* smem, int pt) {
     }
 }
 
-// FP8 V's transpose beside the paged producer's copies (produce_paged_with_tma): kWarps warps from
-// warp 1 on (paged_transpose_warps) take each V block as it lands in its staging buffer, write its
-// transpose into the block's stage and give the buffer back (staging_free), while the copying warps
-// only copy. With all
-// four warps transposing block n - 1 after warp 0 had issued block n (produce_with_tma's order), a
-// block whose sixteen 2 KiB page copies landed late held the copies of block n + 1: paged FP8 LEAN
-// at page 16 ran 0.73x of the contiguous kernel, 0.86x with one copying warp and three transposing
-// ones (H200, 2026-12-04; docs/hopper-kernel-notes.md). The contiguous kernel keeps the four-warp
-// order: its two copies per block land in time, and three warps' transposes measured 3.5% slower
-// there. The stage is free: the transposers wait on its empty barrier themselves.
-template <class Traits, int kWarps>
+// FP8 V's transpose beside the paged producer's copies (produce_paged_with_tma): warps 1-2 take
+// each V block as it lands in its staging buffer, write its transpose into the block's stage and
+// give the buffer back (staging_free), while warps 0 and 3 only copy. With all four warps
+// transposing block n - 1 after warp 0 had issued block n (produce_with_tma's order), a block whose
+// sixteen 2 KiB page copies landed late held the copies of block n + 1: paged FP8 LEAN at page 16
+// ran 0.73x of the contiguous kernel (H200, 2026-12-04; docs/hopper-kernel-notes.md). The
+// contiguous kernel keeps the four-warp order: its two copies per block land in time. The stage
+// is free: the transposers wait on its empty barrier themselves.
+template <class Traits>
 __device__ __forceinline__ void transpose_v_blocks(const TileContext<typename Traits::Shape>& t, int pt) {
     using Shape = typename Traits::Shape;
     constexpr int kStages = Traits::kStages, kBuffers = Shape::kVStagingBuffers;
@@ -211,9 +193,9 @@ __device__ __forceinline__ void transpose_v_blocks(const TileContext<typename Tr
         const int stage = index % kStages, buffer = index % kBuffers;
         mbarrier_wait(t.staging_full(buffer), (index / kBuffers) & 1);
         mbarrier_wait(t.v_empty(stage), ((index / kStages) & 1) ^ 1);
-        transpose_v_tile<Traits::kDv, Traits::kKeys, kWarps>(t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
-                                                        t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes,
-                                                        warp, lane);
+        transpose_v_tile<Traits::kDv, Traits::kKeys, Shape::kPagedTransposeWarps>(
+            t.smem_base() + Shape::kVOffset + stage * Shape::kVBytes,
+            t.smem_base() + Shape::kVStagingOffset + buffer * Shape::kVLoadBytes, warp, lane);
         fence_proxy_async_shared();  // st.shared (Vt, the ones tile) before the consumers' wgmma reads
         mbarrier_arrive(t.v_full(stage));
         mbarrier_arrive(t.staging_free(buffer));  // this thread's reads of the buffer are done
@@ -466,7 +448,7 @@ __device__ __forceinline__ void produce_with_tma_v_transposed(const TileContext<
 }
 
 // The paged form of produce_with_tma (attention_ws_tma_params.h, PagedKvArgs; enabled = 1), for the
-// operands one warp copies: K, V or both (paged_transpose_warps says which warp copies what). Each
+// operands one warp copies: K, V or both (produce_paged_with_tma: warp 0 K, kPagedVWarp V). Each
 // block of kKeys keys is kKeys / tma_box_rows pieces of whole pages (tma_box_rows = min(page_size,
 // kKeys)), one copy per piece and 128-byte slice into the stage (FP8 V: its staging buffer) at the
 // piece's rows, all completing the block's full barrier; each lane reads its piece's page index
@@ -559,32 +541,25 @@ __device__ __forceinline__ void copy_paged_blocks(const TileContext<typename Tra
     }
 }
 
-// The paged producer with the tensor memory accelerator: warp 0 loads Q; then, by
-// paged_transpose_warps, warp 0 copies K and V and warps 1-3 transpose FP8 V, or warp 0 copies K,
-// warp kPagedVWarp copies V and warps 1-2 transpose FP8 V (16-bit V: nothing to transpose).
+// The paged producer with the tensor memory accelerator: warp 0 loads Q and copies K, warp
+// kPagedVWarp copies V and warps 1-2 transpose FP8 V (16-bit V: nothing to transpose). A copying
+// warp issues a block's copies one page piece per lane, a loop over the active lanes in SASS, so
+// each operand has a warp of its own (one warp issuing page 16's K and V held the consumer warps
+// of its SM sub-partition: H200, 2026-12-04).
 template <class Traits>
 __device__ __forceinline__ void produce_paged_with_tma(const TileContext<typename Traits::Shape>& tile,
                                                        const WsTmaParams& tma, const AttnKernelArgs& a) {
     const TileContext<typename Traits::Shape> t = tile;  // a local copy (TileContext says why)
     using Shape = typename Traits::Shape;
     const int pt = threadIdx.x, warp = pt / 32, lane = pt % 32;
-    const bool two_copiers = paged_transpose_warps<Shape>(tma.paged) == 2;
     if (warp == 0) {
         if (lane == 0) issue_q_with_tma<Traits>(t, tma);
-        if (two_copiers) {
-            copy_paged_blocks<Traits, true, false>(t, tma, a, lane);
-        } else {
-            copy_paged_blocks<Traits, true, true>(t, tma, a, lane);
-        }
-    } else if (two_copiers && warp == Shape::kPagedVWarp) {
+        copy_paged_blocks<Traits, true, false>(t, tma, a, lane);
+    } else if (warp == Shape::kPagedVWarp) {
         copy_paged_blocks<Traits, false, true>(t, tma, a, lane);
     } else if constexpr (Traits::kFp8) {
         write_ones_tile<Shape>(smem, pt - 32);  // published by the transposers' fence
-        if (two_copiers) {
-            transpose_v_blocks<Traits, 2>(t, pt);
-        } else {
-            transpose_v_blocks<Traits, 3>(t, pt);
-        }
+        transpose_v_blocks<Traits>(t, pt);
     }
 }
 

@@ -81,18 +81,6 @@ __device__ __forceinline__ void use_paged_key_count(TileContext<Shape>& t, const
     t.span.first_k = 0;
 }
 
-// The paged producer's roles (attention_ws_tile_shape.h): how many of its warps transpose FP8 V,
-// 3 beside one copying warp or 2 beside two. One warp issuing page 16's eight copies per operand
-// and block (each lane's copy a loop over the active lanes in SASS) held the consumer warps of its
-// SM sub-partition; at page 256 (one copy per operand) a third transposing warp is worth more
-// (H200, 2026-12-04: docs/hopper-kernel-notes.md).
-template <class Shape>
-__device__ __forceinline__ int paged_transpose_warps(const PagedKvArgs& paged) {
-    // tma_box_rows is 0 without tensor maps (the cp.async gather, which has no roles): no division.
-    const bool two_copiers = !Shape::kFp8 || Shape::kKeys > Shape::kPagedPiecesOneCopier * paged.tma_box_rows;
-    return two_copiers ? 2 : 3;
-}
-
 // The mbarriers (thread 0) and the tile's key ranges (its rows), both behind a __syncthreads; paged:
 // the producer of produce_paged_with_tma (K and V copied by warps 0 and 3, FP8 V transposed by 1-2).
 // first_copies(t): thread 0's, once the mbarriers are initialised; whether it issued Q and the first
@@ -119,8 +107,7 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         // copies, else all 128.
         const uint32_t copy_arrivals = t.use_tma ? 1 : 128;
         const uint32_t block_arrivals = t.use_tma ? (paged ? Shape::kPagedCopyLanes : 1) : 128;
-        const uint32_t paged_transposers = paged ? 32 * paged_transpose_warps<Shape>(tma.paged) : 0;
-        const uint32_t transpose_arrivals = paged && t.use_tma ? paged_transposers : 128;
+        const uint32_t transpose_arrivals = paged && t.use_tma ? 32 * Shape::kPagedTransposeWarps : 128;
         mbarrier_init(t.q_full(), copy_arrivals);
         for (int st = 0; st < kStages; ++st) {
             mbarrier_init(t.k_full(st), block_arrivals);
@@ -131,7 +118,7 @@ __device__ __forceinline__ void prepare_tile(TileContext<Shape>& t, const AttnKe
         if constexpr (Shape::kFp8) {
             for (int b = 0; b < Shape::kVStagingBuffers; ++b) {
                 mbarrier_init(t.staging_full(b), t.use_tma ? block_arrivals : 1);
-                if (paged) mbarrier_init(t.staging_free(b), paged_transposers);
+                if (paged) mbarrier_init(t.staging_free(b), 32 * Shape::kPagedTransposeWarps);
             }
         }
         mbarrier_init_fence();
