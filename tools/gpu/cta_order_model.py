@@ -13,6 +13,11 @@ balance) for:
 
   tools/gpu/cta_order_model.py --seqlen 16384 --heads 32 [--tiles-per-cta 2] [--sms 132] [--fixed 0]
 (heads = heads x batch; 128-row tiles of 128-key blocks, the sm_90a kernels' shape.)
+
+It models balance only, not L2. Measured on an H100 (docs/performance.md, 2026-12-06T00:43Z), the
+tile order it prefers lost every row (-5% to -30%): in the head order the CTAs running at once share
+a few heads' K and V in L2, in the tile order they do not. Read its figures as an upper bound on what
+an order that keeps a head's tiles together could gain.
 """
 import argparse
 import heapq
