@@ -165,6 +165,19 @@ int64_t split_count(const AttnProblem& p, const gpu::DeviceInfo& device, int64_t
     return splits;
 }
 
+// The warp-specialised kernels start their CTAs over groups of 2^g adjacent query heads (of one
+// batch), the heaviest tiles of every head of the group first (sm90/tile_context.cuh, locate_tile).
+// g is the largest with 2^g dividing heads_q and the group's tiles (tiles << g) fitting one wave of
+// the multiprocessors: each wave then holds the heads whose K and V it reads from L2, as one head at
+// a time does, while the group's last tiles are its lightest. One head at a time left the last
+// wave's heaviest tiles late at 1K-8K (tools/gpu/cta_order_model.py); the heaviest tiles of every
+// head first lost 5-30% to L2 misses (docs/performance.md, 2026-12-06).
+int ws_head_group_log2(int64_t tiles, int64_t heads_q, int multiprocessors) {
+    int g = 0;
+    while (heads_q % (int64_t{2} << g) == 0 && (tiles << (g + 1)) <= multiprocessors) ++g;
+    return g;
+}
+
 class CudaAttnCatalogue final : public gpu::AttnKernelCatalogue {
 public:
     explicit CudaAttnCatalogue(CudaKernelChoice choice) : choice_(choice) {}
@@ -350,8 +363,9 @@ public:
         const bool second = fp8 ? p.softmax == ZYFA_SOFTMAX_LEAN : dtype == ZYFA_DTYPE_FP16;
         launch.symbol = second ? family->symbol_b : family->symbol_a;
         launch.kernel_name = launch.symbol;
-        launch.grid.x = static_cast<uint32_t>(tiles);
-        launch.grid.y = static_cast<uint32_t>(p.heads_q);
+        const int head_group_log2 = ws_kernel ? ws_head_group_log2(tiles, p.heads_q, device.multiprocessors) : 0;
+        launch.grid.x = static_cast<uint32_t>(tiles << head_group_log2);
+        launch.grid.y = static_cast<uint32_t>(p.heads_q >> head_group_log2);
         launch.grid.z = static_cast<uint32_t>(p.batch);
         launch.block.x = static_cast<uint32_t>(threads);
         launch.shared_bytes = family->shared_bytes;

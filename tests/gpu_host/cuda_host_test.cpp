@@ -755,6 +755,45 @@ Launched run_fwd(zyfa_context* ctx, const Request& r, bool two_parameters) {
     return out;
 }
 
+// (a1) The warp-specialised grid (tiles x G, heads_q / G, batch): G = 2^g adjacent heads, the
+// largest power of two dividing heads_q whose G x tiles 128-row tiles fit the 132 multiprocessors
+// of the double's device (sm90/tile_context.cuh, locate_tile, decodes it).
+void ws_grid_groups_heads_within_one_wave(void**) {
+    zyfa_context* ctx = sm90_context();
+    struct Case {
+        int64_t seqlen, heads_q;
+        uint32_t grid_x, grid_y;
+    };
+    const Case cases[] = {
+        {300, 8, 3 * 8, 1},      // 3 tiles: every head (24 <= 132)
+        {4096, 8, 32 * 4, 2},    // 32 tiles: 4 heads (128), 8 would be 256
+        {8192, 8, 64 * 2, 4},    // 64 tiles: 2 heads
+        {16384, 8, 128, 8},      // 128 tiles: one head at a time, as before
+        {1024, 12, 8 * 4, 3},    // 12 heads: 4 divides 12, 8 does not
+        {1024, 9, 8, 9},         // 9 heads: no power of two above 1 divides it
+    };
+    for (const Case& c : cases) {
+        Request r = fp8_lean_request(128, 128);
+        r.params.seqlen_q = r.params.seqlen_k = c.seqlen;
+        r.params.heads_q = c.heads_q;
+        r.params.heads_kv = c.heads_q % 2 == 0 ? 2 : 1;
+        // Placeholders 32 MiB apart in the double's device 0 window (O at 16K: 32 MiB of BF16).
+        r.q = Request::view(0x1000000, c.heads_q, 128, c.seqlen);
+        r.k = Request::view(0x3000000, r.params.heads_kv, 128, c.seqlen);
+        r.v = Request::view(0x5000000, r.params.heads_kv, 128, c.seqlen);
+        r.o = Request::view(0x7000000, c.heads_q, 128, c.seqlen);
+        r.q.dtype = r.k.dtype = r.v.dtype = ZYFA_DTYPE_FP8_E4M3FN;
+        r.o.dtype = ZYFA_DTYPE_BF16;
+        const Launched l = run_fwd(ctx, r, true);
+        assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
+        if (fake_state()->grid[0] != c.grid_x || fake_state()->grid[1] != c.grid_y)
+            fail_msg("seqlen %lld heads %lld: grid (%u, %u), expected (%u, %u)", static_cast<long long>(c.seqlen),
+                     static_cast<long long>(c.heads_q), fake_state()->grid[0], fake_state()->grid[1], c.grid_x,
+                     c.grid_y);
+        assert_int_equal(fake_state()->grid[2], 2);
+    }
+}
+
 // What one map's request must be: its tensor, element type (0 UINT8, 1 UINT16), extents and byte
 // strides innermost first, box, and the dims (1..3) holding the sequence, head and batch axes.
 struct ExpectedMap {
@@ -828,6 +867,10 @@ void fp8_lean_ws_launch_encodes_three_maps(void**) {
     assert_string_equal(l.kernel.c_str(), "zyfa_attn_fwd_ws_e4m3_lean_d128");
     assert_int_equal(l.launches, 1);
     assert_int_equal(fake_state()->block[0], 384);  // producer + two consumer warpgroups
+    // (one tile x 8 heads, 1 group, batch 2): all 8 heads in one group (ws_head_group_log2).
+    assert_int_equal(fake_state()->grid[0], 8);
+    assert_int_equal(fake_state()->grid[1], 1);
+    assert_int_equal(fake_state()->grid[2], 2);
     assert_ptr_equal(l.args.q, r.q.data);            // the first parameter is still the problem
     assert_int_equal(fake_state()->tma_encodes, 3);
     assert_int_equal(l.second.enabled, 1);
@@ -1386,6 +1429,7 @@ int main(int argc, char** argv) {
         }
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(fp8_lean_ws_launch_encodes_three_maps),
+            cmocka_unit_test(ws_grid_groups_heads_within_one_wave),
             cmocka_unit_test(paged_ws_launch_encodes_pool_maps),
             cmocka_unit_test(ws_launches_of_other_kernels_encode_slices),
             cmocka_unit_test(varlen_ws_launch_has_no_maps),

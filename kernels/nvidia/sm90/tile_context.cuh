@@ -61,8 +61,15 @@ struct TileContext {
 // beyond the sequence (varlen).
 template <class Shape>
 __device__ __forceinline__ bool locate_tile(TileContext<Shape>& t, const AttnKernelArgs& a) {
-    t.tile = gridDim.x - 1 - blockIdx.x;
-    t.head = blockIdx.y, t.batch = blockIdx.z;
+    // The grid is (tiles x G, heads_q / G, batch) for groups of G = 2^g adjacent heads
+    // (src/cuda/attention_launch_plan.cpp, ws_head_group_log2): x = (tile from the heaviest) * G +
+    // the head within its group, so the group's heaviest tiles of every head start first while its
+    // heads' K and V stay in L2. gridDim.x = tiles << g, hence g from the leading zeros.
+    const unsigned tiles = (static_cast<unsigned>(a.seqlen_q) + Shape::kRows - 1) / Shape::kRows;
+    const int g = __clz(tiles) - __clz(gridDim.x);
+    t.tile = static_cast<int>(tiles) - 1 - static_cast<int>(blockIdx.x >> g);
+    t.head = static_cast<int>((blockIdx.y << g) | (blockIdx.x & ((1u << g) - 1)));
+    t.batch = blockIdx.z;
     t.span = sequence_span(a, t.batch);
     t.first_q = t.span.first_q, t.first_k = t.span.first_k;
     t.seqlen_q = t.span.seqlen_q, t.seqlen_k = t.span.seqlen_k;
